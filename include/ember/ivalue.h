@@ -1,0 +1,114 @@
+// ember/ivalue.h — IValue: one op argument or result of any schema type, so that the
+// dispatcher, graphs and the interpreter handle every op the same way.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ember/tensor.h"
+
+namespace ember {
+
+struct None {
+  bool operator==(const None&) const { return true; }
+};
+
+class IValue {
+ public:
+  using Variant = std::variant<None, Tensor, int64_t, double, bool, Scalar, std::vector<int64_t>,
+                               std::vector<Tensor>, std::vector<std::optional<Tensor>>, std::vector<bool>,
+                               std::string, ScalarType, Device>;
+
+  IValue() : v_(None{}) {}
+  IValue(None) : v_(None{}) {}                                            // NOLINT
+  IValue(Tensor t) : v_(std::move(t)) {}                                  // NOLINT
+  IValue(int64_t i) : v_(i) {}                                            // NOLINT
+  IValue(int i) : v_(static_cast<int64_t>(i)) {}                          // NOLINT
+  IValue(double d) : v_(d) {}                                             // NOLINT
+  IValue(bool b) : v_(b) {}                                               // NOLINT
+  IValue(const Scalar& s) : v_(s) {}                                      // NOLINT
+  IValue(std::vector<int64_t> l) : v_(std::move(l)) {}                    // NOLINT
+  IValue(IntArrayRef l) : v_(l.vec()) {}                                  // NOLINT
+  IValue(std::vector<Tensor> l) : v_(std::move(l)) {}                     // NOLINT
+  IValue(std::vector<std::optional<Tensor>> l) : v_(std::move(l)) {}      // NOLINT
+  IValue(std::vector<bool> l) : v_(std::move(l)) {}                       // NOLINT
+  IValue(std::string s) : v_(std::move(s)) {}                             // NOLINT
+  IValue(const char* s) : v_(std::string(s)) {}                           // NOLINT
+  IValue(ScalarType t) : v_(t) {}                                         // NOLINT
+  IValue(Device d) : v_(d) {}                                             // NOLINT
+  template <typename T>
+  IValue(const std::optional<T>& o) : IValue(o ? IValue(*o) : IValue()) {}  // NOLINT
+
+  bool is_none() const { return std::holds_alternative<None>(v_); }
+  bool is_tensor() const { return std::holds_alternative<Tensor>(v_); }
+  bool is_int() const { return std::holds_alternative<int64_t>(v_); }
+  bool is_double() const { return std::holds_alternative<double>(v_); }
+  bool is_bool() const { return std::holds_alternative<bool>(v_); }
+  bool is_scalar() const { return std::holds_alternative<Scalar>(v_); }
+  bool is_int_list() const { return std::holds_alternative<std::vector<int64_t>>(v_); }
+  bool is_tensor_list() const { return std::holds_alternative<std::vector<Tensor>>(v_); }
+  bool is_string() const { return std::holds_alternative<std::string>(v_); }
+
+  const Tensor& to_tensor() const { return get<Tensor>("Tensor"); }
+  Tensor& to_tensor() { return std::get<Tensor>(v_); }
+  std::optional<Tensor> to_optional_tensor() const {
+    return is_none() ? std::nullopt : std::optional<Tensor>(to_tensor());
+  }
+  int64_t to_int() const;
+  std::optional<int64_t> to_optional_int() const {
+    return is_none() ? std::nullopt : std::optional<int64_t>(to_int());
+  }
+  double to_double() const;
+  std::optional<double> to_optional_double() const {
+    return is_none() ? std::nullopt : std::optional<double>(to_double());
+  }
+  bool to_bool() const;
+  std::optional<bool> to_optional_bool() const {
+    return is_none() ? std::nullopt : std::optional<bool>(to_bool());
+  }
+  Scalar to_scalar() const;
+  std::optional<Scalar> to_optional_scalar() const {
+    return is_none() ? std::nullopt : std::optional<Scalar>(to_scalar());
+  }
+  const std::vector<int64_t>& to_int_list() const { return get<std::vector<int64_t>>("int[]"); }
+  std::optional<std::vector<int64_t>> to_optional_int_list() const {
+    return is_none() ? std::nullopt : std::optional<std::vector<int64_t>>(to_int_list());
+  }
+  const std::vector<Tensor>& to_tensor_list() const { return get<std::vector<Tensor>>("Tensor[]"); }
+  const std::vector<std::optional<Tensor>>& to_optional_tensor_list() const {
+    return get<std::vector<std::optional<Tensor>>>("Tensor?[]");
+  }
+  const std::vector<bool>& to_bool_list() const { return get<std::vector<bool>>("bool[]"); }
+  const std::string& to_string_ref() const { return get<std::string>("str"); }
+  std::optional<std::string> to_optional_string() const {
+    return is_none() ? std::nullopt : std::optional<std::string>(to_string_ref());
+  }
+  ScalarType to_scalar_type() const { return get<ScalarType>("ScalarType"); }
+  std::optional<ScalarType> to_optional_scalar_type() const {
+    return is_none() ? std::nullopt : std::optional<ScalarType>(to_scalar_type());
+  }
+  Device to_device() const { return get<Device>("Device"); }
+
+  const Variant& variant() const { return v_; }
+  Variant& variant() { return v_; }
+  /// Type name as a schema spells it ("Tensor", "int[]", "None", …).
+  const char* type_name() const;
+
+ private:
+  template <typename T>
+  const T& get(const char* expected) const {
+    const T* p = std::get_if<T>(&v_);
+    if (!p) fail(expected);
+    return *p;
+  }
+  [[noreturn]] void fail(const char* expected) const;
+  Variant v_;
+};
+
+std::ostream& operator<<(std::ostream& os, const IValue& v);
+
+using Stack = std::vector<IValue>;
+
+}  // namespace ember

@@ -1,0 +1,59 @@
+// ember/ops/nn.h — neural-network ops: convolution, pooling, normalization, softmax,
+// embedding, padding (torch.nn.functional's ops, under their ATen names).
+#pragma once
+
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "ember/tensor.h"
+
+namespace ember {
+
+Tensor convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+                   IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
+                   int64_t groups, Loc loc = Loc::current());
+Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+              IntArrayRef stride = {1, 1}, IntArrayRef padding = {0, 0}, IntArrayRef dilation = {1, 1},
+              int64_t groups = 1, Loc loc = Loc::current());
+
+Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {0, 0},
+                  IntArrayRef dilation = {1, 1}, bool ceil_mode = false, Loc loc = Loc::current());
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {},
+                                                   IntArrayRef padding = {0, 0}, IntArrayRef dilation = {1, 1},
+                                                   bool ceil_mode = false, Loc loc = Loc::current());
+Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {0, 0},
+                  bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt, Loc loc = Loc::current());
+Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size, Loc loc = Loc::current());
+
+Tensor _softmax(const Tensor& self, int64_t dim, bool half_to_float = false, Loc loc = Loc::current());
+Tensor softmax(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype = std::nullopt,
+               Loc loc = Loc::current());
+Tensor _log_softmax(const Tensor& self, int64_t dim, bool half_to_float = false, Loc loc = Loc::current());
+Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype = std::nullopt,
+                   Loc loc = Loc::current());
+
+/// (output, mean, rstd).
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
+                                                     const std::optional<Tensor>& weight,
+                                                     const std::optional<Tensor>& bias, double eps,
+                                                     Loc loc = Loc::current());
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight = std::nullopt,
+                  const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5, Loc loc = Loc::current());
+/// (output, save_mean, save_invstd). In training, updates running_mean/var in place.
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const std::optional<Tensor>& weight,
+                                                     const std::optional<Tensor>& bias,
+                                                     const std::optional<Tensor>& running_mean,
+                                                     const std::optional<Tensor>& running_var, bool training,
+                                                     double momentum, double eps, Loc loc = Loc::current());
+Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                  const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var, bool training,
+                  double momentum = 0.1, double eps = 1e-5, Loc loc = Loc::current());
+
+Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx = -1,
+                 bool scale_grad_by_freq = false, bool sparse = false, Loc loc = Loc::current());
+/// Pads the last dims: pad = {left, right, top, bottom, …} (negative values crop).
+Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value = 0, Loc loc = Loc::current());
+
+}  // namespace ember

@@ -1,0 +1,44 @@
+// ember/ops/view.h — views (share storage) and copies that change layout or dtype.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "ember/tensor.h"
+
+namespace ember {
+
+Tensor view(const Tensor& self, IntArrayRef size, Loc loc = Loc::current());
+Tensor reshape(const Tensor& self, IntArrayRef shape, Loc loc = Loc::current());
+Tensor permute(const Tensor& self, IntArrayRef dims, Loc loc = Loc::current());
+Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1, Loc loc = Loc::current());
+Tensor t(const Tensor& self, Loc loc = Loc::current());
+Tensor expand(const Tensor& self, IntArrayRef size, Loc loc = Loc::current());
+Tensor slice(const Tensor& self, int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
+             std::optional<int64_t> end = std::nullopt, int64_t step = 1, Loc loc = Loc::current());
+Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length, Loc loc = Loc::current());
+Tensor select(const Tensor& self, int64_t dim, int64_t index, Loc loc = Loc::current());
+Tensor squeeze(const Tensor& self, Loc loc = Loc::current());
+Tensor squeeze(const Tensor& self, int64_t dim, Loc loc = Loc::current());
+Tensor unsqueeze(const Tensor& self, int64_t dim, Loc loc = Loc::current());
+Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride,
+                  std::optional<int64_t> storage_offset = std::nullopt, Loc loc = Loc::current());
+Tensor flatten(const Tensor& self, int64_t start_dim = 0, int64_t end_dim = -1, Loc loc = Loc::current());
+Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes, Loc loc = Loc::current());
+Tensor alias(const Tensor& self, Loc loc = Loc::current());
+std::vector<Tensor> unbind(const Tensor& self, int64_t dim = 0, Loc loc = Loc::current());
+std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim = 0, Loc loc = Loc::current());
+std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, int64_t dim = 0,
+                                     Loc loc = Loc::current());
+std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim = 0, Loc loc = Loc::current());
+
+Tensor contiguous(const Tensor& self, Loc loc = Loc::current());
+Tensor clone(const Tensor& self, Loc loc = Loc::current());
+/// A copy converted to `dtype` (the same tensor when it already has it).
+Tensor to(const Tensor& self, ScalarType dtype, Loc loc = Loc::current());
+/// Writes src (broadcast, converted) into self; returns self.
+Tensor& copy_(Tensor& self, const Tensor& src, Loc loc = Loc::current());
+Tensor& fill_(Tensor& self, const Scalar& value, Loc loc = Loc::current());
+Tensor& zero_(Tensor& self, Loc loc = Loc::current());
+
+}  // namespace ember

@@ -1,0 +1,234 @@
+// ember/tensor.h — Tensor: a reference-counted handle to a strided view of a Storage.
+//
+// A Tensor is cheap to copy (it shares its TensorImpl). Views share their base's
+// Storage and differ in sizes, strides and storage offset. Ops are free functions in
+// ember/ops/*.h; the methods here forward to them, as in libtorch.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <source_location>
+#include <string>
+#include <vector>
+
+#include "ember/array_ref.h"
+#include "ember/dtype.h"
+#include "ember/error.h"
+#include "ember/scalar.h"
+
+namespace ember {
+
+/// The caller's source location, captured by default arguments of the public API so
+/// that errors (and, later, captured graphs) can name the user's line.
+using Loc = std::source_location;
+
+/// A block of memory on a device. Meta storages have a size but no memory.
+class Storage {
+ public:
+  Storage(size_t nbytes, Device device);
+  /// Wraps memory owned elsewhere; `deleter` (may be empty) releases it.
+  Storage(void* data, size_t nbytes, Device device, void (*deleter)(void*));
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+  /// Bumped by every in-place write; autograd compares it to detect stale saved tensors.
+  uint64_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  void* data_ = nullptr;
+  size_t nbytes_ = 0;
+  Device device_;
+  void (*deleter_)(void*) = nullptr;
+  std::atomic<uint64_t> version_{0};
+};
+
+/// The state behind a Tensor handle.
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+  int64_t storage_offset = 0;
+  ScalarType dtype = kFloat;
+  Device device;
+  int64_t numel = 0;
+  bool is_contiguous = true;
+
+  /// Recomputes numel and is_contiguous after sizes/strides change.
+  void refresh();
+};
+
+/// Options for factory functions: `zeros({2, 3}, kDouble)`, `ones({2}, kMeta)`,
+/// `empty({4}, TensorOptions().dtype(kHalf).device("meta"))`.
+struct TensorOptions {
+  std::optional<ScalarType> dtype_;
+  std::optional<Device> device_;
+  TensorOptions() = default;
+  TensorOptions(ScalarType t) : dtype_(t) {}  // NOLINT
+  TensorOptions(Device d) : device_(d) {}     // NOLINT
+  TensorOptions(const char* d) : device_(Device(d)) {}  // NOLINT
+  TensorOptions dtype(ScalarType t) const { auto o = *this; o.dtype_ = t; return o; }
+  TensorOptions device(Device d) const { auto o = *this; o.device_ = d; return o; }
+  ScalarType dtype_or(ScalarType fallback) const { return dtype_.value_or(fallback); }
+  Device device_or(Device fallback) const { return device_.value_or(fallback); }
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return impl_ != nullptr; }
+  TensorImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+  /// Whether two handles name the same TensorImpl (not merely equal values).
+  bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+
+  // --- metadata -------------------------------------------------------------
+  IntArrayRef sizes() const { return impl_->sizes; }
+  IntArrayRef strides() const { return impl_->strides; }
+  /// Size of `dim` (negative counts from the end).
+  int64_t size(int64_t dim) const;
+  int64_t stride(int64_t dim) const;
+  int64_t dim() const { return static_cast<int64_t>(impl_->sizes.size()); }
+  int64_t ndimension() const { return dim(); }
+  int64_t numel() const { return impl_->numel; }
+  int64_t storage_offset() const { return impl_->storage_offset; }
+  ScalarType dtype() const { return impl_->dtype; }
+  ScalarType scalar_type() const { return impl_->dtype; }
+  Device device() const { return impl_->device; }
+  bool is_meta() const { return impl_->device.is_meta(); }
+  bool is_cpu() const { return impl_->device.is_cpu(); }
+  bool is_contiguous() const { return impl_->is_contiguous; }
+  bool is_floating_point() const { return ember::is_floating_point(dtype()); }
+  size_t element_size() const { return ember::element_size(dtype()); }
+  const std::shared_ptr<Storage>& storage() const { return impl_->storage; }
+  /// Number of in-place writes to this tensor's storage so far.
+  uint64_t _version() const { return impl_->storage->version(); }
+
+  // --- data -----------------------------------------------------------------
+  /// Pointer to element [0, 0, …]; raises for meta tensors and dtype mismatches.
+  template <typename T> T* data_ptr() const;
+  void* raw_data_ptr() const;
+  /// The value of a one-element tensor (PyTorch's `item()`).
+  Scalar item(Loc loc = Loc::current()) const;
+  template <typename T> T item(Loc loc = Loc::current()) const { return item(loc).template to<T>(); }
+  /// Copies all elements, in logical (row-major) order, converted to T.
+  template <typename T> std::vector<T> to_vector() const;
+
+  // --- views (share storage) ------------------------------------------------
+  Tensor view(IntArrayRef size, Loc loc = Loc::current()) const;
+  Tensor reshape(IntArrayRef shape, Loc loc = Loc::current()) const;
+  Tensor permute(IntArrayRef dims, Loc loc = Loc::current()) const;
+  Tensor transpose(int64_t dim0, int64_t dim1, Loc loc = Loc::current()) const;
+  Tensor t(Loc loc = Loc::current()) const;
+  Tensor expand(IntArrayRef size, Loc loc = Loc::current()) const;
+  Tensor expand_as(const Tensor& other, Loc loc = Loc::current()) const;
+  Tensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
+               std::optional<int64_t> end = std::nullopt, int64_t step = 1, Loc loc = Loc::current()) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length, Loc loc = Loc::current()) const;
+  Tensor select(int64_t dim, int64_t index, Loc loc = Loc::current()) const;
+  Tensor squeeze(Loc loc = Loc::current()) const;
+  Tensor squeeze(int64_t dim, Loc loc = Loc::current()) const;
+  Tensor unsqueeze(int64_t dim, Loc loc = Loc::current()) const;
+  Tensor as_strided(IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset = std::nullopt,
+                    Loc loc = Loc::current()) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1, Loc loc = Loc::current()) const;
+  Tensor unflatten(int64_t dim, IntArrayRef sizes, Loc loc = Loc::current()) const;
+  Tensor contiguous(Loc loc = Loc::current()) const;
+  Tensor clone(Loc loc = Loc::current()) const;
+  Tensor to(ScalarType dtype, Loc loc = Loc::current()) const;
+  Tensor to(Device device, Loc loc = Loc::current()) const;
+  Tensor operator[](int64_t index) const;
+
+  // --- common ops, as methods ----------------------------------------------
+  Tensor add(const Tensor& other, const Scalar& alpha = 1, Loc loc = Loc::current()) const;
+  Tensor sub(const Tensor& other, const Scalar& alpha = 1, Loc loc = Loc::current()) const;
+  Tensor mul(const Tensor& other, Loc loc = Loc::current()) const;
+  Tensor div(const Tensor& other, Loc loc = Loc::current()) const;
+  Tensor pow(const Scalar& exponent, Loc loc = Loc::current()) const;
+  Tensor neg(Loc loc = Loc::current()) const;
+  Tensor exp(Loc loc = Loc::current()) const;
+  Tensor log(Loc loc = Loc::current()) const;
+  Tensor sqrt(Loc loc = Loc::current()) const;
+  Tensor abs(Loc loc = Loc::current()) const;
+  Tensor tanh(Loc loc = Loc::current()) const;
+  Tensor sigmoid(Loc loc = Loc::current()) const;
+  Tensor relu(Loc loc = Loc::current()) const;
+  Tensor sum(Loc loc = Loc::current()) const;
+  Tensor sum(IntArrayRef dim, bool keepdim = false, Loc loc = Loc::current()) const;
+  Tensor mean(Loc loc = Loc::current()) const;
+  Tensor mean(IntArrayRef dim, bool keepdim = false, Loc loc = Loc::current()) const;
+  Tensor matmul(const Tensor& other, Loc loc = Loc::current()) const;
+  Tensor& copy_(const Tensor& src, Loc loc = Loc::current());
+  Tensor& fill_(const Scalar& value, Loc loc = Loc::current());
+  Tensor& zero_(Loc loc = Loc::current());
+  Tensor& add_(const Tensor& other, const Scalar& alpha = 1, Loc loc = Loc::current());
+  Tensor& mul_(const Tensor& other, Loc loc = Loc::current());
+  Tensor& mul_(const Scalar& other, Loc loc = Loc::current());
+
+  /// PyTorch's repr: "tensor([[1., 2.],\n        [3., 4.]])".
+  std::string str() const;
+
+ private:
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+/// A Tensor argument that remembers where the expression using it was written;
+/// lets operators (`a + b`) report the user's line.
+struct TensorArg {
+  const Tensor& t;
+  Loc loc;
+  TensorArg(const Tensor& tensor, Loc l = Loc::current()) : t(tensor), loc(l) {}  // NOLINT
+};
+
+Tensor operator+(TensorArg a, const Tensor& b);
+Tensor operator-(TensorArg a, const Tensor& b);
+Tensor operator*(TensorArg a, const Tensor& b);
+Tensor operator/(TensorArg a, const Tensor& b);
+Tensor operator+(TensorArg a, const Scalar& b);
+Tensor operator-(TensorArg a, const Scalar& b);
+Tensor operator*(TensorArg a, const Scalar& b);
+Tensor operator/(TensorArg a, const Scalar& b);
+Tensor operator+(const Scalar& a, TensorArg b);
+Tensor operator-(const Scalar& a, TensorArg b);
+Tensor operator*(const Scalar& a, TensorArg b);
+Tensor operator/(const Scalar& a, TensorArg b);
+Tensor operator-(TensorArg a);
+Tensor operator==(TensorArg a, const Tensor& b);
+Tensor operator!=(TensorArg a, const Tensor& b);
+Tensor operator<(TensorArg a, const Tensor& b);
+Tensor operator<=(TensorArg a, const Tensor& b);
+Tensor operator>(TensorArg a, const Tensor& b);
+Tensor operator>=(TensorArg a, const Tensor& b);
+Tensor operator==(TensorArg a, const Scalar& b);
+Tensor operator!=(TensorArg a, const Scalar& b);
+Tensor operator<(TensorArg a, const Scalar& b);
+Tensor operator<=(TensorArg a, const Scalar& b);
+Tensor operator>(TensorArg a, const Scalar& b);
+Tensor operator>=(TensorArg a, const Scalar& b);
+Tensor operator&(TensorArg a, const Tensor& b);
+Tensor operator|(TensorArg a, const Tensor& b);
+Tensor operator^(TensorArg a, const Tensor& b);
+Tensor operator~(TensorArg a);
+
+// --- template definitions ------------------------------------------------------
+
+template <typename T>
+T* Tensor::data_ptr() const {
+  EMBER_CHECK(defined()) << "data_ptr: tensor is undefined";
+  EMBER_CHECK(scalar_type_of<T>() == dtype())
+      << "data_ptr: expected a tensor of dtype " << scalar_type_of<T>() << ", got " << dtype();
+  return static_cast<T*>(raw_data_ptr());
+}
+
+}  // namespace ember

@@ -1,0 +1,70 @@
+// core/ivalue.cpp — IValue conversions and printing.
+#include "ember/ivalue.h"
+
+namespace ember {
+
+int64_t IValue::to_int() const {
+  if (const auto* i = std::get_if<int64_t>(&v_)) return *i;
+  if (const auto* b = std::get_if<bool>(&v_)) return *b;
+  if (const auto* s = std::get_if<Scalar>(&v_); s && !s->is_floating_point()) return s->to_long();
+  fail("int");
+}
+
+double IValue::to_double() const {
+  if (const auto* d = std::get_if<double>(&v_)) return *d;
+  if (const auto* i = std::get_if<int64_t>(&v_)) return static_cast<double>(*i);
+  if (const auto* s = std::get_if<Scalar>(&v_)) return s->to_double();
+  fail("float");
+}
+
+bool IValue::to_bool() const {
+  if (const auto* b = std::get_if<bool>(&v_)) return *b;
+  fail("bool");
+}
+
+Scalar IValue::to_scalar() const {
+  if (const auto* s = std::get_if<Scalar>(&v_)) return *s;
+  if (const auto* d = std::get_if<double>(&v_)) return Scalar(*d);
+  if (const auto* i = std::get_if<int64_t>(&v_)) return Scalar(*i);
+  if (const auto* b = std::get_if<bool>(&v_)) return Scalar(*b);
+  fail("Scalar");
+}
+
+const char* IValue::type_name() const {
+  static const char* kNames[] = {"None", "Tensor", "int", "float", "bool", "Scalar", "int[]", "Tensor[]",
+                                 "Tensor?[]", "bool[]", "str", "ScalarType", "Device"};
+  return kNames[v_.index()];
+}
+
+void IValue::fail(const char* expected) const {
+  EMBER_FAIL_KIND(ErrorKind::TypeError) << "expected a value of type " << expected << ", got " << type_name();
+}
+
+std::ostream& operator<<(std::ostream& os, const IValue& v) {
+  std::visit(
+      [&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, None>) {
+          os << "None";
+        } else if constexpr (std::is_same_v<T, Tensor>) {
+          if (x.defined()) os << "Tensor(" << x.sizes() << ", " << x.dtype() << ")";
+          else os << "Tensor(undefined)";
+        } else if constexpr (std::is_same_v<T, bool>) {
+          os << (x ? "True" : "False");
+        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+          os << IntArrayRef(x);
+        } else if constexpr (std::is_same_v<T, std::vector<Tensor>> ||
+                             std::is_same_v<T, std::vector<std::optional<Tensor>>> ||
+                             std::is_same_v<T, std::vector<bool>>) {
+          os << "[" << x.size() << " items]";
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          os << '"' << x << '"';
+        } else {
+          os << x;
+        }
+      },
+      v.variant());
+  return os;
+}
+
+}  // namespace ember

@@ -1,0 +1,58 @@
+// core/shape.h — shape arithmetic shared by meta functions and kernels: dim wrapping,
+// contiguous strides, broadcasting, and iteration over multi-indices.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ember/array_ref.h"
+#include "ember/error.h"
+
+namespace ember::core {
+
+/// Wraps a possibly negative dim into [0, ndim); raises PyTorch's IndexError if out of range.
+int64_t wrap_dim(int64_t dim, int64_t ndim, bool scalar_ok = true);
+/// Wraps every dim and checks that none repeats.
+std::vector<int64_t> wrap_dims(IntArrayRef dims, int64_t ndim);
+/// A bitmask of dims (after wrapping); empty `dims` means all when `empty_means_all`.
+std::vector<bool> dim_mask(IntArrayRef dims, int64_t ndim, bool empty_means_all = true);
+
+int64_t numel_of(IntArrayRef sizes);
+std::vector<int64_t> contiguous_strides(IntArrayRef sizes);
+bool is_contiguous(IntArrayRef sizes, IntArrayRef strides);
+/// Whether the elements exactly tile a block of memory with no holes or overlaps.
+bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides);
+
+/// The broadcast of two shapes; raises PyTorch's error when they do not broadcast.
+std::vector<int64_t> broadcast_shapes(IntArrayRef a, IntArrayRef b);
+/// Strides to read a tensor of (sizes, strides) as if it had shape `target` (0 on
+/// broadcast dims).
+std::vector<int64_t> broadcast_strides(IntArrayRef sizes, IntArrayRef strides, IntArrayRef target);
+
+/// Infers a -1 entry of a view/reshape shape for `numel` elements.
+std::vector<int64_t> infer_size(IntArrayRef shape, int64_t numel);
+
+/// Strides for a view of (sizes, strides) as `shape` without copying, if one exists.
+bool compute_view_strides(IntArrayRef sizes, IntArrayRef strides, IntArrayRef shape, std::vector<int64_t>& out);
+
+/// Calls f(const int64_t* index) for every multi-index of `sizes` in row-major order.
+template <typename F>
+void for_each_index(IntArrayRef sizes, F&& f) {
+  const size_t nd = sizes.size();
+  for (int64_t s : sizes)
+    if (s == 0) return;
+  std::vector<int64_t> idx(nd, 0);
+  while (true) {
+    f(idx.data());
+    size_t d = nd;
+    while (d > 0) {
+      --d;
+      if (++idx[d] < sizes[d]) break;
+      idx[d] = 0;
+      if (d == 0) return;
+    }
+    if (nd == 0) return;
+  }
+}
+
+}  // namespace ember::core

@@ -1,0 +1,130 @@
+// core/tensor.cpp — Storage, TensorImpl bookkeeping, Tensor metadata and element access.
+#include "ember/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "core/shape.h"
+
+namespace ember {
+
+namespace {
+constexpr size_t kAlignment = 64;
+void free_aligned(void* p) { std::free(p); }
+}  // namespace
+
+Storage::Storage(size_t nbytes, Device device) : nbytes_(nbytes), device_(device) {
+  if (device.is_cpu()) {
+    size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
+    data_ = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
+    EMBER_CHECK(data_ != nullptr) << "out of memory: could not allocate " << nbytes << " bytes";
+    deleter_ = free_aligned;
+  } else {
+    EMBER_CHECK(device.is_meta()) << "device " << device << " is not available in this build";
+  }
+}
+
+Storage::Storage(void* data, size_t nbytes, Device device, void (*deleter)(void*))
+    : data_(data), nbytes_(nbytes), device_(device), deleter_(deleter) {}
+
+Storage::~Storage() {
+  if (deleter_ && data_) deleter_(data_);
+}
+
+void TensorImpl::refresh() {
+  numel = core::numel_of(sizes);
+  is_contiguous = core::is_contiguous(sizes, strides);
+}
+
+int64_t Tensor::size(int64_t d) const { return impl_->sizes[core::wrap_dim(d, dim())]; }
+int64_t Tensor::stride(int64_t d) const { return impl_->strides[core::wrap_dim(d, dim())]; }
+
+void* Tensor::raw_data_ptr() const {
+  EMBER_CHECK(defined()) << "data_ptr: tensor is undefined";
+  EMBER_CHECK(!is_meta()) << "Cannot access data pointer of Tensor that doesn't have storage (a meta tensor)";
+  return static_cast<char*>(impl_->storage->data()) + impl_->storage_offset * static_cast<int64_t>(element_size());
+}
+
+template <typename T>
+std::vector<T> Tensor::to_vector() const {
+  EMBER_CHECK(defined()) << "to_vector: tensor is undefined";
+  EMBER_CHECK(!is_meta()) << "to_vector: a meta tensor has no data";
+  std::vector<T> out;
+  out.reserve(static_cast<size_t>(numel()));
+  const char* base = static_cast<const char*>(raw_data_ptr());
+  const int64_t esize = static_cast<int64_t>(element_size());
+  core::for_each_index(sizes(), [&](const int64_t* idx) {
+    int64_t off = 0;
+    for (int64_t d = 0; d < dim(); ++d) off += idx[d] * impl_->strides[d];
+    const char* p = base + off * esize;
+    EMBER_DISPATCH_ALL_TYPES(dtype(), "to_vector", [&] {
+      scalar_t v;
+      std::memcpy(&v, p, sizeof v);
+      if constexpr (std::is_same_v<T, bool>) {
+        out.push_back(static_cast<opmath_t<scalar_t>>(v) != 0);
+      } else {
+        out.push_back(static_cast<T>(static_cast<opmath_t<scalar_t>>(v)));
+      }
+    });
+  });
+  return out;
+}
+
+template std::vector<float> Tensor::to_vector<float>() const;
+template std::vector<double> Tensor::to_vector<double>() const;
+template std::vector<int64_t> Tensor::to_vector<int64_t>() const;
+template std::vector<int32_t> Tensor::to_vector<int32_t>() const;
+template std::vector<bool> Tensor::to_vector<bool>() const;
+template std::vector<uint8_t> Tensor::to_vector<uint8_t>() const;
+
+Scalar Tensor::item(Loc loc) const {
+  EMBER_CHECK(defined()) << "item(): tensor is undefined";
+  EMBER_CHECK(numel() == 1) << "a Tensor with " << numel() << " elements cannot be converted to Scalar";
+  EMBER_CHECK(!is_meta()) << "item(): cannot read the value of a meta tensor (it has no data)";
+  const char* p = static_cast<const char*>(raw_data_ptr());
+  return EMBER_DISPATCH_ALL_TYPES(dtype(), "item", [&]() -> Scalar {
+    scalar_t v;
+    std::memcpy(&v, p, sizeof v);
+    return Scalar(v);
+  });
+}
+
+std::ostream& operator<<(std::ostream& os, IntArrayRef values) {
+  os << "[";
+  for (size_t i = 0; i < values.size(); ++i) os << (i ? ", " : "") << values[i];
+  return os << "]";
+}
+
+std::ostream& operator<<(std::ostream& os, const Scalar& s) {
+  if (s.is_bool()) return os << (s.to_bool() ? "True" : "False");
+  if (s.is_integral()) return os << s.to_long();
+  return os << s.to_double();
+}
+
+Device::Device(std::string_view spec) {
+  std::string_view kind = spec;
+  auto colon = spec.find(':');
+  if (colon != std::string_view::npos) {
+    kind = spec.substr(0, colon);
+    index = static_cast<int8_t>(std::atoi(std::string(spec.substr(colon + 1)).c_str()));
+  }
+  if (kind == "cpu") {
+    type = DeviceType::CPU;
+  } else if (kind == "meta") {
+    type = DeviceType::Meta;
+  } else if (kind == "cuda") {
+    type = DeviceType::CUDA;
+  } else {
+    EMBER_FAIL() << "Expected one of cpu, cuda, meta device type at start of device string: " << spec;
+  }
+}
+
+std::string Device::str() const {
+  std::string s = type == DeviceType::CPU ? "cpu" : type == DeviceType::Meta ? "meta" : "cuda";
+  if (index >= 0) s += ":" + std::to_string(index);
+  return s;
+}
+
+std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
+
+}  // namespace ember

@@ -1,0 +1,249 @@
+// kernels/cpu/vec.h — Vectorized<float> / Vectorized<double>: 256-bit SIMD values with
+// the same operators and math functions as plain scalars, so that one expression from
+// ops/scalar_ops.def compiles to both the scalar tail loop and the SIMD main loop (and,
+// later, into generated kernels). Math functions come from Sleef (ULP-bounded).
+//
+// Scalar overloads live in the same namespace, so an expression written as
+// `where(x < T(0), T(0), x)` works for T = float, double, int, Vectorized<float>, ….
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include <sleef.h>
+
+namespace ember::vec {
+
+template <typename T> struct Vectorized;
+
+#define EMBER_VEC_BODY(T, N, RAW, MASKRAW)                                                  \
+  using value_type = T;                                                                    \
+  using raw_type = RAW;                                                                    \
+  using mask_raw = MASKRAW;                                                                \
+  static constexpr int size() { return N; }                                                \
+  RAW v;                                                                                   \
+  Vectorized() = default;                                                                  \
+  explicit Vectorized(RAW r) : v(r) {}                                                     \
+  Vectorized(T s) { v = RAW{} + s; } /* NOLINT: broadcast, as a scalar would convert */    \
+  static Vectorized load(const T* p) {                                                     \
+    Vectorized r;                                                                          \
+    std::memcpy(&r.v, p, sizeof(RAW));                                                     \
+    return r;                                                                              \
+  }                                                                                        \
+  void store(T* p) const { std::memcpy(p, &v, sizeof(RAW)); }                              \
+  friend Vectorized operator+(Vectorized a, Vectorized b) { return Vectorized(a.v + b.v); } \
+  friend Vectorized operator-(Vectorized a, Vectorized b) { return Vectorized(a.v - b.v); } \
+  friend Vectorized operator*(Vectorized a, Vectorized b) { return Vectorized(a.v * b.v); } \
+  friend Vectorized operator/(Vectorized a, Vectorized b) { return Vectorized(a.v / b.v); } \
+  friend Vectorized operator-(Vectorized a) { return Vectorized(-a.v); }                   \
+  /* Comparisons give all-ones / all-zeros lanes, as a mask for where(). */                 \
+  friend Mask operator<(Vectorized a, Vectorized b) { return Mask{a.v < b.v}; }            \
+  friend Mask operator<=(Vectorized a, Vectorized b) { return Mask{a.v <= b.v}; }          \
+  friend Mask operator>(Vectorized a, Vectorized b) { return Mask{a.v > b.v}; }            \
+  friend Mask operator>=(Vectorized a, Vectorized b) { return Mask{a.v >= b.v}; }          \
+  friend Mask operator==(Vectorized a, Vectorized b) { return Mask{a.v == b.v}; }          \
+  friend Mask operator!=(Vectorized a, Vectorized b) { return Mask{a.v != b.v}; }
+
+template <>
+struct Vectorized<float> {
+  typedef float raw8 __attribute__((vector_size(32)));
+  typedef int32_t mask8 __attribute__((vector_size(32)));
+  struct Mask {
+    mask8 m;
+    friend Mask operator&&(Mask a, Mask b) { return Mask{a.m & b.m}; }
+    friend Mask operator||(Mask a, Mask b) { return Mask{a.m | b.m}; }
+    friend Mask operator!(Mask a) { return Mask{~a.m}; }
+  };
+  EMBER_VEC_BODY(float, 8, raw8, mask8)
+};
+
+template <>
+struct Vectorized<double> {
+  typedef double raw4 __attribute__((vector_size(32)));
+  typedef int64_t mask4 __attribute__((vector_size(32)));
+  struct Mask {
+    mask4 m;
+    friend Mask operator&&(Mask a, Mask b) { return Mask{a.m & b.m}; }
+    friend Mask operator||(Mask a, Mask b) { return Mask{a.m | b.m}; }
+    friend Mask operator!(Mask a) { return Mask{~a.m}; }
+  };
+  EMBER_VEC_BODY(double, 4, raw4, mask4)
+};
+#undef EMBER_VEC_BODY
+
+using VecF = Vectorized<float>;
+using VecD = Vectorized<double>;
+
+template <typename T> struct is_vectorized : std::false_type {};
+template <typename T> struct is_vectorized<Vectorized<T>> : std::true_type {};
+
+// --- where / select ----------------------------------------------------------------
+template <typename T>
+inline T where(bool c, T a, T b) { return c ? a : b; }
+inline VecF where(VecF::Mask c, VecF a, VecF b) { return VecF(c.m ? a.v : b.v); }
+inline VecD where(VecD::Mask c, VecD a, VecD b) { return VecD(c.m ? a.v : b.v); }
+
+// --- math: scalar versions ------------------------------------------------------------
+// std:: functions for float and double; integers go through double where a math
+// function is asked of them (ops promote integers to float before that happens).
+#define EMBER_SCALAR_MATH(name, expr)                      \
+  inline float name(float x) { return expr; }              \
+  inline double name(double x) { return expr; }
+EMBER_SCALAR_MATH(exp, std::exp(x))
+EMBER_SCALAR_MATH(expm1, std::expm1(x))
+EMBER_SCALAR_MATH(log, std::log(x))
+EMBER_SCALAR_MATH(log1p, std::log1p(x))
+EMBER_SCALAR_MATH(log2, std::log2(x))
+EMBER_SCALAR_MATH(log10, std::log10(x))
+EMBER_SCALAR_MATH(sqrt, std::sqrt(x))
+EMBER_SCALAR_MATH(sin, std::sin(x))
+EMBER_SCALAR_MATH(cos, std::cos(x))
+EMBER_SCALAR_MATH(tan, std::tan(x))
+EMBER_SCALAR_MATH(tanh, std::tanh(x))
+EMBER_SCALAR_MATH(erf, std::erf(x))
+EMBER_SCALAR_MATH(floor, std::floor(x))
+EMBER_SCALAR_MATH(ceil, std::ceil(x))
+EMBER_SCALAR_MATH(trunc, std::trunc(x))
+EMBER_SCALAR_MATH(round_even, std::nearbyint(x))
+EMBER_SCALAR_MATH(fabs, std::fabs(x))
+#undef EMBER_SCALAR_MATH
+inline float pow(float a, float b) { return std::pow(a, b); }
+inline double pow(double a, double b) { return std::pow(a, b); }
+inline float atan2(float a, float b) { return std::atan2(a, b); }
+inline double atan2(double a, double b) { return std::atan2(a, b); }
+inline float fmod(float a, float b) { return std::fmod(a, b); }
+inline double fmod(double a, double b) { return std::fmod(a, b); }
+// Rounding is the identity on integers.
+#define EMBER_INT_IDENTITY(name) \
+  template <typename T, std::enable_if_t<std::is_integral_v<T>, int> = 0> inline T name(T x) { return x; }
+EMBER_INT_IDENTITY(floor)
+EMBER_INT_IDENTITY(ceil)
+EMBER_INT_IDENTITY(trunc)
+EMBER_INT_IDENTITY(round_even)
+#undef EMBER_INT_IDENTITY
+template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+inline bool isnan(T x) {
+  if constexpr (std::is_floating_point_v<T>) return std::isnan(x);
+  else return false;
+}
+
+// --- math: vector versions (Sleef, 1.0-ULP variants unless noted) ---------------------
+#define EMBER_SLEEF_1(name, fsleef, dsleef)                                  \
+  inline VecF name(VecF x) { return VecF(fsleef(x.v)); }                     \
+  inline VecD name(VecD x) { return VecD(dsleef(x.v)); }
+EMBER_SLEEF_1(exp, Sleef_expf8_u10, Sleef_expd4_u10)
+EMBER_SLEEF_1(expm1, Sleef_expm1f8_u10, Sleef_expm1d4_u10)
+EMBER_SLEEF_1(log, Sleef_logf8_u10, Sleef_logd4_u10)
+EMBER_SLEEF_1(log1p, Sleef_log1pf8_u10, Sleef_log1pd4_u10)
+EMBER_SLEEF_1(log2, Sleef_log2f8_u10, Sleef_log2d4_u10)
+EMBER_SLEEF_1(log10, Sleef_log10f8_u10, Sleef_log10d4_u10)
+EMBER_SLEEF_1(sqrt, Sleef_sqrtf8_u05, Sleef_sqrtd4_u05)
+EMBER_SLEEF_1(sin, Sleef_sinf8_u10, Sleef_sind4_u10)
+EMBER_SLEEF_1(cos, Sleef_cosf8_u10, Sleef_cosd4_u10)
+EMBER_SLEEF_1(tan, Sleef_tanf8_u10, Sleef_tand4_u10)
+EMBER_SLEEF_1(tanh, Sleef_tanhf8_u10, Sleef_tanhd4_u10)
+EMBER_SLEEF_1(erf, Sleef_erff8_u10, Sleef_erfd4_u10)
+EMBER_SLEEF_1(floor, Sleef_floorf8, Sleef_floord4)
+EMBER_SLEEF_1(ceil, Sleef_ceilf8, Sleef_ceild4)
+EMBER_SLEEF_1(trunc, Sleef_truncf8, Sleef_truncd4)
+EMBER_SLEEF_1(round_even, Sleef_rintf8, Sleef_rintd4)
+EMBER_SLEEF_1(fabs, Sleef_fabsf8, Sleef_fabsd4)
+#undef EMBER_SLEEF_1
+inline VecF pow(VecF a, VecF b) { return VecF(Sleef_powf8_u10(a.v, b.v)); }
+inline VecD pow(VecD a, VecD b) { return VecD(Sleef_powd4_u10(a.v, b.v)); }
+inline VecF atan2(VecF a, VecF b) { return VecF(Sleef_atan2f8_u10(a.v, b.v)); }
+inline VecD atan2(VecD a, VecD b) { return VecD(Sleef_atan2d4_u10(a.v, b.v)); }
+inline VecF fmod(VecF a, VecF b) { return VecF(Sleef_fmodf8(a.v, b.v)); }
+inline VecD fmod(VecD a, VecD b) { return VecD(Sleef_fmodd4(a.v, b.v)); }
+inline VecF::Mask isnan(VecF x) { return x != x; }
+inline VecD::Mask isnan(VecD x) { return x != x; }
+
+}  // namespace ember::vec
+
+namespace ember::vec {
+
+// --- helpers used by scalar_ops.def expressions, for every value type ------------------
+template <typename T>
+inline T abs_(T x) {
+  if constexpr (is_vectorized<T>::value || std::is_floating_point_v<T>) return fabs(x);
+  else if constexpr (std::is_same_v<T, bool>) return x;
+  else if constexpr (std::is_unsigned_v<T>) return x;
+  else return x < 0 ? static_cast<T>(-x) : x;
+}
+template <typename T>
+inline T bitnot_(T x) {
+  if constexpr (std::is_same_v<T, bool>) return !x;
+  else return static_cast<T>(~x);
+}
+/// Python's modulo: the result has the sign of the divisor.
+template <typename T>
+inline T pymod_(T a, T b) {
+  if constexpr (is_vectorized<T>::value || std::is_floating_point_v<T>) {
+    T m = fmod(a, b);
+    return where((m != T(0)) && ((b < T(0) && m > T(0)) || (b > T(0) && m < T(0))), m + b, m);
+  } else {
+    T m = static_cast<T>(a % b);
+    return (m != 0 && ((b < 0) != (m < 0))) ? static_cast<T>(m + b) : m;
+  }
+}
+/// C's fmod: the result has the sign of the dividend.
+template <typename T>
+inline T cmod_(T a, T b) {
+  if constexpr (is_vectorized<T>::value || std::is_floating_point_v<T>) return fmod(a, b);
+  else return static_cast<T>(a % b);
+}
+/// Integer division rounded towards negative infinity (Python's //), and its float form
+/// with ATen's corrections.
+template <typename T, std::enable_if_t<!is_vectorized<T>::value, int> = 0>
+inline T floordiv_(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (b == 0) return a / b;
+    T mod = std::fmod(a, b);
+    T div = (a - mod) / b;
+    if (mod != 0 && ((b < 0) != (mod < 0))) div -= T(1);
+    T fl;
+    if (div != 0) {
+      fl = std::floor(div);
+      if (div - fl > T(0.5)) fl += T(1);
+    } else {
+      fl = std::copysign(T(0), a / b);
+    }
+    return fl;
+  } else {
+    T q = static_cast<T>(a / b);
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
+  }
+}
+template <typename T, std::enable_if_t<!is_vectorized<T>::value, int> = 0>
+inline T truncdiv_(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) return std::trunc(a / b);
+  else return static_cast<T>(a / b);
+}
+/// Integer power by squaring (negative exponents are rejected before the kernel runs).
+template <typename T>
+inline T pow_(T a, T b) {
+  if constexpr (is_vectorized<T>::value || std::is_floating_point_v<T>) {
+    return pow(a, b);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return a || !b;
+  } else {
+    if (b < 0) {  // ATen: only 1 and -1 have integral negative powers
+      if (a == 1) return 1;
+      if (a == -1) return (b & 1) ? T(-1) : T(1);
+      return 0;
+    }
+    T result = 1;
+    auto e = static_cast<std::make_unsigned_t<T>>(b);
+    T base = a;
+    while (e) {
+      if (e & 1) result = static_cast<T>(result * base);
+      base = static_cast<T>(base * base);
+      e >>= 1;
+    }
+    return result;
+  }
+}
+
+}  // namespace ember::vec

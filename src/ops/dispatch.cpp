@@ -1,0 +1,184 @@
+// ops/dispatch.cpp — see dispatch.h.
+#include "ops/dispatch.h"
+
+#include <array>
+
+#include "core/shape.h"
+#include "support/call_context.h"
+
+namespace ember::ops {
+namespace {
+
+std::array<LayerHandler, kNumLayers> g_handlers{};
+thread_local uint8_t t_excluded = 0;
+
+Stack pack_outputs(const OpDef& op, std::vector<Tensor> outs) {
+  if (!op.schema.returns.empty() && op.schema.returns[0].type.is_list) return {IValue(std::move(outs))};
+  Stack result;
+  result.reserve(outs.size());
+  for (auto& t : outs) result.emplace_back(std::move(t));
+  return result;
+}
+
+Stack run_view(const OpDef& op, Stack& args) {
+  const Tensor& base = args[0].to_tensor();
+  std::vector<TensorMeta> metas = op.meta(args);
+  std::vector<Tensor> outs;
+  outs.reserve(metas.size());
+  for (auto& m : metas) {
+    auto impl = std::make_shared<TensorImpl>();
+    impl->storage = base.storage();
+    impl->sizes = std::move(m.sizes);
+    impl->strides = std::move(m.strides);
+    impl->storage_offset = m.storage_offset;
+    impl->dtype = base.dtype();
+    impl->device = base.device();
+    impl->refresh();
+    outs.emplace_back(std::move(impl));
+  }
+  return pack_outputs(op, std::move(outs));
+}
+
+Stack run_functional(const OpDef& op, Stack& args) {
+  std::vector<TensorMeta> metas = op.meta(args);
+  const std::optional<Device> device = common_device(op, args);
+  std::vector<Tensor> outs;
+  outs.reserve(metas.size());
+  for (const auto& m : metas) outs.push_back(empty_from_meta(m));
+
+  std::vector<Tensor> written;
+  for (size_t i = 0; i < op.schema.arguments.size(); ++i) {
+    if (op.schema.arguments[i].is_write && args[i].is_tensor()) written.push_back(args[i].to_tensor());
+  }
+  const bool on_meta = device ? device->is_meta() : (!metas.empty() && metas[0].device.is_meta());
+  if (!on_meta) {
+    EMBER_CHECK(device.value_or(kCPU).is_cpu() && (metas.empty() || metas[0].device.is_cpu()))
+        << "no kernel for device " << device.value_or(metas[0].device);
+    op.cpu(args, outs);
+    for (auto& w : written) w.storage()->bump_version();
+  }
+  if (!written.empty() && outs.empty()) return pack_outputs(op, std::move(written));
+  return pack_outputs(op, std::move(outs));
+}
+
+Stack run_backend(const OpDef& op, Stack& args) {
+  switch (op.kind) {
+    case OpKind::View:
+      return run_view(op, args);
+    case OpKind::Functional:
+      return run_functional(op, args);
+    case OpKind::Dynamic: {
+      const std::optional<Device> device = common_device(op, args);
+      EMBER_CHECK_KIND(ErrorKind::NotImplementedError, !device || !device->is_meta())
+          << "the output shape of this op depends on the input's data, which a meta tensor does not have";
+      return op.cpu_dynamic(args);
+    }
+    case OpKind::InPlace:
+    case OpKind::Composite:
+      break;
+  }
+  EMBER_INTERNAL_ASSERT(false) << op.name << " reached the backend layer as a composite";
+}
+
+Stack dispatch_from(int first_layer, const OpDef& op, Stack& args) {
+  for (int l = first_layer; l < static_cast<int>(DispatchLayer::Backend); ++l) {
+    if (g_handlers[l] && !(t_excluded & (1u << l))) return g_handlers[l](op, args);
+  }
+  return run_backend(op, args);
+}
+
+Stack run_inplace(const OpDef& op, Stack& args) {
+  Tensor self = args[0].to_tensor();
+  Stack result = call(*op.functional, args);
+  const Tensor& value = result[0].to_tensor();
+  EMBER_CHECK(value.sizes() == self.sizes())
+      << "output with shape " << self.sizes() << " doesn't match the broadcast shape " << value.sizes();
+  EMBER_CHECK(can_cast(value.dtype(), self.dtype()))
+      << "result type " << scalar_type_name(value.dtype()) << " can't be cast to the desired output type "
+      << scalar_type_name(self.dtype());
+  static const OpDef& copy = registry().get("aten::copy_");
+  return call(copy, {self, value});
+}
+
+}  // namespace
+
+void set_layer_handler(DispatchLayer layer, LayerHandler handler) { g_handlers[static_cast<int>(layer)] = handler; }
+
+bool layer_excluded(DispatchLayer layer) { return t_excluded & (1u << static_cast<int>(layer)); }
+
+ExcludeLayerGuard::ExcludeLayerGuard(DispatchLayer layer) : layer_(layer), was_excluded_(layer_excluded(layer)) {
+  t_excluded |= static_cast<uint8_t>(1u << static_cast<int>(layer));
+}
+ExcludeLayerGuard::~ExcludeLayerGuard() {
+  if (!was_excluded_) t_excluded &= static_cast<uint8_t>(~(1u << static_cast<int>(layer_)));
+}
+
+Stack call(const OpDef& op, Stack args) {
+  support::OpScope scope(op.name.c_str());
+  normalize_args(op.schema, args);
+  switch (op.kind) {
+    case OpKind::Composite:
+      return op.decomposition(args);
+    case OpKind::InPlace:
+      return run_inplace(op, args);
+    default:
+      return dispatch_from(0, op, args);
+  }
+}
+
+Stack redispatch(DispatchLayer layer, const OpDef& op, Stack& args) {
+  return dispatch_from(static_cast<int>(layer) + 1, op, args);
+}
+
+Stack call_at(const OpDef& op, Stack args, const std::source_location& loc) {
+  support::UserLocScope scope(loc);
+  return call(op, std::move(args));
+}
+
+Tensor call_tensor(const OpDef& op, Stack args, const std::source_location& loc) {
+  support::UserLocScope scope(loc);
+  Stack out = call(op, std::move(args));
+  return std::move(out.at(0).to_tensor());
+}
+
+Tensor empty_from_meta(const TensorMeta& m) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->sizes = m.sizes;
+  impl->strides = m.strides;
+  impl->dtype = m.dtype;
+  impl->device = m.device;
+  impl->refresh();
+  int64_t extent = 0;
+  if (impl->numel > 0) {
+    extent = 1;
+    for (size_t i = 0; i < m.sizes.size(); ++i) extent += (m.sizes[i] - 1) * m.strides[i];
+  }
+  impl->storage = std::make_shared<Storage>(static_cast<size_t>(extent) * element_size(m.dtype), m.device);
+  return Tensor(std::move(impl));
+}
+
+std::optional<Device> common_device(const OpDef& op, const Stack& args) {
+  std::optional<Device> device;
+  auto visit = [&](const Tensor& t) {
+    if (!t.defined()) return;
+    if (!device) {
+      device = t.device();
+    } else if (!(t.device() == *device)) {
+      EMBER_FAIL() << "Expected all tensors to be on the same device, but found at least two devices, " << *device
+                   << " and " << t.device() << "!";
+    }
+  };
+  for (const IValue& a : args) {
+    if (a.is_tensor()) {
+      visit(a.to_tensor());
+    } else if (a.is_tensor_list()) {
+      for (const auto& t : a.to_tensor_list()) visit(t);
+    } else if (std::holds_alternative<std::vector<std::optional<Tensor>>>(a.variant())) {
+      for (const auto& t : a.to_optional_tensor_list())
+        if (t) visit(*t);
+    }
+  }
+  return device;
+}
+
+}  // namespace ember::ops

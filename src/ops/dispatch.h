@@ -1,0 +1,56 @@
+// ops/dispatch.h — the single path every op call takes.
+//
+// call(op, args) normalizes the arguments against the schema, expands composite and
+// in-place ops, and then passes the call down a fixed stack of layers:
+//
+//     Capture   (registered by the capture library: records ops into graphs)
+//     Autograd  (registered by the autograd library: builds grad_fn nodes)
+//     Backend   (built in: meta functions, allocation, CPU kernels)
+//
+// A layer that is not registered, or is excluded on this thread (ExcludeLayerGuard), is
+// skipped. A layer handler does its work and continues with redispatch(layer, …).
+#pragma once
+
+#include <source_location>
+
+#include "ops/registry.h"
+
+namespace ember::ops {
+
+enum class DispatchLayer : uint8_t { Capture = 0, Autograd = 1, Backend = 2 };
+inline constexpr int kNumLayers = 3;
+
+using LayerHandler = Stack (*)(const OpDef& op, Stack& args);
+
+/// Installs the handler of a layer (Capture or Autograd). Not thread-safe: call at start-up.
+void set_layer_handler(DispatchLayer layer, LayerHandler handler);
+
+/// Runs `op` from the top of the stack.
+Stack call(const OpDef& op, Stack args);
+/// Continues a call below `layer`.
+Stack redispatch(DispatchLayer layer, const OpDef& op, Stack& args);
+/// Convenience for the public API: sets the user location, calls, returns output 0.
+Tensor call_tensor(const OpDef& op, Stack args, const std::source_location& loc);
+Stack call_at(const OpDef& op, Stack args, const std::source_location& loc);
+
+/// Skips a layer on this thread while alive (e.g. autograd below no_grad).
+class ExcludeLayerGuard {
+ public:
+  explicit ExcludeLayerGuard(DispatchLayer layer);
+  ~ExcludeLayerGuard();
+  ExcludeLayerGuard(const ExcludeLayerGuard&) = delete;
+  ExcludeLayerGuard& operator=(const ExcludeLayerGuard&) = delete;
+
+ private:
+  DispatchLayer layer_;
+  bool was_excluded_;
+};
+bool layer_excluded(DispatchLayer layer);
+
+/// Allocates an uninitialized tensor as a meta function describes it.
+Tensor empty_from_meta(const TensorMeta& m);
+
+/// The device the tensor arguments agree on (raises on a mix), or nullopt when none.
+std::optional<Device> common_device(const OpDef& op, const Stack& args);
+
+}  // namespace ember::ops

@@ -1,0 +1,21 @@
+// ops/families.h — every op family registers its ops here, in this order. Adding an op
+// to a family touches only that family's file; adding a family adds one line below and
+// one in families.cpp.
+#pragma once
+
+namespace ember::ops {
+class Registry;
+
+void register_copy_ops(Registry& r);        // copy.cpp: copy_, _to_copy, clone, fill_
+void register_factory_ops(Registry& r);     // factory.cpp: empty, zeros, full, arange, …
+void register_view_ops(Registry& r);        // view.cpp: view, permute, expand, slice, …
+void register_pointwise_ops(Registry& r);   // pointwise.cpp: scalar_ops.def + where, clamp, …
+void register_reduction_ops(Registry& r);   // reduction.cpp: sum, mean, amax, var, cumsum, …
+void register_linalg_ops(Registry& r);      // linalg.cpp: mm, bmm, addmm, matmul, linear
+void register_nn_ops(Registry& r);          // nn.cpp: softmax, layer/batch norm, embedding, pad
+void register_conv_ops(Registry& r);        // conv.cpp: convolution, pooling
+void register_shape_ops(Registry& r);       // shape.cpp: cat, stack, split, repeat, flip, tril
+void register_indexing_ops(Registry& r);    // indexing.cpp: gather, scatter, index, sort, topk
+void register_random_ops(Registry& r);      // random.cpp: rand, randn, bernoulli, native_dropout
+
+}  // namespace ember::ops

@@ -1,0 +1,143 @@
+// ops/op_utils.cpp — see op_utils.h.
+#include "ops/op_utils.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/shape.h"
+#include "ops/dispatch.h"
+
+namespace ember::ops {
+namespace {
+
+enum Category { kNoneCat = -1 };
+
+ScalarType combine_categories(std::optional<ScalarType> higher, std::optional<ScalarType> lower) {
+  if (!higher) return *lower;
+  if (!lower) return *higher;
+  if (is_floating_point(*higher)) return *higher;
+  if (*higher == kBool || is_floating_point(*lower)) return promote_types(*higher, *lower);
+  return *higher;
+}
+
+void update(std::optional<ScalarType>& slot, ScalarType t) { slot = slot ? promote_types(*slot, t) : t; }
+
+}  // namespace
+
+ScalarType result_type(std::initializer_list<const IValue*> values) {
+  std::optional<ScalarType> dim_result, zero_result, wrapped_result;
+  for (const IValue* v : values) {
+    if (v->is_tensor()) {
+      const Tensor& t = v->to_tensor();
+      if (!t.defined()) continue;
+      update(t.dim() > 0 ? dim_result : zero_result, t.dtype());
+    } else if (!v->is_none()) {
+      Scalar s = v->to_scalar();
+      // Python floats are wrapped as the default float type, ints as int64.
+      update(wrapped_result, s.is_floating_point() ? kDefaultFloat : s.type());
+    }
+  }
+  EMBER_INTERNAL_ASSERT(dim_result || zero_result || wrapped_result) << "result_type of no values";
+  if (!zero_result && !wrapped_result) return *dim_result;
+  std::optional<ScalarType> lower =
+      zero_result || wrapped_result ? std::optional<ScalarType>(combine_categories(zero_result, wrapped_result))
+                                    : std::nullopt;
+  return combine_categories(dim_result, lower);
+}
+
+TensorMeta pointwise_meta(const std::vector<const Tensor*>& inputs, ScalarType dtype) {
+  std::vector<int64_t> shape;
+  Device device = kCPU;
+  bool first = true;
+  for (const Tensor* t : inputs) {
+    shape = first ? t->sizes().vec() : core::broadcast_shapes(shape, t->sizes());
+    if (first || t->dim() > 0) device = t->device();
+    first = false;
+  }
+  const int nd = static_cast<int>(shape.size());
+  TensorMeta m;
+  m.sizes = shape;
+  m.dtype = dtype;
+  m.device = device;
+
+  // Broadcast strides of each input that has the full rank.
+  std::vector<std::vector<int64_t>> strides;
+  for (const Tensor* t : inputs) {
+    if (t->dim() == 0) continue;
+    strides.push_back(core::broadcast_strides(t->sizes(), t->strides(), shape));
+  }
+  // Fast path: one layout shared by every full-shape input.
+  bool all_contiguous = true;
+  for (const Tensor* t : inputs)
+    if (t->dim() > 0 && !t->is_contiguous()) all_contiguous = false;
+  if (all_contiguous || strides.empty()) {
+    m.strides = core::contiguous_strides(shape);
+    return m;
+  }
+  // TensorIterator's reorder_dimensions: sort dims from fastest to slowest by the
+  // inputs' strides (ties: smaller size first), skipping broadcast dims.
+  std::vector<int> perm(static_cast<size_t>(nd));
+  for (int i = 0; i < nd; ++i) perm[i] = nd - 1 - i;
+  auto should_swap = [&](int d0, int d1) {
+    for (const auto& s : strides) {
+      const int64_t s0 = s[d0], s1 = s[d1];
+      if (s0 == 0 || s1 == 0) continue;
+      if (s0 < s1) return -1;
+      if (s0 > s1) return 1;
+      if (shape[d0] > shape[d1]) return 1;
+    }
+    return 0;
+  };
+  for (int i = 1; i < nd; ++i) {
+    int dim1 = i;
+    for (int dim0 = i - 1; dim0 >= 0; dim0--) {
+      int cmp = should_swap(perm[dim0], perm[dim1]);
+      if (cmp > 0) {
+        std::swap(perm[dim0], perm[dim1]);
+        dim1 = dim0;
+      } else if (cmp < 0) {
+        break;
+      }
+    }
+  }
+  m.strides.assign(static_cast<size_t>(nd), 0);
+  int64_t next = 1;
+  for (int i = 0; i < nd; ++i) {
+    m.strides[perm[i]] = next;
+    next *= std::max<int64_t>(shape[perm[i]], 1);
+  }
+  return m;
+}
+
+TensorMeta contiguous_meta(IntArrayRef sizes, ScalarType dtype, Device device) {
+  TensorMeta m;
+  m.sizes = sizes.vec();
+  m.strides = core::contiguous_strides(sizes);
+  m.dtype = dtype;
+  m.device = device;
+  return m;
+}
+
+Tensor scalar_tensor(const Scalar& value, ScalarType dtype, Device device) {
+  Tensor t = empty_from_meta(contiguous_meta({}, dtype, device));
+  if (device.is_cpu()) {
+    EMBER_DISPATCH_ALL_TYPES(dtype, "scalar_tensor", [&] { *t.data_ptr<scalar_t>() = value.to<scalar_t>(); });
+  }
+  return t;
+}
+
+Tensor cast(const Tensor& t, ScalarType dtype) {
+  if (t.dtype() == dtype) return t;
+  return call_op_tensor("aten::_to_copy", {t, dtype});
+}
+
+void check_defined(const Tensor& t, const char* what) { EMBER_CHECK(t.defined()) << what << " is an undefined tensor"; }
+
+Stack call_op(const char* name, Stack args) { return call(registry().get(name), std::move(args)); }
+
+Tensor call_op_tensor(const char* name, Stack args) {
+  Stack out = call(registry().get(name), std::move(args));
+  return std::move(out.at(0).to_tensor());
+}
+
+}  // namespace ember::ops

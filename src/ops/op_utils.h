@@ -1,0 +1,38 @@
+// ops/op_utils.h — helpers shared by op families: type promotion, output geometry of
+// elementwise ops, and small constructors. Meta functions are built from these.
+#pragma once
+
+#include <initializer_list>
+#include <vector>
+
+#include "ember/ivalue.h"
+#include "ops/registry.h"
+
+namespace ember::ops {
+
+/// PyTorch's result_type over tensor and Scalar arguments: tensors with dims outrank
+/// 0-dim tensors, which outrank Scalars; a lower rank only matters when it is of a
+/// higher category (bool < integral < floating).
+ScalarType result_type(std::initializer_list<const IValue*> values);
+
+/// Output sizes and strides of an elementwise op over `inputs` (broadcast; strides
+/// follow the inputs' memory layout as TensorIterator does).
+TensorMeta pointwise_meta(const std::vector<const Tensor*>& inputs, ScalarType dtype);
+
+TensorMeta contiguous_meta(IntArrayRef sizes, ScalarType dtype, Device device);
+inline std::vector<TensorMeta> metas(TensorMeta m) { return {std::move(m)}; }
+
+/// A 0-dim tensor holding `value` (what PyTorch calls a wrapped number).
+Tensor scalar_tensor(const Scalar& value, ScalarType dtype, Device device);
+
+/// `t` converted to `dtype` (no copy when it already is).
+Tensor cast(const Tensor& t, ScalarType dtype);
+
+/// Raises unless `t` is defined; `what` names the argument.
+void check_defined(const Tensor& t, const char* what);
+
+/// Calls an op by name from inside another op (user location already set).
+Stack call_op(const char* name, Stack args);
+Tensor call_op_tensor(const char* name, Stack args);
+
+}  // namespace ember::ops

@@ -1,0 +1,585 @@
+// ops/pointwise.cpp — elementwise ops. The scalar function of each comes from
+// scalar_ops.def; this file gives their schemas (ATen's overloads), the dtype rules of
+// each kind, and the ops with more than a scalar function (where, clamp, masked_fill,
+// gelu, div rounding modes).
+#include <cmath>
+
+#include "core/shape.h"
+#include "kernels/cpu/loops.h"
+#include "ember/ops/pointwise.h"
+#include "ops/api.h"
+#include "ops/dispatch.h"
+#include "ops/families.h"
+#include "ops/op_utils.h"
+
+namespace ember::ops {
+/// The dtype rule of an elementwise op (see scalar_ops.def).
+enum class Kind { FloatPromote, FloatOnly, Same, SameNoBool, BoolOut, Integral, Arith, ArithNoBool, Compare, Logical };
+}  // namespace ember::ops
+
+// One functor per row of scalar_ops.def, in namespace ember::vec so the expressions find
+// the vector math functions before any global ones.
+namespace ember::vec::fns {
+#define EMBER_UNARY(name, kind_, expr)                 \
+  struct name##_op {                                        \
+    static constexpr ops::Kind kind = ops::Kind::kind_; \
+    double p0 = 0;                                     \
+    template <typename T>                              \
+    auto operator()(T x) const -> decltype(expr) { return expr; } \
+  };
+#define EMBER_BINARY(name, kind_, expr)                \
+  struct name##_op {                                        \
+    static constexpr ops::Kind kind = ops::Kind::kind_; \
+    double p0 = 1;                                     \
+    template <typename T>                              \
+    auto operator()(T a, T b) const -> decltype(expr) { return expr; } \
+  };
+#include "ops/scalar_ops.def"
+#undef EMBER_UNARY
+#undef EMBER_BINARY
+}  // namespace ember::vec::fns
+
+namespace ember::ops {
+namespace {
+
+using kernels::cpu::PointwiseLoop;
+using kernels::cpu::pointwise_kernel;
+
+struct Types {
+  ScalarType compute;
+  ScalarType out;
+};
+
+[[noreturn]] void not_implemented(const char* name, ScalarType t) {
+  EMBER_FAIL_KIND(ErrorKind::NotImplementedError) << "\"" << name << "\" not implemented for '" << scalar_type_name(t) << "'";
+}
+
+Types types_for(Kind kind, ScalarType common, const char* name) {
+  switch (kind) {
+    case Kind::FloatPromote: {
+      ScalarType f = is_floating_point(common) ? common : kDefaultFloat;
+      return {f, f};
+    }
+    case Kind::FloatOnly:
+      if (!is_floating_point(common)) not_implemented(name, common);
+      return {common, common};
+    case Kind::SameNoBool:
+    case Kind::ArithNoBool:
+      if (common == kBool) {
+        const std::string_view n = name;
+        EMBER_CHECK(n != "neg") << "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+                                   "to invert a mask, use the `~` or `logical_not()` operator instead.";
+        EMBER_CHECK(n != "sub") << "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+                                   "`^` or `logical_xor()` operator instead.";
+        EMBER_CHECK(n != "relu") << "Boolean inputs not supported for relu";
+        not_implemented(name, common);
+      }
+      return {common, common};
+    case Kind::Same:
+    case Kind::Arith:
+      return {common, common};
+    case Kind::BoolOut:
+    case Kind::Compare:
+    case Kind::Logical:
+      return {common, kBool};
+    case Kind::Integral:
+      if (is_floating_point(common)) not_implemented(name, common);
+      return {common, common};
+  }
+  EMBER_INTERNAL_ASSERT(false);
+}
+
+/// Runs functor F over (out, inputs) with inputs cast to `compute`. The kind decides,
+/// at compile time, which dtypes F is instantiated for and whether the result is bool.
+template <Kind K, typename F, int N>
+void run(const F& f, Tensor& out, std::vector<Tensor> inputs, ScalarType compute) {
+  constexpr bool kBoolOut = K == Kind::BoolOut || K == Kind::Compare || K == Kind::Logical;
+  constexpr bool kFloats = K != Kind::Integral;
+  constexpr bool kInts = K != Kind::FloatPromote && K != Kind::FloatOnly;
+  [[maybe_unused]] constexpr bool kBools = kInts && K != Kind::SameNoBool && K != Kind::ArithNoBool;
+  for (auto& t : inputs) t = cast(t, compute);
+  PointwiseLoop loop(out, inputs);
+  auto body = [&]<typename in_t>() {
+    using math_t = opmath_t<in_t>;
+    auto scalar_fn = [&](auto... xs) { return f(static_cast<math_t>(xs)...); };
+    if constexpr (kBoolOut) {
+      pointwise_kernel<bool, in_t, N>(loop, scalar_fn, nullptr);
+    } else {
+      pointwise_kernel<in_t, in_t, N>(loop, scalar_fn, f);
+    }
+  };
+  if constexpr (kFloats) {
+    switch (compute) {
+      case kFloat: return body.template operator()<float>();
+      case kDouble: return body.template operator()<double>();
+      case kHalf: return body.template operator()<Half>();
+      case kBFloat16: return body.template operator()<BFloat16>();
+      default: break;
+    }
+  }
+  if constexpr (kInts) {
+    switch (compute) {
+      case kBool:
+        if constexpr (kBools) return body.template operator()<bool>();
+        break;
+      case kUInt8: return body.template operator()<uint8_t>();
+      case kInt8: return body.template operator()<int8_t>();
+      case kInt16: return body.template operator()<int16_t>();
+      case kInt32: return body.template operator()<int32_t>();
+      case kInt64: return body.template operator()<int64_t>();
+      default: break;
+    }
+  }
+  EMBER_INTERNAL_ASSERT(false) << "pointwise kernel for dtype " << compute;
+}
+
+// --- unary ---------------------------------------------------------------------------
+
+template <typename F>
+void def_unary(Registry& r, const char* name) {
+  constexpr Kind kind = F::kind;
+  const std::string n = name;
+  r.def(n + "(Tensor self) -> Tensor")
+      .set_meta([kind, name](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
+        Types t = types_for(kind, self.dtype(), name);
+        return metas(pointwise_meta({&self}, t.out));
+      })
+      .set_cpu([name](const Stack& a, std::vector<Tensor>& out) {
+        Types t = types_for(kind, a[0].to_tensor().dtype(), name);
+        run<kind, F, 1>(F{}, out[0], {a[0].to_tensor()}, t.compute);
+      });
+  if (n != "isnan") r.def(n + "_(Tensor(a!) self) -> Tensor(a!)").set_inplace_of("aten::" + n);
+}
+
+// --- binary --------------------------------------------------------------------------
+
+/// The right-hand operand as a tensor: a Scalar becomes a 0-dim tensor.
+Tensor operand(const IValue& v, ScalarType dtype, Device device) {
+  if (v.is_tensor()) return v.to_tensor();
+  return scalar_tensor(v.to_scalar(), dtype, device);
+}
+
+void check_int_divisor(const Tensor& b, ScalarType compute, const char* name) {
+  if (is_floating_point(compute)) return;
+  Tensor bc = cast(b, compute);
+  bool zero = false;
+  for (int64_t v : bc.to_vector<int64_t>()) zero = zero || v == 0;
+  EMBER_CHECK(!zero) << "ZeroDivisionError";
+}
+
+/// Registers `name.<overload>` computing F(self, other) (alpha, if the schema has one,
+/// becomes F's p0).
+template <typename F>
+void def_binary(Registry& r, const std::string& schema, const char* name, bool inplace_too = true) {
+  constexpr Kind kind = F::kind;
+  OpDef& op = r.def(schema);
+  const bool has_alpha = op.schema.index_of("alpha") >= 0;
+  const bool divides = std::string_view(name) == "remainder" || std::string_view(name) == "fmod" ||
+                       std::string_view(name).starts_with("div_");
+  op.set_meta([kind, name](const Stack& a) {
+      const Tensor& self = a[0].to_tensor();
+      ScalarType common = result_type({&a[0], &a[1]});
+      Types t = types_for(kind, common, name);
+      if (a[1].is_tensor()) {
+        const Tensor& other = a[1].to_tensor();
+        return metas(pointwise_meta({&self, &other}, t.out));
+      }
+      return metas(pointwise_meta({&self}, t.out));
+    })
+      .set_cpu([name, has_alpha, divides](const Stack& a, std::vector<Tensor>& out) {
+        ScalarType common = result_type({&a[0], &a[1]});
+        Types t = types_for(kind, common, name);
+        const Tensor& self = a[0].to_tensor();
+        Tensor other = operand(a[1], t.compute, self.device());
+        F f;
+        if (has_alpha) {
+          const Scalar alpha = a[2].to_scalar();
+          EMBER_CHECK(!(is_integral(t.compute, true) && alpha.is_floating_point()))
+              << "For integral input tensors, argument alpha must not be a floating point number.";
+          f.p0 = alpha.to_double();
+        }
+        if (divides) check_int_divisor(other, t.compute, name);
+        run<kind, F, 2>(f, out[0], {self, other}, t.compute);
+      });
+  if (inplace_too) {
+    // add.Tensor -> add_.Tensor
+    std::string inplace = schema;
+    const size_t dot = inplace.find_first_of(".(");
+    inplace.insert(dot, "_");
+    inplace.replace(inplace.find("Tensor self"), 11, "Tensor(a!) self");
+    inplace.replace(inplace.rfind("-> Tensor"), 9, "-> Tensor(a!)");
+    const std::string functional = "aten::" + schema.substr(0, schema.find('('));
+    r.def(inplace).set_inplace_of(functional);
+  }
+}
+
+template <typename F>
+void def_binary_ts(Registry& r, const char* name, const char* extra = "") {
+  const std::string n = name;
+  def_binary<F>(r, n + ".Tensor(Tensor self, Tensor other" + extra + ") -> Tensor", name);
+  def_binary<F>(r, n + ".Scalar(Tensor self, Scalar other" + (*extra ? std::string(", Scalar alpha=1") : "") + ") -> Tensor",
+                name);
+}
+
+// --- ops with more than a scalar function ----------------------------------------------
+
+Tensor where_impl(const Tensor& cond, const Tensor& self, const Tensor& other, Tensor& out) {
+  EMBER_CHECK(cond.dtype() == kBool || cond.dtype() == kUInt8)
+      << "where expected condition to be a boolean tensor, but got a tensor with dtype "
+      << scalar_type_name(cond.dtype());
+  Tensor c = cast(cond, kBool);
+  Tensor a = cast(self, out.dtype());
+  Tensor b = cast(other, out.dtype());
+  PointwiseLoop loop(out, {c, a, b});
+  EMBER_DISPATCH_ALL_TYPES(out.dtype(), "where", [&] {
+    loop.for_each_row([&](char** p, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        const bool m = *reinterpret_cast<const bool*>(p[1] + i * s[1]);
+        *reinterpret_cast<scalar_t*>(p[0] + i * s[0]) =
+            *reinterpret_cast<const scalar_t*>(p[m ? 2 : 3] + i * s[m ? 2 : 3]);
+      }
+    });
+  });
+  return out;
+}
+
+void register_where(Registry& r) {
+  auto meta = [](const Stack& a) {
+    const Tensor& cond = a[0].to_tensor();
+    ScalarType dt = result_type({&a[1], &a[2]});
+    std::vector<const Tensor*> ins{&cond};
+    Tensor s1 = a[1].is_tensor() ? a[1].to_tensor() : Tensor();
+    Tensor s2 = a[2].is_tensor() ? a[2].to_tensor() : Tensor();
+    if (s1.defined()) ins.push_back(&s1);
+    if (s2.defined()) ins.push_back(&s2);
+    return metas(pointwise_meta(ins, dt));
+  };
+  auto kernel = [](const Stack& a, std::vector<Tensor>& out) {
+    const Tensor& cond = a[0].to_tensor();
+    Tensor x = operand(a[1], out[0].dtype(), cond.device());
+    Tensor y = operand(a[2], out[0].dtype(), cond.device());
+    where_impl(cond, x, y, out[0]);
+  };
+  r.def("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor").set_meta(meta).set_cpu(kernel);
+  r.def("where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor").set_meta(meta).set_cpu(kernel);
+  r.def("where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor").set_meta(meta).set_cpu(kernel);
+  r.def("where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor").set_meta(meta).set_cpu(kernel);
+}
+
+void register_masked_fill(Registry& r) {
+  auto meta = [](const Stack& a) {
+    const Tensor& self = a[0].to_tensor();
+    const Tensor& mask = a[1].to_tensor();
+    EMBER_CHECK(mask.dtype() == kBool) << "masked_fill_ only supports boolean masks, but got mask with dtype "
+                                       << scalar_type_name(mask.dtype());
+    if (a[2].is_tensor()) {
+      EMBER_CHECK(a[2].to_tensor().dim() == 0)
+          << "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+          << a[2].to_tensor().dim() << " dimension(s).";
+    }
+    TensorMeta m = pointwise_meta({&self, &mask}, self.dtype());
+    EMBER_CHECK(IntArrayRef(m.sizes) == self.sizes())
+        << "output with shape " << self.sizes() << " doesn't match the broadcast shape " << IntArrayRef(m.sizes);
+    return metas(m);
+  };
+  auto kernel = [](const Stack& a, std::vector<Tensor>& out) {
+    const Tensor& self = a[0].to_tensor();
+    Tensor value = a[2].is_tensor() ? cast(a[2].to_tensor(), self.dtype()) : scalar_tensor(a[2].to_scalar(), self.dtype(), self.device());
+    where_impl(a[1].to_tensor(), value, self, out[0]);
+  };
+  r.def("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor").set_meta(meta).set_cpu(kernel);
+  r.def("masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor").set_meta(meta).set_cpu(kernel);
+  r.def("masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)")
+      .set_inplace_of("aten::masked_fill.Scalar");
+  r.def("masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)")
+      .set_inplace_of("aten::masked_fill.Tensor");
+}
+
+/// clamp(x, min, max) = min(max(x, lo), hi), NaN-propagating; bounds may be None.
+void register_clamp(Registry& r) {
+  auto meta = [](const Stack& a) {
+    const Tensor& self = a[0].to_tensor();
+    EMBER_CHECK(!a[1].is_none() || !a[2].is_none()) << "At least one of 'min' or 'max' must not be None";
+    ScalarType dt = result_type({&a[0], &a[1], &a[2]});
+    std::vector<const Tensor*> ins{&self};
+    for (int i = 1; i <= 2; ++i)
+      if (a[i].is_tensor()) ins.push_back(&a[i].to_tensor());
+    return metas(pointwise_meta(ins, dt));
+  };
+  auto kernel = [](const Stack& a, std::vector<Tensor>& out) {
+    Tensor x = a[0].to_tensor();
+    const ScalarType dt = out[0].dtype();
+    // Apply the bounds one at a time through maximum/minimum (same NaN rules as ATen).
+    Tensor result = cast(x, dt);
+    if (!a[1].is_none()) result = call_op_tensor("aten::maximum", {result, operand(a[1], dt, x.device())});
+    if (!a[2].is_none()) result = call_op_tensor("aten::minimum", {result, operand(a[2], dt, x.device())});
+    out[0].copy_(result);
+  };
+  r.def("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor").set_meta(meta).set_cpu(kernel);
+  r.def("clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor").set_meta(meta).set_cpu(kernel);
+  r.def("clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)").set_inplace_of("aten::clamp");
+  r.def("clamp_min(Tensor self, Scalar min) -> Tensor").set_decomposition([](const Stack& a) {
+    return call_op("aten::clamp", {a[0], a[1], None{}});
+  });
+  r.def("clamp_max(Tensor self, Scalar max) -> Tensor").set_decomposition([](const Stack& a) {
+    return call_op("aten::clamp", {a[0], None{}, a[1]});
+  });
+}
+
+struct GeluErf {
+  template <typename T>
+  auto operator()(T x) const {
+    using namespace vec;
+    return T(0.5) * x * (T(1) + erf(x * T(M_SQRT1_2)));
+  }
+};
+struct GeluTanh {
+  template <typename T>
+  auto operator()(T x) const {
+    using namespace vec;
+    const T k = T(M_SQRT2 * M_2_SQRTPI * 0.5);
+    return T(0.5) * x * (T(1) + tanh(k * (x + T(0.044715) * x * x * x)));
+  }
+};
+
+void register_gelu(Registry& r) {
+  r.def("gelu(Tensor self, *, str approximate=\"none\") -> Tensor")
+      .set_meta([](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
+        const std::string& approx = a[1].to_string_ref();
+        EMBER_CHECK_VALUE(approx == "none" || approx == "tanh")
+            << "approximate argument must be either none or tanh, got '" << approx << "'";
+        if (!is_floating_point(self.dtype())) not_implemented("GeluKernelImpl", self.dtype());
+        return metas(pointwise_meta({&self}, self.dtype()));
+      })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor& self = a[0].to_tensor();
+        if (a[1].to_string_ref() == "tanh") run<Kind::FloatOnly, GeluTanh, 1>(GeluTanh{}, out[0], {self}, self.dtype());
+        else run<Kind::FloatOnly, GeluErf, 1>(GeluErf{}, out[0], {self}, self.dtype());
+      });
+}
+
+void register_div(Registry& r) {
+  def_binary_ts<vec::fns::div_op>(r, "div");
+  // Rounding modes: None (true division), "trunc", "floor".
+  for (const char* overload : {"Tensor_mode", "Scalar_mode"}) {
+    const bool is_tensor = std::string_view(overload) == "Tensor_mode";
+    const std::string schema = std::string("div.") + overload + "(Tensor self, " + (is_tensor ? "Tensor" : "Scalar") +
+                               " other, *, str? rounding_mode) -> Tensor";
+    r.def(schema).set_decomposition([](const Stack& a) {
+      const std::optional<std::string> mode = a[2].to_optional_string();
+      const bool tensor = a[1].is_tensor();
+      if (!mode) return call_op(tensor ? "aten::div.Tensor" : "aten::div.Scalar", {a[0], a[1]});
+      EMBER_CHECK_VALUE(*mode == "trunc" || *mode == "floor")
+          << "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '" << *mode << "'";
+      return call_op(*mode == "trunc" ? "aten::_div_trunc" : "aten::_div_floor", {a[0], a[1]});
+    });
+  }
+  def_binary<vec::fns::div_trunc_op>(r, "_div_trunc(Tensor self, Tensor other) -> Tensor", "div_trunc", false);
+  def_binary<vec::fns::div_floor_op>(r, "_div_floor(Tensor self, Tensor other) -> Tensor", "div_floor", false);
+  r.def("floor_divide(Tensor self, Tensor other) -> Tensor").set_decomposition([](const Stack& a) {
+    return call_op("aten::_div_floor", {a[0], a[1]});
+  });
+}
+
+}  // namespace
+
+void register_pointwise_ops(Registry& r) {
+  using namespace vec::fns;
+  // Every unary row of scalar_ops.def becomes `name(Tensor self)` and `name_(…)`.
+#define EMBER_UNARY(name, kind, expr) def_unary<vec::fns::name##_op>(r, #name);
+#define EMBER_BINARY(name, kind, expr)
+#include "ops/scalar_ops.def"
+#undef EMBER_UNARY
+#undef EMBER_BINARY
+
+  def_binary_ts<vec::fns::add_op>(r, "add", ", *, Scalar alpha=1");
+  def_binary_ts<vec::fns::sub_op>(r, "sub", ", *, Scalar alpha=1");
+  def_binary_ts<vec::fns::mul_op>(r, "mul");
+  register_div(r);
+  def_binary_ts<vec::fns::remainder_op>(r, "remainder");
+  def_binary_ts<vec::fns::fmod_op>(r, "fmod");
+  def_binary<vec::fns::pow_op>(r, "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", "pow", false);
+  def_binary<vec::fns::pow_op>(r, "pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", "pow", false);
+  r.def("pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)").set_inplace_of("aten::pow.Tensor_Tensor");
+  r.def("pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)").set_inplace_of("aten::pow.Tensor_Scalar");
+  def_binary<vec::fns::maximum_op>(r, "maximum(Tensor self, Tensor other) -> Tensor", "maximum", false);
+  def_binary<vec::fns::minimum_op>(r, "minimum(Tensor self, Tensor other) -> Tensor", "minimum", false);
+  def_binary<vec::fns::atan2_op>(r, "atan2(Tensor self, Tensor other) -> Tensor", "atan2");
+  def_binary_ts<vec::fns::eq_op>(r, "eq");
+  def_binary_ts<vec::fns::ne_op>(r, "ne");
+  def_binary_ts<vec::fns::lt_op>(r, "lt");
+  def_binary_ts<vec::fns::le_op>(r, "le");
+  def_binary_ts<vec::fns::gt_op>(r, "gt");
+  def_binary_ts<vec::fns::ge_op>(r, "ge");
+  def_binary<vec::fns::logical_and_op>(r, "logical_and(Tensor self, Tensor other) -> Tensor", "logical_and");
+  def_binary<vec::fns::logical_or_op>(r, "logical_or(Tensor self, Tensor other) -> Tensor", "logical_or");
+  def_binary<vec::fns::logical_xor_op>(r, "logical_xor(Tensor self, Tensor other) -> Tensor", "logical_xor");
+  def_binary_ts<vec::fns::bitwise_and_op>(r, "bitwise_and");
+  def_binary_ts<vec::fns::bitwise_or_op>(r, "bitwise_or");
+  def_binary_ts<vec::fns::bitwise_xor_op>(r, "bitwise_xor");
+
+  register_where(r);
+  register_masked_fill(r);
+  register_clamp(r);
+  register_gelu(r);
+}
+
+}  // namespace ember::ops
+
+// --- public API ----------------------------------------------------------------------
+namespace ember {
+using ops::call_inplace;
+using ops::call_tensor;
+
+#define EMBER_UNARY(name, kind, expr)                                                   \
+  Tensor name(const Tensor& self, Loc loc) { return call_tensor(EMBER_OP("aten::" #name), {self}, loc); }
+#define EMBER_BINARY(name, kind, expr)
+#include "ops/scalar_ops.def"
+#undef EMBER_UNARY
+#undef EMBER_BINARY
+
+#define EMBER_UNARY_INPLACE(name)                                                     \
+  Tensor& name##_(Tensor& self, Loc loc) { return call_inplace(EMBER_OP("aten::" #name "_"), self, {self}, loc); }
+EMBER_UNARY_INPLACE(abs)
+EMBER_UNARY_INPLACE(neg)
+EMBER_UNARY_INPLACE(exp)
+EMBER_UNARY_INPLACE(expm1)
+EMBER_UNARY_INPLACE(log)
+EMBER_UNARY_INPLACE(log1p)
+EMBER_UNARY_INPLACE(log2)
+EMBER_UNARY_INPLACE(sqrt)
+EMBER_UNARY_INPLACE(rsqrt)
+EMBER_UNARY_INPLACE(reciprocal)
+EMBER_UNARY_INPLACE(sin)
+EMBER_UNARY_INPLACE(cos)
+EMBER_UNARY_INPLACE(tanh)
+EMBER_UNARY_INPLACE(sigmoid)
+EMBER_UNARY_INPLACE(relu)
+EMBER_UNARY_INPLACE(silu)
+EMBER_UNARY_INPLACE(erf)
+EMBER_UNARY_INPLACE(sign)
+EMBER_UNARY_INPLACE(floor)
+EMBER_UNARY_INPLACE(ceil)
+EMBER_UNARY_INPLACE(round)
+EMBER_UNARY_INPLACE(trunc)
+EMBER_UNARY_INPLACE(logical_not)
+EMBER_UNARY_INPLACE(bitwise_not)
+#undef EMBER_UNARY_INPLACE
+
+Tensor gelu(const Tensor& self, const std::string& approximate, Loc loc) {
+  return call_tensor(EMBER_OP("aten::gelu"), {self, approximate}, loc);
+}
+
+Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha, Loc loc) {
+  return call_tensor(EMBER_OP("aten::add.Tensor"), {self, other, alpha}, loc);
+}
+Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha, Loc loc) {
+  return call_tensor(EMBER_OP("aten::add.Scalar"), {self, other, alpha}, loc);
+}
+Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha, Loc loc) {
+  return call_tensor(EMBER_OP("aten::sub.Tensor"), {self, other, alpha}, loc);
+}
+Tensor sub(const Tensor& self, const Scalar& other, const Scalar& alpha, Loc loc) {
+  return call_tensor(EMBER_OP("aten::sub.Scalar"), {self, other, alpha}, loc);
+}
+Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string> rounding_mode, Loc loc) {
+  if (!rounding_mode) return call_tensor(EMBER_OP("aten::div.Tensor"), {self, other}, loc);
+  return call_tensor(EMBER_OP("aten::div.Tensor_mode"), {self, other, *rounding_mode}, loc);
+}
+Tensor div(const Tensor& self, const Scalar& other, std::optional<std::string> rounding_mode, Loc loc) {
+  if (!rounding_mode) return call_tensor(EMBER_OP("aten::div.Scalar"), {self, other}, loc);
+  return call_tensor(EMBER_OP("aten::div.Scalar_mode"), {self, other, *rounding_mode}, loc);
+}
+Tensor pow(const Tensor& self, const Tensor& exponent, Loc loc) {
+  return call_tensor(EMBER_OP("aten::pow.Tensor_Tensor"), {self, exponent}, loc);
+}
+Tensor pow(const Tensor& self, const Scalar& exponent, Loc loc) {
+  return call_tensor(EMBER_OP("aten::pow.Tensor_Scalar"), {self, exponent}, loc);
+}
+
+#define EMBER_BINARY_TS(name)                                                              \
+  Tensor name(const Tensor& self, const Tensor& other, Loc loc) {                         \
+    return call_tensor(EMBER_OP("aten::" #name ".Tensor"), {self, other}, loc);           \
+  }                                                                                        \
+  Tensor name(const Tensor& self, const Scalar& other, Loc loc) {                         \
+    return call_tensor(EMBER_OP("aten::" #name ".Scalar"), {self, other}, loc);           \
+  }
+EMBER_BINARY_TS(mul)
+EMBER_BINARY_TS(remainder)
+EMBER_BINARY_TS(fmod)
+EMBER_BINARY_TS(eq)
+EMBER_BINARY_TS(ne)
+EMBER_BINARY_TS(lt)
+EMBER_BINARY_TS(le)
+EMBER_BINARY_TS(gt)
+EMBER_BINARY_TS(ge)
+EMBER_BINARY_TS(bitwise_and)
+EMBER_BINARY_TS(bitwise_or)
+EMBER_BINARY_TS(bitwise_xor)
+#undef EMBER_BINARY_TS
+
+#define EMBER_BINARY_T(name)                                                               \
+  Tensor name(const Tensor& self, const Tensor& other, Loc loc) {                         \
+    return call_tensor(EMBER_OP("aten::" #name), {self, other}, loc);                     \
+  }
+EMBER_BINARY_T(maximum)
+EMBER_BINARY_T(minimum)
+EMBER_BINARY_T(atan2)
+EMBER_BINARY_T(logical_and)
+EMBER_BINARY_T(logical_or)
+EMBER_BINARY_T(logical_xor)
+#undef EMBER_BINARY_T
+
+Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other, Loc loc) {
+  return call_tensor(EMBER_OP("aten::where.self"), {condition, self, other}, loc);
+}
+Tensor where(const Tensor& condition, const Scalar& self, const Tensor& other, Loc loc) {
+  return call_tensor(EMBER_OP("aten::where.ScalarSelf"), {condition, self, other}, loc);
+}
+Tensor where(const Tensor& condition, const Tensor& self, const Scalar& other, Loc loc) {
+  return call_tensor(EMBER_OP("aten::where.ScalarOther"), {condition, self, other}, loc);
+}
+Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max, Loc loc) {
+  return call_tensor(EMBER_OP("aten::clamp"), {self, min, max}, loc);
+}
+Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max, Loc loc) {
+  return call_tensor(EMBER_OP("aten::clamp.Tensor"), {self, min, max}, loc);
+}
+Tensor clamp_min(const Tensor& self, const Scalar& min, Loc loc) {
+  return call_tensor(EMBER_OP("aten::clamp_min"), {self, min}, loc);
+}
+Tensor clamp_max(const Tensor& self, const Scalar& max, Loc loc) {
+  return call_tensor(EMBER_OP("aten::clamp_max"), {self, max}, loc);
+}
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value, Loc loc) {
+  return call_tensor(EMBER_OP("aten::masked_fill.Scalar"), {self, mask, value}, loc);
+}
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value, Loc loc) {
+  return call_tensor(EMBER_OP("aten::masked_fill.Tensor"), {self, mask, value}, loc);
+}
+Tensor& masked_fill_(Tensor& self, const Tensor& mask, const Scalar& value, Loc loc) {
+  return call_inplace(EMBER_OP("aten::masked_fill_.Scalar"), self, {self, mask, value}, loc);
+}
+
+Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha, Loc loc) {
+  return call_inplace(EMBER_OP("aten::add_.Tensor"), self, {self, other, alpha}, loc);
+}
+Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha, Loc loc) {
+  return call_inplace(EMBER_OP("aten::sub_.Tensor"), self, {self, other, alpha}, loc);
+}
+Tensor& mul_(Tensor& self, const Tensor& other, Loc loc) {
+  return call_inplace(EMBER_OP("aten::mul_.Tensor"), self, {self, other}, loc);
+}
+Tensor& mul_(Tensor& self, const Scalar& other, Loc loc) {
+  return call_inplace(EMBER_OP("aten::mul_.Scalar"), self, {self, other}, loc);
+}
+Tensor& div_(Tensor& self, const Tensor& other, Loc loc) {
+  return call_inplace(EMBER_OP("aten::div_.Tensor"), self, {self, other}, loc);
+}
+Tensor& div_(Tensor& self, const Scalar& other, Loc loc) {
+  return call_inplace(EMBER_OP("aten::div_.Scalar"), self, {self, other}, loc);
+}
+
+}  // namespace ember

@@ -1,0 +1,122 @@
+// ops/registry.cpp — the registry's storage, lookup and facet bookkeeping.
+#include "ops/registry.h"
+
+#include <algorithm>
+#include <mutex>
+
+#include "ops/families.h"
+
+namespace ember::ops {
+
+namespace {
+FacetSite site(const std::source_location& loc) { return {loc.file_name(), loc.line()}; }
+}  // namespace
+
+OpDef& OpDef::set_meta(MetaFn f, std::source_location loc) {
+  meta = std::move(f);
+  meta_site = site(loc);
+  return *this;
+}
+OpDef& OpDef::set_cpu(KernelFn f, std::source_location loc) {
+  cpu = std::move(f);
+  cpu_site = site(loc);
+  return *this;
+}
+OpDef& OpDef::set_cpu_dynamic(DynamicKernelFn f, std::source_location loc) {
+  cpu_dynamic = std::move(f);
+  cpu_site = site(loc);
+  kind = OpKind::Dynamic;
+  return *this;
+}
+OpDef& OpDef::set_decomposition(DecompFn f, std::source_location loc) {
+  decomposition = std::move(f);
+  decomposition_site = site(loc);
+  if (kind == OpKind::Functional) kind = OpKind::Composite;
+  return *this;
+}
+OpDef& OpDef::set_view(MetaFn f, std::source_location loc) {
+  meta = std::move(f);
+  meta_site = site(loc);
+  kind = OpKind::View;
+  return *this;
+}
+OpDef& OpDef::set_inplace_of(std::string functional_op) {
+  functional_name = std::move(functional_op);
+  kind = OpKind::InPlace;
+  return *this;
+}
+
+OpDef& Registry::def(std::string_view schema_text, std::source_location loc) {
+  auto op = std::make_unique<OpDef>();
+  op->schema = parse_schema(schema_text);
+  op->name = op->schema.qualified_name();
+  op->schema_site = site(loc);
+  EMBER_INTERNAL_ASSERT(!ops_.count(op->name)) << "op registered twice: " << op->name;
+  OpDef& ref = *op;
+  ops_.emplace(op->name, std::move(op));
+  return ref;
+}
+
+const OpDef* Registry::find(std::string_view name) const {
+  std::string key(name);
+  if (!key.starts_with("aten::")) key = "aten::" + key;
+  auto it = ops_.find(key);
+  if (it == ops_.end() && key.find('.') == std::string::npos) it = ops_.find(key + ".default");
+  return it == ops_.end() ? nullptr : it->second.get();
+}
+
+const OpDef& Registry::get(std::string_view name) const {
+  const OpDef* op = find(name);
+  if (!op) {
+    std::string base(name);
+    if (base.starts_with("aten::")) base = base.substr(6);
+    base = base.substr(0, base.find('.'));
+    std::string similar;
+    for (const auto& [n, o] : ops_)
+      if (o->schema.name == base) similar += "\n  " + n;
+    EMBER_FAIL() << "unknown operator '" << name << "'"
+                 << (similar.empty() ? std::string(" (see `ember ops` for the list)") : "; overloads that exist:" + similar);
+  }
+  return *op;
+}
+
+std::vector<const OpDef*> Registry::all() const {
+  std::vector<const OpDef*> out;
+  for (const auto& [n, o] : ops_) out.push_back(o.get());
+  return out;
+}
+
+void Registry::finalize() {
+  for (auto& [n, op] : ops_) {
+    if (op->kind == OpKind::InPlace) {
+      op->functional = find(op->functional_name);
+      EMBER_INTERNAL_ASSERT(op->functional) << n << ": in-place op of unknown functional op " << op->functional_name;
+    }
+    EMBER_INTERNAL_ASSERT(op->kind == OpKind::InPlace || op->decomposition || op->cpu || op->cpu_dynamic ||
+                          op->kind == OpKind::View)
+        << n << " has neither a kernel nor a decomposition";
+    EMBER_INTERNAL_ASSERT(op->kind != OpKind::Functional || op->meta) << n << " has a kernel but no meta function";
+  }
+}
+
+Registry& registry() {
+  static Registry* instance = [] {
+    auto* r = new Registry();
+    register_copy_ops(*r);
+    register_factory_ops(*r);
+    register_view_ops(*r);
+    register_pointwise_ops(*r);
+    register_reduction_ops(*r);
+    register_linalg_ops(*r);
+    register_nn_ops(*r);
+    register_conv_ops(*r);
+    register_shape_ops(*r);
+    register_indexing_ops(*r);
+    register_random_ops(*r);
+    r->finalize();
+    return r;
+  }();
+  return *instance;
+}
+
+}  // namespace ember::ops

@@ -1,0 +1,96 @@
+// ops/tensor_methods.cpp — Tensor's methods and operators for view, copy and pointwise
+// ops; each forwards to the free function of the same name. (Methods of other families
+// are defined in that family's file.)
+#include "ember/ops/creation.h"
+#include "ember/ops/pointwise.h"
+#include "ember/ops/view.h"
+
+namespace ember {
+
+Tensor Tensor::view(IntArrayRef size, Loc loc) const { return ember::view(*this, size, loc); }
+Tensor Tensor::reshape(IntArrayRef shape, Loc loc) const { return ember::reshape(*this, shape, loc); }
+Tensor Tensor::permute(IntArrayRef dims, Loc loc) const { return ember::permute(*this, dims, loc); }
+Tensor Tensor::transpose(int64_t d0, int64_t d1, Loc loc) const { return ember::transpose(*this, d0, d1, loc); }
+Tensor Tensor::t(Loc loc) const { return ember::t(*this, loc); }
+Tensor Tensor::expand(IntArrayRef size, Loc loc) const { return ember::expand(*this, size, loc); }
+Tensor Tensor::expand_as(const Tensor& other, Loc loc) const { return ember::expand(*this, other.sizes(), loc); }
+Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step,
+                     Loc loc) const {
+  return ember::slice(*this, dim, start, end, step, loc);
+}
+Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length, Loc loc) const {
+  return ember::narrow(*this, dim, start, length, loc);
+}
+Tensor Tensor::select(int64_t dim, int64_t index, Loc loc) const { return ember::select(*this, dim, index, loc); }
+Tensor Tensor::squeeze(Loc loc) const { return ember::squeeze(*this, loc); }
+Tensor Tensor::squeeze(int64_t dim, Loc loc) const { return ember::squeeze(*this, dim, loc); }
+Tensor Tensor::unsqueeze(int64_t dim, Loc loc) const { return ember::unsqueeze(*this, dim, loc); }
+Tensor Tensor::as_strided(IntArrayRef size, IntArrayRef stride, std::optional<int64_t> offset, Loc loc) const {
+  return ember::as_strided(*this, size, stride, offset, loc);
+}
+Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim, Loc loc) const {
+  return ember::flatten(*this, start_dim, end_dim, loc);
+}
+Tensor Tensor::unflatten(int64_t dim, IntArrayRef sizes, Loc loc) const { return ember::unflatten(*this, dim, sizes, loc); }
+Tensor Tensor::contiguous(Loc loc) const { return ember::contiguous(*this, loc); }
+Tensor Tensor::clone(Loc loc) const { return ember::clone(*this, loc); }
+Tensor Tensor::to(ScalarType dtype, Loc loc) const { return ember::to(*this, dtype, loc); }
+Tensor Tensor::to(Device device, Loc loc) const {
+  EMBER_CHECK(device == this->device()) << "to(): copying between devices (" << this->device() << " -> " << device
+                                        << ") is not supported in this build";
+  return *this;
+}
+Tensor Tensor::operator[](int64_t index) const { return ember::select(*this, 0, index); }
+
+Tensor Tensor::add(const Tensor& other, const Scalar& alpha, Loc loc) const { return ember::add(*this, other, alpha, loc); }
+Tensor Tensor::sub(const Tensor& other, const Scalar& alpha, Loc loc) const { return ember::sub(*this, other, alpha, loc); }
+Tensor Tensor::mul(const Tensor& other, Loc loc) const { return ember::mul(*this, other, loc); }
+Tensor Tensor::div(const Tensor& other, Loc loc) const { return ember::div(*this, other, std::nullopt, loc); }
+Tensor Tensor::pow(const Scalar& exponent, Loc loc) const { return ember::pow(*this, exponent, loc); }
+Tensor Tensor::neg(Loc loc) const { return ember::neg(*this, loc); }
+Tensor Tensor::exp(Loc loc) const { return ember::exp(*this, loc); }
+Tensor Tensor::log(Loc loc) const { return ember::log(*this, loc); }
+Tensor Tensor::sqrt(Loc loc) const { return ember::sqrt(*this, loc); }
+Tensor Tensor::abs(Loc loc) const { return ember::abs(*this, loc); }
+Tensor Tensor::tanh(Loc loc) const { return ember::tanh(*this, loc); }
+Tensor Tensor::sigmoid(Loc loc) const { return ember::sigmoid(*this, loc); }
+Tensor Tensor::relu(Loc loc) const { return ember::relu(*this, loc); }
+Tensor& Tensor::copy_(const Tensor& src, Loc loc) { return ember::copy_(*this, src, loc); }
+Tensor& Tensor::fill_(const Scalar& value, Loc loc) { return ember::fill_(*this, value, loc); }
+Tensor& Tensor::zero_(Loc loc) { return ember::zero_(*this, loc); }
+Tensor& Tensor::add_(const Tensor& other, const Scalar& alpha, Loc loc) { return ember::add_(*this, other, alpha, loc); }
+Tensor& Tensor::mul_(const Tensor& other, Loc loc) { return ember::mul_(*this, other, loc); }
+Tensor& Tensor::mul_(const Scalar& other, Loc loc) { return ember::mul_(*this, other, loc); }
+
+Tensor operator+(TensorArg a, const Tensor& b) { return add(a.t, b, 1, a.loc); }
+Tensor operator-(TensorArg a, const Tensor& b) { return sub(a.t, b, 1, a.loc); }
+Tensor operator*(TensorArg a, const Tensor& b) { return mul(a.t, b, a.loc); }
+Tensor operator/(TensorArg a, const Tensor& b) { return div(a.t, b, std::nullopt, a.loc); }
+Tensor operator+(TensorArg a, const Scalar& b) { return add(a.t, b, 1, a.loc); }
+Tensor operator-(TensorArg a, const Scalar& b) { return sub(a.t, b, 1, a.loc); }
+Tensor operator*(TensorArg a, const Scalar& b) { return mul(a.t, b, a.loc); }
+Tensor operator/(TensorArg a, const Scalar& b) { return div(a.t, b, std::nullopt, a.loc); }
+// Scalar on the left: PyTorch's __radd__ and friends.
+Tensor operator+(const Scalar& a, TensorArg b) { return add(b.t, a, 1, b.loc); }
+Tensor operator-(const Scalar& a, TensorArg b) { return add(neg(b.t, b.loc), a, 1, b.loc); }
+Tensor operator*(const Scalar& a, TensorArg b) { return mul(b.t, a, b.loc); }
+Tensor operator/(const Scalar& a, TensorArg b) { return mul(reciprocal(b.t, b.loc), a, b.loc); }
+Tensor operator-(TensorArg a) { return neg(a.t, a.loc); }
+Tensor operator==(TensorArg a, const Tensor& b) { return eq(a.t, b, a.loc); }
+Tensor operator!=(TensorArg a, const Tensor& b) { return ne(a.t, b, a.loc); }
+Tensor operator<(TensorArg a, const Tensor& b) { return lt(a.t, b, a.loc); }
+Tensor operator<=(TensorArg a, const Tensor& b) { return le(a.t, b, a.loc); }
+Tensor operator>(TensorArg a, const Tensor& b) { return gt(a.t, b, a.loc); }
+Tensor operator>=(TensorArg a, const Tensor& b) { return ge(a.t, b, a.loc); }
+Tensor operator==(TensorArg a, const Scalar& b) { return eq(a.t, b, a.loc); }
+Tensor operator!=(TensorArg a, const Scalar& b) { return ne(a.t, b, a.loc); }
+Tensor operator<(TensorArg a, const Scalar& b) { return lt(a.t, b, a.loc); }
+Tensor operator<=(TensorArg a, const Scalar& b) { return le(a.t, b, a.loc); }
+Tensor operator>(TensorArg a, const Scalar& b) { return gt(a.t, b, a.loc); }
+Tensor operator>=(TensorArg a, const Scalar& b) { return ge(a.t, b, a.loc); }
+Tensor operator&(TensorArg a, const Tensor& b) { return bitwise_and(a.t, b, a.loc); }
+Tensor operator|(TensorArg a, const Tensor& b) { return bitwise_or(a.t, b, a.loc); }
+Tensor operator^(TensorArg a, const Tensor& b) { return bitwise_xor(a.t, b, a.loc); }
+Tensor operator~(TensorArg a) { return bitwise_not(a.t, a.loc); }
+
+}  // namespace ember

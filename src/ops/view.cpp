@@ -1,0 +1,379 @@
+// ops/view.cpp — view ops: outputs share their input's storage and differ only in
+// sizes, strides and storage offset. Each meta function computes that geometry; the
+// dispatcher makes the aliasing tensor. Composite forms (reshape, flatten, narrow, …)
+// decompose into these.
+#include "core/shape.h"
+#include "ember/ops/view.h"
+#include "ops/api.h"
+#include "ops/dispatch.h"
+#include "ops/families.h"
+#include "ops/op_utils.h"
+
+namespace ember::ops {
+namespace {
+
+TensorMeta view_of(const Tensor& self, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset) {
+  TensorMeta m;
+  m.sizes = std::move(sizes);
+  m.strides = std::move(strides);
+  m.storage_offset = offset;
+  m.dtype = self.dtype();
+  m.device = self.device();
+  return m;
+}
+
+TensorMeta view_meta(const Tensor& self, IntArrayRef size) {
+  std::vector<int64_t> shape = core::infer_size(size, self.numel());
+  std::vector<int64_t> strides;
+  EMBER_CHECK(core::compute_view_strides(self.sizes(), self.strides(), shape, strides))
+      << "view size is not compatible with input tensor's size and stride (at least one dimension spans across "
+         "two contiguous subspaces). Use .reshape(...) instead.";
+  return view_of(self, shape, strides, self.storage_offset());
+}
+
+TensorMeta slice_meta(const Tensor& self, int64_t dim, std::optional<int64_t> start_opt,
+                      std::optional<int64_t> end_opt, int64_t step) {
+  EMBER_CHECK(self.dim() > 0) << "slice() cannot be applied to a 0-dim tensor.";
+  dim = core::wrap_dim(dim, self.dim());
+  EMBER_CHECK(step > 0) << "slice step must be positive";
+  const int64_t size = self.size(dim);
+  int64_t start = start_opt.value_or(0), end = end_opt.value_or(size);
+  if (start < 0) start += size;
+  if (end < 0) end += size;
+  start = std::clamp<int64_t>(start, 0, size);
+  end = std::clamp<int64_t>(end, start, size);
+  std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
+  sizes[dim] = (end - start + step - 1) / step;
+  strides[dim] *= step;
+  return view_of(self, sizes, strides, self.storage_offset() + start * self.stride(dim));
+}
+
+TensorMeta squeeze_meta(const Tensor& self, const std::vector<bool>& which) {
+  std::vector<int64_t> sizes, strides;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (which[d] && self.size(d) == 1) continue;
+    sizes.push_back(self.size(d));
+    strides.push_back(self.stride(d));
+  }
+  return view_of(self, sizes, strides, self.storage_offset());
+}
+
+std::vector<TensorMeta> split_metas(const Tensor& self, IntArrayRef split_sizes, int64_t dim) {
+  EMBER_CHECK(self.dim() > 0) << "split expects at least a 1-dimensional tensor";
+  dim = core::wrap_dim(dim, self.dim());
+  int64_t total = 0;
+  for (int64_t s : split_sizes) {
+    EMBER_CHECK(s >= 0) << "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes="
+                        << split_sizes;
+    total += s;
+  }
+  EMBER_CHECK(total == self.size(dim)) << "split_with_sizes expects split_sizes to sum exactly to " << self.size(dim)
+                                       << " (input tensor's size at dimension " << dim << "), but got split_sizes="
+                                       << split_sizes;
+  std::vector<TensorMeta> out;
+  int64_t start = 0;
+  for (int64_t s : split_sizes) {
+    out.push_back(slice_meta(self, dim, start, start + s, 1));
+    start += s;
+  }
+  return out;
+}
+
+}  // namespace
+
+void register_view_ops(Registry& r) {
+  r.def("view(Tensor(a) self, SymInt[] size) -> Tensor(a)").set_view([](const Stack& a) {
+    return metas(view_meta(a[0].to_tensor(), a[1].to_int_list()));
+  });
+
+  r.def("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)").set_decomposition([](const Stack& a) -> Stack {
+    const Tensor& self = a[0].to_tensor();
+    std::vector<int64_t> shape = core::infer_size(a[1].to_int_list(), self.numel());
+    std::vector<int64_t> strides;
+    if (core::compute_view_strides(self.sizes(), self.strides(), shape, strides))
+      return call_op("aten::view", {self, shape});
+    Tensor c = call_op_tensor("aten::clone", {self, std::string("contiguous_format")});
+    return call_op("aten::view", {c, shape});
+  });
+
+  r.def("_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)").set_view([](const Stack& a) {
+    const Tensor& self = a[0].to_tensor();
+    return metas(view_of(self, a[1].to_int_list(), a[2].to_int_list(), self.storage_offset()));
+  });
+
+  r.def("permute(Tensor(a) self, int[] dims) -> Tensor(a)").set_view([](const Stack& a) {
+    const Tensor& self = a[0].to_tensor();
+    const auto& dims = a[1].to_int_list();
+    EMBER_CHECK(static_cast<int64_t>(dims.size()) == self.dim())
+        << "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired "
+           "ordering of dimensions i.e. input.dim() = "
+        << self.dim() << " is not equal to len(dims) = " << dims.size();
+    std::vector<int64_t> perm = core::wrap_dims(dims, self.dim());
+    std::vector<int64_t> sizes, strides;
+    for (int64_t d : perm) {
+      sizes.push_back(self.size(d));
+      strides.push_back(self.stride(d));
+    }
+    return metas(view_of(self, sizes, strides, self.storage_offset()));
+  });
+
+  r.def("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)").set_view([](const Stack& a) {
+    const Tensor& self = a[0].to_tensor();
+    const int64_t d0 = core::wrap_dim(a[1].to_int(), self.dim()), d1 = core::wrap_dim(a[2].to_int(), self.dim());
+    std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
+    if (self.dim() > 0) {
+      std::swap(sizes[d0], sizes[d1]);
+      std::swap(strides[d0], strides[d1]);
+    }
+    return metas(view_of(self, sizes, strides, self.storage_offset()));
+  });
+
+  r.def("t(Tensor(a) self) -> Tensor(a)").set_decomposition([](const Stack& a) -> Stack {
+    const Tensor& self = a[0].to_tensor();
+    EMBER_CHECK(self.dim() <= 2) << "t() expects a tensor with <= 2 dimensions, but self is " << self.dim() << "D";
+    if (self.dim() < 2) return call_op("aten::alias", {self});
+    return call_op("aten::transpose.int", {self, int64_t{0}, int64_t{1}});
+  });
+
+  r.def("alias(Tensor(a) self) -> Tensor(a)").set_view([](const Stack& a) {
+    const Tensor& self = a[0].to_tensor();
+    return metas(view_of(self, self.sizes().vec(), self.strides().vec(), self.storage_offset()));
+  });
+
+  r.def("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)").set_view([](const Stack& a) {
+    const Tensor& self = a[0].to_tensor();
+    std::vector<int64_t> size = a[1].to_int_list();
+    EMBER_CHECK(static_cast<int64_t>(size.size()) >= self.dim())
+        << "the number of sizes provided (" << size.size() << ") must be greater or equal to the number of dimensions "
+        << "in the tensor (" << self.dim() << ")";
+    const size_t off = size.size() - static_cast<size_t>(self.dim());
+    for (size_t i = 0; i < size.size(); ++i) {
+      if (size[i] == -1) {
+        EMBER_CHECK(i >= off) << "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension "
+                              << i;
+        size[i] = self.size(static_cast<int64_t>(i - off));
+      }
+    }
+    std::vector<int64_t> strides = core::broadcast_strides(self.sizes(), self.strides(), size);
+    return metas(view_of(self, size, strides, self.storage_offset()));
+  });
+  r.def("expand_as(Tensor(a) self, Tensor other) -> Tensor(a)").set_decomposition([](const Stack& a) {
+    return call_op("aten::expand", {a[0], a[1].to_tensor().sizes().vec()});
+  });
+
+  r.def("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)")
+      .set_view([](const Stack& a) {
+        return metas(slice_meta(a[0].to_tensor(), a[1].to_int(), a[2].to_optional_int(), a[3].to_optional_int(),
+                                a[4].to_int()));
+      });
+  r.def("narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)")
+      .set_decomposition([](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
+        EMBER_CHECK(self.dim() > 0) << "narrow() cannot be applied to a 0-dim tensor.";
+        const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
+        int64_t start = a[2].to_int();
+        const int64_t length = a[3].to_int();
+        const int64_t size = self.size(dim);
+        EMBER_CHECK_INDEX(start >= -size && start <= size)
+            << "start out of range (expected to be in range of [" << -size << ", " << size << "], but got " << start << ")";
+        if (start < 0) start += size;
+        EMBER_CHECK(length >= 0 && start <= size - length)
+            << "start (" << start << ") + length (" << length << ") exceeds dimension size (" << size << ").";
+        return call_op("aten::slice.Tensor", {self, dim, start, start + length, int64_t{1}});
+      });
+
+  r.def("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)").set_view([](const Stack& a) {
+    const Tensor& self = a[0].to_tensor();
+    EMBER_CHECK_INDEX(self.dim() > 0) << "select() cannot be applied to a 0-dim tensor.";
+    const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
+    int64_t index = a[2].to_int();
+    const int64_t size = self.size(dim);
+    EMBER_CHECK_INDEX(index >= -size && index < size)
+        << "select(): index " << index << " out of range for tensor of size " << self.sizes() << " at dimension " << dim;
+    if (index < 0) index += size;
+    std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
+    sizes.erase(sizes.begin() + dim);
+    strides.erase(strides.begin() + dim);
+    return metas(view_of(self, sizes, strides, self.storage_offset() + index * self.stride(dim)));
+  });
+
+  r.def("squeeze(Tensor(a) self) -> Tensor(a)").set_view([](const Stack& a) {
+    const Tensor& self = a[0].to_tensor();
+    return metas(squeeze_meta(self, std::vector<bool>(static_cast<size_t>(self.dim()), true)));
+  });
+  r.def("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)").set_view([](const Stack& a) {
+    const Tensor& self = a[0].to_tensor();
+    return metas(squeeze_meta(self, core::dim_mask({a[1].to_int()}, self.dim())));
+  });
+  r.def("squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)").set_view([](const Stack& a) {
+    const Tensor& self = a[0].to_tensor();
+    return metas(squeeze_meta(self, core::dim_mask(a[1].to_int_list(), self.dim(), false)));
+  });
+
+  r.def("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)").set_view([](const Stack& a) {
+    const Tensor& self = a[0].to_tensor();
+    const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim() + 1);
+    std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
+    const int64_t stride = dim >= self.dim() ? 1 : self.size(dim) * self.stride(dim);
+    sizes.insert(sizes.begin() + dim, 1);
+    strides.insert(strides.begin() + dim, stride);
+    return metas(view_of(self, sizes, strides, self.storage_offset()));
+  });
+
+  r.def("as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)")
+      .set_view([](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
+        const auto& size = a[1].to_int_list();
+        const auto& stride = a[2].to_int_list();
+        const int64_t offset = a[3].to_optional_int().value_or(self.storage_offset());
+        EMBER_CHECK(size.size() == stride.size()) << "mismatch in length of strides and shape";
+        int64_t extent = offset;
+        for (size_t i = 0; i < size.size(); ++i) {
+          EMBER_CHECK(size[i] >= 0) << "as_strided: Negative sizes are not allowed, got " << size[i];
+          EMBER_CHECK(stride[i] >= 0) << "as_strided: Negative strides are not supported at the moment, got strides: "
+                                      << IntArrayRef(stride);
+          if (size[i] == 0) extent = -1;
+          if (extent >= 0) extent += (size[i] - 1) * stride[i];
+        }
+        const int64_t storage_elems = static_cast<int64_t>(self.storage()->nbytes() / self.element_size());
+        EMBER_CHECK(extent < storage_elems)
+            << "setStorage: sizes " << IntArrayRef(size) << ", strides " << IntArrayRef(stride)
+            << ", storage offset " << offset << ", and itemsize " << self.element_size()
+            << " requiring a storage size of " << (extent + 1) * static_cast<int64_t>(self.element_size())
+            << " are out of bounds for storage of size " << self.storage()->nbytes();
+        return metas(view_of(self, size, stride, offset));
+      });
+
+  r.def("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)")
+      .set_decomposition([](const Stack& a) -> Stack {
+        const Tensor& self = a[0].to_tensor();
+        if (self.dim() == 0) return call_op("aten::reshape", {self, std::vector<int64_t>{1}});
+        const int64_t s = core::wrap_dim(a[1].to_int(), self.dim()), e = core::wrap_dim(a[2].to_int(), self.dim());
+        EMBER_CHECK(s <= e) << "flatten() has invalid args: start_dim cannot come after end_dim";
+        std::vector<int64_t> shape;
+        for (int64_t d = 0; d < s; ++d) shape.push_back(self.size(d));
+        int64_t n = 1;
+        for (int64_t d = s; d <= e; ++d) n *= self.size(d);
+        shape.push_back(n);
+        for (int64_t d = e + 1; d < self.dim(); ++d) shape.push_back(self.size(d));
+        return call_op("aten::reshape", {self, shape});
+      });
+
+  r.def("unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)").set_decomposition([](const Stack& a) {
+    const Tensor& self = a[0].to_tensor();
+    const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
+    const auto& sizes = a[2].to_int_list();
+    EMBER_CHECK(!sizes.empty()) << "unflatten: sizes must be non-empty";
+    std::vector<int64_t> inner = core::infer_size(sizes, self.size(dim));
+    std::vector<int64_t> shape(self.sizes().begin(), self.sizes().begin() + dim);
+    shape.insert(shape.end(), inner.begin(), inner.end());
+    shape.insert(shape.end(), self.sizes().begin() + dim + 1, self.sizes().end());
+    return call_op("aten::view", {self, shape});
+  });
+
+  r.def("unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]").set_view([](const Stack& a) {
+    const Tensor& self = a[0].to_tensor();
+    EMBER_CHECK(self.dim() > 0) << "Dimension specified as 0 but tensor has no dimensions";
+    const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
+    std::vector<TensorMeta> out;
+    for (int64_t i = 0; i < self.size(dim); ++i) {
+      std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
+      sizes.erase(sizes.begin() + dim);
+      strides.erase(strides.begin() + dim);
+      out.push_back(view_of(self, sizes, strides, self.storage_offset() + i * self.stride(dim)));
+    }
+    return out;
+  });
+
+  r.def("split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]")
+      .set_view([](const Stack& a) { return split_metas(a[0].to_tensor(), a[1].to_int_list(), a[2].to_int()); });
+  r.def("split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]")
+      .set_decomposition([](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
+        EMBER_CHECK(self.dim() > 0) << "split expects at least a 1-dimensional tensor";
+        const int64_t dim = core::wrap_dim(a[2].to_int(), self.dim());
+        const int64_t split = a[1].to_int();
+        const int64_t size = self.size(dim);
+        EMBER_CHECK(split > 0 || (split == 0 && size == 0))
+            << "split_size can only be 0 if dimension size is 0, but got dimension size of " << size;
+        std::vector<int64_t> sizes;
+        for (int64_t s = 0; s < size; s += split) sizes.push_back(std::min(split, size - s));
+        if (sizes.empty()) sizes.push_back(0);
+        return call_op("aten::split_with_sizes", {self, sizes, dim});
+      });
+  r.def("chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]").set_decomposition([](const Stack& a) {
+    const Tensor& self = a[0].to_tensor();
+    EMBER_CHECK(self.dim() > 0) << "chunk expects at least a 1-dimensional tensor";
+    const int64_t chunks = a[1].to_int();
+    EMBER_CHECK(chunks > 0) << "chunk expects `chunks` to be greater than 0, got: " << chunks;
+    const int64_t size = self.size(a[2].to_int());
+    const int64_t split = (size + chunks - 1) / chunks;
+    return call_op("aten::split.Tensor", {self, std::max<int64_t>(split, size == 0 ? 0 : 1), a[2]});
+  });
+}
+
+}  // namespace ember::ops
+
+// --- public API ----------------------------------------------------------------------
+namespace ember {
+using ops::call_at;
+using ops::call_tensor;
+
+Tensor view(const Tensor& self, IntArrayRef size, Loc loc) {
+  return call_tensor(EMBER_OP("aten::view"), {self, size}, loc);
+}
+Tensor reshape(const Tensor& self, IntArrayRef shape, Loc loc) {
+  return call_tensor(EMBER_OP("aten::reshape"), {self, shape}, loc);
+}
+Tensor permute(const Tensor& self, IntArrayRef dims, Loc loc) {
+  return call_tensor(EMBER_OP("aten::permute"), {self, dims}, loc);
+}
+Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1, Loc loc) {
+  return call_tensor(EMBER_OP("aten::transpose.int"), {self, dim0, dim1}, loc);
+}
+Tensor t(const Tensor& self, Loc loc) { return call_tensor(EMBER_OP("aten::t"), {self}, loc); }
+Tensor expand(const Tensor& self, IntArrayRef size, Loc loc) {
+  return call_tensor(EMBER_OP("aten::expand"), {self, size}, loc);
+}
+Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step,
+             Loc loc) {
+  return call_tensor(EMBER_OP("aten::slice.Tensor"), {self, dim, start, end, step}, loc);
+}
+Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length, Loc loc) {
+  return call_tensor(EMBER_OP("aten::narrow"), {self, dim, start, length}, loc);
+}
+Tensor select(const Tensor& self, int64_t dim, int64_t index, Loc loc) {
+  return call_tensor(EMBER_OP("aten::select.int"), {self, dim, index}, loc);
+}
+Tensor squeeze(const Tensor& self, Loc loc) { return call_tensor(EMBER_OP("aten::squeeze"), {self}, loc); }
+Tensor squeeze(const Tensor& self, int64_t dim, Loc loc) {
+  return call_tensor(EMBER_OP("aten::squeeze.dim"), {self, dim}, loc);
+}
+Tensor unsqueeze(const Tensor& self, int64_t dim, Loc loc) {
+  return call_tensor(EMBER_OP("aten::unsqueeze"), {self, dim}, loc);
+}
+Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset,
+                  Loc loc) {
+  return call_tensor(EMBER_OP("aten::as_strided"), {self, size, stride, storage_offset}, loc);
+}
+Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim, Loc loc) {
+  return call_tensor(EMBER_OP("aten::flatten.using_ints"), {self, start_dim, end_dim}, loc);
+}
+Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes, Loc loc) {
+  return call_tensor(EMBER_OP("aten::unflatten.int"), {self, dim, sizes}, loc);
+}
+Tensor alias(const Tensor& self, Loc loc) { return call_tensor(EMBER_OP("aten::alias"), {self}, loc); }
+std::vector<Tensor> unbind(const Tensor& self, int64_t dim, Loc loc) {
+  return ops::tensor_list(call_at(EMBER_OP("aten::unbind.int"), {self, dim}, loc));
+}
+std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim, Loc loc) {
+  return ops::tensor_list(call_at(EMBER_OP("aten::split.Tensor"), {self, split_size, dim}, loc));
+}
+std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, int64_t dim, Loc loc) {
+  return ops::tensor_list(call_at(EMBER_OP("aten::split_with_sizes"), {self, split_sizes, dim}, loc));
+}
+std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim, Loc loc) {
+  return ops::tensor_list(call_at(EMBER_OP("aten::chunk"), {self, chunks, dim}, loc));
+}
+
+}  // namespace ember

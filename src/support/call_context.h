@@ -1,0 +1,56 @@
+// support/call_context.h — per-thread context of the op call in progress: the user's
+// source location (set by the outermost public API call) and the stack of ops being
+// dispatched. Errors read it to say which op failed and on which user line.
+#pragma once
+
+#include <source_location>
+#include <string>
+#include <vector>
+
+namespace ember::support {
+
+struct CallContext {
+  /// The outermost public API call's location; file_name() is "" when none.
+  std::source_location user_loc{};
+  bool has_user_loc = false;
+  /// Names of the ops being dispatched, outermost first.
+  std::vector<const char*> op_stack;
+};
+
+CallContext& call_context();
+
+/// Sets the user location for the duration of a public API call, unless an outer
+/// call already set one (internal calls made by Ember never replace the user's line).
+class UserLocScope {
+ public:
+  explicit UserLocScope(const std::source_location& loc) {
+    CallContext& c = call_context();
+    if (!c.has_user_loc) {
+      c.user_loc = loc;
+      c.has_user_loc = true;
+      owner_ = true;
+    }
+  }
+  ~UserLocScope() {
+    if (owner_) call_context().has_user_loc = false;
+  }
+  UserLocScope(const UserLocScope&) = delete;
+  UserLocScope& operator=(const UserLocScope&) = delete;
+
+ private:
+  bool owner_ = false;
+};
+
+/// Pushes an op name for the duration of its dispatch.
+class OpScope {
+ public:
+  explicit OpScope(const char* name) { call_context().op_stack.push_back(name); }
+  ~OpScope() { call_context().op_stack.pop_back(); }
+  OpScope(const OpScope&) = delete;
+  OpScope& operator=(const OpScope&) = delete;
+};
+
+/// "file.cpp:12" for a source location.
+std::string format_loc(const std::source_location& loc);
+
+}  // namespace ember::support
