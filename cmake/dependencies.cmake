@@ -1,6 +1,5 @@
 # Third-party libraries, all from Debian packages (scripts/install-deps.sh).
 find_package(OpenMP REQUIRED)
-find_package(fmt REQUIRED)
 find_package(nlohmann_json REQUIRED)
 
 find_path(CBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES x86_64-linux-gnu/openblas-openmp x86_64-linux-gnu/openblas-pthread REQUIRED)

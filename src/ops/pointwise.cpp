@@ -296,7 +296,18 @@ void register_masked_fill(Registry& r) {
       .set_inplace_of("aten::masked_fill.Tensor");
 }
 
-/// clamp(x, min, max) = min(max(x, lo), hi), NaN-propagating; bounds may be None.
+/// clamp(x, lo, hi) = minimum(maximum(x, lo), hi): NaN in x or in a bound propagates,
+/// and lo > hi gives hi, as in ATen.
+struct ClampOp {
+  template <typename T>
+  auto operator()(T x, T lo, T hi) const {
+    using namespace vec;
+    T t = where(x != x, x, where(x > lo, x, lo));
+    return where(t != t, t, where(t < hi, t, hi));
+  }
+};
+
+/// clamp(x, min, max); bounds may be None (one of them at least must be given).
 void register_clamp(Registry& r) {
   auto meta = [](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
@@ -308,13 +319,23 @@ void register_clamp(Registry& r) {
     return metas(pointwise_meta(ins, dt));
   };
   auto kernel = [](const Stack& a, std::vector<Tensor>& out) {
-    Tensor x = a[0].to_tensor();
+    const Tensor& x = a[0].to_tensor();
     const ScalarType dt = out[0].dtype();
-    // Apply the bounds one at a time through maximum/minimum (same NaN rules as ATen).
-    Tensor result = cast(x, dt);
-    if (!a[1].is_none()) result = call_op_tensor("aten::maximum", {result, operand(a[1], dt, x.device())});
-    if (!a[2].is_none()) result = call_op_tensor("aten::minimum", {result, operand(a[2], dt, x.device())});
-    out[0].copy_(result);
+    EMBER_CHECK(dt != kBool) << "\"clamp\" not implemented for 'Bool'";
+    // A missing bound is the dtype's extreme, so one three-input kernel covers all forms.
+    auto bound = [&](const IValue& v, bool lower) -> Tensor {
+      if (!v.is_none()) return cast(operand(v, dt, x.device()), dt);
+      return EMBER_DISPATCH_ALL_TYPES(dt, "clamp", [&] {
+        using lim = std::numeric_limits<opmath_t<scalar_t>>;
+        const double extreme = lim::has_infinity ? (lower ? -lim::infinity() : lim::infinity())
+                                                 : static_cast<double>(lower ? lim::lowest() : lim::max());
+        return lim::has_infinity || sizeof(scalar_t) < 8
+                   ? scalar_tensor(Scalar(extreme), dt, x.device())
+                   : scalar_tensor(Scalar(lower ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max()),
+                                   dt, x.device());
+      });
+    };
+    run<Kind::Arith, ClampOp, 3>(ClampOp{}, out[0], {x, bound(a[1], true), bound(a[2], false)}, dt);
   };
   r.def("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor").set_meta(meta).set_cpu(kernel);
   r.def("clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor").set_meta(meta).set_cpu(kernel);

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The README's test command: installs dependencies, builds everything, runs every test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+bash scripts/build.sh "$@"
+build_dir=${EMBER_BUILD_DIR:-build}
+cd "$build_dir"
+ctest --output-on-failure -j2 --timeout 600
