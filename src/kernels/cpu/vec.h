@@ -1,5 +1,6 @@
-// kernels/cpu/vec.h — Vectorized<float> / Vectorized<double>: 256-bit SIMD values with
-// the same operators and math functions as plain scalars, so that one expression from
+// kernels/cpu/vec.h — Vectorized<float> / Vectorized<double>: SIMD values (512-bit with
+// AVX-512, else 256-bit) with the same operators and math functions as plain scalars,
+// so that one expression from
 // ops/scalar_ops.def compiles to both the scalar tail loop and the SIMD main loop (and,
 // later, into generated kernels). Math functions come from Sleef (ULP-bounded).
 //
@@ -17,6 +18,18 @@
 namespace ember::vec {
 
 template <typename T> struct Vectorized;
+
+// The widest SIMD registers the build targets: 512 bits with AVX-512, else 256 (AVX2).
+// Sleef's functions are named by lane count (expf16 / expf8, expd8 / expd4).
+#if defined(__AVX512F__)
+#define EMBER_VEC_BYTES 64
+#define EMBER_SLEEF_F(name, suffix) Sleef_##name##f16##suffix
+#define EMBER_SLEEF_D(name, suffix) Sleef_##name##d8##suffix
+#else
+#define EMBER_VEC_BYTES 32
+#define EMBER_SLEEF_F(name, suffix) Sleef_##name##f8##suffix
+#define EMBER_SLEEF_D(name, suffix) Sleef_##name##d4##suffix
+#endif
 
 #define EMBER_VEC_BODY(T, N, RAW, MASKRAW)                                                  \
   using value_type = T;                                                                    \
@@ -48,28 +61,28 @@ template <typename T> struct Vectorized;
 
 template <>
 struct Vectorized<float> {
-  typedef float raw8 __attribute__((vector_size(32)));
-  typedef int32_t mask8 __attribute__((vector_size(32)));
+  typedef float raw8 __attribute__((vector_size(EMBER_VEC_BYTES)));
+  typedef int32_t mask8 __attribute__((vector_size(EMBER_VEC_BYTES)));
   struct Mask {
     mask8 m;
     friend Mask operator&&(Mask a, Mask b) { return Mask{a.m & b.m}; }
     friend Mask operator||(Mask a, Mask b) { return Mask{a.m | b.m}; }
     friend Mask operator!(Mask a) { return Mask{~a.m}; }
   };
-  EMBER_VEC_BODY(float, 8, raw8, mask8)
+  EMBER_VEC_BODY(float, EMBER_VEC_BYTES / 4, raw8, mask8)
 };
 
 template <>
 struct Vectorized<double> {
-  typedef double raw4 __attribute__((vector_size(32)));
-  typedef int64_t mask4 __attribute__((vector_size(32)));
+  typedef double raw4 __attribute__((vector_size(EMBER_VEC_BYTES)));
+  typedef int64_t mask4 __attribute__((vector_size(EMBER_VEC_BYTES)));
   struct Mask {
     mask4 m;
     friend Mask operator&&(Mask a, Mask b) { return Mask{a.m & b.m}; }
     friend Mask operator||(Mask a, Mask b) { return Mask{a.m | b.m}; }
     friend Mask operator!(Mask a) { return Mask{~a.m}; }
   };
-  EMBER_VEC_BODY(double, 4, raw4, mask4)
+  EMBER_VEC_BODY(double, EMBER_VEC_BYTES / 8, raw4, mask4)
 };
 #undef EMBER_VEC_BODY
 
@@ -130,33 +143,34 @@ inline bool isnan(T x) {
 }
 
 // --- math: vector versions (Sleef, 1.0-ULP variants unless noted) ---------------------
-#define EMBER_SLEEF_1(name, fsleef, dsleef)                                  \
-  inline VecF name(VecF x) { return VecF(fsleef(x.v)); }                     \
-  inline VecD name(VecD x) { return VecD(dsleef(x.v)); }
-EMBER_SLEEF_1(exp, Sleef_expf8_u10, Sleef_expd4_u10)
-EMBER_SLEEF_1(expm1, Sleef_expm1f8_u10, Sleef_expm1d4_u10)
-EMBER_SLEEF_1(log, Sleef_logf8_u10, Sleef_logd4_u10)
-EMBER_SLEEF_1(log1p, Sleef_log1pf8_u10, Sleef_log1pd4_u10)
-EMBER_SLEEF_1(log2, Sleef_log2f8_u10, Sleef_log2d4_u10)
-EMBER_SLEEF_1(log10, Sleef_log10f8_u10, Sleef_log10d4_u10)
-EMBER_SLEEF_1(sqrt, Sleef_sqrtf8_u05, Sleef_sqrtd4_u05)
-EMBER_SLEEF_1(sin, Sleef_sinf8_u10, Sleef_sind4_u10)
-EMBER_SLEEF_1(cos, Sleef_cosf8_u10, Sleef_cosd4_u10)
-EMBER_SLEEF_1(tan, Sleef_tanf8_u10, Sleef_tand4_u10)
-EMBER_SLEEF_1(tanh, Sleef_tanhf8_u10, Sleef_tanhd4_u10)
-EMBER_SLEEF_1(erf, Sleef_erff8_u10, Sleef_erfd4_u10)
-EMBER_SLEEF_1(floor, Sleef_floorf8, Sleef_floord4)
-EMBER_SLEEF_1(ceil, Sleef_ceilf8, Sleef_ceild4)
-EMBER_SLEEF_1(trunc, Sleef_truncf8, Sleef_truncd4)
-EMBER_SLEEF_1(round_even, Sleef_rintf8, Sleef_rintd4)
-EMBER_SLEEF_1(fabs, Sleef_fabsf8, Sleef_fabsd4)
+#define EMBER_SLEEF_1(name, sleef, suffix)                                                \
+  inline VecF name(VecF x) { return VecF(EMBER_SLEEF_F(sleef, suffix)(x.v)); }             \
+  inline VecD name(VecD x) { return VecD(EMBER_SLEEF_D(sleef, suffix)(x.v)); }
+#define EMBER_SLEEF_2(name, sleef, suffix)                                                \
+  inline VecF name(VecF a, VecF b) { return VecF(EMBER_SLEEF_F(sleef, suffix)(a.v, b.v)); } \
+  inline VecD name(VecD a, VecD b) { return VecD(EMBER_SLEEF_D(sleef, suffix)(a.v, b.v)); }
+EMBER_SLEEF_1(exp, exp, _u10)
+EMBER_SLEEF_1(expm1, expm1, _u10)
+EMBER_SLEEF_1(log, log, _u10)
+EMBER_SLEEF_1(log1p, log1p, _u10)
+EMBER_SLEEF_1(log2, log2, _u10)
+EMBER_SLEEF_1(log10, log10, _u10)
+EMBER_SLEEF_1(sqrt, sqrt, _u05)
+EMBER_SLEEF_1(sin, sin, _u10)
+EMBER_SLEEF_1(cos, cos, _u10)
+EMBER_SLEEF_1(tan, tan, _u10)
+EMBER_SLEEF_1(tanh, tanh, _u10)
+EMBER_SLEEF_1(erf, erf, _u10)
+EMBER_SLEEF_1(floor, floor, )
+EMBER_SLEEF_1(ceil, ceil, )
+EMBER_SLEEF_1(trunc, trunc, )
+EMBER_SLEEF_1(round_even, rint, )
+EMBER_SLEEF_1(fabs, fabs, )
+EMBER_SLEEF_2(pow, pow, _u10)
+EMBER_SLEEF_2(atan2, atan2, _u10)
+EMBER_SLEEF_2(fmod, fmod, )
 #undef EMBER_SLEEF_1
-inline VecF pow(VecF a, VecF b) { return VecF(Sleef_powf8_u10(a.v, b.v)); }
-inline VecD pow(VecD a, VecD b) { return VecD(Sleef_powd4_u10(a.v, b.v)); }
-inline VecF atan2(VecF a, VecF b) { return VecF(Sleef_atan2f8_u10(a.v, b.v)); }
-inline VecD atan2(VecD a, VecD b) { return VecD(Sleef_atan2d4_u10(a.v, b.v)); }
-inline VecF fmod(VecF a, VecF b) { return VecF(Sleef_fmodf8(a.v, b.v)); }
-inline VecD fmod(VecD a, VecD b) { return VecD(Sleef_fmodd4(a.v, b.v)); }
+#undef EMBER_SLEEF_2
 inline VecF::Mask isnan(VecF x) { return x != x; }
 inline VecD::Mask isnan(VecD x) { return x != x; }
 
