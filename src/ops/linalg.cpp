@@ -51,7 +51,7 @@ void check_expandable(const Tensor& t, IntArrayRef target) {
                              << "}, size=" << target << "): the number of sizes provided (" << nd
                              << ") must be greater or equal to the number of dimensions in the tensor (" << t.dim()
                              << ")";
-  for (int64_t i = 0; i < t.dim(); ++i) {
+  for (int64_t i = t.dim() - 1; i >= 0; --i) {  // innermost first, as expand reports
     const int64_t d = nd - t.dim() + i;
     EMBER_CHECK(t.size(i) == 1 || t.size(i) == target[d])
         << "The expanded size of the tensor (" << target[d] << ") must match the existing size (" << t.size(i)
