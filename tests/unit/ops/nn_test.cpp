@@ -110,6 +110,18 @@ TEST(Softmax, DoubleAndBFloat16) {
                1.6e-2, 1e-5);
 }
 
+TEST(Softmax, HalfComputesInFloatAndRoundsOnce) {
+  // PyTorch 1.13 has no CPU half softmax; the reference is the float result on the same
+  // half-rounded inputs, rounded to half.
+  Tensor xh = x34().to(kHalf);
+  Tensor r = softmax(xh, 1);
+  EXPECT_EQ(r.dtype(), kHalf);
+  expect_close(r, softmax(xh.to(kFloat), 1).to(kHalf).to_vector<double>(), 0, 0);
+  Tensor ln = layer_norm(xh, {4});
+  EXPECT_EQ(ln.dtype(), kHalf);
+  expect_close(ln, layer_norm(xh.to(kFloat), {4}).to(kHalf).to_vector<double>(), 0, 0);
+}
+
 TEST(Softmax, NonContiguousInputGivesContiguousOutput) {
   Tensor r = softmax(x34().t(), 1);
   EXPECT_TRUE(r.is_contiguous());
@@ -311,6 +323,21 @@ TEST(BatchNorm, CompositeReturnsOutputAndMetaShapes) {
 }
 
 // --- embedding / padding ------------------------------------------------------------------------
+
+TEST(BatchNorm, EmptyBatchLeavesRunningStatsAlone) {
+  Tensor rm = tensor<float>({0.5, -0.5}), rv = tensor<float>({1, 2});
+  auto [out, save_mean, save_invstd] = native_batch_norm(ones({0, 2, 3}), std::nullopt, std::nullopt, rm, rv, true, 0.1, 1e-5);
+  EXPECT_EQ(out.sizes(), IntArrayRef({0, 2, 3}));
+  EXPECT_EQ(save_mean.sizes(), IntArrayRef({2}));
+  expect_close(rm, {0.5, -0.5});
+  expect_close(rv, {1, 2});
+}
+
+TEST(Embedding, EmptyIndicesGiveEmptyRows) {
+  EXPECT_EQ(embedding(ones({5, 3}), empty({0}, kInt64)).sizes(), IntArrayRef({0, 3}));
+  EXPECT_EQ(embedding(empty({5, 3}, kMeta), empty({2, 4}, TensorOptions(kInt32).device(kMeta))).sizes(),
+            IntArrayRef({2, 4, 3}));
+}
 
 TEST(Embedding, GathersRowsForAnyIndexShape) {
   Tensor w = ar(15).view({5, 3});
