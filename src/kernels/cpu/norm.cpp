@@ -1,0 +1,258 @@
+// kernels/cpu/norm.cpp — see norm.h. Row sums run in float vectors over chunks of 256
+// elements whose partial sums are added in double, so long rows stay accurate without
+// giving up SIMD width; the mean is subtracted before squaring (two passes over a
+// cached row) rather than using E[x^2] - E[x]^2, which cancels badly.
+#include "kernels/cpu/norm.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels/cpu/loops.h"
+#include "kernels/cpu/vec.h"
+
+namespace ember::kernels::cpu {
+namespace {
+
+using vec::Vectorized;
+
+template <typename T>
+T lane_sum(Vectorized<T> v) {
+  T lanes[Vectorized<T>::size()];
+  v.store(lanes);
+  T s = 0;
+  for (int i = 0; i < Vectorized<T>::size(); ++i) s += lanes[i];
+  return s;
+}
+
+/// Sum of f(x[i]) over a row, f applied to vectors and scalars alike.
+template <typename T, typename F>
+double row_sum(const T* x, int64_t n, F f) {
+  using V = Vectorized<T>;
+  constexpr int64_t W = V::size();
+  constexpr int64_t kChunk = 256;
+  double total = 0;
+  for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
+    const int64_t c1 = std::min(n, c0 + kChunk);
+    V a0(T(0)), a1(T(0));
+    int64_t i = c0;
+    for (; i + 2 * W <= c1; i += 2 * W) {
+      a0 = a0 + f(V::load(x + i));
+      a1 = a1 + f(V::load(x + i + W));
+    }
+    for (; i + W <= c1; i += W) a0 = a0 + f(V::load(x + i));
+    T s = lane_sum(a0 + a1);
+    for (; i < c1; ++i) s += f(x[i]);
+    total += static_cast<double>(s);
+  }
+  return total;
+}
+
+/// One row (float or double); gamma/beta may be null.
+template <typename T>
+void layer_norm_row(const T* x, T* y, int64_t n, const T* gamma, const T* beta, double eps, T& mean_out,
+                    T& rstd_out) {
+  using V = Vectorized<T>;
+  constexpr int64_t W = V::size();
+  if (n == 0) {
+    mean_out = 0;
+    rstd_out = std::numeric_limits<T>::quiet_NaN();
+    return;
+  }
+  const T mean = static_cast<T>(row_sum(x, n, [](auto v) { return v; }) / static_cast<double>(n));
+  const V vmean(mean);
+  const double var = row_sum(x, n, [&](auto v) {
+                       auto d = v - decltype(v)(mean);
+                       return d * d;
+                     }) /
+                     static_cast<double>(n);
+  const T rstd = static_cast<T>(1.0 / std::sqrt(std::max(var, 0.0) + eps));
+  mean_out = mean;
+  rstd_out = rstd;
+  // ATen's form: (x * rstd + (-rstd * mean)) * gamma + beta.
+  const T scale = rstd, bias = -rstd * mean;
+  const V vs(scale), vb(bias);
+  int64_t i = 0;
+  if (gamma && beta) {
+    for (; i + W <= n; i += W) ((V::load(x + i) * vs + vb) * V::load(gamma + i) + V::load(beta + i)).store(y + i);
+    for (; i < n; ++i) y[i] = (x[i] * scale + bias) * gamma[i] + beta[i];
+  } else if (gamma) {
+    for (; i + W <= n; i += W) ((V::load(x + i) * vs + vb) * V::load(gamma + i)).store(y + i);
+    for (; i < n; ++i) y[i] = (x[i] * scale + bias) * gamma[i];
+  } else if (beta) {
+    for (; i + W <= n; i += W) ((V::load(x + i) * vs + vb) + V::load(beta + i)).store(y + i);
+    for (; i < n; ++i) y[i] = (x[i] * scale + bias) + beta[i];
+  } else {
+    for (; i + W <= n; i += W) (V::load(x + i) * vs + vb).store(y + i);
+    for (; i < n; ++i) y[i] = x[i] * scale + bias;
+  }
+}
+
+template <typename T>
+void layer_norm_native(const Tensor& in, const Tensor& gamma, const Tensor& beta, int64_t M, int64_t N, double eps,
+                       Tensor& out, Tensor& mean, Tensor& rstd) {
+  const T* x = in.data_ptr<T>();
+  T* y = out.data_ptr<T>();
+  const T* g = gamma.defined() ? gamma.data_ptr<T>() : nullptr;
+  const T* b = beta.defined() ? beta.data_ptr<T>() : nullptr;
+  T* mp = mean.data_ptr<T>();
+  T* rp = rstd.data_ptr<T>();
+  const bool big = M * N > kGrainSize && !omp_in_parallel();
+#pragma omp parallel for if (big) schedule(static)
+  for (int64_t r = 0; r < M; ++r) layer_norm_row(x + r * N, y + r * N, N, g, b, eps, mp[r], rp[r]);
+}
+
+/// Half / bfloat16: rows and parameters widened to float.
+template <typename T>
+void layer_norm_reduced(const Tensor& in, const Tensor& gamma, const Tensor& beta, int64_t M, int64_t N, double eps,
+                        Tensor& out, Tensor& mean, Tensor& rstd) {
+  const T* x = in.data_ptr<T>();
+  T* y = out.data_ptr<T>();
+  std::vector<float> g, b;
+  if (gamma.defined()) {
+    const T* p = gamma.data_ptr<T>();
+    g.assign(p, p + N);
+  }
+  if (beta.defined()) {
+    const T* p = beta.data_ptr<T>();
+    b.assign(p, p + N);
+  }
+  T* mp = mean.data_ptr<T>();
+  T* rp = rstd.data_ptr<T>();
+  const bool big = M * N > kGrainSize && !omp_in_parallel();
+#pragma omp parallel if (big)
+  {
+    std::vector<float> xi(static_cast<size_t>(N)), yi(static_cast<size_t>(N));
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < M; ++r) {
+      for (int64_t i = 0; i < N; ++i) xi[i] = static_cast<float>(x[r * N + i]);
+      float m, s;
+      layer_norm_row<float>(xi.data(), yi.data(), N, g.empty() ? nullptr : g.data(), b.empty() ? nullptr : b.data(),
+                            eps, m, s);
+      for (int64_t i = 0; i < N; ++i) y[r * N + i] = T(yi[i]);
+      mp[r] = T(m);
+      rp[r] = T(s);
+    }
+  }
+}
+
+// --- batch norm ------------------------------------------------------------------------
+
+/// A 1-D parameter read and written as P with its own stride; absent reads as `fallback`.
+template <typename P>
+struct Param {
+  P* data = nullptr;
+  int64_t stride = 0;
+  explicit Param(const Tensor& t) {
+    if (t.defined()) {
+      data = t.data_ptr<P>();
+      stride = t.stride(0);
+    }
+  }
+  opmath_t<P> get(int64_t c, double fallback) const {
+    return data ? static_cast<opmath_t<P>>(data[c * stride]) : static_cast<opmath_t<P>>(fallback);
+  }
+  void set(int64_t c, double v) const { data[c * stride] = static_cast<P>(static_cast<opmath_t<P>>(v)); }
+};
+
+template <typename T, typename P>
+void batch_norm_impl(const Tensor& in, int64_t N, int64_t C, int64_t S, const Tensor& weight, const Tensor& bias,
+                     const Tensor& running_mean, const Tensor& running_var, bool training, double momentum,
+                     double eps, Tensor& out, Tensor& save_mean, Tensor& save_invstd) {
+  using acc_t = opmath_t<P>;
+  const T* x = in.data_ptr<T>();
+  T* y = out.data_ptr<T>();
+  const Param<P> w(weight), b(bias), rm(running_mean), rv(running_var);
+  const Param<P> sm(training ? save_mean : Tensor()), si(training ? save_invstd : Tensor());
+  const int64_t count = N * S;
+  const bool big = count * C > kGrainSize && !omp_in_parallel();
+#pragma omp parallel for if (big) schedule(static)
+  for (int64_t c = 0; c < C; ++c) {
+    acc_t mean, invstd;
+    if (training) {
+      double sum = 0;
+      for (int64_t n = 0; n < N; ++n) {
+        const T* p = x + (n * C + c) * S;
+        for (int64_t s = 0; s < S; ++s) sum += static_cast<double>(p[s]);
+      }
+      const double dmean = count > 0 ? sum / static_cast<double>(count) : 0.0;
+      double var_sum = 0;
+      for (int64_t n = 0; n < N; ++n) {
+        const T* p = x + (n * C + c) * S;
+        for (int64_t s = 0; s < S; ++s) {
+          const double d = static_cast<double>(p[s]) - dmean;
+          var_sum += d * d;
+        }
+      }
+      const double dinvstd = count > 0 ? 1.0 / std::sqrt(var_sum / static_cast<double>(count) + eps) : 0.0;
+      sm.set(c, dmean);
+      si.set(c, dinvstd);
+      mean = sm.get(c, 0);
+      invstd = si.get(c, 0);
+      // An empty batch carries no statistics: the running ones stay as they are.
+      if (count > 0 && rm.data) rm.set(c, momentum * dmean + (1 - momentum) * static_cast<double>(rm.get(c, 0)));
+      if (count > 0 && rv.data) {
+        const double unbiased = var_sum / static_cast<double>(count - 1);
+        rv.set(c, momentum * unbiased + (1 - momentum) * static_cast<double>(rv.get(c, 0)));
+      }
+    } else {
+      mean = rm.get(c, 0);
+      invstd = static_cast<acc_t>(1.0 / std::sqrt(static_cast<double>(rv.get(c, 0)) + eps));
+    }
+    const acc_t alpha = invstd * w.get(c, 1);
+    const acc_t beta = b.get(c, 0) - mean * alpha;
+    using math_t = opmath_t<T>;
+    const math_t ma = static_cast<math_t>(alpha), mb = static_cast<math_t>(beta);
+    for (int64_t n = 0; n < N; ++n) {
+      const T* p = x + (n * C + c) * S;
+      T* q = y + (n * C + c) * S;
+      for (int64_t s = 0; s < S; ++s) q[s] = static_cast<T>(static_cast<math_t>(p[s]) * ma + mb);
+    }
+  }
+}
+
+}  // namespace
+
+void layer_norm(const Tensor& in, const Tensor& gamma, const Tensor& beta, int64_t M, int64_t N, double eps,
+                Tensor& out, Tensor& mean, Tensor& rstd) {
+  EMBER_INTERNAL_ASSERT(in.is_contiguous() && out.is_contiguous());
+  if (M == 0) return;
+  switch (in.dtype()) {
+    case kFloat: return layer_norm_native<float>(in, gamma, beta, M, N, eps, out, mean, rstd);
+    case kDouble: return layer_norm_native<double>(in, gamma, beta, M, N, eps, out, mean, rstd);
+    case kHalf: return layer_norm_reduced<Half>(in, gamma, beta, M, N, eps, out, mean, rstd);
+    case kBFloat16: return layer_norm_reduced<BFloat16>(in, gamma, beta, M, N, eps, out, mean, rstd);
+    default: break;
+  }
+  EMBER_INTERNAL_ASSERT(false) << "layer_norm kernel for dtype " << in.dtype();
+}
+
+void batch_norm(const Tensor& in, int64_t N, int64_t C, int64_t S, const Tensor& weight, const Tensor& bias,
+                const Tensor& running_mean, const Tensor& running_var, bool training, double momentum, double eps,
+                Tensor& out, Tensor& save_mean, Tensor& save_invstd) {
+  EMBER_INTERNAL_ASSERT(in.is_contiguous() && out.is_contiguous());
+  // The parameters' dtype: the input's, or float beside a half/bfloat16 input.
+  ScalarType pt = in.dtype();
+  for (const Tensor* t : {&weight, &bias, &running_mean, &running_var})
+    if (t->defined()) pt = t->dtype();
+  auto run = [&]<typename T, typename P>() {
+    batch_norm_impl<T, P>(in, N, C, S, weight, bias, running_mean, running_var, training, momentum, eps, out,
+                          save_mean, save_invstd);
+  };
+  switch (in.dtype()) {
+    case kFloat: return run.template operator()<float, float>();
+    case kDouble: return run.template operator()<double, double>();
+    case kHalf:
+      if (pt == kFloat) return run.template operator()<Half, float>();
+      return run.template operator()<Half, Half>();
+    case kBFloat16:
+      if (pt == kFloat) return run.template operator()<BFloat16, float>();
+      return run.template operator()<BFloat16, BFloat16>();
+    default: break;
+  }
+  EMBER_INTERNAL_ASSERT(false) << "batch_norm kernel for dtype " << in.dtype();
+}
+
+}  // namespace ember::kernels::cpu

@@ -1,0 +1,236 @@
+// Matrix products: mm, bmm, addmm, mv, dot, matmul, linear. Expected values come from
+// PyTorch 1.13 on the same inputs (arange-based so the inputs need no literals).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ember/ember.h"
+
+namespace ember {
+namespace {
+
+void expect_close(const Tensor& t, const std::vector<double>& expected, double rtol = 1.3e-6, double atol = 1e-5) {
+  std::vector<double> got = t.to_vector<double>();
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], expected[i], atol + rtol * std::fabs(expected[i])) << "at flat index " << i;
+}
+
+Tensor ar(int64_t n, ScalarType dt = kFloat) { return arange(n, dt); }
+
+TEST(Mm, FloatMatchesTorch) {
+  Tensor r = mm(ar(6).view({2, 3}), ar(12).view({3, 4}) - 5);
+  EXPECT_EQ(r.sizes(), IntArrayRef({2, 4}));
+  EXPECT_EQ(r.strides(), IntArrayRef({4, 1}));
+  expect_close(r, {5, 8, 11, 14, -4, 8, 20, 32});
+}
+
+TEST(Mm, TransposedInputsGiveTheSameProduct) {
+  Tensor r = mm(ar(6).view({3, 2}).t(), ar(12).view({4, 3}).t());
+  expect_close(r, {10, 28, 46, 64, 13, 40, 67, 94});
+}
+
+TEST(Mm, SlicedAndBroadcastInputsArePacked) {
+  Tensor r = mm(ar(12).view({2, 6}).slice(1, 0, 6, 2), ar(24).view({3, 8}).slice(1, 0, 8, 2));
+  expect_close(r, {80, 92, 104, 116, 224, 272, 320, 368});
+  Tensor e = mm(ar(3).view({1, 3}).expand({2, 3}), ar(12).view({3, 4}));
+  expect_close(e, {20, 23, 26, 29, 20, 23, 26, 29});
+}
+
+TEST(Mm, DoubleMatchesTorch) {
+  Tensor r = mm(ar(6, kDouble).view({2, 3}) / 3, (ar(12, kDouble).view({3, 4}) - 5) / 7);
+  EXPECT_EQ(r.dtype(), kDouble);
+  expect_close(r,
+               {0.23809523809523805, 0.38095238095238093, 0.5238095238095238, 0.6666666666666666, -0.1904761904761905,
+                0.380952380952381, 0.9523809523809524, 1.5238095238095237},
+               1e-7, 1e-7);
+}
+
+TEST(Mm, IntegersUseExactWrappingArithmetic) {
+  Tensor r = mm(ar(6, kInt64).view({2, 3}) - 2, ar(12, kInt64).view({3, 4}));
+  EXPECT_EQ(r.dtype(), kInt64);
+  EXPECT_EQ(r.to_vector<int64_t>(), (std::vector<int64_t>{-4, -7, -10, -13, 32, 38, 44, 50}));
+  // 100 * 100 * 2 = 20000 wraps to 32 in int8, as in PyTorch.
+  Tensor i8 = mm(full({1, 2}, 100, kInt8), full({2, 1}, 100, kInt8));
+  EXPECT_EQ(i8.to_vector<int64_t>(), (std::vector<int64_t>{32}));
+  Tensor u8 = mm(full({1, 3}, 200, kUInt8), full({3, 1}, 3, kUInt8));
+  EXPECT_EQ(u8.to_vector<int64_t>(), (std::vector<int64_t>{8}));
+}
+
+TEST(Mm, ReducedFloatsComputeInFloat) {
+  Tensor a = ar(6).view({2, 3}) * 0.3, b = (ar(12).view({3, 4}) - 5) * 0.7;
+  Tensor bf = mm(a.to(kBFloat16), b.to(kBFloat16));
+  EXPECT_EQ(bf.dtype(), kBFloat16);
+  expect_close(bf, {1.046875, 1.6796875, 2.3125, 2.9375, -0.84375, 1.671875, 4.1875, 6.6875}, 1.6e-2, 1e-5);
+  Tensor h = mm(a.to(kHalf), b.to(kHalf));
+  EXPECT_EQ(h.dtype(), kHalf);
+  expect_close(h, {1.0498046875, 1.6806640625, 2.310546875, 2.939453125, -0.8408203125, 1.6806640625, 4.19921875,
+                   6.71875},
+               1e-3, 1e-5);
+}
+
+TEST(Mm, EmptyInnerDimGivesZeros) {
+  Tensor r = mm(ones({2, 0}), ones({0, 3}));
+  EXPECT_EQ(r.sizes(), IntArrayRef({2, 3}));
+  expect_close(r, {0, 0, 0, 0, 0, 0});
+  EXPECT_EQ(mm(ones({0, 3}), ones({3, 2})).sizes(), IntArrayRef({0, 2}));
+}
+
+TEST(Mm, LargeTransposedProductMatchesNaiveDoubleLoop) {
+  const int64_t m = 67, k = 45, n = 53;
+  Tensor a = sin(ar(k * m).view({k, m})).t();  // column-major operand
+  Tensor b = cos(ar(n * k).view({n, k}) * 0.5).t();
+  Tensor r = mm(a, b);
+  std::vector<double> av = a.to_vector<double>(), bv = b.to_vector<double>(), expected(m * n, 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < n; ++j) expected[i * n + j] += av[i * k + p] * bv[p * n + j];
+  expect_close(r, expected, 1e-5, 1e-5);
+}
+
+TEST(Mm, MetaTensorsGetShapeOnly) {
+  Tensor r = mm(empty({5, 7}, kMeta), empty({7, 2}, kMeta));
+  EXPECT_TRUE(r.is_meta());
+  EXPECT_EQ(r.sizes(), IntArrayRef({5, 2}));
+}
+
+TEST(Bmm, MatchesTorch) {
+  Tensor x = ar(24).view({2, 3, 4}) / 10, y = ar(40).view({2, 4, 5}) / 10 - 1;
+  Tensor r = bmm(x, y);
+  EXPECT_EQ(r.sizes(), IntArrayRef({2, 3, 5}));
+  expect_close(r, {0.10000000894069672, 0.1600000113248825, 0.2200000286102295, 0.2799999713897705,
+                   0.3400000035762787,  -0.29999998211860657, -0.07999992370605469, 0.14000004529953003,
+                   0.3599999248981476,  0.5799999833106995,  -0.699999988079071,  -0.3199998736381531,
+                   0.06000000238418579, 0.43999993801116943, 0.8199999332427979,  9.699999809265137,
+                   10.239998817443848,  10.780000686645508,  11.319999694824219,  11.860000610351562,
+                   12.5,                13.199999809265137,  13.90000057220459,   14.59999942779541,
+                   15.30000114440918,   15.299999237060547,  16.15999984741211,   17.020000457763672,
+                   17.8799991607666,    18.739999771118164});
+}
+
+TEST(Bmm, BroadcastBatchAndTransposedOperand) {
+  Tensor r = bmm(ar(6).view({1, 2, 3}).expand({2, 2, 3}), ar(24).view({2, 4, 3}).transpose(1, 2));
+  expect_close(r, {5, 14, 23, 32, 14, 50, 86, 122, 41, 50, 59, 68, 158, 194, 230, 266});
+}
+
+TEST(Addmm, BetaAlphaAndBroadcastSelf) {
+  Tensor a = ar(6).view({2, 3}), b = ar(12).view({3, 4}) - 5;
+  expect_close(addmm(ar(4) - 1, a, b, 0.5, 2), {9.5, 16, 22.5, 29, -8.5, 16, 40.5, 65});
+  expect_close(addmm(ar(2).view({2, 1}) * 10, a, b), {5, 8, 11, 14, 6, 18, 30, 42});
+}
+
+TEST(Addmm, BetaZeroIgnoresNanInSelf) {
+  Tensor r = addmm(full({2, 3}, NAN), ones({2, 3}), ones({3, 3}), 0);
+  expect_close(r, {3, 3, 3, 3, 3, 3});
+}
+
+TEST(Addmm, IntegerBetaAlpha) {
+  Tensor a = ar(6, kInt64).view({2, 3}), b = ar(12, kInt64).view({3, 4}) - 5;
+  Tensor r = addmm(ones({2, 4}, kInt64), a, b, 3, 2);
+  EXPECT_EQ(r.to_vector<int64_t>(), (std::vector<int64_t>{13, 19, 25, 31, -5, 19, 43, 67}));
+}
+
+TEST(Dot, StridedVectors) {
+  Tensor r = dot(ar(5) / 2, ar(10).slice(0, 0, 10, 2));
+  EXPECT_EQ(r.dim(), 0);
+  expect_close(r, {30});
+}
+
+TEST(Mv, TransposedMatrix) { expect_close(mv(ar(6).view({3, 2}).t(), ar(3) + 1), {16, 22}); }
+
+TEST(Matmul, VectorVectorIsDot) {
+  Tensor r = matmul(ar(3), ar(3));
+  EXPECT_EQ(r.dim(), 0);
+  expect_close(r, {5});
+}
+
+TEST(Matmul, VectorMatrixAndMatrixVector) {
+  Tensor r = matmul(ar(3), ar(12).view({3, 4}));
+  EXPECT_EQ(r.sizes(), IntArrayRef({4}));
+  expect_close(r, {20, 23, 26, 29});
+  Tensor s = matmul(ar(6).view({3, 2}).t(), ar(3) + 1);
+  EXPECT_EQ(s.sizes(), IntArrayRef({2}));
+  expect_close(s, {16, 22});
+}
+
+TEST(Matmul, BatchTimesMatrixFoldsToMm) {
+  Tensor x = ar(24).view({2, 3, 4}) / 10;
+  Tensor r = matmul(x, ar(20).view({4, 5}) / 10);
+  EXPECT_EQ(r.sizes(), IntArrayRef({2, 3, 5}));
+  expect_close(r, {0.7000000476837158, 0.7600000500679016, 0.8200000524520874, 0.8799999952316284, 0.9399999976158142,
+                   1.899999976158142,  2.119999885559082,  2.3400001525878906, 2.559999942779541,  2.7799999713897705,
+                   3.1000001430511475, 3.4800000190734863, 3.8600001335144043, 4.239999771118164,  4.619999885559082,
+                   4.300000190734863,  4.840000152587891,  5.380000114440918,  5.919999599456787,  6.460000038146973,
+                   5.5,                6.200000286102295,  6.900000095367432,  7.599999904632568,  8.300000190734863,
+                   6.699999809265137,  7.559999942779541,  8.420000076293945,  9.279999732971191,  10.139999389648438});
+  Tensor v = matmul(x, ar(4));
+  EXPECT_EQ(v.sizes(), IntArrayRef({2, 3}));
+  expect_close(v, {1.4000000953674316, 3.799999952316284, 6.200000286102295, 8.600000381469727, 10.999999046325684,
+                   13.399999618530273});
+}
+
+TEST(Matmul, MatrixTimesBatchIsContiguous) {
+  Tensor y = (ar(40).view({2, 4, 5}) / 10 - 1).slice(1, 0, 3);
+  Tensor r = matmul(ar(6).view({2, 3}), y);
+  EXPECT_EQ(r.sizes(), IntArrayRef({2, 2, 5}));
+  EXPECT_EQ(r.strides(), IntArrayRef({10, 5, 1}));
+  expect_close(r, {-0.5, -0.19999992847442627, 0.10000008344650269, 0.3999999165534973, 0.6999999284744263, -5.0,
+                   -3.799999713897705, -2.5999999046325684, -1.4000000953674316, -0.20000040531158447, 5.5,
+                   5.799999713897705, 6.100000381469727, 6.399999618530273, 6.700000286102295, 19.0, 20.19999885559082,
+                   21.400001525878906, 22.599998474121094, 23.80000114440918});
+}
+
+TEST(Matmul, VectorTimesBatch) {
+  Tensor r = matmul(ar(4), ar(40).view({2, 4, 5}) / 10 - 1);
+  EXPECT_EQ(r.sizes(), IntArrayRef({2, 5}));
+  expect_close(r, {1.0, 1.600000023841858, 2.200000286102295, 2.799999713897705, 3.3999996185302734, 13.0,
+                   13.600000381469727, 14.199999809265137, 14.800000190734863, 15.400001525878906});
+}
+
+TEST(Matmul, BroadcastsBatchDims) {
+  Tensor r = matmul(ar(12).view({2, 1, 2, 3}), ar(18).view({3, 3, 2}) / 3);
+  EXPECT_EQ(r.sizes(), IntArrayRef({2, 3, 2, 2}));
+  expect_close(r, {3.3333334922790527, 4.3333330154418945, 9.333333969116211,  13.333333015441895, 9.333333015441895,
+                   10.333333969116211, 33.333335876464844, 37.333335876464844, 15.333333969116211, 16.333332061767578,
+                   57.333335876464844, 61.33333206176758,  15.333333969116211, 22.333332061767578, 21.33333396911621,
+                   31.333332061767578, 57.333335876464844, 64.33333587646484,  81.33332824707031,  91.33333587646484,
+                   99.33332824707031,  106.33332824707031, 141.3333282470703,  151.3333282470703});
+}
+
+TEST(Matmul, MetaShapesFollowTorch) {
+  EXPECT_EQ(matmul(empty({7, 1, 4, 5}, kMeta), empty({3, 5, 6}, kMeta)).sizes(), IntArrayRef({7, 3, 4, 6}));
+  EXPECT_EQ(matmul(empty({5}, kMeta), empty({2, 5, 6}, kMeta)).sizes(), IntArrayRef({2, 6}));
+  EXPECT_EQ(matmul(empty({2, 4, 5}, kMeta), empty({5}, kMeta)).sizes(), IntArrayRef({2, 4}));
+}
+
+TEST(Matmul, TensorMethodForwards) {
+  expect_close(ar(6).view({2, 3}).matmul(ar(12).view({3, 4}) - 5), {5, 8, 11, 14, -4, 8, 20, 32});
+}
+
+TEST(Linear, TwoDimWithBias) {
+  Tensor r = linear(ar(6).view({2, 3}), (ar(12).view({3, 4}) - 5).t(), ar(4));
+  expect_close(r, {5, 9, 13, 17, -4, 9, 22, 35});
+}
+
+TEST(Linear, ThreeDimContiguousWithBias) {
+  Tensor r = linear(ar(24).view({2, 3, 4}) / 10, ar(8).view({2, 4}), tensor<float>({1, -1}));
+  EXPECT_EQ(r.sizes(), IntArrayRef({2, 3, 2}));
+  expect_close(r, {2.4000000953674316, 2.8000001907348633, 4.800000190734863, 11.59999942779541, 7.200000286102295,
+                   20.399999618530273, 9.600000381469727, 29.200000762939453, 12.0, 38.0, 14.399999618530273,
+                   46.79999923706055});
+}
+
+TEST(Linear, VectorInputWithoutBias) {
+  Tensor r = linear(ar(3), ar(6).view({2, 3}));
+  EXPECT_EQ(r.sizes(), IntArrayRef({2}));
+  expect_close(r, {5, 14});
+}
+
+TEST(Linear, NonContiguousFourDimWithBias) {
+  Tensor r = linear(ar(24).view({2, 1, 3, 4}).transpose(2, 3), ar(6).view({2, 3}), tensor<float>({0.5, -0.5}));
+  EXPECT_EQ(r.sizes(), IntArrayRef({2, 1, 4, 2}));
+  expect_close(r, {20.5, 55.5, 23.5, 67.5, 26.5, 79.5, 29.5, 91.5, 56.5, 199.5, 59.5, 211.5, 62.5, 223.5, 65.5, 235.5});
+}
+
+}  // namespace
+}  // namespace ember
