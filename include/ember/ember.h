@@ -14,4 +14,5 @@
 #include "ember/ops/shape.h"
 #include "ember/ops/view.h"
 #include "ember/scalar.h"
+#include "ember/serialize.h"
 #include "ember/tensor.h"

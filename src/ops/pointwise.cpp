@@ -168,6 +168,21 @@ void check_int_divisor(const Tensor& b, ScalarType compute, const char* name) {
   EMBER_CHECK(!zero) << "ZeroDivisionError";
 }
 
+/// PyTorch's operand checks that depend on more than the common dtype.
+void check_operands(std::string_view name, const Stack& a) {
+  const Tensor& self = a[0].to_tensor();
+  const bool other_bool = a[1].is_tensor() ? a[1].to_tensor().dtype() == kBool : a[1].to_scalar().is_bool();
+  // Two bools fail in types_for ("with two bool tensors"); one bool fails here.
+  if (name == "sub" && (self.dtype() == kBool) != other_bool) {
+    EMBER_FAIL() << "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert "
+                    "a mask, use the `~` or `logical_not()` operator instead.";
+  }
+  if (name == "pow" && !a[1].is_tensor() && is_integral(self.dtype(), true)) {
+    const Scalar e = a[1].to_scalar();
+    EMBER_CHECK(!(e.is_integral() && e.to_long() < 0)) << "Integers to negative integer powers are not allowed.";
+  }
+}
+
 /// Registers `name.<overload>` computing F(self, other) (alpha, if the schema has one,
 /// becomes F's p0).
 template <typename F>
@@ -180,6 +195,7 @@ void def_binary(Registry& r, const std::string& schema, const char* name, bool i
   op.set_meta([kind, name](const Stack& a) {
       const Tensor& self = a[0].to_tensor();
       ScalarType common = result_type({&a[0], &a[1]});
+      check_operands(name, a);
       Types t = types_for(kind, common, name);
       if (a[1].is_tensor()) {
         const Tensor& other = a[1].to_tensor();
@@ -278,10 +294,9 @@ void register_masked_fill(Registry& r) {
           << "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
           << a[2].to_tensor().dim() << " dimension(s).";
     }
-    TensorMeta m = pointwise_meta({&self, &mask}, self.dtype());
-    EMBER_CHECK(IntArrayRef(m.sizes) == self.sizes())
-        << "output with shape " << self.sizes() << " doesn't match the broadcast shape " << IntArrayRef(m.sizes);
-    return metas(m);
+    // The functional op broadcasts self with the mask (ATen's expand_outplace); the
+    // in-place op rejects a result larger than self when it copies back.
+    return metas(pointwise_meta({&self, &mask}, self.dtype()));
   };
   auto kernel = [](const Stack& a, std::vector<Tensor>& out) {
     const Tensor& self = a[0].to_tensor();
@@ -394,7 +409,10 @@ void register_div(Registry& r) {
       if (!mode) return call_op(tensor ? "aten::div.Tensor" : "aten::div.Scalar", {a[0], a[1]});
       EMBER_CHECK_VALUE(*mode == "trunc" || *mode == "floor")
           << "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '" << *mode << "'";
-      return call_op(*mode == "trunc" ? "aten::_div_trunc" : "aten::_div_floor", {a[0], a[1]});
+      // _div_trunc/_div_floor take tensors; a 0-dim tensor of the promoted dtype
+      // promotes exactly as the Scalar would.
+      IValue other = tensor ? a[1] : IValue(operand(a[1], result_type({&a[0], &a[1]}), a[0].to_tensor().device()));
+      return call_op(*mode == "trunc" ? "aten::_div_trunc" : "aten::_div_floor", {a[0], other});
     });
   }
   def_binary<vec::fns::div_trunc_op>(r, "_div_trunc(Tensor self, Tensor other) -> Tensor", "div_trunc", false);

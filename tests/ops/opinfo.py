@@ -1,0 +1,493 @@
+"""Machinery of the conformance case generator: tensor arguments with layouts, the
+safetensors writer, schema parsing, calling PyTorch and recording cases.
+
+gen_cases.py holds the op table (one row per op); this module knows nothing of ops.
+"""
+import json
+import math
+import re
+import struct
+
+import torch
+
+DTYPE_NAME = {
+    torch.float32: "float32", torch.float64: "float64", torch.float16: "float16",
+    torch.bfloat16: "bfloat16", torch.int64: "int64", torch.int32: "int32",
+    torch.int16: "int16", torch.int8: "int8", torch.uint8: "uint8", torch.bool: "bool",
+}
+ST_NAME = {
+    torch.float32: "F32", torch.float64: "F64", torch.float16: "F16", torch.bfloat16: "BF16",
+    torch.int64: "I64", torch.int32: "I32", torch.int16: "I16", torch.int8: "I8",
+    torch.uint8: "U8", torch.bool: "BOOL",
+}
+REDUCED = (torch.float16, torch.bfloat16)
+
+
+# --- tensor arguments ------------------------------------------------------------------
+
+class T:
+    """A tensor argument: a contiguous base tensor plus the view transforms that rebuild
+    the (possibly non-contiguous) input from it. The runner applies the same transforms
+    with Ember's view ops, so both libraries see the same sizes, strides and offset."""
+
+    def __init__(self, base, transforms=()):
+        self.base = base.contiguous()
+        self.transforms = [list(t) for t in transforms]
+
+    def value(self):
+        x = self.base.clone()
+        for tr in self.transforms:
+            x = apply_transform(x, tr)
+        return x
+
+    def layout(self):
+        return "contiguous" if not self.transforms else "+".join(t[0] for t in self.transforms)
+
+
+def apply_transform(x, tr):
+    kind = tr[0]
+    if kind == "transpose":
+        return x.transpose(tr[1], tr[2])
+    if kind == "permute":
+        return x.permute(tr[1])
+    if kind == "slice":
+        return torch.ops.aten.slice.Tensor(x, tr[1], tr[2], tr[3], tr[4])
+    if kind == "expand":
+        return x.expand(tr[1])
+    raise ValueError(kind)
+
+
+class Gen:
+    """Random values for each dtype from one seeded generator."""
+
+    def __init__(self, seed):
+        self.g = torch.Generator().manual_seed(seed)
+
+    def values(self, shape, dtype, kind="normal"):
+        g = self.g
+        shape = tuple(shape)
+        if dtype == torch.bool:
+            return torch.randint(0, 2, shape, generator=g).bool()
+        if not dtype.is_floating_point:
+            lo, hi = (0, 20) if dtype == torch.uint8 else (-9, 10)
+            if kind == "pos":
+                lo = 1
+            if kind == "small":
+                lo, hi = (0, 4)
+            if kind == "unique":
+                n = max(1, math.prod(shape))
+                v = torch.randperm(n, generator=g)[: math.prod(shape)]
+                if dtype != torch.uint8:
+                    v = v - n // 2
+                return v.reshape(shape).to(dtype)
+            v = torch.randint(lo, hi, shape, generator=g)
+            if kind == "nonzero":
+                v[v == 0] = 1
+            return v.to(dtype)
+        v = torch.randn(shape, generator=g, dtype=torch.float64)
+        if kind == "pos":
+            v = torch.rand(shape, generator=g, dtype=torch.float64) * 3 + 0.1
+        elif kind == "unit":
+            v = torch.rand(shape, generator=g, dtype=torch.float64) * 1.8 - 0.9
+        elif kind == "prob":
+            v = torch.rand(shape, generator=g, dtype=torch.float64)
+        elif kind == "nonzero":
+            v = torch.where(v.abs() < 0.1, torch.full_like(v, 0.5), v)
+        elif kind == "wide":
+            v = v * 5
+        return v.to(dtype)
+
+    def t(self, shape, dtype=torch.float32, lay="contiguous", kind="normal"):
+        """A tensor argument of logical `shape` in the given layout:
+        contiguous | transposed (last two dims) | step (every 2nd element of the last dim,
+        starting at 1) | expand (dim 0 broadcast from size 1) | permute (dims reversed)."""
+        shape = list(shape)
+        layout = lay
+        if layout == "contiguous":
+            return T(self.values(shape, dtype, kind))
+        if layout == "transposed":
+            assert len(shape) >= 2
+            base = shape[:-2] + [shape[-1], shape[-2]]
+            return T(self.values(base, dtype, kind), [["transpose", len(shape) - 2, len(shape) - 1]])
+        if layout == "step":
+            d = len(shape) - 1
+            base = shape[:-1] + [2 * shape[-1] + 1]
+            return T(self.values(base, dtype, kind), [["slice", d, 1, base[-1], 2]])
+        if layout == "expand":
+            base = [1] + shape[1:]
+            return T(self.values(base, dtype, kind), [["expand", shape]])
+        if layout == "permute":
+            base = shape[::-1]
+            return T(self.values(base, dtype, kind), [["permute", list(range(len(shape)))[::-1]]])
+        raise ValueError(layout)
+
+    def special(self, dtype):
+        vals = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 3.7, -3.7, 1e-3, 100.0, -100.0,
+                float("inf"), float("-inf"), float("nan")]
+        return T(torch.tensor(vals, dtype=torch.float64).to(dtype))
+
+
+class TL(list):
+    """A Tensor[] argument."""
+
+
+class OTL(list):
+    """A Tensor?[] argument (None entries allowed)."""
+
+
+# --- schemas ----------------------------------------------------------------------------
+
+class Arg:
+    def __init__(self, text, kwarg_only):
+        text = text.strip()
+        default = None
+        if "=" in text:
+            text, default = text.split("=", 1)
+        typ, name = text.rsplit(" ", 1)
+        self.is_write = "!" in typ
+        self.type = re.sub(r"\(.*?\)", "", typ).strip()
+        self.name = name
+        self.kwarg_only = kwarg_only
+        self.has_default = default is not None
+
+    @property
+    def base(self):
+        return re.sub(r"(\[\d*\])|\?", "", self.type)
+
+
+class Schema:
+    def __init__(self, text):
+        self.text = text
+        m = re.match(r"^(?:aten::)?([\w.]+)\((.*)\)\s*->\s*(.*)$", text)
+        assert m, text
+        self.name = m.group(1)
+        args, kw = [], False
+        for part in split_top(m.group(2)):
+            if part.strip() == "*":
+                kw = True
+                continue
+            if part.strip():
+                args.append(Arg(part, kw))
+        self.args = args
+        ret = m.group(3).strip()
+        self.returns_list = ret.endswith("[]")
+        self.num_returns = len(split_top(ret[1:-1])) if ret.startswith("(") else 1
+
+    def arg(self, name):
+        return next(a for a in self.args if a.name == name)
+
+
+def split_top(s):
+    parts, depth, cur = [], 0, ""
+    for ch in s:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur)
+    return parts
+
+
+def torch_overload(name):
+    """torch.ops.aten.<op>.<overload> for "aten::op.overload", or None in torch 1.13."""
+    base, _, overload = name[len("aten::"):].partition(".")
+    try:
+        packet = getattr(torch.ops.aten, base)
+        return getattr(packet, overload or "default")
+    except (AttributeError, RuntimeError):
+        return None
+
+
+# --- samples and cases -------------------------------------------------------------------
+
+class S:
+    """One sample: positional args, keyword args (by ATen argument name), a description,
+    and what PyTorch is expected to do: "ok", "error" (must raise) or "maybe" (a dtype
+    sweep: whatever PyTorch does is recorded)."""
+
+    def __init__(self, *args, desc="", expect="ok", **kwargs):
+        self.args = list(args)
+        self.kwargs = kwargs
+        self.desc = desc
+        self.expect = expect
+
+
+def fmt_float(v):
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return v
+
+
+class Store:
+    """Tensors of one family, deduplicated by content, written as one safetensors file."""
+
+    def __init__(self):
+        self.tensors = {}
+        self.by_key = {}
+
+    def add(self, t):
+        t = t.detach().contiguous()
+        if t.dtype in REDUCED or t.dtype == torch.bool:
+            raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
+        else:
+            raw = t.reshape(-1).numpy().tobytes() if t.numel() else b""
+        key = (t.dtype, tuple(t.shape), raw)
+        if key not in self.by_key:
+            name = "t%d" % len(self.by_key)
+            self.by_key[key] = name
+            self.tensors[name] = (ST_NAME[t.dtype], list(t.shape), raw)
+        return self.by_key[key]
+
+    def write(self, path, metadata):
+        header, data = {"__metadata__": metadata}, b""
+        for name in sorted(self.tensors, key=lambda n: (int(n[1:]) if n[1:].isdigit() else 0, n)):
+            dt, shape, raw = self.tensors[name]
+            header[name] = {"dtype": dt, "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
+            data += raw
+        text = json.dumps(header, separators=(",", ":")).encode()
+        text += b" " * ((8 - len(text) % 8) % 8)
+        with open(path, "wb") as f:
+            f.write(struct.pack("<Q", len(text)) + text + data)
+
+
+def encode_arg(store, arg, value):
+    """A JSON argument with its type tag, as the runner rebuilds it."""
+    base = arg.base
+    out = {"name": arg.name}
+    if value is None:
+        out["type"] = "None"
+    elif isinstance(value, T):
+        out.update(type="Tensor", ref=store.add(value.base), transform=value.transforms)
+    elif isinstance(value, OTL):
+        out.update(type="Tensor?[]", value=[None if v is None else {"ref": store.add(v.base), "transform": v.transforms}
+                                            for v in value])
+    elif isinstance(value, TL):
+        out.update(type="Tensor[]", value=[{"ref": store.add(v.base), "transform": v.transforms} for v in value])
+    elif isinstance(value, torch.dtype):
+        out.update(type="ScalarType", value=DTYPE_NAME[value])
+    elif isinstance(value, str):
+        out.update(type="Device" if base == "Device" else "str", value=value)
+    elif isinstance(value, (list, tuple)):
+        out.update(type="int[]", value=[int(v) for v in value])
+    elif base == "Scalar":
+        kind = "bool" if isinstance(value, bool) else "int" if isinstance(value, int) else "float"
+        out.update(type="Scalar", kind=kind, value=fmt_float(value) if kind == "float" else value)
+    elif isinstance(value, bool):
+        out.update(type="bool", value=value)
+    elif base == "float" or isinstance(value, float):
+        out.update(type="float", value=fmt_float(float(value)))
+    elif isinstance(value, int):
+        out.update(type="int", value=value)
+    else:
+        raise TypeError("cannot encode %r for %s" % (value, arg.name))
+    return out
+
+
+def materialize(v):
+    if isinstance(v, T):
+        return v.value()
+    if isinstance(v, (TL, OTL)):
+        return [None if x is None else x.value() for x in v]
+    return v
+
+
+def upcast(v):
+    """Half/bfloat16 tensors (and dtype arguments) as float32, for ops that torch 1.13's
+    CPU backend lacks in reduced precision."""
+    if isinstance(v, torch.Tensor):
+        return v.float() if v.dtype in REDUCED else v
+    if isinstance(v, list):
+        return [upcast(x) for x in v]
+    if isinstance(v, torch.dtype) and v in REDUCED:
+        return torch.float32
+    return v
+
+
+def error_kind(e):
+    for kind in ("IndexError", "ValueError", "TypeError", "NotImplementedError"):
+        if type(e).__name__ == kind:
+            return kind
+    return "RuntimeError"
+
+
+def outputs_of(schema, result):
+    if isinstance(result, torch.Tensor):
+        return [result]
+    if schema.returns_list:
+        return [list(result)]
+    return list(result)
+
+
+def describe_out(store, t, values=True):
+    d = {"shape": list(t.shape), "dtype": DTYPE_NAME[t.dtype], "strides": list(t.stride())}
+    if values:
+        d["ref"] = store.add(t)
+    return d
+
+
+class OpInfo:
+    """One op of the table: its ATen name, the family file its cases go to, a sample
+    generator (Gen -> [S]), and optionally: a reference function (for ops torch 1.13
+    lacks), a schema text (same), `values=False` when outputs are uninitialized, `stat`
+    for random ops (statistical checks instead of values), `meta=False` with a reason
+    when the op cannot run on meta tensors, `strides=True` to compare output strides,
+    `reduced_in_float=True` to compute float16/bfloat16 references in float32 and round
+    (where torch 1.13's own reduced kernel is less accurate than later PyTorch), or
+    `reason` for an op with no cases."""
+
+    def __init__(self, name, family, samples=None, ref=None, schema=None, values=True, stat=None,
+                 meta=True, meta_reason=None, strides=False, reason=None, note=None, reduced_in_float=False):
+        self.name, self.family, self.samples = name, family, samples
+        self.ref, self.values, self.stat, self.note = ref, values, stat, note
+        self.reduced_in_float = reduced_in_float
+        self.meta, self.meta_reason, self.strides, self.reason = meta, meta_reason, strides, reason
+        if schema is None:
+            overload = torch_overload(name)
+            assert overload is not None or ref is not None, "%s: not in torch 1.13; give ref and schema" % name
+            schema = str(overload._schema)
+        self.schema = Schema(schema)
+        self.torch_op = torch_overload(name) if ref is None else None
+
+
+class Family:
+    def __init__(self, name):
+        self.name = name
+        self.store = Store()
+        self.cases = []
+        self.ops = {}
+
+    def record(self, info, gen):
+        entry = {"cases": 0}
+        if info.note:
+            entry["note"] = info.note
+        if info.reason:
+            entry["reason"] = info.reason
+        if info.stat:
+            entry["note"] = "random op: statistical checks (shape, dtype, range, mean/std against PyTorch's " \
+                            "distribution); values cannot match PyTorch's generator"
+        self.ops[info.name] = entry
+        if info.samples is None:
+            return
+        for k, s in enumerate(info.samples(gen)):
+            case = self.one_case(info, s, k)
+            self.cases.append(case)
+            entry["cases"] += 1
+
+    def one_case(self, info, s, k):
+        schema = info.schema
+        named = {}
+        positional = [a for a in schema.args]
+        for i, v in enumerate(s.args):
+            named[positional[i].name] = v
+        for n, v in s.kwargs.items():
+            schema.arg(n)  # raises for a name the schema lacks
+            named[n] = v
+        case = {"id": "%s/%s/%d" % (self.name, info.name, k), "op": info.name, "desc": s.desc}
+        case["args"] = [encode_arg(self.store, a, named[a.name]) for a in schema.args if a.name in named]
+
+        # torch 1.13's torch.ops turns a Python bool passed as a Scalar into an int, which
+        # changes type promotion; the Python API keeps it a bool, so use that instead.
+        bool_scalar = any(schema.arg(n).base == "Scalar" and isinstance(v, bool) for n, v in named.items())
+        fn = info.ref or info.torch_op
+        if bool_scalar and info.ref is None:
+            base = schema.name.split(".")[0]
+            fn = getattr(torch, base, None) or getattr(torch.Tensor, base)
+
+        def call(transform):
+            pos = [transform(materialize(v)) for v in s.args]
+            kw = {n: transform(materialize(v)) for n, v in s.kwargs.items()}
+            return fn(*pos, **kw), pos, kw
+
+        note, target = None, None
+        if bool_scalar and info.ref is None:
+            note = "reference via torch.%s: torch.ops in 1.13 passes bool Scalars as ints" % base
+        given = list(s.args) + list(s.kwargs.values())
+        has_reduced = any(isinstance(v, T) and v.base.dtype in REDUCED for v in given)
+        try:
+            if info.reduced_in_float and has_reduced:
+                raise RuntimeError("not implemented for 'Half' (forced: reduced_in_float)")
+            result, pos, kw = call(lambda v: v)
+        except Exception as e:  # noqa: BLE001 — any PyTorch failure is data for the case
+            msg = str(e).split("\n")[0]
+            reduced_gap = re.search(r"not implemented for '(Half|BFloat16)'", msg)
+            if reduced_gap and s.expect != "error":
+                # torch 1.13's CPU backend lacks this reduced-precision kernel; later PyTorch
+                # computes in float32 (opmath) and rounds, which is what we record.
+                reduced = {v.base.dtype for v in given if isinstance(v, T) and v.base.dtype in REDUCED}
+                reduced |= {v for v in given if isinstance(v, torch.dtype) and v in REDUCED}
+                try:
+                    result, pos, kw = call(upcast)
+                except Exception:  # noqa: BLE001 — fails in float32 too (an integer-only op): not a gap
+                    reduced_gap = None
+            if reduced_gap:
+                target = reduced.pop() if len(reduced) == 1 else None
+                result = rounded(result, target)
+                note = ("reference computed in float32 and rounded (as later PyTorch does): " +
+                        ("torch 1.13's reduced-precision kernel rounds intermediates" if info.reduced_in_float
+                         else "torch 1.13 has no CPU %s kernel" % reduced_gap.group(1)))
+            else:
+                if s.expect == "ok" or (s.expect == "maybe" and isinstance(e, TypeError)):
+                    raise RuntimeError("%s: PyTorch rejected a sample meant to pass (%s): %s" %
+                                       (case["id"], s.desc, msg)) from e
+                case["expect"] = {"error": error_kind(e), "message": msg}
+                return case
+        if s.expect == "error":
+            raise RuntimeError("%s: PyTorch accepted a sample meant to fail (%s)" % (case["id"], s.desc))
+        if note:
+            case["reference"] = note
+        outs = outputs_of(schema, result)
+        expect = {"outputs": []}
+        for o in outs:
+            if isinstance(o, list):
+                expect["outputs"].append({"list": [describe_out(self.store, x, info.values) for x in o]})
+            else:
+                expect["outputs"].append(describe_out(self.store, o, info.values and not info.stat))
+        mutated = []
+        for i, a in enumerate(schema.args):
+            if a.is_write and a.name in named and named[a.name] is not None:
+                idx = list(named).index(a.name)
+                v = (pos + list(kw.values()))[idx] if idx < len(pos) + len(kw) else None
+                if isinstance(v, torch.Tensor):
+                    if note:
+                        v = rounded(v, target)
+                    mutated.append({"arg": a.name, **describe_out(self.store, v, not info.stat)})
+        if mutated:
+            expect["mutated"] = mutated
+        if not info.values:
+            case["values"] = False
+        if info.stat:
+            expect["stat"] = info.stat(pos, kw, result)
+        if info.strides:
+            case["check_strides"] = True
+        if not info.meta:
+            case["meta"] = False
+            case["meta_reason"] = info.meta_reason
+        case["expect"] = expect
+        return case
+
+    def write(self, outdir):
+        meta = {"family": self.name, "generator": "tests/ops/gen_cases.py", "torch": torch.__version__}
+        self.store.write("%s/%s.safetensors" % (outdir, self.name), meta)
+        with open("%s/%s.json" % (outdir, self.name), "w") as f:
+            f.write('{"family": %s,\n "torch_version": %s,\n "tensors": %s,\n "ops": {\n' % (
+                json.dumps(self.name), json.dumps(torch.__version__), json.dumps(self.name + ".safetensors")))
+            f.write(",\n".join("  %s: %s" % (json.dumps(n), json.dumps(e, sort_keys=True)) for n, e in self.ops.items()))
+            f.write('\n },\n "cases": [\n')
+            f.write(",\n".join("  " + json.dumps(c, separators=(", ", ": ")) for c in self.cases))
+            f.write("\n ]\n}\n")
+
+
+def rounded(result, target):
+    if target is None:
+        return result
+    if isinstance(result, torch.Tensor):
+        return result.to(target) if result.dtype == torch.float32 else result
+    return type(result)(rounded(r, target) for r in result)
