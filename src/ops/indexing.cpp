@@ -1,6 +1,484 @@
-// ops/indexing.cpp — (being written)
+// ops/indexing.cpp — gathering and scattering (index_select, gather, scatter, scatter_add),
+// advanced indexing (index.Tensor, index_put), sorting (sort, topk) and nonzero. Every
+// index is checked here, with ATen's messages, before a kernel of kernels/cpu/indexing.h
+// touches memory.
+#include "ember/ops/indexing.h"
+
+#include <cstring>
+#include <sstream>
+
+#include "core/shape.h"
+#include "kernels/cpu/indexing.h"
+#include "ops/api.h"
+#include "ops/dispatch.h"
 #include "ops/families.h"
+#include "ops/op_utils.h"
 
 namespace ember::ops {
-void register_indexing_ops(Registry&) {}
+namespace {
+
+namespace k = kernels::cpu;
+using OptTensors = std::vector<std::optional<Tensor>>;
+
+/// A 0-dim tensor seen as [1], as ATen's ensure_nonempty_dim; no dispatch.
+Tensor as_1d(const Tensor& t) {
+  if (t.dim() > 0) return t;
+  auto impl = std::make_shared<TensorImpl>(*t.impl());
+  impl->sizes = {1};
+  impl->strides = {1};
+  impl->refresh();
+  return Tensor(std::move(impl));
+}
+
+/// A dense copy of `t` (or `t` itself when already contiguous), without dispatching.
+Tensor dense(const Tensor& t) {
+  if (t.is_contiguous()) return t;
+  Tensor c = empty_from_meta(contiguous_meta(t.sizes(), t.dtype(), t.device()));
+  k::copy_elements(c, t);
+  return c;
+}
+
+int64_t nonempty_dim(const Tensor& t) { return std::max<int64_t>(t.dim(), 1); }
+int64_t nonempty_size(const Tensor& t, int64_t d) { return t.dim() == 0 ? 1 : t.size(d); }
+
+// --- gather / scatter --------------------------------------------------------------
+
+void check_gather_shape(const Tensor& self, int64_t dim, const Tensor& index) {
+  EMBER_CHECK(nonempty_dim(self) == nonempty_dim(index))
+      << "Index tensor must have the same number of dimensions as input tensor";
+  if (index.numel() == 0) return;
+  for (int64_t d = 0; d < nonempty_dim(self); ++d) {
+    if (d == dim) continue;
+    EMBER_CHECK(nonempty_size(index, d) <= nonempty_size(self, d))
+        << "Size does not match at dimension " << d << " expected index " << index.sizes()
+        << " to be smaller than self " << self.sizes() << " apart from dimension " << dim;
+  }
+}
+
+void check_scatter_shape(const Tensor& self, int64_t dim, const Tensor& index, const Tensor* src) {
+  EMBER_CHECK(nonempty_dim(self) == nonempty_dim(index))
+      << "Index tensor must have the same number of dimensions as self tensor";
+  if (src) {
+    EMBER_CHECK(nonempty_dim(*src) == nonempty_dim(index))
+        << "Index tensor must have the same number of dimensions as src tensor";
+  }
+  if (index.numel() == 0) return;
+  bool ok = true;
+  for (int64_t d = 0; d < nonempty_dim(self); ++d) {
+    const int64_t n = nonempty_size(index, d);
+    if (d != dim && n > nonempty_size(self, d)) ok = false;
+    if (src && n > nonempty_size(*src, d)) ok = false;
+  }
+  if (src) {
+    EMBER_CHECK(ok) << "Expected index " << index.sizes() << " to be smaller than self " << self.sizes()
+                    << " apart from dimension " << dim << " and to be smaller size than src " << src->sizes();
+  } else {
+    EMBER_CHECK(ok) << "Expected index " << index.sizes() << " to be smaller than self " << self.sizes()
+                    << " apart from dimension " << dim;
+  }
+}
+
+/// Raises unless every value of the int64 `index` lies in [0, size).
+void check_dim_indices(const Tensor& index, int64_t dim, int64_t size) {
+  const int64_t* p = index.data_ptr<int64_t>();
+  for (int64_t i = 0, n = index.numel(); i < n; ++i) {
+    EMBER_CHECK(p[i] >= 0 && p[i] < size)
+        << "index " << p[i] << " is out of bounds for dimension " << dim << " with size " << size;
+  }
+}
+
+std::vector<TensorMeta> scatter_meta(const Stack& a, bool has_src) {
+  const Tensor& self = a[0].to_tensor();
+  const Tensor& index = a[2].to_tensor();
+  const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
+  EMBER_CHECK(index.dtype() == kInt64) << "scatter(): Expected dtype int64 for index";
+  const Tensor* src = has_src ? &a[3].to_tensor() : nullptr;
+  if (src) {
+    EMBER_CHECK(src->dtype() == self.dtype()) << "scatter(): Expected self.dtype to be equal to src.dtype";
+  }
+  check_scatter_shape(self, dim, index, src);
+  return metas(contiguous_meta(self.sizes(), self.dtype(), self.device()));
+}
+
+void scatter_cpu(const Stack& a, std::vector<Tensor>& out, bool has_src, bool add) {
+  const Tensor& self = a[0].to_tensor();
+  const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
+  k::copy_elements(out[0], self);
+  const Tensor index = dense(as_1d(a[2].to_tensor()));
+  if (index.numel() == 0) return;
+  Tensor out1 = as_1d(out[0]);
+  check_dim_indices(index, dim, out1.size(dim));
+  if (has_src) {
+    k::scatter_kernel(out1, dim, index, as_1d(a[3].to_tensor()), Tensor(), add);
+  } else {
+    k::scatter_kernel(out1, dim, index, Tensor(), scalar_tensor(a[3].to_scalar(), self.dtype(), kCPU), add);
+  }
+}
+
+// --- advanced indexing -------------------------------------------------------------
+
+/// The index tensors of index/index_put after bool masks became int64 coordinates:
+/// tensors[k] indexes self dim dims[k].
+struct Expanded {
+  std::vector<int64_t> dims;
+  std::vector<Tensor> tensors;
+  bool meta_mask = false;  // a mask on the meta device: its coordinates are unknown
+};
+
+bool is_mask(const Tensor& t) { return t.dtype() == kBool || t.dtype() == kUInt8; }
+
+Expanded expand_indices(const Tensor& self, const OptTensors& indices) {
+  int64_t consumed = 0;
+  for (const auto& t : indices) {
+    if (!t) {
+      ++consumed;
+      continue;
+    }
+    const ScalarType dt = t->dtype();
+    EMBER_CHECK_INDEX(dt == kInt64 || dt == kInt32 || dt == kBool || dt == kUInt8)
+        << "tensors used as indices must be long, byte or bool tensors";
+    consumed += is_mask(*t) ? t->dim() : 1;
+  }
+  EMBER_CHECK_INDEX(consumed <= self.dim())
+      << "too many indices for tensor of dimension " << self.dim() << " (got " << consumed << ")";
+
+  Expanded e;
+  int64_t d = 0;
+  for (const auto& t : indices) {
+    if (!t) {
+      ++d;
+      continue;
+    }
+    if (!is_mask(*t)) {
+      e.dims.push_back(d++);
+      e.tensors.push_back(*t);
+      continue;
+    }
+    EMBER_CHECK_INDEX(t->dim() > 0) << "a 0-dim bool index is not supported by aten::index/index_put; add a dim to "
+                                       "the indexed tensor (unsqueeze) instead";
+    for (int64_t j = 0; j < t->dim(); ++j) {
+      EMBER_CHECK_INDEX(t->size(j) == self.size(d + j))
+          << "The shape of the mask " << t->sizes() << " at index " << j
+          << " does not match the shape of the indexed tensor " << self.sizes() << " at index " << d + j;
+    }
+    if (t->is_meta()) {
+      e.meta_mask = true;
+    } else {
+      // The mask's coordinates, one int64 column per mask dim.
+      auto [count, coords] = k::nonzero_kernel(*t);
+      const int64_t nd = t->dim();
+      for (int64_t j = 0; j < nd; ++j) {
+        Tensor col = empty_from_meta(contiguous_meta({count}, kInt64, kCPU));
+        int64_t* p = col.data_ptr<int64_t>();
+        for (int64_t i = 0; i < count; ++i) p[i] = coords[static_cast<size_t>(i * nd + j)];
+        e.dims.push_back(d + j);
+        e.tensors.push_back(col);
+      }
+    }
+    d += t->dim();
+  }
+  return e;
+}
+
+/// Where the indexed dims go: the broadcast index shape replaces the indexed dims when they
+/// are adjacent, and comes first when slices separate them (PyTorch/NumPy's rule).
+struct Plan {
+  std::vector<int64_t> index_shape;
+  std::vector<int64_t> pre_dims, post_dims;
+  std::vector<int64_t> result_shape;
+};
+
+Plan make_plan(const Tensor& self, const Expanded& e) {
+  Plan p;
+  for (size_t i = 0; i < e.tensors.size(); ++i) {
+    const IntArrayRef s = e.tensors[i].sizes();
+    std::vector<int64_t> out(std::max(p.index_shape.size(), s.size()), 1);
+    bool ok = true;
+    for (size_t j = 0; j < out.size(); ++j) {
+      const int64_t a = j < out.size() - p.index_shape.size() ? 1 : p.index_shape[j - (out.size() - p.index_shape.size())];
+      const int64_t b = j < out.size() - s.size() ? 1 : s[j - (out.size() - s.size())];
+      if (a != b && a != 1 && b != 1) ok = false;
+      out[j] = a == 1 ? b : a;
+    }
+    if (!ok) {
+      std::ostringstream shapes;
+      for (size_t m = 0; m < e.tensors.size(); ++m) shapes << (m ? ", " : "") << e.tensors[m].sizes();
+      EMBER_FAIL_KIND(ErrorKind::IndexError)
+          << "shape mismatch: indexing tensors could not be broadcast together with shapes " << shapes.str();
+    }
+    p.index_shape = std::move(out);
+  }
+  bool adjacent = true;
+  for (size_t i = 1; i < e.dims.size(); ++i) adjacent = adjacent && e.dims[i] == e.dims[i - 1] + 1;
+  const int64_t first = e.dims.empty() ? 0 : e.dims.front();
+  size_t next = 0;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (next < e.dims.size() && e.dims[next] == d) {
+      ++next;
+      continue;
+    }
+    (adjacent && d < first ? p.pre_dims : p.post_dims).push_back(d);
+  }
+  for (int64_t d : p.pre_dims) p.result_shape.push_back(self.size(d));
+  p.result_shape.insert(p.result_shape.end(), p.index_shape.begin(), p.index_shape.end());
+  for (int64_t d : p.post_dims) p.result_shape.push_back(self.size(d));
+  return p;
+}
+
+/// Offsets (in elements, by `t`'s strides) of every multi-index over `dims`, row-major.
+std::vector<int64_t> dim_offsets(const Tensor& t, const std::vector<int64_t>& dims) {
+  std::vector<int64_t> sizes, offs;
+  for (int64_t d : dims) sizes.push_back(t.size(d));
+  offs.reserve(static_cast<size_t>(core::numel_of(sizes)));
+  core::for_each_index(sizes, [&](const int64_t* pos) {
+    int64_t off = 0;
+    for (size_t i = 0; i < dims.size(); ++i) off += pos[i] * t.stride(dims[i]);
+    offs.push_back(off);
+  });
+  return offs;
+}
+
+/// The offset tables of `t[indices]`, checking and wrapping every index first.
+k::IndexOffsets index_offsets(const Tensor& t, const Expanded& e, const Plan& p) {
+  k::IndexOffsets o;
+  o.pre = dim_offsets(t, p.pre_dims);
+  o.post = dim_offsets(t, p.post_dims);
+  o.adv.assign(static_cast<size_t>(core::numel_of(p.index_shape)), 0);
+  for (size_t i = 0; i < e.tensors.size(); ++i) {
+    const int64_t d = e.dims[i], size = t.size(d), stride = t.stride(d);
+    const std::vector<int64_t> values = k::read_indices(e.tensors[i], p.index_shape);
+    for (size_t b = 0; b < values.size(); ++b) {
+      int64_t v = values[b];
+      EMBER_CHECK_INDEX(v >= -size && v < size)
+          << "index " << v << " is out of bounds for dimension " << d << " with size " << size;
+      if (v < 0) v += size;
+      o.adv[b] += v * stride;
+    }
+  }
+  return o;
+}
+
+bool expandable_to(IntArrayRef from, IntArrayRef to) {
+  if (from.size() > to.size()) return false;
+  const size_t off = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i] != 1 && from[i] != to[off + i]) return false;
+  return true;
+}
+
+// --- sorting -------------------------------------------------------------------------
+
+std::vector<TensorMeta> sort_meta(const Tensor& self, int64_t dim) {
+  core::wrap_dim(dim, self.dim());
+  return {contiguous_meta(self.sizes(), self.dtype(), self.device()),
+          contiguous_meta(self.sizes(), kInt64, self.device())};
+}
+
+void sort_cpu(const Tensor& self, int64_t dim, bool descending, bool stable, std::vector<Tensor>& out) {
+  k::copy_elements(out[0], self);
+  k::sort_kernel(out[0], out[1], core::wrap_dim(dim, self.dim()), descending, stable);
+}
+
+}  // namespace
+
+void register_indexing_ops(Registry& r) {
+  r.def("index_select(Tensor self, int dim, Tensor index) -> Tensor")
+      .set_meta([](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
+        const Tensor& index = a[2].to_tensor();
+        const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
+        EMBER_CHECK_INDEX(index.dim() <= 1) << "index_select(): Index is supposed to be a vector";
+        EMBER_CHECK(index.dtype() == kInt64 || index.dtype() == kInt32)
+            << "index_select(): Expected dtype int32 or int64 for index";
+        if (self.dim() == 0) {
+          EMBER_CHECK_INDEX(index.numel() == 1) << "index_select(): Index to scalar can have only 1 value, got "
+                                                << index.numel() << " value(s)";
+          return metas(contiguous_meta({}, self.dtype(), self.device()));
+        }
+        std::vector<int64_t> sizes = self.sizes().vec();
+        sizes[dim] = index.numel();
+        return metas(contiguous_meta(sizes, self.dtype(), self.device()));
+      })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor& self = a[0].to_tensor();
+        const Tensor& index = a[2].to_tensor();
+        const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
+        const std::vector<int64_t> idx = k::read_indices(index, {index.numel()});
+        const int64_t size = nonempty_size(self, dim);
+        // ATen's CPU kernel words its range error by path: these are its three paths.
+        if (self.dim() > 1 && self.numel() == 0 && !idx.empty()) {
+          EMBER_CHECK(size > 0) << "index_select(): self indexing axis dim should be positive";
+        }
+        for (int64_t v : idx) {
+          if (v >= 0 && v < size) continue;
+          if (self.dim() > 1 && (self.numel() == 0 || dim == 1)) {
+            EMBER_FAIL() << "INDICES element is out of DATA bounds, id=" << v << " axis_dim=" << size;
+          }
+          EMBER_FAIL_KIND(ErrorKind::IndexError) << "index out of range in self";
+        }
+        if (out[0].numel() == 0) return;
+        k::index_select_kernel(out[0], dense(self), dim, idx);
+      });
+
+  r.def("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor")
+      .set_meta([](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
+        const Tensor& index = a[2].to_tensor();
+        const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
+        EMBER_CHECK(index.dtype() == kInt64) << "gather(): Expected dtype int64 for index";
+        check_gather_shape(self, dim, index);
+        return metas(contiguous_meta(index.sizes(), self.dtype(), self.device()));
+      })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor self = as_1d(a[0].to_tensor());
+        const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
+        const Tensor index = dense(as_1d(a[2].to_tensor()));
+        if (index.numel() == 0) return;
+        check_dim_indices(index, dim, self.size(dim));
+        k::gather_kernel(as_1d(out[0]), self, dim, index);
+      });
+
+  r.def("scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor")
+      .set_meta([](const Stack& a) { return scatter_meta(a, true); })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) { scatter_cpu(a, out, true, false); });
+  r.def("scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor")
+      .set_meta([](const Stack& a) { return scatter_meta(a, false); })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) { scatter_cpu(a, out, false, false); });
+  r.def("scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor")
+      .set_meta([](const Stack& a) { return scatter_meta(a, true); })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) { scatter_cpu(a, out, true, true); });
+  r.def("scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)")
+      .set_inplace_of("aten::scatter.src");
+  r.def("scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)")
+      .set_inplace_of("aten::scatter.value");
+  r.def("scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)")
+      .set_inplace_of("aten::scatter_add");
+
+  // A bool/uint8 mask makes the output's shape depend on the mask's values: on CPU the
+  // meta function reads them; a mask on the meta device raises (there is nothing to read).
+  r.def("index.Tensor(Tensor self, Tensor?[] indices) -> Tensor")
+      .set_meta([](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
+        const Expanded e = expand_indices(self, a[1].to_optional_tensor_list());
+        EMBER_CHECK_KIND(ErrorKind::NotImplementedError, !e.meta_mask)
+            << "indexing with a bool mask gives an output whose shape depends on the mask's values, which a meta "
+               "tensor does not have";
+        return metas(contiguous_meta(make_plan(self, e).result_shape, self.dtype(), self.device()));
+      })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor& self = a[0].to_tensor();
+        const Expanded e = expand_indices(self, a[1].to_optional_tensor_list());
+        const Plan p = make_plan(self, e);
+        const k::IndexOffsets o = index_offsets(self, e, p);
+        if (out[0].numel() == 0) return;
+        k::index_gather_kernel(out[0], self, o);
+      });
+
+  r.def("index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor")
+      .set_meta([](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
+        const Tensor& values = a[2].to_tensor();
+        EMBER_CHECK(values.dtype() == self.dtype())
+            << "Index put requires the source and destination dtypes match, got " << scalar_type_name(self.dtype())
+            << " for the destination and " << scalar_type_name(values.dtype()) << " for the source.";
+        const Expanded e = expand_indices(self, a[1].to_optional_tensor_list());
+        if (!e.meta_mask) {
+          const Plan p = make_plan(self, e);
+          EMBER_CHECK(expandable_to(values.sizes(), p.result_shape))
+              << "shape mismatch: value tensor of shape " << values.sizes()
+              << " cannot be broadcast to indexing result of shape " << IntArrayRef(p.result_shape);
+        }
+        return metas(contiguous_meta(self.sizes(), self.dtype(), self.device()));
+      })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor& self = a[0].to_tensor();
+        const Expanded e = expand_indices(self, a[1].to_optional_tensor_list());
+        const Plan p = make_plan(self, e);
+        const k::IndexOffsets o = index_offsets(out[0], e, p);
+        k::copy_elements(out[0], self);
+        Tensor values = empty_from_meta(contiguous_meta(p.result_shape, self.dtype(), kCPU));
+        k::copy_elements(values, a[2].to_tensor());
+        k::index_put_kernel(out[0], values, o, a[3].to_bool());
+      });
+  r.def("index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)")
+      .set_inplace_of("aten::index_put");
+
+  r.def("sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)")
+      .set_meta([](const Stack& a) { return sort_meta(a[0].to_tensor(), a[1].to_int()); })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
+        sort_cpu(a[0].to_tensor(), a[1].to_int(), a[2].to_bool(), false, out);
+      });
+  r.def("sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)")
+      .set_meta([](const Stack& a) { return sort_meta(a[0].to_tensor(), a[2].to_int()); })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
+        sort_cpu(a[0].to_tensor(), a[2].to_int(), a[3].to_bool(), a[1].to_optional_bool().value_or(false), out);
+      });
+
+  r.def("topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)")
+      .set_meta([](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
+        const int64_t kk = a[1].to_int();
+        const int64_t dim = core::wrap_dim(a[2].to_int(), self.dim());
+        EMBER_CHECK(kk >= 0 && kk <= nonempty_size(self, dim)) << "selected index k out of range";
+        EMBER_CHECK(self.dtype() != kBool) << "\"topk_cpu\" not implemented for 'Bool'";
+        std::vector<int64_t> sizes = self.sizes().vec();
+        if (self.dim() > 0) sizes[dim] = kk;
+        return std::vector<TensorMeta>{contiguous_meta(sizes, self.dtype(), self.device()),
+                                       contiguous_meta(sizes, kInt64, self.device())};
+      })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor& self = a[0].to_tensor();
+        k::topk_kernel(out[0], out[1], self, a[1].to_int(), core::wrap_dim(a[2].to_int(), self.dim()), a[3].to_bool(),
+                       a[4].to_bool());
+      });
+
+  r.def("nonzero(Tensor self) -> Tensor").set_cpu_dynamic([](const Stack& a) -> Stack {
+    const Tensor& self = a[0].to_tensor();
+    auto [count, coords] = k::nonzero_kernel(self);
+    Tensor out = empty_from_meta(contiguous_meta({count, self.dim()}, kInt64, kCPU));
+    if (!coords.empty()) std::memcpy(out.raw_data_ptr(), coords.data(), coords.size() * sizeof(int64_t));
+    return {out};
+  });
+}
+
 }  // namespace ember::ops
+
+// --- public API ----------------------------------------------------------------------
+namespace ember {
+using ops::call_tensor;
+
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index, Loc loc) {
+  return call_tensor(EMBER_OP("aten::index_select"), {self, dim, index}, loc);
+}
+Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, Loc loc) {
+  return call_tensor(EMBER_OP("aten::gather"), {self, dim, index}, loc);
+}
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, Loc loc) {
+  return call_tensor(EMBER_OP("aten::scatter.src"), {self, dim, index, src}, loc);
+}
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value, Loc loc) {
+  return call_tensor(EMBER_OP("aten::scatter.value"), {self, dim, index, value}, loc);
+}
+Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, Loc loc) {
+  return call_tensor(EMBER_OP("aten::scatter_add"), {self, dim, index, src}, loc);
+}
+Tensor index(const Tensor& self, const std::vector<std::optional<Tensor>>& indices, Loc loc) {
+  return call_tensor(EMBER_OP("aten::index.Tensor"), {self, indices}, loc);
+}
+Tensor index_put(const Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                 bool accumulate, Loc loc) {
+  return call_tensor(EMBER_OP("aten::index_put"), {self, indices, values, accumulate}, loc);
+}
+Tensor& index_put_(Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                   bool accumulate, Loc loc) {
+  return ops::call_inplace(EMBER_OP("aten::index_put_"), self, {self, indices, values, accumulate}, loc);
+}
+std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending, Loc loc) {
+  return ops::tuple2(ops::call_at(EMBER_OP("aten::sort"), {self, dim, descending}, loc));
+}
+std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted, Loc loc) {
+  return ops::tuple2(ops::call_at(EMBER_OP("aten::topk"), {self, k, dim, largest, sorted}, loc));
+}
+Tensor nonzero(const Tensor& self, Loc loc) { return call_tensor(EMBER_OP("aten::nonzero"), {self}, loc); }
+
+}  // namespace ember
