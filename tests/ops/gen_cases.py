@@ -632,8 +632,11 @@ def linalg_rows():
                 S(g.t((5,)), g.t((4, 5), lay="transposed"), g.t((4,)), desc="1-D input"),
                 S(g.t((3, 5), f64), g.t((4, 5), f64), g.t((4,), f64), desc="f64"),
                 S(g.t((3, 5)), g.t((4, 6)), desc="mismatch", expect="error")]
-    return [OpInfo("aten::mm", L, mm), OpInfo("aten::bmm", L, bmm), OpInfo("aten::addmm", L, addmm),
-            OpInfo("aten::matmul", L, matmul), OpInfo("aten::linear", L, linear)]
+    # torch 1.13's small bfloat16 GEMMs round partial sums (about twice the error of
+    # accumulating in float32, as later PyTorch and Ember do).
+    return [OpInfo("aten::mm", L, mm, reduced_in_float=True), OpInfo("aten::bmm", L, bmm, reduced_in_float=True),
+            OpInfo("aten::addmm", L, addmm, reduced_in_float=True), OpInfo("aten::matmul", L, matmul, reduced_in_float=True),
+            OpInfo("aten::linear", L, linear, reduced_in_float=True)]
 
 
 # --- nn --------------------------------------------------------------------------------------
@@ -715,8 +718,9 @@ def nn_rows():
         OpInfo("aten::softmax.int", N, softmax_samples(False)),
         OpInfo("aten::_log_softmax", N, softmax_samples(True)),
         OpInfo("aten::log_softmax.int", N, softmax_samples(False)),
-        OpInfo("aten::native_layer_norm", N, layer_norm_samples(True)),
-        OpInfo("aten::layer_norm", N, layer_norm_samples(False)),
+        # torch 1.13 rounds the bfloat16 row mean before normalizing (see nn.cpp).
+        OpInfo("aten::native_layer_norm", N, layer_norm_samples(True), reduced_in_float=True),
+        OpInfo("aten::layer_norm", N, layer_norm_samples(False), reduced_in_float=True),
         OpInfo("aten::native_batch_norm", N, batch_norm_samples(True)),
         OpInfo("aten::batch_norm", N, batch_norm_samples(False)),
         OpInfo("aten::embedding", N, embedding_samples),
@@ -862,7 +866,8 @@ def indexing_rows():
         return [S(g.t((4, 5)), OTL([idx(g, [0, 3, -1])]), desc="one index"),
                 S(g.t((4, 5)), OTL([None, idx(g, [[1], [4]])]), desc="slice then index"),
                 S(g.t((4, 5), lay="transposed"), OTL([idx(g, [0, 1]), idx(g, [2, 3])]), desc="two broadcast indices"),
-                S(g.t((4, 5)), OTL([g.t((4,), b8)]), desc="bool mask", expect="ok"),
+                S(g.t((4, 5)), OTL([g.t((4,), b8)]), desc="bool mask", expect="ok",
+                  meta_reason="a bool mask makes the output shape depend on the mask's values; PyTorch's meta raises too"),
                 S(g.t((2, 3, 4)), OTL([idx(g, [1]), None, idx(g, [0, 2])]), desc="separated indices"),
                 S(g.t((4, 5)), OTL([idx(g, [4])]), desc="out of range", expect="error")]
 

@@ -209,13 +209,15 @@ def torch_overload(name):
 class S:
     """One sample: positional args, keyword args (by ATen argument name), a description,
     and what PyTorch is expected to do: "ok", "error" (must raise) or "maybe" (a dtype
-    sweep: whatever PyTorch does is recorded)."""
+    sweep: whatever PyTorch does is recorded). `meta_reason` skips the meta-device run of
+    this one sample, saying why."""
 
-    def __init__(self, *args, desc="", expect="ok", **kwargs):
+    def __init__(self, *args, desc="", expect="ok", meta_reason=None, **kwargs):
         self.args = list(args)
         self.kwargs = kwargs
         self.desc = desc
         self.expect = expect
+        self.meta_reason = meta_reason
 
 
 def fmt_float(v):
@@ -467,9 +469,9 @@ class Family:
             expect["stat"] = info.stat(pos, kw, result)
         if info.strides:
             case["check_strides"] = True
-        if not info.meta:
+        if not info.meta or s.meta_reason:
             case["meta"] = False
-            case["meta_reason"] = info.meta_reason
+            case["meta_reason"] = s.meta_reason or info.meta_reason
         case["expect"] = expect
         return case
 
