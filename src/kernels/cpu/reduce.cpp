@@ -107,29 +107,42 @@ Plan make_plan(const Tensor& self, const std::vector<bool>& mask, const std::vec
   return p;
 }
 
-/// Walks the multi-index of dims [first, n) of (sizes, strides), tracking the offset.
+/// Walks the multi-index of dims [first, n) of `sizes`, tracking the offset along
+/// `strides` (and along `strides2`, when given). Allocation-free for up to kInline dims.
 struct Odometer {
+  static constexpr size_t kInline = 16;
   const std::vector<int64_t>& sizes;
   const std::vector<int64_t>& strides;
+  const std::vector<int64_t>* strides2;
   size_t first;
-  std::vector<int64_t> idx;
-  int64_t off = 0;
+  int64_t inline_idx[kInline];
+  std::vector<int64_t> heap_idx;
+  int64_t* idx;
+  int64_t off = 0, off2 = 0;
 
-  Odometer(const std::vector<int64_t>& sz, const std::vector<int64_t>& st, size_t first_dim, int64_t linear)
-      : sizes(sz), strides(st), first(first_dim), idx(sz.size(), 0) {
+  Odometer(const std::vector<int64_t>& sz, const std::vector<int64_t>& st, size_t first_dim, int64_t linear,
+           const std::vector<int64_t>* st2 = nullptr)
+      : sizes(sz), strides(st), strides2(st2), first(first_dim) {
+    if (sizes.size() > kInline) heap_idx.assign(sizes.size(), 0);
+    idx = sizes.size() > kInline ? heap_idx.data() : inline_idx;
     for (size_t d = first; d < sizes.size(); ++d) {
       idx[d] = linear % sizes[d];
       linear /= sizes[d];
       off += idx[d] * strides[d];
+      if (strides2) off2 += idx[d] * (*strides2)[d];
     }
   }
+  Odometer(const Odometer&) = delete;
+  Odometer& operator=(const Odometer&) = delete;
   void next() {
     for (size_t d = first; d < sizes.size(); ++d) {
       if (++idx[d] < sizes[d]) {
         off += strides[d];
+        if (strides2) off2 += (*strides2)[d];
         return;
       }
       off -= (sizes[d] - 1) * strides[d];
+      if (strides2) off2 -= (sizes[d] - 1) * (*strides2)[d];
       idx[d] = 0;
     }
   }
@@ -150,6 +163,7 @@ void run_rows(const Plan& p, const typename Ops::in_t* in, const Ops& ops, int64
   using acc_t = typename Ops::acc_t;
   const int64_t n0 = p.rsz[0], s0 = p.rin[0];
   auto range = [&](int64_t in_base, int64_t out_off, int64_t kb, int64_t ke) {
+    if (p.rsz.size() == 1) return ops.row(ops.identity(), out_off, kb, in + in_base + kb * s0, s0, ke - kb);
     acc_t acc = ops.identity();
     Odometer od(p.rsz, p.rin, 1, kb / n0);
     int64_t i = kb % n0;
@@ -163,10 +177,15 @@ void run_rows(const Plan& p, const typename Ops::in_t* in, const Ops& ops, int64
     return acc;
   };
   if (nthreads == 1 || p.M >= nthreads) {
-#pragma omp parallel for num_threads(static_cast<int>(nthreads)) if (nthreads > 1) schedule(static)
-    for (int64_t m = 0; m < p.M; ++m) {
-      auto [ib, ob] = p.kept_offsets(m);
-      ops.write(ob, range(ib, ob, 0, p.K));
+#pragma omp parallel num_threads(static_cast<int>(nthreads)) if (nthreads > 1)
+    {
+      const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+      const int64_t chunk = (p.M + nt - 1) / nt;
+      const int64_t mb = std::min(p.M, t * chunk), me = std::min(p.M, mb + chunk);
+      if (mb < me) {
+        Odometer kept(p.ksz, p.kin, 0, mb, &p.kout);
+        for (int64_t m = mb; m < me; ++m, kept.next()) ops.write(kept.off2, range(kept.off, kept.off2, 0, p.K));
+      }
     }
     return;
   }
@@ -203,8 +222,22 @@ void run_cols(const Plan& p, const typename Ops::in_t* in, const Ops& ops, int64
     return Unit{ib + j0 * is0, ob + j0 * os0, std::min(kBlock, c0 - j0)};
   };
   auto accumulate = [&](const Unit& w, int64_t kb, int64_t ke, acc_t* acc) {
-    Odometer od(p.rsz, p.rin, 0, kb);
-    for (int64_t k = kb; k < ke; ++k, od.next()) ops.cols(acc, w.out, os0, k, in + w.in + od.off, is0, w.len);
+    if constexpr (requires { ops.cols_rows(acc, in, is0, int64_t{0}, int64_t{0}, int64_t{0}); }) {
+      // Runs of rows along the innermost reduced dim, so the op can keep sums in registers.
+      const int64_t r0 = p.rsz[0], rs0 = p.rin[0];
+      Odometer od(p.rsz, p.rin, 1, kb / r0);
+      int64_t i = kb % r0;
+      for (int64_t k = kb; k < ke;) {
+        const int64_t rows = std::min(r0 - i, ke - k);
+        ops.cols_rows(acc, in + w.in + od.off + i * rs0, is0, w.len, rs0, rows);
+        k += rows;
+        i = 0;
+        od.next();
+      }
+    } else {
+      Odometer od(p.rsz, p.rin, 0, kb);
+      for (int64_t k = kb; k < ke; ++k, od.next()) ops.cols(acc, w.out, os0, k, in + w.in + od.off, is0, w.len);
+    }
   };
   if (nthreads == 1 || units >= nthreads) {
 #pragma omp parallel for num_threads(static_cast<int>(nthreads)) if (nthreads > 1) schedule(static)
@@ -331,6 +364,28 @@ struct SumOps {
       }
     }
     for (; j < n; ++j) acc[j] = add(acc[j], static_cast<acc_t>(p[j * s]));
+  }
+  /// acc[j] += sum over r < rows of p[r * rs + j * s]; dense floats go 16 rows at a time
+  /// (16 rows of a 256-wide block stay in L1) with the sums held in registers.
+  void cols_rows(acc_t* acc, const T* p, int64_t s, int64_t n, int64_t rs, int64_t rows) const {
+    if constexpr (kIsFloatOrDouble<T>) {
+      if (s == 1 && n % 8 == 0) {
+        for (int64_t rb = 0; rb < rows; rb += 16) {
+          const int64_t re = std::min(rows, rb + 16);
+          for (int64_t j = 0; j < n; j += 8) {
+            D4 a0 = load_d4(acc + j), a1 = load_d4(acc + j + 4);
+            for (int64_t r = rb; r < re; ++r) {
+              a0 += load_d4(p + r * rs + j);
+              a1 += load_d4(p + r * rs + j + 4);
+            }
+            std::memcpy(acc + j, &a0, sizeof a0);
+            std::memcpy(acc + j + 4, &a1, sizeof a1);
+          }
+        }
+        return;
+      }
+    }
+    for (int64_t r = 0; r < rows; ++r) cols(acc, 0, 0, 0, p + r * rs, s, n);
   }
 };
 template <typename T, typename W>
@@ -531,6 +586,14 @@ void cumsum_impl(const T* in, T* out, int64_t outer, int64_t n, int64_t inner) {
     const int64_t b = u / nb, j0 = (u % nb) * kBlock, len = std::min(kBlock, inner - j0);
     const T* src = in + b * n * inner + j0;
     T* dst = out + b * n * inner + j0;
+    if (inner == 1) {
+      acc_t a = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        a = SumOps<T, int>::add(a, static_cast<acc_t>(src[i]));
+        dst[i] = static_cast<T>(a);
+      }
+      continue;
+    }
     acc_t acc[kBlock];
     std::fill(acc, acc + len, acc_t(0));
     for (int64_t i = 0; i < n; ++i) {
