@@ -1,6 +1,400 @@
-// ops/reduction.cpp — (being written)
+// ops/reduction.cpp — reductions: sum, mean, prod, amax/amin, max/min (all and along a
+// dim, with indices), argmax/argmin, var/std, any/all, cumsum, logsumexp. Schemas and
+// dtype rules follow ATen; the kernels live in kernels/cpu/reduce.cpp. std and logsumexp
+// are composites, as in ATen.
+#include <cmath>
+#include <limits>
+
+#include "core/shape.h"
+#include "ember/ops/reduction.h"
+#include "kernels/cpu/reduce.h"
+#include "ops/api.h"
+#include "ops/dispatch.h"
 #include "ops/families.h"
+#include "ops/op_utils.h"
 
 namespace ember::ops {
-void register_reduction_ops(Registry&) {}
+namespace {
+
+namespace k = kernels::cpu;
+
+// --- shapes and dtypes ---------------------------------------------------------------------
+
+/// Reduced dims as a mask; no dims (None or []) means every dim.
+std::vector<bool> mask_of(const Tensor& self, const std::optional<std::vector<int64_t>>& dims) {
+  if (!dims || dims->empty()) return std::vector<bool>(static_cast<size_t>(self.dim()), true);
+  return core::dim_mask(*dims, self.dim(), true);
+}
+
+std::vector<bool> mask_of_dim(const Tensor& self, int64_t dim) {
+  const int64_t d = core::wrap_dim(dim, self.dim());
+  std::vector<bool> mask(static_cast<size_t>(self.dim()), false);
+  if (self.dim() > 0) mask[d] = true;
+  return mask;
+}
+
+std::vector<int64_t> reduced_shape(const Tensor& self, const std::vector<bool>& mask, bool keepdim) {
+  std::vector<int64_t> sizes;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (!mask[d]) sizes.push_back(self.size(d));
+    else if (keepdim) sizes.push_back(1);
+  }
+  return sizes;
+}
+
+TensorMeta reduce_meta(const Tensor& self, const std::vector<bool>& mask, bool keepdim, ScalarType dtype) {
+  return contiguous_meta(reduced_shape(self, mask, keepdim), dtype, self.device());
+}
+
+/// sum/prod/cumsum: an explicit dtype wins; integers and bool accumulate as int64.
+ScalarType sum_dtype(const Tensor& self, std::optional<ScalarType> dtype) {
+  if (dtype) return *dtype;
+  return is_integral(self.dtype(), true) ? kInt64 : self.dtype();
+}
+
+ScalarType mean_dtype(const Tensor& self, std::optional<ScalarType> dtype) {
+  if (dtype) {
+    EMBER_CHECK(is_floating_point(*dtype))
+        << "mean(): could not infer output dtype. Optional dtype must be either a floating point or complex dtype. "
+           "Got: "
+        << scalar_type_name(*dtype);
+    return *dtype;
+  }
+  EMBER_CHECK(is_floating_point(self.dtype()))
+      << "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: "
+      << scalar_type_name(self.dtype());
+  return self.dtype();
+}
+
+void check_var_dtype(const Tensor& self) {
+  EMBER_CHECK(is_floating_point(self.dtype())) << "std and var only support floating point and complex dtypes";
+}
+
+/// ATen's zero_numel_check_dims: reductions without an identity need a non-empty range.
+void check_nonempty(const Tensor& self, IntArrayRef dims, const char* name, bool index_error_when_unspecified) {
+  if (self.numel() != 0) return;
+  if (dims.empty()) {
+    if (index_error_when_unspecified) {
+      EMBER_FAIL_KIND(ErrorKind::IndexError)
+          << name << "(): Expected reduction dim to be specified for input.numel() == 0.";
+    }
+    EMBER_FAIL() << name
+                 << "(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim "
+                    "with the 'dim' argument.";
+  }
+  for (int64_t d : dims) {
+    const int64_t w = core::wrap_dim(d, self.dim());
+    EMBER_CHECK_INDEX(self.dim() == 0 || self.size(w) != 0)
+        << name << "(): Expected reduction dim " << d << " to have non-zero size.";
+  }
+}
+
+void check_arg_dtype(const Tensor& self, bool is_max) {
+  EMBER_CHECK(self.dtype() != kBool) << (is_max ? "\"argmax_cpu\"" : "\"argmin_cpu\"") << " not implemented for 'Bool'";
+}
+
+// --- registration ----------------------------------------------------------------------------
+
+void register_sum_mean_prod(Registry& r) {
+  r.def("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor")
+      .set_meta([](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
+        return metas(reduce_meta(self, mask_of(self, {}), false, sum_dtype(self, a[1].to_optional_scalar_type())));
+      })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor& self = a[0].to_tensor();
+        k::sum_kernel(cast(self, out[0].dtype()), mask_of(self, {}), out[0], false);
+      });
+  r.def("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor")
+      .set_meta([](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
+        return metas(reduce_meta(self, mask_of(self, a[1].to_optional_int_list()), a[2].to_bool(),
+                                 sum_dtype(self, a[3].to_optional_scalar_type())));
+      })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor& self = a[0].to_tensor();
+        k::sum_kernel(cast(self, out[0].dtype()), mask_of(self, a[1].to_optional_int_list()), out[0], false);
+      });
+  r.def("mean(Tensor self, *, ScalarType? dtype=None) -> Tensor")
+      .set_meta([](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
+        return metas(reduce_meta(self, mask_of(self, {}), false, mean_dtype(self, a[1].to_optional_scalar_type())));
+      })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor& self = a[0].to_tensor();
+        k::sum_kernel(cast(self, out[0].dtype()), mask_of(self, {}), out[0], true);
+      });
+  r.def("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor")
+      .set_meta([](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
+        return metas(reduce_meta(self, mask_of(self, a[1].to_optional_int_list()), a[2].to_bool(),
+                                 mean_dtype(self, a[3].to_optional_scalar_type())));
+      })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor& self = a[0].to_tensor();
+        k::sum_kernel(cast(self, out[0].dtype()), mask_of(self, a[1].to_optional_int_list()), out[0], true);
+      });
+  r.def("prod(Tensor self, *, ScalarType? dtype=None) -> Tensor")
+      .set_meta([](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
+        return metas(reduce_meta(self, mask_of(self, {}), false, sum_dtype(self, a[1].to_optional_scalar_type())));
+      })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor& self = a[0].to_tensor();
+        k::prod_kernel(cast(self, out[0].dtype()), mask_of(self, {}), out[0]);
+      });
+  r.def("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor")
+      .set_meta([](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
+        return metas(reduce_meta(self, mask_of_dim(self, a[1].to_int()), a[2].to_bool(),
+                                 sum_dtype(self, a[3].to_optional_scalar_type())));
+      })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor& self = a[0].to_tensor();
+        k::prod_kernel(cast(self, out[0].dtype()), mask_of_dim(self, a[1].to_int()), out[0]);
+      });
+}
+
+void register_min_max(Registry& r) {
+  for (const bool is_max : {true, false}) {
+    const char* name = is_max ? "amax" : "amin";
+    r.def(std::string(name) + "(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor")
+        .set_meta([name](const Stack& a) {
+          const Tensor& self = a[0].to_tensor();
+          const auto& dims = a[1].to_int_list();
+          const std::vector<bool> mask = mask_of(self, dims);
+          check_nonempty(self, dims, name, false);
+          return metas(reduce_meta(self, mask, a[2].to_bool(), self.dtype()));
+        })
+        .set_cpu([is_max](const Stack& a, std::vector<Tensor>& out) {
+          const Tensor& self = a[0].to_tensor();
+          k::minmax_kernel(self, mask_of(self, a[1].to_int_list()), out[0], is_max);
+        });
+    const std::string short_name = is_max ? "max" : "min";
+    r.def(short_name + "(Tensor self) -> Tensor")
+        .set_meta([name = is_max ? "max" : "min"](const Stack& a) {
+          const Tensor& self = a[0].to_tensor();
+          check_nonempty(self, {}, name, false);
+          return metas(reduce_meta(self, mask_of(self, {}), false, self.dtype()));
+        })
+        .set_cpu([is_max](const Stack& a, std::vector<Tensor>& out) {
+          const Tensor& self = a[0].to_tensor();
+          k::minmax_kernel(self, mask_of(self, {}), out[0], is_max);
+        });
+    r.def(short_name + ".dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)")
+        .set_meta([name = is_max ? "max" : "min"](const Stack& a) {
+          const Tensor& self = a[0].to_tensor();
+          const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
+          check_nonempty(self, {dim}, name, false);
+          const std::vector<bool> mask = mask_of_dim(self, dim);
+          return std::vector<TensorMeta>{reduce_meta(self, mask, a[2].to_bool(), self.dtype()),
+                                         reduce_meta(self, mask, a[2].to_bool(), kInt64)};
+        })
+        .set_cpu([is_max](const Stack& a, std::vector<Tensor>& out) {
+          const Tensor& self = a[0].to_tensor();
+          k::arg_minmax_kernel(self, core::wrap_dim(a[1].to_int(), self.dim()), out[0], out[1], is_max);
+        });
+    const char* arg_name = is_max ? "argmax" : "argmin";
+    r.def(std::string(arg_name) + "(Tensor self, int? dim=None, bool keepdim=False) -> Tensor")
+        .set_meta([arg_name, is_max](const Stack& a) {
+          const Tensor& self = a[0].to_tensor();
+          const std::optional<int64_t> dim = a[1].to_optional_int();
+          const bool keepdim = a[2].to_bool();
+          check_arg_dtype(self, is_max);
+          if (!dim) {
+            check_nonempty(self, {}, arg_name, true);
+            return metas(reduce_meta(self, mask_of(self, {}), keepdim, kInt64));
+          }
+          const int64_t d = core::wrap_dim(*dim, self.dim());
+          check_nonempty(self, {d}, arg_name, true);
+          return metas(reduce_meta(self, mask_of_dim(self, d), keepdim, kInt64));
+        })
+        .set_cpu([is_max](const Stack& a, std::vector<Tensor>& out) {
+          const Tensor& self = a[0].to_tensor();
+          const std::optional<int64_t> dim = a[1].to_optional_int();
+          if (!dim) {
+            // The index into the flattened (row-major) input.
+            Tensor flat = call_op_tensor("aten::reshape", {self, std::vector<int64_t>{-1}});
+            Tensor idx = out[0].dim() == 0 ? out[0] : call_op_tensor("aten::view", {out[0], std::vector<int64_t>{}});
+            k::arg_minmax_kernel(flat, 0, Tensor(), idx, is_max);
+            return;
+          }
+          k::arg_minmax_kernel(self, core::wrap_dim(*dim, self.dim()), Tensor(), out[0], is_max);
+        });
+  }
+}
+
+void register_var_std(Registry& r) {
+  r.def("var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor")
+      .set_meta([](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
+        check_var_dtype(self);
+        return metas(reduce_meta(self, mask_of(self, a[1].to_optional_int_list()), a[3].to_bool(), self.dtype()));
+      })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor& self = a[0].to_tensor();
+        const double correction = a[2].is_none() ? 1.0 : a[2].to_scalar().to_double();
+        k::var_kernel(self, mask_of(self, a[1].to_optional_int_list()), out[0], correction);
+      });
+  r.def("std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor")
+      .set_decomposition([](const Stack& a) {
+        check_var_dtype(a[0].to_tensor());
+        Tensor var = call_op_tensor("aten::var.correction", {a[0], a[1], a[2], a[3]});
+        return call_op("aten::sqrt", {var});
+      });
+}
+
+void register_any_all(Registry& r) {
+  for (const bool is_all : {false, true}) {
+    const std::string name = is_all ? "all" : "any";
+    auto out_dtype = [](const Tensor& self) { return self.dtype() == kUInt8 ? kUInt8 : kBool; };
+    r.def(name + "(Tensor self) -> Tensor")
+        .set_meta([out_dtype](const Stack& a) {
+          const Tensor& self = a[0].to_tensor();
+          return metas(reduce_meta(self, mask_of(self, {}), false, out_dtype(self)));
+        })
+        .set_cpu([is_all](const Stack& a, std::vector<Tensor>& out) {
+          const Tensor& self = a[0].to_tensor();
+          k::any_all_kernel(self, mask_of(self, {}), out[0], is_all);
+        });
+    r.def(name + ".dim(Tensor self, int dim, bool keepdim=False) -> Tensor")
+        .set_meta([out_dtype](const Stack& a) {
+          const Tensor& self = a[0].to_tensor();
+          return metas(reduce_meta(self, mask_of_dim(self, a[1].to_int()), a[2].to_bool(), out_dtype(self)));
+        })
+        .set_cpu([is_all](const Stack& a, std::vector<Tensor>& out) {
+          const Tensor& self = a[0].to_tensor();
+          k::any_all_kernel(self, mask_of_dim(self, a[1].to_int()), out[0], is_all);
+        });
+  }
+}
+
+void register_cumsum(Registry& r) {
+  r.def("cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor")
+      .set_meta([](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
+        core::wrap_dim(a[1].to_int(), self.dim());
+        return metas(contiguous_meta(self.sizes(), sum_dtype(self, a[2].to_optional_scalar_type()), self.device()));
+      })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor& self = a[0].to_tensor();
+        Tensor x = cast(self, out[0].dtype()).contiguous();
+        k::cumsum_kernel(x, core::wrap_dim(a[1].to_int(), self.dim()), out[0]);
+      });
+}
+
+/// ATen's logsumexp: max-shifted so exp cannot overflow; rows whose max is ±inf use a
+/// shift of 0 so that all -inf gives -inf (not nan) and +inf gives +inf.
+void register_logsumexp(Registry& r) {
+  r.def("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor").set_decomposition([](const Stack& a) {
+    Tensor self = a[0].to_tensor();
+    const std::vector<int64_t>& dims = a[1].to_int_list();
+    const bool keepdim = a[2].to_bool();
+    if (is_integral(self.dtype(), true)) self = cast(self, kDefaultFloat);
+    if (self.numel() == 0) {
+      Tensor s = call_op_tensor("aten::sum.dim_IntList", {call_op_tensor("aten::exp", {self}), dims, keepdim});
+      return call_op("aten::log", {s});
+    }
+    Tensor maxes = call_op_tensor("aten::amax", {self, dims, true});
+    Tensor infinite = call_op_tensor("aten::eq.Scalar", {call_op_tensor("aten::abs", {maxes}),
+                                                         Scalar(std::numeric_limits<double>::infinity())});
+    maxes = call_op_tensor("aten::masked_fill.Scalar", {maxes, infinite, Scalar(0.0)});
+    Tensor shifted = call_op_tensor("aten::exp", {call_op_tensor("aten::sub.Tensor", {self, maxes})});
+    Tensor result = call_op_tensor("aten::log", {call_op_tensor("aten::sum.dim_IntList", {shifted, dims, keepdim})});
+    if (!keepdim) {
+      std::vector<int64_t> squeeze_dims = dims;
+      if (squeeze_dims.empty())
+        for (int64_t d = 0; d < self.dim(); ++d) squeeze_dims.push_back(d);
+      maxes = call_op_tensor("aten::squeeze.dims", {maxes, squeeze_dims});
+    }
+    return call_op("aten::add.Tensor", {result, maxes});
+  });
+}
+
+}  // namespace
+
+void register_reduction_ops(Registry& r) {
+  register_sum_mean_prod(r);
+  register_min_max(r);
+  register_var_std(r);
+  register_any_all(r);
+  register_cumsum(r);
+  register_logsumexp(r);
+}
+
 }  // namespace ember::ops
+
+// --- public API ----------------------------------------------------------------------
+namespace ember {
+using ops::call_at;
+using ops::call_tensor;
+
+Tensor sum(const Tensor& self, std::optional<ScalarType> dtype, Loc loc) {
+  return call_tensor(EMBER_OP("aten::sum"), {self, dtype}, loc);
+}
+Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype, Loc loc) {
+  return call_tensor(EMBER_OP("aten::sum.dim_IntList"), {self, dim.vec(), keepdim, dtype}, loc);
+}
+Tensor mean(const Tensor& self, std::optional<ScalarType> dtype, Loc loc) {
+  return call_tensor(EMBER_OP("aten::mean"), {self, dtype}, loc);
+}
+Tensor mean(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype, Loc loc) {
+  return call_tensor(EMBER_OP("aten::mean.dim"), {self, dim.vec(), keepdim, dtype}, loc);
+}
+Tensor prod(const Tensor& self, std::optional<ScalarType> dtype, Loc loc) {
+  return call_tensor(EMBER_OP("aten::prod"), {self, dtype}, loc);
+}
+Tensor prod(const Tensor& self, int64_t dim, bool keepdim, std::optional<ScalarType> dtype, Loc loc) {
+  return call_tensor(EMBER_OP("aten::prod.dim_int"), {self, dim, keepdim, dtype}, loc);
+}
+Tensor amax(const Tensor& self, IntArrayRef dim, bool keepdim, Loc loc) {
+  return call_tensor(EMBER_OP("aten::amax"), {self, dim.vec(), keepdim}, loc);
+}
+Tensor amin(const Tensor& self, IntArrayRef dim, bool keepdim, Loc loc) {
+  return call_tensor(EMBER_OP("aten::amin"), {self, dim.vec(), keepdim}, loc);
+}
+Tensor max(const Tensor& self, Loc loc) { return call_tensor(EMBER_OP("aten::max"), {self}, loc); }
+Tensor min(const Tensor& self, Loc loc) { return call_tensor(EMBER_OP("aten::min"), {self}, loc); }
+std::tuple<Tensor, Tensor> max(const Tensor& self, int64_t dim, bool keepdim, Loc loc) {
+  return ops::tuple2(call_at(EMBER_OP("aten::max.dim"), {self, dim, keepdim}, loc));
+}
+std::tuple<Tensor, Tensor> min(const Tensor& self, int64_t dim, bool keepdim, Loc loc) {
+  return ops::tuple2(call_at(EMBER_OP("aten::min.dim"), {self, dim, keepdim}, loc));
+}
+Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim, Loc loc) {
+  return call_tensor(EMBER_OP("aten::argmax"), {self, dim, keepdim}, loc);
+}
+Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim, Loc loc) {
+  return call_tensor(EMBER_OP("aten::argmin"), {self, dim, keepdim}, loc);
+}
+Tensor var(const Tensor& self, std::optional<std::vector<int64_t>> dim, std::optional<Scalar> correction, bool keepdim,
+           Loc loc) {
+  return call_tensor(EMBER_OP("aten::var.correction"), {self, dim, correction, keepdim}, loc);
+}
+Tensor std(const Tensor& self, std::optional<std::vector<int64_t>> dim, std::optional<Scalar> correction, bool keepdim,
+           Loc loc) {
+  return call_tensor(EMBER_OP("aten::std.correction"), {self, dim, correction, keepdim}, loc);
+}
+Tensor any(const Tensor& self, Loc loc) { return call_tensor(EMBER_OP("aten::any"), {self}, loc); }
+Tensor any(const Tensor& self, int64_t dim, bool keepdim, Loc loc) {
+  return call_tensor(EMBER_OP("aten::any.dim"), {self, dim, keepdim}, loc);
+}
+Tensor all(const Tensor& self, Loc loc) { return call_tensor(EMBER_OP("aten::all"), {self}, loc); }
+Tensor all(const Tensor& self, int64_t dim, bool keepdim, Loc loc) {
+  return call_tensor(EMBER_OP("aten::all.dim"), {self, dim, keepdim}, loc);
+}
+Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, Loc loc) {
+  return call_tensor(EMBER_OP("aten::cumsum"), {self, dim, dtype}, loc);
+}
+Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim, Loc loc) {
+  return call_tensor(EMBER_OP("aten::logsumexp"), {self, dim.vec(), keepdim}, loc);
+}
+
+Tensor Tensor::sum(Loc loc) const { return ember::sum(*this, std::nullopt, loc); }
+Tensor Tensor::sum(IntArrayRef dim, bool keepdim, Loc loc) const { return ember::sum(*this, dim, keepdim, std::nullopt, loc); }
+Tensor Tensor::mean(Loc loc) const { return ember::mean(*this, std::nullopt, loc); }
+Tensor Tensor::mean(IntArrayRef dim, bool keepdim, Loc loc) const {
+  return ember::mean(*this, dim, keepdim, std::nullopt, loc);
+}
+
+}  // namespace ember
