@@ -634,7 +634,18 @@ def linalg_rows():
                 S(g.t((3, 5)), g.t((4, 6)), desc="mismatch", expect="error")]
     # torch 1.13's small bfloat16 GEMMs round partial sums (about twice the error of
     # accumulating in float32, as later PyTorch and Ember do).
-    return [OpInfo("aten::mm", L, mm, reduced_in_float=True), OpInfo("aten::bmm", L, bmm, reduced_in_float=True),
+    def dot(g):
+        return [S(g.t((5,)), g.t((5,)), desc="f32"), S(g.t((7,), f64), g.t((7,), f64), desc="f64"),
+                S(g.t((6,), lay="step"), g.t((6,)), desc="strided"), S(g.t((0,)), g.t((0,)), desc="empty"),
+                S(g.t((5,), i64), g.t((5,), i64), desc="i64"), S(g.t((4,)), g.t((5,)), desc="mismatch", expect="error")]
+
+    def mv(g):
+        return [S(g.t((3, 5)), g.t((5,)), desc="f32"), S(g.t((3, 5), lay="transposed"), g.t((5,)), desc="transposed"),
+                S(g.t((4, 2), f64), g.t((2,), f64), desc="f64"), S(g.t((0, 3)), g.t((3,)), desc="empty rows"),
+                S(g.t((3, 5)), g.t((4,)), desc="mismatch", expect="error")]
+
+    return [OpInfo("aten::dot", L, dot, reduced_in_float=True), OpInfo("aten::mv", L, mv, reduced_in_float=True),
+            OpInfo("aten::mm", L, mm, reduced_in_float=True), OpInfo("aten::bmm", L, bmm, reduced_in_float=True),
             OpInfo("aten::addmm", L, addmm, reduced_in_float=True), OpInfo("aten::matmul", L, matmul, reduced_in_float=True),
             OpInfo("aten::linear", L, linear, reduced_in_float=True)]
 
@@ -904,10 +915,17 @@ def indexing_rows():
         OpInfo("aten::scatter.src", X, scatter("src")),
         OpInfo("aten::scatter.value", X, scatter("value")),
         OpInfo("aten::scatter_add", X, scatter("add")),
+        OpInfo("aten::scatter_.src", X, scatter("src")),
+        OpInfo("aten::scatter_.value", X, scatter("value")),
+        OpInfo("aten::scatter_add_", X, scatter("add")),
         OpInfo("aten::index.Tensor", X, index_tensor),
         OpInfo("aten::index_put", X, index_put),
         OpInfo("aten::index_put_", X, index_put),
         OpInfo("aten::sort", X, sort),
+        OpInfo("aten::sort.stable", X, lambda g: [
+            S(g.t((3, 6), i64), stable=True, desc="integer ties keep their order"),
+            S(g.t((3, 6), i64, "transposed"), stable=True, dim=0, descending=True, desc="descending dim 0"),
+            S(g.t((4, 5), kind="unique"), stable=False, desc="stable=False")]),
         OpInfo("aten::topk", X, topk),
         OpInfo("aten::nonzero", X, nonzero, meta=False,
                meta_reason="the output shape depends on the data; PyTorch's meta nonzero raises too"),
