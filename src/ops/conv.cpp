@@ -1,5 +1,5 @@
 // ops/conv.cpp — convolution and pooling: aten::convolution (1-D and 2-D, grouped,
-// strided, padded, dilated) with its composites conv1d/conv2d, and 2-D max, average and
+// strided, padded, dilated, transposed) with its composites conv1d/conv2d, and 2-D max, average and
 // adaptive-average pooling. Shape checks and messages follow ATen's; the kernels live in
 // kernels/cpu/conv.cpp.
 #include <sstream>
@@ -41,7 +41,80 @@ std::vector<int64_t> expand_param(const std::vector<int64_t>& v, const char* nam
 struct ConvSetup {
   Conv2dParams p;
   std::vector<int64_t> out_sizes;
+  bool transposed = false;
 };
+
+/// The geometry shared by convolution and its transpose, with 1-D convolutions expressed
+/// as 2-D ones of height 1 (as ATen does). Output sizes are left to the caller.
+Conv2dParams conv_params(const Tensor& input, const Tensor& weight, const std::vector<int64_t>& stride,
+                         const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation, int64_t groups) {
+  const int64_t dims = weight.dim() - 2;
+  const IntArrayRef ws = weight.sizes();
+  Conv2dParams p;
+  p.batch = input.size(0);
+  p.in_channels = input.size(1);
+  p.out_channels = ws[0];
+  p.groups = groups;
+  auto at = [&](const std::vector<int64_t>& v, int64_t i, int64_t one) { return dims == 2 ? v[i] : (i == 0 ? one : v[0]); };
+  p.in_h = dims == 2 ? input.size(2) : 1;
+  p.in_w = input.size(dims == 2 ? 3 : 2);
+  p.kernel_h = dims == 2 ? ws[2] : 1;
+  p.kernel_w = ws[dims == 2 ? 3 : 2];
+  p.stride_h = at(stride, 0, 1);
+  p.stride_w = at(stride, 1, 1);
+  p.pad_h = at(padding, 0, 0);
+  p.pad_w = at(padding, 1, 0);
+  p.dilation_h = at(dilation, 0, 1);
+  p.dilation_w = at(dilation, 1, 1);
+  return p;
+}
+
+void check_conv_dtypes(const Tensor& input, const Tensor& weight, int64_t dims, const char* kernel) {
+  EMBER_CHECK_KIND(ErrorKind::NotImplementedError, dims <= 2)
+      << "convolution: only 1-D and 2-D convolutions are implemented in Ember's CPU backend, got a " << dims
+      << "-D convolution";
+  EMBER_CHECK(weight.dtype() == input.dtype())
+      << "expected scalar type " << scalar_type_name(input.dtype()) << " but found "
+      << scalar_type_name(weight.dtype());
+  if (input.dtype() == kBool) not_implemented(kernel, input.dtype());
+}
+
+/// The transposed branch of ATen's check_shape_forward plus slow_conv_transpose2d's checks.
+ConvSetup conv_transpose_setup(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                               const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                               const std::vector<int64_t>& dilation, const std::vector<int64_t>& output_padding,
+                               int64_t groups) {
+  const IntArrayRef ws = weight.sizes();
+  const int64_t dims = weight.dim() - 2;
+  EMBER_CHECK(input.size(1) == ws[0]) << "Given transposed=1, weight of size " << ws << ", expected input"
+                                      << input.sizes() << " to have " << ws[0] << " channels, but got "
+                                      << input.size(1) << " channels instead";
+  EMBER_CHECK(!bias || (bias->dim() == 1 && bias->size(0) == ws[1] * groups))
+      << "Given transposed=1, weight of size " << ws << ", expected bias to be 1-dimensional with " << ws[1] * groups
+      << " elements, but got bias of size " << bias->sizes() << " instead";
+  check_conv_dtypes(input, weight, dims, "slow_conv_transpose2d_out_cpu");
+  ConvSetup s;
+  s.p = conv_params(input, weight, stride, padding, dilation, groups);
+  Conv2dParams& p = s.p;
+  const int64_t op_h = dims == 2 ? output_padding[0] : 0, op_w = output_padding[dims == 2 ? 1 : 0];
+  EMBER_CHECK(p.dilation_h > 0 && p.dilation_w > 0) << "dilation should be greater than zero, but got dilation_height: "
+                                                    << p.dilation_h << ", dilation_width: " << p.dilation_w;
+  EMBER_CHECK((op_w < p.stride_w || op_w < p.dilation_w) && (op_h < p.stride_h || op_h < p.dilation_h))
+      << "output padding must be smaller than either stride or dilation, but got output_padding_height: " << op_h
+      << " output_padding_width: " << op_w << " stride_height: " << p.stride_h << " stride_width: " << p.stride_w
+      << " dilation_height: " << p.dilation_h << " dilation_width: " << p.dilation_w;
+  p.out_channels = ws[1] * groups;
+  p.out_h = (p.in_h - 1) * p.stride_h - 2 * p.pad_h + p.dilation_h * (p.kernel_h - 1) + 1 + op_h;
+  p.out_w = (p.in_w - 1) * p.stride_w - 2 * p.pad_w + p.dilation_w * (p.kernel_w - 1) + 1 + op_w;
+  EMBER_CHECK(p.out_h >= 1 && p.out_w >= 1)
+      << "Given input size per channel: (" << p.in_h << " x " << p.in_w << "). Calculated output size per channel: ("
+      << p.out_h << " x " << p.out_w << "). Output size is too small";
+  s.transposed = true;
+  s.out_sizes = {p.batch, p.out_channels};
+  if (dims == 2) s.out_sizes.push_back(p.out_h);
+  s.out_sizes.push_back(p.out_w);
+  return s;
+}
 
 /// Checks a convolution call as ATen's _convolution/check_shape_forward do, and returns
 /// its geometry with 1-D convolutions expressed as 2-D ones of height 1.
@@ -73,13 +146,7 @@ ConvSetup conv_setup(const Stack& a) {
                                << " at dimension 0, but got weight of size " << ws << " instead";
   EMBER_CHECK(ws[0] % groups == 0) << "Given groups=" << groups << ", expected weight to be divisible by " << groups
                                    << " at dimension 0, but got weight of size [" << ws << "] instead";
-  if (transposed) {
-    EMBER_CHECK(input.size(1) == ws[0]) << "Given transposed=1, weight of size " << ws << ", expected input"
-                                        << input.sizes() << " to have " << ws[0] << " channels, but got "
-                                        << input.size(1) << " channels instead";
-    EMBER_FAIL_KIND(ErrorKind::NotImplementedError)
-        << "convolution with transposed=True is not implemented in Ember's CPU backend";
-  }
+  if (transposed) return conv_transpose_setup(input, weight, bias, stride, padding, dilation, output_padding, groups);
   EMBER_CHECK(input.size(1) == ws[1] * groups)
       << "Given groups=" << groups << ", weight of size " << ws << ", expected input" << input.sizes() << " to have "
       << ws[1] * groups << " channels, but got " << input.size(1) << " channels instead";
@@ -99,32 +166,11 @@ ConvSetup conv_setup(const Stack& a) {
                            << ker_ss.str() << "). Kernel size can't be greater than actual input size";
   for (int64_t v : dilation)
     EMBER_CHECK(v > 0) << "dilation should be greater than zero, but got " << IntArrayRef(dilation);
-  EMBER_CHECK_KIND(ErrorKind::NotImplementedError, dims <= 2)
-      << "convolution: only 1-D and 2-D convolutions are implemented in Ember's CPU backend, got a " << dims
-      << "-D convolution";
-  EMBER_CHECK(weight.dtype() == input.dtype())
-      << "expected scalar type " << scalar_type_name(input.dtype()) << " but found "
-      << scalar_type_name(weight.dtype());
-  if (input.dtype() == kBool) not_implemented("slow_conv2d_cpu", input.dtype());
+  check_conv_dtypes(input, weight, dims, "slow_conv2d_cpu");
 
   ConvSetup s;
+  s.p = conv_params(input, weight, stride, padding, dilation, groups);
   Conv2dParams& p = s.p;
-  p.batch = input.size(0);
-  p.in_channels = input.size(1);
-  p.out_channels = ws[0];
-  p.groups = groups;
-  // Spatial dims as (h, w); a 1-D convolution is a 2-D one of height 1.
-  auto at = [&](const std::vector<int64_t>& v, int64_t i, int64_t one) { return dims == 2 ? v[i] : (i == 0 ? one : v[0]); };
-  p.in_h = dims == 2 ? input.size(2) : 1;
-  p.in_w = input.size(dims == 2 ? 3 : 2);
-  p.kernel_h = dims == 2 ? ws[2] : 1;
-  p.kernel_w = ws[dims == 2 ? 3 : 2];
-  p.stride_h = at(stride, 0, 1);
-  p.stride_w = at(stride, 1, 1);
-  p.pad_h = at(padding, 0, 0);
-  p.pad_w = at(padding, 1, 0);
-  p.dilation_h = at(dilation, 0, 1);
-  p.dilation_w = at(dilation, 1, 1);
   p.out_h = (p.in_h + 2 * p.pad_h - p.dilation_h * (p.kernel_h - 1) - 1) / p.stride_h + 1;
   p.out_w = (p.in_w + 2 * p.pad_w - p.dilation_w * (p.kernel_w - 1) - 1) / p.stride_w + 1;
   s.out_sizes = {p.batch, p.out_channels};
@@ -293,7 +339,10 @@ void register_conv_ops(Registry& r) {
         const Tensor weight = dense(a[1].to_tensor());
         Tensor bias;
         if (!a[2].is_none()) bias = dense(cast(a[2].to_tensor(), input.dtype()));
-        kernels::cpu::conv2d_forward(input, weight, bias, out[0], s.p);
+        if (s.transposed)
+          kernels::cpu::conv_transpose2d_forward(input, weight, bias, out[0], s.p);
+        else
+          kernels::cpu::conv2d_forward(input, weight, bias, out[0], s.p);
       });
 
   r.def("conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, "

@@ -199,6 +199,74 @@ std::vector<float> to_float(const Tensor& t) {
   return v;
 }
 
+// --- transposed convolution: GEMM + col2im ---------------------------------------------
+
+/// c[M][N] = sum_k a[k][m] * b[k][n] (a is K x M), row-major.
+template <typename Acc>
+void gemm_tn(int64_t M, int64_t N, int64_t K, const Acc* a, const Acc* b, Acc* c) {
+  if constexpr (std::is_same_v<Acc, float>) {
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K),
+                1.0f, a, static_cast<int>(M), b, static_cast<int>(N), 0.0f, c, static_cast<int>(N));
+  } else if constexpr (std::is_same_v<Acc, double>) {
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K),
+                1.0, a, static_cast<int>(M), b, static_cast<int>(N), 0.0, c, static_cast<int>(N));
+  } else {
+    std::fill(c, c + M * N, Acc(0));
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t m = 0; m < M; ++m) {
+        const Acc av = a[k * M + m];
+        for (int64_t n = 0; n < N; ++n) c[m * N + n] += av * b[k * N + n];
+      }
+  }
+}
+
+template <typename Acc>
+void conv_transpose_core(const Acc* in, const Acc* w, const Acc* bias, Acc* out, const Conv2dParams& p) {
+  const int64_t G = p.groups, Cg = p.in_channels / G, OCg = p.out_channels / G;
+  const int64_t K = OCg * p.kernel_h * p.kernel_w, P = p.in_h * p.in_w, OP = p.out_h * p.out_w;
+  const bool parallel = p.batch > 1 && p.batch * G * K * P > kGrainSize && !omp_in_parallel();
+#pragma omp parallel if (parallel)
+  {
+    std::vector<Acc> col(static_cast<size_t>(K * P));
+#pragma omp for schedule(static)
+    for (int64_t n = 0; n < p.batch; ++n) {
+      for (int64_t g = 0; g < G; ++g) {
+        Acc* o = out + (n * p.out_channels + g * OCg) * OP;
+        for (int64_t oc = 0; oc < OCg; ++oc) std::fill_n(o + oc * OP, OP, bias ? bias[g * OCg + oc] : Acc(0));
+        if (K == 0 || P == 0) continue;
+        if (Cg == 0) continue;
+        gemm_tn<Acc>(K, P, Cg, w + g * Cg * K, in + (n * p.in_channels + g * Cg) * P, col.data());
+        // col2im: scatter-add each kernel tap's contribution into the output plane.
+        for (int64_t oc = 0; oc < OCg; ++oc)
+          for (int64_t i = 0; i < p.kernel_h; ++i)
+            for (int64_t j = 0; j < p.kernel_w; ++j) {
+              const Acc* row = col.data() + ((oc * p.kernel_h + i) * p.kernel_w + j) * P;
+              Acc* plane = o + oc * OP;
+              for (int64_t ih = 0; ih < p.in_h; ++ih) {
+                const int64_t oh = ih * p.stride_h - p.pad_h + i * p.dilation_h;
+                if (oh < 0 || oh >= p.out_h) continue;
+                for (int64_t iw = 0; iw < p.in_w; ++iw) {
+                  const int64_t ow = iw * p.stride_w - p.pad_w + j * p.dilation_w;
+                  if (ow >= 0 && ow < p.out_w) plane[oh * p.out_w + ow] += row[ih * p.in_w + iw];
+                }
+              }
+            }
+      }
+    }
+  }
+}
+
+template <typename Acc, typename T>
+std::vector<Acc> to_acc(const Tensor& t) {
+  std::vector<Acc> v(static_cast<size_t>(t.numel()));
+  const T* src = t.data_ptr<T>();
+  for (size_t i = 0; i < v.size(); ++i) {
+    if constexpr (std::is_integral_v<T>) v[i] = static_cast<Acc>(static_cast<int64_t>(src[i]));
+    else v[i] = static_cast<Acc>(static_cast<float>(src[i]));
+  }
+  return v;
+}
+
 // --- pooling -------------------------------------------------------------------------
 
 bool pool_parallel(const Pool2dParams& p, int64_t window) {
@@ -297,46 +365,78 @@ void adaptive_avg_pool_impl(const T* in, T* out, const Pool2dParams& p) {
 
 }  // namespace
 
+namespace {
+template <typename scalar_t>
+void conv2d_typed(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out,
+                  const Conv2dParams& p) {
+  // oneDNN rejects convolutions that sum over nothing; their output is just the bias.
+  const bool empty_reduction = p.in_channels == 0 || p.kernel_h == 0 || p.kernel_w == 0;
+  if constexpr (std::is_same_v<scalar_t, float>) {
+    if (!empty_reduction) {
+      conv2d_dnnl(input.data_ptr<float>(), weight.data_ptr<float>(),
+                  bias.defined() ? bias.data_ptr<float>() : nullptr, out.data_ptr<float>(), p);
+      return;
+    }
+  }
+  if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, Half> || std::is_same_v<scalar_t, BFloat16>) {
+    const std::vector<float> in_f = to_float<scalar_t>(input), w_f = to_float<scalar_t>(weight);
+    const std::vector<float> b_f = bias.defined() ? to_float<scalar_t>(bias) : std::vector<float>{};
+    std::vector<float> out_f(static_cast<size_t>(out.numel()));
+    if (empty_reduction) {
+      const int64_t plane = p.out_h * p.out_w;
+      for (int64_t n = 0; n < p.batch; ++n)
+        for (int64_t c = 0; c < p.out_channels; ++c)
+          std::fill_n(out_f.data() + (n * p.out_channels + c) * plane, plane,
+                      bias.defined() ? b_f[static_cast<size_t>(c)] : 0.0f);
+    } else {
+      conv2d_dnnl(in_f.data(), w_f.data(), bias.defined() ? b_f.data() : nullptr, out_f.data(), p);
+    }
+    scalar_t* dst = out.data_ptr<scalar_t>();
+    for (size_t i = 0; i < out_f.size(); ++i) dst[i] = static_cast<scalar_t>(out_f[i]);
+  } else if constexpr (std::is_same_v<scalar_t, bool>) {
+    EMBER_INTERNAL_ASSERT(false) << "conv2d: bool reached the kernel";
+  } else {
+    conv2d_im2col<scalar_t>(input.data_ptr<scalar_t>(), weight.data_ptr<scalar_t>(),
+                            bias.defined() ? bias.data_ptr<scalar_t>() : nullptr, out.data_ptr<scalar_t>(), p);
+  }
+}
+}  // namespace
+
 void conv2d_forward(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out,
                     const Conv2dParams& p) {
   if (out.numel() == 0) return;
-  const ScalarType dtype = out.dtype();
-  const bool empty_reduction = p.in_channels == 0 || p.kernel_h == 0 || p.kernel_w == 0;
-  if (dtype == kFloat && !empty_reduction) {
-    conv2d_dnnl(input.data_ptr<float>(), weight.data_ptr<float>(), bias.defined() ? bias.data_ptr<float>() : nullptr,
-                out.data_ptr<float>(), p);
-    return;
-  }
-  if (is_reduced_float(dtype) || dtype == kFloat) {
-    EMBER_DISPATCH_FLOATING_TYPES(dtype, "conv2d", [&] {
-      if constexpr (std::is_same_v<scalar_t, double>) {
-        return;
-      } else {
-        std::vector<float> in_f = to_float<scalar_t>(input), w_f = to_float<scalar_t>(weight);
-        std::vector<float> b_f = bias.defined() ? to_float<scalar_t>(bias) : std::vector<float>{};
-        std::vector<float> out_f(static_cast<size_t>(out.numel()));
-        if (empty_reduction) {
-          for (int64_t n = 0; n < p.batch; ++n)
-            for (int64_t c = 0; c < p.out_channels; ++c)
-              std::fill_n(out_f.data() + (n * p.out_channels + c) * p.out_h * p.out_w, p.out_h * p.out_w,
-                          bias.defined() ? b_f[static_cast<size_t>(c)] : 0.0f);
-        } else {
-          conv2d_dnnl(in_f.data(), w_f.data(), bias.defined() ? b_f.data() : nullptr, out_f.data(), p);
-        }
-        scalar_t* dst = out.data_ptr<scalar_t>();
-        for (size_t i = 0; i < out_f.size(); ++i) dst[i] = static_cast<scalar_t>(out_f[i]);
-      }
-    });
-    return;
-  }
-  EMBER_DISPATCH_ALL_TYPES(dtype, "conv2d", [&] {
-    if constexpr (std::is_same_v<scalar_t, double> || (std::is_integral_v<scalar_t> && !std::is_same_v<scalar_t, bool>)) {
-      conv2d_im2col<scalar_t>(input.data_ptr<scalar_t>(), weight.data_ptr<scalar_t>(),
-                              bias.defined() ? bias.data_ptr<scalar_t>() : nullptr, out.data_ptr<scalar_t>(), p);
+  EMBER_DISPATCH_ALL_TYPES(out.dtype(), "conv2d", [&] { conv2d_typed<scalar_t>(input, weight, bias, out, p); });
+}
+
+namespace {
+template <typename scalar_t>
+void conv_transpose_typed(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out,
+                          const Conv2dParams& p) {
+  if constexpr (std::is_same_v<scalar_t, bool>) {
+    EMBER_INTERNAL_ASSERT(false) << "conv_transpose2d: bool reached the kernel";
+  } else {
+    // Integers wrap on overflow as ATen's do; unsigned arithmetic makes that defined.
+    using Acc = std::conditional_t<std::is_integral_v<scalar_t>, uint64_t, opmath_t<scalar_t>>;
+    if constexpr (std::is_same_v<Acc, scalar_t>) {
+      conv_transpose_core<Acc>(input.data_ptr<scalar_t>(), weight.data_ptr<scalar_t>(),
+                               bias.defined() ? bias.data_ptr<scalar_t>() : nullptr, out.data_ptr<scalar_t>(), p);
     } else {
-      EMBER_INTERNAL_ASSERT(false) << "conv2d: dtype " << dtype << " reached the im2col path";
+      const std::vector<Acc> in = to_acc<Acc, scalar_t>(input), w = to_acc<Acc, scalar_t>(weight);
+      const std::vector<Acc> b = bias.defined() ? to_acc<Acc, scalar_t>(bias) : std::vector<Acc>{};
+      std::vector<Acc> o(static_cast<size_t>(out.numel()));
+      conv_transpose_core<Acc>(in.data(), w.data(), bias.defined() ? b.data() : nullptr, o.data(), p);
+      scalar_t* dst = out.data_ptr<scalar_t>();
+      for (size_t i = 0; i < o.size(); ++i) dst[i] = static_cast<scalar_t>(o[i]);
     }
-  });
+  }
+}
+}  // namespace
+
+void conv_transpose2d_forward(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out,
+                              const Conv2dParams& p) {
+  if (out.numel() == 0) return;
+  EMBER_DISPATCH_ALL_TYPES(out.dtype(), "conv_transpose2d",
+                           [&] { conv_transpose_typed<scalar_t>(input, weight, bias, out, p); });
 }
 
 void max_pool2d_forward(const Tensor& input, const Tensor& out, const Tensor& indices, const Pool2dParams& p) {

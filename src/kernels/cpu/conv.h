@@ -22,6 +22,12 @@ struct Conv2dParams {
 void conv2d_forward(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out,
                     const Conv2dParams& p);
 
+/// Transposed convolution (the gradient of conv2d with respect to its input). input
+/// [N, C, H, W], weight [C, OC/groups, KH, KW], bias [OC]; p.in_* and p.out_* describe
+/// input and output, p.out_channels is OC.
+void conv_transpose2d_forward(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out,
+                              const Conv2dParams& p);
+
 /// Geometry of one pooling call over `planes` independent H*W planes.
 struct Pool2dParams {
   int64_t planes = 0, in_h = 0, in_w = 0, out_h = 0, out_w = 0;

@@ -170,6 +170,51 @@ TEST(Conv2d, MetaTensorsGiveShapeWithoutData) {
   EXPECT_EQ(sizes_of(y), (std::vector<int64_t>{8, 32, 28, 28}));
 }
 
+TEST(ConvTranspose2d, GroupedStridedDilatedWithOutputPaddingMatchesTorch) {
+  // torch: F.conv_transpose2d(x[2,4,3,4], w[4,3,3,2], b[6], stride=(2,1), padding=(1,0), output_padding=(1,0),
+  //                           groups=2, dilation=(1,2)); checked on three rows of the [2, 6, 6, 6] result.
+  for (ScalarType dtype : {kFloat, kDouble, kBFloat16}) {
+    Tensor x = pattern({2, 4, 3, 4}, 7, 11, 5, 4.0, dtype);
+    Tensor w = pattern({4, 3, 3, 2}, 5, 9, 4, 8.0, dtype);
+    Tensor b = tensor<double>({0.5, -1.0, 0.25, 2.0, 1.0, 0.0}).to(dtype);
+    Tensor y = convolution(x, w, b, {2, 1}, {1, 0}, {1, 2}, true, {1, 0}, 2);
+    EXPECT_EQ(sizes_of(y), (std::vector<int64_t>{2, 6, 6, 6}));
+    const double rtol = dtype == kBFloat16 ? 1.6e-2 : 1.3e-6;
+    expect_close(y.select(0, 0).select(0, 0).select(0, 0), {0.78125, 0.5, 0.03125, -0.0625, 0.6875, 0.875}, 1e-5,
+                 rtol);
+    expect_close(y.select(0, 0).select(0, 1).select(0, 5), {-1.03125, -0.9375, -1.09375, -1.28125, -0.4375, -0.71875}, 1e-5, rtol);
+    expect_close(y.select(0, 1).select(0, 5).select(0, 5), {0.75, -0.25, 0.125, 0.5, 0.0, 0.0}, 1e-5, rtol);
+  }
+}
+
+TEST(ConvTranspose1d, StridedPaddedMatchesTorch) {
+  // torch: F.conv_transpose1d(x[1,2,5], w[2,3,3], stride=2, padding=1)
+  Tensor x = pattern({1, 2, 5}, 3, 13, 6, 4.0);
+  Tensor w = pattern({2, 3, 3}, 5, 7, 3, 2.0);
+  Tensor y = convolution(x, w, std::nullopt, {2}, {1}, {1}, true, {0}, 1);
+  EXPECT_EQ(sizes_of(y), (std::vector<int64_t>{1, 3, 9}));
+  expect_close(y, {-0.5, -0.375, -0.5, -0.375, -0.5, -0.375, -0.5, -0.375, 2.75, -1.75, 1.375, -1.0, 0.25, -0.25,
+                   -0.875, 0.5, -3.625, 2.875, 2.25, -0.375, 1.125, 0.0, 0.0, 0.375, -1.125, -2.5, -2.25},
+               1e-12);
+}
+
+TEST(ConvTranspose2d, IsTheAdjointOfConv2d) {
+  // <conv2d(x, w), y> == <x, conv_transpose2d(y, w)> for the same stride/padding/dilation.
+  Tensor x = pattern({2, 4, 7, 6}, 7, 23, 11, 8.0);
+  Tensor w = pattern({6, 4, 3, 2}, 5, 19, 9, 16.0);
+  Tensor cx = convolution(x, w, std::nullopt, {2, 1}, {1, 1}, {1, 2}, false, {0, 0}, 1);
+  Tensor y = pattern(sizes_of(cx), 3, 13, 6, 4.0);
+  Tensor ty = convolution(y, w, std::nullopt, {2, 1}, {1, 1}, {1, 2}, true, {0, 0}, 1);
+  ASSERT_EQ(sizes_of(ty), sizes_of(x));
+  auto dot = [](const Tensor& a, const Tensor& b) {
+    std::vector<double> u = a.to_vector<double>(), v = b.to_vector<double>();
+    double s = 0;
+    for (size_t i = 0; i < u.size(); ++i) s += u[i] * v[i];
+    return s;
+  };
+  EXPECT_NEAR(dot(cx, y), dot(x, ty), 1e-9);
+}
+
 // --- pooling ---------------------------------------------------------------------------
 
 TEST(MaxPool2d, PaddingDilationCeilModeValuesAndIndicesMatchTorch) {
