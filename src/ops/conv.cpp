@@ -1,6 +1,447 @@
-// ops/conv.cpp — (being written)
+// ops/conv.cpp — convolution and pooling: aten::convolution (1-D and 2-D, grouped,
+// strided, padded, dilated, transposed) with its composites conv1d/conv2d, and 2-D max, average and
+// adaptive-average pooling. Shape checks and messages follow ATen's; the kernels live in
+// kernels/cpu/conv.cpp.
+#include <sstream>
+
+#include "core/shape.h"
+#include "ember/ops/nn.h"
+#include "kernels/cpu/conv.h"
+#include "ops/api.h"
+#include "ops/dispatch.h"
 #include "ops/families.h"
+#include "ops/op_utils.h"
 
 namespace ember::ops {
-void register_conv_ops(Registry&) {}
+namespace {
+
+using kernels::cpu::Conv2dParams;
+using kernels::cpu::Pool2dParams;
+
+Tensor dense(const Tensor& t) {
+  return t.is_contiguous() ? t : call_op_tensor("aten::clone", {t, std::string("contiguous_format")});
+}
+
+[[noreturn]] void not_implemented(const char* name, ScalarType t) {
+  EMBER_FAIL_KIND(ErrorKind::NotImplementedError)
+      << "\"" << name << "\" not implemented for '" << scalar_type_name(t) << "'";
+}
+
+// --- convolution -----------------------------------------------------------------------
+
+/// ATen's expand_param_if_needed: one value stands for every spatial dim.
+std::vector<int64_t> expand_param(const std::vector<int64_t>& v, const char* name, int64_t dims) {
+  if (v.size() == 1) return std::vector<int64_t>(static_cast<size_t>(dims), v[0]);
+  EMBER_CHECK(static_cast<int64_t>(v.size()) == dims)
+      << "expected " << name << " to be a single integer value or a list of " << dims
+      << " values to match the convolution dimensions, but got " << name << "=" << IntArrayRef(v);
+  return v;
+}
+
+struct ConvSetup {
+  Conv2dParams p;
+  std::vector<int64_t> out_sizes;
+  bool transposed = false;
+};
+
+/// The geometry shared by convolution and its transpose, with 1-D convolutions expressed
+/// as 2-D ones of height 1 (as ATen does). Output sizes are left to the caller.
+Conv2dParams conv_params(const Tensor& input, const Tensor& weight, const std::vector<int64_t>& stride,
+                         const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation, int64_t groups) {
+  const int64_t dims = weight.dim() - 2;
+  const IntArrayRef ws = weight.sizes();
+  Conv2dParams p;
+  p.batch = input.size(0);
+  p.in_channels = input.size(1);
+  p.out_channels = ws[0];
+  p.groups = groups;
+  auto at = [&](const std::vector<int64_t>& v, int64_t i, int64_t one) { return dims == 2 ? v[i] : (i == 0 ? one : v[0]); };
+  p.in_h = dims == 2 ? input.size(2) : 1;
+  p.in_w = input.size(dims == 2 ? 3 : 2);
+  p.kernel_h = dims == 2 ? ws[2] : 1;
+  p.kernel_w = ws[dims == 2 ? 3 : 2];
+  p.stride_h = at(stride, 0, 1);
+  p.stride_w = at(stride, 1, 1);
+  p.pad_h = at(padding, 0, 0);
+  p.pad_w = at(padding, 1, 0);
+  p.dilation_h = at(dilation, 0, 1);
+  p.dilation_w = at(dilation, 1, 1);
+  return p;
+}
+
+void check_conv_dtypes(const Tensor& input, const Tensor& weight, int64_t dims, const char* kernel) {
+  EMBER_CHECK_KIND(ErrorKind::NotImplementedError, dims <= 2)
+      << "convolution: only 1-D and 2-D convolutions are implemented in Ember's CPU backend, got a " << dims
+      << "-D convolution";
+  EMBER_CHECK(weight.dtype() == input.dtype())
+      << "expected scalar type " << scalar_type_name(input.dtype()) << " but found "
+      << scalar_type_name(weight.dtype());
+  if (input.dtype() == kBool) not_implemented(kernel, input.dtype());
+}
+
+/// The transposed branch of ATen's check_shape_forward plus slow_conv_transpose2d's checks.
+ConvSetup conv_transpose_setup(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                               const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                               const std::vector<int64_t>& dilation, const std::vector<int64_t>& output_padding,
+                               int64_t groups) {
+  const IntArrayRef ws = weight.sizes();
+  const int64_t dims = weight.dim() - 2;
+  EMBER_CHECK(input.size(1) == ws[0]) << "Given transposed=1, weight of size " << ws << ", expected input"
+                                      << input.sizes() << " to have " << ws[0] << " channels, but got "
+                                      << input.size(1) << " channels instead";
+  EMBER_CHECK(!bias || (bias->dim() == 1 && bias->size(0) == ws[1] * groups))
+      << "Given transposed=1, weight of size " << ws << ", expected bias to be 1-dimensional with " << ws[1] * groups
+      << " elements, but got bias of size " << bias->sizes() << " instead";
+  check_conv_dtypes(input, weight, dims, "slow_conv_transpose2d_out_cpu");
+  ConvSetup s;
+  s.p = conv_params(input, weight, stride, padding, dilation, groups);
+  Conv2dParams& p = s.p;
+  const int64_t op_h = dims == 2 ? output_padding[0] : 0, op_w = output_padding[dims == 2 ? 1 : 0];
+  EMBER_CHECK(p.dilation_h > 0 && p.dilation_w > 0) << "dilation should be greater than zero, but got dilation_height: "
+                                                    << p.dilation_h << ", dilation_width: " << p.dilation_w;
+  EMBER_CHECK((op_w < p.stride_w || op_w < p.dilation_w) && (op_h < p.stride_h || op_h < p.dilation_h))
+      << "output padding must be smaller than either stride or dilation, but got output_padding_height: " << op_h
+      << " output_padding_width: " << op_w << " stride_height: " << p.stride_h << " stride_width: " << p.stride_w
+      << " dilation_height: " << p.dilation_h << " dilation_width: " << p.dilation_w;
+  p.out_channels = ws[1] * groups;
+  p.out_h = (p.in_h - 1) * p.stride_h - 2 * p.pad_h + p.dilation_h * (p.kernel_h - 1) + 1 + op_h;
+  p.out_w = (p.in_w - 1) * p.stride_w - 2 * p.pad_w + p.dilation_w * (p.kernel_w - 1) + 1 + op_w;
+  EMBER_CHECK(p.out_h >= 1 && p.out_w >= 1)
+      << "Given input size per channel: (" << p.in_h << " x " << p.in_w << "). Calculated output size per channel: ("
+      << p.out_h << " x " << p.out_w << "). Output size is too small";
+  s.transposed = true;
+  s.out_sizes = {p.batch, p.out_channels};
+  if (dims == 2) s.out_sizes.push_back(p.out_h);
+  s.out_sizes.push_back(p.out_w);
+  return s;
+}
+
+/// Checks a convolution call as ATen's _convolution/check_shape_forward do, and returns
+/// its geometry with 1-D convolutions expressed as 2-D ones of height 1.
+ConvSetup conv_setup(const Stack& a) {
+  const Tensor& input = a[0].to_tensor();
+  const Tensor& weight = a[1].to_tensor();
+  const std::optional<Tensor> bias = a[2].to_optional_tensor();
+  check_defined(input, "input");
+  check_defined(weight, "weight");
+  const int64_t k = weight.dim();
+  EMBER_CHECK(k - 2 > 0) << "weight should have at least three dimensions";
+  const int64_t groups = a[8].to_int();
+  EMBER_CHECK(groups > 0) << "non-positive groups is not supported";
+  const int64_t dims = k - 2;
+  const auto stride = expand_param(a[3].to_int_list(), "stride", dims);
+  const auto padding = expand_param(a[4].to_int_list(), "padding", dims);
+  const auto dilation = expand_param(a[5].to_int_list(), "dilation", dims);
+  const bool transposed = a[6].to_bool();
+  const auto output_padding = expand_param(a[7].to_int_list(), "output_padding", dims);
+
+  for (int64_t v : padding) EMBER_CHECK(v >= 0) << "negative padding is not supported";
+  for (int64_t v : output_padding) EMBER_CHECK(v >= 0) << "negative output_padding is not supported";
+  for (int64_t v : stride) EMBER_CHECK(v > 0) << "non-positive stride is not supported";
+  const IntArrayRef ws = weight.sizes();
+  EMBER_CHECK(input.dim() == k) << "Expected " << k << "-dimensional input for " << k << "-dimensional weight " << ws
+                                << ", but got " << input.dim() << "-dimensional input of size " << input.sizes()
+                                << " instead";
+  EMBER_CHECK(ws[0] >= groups) << "Given groups=" << groups << ", expected weight to be at least " << groups
+                               << " at dimension 0, but got weight of size " << ws << " instead";
+  EMBER_CHECK(ws[0] % groups == 0) << "Given groups=" << groups << ", expected weight to be divisible by " << groups
+                                   << " at dimension 0, but got weight of size [" << ws << "] instead";
+  if (transposed) return conv_transpose_setup(input, weight, bias, stride, padding, dilation, output_padding, groups);
+  EMBER_CHECK(input.size(1) == ws[1] * groups)
+      << "Given groups=" << groups << ", weight of size " << ws << ", expected input" << input.sizes() << " to have "
+      << ws[1] * groups << " channels, but got " << input.size(1) << " channels instead";
+  EMBER_CHECK(!bias || (bias->dim() == 1 && bias->size(0) == ws[0]))
+      << "Given weight of size " << ws << ", expected bias to be 1-dimensional with " << ws[0]
+      << " elements, but got bias of size " << bias->sizes() << " instead";
+  bool kernel_fits = true;
+  std::ostringstream in_ss, ker_ss;
+  for (int64_t i = 0; i < dims; ++i) {
+    const int64_t padded = input.size(i + 2) + 2 * padding[i];
+    const int64_t extent = dilation[i] * (ws[i + 2] - 1) + 1;
+    if (padded < extent) kernel_fits = false;
+    in_ss << (i ? " x " : "") << padded;
+    ker_ss << (i ? " x " : "") << extent;
+  }
+  EMBER_CHECK(kernel_fits) << "Calculated padded input size per channel: (" << in_ss.str() << "). Kernel size: ("
+                           << ker_ss.str() << "). Kernel size can't be greater than actual input size";
+  for (int64_t v : dilation)
+    EMBER_CHECK(v > 0) << "dilation should be greater than zero, but got " << IntArrayRef(dilation);
+  check_conv_dtypes(input, weight, dims, "slow_conv2d_cpu");
+
+  ConvSetup s;
+  s.p = conv_params(input, weight, stride, padding, dilation, groups);
+  Conv2dParams& p = s.p;
+  p.out_h = (p.in_h + 2 * p.pad_h - p.dilation_h * (p.kernel_h - 1) - 1) / p.stride_h + 1;
+  p.out_w = (p.in_w + 2 * p.pad_w - p.dilation_w * (p.kernel_w - 1) - 1) / p.stride_w + 1;
+  s.out_sizes = {p.batch, p.out_channels};
+  if (dims == 2) s.out_sizes.push_back(p.out_h);
+  s.out_sizes.push_back(p.out_w);
+  return s;
+}
+
+/// conv1d/conv2d: accept unbatched input (ATen's batchify), then call convolution.
+Stack conv_nd(const Stack& a, int64_t spatial, const char* name) {
+  const Tensor& input = a[0].to_tensor();
+  check_defined(input, "input");
+  const bool batched = input.dim() == spatial + 2;
+  EMBER_CHECK(batched || input.dim() == spatial + 1)
+      << "Expected " << spatial + 1 << "D (unbatched) or " << spatial + 2 << "D (batched) input to " << name
+      << ", but got input of size: " << input.sizes();
+  Tensor in = batched ? input : call_op_tensor("aten::unsqueeze", {input, int64_t{0}});
+  Tensor out = call_op_tensor("aten::convolution", {in, a[1], a[2], a[3], a[4], a[5], false,
+                                                    std::vector<int64_t>{0}, a[6]});
+  if (batched) return {out};
+  return call_op("aten::squeeze.dim", {out, int64_t{0}});
+}
+
+// --- pooling ---------------------------------------------------------------------------
+
+/// ATen's div_rtn: division rounding toward negative infinity.
+int64_t div_rtn(int64_t x, int64_t y) {
+  int64_t q = x / y, r = x % y;
+  if (r != 0 && ((r < 0) != (y < 0))) --q;
+  return q;
+}
+
+int64_t pooling_output_shape(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation, bool ceil_mode) {
+  EMBER_CHECK(stride != 0) << "stride should not be zero";
+  EMBER_CHECK(pad >= 0) << "pad must be non-negative, but got pad: " << pad;
+  EMBER_CHECK(pad <= kernel / 2) << "pad should be at most half of kernel size, but got pad=" << pad
+                                 << " and kernel_size=" << kernel;
+  int64_t out = div_rtn(in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0), stride) + 1;
+  // The last window must start inside the input (or its left padding).
+  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+void pool2d_shape_check(const Tensor& input, const Pool2dParams& p, int64_t planes) {
+  EMBER_CHECK(p.kernel_w > 0 && p.kernel_h > 0)
+      << "kernel size should be greater than zero, but got kH: " << p.kernel_h << " kW: " << p.kernel_w;
+  EMBER_CHECK(p.stride_w > 0 && p.stride_h > 0)
+      << "stride should be greater than zero, but got dH: " << p.stride_h << " dW: " << p.stride_w;
+  EMBER_CHECK(p.dilation_h > 0 && p.dilation_w > 0) << "dilation should be greater than zero, but got dilationH: "
+                                                    << p.dilation_h << " dilationW: " << p.dilation_w;
+  const int64_t nd = input.dim();
+  const bool valid_dims = nd >= 3 && input.size(1) != 0 && input.size(2) != 0;
+  EMBER_CHECK((nd == 3 && input.size(0) != 0 && valid_dims) || (nd == 4 && valid_dims && input.size(3) != 0))
+      << "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got:" << input.sizes();
+  EMBER_CHECK(p.kernel_w / 2 >= p.pad_w && p.kernel_h / 2 >= p.pad_h)
+      << "pad should be smaller than or equal to half of kernel size, but got padW = " << p.pad_w
+      << ", padH = " << p.pad_h << ", kW = " << p.kernel_w << ", kH = " << p.kernel_h;
+  EMBER_CHECK(p.out_w >= 1 && p.out_h >= 1)
+      << "Given input size: (" << planes << "x" << p.in_h << "x" << p.in_w << "). Calculated output size: (" << planes
+      << "x" << p.out_h << "x" << p.out_w << "). Output size is too small";
+}
+
+/// Reads a pooling int[2] argument that may also be given as one int (or, for stride,
+/// omitted: then it is the kernel size).
+std::pair<int64_t, int64_t> pair_arg(const std::vector<int64_t>& v, bool ok, const char* message) {
+  EMBER_CHECK(ok) << message;
+  return {v[0], v.size() == 1 ? v[0] : v[1]};
+}
+
+/// Geometry of max_pool2d_with_indices (dilation given) or avg_pool2d (dilation 1).
+Pool2dParams pool2d_setup(const Tensor& input, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
+                          const std::vector<int64_t>& padding, const std::vector<int64_t>* dilation, bool ceil_mode,
+                          const char* name) {
+  const std::string n = name;
+  Pool2dParams p;
+  std::tie(p.kernel_h, p.kernel_w) = pair_arg(kernel, kernel.size() == 1 || kernel.size() == 2,
+                                              (n + ": kernel_size must either be a single int, or a tuple of two ints").c_str());
+  EMBER_CHECK(stride.size() <= 2) << n << ": stride must either be omitted, a single int, or a tuple of two ints";
+  if (stride.empty()) {
+    p.stride_h = p.kernel_h;
+    p.stride_w = p.kernel_w;
+  } else {
+    std::tie(p.stride_h, p.stride_w) = pair_arg(stride, true, "");
+  }
+  std::tie(p.pad_h, p.pad_w) =
+      pair_arg(padding, padding.size() == 1 || padding.size() == 2,
+               (n + (dilation ? ": padding must be either be a single int, or a tuple of two ints"
+                              : ": padding must either be a single int, or a tuple of two ints"))
+                   .c_str());
+  if (dilation) {
+    std::tie(p.dilation_h, p.dilation_w) =
+        pair_arg(*dilation, dilation->size() == 1 || dilation->size() == 2,
+                 (n + ": dilation must be either a single int, or a tuple of two ints").c_str());
+    EMBER_CHECK(input.dim() == 3 || input.dim() == 4) << "non-empty 3D or 4D (batch mode) tensor expected for input";
+  }
+  const int64_t planes = input.size(core::wrap_dim(-3, input.dim()));
+  p.in_h = input.size(-2);
+  p.in_w = input.size(-1);
+  p.out_h = pooling_output_shape(p.in_h, p.kernel_h, p.pad_h, p.stride_h, p.dilation_h, ceil_mode);
+  p.out_w = pooling_output_shape(p.in_w, p.kernel_w, p.pad_w, p.stride_w, p.dilation_w, ceil_mode);
+  pool2d_shape_check(input, p, planes);
+  p.planes = input.dim() == 4 ? input.size(0) * planes : planes;
+  return p;
+}
+
+std::vector<int64_t> pooled_sizes(const Tensor& input, int64_t out_h, int64_t out_w) {
+  std::vector<int64_t> sizes(input.sizes().begin(), input.sizes().end() - 2);
+  sizes.push_back(out_h);
+  sizes.push_back(out_w);
+  return sizes;
+}
+
+Pool2dParams max_pool_setup(const Stack& a) {
+  const Tensor& self = a[0].to_tensor();
+  Pool2dParams p = pool2d_setup(self, a[1].to_int_list(), a[2].to_int_list(), a[3].to_int_list(), &a[4].to_int_list(),
+                                a[5].to_bool(), "max_pool2d");
+  if (!is_floating_point(self.dtype())) not_implemented("max_pool2d", self.dtype());
+  return p;
+}
+
+Pool2dParams avg_pool_setup(const Stack& a) {
+  const Tensor& self = a[0].to_tensor();
+  const std::optional<int64_t> divisor = a[6].to_optional_int();
+  Pool2dParams p = pool2d_setup(self, a[1].to_int_list(), a[2].to_int_list(), a[3].to_int_list(), nullptr,
+                                a[4].to_bool(), "avg_pool2d");
+  EMBER_CHECK(!divisor || *divisor != 0) << "divisor must be not zero";
+  if (!is_floating_point(self.dtype()) && self.dtype() != kLong) not_implemented("avg_pool2d", self.dtype());
+  return p;
+}
+
+Pool2dParams adaptive_setup(const Stack& a) {
+  const Tensor& self = a[0].to_tensor();
+  const auto& size = a[1].to_int_list();
+  EMBER_CHECK(size.size() == 2) << "adaptive_avg_pool2d: output_size must be 2";
+  EMBER_CHECK(size[0] >= 0 && size[1] >= 0)
+      << "adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but received {" << size[0]
+      << ", " << size[1] << "}";
+  const int64_t nd = self.dim();
+  EMBER_CHECK(nd == 3 || nd == 4) << "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got " << self.sizes();
+  for (int64_t i : {-2, -1})
+    EMBER_CHECK(self.size(i) > 0)
+        << "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions, but input has sizes "
+        << self.sizes() << " with dimension " << i + nd << " being empty";
+  if (!is_floating_point(self.dtype())) not_implemented("adaptive_avg_pool2d", self.dtype());
+  Pool2dParams p;
+  p.planes = nd == 4 ? self.size(0) * self.size(1) : self.size(0);
+  p.in_h = self.size(-2);
+  p.in_w = self.size(-1);
+  p.out_h = size[0];
+  p.out_w = size[1];
+  return p;
+}
+
+}  // namespace
+
+void register_conv_ops(Registry& r) {
+  r.def("convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, "
+        "SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor")
+      .set_meta([](const Stack& a) {
+        const Tensor& input = a[0].to_tensor();
+        return metas(contiguous_meta(conv_setup(a).out_sizes, input.dtype(), input.device()));
+      })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
+        const ConvSetup s = conv_setup(a);
+        const Tensor input = dense(a[0].to_tensor());
+        const Tensor weight = dense(a[1].to_tensor());
+        Tensor bias;
+        if (!a[2].is_none()) bias = dense(cast(a[2].to_tensor(), input.dtype()));
+        if (s.transposed)
+          kernels::cpu::conv_transpose2d_forward(input, weight, bias, out[0], s.p);
+        else
+          kernels::cpu::conv2d_forward(input, weight, bias, out[0], s.p);
+      });
+
+  r.def("conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, "
+        "SymInt[1] dilation=1, SymInt groups=1) -> Tensor")
+      .set_decomposition([](const Stack& a) { return conv_nd(a, 1, "conv1d"); });
+  r.def("conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, "
+        "SymInt[2] dilation=1, SymInt groups=1) -> Tensor")
+      .set_decomposition([](const Stack& a) { return conv_nd(a, 2, "conv2d"); });
+
+  r.def("max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
+        "int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)")
+      .set_meta([](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
+        const Pool2dParams p = max_pool_setup(a);
+        const auto sizes = pooled_sizes(self, p.out_h, p.out_w);
+        return std::vector<TensorMeta>{contiguous_meta(sizes, self.dtype(), self.device()),
+                                       contiguous_meta(sizes, kLong, self.device())};
+      })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
+        const Pool2dParams p = max_pool_setup(a);
+        kernels::cpu::max_pool2d_forward(dense(a[0].to_tensor()), out[0], out[1], p);
+      });
+  r.def("max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, "
+        "bool ceil_mode=False) -> Tensor")
+      .set_decomposition([](const Stack& a) -> Stack {
+        return {call_op("aten::max_pool2d_with_indices", a).at(0)};
+      });
+
+  r.def("avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, "
+        "bool count_include_pad=True, int? divisor_override=None) -> Tensor")
+      .set_meta([](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
+        const Pool2dParams p = avg_pool_setup(a);
+        return metas(contiguous_meta(pooled_sizes(self, p.out_h, p.out_w), self.dtype(), self.device()));
+      })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
+        const Pool2dParams p = avg_pool_setup(a);
+        kernels::cpu::avg_pool2d_forward(dense(a[0].to_tensor()), out[0], p, a[5].to_bool(), a[6].to_optional_int());
+      });
+
+  r.def("_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor")
+      .set_meta([](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
+        const Pool2dParams p = adaptive_setup(a);
+        return metas(contiguous_meta(pooled_sizes(self, p.out_h, p.out_w), self.dtype(), self.device()));
+      })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
+        kernels::cpu::adaptive_avg_pool2d_forward(dense(a[0].to_tensor()), out[0], adaptive_setup(a));
+      });
+  // ATen special-cases output_size (1, 1) as a mean over H and W; the general kernel
+  // computes the same average, so every size goes to _adaptive_avg_pool2d.
+  r.def("adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor").set_decomposition([](const Stack& a) {
+    const auto& size = a[1].to_int_list();
+    EMBER_CHECK(size.size() == 2) << "adaptive_avg_pool2d: output_size must be 2";
+    EMBER_CHECK(size[0] >= 0 && size[1] >= 0)
+        << "adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but received {" << size[0]
+        << ", " << size[1] << "}";
+    return call_op("aten::_adaptive_avg_pool2d", a);
+  });
+}
+
 }  // namespace ember::ops
+
+// --- public API ----------------------------------------------------------------------
+namespace ember {
+using ops::call_at;
+using ops::call_tensor;
+
+Tensor convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+                   IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
+                   int64_t groups, Loc loc) {
+  return call_tensor(EMBER_OP("aten::convolution"),
+                     {input, weight, bias, stride, padding, dilation, transposed, output_padding, groups}, loc);
+}
+Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+              IntArrayRef padding, IntArrayRef dilation, int64_t groups, Loc loc) {
+  return call_tensor(EMBER_OP("aten::conv1d"), {input, weight, bias, stride, padding, dilation, groups}, loc);
+}
+Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+              IntArrayRef padding, IntArrayRef dilation, int64_t groups, Loc loc) {
+  return call_tensor(EMBER_OP("aten::conv2d"), {input, weight, bias, stride, padding, dilation, groups}, loc);
+}
+Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                  IntArrayRef dilation, bool ceil_mode, Loc loc) {
+  return call_tensor(EMBER_OP("aten::max_pool2d"), {self, kernel_size, stride, padding, dilation, ceil_mode}, loc);
+}
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                                                   IntArrayRef padding, IntArrayRef dilation, bool ceil_mode,
+                                                   Loc loc) {
+  return ops::tuple2(call_at(EMBER_OP("aten::max_pool2d_with_indices"),
+                             {self, kernel_size, stride, padding, dilation, ceil_mode}, loc));
+}
+Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+                  bool count_include_pad, std::optional<int64_t> divisor_override, Loc loc) {
+  return call_tensor(EMBER_OP("aten::avg_pool2d"),
+                     {self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override}, loc);
+}
+Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size, Loc loc) {
+  return call_tensor(EMBER_OP("aten::adaptive_avg_pool2d"), {self, output_size}, loc);
+}
+
+}  // namespace ember

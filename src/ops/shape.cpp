@@ -1,6 +1,308 @@
-// ops/shape.cpp — (being written)
+// ops/shape.cpp — ops that join, repeat and reorder whole tensors: cat (with ATen's
+// type promotion and legacy skipping of 1-D empty inputs), stack, repeat, flip, tril,
+// triu. Their kernels are strided copies: each op describes its output and input as
+// views over the same index space and one byte-copy loop moves the data.
+#include <cstring>
+
+#include "core/shape.h"
+#include "ember/ops/shape.h"
+#include "kernels/cpu/loops.h"
+#include "ops/api.h"
+#include "ops/dispatch.h"
 #include "ops/families.h"
+#include "ops/op_utils.h"
 
 namespace ember::ops {
-void register_shape_ops(Registry&) {}
+namespace {
+
+using kernels::cpu::PointwiseLoop;
+
+/// A view of `base`'s storage with the given geometry, made without dispatch (kernels only).
+Tensor raw_view(const Tensor& base, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = base.storage();
+  impl->sizes = std::move(sizes);
+  impl->strides = std::move(strides);
+  impl->storage_offset = offset;
+  impl->dtype = base.dtype();
+  impl->device = base.device();
+  impl->refresh();
+  return Tensor(std::move(impl));
+}
+
+template <size_t ES>
+void copy_rows(const PointwiseLoop& loop) {
+  loop.for_each_row([](char** p, const int64_t* s, int64_t n) {
+    if (s[0] == static_cast<int64_t>(ES) && s[1] == static_cast<int64_t>(ES)) {
+      std::memcpy(p[0], p[1], static_cast<size_t>(n) * ES);
+      return;
+    }
+    for (int64_t i = 0; i < n; ++i) std::memcpy(p[0] + i * s[0], p[1] + i * s[1], ES);
+  });
+}
+
+/// dst[...] = src[...] for tensors of one dtype; src may broadcast or have negative strides.
+void strided_copy(const Tensor& dst, const Tensor& src) {
+  if (dst.numel() == 0) return;
+  PointwiseLoop loop(dst, {src});
+  switch (dst.element_size()) {
+    case 1: return copy_rows<1>(loop);
+    case 2: return copy_rows<2>(loop);
+    case 4: return copy_rows<4>(loop);
+    case 8: return copy_rows<8>(loop);
+    default: break;
+  }
+  EMBER_INTERNAL_ASSERT(false) << "strided_copy: element size " << dst.element_size();
+}
+
+// --- cat -----------------------------------------------------------------------------
+
+/// ATen keeps skipping 1-D empty tensors in cat from the days when they were the only
+/// empty tensors.
+bool cat_skips(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
+
+/// c10's is_channels_last_strides_2d: whether a 4-D tensor is laid out NHWC.
+bool is_channels_last(const Tensor& t) {
+  if (t.dim() != 4 || t.stride(1) == 0) return false;
+  int64_t min = 0;
+  for (int d : {1, 3, 2, 0}) {
+    if (t.size(d) == 0 || t.stride(d) < min) return false;
+    if (d == 0 && min == t.stride(1)) return false;
+    min = t.stride(d);
+    if (t.size(d) > 1) min *= t.size(d);
+  }
+  return true;
+}
+
+struct CatPlan {
+  int64_t dim = 0;
+  TensorMeta out;
+};
+
+CatPlan cat_plan(const std::vector<Tensor>& ts, int64_t dim) {
+  for (size_t i = 0; i < ts.size(); ++i) {
+    check_defined(ts[i], "cat input");
+    EMBER_CHECK(ts[i].dim() > 0) << "zero-dimensional tensor (at position " << i << ") cannot be concatenated";
+  }
+  for (const Tensor& t : ts) {
+    if (cat_skips(t)) continue;
+    dim = core::wrap_dim(dim, t.dim());
+    break;
+  }
+  EMBER_CHECK(!ts.empty()) << "torch.cat(): expected a non-empty list of Tensors";
+  size_t valid = ts.size();
+  for (size_t i = 0; i < ts.size(); ++i) {
+    if (!cat_skips(ts[i])) {
+      valid = i;
+      break;
+    }
+  }
+  ScalarType dtype = ts[0].dtype();
+  for (const Tensor& t : ts) dtype = promote_types(dtype, t.dtype());
+  CatPlan plan;
+  plan.dim = dim;
+  if (valid == ts.size()) {
+    plan.out = contiguous_meta({0}, dtype, ts[0].device());
+    return plan;
+  }
+  const Tensor& first = ts[valid];
+  EMBER_CHECK(dim <= first.dim()) << "torch.cat(): dimension " << dim << "out of range";
+  int64_t size_at_dim = 0;
+  bool channels_last = true;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    const Tensor& t = ts[i];
+    channels_last = channels_last && is_channels_last(t);
+    if (cat_skips(t)) continue;
+    EMBER_CHECK(first.dim() == t.dim()) << "Tensors must have same number of dimensions: got " << first.dim()
+                                        << " and " << t.dim();
+    for (int64_t d = 0; d < first.dim(); ++d) {
+      if (d == dim) continue;
+      EMBER_CHECK(first.size(d) == t.size(d))
+          << "Sizes of tensors must match except in dimension " << dim << ". Expected size " << first.size(d)
+          << " but got size " << t.size(d) << " for tensor number " << i << " in the list.";
+    }
+    size_at_dim += t.size(dim);
+  }
+  std::vector<int64_t> sizes = first.sizes().vec();
+  sizes[dim] = size_at_dim;
+  plan.out = contiguous_meta(sizes, dtype, first.device());
+  if (channels_last) {
+    // NHWC: C fastest, then W, H, N (ATen keeps the inputs' common memory format).
+    const int64_t c = sizes[1], h = sizes[2], w = sizes[3];
+    plan.out.strides = {h * w * c, 1, w * c, c};
+  }
+  return plan;
+}
+
+void cat_kernel(const std::vector<Tensor>& ts, int64_t dim, const Tensor& out) {
+  int64_t offset = 0;
+  for (const Tensor& t : ts) {
+    if (cat_skips(t)) continue;
+    const Tensor src = cast(t, out.dtype());
+    const Tensor dst = raw_view(out, src.sizes().vec(), out.strides().vec(),
+                                out.storage_offset() + offset * out.stride(dim));
+    strided_copy(dst, src);
+    offset += t.size(dim);
+  }
+}
+
+// --- repeat, flip, tril/triu -----------------------------------------------------------
+
+std::vector<int64_t> repeat_sizes(const Tensor& self, const std::vector<int64_t>& repeats) {
+  EMBER_CHECK(static_cast<int64_t>(repeats.size()) >= self.dim())
+      << "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor";
+  const size_t lead = repeats.size() - static_cast<size_t>(self.dim());
+  std::vector<int64_t> sizes(repeats.size());
+  for (size_t i = 0; i < repeats.size(); ++i) sizes[i] = (i < lead ? 1 : self.size(static_cast<int64_t>(i - lead))) * repeats[i];
+  for (int64_t s : sizes)
+    EMBER_CHECK(s >= 0) << "Trying to create tensor with negative dimension " << s << ": " << IntArrayRef(sizes);
+  return sizes;
+}
+
+/// The output viewed as [r0, p0, r1, p1, …] reads the input viewed as [r0 (stride 0), p0, …].
+void repeat_kernel(const Tensor& self, const std::vector<int64_t>& repeats, const Tensor& out) {
+  if (out.numel() == 0) return;
+  const size_t lead = repeats.size() - static_cast<size_t>(self.dim());
+  std::vector<int64_t> sizes, out_strides, in_strides;
+  for (size_t i = 0; i < repeats.size(); ++i) {
+    const bool padded = i < lead;
+    const int64_t p = padded ? 1 : self.size(static_cast<int64_t>(i - lead));
+    const int64_t os = out.stride(static_cast<int64_t>(i));
+    sizes.insert(sizes.end(), {repeats[i], p});
+    out_strides.insert(out_strides.end(), {p * os, os});
+    in_strides.insert(in_strides.end(), {0, padded ? 0 : self.stride(static_cast<int64_t>(i - lead))});
+  }
+  strided_copy(raw_view(out, sizes, out_strides, out.storage_offset()),
+               raw_view(self, sizes, in_strides, self.storage_offset()));
+}
+
+TensorMeta like_meta(const Tensor& self) {
+  TensorMeta m = contiguous_meta(self.sizes(), self.dtype(), self.device());
+  if (core::is_non_overlapping_and_dense(self.sizes(), self.strides())) m.strides = self.strides().vec();
+  return m;
+}
+
+void check_tri(const Tensor& self) {
+  EMBER_CHECK_INDEX(self.dim() > 0) << "Dimension specified as -2 but tensor has no dimensions";
+  core::wrap_dim(-2, self.dim());
+}
+
+/// Copies self into out, then zeroes what lies outside the kept triangle (all-zero bits are
+/// zero in every dtype).
+void tri_kernel(const Tensor& self, const Tensor& out, int64_t diagonal, bool lower) {
+  if (out.numel() == 0) return;
+  strided_copy(out, self);
+  const int64_t rows = out.size(-2), cols = out.size(-1);
+  const int64_t total_rows = out.numel() / cols;
+  const size_t es = out.element_size();
+  char* base = static_cast<char*>(out.raw_data_ptr());
+  const bool parallel = out.numel() > kernels::cpu::kGrainSize && !omp_in_parallel();
+#pragma omp parallel for if (parallel)
+  for (int64_t r = 0; r < total_rows; ++r) {
+    const int64_t i = r % rows;
+    int64_t begin, end;
+    if (lower) {  // keep j <= i + diagonal
+      begin = std::clamp<int64_t>(i + diagonal + 1, 0, cols);
+      end = cols;
+    } else {  // keep j >= i + diagonal
+      begin = 0;
+      end = std::clamp<int64_t>(i + diagonal, 0, cols);
+    }
+    if (begin < end)
+      std::memset(base + (r * cols + begin) * static_cast<int64_t>(es), 0, static_cast<size_t>(end - begin) * es);
+  }
+}
+
+}  // namespace
+
+void register_shape_ops(Registry& r) {
+  r.def("cat(Tensor[] tensors, int dim=0) -> Tensor")
+      .set_meta([](const Stack& a) { return metas(cat_plan(a[0].to_tensor_list(), a[1].to_int()).out); })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
+        const auto& ts = a[0].to_tensor_list();
+        cat_kernel(ts, cat_plan(ts, a[1].to_int()).dim, out[0]);
+      });
+
+  r.def("stack(Tensor[] tensors, int dim=0) -> Tensor").set_decomposition([](const Stack& a) {
+    const auto& ts = a[0].to_tensor_list();
+    EMBER_CHECK(!ts.empty()) << "stack expects a non-empty TensorList";
+    check_defined(ts[0], "stack input");
+    const int64_t dim = core::wrap_dim(a[1].to_int(), ts[0].dim() + 1);
+    std::vector<Tensor> parts;
+    for (size_t i = 0; i < ts.size(); ++i) {
+      check_defined(ts[i], "stack input");
+      EMBER_CHECK(ts[i].sizes() == ts[0].sizes())
+          << "stack expects each tensor to be equal size, but got " << ts[0].sizes() << " at entry 0 and "
+          << ts[i].sizes() << " at entry " << i;
+      parts.push_back(call_op_tensor("aten::unsqueeze", {ts[i], dim}));
+    }
+    return call_op("aten::cat", {parts, dim});
+  });
+
+  r.def("repeat(Tensor self, SymInt[] repeats) -> Tensor")
+      .set_meta([](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
+        return metas(contiguous_meta(repeat_sizes(self, a[1].to_int_list()), self.dtype(), self.device()));
+      })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
+        repeat_kernel(a[0].to_tensor(), a[1].to_int_list(), out[0]);
+      });
+
+  r.def("flip(Tensor self, int[] dims) -> Tensor")
+      .set_meta([](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
+        core::wrap_dims(a[1].to_int_list(), self.dim());
+        return metas(like_meta(self));
+      })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor& self = a[0].to_tensor();
+        if (self.numel() == 0) return;
+        std::vector<int64_t> strides = self.strides().vec();
+        int64_t offset = self.storage_offset();
+        for (int64_t d : core::wrap_dims(a[1].to_int_list(), self.dim())) {
+          if (d >= self.dim()) continue;  // dim 0 of a 0-dim tensor
+          offset += (self.size(d) - 1) * strides[d];
+          strides[d] = -strides[d];
+        }
+        strided_copy(out[0], raw_view(self, self.sizes().vec(), strides, offset));
+      });
+
+  for (const bool lower : {true, false}) {
+    r.def(lower ? "tril(Tensor self, int diagonal=0) -> Tensor" : "triu(Tensor self, int diagonal=0) -> Tensor")
+        .set_meta([](const Stack& a) {
+          const Tensor& self = a[0].to_tensor();
+          check_tri(self);
+          return metas(contiguous_meta(self.sizes(), self.dtype(), self.device()));
+        })
+        .set_cpu([lower](const Stack& a, std::vector<Tensor>& out) {
+          tri_kernel(a[0].to_tensor(), out[0], a[1].to_int(), lower);
+        });
+  }
+}
+
 }  // namespace ember::ops
+
+// --- public API ----------------------------------------------------------------------
+namespace ember {
+using ops::call_tensor;
+
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim, Loc loc) {
+  return call_tensor(EMBER_OP("aten::cat"), {tensors, dim}, loc);
+}
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim, Loc loc) {
+  return call_tensor(EMBER_OP("aten::stack"), {tensors, dim}, loc);
+}
+Tensor repeat(const Tensor& self, IntArrayRef repeats, Loc loc) {
+  return call_tensor(EMBER_OP("aten::repeat"), {self, repeats}, loc);
+}
+Tensor flip(const Tensor& self, IntArrayRef dims, Loc loc) {
+  return call_tensor(EMBER_OP("aten::flip"), {self, dims}, loc);
+}
+Tensor tril(const Tensor& self, int64_t diagonal, Loc loc) {
+  return call_tensor(EMBER_OP("aten::tril"), {self, diagonal}, loc);
+}
+Tensor triu(const Tensor& self, int64_t diagonal, Loc loc) {
+  return call_tensor(EMBER_OP("aten::triu"), {self, diagonal}, loc);
+}
+
+}  // namespace ember

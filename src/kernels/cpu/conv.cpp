@@ -1,0 +1,469 @@
+// kernels/cpu/conv.cpp — see conv.h. float32 convolution runs through oneDNN with its
+// primitives cached by shape (creating one costs more than running it on small inputs);
+// float16/bfloat16 compute through the same float32 path and round once, as ATen does;
+// float64 and integers use im2col + GEMM.
+#include "kernels/cpu/conv.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/cpu/loops.h"
+
+namespace ember::kernels::cpu {
+namespace {
+
+// --- float32 through oneDNN ---------------------------------------------------------
+
+using dnnl::memory;
+
+struct DnnlConv {
+  dnnl::convolution_forward prim;
+  memory::desc user_src, user_wei, user_bias, user_dst;
+  memory::desc src, wei, dst;
+  std::unique_ptr<dnnl::reorder> src_reorder, wei_reorder, dst_reorder;
+};
+
+dnnl::engine& dnnl_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+std::shared_ptr<DnnlConv> make_dnnl_conv(const Conv2dParams& p, bool has_bias) {
+  auto& eng = dnnl_engine();
+  const auto f32 = memory::data_type::f32;
+  const memory::dims src_dims{p.batch, p.in_channels, p.in_h, p.in_w};
+  const memory::dims dst_dims{p.batch, p.out_channels, p.out_h, p.out_w};
+  const memory::dims wei_dims =
+      p.groups > 1 ? memory::dims{p.groups, p.out_channels / p.groups, p.in_channels / p.groups, p.kernel_h, p.kernel_w}
+                   : memory::dims{p.out_channels, p.in_channels, p.kernel_h, p.kernel_w};
+  auto c = std::make_shared<DnnlConv>();
+  c->user_src = memory::desc(src_dims, f32, memory::format_tag::nchw);
+  c->user_dst = memory::desc(dst_dims, f32, memory::format_tag::nchw);
+  c->user_wei = memory::desc(wei_dims, f32, p.groups > 1 ? memory::format_tag::goihw : memory::format_tag::oihw);
+  c->user_bias = memory::desc({p.out_channels}, f32, memory::format_tag::a);
+  const memory::desc any_src(src_dims, f32, memory::format_tag::any), any_dst(dst_dims, f32, memory::format_tag::any),
+      any_wei(wei_dims, f32, memory::format_tag::any);
+  const memory::dims strides{p.stride_h, p.stride_w}, dilates{p.dilation_h - 1, p.dilation_w - 1},
+      pad{p.pad_h, p.pad_w};
+  const auto kind = dnnl::prop_kind::forward_inference;
+  const auto alg = dnnl::algorithm::convolution_direct;
+  auto desc = has_bias ? dnnl::convolution_forward::desc(kind, alg, any_src, any_wei, c->user_bias, any_dst, strides,
+                                                         dilates, pad, pad)
+                       : dnnl::convolution_forward::desc(kind, alg, any_src, any_wei, any_dst, strides, dilates, pad, pad);
+  dnnl::convolution_forward::primitive_desc pd(desc, eng);
+  c->prim = dnnl::convolution_forward(pd);
+  c->src = pd.src_desc();
+  c->wei = pd.weights_desc();
+  c->dst = pd.dst_desc();
+  auto reorder = [&](const memory::desc& from, const memory::desc& to) {
+    return from == to ? nullptr
+                      : std::make_unique<dnnl::reorder>(dnnl::reorder::primitive_desc(eng, from, eng, to));
+  };
+  c->src_reorder = reorder(c->user_src, c->src);
+  c->wei_reorder = reorder(c->user_wei, c->wei);
+  c->dst_reorder = reorder(c->dst, c->user_dst);
+  return c;
+}
+
+std::shared_ptr<DnnlConv> cached_dnnl_conv(const Conv2dParams& p, bool has_bias) {
+  using Key = std::array<int64_t, 18>;
+  const Key key{p.batch,    p.in_channels, p.in_h,       p.in_w,     p.out_channels, p.kernel_h,
+                p.kernel_w, p.out_h,       p.out_w,      p.stride_h, p.stride_w,     p.pad_h,
+                p.pad_w,    p.dilation_h,  p.dilation_w, p.groups,   has_bias ? 1 : 0, 0};
+  static std::mutex mu;
+  static std::map<Key, std::shared_ptr<DnnlConv>> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  if (cache.size() >= 512) cache.clear();  // bound memory when shapes keep changing
+  auto c = make_dnnl_conv(p, has_bias);
+  cache.emplace(key, c);
+  return c;
+}
+
+void conv2d_dnnl(const float* in, const float* w, const float* bias, float* out, const Conv2dParams& p) {
+  auto c = cached_dnnl_conv(p, bias != nullptr);
+  auto& eng = dnnl_engine();
+  dnnl::stream stream(eng);
+  memory user_src(c->user_src, eng, const_cast<float*>(in));
+  memory user_wei(c->user_wei, eng, const_cast<float*>(w));
+  memory user_dst(c->user_dst, eng, out);
+  memory src = user_src, wei = user_wei, dst = user_dst;
+  if (c->src_reorder) {
+    src = memory(c->src, eng);
+    c->src_reorder->execute(stream, user_src, src);
+  }
+  if (c->wei_reorder) {
+    wei = memory(c->wei, eng);
+    c->wei_reorder->execute(stream, user_wei, wei);
+  }
+  if (c->dst_reorder) dst = memory(c->dst, eng);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+  if (bias) args.emplace(DNNL_ARG_BIAS, memory(c->user_bias, eng, const_cast<float*>(bias)));
+  c->prim.execute(stream, args);
+  if (c->dst_reorder) c->dst_reorder->execute(stream, dst, user_dst);
+  stream.wait();
+}
+
+// --- other dtypes: im2col + GEMM -----------------------------------------------------
+
+/// col[(c*KH + i)*KW + j][oh*OW + ow] = in[c][oh*sh - ph + i*dh][ow*sw - pw + j*dw] (0 outside).
+template <typename T>
+void im2col(const T* in, int64_t channels, const Conv2dParams& p, T* col) {
+  const int64_t P = p.out_h * p.out_w;
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t i = 0; i < p.kernel_h; ++i)
+      for (int64_t j = 0; j < p.kernel_w; ++j) {
+        T* dst = col + ((c * p.kernel_h + i) * p.kernel_w + j) * P;
+        const T* plane = in + c * p.in_h * p.in_w;
+        for (int64_t oh = 0; oh < p.out_h; ++oh) {
+          const int64_t ih = oh * p.stride_h - p.pad_h + i * p.dilation_h;
+          T* row = dst + oh * p.out_w;
+          if (ih < 0 || ih >= p.in_h) {
+            for (int64_t ow = 0; ow < p.out_w; ++ow) row[ow] = T(0);
+            continue;
+          }
+          for (int64_t ow = 0; ow < p.out_w; ++ow) {
+            const int64_t iw = ow * p.stride_w - p.pad_w + j * p.dilation_w;
+            row[ow] = (iw >= 0 && iw < p.in_w) ? plane[ih * p.in_w + iw] : T(0);
+          }
+        }
+      }
+}
+
+/// out[m][n] = sum_k a[m][k] * b[k][n] (+ bias[m]), row-major, for one group of one image.
+template <typename T>
+void gemm_bias(int64_t M, int64_t N, int64_t K, const T* a, const T* b, const T* bias, T* out) {
+  if constexpr (std::is_same_v<T, double>) {
+    if (K > 0) {
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(M), static_cast<int>(N),
+                  static_cast<int>(K), 1.0, a, static_cast<int>(K), b, static_cast<int>(N), 0.0, out,
+                  static_cast<int>(N));
+    } else {
+      std::fill(out, out + M * N, 0.0);
+    }
+    if (bias)
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) out[m * N + n] += bias[m];
+  } else {
+    // Integers wrap on overflow as ATen's do; unsigned arithmetic makes that defined.
+    std::vector<uint64_t> acc(static_cast<size_t>(N));
+    for (int64_t m = 0; m < M; ++m) {
+      std::fill(acc.begin(), acc.end(), bias ? static_cast<uint64_t>(static_cast<int64_t>(bias[m])) : 0);
+      for (int64_t k = 0; k < K; ++k) {
+        const uint64_t w = static_cast<uint64_t>(static_cast<int64_t>(a[m * K + k]));
+        const T* brow = b + k * N;
+        for (int64_t n = 0; n < N; ++n) acc[n] += w * static_cast<uint64_t>(static_cast<int64_t>(brow[n]));
+      }
+      for (int64_t n = 0; n < N; ++n) out[m * N + n] = static_cast<T>(acc[n]);
+    }
+  }
+}
+
+template <typename T>
+void conv2d_im2col(const T* in, const T* w, const T* bias, T* out, const Conv2dParams& p) {
+  const int64_t G = p.groups, Cg = p.in_channels / G, OCg = p.out_channels / G;
+  const int64_t K = Cg * p.kernel_h * p.kernel_w, P = p.out_h * p.out_w;
+  const bool parallel = p.batch > 1 && p.batch * OCg * G * K * P > kGrainSize && !omp_in_parallel();
+#pragma omp parallel if (parallel)
+  {
+    std::vector<T> col(static_cast<size_t>(K * P));
+#pragma omp for schedule(static)
+    for (int64_t n = 0; n < p.batch; ++n) {
+      for (int64_t g = 0; g < G; ++g) {
+        im2col(in + (n * p.in_channels + g * Cg) * p.in_h * p.in_w, Cg, p, col.data());
+        gemm_bias<T>(OCg, P, K, w + g * OCg * K, col.data(), bias ? bias + g * OCg : nullptr,
+                     out + (n * p.out_channels + g * OCg) * P);
+      }
+    }
+  }
+}
+
+template <typename T>
+std::vector<float> to_float(const Tensor& t) {
+  std::vector<float> v(static_cast<size_t>(t.numel()));
+  const T* src = t.data_ptr<T>();
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(src[i]);
+  return v;
+}
+
+// --- transposed convolution: GEMM + col2im ---------------------------------------------
+
+/// c[M][N] = sum_k a[k][m] * b[k][n] (a is K x M), row-major.
+template <typename Acc>
+void gemm_tn(int64_t M, int64_t N, int64_t K, const Acc* a, const Acc* b, Acc* c) {
+  if constexpr (std::is_same_v<Acc, float>) {
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K),
+                1.0f, a, static_cast<int>(M), b, static_cast<int>(N), 0.0f, c, static_cast<int>(N));
+  } else if constexpr (std::is_same_v<Acc, double>) {
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K),
+                1.0, a, static_cast<int>(M), b, static_cast<int>(N), 0.0, c, static_cast<int>(N));
+  } else {
+    std::fill(c, c + M * N, Acc(0));
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t m = 0; m < M; ++m) {
+        const Acc av = a[k * M + m];
+        for (int64_t n = 0; n < N; ++n) c[m * N + n] += av * b[k * N + n];
+      }
+  }
+}
+
+template <typename Acc>
+void conv_transpose_core(const Acc* in, const Acc* w, const Acc* bias, Acc* out, const Conv2dParams& p) {
+  const int64_t G = p.groups, Cg = p.in_channels / G, OCg = p.out_channels / G;
+  const int64_t K = OCg * p.kernel_h * p.kernel_w, P = p.in_h * p.in_w, OP = p.out_h * p.out_w;
+  const bool parallel = p.batch > 1 && p.batch * G * K * P > kGrainSize && !omp_in_parallel();
+#pragma omp parallel if (parallel)
+  {
+    std::vector<Acc> col(static_cast<size_t>(K * P));
+#pragma omp for schedule(static)
+    for (int64_t n = 0; n < p.batch; ++n) {
+      for (int64_t g = 0; g < G; ++g) {
+        Acc* o = out + (n * p.out_channels + g * OCg) * OP;
+        for (int64_t oc = 0; oc < OCg; ++oc) std::fill_n(o + oc * OP, OP, bias ? bias[g * OCg + oc] : Acc(0));
+        if (K == 0 || P == 0) continue;
+        if (Cg == 0) continue;
+        gemm_tn<Acc>(K, P, Cg, w + g * Cg * K, in + (n * p.in_channels + g * Cg) * P, col.data());
+        // col2im: scatter-add each kernel tap's contribution into the output plane.
+        for (int64_t oc = 0; oc < OCg; ++oc)
+          for (int64_t i = 0; i < p.kernel_h; ++i)
+            for (int64_t j = 0; j < p.kernel_w; ++j) {
+              const Acc* row = col.data() + ((oc * p.kernel_h + i) * p.kernel_w + j) * P;
+              Acc* plane = o + oc * OP;
+              for (int64_t ih = 0; ih < p.in_h; ++ih) {
+                const int64_t oh = ih * p.stride_h - p.pad_h + i * p.dilation_h;
+                if (oh < 0 || oh >= p.out_h) continue;
+                for (int64_t iw = 0; iw < p.in_w; ++iw) {
+                  const int64_t ow = iw * p.stride_w - p.pad_w + j * p.dilation_w;
+                  if (ow >= 0 && ow < p.out_w) plane[oh * p.out_w + ow] += row[ih * p.in_w + iw];
+                }
+              }
+            }
+      }
+    }
+  }
+}
+
+template <typename Acc, typename T>
+std::vector<Acc> to_acc(const Tensor& t) {
+  std::vector<Acc> v(static_cast<size_t>(t.numel()));
+  const T* src = t.data_ptr<T>();
+  for (size_t i = 0; i < v.size(); ++i) {
+    if constexpr (std::is_integral_v<T>) v[i] = static_cast<Acc>(static_cast<int64_t>(src[i]));
+    else v[i] = static_cast<Acc>(static_cast<float>(src[i]));
+  }
+  return v;
+}
+
+// --- pooling -------------------------------------------------------------------------
+
+bool pool_parallel(const Pool2dParams& p, int64_t window) {
+  return p.planes > 1 && p.planes * p.out_h * p.out_w * std::max<int64_t>(window, 1) > kGrainSize &&
+         !omp_in_parallel();
+}
+
+template <typename T>
+void max_pool_impl(const T* in, T* out, int64_t* ind, const Pool2dParams& p) {
+  using acc_t = opmath_t<T>;
+#pragma omp parallel for if (pool_parallel(p, p.kernel_h * p.kernel_w))
+  for (int64_t plane = 0; plane < p.planes; ++plane) {
+    const T* src = in + plane * p.in_h * p.in_w;
+    T* dst = out + plane * p.out_h * p.out_w;
+    int64_t* idx = ind + plane * p.out_h * p.out_w;
+    for (int64_t oh = 0; oh < p.out_h; ++oh) {
+      for (int64_t ow = 0; ow < p.out_w; ++ow) {
+        int64_t ih0 = oh * p.stride_h - p.pad_h, iw0 = ow * p.stride_w - p.pad_w;
+        const int64_t ih1 = std::min(ih0 + (p.kernel_h - 1) * p.dilation_h + 1, p.in_h);
+        const int64_t iw1 = std::min(iw0 + (p.kernel_w - 1) * p.dilation_w + 1, p.in_w);
+        while (ih0 < 0) ih0 += p.dilation_h;
+        while (iw0 < 0) iw0 += p.dilation_w;
+        int64_t best = ih0 * p.in_w + iw0;
+        acc_t maxval = -std::numeric_limits<acc_t>::infinity();
+        for (int64_t ih = ih0; ih < ih1; ih += p.dilation_h) {
+          for (int64_t iw = iw0; iw < iw1; iw += p.dilation_w) {
+            const int64_t index = ih * p.in_w + iw;
+            const acc_t v = static_cast<acc_t>(src[index]);
+            if (v > maxval || std::isnan(v)) {
+              maxval = v;
+              best = index;
+            }
+          }
+        }
+        dst[oh * p.out_w + ow] = static_cast<T>(maxval);
+        idx[oh * p.out_w + ow] = best;
+      }
+    }
+  }
+}
+
+template <typename T>
+void avg_pool_impl(const T* in, T* out, const Pool2dParams& p, bool count_include_pad, std::optional<int64_t> divisor) {
+  using acc_t = opmath_t<T>;
+#pragma omp parallel for if (pool_parallel(p, p.kernel_h * p.kernel_w))
+  for (int64_t plane = 0; plane < p.planes; ++plane) {
+    const T* src = in + plane * p.in_h * p.in_w;
+    T* dst = out + plane * p.out_h * p.out_w;
+    for (int64_t oh = 0; oh < p.out_h; ++oh) {
+      for (int64_t ow = 0; ow < p.out_w; ++ow) {
+        int64_t ih0 = oh * p.stride_h - p.pad_h, iw0 = ow * p.stride_w - p.pad_w;
+        int64_t ih1 = std::min(ih0 + p.kernel_h, p.in_h + p.pad_h);
+        int64_t iw1 = std::min(iw0 + p.kernel_w, p.in_w + p.pad_w);
+        const int64_t pool_size = (ih1 - ih0) * (iw1 - iw0);
+        ih0 = std::max<int64_t>(ih0, 0);
+        iw0 = std::max<int64_t>(iw0, 0);
+        ih1 = std::min(ih1, p.in_h);
+        iw1 = std::min(iw1, p.in_w);
+        if (ih0 >= ih1 || iw0 >= iw1) {
+          dst[oh * p.out_w + ow] = T(0);
+          continue;
+        }
+        const int64_t factor = divisor ? *divisor : count_include_pad ? pool_size : (ih1 - ih0) * (iw1 - iw0);
+        acc_t sum = 0;
+        for (int64_t ih = ih0; ih < ih1; ++ih)
+          for (int64_t iw = iw0; iw < iw1; ++iw) sum += static_cast<acc_t>(src[ih * p.in_w + iw]);
+        dst[oh * p.out_w + ow] = static_cast<T>(sum / static_cast<acc_t>(factor));
+      }
+    }
+  }
+}
+
+int64_t start_index(int64_t a, int64_t b, int64_t c) { return (a / b) * c + ((a % b) * c) / b; }
+int64_t end_index(int64_t a, int64_t b, int64_t c) { return 1 + ((a + 1) * c - 1) / b; }
+
+template <typename T>
+void adaptive_avg_pool_impl(const T* in, T* out, const Pool2dParams& p) {
+  using acc_t = opmath_t<T>;
+  const int64_t window = (p.in_h / std::max<int64_t>(p.out_h, 1) + 1) * (p.in_w / std::max<int64_t>(p.out_w, 1) + 1);
+#pragma omp parallel for if (pool_parallel(p, window))
+  for (int64_t plane = 0; plane < p.planes; ++plane) {
+    const T* src = in + plane * p.in_h * p.in_w;
+    T* dst = out + plane * p.out_h * p.out_w;
+    for (int64_t oh = 0; oh < p.out_h; ++oh) {
+      const int64_t ih0 = start_index(oh, p.out_h, p.in_h), ih1 = end_index(oh, p.out_h, p.in_h);
+      for (int64_t ow = 0; ow < p.out_w; ++ow) {
+        const int64_t iw0 = start_index(ow, p.out_w, p.in_w), iw1 = end_index(ow, p.out_w, p.in_w);
+        acc_t sum = 0;
+        for (int64_t ih = ih0; ih < ih1; ++ih)
+          for (int64_t iw = iw0; iw < iw1; ++iw) sum += static_cast<acc_t>(src[ih * p.in_w + iw]);
+        dst[oh * p.out_w + ow] = static_cast<T>(sum / static_cast<acc_t>(ih1 - ih0) / static_cast<acc_t>(iw1 - iw0));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+template <typename scalar_t>
+void conv2d_typed(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out,
+                  const Conv2dParams& p) {
+  // oneDNN rejects convolutions that sum over nothing; their output is just the bias.
+  const bool empty_reduction = p.in_channels == 0 || p.kernel_h == 0 || p.kernel_w == 0;
+  if constexpr (std::is_same_v<scalar_t, float>) {
+    if (!empty_reduction) {
+      conv2d_dnnl(input.data_ptr<float>(), weight.data_ptr<float>(),
+                  bias.defined() ? bias.data_ptr<float>() : nullptr, out.data_ptr<float>(), p);
+      return;
+    }
+  }
+  if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, Half> || std::is_same_v<scalar_t, BFloat16>) {
+    const std::vector<float> in_f = to_float<scalar_t>(input), w_f = to_float<scalar_t>(weight);
+    const std::vector<float> b_f = bias.defined() ? to_float<scalar_t>(bias) : std::vector<float>{};
+    std::vector<float> out_f(static_cast<size_t>(out.numel()));
+    if (empty_reduction) {
+      const int64_t plane = p.out_h * p.out_w;
+      for (int64_t n = 0; n < p.batch; ++n)
+        for (int64_t c = 0; c < p.out_channels; ++c)
+          std::fill_n(out_f.data() + (n * p.out_channels + c) * plane, plane,
+                      bias.defined() ? b_f[static_cast<size_t>(c)] : 0.0f);
+    } else {
+      conv2d_dnnl(in_f.data(), w_f.data(), bias.defined() ? b_f.data() : nullptr, out_f.data(), p);
+    }
+    scalar_t* dst = out.data_ptr<scalar_t>();
+    for (size_t i = 0; i < out_f.size(); ++i) dst[i] = static_cast<scalar_t>(out_f[i]);
+  } else if constexpr (std::is_same_v<scalar_t, bool>) {
+    EMBER_INTERNAL_ASSERT(false) << "conv2d: bool reached the kernel";
+  } else {
+    conv2d_im2col<scalar_t>(input.data_ptr<scalar_t>(), weight.data_ptr<scalar_t>(),
+                            bias.defined() ? bias.data_ptr<scalar_t>() : nullptr, out.data_ptr<scalar_t>(), p);
+  }
+}
+}  // namespace
+
+void conv2d_forward(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out,
+                    const Conv2dParams& p) {
+  if (out.numel() == 0) return;
+  EMBER_DISPATCH_ALL_TYPES(out.dtype(), "conv2d", [&] { conv2d_typed<scalar_t>(input, weight, bias, out, p); });
+}
+
+namespace {
+template <typename scalar_t>
+void conv_transpose_typed(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out,
+                          const Conv2dParams& p) {
+  if constexpr (std::is_same_v<scalar_t, bool>) {
+    EMBER_INTERNAL_ASSERT(false) << "conv_transpose2d: bool reached the kernel";
+  } else {
+    // Integers wrap on overflow as ATen's do; unsigned arithmetic makes that defined.
+    using Acc = std::conditional_t<std::is_integral_v<scalar_t>, uint64_t, opmath_t<scalar_t>>;
+    if constexpr (std::is_same_v<Acc, scalar_t>) {
+      conv_transpose_core<Acc>(input.data_ptr<scalar_t>(), weight.data_ptr<scalar_t>(),
+                               bias.defined() ? bias.data_ptr<scalar_t>() : nullptr, out.data_ptr<scalar_t>(), p);
+    } else {
+      const std::vector<Acc> in = to_acc<Acc, scalar_t>(input), w = to_acc<Acc, scalar_t>(weight);
+      const std::vector<Acc> b = bias.defined() ? to_acc<Acc, scalar_t>(bias) : std::vector<Acc>{};
+      std::vector<Acc> o(static_cast<size_t>(out.numel()));
+      conv_transpose_core<Acc>(in.data(), w.data(), bias.defined() ? b.data() : nullptr, o.data(), p);
+      scalar_t* dst = out.data_ptr<scalar_t>();
+      for (size_t i = 0; i < o.size(); ++i) dst[i] = static_cast<scalar_t>(o[i]);
+    }
+  }
+}
+}  // namespace
+
+void conv_transpose2d_forward(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out,
+                              const Conv2dParams& p) {
+  if (out.numel() == 0) return;
+  EMBER_DISPATCH_ALL_TYPES(out.dtype(), "conv_transpose2d",
+                           [&] { conv_transpose_typed<scalar_t>(input, weight, bias, out, p); });
+}
+
+void max_pool2d_forward(const Tensor& input, const Tensor& out, const Tensor& indices, const Pool2dParams& p) {
+  if (out.numel() == 0) return;
+  EMBER_DISPATCH_FLOATING_TYPES(input.dtype(), "max_pool2d", [&] {
+    max_pool_impl<scalar_t>(input.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), indices.data_ptr<int64_t>(), p);
+  });
+}
+
+void avg_pool2d_forward(const Tensor& input, const Tensor& out, const Pool2dParams& p, bool count_include_pad,
+                        std::optional<int64_t> divisor_override) {
+  if (out.numel() == 0) return;
+  if (input.dtype() == kLong) {
+    avg_pool_impl<int64_t>(input.data_ptr<int64_t>(), out.data_ptr<int64_t>(), p, count_include_pad, divisor_override);
+    return;
+  }
+  EMBER_DISPATCH_FLOATING_TYPES(input.dtype(), "avg_pool2d", [&] {
+    avg_pool_impl<scalar_t>(input.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), p, count_include_pad,
+                            divisor_override);
+  });
+}
+
+void adaptive_avg_pool2d_forward(const Tensor& input, const Tensor& out, const Pool2dParams& p) {
+  if (out.numel() == 0) return;
+  EMBER_DISPATCH_FLOATING_TYPES(input.dtype(), "adaptive_avg_pool2d", [&] {
+    adaptive_avg_pool_impl<scalar_t>(input.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), p);
+  });
+}
+
+}  // namespace ember::kernels::cpu

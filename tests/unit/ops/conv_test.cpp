@@ -1,0 +1,332 @@
+// Convolution and pooling against values printed by PyTorch 1.13 for the same inputs.
+// Inputs are patterns ((i*a) % m - s) / d so both sides build them without pasting data.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ember/ember.h"
+
+namespace ember {
+namespace {
+
+Tensor pattern(std::vector<int64_t> sizes, int a, int m, int s, double d, ScalarType dtype = kDouble) {
+  int64_t n = 1;
+  for (int64_t v : sizes) n *= v;
+  std::vector<double> values;
+  for (int64_t i = 0; i < n; ++i) values.push_back(static_cast<double>((i * a) % m - s) / d);
+  return tensor(values, sizes).to(dtype);
+}
+
+void expect_close(const Tensor& t, const std::vector<double>& expected, double atol, double rtol = 0) {
+  std::vector<double> got = t.to_vector<double>();
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(expected[i])) {
+      EXPECT_TRUE(std::isnan(got[i])) << "at " << i;
+      continue;
+    }
+    EXPECT_NEAR(got[i], expected[i], atol + rtol * std::abs(expected[i])) << "at " << i;
+  }
+}
+
+std::vector<int64_t> sizes_of(const Tensor& t) { return t.sizes().vec(); }
+
+// torch: F.conv2d(x, w, b, stride=(2,1), padding=(1,0), dilation=(1,2))
+const std::vector<double> kConv2dExpected = {
+    -0.125,   1.9375,   0.21875,  0.21875,  0.59375,  0.59375,  0.59375, -0.09375, 0.78125,  0.125,    -0.1875,
+    0.875,    -1.625,   0.4375,   -1.28125, -1.28125, -0.90625, -0.90625, -0.90625, -1.59375, -0.71875, -1.375,
+    -1.6875,  -0.625,   -0.375,   1.6875,   -0.03125, -0.03125, 0.34375,  0.34375,  0.34375, -0.34375, 0.53125,
+    -0.125,   -0.4375,  0.625,    1.375,    3.4375,   1.71875,  1.71875,  2.09375,  2.09375, 2.09375,  1.40625,
+    2.28125,  1.625,    1.3125,   2.375,    0.21875,  0.21875,  0.5625,   0.21875,  0.59375, -0.09375, 0.59375,
+    1.625,    -0.1875,  0.875,    0.21875,  -0.09375, -1.28125, -1.28125, -0.9375,  -1.28125, -0.90625, -1.59375,
+    -0.90625, 0.125,    -1.6875,  -0.625,   -1.28125, -1.59375, -0.03125, -0.03125, 0.3125,   -0.03125, 0.34375,
+    -0.34375, 0.34375,  1.375,    -0.4375,  0.625,    -0.03125, -0.34375, 1.71875,  1.71875,  2.0625,   1.71875,
+    2.09375,  1.40625,  2.09375,  3.125,    1.3125,   2.375,    1.71875,  1.40625};
+
+Tensor conv2d_case(ScalarType dtype) {
+  Tensor x = pattern({2, 3, 5, 6}, 7, 11, 5, 4.0, dtype);
+  Tensor w = pattern({4, 3, 3, 2}, 5, 9, 4, 8.0, dtype);
+  Tensor b = tensor<double>({0.5, -1.0, 0.25, 2.0}).to(dtype);
+  return conv2d(x, w, b, {2, 1}, {1, 0}, {1, 2});
+}
+
+TEST(Conv2d, Float32WithStridePaddingDilationAndBiasMatchesTorch) {
+  Tensor y = conv2d_case(kFloat);
+  EXPECT_EQ(y.dtype(), kFloat);
+  EXPECT_EQ(sizes_of(y), (std::vector<int64_t>{2, 4, 3, 4}));
+  expect_close(y, kConv2dExpected, 1e-5, 1.3e-6);
+}
+
+TEST(Conv2d, Float64UsesIm2colAndMatchesTorch) {
+  expect_close(conv2d_case(kDouble), kConv2dExpected, 1e-12);
+}
+
+TEST(Conv2d, HalfAndBFloat16ComputeInFloat) {
+  // Every input value is exact in 16 bits; outputs round once.
+  expect_close(conv2d_case(kHalf), kConv2dExpected, 1e-5, 1e-3);
+  expect_close(conv2d_case(kBFloat16), kConv2dExpected, 1e-5, 1.6e-2);
+  EXPECT_EQ(conv2d_case(kBFloat16).dtype(), kBFloat16);
+}
+
+TEST(Conv2d, GroupedConvolutionMatchesTorch) {
+  // torch: F.conv2d(x[1,4,4,5], w[6,2,2,2], padding=1, groups=2)
+  const std::vector<double> expected = {
+      0.75,   -1.375, 1.25,   0.625,  -1.625, -0.125, -1.75,  4.875,  3.75,   -2.25,  -0.125, -2.25,  -2.25,  2.5,
+      -1.875, 0.25,   -4.125, 2.375,  2.125,  3.375,  -2.625, -3.75,  4.875,  3.75,   -0.625, -1.375, -0.25,  -2.375,
+      2.0,    -1.875, -1.75,  0.875,  -2.375, 2.5,    2.5,    -1.875, -0.75,  -4.25,  3.0,    2.125,  -2.0,   1.75,
+      0.25,   -2.125, 1.875,  -2.25,  1.75,   -2.0,   -2.0,   3.25,   2.375,  -1.75,  -4.25,  2.375,  0.625,  -0.375,
+      0.375,  1.125,  0.25,   -1.0,   -0.75,  -2.125, 0.125,  -0.875, 1.375,  2.5,    0.25,   -2.0,   -0.375, 1.25,
+      -0.375, -1.25,  -0.75,  2.875,  1.25,   -0.375, -2.0,   -0.25,  -1.75,  -0.375, 1.25,   2.875,  -2.0,   -2.5,
+      1.875,  0.625,  -1.625, -0.625, 2.0,    0.75,   -0.875, 0.875,  0.125,  -0.625, 0.25,   -0.5,   1.75,   -2.0,
+      2.125,  3.0,    -4.25,  -0.75,  -1.0,   2.375,  3.25,   -4.0,   1.75,   -1.75,  -0.5,   1.875,  -2.125, 2.0,
+      -2.0,   2.125,  0.625,  2.5,    -2.375, -2.375, 2.5,    0.625,  3.0,    -2.75,  -0.625, -1.75,  2.0,    -0.5,
+      -2.25,  -0.125, -2.25,  3.75,   4.875,  -1.75,  -2.0,   -2.625, 3.375,  4.5,    -4.125, 2.0,    -1.75,  -1.875,
+      2.5,    -4.5,   -0.125, -0.75,  0.375,  1.375,  2.0,    -0.625, -1.625, 0.0,    -0.125, 2.375,  -1.375, -0.25,
+      -2.375, 3.0,    -1.875, -0.875, -0.5,   -3.375, 3.5,    2.5,    1.375,  -0.625, -3.5,   3.375,  0.5,    -2.125,
+      1.375,  -0.375, -1.625, 0.375,  -0.875, -1.875, 0.125,  -0.625, 0.25,   1.125,  0.375,  0.25};
+  for (ScalarType dtype : {kFloat, kDouble}) {
+    Tensor x = pattern({1, 4, 4, 5}, 3, 13, 6, 4.0, dtype);
+    Tensor w = pattern({6, 2, 2, 2}, 5, 7, 3, 2.0, dtype);
+    Tensor y = conv2d(x, w, std::nullopt, {1, 1}, {1, 1}, {1, 1}, 2);
+    EXPECT_EQ(sizes_of(y), (std::vector<int64_t>{1, 6, 5, 6}));
+    expect_close(y, expected, 1e-5, 1.3e-6);
+  }
+}
+
+TEST(Conv1d, StridedPaddedWithBiasMatchesTorch) {
+  // torch: F.conv1d(x[2,4,7], w[3,4,3], b, stride=2, padding=1)
+  const std::vector<double> expected = {-1.125, 0.0,   0.0,   -0.875, 1.5,   1.25,  2.125, 2.0,
+                                        -1.125, 1.625, 3.375, 0.5,    0.125, 0.0,   0.0,   2.75,
+                                        -1.5,   2.125, 1.375, 0.875,  2.125, 3.375, 1.875, 1.625};
+  for (ScalarType dtype : {kFloat, kDouble}) {
+    Tensor x = pattern({2, 4, 7}, 3, 13, 6, 4.0, dtype);
+    Tensor w = pattern({3, 4, 3}, 5, 7, 3, 2.0, dtype);
+    Tensor b = tensor<double>({1.0, 0.0, -1.0}).to(dtype);
+    Tensor y = conv1d(x, w, b, {2}, {1});
+    EXPECT_EQ(sizes_of(y), (std::vector<int64_t>{2, 3, 4}));
+    expect_close(y, expected, 1e-5, 1.3e-6);
+  }
+}
+
+TEST(Conv2d, IntegerConvolutionIsExact) {
+  // torch: F.conv2d((arange(32) % 5 - 2).reshape(1,2,4,4), (arange(24) % 3 - 1).reshape(3,2,2,2), tensor([1,2,3]))
+  std::vector<int64_t> xv, wv;
+  for (int64_t i = 0; i < 32; ++i) xv.push_back(i % 5 - 2);
+  for (int64_t i = 0; i < 24; ++i) wv.push_back(i % 3 - 1);
+  Tensor y = conv2d(tensor(xv, {1, 2, 4, 4}), tensor(wv, {3, 2, 2, 2}), tensor<int64_t>({1, 2, 3}));
+  EXPECT_EQ(y.dtype(), kInt64);
+  EXPECT_EQ(y.to_vector<int64_t>(), (std::vector<int64_t>{9,  3,  2,  -5, 9,  3,  -4, -5, 9,  -1, -1, -1, 14, -1,
+                                                          -1, -1, 14, -1, -2, 4,  5,  -3, -2, 4,  11, -3, -2}));
+}
+
+TEST(Conv2d, UnbatchedInputGivesUnbatchedOutput) {
+  Tensor x = pattern({2, 5, 6}, 7, 11, 5, 4.0);
+  Tensor w = pattern({3, 2, 3, 3}, 5, 9, 4, 8.0);
+  Tensor y = conv2d(x, w, std::nullopt, {1, 1}, {1, 1});
+  EXPECT_EQ(sizes_of(y), (std::vector<int64_t>{3, 5, 6}));
+  // torch: first row of channel 0 and last row of channel 2.
+  const std::vector<double> v = y.to_vector<double>();
+  const std::vector<double> first = {2.15625, -1.3125, -0.40625, 1.1875, -1.0, -0.59375};
+  const std::vector<double> last = {0.875, -0.90625, 0.53125, 1.28125, -1.40625, 1.78125};
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_NEAR(v[i], first[i], 1e-12);
+    EXPECT_NEAR(v[v.size() - 6 + i], last[i], 1e-12);
+  }
+}
+
+TEST(Conv2d, NonContiguousInputEqualsContiguous) {
+  Tensor x = pattern({2, 5, 6, 3}, 7, 11, 5, 4.0, kFloat).permute({0, 3, 1, 2});  // NHWC memory
+  ASSERT_FALSE(x.is_contiguous());
+  Tensor w = pattern({4, 3, 3, 3}, 5, 9, 4, 8.0, kFloat).transpose(2, 3);
+  Tensor a = conv2d(x, w, std::nullopt, {1, 1}, {1, 1});
+  Tensor b = conv2d(x.contiguous(), w.contiguous(), std::nullopt, {1, 1}, {1, 1});
+  EXPECT_EQ(a.to_vector<float>(), b.to_vector<float>());
+}
+
+TEST(Conv2d, OneDnnFloat32AgreesWithFloat64OnResNetShape) {
+  // The workload's conv3x3 64->64, checked against the independent float64 im2col path.
+  Tensor x = pattern({2, 64, 20, 20}, 7, 23, 11, 8.0);
+  Tensor w = pattern({64, 64, 3, 3}, 5, 19, 9, 64.0);
+  Tensor ref = conv2d(x, w, std::nullopt, {1, 1}, {1, 1});
+  Tensor got = conv2d(x.to(kFloat), w.to(kFloat), std::nullopt, {1, 1}, {1, 1});
+  expect_close(got, ref.to_vector<double>(), 1e-5, 1.3e-6);
+  // A second call hits the cached primitive and gives the same bits.
+  Tensor again = conv2d(x.to(kFloat), w.to(kFloat), std::nullopt, {1, 1}, {1, 1});
+  EXPECT_EQ(again.to_vector<float>(), got.to_vector<float>());
+}
+
+TEST(Conv2d, EmptyBatchAndZeroInputChannels) {
+  Tensor y = conv2d(zeros({0, 3, 5, 5}), ones({4, 3, 3, 3}));
+  EXPECT_EQ(sizes_of(y), (std::vector<int64_t>{0, 4, 3, 3}));
+  // No input channels: the output is the bias.
+  Tensor z = conv2d(zeros({1, 0, 3, 3}), zeros({2, 0, 2, 2}), tensor<float>({1.5f, -2.0f}));
+  EXPECT_EQ(z.to_vector<float>(), (std::vector<float>{1.5f, 1.5f, 1.5f, 1.5f, -2.0f, -2.0f, -2.0f, -2.0f}));
+}
+
+TEST(Conv2d, MetaTensorsGiveShapeWithoutData) {
+  Tensor y = convolution(empty({8, 64, 56, 56}, kMeta), empty({32, 32, 3, 3}, kMeta), empty({32}, kMeta), {2, 2},
+                         {1, 1}, {1, 1}, false, {0, 0}, 2);
+  EXPECT_TRUE(y.is_meta());
+  EXPECT_EQ(sizes_of(y), (std::vector<int64_t>{8, 32, 28, 28}));
+}
+
+TEST(ConvTranspose2d, GroupedStridedDilatedWithOutputPaddingMatchesTorch) {
+  // torch: F.conv_transpose2d(x[2,4,3,4], w[4,3,3,2], b[6], stride=(2,1), padding=(1,0), output_padding=(1,0),
+  //                           groups=2, dilation=(1,2)); checked on three rows of the [2, 6, 6, 6] result.
+  for (ScalarType dtype : {kFloat, kDouble, kBFloat16}) {
+    Tensor x = pattern({2, 4, 3, 4}, 7, 11, 5, 4.0, dtype);
+    Tensor w = pattern({4, 3, 3, 2}, 5, 9, 4, 8.0, dtype);
+    Tensor b = tensor<double>({0.5, -1.0, 0.25, 2.0, 1.0, 0.0}).to(dtype);
+    Tensor y = convolution(x, w, b, {2, 1}, {1, 0}, {1, 2}, true, {1, 0}, 2);
+    EXPECT_EQ(sizes_of(y), (std::vector<int64_t>{2, 6, 6, 6}));
+    const double rtol = dtype == kBFloat16 ? 1.6e-2 : 1.3e-6;
+    expect_close(y.select(0, 0).select(0, 0).select(0, 0), {0.78125, 0.5, 0.03125, -0.0625, 0.6875, 0.875}, 1e-5,
+                 rtol);
+    expect_close(y.select(0, 0).select(0, 1).select(0, 5), {-1.03125, -0.9375, -1.09375, -1.28125, -0.4375, -0.71875}, 1e-5, rtol);
+    expect_close(y.select(0, 1).select(0, 5).select(0, 5), {0.75, -0.25, 0.125, 0.5, 0.0, 0.0}, 1e-5, rtol);
+  }
+}
+
+TEST(ConvTranspose1d, StridedPaddedMatchesTorch) {
+  // torch: F.conv_transpose1d(x[1,2,5], w[2,3,3], stride=2, padding=1)
+  Tensor x = pattern({1, 2, 5}, 3, 13, 6, 4.0);
+  Tensor w = pattern({2, 3, 3}, 5, 7, 3, 2.0);
+  Tensor y = convolution(x, w, std::nullopt, {2}, {1}, {1}, true, {0}, 1);
+  EXPECT_EQ(sizes_of(y), (std::vector<int64_t>{1, 3, 9}));
+  expect_close(y, {-0.5, -0.375, -0.5, -0.375, -0.5, -0.375, -0.5, -0.375, 2.75, -1.75, 1.375, -1.0, 0.25, -0.25,
+                   -0.875, 0.5, -3.625, 2.875, 2.25, -0.375, 1.125, 0.0, 0.0, 0.375, -1.125, -2.5, -2.25},
+               1e-12);
+}
+
+TEST(ConvTranspose2d, IsTheAdjointOfConv2d) {
+  // <conv2d(x, w), y> == <x, conv_transpose2d(y, w)> for the same stride/padding/dilation.
+  Tensor x = pattern({2, 4, 7, 6}, 7, 23, 11, 8.0);
+  Tensor w = pattern({6, 4, 3, 2}, 5, 19, 9, 16.0);
+  Tensor cx = convolution(x, w, std::nullopt, {2, 1}, {1, 1}, {1, 2}, false, {0, 0}, 1);
+  Tensor y = pattern(sizes_of(cx), 3, 13, 6, 4.0);
+  Tensor ty = convolution(y, w, std::nullopt, {2, 1}, {1, 1}, {1, 2}, true, {0, 0}, 1);
+  ASSERT_EQ(sizes_of(ty), sizes_of(x));
+  auto dot = [](const Tensor& a, const Tensor& b) {
+    std::vector<double> u = a.to_vector<double>(), v = b.to_vector<double>();
+    double s = 0;
+    for (size_t i = 0; i < u.size(); ++i) s += u[i] * v[i];
+    return s;
+  };
+  EXPECT_NEAR(dot(cx, y), dot(x, ty), 1e-9);
+}
+
+// --- pooling ---------------------------------------------------------------------------
+
+TEST(MaxPool2d, PaddingDilationCeilModeValuesAndIndicesMatchTorch) {
+  // torch: F.max_pool2d(x, (3,2), stride=(2,2), padding=(1,1), dilation=(1,2), ceil_mode=True, return_indices=True)
+  for (ScalarType dtype : {kFloat, kDouble}) {
+    Tensor x = pattern({1, 2, 5, 6}, 7, 17, 8, 4.0, dtype);
+    auto [v, i] = max_pool2d_with_indices(x, {3, 2}, {2, 2}, {1, 1}, {1, 2}, true);
+    EXPECT_EQ(sizes_of(v), (std::vector<int64_t>{1, 2, 3, 4}));
+    EXPECT_EQ(i.dtype(), kInt64);
+    expect_close(v, {1.75, 1.75, 1.0, 0.25, 1.75, 1.75, 1.0, 0.25, 1.5, 1.5, 2.0, 2.0,
+                     1.25, 1.25, 1.75, 1.75, 1.0, 1.0, 1.75, 1.75, 0.75, 0.75, 1.5, 1.5},
+                 0);
+    EXPECT_EQ(i.to_vector<int64_t>(), (std::vector<int64_t>{7, 7, 9, 11, 7, 7, 9, 11, 19, 19, 29, 29,
+                                                            1, 1, 11, 11, 13, 13, 11, 11, 25, 25, 23, 23}));
+  }
+}
+
+TEST(MaxPool2d, NanIsTheMaximumAndTheLastNanWins) {
+  Tensor x = pattern({1, 2, 5, 6}, 7, 17, 8, 4.0);
+  std::vector<double> v = x.to_vector<double>();
+  v[0] = NAN;
+  v[7] = NAN;  // [0, 0, 1, 1], same window as [0, 0, 0, 0]
+  auto [out, idx] = max_pool2d_with_indices(tensor(v, {1, 2, 5, 6}), {2, 2});
+  Tensor plane = out.select(0, 0).select(0, 0);
+  expect_close(plane, {NAN, 1.5, 0.75, 2.0, 1.25, 0.5}, 0);
+  EXPECT_EQ(idx.select(0, 0).select(0, 0).to_vector<int64_t>(), (std::vector<int64_t>{7, 2, 4, 12, 14, 16}));
+}
+
+TEST(MaxPool2d, BFloat16AndUnbatchedAndDefaultStride) {
+  Tensor x = pattern({2, 5, 6}, 7, 17, 8, 4.0, kBFloat16);  // the [1,2,5,6] case without its batch dim
+  Tensor y = max_pool2d(x, {2, 2});
+  EXPECT_EQ(y.dtype(), kBFloat16);
+  EXPECT_EQ(sizes_of(y), (std::vector<int64_t>{2, 2, 3}));
+  expect_close(y, {1.75, 1.5, 0.75, 2.0, 1.25, 0.5, 1.5, 0.75, 1.75, 1.25, 0.5, 2.0}, 0);
+}
+
+TEST(MaxPool2d, NonContiguousAndMetaInputs) {
+  Tensor x = pattern({1, 6, 5, 2}, 7, 17, 8, 4.0).permute({0, 3, 2, 1});
+  EXPECT_EQ(max_pool2d(x, {2, 2}).to_vector<double>(), max_pool2d(x.contiguous(), {2, 2}).to_vector<double>());
+  auto [v, i] = max_pool2d_with_indices(empty({4, 3, 9, 9}, kMeta), {3, 3}, {2, 2}, {1, 1});
+  EXPECT_TRUE(v.is_meta());
+  EXPECT_EQ(sizes_of(i), (std::vector<int64_t>{4, 3, 5, 5}));
+  EXPECT_EQ(i.dtype(), kInt64);
+}
+
+TEST(AvgPool2d, CeilModeWithAndWithoutCountIncludePadMatchesTorch) {
+  Tensor x = pattern({1, 2, 5, 6}, 7, 17, 8, 4.0);
+  // torch: F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)
+  expect_close(avg_pool2d(x, {3, 3}, {2, 2}, {1, 1}, true, false),
+               {-0.125, 0.375, -0.375, -0.75, 0.75, 0.3055555555555556, -0.4444444444444444, -0.5833333333333334,
+                0.5625, 0.0, -0.041666666666666664, 1.0, 0.3125, -0.25, -0.2916666666666667, 0.75, 0.125,
+                -0.5555555555555556, 0.1111111111111111, 0.9166666666666666, -0.0625, -0.625, 0.041666666666666664,
+                0.375},
+               1e-12);
+  // count_include_pad=True: the divisor counts padding but not the ceil-mode overhang.
+  expect_close(avg_pool2d(x, {3, 3}, {2, 2}, {1, 1}, true, true),
+               {-0.05555555555555555, 0.25, -0.25, -0.25, 0.5, 0.3055555555555556, -0.4444444444444444,
+                -0.2916666666666667, 0.25, 0.0, -0.027777777777777776, 0.3333333333333333, 0.1388888888888889,
+                -0.16666666666666666, -0.19444444444444445, 0.25, 0.08333333333333333, -0.5555555555555556,
+                0.1111111111111111, 0.4583333333333333, -0.027777777777777776, -0.4166666666666667,
+                0.027777777777777776, 0.125},
+               1e-12);
+}
+
+TEST(AvgPool2d, DivisorOverrideReplacesTheWindowSize) {
+  Tensor x = pattern({1, 2, 5, 6}, 7, 17, 8, 4.0, kFloat);
+  Tensor y = avg_pool2d(x, {2, 3}, {1, 2}, {0, 0}, false, true, 5);
+  EXPECT_EQ(sizes_of(y), (std::vector<int64_t>{1, 2, 4, 2}));
+  expect_close(y, {0.05, 0.0, 0.75, -0.15, 0.6, -0.3, 0.45, -0.45, 0.15, -0.75, 0.0, -0.05, -0.15, -0.2, -0.3, -0.35},
+               1e-6);
+}
+
+TEST(AvgPool2d, Int64TruncatesTowardZero) {
+  std::vector<int64_t> v;
+  for (int64_t i = 0; i < 32; ++i) v.push_back(i * 7 % 10 - 5);
+  Tensor y = avg_pool2d(tensor(v, {2, 4, 4}), {2, 2});
+  EXPECT_EQ(y.dtype(), kInt64);
+  EXPECT_EQ(y.to_vector<int64_t>(), (std::vector<int64_t>{0, -1, -1, 0, 0, -1, 0, 0}));
+}
+
+TEST(AdaptiveAvgPool2d, UnevenWindowsMatchTorch) {
+  // torch: F.adaptive_avg_pool2d(x[2,5,7], (3,4))
+  Tensor x = pattern({2, 5, 7}, 7, 17, 8, 4.0);
+  Tensor y = adaptive_avg_pool2d(x, {3, 4});
+  EXPECT_EQ(sizes_of(y), (std::vector<int64_t>{2, 3, 4}));
+  expect_close(y,
+               {-0.3125, -0.16666666666666666, -0.20833333333333334, -0.0625, 0.0, -0.4444444444444444,
+                0.2222222222222222, 0.25, 0.3125, 0.4583333333333333, 0.4166666666666667, -0.5, 0.375,
+                0.16666666666666666, 0.125, 0.625, -0.375, -0.1111111111111111, 0.08333333333333333, -0.125, -0.0625,
+                0.08333333333333333, -0.6666666666666666, -0.875},
+               1e-12);
+}
+
+TEST(AdaptiveAvgPool2d, BFloat16AccumulatesInFloat) {
+  Tensor y = adaptive_avg_pool2d(pattern({2, 5, 7}, 7, 17, 8, 4.0, kBFloat16), {2, 3});
+  EXPECT_EQ(y.dtype(), kBFloat16);
+  expect_close(y,
+               {0.1943359375, -0.08349609375, 0.111328125, 0.138671875, -0.138671875, -0.416015625, -0.416015625,
+                -0.22265625, 0.4453125, 0.0, 0.1943359375, -0.08349609375},
+               0);
+}
+
+TEST(AdaptiveAvgPool2d, GlobalPoolingIsTheMeanAndZeroSizeIsEmpty) {
+  Tensor x = pattern({2, 3, 4, 5}, 7, 17, 8, 4.0);
+  Tensor y = adaptive_avg_pool2d(x, {1, 1});
+  EXPECT_EQ(sizes_of(y), (std::vector<int64_t>{2, 3, 1, 1}));
+  std::vector<double> v = x.to_vector<double>();
+  double sum = 0;
+  for (int i = 0; i < 20; ++i) sum += v[i];
+  EXPECT_NEAR(y.to_vector<double>()[0], sum / 20, 1e-12);
+  EXPECT_EQ(sizes_of(adaptive_avg_pool2d(x, {0, 2})), (std::vector<int64_t>{2, 3, 0, 2}));
+}
+
+}  // namespace
+}  // namespace ember
