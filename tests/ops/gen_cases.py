@@ -793,7 +793,15 @@ def conv_rows():
                 S(g.t((3, 5, 5)), [1, 1], desc="unbatched global"), S(g.t((1, 2, 6, 6), lay="transposed"), [3, 2], desc="transposed"),
                 S(g.t((1, 2, 4, 4), f64), [4, 4], desc="identity f64"),
                 S(g.t((1, 2, 4, 4), bf16), [2, 2], desc="bf16", expect="maybe")]
+    def conv1d(g):
+        return [S(g.t((2, 3, 9)), g.t((4, 3, 3)), g.t((4,)), desc="defaults"),
+                S(g.t((1, 4, 11)), g.t((2, 2, 3)), None, [2], [1], [2], 2, desc="all args"),
+                S(g.t((3, 8)), g.t((2, 3, 2)), desc="unbatched"),
+                S(g.t((2, 3, 7), f64, "transposed"), g.t((4, 3, 2), f64), desc="f64 transposed"),
+                S(g.t((2, 4, 9)), g.t((4, 3, 3)), desc="channel mismatch", expect="error")]
+
     return [OpInfo("aten::convolution", C, convolution), OpInfo("aten::conv2d", C, conv2d),
+            OpInfo("aten::conv1d", C, conv1d), OpInfo("aten::_adaptive_avg_pool2d", C, adaptive),
             OpInfo("aten::max_pool2d", C, pool(True)), OpInfo("aten::max_pool2d_with_indices", C, pool(True)),
             OpInfo("aten::avg_pool2d", C, avg), OpInfo("aten::adaptive_avg_pool2d", C, adaptive)]
 
