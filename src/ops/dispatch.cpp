@@ -62,6 +62,10 @@ Stack run_functional(const OpDef& op, Stack& args) {
 }
 
 Stack run_backend(const OpDef& op, Stack& args) {
+  // Ops that a kernel calls internally (e.g. a cast or a contiguous copy of an input) are
+  // implementation details of this op: layers above the backend must not see them.
+  ExcludeLayerGuard no_capture(DispatchLayer::Capture);
+  ExcludeLayerGuard no_autograd(DispatchLayer::Autograd);
   switch (op.kind) {
     case OpKind::View:
       return run_view(op, args);

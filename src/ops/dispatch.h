@@ -9,6 +9,8 @@
 //
 // A layer that is not registered, or is excluded on this thread (ExcludeLayerGuard), is
 // skipped. A layer handler does its work and continues with redispatch(layer, …).
+// While a backend kernel runs, the layers above it are excluded: ops a kernel calls
+// internally are not recorded or differentiated.
 #pragma once
 
 #include <source_location>
