@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "core/shape.h"
-#include "kernels/cpu/loops.h"
+#include "kernels/cpu/copy.h"
 #include "ember/ops/view.h"
 #include "ops/api.h"
 #include "ops/dispatch.h"
@@ -12,57 +12,6 @@
 
 namespace ember::ops {
 namespace {
-
-using kernels::cpu::PointwiseLoop;
-
-template <typename dst_t, typename src_t>
-inline dst_t convert(src_t v) {
-  if constexpr (std::is_same_v<dst_t, src_t>) {
-    return v;
-  } else if constexpr (std::is_same_v<dst_t, bool>) {
-    return static_cast<opmath_t<src_t>>(v) != 0;
-  } else if constexpr (std::is_integral_v<dst_t> && !std::is_integral_v<opmath_t<src_t>>) {
-    // Float to integer: truncation, as a C cast; out-of-range values are undefined in C++,
-    // so go through int64 (ATen's result on x86 for the common cases).
-    const auto f = static_cast<opmath_t<src_t>>(v);
-    if (!(f == f)) return static_cast<dst_t>(std::numeric_limits<int64_t>::min());
-    if (f >= 9.2233720368547758e18 || f < -9.2233720368547758e18) return static_cast<dst_t>(std::numeric_limits<int64_t>::min());
-    return static_cast<dst_t>(static_cast<int64_t>(f));
-  } else {
-    return static_cast<dst_t>(static_cast<opmath_t<src_t>>(v));
-  }
-}
-
-/// dst[...] = src[...] with broadcasting and conversion.
-void copy_kernel(const Tensor& dst, const Tensor& src) {
-  if (dst.numel() == 0) return;
-  PointwiseLoop loop(dst, {src});
-  if (dst.dtype() == src.dtype()) {
-    const int64_t es = static_cast<int64_t>(dst.element_size());
-    loop.for_each_row([&](char** p, const int64_t* s, int64_t n) {
-      if (s[0] == es && s[1] == es) {
-        std::memcpy(p[0], p[1], static_cast<size_t>(n * es));
-      } else {
-        for (int64_t i = 0; i < n; ++i) std::memcpy(p[0] + i * s[0], p[1] + i * s[1], static_cast<size_t>(es));
-      }
-    });
-    return;
-  }
-  EMBER_DISPATCH_ALL_TYPES(dst.dtype(), "copy_", [&] {
-    using dst_t = scalar_t;
-    EMBER_DISPATCH_ALL_TYPES(src.dtype(), "copy_", [&] {
-      using src_t = scalar_t;
-      loop.for_each_row([&](char** p, const int64_t* s, int64_t n) {
-        for (int64_t i = 0; i < n; ++i) {
-          src_t v;
-          std::memcpy(&v, p[1] + i * s[1], sizeof v);
-          const dst_t d = convert<dst_t, src_t>(v);
-          std::memcpy(p[0] + i * s[0], &d, sizeof d);
-        }
-      });
-    });
-  });
-}
 
 /// Whether two tensors' memory may overlap (same storage and intersecting extents).
 bool may_overlap(const Tensor& a, const Tensor& b) {
@@ -106,7 +55,7 @@ void register_copy_ops(Registry& r) {
         Tensor src = a[1].to_tensor();
         if (self.is_same(src)) return;
         if (may_overlap(self, src)) src = src.clone();
-        copy_kernel(self, src);
+        kernels::cpu::copy_into(self, src);
       });
 
   r.def("_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
@@ -118,7 +67,7 @@ void register_copy_ops(Registry& r) {
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         const Tensor& self = a[0].to_tensor();
         EMBER_CHECK(!self.is_meta()) << "cannot copy out of meta tensor; no data!";
-        copy_kernel(out[0], self);
+        kernels::cpu::copy_into(out[0], self);
       });
 
   r.def("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor")
@@ -128,13 +77,13 @@ void register_copy_ops(Registry& r) {
           return metas(contiguous_meta(self.sizes(), self.dtype(), self.device()));
         return metas(like(self, std::nullopt, std::nullopt));
       })
-      .set_cpu([](const Stack& a, std::vector<Tensor>& out) { copy_kernel(out[0], a[0].to_tensor()); });
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) { kernels::cpu::copy_into(out[0], a[0].to_tensor()); });
 
   r.def("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)")
       .set_meta([](const Stack&) { return std::vector<TensorMeta>{}; })
       .set_cpu([](const Stack& a, std::vector<Tensor>&) {
         const Tensor& self = a[0].to_tensor();
-        copy_kernel(self, scalar_tensor(a[1].to_scalar(), self.dtype(), self.device()));
+        kernels::cpu::copy_into(self, scalar_tensor(a[1].to_scalar(), self.dtype(), self.device()));
       });
   r.def("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)")
       .set_meta([](const Stack& a) {
@@ -143,7 +92,7 @@ void register_copy_ops(Registry& r) {
             << " dimensions.";
         return std::vector<TensorMeta>{};
       })
-      .set_cpu([](const Stack& a, std::vector<Tensor>&) { copy_kernel(a[0].to_tensor(), a[1].to_tensor()); });
+      .set_cpu([](const Stack& a, std::vector<Tensor>&) { kernels::cpu::copy_into(a[0].to_tensor(), a[1].to_tensor()); });
   r.def("zero_(Tensor(a!) self) -> Tensor(a!)").set_decomposition([](const Stack& a) {
     return call_op("aten::fill_.Scalar", {a[0], Scalar(0)});
   });

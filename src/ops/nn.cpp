@@ -6,6 +6,7 @@
 
 #include "core/shape.h"
 #include "ember/ops/nn.h"
+#include "kernels/cpu/copy.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/norm.h"
 #include "kernels/cpu/softmax.h"
@@ -23,30 +24,6 @@ namespace {
 }
 
 Tensor contiguous(const Tensor& t) { return t.is_contiguous() ? t : call_op_tensor("aten::contiguous", {t}); }
-
-/// An alias of part of t's memory, made without dispatch (kernels only).
-Tensor restrided(const Tensor& t, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset) {
-  auto impl = std::make_shared<TensorImpl>(*t.impl());
-  impl->sizes = std::move(sizes);
-  impl->strides = std::move(strides);
-  impl->storage_offset = offset;
-  impl->refresh();
-  return Tensor(std::move(impl));
-}
-
-/// dst = src (same shape and dtype, any strides).
-void strided_copy(const Tensor& dst, const Tensor& src) {
-  if (dst.numel() == 0) return;
-  kernels::cpu::PointwiseLoop loop(dst, {src});
-  const int64_t es = static_cast<int64_t>(dst.element_size());
-  loop.for_each_row([&](char** p, const int64_t* s, int64_t n) {
-    if (s[0] == es && s[1] == es) {
-      std::memcpy(p[0], p[1], static_cast<size_t>(n * es));
-    } else {
-      for (int64_t i = 0; i < n; ++i) std::memcpy(p[0] + i * s[0], p[1] + i * s[1], static_cast<size_t>(es));
-    }
-  });
-}
 
 // --- softmax ------------------------------------------------------------------------------
 
@@ -184,7 +161,7 @@ Tensor flat_param(const IValue& v) {
   const Tensor& t = v.to_tensor();
   if (t.dim() == 1) return t;
   const Tensor c = contiguous(t);
-  return restrided(c, {c.numel()}, {1}, c.storage_offset());
+  return kernels::cpu::raw_view(c, {c.numel()}, {1}, c.storage_offset());
 }
 
 void batch_norm_kernel(const Stack& a, std::vector<Tensor>& out) {
@@ -283,8 +260,8 @@ void constant_pad_kernel(const Stack& a, std::vector<Tensor>& out) {
     in_offset += std::max<int64_t>(0, -lo) * self.stride(d);
     out_offset += std::max<int64_t>(0, lo) * o.stride(d);
   }
-  strided_copy(restrided(o, lengths, o.strides().vec(), out_offset),
-               restrided(self, lengths, self.strides().vec(), in_offset));
+  kernels::cpu::copy_into(kernels::cpu::raw_view(o, lengths, o.strides().vec(), out_offset),
+                          kernels::cpu::raw_view(self, lengths, self.strides().vec(), in_offset));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "core/shape.h"
 #include "ember/ops/shape.h"
+#include "kernels/cpu/copy.h"
 #include "kernels/cpu/loops.h"
 #include "ops/api.h"
 #include "ops/dispatch.h"
@@ -15,45 +16,9 @@
 namespace ember::ops {
 namespace {
 
-using kernels::cpu::PointwiseLoop;
 
-/// A view of `base`'s storage with the given geometry, made without dispatch (kernels only).
-Tensor raw_view(const Tensor& base, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset) {
-  auto impl = std::make_shared<TensorImpl>();
-  impl->storage = base.storage();
-  impl->sizes = std::move(sizes);
-  impl->strides = std::move(strides);
-  impl->storage_offset = offset;
-  impl->dtype = base.dtype();
-  impl->device = base.device();
-  impl->refresh();
-  return Tensor(std::move(impl));
-}
-
-template <size_t ES>
-void copy_rows(const PointwiseLoop& loop) {
-  loop.for_each_row([](char** p, const int64_t* s, int64_t n) {
-    if (s[0] == static_cast<int64_t>(ES) && s[1] == static_cast<int64_t>(ES)) {
-      std::memcpy(p[0], p[1], static_cast<size_t>(n) * ES);
-      return;
-    }
-    for (int64_t i = 0; i < n; ++i) std::memcpy(p[0] + i * s[0], p[1] + i * s[1], ES);
-  });
-}
-
-/// dst[...] = src[...] for tensors of one dtype; src may broadcast or have negative strides.
-void strided_copy(const Tensor& dst, const Tensor& src) {
-  if (dst.numel() == 0) return;
-  PointwiseLoop loop(dst, {src});
-  switch (dst.element_size()) {
-    case 1: return copy_rows<1>(loop);
-    case 2: return copy_rows<2>(loop);
-    case 4: return copy_rows<4>(loop);
-    case 8: return copy_rows<8>(loop);
-    default: break;
-  }
-  EMBER_INTERNAL_ASSERT(false) << "strided_copy: element size " << dst.element_size();
-}
+using kernels::cpu::copy_into;
+using kernels::cpu::raw_view;
 
 // --- cat -----------------------------------------------------------------------------
 
@@ -141,7 +106,7 @@ void cat_kernel(const std::vector<Tensor>& ts, int64_t dim, const Tensor& out) {
     const Tensor src = cast(t, out.dtype());
     const Tensor dst = raw_view(out, src.sizes().vec(), out.strides().vec(),
                                 out.storage_offset() + offset * out.stride(dim));
-    strided_copy(dst, src);
+    copy_into(dst, src);
     offset += t.size(dim);
   }
 }
@@ -172,7 +137,7 @@ void repeat_kernel(const Tensor& self, const std::vector<int64_t>& repeats, cons
     out_strides.insert(out_strides.end(), {p * os, os});
     in_strides.insert(in_strides.end(), {0, padded ? 0 : self.stride(static_cast<int64_t>(i - lead))});
   }
-  strided_copy(raw_view(out, sizes, out_strides, out.storage_offset()),
+  copy_into(raw_view(out, sizes, out_strides, out.storage_offset()),
                raw_view(self, sizes, in_strides, self.storage_offset()));
 }
 
@@ -191,7 +156,7 @@ void check_tri(const Tensor& self) {
 /// zero in every dtype).
 void tri_kernel(const Tensor& self, const Tensor& out, int64_t diagonal, bool lower) {
   if (out.numel() == 0) return;
-  strided_copy(out, self);
+  copy_into(out, self);
   const int64_t rows = out.size(-2), cols = out.size(-1);
   const int64_t total_rows = out.numel() / cols;
   const size_t es = out.element_size();
@@ -264,7 +229,7 @@ void register_shape_ops(Registry& r) {
           offset += (self.size(d) - 1) * strides[d];
           strides[d] = -strides[d];
         }
-        strided_copy(out[0], raw_view(self, self.sizes().vec(), strides, offset));
+        copy_into(out[0], raw_view(self, self.sizes().vec(), strides, offset));
       });
 
   for (const bool lower : {true, false}) {

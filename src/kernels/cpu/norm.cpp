@@ -16,16 +16,9 @@
 namespace ember::kernels::cpu {
 namespace {
 
+using vec::lane_sum;
 using vec::Vectorized;
 
-template <typename T>
-T lane_sum(Vectorized<T> v) {
-  T lanes[Vectorized<T>::size()];
-  v.store(lanes);
-  T s = 0;
-  for (int i = 0; i < Vectorized<T>::size(); ++i) s += lanes[i];
-  return s;
-}
 
 /// Sum of f(x[i]) over a row, f applied to vectors and scalars alike.
 template <typename T, typename F>

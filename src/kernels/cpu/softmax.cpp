@@ -15,25 +15,11 @@
 namespace ember::kernels::cpu {
 namespace {
 
+using vec::lane_max;
+using vec::lane_sum;
 using vec::Vectorized;
 
-template <typename T>
-T lane_max(Vectorized<T> v) {
-  T lanes[Vectorized<T>::size()];
-  v.store(lanes);
-  T m = lanes[0];
-  for (int i = 1; i < Vectorized<T>::size(); ++i) m = std::max(m, lanes[i]);
-  return m;
-}
 
-template <typename T>
-T lane_sum(Vectorized<T> v) {
-  T lanes[Vectorized<T>::size()];
-  v.store(lanes);
-  T s = 0;
-  for (int i = 0; i < Vectorized<T>::size(); ++i) s += lanes[i];
-  return s;
-}
 
 /// One contiguous row of n elements (float or double).
 template <typename T>

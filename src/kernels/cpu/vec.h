@@ -260,4 +260,22 @@ inline T pow_(T a, T b) {
   }
 }
 
+/// The sum and maximum of a vector's lanes (horizontal reductions).
+template <typename T>
+inline T lane_sum(Vectorized<T> v) {
+  T lanes[Vectorized<T>::size()];
+  v.store(lanes);
+  T s = 0;
+  for (int i = 0; i < Vectorized<T>::size(); ++i) s += lanes[i];
+  return s;
+}
+template <typename T>
+inline T lane_max(Vectorized<T> v) {
+  T lanes[Vectorized<T>::size()];
+  v.store(lanes);
+  T m = lanes[0];
+  for (int i = 1; i < Vectorized<T>::size(); ++i) m = lanes[i] > m ? lanes[i] : m;
+  return m;
+}
+
 }  // namespace ember::vec
