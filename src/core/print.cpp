@@ -22,26 +22,20 @@ constexpr int kLineWidth = 80;
 /// that printing works even while an op is failing.
 struct Values {
   const Tensor& t;
-  double at(const std::vector<int64_t>& idx) const {
+  /// The element at `idx`, converted to R (double for floats, int64 for the rest).
+  template <typename R>
+  R read(const std::vector<int64_t>& idx) const {
     int64_t off = 0;
     for (size_t d = 0; d < idx.size(); ++d) off += idx[d] * t.strides()[d];
     const char* base = static_cast<const char*>(t.raw_data_ptr()) + off * static_cast<int64_t>(t.element_size());
-    return EMBER_DISPATCH_ALL_TYPES(t.dtype(), "print", [&]() -> double {
+    return EMBER_DISPATCH_ALL_TYPES(t.dtype(), "print", [&]() -> R {
       scalar_t v;
       std::memcpy(&v, base, sizeof v);
-      return static_cast<double>(static_cast<opmath_t<scalar_t>>(v));
+      return static_cast<R>(static_cast<opmath_t<scalar_t>>(v));
     });
   }
-  int64_t at_int(const std::vector<int64_t>& idx) const {
-    int64_t off = 0;
-    for (size_t d = 0; d < idx.size(); ++d) off += idx[d] * t.strides()[d];
-    const char* base = static_cast<const char*>(t.raw_data_ptr()) + off * static_cast<int64_t>(t.element_size());
-    return EMBER_DISPATCH_ALL_TYPES(t.dtype(), "print", [&]() -> int64_t {
-      scalar_t v;
-      std::memcpy(&v, base, sizeof v);
-      return static_cast<int64_t>(static_cast<opmath_t<scalar_t>>(v));
-    });
-  }
+  double at(const std::vector<int64_t>& idx) const { return read<double>(idx); }
+  int64_t at_int(const std::vector<int64_t>& idx) const { return read<int64_t>(idx); }
 };
 
 /// Calls f(index) for the elements that are printed: all of them, or only the edge
