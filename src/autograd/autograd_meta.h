@@ -26,7 +26,6 @@ struct AutogradMeta final : AutogradMetaInterface {
   /// place, and this view's history is stale.
   std::weak_ptr<TensorImpl> view_base;
   std::weak_ptr<Node> view_base_fn;
-  bool view_base_was_leaf = false;
 };
 
 /// The tensor's AutogradMeta, or null when it has none.
