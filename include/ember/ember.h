@@ -1,6 +1,7 @@
 // ember/ember.h — the whole public API.
 #pragma once
 
+#include "ember/autograd.h"
 #include "ember/dtype.h"
 #include "ember/error.h"
 #include "ember/ivalue.h"

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -50,6 +51,16 @@ class Storage {
   std::atomic<uint64_t> version_{0};
 };
 
+/// Autograd's per-tensor state (requires_grad, grad, grad_fn, …). Core only holds it:
+/// the autograd library defines the one implementation (see Note [autograd]).
+struct AutogradMetaInterface {
+  virtual ~AutogradMetaInterface() = default;
+};
+
+namespace autograd {
+class Node;
+}
+
 /// The state behind a Tensor handle.
 struct TensorImpl {
   std::shared_ptr<Storage> storage;
@@ -60,6 +71,10 @@ struct TensorImpl {
   Device device;
   int64_t numel = 0;
   bool is_contiguous = true;
+  /// Set by the dispatcher on outputs of view ops: this tensor aliases another's storage.
+  bool is_view = false;
+  /// Null until autograd needs it; views and detach() start without one.
+  std::shared_ptr<AutogradMetaInterface> autograd_meta;
 
   /// Recomputes numel and is_contiguous after sizes/strides change.
   void refresh();
@@ -173,6 +188,32 @@ class Tensor {
   Tensor& add_(const Tensor& other, const Scalar& alpha = 1, Loc loc = Loc::current());
   Tensor& mul_(const Tensor& other, Loc loc = Loc::current());
   Tensor& mul_(const Scalar& other, Loc loc = Loc::current());
+
+  // --- autograd (defined by the autograd library; see ember/autograd.h) -----
+  /// Makes this leaf require (or stop requiring) gradients; floating-point dtypes only.
+  const Tensor& requires_grad_(bool requires_grad = true) const;
+  bool requires_grad() const;
+  /// The accumulated gradient of a leaf (or of a tensor that retains its grad); undefined if none.
+  Tensor grad() const;
+  /// The gradient slot itself, for optimizers (`p.mutable_grad() = Tensor()`).
+  Tensor& mutable_grad() const;
+  /// The node that computes this tensor's gradient; null for leaves.
+  std::shared_ptr<autograd::Node> grad_fn() const;
+  /// Which output of grad_fn this tensor is.
+  uint32_t output_nr() const;
+  /// True for tensors not produced by a differentiable op (user-created, or with no grad_fn).
+  bool is_leaf() const;
+  /// Keeps the gradient of this non-leaf in grad() after backward.
+  void retain_grad() const;
+  bool retains_grad() const;
+  /// A tensor sharing this one's data and version counter, outside the graph.
+  Tensor detach() const;
+  /// Computes the gradient of this tensor w.r.t. the graph leaves (accumulated into their grad()).
+  void backward(const Tensor& gradient = {}, bool retain_graph = false, Loc loc = Loc::current()) const;
+  /// Runs `hook(grad)` when this tensor's gradient is computed; a defined result replaces the gradient.
+  /// Returns the hook's handle for remove_hook.
+  unsigned register_hook(std::function<Tensor(const Tensor&)> hook) const;
+  void remove_hook(unsigned handle) const;
 
   /// PyTorch's repr: "tensor([[1., 2.],\n        [3., 4.]])".
   std::string str() const;

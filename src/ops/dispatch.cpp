@@ -2,6 +2,7 @@
 #include "ops/dispatch.h"
 
 #include <array>
+#include <atomic>
 
 #include "core/shape.h"
 #include "support/call_context.h"
@@ -9,7 +10,9 @@
 namespace ember::ops {
 namespace {
 
-std::array<LayerHandler, kNumLayers> g_handlers{};
+// Atomic because a library may install its handler lazily (autograd does, on the first
+// requires_grad_) while other threads dispatch; relaxed loads cost nothing on x86.
+std::array<std::atomic<LayerHandler>, kNumLayers> g_handlers{};
 thread_local uint8_t t_excluded = 0;
 
 Stack pack_outputs(const OpDef& op, std::vector<Tensor> outs) {
@@ -33,6 +36,7 @@ Stack run_view(const OpDef& op, Stack& args) {
     impl->storage_offset = m.storage_offset;
     impl->dtype = base.dtype();
     impl->device = base.device();
+    impl->is_view = true;  // autograd meta is not copied: the autograd layer gives views their own
     impl->refresh();
     outs.emplace_back(std::move(impl));
   }
@@ -86,7 +90,8 @@ Stack run_backend(const OpDef& op, Stack& args) {
 
 Stack dispatch_from(int first_layer, const OpDef& op, Stack& args) {
   for (int l = first_layer; l < static_cast<int>(DispatchLayer::Backend); ++l) {
-    if (g_handlers[l] && !(t_excluded & (1u << l))) return g_handlers[l](op, args);
+    if (t_excluded & (1u << l)) continue;
+    if (LayerHandler h = g_handlers[l].load(std::memory_order_relaxed)) return h(op, args);
   }
   return run_backend(op, args);
 }
@@ -106,7 +111,9 @@ Stack run_inplace(const OpDef& op, Stack& args) {
 
 }  // namespace
 
-void set_layer_handler(DispatchLayer layer, LayerHandler handler) { g_handlers[static_cast<int>(layer)] = handler; }
+void set_layer_handler(DispatchLayer layer, LayerHandler handler) {
+  g_handlers[static_cast<int>(layer)].store(handler, std::memory_order_relaxed);
+}
 
 bool layer_excluded(DispatchLayer layer) { return t_excluded & (1u << static_cast<int>(layer)); }
 

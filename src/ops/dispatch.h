@@ -24,7 +24,8 @@ inline constexpr int kNumLayers = 3;
 
 using LayerHandler = Stack (*)(const OpDef& op, Stack& args);
 
-/// Installs the handler of a layer (Capture or Autograd). Not thread-safe: call at start-up.
+/// Installs the handler of a layer (Capture or Autograd). The slot is atomic, so a library may
+/// install its handler lazily while other threads dispatch.
 void set_layer_handler(DispatchLayer layer, LayerHandler handler);
 
 /// Runs `op` from the top of the stack.

@@ -40,6 +40,12 @@ OpDef& OpDef::set_view(MetaFn f, std::source_location loc) {
   kind = OpKind::View;
   return *this;
 }
+OpDef& OpDef::set_derivative(std::string node_name, DerivativeFn f, std::source_location loc) {
+  backward_name = std::move(node_name);
+  derivative = std::move(f);
+  derivative_site = site(loc);
+  return *this;
+}
 OpDef& OpDef::set_inplace_of(std::string functional_op) {
   functional_name = std::move(functional_op);
   kind = OpKind::InPlace;
@@ -80,6 +86,11 @@ const OpDef& Registry::get(std::string_view name) const {
   return *op;
 }
 
+OpDef& Registry::edit(std::string_view name) {
+  const OpDef& op = get(name);
+  return const_cast<OpDef&>(op);  // every OpDef is owned (non-const) by ops_
+}
+
 std::vector<const OpDef*> Registry::all() const {
   std::vector<const OpDef*> out;
   for (const auto& [n, o] : ops_) out.push_back(o.get());
@@ -96,6 +107,9 @@ void Registry::finalize() {
                           op->kind == OpKind::View)
         << n << " has neither a kernel nor a decomposition";
     EMBER_INTERNAL_ASSERT(op->kind != OpKind::Functional || op->meta) << n << " has a kernel but no meta function";
+    // Composite and in-place ops never reach the autograd layer: a formula there would be dead.
+    EMBER_INTERNAL_ASSERT(!op->derivative || (op->kind != OpKind::Composite && op->kind != OpKind::InPlace))
+        << n << ": a derivative on a composite or in-place op is never used";
   }
 }
 
@@ -113,6 +127,8 @@ Registry& registry() {
     register_shape_ops(*r);
     register_indexing_ops(*r);
     register_random_ops(*r);
+    register_derivatives(*r);
+    register_nn_derivatives(*r);
     r->finalize();
     return r;
   }();

@@ -1,6 +1,7 @@
 // ops/registry.h — THE operator registry. Each op is one OpDef, named as the ATen op it
 // mirrors, holding every facet of the op: schema, meta function, CPU kernel or
-// decomposition, and (from later layers) its derivative and lowering. Registration
+// decomposition, derivative (attached in derivatives*.cpp, one row per op) and, later, its
+// lowering. Registration
 // records the file:line of each facet so `ember ops NAME` can say where it lives.
 //
 // How an op runs (see dispatch.h):
@@ -37,6 +38,39 @@ using KernelFn = std::function<void(const Stack& args, std::vector<Tensor>& outp
 using DynamicKernelFn = std::function<Stack(const Stack& args)>;
 using DecompFn = std::function<Stack(const Stack& args)>;
 
+/// What a derivative formula sees of the forward call (implemented by the autograd
+/// library). Saved tensors are checked against in-place changes when read; sizes and
+/// dtypes are always available. See Note [autograd].
+class DerivativeContext {
+ public:
+  virtual ~DerivativeContext() = default;
+  /// Argument `i` of the forward call (after defaults were filled in).
+  virtual const IValue& arg(size_t i) const = 0;
+  const Tensor& input(size_t i) const { return arg(i).to_tensor(); }
+  /// Sizes and dtype of tensor argument `i` as it was at the call.
+  virtual IntArrayRef arg_sizes(size_t i) const = 0;
+  virtual ScalarType arg_dtype(size_t i) const = 0;
+  /// Output `i` of the forward call, and its geometry (readable without the saved value).
+  virtual const Tensor& output(size_t i) const = 0;
+  virtual IntArrayRef output_sizes(size_t i) const = 0;
+  virtual ScalarType output_dtype(size_t i) const = 0;
+  virtual size_t num_outputs() const = 0;
+  /// The gradient flowing into output `i`; undefined when none did.
+  virtual const Tensor& grad(size_t i = 0) const = 0;
+  /// grad(i), or zeros of output i's geometry when undefined.
+  Tensor grad_or_zeros(size_t i) const;
+  /// Whether tensor input `slot` (see DerivativeFn) needs a gradient; formulas may skip the others.
+  virtual bool needs_grad(size_t slot) const = 0;
+};
+
+/// A derivative formula: one gradient (or an undefined Tensor) per tensor input. Tensor
+/// inputs ("slots") are the Tensor and Tensor? arguments in schema order (a None one
+/// still has a slot), a Tensor[] argument giving one slot per element. Written with ops
+/// only, so that a traced backward pass is an ordinary graph. Gradients may be returned
+/// in the broadcast shape and any dtype: autograd sums them to the input's shape
+/// (sum_to) and converts them to the input's dtype.
+using DerivativeFn = std::function<std::vector<Tensor>(const DerivativeContext& ctx)>;
+
 enum class OpKind { Functional, View, InPlace, Composite, Dynamic };
 
 /// Where a facet was registered.
@@ -61,7 +95,11 @@ struct OpDef {
   /// Random ops read the generator; capture and codegen treat them specially.
   bool nondeterministic_seeded = false;
 
-  FacetSite schema_site, meta_site, cpu_site, decomposition_site;
+  /// The derivative formula and the name of its grad_fn node ("AddBackward0", as PyTorch).
+  DerivativeFn derivative;
+  std::string backward_name;
+
+  FacetSite schema_site, meta_site, cpu_site, decomposition_site, derivative_site;
 
   // --- builder ------------------------------------------------------------------
   OpDef& set_meta(MetaFn f, std::source_location loc = std::source_location::current());
@@ -72,6 +110,8 @@ struct OpDef {
   OpDef& set_view(MetaFn f, std::source_location loc = std::source_location::current());
   /// Marks an in-place op computed by `functional_op` then copied into argument 0.
   OpDef& set_inplace_of(std::string functional_op);
+  OpDef& set_derivative(std::string node_name, DerivativeFn f,
+                        std::source_location loc = std::source_location::current());
   OpDef& set_random() {
     nondeterministic_seeded = true;
     return *this;
@@ -86,6 +126,8 @@ class Registry {
   const OpDef* find(std::string_view name) const;
   /// Like find, but raises an error listing close names when unknown.
   const OpDef& get(std::string_view name) const;
+  /// The op to attach a facet to from a file other than its family's (derivatives.cpp).
+  OpDef& edit(std::string_view name);
   /// Every op, sorted by name.
   std::vector<const OpDef*> all() const;
 
@@ -94,6 +136,10 @@ class Registry {
   void finalize();
   std::map<std::string, std::unique_ptr<OpDef>, std::less<>> ops_;
 };
+
+/// Sums `grad` down to `sizes` over the dimensions that broadcasting expanded (the
+/// inverse of expand). Raises an internal error unless `sizes` expands to grad's shape.
+Tensor sum_to(const Tensor& grad, IntArrayRef sizes);
 
 /// The process-wide registry, built on first use from every op family.
 Registry& registry();

@@ -1,0 +1,150 @@
+// autograd/autograd_meta.cpp — grad mode, per-tensor autograd state, saved tensors
+// (with their version check) and the leaf node AccumulateGrad.
+#include "autograd/autograd_meta.h"
+
+#include <atomic>
+#include <sstream>
+
+#include "ember/ops/pointwise.h"
+
+namespace ember {
+
+namespace {
+thread_local bool t_grad_enabled = true;
+}  // namespace
+
+bool is_grad_enabled() { return t_grad_enabled; }
+void set_grad_enabled(bool enabled) { t_grad_enabled = enabled; }
+
+namespace autograd {
+
+namespace {
+std::atomic<uint64_t> g_next_sequence_nr{0};
+}  // namespace
+
+Node::Node(uint32_t num_inputs) : num_inputs_(num_inputs), sequence_nr_(g_next_sequence_nr.fetch_add(1)) {}
+
+AutogradMeta* meta_of(const Tensor& t) {
+  if (!t.defined()) return nullptr;
+  return static_cast<AutogradMeta*>(t.impl()->autograd_meta.get());
+}
+
+AutogradMeta& ensure_meta(const Tensor& t) {
+  auto& slot = t.impl()->autograd_meta;
+  if (!slot) slot = std::make_shared<AutogradMeta>();
+  return static_cast<AutogradMeta&>(*slot);
+}
+
+bool requires_grad(const Tensor& t) {
+  const AutogradMeta* m = meta_of(t);
+  return m && (m->requires_grad || m->grad_fn);
+}
+
+Edge gradient_edge(const Tensor& t) {
+  AutogradMeta* m = meta_of(t);
+  if (!m) return {};
+  if (std::shared_ptr<TensorImpl> base = m->view_base.lock()) {
+    const AutogradMeta* bm = static_cast<const AutogradMeta*>(base->autograd_meta.get());
+    const Node* now = bm ? bm->grad_fn.get() : nullptr;
+    EMBER_CHECK_KIND(ErrorKind::NotImplementedError, now == m->view_base_fn.lock().get())
+        << "this view's base was modified by an in-place operation after the view was taken; autograd does not "
+           "yet regenerate the history of such a view. Take the view again after the in-place operation.";
+  }
+  if (m->grad_fn) return {m->grad_fn, m->output_nr};
+  if (!m->requires_grad) return {};
+  std::shared_ptr<Node> acc = m->grad_accumulator.lock();
+  if (!acc) {
+    acc = std::make_shared<AccumulateGrad>(Tensor(t.impl_ptr()));
+    m->grad_accumulator = acc;
+  }
+  return {acc, 0};
+}
+
+Tensor alias_without_grad(const Tensor& t) {
+  if (!t.defined()) return t;
+  auto impl = std::make_shared<TensorImpl>();
+  const TensorImpl& src = *t.impl();
+  impl->storage = src.storage;
+  impl->sizes = src.sizes;
+  impl->strides = src.strides;
+  impl->storage_offset = src.storage_offset;
+  impl->dtype = src.dtype;
+  impl->device = src.device;
+  impl->numel = src.numel;
+  impl->is_contiguous = src.is_contiguous;
+  impl->is_view = src.is_view;
+  return Tensor(std::move(impl));
+}
+
+std::string tensor_type_name(const Tensor& t) {
+  switch (t.dtype()) {
+    case kFloat: return "torch.FloatTensor";
+    case kDouble: return "torch.DoubleTensor";
+    case kHalf: return "torch.HalfTensor";
+    case kBFloat16: return "torch.BFloat16Tensor";
+    case kLong: return "torch.LongTensor";
+    case kInt: return "torch.IntTensor";
+    case kInt16: return "torch.ShortTensor";
+    case kInt8: return "torch.CharTensor";
+    case kUInt8: return "torch.ByteTensor";
+    case kBool: return "torch.BoolTensor";
+  }
+  return "torch." + std::string(scalar_type_name(t.dtype())) + "Tensor";
+}
+
+// --- SavedVariable -------------------------------------------------------------------
+
+SavedVariable::SavedVariable(const Tensor& t, std::string producer, uint32_t output_nr)
+    : data_(alias_without_grad(t)),
+      version_(t.defined() ? t._version() : 0),
+      producer_(std::move(producer)),
+      output_nr_(output_nr),
+      defined_(t.defined()) {}
+
+void SavedVariable::reset() { data_ = Tensor(); }
+
+Tensor SavedVariable::unpack() const {
+  if (!defined_) return Tensor();
+  EMBER_CHECK(data_.defined())
+      << "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+         "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+         "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if "
+         "you need to access saved tensors after calling backward.";
+  if (data_._version() != version_) {
+    std::ostringstream msg;
+    msg << "one of the variables needed for gradient computation has been modified by an inplace operation: ["
+        << tensor_type_name(data_) << " " << data_.sizes() << "]";
+    if (!producer_.empty()) msg << ", which is output " << output_nr_ << " of " << producer_ << ",";
+    msg << " is at version " << data_._version() << "; expected version " << version_ << " instead.";
+    EMBER_FAIL() << msg.str();
+  }
+  return data_;
+}
+
+// --- AccumulateGrad ------------------------------------------------------------------
+
+AccumulateGrad::AccumulateGrad(Tensor variable) : Node(1), variable_(std::move(variable)) {
+  // Leaves run as soon as they are ready, as in PyTorch, so .grad fills early.
+  sequence_nr_ = UINT64_MAX;
+}
+
+std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
+  Tensor g = std::move(grads.at(0));
+  if (!g.defined()) return {};
+  AutogradMeta& m = ensure_meta(variable_);
+  for (const auto& [id, hook] : m.hooks) {
+    Tensor r = hook(g);
+    if (r.defined()) g = r;
+  }
+  if (!m.grad.defined()) {
+    // A new tensor the first time: the incoming gradient may alias a user's tensor or be
+    // an expanded (stride-0) view.
+    m.grad = g.clone();
+  } else {
+    m.grad.add_(g);
+  }
+  return {};
+}
+
+}  // namespace autograd
+}  // namespace ember

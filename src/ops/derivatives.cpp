@@ -1,0 +1,295 @@
+// ops/derivatives.cpp — derivative formulas of the elementwise, copy and view ops, one
+// row per op (PyTorch's derivatives.yaml, as code). Formulas use ops only, never loops,
+// so a traced backward pass is an ordinary graph. Autograd sums each returned gradient
+// to its input's shape and converts it to the input's dtype (see Note [autograd]).
+#include <cmath>
+#include <numeric>
+
+#include "core/shape.h"
+#include "ember/ops/creation.h"
+#include "ember/ops/indexing.h"
+#include "ember/ops/nn.h"
+#include "ember/ops/pointwise.h"
+#include "ember/ops/reduction.h"
+#include "ember/ops/shape.h"
+#include "ember/ops/view.h"
+#include "ops/families.h"
+#include "ops/op_utils.h"
+
+namespace ember::ops {
+
+Tensor DerivativeContext::grad_or_zeros(size_t i) const {
+  if (grad(i).defined()) return grad(i);
+  return zeros(output_sizes(i), output_dtype(i));
+}
+
+Tensor sum_to(const Tensor& grad, IntArrayRef sizes) {
+  if (grad.sizes() == sizes) return grad;
+  const int64_t lead = grad.dim() - static_cast<int64_t>(sizes.size());
+  EMBER_INTERNAL_ASSERT(lead >= 0) << "sum_to: cannot sum " << grad.sizes() << " to " << sizes;
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < lead; ++d) dims.push_back(d);
+  for (int64_t i = 0; i < static_cast<int64_t>(sizes.size()); ++i) {
+    const int64_t g = grad.size(lead + i);
+    if (sizes[i] == 1 && g != 1) {
+      dims.push_back(lead + i);
+    } else {
+      EMBER_INTERNAL_ASSERT(sizes[i] == g) << "sum_to: cannot sum " << grad.sizes() << " to " << sizes;
+    }
+  }
+  Tensor r = dims.empty() ? grad : sum(grad, dims, /*keepdim=*/true);
+  return r.sizes() == sizes ? r : r.reshape(sizes);
+}
+
+namespace {
+
+using Ctx = DerivativeContext;
+using Grads = std::vector<Tensor>;
+
+void row(Registry& r, const char* op, const char* node, DerivativeFn f,
+         std::source_location loc = std::source_location::current()) {
+  r.edit(op).set_derivative(node, std::move(f), loc);
+}
+
+Tensor zeros_of(const Tensor& g) { return zeros_like(g); }
+
+/// pad list for constant_pad_nd that puts `before`/`after` zeros around dimension `dim`.
+std::vector<int64_t> pad_dim(int64_t ndim, int64_t dim, int64_t before, int64_t after) {
+  std::vector<int64_t> pad(static_cast<size_t>(2 * (ndim - dim)), 0);
+  pad[pad.size() - 2] = before;
+  pad[pad.size() - 1] = after;
+  return pad;
+}
+
+void unary_rows(Registry& r) {
+  row(r, "aten::abs", "AbsBackward0", [](const Ctx& c) -> Grads { return {c.grad() * sign(c.input(0))}; });
+  row(r, "aten::neg", "NegBackward0", [](const Ctx& c) -> Grads { return {neg(c.grad())}; });
+  row(r, "aten::exp", "ExpBackward0", [](const Ctx& c) -> Grads { return {c.grad() * c.output(0)}; });
+  row(r, "aten::expm1", "Expm1Backward0", [](const Ctx& c) -> Grads { return {c.grad() * (c.output(0) + 1)}; });
+  row(r, "aten::log", "LogBackward0", [](const Ctx& c) -> Grads { return {c.grad() / c.input(0)}; });
+  row(r, "aten::log1p", "Log1PBackward0", [](const Ctx& c) -> Grads { return {c.grad() / (c.input(0) + 1)}; });
+  row(r, "aten::log2", "Log2Backward0", [](const Ctx& c) -> Grads { return {c.grad() / (c.input(0) * M_LN2)}; });
+  row(r, "aten::sqrt", "SqrtBackward0", [](const Ctx& c) -> Grads { return {c.grad() / (c.output(0) * 2)}; });
+  row(r, "aten::rsqrt", "RsqrtBackward0",
+      [](const Ctx& c) -> Grads { return {c.grad() * pow(c.output(0), 3) * -0.5}; });
+  row(r, "aten::reciprocal", "ReciprocalBackward0",
+      [](const Ctx& c) -> Grads { return {neg(c.grad()) * c.output(0) * c.output(0)}; });
+  row(r, "aten::sin", "SinBackward0", [](const Ctx& c) -> Grads { return {c.grad() * cos(c.input(0))}; });
+  row(r, "aten::cos", "CosBackward0", [](const Ctx& c) -> Grads { return {c.grad() * neg(sin(c.input(0)))}; });
+  row(r, "aten::tanh", "TanhBackward0",
+      [](const Ctx& c) -> Grads { return {c.grad() * (1 - c.output(0) * c.output(0))}; });
+  row(r, "aten::sigmoid", "SigmoidBackward0",
+      [](const Ctx& c) -> Grads { return {c.grad() * c.output(0) * (1 - c.output(0))}; });
+  row(r, "aten::relu", "ReluBackward0",
+      [](const Ctx& c) -> Grads { return {masked_fill(c.grad(), c.output(0) <= 0, 0)}; });
+  row(r, "aten::silu", "SiluBackward0", [](const Ctx& c) -> Grads {
+    const Tensor& x = c.input(0);
+    Tensor s = sigmoid(x);
+    return {c.grad() * s * (1 + x * (1 - s))};
+  });
+  row(r, "aten::erf", "ErfBackward0", [](const Ctx& c) -> Grads {
+    const Tensor& x = c.input(0);
+    return {c.grad() * exp(neg(x * x)) * M_2_SQRTPI};
+  });
+  // Piecewise-constant functions: zero almost everywhere.
+  row(r, "aten::sign", "SignBackward0", [](const Ctx& c) -> Grads { return {zeros_of(c.grad())}; });
+  row(r, "aten::floor", "FloorBackward0", [](const Ctx& c) -> Grads { return {zeros_of(c.grad())}; });
+  row(r, "aten::ceil", "CeilBackward0", [](const Ctx& c) -> Grads { return {zeros_of(c.grad())}; });
+  row(r, "aten::round", "RoundBackward0", [](const Ctx& c) -> Grads { return {zeros_of(c.grad())}; });
+  row(r, "aten::trunc", "TruncBackward0", [](const Ctx& c) -> Grads { return {zeros_of(c.grad())}; });
+  row(r, "aten::gelu", "GeluBackward0", [](const Ctx& c) -> Grads {
+    const Tensor& x = c.input(0);
+    if (c.arg(1).to_string_ref() == "tanh") {
+      const double beta = M_SQRT2 * M_2_SQRTPI * 0.5, kappa = 0.044715;
+      Tensor x_sq = x * x;
+      Tensor t = tanh((x + x_sq * x * kappa) * beta);
+      Tensor left_derivative = (t + 1) * 0.5;
+      Tensor right_derivative = x * 0.5 * (1 - t * t) * ((x_sq * (3 * kappa) + 1) * beta);
+      return {c.grad() * (left_derivative + right_derivative)};
+    }
+    Tensor cdf = (erf(x * M_SQRT1_2) + 1) * 0.5;
+    Tensor pdf = exp(x * x * -0.5) * (M_2_SQRTPI * M_SQRT1_2 * 0.5);
+    return {c.grad() * (cdf + x * pdf)};
+  });
+}
+
+Tensor scaled(const Tensor& g, const Scalar& alpha) { return alpha.to_double() == 1.0 ? g : g * alpha; }
+
+void binary_rows(Registry& r) {
+  row(r, "aten::add.Tensor", "AddBackward0",
+      [](const Ctx& c) -> Grads { return {c.grad(), scaled(c.grad(), c.arg(2).to_scalar())}; });
+  row(r, "aten::add.Scalar", "AddBackward1", [](const Ctx& c) -> Grads { return {c.grad()}; });
+  row(r, "aten::sub.Tensor", "SubBackward0",
+      [](const Ctx& c) -> Grads { return {c.grad(), neg(scaled(c.grad(), c.arg(2).to_scalar()))}; });
+  row(r, "aten::sub.Scalar", "SubBackward1", [](const Ctx& c) -> Grads { return {c.grad()}; });
+  row(r, "aten::mul.Tensor", "MulBackward0", [](const Ctx& c) -> Grads {
+    return {c.needs_grad(0) ? c.grad() * c.input(1) : Tensor(), c.needs_grad(1) ? c.grad() * c.input(0) : Tensor()};
+  });
+  row(r, "aten::mul.Scalar", "MulBackward1", [](const Ctx& c) -> Grads { return {c.grad() * c.arg(1).to_scalar()}; });
+  row(r, "aten::div.Tensor", "DivBackward0", [](const Ctx& c) -> Grads {
+    const Tensor& b = c.input(1);
+    return {c.needs_grad(0) ? c.grad() / b : Tensor(),
+            c.needs_grad(1) ? neg(c.grad()) * c.input(0) / (b * b) : Tensor()};
+  });
+  row(r, "aten::div.Scalar", "DivBackward1", [](const Ctx& c) -> Grads { return {c.grad() / c.arg(1).to_scalar()}; });
+  row(r, "aten::pow.Tensor_Scalar", "PowBackward0", [](const Ctx& c) -> Grads {
+    const Scalar e = c.arg(1).to_scalar();
+    if (e.to_double() == 0.0) return {zeros_of(c.grad())};
+    const Scalar e1 = e.is_integral() ? Scalar(e.to_long() - 1) : Scalar(e.to_double() - 1.0);
+    return {c.grad() * pow(c.input(0), e1) * e};
+  });
+  row(r, "aten::pow.Tensor_Tensor", "PowBackward1", [](const Ctx& c) -> Grads {
+    const Tensor& x = c.input(0);
+    const Tensor& e = c.input(1);
+    Grads g(2);
+    if (c.needs_grad(0)) g[0] = where(e == 0, zeros_of(c.grad()), c.grad() * e * pow(x, e - 1));
+    if (c.needs_grad(1)) {
+      // d/de x^e = x^e log x, taken as 0 where x == 0 and e >= 0 (the limit).
+      Tensor at_zero = logical_and(x == 0, e >= 0);
+      g[1] = c.grad() * masked_fill(c.output(0) * log(x), at_zero, 0);
+    }
+    return g;
+  });
+  // Ties split the gradient evenly, as in PyTorch.
+  auto extremum = [](bool max) {
+    return [max](const Ctx& c) -> Grads {
+      const Tensor& a = c.input(0);
+      const Tensor& b = c.input(1);
+      Tensor g = where(a == b, c.grad() / 2, c.grad());
+      return {masked_fill(g, max ? a < b : a > b, 0), masked_fill(g, max ? a > b : a < b, 0)};
+    };
+  };
+  row(r, "aten::maximum", "MaximumBackward0", extremum(true));
+  row(r, "aten::minimum", "MinimumBackward0", extremum(false));
+  row(r, "aten::atan2", "Atan2Backward0", [](const Ctx& c) -> Grads {
+    const Tensor& a = c.input(0);
+    const Tensor& b = c.input(1);
+    Tensor recip = reciprocal(a * a + b * b);
+    return {c.grad() * b * recip, c.grad() * neg(a) * recip};
+  });
+}
+
+void select_rows(Registry& r) {
+  row(r, "aten::where.self", "WhereBackward0", [](const Ctx& c) -> Grads {
+    const Tensor& cond = c.input(0);
+    return {Tensor(), where(cond, c.grad(), Scalar(0)), where(cond, Scalar(0), c.grad())};
+  });
+  row(r, "aten::where.ScalarSelf", "WhereBackward0",
+      [](const Ctx& c) -> Grads { return {Tensor(), where(c.input(0), Scalar(0), c.grad())}; });
+  row(r, "aten::where.ScalarOther", "WhereBackward0",
+      [](const Ctx& c) -> Grads { return {Tensor(), where(c.input(0), c.grad(), Scalar(0))}; });
+  row(r, "aten::clamp", "ClampBackward1", [](const Ctx& c) -> Grads {
+    const Tensor& x = c.input(0);
+    const std::optional<Scalar> lo = c.arg(1).to_optional_scalar(), hi = c.arg(2).to_optional_scalar();
+    Tensor keep;
+    if (lo) keep = x >= *lo;
+    if (hi) keep = keep.defined() ? logical_and(keep, x <= *hi) : x <= *hi;
+    return {where(keep, c.grad(), Scalar(0))};
+  });
+  row(r, "aten::clamp.Tensor", "ClampBackward0", [](const Ctx& c) -> Grads {
+    const Tensor& x = c.input(0);
+    const Tensor& g = c.grad();
+    const bool has_min = !c.arg(1).is_none(), has_max = !c.arg(2).is_none();
+    if (has_min && has_max) {
+      const Tensor& lo = c.input(1);
+      const Tensor& hi = c.input(2);
+      Tensor above_min = x >= lo, below_max = x <= hi, max_above_min = hi > lo;
+      return {where(logical_and(above_min, below_max), g, Scalar(0)),
+              where(logical_and(logical_not(above_min), max_above_min), g, Scalar(0)),
+              where(logical_or(logical_not(below_max), logical_not(max_above_min)), g, Scalar(0))};
+    }
+    if (has_min) {
+      const Tensor& lo = c.input(1);
+      return {where(x >= lo, g, Scalar(0)), where(x < lo, g, Scalar(0)), Tensor()};
+    }
+    const Tensor& hi = c.input(2);
+    return {where(x <= hi, g, Scalar(0)), Tensor(), where(x > hi, g, Scalar(0))};
+  });
+  row(r, "aten::masked_fill.Scalar", "MaskedFillBackward0",
+      [](const Ctx& c) -> Grads { return {masked_fill(c.grad(), c.input(1), 0), Tensor()}; });
+  row(r, "aten::masked_fill.Tensor", "MaskedFillBackward1", [](const Ctx& c) -> Grads {
+    const Tensor& mask = c.input(1);
+    return {masked_fill(c.grad(), mask, 0), Tensor(), sum(where(mask, c.grad(), Scalar(0)))};
+  });
+}
+
+void copy_rows(Registry& r) {
+  // The overwritten value of self gets zero; src gets the gradient (summed over the
+  // broadcast, converted to src's dtype by autograd).
+  row(r, "aten::copy_", "CopyBackwards", [](const Ctx& c) -> Grads { return {zeros_of(c.grad()), c.grad()}; });
+  row(r, "aten::fill_.Scalar", "FillBackward2", [](const Ctx& c) -> Grads { return {zeros_of(c.grad())}; });
+  row(r, "aten::fill_.Tensor", "FillBackward3",
+      [](const Ctx& c) -> Grads { return {zeros_of(c.grad()), sum(c.grad())}; });
+  row(r, "aten::_to_copy", "ToCopyBackward0", [](const Ctx& c) -> Grads { return {c.grad()}; });
+  row(r, "aten::clone", "CloneBackward0", [](const Ctx& c) -> Grads { return {c.grad()}; });
+}
+
+void view_rows(Registry& r) {
+  // Views that only regroup elements: the gradient takes the input's shape back.
+  auto reshape_back = [](const Ctx& c) -> Grads { return {c.grad().reshape(c.arg_sizes(0))}; };
+  row(r, "aten::view", "ViewBackward0", reshape_back);
+  row(r, "aten::_reshape_alias", "ReshapeAliasBackward0", reshape_back);
+  row(r, "aten::squeeze", "SqueezeBackward0", reshape_back);
+  row(r, "aten::squeeze.dim", "SqueezeBackward1", reshape_back);
+  row(r, "aten::squeeze.dims", "SqueezeBackward2", reshape_back);
+  row(r, "aten::unsqueeze", "UnsqueezeBackward0", reshape_back);
+  row(r, "aten::alias", "AliasBackward0", [](const Ctx& c) -> Grads { return {c.grad()}; });
+  row(r, "aten::expand", "ExpandBackward0",
+      [](const Ctx& c) -> Grads { return {sum_to(c.grad(), c.arg_sizes(0))}; });
+  row(r, "aten::permute", "PermuteBackward0", [](const Ctx& c) -> Grads {
+    const auto& dims = c.arg(1).to_int_list();
+    const int64_t n = static_cast<int64_t>(dims.size());
+    std::vector<int64_t> inverse(dims.size());
+    for (int64_t i = 0; i < n; ++i) inverse[static_cast<size_t>(core::wrap_dim(dims[i], n))] = i;
+    return {c.grad().permute(inverse)};
+  });
+  row(r, "aten::transpose.int", "TransposeBackward0",
+      [](const Ctx& c) -> Grads { return {c.grad().transpose(c.arg(1).to_int(), c.arg(2).to_int())}; });
+  row(r, "aten::slice.Tensor", "SliceBackward0", [](const Ctx& c) -> Grads {
+    IntArrayRef sizes = c.arg_sizes(0);
+    const int64_t ndim = static_cast<int64_t>(sizes.size());
+    const int64_t dim = core::wrap_dim(c.arg(1).to_int(), ndim);
+    const int64_t size = sizes[dim];
+    const int64_t step = c.arg(4).to_int();
+    int64_t start = c.arg(2).to_optional_int().value_or(0);
+    if (start < 0) start += size;
+    start = std::clamp<int64_t>(start, 0, size);
+    const Tensor& g = c.grad();
+    const int64_t n = g.size(dim);
+    if (step == 1) return {constant_pad_nd(g, pad_dim(ndim, dim, start, size - start - n))};
+    // Strided slice: scatter the rows back into zeros.
+    std::vector<std::optional<Tensor>> indices(static_cast<size_t>(dim), std::nullopt);
+    indices.push_back(arange(start, start + n * step, step, kLong));
+    return {index_put(zeros(sizes, g.dtype()), indices, g)};
+  });
+  row(r, "aten::select.int", "SelectBackward0", [](const Ctx& c) -> Grads {
+    IntArrayRef sizes = c.arg_sizes(0);
+    const int64_t ndim = static_cast<int64_t>(sizes.size());
+    const int64_t dim = core::wrap_dim(c.arg(1).to_int(), ndim);
+    int64_t index = c.arg(2).to_int();
+    if (index < 0) index += sizes[dim];
+    return {constant_pad_nd(c.grad().unsqueeze(dim), pad_dim(ndim, dim, index, sizes[dim] - index - 1))};
+  });
+  row(r, "aten::split_with_sizes", "SplitWithSizesBackward0", [](const Ctx& c) -> Grads {
+    std::vector<Tensor> parts;
+    for (size_t i = 0; i < c.num_outputs(); ++i) parts.push_back(c.grad_or_zeros(i));
+    return {cat(parts, c.arg(2).to_int())};
+  });
+  row(r, "aten::unbind.int", "UnbindBackward0", [](const Ctx& c) -> Grads {
+    std::vector<Tensor> parts;
+    for (size_t i = 0; i < c.num_outputs(); ++i) parts.push_back(c.grad_or_zeros(i));
+    return {stack(parts, c.arg(1).to_int())};
+  });
+}
+
+}  // namespace
+
+void register_derivatives(Registry& r) {
+  unary_rows(r);
+  binary_rows(r);
+  select_rows(r);
+  copy_rows(r);
+  view_rows(r);
+}
+
+}  // namespace ember::ops

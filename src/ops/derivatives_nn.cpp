@@ -1,0 +1,161 @@
+// ops/derivatives_nn.cpp — derivative formulas of reductions, matrix products and the
+// nn primitives (softmax, layer norm, embedding), one row per op, written with ops only.
+// Composite ops (matmul, linear, softmax.int, layer_norm, …) need none: they decompose
+// into these before the autograd layer sees them.
+#include <algorithm>
+
+#include "core/shape.h"
+#include "ember/ops/creation.h"
+#include "ember/ops/indexing.h"
+#include "ember/ops/linalg.h"
+#include "ember/ops/pointwise.h"
+#include "ember/ops/reduction.h"
+#include "ember/ops/view.h"
+#include "ops/families.h"
+#include "ops/op_utils.h"
+
+namespace ember::ops {
+namespace {
+
+using Ctx = DerivativeContext;
+using Grads = std::vector<Tensor>;
+
+void row(Registry& r, const char* op, const char* node, DerivativeFn f,
+         std::source_location loc = std::source_location::current()) {
+  r.edit(op).set_derivative(node, std::move(f), loc);
+}
+
+/// The reduced dims of a reduction over `dims` of a tensor of rank `ndim` (empty = all), sorted.
+std::vector<int64_t> reduced_dims(const std::optional<std::vector<int64_t>>& dims, int64_t ndim) {
+  std::vector<int64_t> out;
+  if (!dims || dims->empty()) {
+    for (int64_t d = 0; d < ndim; ++d) out.push_back(d);
+    return out;
+  }
+  for (int64_t d : *dims) out.push_back(core::wrap_dim(d, std::max<int64_t>(ndim, 1)));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  if (ndim == 0) out.clear();
+  return out;
+}
+
+/// A reduction's result (or gradient) with the reduced dims put back as size 1.
+Tensor restore_reduced_dims(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) {
+  if (keepdim) return t;
+  Tensor r = t;
+  for (int64_t d : dims) r = r.unsqueeze(d);
+  return r;
+}
+
+int64_t count_of(IntArrayRef sizes, const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= sizes[d];
+  return n;
+}
+
+void reduction_rows(Registry& r) {
+  row(r, "aten::sum", "SumBackward0", [](const Ctx& c) -> Grads { return {c.grad().expand(c.arg_sizes(0))}; });
+  row(r, "aten::sum.dim_IntList", "SumBackward1", [](const Ctx& c) -> Grads {
+    IntArrayRef sizes = c.arg_sizes(0);
+    auto dims = reduced_dims(c.arg(1).to_optional_int_list(), static_cast<int64_t>(sizes.size()));
+    return {restore_reduced_dims(c.grad(), dims, c.arg(2).to_bool()).expand(sizes)};
+  });
+  row(r, "aten::mean", "MeanBackward0", [](const Ctx& c) -> Grads {
+    IntArrayRef sizes = c.arg_sizes(0);
+    return {c.grad().expand(sizes) / static_cast<double>(core::numel_of(sizes))};
+  });
+  row(r, "aten::mean.dim", "MeanBackward1", [](const Ctx& c) -> Grads {
+    IntArrayRef sizes = c.arg_sizes(0);
+    auto dims = reduced_dims(c.arg(1).to_optional_int_list(), static_cast<int64_t>(sizes.size()));
+    Tensor g = restore_reduced_dims(c.grad(), dims, c.arg(2).to_bool()).expand(sizes);
+    return {g / static_cast<double>(count_of(sizes, dims))};
+  });
+  // The gradient is shared evenly among the elements equal to the extremum.
+  auto extremum = [](const Ctx& c) -> Grads {
+    const Tensor& x = c.input(0);
+    auto dims = reduced_dims(c.arg(1).to_int_list(), x.dim());
+    const bool keepdim = c.arg(2).to_bool();
+    Tensor mask = (x == restore_reduced_dims(c.output(0), dims, keepdim)).to(x.dtype());
+    Tensor count = dims.empty() ? mask : sum(mask, dims, /*keepdim=*/true);
+    return {restore_reduced_dims(c.grad(), dims, keepdim) * mask / count};
+  };
+  row(r, "aten::amax", "AmaxBackward0", extremum);
+  row(r, "aten::amin", "AminBackward0", extremum);
+}
+
+void linalg_rows(Registry& r) {
+  row(r, "aten::mm", "MmBackward0", [](const Ctx& c) -> Grads {
+    return {c.needs_grad(0) ? mm(c.grad(), c.input(1).t()) : Tensor(),
+            c.needs_grad(1) ? mm(c.input(0).t(), c.grad()) : Tensor()};
+  });
+  row(r, "aten::bmm", "BmmBackward0", [](const Ctx& c) -> Grads {
+    return {c.needs_grad(0) ? bmm(c.grad(), c.input(1).transpose(1, 2)) : Tensor(),
+            c.needs_grad(1) ? bmm(c.input(0).transpose(1, 2), c.grad()) : Tensor()};
+  });
+  row(r, "aten::addmm", "AddmmBackward0", [](const Ctx& c) -> Grads {
+    const Scalar beta = c.arg(3).to_scalar(), alpha = c.arg(4).to_scalar();
+    auto scaled = [](const Tensor& t, const Scalar& s) { return s.to_double() == 1.0 ? t : t * s; };
+    return {c.needs_grad(0) ? scaled(c.grad(), beta) : Tensor(),
+            c.needs_grad(1) ? scaled(mm(c.grad(), c.input(2).t()), alpha) : Tensor(),
+            c.needs_grad(2) ? scaled(mm(c.input(1).t(), c.grad()), alpha) : Tensor()};
+  });
+}
+
+void nn_rows(Registry& r) {
+  row(r, "aten::_softmax", "SoftmaxBackward0", [](const Ctx& c) -> Grads {
+    const Tensor& y = c.output(0);
+    const int64_t dim = c.arg(1).to_int();
+    Tensor gy = c.grad() * y;
+    return {gy - y * sum(gy, {dim}, /*keepdim=*/true)};
+  });
+  row(r, "aten::_log_softmax", "LogSoftmaxBackward0", [](const Ctx& c) -> Grads {
+    const int64_t dim = c.arg(1).to_int();
+    return {c.grad() - exp(c.output(0)) * sum(c.grad(), {dim}, /*keepdim=*/true)};
+  });
+  row(r, "aten::native_layer_norm", "NativeLayerNormBackward0", [](const Ctx& c) -> Grads {
+    if (!c.grad(0).defined()) return {Tensor(), Tensor(), Tensor()};  // only mean/rstd were used
+    const Tensor& x = c.input(0);
+    const int64_t nd = static_cast<int64_t>(c.arg(1).to_int_list().size());
+    const int64_t axis = x.dim() - nd;
+    std::vector<int64_t> stat_shape(x.sizes().begin(), x.sizes().begin() + axis), norm_dims;
+    for (int64_t d = axis; d < x.dim(); ++d) {
+      stat_shape.push_back(1);
+      norm_dims.push_back(d);
+    }
+    Tensor mean = c.output(1).reshape(stat_shape), rstd = c.output(2).reshape(stat_shape);
+    const Tensor& g = c.grad(0);
+    Tensor x_hat = (x - mean) * rstd;
+    const bool has_weight = !c.arg(2).is_none();
+    Tensor g_hat = has_weight ? g * c.input(2) : g;
+    Grads out(3);
+    if (c.needs_grad(0)) {
+      Tensor a = ember::mean(g_hat, norm_dims, /*keepdim=*/true);
+      Tensor b = ember::mean(g_hat * x_hat, norm_dims, /*keepdim=*/true);
+      out[0] = (g_hat - a - x_hat * b) * rstd;
+    }
+    if (has_weight && c.needs_grad(1)) out[1] = g * x_hat;  // summed to weight's shape by autograd
+    if (!c.arg(3).is_none() && c.needs_grad(2)) out[2] = g;
+    return out;
+  });
+  row(r, "aten::embedding", "EmbeddingBackward0", [](const Ctx& c) -> Grads {
+    EMBER_CHECK_KIND(ErrorKind::NotImplementedError, !c.arg(3).to_bool())
+        << "the derivative of embedding with scale_grad_by_freq=True is not implemented";
+    IntArrayRef wsizes = c.arg_sizes(0);
+    const Tensor& indices = c.input(1);
+    const int64_t padding_idx = c.arg(2).to_int();
+    Tensor g = c.grad().reshape({-1, wsizes[1]});
+    Tensor flat = indices.reshape({-1});
+    if (padding_idx >= 0) g = masked_fill(g, (flat == padding_idx).unsqueeze(1), 0);
+    return {index_put(zeros(wsizes, g.dtype()), {flat}, g, /*accumulate=*/true), Tensor()};
+  });
+}
+
+}  // namespace
+
+void register_nn_derivatives(Registry& r) {
+  reduction_rows(r);
+  linalg_rows(r);
+  nn_rows(r);
+}
+
+}  // namespace ember::ops
