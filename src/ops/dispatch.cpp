@@ -54,8 +54,11 @@ Stack run_functional(const OpDef& op, Stack& args) {
   for (size_t i = 0; i < op.schema.arguments.size(); ++i) {
     if (op.schema.arguments[i].is_write && args[i].is_tensor()) written.push_back(args[i].to_tensor());
   }
-  const bool on_meta = device ? device->is_meta() : (!metas.empty() && metas[0].device.is_meta());
+  // Outputs on the meta device (meta inputs, or a factory/copy asked for device=meta) have
+  // no data to compute.
+  const bool on_meta = !metas.empty() ? metas[0].device.is_meta() : (device && device->is_meta());
   if (!on_meta) {
+    EMBER_CHECK(!(device && device->is_meta())) << "Cannot copy out of meta tensor; no data!";
     EMBER_CHECK(device.value_or(kCPU).is_cpu() && (metas.empty() || metas[0].device.is_cpu()))
         << "no kernel for device " << device.value_or(metas[0].device);
     op.cpu(args, outs);

@@ -4,6 +4,7 @@
 #include "ember/ops/creation.h"
 #include "ember/ops/pointwise.h"
 #include "ember/ops/view.h"
+#include "ops/dispatch.h"
 
 namespace ember {
 
@@ -36,9 +37,9 @@ Tensor Tensor::contiguous(Loc loc) const { return ember::contiguous(*this, loc);
 Tensor Tensor::clone(Loc loc) const { return ember::clone(*this, loc); }
 Tensor Tensor::to(ScalarType dtype, Loc loc) const { return ember::to(*this, dtype, loc); }
 Tensor Tensor::to(Device device, Loc loc) const {
-  EMBER_CHECK(device == this->device()) << "to(): copying between devices (" << this->device() << " -> " << device
-                                        << ") is not supported in this build";
-  return *this;
+  if (device == this->device()) return *this;
+  static const ops::OpDef& to_copy = ops::registry().get("aten::_to_copy");
+  return ops::call_tensor(to_copy, {*this, None{}, None{}, device}, loc);
 }
 Tensor Tensor::operator[](int64_t index) const { return ember::select(*this, 0, index); }
 

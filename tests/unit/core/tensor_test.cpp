@@ -61,3 +61,18 @@ TEST(Tensor, InPlaceOpsBumpTheVersion) {
 
 }  // namespace
 }  // namespace ember
+
+namespace ember {
+namespace {
+
+TEST(Tensor, ToMetaKeepsGeometryAndDropsData) {
+  Tensor a = arange(6, kFloat).view({2, 3}).t();
+  Tensor m = a.to(kMeta);
+  EXPECT_TRUE(m.is_meta());
+  EXPECT_EQ(m.sizes(), a.sizes());
+  EXPECT_EQ(m.strides(), a.strides());
+  EXPECT_THROW((void)m.to(kCPU), Error);
+}
+
+}  // namespace
+}  // namespace ember
