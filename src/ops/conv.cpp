@@ -22,11 +22,6 @@ Tensor dense(const Tensor& t) {
   return t.is_contiguous() ? t : call_op_tensor("aten::clone", {t, std::string("contiguous_format")});
 }
 
-[[noreturn]] void not_implemented(const char* name, ScalarType t) {
-  EMBER_FAIL_KIND(ErrorKind::NotImplementedError)
-      << "\"" << name << "\" not implemented for '" << scalar_type_name(t) << "'";
-}
-
 // --- convolution -----------------------------------------------------------------------
 
 /// ATen's expand_param_if_needed: one value stands for every spatial dim.

@@ -18,11 +18,6 @@
 namespace ember::ops {
 namespace {
 
-[[noreturn]] void not_implemented(const char* name, ScalarType t) {
-  EMBER_FAIL_KIND(ErrorKind::NotImplementedError)
-      << "\"" << name << "\" not implemented for '" << scalar_type_name(t) << "'";
-}
-
 Tensor contiguous(const Tensor& t) { return t.is_contiguous() ? t : call_op_tensor("aten::contiguous", {t}); }
 
 // --- softmax ------------------------------------------------------------------------------

@@ -131,6 +131,11 @@ Tensor cast(const Tensor& t, ScalarType dtype) {
   return call_op_tensor("aten::_to_copy", {t, dtype});
 }
 
+void not_implemented(const char* kernel, ScalarType t) {
+  EMBER_FAIL_KIND(ErrorKind::NotImplementedError)
+      << "\"" << kernel << "\" not implemented for '" << scalar_type_name(t) << "'";
+}
+
 void check_defined(const Tensor& t, const char* what) { EMBER_CHECK(t.defined()) << what << " is an undefined tensor"; }
 
 Stack call_op(const char* name, Stack args) { return call(registry().get(name), std::move(args)); }

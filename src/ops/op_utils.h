@@ -28,6 +28,10 @@ Tensor scalar_tensor(const Scalar& value, ScalarType dtype, Device device);
 /// `t` converted to `dtype` (no copy when it already is).
 Tensor cast(const Tensor& t, ScalarType dtype);
 
+/// Raises PyTorch's NotImplementedError for a kernel that lacks a dtype:
+/// "\"<kernel>\" not implemented for '<Dtype>'".
+[[noreturn]] void not_implemented(const char* kernel, ScalarType t);
+
 /// Raises unless `t` is defined; `what` names the argument.
 void check_defined(const Tensor& t, const char* what);
 

@@ -50,10 +50,6 @@ struct Types {
   ScalarType out;
 };
 
-[[noreturn]] void not_implemented(const char* name, ScalarType t) {
-  EMBER_FAIL_KIND(ErrorKind::NotImplementedError) << "\"" << name << "\" not implemented for '" << scalar_type_name(t) << "'";
-}
-
 Types types_for(Kind kind, ScalarType common, const char* name) {
   switch (kind) {
     case Kind::FloatPromote: {
