@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -227,10 +228,11 @@ void check_geometry(const Tensor& actual, const json& e, const std::string& what
 
 /// assert_close: same dtype and shape; |a - e| <= atol + rtol * |e| (exact for integers
 /// and bool); NaN equals NaN; infinities must match exactly.
-void check_close(const Tensor& actual, const Tensor& expected, const std::string& what) {
+void check_close(const Tensor& actual, const Tensor& expected, const std::string& what,
+                 std::optional<ScalarType> tol_dtype = std::nullopt) {
   const auto a = values_of(actual);
   const auto e = values_of(expected);
-  const auto [rtol, atol] = tolerances(expected.dtype());
+  const auto [rtol, atol] = tolerances(tol_dtype.value_or(expected.dtype()));
   double max_abs = 0, max_rel = 0;
   int64_t first = -1, bad = 0;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -465,6 +467,149 @@ TEST(Conformance, EveryRegisteredOpHasCases) {
   for (const auto& m : missing) std::cout << "no conformance cases (and no reason): " << m << "\n";
   EXPECT_TRUE(missing.empty()) << missing.size() << " registered ops lack conformance cases; add rows to "
                                << "tests/ops/gen_cases.py (or a reason) and regenerate";
+}
+
+/// The input a recorded gradient belongs to: argument `arg` (element `index` of a list).
+Tensor grad_input(const ops::OpDef& op, const Stack& args, const json& in) {
+  const std::string name = in.at("arg").get<std::string>();
+  const int i = op.schema.index_of(name);
+  if (i < 0) throw Mismatch{"gradient of argument '" + name + "', which is not in Ember's schema"};
+  const IValue& v = args[static_cast<size_t>(i)];
+  if (!in.contains("index")) {
+    if (!v.is_tensor()) throw Mismatch{"gradient of argument '" + name + "', which is not a tensor"};
+    return v.to_tensor();
+  }
+  const auto j = in.at("index").get<size_t>();
+  if (v.is_tensor_list()) return v.to_tensor_list().at(j);
+  const auto& opt = v.to_optional_tensor_list().at(j);
+  if (!opt) throw Mismatch{"gradient of argument '" + name + "'[" + std::to_string(j) + "], which is None"};
+  return *opt;
+}
+
+/// Runs one case's gradients: the same float32/float64 inputs as PyTorch's require grad,
+/// the op runs through the dispatcher, autograd::grad takes the stored upstream gradients,
+/// and each input's gradient must be PyTorch's (an absent one counts as zeros).
+void run_grad(const CaseFile& f, const ops::OpDef& op, const json& c) {
+  EnableGradGuard enable;
+  Stack args = build_stack(f, op, c, /*meta=*/false);
+  const json& g = c.at("grads");
+  std::vector<Tensor> inputs;
+  for (const json& in : g.at("inputs")) {
+    Tensor t = grad_input(op, args, in);
+    t.requires_grad_();
+    inputs.push_back(t);
+  }
+  Stack result;
+  try {
+    result = ops::call(op, args);
+  } catch (const Error& e) {
+    throw Mismatch{std::string("[grad] forward raised ") + error_kind_name(e.kind()) + ": " + e.what()};
+  }
+  std::vector<Tensor> flat;
+  for (const IValue& r : result) {
+    if (r.is_tensor_list()) {
+      for (const Tensor& t : r.to_tensor_list()) flat.push_back(t);
+    } else if (r.is_tensor()) {
+      flat.push_back(r.to_tensor());
+    }
+  }
+  const json& up = g.at("upstream");
+  if (up.size() != flat.size()) {
+    throw Mismatch{"[grad] " + std::to_string(flat.size()) + " outputs, PyTorch has " + std::to_string(up.size())};
+  }
+  std::vector<Tensor> outs, ups;
+  for (size_t k = 0; k < flat.size(); ++k) {
+    if (up[k].is_null()) continue;
+    outs.push_back(flat[k]);
+    ups.push_back(f.tensors.at(up[k].get<std::string>()).clone());
+  }
+  std::vector<Tensor> got;
+  try {
+    got = autograd::grad(outs, inputs, ups, /*retain_graph=*/false, /*allow_unused=*/true);
+  } catch (const Error& e) {
+    throw Mismatch{std::string("[grad] autograd::grad raised ") + error_kind_name(e.kind()) + ": " + e.what()};
+  }
+  if (got.size() != inputs.size()) throw Mismatch{"[grad] autograd::grad returned the wrong number of gradients"};
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const json& in = g.at("inputs")[k];
+    const std::string what = "gradient of '" + in.at("arg").get<std::string>() +
+                             (in.contains("index") ? "'[" + std::to_string(in.at("index").get<int64_t>()) + "]" : "'");
+    if (in.at("ref").is_null()) {
+      if (got[k].defined()) {
+        for (double v : values_of(got[k]))
+          if (v != 0) throw Mismatch{what + ": PyTorch gives none (unused input), Ember a nonzero gradient"};
+      }
+      continue;
+    }
+    const Tensor& expected = f.tensors.at(in.at("ref").get<std::string>());
+    if (!got[k].defined()) {
+      for (double v : values_of(expected))
+        if (v != 0) throw Mismatch{what + ": Ember gives none, PyTorch a nonzero gradient"};
+      continue;
+    }
+    if (got[k].dtype() != expected.dtype()) {
+      throw Mismatch{what + ": dtype " + std::string(dtype_name(got[k].dtype())) + ", expected " +
+                     std::string(dtype_name(expected.dtype()))};
+    }
+    if (got[k].sizes() != expected.sizes()) {
+      throw Mismatch{what + ": shape " + shape_str(got[k].sizes()) + ", expected " + shape_str(expected.sizes())};
+    }
+    // tol_dtype: the gradient was computed in a lower precision than the input's (the
+    // case's grads.tol_reason says why).
+    std::optional<ScalarType> tol;
+    if (in.contains("tol_dtype")) tol = dtype_of(in.at("tol_dtype").get<std::string>());
+    check_close(got[k], expected, what, tol);
+  }
+}
+
+TEST(Conformance, EveryGradientMatchesPyTorch) {
+  const auto files = load_case_files();
+  ASSERT_FALSE(files.empty()) << "no case files in " << EMBER_CASES_DIR;
+  const std::string only = filter();
+  std::set<std::string> ops_seen;
+  int64_t cases = 0, failed = 0;
+  for (const CaseFile& f : files) {
+    for (const json& c : f.doc.at("cases")) {
+      if (!c.contains("grads")) continue;
+      const std::string name = c.at("op").get<std::string>();
+      if (!only.empty() && name.find(only) == std::string::npos) continue;
+      const ops::OpDef* op = ops::registry().find(name);
+      if (!op || !op->derivative) continue;  // no formula in Ember: not counted
+      ops_seen.insert(name);
+      ++cases;
+      try {
+        run_grad(f, *op, c);
+      } catch (const Mismatch& m) {
+        ++failed;
+        std::cout << "FAIL grad " << c.at("id").get<std::string>() << " [" << name << "] (" << c.value("desc", "")
+                  << "): " << m.what << "\n";
+      } catch (const std::exception& e) {
+        ++failed;
+        std::cout << "FAIL grad " << c.at("id").get<std::string>() << " [" << name << "] (" << c.value("desc", "")
+                  << "): harness error: " << e.what() << "\n";
+      }
+    }
+  }
+  std::cout << "gradients: " << ops_seen.size() << " ops, " << cases << " cases, " << failed << " failed" << std::endl;
+  EXPECT_EQ(failed, 0);
+}
+
+TEST(Conformance, EveryDifferentiableOpHasGradientCases) {
+  std::map<std::string, std::pair<int64_t, std::string>> covered;  // op -> (gradient cases, reason)
+  for (const CaseFile& f : load_case_files()) {
+    for (auto it = f.doc.at("ops").begin(); it != f.doc.at("ops").end(); ++it) {
+      covered[it.key()] = {it->value("grad_cases", int64_t{0}), it->value("grads_reason", "")};
+    }
+  }
+  std::vector<std::string> missing;
+  for (const ops::OpDef* op : ops::registry().all()) {
+    if (!op->derivative) continue;
+    auto it = covered.find(op->name);
+    if (it == covered.end() || (it->second.first == 0 && it->second.second.empty())) missing.push_back(op->name);
+  }
+  for (const auto& m : missing) std::cout << "derivative formula without gradient cases (and no reason): " << m << "\n";
+  EXPECT_TRUE(missing.empty()) << missing.size() << " ops with a derivative formula lack gradient cases; give them "
+                               << "float32/float64 ok samples in tests/ops/gen_cases.py (or a grads_reason)";
 }
 
 }  // namespace

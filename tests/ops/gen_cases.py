@@ -9,6 +9,7 @@ The table below has one row (OpInfo) per op; see docs/testing.md for how to add 
 """
 import math
 import os
+import re
 import sys
 
 import torch
@@ -1024,13 +1025,35 @@ def all_rows():
             conv_rows() + shape_rows() + indexing_rows() + random_rows())
 
 
+def differentiable_ops():
+    """Ops with a derivative formula in Ember: those named in src/ops/derivatives*.cpp.
+    Their ok samples also record PyTorch's gradients (docs/testing.md)."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "ops")
+    names = set()
+    for fn in sorted(os.listdir(src)):
+        if fn.startswith("derivatives") and fn.endswith(".cpp"):
+            with open(os.path.join(src, fn)) as f:
+                names |= set(re.findall(r'"(aten::[\w.]+)"', f.read()))
+    return names
+
+
+IN_PLACE_GRADS = "in-place op: PyTorch cannot take gradients of a leaf modified in place; " \
+                 "its formula is exercised through the out-of-place ops and the autograd unit tests"
+
+
 def main():
     torch.manual_seed(0)
+    diff = differentiable_ops()
     outdir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases")
     os.makedirs(outdir, exist_ok=True)
     families = {}
     for seed, info in enumerate(all_rows()):
         fam = families.setdefault(info.family, Family(info.family))
+        if info.name in diff:
+            if any(a.is_write for a in info.schema.args):
+                info.grads_reason = info.grads_reason or IN_PLACE_GRADS
+            else:
+                info.grads = True
         torch.manual_seed(seed)
         fam.record(info, Gen(1000 + seed))
     total = 0

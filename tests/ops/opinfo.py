@@ -7,6 +7,7 @@ import json
 import math
 import re
 import struct
+import zlib
 
 import torch
 
@@ -346,10 +347,12 @@ class OpInfo:
     `reason` for an op with no cases."""
 
     def __init__(self, name, family, samples=None, ref=None, schema=None, values=True, stat=None,
-                 meta=True, meta_reason=None, strides=False, reason=None, note=None, reduced_in_float=False):
+                 meta=True, meta_reason=None, strides=False, reason=None, note=None, reduced_in_float=False,
+                 grads=False, grads_reason=None):
         self.name, self.family, self.samples = name, family, samples
         self.ref, self.values, self.stat, self.note = ref, values, stat, note
         self.reduced_in_float = reduced_in_float
+        self.grads, self.grads_reason = grads, grads_reason  # record PyTorch's gradients
         self.meta, self.meta_reason, self.strides, self.reason = meta, meta_reason, strides, reason
         if schema is None:
             overload = torch_overload(name)
@@ -357,6 +360,10 @@ class OpInfo:
             schema = str(overload._schema)
         self.schema = Schema(schema)
         self.torch_op = torch_overload(name) if ref is None else None
+
+
+class _NoGrad(Exception):
+    pass
 
 
 class Family:
@@ -372,6 +379,8 @@ class Family:
             entry["note"] = info.note
         if info.reason:
             entry["reason"] = info.reason
+        if info.grads_reason:
+            entry["grads_reason"] = info.grads_reason
         if info.stat:
             entry["note"] = "random op: statistical checks (shape, dtype, range, mean/std against PyTorch's " \
                             "distribution); values cannot match PyTorch's generator"
@@ -382,6 +391,8 @@ class Family:
             case = self.one_case(info, s, k)
             self.cases.append(case)
             entry["cases"] += 1
+            if "grads" in case:
+                entry["grad_cases"] = entry.get("grad_cases", 0) + 1
 
     def one_case(self, info, s, k):
         schema = info.schema
@@ -473,7 +484,84 @@ class Family:
             case["meta"] = False
             case["meta_reason"] = s.meta_reason or info.meta_reason
         case["expect"] = expect
+        if info.grads and not note and not info.stat and info.values:
+            grads = self.record_grads(info, s, case["id"], fn)
+            if grads and "skipped" in grads:
+                case["grads_skipped"] = grads["skipped"]
+            elif grads:
+                case["grads"] = grads
         return case
+
+    def record_grads(self, info, s, case_id, fn):
+        """PyTorch's gradients of one sample: every float32/float64 tensor input requires
+        grad; each floating output that has a grad_fn gets a fixed random upstream gradient
+        (seeded by the case id, stored); torch.autograd.grad(..., allow_unused=True) gives
+        the input gradients (null where unused). Skipped when any tensor input is
+        float16/bfloat16 or no output is differentiable."""
+        given = [(i, None, v) for i, v in enumerate(s.args)] + [(None, n, v) for n, v in s.kwargs.items()]
+        leaves, where = [], []  # leaf tensors; (arg name, list index or None)
+
+        def prep(v, name, idx):
+            x = v.value()
+            if x.dtype in REDUCED:
+                raise _NoGrad()
+            if x.dtype in (torch.float32, torch.float64):
+                x.requires_grad_()
+                leaves.append(x)
+                where.append((name, idx))
+            return x
+        try:
+            pos, kw = [], {}
+            for i, n, v in given:
+                name = info.schema.args[i].name if n is None else n
+                if isinstance(v, T):
+                    x = prep(v, name, None)
+                elif isinstance(v, (TL, OTL)):
+                    x = [None if e is None else prep(e, name, j) for j, e in enumerate(v)]
+                else:
+                    x = v
+                if n is None:
+                    pos.append(x)
+                else:
+                    kw[n] = x
+        except _NoGrad:
+            return None
+        if not leaves:
+            return None
+        result = fn(*pos, **kw)
+        flat = []
+        for o in outputs_of(info.schema, result):
+            flat += list(o) if isinstance(o, list) else [o]
+        gen = torch.Generator().manual_seed(zlib.crc32(case_id.encode()))
+        upstream, outs, grads_out = [], [], []
+        for o in flat:
+            if isinstance(o, torch.Tensor) and o.dtype.is_floating_point and o.grad_fn is not None:
+                g = torch.randn(o.shape, generator=gen, dtype=torch.float64).to(o.dtype)
+                upstream.append(self.store.add(g))
+                outs.append(o)
+                grads_out.append(g)
+            else:
+                upstream.append(None)
+        if not outs:
+            return None
+        try:
+            got = torch.autograd.grad(outs, leaves, grads_out, allow_unused=True)
+        except RuntimeError as e:
+            return {"skipped": "PyTorch's backward raises: " + str(e).split("\n")[0]}
+        inputs = []
+        for (name, idx), g in zip(where, got):
+            e = {"arg": name}
+            if idx is not None:
+                e["index"] = idx
+            e["ref"] = None if g is None else self.store.add(g)
+            if g is not None and g.dtype == torch.float64 and any(o.dtype == torch.float32 for o in outs):
+                e["tol_dtype"] = "float32"
+            inputs.append(e)
+        out = {"upstream": upstream, "inputs": inputs}
+        if any("tol_dtype" in e for e in inputs):
+            out["tol_reason"] = ("a float64 input of a float32 output: its gradient is computed in float32 and "
+                                 "cast, so float32 tolerances apply (PyTorch sums broadcast gradients in float32)")
+        return out
 
     def write(self, outdir):
         meta = {"family": self.name, "generator": "tests/ops/gen_cases.py", "torch": torch.__version__}
