@@ -1037,8 +1037,8 @@ def differentiable_ops():
     return names
 
 
-IN_PLACE_GRADS = "in-place op: PyTorch cannot take gradients of a leaf modified in place; " \
-                 "its formula is exercised through the out-of-place ops and the autograd unit tests"
+IN_PLACE_GRADS = "in-place op: the harness makes the inputs leaves, and PyTorch refuses an in-place op on a " \
+                 "leaf that requires grad; checking it needs a clone-then-write sample (not done yet)"
 
 
 def main():
