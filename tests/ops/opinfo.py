@@ -362,6 +362,27 @@ class OpInfo:
         self.torch_op = torch_overload(name) if ref is None else None
 
 
+def float64_copy(s):
+    """The sample with its float32 tensors as float64, or None when it has float tensors of
+    another dtype or none at all."""
+    def conv(v):
+        if isinstance(v, T):
+            return T(v.base.double(), v.transforms) if v.base.dtype == torch.float32 else v
+        if isinstance(v, (TL, OTL)):
+            return type(v)(None if e is None else conv(e) for e in v)
+        return v
+
+    def tensors(v):
+        return [v] if isinstance(v, T) else [e for e in v if e is not None] if isinstance(v, (TL, OTL)) else []
+    given = [t for v in list(s.args) + list(s.kwargs.values()) for t in tensors(v)]
+    floats = [t.base.dtype for t in given if t.base.dtype.is_floating_point]
+    if not floats or any(d != torch.float32 for d in floats):
+        return None
+    out = S(*[conv(v) for v in s.args], desc=s.desc + " (float64 copy, for gradients)", expect="maybe",
+            meta_reason=s.meta_reason, **{n: conv(v) for n, v in s.kwargs.items()})
+    return out
+
+
 class _NoGrad(Exception):
     pass
 
@@ -387,12 +408,25 @@ class Family:
         self.ops[info.name] = entry
         if info.samples is None:
             return
-        for k, s in enumerate(info.samples(gen)):
+        samples = info.samples(gen)
+        copies = []
+        for k, s in enumerate(samples):
             case = self.one_case(info, s, k)
             self.cases.append(case)
             entry["cases"] += 1
             if "grads" in case:
                 entry["grad_cases"] = entry.get("grad_cases", 0) + 1
+                copy = float64_copy(s)
+                if copy is not None:
+                    copies.append(copy)
+        # float64 copies of the float32 gradient samples: gradients at float64's precision
+        for s in copies:
+            case = self.one_case(info, s, len(samples))
+            if "grads" in case:  # kept only where PyTorch runs and differentiates it
+                samples.append(s)
+                self.cases.append(case)
+                entry["cases"] += 1
+                entry["grad_cases"] += 1
 
     def one_case(self, info, s, k):
         schema = info.schema
