@@ -499,6 +499,12 @@ void run_grad(const CaseFile& f, const ops::OpDef& op, const json& c) {
     t.requires_grad_();
     inputs.push_back(t);
   }
+  // In-place ops write a clone of their leaf input, as the generator did.
+  for (const json& name : g.value("clone_written", json::array())) {
+    const int i = op.schema.index_of(name.get<std::string>());
+    if (i < 0 || !args[static_cast<size_t>(i)].is_tensor()) throw Mismatch{"clone_written: no tensor argument " + name.dump()};
+    args[static_cast<size_t>(i)] = args[static_cast<size_t>(i)].to_tensor().clone();
+  }
   Stack result;
   try {
     result = ops::call(op, args);

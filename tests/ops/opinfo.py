@@ -562,6 +562,16 @@ class Family:
             return None
         if not leaves:
             return None
+        # An in-place op writes a clone of its leaf (PyTorch refuses writes to a leaf
+        # that requires grad); the runner clones the same arguments.
+        written = [a.name for a in info.schema.args if a.is_write]
+        for i, n, v in given:
+            name = info.schema.args[i].name if n is None else n
+            if name in written and isinstance(v, T):
+                if n is None:
+                    pos[i] = pos[i].clone()
+                else:
+                    kw[n] = kw[n].clone()
         result = fn(*pos, **kw)
         flat = []
         for o in outputs_of(info.schema, result):
@@ -592,6 +602,9 @@ class Family:
                 e["tol_dtype"] = "float32"
             inputs.append(e)
         out = {"upstream": upstream, "inputs": inputs}
+        cloned = [n for n in written if any(w[0] == n for w in where)]
+        if cloned:
+            out["clone_written"] = cloned
         if any("tol_dtype" in e for e in inputs):
             out["tol_reason"] = ("a float64 input of a float32 output: its gradient is computed in float32 and "
                                  "cast, so float32 tolerances apply (PyTorch sums broadcast gradients in float32)")
