@@ -282,6 +282,83 @@ void view_rows(Registry& r) {
   });
 }
 
+
+void shape_rows(Registry& r) {
+  row(r, "aten::cat", "CatBackward0", [](const Ctx& c) -> Grads {
+    const std::vector<Tensor> ts = c.arg(0).to_tensor_list();
+    const Tensor& g = c.grad();
+    const int64_t dim = core::wrap_dim(c.arg(1).to_int(), g.dim());
+    Grads out;
+    int64_t offset = 0;
+    for (const Tensor& t : ts) {
+      // Legacy 1-D empty tensors are skipped by cat (and get no gradient).
+      if (t.dim() == 1 && t.size(0) == 0 && g.dim() != 1) {
+        out.push_back(Tensor());
+        continue;
+      }
+      const int64_t n = t.size(dim);
+      out.push_back(g.narrow(dim, offset, n));
+      offset += n;
+    }
+    return out;
+  });
+  row(r, "aten::flip", "FlipBackward0", [](const Ctx& c) -> Grads { return {flip(c.grad(), c.arg(1).to_int_list())}; });
+  row(r, "aten::repeat", "RepeatBackward0", [](const Ctx& c) -> Grads {
+    IntArrayRef sizes = c.arg_sizes(0);
+    const std::vector<int64_t> repeats = c.arg(1).to_int_list();
+    const int64_t lead = static_cast<int64_t>(repeats.size() - sizes.size());
+    std::vector<int64_t> split, dims;
+    for (int64_t i = 0; i < static_cast<int64_t>(repeats.size()); ++i) {
+      const int64_t s = i < lead ? 1 : sizes[i - lead];
+      dims.push_back(static_cast<int64_t>(split.size()));
+      split.push_back(repeats[i]);
+      split.push_back(s);
+    }
+    const Tensor& g = c.grad();
+    if (g.numel() == 0) return {zeros(sizes, g.dtype())};
+    return {sum(g.reshape(split), dims).reshape(sizes)};
+  });
+  row(r, "aten::tril", "TrilBackward0", [](const Ctx& c) -> Grads { return {tril(c.grad(), c.arg(1).to_int())}; });
+  row(r, "aten::triu", "TriuBackward0", [](const Ctx& c) -> Grads { return {triu(c.grad(), c.arg(1).to_int())}; });
+  row(r, "aten::constant_pad_nd", "ConstantPadNdBackward0", [](const Ctx& c) -> Grads {
+    std::vector<int64_t> pad = c.arg(1).to_int_list();
+    for (int64_t& p : pad) p = -p;
+    return {constant_pad_nd(c.grad(), pad)};
+  });
+}
+
+/// index_put's index list that puts `index` (1-D) at dimension `dim`.
+std::vector<std::optional<Tensor>> index_at(int64_t dim, const Tensor& index) {
+  std::vector<std::optional<Tensor>> indices(static_cast<size_t>(dim), std::nullopt);
+  indices.push_back(index);
+  return indices;
+}
+
+void indexing_rows(Registry& r) {
+  row(r, "aten::index_select", "IndexSelectBackward0", [](const Ctx& c) -> Grads {
+    IntArrayRef sizes = c.arg_sizes(0);
+    const Tensor& g = c.grad();
+    if (sizes.empty()) return {g.reshape({}), Tensor()};
+    const int64_t dim = core::wrap_dim(c.arg(1).to_int(), static_cast<int64_t>(sizes.size()));
+    Tensor index = c.input(2).reshape({-1});
+    return {index_put(zeros(sizes, g.dtype()), index_at(dim, index), g, /*accumulate=*/true), Tensor()};
+  });
+  row(r, "aten::gather", "GatherBackward0", [](const Ctx& c) -> Grads {
+    const Tensor& g = c.grad();
+    return {scatter_add(zeros(c.arg_sizes(0), g.dtype()), c.arg(1).to_int(), c.input(2), g), Tensor()};
+  });
+  row(r, "aten::scatter_add", "ScatterAddBackward0", [](const Ctx& c) -> Grads {
+    const Tensor& g = c.grad();
+    return {g, Tensor(), c.needs_grad(2) ? gather(g, c.arg(1).to_int(), c.input(2)) : Tensor()};
+  });
+  row(r, "aten::index.Tensor", "IndexBackward0", [](const Ctx& c) -> Grads {
+    const Tensor& g = c.grad();
+    Grads out{index_put(zeros(c.arg_sizes(0), g.dtype()), c.arg(1).to_optional_tensor_list(), g, /*accumulate=*/true)};
+    out.resize(1 + c.arg(1).to_optional_tensor_list().size());
+    return out;
+  });
+}
+
 }  // namespace
 
 void register_derivatives(Registry& r) {
@@ -290,6 +367,8 @@ void register_derivatives(Registry& r) {
   select_rows(r);
   copy_rows(r);
   view_rows(r);
+  shape_rows(r);
+  indexing_rows(r);
 }
 
 }  // namespace ember::ops

@@ -10,6 +10,7 @@
 #include "ember/ops/linalg.h"
 #include "ember/ops/pointwise.h"
 #include "ember/ops/reduction.h"
+#include "ember/ops/shape.h"
 #include "ember/ops/view.h"
 #include "ops/families.h"
 #include "ops/op_utils.h"
@@ -83,6 +84,66 @@ void reduction_rows(Registry& r) {
   row(r, "aten::amin", "AminBackward0", extremum);
 }
 
+
+/// prod's gradient along `dims` (keepdim shape `g`), exact where x has zeros: with no zero
+/// in a reduced slice it is prod/x; with one, only the zero gets the product of the others.
+Tensor prod_grad(const Tensor& g, const Tensor& x, const std::vector<int64_t>& dims) {
+  Tensor is_zero = x == 0;
+  Tensor x_nz = masked_fill(x, is_zero, 1);
+  Tensor p_nz = x_nz, zc = is_zero.to(kInt64);
+  if (!dims.empty()) {
+    for (int64_t d : dims) p_nz = prod(p_nz, d, /*keepdim=*/true);
+    zc = sum(zc, dims, /*keepdim=*/true);
+  }
+  Tensor no_zero = (p_nz / x_nz) * (zc == 0);
+  Tensor one_zero = p_nz * logical_and(zc == 1, is_zero);
+  return g * (no_zero + one_zero);
+}
+
+void more_reduction_rows(Registry& r) {
+  row(r, "aten::var.correction", "VarBackward0", [](const Ctx& c) -> Grads {
+    const Tensor& x = c.input(0);
+    auto dims = reduced_dims(c.arg(1).to_optional_int_list(), x.dim());
+    const double correction = c.arg(2).is_none() ? 1.0 : c.arg(2).to_scalar().to_double();
+    const bool keepdim = c.arg(3).to_bool();
+    const double n = static_cast<double>(count_of(x.sizes(), dims));
+    Tensor centered = dims.empty() ? x - x : x - ember::mean(x, dims, /*keepdim=*/true);
+    return {restore_reduced_dims(c.grad(), dims, keepdim) * centered * (2.0 / (n - correction))};
+  });
+  row(r, "aten::cumsum", "CumsumBackward0", [](const Ctx& c) -> Grads {
+    const Tensor& g = c.grad();
+    if (g.dim() == 0) return {g};
+    const int64_t dim = core::wrap_dim(c.arg(1).to_int(), g.dim());
+    return {flip(cumsum(flip(g, {dim}), dim), {dim})};
+  });
+  row(r, "aten::prod", "ProdBackward0", [](const Ctx& c) -> Grads {
+    const Tensor& x = c.input(0);
+    Tensor flat = x.reshape({-1});
+    return {prod_grad(c.grad(), flat, {0}).reshape(x.sizes())};
+  });
+  row(r, "aten::prod.dim_int", "ProdBackward1", [](const Ctx& c) -> Grads {
+    const Tensor& x = c.input(0);
+    if (x.dim() == 0) return {c.grad()};
+    const int64_t dim = core::wrap_dim(c.arg(1).to_int(), x.dim());
+    Tensor g = c.arg(2).to_bool() ? c.grad() : c.grad().unsqueeze(dim);
+    return {prod_grad(g, x, {dim})};
+  });
+  // The gradient goes to the element each index names (scattered into zeros).
+  auto value_selecting = [](const Ctx& c) -> Grads {
+    IntArrayRef sizes = c.arg_sizes(0);
+    const Tensor& g = c.grad(0);
+    if (!g.defined()) return {Tensor()};
+    if (sizes.empty()) return {g};
+    const int64_t dim = core::wrap_dim(c.arg(1).to_int(), static_cast<int64_t>(sizes.size()));
+    const bool keepdim = c.arg(2).to_bool();
+    Tensor idx = keepdim ? c.output(1) : c.output(1).unsqueeze(dim);
+    Tensor gk = keepdim ? g : g.unsqueeze(dim);
+    return {scatter(zeros(sizes, g.dtype()), dim, idx, gk)};
+  };
+  row(r, "aten::max.dim", "MaxBackward0", value_selecting);
+  row(r, "aten::min.dim", "MinBackward0", value_selecting);
+}
+
 void linalg_rows(Registry& r) {
   row(r, "aten::mm", "MmBackward0", [](const Ctx& c) -> Grads {
     return {c.needs_grad(0) ? mm(c.grad(), c.input(1).t()) : Tensor(),
@@ -154,6 +215,7 @@ void nn_rows(Registry& r) {
 
 void register_nn_derivatives(Registry& r) {
   reduction_rows(r);
+  more_reduction_rows(r);
   linalg_rows(r);
   nn_rows(r);
 }

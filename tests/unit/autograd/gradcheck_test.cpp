@@ -199,6 +199,45 @@ std::vector<Case> cases() {
   // (padding_idx rows get no gradient although they are read: checked by value elsewhere)
   c.push_back({"aten::embedding", [](const V& v) { return V{embedding(v[0], v[1])}; },
                {rnd({4, 3}, 25), tensor<int64_t>({0, 2, 3, 0, 1, 3}, {2, 3})}});
+
+  // Shape and indexing ops.
+  c.push_back({"aten::cat", [](const V& v) { return V{cat({v[0], v[1], v[0]}, -1)}; }, {a, rnd({2, 2}, 31)}});
+  c.push_back({"aten::cat", [](const V& v) { return V{cat({v[0], v[1]}, 0)}; }, {a, rnd({1, 3}, 32)}});
+  c.push_back({"aten::flip", [](const V& v) { return V{flip(v[0], {0, -1})}; }, {x}});
+  c.push_back({"aten::repeat", [](const V& v) { return V{repeat(v[0], {2, 1, 3})}; }, {a}});
+  c.push_back({"aten::repeat", [](const V& v) { return V{repeat(v[0], {2, 2})}; }, {a}});
+  c.push_back({"aten::tril", [](const V& v) { return V{tril(v[0], -1)}; }, {m}});
+  c.push_back({"aten::triu", [](const V& v) { return V{triu(v[0], 1)}; }, {m}});
+  c.push_back({"aten::constant_pad_nd", [](const V& v) { return V{constant_pad_nd(v[0], {1, 2, 0, 1}, 0.5)}; }, {a}});
+  c.push_back({"aten::constant_pad_nd", [](const V& v) { return V{constant_pad_nd(v[0], {-1, 1})}; }, {a}});
+  Tensor idx = tensor<int64_t>({2, 0, 2, 1}, {4});
+  c.push_back({"aten::index_select", [idx](const V& v) { return V{index_select(v[0], 1, idx)}; }, {m}});
+  c.push_back({"aten::index_select", [idx](const V& v) { return V{index_select(v[0], 0, idx)}; }, {m}});
+  Tensor gidx = tensor<int64_t>({0, 3, 3, 1, 2, 2}, {2, 3});
+  c.push_back({"aten::gather", [gidx](const V& v) { return V{gather(v[0], 1, gidx)}; }, {m}});
+  c.push_back({"aten::scatter_add", [gidx](const V& v) { return V{scatter_add(v[0], 1, gidx, v[1])}; },
+               {m, rnd({2, 3}, 33)}});
+  c.push_back({"aten::index.Tensor",
+               [](const V& v) {
+                 return V{index(v[0], {tensor<int64_t>({0, 4, 0}, {3}), tensor<int64_t>({1, 2, 1}, {3})})};
+               },
+               {m}});
+  c.push_back({"aten::index.Tensor",
+               [](const V& v) { return V{index(v[0], {std::nullopt, tensor<int64_t>({3, 3, 0}, {3})})}; }, {m}});
+
+  // Reductions.
+  c.push_back({"aten::var.correction", [](const V& v) { return V{var(v[0])}; }, {m}});
+  c.push_back({"aten::var.correction",
+               [](const V& v) { return V{var(v[0], std::vector<int64_t>{1}, Scalar(0), true)}; }, {m}});
+  c.push_back({"aten::cumsum", [](const V& v) { return V{cumsum(v[0], -1)}; }, {x}});
+  c.push_back({"aten::cumsum", [](const V& v) { return V{cumsum(v[0], 0)}; }, {m}});
+  Tensor with_zeros = tensor<double>({0.5, 0, 2, -1.5, 0, 0, 1.2, 0.8, -0.7, 1.1, 0, 0.9}, {3, 4});
+  c.push_back({"aten::prod", [](const V& v) { return V{prod(v[0])}; }, {a}});
+  c.push_back({"aten::prod", [](const V& v) { return V{prod(v[0])}; }, {tensor<double>({0.5, 0, 2, -1.5}, {2, 2})}});
+  c.push_back({"aten::prod.dim_int", [](const V& v) { return V{prod(v[0], 1)}; }, {with_zeros}});
+  c.push_back({"aten::prod.dim_int", [](const V& v) { return V{prod(v[0], 0, true)}; }, {with_zeros}});
+  c.push_back({"aten::max.dim", [](const V& v) { return V{std::get<0>(max(v[0], 1))}; }, {m}});
+  c.push_back({"aten::min.dim", [](const V& v) { return V{std::get<0>(min(v[0], 0, true))}; }, {m}});
   return c;
 }
 
