@@ -198,6 +198,14 @@ void nn_rows(Registry& r) {
     if (!c.arg(3).is_none() && c.needs_grad(2)) out[2] = g;
     return out;
   });
+  row(r, "aten::native_dropout", "NativeDropoutBackward0", [](const Ctx& c) -> Grads {
+    if (!c.grad(0).defined()) return {Tensor()};  // only the mask was used
+    const double p = c.arg(1).to_double();
+    const std::optional<bool> train = c.arg(2).to_optional_bool();
+    const bool eval = train.has_value() && !*train;
+    const double scale = eval ? 1.0 : (p == 1.0 ? 0.0 : 1.0 / (1.0 - p));
+    return {c.grad(0) * c.output(1) * scale};
+  });
   row(r, "aten::embedding", "EmbeddingBackward0", [](const Ctx& c) -> Grads {
     EMBER_CHECK_KIND(ErrorKind::NotImplementedError, !c.arg(3).to_bool())
         << "the derivative of embedding with scale_grad_by_freq=True is not implemented";

@@ -238,6 +238,15 @@ std::vector<Case> cases() {
   c.push_back({"aten::prod.dim_int", [](const V& v) { return V{prod(v[0], 0, true)}; }, {with_zeros}});
   c.push_back({"aten::max.dim", [](const V& v) { return V{std::get<0>(max(v[0], 1))}; }, {m}});
   c.push_back({"aten::min.dim", [](const V& v) { return V{std::get<0>(min(v[0], 0, true))}; }, {m}});
+  // Random: the same seed each call, so every evaluation draws the same mask.
+  c.push_back({"aten::native_dropout",
+               [](const V& v) {
+                 manual_seed(7);
+                 return V{std::get<0>(native_dropout(v[0], 0.4, true))};
+               },
+               {rnd({4, 5}, 34)}});
+  c.push_back({"aten::native_dropout", [](const V& v) { return V{std::get<0>(native_dropout(v[0], 0.4, false))}; },
+               {a}});
   return c;
 }
 
