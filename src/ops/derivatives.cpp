@@ -349,7 +349,19 @@ void indexing_rows(Registry& r) {
   });
   row(r, "aten::scatter_add", "ScatterAddBackward0", [](const Ctx& c) -> Grads {
     const Tensor& g = c.grad();
-    return {g, Tensor(), c.needs_grad(2) ? gather(g, c.arg(1).to_int(), c.input(2)) : Tensor()};
+    if (!c.needs_grad(2)) return {g, Tensor(), Tensor()};
+    // src elements beyond index's extent are not read: zeros (PyTorch's backward raises on a shape mismatch here).
+    Tensor gs = gather(g, c.arg(1).to_int(), c.input(2));
+    IntArrayRef src_sizes = c.arg_sizes(3);
+    if (gs.sizes() != src_sizes) {
+      std::vector<int64_t> pad;
+      for (int64_t d = gs.dim() - 1; d >= 0; --d) {
+        pad.push_back(0);
+        pad.push_back(src_sizes[d] - gs.size(d));
+      }
+      gs = constant_pad_nd(gs, pad);
+    }
+    return {g, Tensor(), gs};
   });
   row(r, "aten::index.Tensor", "IndexBackward0", [](const Ctx& c) -> Grads {
     const Tensor& g = c.grad();

@@ -217,6 +217,8 @@ std::vector<Case> cases() {
   c.push_back({"aten::gather", [gidx](const V& v) { return V{gather(v[0], 1, gidx)}; }, {m}});
   c.push_back({"aten::scatter_add", [gidx](const V& v) { return V{scatter_add(v[0], 1, gidx, v[1])}; },
                {m, rnd({2, 3}, 33)}});
+  c.push_back({"aten::scatter_add", [gidx](const V& v) { return V{scatter_add(v[0], 1, gidx, v[1])}; },
+               {m, rnd({3, 4}, 35)}});  // src larger than index: the rest of src gets zero
   c.push_back({"aten::index.Tensor",
                [](const V& v) {
                  return V{index(v[0], {tensor<int64_t>({0, 4, 0}, {3}), tensor<int64_t>({1, 2, 1}, {3})})};
