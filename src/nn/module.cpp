@@ -195,8 +195,9 @@ void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool st
     for (size_t i = 0; i < keys.size(); ++i) s += (i ? ", \"" : "\"") + keys[i] + "\"";
     return s;
   };
-  if (strict && !unexpected.empty()) problems.push_back("Unexpected key(s) in state_dict: " + quoted(unexpected) + ". ");
+  // PyTorch's order: missing, unexpected, then size mismatches.
   if (strict && !missing.empty()) problems.push_back("Missing key(s) in state_dict: " + quoted(missing) + ". ");
+  if (strict && !unexpected.empty()) problems.push_back("Unexpected key(s) in state_dict: " + quoted(unexpected) + ". ");
   for (auto& m : mismatch) problems.push_back(m);
   if (!problems.empty()) {
     std::string msg = "Error(s) in loading state_dict for " + name() + ":";

@@ -274,3 +274,12 @@ TEST(NnModule, RegisterRejectsDuplicateAndDottedNames) {
   EXPECT_THROW(lin.register_parameter("a.b", zeros({1})), Error);
   EXPECT_THROW(lin.tensor("nope"), Error);
 }
+
+TEST(NnModule, LoadStateDictListsEveryProblemInPyTorchsOrder) {
+  Linear lin(2, 4);
+  // PyTorch 2's text (1.13 prints shapes as torch.Size([4, 3])).
+  EXPECT_EQ(load_error(lin, {{"weight", zeros({4, 3})}, {"extra", zeros({1})}}),
+            "Error(s) in loading state_dict for Linear:\n\tMissing key(s) in state_dict: \"bias\". \n\tUnexpected "
+            "key(s) in state_dict: \"extra\". \n\tsize mismatch for weight: copying a param with shape [4, 3] from "
+            "checkpoint, the shape in current model is [4, 2].");
+}
