@@ -14,6 +14,7 @@
 #include "ember/ops/reduction.h"
 #include "ember/ops/shape.h"
 #include "ember/ops/view.h"
+#include "ember/optim.h"
 #include "ember/scalar.h"
 #include "ember/serialize.h"
 #include "ember/tensor.h"
