@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "../bench/workloads.h"
+#include "train_mlp.h"
 #include "ember/ember.h"
 
 using namespace ember;
@@ -39,5 +40,9 @@ int main() {
                 mean(y).item<double>(), ms, w.min_bytes / (ms * 1e-3) / 1e9);
     std::cout << "   y[0, :4] = " << y.select(0, 0).slice(0, 0, 4) << "\n";
   }
+  std::cout << "\n== Training: a 2-layer MLP fits sin(3x) + x^2/2 with AdamW (autograd + nn + optim)\n";
+  const std::vector<double> losses = examples::train_mlp(/*seed=*/0, /*steps=*/200);
+  for (size_t step : {size_t{0}, size_t{49}, size_t{99}, size_t{149}, size_t{199}})
+    std::printf("step %3zu  loss %.5f\n", step + 1, losses[step]);
   return 0;
 }
