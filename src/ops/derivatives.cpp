@@ -13,6 +13,7 @@
 #include "ember/ops/reduction.h"
 #include "ember/ops/shape.h"
 #include "ember/ops/view.h"
+#include "ops/derivative_rows.h"
 #include "ops/families.h"
 #include "ops/op_utils.h"
 
@@ -43,13 +44,7 @@ Tensor sum_to(const Tensor& grad, IntArrayRef sizes) {
 
 namespace {
 
-using Ctx = DerivativeContext;
-using Grads = std::vector<Tensor>;
-
-void row(Registry& r, const char* op, const char* node, DerivativeFn f,
-         std::source_location loc = std::source_location::current()) {
-  r.edit(op).set_derivative(node, std::move(f), loc);
-}
+using namespace derivative_rows;
 
 Tensor zeros_of(const Tensor& g) { return zeros_like(g); }
 

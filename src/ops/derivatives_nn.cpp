@@ -12,19 +12,14 @@
 #include "ember/ops/reduction.h"
 #include "ember/ops/shape.h"
 #include "ember/ops/view.h"
+#include "ops/derivative_rows.h"
 #include "ops/families.h"
 #include "ops/op_utils.h"
 
 namespace ember::ops {
 namespace {
 
-using Ctx = DerivativeContext;
-using Grads = std::vector<Tensor>;
-
-void row(Registry& r, const char* op, const char* node, DerivativeFn f,
-         std::source_location loc = std::source_location::current()) {
-  r.edit(op).set_derivative(node, std::move(f), loc);
-}
+using namespace derivative_rows;
 
 /// The reduced dims of a reduction over `dims` of a tensor of rank `ndim` (empty = all), sorted.
 std::vector<int64_t> reduced_dims(const std::optional<std::vector<int64_t>>& dims, int64_t ndim) {

@@ -1,0 +1,20 @@
+// ops/derivative_rows.h — the one-line form the derivative tables (derivatives.cpp,
+// derivatives_nn.cpp) use to attach a formula to an op: row(r, "aten::exp", "ExpBackward0", fn).
+#pragma once
+
+#include <source_location>
+#include <vector>
+
+#include "ops/registry.h"
+
+namespace ember::ops::derivative_rows {
+
+using Ctx = DerivativeContext;
+using Grads = std::vector<Tensor>;
+
+inline void row(Registry& r, const char* op, const char* node, DerivativeFn f,
+                std::source_location loc = std::source_location::current()) {
+  r.edit(op).set_derivative(node, std::move(f), loc);
+}
+
+}  // namespace ember::ops::derivative_rows
