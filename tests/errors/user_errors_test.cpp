@@ -3,21 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "ember/ember.h"
+#include "support/error_of.h"
 
 namespace ember {
 namespace {
 
-/// Runs f, expects an ember::Error, and returns its message.
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an ember::Error";
-  return "";
-}
+using ember::testing::error_of;
 
 TEST(UserErrors, BroadcastMismatchNamesOpSizesAndLine) {
   Tensor a = ones({2, 3}), b = ones({4});

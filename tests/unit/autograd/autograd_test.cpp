@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "ember/ember.h"
+#include "support/error_of.h"
 
 namespace ember {
 namespace {
@@ -25,14 +26,7 @@ void expect_close(const Tensor& t, const std::vector<double>& expected, double a
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], atol + rtol * std::abs(expected[i])) << i;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using ember::testing::error_of;
 
 TEST(Autograd, LinearReluLayerNormSoftmaxMatchesPyTorch) {
   Tensor x = pattern({2, 3}, 7, 11, 5, 4).requires_grad_();

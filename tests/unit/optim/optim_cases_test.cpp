@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "ember/ember.h"
+#include "support/error_of.h"
 
 namespace ember {
 namespace {
@@ -42,14 +43,7 @@ void run_and_compare(const Make& make, ScalarType dtype, const std::vector<std::
   }
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using ember::testing::error_of;
 
 TEST(Optim, SgdPlainFloat32) {
   run_and_compare([](std::vector<Tensor> ps) -> std::unique_ptr<optim::Optimizer> { return std::make_unique<optim::SGD>(ps, optim::SGDOptions{.lr = 0.1}); }, kFloat,
