@@ -416,40 +416,62 @@ std::string filter() {
   return f ? f : "";
 }
 
-TEST(Conformance, EveryCaseMatchesPyTorch) {
+/// Counts the ops and cases a test ran and reports each failing case on one line.
+struct Tally {
+  explicit Tally(const char* l) : label(l) {}
+  const char* label;  // "conformance" or "gradients"
+  std::set<std::string> ops;
+  int64_t cases = 0, failed = 0;
+
+  /// Runs `check` for one case, counting it and reporting what went wrong.
+  template <typename F>
+  void run(const std::string& op, const json& c, const char* prefix, F&& check) {
+    ops.insert(op);
+    ++cases;
+    auto fail = [&](const std::string& why) {
+      ++failed;
+      std::cout << "FAIL " << prefix << c.at("id").get<std::string>() << " [" << op << "] (" << c.value("desc", "")
+                << "): " << why << "\n";
+    };
+    try {
+      check();
+    } catch (const Mismatch& m) {
+      fail(m.what);
+    } catch (const std::exception& e) {
+      fail(std::string("harness error: ") + e.what());
+    }
+  }
+  void report() const {
+    std::cout << label << ": " << ops.size() << " ops, " << cases << " cases, " << failed << " failed" << std::endl;
+    EXPECT_EQ(failed, 0);
+  }
+};
+
+/// Calls f(file, case, op name) for every case whose op matches EMBER_CONFORMANCE_FILTER.
+template <typename F>
+void for_each_case(F&& f) {
   const auto files = load_case_files();
   ASSERT_FALSE(files.empty()) << "no case files in " << EMBER_CASES_DIR;
   const std::string only = filter();
-  std::set<std::string> ops_seen;
-  int64_t cases = 0, failed = 0;
-  for (const CaseFile& f : files) {
-    for (const json& c : f.doc.at("cases")) {
+  for (const CaseFile& file : files) {
+    for (const json& c : file.doc.at("cases")) {
       const std::string name = c.at("op").get<std::string>();
-      if (!only.empty() && name.find(only) == std::string::npos) continue;
-      ops_seen.insert(name);
-      ++cases;
-      const std::string id = c.at("id").get<std::string>();
-      auto fail = [&](const std::string& why) {
-        ++failed;
-        std::cout << "FAIL " << id << " [" << name << "] (" << c.value("desc", "") << "): " << why << "\n";
-      };
-      const ops::OpDef* op = ops::registry().find(name);
-      if (!op) {
-        fail("op not registered");
-        continue;
-      }
-      try {
-        run_cpu(f, *op, c);
-        if (!c.at("expect").contains("error") && c.value("meta", true)) run_meta(f, *op, c);
-      } catch (const Mismatch& m) {
-        fail(m.what);
-      } catch (const std::exception& e) {
-        fail(std::string("harness error: ") + e.what());
-      }
+      if (only.empty() || name.find(only) != std::string::npos) f(file, c, name);
     }
   }
-  std::cout << "conformance: " << ops_seen.size() << " ops, " << cases << " cases, " << failed << " failed" << std::endl;
-  EXPECT_EQ(failed, 0);
+}
+
+TEST(Conformance, EveryCaseMatchesPyTorch) {
+  Tally tally("conformance");
+  for_each_case([&](const CaseFile& f, const json& c, const std::string& name) {
+    const ops::OpDef* op = ops::registry().find(name);
+    tally.run(name, c, "", [&] {
+      if (!op) throw Mismatch{"op not registered"};
+      run_cpu(f, *op, c);
+      if (!c.at("expect").contains("error") && c.value("meta", true)) run_meta(f, *op, c);
+    });
+  });
+  tally.report();
 }
 
 TEST(Conformance, EveryRegisteredOpHasCases) {
@@ -569,35 +591,14 @@ void run_grad(const CaseFile& f, const ops::OpDef& op, const json& c) {
 }
 
 TEST(Conformance, EveryGradientMatchesPyTorch) {
-  const auto files = load_case_files();
-  ASSERT_FALSE(files.empty()) << "no case files in " << EMBER_CASES_DIR;
-  const std::string only = filter();
-  std::set<std::string> ops_seen;
-  int64_t cases = 0, failed = 0;
-  for (const CaseFile& f : files) {
-    for (const json& c : f.doc.at("cases")) {
-      if (!c.contains("grads")) continue;
-      const std::string name = c.at("op").get<std::string>();
-      if (!only.empty() && name.find(only) == std::string::npos) continue;
-      const ops::OpDef* op = ops::registry().find(name);
-      if (!op || !op->derivative) continue;  // no formula in Ember: not counted
-      ops_seen.insert(name);
-      ++cases;
-      try {
-        run_grad(f, *op, c);
-      } catch (const Mismatch& m) {
-        ++failed;
-        std::cout << "FAIL grad " << c.at("id").get<std::string>() << " [" << name << "] (" << c.value("desc", "")
-                  << "): " << m.what << "\n";
-      } catch (const std::exception& e) {
-        ++failed;
-        std::cout << "FAIL grad " << c.at("id").get<std::string>() << " [" << name << "] (" << c.value("desc", "")
-                  << "): harness error: " << e.what() << "\n";
-      }
-    }
-  }
-  std::cout << "gradients: " << ops_seen.size() << " ops, " << cases << " cases, " << failed << " failed" << std::endl;
-  EXPECT_EQ(failed, 0);
+  Tally tally("gradients");
+  for_each_case([&](const CaseFile& f, const json& c, const std::string& name) {
+    if (!c.contains("grads")) return;
+    const ops::OpDef* op = ops::registry().find(name);
+    if (!op || !op->derivative) return;  // no formula in Ember: not counted
+    tally.run(name, c, "grad ", [&] { run_grad(f, *op, c); });
+  });
+  tally.report();
 }
 
 TEST(Conformance, EveryDifferentiableOpHasGradientCases) {
