@@ -61,6 +61,17 @@ namespace autograd {
 class Node;
 }
 
+/// A tensor's geometry without its data: what a meta function computes for an output and
+/// what a graph records about each value.
+struct TensorMeta {
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+  ScalarType dtype = kFloat;
+  Device device;
+  int64_t storage_offset = 0;  // views only
+  bool operator==(const TensorMeta&) const = default;
+};
+
 /// The state behind a Tensor handle.
 struct TensorImpl {
   std::shared_ptr<Storage> storage;

@@ -24,14 +24,8 @@
 
 namespace ember::ops {
 
-/// What a meta function says about one output.
-struct TensorMeta {
-  std::vector<int64_t> sizes;
-  std::vector<int64_t> strides;
-  ScalarType dtype = kFloat;
-  Device device;
-  int64_t storage_offset = 0;  // views only
-};
+/// What a meta function says about one output (ember/tensor.h).
+using ember::TensorMeta;
 
 using MetaFn = std::function<std::vector<TensorMeta>(const Stack& args)>;
 using KernelFn = std::function<void(const Stack& args, std::vector<Tensor>& outputs)>;

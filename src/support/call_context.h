@@ -9,9 +9,17 @@
 
 namespace ember::support {
 
+/// A user's source line. `file` points at storage that outlives the call (a
+/// std::source_location's file name, or a graph node's).
+struct UserLoc {
+  const char* file = "";
+  unsigned line = 0;
+};
+
 struct CallContext {
-  /// The outermost public API call's location; file_name() is "" when none.
-  std::source_location user_loc{};
+  /// The outermost public API call's location (or, while a graph runs, the line that
+  /// created the node being run).
+  UserLoc user_loc{};
   bool has_user_loc = false;
   /// Names of the ops being dispatched, outermost first.
   std::vector<const char*> op_stack;
@@ -23,7 +31,8 @@ CallContext& call_context();
 /// call already set one (internal calls made by Ember never replace the user's line).
 class UserLocScope {
  public:
-  explicit UserLocScope(const std::source_location& loc) {
+  explicit UserLocScope(const std::source_location& loc) : UserLocScope(UserLoc{loc.file_name(), loc.line()}) {}
+  explicit UserLocScope(UserLoc loc) {
     CallContext& c = call_context();
     if (!c.has_user_loc) {
       c.user_loc = loc;
@@ -52,5 +61,6 @@ class OpScope {
 
 /// "file.cpp:12" for a source location.
 std::string format_loc(const std::source_location& loc);
+std::string format_loc(const UserLoc& loc);
 
 }  // namespace ember::support

@@ -35,6 +35,8 @@ std::string format_loc(const std::source_location& loc) {
   return std::string(loc.file_name()) + ":" + std::to_string(loc.line());
 }
 
+std::string format_loc(const UserLoc& loc) { return std::string(loc.file) + ":" + std::to_string(loc.line); }
+
 }  // namespace support
 
 namespace detail {

@@ -1,0 +1,88 @@
+// graph/interpreter.cpp — runs a graph node by node with the eager kernels: the "eager"
+// backend, and the reference every other backend is checked against.
+#include <map>
+
+#include "ember/autograd.h"
+#include "ember/graph.h"
+#include "ops/dispatch.h"
+#include "support/call_context.h"
+
+namespace ember {
+namespace {
+
+/// Output tensors of one executed node.
+using Values = std::vector<Tensor>;
+
+Values unpack(const ops::OpDef& op, Stack result) {
+  Values out;
+  if (!op.schema.returns.empty() && op.schema.returns[0].type.is_list) return result.at(0).to_tensor_list();
+  for (IValue& v : result) {
+    if (v.is_tensor()) out.push_back(std::move(v.to_tensor()));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Tensor> run_graph(const Graph& g, const std::vector<Tensor>& inputs) {
+  std::map<const Node*, Values> env;
+  auto value_of = [&](const ValueRef& v) -> const Tensor& {
+    auto it = env.find(v.node);
+    EMBER_INTERNAL_ASSERT(it != env.end() && v.index < it->second.size())
+        << "graph " << g.name() << ": %" << v.node->name() << " used before it is computed";
+    return it->second[v.index];
+  };
+  const std::vector<Node*> graph_inputs = g.inputs();
+  EMBER_CHECK_VALUE(inputs.size() == graph_inputs.size())
+      << "graph " << g.name() << " takes " << graph_inputs.size() << " inputs, got " << inputs.size();
+  size_t next_input = 0;
+  std::vector<Tensor> results;
+  for (const auto& np : g.nodes()) {
+    const Node& n = *np;
+    switch (n.kind()) {
+      case NodeKind::Placeholder:
+      case NodeKind::Attribute:
+        env[&n] = {inputs[next_input++]};
+        break;
+      case NodeKind::Constant:
+        env[&n] = {g.constants().at(n.target())};
+        break;
+      case NodeKind::Call: {
+        Stack args;
+        args.reserve(n.args().size());
+        for (const Arg& a : n.args()) {
+          switch (a.kind) {
+            case Arg::Kind::Literal: args.push_back(a.literal); break;
+            case Arg::Kind::Value: args.emplace_back(value_of(a.value)); break;
+            case Arg::Kind::ValueList: {
+              const auto& type = n.op()->schema.arguments[args.size()].type;
+              if (type.element_optional) {
+                std::vector<std::optional<Tensor>> list;
+                for (const auto& v : a.values) list.push_back(v ? std::optional<Tensor>(value_of(*v)) : std::nullopt);
+                args.emplace_back(std::move(list));
+              } else {
+                std::vector<Tensor> list;
+                for (const auto& v : a.values) list.push_back(value_of(*v));
+                args.emplace_back(std::move(list));
+              }
+              break;
+            }
+          }
+        }
+        // Errors name the user line that created the node, as eager would have.
+        std::optional<support::UserLocScope> loc;
+        if (n.loc().known()) loc.emplace(support::UserLoc{n.loc().file.c_str(), n.loc().line});
+        std::optional<NoGradGuard> no_grad;
+        if (!n.grad_enabled()) no_grad.emplace();
+        env[&n] = unpack(*n.op(), ops::call(*n.op(), std::move(args)));
+        break;
+      }
+      case NodeKind::Output:
+        for (const Arg& a : n.args()) results.push_back(value_of(a.value));
+        break;
+    }
+  }
+  return results;
+}
+
+}  // namespace ember

@@ -1,0 +1,180 @@
+// graph/printer.cpp — the readable text of a graph (format in graph/text.h).
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "core/shape.h"
+#include "graph/text.h"
+#include "ops/registry.h"
+
+namespace ember {
+namespace graph_text {
+namespace {
+
+struct ShortName {
+  ScalarType type;
+  const char* name;
+};
+constexpr ShortName kShortNames[] = {
+    {kFloat, "f32"}, {kDouble, "f64"}, {kHalf, "f16"}, {kBFloat16, "bf16"}, {kInt64, "i64"},
+    {kInt32, "i32"}, {kInt16, "i16"},  {kInt8, "i8"},   {kUInt8, "u8"},     {kBool, "b8"},
+};
+
+std::string format_double(double d) {
+  if (std::isnan(d)) return "nan";
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  char buf[40];
+  // Shortest text that reads back to the same double.
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, d);
+    if (std::strtod(buf, nullptr) == d) break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string format_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default: out += c;
+    }
+  }
+  return out + "\"";
+}
+
+template <typename T, typename F>
+std::string format_list(const std::vector<T>& items, F&& each) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ", ";
+    out += each(items[i]);
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+std::string_view short_dtype(ScalarType t) {
+  for (const auto& s : kShortNames)
+    if (s.type == t) return s.name;
+  EMBER_INTERNAL_ASSERT(false) << "no short name for dtype " << t;
+}
+
+std::optional<ScalarType> parse_short_dtype(std::string_view s) {
+  for (const auto& n : kShortNames)
+    if (n.name == s) return n.type;
+  return std::nullopt;
+}
+
+std::string format_meta(const TensorMeta& m) {
+  std::ostringstream os;
+  os << short_dtype(m.dtype) << IntArrayRef(m.sizes);
+  if (m.strides != core::contiguous_strides(m.sizes)) os << " strides=" << IntArrayRef(m.strides);
+  if (m.storage_offset != 0) os << " offset=" << m.storage_offset;
+  if (!m.device.is_cpu()) os << " device=" << m.device;
+  return os.str();
+}
+
+std::string format_literal(const IValue& v) {
+  return std::visit(
+      [&](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, None>) {
+          return "None";
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return x ? "True" : "False";
+        } else if constexpr (std::is_same_v<T, int64_t>) {
+          return std::to_string(x);
+        } else if constexpr (std::is_same_v<T, double>) {
+          return format_double(x);
+        } else if constexpr (std::is_same_v<T, Scalar>) {
+          if (x.is_bool()) return x.to_bool() ? "True" : "False";
+          if (x.is_integral()) return std::to_string(x.to_long());
+          return format_double(x.to_double());
+        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+          return format_list(x, [](int64_t i) { return std::to_string(i); });
+        } else if constexpr (std::is_same_v<T, std::vector<bool>>) {
+          std::vector<int> as_int(x.begin(), x.end());
+          return format_list(as_int, [](int b) { return std::string(b ? "True" : "False"); });
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          return format_string(x);
+        } else if constexpr (std::is_same_v<T, ScalarType>) {
+          return "torch." + std::string(dtype_name(x));
+        } else if constexpr (std::is_same_v<T, Device>) {
+          return "device(\"" + x.str() + "\")";
+        } else {
+          EMBER_INTERNAL_ASSERT(false) << "a " << v.type_name() << " cannot be a literal argument of a graph";
+        }
+      },
+      v.variant());
+}
+
+std::string format_ref(const ValueRef& v) {
+  std::string out = "%" + v.node->name();
+  if (v.node->num_outputs() > 1) out += "." + std::to_string(v.index);
+  return out;
+}
+
+}  // namespace graph_text
+
+std::string to_string(const Graph& g) {
+  using namespace graph_text;
+  std::ostringstream os;
+  os << "graph " << g.name() << " {\n";
+  for (const auto& np : g.nodes()) {
+    const Node& n = *np;
+    if (n.kind() == NodeKind::Output) {
+      os << "  return (";
+      for (size_t i = 0; i < n.args().size(); ++i) os << (i ? ", " : "") << format_ref(n.args()[i].value);
+      os << ")\n";
+      continue;
+    }
+    os << "  %" << n.name() << " : ";
+    if (n.meta().size() == 1) {
+      os << format_meta(n.meta()[0]);
+    } else {
+      os << "(";
+      for (size_t i = 0; i < n.meta().size(); ++i) os << (i ? ", " : "") << format_meta(n.meta()[i]);
+      os << ")";
+    }
+    os << " = ";
+    switch (n.kind()) {
+      case NodeKind::Placeholder: os << "placeholder[" << n.target() << "]"; break;
+      case NodeKind::Attribute: os << "get_attr[" << n.target() << "]"; break;
+      case NodeKind::Constant: os << "constant[" << n.target() << "]"; break;
+      case NodeKind::Call: {
+        os << n.target() << "(";
+        for (size_t i = 0; i < n.args().size(); ++i) {
+          const Arg& a = n.args()[i];
+          if (i) os << ", ";
+          switch (a.kind) {
+            case Arg::Kind::Literal: os << format_literal(a.literal); break;
+            case Arg::Kind::Value: os << format_ref(a.value); break;
+            case Arg::Kind::ValueList:
+              os << "[";
+              for (size_t k = 0; k < a.values.size(); ++k)
+                os << (k ? ", " : "") << (a.values[k] ? format_ref(*a.values[k]) : "None");
+              os << "]";
+              break;
+          }
+        }
+        os << ")";
+        if (!n.grad_enabled()) os << " {no_grad}";
+        break;
+      }
+      case NodeKind::Output: break;
+    }
+    if (n.loc().known()) os << "  # " << n.loc().str();
+    os << "\n";
+  }
+  os << "}\n";
+  return os.str();
+}
+
+}  // namespace ember

@@ -1,0 +1,38 @@
+// graph/text.h — pieces of the graph text format shared by the printer and the parser.
+//
+//   graph fn {
+//     %x : f32[4, 4] = placeholder[x]
+//     %fc1_weight : f32[8, 4] = get_attr[fc1.weight]
+//     %_tensor_constant0 : i64[3] = constant[_tensor_constant0]
+//     %t : f32[4, 4] strides=[1, 4] = aten::t(%x)  # model.cpp:12
+//     %max : (f32[4], i64[4]) = aten::max.dim(%t, 1, False)  # model.cpp:13
+//     %cat : f32[8] = aten::cat([%max.0, %x_row], 0) {no_grad}  # model.cpp:14
+//     return (%t, %max.1)
+//   }
+//
+// Geometry: short dtype, sizes, then `strides=[…]` unless contiguous, `offset=N` unless 0,
+// `device=…` unless cpu. Arguments are positional, every schema argument present (defaults
+// filled in). A value is %name, or %name.k for output k of a node with several outputs.
+// Literals: None, True/False, integers, floats (always with '.', 'e', inf or nan), lists
+// [a, b], strings "…" (C escapes), dtypes torch.float32, devices device("cpu").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "ember/graph.h"
+
+namespace ember::graph_text {
+
+/// "f32", "bf16", "i64", "b8", … as FX prints dtypes.
+std::string_view short_dtype(ScalarType t);
+std::optional<ScalarType> parse_short_dtype(std::string_view s);
+/// "f32[4, 4] strides=[1, 4]" — see the format above.
+std::string format_meta(const TensorMeta& m);
+/// A literal argument as the format spells it.
+std::string format_literal(const IValue& v);
+/// "%name" or "%name.k".
+std::string format_ref(const ValueRef& v);
+
+}  // namespace ember::graph_text
