@@ -15,7 +15,16 @@
 namespace ember {
 
 /// The class of a user error, named after the Python exception PyTorch raises for it.
-enum class ErrorKind { RuntimeError, ValueError, IndexError, TypeError, NotImplementedError };
+enum class ErrorKind {
+  RuntimeError,
+  ValueError,
+  IndexError,
+  TypeError,
+  NotImplementedError,
+  /// Capture cannot keep a function in one graph (torch._dynamo.exc.Unsupported): a graph
+  /// break under fullgraph=true.
+  Unsupported,
+};
 
 const char* error_kind_name(ErrorKind kind);
 

@@ -84,6 +84,10 @@ struct TensorImpl {
   bool is_contiguous = true;
   /// Set by the dispatcher on outputs of view ops: this tensor aliases another's storage.
   bool is_view = false;
+  /// A stand-in made by capture: sizes, strides, dtype and device of a value that does not
+  /// exist yet (its storage holds no memory). Reading its data asks capture to break the
+  /// graph and materialize it (Note [fake tensors], docs/notes/capture.md).
+  bool is_fake = false;
   /// Null until autograd needs it; views and detach() start without one.
   std::shared_ptr<AutogradMetaInterface> autograd_meta;
 
@@ -143,11 +147,19 @@ class Tensor {
   /// Pointer to element [0, 0, …]; raises for meta tensors and dtype mismatches.
   template <typename T> T* data_ptr() const;
   void* raw_data_ptr() const;
+  /// Makes sure the data exists before `what` reads it: a fake tensor is materialized by
+  /// capture (a graph break) or, outside a trace, raises.
+  void require_data(const char* what, Loc loc = Loc::current()) const;
   /// The value of a one-element tensor (PyTorch's `item()`).
   Scalar item(Loc loc = Loc::current()) const;
   template <typename T> T item(Loc loc = Loc::current()) const { return item(loc).template to<T>(); }
   /// Copies all elements, in logical (row-major) order, converted to T.
-  template <typename T> std::vector<T> to_vector() const;
+  template <typename T> std::vector<T> to_vector(Loc loc = Loc::current()) const;
+  /// The truth value of a one-element tensor (Python's `bool(t)`); raises for more elements.
+  bool is_nonzero(Loc loc = Loc::current()) const;
+  explicit operator bool() const { return is_nonzero(); }
+  /// Whether this is a capture stand-in without data (see TensorImpl::is_fake).
+  bool is_fake() const { return impl_ && impl_->is_fake; }
 
   // --- views (share storage) ------------------------------------------------
   Tensor view(IntArrayRef size, Loc loc = Loc::current()) const;
@@ -227,7 +239,7 @@ class Tensor {
   void remove_hook(unsigned handle) const;
 
   /// PyTorch's repr: "tensor([[1., 2.],\n        [3., 4.]])".
-  std::string str() const;
+  std::string str(Loc loc = Loc::current()) const;
 
  private:
   std::shared_ptr<TensorImpl> impl_;

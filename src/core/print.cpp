@@ -225,8 +225,9 @@ std::string add_suffixes(const std::string& body, const std::vector<std::string>
 
 }  // namespace
 
-std::string Tensor::str() const {
+std::string Tensor::str(Loc loc) const {
   if (!defined()) return "tensor(undefined)";
+  require_data("printing a tensor", loc);
   const std::string prefix = "tensor(";
   const int indent = static_cast<int>(prefix.size());
   std::vector<std::string> suffixes;

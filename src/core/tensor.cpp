@@ -4,9 +4,27 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <atomic>
+
+#include "core/fake.h"
 #include "core/shape.h"
 
 namespace ember {
+
+namespace core {
+namespace {
+std::atomic<FakeDataHook> g_fake_data_hook{nullptr};
+}
+void set_fake_data_hook(FakeDataHook hook) { g_fake_data_hook.store(hook); }
+}  // namespace core
+
+void Tensor::require_data(const char* what, Loc loc) const {
+  if (!impl_) return;
+  // Real tensors too: while tracing, one an op wrote in the graph is not written yet.
+  if (core::FakeDataHook hook = core::g_fake_data_hook.load(std::memory_order_relaxed)) hook(*this, what, loc);
+  EMBER_CHECK(!impl_->is_fake) << what << ": this tensor was made while tracing a compiled function and has no data; "
+                               << "it cannot be read outside of the trace that made it";
+}
 
 namespace {
 constexpr size_t kAlignment = 64;
@@ -41,13 +59,15 @@ int64_t Tensor::stride(int64_t d) const { return impl_->strides[core::wrap_dim(d
 
 void* Tensor::raw_data_ptr() const {
   EMBER_CHECK(defined()) << "data_ptr: tensor is undefined";
+  require_data("data_ptr()");
   EMBER_CHECK(!is_meta()) << "Cannot access data pointer of Tensor that doesn't have storage (a meta tensor)";
   return static_cast<char*>(impl_->storage->data()) + impl_->storage_offset * static_cast<int64_t>(element_size());
 }
 
 template <typename T>
-std::vector<T> Tensor::to_vector() const {
+std::vector<T> Tensor::to_vector(Loc loc) const {
   EMBER_CHECK(defined()) << "to_vector: tensor is undefined";
+  require_data("to_vector()", loc);
   EMBER_CHECK(!is_meta()) << "to_vector: a meta tensor has no data";
   std::vector<T> out;
   out.reserve(static_cast<size_t>(numel()));
@@ -70,16 +90,17 @@ std::vector<T> Tensor::to_vector() const {
   return out;
 }
 
-template std::vector<float> Tensor::to_vector<float>() const;
-template std::vector<double> Tensor::to_vector<double>() const;
-template std::vector<int64_t> Tensor::to_vector<int64_t>() const;
-template std::vector<int32_t> Tensor::to_vector<int32_t>() const;
-template std::vector<bool> Tensor::to_vector<bool>() const;
-template std::vector<uint8_t> Tensor::to_vector<uint8_t>() const;
+template std::vector<float> Tensor::to_vector<float>(Loc) const;
+template std::vector<double> Tensor::to_vector<double>(Loc) const;
+template std::vector<int64_t> Tensor::to_vector<int64_t>(Loc) const;
+template std::vector<int32_t> Tensor::to_vector<int32_t>(Loc) const;
+template std::vector<bool> Tensor::to_vector<bool>(Loc) const;
+template std::vector<uint8_t> Tensor::to_vector<uint8_t>(Loc) const;
 
 Scalar Tensor::item(Loc loc) const {
   EMBER_CHECK(defined()) << "item(): tensor is undefined";
   EMBER_CHECK(numel() == 1) << "a Tensor with " << numel() << " elements cannot be converted to Scalar";
+  require_data("Tensor.item()", loc);
   EMBER_CHECK(!is_meta()) << "item(): cannot read the value of a meta tensor (it has no data)";
   const char* p = static_cast<const char*>(raw_data_ptr());
   return EMBER_DISPATCH_ALL_TYPES(dtype(), "item", [&]() -> Scalar {
@@ -87,6 +108,14 @@ Scalar Tensor::item(Loc loc) const {
     std::memcpy(&v, p, sizeof v);
     return Scalar(v);
   });
+}
+
+bool Tensor::is_nonzero(Loc loc) const {
+  EMBER_CHECK(defined()) << "bool(): tensor is undefined";
+  EMBER_CHECK(numel() != 0) << "Boolean value of Tensor with no values is ambiguous";
+  EMBER_CHECK(numel() == 1) << "Boolean value of Tensor with more than one value is ambiguous";
+  require_data("a tensor used as a bool", loc);
+  return item(loc).to_bool();
 }
 
 std::ostream& operator<<(std::ostream& os, IntArrayRef values) {

@@ -14,6 +14,7 @@ const char* error_kind_name(ErrorKind kind) {
     case ErrorKind::IndexError: return "IndexError";
     case ErrorKind::TypeError: return "TypeError";
     case ErrorKind::NotImplementedError: return "NotImplementedError";
+    case ErrorKind::Unsupported: return "Unsupported";
   }
   return "RuntimeError";
 }

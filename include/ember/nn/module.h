@@ -65,6 +65,17 @@ class Module {
   Tensor& tensor(const std::string& name);
   const Tensor& tensor(const std::string& name) const;
 
+  /// Visits this module and every descendant (pre-order, registration order, as
+  /// named_modules) without building names: on_module(m), then on_tensor(t) for each of m's
+  /// own parameters and then buffers. Capture's guards use it on every call.
+  template <typename OnModule, typename OnTensor>
+  void visit(OnModule&& on_module, OnTensor&& on_tensor) const {
+    on_module(*this);
+    for (const auto& p : params_) on_tensor(p.second);
+    for (const auto& b : buffers_) on_tensor(b.second);
+    for (const auto& c : children_) c.second->visit(on_module, on_tensor);
+  }
+
   /// The layer's name for printing ("Linear").
   virtual std::string name() const { return "Module"; }
 

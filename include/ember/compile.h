@@ -1,0 +1,284 @@
+// ember/compile.h — ember::compile(fn): capture of ordinary C++ tensor code into graphs,
+// with guards, a cache of compiled entries, graph breaks, explain() and backends by name.
+// The counterpart of torch.compile / TorchDynamo; semantics in DESIGN.md section 3 and
+// docs/notes/capture.md.
+//
+//   auto f = ember::compile([](const Tensor& x, const Tensor& y) { return (x * 2 + y).relu(); });
+//   Tensor out = f(a, b);   // first call traces and compiles; later calls replay
+//
+// Arguments may be tensors, std::vector<Tensor>, numbers (int64_t, int, double, bool) and
+// nn::Module references (their parameters and buffers become graph inputs). Results may be
+// a Tensor, std::vector<Tensor>, a std::tuple/std::pair of those, a number, or void.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "ember/graph.h"
+#include "ember/nn/module.h"
+
+namespace ember {
+
+// --- backends -----------------------------------------------------------------
+
+/// What a backend returns: runs the graph on real inputs (one per Graph::inputs()).
+using CompiledGraph = std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs)>;
+/// A backend: compiles a captured graph, given real example inputs (the first call's).
+/// It may rewrite the graph (it owns it until it returns). The guide's `toy_compiler` is
+///   [](Graph& g, const std::vector<Tensor>&) { std::cout << g; return eager_backend(g); }
+using Backend = std::function<CompiledGraph(Graph& graph, const std::vector<Tensor>& example_inputs)>;
+
+/// Makes `backend` available to compile() under `name`; raises if the name is taken.
+void register_backend(const std::string& name, Backend backend);
+/// The backend registered as `name`; raises an Error listing the known names otherwise.
+Backend lookup_backend(const std::string& name);
+/// Names of the registered backends, sorted.
+std::vector<std::string> list_backends();
+/// The "eager" backend: runs the graph with the interpreter (run_graph).
+CompiledGraph eager_backend(Graph& graph);
+
+// --- options ------------------------------------------------------------------
+
+struct CompileOptions {
+  /// A registered backend's name; ignored when `custom_backend` is set.
+  std::string backend = "eager";
+  Backend custom_backend;
+  /// Raise at the first graph break instead of splitting the function.
+  bool fullgraph = false;
+  /// The function's name in logs, explain() and records; default "fn_<file>_<line>".
+  std::string name;
+  /// Names of the arguments for guards and messages (default "arg0", "arg1", …).
+  std::vector<std::string> arg_names;
+};
+
+// --- graph breaks ----------------------------------------------------------------
+
+/// Ends the current graph here, as a data-dependent point would (torch._dynamo.graph_break()).
+void graph_break(Loc loc = Loc::current());
+
+/// Declares outside state that a traced function depends on: the trace is guarded on the
+/// value `variable` has now, and retraced when it differs. `variable` must outlive the
+/// compiled function. Outside a trace it does nothing.
+void guard_on(const std::string& name, const int64_t& variable, Loc loc = Loc::current());
+void guard_on(const std::string& name, const double& variable, Loc loc = Loc::current());
+void guard_on(const std::string& name, const bool& variable, Loc loc = Loc::current());
+void guard_on(const std::string& name, const std::string& variable, Loc loc = Loc::current());
+
+/// Whether the calling thread is tracing a compiled function right now.
+bool is_compiling();
+
+namespace capture {
+
+/// One argument of a compiled call, type-erased.
+using CallArg = std::variant<Tensor, std::vector<Tensor>, int64_t, double, bool, nn::Module*>;
+/// Runs the user function on (possibly fake) arguments and flattens its result.
+using Invoker = std::function<std::vector<IValue>(std::vector<CallArg>& args)>;
+
+class CompiledFunctionState;
+
+/// The type-erased compiled function (shared by copies of a Compiled<…>).
+std::shared_ptr<CompiledFunctionState> make_state(CompileOptions options, const std::source_location& where);
+std::vector<IValue> call(CompiledFunctionState& state, std::vector<CallArg> args, const Invoker& invoke);
+/// Drops every cache entry (torch._dynamo.reset() for one function).
+void reset(CompiledFunctionState& state);
+size_t cache_size(const CompiledFunctionState& state);
+
+// Argument and result conversion between C++ types and CallArg / IValue.
+template <typename A>
+CallArg to_call_arg(A&& a) {
+  using T = std::remove_cvref_t<A>;
+  if constexpr (std::is_same_v<T, Tensor> || std::is_same_v<T, std::vector<Tensor>>) {
+    return CallArg(a);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return CallArg(static_cast<bool>(a));
+  } else if constexpr (std::is_integral_v<T>) {
+    return CallArg(static_cast<int64_t>(a));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return CallArg(static_cast<double>(a));
+  } else if constexpr (std::is_base_of_v<nn::Module, T>) {
+    return CallArg(static_cast<nn::Module*>(const_cast<T*>(&a)));
+  } else {
+    static_assert(sizeof(T) == 0,
+                  "ember::compile: arguments must be Tensor, std::vector<Tensor>, a number or an nn::Module");
+  }
+}
+
+template <typename P>
+decltype(auto) from_call_arg(CallArg& a) {
+  using T = std::remove_cvref_t<P>;
+  if constexpr (std::is_same_v<T, Tensor> || std::is_same_v<T, std::vector<Tensor>>) {
+    return static_cast<T&>(std::get<T>(a));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return std::get<bool>(a);
+  } else if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(std::get<int64_t>(a));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(std::get<double>(a));
+  } else if constexpr (std::is_base_of_v<nn::Module, T>) {
+    return static_cast<T&>(*std::get<nn::Module*>(a));
+  }
+}
+
+template <typename R>
+void flatten_result(const R& r, std::vector<IValue>& out) {
+  if constexpr (std::is_same_v<R, Tensor> || std::is_same_v<R, std::vector<Tensor>>) {
+    out.emplace_back(r);
+  } else if constexpr (std::is_same_v<R, bool> || std::is_same_v<R, double>) {
+    out.emplace_back(r);
+  } else if constexpr (std::is_integral_v<R>) {
+    out.emplace_back(static_cast<int64_t>(r));
+  } else if constexpr (std::is_floating_point_v<R>) {
+    out.emplace_back(static_cast<double>(r));
+  } else {
+    std::apply([&](const auto&... e) { (flatten_result(e, out), ...); }, r);
+  }
+}
+
+template <typename R>
+R unflatten_result(std::vector<IValue>& values, size_t& pos) {
+  if constexpr (std::is_same_v<R, Tensor>) {
+    return std::move(values.at(pos++).to_tensor());
+  } else if constexpr (std::is_same_v<R, std::vector<Tensor>>) {
+    return values.at(pos++).to_tensor_list();
+  } else if constexpr (std::is_same_v<R, bool>) {
+    return values.at(pos++).to_bool();
+  } else if constexpr (std::is_integral_v<R>) {
+    return static_cast<R>(values.at(pos++).to_int());
+  } else if constexpr (std::is_floating_point_v<R>) {
+    return static_cast<R>(values.at(pos++).to_double());
+  } else {
+    return std::apply([&](auto... proto) { return R{unflatten_result<decltype(proto)>(values, pos)...}; }, R{});
+  }
+}
+
+template <typename F>
+struct Signature : Signature<decltype(&F::operator())> {};
+template <typename C, typename R, typename... A>
+struct Signature<R (C::*)(A...) const> {
+  using Result = R;
+  using Args = std::tuple<A...>;
+};
+template <typename C, typename R, typename... A>
+struct Signature<R (C::*)(A...)> {
+  using Result = R;
+  using Args = std::tuple<A...>;
+};
+template <typename R, typename... A>
+struct Signature<R (*)(A...)> {
+  using Result = R;
+  using Args = std::tuple<A...>;
+};
+
+}  // namespace capture
+
+/// A compiled function: call it like the original. Copies share one cache.
+template <typename F, typename Sig = capture::Signature<std::decay_t<F>>, typename Args = typename Sig::Args>
+class Compiled;
+
+template <typename F, typename Sig, typename... A>
+class Compiled<F, Sig, std::tuple<A...>> {
+ public:
+  using Result = typename Sig::Result;
+
+  Compiled(F fn, CompileOptions options, const std::source_location& where)
+      : fn_(std::make_shared<F>(std::move(fn))), state_(capture::make_state(std::move(options), where)) {}
+
+  Result operator()(A... args) const {
+    std::vector<capture::CallArg> packed{capture::to_call_arg(args)...};
+    auto fn = fn_;
+    capture::Invoker invoke = [fn](std::vector<capture::CallArg>& in) {
+      std::vector<IValue> out;
+      invoke_unpacked(*fn, in, out, std::index_sequence_for<A...>{});
+      return out;
+    };
+    std::vector<IValue> flat = capture::call(*state_, std::move(packed), invoke);
+    if constexpr (!std::is_void_v<Result>) {
+      size_t pos = 0;
+      return capture::unflatten_result<std::remove_cvref_t<Result>>(flat, pos);
+    }
+  }
+
+  /// Drops every compiled entry of this function.
+  void reset() const { capture::reset(*state_); }
+  /// Number of cache entries (one per distinct set of guards seen).
+  size_t cache_size() const { return capture::cache_size(*state_); }
+  capture::CompiledFunctionState& state() const { return *state_; }
+
+ private:
+  template <size_t... I>
+  static void invoke_unpacked(F& fn, std::vector<capture::CallArg>& in, std::vector<IValue>& out,
+                              std::index_sequence<I...>) {
+    if constexpr (std::is_void_v<Result>) {
+      fn(capture::from_call_arg<A>(in[I])...);
+    } else {
+      capture::flatten_result(fn(capture::from_call_arg<A>(in[I])...), out);
+    }
+  }
+
+  std::shared_ptr<F> fn_;
+  std::shared_ptr<capture::CompiledFunctionState> state_;
+};
+
+/// Compiles `fn` (a lambda, function object or function pointer) — torch.compile.
+template <typename F>
+Compiled<std::decay_t<F>> compile(F&& fn, CompileOptions options = {}, Loc where = Loc::current()) {
+  return Compiled<std::decay_t<F>>(std::forward<F>(fn), std::move(options), where);
+}
+
+// --- explain ------------------------------------------------------------------
+
+struct BreakReason {
+  std::string reason;
+  SourceLoc loc;
+};
+
+/// What explain() found: the guide's ExplainOutput.
+struct ExplainOutput {
+  std::vector<std::shared_ptr<Graph>> graphs;
+  size_t graph_count = 0;
+  size_t graph_break_count = 0;
+  size_t op_count = 0;
+  std::vector<BreakReason> break_reasons;
+  /// Qualified op names of each graph, in order.
+  std::vector<std::vector<std::string>> ops_per_graph;
+  /// The guards of the entry the call made (text, one per guard).
+  std::vector<std::string> out_guards;
+  /// "Dynamo produced 3 graphs with 2 graph breaks and 6 ops.\n Break reasons: …"
+  std::string str() const;
+};
+
+namespace capture {
+ExplainOutput explain_call(const std::string& name, const std::source_location& where, std::vector<CallArg> args,
+                           const Invoker& invoke);
+}
+
+/// explain(fn)(args…) runs fn once under capture and reports its graphs and breaks.
+template <typename F>
+auto explain(F&& fn, Loc where = Loc::current()) {
+  using Sig = capture::Signature<std::decay_t<F>>;
+  return [fn = std::decay_t<F>(std::forward<F>(fn)), where](auto&&... args) -> ExplainOutput {
+    std::vector<capture::CallArg> packed{capture::to_call_arg(args)...};
+    capture::Invoker invoke = [&fn](std::vector<capture::CallArg>& in) {
+      std::vector<IValue> out;
+      [&]<typename... A>(std::tuple<A...>*) {
+        [&]<size_t... I>(std::index_sequence<I...>) {
+          if constexpr (std::is_void_v<typename Sig::Result>) {
+            fn(capture::from_call_arg<A>(in[I])...);
+          } else {
+            capture::flatten_result(fn(capture::from_call_arg<A>(in[I])...), out);
+          }
+        }(std::index_sequence_for<A...>{});
+      }(static_cast<typename Sig::Args*>(nullptr));
+      return out;
+    };
+    return capture::explain_call("", where, std::move(packed), invoke);
+  };
+}
+
+}  // namespace ember

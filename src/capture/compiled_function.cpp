@@ -1,0 +1,309 @@
+// capture/compiled_function.cpp — the call path of a compiled function (DESIGN.md section
+// 3): guarded cache entries tried without a lock, a miss traced once under the function's
+// lock, replay of break-free entries, segment mode for functions with breaks, the
+// cache_size_limit, and the fallbacks when capture fails.
+#include <atomic>
+#include <iostream>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+
+#include "capture/guards.h"
+#include "capture/tracer.h"
+#include "ember/config.h"
+
+namespace ember {
+namespace capture {
+namespace {
+
+struct Entry {
+  enum class Mode { Replay, Segments, Eager };
+  GuardSet guards;
+  Mode mode = Mode::Replay;
+  std::shared_ptr<Graph> graph;
+  CompiledGraph compiled;
+  std::vector<InputSource> sources;
+  std::vector<OutputSlot> slots;
+  Entry* next = nullptr;  // older entries; immutable once published
+};
+
+struct Segment {
+  std::shared_ptr<Graph> graph;
+  CompiledGraph compiled;
+};
+
+std::string default_name(const std::source_location& where) {
+  std::string file = where.file_name();
+  if (auto p = file.find_last_of('/'); p != std::string::npos) file = file.substr(p + 1);
+  if (auto p = file.find('.'); p != std::string::npos) file = file.substr(0, p);
+  std::string name = "fn_";
+  for (char c : file) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return name + "_" + std::to_string(where.line());
+}
+
+/// The guide's report of a frame capture could not convert.
+std::string wont_convert_report(const std::string& name, const SourceLoc& where, const Error& e) {
+  std::string user_line = e.context();
+  if (auto p = user_line.find("at "); p != std::string::npos) user_line = user_line.substr(p + 3);
+  std::string out = "WON'T CONVERT " + name + " " + where.file + " line " + std::to_string(where.line) + "\ndue to:\n" +
+                    error_kind_name(e.kind()) + ": " + e.message() + "\n\nfrom user code:\n";
+  if (!user_line.empty()) {
+    const auto colon = user_line.find_last_of(':');
+    out += "   File \"" + user_line.substr(0, colon) + "\", line " + user_line.substr(colon + 1) + ", in " + name + "\n";
+  } else {
+    out += "   (no user line is known)\n";
+  }
+  if (!config().dynamo.verbose) {
+    out += "\nSet TORCHDYNAMO_VERBOSE=1 for the internal stack trace (please do this especially if you're reporting a "
+           "bug to Ember).";
+  }
+  return out;
+}
+
+void log_warning(const std::string& text) { std::cerr << "[W dynamo] " << text << "\n"; }
+
+}  // namespace
+
+class CompiledFunctionState {
+ public:
+  CompiledFunctionState(CompileOptions options, const std::source_location& where)
+      : options_(std::move(options)),
+        name_(options_.name.empty() ? default_name(where) : options_.name),
+        where_(where),
+        backend_(options_.custom_backend ? options_.custom_backend : lookup_backend(options_.backend)) {
+    install_capture_hooks();
+  }
+
+  std::vector<IValue> call(std::vector<CallArg>& args, const Invoker& invoke) {
+    // A compiled function called while another is traced is inlined into that trace.
+    if (Tracer::current()) return invoke(args);
+    for (Entry* e = head_.load(std::memory_order_acquire); e; e = e->next) {
+      if (e->guards.check(args)) return run_entry(*e, args, invoke);
+    }
+    return miss(args, invoke);
+  }
+
+  void reset() {
+    std::lock_guard lock(mu_);
+    head_.store(nullptr, std::memory_order_release);
+    entries_.clear();
+    std::unique_lock seg(segments_mu_);
+    segments_.clear();
+    segments_per_site_.clear();
+  }
+
+  size_t cache_size() const { return entry_count_.load(std::memory_order_relaxed); }
+  const std::string& name() const { return name_; }
+
+ private:
+  TraceOptions trace_options() const { return TraceOptions{name_, options_.fullgraph, options_.arg_names}; }
+
+  std::vector<IValue> run_entry(const Entry& e, std::vector<CallArg>& args, const Invoker& invoke) {
+    switch (e.mode) {
+      case Entry::Mode::Replay: {
+        std::vector<Tensor> inputs;
+        inputs.reserve(e.sources.size());
+        for (const InputSource& s : e.sources) {
+          switch (s.kind) {
+            case InputSource::Kind::Arg: inputs.push_back(std::get<Tensor>(args[s.arg])); break;
+            case InputSource::Kind::ArgElement: inputs.push_back(std::get<std::vector<Tensor>>(args[s.arg])[s.element]); break;
+            case InputSource::Kind::Bound: inputs.push_back(s.bound); break;
+          }
+        }
+        return assemble_results(e.slots, e.compiled(inputs));
+      }
+      case Entry::Mode::Segments: {
+        Tracer tracer(trace_options(), segment_compiler());
+        return tracer.run(args, invoke);
+      }
+      case Entry::Mode::Eager:
+        return invoke(args);
+    }
+    EMBER_INTERNAL_ASSERT(false) << "unknown entry mode";
+  }
+
+  std::vector<IValue> miss(std::vector<CallArg>& args, const Invoker& invoke) {
+    std::unique_lock lock(mu_);
+    // Another caller may have compiled these guards while this one waited.
+    for (Entry* e = head_.load(std::memory_order_acquire); e; e = e->next) {
+      if (e->guards.check(args)) {
+        lock.unlock();
+        return run_entry(*e, args, invoke);
+      }
+    }
+    const int64_t limit = config().dynamo.cache_size_limit;
+    if (static_cast<int64_t>(entries_.size()) >= limit) {
+      std::string reason;
+      if (Entry* e = head_.load(std::memory_order_acquire)) reason = e->guards.first_failure(args).value_or("");
+      log_warning("torch._dynamo hit config.cache_size_limit (" + std::to_string(limit) + ")\n   function: '" +
+                  name_ + "' (" + SourceLoc(where_).str() + ")\n   last reason: " + reason +
+                  "\nTo log all recompilation reasons, use TORCH_LOGS=\"recompiles\".");
+      lock.unlock();
+      return invoke(args);
+    }
+
+    auto entry = std::make_unique<Entry>();
+    entry->guards = GuardSet::for_call(args, options_.arg_names);
+    Tracer tracer(trace_options(), segment_compiler());
+    std::vector<IValue> results;
+    try {
+      results = tracer.run(args, invoke);
+    } catch (const Error& e) {
+      // Under fullgraph, and once a segment ran on real data (re-running would repeat its
+      // effects), the error is the user's answer. Otherwise run eagerly: an error eager
+      // raises too is the user's; one it does not is capture's, and the function stays eager.
+      if (options_.fullgraph || tracer.ran_segment()) throw;
+      log_warning(wont_convert_report(name_, SourceLoc(where_), e));
+      entry->mode = Entry::Mode::Eager;
+      publish(std::move(entry));
+      lock.unlock();
+      return invoke(args);
+    }
+    for (UserGuard& g : tracer.user_guards()) entry->guards.add_user_guard(std::move(g));
+    if (tracer.breaks().empty()) {
+      entry->mode = Entry::Mode::Replay;
+      entry->graph = tracer.final_graph();
+      entry->compiled = tracer.final_compiled();
+      entry->sources = tracer.final_sources();
+      entry->slots = tracer.output_slots();
+    } else {
+      entry->mode = Entry::Mode::Segments;
+    }
+    publish(std::move(entry));
+    return results;
+  }
+
+  void publish(std::unique_ptr<Entry> entry) {
+    entry->next = head_.load(std::memory_order_relaxed);
+    head_.store(entry.get(), std::memory_order_release);
+    entries_.push_back(std::move(entry));
+    entry_count_.store(entries_.size(), std::memory_order_relaxed);
+  }
+
+  /// Compiles a flushed graph once per distinct text (structure, geometry and literals).
+  SegmentCompiler segment_compiler() {
+    return [this](const std::shared_ptr<Graph>& g, const std::vector<Tensor>& inputs) -> CompiledGraph {
+      std::string key = to_string(*g);
+      {
+        std::shared_lock read(segments_mu_);
+        if (auto it = segments_.find(key); it != segments_.end()) return it->second.compiled;
+      }
+      std::unique_lock write(segments_mu_);
+      if (auto it = segments_.find(key); it != segments_.end()) return it->second.compiled;
+      const Node* first_call = nullptr;
+      for (const auto& n : g->nodes()) {
+        if (n->kind() == NodeKind::Call) {
+          first_call = n.get();
+          break;
+        }
+      }
+      const std::string site = first_call ? first_call->loc().str() : "";
+      const int64_t limit = config().dynamo.cache_size_limit;
+      if (static_cast<int64_t>(segments_per_site_[site]) >= limit) {
+        log_warning("torch._dynamo hit config.cache_size_limit (" + std::to_string(limit) + ") for the graph of '" +
+                    name_ + "' starting at " + site + "; it runs eagerly from now on");
+        return eager_backend(*g);
+      }
+      CompiledGraph compiled = backend_(*g, inputs);
+      ++segments_per_site_[site];
+      segments_.emplace(std::move(key), Segment{g, compiled});
+      return compiled;
+    };
+  }
+
+  CompileOptions options_;
+  std::string name_;
+  std::source_location where_;
+  Backend backend_;
+
+  std::atomic<Entry*> head_{nullptr};
+  std::atomic<size_t> entry_count_{0};
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Entry>> entries_;
+
+  std::shared_mutex segments_mu_;
+  std::unordered_map<std::string, Segment> segments_;
+  std::map<std::string, size_t> segments_per_site_;
+};
+
+std::shared_ptr<CompiledFunctionState> make_state(CompileOptions options, const std::source_location& where) {
+  return std::make_shared<CompiledFunctionState>(std::move(options), where);
+}
+
+std::vector<IValue> call(CompiledFunctionState& state, std::vector<CallArg> args, const Invoker& invoke) {
+  return state.call(args, invoke);
+}
+
+void reset(CompiledFunctionState& state) { state.reset(); }
+size_t cache_size(const CompiledFunctionState& state) { return state.cache_size(); }
+
+ExplainOutput explain_call(const std::string& name, const std::source_location& where, std::vector<CallArg> args,
+                           const Invoker& invoke) {
+  GuardSet guards = GuardSet::for_call(args, {});
+  Tracer tracer(TraceOptions{name.empty() ? default_name(where) : name, false, {}},
+                [](const std::shared_ptr<Graph>& g, const std::vector<Tensor>&) { return eager_backend(*g); });
+  tracer.run(args, invoke);
+  for (UserGuard& g : tracer.user_guards()) guards.add_user_guard(std::move(g));
+  ExplainOutput out;
+  out.graphs = tracer.graphs();
+  out.graph_count = out.graphs.size();
+  out.graph_break_count = tracer.breaks().size();
+  for (const auto& g : out.graphs) {
+    std::vector<std::string> ops;
+    for (const auto& n : g->nodes())
+      if (n->kind() == NodeKind::Call) ops.push_back(n->target());
+    out.op_count += ops.size();
+    out.ops_per_graph.push_back(std::move(ops));
+  }
+  for (const GraphBreak& b : tracer.breaks()) out.break_reasons.push_back({b.reason(), b.loc});
+  out.out_guards = guards.describe();
+  return out;
+}
+
+}  // namespace capture
+
+std::string ExplainOutput::str() const {
+  std::string out = "Dynamo produced " + std::to_string(graph_count) + " graph" + (graph_count == 1 ? "" : "s") +
+                    " with " + std::to_string(graph_break_count) + " graph break" +
+                    (graph_break_count == 1 ? "" : "s") + " and " + std::to_string(op_count) + " op" +
+                    (op_count == 1 ? "" : "s") + "\n";
+  if (!break_reasons.empty()) {
+    out += " Break reasons:\n";
+    for (size_t i = 0; i < break_reasons.size(); ++i) {
+      const BreakReason& b = break_reasons[i];
+      out += "\n" + std::to_string(i + 1) + ". " + b.reason + "\n";
+      if (b.loc.known()) out += "  File \"" + b.loc.file + "\", line " + std::to_string(b.loc.line) + "\n";
+    }
+    out += "\n";
+  }
+  out += "Ops per Graph:\n";
+  for (size_t i = 0; i < ops_per_graph.size(); ++i) {
+    out += "  Ops " + std::to_string(i + 1) + ":\n";
+    for (const auto& op : ops_per_graph[i]) out += "    " + op + "\n";
+  }
+  out += "Out Guards:\n";
+  for (const auto& g : out_guards) out += "  " + g + "\n";
+  return out;
+}
+
+void graph_break(Loc loc) {
+  if (capture::Tracer* t = capture::Tracer::current()) t->on_graph_break(capture::BreakKind::Explicit, "", SourceLoc(loc));
+}
+
+bool is_compiling() { return capture::Tracer::current() != nullptr; }
+
+namespace {
+template <typename T>
+void add_user_guard(const std::string& name, const T& variable, const std::source_location& loc) {
+  if (capture::Tracer* t = capture::Tracer::current()) {
+    t->add_user_guard(capture::UserGuard{name, &variable, IValue(variable), SourceLoc(loc)});
+  }
+}
+}  // namespace
+
+void guard_on(const std::string& name, const int64_t& variable, Loc loc) { add_user_guard(name, variable, loc); }
+void guard_on(const std::string& name, const double& variable, Loc loc) { add_user_guard(name, variable, loc); }
+void guard_on(const std::string& name, const bool& variable, Loc loc) { add_user_guard(name, variable, loc); }
+void guard_on(const std::string& name, const std::string& variable, Loc loc) { add_user_guard(name, variable, loc); }
+
+}  // namespace ember

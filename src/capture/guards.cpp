@@ -1,0 +1,279 @@
+// capture/guards.cpp — building, checking and explaining guards (guards.h).
+#include "capture/guards.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "ember/autograd.h"
+
+namespace ember::capture {
+namespace {
+
+bool same_value(const IValue& a, const IValue& b) {
+  if (a.is_double() && b.is_double()) {
+    const double x = a.to_double(), y = b.to_double();
+    return x == y || (std::isnan(x) && std::isnan(y));
+  }
+  if (a.is_int() && b.is_int()) return a.to_int() == b.to_int();
+  if (a.is_bool() && b.is_bool()) return a.to_bool() == b.to_bool();
+  if (a.is_string() && b.is_string()) return a.to_string_ref() == b.to_string_ref();
+  return false;
+}
+
+IValue value_of_arg(const CallArg& a) {
+  if (const auto* i = std::get_if<int64_t>(&a)) return *i;
+  if (const auto* d = std::get_if<double>(&a)) return *d;
+  if (const auto* b = std::get_if<bool>(&a)) return *b;
+  return IValue();
+}
+
+std::string show(const IValue& v) {
+  std::ostringstream os;
+  if (v.is_bool()) {
+    os << (v.to_bool() ? "True" : "False");
+  } else if (v.is_string()) {
+    os << '"' << v.to_string_ref() << '"';
+  } else {
+    os << v;
+  }
+  return os.str();
+}
+
+IValue read_user(const UserGuard& g) {
+  return std::visit([](const auto* p) { return IValue(*p); }, g.where);
+}
+
+}  // namespace
+
+std::string arg_name(const std::vector<std::string>& names, size_t i) {
+  return i < names.size() ? names[i] : "arg" + std::to_string(i);
+}
+
+GuardSet GuardSet::for_call(const std::vector<CallArg>& args, const std::vector<std::string>& arg_names) {
+  GuardSet gs;
+  gs.grad_enabled_ = is_grad_enabled();
+  auto add_tensor = [&](int arg, int element, std::string name, const Tensor& t) {
+    TensorGuard g;
+    g.arg = arg;
+    g.element = element;
+    g.name = std::move(name);
+    g.meta = TensorMeta{t.sizes().vec(), t.strides().vec(), t.dtype(), t.device(), t.storage_offset()};
+    g.requires_grad = t.requires_grad();
+    for (size_t k = 0; k < gs.tensors_.size(); ++k) {
+      if (const Tensor* other = gs.tensor_of(args, gs.tensors_[k]); other && other->is_same(t)) {
+        g.same_as = static_cast<int>(k);
+        break;
+      }
+    }
+    gs.tensors_.push_back(std::move(g));
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    const int arg = static_cast<int>(i);
+    const std::string name = arg_name(arg_names, i);
+    if (const auto* t = std::get_if<Tensor>(&args[i])) {
+      EMBER_CHECK_VALUE(t->defined()) << "compiled function: argument '" << name << "' is an undefined tensor";
+      add_tensor(arg, -1, name, *t);
+    } else if (const auto* list = std::get_if<std::vector<Tensor>>(&args[i])) {
+      gs.values_.push_back({arg, name, IValue(static_cast<int64_t>(list->size())), true});
+      for (size_t k = 0; k < list->size(); ++k) {
+        EMBER_CHECK_VALUE((*list)[k].defined())
+            << "compiled function: element " << k << " of argument '" << name << "' is an undefined tensor";
+        add_tensor(arg, static_cast<int>(k), name + "[" + std::to_string(k) + "]", (*list)[k]);
+      }
+    } else if (const auto* m = std::get_if<nn::Module*>(&args[i])) {
+      ModuleGuard g;
+      g.arg = arg;
+      g.name = name;
+      g.module = *m;
+      for (auto& [path, sub] : (*m)->named_modules()) {
+        g.training.emplace_back(path.empty() ? name : name + "." + path, sub->is_training());
+        for (auto& [n, t] : sub->named_parameters(false)) g.tensors.emplace_back(path.empty() ? n : path + "." + n, t.impl());
+        for (auto& [n, t] : sub->named_buffers(false)) g.tensors.emplace_back(path.empty() ? n : path + "." + n, t.impl());
+      }
+      gs.modules_.push_back(std::move(g));
+    } else {
+      gs.values_.push_back({arg, name, value_of_arg(args[i]), false});
+    }
+  }
+  return gs;
+}
+
+const Tensor* GuardSet::tensor_of(const std::vector<CallArg>& args, const TensorGuard& g) const {
+  if (g.arg >= static_cast<int>(args.size())) return nullptr;
+  const CallArg& a = args[g.arg];
+  if (g.element < 0) return std::get_if<Tensor>(&a);
+  const auto* list = std::get_if<std::vector<Tensor>>(&a);
+  if (!list || g.element >= static_cast<int>(list->size())) return nullptr;
+  return &(*list)[g.element];
+}
+
+std::optional<std::string> GuardSet::fail_tensor(const std::vector<CallArg>& args, const TensorGuard& g) const {
+  const Tensor* t = tensor_of(args, g);
+  std::ostringstream os;
+  os << "tensor '" << g.name << "' ";
+  if (!t || !t->defined()) return os.str() + "is missing";
+  const TensorImpl& impl = *t->impl();
+  if (impl.dtype != g.meta.dtype) {
+    os << "dtype mismatch. expected " << scalar_type_name(g.meta.dtype) << ", actual " << scalar_type_name(impl.dtype);
+    return os.str();
+  }
+  if (!(impl.device == g.meta.device)) {
+    os << "device mismatch. expected " << g.meta.device << ", actual " << impl.device;
+    return os.str();
+  }
+  if (impl.sizes.size() != g.meta.sizes.size()) {
+    os << "rank mismatch. expected " << g.meta.sizes.size() << ", actual " << impl.sizes.size();
+    return os.str();
+  }
+  for (size_t d = 0; d < impl.sizes.size(); ++d) {
+    if (impl.sizes[d] != g.meta.sizes[d]) {
+      os << "size mismatch at index " << d << ". expected " << g.meta.sizes[d] << ", actual " << impl.sizes[d];
+      return os.str();
+    }
+  }
+  for (size_t d = 0; d < impl.strides.size(); ++d) {
+    if (impl.strides[d] != g.meta.strides[d]) {
+      os << "stride mismatch at index " << d << ". expected " << g.meta.strides[d] << ", actual " << impl.strides[d];
+      return os.str();
+    }
+  }
+  if (impl.storage_offset != g.meta.storage_offset) {
+    os << "storage offset mismatch. expected " << g.meta.storage_offset << ", actual " << impl.storage_offset;
+    return os.str();
+  }
+  if (t->requires_grad() != g.requires_grad) {
+    os << "requires_grad mismatch. expected requires_grad=" << g.requires_grad;
+    return os.str();
+  }
+  const size_t i = static_cast<size_t>(&g - tensors_.data());
+  for (size_t k = 0; k < i; ++k) {
+    const Tensor* other = tensor_of(args, tensors_[k]);
+    const bool same = other && other->is_same(*t);
+    if (same != (root(i) == root(k))) {
+      return os.str() + (same ? "is now the same tensor as '" : "is no longer the same tensor as '") +
+             tensors_[k].name + "'";
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> GuardSet::fail_value(const std::vector<CallArg>& args, const ValueGuard& g) const {
+  const CallArg& a = args[g.arg];
+  IValue actual;
+  if (g.is_length) {
+    const auto* list = std::get_if<std::vector<Tensor>>(&a);
+    actual = list ? IValue(static_cast<int64_t>(list->size())) : IValue();
+  } else {
+    actual = value_of_arg(a);
+  }
+  if (same_value(actual, g.expected)) return std::nullopt;
+  if (g.is_length) return "len('" + g.name + "') == " + show(g.expected) + " (actual " + show(actual) + ")";
+  return "'" + g.name + "' == " + show(g.expected) + " (actual " + show(actual) + ")";
+}
+
+std::optional<std::string> GuardSet::fail_module(const std::vector<CallArg>& args, const ModuleGuard& g) const {
+  const auto* m = std::get_if<nn::Module*>(&args[g.arg]);
+  if (!m || *m != g.module) return "module '" + g.name + "' is not the module that was traced";
+  std::optional<std::string> failure;
+  size_t mi = 0, ti = 0;
+  (*m)->visit(
+      [&](const nn::Module& sub) {
+        if (failure) return;
+        if (mi >= g.training.size()) {
+          failure = "module '" + g.name + "' has a submodule added after tracing";
+        } else if (sub.is_training() != g.training[mi].second) {
+          failure = "module '" + g.training[mi].first + "' training == " + (g.training[mi].second ? "True" : "False");
+        }
+        ++mi;
+      },
+      [&](const Tensor& t) {
+        if (failure) return;
+        if (ti >= g.tensors.size()) {
+          failure = "module '" + g.name + "' has a tensor added after tracing";
+        } else if (t.impl() != g.tensors[ti].second) {
+          failure = "module '" + g.name + "': '" + g.tensors[ti].first + "' is not the tensor that was traced";
+        }
+        ++ti;
+      });
+  if (!failure && (mi != g.training.size() || ti != g.tensors.size())) {
+    failure = "module '" + g.name + "' lost a submodule or tensor after tracing";
+  }
+  return failure;
+}
+
+std::optional<std::string> GuardSet::fail_user(const UserGuard& g) const {
+  IValue actual = read_user(g);
+  if (same_value(actual, g.expected)) return std::nullopt;
+  return "guard_on('" + g.name + "') == " + show(g.expected) + " (actual " + show(actual) + ")";
+}
+
+bool GuardSet::check(const std::vector<CallArg>& args) const {
+  if (is_grad_enabled() != grad_enabled_) return false;
+  for (const auto& g : tensors_) {
+    const Tensor* t = tensor_of(args, g);
+    if (!t || !t->defined()) return false;
+    const TensorImpl& impl = *t->impl();
+    if (impl.dtype != g.meta.dtype || !(impl.device == g.meta.device) || impl.sizes != g.meta.sizes ||
+        impl.strides != g.meta.strides || impl.storage_offset != g.meta.storage_offset ||
+        t->requires_grad() != g.requires_grad) {
+      return false;
+    }
+  }
+  for (size_t i = 1; i < tensors_.size(); ++i) {
+    const Tensor* t = tensor_of(args, tensors_[i]);
+    for (size_t k = 0; k < i; ++k) {
+      if (tensor_of(args, tensors_[k])->is_same(*t) != (root(i) == root(k))) return false;
+    }
+  }
+  for (const auto& g : values_)
+    if (fail_value(args, g)) return false;
+  for (const auto& g : modules_)
+    if (fail_module(args, g)) return false;
+  for (const auto& g : user_)
+    if (fail_user(g)) return false;
+  return true;
+}
+
+std::optional<std::string> GuardSet::first_failure(const std::vector<CallArg>& args) const {
+  if (is_grad_enabled() != grad_enabled_) {
+    return std::string("grad mode mismatch. expected ") + (grad_enabled_ ? "enabled" : "disabled");
+  }
+  for (const auto& g : values_)
+    if (g.is_length)
+      if (auto f = fail_value(args, g)) return f;
+  for (const auto& g : tensors_)
+    if (auto f = fail_tensor(args, g)) return f;
+  for (const auto& g : values_)
+    if (!g.is_length)
+      if (auto f = fail_value(args, g)) return f;
+  for (const auto& g : modules_)
+    if (auto f = fail_module(args, g)) return f;
+  for (const auto& g : user_)
+    if (auto f = fail_user(g)) return f;
+  return std::nullopt;
+}
+
+std::vector<std::string> GuardSet::describe() const {
+  std::vector<std::string> out;
+  out.push_back(std::string("grad mode is ") + (grad_enabled_ ? "enabled" : "disabled"));
+  for (const auto& g : values_) {
+    out.push_back(g.is_length ? "len('" + g.name + "') == " + show(g.expected) : "'" + g.name + "' == " + show(g.expected));
+  }
+  for (const auto& g : tensors_) {
+    std::ostringstream os;
+    os << "tensor '" << g.name << "': " << scalar_type_name(g.meta.dtype) << " " << IntArrayRef(g.meta.sizes)
+       << " strides " << IntArrayRef(g.meta.strides) << " on " << g.meta.device
+       << ", requires_grad=" << g.requires_grad;
+    if (g.same_as >= 0) os << ", same tensor as '" << tensors_[g.same_as].name << "'";
+    out.push_back(os.str());
+  }
+  for (const auto& g : modules_) {
+    out.push_back("module '" + g.name + "' is the traced module, with its " + std::to_string(g.tensors.size()) +
+                  " parameters and buffers and the training flags of its " + std::to_string(g.training.size()) +
+                  " modules");
+  }
+  for (const auto& g : user_) out.push_back("guard_on('" + g.name + "') == " + show(g.expected));
+  return out;
+}
+
+}  // namespace ember::capture

@@ -1,0 +1,78 @@
+// capture/guards.h — the conditions under which a cache entry's compiled artifact may run
+// in place of the user function (DESIGN.md section 3): tensor geometry, dtype, device and
+// requires_grad; scalar values; list lengths; module identity, tensors and training
+// flags; grad mode; aliasing between arguments; values declared with guard_on().
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ember/compile.h"
+
+namespace ember::capture {
+
+/// A value read through guard_on(): where it lives and what it was when traced.
+struct UserGuard {
+  std::string name;
+  std::variant<const int64_t*, const double*, const bool*, const std::string*> where;
+  IValue expected;
+  SourceLoc loc;
+};
+
+class GuardSet {
+ public:
+  /// Guards on every argument of a call as it is now, and on the thread's grad mode.
+  static GuardSet for_call(const std::vector<CallArg>& args, const std::vector<std::string>& arg_names);
+  void add_user_guard(UserGuard g) { user_.push_back(std::move(g)); }
+
+  /// Whether `args` (and the current state) pass every guard. No allocation, no lock.
+  bool check(const std::vector<CallArg>& args) const;
+  /// The first guard that fails, as PyTorch words it ("tensor 'x' size mismatch at index 0.
+  /// expected 4, actual 8"), or nullopt when all pass.
+  std::optional<std::string> first_failure(const std::vector<CallArg>& args) const;
+  /// One line per guard, for explain() and the guards log.
+  std::vector<std::string> describe() const;
+
+ private:
+  struct TensorGuard {
+    int arg = 0;
+    int element = -1;  // index in a std::vector<Tensor> argument, or -1
+    std::string name;
+    TensorMeta meta;
+    bool requires_grad = false;
+    int same_as = -1;  // index (into tensors_) of an earlier tensor guard with the same TensorImpl
+  };
+  struct ValueGuard {  // a number argument, or the length of a tensor list
+    int arg = 0;
+    std::string name;
+    IValue expected;
+    bool is_length = false;
+  };
+  struct ModuleGuard {
+    int arg = 0;
+    std::string name;
+    const nn::Module* module = nullptr;
+    std::vector<std::pair<std::string, const TensorImpl*>> tensors;  // parameters then buffers
+    std::vector<std::pair<std::string, bool>> training;              // per submodule
+  };
+
+  /// The first tensor guard on the same TensorImpl as tensor guard i (itself when none).
+  size_t root(size_t i) const { return tensors_[i].same_as >= 0 ? static_cast<size_t>(tensors_[i].same_as) : i; }
+  const Tensor* tensor_of(const std::vector<CallArg>& args, const TensorGuard& g) const;
+  std::optional<std::string> fail_tensor(const std::vector<CallArg>& args, const TensorGuard& g) const;
+  std::optional<std::string> fail_value(const std::vector<CallArg>& args, const ValueGuard& g) const;
+  std::optional<std::string> fail_module(const std::vector<CallArg>& args, const ModuleGuard& g) const;
+  std::optional<std::string> fail_user(const UserGuard& g) const;
+
+  std::vector<TensorGuard> tensors_;
+  std::vector<ValueGuard> values_;
+  std::vector<ModuleGuard> modules_;
+  std::vector<UserGuard> user_;
+  bool grad_enabled_ = true;
+};
+
+/// "arg0", … unless the user named the arguments.
+std::string arg_name(const std::vector<std::string>& names, size_t i);
+
+}  // namespace ember::capture

@@ -1,0 +1,420 @@
+// capture/tracer.cpp — see tracer.h and Note [fake tensors].
+#include "capture/tracer.h"
+
+#include <cstring>
+
+#include "core/fake.h"
+#include "ember/autograd.h"
+#include "ops/dispatch.h"
+#include "support/call_context.h"
+
+namespace ember::capture {
+namespace {
+
+thread_local Tracer* t_current = nullptr;
+
+/// No tracer on this thread while alive: ops run for real (a flush executing a graph, a
+/// backend compiling one, an op run eagerly at a break).
+class SuspendTracing {
+ public:
+  SuspendTracing() : saved_(t_current) { t_current = nullptr; }
+  ~SuspendTracing() { t_current = saved_; }
+  SuspendTracing(const SuspendTracing&) = delete;
+  SuspendTracing& operator=(const SuspendTracing&) = delete;
+
+ private:
+  Tracer* saved_;
+};
+
+struct BreakInfo {
+  const char* id;
+  const char* what;
+  const char* hint;
+};
+constexpr BreakInfo kBreaks[] = {
+#define GRAPH_BREAK(name, id, what, hint) {id, what, hint},
+#include "capture/graph_breaks.def"
+#undef GRAPH_BREAK
+};
+
+/// Which break a data access is (the texts core passes to require_data).
+BreakKind kind_of_access(const char* what) {
+  if (std::strcmp(what, "Tensor.item()") == 0) return BreakKind::Item;
+  if (std::strcmp(what, "a tensor used as a bool") == 0) return BreakKind::TensorBool;
+  if (std::strcmp(what, "printing a tensor") == 0) return BreakKind::Print;
+  if (std::strcmp(what, "Tensor.backward()") == 0) return BreakKind::Backward;
+  return BreakKind::DataRead;
+}
+
+SourceLoc current_user_loc() {
+  const support::CallContext& c = support::call_context();
+  return c.has_user_loc ? SourceLoc(c.user_loc.file, c.user_loc.line) : SourceLoc();
+}
+
+TensorMeta meta_of(const Tensor& t) {
+  return TensorMeta{t.sizes().vec(), t.strides().vec(), t.dtype(), t.device(), t.storage_offset()};
+}
+
+Stack capture_layer(const ops::OpDef& op, Stack& args) {
+  if (Tracer* t = Tracer::current()) return t->record(op, args);
+  for (const IValue& a : args) {
+    EMBER_CHECK(!(a.is_tensor() && a.to_tensor().is_fake()))
+        << "this tensor was made while tracing a compiled function and has no data; it was kept past the "
+           "trace that made it (e.g. stored outside the function), where it cannot be used";
+  }
+  return ops::redispatch(ops::DispatchLayer::Capture, op, args);
+}
+
+void fake_data_hook(const Tensor& t, const char* what, const std::source_location& loc) {
+  if (Tracer* tr = Tracer::current()) tr->on_data_access(t, what, loc);
+}
+
+}  // namespace
+
+std::string GraphBreak::reason() const {
+  const BreakInfo& info = kBreaks[static_cast<int>(kind)];
+  std::string out = std::string(info.id) + ": " + info.what;
+  if (!detail.empty()) out += " (" + detail + ")";
+  return out;
+}
+
+const char* GraphBreak::hint() const { return kBreaks[static_cast<int>(kind)].hint; }
+
+void install_capture_hooks() {
+  static const bool installed = [] {
+    ops::set_layer_handler(ops::DispatchLayer::Capture, &capture_layer);
+    core::set_fake_data_hook(&fake_data_hook);
+    return true;
+  }();
+  (void)installed;
+}
+
+Tracer* Tracer::current() { return t_current; }
+
+Tracer::Tracer(TraceOptions options, SegmentCompiler compile)
+    : options_(std::move(options)), compile_(std::move(compile)) {
+  install_capture_hooks();
+}
+
+Tracer::~Tracer() = default;
+
+Tensor Tracer::make_fake(const TensorMeta& m, std::shared_ptr<Storage> storage, bool requires_grad) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->sizes = m.sizes;
+  impl->strides = m.strides;
+  impl->storage_offset = m.storage_offset;
+  impl->dtype = m.dtype;
+  impl->device = m.device;
+  impl->is_fake = true;
+  impl->refresh();
+  if (!storage) {
+    int64_t extent = impl->numel > 0 ? m.storage_offset + 1 : 0;
+    for (size_t d = 0; d < m.sizes.size() && impl->numel > 0; ++d) extent += (m.sizes[d] - 1) * m.strides[d];
+    storage = std::make_shared<Storage>(static_cast<size_t>(extent) * element_size(m.dtype), kMeta);
+  }
+  impl->storage = std::move(storage);
+  Tensor t(std::move(impl));
+  if (requires_grad) t.requires_grad_(true);
+  return t;
+}
+
+void Tracer::start_segment() {
+  graph_ = std::make_shared<Graph>(options_.name.empty() ? "graph" : options_.name);
+  values_.clear();
+  live_.clear();
+  input_values_.clear();
+  input_fakes_.clear();
+  input_sources_.clear();
+  fake_of_input_.clear();
+  dirty_.clear();
+}
+
+ValueRef Tracer::add_input(const Tensor& real, const Tensor& fake, std::string_view name, InputSource source,
+                           bool attribute) {
+  Node* n = attribute ? graph_->add_attribute(name, meta_of(real)) : graph_->add_placeholder(name, meta_of(real));
+  const ValueRef ref = n->out(0);
+  values_[real.impl()] = {real.impl_ptr(), ref};
+  values_[fake.impl()] = {fake.impl_ptr(), ref};
+  input_values_.push_back(real);
+  input_fakes_.push_back(fake);
+  fake_of_input_[real.impl()] = fake;
+  input_sources_.push_back(std::move(source));
+  return ref;
+}
+
+std::optional<ValueRef> Tracer::find_value(const Tensor& t) const {
+  auto it = values_.find(t.impl());
+  if (it == values_.end() || it->second.object.lock().get() != t.impl()) return std::nullopt;
+  return it->second.ref;
+}
+
+ValueRef Tracer::value_for(const Tensor& t) {
+  if (auto ref = find_value(t)) return *ref;
+  EMBER_CHECK(!t.is_fake()) << "a tensor made while tracing another compiled function (or an earlier call of this "
+                               "one) was used here; tensors made during a trace cannot outlive it";
+  // A real tensor the function reached from outside its arguments: lift it to an input.
+  const Tensor fake = make_fake(meta_of(t), nullptr, t.requires_grad());
+  InputSource source;
+  source.kind = InputSource::Kind::Bound;
+  source.bound = t;
+  if (auto it = module_tensors_.find(t.impl()); it != module_tensors_.end()) {
+    return add_input(t, fake, it->second, std::move(source), /*attribute=*/true);
+  }
+  return add_input(t, fake, "_lifted_tensor_" + std::to_string(lifted_count_++), std::move(source), false);
+}
+
+Stack Tracer::record(const ops::OpDef& op, Stack& args) {
+  const SourceLoc loc = current_user_loc();
+  const bool dynamic = op.kind == ops::OpKind::Dynamic;
+  if (dynamic || !op.meta) {
+    on_graph_break(dynamic ? BreakKind::DynamicShape : BreakKind::NoMeta, op.name, loc);
+    SuspendTracing real;
+    return ops::redispatch(ops::DispatchLayer::Capture, op, args);
+  }
+
+  // Arguments: tensors become graph values; the meta function sees their fakes.
+  std::vector<Arg> graph_args;
+  graph_args.reserve(args.size());
+  Stack fake_args = args;
+  std::vector<Tensor> written;
+  for (size_t i = 0; i < args.size(); ++i) {
+    IValue& a = args[i];
+    const bool writes = op.schema.arguments[i].is_write;
+    if (a.is_tensor() && a.to_tensor().defined()) {
+      const Tensor& t = a.to_tensor();
+      const ValueRef ref = value_for(t);
+      graph_args.push_back(Arg::of_value(ref));
+      fake_args[i] = IValue(fake_for(t, ref));
+      if (writes) {
+        written.push_back(t);
+        if (!t.is_fake()) dirty_.insert(t.impl());
+      }
+    } else if (a.is_tensor()) {
+      graph_args.push_back(Arg::of_literal(IValue()));
+      fake_args[i] = IValue();
+    } else if (a.is_tensor_list()) {
+      std::vector<std::optional<ValueRef>> refs;
+      std::vector<Tensor> fakes;
+      for (const Tensor& t : a.to_tensor_list()) {
+        const ValueRef ref = value_for(t);
+        refs.emplace_back(ref);
+        fakes.push_back(fake_for(t, ref));
+      }
+      graph_args.push_back(Arg::of_values(std::move(refs)));
+      fake_args[i] = IValue(std::move(fakes));
+    } else if (std::holds_alternative<std::vector<std::optional<Tensor>>>(a.variant())) {
+      std::vector<std::optional<ValueRef>> refs;
+      std::vector<std::optional<Tensor>> fakes;
+      for (const auto& t : a.to_optional_tensor_list()) {
+        if (t && t->defined()) {
+          const ValueRef ref = value_for(*t);
+          refs.emplace_back(ref);
+          fakes.emplace_back(fake_for(*t, ref));
+        } else {
+          refs.emplace_back(std::nullopt);
+          fakes.emplace_back(std::nullopt);
+        }
+      }
+      graph_args.push_back(Arg::of_values(std::move(refs)));
+      fake_args[i] = IValue(std::move(fakes));
+    } else {
+      graph_args.push_back(Arg::of_literal(a));
+    }
+  }
+
+  std::vector<TensorMeta> metas = op.meta(fake_args);
+  std::vector<Tensor> outs;
+  if (metas.empty() && !written.empty()) {
+    // copy_ and friends: the result is the written argument itself.
+    for (const Tensor& w : written) metas.push_back(meta_of(w));
+    Node* n = graph_->add_call(op, std::move(graph_args), std::move(metas), loc);
+    n->set_grad_enabled(is_grad_enabled());
+    Stack result;
+    for (Tensor& w : written) result.emplace_back(std::move(w));
+    return result;
+  }
+  Node* n = graph_->add_call(op, std::move(graph_args), metas, loc);
+  n->set_grad_enabled(is_grad_enabled());
+  const bool view = op.kind == ops::OpKind::View;
+  for (size_t k = 0; k < metas.size(); ++k) {
+    Tensor out = make_fake(metas[k], view ? fake_args[0].to_tensor().storage() : nullptr, false);
+    out.impl()->is_view = view;
+    const ValueRef ref = n->out(static_cast<uint32_t>(k));
+    values_[out.impl()] = {out.impl_ptr(), ref};
+    live_.push_back({out.impl_ptr(), ref});
+    outs.push_back(std::move(out));
+  }
+  if (!op.schema.returns.empty() && op.schema.returns[0].type.is_list) return {IValue(std::move(outs))};
+  Stack result;
+  for (auto& t : outs) result.emplace_back(std::move(t));
+  return result;
+}
+
+Tensor Tracer::fake_for(const Tensor& t, ValueRef ref) const {
+  if (t.is_fake()) return t;
+  auto it = fake_of_input_.find(t.impl());
+  if (it != fake_of_input_.end()) return it->second;
+  EMBER_INTERNAL_ASSERT(false) << "no fake for the real tensor behind %" << ref.node->name();
+}
+
+void Tracer::on_data_access(const Tensor& t, const char* what, const std::source_location& loc) {
+  if (!t.is_fake() && !dirty_.contains(t.impl())) return;
+  if (t.is_fake()) {
+    EMBER_CHECK(find_value(t).has_value())
+        << what << ": this tensor was made while tracing another compiled function (or an earlier call of this "
+        << "one) and has no data";
+  }
+  on_graph_break(kind_of_access(what), "", SourceLoc(loc));
+}
+
+void Tracer::on_graph_break(BreakKind kind, std::string detail, SourceLoc loc) {
+  GraphBreak b{kind, std::move(detail), std::move(loc)};
+  EMBER_CHECK_KIND(ErrorKind::Unsupported, !options_.fullgraph)
+      << "graph break in a function compiled with fullgraph=true: " << b.reason() << ", at " << b.loc.str()
+      << " (hint: " << b.hint() << ")";
+  breaks_.push_back(b);
+
+  // Every fake the user code may still hold becomes real.
+  std::vector<ValueRef> outputs;
+  std::vector<std::shared_ptr<TensorImpl>> fakes;
+  for (const Live& l : live_) {
+    if (auto f = l.fake.lock(); f && f->is_fake) {
+      outputs.push_back(l.value);
+      fakes.push_back(std::move(f));
+    }
+  }
+  std::vector<Tensor> real = flush(outputs);
+  for (size_t i = 0; i < fakes.size(); ++i) materialize(*fakes[i], real[i]);
+  for (size_t i = 0; i < input_fakes_.size(); ++i) {
+    if (input_fakes_[i].is_fake()) materialize(*input_fakes_[i].impl(), input_values_[i]);
+  }
+  start_segment();
+}
+
+std::vector<Tensor> Tracer::flush(const std::vector<ValueRef>& outputs) {
+  graph_->set_output(outputs);
+  graph_->eliminate_dead_code();
+  SuspendTracing real;
+  std::vector<Tensor> results;
+  if (graph_->op_count() == 0) {
+    results = run_graph(*graph_, input_values_);
+  } else {
+    graphs_.push_back(graph_);
+    last_compiled_ = compile_(graph_, input_values_);
+    ran_segment_ = true;
+    results = last_compiled_(input_values_);
+  }
+  EMBER_INTERNAL_ASSERT(results.size() == outputs.size())
+      << "the backend returned " << results.size() << " values for a graph with " << outputs.size() << " outputs";
+  return results;
+}
+
+void Tracer::materialize(TensorImpl& fake, const Tensor& real) {
+  const TensorImpl& r = *real.impl();
+  fake.storage = r.storage;
+  fake.sizes = r.sizes;
+  fake.strides = r.strides;
+  fake.storage_offset = r.storage_offset;
+  fake.dtype = r.dtype;
+  fake.device = r.device;
+  fake.is_view = r.is_view;
+  fake.autograd_meta = r.autograd_meta;
+  fake.is_fake = false;
+  fake.refresh();
+}
+
+std::vector<IValue> Tracer::run(const std::vector<CallArg>& args, const Invoker& invoke) {
+  start_segment();
+  std::vector<CallArg> fakes = args;
+  std::unordered_map<const TensorImpl*, Tensor> fake_of_arg;
+  auto fake_arg = [&](const Tensor& real, const std::string& name, InputSource source) -> Tensor {
+    if (auto it = fake_of_arg.find(real.impl()); it != fake_of_arg.end()) return it->second;
+    Tensor fake = make_fake(meta_of(real), nullptr, real.requires_grad());
+    add_input(real, fake, name, std::move(source), false);
+    fake_of_arg.emplace(real.impl(), fake);
+    return fake;
+  };
+  size_t module_args = 0;
+  for (const CallArg& a : args) module_args += std::holds_alternative<nn::Module*>(a);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string name = arg_name(options_.arg_names, i);
+    const int arg = static_cast<int>(i);
+    if (const auto* t = std::get_if<Tensor>(&args[i])) {
+      fakes[i] = fake_arg(*t, name, InputSource{InputSource::Kind::Arg, arg, -1, {}});
+    } else if (const auto* list = std::get_if<std::vector<Tensor>>(&args[i])) {
+      std::vector<Tensor> fl;
+      for (size_t k = 0; k < list->size(); ++k) {
+        fl.push_back(fake_arg((*list)[k], name + "_" + std::to_string(k),
+                              InputSource{InputSource::Kind::ArgElement, arg, static_cast<int>(k), {}}));
+      }
+      fakes[i] = std::move(fl);
+    } else if (const auto* m = std::get_if<nn::Module*>(&args[i])) {
+      const std::string prefix = module_args > 1 ? name + "." : "";
+      for (auto& [n, t] : (*m)->named_parameters()) module_tensors_[t.impl()] = prefix + n;
+      for (auto& [n, t] : (*m)->named_buffers()) module_tensors_[t.impl()] = prefix + n;
+    }
+  }
+
+  std::vector<IValue> fake_results;
+  {
+    previous_ = t_current;
+    t_current = this;
+    struct Restore {
+      Tracer* self;
+      ~Restore() { t_current = self->previous_; }
+    } restore{this};
+    fake_results = invoke(fakes);
+  }
+
+  // The last segment: its outputs are the function's tensor results.
+  std::vector<ValueRef> outputs;
+  output_slots_.clear();
+  for (const IValue& r : fake_results) {
+    OutputSlot slot;
+    if (r.is_tensor() && r.to_tensor().defined()) {
+      slot.kind = OutputSlot::Kind::Tensor;
+      slot.outputs.push_back(outputs.size());
+      outputs.push_back(value_for(r.to_tensor()));
+    } else if (r.is_tensor_list()) {
+      slot.kind = OutputSlot::Kind::TensorList;
+      for (const Tensor& t : r.to_tensor_list()) {
+        slot.outputs.push_back(outputs.size());
+        outputs.push_back(value_for(t));
+      }
+    } else {
+      slot.kind = OutputSlot::Kind::Constant;
+      slot.constant = r;
+    }
+    output_slots_.push_back(std::move(slot));
+  }
+  std::vector<Tensor> real = flush(outputs);
+  if (breaks_.empty()) {
+    final_graph_ = graph_;
+    final_compiled_ = graph_->op_count() == 0 ? CompiledGraph(eager_backend(*graph_)) : last_compiled_;
+    final_sources_ = input_sources_;
+  }
+  for (size_t i = 0; i < input_fakes_.size(); ++i) {
+    if (input_fakes_[i].is_fake()) materialize(*input_fakes_[i].impl(), input_values_[i]);
+  }
+  return assemble_results(output_slots_, real);
+}
+
+std::vector<IValue> assemble_results(const std::vector<OutputSlot>& slots, const std::vector<Tensor>& outputs) {
+  std::vector<IValue> results;
+  results.reserve(slots.size());
+  for (const OutputSlot& s : slots) {
+    switch (s.kind) {
+      case OutputSlot::Kind::Tensor: results.emplace_back(outputs[s.outputs[0]]); break;
+      case OutputSlot::Kind::TensorList: {
+        std::vector<Tensor> list;
+        for (size_t i : s.outputs) list.push_back(outputs[i]);
+        results.emplace_back(std::move(list));
+        break;
+      }
+      case OutputSlot::Kind::Constant: results.push_back(s.constant); break;
+    }
+  }
+  return results;
+}
+
+}  // namespace ember::capture

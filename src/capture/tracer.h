@@ -1,0 +1,159 @@
+// capture/tracer.h — records the ops a user function runs on fake tensors into graphs.
+//
+// Note [fake tensors]: the user function is called with *fake* tensors: TensorImpls with
+// real sizes, strides, dtype and device but no memory (TensorImpl::is_fake). The Capture
+// dispatch layer sends every op on them here; the op's meta function gives the outputs'
+// geometry and the call becomes a graph node. Tensors the function reaches that are not
+// fake (module parameters, tensors captured by a lambda, results of earlier segments) are
+// lifted to graph inputs. When the function needs a value (item(), a tensor as bool,
+// printing, an op whose output shape depends on data, graph_break()), the graph so far is
+// *flushed*: compiled, run on the real inputs, and every fake the user code still holds is
+// turned into the real tensor in place (same TensorImpl, so the user's handles see it).
+// Tracing then continues into a new graph. See docs/notes/capture.md.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "capture/guards.h"
+#include "ember/compile.h"
+#include "ops/registry.h"
+
+namespace ember::capture {
+
+enum class BreakKind {
+#define GRAPH_BREAK(name, id, what, hint) name,
+#include "capture/graph_breaks.def"
+#undef GRAPH_BREAK
+};
+
+struct GraphBreak {
+  BreakKind kind;
+  std::string detail;  // e.g. the op's name
+  SourceLoc loc;
+  /// "GB0001: Tensor.item() reads a tensor's value"
+  std::string reason() const;
+  const char* hint() const;
+};
+
+/// Where a graph input's value comes from when an entry replays.
+struct InputSource {
+  enum class Kind { Arg, ArgElement, Bound };
+  Kind kind = Kind::Arg;
+  int arg = -1;
+  int element = -1;
+  Tensor bound;  // Kind::Bound: a module tensor or a tensor lifted from outside the arguments
+};
+
+/// How a flattened result of the user function is rebuilt from the graph's outputs.
+struct OutputSlot {
+  enum class Kind { Tensor, TensorList, Constant };
+  Kind kind = Kind::Constant;
+  std::vector<size_t> outputs;  // indices into the graph's outputs
+  IValue constant;
+};
+
+/// Compiles one flushed graph for the given real inputs (the owner caches and picks the backend).
+using SegmentCompiler = std::function<CompiledGraph(const std::shared_ptr<Graph>& graph, const std::vector<Tensor>& inputs)>;
+
+struct TraceOptions {
+  std::string name;
+  bool fullgraph = false;
+  std::vector<std::string> arg_names;
+};
+
+class Tracer {
+ public:
+  Tracer(TraceOptions options, SegmentCompiler compile);
+  ~Tracer();
+  Tracer(const Tracer&) = delete;
+  Tracer& operator=(const Tracer&) = delete;
+
+  /// Runs `invoke` on fakes of `args` under this tracer and returns the real results.
+  std::vector<IValue> run(const std::vector<CallArg>& args, const Invoker& invoke);
+
+  // --- called from the dispatch layer and core hooks -----------------------------
+  Stack record(const ops::OpDef& op, Stack& args);
+  void on_data_access(const Tensor& t, const char* what, const std::source_location& loc);
+  void on_graph_break(BreakKind kind, std::string detail, SourceLoc loc);
+  void add_user_guard(UserGuard g) { user_guards_.push_back(std::move(g)); }
+
+  // --- results ------------------------------------------------------------------
+  const std::vector<GraphBreak>& breaks() const { return breaks_; }
+  /// The graphs flushed so far (those with at least one op), in order.
+  const std::vector<std::shared_ptr<Graph>>& graphs() const { return graphs_; }
+  /// After a break-free run: the one graph, its compiled form and how to replay it.
+  const std::shared_ptr<Graph>& final_graph() const { return final_graph_; }
+  const CompiledGraph& final_compiled() const { return final_compiled_; }
+  const std::vector<InputSource>& final_sources() const { return final_sources_; }
+  const std::vector<OutputSlot>& output_slots() const { return output_slots_; }
+  std::vector<UserGuard>& user_guards() { return user_guards_; }
+  /// Whether a segment already ran on real data (so re-running the function eagerly would
+  /// repeat its side effects).
+  bool ran_segment() const { return ran_segment_; }
+
+  /// The tracer active on this thread, or null.
+  static Tracer* current();
+
+ private:
+  struct Live {
+    std::weak_ptr<TensorImpl> fake;
+    ValueRef value;
+  };
+  /// A tensor's graph value; `object` detects a TensorImpl freed and its address reused.
+  struct Known {
+    std::weak_ptr<TensorImpl> object;
+    ValueRef ref;
+  };
+
+  Tensor make_fake(const TensorMeta& m, std::shared_ptr<Storage> storage, bool requires_grad);
+  /// The graph value for a tensor: its node if it is one of this segment's fakes, else it
+  /// is lifted to a new input.
+  ValueRef value_for(const Tensor& t);
+  std::optional<ValueRef> find_value(const Tensor& t) const;
+  /// The fake the meta function sees for `t` (itself if fake, else its input's fake).
+  Tensor fake_for(const Tensor& t, ValueRef ref) const;
+  ValueRef add_input(const Tensor& real, const Tensor& fake, std::string_view name, InputSource source, bool attribute);
+  void start_segment();
+  /// Runs the current graph with `outputs` and returns their real values.
+  std::vector<Tensor> flush(const std::vector<ValueRef>& outputs);
+  static void materialize(TensorImpl& fake, const Tensor& real);
+
+  TraceOptions options_;
+  SegmentCompiler compile_;
+  Tracer* previous_ = nullptr;
+
+  std::shared_ptr<Graph> graph_;
+  std::unordered_map<const TensorImpl*, Known> values_;  // this segment's fakes and lifted tensors
+  std::vector<Live> live_;
+  std::unordered_map<const TensorImpl*, Tensor> fake_of_input_;
+  /// Real tensors an op of this segment writes: reading their data needs a flush first.
+  std::unordered_set<const TensorImpl*> dirty_;
+  CompiledGraph last_compiled_;
+  std::vector<Tensor> input_values_;  // real value of each graph input, in order
+  std::vector<Tensor> input_fakes_;   // the fake standing for each
+  std::vector<InputSource> input_sources_;
+  std::unordered_map<const TensorImpl*, std::string> module_tensors_;  // real module tensor → qualified name
+  int lifted_count_ = 0;
+
+  std::vector<GraphBreak> breaks_;
+  std::vector<std::shared_ptr<Graph>> graphs_;
+  std::vector<UserGuard> user_guards_;
+  bool ran_segment_ = false;
+
+  std::shared_ptr<Graph> final_graph_;
+  CompiledGraph final_compiled_;
+  std::vector<InputSource> final_sources_;
+  std::vector<OutputSlot> output_slots_;
+};
+
+/// The function's results from a graph's outputs, as `slots` say.
+std::vector<IValue> assemble_results(const std::vector<OutputSlot>& slots, const std::vector<Tensor>& outputs);
+
+/// Installs the Capture dispatch layer and the fake-data hook (idempotent).
+void install_capture_hooks();
+
+}  // namespace ember::capture

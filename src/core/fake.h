@@ -1,0 +1,18 @@
+// core/fake.h — the hook through which reading a fake tensor's data reaches capture.
+// Core cannot depend on capture, so capture installs a function here; see Note [fake
+// tensors] in docs/notes/capture.md.
+#pragma once
+
+#include "ember/tensor.h"
+
+namespace ember::core {
+
+/// Called when `what` ("Tensor.item()", "printing a tensor", …) needs the data of `t` at
+/// the user's `loc`. For a fake tensor it must either turn `t` into a real tensor
+/// (TensorImpl::is_fake false afterwards) or raise; for a real one it may flush pending
+/// writes to it.
+using FakeDataHook = void (*)(const Tensor& t, const char* what, const std::source_location& loc);
+
+void set_fake_data_hook(FakeDataHook hook);
+
+}  // namespace ember::core
