@@ -1,0 +1,117 @@
+// ember/config.h — the knobs of the troubleshooting toolkit, as C++ fields
+// (`ember::config().dynamo.verbose = true`) and by name (`config_set("dynamo.verbose", "1")`).
+//
+// Every knob is one row of one registry (src/support/config_knobs.cpp) with its C++
+// name, environment variables (PyTorch's names), type, default and meaning; `ember
+// config` prints them all. The environment is read on the first call to config().
+// Set knobs before compiling; the config is not synchronized across threads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ember {
+
+struct Config {
+  /// torch._dynamo.config: graph capture.
+  struct Dynamo {
+    /// Compiled versions kept per function before it falls back to eager (a warning names
+    /// the failing guard). TORCHDYNAMO_CACHE_SIZE_LIMIT; also called `recompile_limit`.
+    int64_t cache_size_limit = 8;
+    /// Errors show Ember's internal stack and the user's full stack. TORCHDYNAMO_VERBOSE.
+    bool verbose = false;
+    /// Level of the dynamo log component when TORCH_LOGS does not name it:
+    /// "DEBUG", "INFO", "WARNING" or "ERROR". After assigning the field directly, call
+    /// ember::logging::apply_config() (config_set does it).
+    std::string log_level = "WARNING";
+    /// Where repros, minifier launchers and execution records are written.
+    /// The current directory when the config is first read (as PyTorch's base_dir).
+    std::string base_dir;
+    /// On an error during capture, write an execution record of the frame (function,
+    /// inputs) to base_dir; ember::replay(record) re-runs that frame. TORCH_COMPILE_REPLAY_RECORD.
+    bool replay_record_enabled = false;
+    /// Compile only functions of this name; others run eagerly. TORCHDYNAMO_DEBUG_FUNCTION.
+    std::string debug_function;
+    /// Where the minifier cuts: "" (off), "dynamo" (the captured graph, any backend) or
+    /// "aot" (the graph after AOT autograd, inductor). TORCHDYNAMO_REPRO_AFTER.
+    std::string repro_after;
+    /// 1: on failure write a repro; 2: on failure write a minifier launcher; 3: write the
+    /// launcher before the backend runs; 4: also check accuracy against eager.
+    /// TORCHDYNAMO_REPRO_LEVEL.
+    int64_t repro_level = 2;
+    /// Accuracy tolerance of REPRO_LEVEL=4 (compiled vs eager with an fp64 reference).
+    double repro_tolerance = 1e-3;
+    /// A compile error falls back to eager with a warning instead of raising.
+    /// TORCHDYNAMO_SUPPRESS_ERRORS.
+    bool suppress_errors = false;
+  } dynamo;
+
+  /// torch._inductor.config: the code generator.
+  struct Inductor {
+    /// Print debug information and the generated code.
+    bool debug = false;
+    /// Random ops in compiled code give exactly eager's numbers (slower).
+    bool fallback_random = false;
+    /// A bug injected on purpose into relu's generated code, to test the minifier:
+    /// "", "compile_error", "runtime_error" or "accuracy".
+    std::string inject_relu_bug_TESTING_ONLY;
+    /// Cache of compiled kernels. TORCHINDUCTOR_CACHE_DIR; by default
+    /// <temp dir>/torchinductor_<user>, set when the config is first read.
+    std::string cache_dir;
+    /// The trace directory (TORCH_COMPILE_DEBUG=1) and what it holds.
+    struct Trace {
+      /// Write torch_compile_debug/run_<time>-pid_<pid>/. TORCH_COMPILE_DEBUG.
+      bool enabled = false;
+      /// The directory holding torch_compile_debug/. TORCH_COMPILE_DEBUG_DIR; the current
+      /// directory when the config is first read.
+      std::string debug_dir;
+      bool debug_log = true;             ///< debug.log: the DEBUG log lines of the compile
+      bool fx_graph = true;              ///< fx_graph_readable.txt, fx_graph_runnable.cpp
+      bool fx_graph_transformed = true;  ///< fx_graph_transformed.txt
+      bool ir_pre_fusion = true;         ///< ir_pre_fusion.txt
+      bool ir_post_fusion = true;        ///< ir_post_fusion.txt
+      bool output_code = true;           ///< output_code.cpp
+      bool graph_diagram = false;        ///< graph_diagram.svg. INDUCTOR_POST_FUSION_SVG
+      bool compile_profile = false;      ///< a profile of the compile
+    } trace;
+  } inductor;
+};
+
+/// The process's config. The first call applies the environment; a bad value raises
+/// ember::Error (ValueError) naming the variable, what it expects and what it got, once;
+/// that knob then keeps its default.
+Config& config();
+
+/// Sets a knob by name: its C++ name ("dynamo.cache_size_limit"), an alias
+/// ("dynamo.recompile_limit") or an environment name ("TORCHDYNAMO_CACHE_SIZE_LIMIT"),
+/// from text as the environment would give it. Raises ember::Error (ValueError) for an
+/// unknown name or a bad value.
+void config_set(std::string_view name, std::string_view value);
+
+/// A knob's current value as text (bools as "true"/"false").
+std::string config_get(std::string_view name);
+
+/// Resets every knob to its default and applies the environment again (TORCH_LOGS
+/// included). Raises on a bad value, leaving the config unchanged.
+void config_reload_from_env();
+
+/// One knob of the registry, as `ember config` lists it.
+struct KnobInfo {
+  std::string name;                  ///< C++ name, as config_set takes it
+  std::vector<std::string> aliases;  ///< other C++ names
+  std::vector<std::string> env;      ///< environment variables, PyTorch's first
+  std::string type;                  ///< "bool", "int", "float", "str", or the choices "'' | dynamo | aot"
+  std::string default_value;         ///< as config_get prints it, or how it is found
+  std::string meaning;
+};
+
+/// Every knob, in registry order.
+std::vector<KnobInfo> config_knobs();
+
+/// The aligned table `ember config` prints: environment name, C++ name, type, default,
+/// current value, meaning. With `markdown`, a Markdown table of the same columns.
+std::string config_table(bool markdown = false);
+
+}  // namespace ember

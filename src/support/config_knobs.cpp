@@ -1,0 +1,197 @@
+// support/config_knobs.cpp — THE knob registry: one row per knob of ember::Config (plus
+// TORCH_LOGS), with its names, environment variables and meaning. `ember config` prints
+// this table and a test checks that it covers every row. To add a knob: add the field to
+// include/ember/config.h and a row here (docs/diagnostics.md).
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "ember/logging.h"
+#include "support/config_knobs.h"
+
+namespace ember::support {
+
+#define EMBER_FIELD(path) [](Config& c) -> FieldRef { return &c.path; }
+
+const std::vector<Knob>& knob_table() {
+  static const std::vector<Knob> table = {
+      {.name = "logs",
+       .aliases = {},
+       .env = {"TORCH_LOGS"},
+       .field = nullptr,
+       .meaning = "log levels of components and artifacts, e.g. \"+dynamo,guards\" (TORCH_LOGS=help lists the "
+                  "names; ember::set_logs in C++)"},
+      {.name = "dynamo.cache_size_limit",
+       .aliases = {"dynamo.recompile_limit"},
+       .env = {"TORCHDYNAMO_CACHE_SIZE_LIMIT"},
+       .field = EMBER_FIELD(dynamo.cache_size_limit),
+       .meaning = "compiled versions kept per function; past it the function runs eagerly and a warning names "
+                  "the failing guard",
+       .min = 0},
+      {.name = "dynamo.verbose",
+       .aliases = {},
+       .env = {"TORCHDYNAMO_VERBOSE"},
+       .field = EMBER_FIELD(dynamo.verbose),
+       .meaning = "errors show Ember's internal stack and the user's full stack instead of a summary"},
+      {.name = "dynamo.log_level",
+       .aliases = {},
+       .env = {},
+       .field = EMBER_FIELD(dynamo.log_level),
+       .meaning = "level of the dynamo log component where TORCH_LOGS does not name dynamo",
+       .choices = {"DEBUG", "INFO", "WARNING", "ERROR"},
+       .after_set = [] { logging::apply_config(); }},
+      {.name = "dynamo.base_dir",
+       .aliases = {},
+       .env = {"EMBER_BASE_DIR"},
+       .field = EMBER_FIELD(dynamo.base_dir),
+       .meaning = "where repros, minifier launchers and execution records are written",
+       .default_note = "(current directory)"},
+      {.name = "dynamo.replay_record_enabled",
+       .aliases = {},
+       .env = {"TORCH_COMPILE_REPLAY_RECORD"},
+       .field = EMBER_FIELD(dynamo.replay_record_enabled),
+       .meaning = "on an error during capture, write an execution record of the frame; ember::replay re-runs it"},
+      {.name = "dynamo.debug_function",
+       .aliases = {},
+       .env = {"TORCHDYNAMO_DEBUG_FUNCTION"},
+       .field = EMBER_FIELD(dynamo.debug_function),
+       .meaning = "compile only functions of this name; the others run eagerly"},
+      {.name = "dynamo.repro_after",
+       .aliases = {},
+       .env = {"TORCHDYNAMO_REPRO_AFTER"},
+       .field = EMBER_FIELD(dynamo.repro_after),
+       .meaning = "where the minifier cuts: the captured graph (dynamo, any backend) or the graph after AOT "
+                  "autograd (aot)",
+       .choices = {"", "dynamo", "aot"}},
+      {.name = "dynamo.repro_level",
+       .aliases = {},
+       .env = {"TORCHDYNAMO_REPRO_LEVEL"},
+       .field = EMBER_FIELD(dynamo.repro_level),
+       .meaning = "1: on failure write a repro; 2: a minifier launcher; 3: the launcher before the backend runs; "
+                  "4: also check accuracy against eager",
+       .min = 1,
+       .max = 4},
+      {.name = "dynamo.repro_tolerance",
+       .aliases = {},
+       .env = {},
+       .field = EMBER_FIELD(dynamo.repro_tolerance),
+       .meaning = "accuracy tolerance of TORCHDYNAMO_REPRO_LEVEL=4 (compiled vs eager, fp64 reference)"},
+      {.name = "dynamo.suppress_errors",
+       .aliases = {},
+       .env = {"TORCHDYNAMO_SUPPRESS_ERRORS"},
+       .field = EMBER_FIELD(dynamo.suppress_errors),
+       .meaning = "a compile error falls back to eager with a warning instead of raising"},
+      {.name = "inductor.debug",
+       .aliases = {},
+       .env = {"EMBER_INDUCTOR_DEBUG"},
+       .field = EMBER_FIELD(inductor.debug),
+       .meaning = "print inductor's debug information and the generated code"},
+      {.name = "inductor.fallback_random",
+       .aliases = {},
+       .env = {"EMBER_FALLBACK_RANDOM"},
+       .field = EMBER_FIELD(inductor.fallback_random),
+       .meaning = "random ops in compiled code give exactly eager's numbers"},
+      {.name = "inductor.inject_relu_bug_TESTING_ONLY",
+       .aliases = {},
+       .env = {"EMBER_INJECT_RELU_BUG"},
+       .field = EMBER_FIELD(inductor.inject_relu_bug_TESTING_ONLY),
+       .meaning = "inject a bug into relu's generated code, to test the minifier",
+       .choices = {"", "compile_error", "runtime_error", "accuracy"}},
+      {.name = "inductor.cache_dir",
+       .aliases = {},
+       .env = {"TORCHINDUCTOR_CACHE_DIR"},
+       .field = EMBER_FIELD(inductor.cache_dir),
+       .meaning = "cache of compiled kernels",
+       .default_note = "<temp dir>/torchinductor_<user>"},
+      {.name = "inductor.trace.enabled",
+       .aliases = {},
+       .env = {"TORCH_COMPILE_DEBUG"},
+       .field = EMBER_FIELD(inductor.trace.enabled),
+       .meaning = "write the trace directory torch_compile_debug/run_<time>-pid_<pid>/"},
+      {.name = "inductor.trace.debug_dir",
+       .aliases = {},
+       .env = {"TORCH_COMPILE_DEBUG_DIR"},
+       .field = EMBER_FIELD(inductor.trace.debug_dir),
+       .meaning = "the directory that holds torch_compile_debug/",
+       .default_note = "(current directory)"},
+      {.name = "inductor.trace.debug_log",
+       .aliases = {},
+       .env = {},
+       .field = EMBER_FIELD(inductor.trace.debug_log),
+       .meaning = "trace directory: debug.log with the compile's DEBUG log lines"},
+      {.name = "inductor.trace.fx_graph",
+       .aliases = {},
+       .env = {},
+       .field = EMBER_FIELD(inductor.trace.fx_graph),
+       .meaning = "trace directory: fx_graph_readable.txt and the standalone fx_graph_runnable.cpp"},
+      {.name = "inductor.trace.fx_graph_transformed",
+       .aliases = {},
+       .env = {},
+       .field = EMBER_FIELD(inductor.trace.fx_graph_transformed),
+       .meaning = "trace directory: fx_graph_transformed.txt, the graph after inductor's graph passes"},
+      {.name = "inductor.trace.ir_pre_fusion",
+       .aliases = {},
+       .env = {},
+       .field = EMBER_FIELD(inductor.trace.ir_pre_fusion),
+       .meaning = "trace directory: ir_pre_fusion.txt"},
+      {.name = "inductor.trace.ir_post_fusion",
+       .aliases = {},
+       .env = {},
+       .field = EMBER_FIELD(inductor.trace.ir_post_fusion),
+       .meaning = "trace directory: ir_post_fusion.txt"},
+      {.name = "inductor.trace.output_code",
+       .aliases = {},
+       .env = {},
+       .field = EMBER_FIELD(inductor.trace.output_code),
+       .meaning = "trace directory: output_code.cpp, the generated code"},
+      {.name = "inductor.trace.graph_diagram",
+       .aliases = {},
+       .env = {"INDUCTOR_POST_FUSION_SVG"},
+       .field = EMBER_FIELD(inductor.trace.graph_diagram),
+       .meaning = "trace directory: graph_diagram.svg of the fused graph"},
+      {.name = "inductor.trace.compile_profile",
+       .aliases = {},
+       .env = {},
+       .field = EMBER_FIELD(inductor.trace.compile_profile),
+       .meaning = "trace directory: a profile of the compile itself"},
+  };
+  return table;
+}
+
+#undef EMBER_FIELD
+
+namespace {
+
+std::string current_directory() {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::current_path(ec);
+  return ec ? std::string(".") : p.string();
+}
+
+// Python's tempfile.gettempdir() and getpass.getuser(), which PyTorch's default uses.
+std::string temp_directory() {
+  for (const char* var : {"TMPDIR", "TEMP", "TMP"})
+    if (const char* v = std::getenv(var); v && *v) return v;
+  return "/tmp";
+}
+
+std::string user_name() {
+  for (const char* var : {"LOGNAME", "USER", "LNAME", "USERNAME"})
+    if (const char* v = std::getenv(var); v && *v) return v;
+  if (const passwd* pw = getpwuid(getuid()); pw && pw->pw_name) return pw->pw_name;
+  return std::to_string(getuid());
+}
+
+}  // namespace
+
+Config default_config() {
+  Config c;
+  c.dynamo.base_dir = current_directory();
+  c.inductor.trace.debug_dir = current_directory();
+  c.inductor.cache_dir = (std::filesystem::path(temp_directory()) / ("torchinductor_" + user_name())).string();
+  return c;
+}
+
+}  // namespace ember::support

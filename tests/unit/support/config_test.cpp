@@ -1,0 +1,243 @@
+// The knob registry: defaults, the environment, setting and reading knobs by name, and
+// the errors for bad values.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include "log_capture.h"
+#include "support/config_knobs.h"
+#include "support/error_of.h"
+
+namespace ember {
+namespace {
+
+using testing::error_of;
+
+class ConfigKnobs : public testing::DiagnosticsTest {};
+
+TEST_F(ConfigKnobs, DefaultsAreThoseOfTheGuide) {
+  const Config& c = config();
+  EXPECT_EQ(c.dynamo.cache_size_limit, 8);
+  EXPECT_FALSE(c.dynamo.verbose);
+  EXPECT_EQ(c.dynamo.log_level, "WARNING");
+  EXPECT_FALSE(c.dynamo.replay_record_enabled);
+  EXPECT_EQ(c.dynamo.debug_function, "");
+  EXPECT_EQ(c.dynamo.repro_after, "");
+  EXPECT_EQ(c.dynamo.repro_level, 2);
+  EXPECT_DOUBLE_EQ(c.dynamo.repro_tolerance, 1e-3);
+  EXPECT_FALSE(c.dynamo.suppress_errors);
+  EXPECT_FALSE(c.inductor.debug);
+  EXPECT_FALSE(c.inductor.fallback_random);
+  EXPECT_EQ(c.inductor.inject_relu_bug_TESTING_ONLY, "");
+  EXPECT_FALSE(c.inductor.trace.enabled);
+  EXPECT_TRUE(c.inductor.trace.debug_log && c.inductor.trace.fx_graph && c.inductor.trace.fx_graph_transformed &&
+              c.inductor.trace.ir_pre_fusion && c.inductor.trace.ir_post_fusion && c.inductor.trace.output_code);
+  EXPECT_FALSE(c.inductor.trace.graph_diagram);
+  EXPECT_FALSE(c.inductor.trace.compile_profile);
+}
+
+TEST_F(ConfigKnobs, DirectoriesDefaultToTheCurrentDirectory) {
+  std::string cwd = std::filesystem::current_path().string();
+  EXPECT_EQ(config().dynamo.base_dir, cwd);
+  EXPECT_EQ(config().inductor.trace.debug_dir, cwd);
+}
+
+TEST_F(ConfigKnobs, CacheDirDefaultsToTorchinductorUserInTheTempDir) {
+  setenv("TMPDIR", "/scratch/tmp", 1);
+  setenv("LOGNAME", "alice", 1);
+  config_reload_from_env();
+  EXPECT_EQ(config().inductor.cache_dir, "/scratch/tmp/torchinductor_alice");
+  unsetenv("TMPDIR");
+  unsetenv("LOGNAME");
+  setenv("TORCHINDUCTOR_CACHE_DIR", "/var/cache/ember", 1);
+  config_reload_from_env();
+  EXPECT_EQ(config().inductor.cache_dir, "/var/cache/ember");
+}
+
+TEST_F(ConfigKnobs, EnvironmentSetsEachKindOfKnob) {
+  setenv("TORCHDYNAMO_CACHE_SIZE_LIMIT", "4", 1);
+  setenv("TORCHDYNAMO_VERBOSE", "1", 1);
+  setenv("TORCHDYNAMO_SUPPRESS_ERRORS", "true", 1);
+  setenv("TORCHDYNAMO_DEBUG_FUNCTION", "forward", 1);
+  setenv("TORCHDYNAMO_REPRO_AFTER", "aot", 1);
+  setenv("TORCHDYNAMO_REPRO_LEVEL", "4", 1);
+  setenv("TORCH_COMPILE_DEBUG", "1", 1);
+  setenv("TORCH_COMPILE_DEBUG_DIR", "/tmp/traces", 1);
+  setenv("INDUCTOR_POST_FUSION_SVG", "1", 1);
+  setenv("EMBER_INJECT_RELU_BUG", "accuracy", 1);
+  config_reload_from_env();
+  const Config& c = config();
+  EXPECT_EQ(c.dynamo.cache_size_limit, 4);
+  EXPECT_TRUE(c.dynamo.verbose);
+  EXPECT_TRUE(c.dynamo.suppress_errors);
+  EXPECT_EQ(c.dynamo.debug_function, "forward");
+  EXPECT_EQ(c.dynamo.repro_after, "aot");
+  EXPECT_EQ(c.dynamo.repro_level, 4);
+  EXPECT_TRUE(c.inductor.trace.enabled);
+  EXPECT_EQ(c.inductor.trace.debug_dir, "/tmp/traces");
+  EXPECT_TRUE(c.inductor.trace.graph_diagram);
+  EXPECT_EQ(c.inductor.inject_relu_bug_TESTING_ONLY, "accuracy");
+}
+
+TEST_F(ConfigKnobs, ReloadResetsKnobsTheEnvironmentNoLongerSets) {
+  config().dynamo.cache_size_limit = 100;
+  setenv("TORCHDYNAMO_VERBOSE", "1", 1);
+  config_reload_from_env();
+  EXPECT_EQ(config().dynamo.cache_size_limit, 8);
+  EXPECT_TRUE(config().dynamo.verbose);
+  unsetenv("TORCHDYNAMO_VERBOSE");
+  config_reload_from_env();
+  EXPECT_FALSE(config().dynamo.verbose);
+}
+
+TEST_F(ConfigKnobs, EmptyVariableCountsAsUnset) {
+  setenv("TORCHDYNAMO_CACHE_SIZE_LIMIT", "", 1);
+  config_reload_from_env();
+  EXPECT_EQ(config().dynamo.cache_size_limit, 8);
+}
+
+TEST_F(ConfigKnobs, BadEnvironmentValueNamesTheVariableWhatItExpectsAndWhatCame) {
+  setenv("TORCHDYNAMO_CACHE_SIZE_LIMIT", "eight", 1);
+  EXPECT_EQ(error_of([] { config_reload_from_env(); }, ErrorKind::ValueError),
+            "invalid environment: TORCHDYNAMO_CACHE_SIZE_LIMIT: expected an integer >= 0, got \"eight\"");
+  unsetenv("TORCHDYNAMO_CACHE_SIZE_LIMIT");
+  setenv("TORCHDYNAMO_VERBOSE", "maybe", 1);
+  EXPECT_EQ(error_of([] { config_reload_from_env(); }, ErrorKind::ValueError),
+            "invalid environment: TORCHDYNAMO_VERBOSE: expected a boolean (1, 0, true, false, on, off, yes, no), "
+            "got \"maybe\"");
+  unsetenv("TORCHDYNAMO_VERBOSE");
+  setenv("TORCHDYNAMO_REPRO_AFTER", "inductor", 1);
+  EXPECT_EQ(error_of([] { config_reload_from_env(); }, ErrorKind::ValueError),
+            "invalid environment: TORCHDYNAMO_REPRO_AFTER: expected one of \"\", \"dynamo\", \"aot\", got "
+            "\"inductor\"");
+  unsetenv("TORCHDYNAMO_REPRO_AFTER");
+}
+
+TEST_F(ConfigKnobs, OutOfRangeAndTrailingTextAreBadValues) {
+  for (const char* bad : {"0", "5", "2x", " 2", "2.0", "-1"}) {
+    setenv("TORCHDYNAMO_REPRO_LEVEL", bad, 1);
+    EXPECT_EQ(error_of([] { config_reload_from_env(); }, ErrorKind::ValueError),
+              std::string("invalid environment: TORCHDYNAMO_REPRO_LEVEL: expected an integer from 1 to 4, got \"") +
+                  bad + "\"");
+  }
+}
+
+TEST_F(ConfigKnobs, EveryBadVariableIsReportedAtOnce) {
+  setenv("TORCHDYNAMO_CACHE_SIZE_LIMIT", "-3", 1);
+  setenv("TORCH_COMPILE_DEBUG", "yes please", 1);
+  EXPECT_EQ(error_of([] { config_reload_from_env(); }, ErrorKind::ValueError),
+            "invalid environment: TORCHDYNAMO_CACHE_SIZE_LIMIT: expected an integer >= 0, got \"-3\"\n"
+            "TORCH_COMPILE_DEBUG: expected a boolean (1, 0, true, false, on, off, yes, no), got \"yes please\"");
+}
+
+TEST_F(ConfigKnobs, FailedReloadLeavesTheConfigUnchanged) {
+  config().dynamo.cache_size_limit = 3;
+  setenv("TORCHDYNAMO_VERBOSE", "1", 1);
+  setenv("TORCHDYNAMO_REPRO_LEVEL", "9", 1);
+  error_of([] { config_reload_from_env(); }, ErrorKind::ValueError);
+  EXPECT_EQ(config().dynamo.cache_size_limit, 3);
+  EXPECT_FALSE(config().dynamo.verbose);
+}
+
+TEST_F(ConfigKnobs, SetByCppNameAliasOrEnvironmentName) {
+  config_set("dynamo.cache_size_limit", "4");
+  EXPECT_EQ(config().dynamo.cache_size_limit, 4);
+  config_set("dynamo.recompile_limit", "5");
+  EXPECT_EQ(config().dynamo.cache_size_limit, 5);
+  config_set("TORCHDYNAMO_CACHE_SIZE_LIMIT", "6");
+  EXPECT_EQ(config().dynamo.cache_size_limit, 6);
+  config_set("dynamo.repro_tolerance", "1e-5");
+  EXPECT_DOUBLE_EQ(config().dynamo.repro_tolerance, 1e-5);
+  config_set("inductor.trace.output_code", "false");
+  EXPECT_FALSE(config().inductor.trace.output_code);
+}
+
+TEST_F(ConfigKnobs, GetPrintsEachType) {
+  EXPECT_EQ(config_get("dynamo.cache_size_limit"), "8");
+  EXPECT_EQ(config_get("dynamo.recompile_limit"), "8");
+  EXPECT_EQ(config_get("dynamo.verbose"), "false");
+  EXPECT_EQ(config_get("dynamo.repro_tolerance"), "0.001");
+  EXPECT_EQ(config_get("dynamo.log_level"), "WARNING");
+  config().dynamo.debug_function = "f";
+  EXPECT_EQ(config_get("TORCHDYNAMO_DEBUG_FUNCTION"), "f");
+}
+
+TEST_F(ConfigKnobs, SetWithBadValueNamesTheKnob) {
+  EXPECT_EQ(error_of([] { config_set("dynamo.repro_level", "0"); }, ErrorKind::ValueError),
+            "config.dynamo.repro_level: expected an integer from 1 to 4, got \"0\"");
+  EXPECT_EQ(error_of([] { config_set("dynamo.repro_tolerance", "tight"); }, ErrorKind::ValueError),
+            "config.dynamo.repro_tolerance: expected a finite number, got \"tight\"");
+  EXPECT_EQ(error_of([] { config_set("dynamo.log_level", "verbose"); }, ErrorKind::ValueError),
+            "config.dynamo.log_level: expected one of \"DEBUG\", \"INFO\", \"WARNING\", \"ERROR\", got \"verbose\"");
+  EXPECT_EQ(config().dynamo.repro_level, 2);
+  EXPECT_EQ(config().dynamo.log_level, "WARNING");
+}
+
+TEST_F(ConfigKnobs, UnknownKnobNameListsTheValidOnes) {
+  std::string msg = error_of([] { config_set("dynamo.cache_limit", "1"); }, ErrorKind::ValueError);
+  EXPECT_NE(msg.find("unknown config knob 'dynamo.cache_limit'; valid names: logs, dynamo.cache_size_limit,"),
+            std::string::npos)
+      << msg;
+  error_of([] { config_get("nope"); }, ErrorKind::ValueError);
+}
+
+TEST_F(ConfigKnobs, TorchLogsIsAKnob) {
+  config_set("TORCH_LOGS", "+dynamo,guards");
+  EXPECT_EQ(config_get("logs"), "+dynamo,guards");
+  EXPECT_TRUE(logging::is_enabled("guards"));
+  setenv("TORCH_LOGS", "aot", 1);
+  config_reload_from_env();
+  EXPECT_EQ(config_get("TORCH_LOGS"), "aot");
+  unsetenv("TORCH_LOGS");
+}
+
+TEST_F(ConfigKnobs, LogLevelKnobTakesEffectWhenSet) {
+  config_set("dynamo.log_level", "DEBUG");
+  EXPECT_TRUE(logging::is_enabled("dynamo", logging::Level::kDebug));
+}
+
+TEST_F(ConfigKnobs, KnobNamesAreUniqueAcrossCppNamesAliasesAndEnvironment) {
+  std::set<std::string> seen;
+  for (const KnobInfo& k : config_knobs()) {
+    EXPECT_TRUE(seen.insert(k.name).second) << k.name;
+    for (const std::string& a : k.aliases) EXPECT_TRUE(seen.insert(a).second) << a;
+    for (const std::string& e : k.env) EXPECT_TRUE(seen.insert(e).second) << e;
+    EXPECT_FALSE(k.meaning.empty()) << k.name;
+    EXPECT_FALSE(k.type.empty()) << k.name;
+  }
+}
+
+TEST_F(ConfigKnobs, EveryKnobSetsItsOwnField) {
+  Config c;
+  std::set<const void*> fields;
+  size_t with_field = 0;
+  for (const support::Knob& k : support::knob_table()) {
+    if (!k.field) continue;
+    ++with_field;
+    fields.insert(std::visit([](auto* p) -> const void* { return p; }, k.field(c)));
+  }
+  EXPECT_EQ(fields.size(), with_field);
+}
+
+TEST_F(ConfigKnobs, EveryKnobReadsBackWhatItWasSetTo) {
+  for (const KnobInfo& k : config_knobs()) {
+    std::string value = config_get(k.name);
+    EXPECT_NO_THROW(config_set(k.name, value)) << k.name;
+    EXPECT_EQ(config_get(k.name), value) << k.name;
+  }
+}
+
+TEST_F(ConfigKnobs, DefaultColumnIsTheValueOfAFreshConfig) {
+  for (const KnobInfo& k : config_knobs()) {
+    if (k.name == "dynamo.base_dir" || k.name == "inductor.trace.debug_dir" || k.name == "inductor.cache_dir") {
+      EXPECT_NE(k.default_value, config_get(k.name)) << "describes how it is found: " << k.name;
+      continue;
+    }
+    EXPECT_EQ(k.default_value, config_get(k.name)) << k.name;
+  }
+}
+
+}  // namespace
+}  // namespace ember

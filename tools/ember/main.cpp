@@ -1,0 +1,86 @@
+// tools/ember/main.cpp — the `ember` command-line tool: a table of subcommands, each a
+// function in its own file (command.h). Errors are reported as `ember <cmd>: <message>`
+// with exit status 1; usage mistakes exit with 2.
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include "command.h"
+#include "ember/error.h"
+
+namespace ember::tool {
+namespace {
+
+const Command kCommands[] = {
+    {"config", "list every knob: environment name, C++ name, type, default, current value, meaning",
+     "usage: ember config [--markdown] [NAME]\n"
+     "  (no argument)  the knobs as an aligned table\n"
+     "  --markdown     the same as a Markdown table (for docs/diagnostics.md)\n"
+     "  NAME           the current value of one knob (C++ name, alias or environment name)\n",
+     run_config},
+};
+
+const Command* find_command(std::string_view name) {
+  for (const Command& c : kCommands)
+    if (name == c.name) return &c;
+  return nullptr;
+}
+
+void print_help() {
+  std::cout << "usage: ember <command> [args]\n\ncommands:\n";
+  size_t width = 0;
+  for (const Command& c : kCommands) width = std::max(width, std::string_view(c.name).size());
+  for (const Command& c : kCommands)
+    std::cout << "  " << c.name << std::string(width + 2 - std::string_view(c.name).size(), ' ') << c.summary << "\n";
+  std::cout << "\n`ember help <command>` shows a command's arguments.\n";
+}
+
+}  // namespace
+
+bool take_flag(Args& args, std::string_view flag) {
+  auto it = std::find(args.begin(), args.end(), flag);
+  if (it == args.end()) return false;
+  args.erase(it);
+  return true;
+}
+
+void print_usage(const Command& command) { std::cout << command.usage; }
+
+}  // namespace ember::tool
+
+int main(int argc, char** argv) {
+  using namespace ember::tool;
+  Args words(argv + 1, argv + argc);
+  if (words.empty() || words[0] == "help" || words[0] == "--help" || words[0] == "-h") {
+    if (words.size() >= 2 && words[0] == "help") {
+      const Command* c = find_command(words[1]);
+      if (!c) {
+        std::cerr << "ember: unknown command '" << words[1] << "'\n";
+        return 2;
+      }
+      print_usage(*c);
+      return 0;
+    }
+    print_help();
+    return words.empty() ? 2 : 0;
+  }
+  const Command* command = find_command(words[0]);
+  if (!command) {
+    std::cerr << "ember: unknown command '" << words[0] << "'; `ember help` lists the commands\n";
+    return 2;
+  }
+  Args args(words.begin() + 1, words.end());
+  if (take_flag(args, "--help") || take_flag(args, "-h")) {
+    print_usage(*command);
+    return 0;
+  }
+  try {
+    return command->run(args);
+  } catch (const ember::Error& e) {
+    std::cerr << "ember " << command->name << ": " << ember::error_kind_name(e.kind()) << ": " << e.what() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "ember " << command->name << ": " << e.what() << "\n";
+  }
+  return 1;
+}
