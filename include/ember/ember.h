@@ -2,9 +2,11 @@
 #pragma once
 
 #include "ember/autograd.h"
+#include "ember/compile.h"
 #include "ember/config.h"
 #include "ember/dtype.h"
 #include "ember/error.h"
+#include "ember/graph.h"
 #include "ember/ivalue.h"
 #include "ember/logging.h"
 #include "ember/ops/creation.h"

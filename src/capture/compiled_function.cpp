@@ -3,7 +3,6 @@
 // lock, replay of break-free entries, segment mode for functions with breaks, the
 // cache_size_limit, and the fallbacks when capture fails.
 #include <atomic>
-#include <iostream>
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
@@ -11,6 +10,7 @@
 #include "capture/guards.h"
 #include "capture/tracer.h"
 #include "ember/config.h"
+#include "support/logging.h"
 
 namespace ember {
 namespace capture {
@@ -60,7 +60,7 @@ std::string wont_convert_report(const std::string& name, const SourceLoc& where,
   return out;
 }
 
-void log_warning(const std::string& text) { std::cerr << "[W dynamo] " << text << "\n"; }
+void log_warning(const std::string& text) { EMBER_LOG(dynamo, WARNING) << text; }
 
 }  // namespace
 
