@@ -1,6 +1,8 @@
 // The workload blocks (ember/nn/blocks.h) against PyTorch: state dicts written by PyTorch
 // (tests/data/gen_blocks.py, bench/torch_blocks.py) load key for key, forwards and
 // training-mode gradients match PyTorch's, and Ember's checkpoints read back as PyTorch's.
+#include "ember/nn/blocks.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,7 +13,6 @@
 
 #include "ember/autograd.h"
 #include "ember/error.h"
-#include "ember/nn/blocks.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/random.h"
 #include "ember/serialize.h"
@@ -59,8 +60,10 @@ void expect_equal_tensors(const TensorMap& got, const TensorMap& expected) {
     const Tensor& g = got.at(k);
     EXPECT_EQ(g.dtype(), e.dtype()) << k;
     EXPECT_EQ(g.sizes().vec(), e.sizes().vec()) << k;
-    if (e.dtype() == kLong) EXPECT_EQ(g.to_vector<int64_t>(), e.to_vector<int64_t>()) << k;
-    else EXPECT_EQ(g.contiguous().to_vector<float>(), e.contiguous().to_vector<float>()) << k;
+    if (e.dtype() == kLong)
+      EXPECT_EQ(g.to_vector<int64_t>(), e.to_vector<int64_t>()) << k;
+    else
+      EXPECT_EQ(g.contiguous().to_vector<float>(), e.contiguous().to_vector<float>()) << k;
   }
 }
 
@@ -114,7 +117,7 @@ void check_save_reads_back_as_pytorch(Module& block, const std::string& name) {
 
 TEST(NnBlocks, MLPBlockNamesMatchPyTorch) {
   MLPBlock block(16, 48);
-  Named expected = {{"ln.weight", {16}}, {"ln.bias", {16}},   {"fc1.weight", {48, 16}},
+  Named expected = {{"ln.weight", {16}}, {"ln.bias", {16}},        {"fc1.weight", {48, 16}},
                     {"fc1.bias", {48}},  {"fc2.weight", {16, 48}}, {"fc2.bias", {16}}};
   EXPECT_EQ(names_of(block.named_parameters()), expected);
   EXPECT_TRUE(block.named_buffers().empty());
@@ -224,11 +227,12 @@ TEST(NnBlocks, AttentionIsCausal) {
 }
 
 TEST(NnBlocks, GPT2BlockRejectsHeadsThatDoNotDivideWidth) {
-  EXPECT_EQ(error_of([] { GPT2Block(30, 4, 64); }, ErrorKind::ValueError), "n_embd (30) must be a multiple of n_head (4)");
+  EXPECT_EQ(error_of([] { GPT2Block(30, 4, 64); }, ErrorKind::ValueError),
+            "n_embd (30) must be a multiple of n_head (4)");
 }
 
 TEST(NnBlocks, AttentionRejectsInputOfWrongShape) {
   CausalSelfAttention attn(8, 2);
-  EXPECT_EQ(error_of([&] { attn.forward(zeros({2, 8})); }, ErrorKind::ValueError),
-            "CausalSelfAttention: expected input [B, T, 8], got [2, 8]");
+  auto flat_input = [&] { attn.forward(zeros({2, 8})); };
+  EXPECT_EQ(error_of(flat_input, ErrorKind::ValueError), "CausalSelfAttention: expected input [B, T, 8], got [2, 8]");
 }
