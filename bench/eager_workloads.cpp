@@ -1,13 +1,18 @@
-// bench/eager_workloads.cpp — times W1–W3 of WORKLOADS.md in Ember eager and prints one
-// row each (median ms, achieved GB/s), beside the machine's copy bandwidth measured by a
-// STREAM-style triad in the same run. `--json FILE` also writes the rows as JSON.
-// Threads: OMP_NUM_THREADS (run bench/torch_workloads.py with the same number).
+// bench/eager_workloads.cpp — times W1–W7 of WORKLOADS.md in Ember eager and prints one
+// row each (median ms; for the memory-bound W1–W3 also achieved GB/s), beside the
+// machine's copy bandwidth measured by a STREAM-style triad in the same run.
+// `--json FILE` also writes the rows as JSON; `--only W4,W5` runs the rows whose id
+// starts with one of the given prefixes. Threads: OMP_NUM_THREADS (and
+// OPENBLAS_NUM_THREADS for the GEMMs; run bench/torch_workloads.py with the same number).
 #include <omp.h>
 
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "workloads.h"
 
@@ -32,27 +37,55 @@ double triad_gbps() {
   return 3.0 * static_cast<double>(n) * sizeof(float) / (ms * 1e-3) / 1e9;
 }
 
+// The ids of `--only W4,W5`; empty: every row.
+std::vector<std::string> split_ids(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string id; std::getline(in, id, ',');)
+    if (!id.empty()) out.push_back(id);
+  return out;
+}
+
+bool selected(const std::string& id, const std::vector<std::string>& only) {
+  if (only.empty()) return true;
+  for (const auto& p : only)
+    if (id.rfind(p, 0) == 0) return true;
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const char* json_path = nullptr;
   int iters = 21;
+  std::vector<std::string> only;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
     else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) iters = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = split_ids(argv[++i]);
   }
   const double triad = triad_gbps();
   std::printf("Ember eager, %d threads; STREAM triad: %.1f GB/s\n", omp_get_max_threads(), triad);
-  std::printf("%-4s | %-32s | %10s | %8s | %s\n", "id", "workload", "eager ms", "GB/s", "% of triad");
+  std::printf("%-8s | %-36s | %10s | %8s | %s\n", "id", "workload", "eager ms", "GB/s", "% of triad");
   std::string json = "{\"threads\": " + std::to_string(omp_get_max_threads()) +
                      ", \"triad_gbps\": " + std::to_string(triad) + ", \"rows\": [";
   bool first = true;
-  for (const auto& w : ember::bench::memory_bound_workloads()) {
+  auto workloads = ember::bench::memory_bound_workloads();
+  for (auto& w : ember::bench::block_workloads()) workloads.push_back(std::move(w));
+  for (const auto& w : workloads) {
+    if (!selected(w.id, only)) continue;
     const double ms = ember::bench::median_ms([&] { (void)w.run(); }, 3, iters);
-    const double gbps = w.min_bytes / (ms * 1e-3) / 1e9;
-    std::printf("%-4s | %-32s | %10.2f | %8.1f | %5.1f%%\n", w.id.c_str(), w.what.c_str(), ms, gbps, 100 * gbps / triad);
-    json += std::string(first ? "" : ", ") + "{\"id\": \"" + w.id + "\", \"eager_ms\": " + std::to_string(ms) +
-            ", \"gbps\": " + std::to_string(gbps) + "}";
+    json += std::string(first ? "" : ", ") + "{\"id\": \"" + w.id + "\", \"eager_ms\": " + std::to_string(ms);
+    if (w.min_bytes > 0) {
+      const double gbps = w.min_bytes / (ms * 1e-3) / 1e9;
+      std::printf("%-8s | %-36s | %10.2f | %8.1f | %5.1f%%\n", w.id.c_str(), w.what.c_str(), ms, gbps,
+                  100 * gbps / triad);
+      json += ", \"gbps\": " + std::to_string(gbps);
+    } else {
+      std::printf("%-8s | %-36s | %10.2f | %8s | %6s\n", w.id.c_str(), w.what.c_str(), ms, "-", "-");
+    }
+    std::fflush(stdout);
+    json += "}";
     first = false;
   }
   json += "]}\n";

@@ -18,6 +18,7 @@
 #include "ember/ops/reduction.h"
 #include "ember/ops/shape.h"
 #include "ember/ops/view.h"
+#include "ember/nn/blocks.h"
 #include "ember/nn/module.h"
 #include "ember/nn/modules.h"
 #include "ember/optim.h"
