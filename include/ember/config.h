@@ -99,11 +99,12 @@ void config_reload_from_env();
 
 /// One knob of the registry, as `ember config` lists it.
 struct KnobInfo {
-  std::string name;                  ///< C++ name, as config_set takes it
-  std::vector<std::string> aliases;  ///< other C++ names
-  std::vector<std::string> env;      ///< environment variables, PyTorch's first
-  std::string type;                  ///< "bool", "int", "float", "str", or the choices "'' | dynamo | aot"
-  std::string default_value;         ///< as config_get prints it, or how it is found
+  std::string name;                         ///< C++ name, as config_set takes it
+  std::vector<std::string> aliases;         ///< other C++ names
+  std::vector<std::string> env;             ///< environment variables, PyTorch's first
+  std::string type;                         ///< "bool", "int", "float", "str", or the choices "'' | dynamo | aot"
+  std::string default_value;                ///< as config_get prints it, or how it is found (below)
+  bool default_depends_on_machine = false;  ///< default_value says how it is found: "(current directory)"
   std::string meaning;
 };
 

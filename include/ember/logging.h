@@ -38,8 +38,8 @@ struct ChannelInfo {
   const char* name;
   const char* description;
   bool artifact;
-  const char* parent;    // an artifact's component; nullptr for a component
-  bool off_by_default;   // artifact not shown by `+parent`, only when named
+  const char* parent;   // an artifact's component; nullptr for a component
+  bool off_by_default;  // artifact not shown by `+parent`, only when named
 };
 std::span<const ChannelInfo> channels();
 
@@ -99,7 +99,8 @@ void reload_from_env();
 
 /// Applies config().dynamo.log_level to the dynamo component, unless the TORCH_LOGS
 /// settings name dynamo (or `all`). config_set("dynamo.log_level", ...) calls it; code
-/// that assigns the field directly calls it afterwards (compile() does, at each compile).
+/// that assigns the field directly calls it afterwards; the compile entry point calls it
+/// at the start of each compile.
 void apply_config();
 
 /// The text TORCH_LOGS="help" shows: syntax, examples, and every channel with its meaning.

@@ -61,14 +61,17 @@ std::string type_text(const Knob& k, const FieldRef* field) {
   if (!field) return "spec";
   if (!k.choices.empty()) return choices_text(k);
   switch (field->index()) {
-    case 0: return "bool";
+    case 0:
+      return "bool";
     case 1:
       if (k.min != std::numeric_limits<int64_t>::min() && k.max != std::numeric_limits<int64_t>::max())
         return "int " + std::to_string(k.min) + ".." + std::to_string(k.max);
       if (k.min != std::numeric_limits<int64_t>::min()) return "int >= " + std::to_string(k.min);
       return "int";
-    case 2: return "float";
-    default: return "str";
+    case 2:
+      return "float";
+    default:
+      return "str";
   }
 }
 
@@ -80,14 +83,17 @@ std::string expected_text(const Knob& k, const FieldRef& field) {
     return out;
   }
   switch (field.index()) {
-    case 0: return "a boolean (1, 0, true, false, on, off, yes, no)";
+    case 0:
+      return "a boolean (1, 0, true, false, on, off, yes, no)";
     case 1:
       if (k.min != std::numeric_limits<int64_t>::min() && k.max != std::numeric_limits<int64_t>::max())
         return "an integer from " + std::to_string(k.min) + " to " + std::to_string(k.max);
       if (k.min != std::numeric_limits<int64_t>::min()) return "an integer >= " + std::to_string(k.min);
       return "an integer";
-    case 2: return "a finite number";
-    default: return "a string";
+    case 2:
+      return "a finite number";
+    default:
+      return "a string";
   }
 }
 
@@ -227,6 +233,7 @@ std::vector<KnobInfo> config_knobs() {
     if (k.field) field = k.field(defaults);
     info.type = type_text(k, k.field ? &field : nullptr);
     info.default_value = k.default_note ? k.default_note : (k.field ? field_text(field) : "");
+    info.default_depends_on_machine = k.default_note != nullptr;
     info.meaning = k.meaning;
     if (!k.aliases.empty()) {
       info.meaning += " (alias:";
@@ -241,12 +248,14 @@ std::vector<KnobInfo> config_knobs() {
 std::string config_table(bool markdown) {
   const std::vector<std::string> header = {"ENVIRONMENT", "C++ NAME", "TYPE", "DEFAULT", "CURRENT", "MEANING"};
   std::vector<std::vector<std::string>> rows;
+  std::vector<bool> described;  // the default says how it is found
   auto shown = [](const std::string& v) { return v.empty() ? std::string("\"\"") : v; };
   for (const KnobInfo& k : config_knobs()) {
+    described.push_back(k.default_depends_on_machine);
     std::string env;
     for (const std::string& e : k.env) env += (env.empty() ? "" : ", ") + e;
-    rows.push_back({env.empty() ? "-" : env, k.name, k.type, shown(k.default_value), shown(config_get(k.name)),
-                    k.meaning});
+    rows.push_back(
+        {env.empty() ? "-" : env, k.name, k.type, shown(k.default_value), shown(config_get(k.name)), k.meaning});
   }
   std::string out;
   if (markdown) {
@@ -261,7 +270,11 @@ std::string config_table(bool markdown) {
     };
     line({"environment", "C++ name", "type", "default", "meaning"});
     out += "| --- | --- | --- | --- | --- |\n";
-    for (const auto& r : rows) line({"`" + r[0] + "`", "`" + r[1] + "`", r[2], "`" + r[3] + "`", r[5]});
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const auto& r = rows[i];
+      line({r[0] == "-" ? "(config only)" : "`" + r[0] + "`", "`" + r[1] + "`", r[2],
+            described[i] ? r[3] : "`" + r[3] + "`", r[5]});
+    }
     return out;
   }
   std::vector<size_t> width(header.size(), 0);

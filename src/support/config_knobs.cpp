@@ -2,6 +2,8 @@
 // TORCH_LOGS), with its names, environment variables and meaning. `ember config` prints
 // this table and a test checks that it covers every row. To add a knob: add the field to
 // include/ember/config.h and a row here (docs/diagnostics.md).
+#include "support/config_knobs.h"
+
 #include <pwd.h>
 #include <unistd.h>
 
@@ -9,7 +11,6 @@
 #include <filesystem>
 
 #include "ember/logging.h"
-#include "support/config_knobs.h"
 
 namespace ember::support {
 

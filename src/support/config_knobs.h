@@ -16,10 +16,10 @@ namespace ember::support {
 using FieldRef = std::variant<bool*, int64_t*, double*, std::string*>;
 
 struct Knob {
-  const char* name;                   // C++ name: "dynamo.cache_size_limit"
-  std::vector<const char*> aliases;   // other C++ names
-  std::vector<const char*> env;       // environment variables, PyTorch's name first
-  FieldRef (*field)(Config&);         // nullptr: TORCH_LOGS, whose value the log registry holds
+  const char* name;                  // C++ name: "dynamo.cache_size_limit"
+  std::vector<const char*> aliases;  // other C++ names
+  std::vector<const char*> env;      // environment variables, PyTorch's name first
+  FieldRef (*field)(Config&);        // nullptr: TORCH_LOGS, whose value the log registry holds
   const char* meaning;
   std::vector<const char*> choices = {};  // a string knob taking only these values
   int64_t min = std::numeric_limits<int64_t>::min();

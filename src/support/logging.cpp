@@ -129,8 +129,8 @@ Level parse_level_name(std::string_view name) {
   for (Level l : {Level::kDebug, Level::kInfo, Level::kWarning, Level::kError})
     if (upper == level_name(l)) return l;
   if (upper == "WARN") return Level::kWarning;
-  EMBER_FAIL_KIND(ErrorKind::ValueError) << "config.dynamo.log_level: expected one of DEBUG, INFO, WARNING, ERROR, got \""
-                                         << name << "\"";
+  EMBER_FAIL_KIND(ErrorKind::ValueError)
+      << "config.dynamo.log_level: expected one of DEBUG, INFO, WARNING, ERROR, got \"" << name << "\"";
 }
 
 // Components the spec leaves unset take WARNING, dynamo config.dynamo.log_level; an
@@ -276,10 +276,14 @@ int channel_or_throw(std::string_view name) {
 
 const char* level_name(Level level) {
   switch (level) {
-    case Level::kDebug: return "DEBUG";
-    case Level::kInfo: return "INFO";
-    case Level::kWarning: return "WARNING";
-    case Level::kError: return "ERROR";
+    case Level::kDebug:
+      return "DEBUG";
+    case Level::kInfo:
+      return "INFO";
+    case Level::kWarning:
+      return "WARNING";
+    case Level::kError:
+      return "ERROR";
   }
   return "INFO";
 }

@@ -87,9 +87,7 @@ inline bool is_enabled(Component component, Level level) {
   return detail::should_log(detail::channel_id(component), level);
 }
 /// Whether the artifact is on for stderr or a sink.
-inline bool is_enabled(Artifact artifact) {
-  return detail::should_log(detail::channel_id(artifact), Level::kDebug);
-}
+inline bool is_enabled(Artifact artifact) { return detail::should_log(detail::channel_id(artifact), Level::kDebug); }
 
 }  // namespace ember::logging
 
@@ -97,26 +95,24 @@ inline bool is_enabled(Artifact artifact) {
 /// LEVEL is DEBUG, INFO, WARNING or ERROR. The message is only formatted when the line
 /// is enabled; it becomes one line (or block, for multi-line text) with the prefix
 /// `[I 2026-11-22 03:12:45.123 dynamo] `.
-#define EMBER_LOG(component, LEVEL)                                                                    \
-  !::ember::logging::detail::should_log(                                                              \
-      ::ember::logging::detail::channel_id(::ember::logging::Component::component),                    \
-      ::ember::logging::detail::k##LEVEL)                                                             \
-      ? (void)0                                                                                       \
-      : ::ember::logging::detail::LogVoidify() &                                                      \
-            ::ember::logging::detail::LogLine(                                                        \
-                ::ember::logging::detail::channel_id(::ember::logging::Component::component),          \
-                ::ember::logging::detail::k##LEVEL)                                                   \
+#define EMBER_LOG(component, LEVEL)                                                                                   \
+  !::ember::logging::detail::should_log(::ember::logging::detail::channel_id(::ember::logging::Component::component), \
+                                        ::ember::logging::detail::k##LEVEL)                                           \
+      ? (void)0                                                                                                       \
+      : ::ember::logging::detail::LogVoidify() &                                                                      \
+            ::ember::logging::detail::LogLine(                                                                        \
+                ::ember::logging::detail::channel_id(::ember::logging::Component::component),                         \
+                ::ember::logging::detail::k##LEVEL)                                                                   \
                 .stream()
 
 /// `EMBER_LOG_ARTIFACT(graph_code) << graph.print();` — written at DEBUG level when the
 /// artifact is on (TORCH_LOGS="graph_code"), with the prefix `[D ... graph_code] `.
-#define EMBER_LOG_ARTIFACT(artifact)                                                                   \
-  !::ember::logging::detail::should_log(                                                              \
-      ::ember::logging::detail::channel_id(::ember::logging::Artifact::artifact),                      \
-      ::ember::logging::Level::kDebug)                                                                \
-      ? (void)0                                                                                       \
-      : ::ember::logging::detail::LogVoidify() &                                                      \
-            ::ember::logging::detail::LogLine(                                                        \
-                ::ember::logging::detail::channel_id(::ember::logging::Artifact::artifact),            \
-                ::ember::logging::Level::kDebug)                                                      \
+#define EMBER_LOG_ARTIFACT(artifact)                                                                                \
+  !::ember::logging::detail::should_log(::ember::logging::detail::channel_id(::ember::logging::Artifact::artifact), \
+                                        ::ember::logging::Level::kDebug)                                            \
+      ? (void)0                                                                                                     \
+      : ::ember::logging::detail::LogVoidify() &                                                                    \
+            ::ember::logging::detail::LogLine(                                                                      \
+                ::ember::logging::detail::channel_id(::ember::logging::Artifact::artifact),                         \
+                ::ember::logging::Level::kDebug)                                                                    \
                 .stream()

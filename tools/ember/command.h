@@ -14,8 +14,8 @@ using Args = std::vector<std::string_view>;
 
 struct Command {
   const char* name;
-  const char* summary;  // one line, for `ember help`
-  const char* usage;    // shown by `ember help <name>` and `ember <name> --help`
+  const char* summary;           // one line, for `ember help`
+  const char* usage;             // shown by `ember help <name>` and `ember <name> --help`
   int (*run)(const Args& args);  // returns the exit status
 };
 

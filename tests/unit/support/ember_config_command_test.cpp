@@ -70,7 +70,8 @@ TEST(EmberConfigCommand, MarkdownTableListsEveryKnob) {
   ToolRun r = run_ember("", "config --markdown");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.output.rfind("| environment | C++ name |", 0), 0u) << r.output;
-  for (const KnobInfo& k : config_knobs()) EXPECT_NE(r.output.find("| `" + k.name + "` |"), std::string::npos) << k.name;
+  for (const KnobInfo& k : config_knobs())
+    EXPECT_NE(r.output.find("| `" + k.name + "` |"), std::string::npos) << k.name;
 }
 
 TEST(EmberConfigCommand, FreshProcessReadsTheEnvironment) {

@@ -1,5 +1,7 @@
 // The log registry: TORCH_LOGS syntax, which lines each setting lets through, the line
 // format, sinks, and lines written from several threads at once.
+#include "support/logging.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -9,7 +11,6 @@
 
 #include "log_capture.h"
 #include "support/error_of.h"
-#include "support/logging.h"
 
 namespace ember {
 namespace {
@@ -173,7 +174,8 @@ TEST_F(Logging, HelpRaisesTheHelpText) {
 TEST_F(Logging, LineHasLevelTimeAndChannelPrefix) {
   set_logs("dynamo");
   LogCapture cap;
-  EMBER_LOG(dynamo, INFO) << "Step 1: torchdynamo start tracing " << "forward";
+  EMBER_LOG(dynamo, INFO) << "Step 1: torchdynamo start tracing "
+                          << "forward";
   ASSERT_EQ(cap.lines.size(), 1u);
   std::regex line(R"(\[I \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} dynamo\] Step 1: torchdynamo start tracing forward\n)");
   EXPECT_TRUE(std::regex_match(cap.lines[0], line)) << cap.lines[0];
