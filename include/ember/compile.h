@@ -43,6 +43,17 @@ std::vector<std::string> list_backends();
 /// The "eager" backend: runs the graph with the interpreter (run_graph).
 CompiledGraph eager_backend(Graph& graph);
 
+/// A backend raised while compiling a graph (torch._dynamo.exc.BackendCompilerFailed).
+/// With config().dynamo.suppress_errors the function runs eagerly instead, with a warning.
+class BackendCompilerFailed : public Error {
+ public:
+  BackendCompilerFailed(std::string backend, const Error& cause);
+  const std::string& backend() const { return backend_; }
+
+ private:
+  std::string backend_;
+};
+
 // --- options ------------------------------------------------------------------
 
 struct CompileOptions {

@@ -4,6 +4,7 @@
 // cache_size_limit, and the fallbacks when capture fails.
 #include <atomic>
 #include <mutex>
+#include <sstream>
 #include <shared_mutex>
 #include <unordered_map>
 
@@ -131,6 +132,14 @@ class CompiledFunctionState {
         return run_entry(*e, args, invoke);
       }
     }
+    if (!entries_.empty() && logging::is_enabled(logging::Artifact::recompiles)) {
+      std::string reasons;
+      for (Entry* e = head_.load(std::memory_order_acquire); e; e = e->next) {
+        reasons += "\n    - " + e->guards.first_failure(args).value_or("(passes now)");
+      }
+      EMBER_LOG_ARTIFACT(recompiles) << "Recompiling function " << name_ << " in " << SourceLoc(where_).str()
+                                     << "\n    triggered by the following guard failure(s):" << reasons;
+    }
     const int64_t limit = config().dynamo.cache_size_limit;
     if (static_cast<int64_t>(entries_.size()) >= limit) {
       std::string reason;
@@ -144,10 +153,20 @@ class CompiledFunctionState {
 
     auto entry = std::make_unique<Entry>();
     entry->guards = GuardSet::for_call(args, options_.arg_names);
-    Tracer tracer(trace_options(), segment_compiler());
+    TraceOptions topts = trace_options();
+    topts.report_breaks = true;
+    Tracer tracer(topts, segment_compiler());
     std::vector<IValue> results;
+    EMBER_LOG(dynamo, INFO) << "Step 1: torchdynamo start tracing " << name_ << " " << SourceLoc(where_).str();
     try {
       results = tracer.run(args, invoke);
+    } catch (const BackendCompilerFailed& e) {
+      if (!config().dynamo.suppress_errors) throw;
+      log_warning(wont_convert_report(name_, SourceLoc(where_), e));
+      entry->mode = Entry::Mode::Eager;
+      publish(std::move(entry));
+      lock.unlock();
+      return invoke(args);
     } catch (const Error& e) {
       // Under fullgraph, and once a segment ran on real data (re-running would repeat its
       // effects), the error is the user's answer. Otherwise run eagerly: an error eager
@@ -159,7 +178,15 @@ class CompiledFunctionState {
       lock.unlock();
       return invoke(args);
     }
+    EMBER_LOG(dynamo, INFO) << "Step 1: torchdynamo done tracing " << name_ << " (" << tracer.graphs().size()
+                            << " graph" << (tracer.graphs().size() == 1 ? "" : "s") << ", " << tracer.breaks().size()
+                            << " graph break" << (tracer.breaks().size() == 1 ? "" : "s") << ")";
     for (UserGuard& g : tracer.user_guards()) entry->guards.add_user_guard(std::move(g));
+    if (logging::is_enabled(logging::Artifact::guards)) {
+      std::string text;
+      for (const auto& g : entry->guards.describe()) text += "\n  " + g;
+      EMBER_LOG_ARTIFACT(guards) << "GUARDS of " << name_ << ":" << text;
+    }
     if (tracer.breaks().empty()) {
       entry->mode = Entry::Mode::Replay;
       entry->graph = tracer.final_graph();
@@ -204,7 +231,28 @@ class CompiledFunctionState {
                     name_ + "' starting at " + site + "; it runs eagerly from now on");
         return eager_backend(*g);
       }
-      CompiledGraph compiled = backend_(*g, inputs);
+      EMBER_LOG_ARTIFACT(graph_code) << "TRACED GRAPH\n" << key;
+      if (logging::is_enabled(logging::Artifact::graph_sizes)) {
+        std::ostringstream sizes;
+        for (const auto& n : g->nodes()) {
+          for (size_t k = 0; k < n->meta().size(); ++k) {
+            sizes << "\n" << n->name() << (n->meta().size() > 1 ? "." + std::to_string(k) : "") << ": "
+                  << IntArrayRef(n->meta()[k].sizes);
+          }
+        }
+        EMBER_LOG_ARTIFACT(graph_sizes) << "TRACED GRAPH TENSOR SIZES\n===== " << name_ << " =====" << sizes.str();
+      }
+      const std::string backend_name = options_.custom_backend ? "custom" : options_.backend;
+      EMBER_LOG(dynamo, INFO) << "Step 2: calling compiler function " << backend_name;
+      CompiledGraph compiled;
+      try {
+        compiled = backend_(*g, inputs);
+      } catch (const BackendCompilerFailed&) {
+        throw;
+      } catch (const Error& e) {
+        throw BackendCompilerFailed(backend_name, e);
+      }
+      EMBER_LOG(dynamo, INFO) << "Step 2: done compiler function " << backend_name;
       ++segments_per_site_[site];
       segments_.emplace(std::move(key), Segment{g, compiled});
       return compiled;
@@ -261,6 +309,12 @@ ExplainOutput explain_call(const std::string& name, const std::source_location& 
 }
 
 }  // namespace capture
+
+BackendCompilerFailed::BackendCompilerFailed(std::string backend, const Error& cause)
+    : Error(cause.kind(),
+            "backend='" + backend + "' raised:\n" + error_kind_name(cause.kind()) + ": " + cause.message(),
+            cause.context()),
+      backend_(std::move(backend)) {}
 
 std::string ExplainOutput::str() const {
   std::string out = "Dynamo produced " + std::to_string(graph_count) + " graph" + (graph_count == 1 ? "" : "s") +

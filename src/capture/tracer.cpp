@@ -7,6 +7,7 @@
 #include "ember/autograd.h"
 #include "ops/dispatch.h"
 #include "support/call_context.h"
+#include "support/logging.h"
 
 namespace ember::capture {
 namespace {
@@ -235,6 +236,7 @@ Stack Tracer::record(const ops::OpDef& op, Stack& args) {
   }
   Node* n = graph_->add_call(op, std::move(graph_args), metas, loc);
   n->set_grad_enabled(is_grad_enabled());
+  EMBER_LOG(dynamo, DEBUG) << "TRACE %" << n->name() << " = " << op.name << " at " << loc.str();
   const bool view = op.kind == ops::OpKind::View;
   for (size_t k = 0; k < metas.size(); ++k) {
     Tensor out = make_fake(metas[k], view ? fake_args[0].to_tensor().storage() : nullptr, false);
@@ -272,6 +274,11 @@ void Tracer::on_graph_break(BreakKind kind, std::string detail, SourceLoc loc) {
   EMBER_CHECK_KIND(ErrorKind::Unsupported, !options_.fullgraph)
       << "graph break in a function compiled with fullgraph=true: " << b.reason() << ", at " << b.loc.str()
       << " (hint: " << b.hint() << ")";
+  if (options_.report_breaks) {
+    EMBER_LOG(dynamo, WARNING) << "Graph break in " << options_.name << ": " << b.reason() << "\n  from user code at "
+                               << b.loc.str() << "\n  hint: " << b.hint();
+  }
+  EMBER_LOG_ARTIFACT(graph_breaks) << "Graph break: " << b.reason() << " from user code at " << b.loc.str();
   breaks_.push_back(b);
 
   // Every fake the user code may still hold becomes real.

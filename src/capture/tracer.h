@@ -63,6 +63,9 @@ struct TraceOptions {
   std::string name;
   bool fullgraph = false;
   std::vector<std::string> arg_names;
+  /// Log each break (WARNING, and the graph_breaks artifact): on for a function's first
+  /// trace, off when segment mode re-runs it.
+  bool report_breaks = false;
 };
 
 class Tracer {
