@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "autograd/autograd_meta.h"
+#include "ops/dispatch.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/pointwise.h"
 #include "support/call_context.h"
@@ -171,6 +172,11 @@ std::vector<Tensor> run_backward(const std::vector<Edge>& roots, const std::vect
 void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors, bool retain_graph,
               Loc loc) {
   support::UserLocScope scope(loc);
+  // Called inside a compiled function, backward() is a graph break: the tensors are real
+  // by now, and the backward pass runs eagerly, outside the trace.
+  for (const Tensor& t : tensors) t.require_data("Tensor.backward()", loc);
+  for (const Tensor& t : grad_tensors) t.require_data("Tensor.backward()", loc);
+  ops::ExcludeLayerGuard eager(ops::DispatchLayer::Capture);
   std::vector<Tensor> seeds;
   std::vector<Edge> roots;
   {
@@ -183,6 +189,9 @@ void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& gra
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                          const std::vector<Tensor>& grad_outputs, bool retain_graph, bool allow_unused, Loc loc) {
   support::UserLocScope scope(loc);
+  for (const Tensor& t : outputs) t.require_data("Tensor.backward()", loc);
+  for (const Tensor& t : grad_outputs) t.require_data("Tensor.backward()", loc);
+  ops::ExcludeLayerGuard eager(ops::DispatchLayer::Capture);
   std::vector<Tensor> seeds;
   std::vector<Edge> roots, capture;
   {

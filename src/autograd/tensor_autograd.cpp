@@ -73,9 +73,6 @@ bool Tensor::retains_grad() const {
 Tensor Tensor::detach() const { return autograd::alias_without_grad(*this); }
 
 void Tensor::backward(const Tensor& gradient, bool retain_graph, Loc loc) const {
-  // Inside a compiled function this is a graph break: the graph so far runs for real first.
-  require_data("Tensor.backward()", loc);
-  if (gradient.defined()) gradient.require_data("Tensor.backward()", loc);
   std::vector<Tensor> grads;
   if (gradient.defined()) grads.push_back(gradient);
   autograd::backward({*this}, grads, retain_graph, loc);
