@@ -6,8 +6,8 @@
 //   auto f = ember::compile([](const Tensor& x, const Tensor& y) { return (x * 2 + y).relu(); });
 //   Tensor out = f(a, b);   // first call traces and compiles; later calls replay
 //
-// Arguments may be tensors, std::vector<Tensor>, numbers (int64_t, int, double, bool) and
-// nn::Module references (their parameters and buffers become graph inputs). Results may be
+// Arguments may be tensors, numbers (int64_t, int, double, bool), std::vectors of tensors,
+// int64_t or double, and nn::Module references (their parameters and buffers become graph inputs). Results may be
 // a Tensor, std::vector<Tensor>, a std::tuple/std::pair of those, a number, or void.
 #pragma once
 
@@ -87,15 +87,18 @@ bool is_compiling();
 namespace capture {
 
 /// One argument of a compiled call, type-erased.
-using CallArg = std::variant<Tensor, std::vector<Tensor>, int64_t, double, bool, nn::Module*>;
+using CallArg = std::variant<Tensor, std::vector<Tensor>, int64_t, double, bool, std::vector<int64_t>,
+                             std::vector<double>, nn::Module*>;
 /// Runs the user function on (possibly fake) arguments and flattens its result.
 using Invoker = std::function<std::vector<IValue>(std::vector<CallArg>& args)>;
 
 class CompiledFunctionState;
 
 /// The type-erased compiled function (shared by copies of a Compiled<…>).
-std::shared_ptr<CompiledFunctionState> make_state(CompileOptions options, const std::source_location& where);
-std::vector<IValue> call(CompiledFunctionState& state, std::vector<CallArg> args, const Invoker& invoke);
+/// `invoke` runs the user function; kept so that replay() can re-run a recorded frame.
+std::shared_ptr<CompiledFunctionState> make_state(CompileOptions options, const std::source_location& where,
+                                                  Invoker invoke);
+std::vector<IValue> call(CompiledFunctionState& state, std::vector<CallArg> args);
 /// Drops every cache entry (torch._dynamo.reset() for one function).
 void reset(CompiledFunctionState& state);
 size_t cache_size(const CompiledFunctionState& state);
@@ -104,7 +107,8 @@ size_t cache_size(const CompiledFunctionState& state);
 template <typename A>
 CallArg to_call_arg(A&& a) {
   using T = std::remove_cvref_t<A>;
-  if constexpr (std::is_same_v<T, Tensor> || std::is_same_v<T, std::vector<Tensor>>) {
+  if constexpr (std::is_same_v<T, Tensor> || std::is_same_v<T, std::vector<Tensor>> ||
+                std::is_same_v<T, std::vector<int64_t>> || std::is_same_v<T, std::vector<double>>) {
     return CallArg(a);
   } else if constexpr (std::is_same_v<T, bool>) {
     return CallArg(static_cast<bool>(a));
@@ -116,14 +120,16 @@ CallArg to_call_arg(A&& a) {
     return CallArg(static_cast<nn::Module*>(const_cast<T*>(&a)));
   } else {
     static_assert(sizeof(T) == 0,
-                  "ember::compile: arguments must be Tensor, std::vector<Tensor>, a number or an nn::Module");
+                  "ember::compile: arguments must be Tensor, a number (int64_t, int, double, bool), a std::vector "
+                  "of Tensor, int64_t or double, or an nn::Module");
   }
 }
 
 template <typename P>
 decltype(auto) from_call_arg(CallArg& a) {
   using T = std::remove_cvref_t<P>;
-  if constexpr (std::is_same_v<T, Tensor> || std::is_same_v<T, std::vector<Tensor>>) {
+  if constexpr (std::is_same_v<T, Tensor> || std::is_same_v<T, std::vector<Tensor>> ||
+                std::is_same_v<T, std::vector<int64_t>> || std::is_same_v<T, std::vector<double>>) {
     return static_cast<T&>(std::get<T>(a));
   } else if constexpr (std::is_same_v<T, bool>) {
     return std::get<bool>(a);
@@ -198,17 +204,15 @@ class Compiled<F, Sig, std::tuple<A...>> {
   using Result = typename Sig::Result;
 
   Compiled(F fn, CompileOptions options, const std::source_location& where)
-      : fn_(std::make_shared<F>(std::move(fn))), state_(capture::make_state(std::move(options), where)) {}
+      : state_(capture::make_state(std::move(options), where,
+                                   [fn = std::make_shared<F>(std::move(fn))](std::vector<capture::CallArg>& in) {
+                                     std::vector<IValue> out;
+                                     invoke_unpacked(*fn, in, out, std::index_sequence_for<A...>{});
+                                     return out;
+                                   })) {}
 
   Result operator()(A... args) const {
-    std::vector<capture::CallArg> packed{capture::to_call_arg(args)...};
-    auto fn = fn_;
-    capture::Invoker invoke = [fn](std::vector<capture::CallArg>& in) {
-      std::vector<IValue> out;
-      invoke_unpacked(*fn, in, out, std::index_sequence_for<A...>{});
-      return out;
-    };
-    std::vector<IValue> flat = capture::call(*state_, std::move(packed), invoke);
+    std::vector<IValue> flat = capture::call(*state_, {capture::to_call_arg(args)...});
     if constexpr (!std::is_void_v<Result>) {
       size_t pos = 0;
       return capture::unflatten_result<std::remove_cvref_t<Result>>(flat, pos);
@@ -232,7 +236,6 @@ class Compiled<F, Sig, std::tuple<A...>> {
     }
   }
 
-  std::shared_ptr<F> fn_;
   std::shared_ptr<capture::CompiledFunctionState> state_;
 };
 
@@ -241,6 +244,31 @@ template <typename F>
 Compiled<std::decay_t<F>> compile(F&& fn, CompileOptions options = {}, Loc where = Loc::current()) {
   return Compiled<std::decay_t<F>>(std::forward<F>(fn), std::move(options), where);
 }
+
+// --- compile_times ----------------------------------------------------------------
+
+/// Time spent compiling, per compiled function and phase: "capture (Step 1)" (tracing,
+/// without the backend), "backend compile (Step 2)", and later stages' own phases.
+struct CompileTimeRow {
+  std::string function;
+  std::string phase;
+  int64_t count = 0;
+  double total_seconds = 0;
+  double average_seconds() const { return count ? total_seconds / static_cast<double>(count) : 0; }
+};
+std::vector<CompileTimeRow> compile_times_rows();
+/// The rows as an aligned table (torch._dynamo.utils.compile_times()).
+std::string compile_times();
+void reset_compile_times();
+
+// --- record and replay --------------------------------------------------------------
+
+/// Re-runs the capture of the frame recorded in `record_path` (written when
+/// config().dynamo.replay_record_enabled is set and capture failed) with the recorded
+/// inputs and config, raising the same error. The compiled function is found by its
+/// name, so replay runs in a program that compiled it; `modules` supplies module
+/// arguments, in order, which a record cannot hold.
+void replay(const std::string& record_path, const std::vector<nn::Module*>& modules = {});
 
 // --- explain ------------------------------------------------------------------
 

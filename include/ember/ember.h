@@ -4,6 +4,7 @@
 #include "ember/autograd.h"
 #include "ember/compile.h"
 #include "ember/config.h"
+#include "ember/debug.h"
 #include "ember/dtype.h"
 #include "ember/error.h"
 #include "ember/graph.h"

@@ -3,12 +3,15 @@
 // lock, replay of break-free entries, segment mode for functions with breaks, the
 // cache_size_limit, and the fallbacks when capture fails.
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <sstream>
 #include <shared_mutex>
 #include <unordered_map>
 
+#include "capture/events.h"
 #include "capture/guards.h"
+#include "capture/record.h"
 #include "capture/tracer.h"
 #include "ember/config.h"
 #include "support/logging.h"
@@ -67,17 +70,23 @@ void log_warning(const std::string& text) { EMBER_LOG(dynamo, WARNING) << text; 
 
 class CompiledFunctionState {
  public:
-  CompiledFunctionState(CompileOptions options, const std::source_location& where)
+  CompiledFunctionState(CompileOptions options, const std::source_location& where, Invoker invoke)
       : options_(std::move(options)),
         name_(options_.name.empty() ? default_name(where) : options_.name),
         where_(where),
-        backend_(options_.custom_backend ? options_.custom_backend : lookup_backend(options_.backend)) {
+        backend_(options_.custom_backend ? options_.custom_backend : lookup_backend(options_.backend)),
+        invoke_(std::move(invoke)) {
     install_capture_hooks();
   }
+
+  std::vector<IValue> call(std::vector<CallArg>& args) { return call(args, invoke_); }
 
   std::vector<IValue> call(std::vector<CallArg>& args, const Invoker& invoke) {
     // A compiled function called while another is traced is inlined into that trace.
     if (Tracer::current()) return invoke(args);
+    // TORCHDYNAMO_DEBUG_FUNCTION: compile only the function of that name.
+    const std::string& only = config().dynamo.debug_function;
+    if (!only.empty() && only != name_) return invoke(args);
     for (Entry* e = head_.load(std::memory_order_acquire); e; e = e->next) {
       if (e->guards.check(args)) return run_entry(*e, args, invoke);
     }
@@ -95,6 +104,14 @@ class CompiledFunctionState {
 
   size_t cache_size() const { return entry_count_.load(std::memory_order_relaxed); }
   const std::string& name() const { return name_; }
+  const std::source_location& where() const { return where_; }
+  const Invoker& invoker() const { return invoke_; }
+
+  /// Traces `args` once more without caching anything (replay of a recorded frame).
+  std::vector<IValue> trace_once(std::vector<CallArg>& args) {
+    Tracer tracer(trace_options(), segment_compiler());
+    return tracer.run(args, invoke_);
+  }
 
  private:
   TraceOptions trace_options() const { return TraceOptions{name_, options_.fullgraph, options_.arg_names}; }
@@ -132,16 +149,20 @@ class CompiledFunctionState {
         return run_entry(*e, args, invoke);
       }
     }
-    if (!entries_.empty() && logging::is_enabled(logging::Artifact::recompiles)) {
+    logging::apply_config();
+    std::vector<std::string> failures;
+    if (!entries_.empty() && (logging::is_enabled(logging::Artifact::recompiles) || has_observers())) {
       std::string reasons;
       for (Entry* e = head_.load(std::memory_order_acquire); e; e = e->next) {
-        reasons += "\n    - " + e->guards.first_failure(args).value_or("(passes now)");
+        failures.push_back(e->guards.first_failure(args).value_or("(passes now)"));
+        reasons += "\n    - " + failures.back();
       }
       EMBER_LOG_ARTIFACT(recompiles) << "Recompiling function " << name_ << " in " << SourceLoc(where_).str()
                                      << "\n    triggered by the following guard failure(s):" << reasons;
     }
     const int64_t limit = config().dynamo.cache_size_limit;
     if (static_cast<int64_t>(entries_.size()) >= limit) {
+      notify({CompileEvent::Kind::CacheLimit, name_, SourceLoc(where_), "", failures, 0});
       std::string reason;
       if (Entry* e = head_.load(std::memory_order_acquire)) reason = e->guards.first_failure(args).value_or("");
       log_warning("torch._dynamo hit config.cache_size_limit (" + std::to_string(limit) + ")\n   function: '" +
@@ -155,12 +176,22 @@ class CompiledFunctionState {
     entry->guards = GuardSet::for_call(args, options_.arg_names);
     TraceOptions topts = trace_options();
     topts.report_breaks = true;
+    if (!entries_.empty()) notify({CompileEvent::Kind::Recompile, name_, SourceLoc(where_), "", failures, 0});
     Tracer tracer(topts, segment_compiler());
     std::vector<IValue> results;
     EMBER_LOG(dynamo, INFO) << "Step 1: torchdynamo start tracing " << name_ << " " << SourceLoc(where_).str();
+    const double backend_before = backend_seconds_;
+    const auto start = std::chrono::steady_clock::now();
+    auto record_capture_time = [&] {
+      const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      record_compile_time(name_, "capture (Step 1)", total - (backend_seconds_ - backend_before));
+    };
     try {
       results = tracer.run(args, invoke);
+      record_capture_time();
     } catch (const BackendCompilerFailed& e) {
+      record_capture_time();
+      if (config().dynamo.replay_record_enabled) write_record(args, e);
       if (!config().dynamo.suppress_errors) throw;
       log_warning(wont_convert_report(name_, SourceLoc(where_), e));
       entry->mode = Entry::Mode::Eager;
@@ -168,6 +199,8 @@ class CompiledFunctionState {
       lock.unlock();
       return invoke(args);
     } catch (const Error& e) {
+      record_capture_time();
+      if (config().dynamo.replay_record_enabled) write_record(args, e);
       // Under fullgraph, and once a segment ran on real data (re-running would repeat its
       // effects), the error is the user's answer. Otherwise run eagerly: an error eager
       // raises too is the user's; one it does not is capture's, and the function stays eager.
@@ -245,6 +278,7 @@ class CompiledFunctionState {
       const std::string backend_name = options_.custom_backend ? "custom" : options_.backend;
       EMBER_LOG(dynamo, INFO) << "Step 2: calling compiler function " << backend_name;
       CompiledGraph compiled;
+      const auto start = std::chrono::steady_clock::now();
       try {
         compiled = backend_(*g, inputs);
       } catch (const BackendCompilerFailed&) {
@@ -252,6 +286,10 @@ class CompiledFunctionState {
       } catch (const Error& e) {
         throw BackendCompilerFailed(backend_name, e);
       }
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      backend_seconds_ += seconds;
+      record_compile_time(name_, "backend compile (Step 2)", seconds);
+      notify({CompileEvent::Kind::GraphCompiled, name_, SourceLoc(where_), key, {}, g->op_count()});
       EMBER_LOG(dynamo, INFO) << "Step 2: done compiler function " << backend_name;
       ++segments_per_site_[site];
       segments_.emplace(std::move(key), Segment{g, compiled});
@@ -259,10 +297,22 @@ class CompiledFunctionState {
     };
   }
 
+  void write_record(const std::vector<CallArg>& args, const Error& e) {
+    try {
+      const std::string path = capture::write_record(name_, SourceLoc(where_), options_.arg_names, args, e);
+      EMBER_LOG(dynamo, WARNING) << "Execution record of " << name_ << " written to " << path
+                                 << " (replay it with ember::replay(\"" << path << "\"))";
+    } catch (const Error& io) {
+      EMBER_LOG(dynamo, ERROR) << "could not write the execution record of " << name_ << ": " << io.what();
+    }
+  }
+
   CompileOptions options_;
   std::string name_;
   std::source_location where_;
   Backend backend_;
+  Invoker invoke_;
+  double backend_seconds_ = 0;  // guarded by mu_ on the miss path
 
   std::atomic<Entry*> head_{nullptr};
   std::atomic<size_t> entry_count_{0};
@@ -274,12 +324,17 @@ class CompiledFunctionState {
   std::map<std::string, size_t> segments_per_site_;
 };
 
-std::shared_ptr<CompiledFunctionState> make_state(CompileOptions options, const std::source_location& where) {
-  return std::make_shared<CompiledFunctionState>(std::move(options), where);
+std::shared_ptr<CompiledFunctionState> make_state(CompileOptions options, const std::source_location& where,
+                                                  Invoker invoke) {
+  auto state = std::make_shared<CompiledFunctionState>(std::move(options), where, std::move(invoke));
+  register_function(state->name(), state);
+  return state;
 }
 
-std::vector<IValue> call(CompiledFunctionState& state, std::vector<CallArg> args, const Invoker& invoke) {
-  return state.call(args, invoke);
+std::vector<IValue> call(CompiledFunctionState& state, std::vector<CallArg> args) { return state.call(args); }
+
+std::vector<IValue> trace_once(CompiledFunctionState& state, std::vector<CallArg>& args) {
+  return state.trace_once(args);
 }
 
 void reset(CompiledFunctionState& state) { state.reset(); }
@@ -312,7 +367,10 @@ ExplainOutput explain_call(const std::string& name, const std::source_location& 
 
 BackendCompilerFailed::BackendCompilerFailed(std::string backend, const Error& cause)
     : Error(cause.kind(),
-            "backend='" + backend + "' raised:\n" + error_kind_name(cause.kind()) + ": " + cause.message(),
+            "backend='" + backend + "' raised:\n" + error_kind_name(cause.kind()) + ": " + cause.message() +
+                (config().dynamo.verbose ? ""
+                                         : "\n\nSet TORCHDYNAMO_VERBOSE=1 for the internal stack trace (please do "
+                                           "this especially if you're reporting a bug to Ember)."),
             cause.context()),
       backend_(std::move(backend)) {}
 

@@ -9,6 +9,14 @@
 namespace ember::capture {
 namespace {
 
+bool same_doubles(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))) return false;
+  }
+  return true;
+}
+
 bool same_value(const IValue& a, const IValue& b) {
   if (a.is_double() && b.is_double()) {
     const double x = a.to_double(), y = b.to_double();
@@ -17,11 +25,13 @@ bool same_value(const IValue& a, const IValue& b) {
   if (a.is_int() && b.is_int()) return a.to_int() == b.to_int();
   if (a.is_bool() && b.is_bool()) return a.to_bool() == b.to_bool();
   if (a.is_string() && b.is_string()) return a.to_string_ref() == b.to_string_ref();
+  if (a.is_int_list() && b.is_int_list()) return a.to_int_list() == b.to_int_list();
   return false;
 }
 
 IValue value_of_arg(const CallArg& a) {
   if (const auto* i = std::get_if<int64_t>(&a)) return *i;
+  if (const auto* l = std::get_if<std::vector<int64_t>>(&a)) return *l;
   if (const auto* d = std::get_if<double>(&a)) return *d;
   if (const auto* b = std::get_if<bool>(&a)) return *b;
   return IValue();
@@ -36,6 +46,14 @@ std::string show(const IValue& v) {
   } else {
     os << v;
   }
+  return os.str();
+}
+
+std::string show_doubles(const std::vector<double>& v) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+  os << "]";
   return os.str();
 }
 
@@ -74,7 +92,7 @@ GuardSet GuardSet::for_call(const std::vector<CallArg>& args, const std::vector<
       EMBER_CHECK_VALUE(t->defined()) << "compiled function: argument '" << name << "' is an undefined tensor";
       add_tensor(arg, -1, name, *t);
     } else if (const auto* list = std::get_if<std::vector<Tensor>>(&args[i])) {
-      gs.values_.push_back({arg, name, IValue(static_cast<int64_t>(list->size())), true});
+      gs.values_.push_back({arg, name, IValue(static_cast<int64_t>(list->size())), true, std::nullopt});
       for (size_t k = 0; k < list->size(); ++k) {
         EMBER_CHECK_VALUE((*list)[k].defined())
             << "compiled function: element " << k << " of argument '" << name << "' is an undefined tensor";
@@ -92,7 +110,9 @@ GuardSet GuardSet::for_call(const std::vector<CallArg>& args, const std::vector<
       }
       gs.modules_.push_back(std::move(g));
     } else {
-      gs.values_.push_back({arg, name, value_of_arg(args[i]), false});
+      ValueGuard g{arg, name, value_of_arg(args[i]), false, std::nullopt};
+      if (const auto* d = std::get_if<std::vector<double>>(&args[i])) g.doubles = *d;
+      gs.values_.push_back(std::move(g));
     }
   }
   return gs;
@@ -159,16 +179,27 @@ std::optional<std::string> GuardSet::fail_tensor(const std::vector<CallArg>& arg
 
 std::optional<std::string> GuardSet::fail_value(const std::vector<CallArg>& args, const ValueGuard& g) const {
   const CallArg& a = args[g.arg];
-  IValue actual;
+  const auto* tensors = std::get_if<std::vector<Tensor>>(&a);
+  const auto* ints = std::get_if<std::vector<int64_t>>(&a);
+  const auto* doubles = std::get_if<std::vector<double>>(&a);
+  bool same;
   if (g.is_length) {
-    const auto* list = std::get_if<std::vector<Tensor>>(&a);
-    actual = list ? IValue(static_cast<int64_t>(list->size())) : IValue();
+    same = tensors && static_cast<int64_t>(tensors->size()) == g.expected.to_int();
+  } else if (ints) {
+    same = g.expected.is_int_list() && *ints == g.expected.to_int_list();
+  } else if (doubles) {
+    same = g.doubles && same_doubles(*doubles, *g.doubles);
   } else {
-    actual = value_of_arg(a);
+    same = same_value(value_of_arg(a), g.expected);
   }
-  if (same_value(actual, g.expected)) return std::nullopt;
-  if (g.is_length) return "len('" + g.name + "') == " + show(g.expected) + " (actual " + show(actual) + ")";
-  return "'" + g.name + "' == " + show(g.expected) + " (actual " + show(actual) + ")";
+  if (same) return std::nullopt;
+  if (g.is_length) {
+    return "len('" + g.name + "') == " + show(g.expected) + " (actual " +
+           (tensors ? std::to_string(tensors->size()) : std::string("not a list")) + ")";
+  }
+  const std::string expected = g.doubles ? show_doubles(*g.doubles) : show(g.expected);
+  const std::string actual = doubles ? show_doubles(*doubles) : show(value_of_arg(a));
+  return "'" + g.name + "' == " + expected + " (actual " + actual + ")";
 }
 
 std::optional<std::string> GuardSet::fail_module(const std::vector<CallArg>& args, const ModuleGuard& g) const {
@@ -257,7 +288,8 @@ std::vector<std::string> GuardSet::describe() const {
   std::vector<std::string> out;
   out.push_back(std::string("grad mode is ") + (grad_enabled_ ? "enabled" : "disabled"));
   for (const auto& g : values_) {
-    out.push_back(g.is_length ? "len('" + g.name + "') == " + show(g.expected) : "'" + g.name + "' == " + show(g.expected));
+    const std::string value = g.doubles ? show_doubles(*g.doubles) : show(g.expected);
+    out.push_back(g.is_length ? "len('" + g.name + "') == " + value : "'" + g.name + "' == " + value);
   }
   for (const auto& g : tensors_) {
     std::ostringstream os;

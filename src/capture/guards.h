@@ -26,7 +26,8 @@ class GuardSet {
   static GuardSet for_call(const std::vector<CallArg>& args, const std::vector<std::string>& arg_names);
   void add_user_guard(UserGuard g) { user_.push_back(std::move(g)); }
 
-  /// Whether `args` (and the current state) pass every guard. No allocation, no lock.
+  /// Whether `args` (and the current state) pass every guard. No lock; no allocation
+  /// except for guard_on strings.
   bool check(const std::vector<CallArg>& args) const;
   /// The first guard that fails, as PyTorch words it ("tensor 'x' size mismatch at index 0.
   /// expected 4, actual 8"), or nullopt when all pass.
@@ -48,6 +49,7 @@ class GuardSet {
     std::string name;
     IValue expected;
     bool is_length = false;
+    std::optional<std::vector<double>> doubles;  // a std::vector<double> argument
   };
   struct ModuleGuard {
     int arg = 0;

@@ -3,7 +3,9 @@
 
 #include <cstring>
 
+#include "capture/events.h"
 #include "core/fake.h"
+#include "ember/config.h"
 #include "ember/autograd.h"
 #include "ops/dispatch.h"
 #include "support/call_context.h"
@@ -273,12 +275,16 @@ void Tracer::on_graph_break(BreakKind kind, std::string detail, SourceLoc loc) {
   GraphBreak b{kind, std::move(detail), std::move(loc)};
   EMBER_CHECK_KIND(ErrorKind::Unsupported, !options_.fullgraph)
       << "graph break in a function compiled with fullgraph=true: " << b.reason() << ", at " << b.loc.str()
-      << " (hint: " << b.hint() << ")";
+      << " (hint: " << b.hint() << ")"
+      << (config().dynamo.verbose ? "" : "\n\nSet TORCHDYNAMO_VERBOSE=1 for the internal stack trace.");
   if (options_.report_breaks) {
     EMBER_LOG(dynamo, WARNING) << "Graph break in " << options_.name << ": " << b.reason() << "\n  from user code at "
                                << b.loc.str() << "\n  hint: " << b.hint();
   }
   EMBER_LOG_ARTIFACT(graph_breaks) << "Graph break: " << b.reason() << " from user code at " << b.loc.str();
+  if (options_.report_breaks && has_observers()) {
+    notify({CompileEvent::Kind::GraphBreak, options_.name, SourceLoc(), b.reason() + " at " + b.loc.str(), {}, 0});
+  }
   breaks_.push_back(b);
 
   // Every fake the user code may still hold becomes real.

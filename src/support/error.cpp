@@ -1,6 +1,13 @@
 // support/error.cpp — building error messages with their context (op, user line).
 #include "ember/error.h"
 
+#include <cxxabi.h>
+#include <execinfo.h>
+
+#include <cstdlib>
+
+#include "ember/config.h"
+
 #include <cstring>
 
 #include "support/call_context.h"
@@ -41,6 +48,41 @@ std::string format_loc(const UserLoc& loc) { return std::string(loc.file) + ":" 
 }  // namespace support
 
 namespace detail {
+namespace {
+
+/// config().dynamo.verbose (TORCHDYNAMO_VERBOSE): errors carry Ember's internal stack.
+bool verbose_errors() {
+  try {
+    return config().dynamo.verbose;
+  } catch (...) {
+    return false;  // a bad environment is reported by config() itself
+  }
+}
+
+/// The C++ stack at the raise, innermost first, with demangled names (executables that
+/// link `ember` export their symbols, see src/CMakeLists.txt).
+std::string internal_stack() {
+  void* frames[64];
+  const int n = backtrace(frames, 64);
+  char** symbols = backtrace_symbols(frames, n);
+  std::string out = "Internal stack (most recent call first):";
+  for (int i = 2; i < n; ++i) {  // skip internal_stack and raise
+    std::string line = symbols ? symbols[i] : "?";
+    const auto open = line.find('('), plus = line.find('+', open == std::string::npos ? 0 : open);
+    if (open != std::string::npos && plus != std::string::npos && plus > open + 1) {
+      const std::string mangled = line.substr(open + 1, plus - open - 1);
+      int status = 0;
+      char* demangled = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
+      if (status == 0 && demangled) line = line.substr(0, open + 1) + demangled + line.substr(plus);
+      std::free(demangled);
+    }
+    out += "\n  #" + std::to_string(i - 2) + " " + line;
+  }
+  std::free(symbols);
+  return out;
+}
+
+}  // namespace
 
 void ErrorStream::raise() {
   const support::CallContext& c = support::call_context();
@@ -57,6 +99,7 @@ void ErrorStream::raise() {
   }
   std::string context;
   if (c.has_user_loc) context = "  at " + support::format_loc(c.user_loc);
+  if (verbose_errors()) context += "\n" + internal_stack();
   if (internal_) {
     message = "internal error in Ember (a bug: please report it): " + message + " [check `" + condition_ +
               "` failed at " + file_ + ":" + std::to_string(line_) + "]";

@@ -129,6 +129,44 @@ TEST_F(CompileTest, ScalarArgumentsAreGuardedByValue) {
   EXPECT_EQ(runs, 3);
 }
 
+TEST_F(CompileTest, VectorsOfNumbersAreGuardedByValue) {
+  int runs = 0;
+  auto compiled = compile(
+      [&runs](const Tensor& x, std::vector<int64_t> shape, const std::vector<double>& weights) {
+        ++runs;
+        return x.reshape(shape) * weights[0] + weights[1];
+      },
+      {.arg_names = {"x", "shape", "weights"}});
+  Tensor x = randn({6});
+  expect_close(compiled(x, {2, 3}, {2.0, 1.0}), x.reshape({2, 3}) * 2.0 + 1.0);
+  expect_close(compiled(x, {2, 3}, {2.0, 1.0}), x.reshape({2, 3}) * 2.0 + 1.0);
+  expect_close(compiled(x, {3, 2}, {2.0, 1.0}), x.reshape({3, 2}) * 2.0 + 1.0);
+  expect_close(compiled(x, {3, 2}, {0.5, 1.0}), x.reshape({3, 2}) * 0.5 + 1.0);
+  EXPECT_EQ(runs, 3);
+}
+
+TEST_F(CompileTest, CaptureFailureLogsWontConvertAndRunsEagerly) {
+  testing::LogCapture logs;
+  int runs = 0;
+  auto compiled = compile(
+      [&runs](const Tensor& x) {
+        ++runs;
+        EMBER_CHECK(!is_compiling()) << "this function cannot be traced";
+        return x + 1;
+      },
+      {.name = "untraceable"});
+  Tensor x = zeros({2});
+  EXPECT_EQ(compiled(x).to_vector<float>(), (std::vector<float>{1, 1}));
+  EXPECT_EQ(compiled(x).to_vector<float>(), (std::vector<float>{1, 1}));
+  EXPECT_EQ(runs, 3) << "one failed trace, then eager on each call";
+  const std::string t = logs.text();
+  EXPECT_NE(t.find("WON'T CONVERT untraceable "), std::string::npos) << t;
+  EXPECT_NE(t.find("compile_test.cpp line "), std::string::npos) << t;
+  EXPECT_NE(t.find("due to:\nRuntimeError: this function cannot be traced"), std::string::npos) << t;
+  EXPECT_NE(t.find("from user code:"), std::string::npos) << t;
+  EXPECT_NE(t.find("Set TORCHDYNAMO_VERBOSE=1"), std::string::npos) << t;
+}
+
 TEST_F(CompileTest, CacheSizeLimitFallsBackToEagerAndLogsTheLastGuardFailure) {
   config().dynamo.cache_size_limit = 2;
   testing::LogCapture logs;

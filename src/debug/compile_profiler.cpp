@@ -1,0 +1,120 @@
+// debug/compile_profiler.cpp — CompileProfiler (ember/debug.h): a backend plus an observer
+// of the compile path's events, summarized with advice.
+#include <mutex>
+#include <regex>
+#include <set>
+
+#include "capture/events.h"
+#include "ember/config.h"
+#include "ember/debug.h"
+
+namespace ember {
+
+struct CompileProfiler::State {
+  mutable std::mutex mu;
+  std::set<std::string> functions;  // compiled with this profiler's backend
+  std::map<std::string, FunctionStats> stats;
+};
+
+CompileProfiler::CompileProfiler() : state_(std::make_shared<State>()) {
+  std::weak_ptr<State> weak = state_;
+  observer_ = capture::add_compile_observer([weak](const capture::CompileEvent& e) {
+    auto s = weak.lock();
+    if (!s) return;
+    std::lock_guard lock(s->mu);
+    const bool ours = s->functions.contains(e.function);
+    if (!ours && e.kind != capture::CompileEvent::Kind::GraphCompiled) return;
+    FunctionStats& f = s->stats[e.function];
+    f.where = e.where.str();
+    switch (e.kind) {
+      case capture::CompileEvent::Kind::GraphCompiled: break;  // counted by the backend itself
+      case capture::CompileEvent::Kind::Recompile: f.recompiles.push_back(e.guard_failures); break;
+      case capture::CompileEvent::Kind::CacheLimit: ++f.cache_limit_hits; break;
+      case capture::CompileEvent::Kind::GraphBreak: f.graph_breaks.push_back(e.detail); break;
+    }
+  });
+}
+
+CompileProfiler::~CompileProfiler() { capture::remove_compile_observer(observer_); }
+
+Backend CompileProfiler::backend() {
+  std::weak_ptr<State> weak = state_;
+  return [weak](Graph& g, const std::vector<Tensor>&) {
+    if (auto s = weak.lock()) {
+      std::lock_guard lock(s->mu);
+      s->functions.insert(g.name());
+      s->stats[g.name()].graph_op_counts.push_back(g.op_count());
+    }
+    return eager_backend(g);
+  };
+}
+
+std::map<std::string, CompileProfiler::FunctionStats> CompileProfiler::stats() const {
+  std::lock_guard lock(state_->mu);
+  return state_->stats;
+}
+
+std::string CompileProfiler::report() const {
+  const auto all = stats();
+  std::string out = "Ember CompileProfiler report\n============================\n";
+  if (all.empty()) return out + "No function was compiled with this profiler's backend.\n";
+  // "tensor 'x' size mismatch …" → x: which argument keeps changing, and how.
+  static const std::regex tensor_guard("^tensor '([^']+)' (size|stride|dtype|device|rank|requires_grad)");
+  static const std::regex value_guard("^(?:len\\()?'([^']+)'\\)? == ");
+  for (const auto& [name, f] : all) {
+    out += "\nFunction '" + name + "'" + (f.where.empty() ? "" : " (" + f.where + ")") + "\n";
+    size_t ops = 0;
+    for (size_t n : f.graph_op_counts) ops += n;
+    out += "  graphs compiled: " + std::to_string(f.graph_op_counts.size()) + " (" + std::to_string(ops) + " ops)\n";
+    out += "  graph breaks: " + std::to_string(f.graph_breaks.size()) + "\n";
+    for (size_t i = 0; i < f.graph_breaks.size(); ++i) {
+      out += "    " + std::to_string(i + 1) + ". " + f.graph_breaks[i] + "\n";
+    }
+    out += "  recompilations: " + std::to_string(f.recompiles.size()) + "\n";
+    std::map<std::string, std::map<std::string, size_t>> changes;  // argument -> what -> count
+    for (size_t i = 0; i < f.recompiles.size(); ++i) {
+      const std::string first = f.recompiles[i].empty() ? "(unknown)" : f.recompiles[i].front();
+      out += "    " + std::to_string(i + 1) + ". " + first + "\n";
+      std::smatch m;
+      if (std::regex_search(first, m, tensor_guard)) {
+        ++changes[m[1]][m[2]];
+      } else if (std::regex_search(first, m, value_guard)) {
+        ++changes[m[1]]["value"];
+      } else {
+        ++changes["(other)"][first];
+      }
+    }
+    if (f.cache_limit_hits) {
+      out += "  cache_size_limit (" + std::to_string(config().dynamo.cache_size_limit) + ") reached: " +
+             std::to_string(f.cache_limit_hits) + " call" + (f.cache_limit_hits == 1 ? "" : "s") + " ran eagerly\n";
+    }
+    std::string advice;
+    for (const auto& [arg, kinds] : changes) {
+      for (const auto& [what, count] : kinds) {
+        if (arg == "(other)") continue;
+        if (what == "size" || what == "rank") {
+          advice += "    - argument '" + arg + "' changed shape in " + std::to_string(count) +
+                    " recompilation(s): shapes are static, so each new shape compiles again. Pad or bucket its "
+                    "sizes to a few values, or raise config().dynamo.cache_size_limit (TORCHDYNAMO_CACHE_SIZE_LIMIT) "
+                    "above the number of shapes; marking dimensions dynamic is not supported yet.\n";
+        } else if (what == "value") {
+          advice += "    - argument '" + arg + "' changed value in " + std::to_string(count) +
+                    " recompilation(s): numbers are specialized into the graph. Pass it as a 0-dim tensor to "
+                    "keep one graph.\n";
+        } else {
+          advice += "    - argument '" + arg + "' changed " + what + " in " + std::to_string(count) +
+                    " recompilation(s): keep its " + what + " the same across calls (e.g. call .contiguous() or "
+                    ".to(dtype) before the compiled function).\n";
+        }
+      }
+    }
+    if (!f.graph_breaks.empty()) {
+      advice += "    - graph breaks split the function and make it run in segment mode; see the reasons above "
+                "(explain() gives each one's hint).\n";
+    }
+    if (!advice.empty()) out += "  advice:\n" + advice;
+  }
+  return out;
+}
+
+}  // namespace ember
