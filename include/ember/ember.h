@@ -2,6 +2,7 @@
 #pragma once
 
 #include "ember/autograd.h"
+#include "ember/dispatch.h"
 #include "ember/dtype.h"
 #include "ember/error.h"
 #include "ember/ivalue.h"
