@@ -31,20 +31,19 @@ struct Lit {
 
 bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
-/// Levenshtein distance, for suggesting op names.
+/// Edit distance counting a swap of neighbours as one edit (optimal string alignment),
+/// for suggesting op names.
 size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
-  return row[b.size()];
+  return d[a.size()][b.size()];
 }
 
 /// Registry names close to an unknown one: its other overloads, else names a typo away.
@@ -52,26 +51,31 @@ std::string close_op_names(std::string_view name) {
   std::string base(name);
   if (base.starts_with("aten::")) base = base.substr(6);
   base = base.substr(0, base.find('.'));
-  std::string same_base, near;
-  int near_count = 0;
+  // Long names are cut so that the distance matrix stays small.
+  if (base.size() > 64) base.resize(64);
+  std::string same_base;
+  std::vector<std::pair<size_t, std::string>> near;
   for (const ops::OpDef* op : ops::registry().all()) {
     if (op->schema.name == base) {
       same_base += "\n  " + op->name;
-    } else if (near_count < 8 && !base.empty() && edit_distance(op->schema.name, base) <= 2) {
-      near += "\n  " + op->name;
-      ++near_count;
+    } else if (!base.empty()) {
+      const size_t d = edit_distance(op->schema.name, base);
+      if (d <= 2) near.emplace_back(d, op->name);
     }
   }
   if (!same_base.empty()) return "; overloads that exist:" + same_base;
-  if (!near.empty()) return "; did you mean:" + near;
-  return " (see `ember ops` for the list)";
+  if (near.empty()) return " (see `ember ops` for the list)";
+  std::sort(near.begin(), near.end());
+  std::string out = "; did you mean:";
+  for (size_t i = 0; i < std::min<size_t>(near.size(), 5); ++i) out += "\n  " + near[i].second;
+  return out;
 }
 
 class Parser {
  public:
   explicit Parser(std::string_view text) {
     size_t start = 0;
-    while (start <= text.size()) {
+    while (start < text.size()) {
       size_t end = text.find('\n', start);
       if (end == std::string_view::npos) end = text.size();
       std::string_view line = text.substr(start, end - start);
