@@ -107,11 +107,11 @@ bool same_arg(const Arg& a, const Arg& b) {
 std::string describe_metas(const std::vector<TensorMeta>& ms) {
   std::string s = "(";
   for (size_t i = 0; i < ms.size(); ++i) {
+    // Unlike the text format, strides, offset and device are spelled out so a difference shows.
     const TensorMeta& m = ms[i];
-    s += (i ? ", " : "") + graph_text::format_meta(m);
-    // format_meta leaves out what it can infer; spell strides out so a difference shows.
     std::ostringstream os;
-    os << " strides=" << IntArrayRef(m.strides) << " offset=" << m.storage_offset << " device=" << m.device;
+    os << (i ? ", " : "") << graph_text::short_dtype(m.dtype) << IntArrayRef(m.sizes)
+       << " strides=" << IntArrayRef(m.strides) << " offset=" << m.storage_offset << " device=" << m.device;
     s += os.str();
   }
   return s + ")";

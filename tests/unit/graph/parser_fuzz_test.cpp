@@ -3,6 +3,8 @@
 // never crash, never an internal error. What parses must itself round-trip.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <random>
 
 #include "support/graph_helpers.h"
