@@ -95,7 +95,7 @@ class Parser {
       if (at_eof()) fail_line("a node, 'return (…)' or '}'", "end of text");
       start_line();
       skip_spaces();
-      if (rest() == "}") {
+      if (rest().starts_with("}") && rest().find_first_not_of(" \t", 1) == std::string_view::npos) {
         closed = true;
       } else if (g->output_node()) {
         fail("'}' after the return line");
@@ -564,6 +564,7 @@ class Parser {
     expect("#", "'# file:line' or end of line");
     skip_spaces();
     std::string_view loc = rest();
+    while (!loc.empty() && (loc.back() == ' ' || loc.back() == '\t')) loc.remove_suffix(1);
     const size_t colon = loc.rfind(':');
     if (colon == std::string_view::npos || colon == 0) fail("a location 'file:line'");
     std::string_view num = loc.substr(colon + 1);

@@ -274,6 +274,14 @@ TEST(GraphText, GraphsWithoutOutputsOrNodesRoundTrip) {
   expect_round_trip(no_outputs);
 }
 
+TEST(GraphText, ParserToleratesBlankLinesCrLfAndTrailingSpaces) {
+  auto g = parse_graph(
+      "\r\ngraph g {\r\n\r\n  %x : f32[2] = placeholder[x]\r\n"
+      "  %n : f32[2] = aten::neg(%x)  # m.cpp:4  \r\n  return (%n)\r\n}  \r\n\r\n");
+  EXPECT_EQ(to_string(*g),
+            "graph g {\n  %x : f32[2] = placeholder[x]\n  %n : f32[2] = aten::neg(%x)  # m.cpp:4\n  return (%n)\n}\n");
+}
+
 TEST(GraphText, ClonesRoundTrip) {
   auto g = example_graph();
   auto copy = g->clone();
