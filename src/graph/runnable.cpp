@@ -276,8 +276,8 @@ ember::Tensor random_values(int64_t n, ember::ScalarType dtype) {
 }
 
 /// An input with the recorded geometry, its storage filled with random values.
-[[maybe_unused]] ember::Tensor make_input(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int64_t offset,
-                         ember::ScalarType dtype) {
+[[maybe_unused]] ember::Tensor make_input(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
+                                          int64_t offset, ember::ScalarType dtype) {
   return random_values(storage_size(sizes, strides, offset), dtype).as_strided(sizes, strides, offset);
 }
 

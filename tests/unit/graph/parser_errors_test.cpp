@@ -25,7 +25,6 @@ TEST(GraphTextErrors, UnknownOpListsItsOverloads) {
 
 TEST(GraphTextErrors, UnknownOpSuggestsNamesATypoAway) {
   const std::string msg = parse_error("  %a : f32[4] = aten::rleu(%x)\n");
-  EXPECT_TRUE(msg.starts_with("graph text line 3: expected a registered op; did you mean:")) << msg;
   EXPECT_TRUE(msg.starts_with("graph text line 3: expected a registered op; did you mean:\n  aten::relu\n")) << msg;
   EXPECT_TRUE(msg.ends_with(", found 'aten::rleu'")) << msg;
 }
@@ -145,7 +144,8 @@ TEST(GraphTextErrors, BadStructure) {
   EXPECT_EQ(error_of([] { parse_graph("graph g {\n}\nmore\n"); }, ErrorKind::ValueError),
             "graph text line 3: expected end of text after '}', found 'more'");
   EXPECT_EQ(parse_error("  x : f32[4] = aten::neg(%x)\n"),
-            "graph text line 3: expected '%name : …' (a node), 'return (…)' or '}', found 'x : f32[4] = aten::neg(%x)'");
+            "graph text line 3: expected '%name : …' (a node), 'return (…)' or '}', found "
+            "'x : f32[4] = aten::neg(%x)'");
   EXPECT_EQ(parse_error("  %a f32[4] = aten::neg(%x)\n"),
             "graph text line 3: expected ':' after the node name, found 'f32[4] = aten::neg(%x)'");
   EXPECT_EQ(parse_error("  %a : (f32[4], f32[4]) = placeholder[a]\n"),

@@ -72,7 +72,8 @@ std::string mutate(std::string text, std::mt19937& rng) {
         break;
       }
       case 3: {  // insert a character
-        text.insert(text.begin() + static_cast<std::ptrdiff_t>(pick(text.size() + 1)), kAlphabet[pick(sizeof kAlphabet - 1)]);
+        const auto at = static_cast<std::ptrdiff_t>(pick(text.size() + 1));
+        text.insert(text.begin() + at, kAlphabet[pick(sizeof kAlphabet - 1)]);
         break;
       }
       case 4: {  // delete a line

@@ -123,7 +123,8 @@ std::unique_ptr<Graph> rich_graph() {
   Node* sp = add_op(*g, "aten::split_with_sizes", {add, std::vector<int64_t>{1, 3}});
   Node* mx = add_op(*g, "aten::max.dim", {sp->out(1), 1, true});
   Node* cat = add_op(*g, "aten::cat", {std::vector<ValueRef>{sp->out(1), mx->out(0)}, 1});
-  Node* gathered = add_op(*g, "aten::index.Tensor", {cat, std::vector<std::optional<ValueRef>>{ci->out(), std::nullopt}});
+  Node* gathered =
+      add_op(*g, "aten::index.Tensor", {cat, std::vector<std::optional<ValueRef>>{ci->out(), std::nullopt}});
   Node* ge = add_op(*g, "aten::gelu", {gathered, "tanh"});
   ge->set_grad_enabled(false);
   Node* filled = add_op(*g, "aten::masked_fill.Scalar", {x, mask, -std::numeric_limits<double>::infinity()});

@@ -34,8 +34,9 @@ TEST(CallOp, AcceptsNamesWithoutNamespaceOrDefaultOverload) {
 TEST(CallOp, UnknownOpListsOverloadsAndNamesTheCallersLine) {
   const int line = __LINE__ + 1;
   const std::string msg = testing::error_of([] { call_op("aten::add.Tensr", {}); });
-  EXPECT_NE(msg.find("unknown operator 'aten::add.Tensr'; overloads that exist:\n  aten::add.Scalar\n  aten::add.Tensor"),
-            std::string::npos)
+  EXPECT_NE(
+      msg.find("unknown operator 'aten::add.Tensr'; overloads that exist:\n  aten::add.Scalar\n  aten::add.Tensor"),
+      std::string::npos)
       << msg;
   EXPECT_NE(msg.find("call_op_test.cpp:" + std::to_string(line)), std::string::npos) << msg;
 }
