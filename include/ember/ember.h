@@ -5,6 +5,7 @@
 #include "ember/compile.h"
 #include "ember/config.h"
 #include "ember/debug.h"
+#include "ember/dispatch.h"
 #include "ember/dtype.h"
 #include "ember/error.h"
 #include "ember/graph.h"

@@ -163,11 +163,13 @@ std::string to_string(const Graph& g);
 std::ostream& operator<<(std::ostream& os, const Graph& g);
 
 /// Reads the text to_string writes. Raises ember::Error naming the line and what was
-/// expected on malformed text or unknown ops.
+/// expected on malformed text or unknown ops. Constant values are not part of the text:
+/// the parsed graph's Constant nodes have none until set_constant gives them one.
 std::unique_ptr<Graph> parse_graph(std::string_view text);
 
-/// Node by node equality: kinds, names, targets, ops, arguments, geometry, locations.
-/// When they differ and `why` is given, it says where.
+/// Node by node equality: kinds, names, targets, ops, arguments, geometry, locations,
+/// grad modes (not the graphs' names, nor constant values). When they differ and `why` is
+/// given, it says where.
 bool structurally_equal(const Graph& a, const Graph& b, std::string* why = nullptr);
 
 /// Runs a graph with the eager kernels. `inputs` holds one tensor per Graph::inputs(), in

@@ -48,6 +48,14 @@ std::string name_hint_of(std::string_view text) {
   return out;
 }
 
+/// "fc1.weight" -> "fc1_weight": a dotted input name keeps all its parts (name_hint_of
+/// would cut it at the first '.', as it does an op's overload).
+std::string dotted_hint(std::string_view name) {
+  std::string out(name);
+  std::replace(out.begin(), out.end(), '.', '_');
+  return out;
+}
+
 template <typename F>
 void for_each_ref(const Node& n, F&& f) {
   for (const Arg& a : n.args()) {
@@ -84,7 +92,7 @@ Node* Graph::append(std::unique_ptr<Node> node) {
 Node* Graph::add_placeholder(std::string_view input_name, TensorMeta meta) {
   auto n = std::make_unique<Node>();
   n->kind_ = NodeKind::Placeholder;
-  n->name_ = unique_name(input_name);
+  n->name_ = unique_name(dotted_hint(input_name));
   n->target_ = std::string(input_name);
   n->meta_.push_back(std::move(meta));
   return append(std::move(n));
@@ -93,7 +101,7 @@ Node* Graph::add_placeholder(std::string_view input_name, TensorMeta meta) {
 Node* Graph::add_attribute(std::string_view qualified_name, TensorMeta meta) {
   auto n = std::make_unique<Node>();
   n->kind_ = NodeKind::Attribute;
-  n->name_ = unique_name(qualified_name);
+  n->name_ = unique_name(dotted_hint(qualified_name));
   n->target_ = std::string(qualified_name);
   n->meta_.push_back(std::move(meta));
   return append(std::move(n));
@@ -102,7 +110,7 @@ Node* Graph::add_attribute(std::string_view qualified_name, TensorMeta meta) {
 Node* Graph::add_constant(std::string_view name_hint, Tensor value) {
   auto n = std::make_unique<Node>();
   n->kind_ = NodeKind::Constant;
-  n->name_ = unique_name(name_hint);
+  n->name_ = unique_name(dotted_hint(name_hint));
   n->target_ = n->name_;
   n->meta_.push_back(TensorMeta{value.sizes().vec(), value.strides().vec(), value.dtype(), value.device(),
                                 value.storage_offset()});
