@@ -7,6 +7,7 @@
 
 #include "ember/ember.h"
 #include "support/error_of.h"
+#include "support/graph_helpers.h"
 #include "unit/support/log_capture.h"
 
 namespace ember {
@@ -22,6 +23,7 @@ struct RecordingBackend {
     auto g = graphs;
     auto e = example_counts;
     return [g, e](Graph& graph, const std::vector<Tensor>& examples) {
+      testing::expect_round_trip(graph);
       g->push_back(to_string(graph));
       e->push_back(examples.size());
       return eager_backend(graph);

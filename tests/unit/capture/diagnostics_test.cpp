@@ -8,6 +8,7 @@
 
 #include "ember/ember.h"
 #include "support/error_of.h"
+#include "support/graph_helpers.h"
 #include "unit/support/log_capture.h"
 
 namespace ember {
@@ -159,6 +160,7 @@ TEST_F(DiagnosticsCompileTest, DebugFunctionCompilesOnlyThatFunction) {
   config_reload_from_env();
   int compiles = 0;
   Backend counting = [&compiles](Graph& g, const std::vector<Tensor>&) {
+    testing::expect_round_trip(g);
     ++compiles;
     return eager_backend(g);
   };

@@ -6,6 +6,7 @@
 
 #include "ember/ember.h"
 #include "support/error_of.h"
+#include "support/graph_helpers.h"
 #include "unit/support/log_capture.h"
 
 namespace ember {
@@ -18,6 +19,7 @@ struct CountingBackend {
   Backend fn() const {
     auto g = graphs;
     return [g](Graph& graph, const std::vector<Tensor>&) {
+      testing::expect_round_trip(graph);
       g->push_back(to_string(graph));
       return eager_backend(graph);
     };
@@ -179,6 +181,7 @@ TEST_F(GraphBreakTest, ExplainCountsGraphsBreaksOpsAndPrintsTheGuideSummary) {
   EXPECT_NE(s.find("2. GB0007: ember::graph_break() was called"), std::string::npos) << s;
   EXPECT_NE(s.find("graph_break_test.cpp\", line "), std::string::npos) << s;
   EXPECT_NE(s.find("Out Guards:"), std::string::npos) << s;
+  for (const auto& g : out.graphs) testing::expect_round_trip(*g);
   EXPECT_NE(s.find("tensor 'arg0': Float [10]"), std::string::npos) << s;
 }
 
