@@ -14,9 +14,13 @@ namespace {
 struct Geometry {
   std::vector<int64_t> sizes;
   ScalarType dtype = kFloat;
+  std::vector<int64_t> strides;
+  int64_t storage_offset = 0;
 };
 
-Geometry geometry_of(const Tensor& t) { return t.defined() ? Geometry{t.sizes().vec(), t.dtype()} : Geometry{}; }
+Geometry geometry_of(const Tensor& t) {
+  return t.defined() ? Geometry{t.sizes().vec(), t.dtype(), t.strides().vec(), t.storage_offset()} : Geometry{};
+}
 
 /// The tensor inputs ("slots") of a call, in the order derivative formulas return
 /// gradients for them: Tensor and Tensor? arguments (None -> nullptr), then each element
@@ -107,6 +111,8 @@ class Context final : public ops::DerivativeContext {
   }
   IntArrayRef arg_sizes(size_t i) const override { return node_.args_.at(i).geometry.at(0).sizes; }
   ScalarType arg_dtype(size_t i) const override { return node_.args_.at(i).geometry.at(0).dtype; }
+  IntArrayRef arg_strides(size_t i) const override { return node_.args_.at(i).geometry.at(0).strides; }
+  int64_t arg_storage_offset(size_t i) const override { return node_.args_.at(i).geometry.at(0).storage_offset; }
   const Tensor& output(size_t i) const override {
     if (!outputs_.at(i)) outputs_[i] = node_.outputs_[i].unpack();
     return *outputs_[i];
@@ -166,7 +172,7 @@ std::vector<Tensor> flatten_outputs(const Stack& out) {
 
 Stack autograd_layer(const ops::OpDef& op, Stack& args) {
   using ops::DispatchLayer;
-  if (!is_grad_enabled()) return ops::redispatch(DispatchLayer::Autograd, op, args);
+  if (!is_grad_enabled() || op.not_differentiable) return ops::redispatch(DispatchLayer::Autograd, op, args);
   const std::vector<const Tensor*> slots = tensor_slots(op, args);
   bool any = false;
   for (const Tensor* t : slots) any = any || (t && requires_grad(*t));
@@ -205,7 +211,7 @@ Stack autograd_layer(const ops::OpDef& op, Stack& args) {
     slot_geometry.push_back(t ? geometry_of(*t) : Geometry{});
   }
   std::vector<SavedArg> saved(args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
+  auto save_arg = [&](size_t i) {
     const IValue& a = args[i];
     SavedArg& s = saved[i];
     auto save = [&](const Tensor& t) {
@@ -227,9 +233,17 @@ Stack autograd_layer(const ops::OpDef& op, Stack& args) {
     } else {
       s.value = a;
     }
-  }
+  };
+  // An argument the op writes (copy_'s self, batch norm's running statistics) is saved as
+  // the op leaves it: the write bumps its version, and a formula that reads it (batch
+  // norm in evaluation, whose statistics the op leaves unchanged) must see that version.
+  auto is_written = [&](size_t i) { return i < op.schema.arguments.size() && op.schema.arguments[i].is_write; };
+  for (size_t i = 0; i < args.size(); ++i)
+    if (!is_written(i)) save_arg(i);
 
   Stack out = ops::redispatch(DispatchLayer::Autograd, op, args);
+  for (size_t i = 0; i < args.size(); ++i)
+    if (is_written(i)) save_arg(i);
   std::vector<Tensor> outs = flatten_outputs(out);
   auto node = std::make_shared<FormulaNode>(op, std::move(saved), static_cast<uint32_t>(outs.size()));
   node->next_edges_ = std::move(edges);

@@ -19,7 +19,7 @@ Stack pack_outputs(const OpDef& op, std::vector<Tensor> outs) {
   if (!op.schema.returns.empty() && op.schema.returns[0].type.is_list) return {IValue(std::move(outs))};
   Stack result;
   result.reserve(outs.size());
-  for (auto& t : outs) result.emplace_back(std::move(t));
+  for (auto& t : outs) result.push_back(t.defined() ? IValue(std::move(t)) : IValue());
   return result;
 }
 
@@ -48,7 +48,7 @@ Stack run_functional(const OpDef& op, Stack& args) {
   const std::optional<Device> device = common_device(op, args);
   std::vector<Tensor> outs;
   outs.reserve(metas.size());
-  for (const auto& m : metas) outs.push_back(empty_from_meta(m));
+  for (const auto& m : metas) outs.push_back(m.undefined ? Tensor() : empty_from_meta(m));
 
   std::vector<Tensor> written;
   for (size_t i = 0; i < op.schema.arguments.size(); ++i) {
