@@ -5,6 +5,7 @@
 // forward op did (conv_geometry.h) and that grad_output has the forward output's shape.
 #include <cmath>
 #include <sstream>
+#include <string>
 
 #include "core/shape.h"
 #include "ember/ops/creation.h"
@@ -136,10 +137,21 @@ void convolution_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
 
 // --- pooling ----------------------------------------------------------------------------
 
+/// The C++ type name ATen's pooling checks print for a dtype ("float", "c10::Half").
+std::string cpp_type_name(ScalarType t) {
+  switch (t) {
+    case kFloat: return "float";
+    case kDouble: return "double";
+    case kLong: return "long int";
+    case kInt: return "int";
+    default: return "c10::" + std::string(scalar_type_name(t));
+  }
+}
+
 void check_pool_grad(const Tensor& grad, const Tensor& self, const Pool2dParams& p, const char* grad_name) {
   check_defined(grad, grad_name);
-  EMBER_CHECK(grad.dtype() == self.dtype()) << "expected dtype " << scalar_type_name(self.dtype()) << " for `"
-                                            << grad_name << "` but got dtype " << scalar_type_name(grad.dtype());
+  EMBER_CHECK(grad.dtype() == self.dtype()) << "expected dtype " << cpp_type_name(self.dtype()) << " for `"
+                                            << grad_name << "` but got dtype " << cpp_type_name(grad.dtype());
   check_sizes(grad, pooled_sizes(self, p.out_h, p.out_w));
 }
 

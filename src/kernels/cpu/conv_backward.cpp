@@ -188,7 +188,7 @@ void max_pool2d_backward(const Tensor& grad_output, const Tensor& indices, const
   const int64_t plane = p.in_h * p.in_w;
   for (int64_t i = 0; i < indices.numel(); ++i)
     EMBER_CHECK_INDEX(ind[i] >= 0 && ind[i] < plane)
-        << "max_pool2d_with_indices_backward: index " << ind[i] << " is out of range for an input plane of "
+        << "index " << ind[i] << " is out of range for an input plane of "
         << plane << " elements";
   EMBER_DISPATCH_FLOATING_TYPES(grad_input.dtype(), "max_pool2d_with_indices_backward", [&] {
     max_pool_backward_impl<scalar_t>(grad_output.data_ptr<scalar_t>(), ind, grad_input.data_ptr<scalar_t>(), p);
