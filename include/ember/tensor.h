@@ -73,6 +73,10 @@ struct TensorImpl {
   bool is_contiguous = true;
   /// Set by the dispatcher on outputs of view ops: this tensor aliases another's storage.
   bool is_view = false;
+  /// For outputs of view ops: the tensor the chain of views started from (PyTorch's
+  /// `_base`, kept alive as there). Autograd routes in-place writes into the view through
+  /// it (CopySlices). Null for other tensors, including detach()'s aliases.
+  std::shared_ptr<TensorImpl> view_base;
   /// Null until autograd needs it; views and detach() start without one.
   std::shared_ptr<AutogradMetaInterface> autograd_meta;
 

@@ -275,32 +275,6 @@ TEST(Autograd, InPlaceOnALeafRequiringGradRaises) {
   EXPECT_NE(error_of([&] { x.zero_(); }).find("a leaf Variable that requires grad"), std::string::npos);
 }
 
-TEST(Autograd, InPlaceIntoAViewRequiringGradIsNotImplemented) {
-  Tensor x = tensor<float>({1, 2, 3, 4}).requires_grad_();
-  Tensor y = x * 1;
-  Tensor v = y.slice(0, 0, 2);
-  try {
-    v.mul_(Scalar(2));
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::NotImplementedError);
-    EXPECT_NE(std::string(e.what()).find("in-place write into a view"), std::string::npos) << e.what();
-  }
-}
-
-TEST(Autograd, ViewOfABaseWrittenInPlaceIsNotImplemented) {
-  Tensor x = tensor<float>({1, 2, 3, 4}).requires_grad_();
-  Tensor y = x * 1;
-  Tensor v = y.slice(0, 0, 2);
-  y.mul_(Scalar(2));
-  try {
-    v.sum().backward();
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::NotImplementedError);
-  }
-}
-
 TEST(Autograd, OpWithoutAFormulaRaisesNamingIt) {
   // Backward ops have no formula of their own (no double backward).
   Tensor g = ones({1, 1, 1, 1}).requires_grad_();
