@@ -106,6 +106,16 @@ void convolution_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
   const Tensor grad = dense(a[0].to_tensor());
   const Tensor input = dense(a[1].to_tensor());
   const Tensor weight = dense(a[2].to_tensor());
+  const bool sums_something = p.in_channels > 0 && p.kernel_h > 0 && p.kernel_w > 0 && p.batch > 0;
+  if (!s.transposed && input.dtype() == kFloat && sums_something && (out[0].defined() || out[1].defined())) {
+    auto ptr = [](const Tensor& t) { return t.defined() ? t.data_ptr<float>() : nullptr; };
+    const bool bias_too = out[1].defined() && out[2].defined();
+    if (kernels::cpu::conv2d_backward_dnnl(grad.data_ptr<float>(), input.data_ptr<float>(), weight.data_ptr<float>(),
+                                           ptr(out[0]), ptr(out[1]), bias_too ? ptr(out[2]) : nullptr, p)) {
+      if (out[2].defined() && !bias_too) kernels::cpu::conv_bias_grad(grad, out[2]);
+      return;
+    }
+  }
   if (!s.transposed) {
     // dX is the transposed convolution of dY; dW correlates dY with the input's patches.
     if (out[0].defined()) kernels::cpu::conv_transpose2d_forward(grad, weight, Tensor(), out[0], swapped(p));

@@ -17,6 +17,13 @@ namespace ember::kernels::cpu {
 /// the input and b the output gradient (q with the two swapped). Floating dtypes.
 void conv2d_weight_grad(const Tensor& a, const Tensor& b, const Tensor& out, const Conv2dParams& q);
 
+/// float32 gradients of a (non-transposed) convolution through oneDNN, written where the
+/// pointer is not null: grad_input, grad_weight, and grad_bias (only together with
+/// grad_weight). All NCHW/OIHW contiguous. Returns false when oneDNN cannot take the
+/// geometry; the caller then uses the GEMM kernels.
+bool conv2d_backward_dnnl(const float* grad_out, const float* input, const float* weight, float* grad_input,
+                          float* grad_weight, float* grad_bias, const Conv2dParams& p);
+
 /// out[c] = sum over n, h, w of grad[n, c, h, w] (accumulated in double), for [N, C, S] grad.
 void conv_bias_grad(const Tensor& grad, const Tensor& out);
 
