@@ -271,7 +271,8 @@ Stack autograd_layer(const ops::OpDef& op, Stack& args) {
     node->output_geometry_.push_back(geometry_of(t));
   }
   if (written_view.defined()) {
-    rebase_view_history(written_view, node);
+    // (an integral view, written from a floating value, carries no gradient)
+    if (is_floating_point(written_view.dtype())) rebase_view_history(written_view, node);
     return out;
   }
   for (size_t i = 0; i < outs.size(); ++i) {

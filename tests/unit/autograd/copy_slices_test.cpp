@@ -139,6 +139,13 @@ TEST(CopySlices, InPlaceOpsKeepTheValueTheyOverwriteForTheirGradient) {
   expect_values(b.grad(), {1.0f / 3, 0.25});
 }
 
+TEST(CopySlices, AnIntegralViewWrittenFromAFloatingValueCarriesNoGradient) {
+  Tensor z = zeros({4}, kLong);
+  z.slice(0, 1, 3).copy_(tensor<float>({7, 8}).requires_grad_());
+  EXPECT_FALSE(z.requires_grad());
+  EXPECT_EQ(z.to_vector<int64_t>(), (std::vector<int64_t>{0, 7, 8, 0}));
+}
+
 TEST(CopySlices, AViewOfALeafRequiringGradCannotBeWritten) {
   Tensor leaf = ones({3}).requires_grad_();
   EXPECT_NE(error_of([&] { leaf.select(0, 0).mul_(Scalar(2)); })
