@@ -69,6 +69,9 @@ struct TensorMeta {
   ScalarType dtype = kFloat;
   Device device;
   int64_t storage_offset = 0;  // views only
+  /// An output the call does not compute (e.g. masked out by a backward op's
+  /// output_mask): the kernel gets an undefined Tensor and the op returns None.
+  bool undefined = false;
   bool operator==(const TensorMeta&) const = default;
 };
 
@@ -88,6 +91,10 @@ struct TensorImpl {
   /// exist yet (its storage holds no memory). Reading its data asks capture to break the
   /// graph and materialize it (Note [fake tensors], docs/notes/capture.md).
   bool is_fake = false;
+  /// For outputs of view ops: the tensor the chain of views started from (PyTorch's
+  /// `_base`, kept alive as there). Autograd routes in-place writes into the view through
+  /// it (CopySlices). Null for other tensors, including detach()'s aliases.
+  std::shared_ptr<TensorImpl> view_base;
   /// Null until autograd needs it; views and detach() start without one.
   std::shared_ptr<AutogradMetaInterface> autograd_meta;
 

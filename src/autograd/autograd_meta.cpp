@@ -36,20 +36,15 @@ AutogradMeta& ensure_meta(const Tensor& t) {
 }
 
 bool requires_grad(const Tensor& t) {
+  refresh_view_history(t);
   const AutogradMeta* m = meta_of(t);
   return m && (m->requires_grad || m->grad_fn);
 }
 
 Edge gradient_edge(const Tensor& t) {
+  refresh_view_history(t);
   AutogradMeta* m = meta_of(t);
   if (!m) return {};
-  if (std::shared_ptr<TensorImpl> base = m->view_base.lock()) {
-    const AutogradMeta* bm = static_cast<const AutogradMeta*>(base->autograd_meta.get());
-    const Node* now = bm ? bm->grad_fn.get() : nullptr;
-    EMBER_CHECK_KIND(ErrorKind::NotImplementedError, now == m->view_base_fn.lock().get())
-        << "this view's base was modified by an in-place operation after the view was taken; autograd does not "
-           "yet regenerate the history of such a view. Take the view again after the in-place operation.";
-  }
   if (m->grad_fn) return {m->grad_fn, m->output_nr};
   if (!m->requires_grad) return {};
   std::shared_ptr<Node> acc = m->grad_accumulator.lock();

@@ -21,10 +21,10 @@ struct AutogradMeta final : AutogradMetaInterface {
   bool retains_grad = false;
   /// Hooks of a leaf (run by AccumulateGrad before it accumulates).
   std::vector<std::pair<unsigned, Hook>> hooks;
-  /// For views made by the autograd layer: the base they alias and the base's grad_fn
-  /// when the view was taken. A different grad_fn now means the base was written in
-  /// place, and this view's history is stale.
-  std::weak_ptr<TensorImpl> view_base;
+  /// For views (TensorImpl::view_base set): the base's grad_fn when this view's history
+  /// was recorded (none for a view taken while its base had no history). A different
+  /// grad_fn now means the base was written in place, directly or through another view,
+  /// and this view's history is regenerated (refresh_view_history).
   std::weak_ptr<Node> view_base_fn;
 };
 
@@ -71,6 +71,21 @@ class AccumulateGrad final : public Node {
  private:
   Tensor variable_;
 };
+
+/// Regenerates the history of a view whose base was written in place since the view's
+/// history was recorded: its grad_fn becomes an AsStridedBackward0 node from the view's
+/// geometry into the base's current gradient edge (PyTorch regenerates views the same
+/// way). Does nothing for other tensors. requires_grad, gradient_edge and
+/// Tensor::grad_fn call it, so a stale history is never used.
+void refresh_view_history(const Tensor& t);
+
+/// Records an in-place write into a view (Note [autograd], CopySlices): `fn` is the
+/// write's node, whose input 0 is the view's old value and whose other inputs are the
+/// written values. The view's base gets a CopySlices node as its grad_fn (the base's
+/// gradient with the view's region replaced by fn's gradient for input 0 goes to the
+/// base's old history; fn's other gradients to the written values) and the view an
+/// AsStridedBackward0 node into it.
+void rebase_view_history(const Tensor& view, std::shared_ptr<Node> fn);
 
 /// Runs the backward pass from `roots` seeded with `grads`. With `capture` non-empty
 /// (autograd::grad), returns the gradients arriving at those edges and runs only the

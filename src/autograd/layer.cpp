@@ -2,7 +2,8 @@
 // argument requires grad, it runs the op below, saves the op's inputs and outputs, and
 // makes a FormulaNode (the op's registered derivative) the grad_fn of the outputs.
 // In-place ops arrive here as copy_ (functionalized at dispatch), whose formula node
-// becomes the new history of the written tensor. See Note [autograd].
+// becomes the new history of the written tensor, or, for a view, of its base through
+// CopySlices (view_history.cpp). See Note [autograd].
 #include <mutex>
 
 #include "autograd/autograd_meta.h"
@@ -14,9 +15,13 @@ namespace {
 struct Geometry {
   std::vector<int64_t> sizes;
   ScalarType dtype = kFloat;
+  std::vector<int64_t> strides;
+  int64_t storage_offset = 0;
 };
 
-Geometry geometry_of(const Tensor& t) { return t.defined() ? Geometry{t.sizes().vec(), t.dtype()} : Geometry{}; }
+Geometry geometry_of(const Tensor& t) {
+  return t.defined() ? Geometry{t.sizes().vec(), t.dtype(), t.strides().vec(), t.storage_offset()} : Geometry{};
+}
 
 /// The tensor inputs ("slots") of a call, in the order derivative formulas return
 /// gradients for them: Tensor and Tensor? arguments (None -> nullptr), then each element
@@ -107,6 +112,8 @@ class Context final : public ops::DerivativeContext {
   }
   IntArrayRef arg_sizes(size_t i) const override { return node_.args_.at(i).geometry.at(0).sizes; }
   ScalarType arg_dtype(size_t i) const override { return node_.args_.at(i).geometry.at(0).dtype; }
+  IntArrayRef arg_strides(size_t i) const override { return node_.args_.at(i).geometry.at(0).strides; }
+  int64_t arg_storage_offset(size_t i) const override { return node_.args_.at(i).geometry.at(0).storage_offset; }
   const Tensor& output(size_t i) const override {
     if (!outputs_.at(i)) outputs_[i] = node_.outputs_[i].unpack();
     return *outputs_[i];
@@ -166,22 +173,26 @@ std::vector<Tensor> flatten_outputs(const Stack& out) {
 
 Stack autograd_layer(const ops::OpDef& op, Stack& args) {
   using ops::DispatchLayer;
-  if (!is_grad_enabled()) return ops::redispatch(DispatchLayer::Autograd, op, args);
+  if (!is_grad_enabled() || op.not_differentiable) return ops::redispatch(DispatchLayer::Autograd, op, args);
   const std::vector<const Tensor*> slots = tensor_slots(op, args);
   bool any = false;
   for (const Tensor* t : slots) any = any || (t && requires_grad(*t));
   if (!any) return ops::redispatch(DispatchLayer::Autograd, op, args);
 
-  // Writes into existing tensors (copy_, fill_): the written tensor gets a new history.
+  // Writes into existing tensors (copy_, fill_): the written tensor gets a new history;
+  // a write into a view rebases the view's base (CopySlices).
   const bool writes_output = !op.schema.returns.empty() && op.schema.returns[0].is_write;
+  Tensor written_view;
   if (writes_output) {
     for (size_t i = 0; i < args.size(); ++i) {
       if (!op.schema.arguments[i].is_write || !args[i].is_tensor()) continue;
       const Tensor& w = args[i].to_tensor();
       EMBER_CHECK(!is_inplace_leaf(w)) << "a leaf Variable that requires grad is being used in an in-place operation.";
-      EMBER_CHECK_KIND(ErrorKind::NotImplementedError, !w.impl()->is_view)
-          << "an in-place write into a view, where the view or the written value requires grad, is not supported "
-             "by autograd yet; write into the base tensor, or build the result out of place (e.g. with cat)";
+      if (w.impl()->view_base) {
+        EMBER_CHECK(!is_inplace_leaf(Tensor(w.impl()->view_base)))
+            << "a view of a leaf Variable that requires grad is being used in an in-place operation.";
+        written_view = w;
+      }
     }
   }
   if (!op.derivative) {
@@ -205,11 +216,23 @@ Stack autograd_layer(const ops::OpDef& op, Stack& args) {
     slot_geometry.push_back(t ? geometry_of(*t) : Geometry{});
   }
   std::vector<SavedArg> saved(args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
+  auto is_written = [&](size_t i) { return i < op.schema.arguments.size() && op.schema.arguments[i].is_write; };
+  auto save_arg = [&](size_t i) {
     const IValue& a = args[i];
     SavedArg& s = saved[i];
     auto save = [&](const Tensor& t) {
-      s.tensors.emplace_back(t, producer_of(t), output_nr_of(t));
+      const Storage* target = ops::inplace_target();
+      if (target && t.defined() && t.storage().get() == target && !is_written(i)) {
+        // The functional op of an in-place op: copy_ is about to overwrite this value.
+        Tensor snapshot;
+        {
+          NoGradGuard no_grad;
+          snapshot = t.clone();
+        }
+        s.tensors.emplace_back(snapshot, producer_of(t), output_nr_of(t));
+      } else {
+        s.tensors.emplace_back(t, producer_of(t), output_nr_of(t));
+      }
       s.geometry.push_back(geometry_of(t));
     };
     if (a.is_tensor()) {
@@ -227,38 +250,43 @@ Stack autograd_layer(const ops::OpDef& op, Stack& args) {
     } else {
       s.value = a;
     }
-  }
+  };
+  // An argument the op writes (copy_'s self, batch norm's running statistics) is saved as
+  // the op leaves it: the write bumps its version, and a formula that reads it (batch
+  // norm in evaluation, whose statistics the op leaves unchanged) must see that version.
+  for (size_t i = 0; i < args.size(); ++i)
+    if (!is_written(i)) save_arg(i);
 
   Stack out = ops::redispatch(DispatchLayer::Autograd, op, args);
+  for (size_t i = 0; i < args.size(); ++i)
+    if (is_written(i)) save_arg(i);
   std::vector<Tensor> outs = flatten_outputs(out);
   auto node = std::make_shared<FormulaNode>(op, std::move(saved), static_cast<uint32_t>(outs.size()));
   node->next_edges_ = std::move(edges);
   node->slot_geometry_ = std::move(slot_geometry);
 
-  // A view's history goes stale if its base is later written in place; remember the
-  // base (the outermost one, for views of views) and its grad_fn now.
-  std::weak_ptr<TensorImpl> view_base;
-  std::weak_ptr<Node> view_base_fn;
-  if (op.kind == ops::OpKind::View && slots[0]) {
-    const AutogradMeta* bm = meta_of(*slots[0]);
-    if (bm && !bm->view_base.expired()) {
-      view_base = bm->view_base;
-      view_base_fn = bm->view_base_fn;
-    } else {
-      view_base = slots[0]->impl_ptr();
-      if (bm) view_base_fn = bm->grad_fn;
-    }
-  }
   for (size_t i = 0; i < outs.size(); ++i) {
     const Tensor& t = outs[i];
     node->outputs_.emplace_back(t, op.backward_name, static_cast<uint32_t>(i));
     node->output_geometry_.push_back(geometry_of(t));
+  }
+  if (written_view.defined()) {
+    // (an integral view, written from a floating value, carries no gradient)
+    if (is_floating_point(written_view.dtype())) rebase_view_history(written_view, node);
+    return out;
+  }
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const Tensor& t = outs[i];
     if (!is_floating_point(t.dtype())) continue;
     AutogradMeta& m = ensure_meta(t);  // for copy_/fill_ this is self's meta: its history is rebased
     m.grad_fn = node;
     m.output_nr = static_cast<uint32_t>(i);
-    m.view_base = view_base;
-    m.view_base_fn = view_base_fn;
+    // A view's history goes stale when its base is later written in place: remember the
+    // base's grad_fn now (refresh_view_history compares).
+    if (op.kind == ops::OpKind::View && t.impl()->view_base) {
+      const auto* bm = static_cast<const AutogradMeta*>(t.impl()->view_base->autograd_meta.get());
+      m.view_base_fn = bm ? bm->grad_fn : nullptr;
+    }
   }
   return out;
 }

@@ -45,6 +45,7 @@ Tensor Tensor::grad() const {
 Tensor& Tensor::mutable_grad() const { return ensure_meta(*this).grad; }
 
 std::shared_ptr<autograd::Node> Tensor::grad_fn() const {
+  autograd::refresh_view_history(*this);
   const AutogradMeta* m = meta_of(*this);
   return m ? m->grad_fn : nullptr;
 }

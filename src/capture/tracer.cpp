@@ -241,6 +241,10 @@ Stack Tracer::record(const ops::OpDef& op, Stack& args) {
   EMBER_LOG(dynamo, DEBUG) << "TRACE %" << n->name() << " = " << op.name << " at " << loc.str();
   const bool view = op.kind == ops::OpKind::View;
   for (size_t k = 0; k < metas.size(); ++k) {
+    if (metas[k].undefined) {  // not computed (a backward op's output_mask): None
+      outs.emplace_back();
+      continue;
+    }
     Tensor out = make_fake(metas[k], view ? fake_args[0].to_tensor().storage() : nullptr, false);
     out.impl()->is_view = view;
     const ValueRef ref = n->out(static_cast<uint32_t>(k));
@@ -250,7 +254,7 @@ Stack Tracer::record(const ops::OpDef& op, Stack& args) {
   }
   if (!op.schema.returns.empty() && op.schema.returns[0].type.is_list) return {IValue(std::move(outs))};
   Stack result;
-  for (auto& t : outs) result.emplace_back(std::move(t));
+  for (auto& t : outs) result.emplace_back(t.defined() ? IValue(std::move(t)) : IValue());
   return result;
 }
 

@@ -16,9 +16,7 @@ using Values = std::vector<Tensor>;
 Values unpack(const ops::OpDef& op, Stack result) {
   Values out;
   if (!op.schema.returns.empty() && op.schema.returns[0].type.is_list) return result.at(0).to_tensor_list();
-  for (IValue& v : result) {
-    if (v.is_tensor()) out.push_back(std::move(v.to_tensor()));
-  }
+  for (IValue& v : result) out.push_back(v.is_tensor() ? std::move(v.to_tensor()) : Tensor());  // None: not computed
   return out;
 }
 

@@ -205,6 +205,11 @@ class Parser {
 
   // --- geometry -----------------------------------------------------------------------
   TensorMeta meta() {
+    if (consume("None")) {  // an output the call does not compute
+      TensorMeta m;
+      m.undefined = true;
+      return m;
+    }
     const size_t start = pos_;
     while (!done() && std::isalnum(static_cast<unsigned char>(line_[pos_]))) ++pos_;
     std::string_view dt = line_.substr(start, pos_ - start);

@@ -73,6 +73,7 @@ std::optional<ScalarType> parse_short_dtype(std::string_view s) {
 }
 
 std::string format_meta(const TensorMeta& m) {
+  if (m.undefined) return "None";
   std::ostringstream os;
   os << short_dtype(m.dtype) << IntArrayRef(m.sizes);
   if (m.strides != core::contiguous_strides(m.sizes)) os << " strides=" << IntArrayRef(m.strides);

@@ -8,6 +8,7 @@
 #include "ember/ops/nn.h"
 #include "kernels/cpu/conv.h"
 #include "ops/api.h"
+#include "ops/conv_geometry.h"
 #include "ops/dispatch.h"
 #include "ops/families.h"
 #include "ops/op_utils.h"
@@ -32,12 +33,6 @@ std::vector<int64_t> expand_param(const std::vector<int64_t>& v, const char* nam
       << " values to match the convolution dimensions, but got " << name << "=" << IntArrayRef(v);
   return v;
 }
-
-struct ConvSetup {
-  Conv2dParams p;
-  std::vector<int64_t> out_sizes;
-  bool transposed = false;
-};
 
 /// The geometry shared by convolution and its transpose, with 1-D convolutions expressed
 /// as 2-D ones of height 1 (as ATen does). Output sizes are left to the caller.
@@ -111,8 +106,8 @@ ConvSetup conv_transpose_setup(const Tensor& input, const Tensor& weight, const 
   return s;
 }
 
-/// Checks a convolution call as ATen's _convolution/check_shape_forward do, and returns
-/// its geometry with 1-D convolutions expressed as 2-D ones of height 1.
+}  // namespace
+
 ConvSetup conv_setup(const Stack& a) {
   const Tensor& input = a[0].to_tensor();
   const Tensor& weight = a[1].to_tensor();
@@ -173,6 +168,8 @@ ConvSetup conv_setup(const Stack& a) {
   s.out_sizes.push_back(p.out_w);
   return s;
 }
+
+namespace {
 
 /// conv1d/conv2d: accept unbatched input (ATen's batchify), then call convolution.
 Stack conv_nd(const Stack& a, int64_t spatial, const char* name) {
@@ -271,6 +268,8 @@ Pool2dParams pool2d_setup(const Tensor& input, const std::vector<int64_t>& kerne
   return p;
 }
 
+}  // namespace
+
 std::vector<int64_t> pooled_sizes(const Tensor& input, int64_t out_h, int64_t out_w) {
   std::vector<int64_t> sizes(input.sizes().begin(), input.sizes().end() - 2);
   sizes.push_back(out_h);
@@ -318,8 +317,6 @@ Pool2dParams adaptive_setup(const Stack& a) {
   p.out_w = size[1];
   return p;
 }
-
-}  // namespace
 
 void register_conv_ops(Registry& r) {
   r.def("convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, "

@@ -17,4 +17,9 @@ inline void row(Registry& r, const char* op, const char* node, DerivativeFn f,
   r.edit(op).set_derivative(node, std::move(f), loc);
 }
 
+/// An op whose outputs PyTorch never differentiates (they do not require grad).
+inline void no_grad_row(Registry& r, const char* op, std::source_location loc = std::source_location::current()) {
+  r.edit(op).set_not_differentiable(loc);
+}
+
 }  // namespace ember::ops::derivative_rows

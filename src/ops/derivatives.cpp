@@ -44,6 +44,66 @@ Tensor sum_to(const Tensor& grad, IntArrayRef sizes) {
 
 namespace {
 
+/// The storage position of each element of a geometry, as an int64 tensor of its sizes.
+Tensor storage_positions(IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
+  const int64_t nd = static_cast<int64_t>(sizes.size());
+  Tensor pos = full({}, offset, kLong);
+  for (int64_t d = 0; d < nd; ++d) {
+    std::vector<int64_t> shape(static_cast<size_t>(nd), 1);
+    shape[static_cast<size_t>(d)] = sizes[d];
+    pos = pos + (arange(sizes[d], kLong) * strides[d]).reshape(shape);
+  }
+  return pos.expand(sizes);
+}
+
+/// The last storage position a geometry reaches (offset - 1 when it has no elements).
+int64_t last_position(IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
+  int64_t last = offset;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 0) return offset - 1;
+    last += (sizes[d] - 1) * strides[d];
+  }
+  return last;
+}
+
+/// PyTorch's maybe-overlapping test: with dims sorted by stride, each stride must pass
+/// the extent of the smaller ones, or two elements may share a position.
+bool maybe_overlapping(IntArrayRef sizes, IntArrayRef strides) {
+  std::vector<size_t> order;
+  for (size_t d = 0; d < sizes.size(); ++d)
+    if (sizes[d] > 1) order.push_back(d);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return strides[a] < strides[b]; });
+  int64_t extent = 0;
+  for (size_t d : order) {
+    if (strides[d] <= extent) return true;
+    extent += (sizes[d] - 1) * strides[d];
+  }
+  return false;
+}
+
+}  // namespace
+
+Tensor as_strided_backward(const Tensor& grad, IntArrayRef in_sizes, IntArrayRef in_strides, int64_t in_offset,
+                           IntArrayRef out_sizes, IntArrayRef out_strides, int64_t out_offset) {
+  const int64_t base = std::min(in_offset, out_offset);
+  const int64_t extent = std::max(last_position(in_sizes, in_strides, in_offset),
+                                  last_position(out_sizes, out_strides, out_offset)) - base + 1;
+  Tensor storage = zeros({std::max<int64_t>(extent, 0)}, grad.dtype());
+  if (grad.numel() > 0) {
+    Tensor out_pos = storage_positions(out_sizes, out_strides, out_offset - base).reshape({-1});
+    storage = index_put(storage, {out_pos}, grad.reshape({-1}), /*accumulate=*/true);
+  }
+  Tensor in_pos = storage_positions(in_sizes, in_strides, in_offset - base);
+  if (maybe_overlapping(in_sizes, in_strides) && core::numel_of(in_sizes) > 0) {
+    Tensor flat = in_pos.reshape({-1});
+    Tensor counts = index_put(zeros({extent}, grad.dtype()), {flat}, ones({flat.numel()}, grad.dtype()), true);
+    storage = storage / counts;  // positions the input does not reach (0 / 0) are never read
+  }
+  return index(storage, {in_pos});
+}
+
+namespace {
+
 using namespace derivative_rows;
 
 Tensor zeros_of(const Tensor& g) { return zeros_like(g); }
@@ -156,6 +216,18 @@ void binary_rows(Registry& r) {
   };
   row(r, "aten::maximum", "MaximumBackward0", extremum(true));
   row(r, "aten::minimum", "MinimumBackward0", extremum(false));
+  // Rounding division is piecewise constant: zero almost everywhere (PyTorch's DivBackward2).
+  auto zero_pair = [](const Ctx& c) -> Grads { return {zeros_of(c.grad()), zeros_of(c.grad())}; };
+  row(r, "aten::_div_trunc", "DivBackward2", zero_pair);
+  row(r, "aten::_div_floor", "DivBackward2", zero_pair);
+  row(r, "aten::fmod.Tensor", "FmodBackward1", [](const Ctx& c) -> Grads {
+    return {c.grad(), c.needs_grad(1) ? neg(c.grad()) * div(c.input(0), c.input(1), "trunc") : Tensor()};
+  });
+  row(r, "aten::fmod.Scalar", "FmodBackward0", [](const Ctx& c) -> Grads { return {c.grad()}; });
+  row(r, "aten::remainder.Tensor", "RemainderBackward1", [](const Ctx& c) -> Grads {
+    return {c.grad(), c.needs_grad(1) ? neg(c.grad()) * div(c.input(0), c.input(1), "floor") : Tensor()};
+  });
+  row(r, "aten::remainder.Scalar", "RemainderBackward0", [](const Ctx& c) -> Grads { return {c.grad()}; });
   row(r, "aten::atan2", "Atan2Backward0", [](const Ctx& c) -> Grads {
     const Tensor& a = c.input(0);
     const Tensor& b = c.input(1);
@@ -215,6 +287,11 @@ void copy_rows(Registry& r) {
   row(r, "aten::fill_.Scalar", "FillBackward2", [](const Ctx& c) -> Grads { return {zeros_of(c.grad())}; });
   row(r, "aten::fill_.Tensor", "FillBackward3",
       [](const Ctx& c) -> Grads { return {zeros_of(c.grad()), sum(c.grad())}; });
+  // A random draw does not depend smoothly on its probabilities.
+  row(r, "aten::bernoulli", "BernoulliBackward0", [](const Ctx& c) -> Grads { return {zeros_of(c.grad())}; });
+  // Outputs PyTorch never differentiates: fresh values that only borrow the input's shape.
+  for (const char* op : {"aten::empty_like", "aten::full_like", "aten::rand_like", "aten::randn_like", "aten::bernoulli.p"})
+    no_grad_row(r, op);
   row(r, "aten::_to_copy", "ToCopyBackward0", [](const Ctx& c) -> Grads { return {c.grad()}; });
   row(r, "aten::clone", "CloneBackward0", [](const Ctx& c) -> Grads { return {c.grad()}; });
 }
@@ -264,6 +341,13 @@ void view_rows(Registry& r) {
     int64_t index = c.arg(2).to_int();
     if (index < 0) index += sizes[dim];
     return {constant_pad_nd(c.grad().unsqueeze(dim), pad_dim(ndim, dim, index, sizes[dim] - index - 1))};
+  });
+  row(r, "aten::as_strided", "AsStridedBackward0", [](const Ctx& c) -> Grads {
+    const auto& size = c.arg(1).to_int_list();
+    const auto& stride = c.arg(2).to_int_list();
+    const int64_t offset = c.arg(3).to_optional_int().value_or(c.arg_storage_offset(0));
+    return {as_strided_backward(c.grad(), c.arg_sizes(0), c.arg_strides(0), c.arg_storage_offset(0), size, stride,
+                                offset)};
   });
   row(r, "aten::split_with_sizes", "SplitWithSizesBackward0", [](const Ctx& c) -> Grads {
     std::vector<Tensor> parts;
@@ -329,6 +413,18 @@ std::vector<std::optional<Tensor>> index_at(int64_t dim, const Tensor& index) {
   return indices;
 }
 
+/// `t` padded with zeros at the end of each dim up to `sizes` (a scatter's src elements
+/// beyond the index's extent are not read: their gradient is zero).
+Tensor pad_to(const Tensor& t, IntArrayRef sizes) {
+  if (t.sizes() == sizes) return t;
+  std::vector<int64_t> pad;
+  for (int64_t d = t.dim() - 1; d >= 0; --d) {
+    pad.push_back(0);
+    pad.push_back(sizes[d] - t.size(d));
+  }
+  return constant_pad_nd(t, pad);
+}
+
 void indexing_rows(Registry& r) {
   row(r, "aten::index_select", "IndexSelectBackward0", [](const Ctx& c) -> Grads {
     IntArrayRef sizes = c.arg_sizes(0);
@@ -346,17 +442,29 @@ void indexing_rows(Registry& r) {
     const Tensor& g = c.grad();
     if (!c.needs_grad(2)) return {g, Tensor(), Tensor()};
     // src elements beyond index's extent are not read: zeros (PyTorch's backward raises on a shape mismatch here).
-    Tensor gs = gather(g, c.arg(1).to_int(), c.input(2));
-    IntArrayRef src_sizes = c.arg_sizes(3);
-    if (gs.sizes() != src_sizes) {
-      std::vector<int64_t> pad;
-      for (int64_t d = gs.dim() - 1; d >= 0; --d) {
-        pad.push_back(0);
-        pad.push_back(src_sizes[d] - gs.size(d));
-      }
-      gs = constant_pad_nd(gs, pad);
-    }
-    return {g, Tensor(), gs};
+    return {g, Tensor(), pad_to(gather(g, c.arg(1).to_int(), c.input(2)), c.arg_sizes(3))};
+  });
+  row(r, "aten::scatter.src", "ScatterBackward0", [](const Ctx& c) -> Grads {
+    const int64_t dim = c.arg(1).to_int();
+    const Tensor& index = c.input(2);
+    Grads out{c.needs_grad(0) ? scatter(c.grad(), dim, index, Scalar(0)) : Tensor(), Tensor(), Tensor()};
+    if (c.needs_grad(2)) out[2] = pad_to(gather(c.grad(), dim, index), c.arg_sizes(3));
+    return out;
+  });
+  row(r, "aten::scatter.value", "ScatterBackward1", [](const Ctx& c) -> Grads {
+    return {scatter(c.grad(), c.arg(1).to_int(), c.input(2), Scalar(0)), Tensor()};
+  });
+  row(r, "aten::index_put", "IndexPutBackward0", [](const Ctx& c) -> Grads {
+    const auto indices = c.arg(1).to_optional_tensor_list();
+    const Tensor& g = c.grad();
+    Grads out;
+    if (!c.needs_grad(0)) out.push_back(Tensor());
+    else if (c.arg(3).to_bool()) out.push_back(g);
+    else out.push_back(index_put(g, indices, zeros({}, g.dtype())));  // overwritten elements get nothing
+    out.resize(1 + indices.size());
+    const size_t values_slot = out.size();
+    out.push_back(c.needs_grad(values_slot) ? index(g, indices) : Tensor());  // summed to values' shape
+    return out;
   });
   row(r, "aten::index.Tensor", "IndexBackward0", [](const Ctx& c) -> Grads {
     const Tensor& g = c.grad();

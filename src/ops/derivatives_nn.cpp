@@ -8,6 +8,7 @@
 #include "ember/ops/creation.h"
 #include "ember/ops/indexing.h"
 #include "ember/ops/linalg.h"
+#include "ember/ops/nn.h"
 #include "ember/ops/pointwise.h"
 #include "ember/ops/reduction.h"
 #include "ember/ops/shape.h"
@@ -137,6 +138,29 @@ void more_reduction_rows(Registry& r) {
   };
   row(r, "aten::max.dim", "MaxBackward0", value_selecting);
   row(r, "aten::min.dim", "MinBackward0", value_selecting);
+  // Sorting ops: each value's gradient goes back to where its index says it came from.
+  auto sorted_back = [](size_t dim_arg) {
+    return [dim_arg](const Ctx& c) -> Grads {
+      IntArrayRef sizes = c.arg_sizes(0);
+      const Tensor& g = c.grad(0);
+      if (!g.defined()) return {Tensor()};
+      if (sizes.empty()) return {g};
+      const int64_t dim = core::wrap_dim(c.arg(dim_arg).to_int(), static_cast<int64_t>(sizes.size()));
+      return {scatter(zeros(sizes, g.dtype()), dim, c.output(1), g)};
+    };
+  };
+  row(r, "aten::sort", "SortBackward0", sorted_back(1));
+  row(r, "aten::sort.stable", "SortBackward1", sorted_back(2));
+  row(r, "aten::topk", "TopkBackward0", sorted_back(2));
+  // Full max/min: shared evenly among the elements equal to the result (NaN equals NaN).
+  auto evenly_distributed = [](const Ctx& c) -> Grads {
+    const Tensor& x = c.input(0);
+    const Tensor& v = c.output(0);
+    Tensor mask = logical_or(x == v, logical_and(isnan(x), isnan(v)));
+    return {mask * (c.grad() / sum(mask))};
+  };
+  row(r, "aten::max", "MaxBackward1", evenly_distributed);
+  row(r, "aten::min", "MinBackward1", evenly_distributed);
 }
 
 void linalg_rows(Registry& r) {
@@ -147,6 +171,13 @@ void linalg_rows(Registry& r) {
   row(r, "aten::bmm", "BmmBackward0", [](const Ctx& c) -> Grads {
     return {c.needs_grad(0) ? bmm(c.grad(), c.input(1).transpose(1, 2)) : Tensor(),
             c.needs_grad(1) ? bmm(c.input(0).transpose(1, 2), c.grad()) : Tensor()};
+  });
+  row(r, "aten::dot", "DotBackward0", [](const Ctx& c) -> Grads {
+    return {c.needs_grad(0) ? c.grad() * c.input(1) : Tensor(), c.needs_grad(1) ? c.grad() * c.input(0) : Tensor()};
+  });
+  row(r, "aten::mv", "MvBackward0", [](const Ctx& c) -> Grads {
+    return {c.needs_grad(0) ? c.grad().unsqueeze(1) * c.input(1).unsqueeze(0) : Tensor(),
+            c.needs_grad(1) ? mv(c.input(0).t(), c.grad()) : Tensor()};
   });
   row(r, "aten::addmm", "AddmmBackward0", [](const Ctx& c) -> Grads {
     const Scalar beta = c.arg(3).to_scalar(), alpha = c.arg(4).to_scalar();
@@ -201,16 +232,57 @@ void nn_rows(Registry& r) {
     const double scale = eval ? 1.0 : (p == 1.0 ? 0.0 : 1.0 / (1.0 - p));
     return {c.grad(0) * c.output(1) * scale};
   });
+  // Dense even with sparse=True: Ember has no sparse tensors (the values are the same).
   row(r, "aten::embedding", "EmbeddingBackward0", [](const Ctx& c) -> Grads {
-    EMBER_CHECK_KIND(ErrorKind::NotImplementedError, !c.arg(3).to_bool())
-        << "the derivative of embedding with scale_grad_by_freq=True is not implemented";
-    IntArrayRef wsizes = c.arg_sizes(0);
-    const Tensor& indices = c.input(1);
-    const int64_t padding_idx = c.arg(2).to_int();
-    Tensor g = c.grad().reshape({-1, wsizes[1]});
-    Tensor flat = indices.reshape({-1});
-    if (padding_idx >= 0) g = masked_fill(g, (flat == padding_idx).unsqueeze(1), 0);
-    return {index_put(zeros(wsizes, g.dtype()), {flat}, g, /*accumulate=*/true), Tensor()};
+    return {embedding_dense_backward(c.grad(), c.input(1), c.arg_sizes(0)[0], c.arg(2).to_int(), c.arg(3).to_bool()),
+            Tensor()};
+  });
+}
+
+/// An int[] argument as an IntArrayRef-friendly vector.
+std::vector<int64_t> ints(const Ctx& c, size_t i) { return c.arg(i).to_int_list(); }
+
+void conv_rows(Registry& r) {
+  row(r, "aten::convolution", "ConvolutionBackward0", [](const Ctx& c) -> Grads {
+    const bool has_bias = !c.arg(2).is_none();
+    std::vector<int64_t> bias_sizes;
+    if (has_bias) bias_sizes = c.arg_sizes(2).vec();
+    auto [gi, gw, gb] = convolution_backward(
+        c.grad(), c.input(0), c.input(1), has_bias ? std::optional<IntArrayRef>(bias_sizes) : std::nullopt,
+        ints(c, 3), ints(c, 4), ints(c, 5), c.arg(6).to_bool(), ints(c, 7), c.arg(8).to_int(),
+        {c.needs_grad(0), c.needs_grad(1), has_bias && c.needs_grad(2)});
+    return {gi, gw, gb};
+  });
+  row(r, "aten::max_pool2d_with_indices", "MaxPool2DWithIndicesBackward0", [](const Ctx& c) -> Grads {
+    if (!c.grad(0).defined()) return {Tensor()};  // only the indices were used
+    return {max_pool2d_with_indices_backward(c.grad(0), c.input(0), ints(c, 1), ints(c, 2), ints(c, 3), ints(c, 4),
+                                             c.arg(5).to_bool(), c.output(1))};
+  });
+  row(r, "aten::avg_pool2d", "AvgPool2DBackward0", [](const Ctx& c) -> Grads {
+    return {avg_pool2d_backward(c.grad(), c.input(0), ints(c, 1), ints(c, 2), ints(c, 3), c.arg(4).to_bool(),
+                                c.arg(5).to_bool(), c.arg(6).to_optional_int())};
+  });
+  row(r, "aten::_adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0",
+      [](const Ctx& c) -> Grads { return {_adaptive_avg_pool2d_backward(c.grad(), c.input(0))}; });
+  row(r, "aten::native_batch_norm", "NativeBatchNormBackward0", [](const Ctx& c) -> Grads {
+    if (!c.grad(0).defined()) return Grads(5);  // only the saved statistics were used
+    const bool train = c.arg(5).to_bool();
+    const bool has_weight = !c.arg(1).is_none(), has_bias = !c.arg(2).is_none();
+    // Training reads the saved batch statistics (the running ones were updated in place by
+    // the forward); evaluation reads the running ones, which it left alone.
+    std::optional<Tensor> running_mean, running_var, save_mean, save_invstd;
+    if (train) {
+      save_mean = c.output(1);
+      save_invstd = c.output(2);
+    } else {
+      running_mean = c.input(3);
+      running_var = c.input(4);
+    }
+    auto [gi, gw, gb] = native_batch_norm_backward(
+        c.grad(0), c.input(0), has_weight ? std::optional<Tensor>(c.input(1)) : std::nullopt, running_mean,
+        running_var, save_mean, save_invstd, train, c.arg(7).to_double(),
+        {c.needs_grad(0), has_weight && c.needs_grad(1), has_bias && c.needs_grad(2)});
+    return {gi, gw, gb, Tensor(), Tensor()};
   });
 }
 
@@ -221,6 +293,7 @@ void register_nn_derivatives(Registry& r) {
   more_reduction_rows(r);
   linalg_rows(r);
   nn_rows(r);
+  conv_rows(r);
 }
 
 }  // namespace ember::ops

@@ -14,12 +14,13 @@ namespace {
 // requires_grad_) while other threads dispatch; relaxed loads cost nothing on x86.
 std::array<std::atomic<LayerHandler>, kNumLayers> g_handlers{};
 thread_local uint8_t t_excluded = 0;
+thread_local const Storage* t_inplace_target = nullptr;
 
 Stack pack_outputs(const OpDef& op, std::vector<Tensor> outs) {
   if (!op.schema.returns.empty() && op.schema.returns[0].type.is_list) return {IValue(std::move(outs))};
   Stack result;
   result.reserve(outs.size());
-  for (auto& t : outs) result.emplace_back(std::move(t));
+  for (auto& t : outs) result.push_back(t.defined() ? IValue(std::move(t)) : IValue());
   return result;
 }
 
@@ -37,6 +38,7 @@ Stack run_view(const OpDef& op, Stack& args) {
     impl->dtype = base.dtype();
     impl->device = base.device();
     impl->is_view = true;  // autograd meta is not copied: the autograd layer gives views their own
+    impl->view_base = base.impl()->view_base ? base.impl()->view_base : base.impl_ptr();
     impl->refresh();
     outs.emplace_back(std::move(impl));
   }
@@ -48,7 +50,7 @@ Stack run_functional(const OpDef& op, Stack& args) {
   const std::optional<Device> device = common_device(op, args);
   std::vector<Tensor> outs;
   outs.reserve(metas.size());
-  for (const auto& m : metas) outs.push_back(empty_from_meta(m));
+  for (const auto& m : metas) outs.push_back(m.undefined ? Tensor() : empty_from_meta(m));
 
   std::vector<Tensor> written;
   for (size_t i = 0; i < op.schema.arguments.size(); ++i) {
@@ -101,7 +103,18 @@ Stack dispatch_from(int first_layer, const OpDef& op, Stack& args) {
 
 Stack run_inplace(const OpDef& op, Stack& args) {
   Tensor self = args[0].to_tensor();
-  Stack result = call(*op.functional, args);
+  Stack result;
+  {
+    const Storage* outer = t_inplace_target;
+    t_inplace_target = self.storage().get();
+    try {
+      result = call(*op.functional, args);
+    } catch (...) {
+      t_inplace_target = outer;
+      throw;
+    }
+    t_inplace_target = outer;
+  }
   const Tensor& value = result[0].to_tensor();
   EMBER_CHECK(value.sizes() == self.sizes())
       << "output with shape " << self.sizes() << " doesn't match the broadcast shape " << value.sizes();
@@ -117,6 +130,8 @@ Stack run_inplace(const OpDef& op, Stack& args) {
 void set_layer_handler(DispatchLayer layer, LayerHandler handler) {
   g_handlers[static_cast<int>(layer)].store(handler, std::memory_order_relaxed);
 }
+
+const Storage* inplace_target() { return t_inplace_target; }
 
 bool layer_excluded(DispatchLayer layer) { return t_excluded & (1u << static_cast<int>(layer)); }
 

@@ -50,6 +50,12 @@ class ExcludeLayerGuard {
 };
 bool layer_excluded(DispatchLayer layer);
 
+/// While the functional op of an in-place op runs (x.mul_(y) runs mul(x, y), then
+/// copy_(x, …)): the storage of x, which the copy_ will overwrite; null otherwise. The
+/// autograd layer saves a copy of arguments living there, whose old values the
+/// functional op's derivative may read after the write.
+const Storage* inplace_target();
+
 /// Allocates an uninitialized tensor as a meta function describes it.
 Tensor empty_from_meta(const TensorMeta& m);
 

@@ -17,6 +17,7 @@ void register_conv_ops(Registry& r);        // conv.cpp: convolution, pooling
 void register_shape_ops(Registry& r);       // shape.cpp: cat, stack, split, repeat, flip, tril
 void register_indexing_ops(Registry& r);    // indexing.cpp: gather, scatter, index, sort, topk
 void register_random_ops(Registry& r);      // random.cpp: rand, randn, bernoulli, native_dropout
+void register_nn_backward_ops(Registry& r); // nn_backward.cpp: convolution_backward, pooling/batch norm backward
 // Derivative formulas, attached to the ops above (one row per op; see Note [autograd]).
 void register_derivatives(Registry& r);     // derivatives.cpp: pointwise, copy, view ops
 void register_nn_derivatives(Registry& r);  // derivatives_nn.cpp: reductions, linalg, nn

@@ -46,6 +46,11 @@ OpDef& OpDef::set_derivative(std::string node_name, DerivativeFn f, std::source_
   derivative_site = site(loc);
   return *this;
 }
+OpDef& OpDef::set_not_differentiable(std::source_location loc) {
+  not_differentiable = true;
+  derivative_site = site(loc);
+  return *this;
+}
 OpDef& OpDef::set_inplace_of(std::string functional_op) {
   functional_name = std::move(functional_op);
   kind = OpKind::InPlace;
@@ -110,6 +115,7 @@ void Registry::finalize() {
     // Composite and in-place ops never reach the autograd layer: a formula there would be dead.
     EMBER_INTERNAL_ASSERT(!op->derivative || (op->kind != OpKind::Composite && op->kind != OpKind::InPlace))
         << n << ": a derivative on a composite or in-place op is never used";
+    EMBER_INTERNAL_ASSERT(!(op->derivative && op->not_differentiable)) << n << ": both a derivative and none";
   }
 }
 
@@ -127,6 +133,7 @@ Registry& registry() {
     register_shape_ops(*r);
     register_indexing_ops(*r);
     register_random_ops(*r);
+    register_nn_backward_ops(*r);
     register_derivatives(*r);
     register_nn_derivatives(*r);
     r->finalize();

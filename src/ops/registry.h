@@ -44,6 +44,10 @@ class DerivativeContext {
   /// Sizes and dtype of tensor argument `i` as it was at the call.
   virtual IntArrayRef arg_sizes(size_t i) const = 0;
   virtual ScalarType arg_dtype(size_t i) const = 0;
+  /// Strides and storage offset of tensor argument `i` at the call (as_strided's
+  /// gradient places its input within the storage by them).
+  virtual IntArrayRef arg_strides(size_t i) const = 0;
+  virtual int64_t arg_storage_offset(size_t i) const = 0;
   /// Output `i` of the forward call, and its geometry (readable without the saved value).
   virtual const Tensor& output(size_t i) const = 0;
   virtual IntArrayRef output_sizes(size_t i) const = 0;
@@ -92,6 +96,9 @@ struct OpDef {
   /// The derivative formula and the name of its grad_fn node ("AddBackward0", as PyTorch).
   DerivativeFn derivative;
   std::string backward_name;
+  /// Ops whose floating outputs never carry gradients, as in PyTorch (empty_like,
+  /// rand_like, …): the autograd layer records nothing for them.
+  bool not_differentiable = false;
 
   FacetSite schema_site, meta_site, cpu_site, decomposition_site, derivative_site;
 
@@ -106,6 +113,7 @@ struct OpDef {
   OpDef& set_inplace_of(std::string functional_op);
   OpDef& set_derivative(std::string node_name, DerivativeFn f,
                         std::source_location loc = std::source_location::current());
+  OpDef& set_not_differentiable(std::source_location loc = std::source_location::current());
   OpDef& set_random() {
     nondeterministic_seeded = true;
     return *this;
@@ -134,6 +142,13 @@ class Registry {
 /// Sums `grad` down to `sizes` over the dimensions that broadcasting expanded (the
 /// inverse of expand). Raises an internal error unless `sizes` expands to grad's shape.
 Tensor sum_to(const Tensor& grad, IntArrayRef sizes);
+
+/// The gradient of as_strided: `grad` (of the view with out_* geometry) placed into the
+/// storage positions it was read from, summed where positions repeat, and read back at
+/// the input's geometry (split evenly where the input's own elements share storage, as
+/// PyTorch's as_strided_backward). Written with ops only.
+Tensor as_strided_backward(const Tensor& grad, IntArrayRef in_sizes, IntArrayRef in_strides, int64_t in_offset,
+                           IntArrayRef out_sizes, IntArrayRef out_strides, int64_t out_offset);
 
 /// The process-wide registry, built on first use from every op family.
 Registry& registry();

@@ -107,6 +107,7 @@ IValue build_arg(const CaseFile& f, const json& a, bool meta) {
   if (type == "float") return number(v);
   if (type == "bool") return v.get<bool>();
   if (type == "int[]") return v.get<std::vector<int64_t>>();
+  if (type == "bool[]") return v.get<std::vector<bool>>();
   if (type == "str") return v.get<std::string>();
   if (type == "ScalarType") return dtype_of(v.get<std::string>());
   if (type == "Device") return Device(v.get<std::string>());
@@ -282,6 +283,9 @@ std::vector<std::pair<Tensor, json>> pair_outputs(const Stack& result, const jso
                        std::to_string(e.at("list").size())};
       }
       for (size_t j = 0; j < list.size(); ++j) out.emplace_back(list[j], e.at("list")[j]);
+    } else if (e.value("none", false)) {
+      // An output left out by the op's output_mask: PyTorch returns None.
+      if (!result[i].is_none()) throw Mismatch{"output " + std::to_string(i) + " is not None"};
     } else {
       if (!result[i].is_tensor()) throw Mismatch{"output " + std::to_string(i) + " is not a tensor"};
       out.emplace_back(result[i].to_tensor(), e);

@@ -385,7 +385,9 @@ def view_rows():
         OpInfo("aten::as_strided", V, lambda g: [
             S(g.t((3, 4)), [2, 2], [1, 2], desc="overlapping window"), S(g.t((3, 4)), [3], [4], 1, desc="offset 1"),
             S(g.t((3, 4), lay="step"), [2, 3], [9, 2], desc="over a step view"), S(g.t((3, 4)), [0, 2], [1, 1], desc="empty"),
-            S(g.t((3, 4)), [], [], 5, desc="0-dim")], strides=True),
+            S(g.t((3, 4)), [], [], 5, desc="0-dim"),
+            S(g.t((3, 4), lay="expand"), [2, 3], [1, 1], desc="over an expanded (self-overlapping) input")],
+               strides=True),
         OpInfo("aten::flatten.using_ints", V, lambda g: [
             S(g.t((2, 3, 4)), desc="all"), S(g.t((2, 3, 4)), 1, 2, desc="1,2"), S(g.t(()), desc="0-dim"),
             S(g.t((2, 3, 4), lay="permute"), 0, 1, desc="permuted (copies)"),
@@ -561,8 +563,8 @@ def reduction_rows():
         OpInfo("aten::prod.dim_int", R, red_dims(1, num, "unit", list_dims=False)),
         OpInfo("aten::amax", R, red_dims(1, num, "unique")),
         OpInfo("aten::amin", R, red_dims(1, num, "unique")),
-        OpInfo("aten::max", R, red_full(num, "unique")),
-        OpInfo("aten::min", R, red_full(num, "unique")),
+        OpInfo("aten::max", R, lambda g: red_full(num, "unique")(g) + [S(TIES(), desc="ties share the gradient")]),
+        OpInfo("aten::min", R, lambda g: red_full(num, "unique")(g) + [S(TIES(-1), desc="ties share the gradient")]),
         OpInfo("aten::max.dim", R, red_dims(1, [f64, bf16, i64, i32, u8], "unique", list_dims=False)),
         OpInfo("aten::min.dim", R, red_dims(1, [f64, bf16, i64, i32, u8], "unique", list_dims=False)),
         OpInfo("aten::argmax", R, lambda g: [S(g.t((3, 4), kind="unique"), desc="all")] +
@@ -705,12 +707,25 @@ def batch_norm_samples(native):
     return samples
 
 
+def TIES(sign=1):
+    from opinfo import T
+    return T(sign * torch.tensor([[1.5, 3.0, 3.0], [0.5, 3.0, -2.0]]))
+
+
 def embedding_samples(g):
     w = g.t((10, 3))
+    dup = T_list([[1, 2, 1], [0, 1, 9]])
     return [S(w, T_idx(g, (4,), 10), desc="1-D ids"), S(g.t((10, 3), lay="transposed"), T_idx(g, (2, 3), 10), desc="2-D ids"),
             S(g.t((10, 3), f64), T_idx(g, (5,), 10, i32), desc="i32 ids f64"), S(w, T_idx(g, (0,), 10), desc="empty"),
             S(w, T_idx(g, (), 10), desc="0-dim id"), S(g.t((10, 3)), T_idx(g, (4,), 10), 2, desc="padding_idx"),
-            S(w, OUT_OF_RANGE(g), desc="index out of range", expect="error")]
+            S(w, OUT_OF_RANGE(g), desc="index out of range", expect="error"),
+            S(w, dup, -1, True, desc="scale_grad_by_freq"),
+            S(g.t((10, 3), f64), dup, 1, True, desc="scale_grad_by_freq, padding_idx")]
+
+
+def T_list(values, dtype=i64):
+    from opinfo import T
+    return T(torch.tensor(values, dtype=dtype))
 
 
 def T_idx(g, shape, n, dtype=i64):
@@ -733,7 +748,7 @@ def nn_rows():
         # torch 1.13 rounds the bfloat16 row mean before normalizing (see nn.cpp).
         OpInfo("aten::native_layer_norm", N, layer_norm_samples(True), reduced_in_float=True),
         OpInfo("aten::layer_norm", N, layer_norm_samples(False), reduced_in_float=True),
-        OpInfo("aten::native_batch_norm", N, batch_norm_samples(True)),
+        OpInfo("aten::native_batch_norm", N, batch_norm_samples(True), no_grad_args=("running_mean", "running_var")),
         OpInfo("aten::batch_norm", N, batch_norm_samples(False)),
         OpInfo("aten::embedding", N, embedding_samples),
         OpInfo("aten::constant_pad_nd", N, lambda g: [
@@ -762,6 +777,10 @@ def conv_rows():
             s(g.t((2, 3, 5, 5), lay="transposed"), g.t((2, 3, 2, 2), lay="step"), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
               "non-contiguous"),
             s(g.t((1, 2, 5, 5), f64), g.t((2, 2, 3, 3), f64), g.t((2,), f64), [1, 1], [1, 1], [1, 1], False, [0, 0], 1, "f64"),
+            s(g.t((2, 4, 5)), g.t((4, 3, 3)), g.t((6,)), [2], [0], [1], True, [1], 2, "transposed 1-D groups 2"),
+            s(g.t((1, 2, 3, 3)), g.t((2, 2, 2, 2)), None, [1, 1], [0, 0], [2, 2], True, [1, 1], 1,
+              "transposed, output_padding >= stride (< dilation)"),
+            s(g.t((2, 6, 5, 4)), g.t((6, 2, 2, 3)), g.t((6,)), [2], [1], [1], False, [0], 3, "groups 3, one-value lists"),
             s(g.t((1, 2, 5, 5)), g.t((2, 3, 3, 3)), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1, "channel mismatch", "error")]
 
     def conv2d(g):
@@ -805,6 +824,145 @@ def conv_rows():
             OpInfo("aten::conv1d", C, conv1d), OpInfo("aten::_adaptive_avg_pool2d", C, adaptive),
             OpInfo("aten::max_pool2d", C, pool(True)), OpInfo("aten::max_pool2d_with_indices", C, pool(True)),
             OpInfo("aten::avg_pool2d", C, avg), OpInfo("aten::adaptive_avg_pool2d", C, adaptive)]
+
+
+# --- backward ops (nn_backward.cpp) ----------------------------------------------------------
+
+def nn_backward_rows():
+    B = "nn_backward"
+    A = torch.ops.aten
+
+    def conv(g):
+        def s(x, w, bias_sizes, stride, pad, dil, transposed, opad, groups, mask, desc, expect="ok", lay="contiguous",
+              grad_shape=None):
+            out = A.convolution(wide(x), wide(w), None, stride, pad, dil, transposed, opad, groups)
+            grad = g.t(grad_shape or tuple(out.shape), x.base.dtype, lay)
+            return S(grad, x, w, bias_sizes, stride, pad, dil, transposed, opad, groups, mask, desc=desc, expect=expect)
+        all3 = [True, True, True]
+        return [
+            s(g.t((2, 3, 6, 5)), g.t((4, 3, 3, 2)), [4], [1, 1], [0, 0], [1, 1], False, [0, 0], 1, all3, "2-D plain"),
+            s(g.t((1, 4, 7, 7)), g.t((4, 2, 3, 3)), None, [2, 2], [1, 1], [1, 1], False, [0, 0], 2, [True, True, False],
+              "stride 2 pad 1 groups 2, no bias"),
+            s(g.t((1, 2, 7, 6)), g.t((3, 2, 2, 2)), [3], [1, 2], [2, 0], [2, 1], False, [0, 0], 1, all3, "dilation"),
+            s(g.t((2, 3, 8)), g.t((4, 3, 3)), [4], [1], [1], [1], False, [0], 1, all3, "1-D"),
+            s(g.t((2, 6, 5, 4)), g.t((6, 2, 2, 3)), [6], [2], [1], [1], False, [0], 3, all3, "groups 3, one-value lists"),
+            s(g.t((1, 3, 4, 4)), g.t((3, 2, 3, 3)), [2], [2, 2], [1, 1], [1, 1], True, [1, 1], 1, all3, "transposed"),
+            s(g.t((2, 4, 5)), g.t((4, 3, 3)), [6], [2], [0], [1], True, [1], 2, all3, "transposed 1-D groups 2"),
+            s(g.t((1, 2, 3, 3)), g.t((2, 2, 2, 2)), None, [1, 1], [0, 0], [2, 2], True, [1, 1], 1, [True, True, False],
+              "transposed, output_padding >= stride (< dilation)"),
+            s(g.t((2, 3, 5, 5), lay="transposed"), g.t((2, 3, 2, 2), lay="step"), [2], [1, 1], [0, 0], [1, 1], False,
+              [0, 0], 1, all3, "non-contiguous", lay="transposed"),
+            s(g.t((1, 2, 5, 5), f64), g.t((2, 2, 3, 3), f64), [2], [1, 1], [1, 1], [1, 1], False, [0, 0], 1, all3, "f64"),
+            s(g.t((2, 3, 6, 5)), g.t((4, 3, 3, 2)), [4], [1, 1], [0, 0], [1, 1], False, [0, 0], 1, [False, True, False],
+              "weight only"),
+            # float64: torch 1.13's float32 (mkldnn) path also returns grad_weight when only grad_bias is asked for
+            s(g.t((2, 3, 6, 5), f64), g.t((4, 3, 3, 2), f64), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
+              [False, False, True], "bias only, no bias_sizes (f64)"),
+            s(g.t((2, 3, 6, 5)), g.t((4, 3, 3, 2)), [4], [1, 1], [0, 0], [1, 1], False, [0, 0], 1, [False] * 3, "nothing"),
+            s(g.t((0, 3, 6, 5)), g.t((4, 3, 3, 2)), [4], [1, 1], [0, 0], [1, 1], False, [0, 0], 1, all3, "empty batch"),
+            s(g.t((1, 2, 4, 4), bf16), g.t((2, 2, 3, 3), bf16), [2], [1, 1], [0, 0], [1, 1], False, [0, 0], 1, all3, "bf16",
+              expect="maybe"),
+            s(g.t((1, 2, 4, 4), f16), g.t((2, 2, 3, 3), f16), [2], [1, 1], [0, 0], [1, 1], False, [0, 0], 1, all3, "f16",
+              expect="maybe"),
+            s(g.t((1, 2, 4, 4), i64), g.t((2, 2, 3, 3), i64), [2], [1, 1], [0, 0], [1, 1], False, [0, 0], 1, all3, "i64",
+              expect="error"),
+            s(g.t((2, 3, 6, 5)), g.t((4, 3, 3, 2)), [4], [1, 1], [0, 0], [1, 1], False, [0, 0], 1, all3,
+              "grad_output of the wrong size", expect="error", grad_shape=(2, 4, 4, 5))]
+
+    def wide(t):  # float16/bfloat16 inputs: shapes and indices from a float32 copy (torch 1.13 lacks some kernels)
+        v = t.value()
+        return v if v.dtype in (f32, f64) else v.float()
+
+    def pool_grad(g, x, out_shape, lay="contiguous"):
+        return g.t(tuple(out_shape), x.base.dtype, lay)
+
+    def max_pool(g):
+        def s(x, k, st, pad, dil, ceil, desc, expect="ok", lay="contiguous", idx_dtype=i64):
+            from opinfo import T
+            out, ind = A.max_pool2d_with_indices(wide(x), k, st, pad, dil, ceil)
+            return S(pool_grad(g, x, out.shape, lay), x, k, st, pad, dil, ceil, T(ind.to(idx_dtype)), desc=desc,
+                     expect=expect)
+        return [s(g.t((2, 3, 6, 6)), [2, 2], [2, 2], [0, 0], [1, 1], False, "k2"),
+                s(g.t((2, 3, 7, 6)), [3, 2], [2, 1], [1, 0], [1, 1], False, "stride/pad"),
+                s(g.t((3, 7, 7)), [3, 3], [2, 2], [1, 1], [1, 1], True, "unbatched ceil_mode"),
+                s(g.t((1, 2, 6, 6)), [3, 3], [1, 1], [1, 1], [1, 1], False, "overlapping windows accumulate"),
+                s(g.t((1, 2, 6, 6), lay="transposed"), [2, 2], [], [0, 0], [1, 1], False, "transposed, default stride",
+                  lay="transposed"),
+                s(g.t((1, 2, 7, 7)), [2, 2], [1, 1], [0, 0], [2, 2], False, "dilation 2"),
+                s(g.t((1, 2, 6, 6), f64), [2, 3], [2, 3], [0, 0], [1, 1], False, "f64"),
+                s(g.t((1, 2, 4, 4), bf16), [2, 2], [2, 2], [0, 0], [1, 1], False, "bf16", expect="maybe"),
+                s(g.t((1, 2, 4, 4)), [2, 2], [2, 2], [0, 0], [1, 1], False, "int32 indices", expect="error",
+                  idx_dtype=i32)]
+
+    def avg_pool(g):
+        def s(x, k, st, pad, ceil, cip, div, desc, expect="ok", lay="contiguous"):
+            out = A.avg_pool2d(wide(x), k, st, pad, ceil, cip, div)
+            return S(pool_grad(g, x, out.shape, lay), x, k, st, pad, ceil, cip, div, desc=desc, expect=expect)
+        return [s(g.t((2, 3, 6, 6)), [2, 2], [], [0, 0], False, True, None, "k2"),
+                s(g.t((2, 3, 7, 6)), [3, 2], [2, 1], [1, 0], False, True, None, "stride/pad"),
+                s(g.t((3, 7, 7)), [3, 3], [2, 2], [1, 1], True, True, None, "unbatched ceil_mode"),
+                s(g.t((1, 2, 5, 5)), [3, 3], [2, 2], [1, 1], False, False, None, "count_include_pad False"),
+                s(g.t((1, 2, 5, 5)), [2, 2], [2, 2], [0, 0], True, True, 3, "divisor_override 3"),
+                s(g.t((1, 2, 6, 6)), [3, 3], [1, 1], [1, 1], False, True, None, "overlapping windows"),
+                s(g.t((1, 2, 6, 6), lay="transposed"), [2, 2], [], [0, 0], False, True, None, "transposed", lay="transposed"),
+                s(g.t((1, 2, 6, 6), f64), [2, 3], [], [0, 0], False, True, None, "f64"),
+                s(g.t((1, 2, 4, 4), bf16), [2, 2], [], [0, 0], False, True, None, "bf16", expect="maybe"),
+                s(g.t((1, 2, 4, 4), i64, kind="small"), [2, 2], [], [0, 0], False, True, None, "i64", expect="maybe"),
+                S(g.t((1, 2, 2, 3)), g.t((1, 2, 4, 4)), [2, 2], [], [0, 0], False, True, None,
+                  desc="grad_output of the wrong size", expect="error")]
+
+    def adaptive(g):
+        def s(x, size, desc, expect="ok", lay="contiguous", gdt=None):
+            out = A._adaptive_avg_pool2d(wide(x), size)
+            return S(g.t(tuple(out.shape), gdt or x.base.dtype, lay), x, desc=desc, expect=expect)
+        return [s(g.t((2, 3, 6, 6)), [2, 2], "6->2"), s(g.t((1, 2, 7, 5)), [3, 4], "uneven"),
+                s(g.t((3, 5, 5)), [1, 1], "unbatched global"),
+                s(g.t((1, 2, 6, 6), lay="transposed"), [3, 2], "transposed", lay="transposed"),
+                s(g.t((1, 2, 4, 4), f64), [4, 4], "identity f64"),
+                s(g.t((1, 2, 4, 4), bf16), [2, 2], "bf16", expect="maybe"),
+                s(g.t((1, 2, 4, 4)), [2, 2], "grad dtype mismatch", expect="error", gdt=f64)]
+
+    def batch_norm(g):
+        def s(x, w, rm, rv, train, mask, desc, expect="ok", with_saved=True, gdt=None, lay="contiguous"):
+            from opinfo import T
+            _, sm, si = A.native_batch_norm(x.value(), None if w is None else w.value(), None,
+                                            None if rm is None else rm.value().clone(),
+                                            None if rv is None else rv.value().clone(), train, 0.1, 1e-5)
+            saved = (T(sm), T(si)) if with_saved and train else (None, None)
+            return S(g.t(tuple(x.value().shape), gdt or x.base.dtype, lay),
+                     x, w, rm, rv, *saved, train, 1e-5, mask, desc=desc, expect=expect)
+        all3 = [True, True, True]
+        x4 = g.t((4, 3, 2, 2))
+        return [s(x4, g.t((3,)), g.t((3,)), g.t((3,), kind="pos"), True, all3, "train"),
+                s(g.t((4, 3, 2, 2)), None, None, None, True, all3, "train, no weight, no running stats"),
+                s(g.t((5, 3)), g.t((3,)), None, None, True, [True, False, True], "train 2-D, no weight grad"),
+                s(g.t((4, 3, 5), lay="transposed"), g.t((3,)), None, None, True, all3, "transposed input",
+                  lay="transposed"),
+                s(g.t((4, 3, 2, 2)), g.t((3,)), g.t((3,)), g.t((3,), kind="pos"), False, all3, "eval"),
+                s(g.t((4, 3, 2), f64), g.t((3,), f64), g.t((3,), f64), g.t((3,), f64, kind="pos"), True, all3, "f64"),
+                s(g.t((4, 3, 2), f64), None, g.t((3,), f64), g.t((3,), f64, kind="pos"), False, [True, False, False],
+                  "eval f64, input only"),
+                s(g.t((4, 3, 2, 2)), g.t((3,)), None, None, True, [False] * 3, "nothing"),
+                s(g.t((4, 3, 2, 2), bf16), g.t((3,)), None, None, True, all3, "bf16 input, float params",
+                  expect="maybe"),
+                s(g.t((4, 3, 2, 2)), g.t((3,)), None, None, True, all3, "grad dtype mismatch", expect="error",
+                  gdt=f64)]
+
+    def embedding(g):
+        dup = T_list([[1, 2, 1], [0, 1, 3]])
+        return [S(g.t((5, 3)), T_list([1, 2, 1, 0, 1]), 4, -1, False, desc="plain"),
+                S(g.t((5, 3)), T_list([1, 2, 1, 0, 1]), 4, -1, True, desc="scale_grad_by_freq"),
+                S(g.t((2, 3, 3), lay="transposed"), dup, 4, 1, True, desc="2-D ids, padding_idx, scale"),
+                S(g.t((2, 3, 3), f64), T_list([[1, 2, 1], [0, 1, 3]], i32), 5, 2, False, desc="i32 ids f64"),
+                S(g.t((0, 3)), T_list([], i64), 4, -1, True, desc="empty"),
+                S(g.t((2, 3, 3), bf16), dup, 4, -1, True, desc="bf16", expect="maybe"),
+                S(g.t((2, 3, 3)), T_list([[1., 2., 1.], [0., 1., 3.]], f32), 4, 1, True, desc="float ids",
+                  expect="error")]
+
+    return [OpInfo("aten::convolution_backward", B, conv), OpInfo("aten::max_pool2d_with_indices_backward", B, max_pool),
+            OpInfo("aten::avg_pool2d_backward", B, avg_pool), OpInfo("aten::_adaptive_avg_pool2d_backward", B, adaptive),
+            OpInfo("aten::native_batch_norm_backward", B, batch_norm),
+            OpInfo("aten::embedding_dense_backward", B, embedding)]
 
 
 # --- shape -----------------------------------------------------------------------------------
@@ -1004,7 +1162,9 @@ def random_rows():
         OpInfo("aten::randn_like", Rn, like, stat=dist_stat("normal")),
         OpInfo("aten::bernoulli", Rn, lambda g: [S(g.t(big, kind="prob"), desc="tensor of p"),
                                                 S(g.t(big, f64, "transposed", kind="prob"), desc="f64 transposed")],
-               stat=bernoulli_stat),
+               stat=bernoulli_stat,
+               grads_reason="random (statistical cases only); its gradient is zero, checked by gradcheck "
+                            "(tests/unit/autograd/gradcheck_test.cpp)"),
         OpInfo("aten::bernoulli.p", Rn, lambda g: [S(g.t(big), 0.3, desc="p 0.3"), S(g.t(big, f64), 0.0, desc="p 0"),
                                                   S(g.t(big), 1.0, desc="p 1"), S(g.t(big, f16), 0.5, desc="f16")],
                stat=bernoulli_stat),
@@ -1024,7 +1184,7 @@ def random_rows():
 
 def all_rows():
     return (pointwise_rows() + view_rows() + copy_rows() + factory_rows() + reduction_rows() + linalg_rows() + nn_rows() +
-            conv_rows() + shape_rows() + indexing_rows() + random_rows())
+            conv_rows() + shape_rows() + indexing_rows() + random_rows() + nn_backward_rows())
 
 
 def differentiable_ops():

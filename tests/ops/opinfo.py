@@ -278,6 +278,8 @@ def encode_arg(store, arg, value):
         out.update(type="ScalarType", value=DTYPE_NAME[value])
     elif isinstance(value, str):
         out.update(type="Device" if base == "Device" else "str", value=value)
+    elif isinstance(value, (list, tuple)) and base == "bool":
+        out.update(type="bool[]", value=[bool(v) for v in value])
     elif isinstance(value, (list, tuple)):
         out.update(type="int[]", value=[int(v) for v in value])
     elif base == "Scalar":
@@ -330,6 +332,8 @@ def outputs_of(schema, result):
 
 
 def describe_out(store, t, values=True):
+    if t is None:  # an output a backward op's output_mask left out
+        return {"none": True}
     d = {"shape": list(t.shape), "dtype": DTYPE_NAME[t.dtype], "strides": list(t.stride())}
     if values:
         d["ref"] = store.add(t)
@@ -343,16 +347,19 @@ class OpInfo:
     for random ops (statistical checks instead of values), `meta=False` with a reason
     when the op cannot run on meta tensors, `strides=True` to compare output strides,
     `reduced_in_float=True` to compute float16/bfloat16 references in float32 and round
-    (where torch 1.13's own reduced kernel is less accurate than later PyTorch), or
-    `reason` for an op with no cases."""
+    (where torch 1.13's own reduced kernel is less accurate than later PyTorch),
+    `no_grad_args` naming tensor arguments that never require grad in gradient cases
+    (PyTorch raises for them: batch norm's running statistics), or `reason` for an op
+    with no cases."""
 
     def __init__(self, name, family, samples=None, ref=None, schema=None, values=True, stat=None,
                  meta=True, meta_reason=None, strides=False, reason=None, note=None, reduced_in_float=False,
-                 grads=False, grads_reason=None):
+                 grads=False, grads_reason=None, no_grad_args=()):
         self.name, self.family, self.samples = name, family, samples
         self.ref, self.values, self.stat, self.note = ref, values, stat, note
         self.reduced_in_float = reduced_in_float
         self.grads, self.grads_reason = grads, grads_reason  # record PyTorch's gradients
+        self.no_grad_args = no_grad_args  # tensor arguments PyTorch refuses to differentiate
         self.meta, self.meta_reason, self.strides, self.reason = meta, meta_reason, strides, reason
         if schema is None:
             overload = torch_overload(name)
@@ -539,7 +546,7 @@ class Family:
             x = v.value()
             if x.dtype in REDUCED:
                 raise _NoGrad()
-            if x.dtype in (torch.float32, torch.float64):
+            if x.dtype in (torch.float32, torch.float64) and name not in info.no_grad_args:
                 x.requires_grad_()
                 leaves.append(x)
                 where.append((name, idx))

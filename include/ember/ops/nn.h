@@ -2,6 +2,7 @@
 // embedding, padding (torch.nn.functional's ops, under their ATen names).
 #pragma once
 
+#include <array>
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -56,6 +57,32 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, cons
 
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx = -1,
                  bool scale_grad_by_freq = false, bool sparse = false, Loc loc = Loc::current());
+// --- backward ops (what the derivative formulas call; outputs left out by
+// output_mask are undefined Tensors) ---------------------------------------------------
+
+/// (grad_input, grad_weight, grad_bias) of aten::convolution.
+std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_output, const Tensor& input,
+                                                        const Tensor& weight, std::optional<IntArrayRef> bias_sizes,
+                                                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                                                        bool transposed, IntArrayRef output_padding, int64_t groups,
+                                                        std::array<bool, 3> output_mask, Loc loc = Loc::current());
+Tensor max_pool2d_with_indices_backward(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
+                                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool ceil_mode,
+                                        const Tensor& indices, Loc loc = Loc::current());
+Tensor avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                           IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                           std::optional<int64_t> divisor_override, Loc loc = Loc::current());
+Tensor _adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, Loc loc = Loc::current());
+/// (grad_input, grad_weight, grad_bias) of native_batch_norm: save_mean/save_invstd are
+/// used in training, running_mean/running_var in evaluation.
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(
+    const Tensor& grad_out, const Tensor& input, const std::optional<Tensor>& weight,
+    const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
+    const std::optional<Tensor>& save_mean, const std::optional<Tensor>& save_invstd, bool train, double eps,
+    std::array<bool, 3> output_mask, Loc loc = Loc::current());
+Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices, int64_t num_weights,
+                                int64_t padding_idx, bool scale_grad_by_freq, Loc loc = Loc::current());
+
 /// Pads the last dims: pad = {left, right, top, bottom, …} (negative values crop).
 Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value = 0, Loc loc = Loc::current());
 

@@ -275,43 +275,22 @@ TEST(Autograd, InPlaceOnALeafRequiringGradRaises) {
   EXPECT_NE(error_of([&] { x.zero_(); }).find("a leaf Variable that requires grad"), std::string::npos);
 }
 
-TEST(Autograd, InPlaceIntoAViewRequiringGradIsNotImplemented) {
-  Tensor x = tensor<float>({1, 2, 3, 4}).requires_grad_();
-  Tensor y = x * 1;
-  Tensor v = y.slice(0, 0, 2);
-  try {
-    v.mul_(Scalar(2));
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::NotImplementedError);
-    EXPECT_NE(std::string(e.what()).find("in-place write into a view"), std::string::npos) << e.what();
-  }
-}
-
-TEST(Autograd, ViewOfABaseWrittenInPlaceIsNotImplemented) {
-  Tensor x = tensor<float>({1, 2, 3, 4}).requires_grad_();
-  Tensor y = x * 1;
-  Tensor v = y.slice(0, 0, 2);
-  y.mul_(Scalar(2));
-  try {
-    v.sum().backward();
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::NotImplementedError);
-  }
-}
-
 TEST(Autograd, OpWithoutAFormulaRaisesNamingIt) {
-  Tensor x = tensor<float>({1, 2}).requires_grad_();
+  // Backward ops have no formula of their own (no double backward).
+  Tensor g = ones({1, 1, 1, 1}).requires_grad_();
   try {
-    scatter(x, 0, tensor<int64_t>({0}), Scalar(1.0));
+    _adaptive_avg_pool2d_backward(g, ones({1, 1, 2, 2}));
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::NotImplementedError);
-    EXPECT_NE(std::string(e.what()).find("the derivative for 'aten::scatter.value' is not implemented"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("the derivative for 'aten::_adaptive_avg_pool2d_backward' is not implemented"),
+              std::string::npos)
         << e.what();
   }
-  EXPECT_NE(error_of([&] { x.as_strided({1}, {1}); }).find("the derivative for 'aten::as_strided' is not implemented"),
+  Tensor x = ones({1, 1, 2, 2}).requires_grad_();
+  auto [out, idx] = max_pool2d_with_indices(x, {2, 2});
+  EXPECT_NE(error_of([&] { max_pool2d_with_indices_backward(out, x, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false, idx); })
+                .find("the derivative for 'aten::max_pool2d_with_indices_backward' is not implemented"),
             std::string::npos);
 }
 
@@ -321,6 +300,13 @@ TEST(Autograd, NonDifferentiableOutputsNeedNoFormula) {
   EXPECT_FALSE(m.requires_grad());
   Tensor i = argmax(x);
   EXPECT_FALSE(i.requires_grad());
+  // Floating outputs PyTorch never differentiates: fresh values that borrow x's shape.
+  EXPECT_FALSE(empty_like(x).requires_grad());
+  EXPECT_FALSE(full_like(x, 2.0).requires_grad());
+  EXPECT_FALSE(rand_like(x).requires_grad());
+  EXPECT_FALSE(randn_like(x).requires_grad());
+  EXPECT_FALSE(bernoulli(x, 0.5).requires_grad());
+  EXPECT_TRUE(bernoulli(sigmoid(x)).requires_grad());  // BernoulliBackward0: a zero gradient
 }
 
 TEST(Autograd, GradFnNamesFollowPyTorch) {

@@ -157,16 +157,18 @@ TEST(NnModule, Conv2dForwardMatchesPyTorch) {
   conv.load_state_dict({{"weight", tensor<float>({0.1f, 0.2f, -0.3f, 0.4f, 0.5f, -0.6f, 0.7f, 0.8f}, {2, 1, 2, 2})},
                         {"bias", tensor<float>({0.05f, -0.05f}, {2})}});
   Tensor x = tensor<float>({0, 0.25f, 0.5f, 0.75f, 1, 1.25f, 1.5f, 1.75f, 2}, {1, 1, 3, 3});
-  NoGradGuard no_grad;  // aten::convolution has no derivative formula yet
-  expect_close(conv(x), {0.275f, 0.375f, 0.575f, 0.675f, 1.125f, 1.475f, 2.175f, 2.525f});
+  Tensor out = conv(x);
+  expect_close(out, {0.275f, 0.375f, 0.575f, 0.675f, 1.125f, 1.475f, 2.175f, 2.525f});
+  EXPECT_TRUE(out.requires_grad());  // through ConvolutionBackward0 (see tests/unit/autograd/nn_training_test.cpp)
 }
 
 TEST(NnModule, BatchNorm2dTrainUpdatesRunningStatsEvalUsesThem) {
   BatchNorm2d bn(2);
-  NoGradGuard no_grad;  // aten::native_batch_norm has no derivative formula yet
   Tensor y = tensor<float>({0.5f, -1.f, 2.f, 3.f, 1.f, 2.f, -0.5f, 0.25f}, {2, 2, 2, 1});
-  expect_close(bn(y), {-0.11546957492828369f, -1.5011043548583984f, 0.5866802334785461f, 1.3087482452392578f,
-                       0.3464086651802063f, 1.270165205001831f, -1.2184897661209106f, -0.6769387722015381f});
+  Tensor out = bn(y);
+  expect_close(out, {-0.11546957492828369f, -1.5011043548583984f, 0.5866802334785461f, 1.3087482452392578f,
+                     0.3464086651802063f, 1.270165205001831f, -1.2184897661209106f, -0.6769387722015381f});
+  EXPECT_TRUE(out.requires_grad());  // the affine parameters require grad: NativeBatchNormBackward0
   expect_close(bn.tensor("running_mean"), {0.0625f, 0.11874999850988388f});
   expect_close(bn.tensor("running_var"), {1.056249976158142f, 1.1557291746139526f});
   EXPECT_EQ(bn.tensor("num_batches_tracked").item<int64_t>(), 1);

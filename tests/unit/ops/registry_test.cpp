@@ -32,6 +32,24 @@ TEST(Schema, ParsesAliasAnnotationsAndLists) {
   EXPECT_TRUE(w.is_mutable());
 }
 
+TEST(Schema, ParsesFixedSizeBoolListsAndOptionalIntLists) {
+  const OpDef& op = registry().get("aten::convolution_backward");
+  const Argument& mask = op.schema.arguments[10];
+  EXPECT_EQ(mask.name, "output_mask");
+  EXPECT_EQ(mask.type.base, BaseType::Bool);
+  EXPECT_TRUE(mask.type.is_list);
+  EXPECT_EQ(mask.type.list_size, 3);
+  EXPECT_TRUE(op.schema.arguments[3].type.is_list && op.schema.arguments[3].type.optional);  // SymInt[]? bias_sizes
+  EXPECT_EQ(op.schema.returns.size(), 3u);
+  // A bool list is accepted there, an int list is not.
+  Stack ok{Tensor(), Tensor(), Tensor(), IValue(), std::vector<int64_t>{1}, std::vector<int64_t>{0},
+           std::vector<int64_t>{1}, false, std::vector<int64_t>{0}, int64_t{1}, std::vector<bool>{true, false, true}};
+  EXPECT_NO_THROW(normalize_args(op.schema, ok));
+  Stack bad = ok;
+  bad[10] = std::vector<int64_t>{1, 0, 1};
+  EXPECT_THROW(normalize_args(op.schema, bad), Error);
+}
+
 TEST(Registry, UnknownOpNamesTheOverloadsThatExist) {
   try {
     registry().get("aten::add.Bogus");

@@ -1,0 +1,219 @@
+// kernels/cpu/conv_backward.cpp — see conv_backward.h. The weight gradient runs im2col +
+// GEMM per image and group, images split across threads with one accumulator each;
+// float16/bfloat16 compute in float32 and round once. Pooling gradients accumulate in
+// the element type, as ATen's CPU kernels do, so rounding matches theirs.
+#include "kernels/cpu/conv_backward.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/cpu/im2col.h"
+#include "kernels/cpu/loops.h"
+
+namespace ember::kernels::cpu {
+namespace {
+
+/// c[M][N] += a[M][K] @ b[N][K]^T, row-major.
+template <typename Acc>
+void gemm_nt_acc(int64_t M, int64_t N, int64_t K, const Acc* a, const Acc* b, Acc* c) {
+  if constexpr (std::is_same_v<Acc, float>) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K),
+                1.0f, a, static_cast<int>(K), b, static_cast<int>(K), 1.0f, c, static_cast<int>(N));
+  } else {
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K),
+                1.0, a, static_cast<int>(K), b, static_cast<int>(K), 1.0, c, static_cast<int>(N));
+  }
+}
+
+template <typename Acc>
+void weight_grad_core(const Acc* a, const Acc* b, Acc* out, const Conv2dParams& q) {
+  const int64_t G = q.groups, M = q.out_channels / G, Cb = q.in_channels / G;
+  const int64_t K = Cb * q.kernel_h * q.kernel_w, P = q.out_h * q.out_w;
+  const int64_t W = G * M * K;
+  std::fill(out, out + W, Acc(0));
+  if (W == 0 || P == 0 || q.batch == 0) return;
+  const int64_t a_img = q.out_channels * P, b_plane = q.in_h * q.in_w, b_img = q.in_channels * b_plane;
+  const bool parallel = q.batch > 1 && q.batch * W * P > kGrainSize && !omp_in_parallel();
+  const int threads = parallel ? static_cast<int>(std::min<int64_t>(omp_get_max_threads(), q.batch)) : 1;
+  // Thread t > 0 sums its images into partial[t - 1]; thread 0 into out.
+  std::vector<Acc> partial(static_cast<size_t>((threads - 1) * W));
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    const int t = omp_get_thread_num();
+    Acc* acc = t == 0 ? out : partial.data() + (t - 1) * W;
+    std::vector<Acc> col(static_cast<size_t>(K * P));
+#pragma omp for schedule(static)
+    for (int64_t n = 0; n < q.batch; ++n) {
+      for (int64_t g = 0; g < G; ++g) {
+        im2col(b + n * b_img + g * Cb * b_plane, Cb, q, col.data());
+        gemm_nt_acc<Acc>(M, K, P, a + n * a_img + g * M * P, col.data(), acc + g * M * K);
+      }
+    }
+  }
+  for (int t = 1; t < threads; ++t) {
+    const Acc* src = partial.data() + (t - 1) * W;
+    for (int64_t i = 0; i < W; ++i) out[i] += src[i];
+  }
+}
+
+template <typename T>
+std::vector<float> widen(const Tensor& t) {
+  std::vector<float> v(static_cast<size_t>(t.numel()));
+  const T* src = t.data_ptr<T>();
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(src[i]);
+  return v;
+}
+
+template <typename T>
+void bias_grad_impl(const T* g, T* o, int64_t N, int64_t C, int64_t S) {
+#pragma omp parallel for if (N * C * S > kGrainSize && C > 1 && !omp_in_parallel())
+  for (int64_t c = 0; c < C; ++c) {
+    double acc = 0;
+    for (int64_t n = 0; n < N; ++n) {
+      const T* row = g + (n * C + c) * S;
+      for (int64_t s = 0; s < S; ++s) acc += static_cast<double>(row[s]);
+    }
+    o[c] = static_cast<T>(acc);
+  }
+}
+
+bool pool_parallel(const Pool2dParams& p, int64_t window) {
+  return p.planes > 1 && p.planes * p.out_h * p.out_w * std::max<int64_t>(window, 1) > kGrainSize &&
+         !omp_in_parallel();
+}
+
+template <typename T>
+void max_pool_backward_impl(const T* go, const int64_t* ind, T* gi, const Pool2dParams& p) {
+  const int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
+#pragma omp parallel for if (pool_parallel(p, 1))
+  for (int64_t plane = 0; plane < p.planes; ++plane) {
+    T* dst = gi + plane * in_plane;
+    std::fill(dst, dst + in_plane, T(0));
+    const T* src = go + plane * out_plane;
+    const int64_t* idx = ind + plane * out_plane;
+    for (int64_t o = 0; o < out_plane; ++o) dst[idx[o]] = static_cast<T>(dst[idx[o]] + src[o]);
+  }
+}
+
+template <typename T>
+void avg_pool_backward_impl(const T* go, T* gi, const Pool2dParams& p, bool count_include_pad,
+                            std::optional<int64_t> divisor) {
+  using acc_t = opmath_t<T>;
+  const int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
+#pragma omp parallel for if (pool_parallel(p, p.kernel_h * p.kernel_w))
+  for (int64_t plane = 0; plane < p.planes; ++plane) {
+    T* dst = gi + plane * in_plane;
+    std::fill(dst, dst + in_plane, T(0));
+    const T* src = go + plane * out_plane;
+    for (int64_t oh = 0; oh < p.out_h; ++oh) {
+      for (int64_t ow = 0; ow < p.out_w; ++ow) {
+        int64_t ih0 = oh * p.stride_h - p.pad_h, iw0 = ow * p.stride_w - p.pad_w;
+        int64_t ih1 = std::min(ih0 + p.kernel_h, p.in_h + p.pad_h);
+        int64_t iw1 = std::min(iw0 + p.kernel_w, p.in_w + p.pad_w);
+        const int64_t pool_size = (ih1 - ih0) * (iw1 - iw0);
+        ih0 = std::max<int64_t>(ih0, 0);
+        iw0 = std::max<int64_t>(iw0, 0);
+        ih1 = std::min(ih1, p.in_h);
+        iw1 = std::min(iw1, p.in_w);
+        if (ih0 >= ih1 || iw0 >= iw1) continue;
+        const int64_t factor = divisor ? *divisor : count_include_pad ? pool_size : (ih1 - ih0) * (iw1 - iw0);
+        const T delta = static_cast<T>(static_cast<acc_t>(src[oh * p.out_w + ow]) / static_cast<acc_t>(factor));
+        for (int64_t ih = ih0; ih < ih1; ++ih)
+          for (int64_t iw = iw0; iw < iw1; ++iw) dst[ih * p.in_w + iw] = static_cast<T>(dst[ih * p.in_w + iw] + delta);
+      }
+    }
+  }
+}
+
+int64_t start_index(int64_t a, int64_t b, int64_t c) { return (a / b) * c + ((a % b) * c) / b; }
+int64_t end_index(int64_t a, int64_t b, int64_t c) { return 1 + ((a + 1) * c - 1) / b; }
+
+template <typename T>
+void adaptive_avg_pool_backward_impl(const T* go, T* gi, const Pool2dParams& p) {
+  using acc_t = opmath_t<T>;
+  const int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
+  const int64_t window = (p.in_h / std::max<int64_t>(p.out_h, 1) + 1) * (p.in_w / std::max<int64_t>(p.out_w, 1) + 1);
+#pragma omp parallel for if (pool_parallel(p, window))
+  for (int64_t plane = 0; plane < p.planes; ++plane) {
+    T* dst = gi + plane * in_plane;
+    std::fill(dst, dst + in_plane, T(0));
+    const T* src = go + plane * out_plane;
+    for (int64_t oh = 0; oh < p.out_h; ++oh) {
+      const int64_t ih0 = start_index(oh, p.out_h, p.in_h), ih1 = end_index(oh, p.out_h, p.in_h);
+      for (int64_t ow = 0; ow < p.out_w; ++ow) {
+        const int64_t iw0 = start_index(ow, p.out_w, p.in_w), iw1 = end_index(ow, p.out_w, p.in_w);
+        // ATen divides by the window height, rounds, then by its width.
+        const T by_h = static_cast<T>(static_cast<acc_t>(src[oh * p.out_w + ow]) / static_cast<acc_t>(ih1 - ih0));
+        const T delta = static_cast<T>(static_cast<acc_t>(by_h) / static_cast<acc_t>(iw1 - iw0));
+        for (int64_t ih = ih0; ih < ih1; ++ih)
+          for (int64_t iw = iw0; iw < iw1; ++iw) dst[ih * p.in_w + iw] = static_cast<T>(dst[ih * p.in_w + iw] + delta);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void conv2d_weight_grad(const Tensor& a, const Tensor& b, const Tensor& out, const Conv2dParams& q) {
+  EMBER_DISPATCH_FLOATING_TYPES(out.dtype(), "convolution_backward", [&] {
+    if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, double>) {
+      weight_grad_core<scalar_t>(a.data_ptr<scalar_t>(), b.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), q);
+    } else {
+      const std::vector<float> af = widen<scalar_t>(a), bf = widen<scalar_t>(b);
+      std::vector<float> of(static_cast<size_t>(out.numel()));
+      weight_grad_core<float>(af.data(), bf.data(), of.data(), q);
+      scalar_t* dst = out.data_ptr<scalar_t>();
+      for (size_t i = 0; i < of.size(); ++i) dst[i] = static_cast<scalar_t>(of[i]);
+    }
+  });
+}
+
+void conv_bias_grad(const Tensor& grad, const Tensor& out) {
+  const int64_t N = grad.size(0), C = grad.size(1);
+  const int64_t S = N * C == 0 ? 0 : grad.numel() / (N * C);
+  EMBER_DISPATCH_FLOATING_TYPES(out.dtype(), "convolution_backward", [&] {
+    bias_grad_impl<scalar_t>(grad.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), N, C, S);
+  });
+}
+
+void max_pool2d_backward(const Tensor& grad_output, const Tensor& indices, const Tensor& grad_input,
+                         const Pool2dParams& p) {
+  if (grad_input.numel() == 0) return;
+  // Every index is checked before any element is written.
+  const int64_t* ind = indices.data_ptr<int64_t>();
+  const int64_t plane = p.in_h * p.in_w;
+  for (int64_t i = 0; i < indices.numel(); ++i)
+    EMBER_CHECK_INDEX(ind[i] >= 0 && ind[i] < plane)
+        << "index " << ind[i] << " is out of range for an input plane of "
+        << plane << " elements";
+  EMBER_DISPATCH_FLOATING_TYPES(grad_input.dtype(), "max_pool2d_with_indices_backward", [&] {
+    max_pool_backward_impl<scalar_t>(grad_output.data_ptr<scalar_t>(), ind, grad_input.data_ptr<scalar_t>(), p);
+  });
+}
+
+void avg_pool2d_backward(const Tensor& grad_output, const Tensor& grad_input, const Pool2dParams& p,
+                         bool count_include_pad, std::optional<int64_t> divisor_override) {
+  if (grad_input.numel() == 0) return;
+  if (grad_input.dtype() == kLong) {
+    avg_pool_backward_impl<int64_t>(grad_output.data_ptr<int64_t>(), grad_input.data_ptr<int64_t>(), p,
+                                    count_include_pad, divisor_override);
+    return;
+  }
+  EMBER_DISPATCH_FLOATING_TYPES(grad_input.dtype(), "avg_pool2d_backward", [&] {
+    avg_pool_backward_impl<scalar_t>(grad_output.data_ptr<scalar_t>(), grad_input.data_ptr<scalar_t>(), p,
+                                     count_include_pad, divisor_override);
+  });
+}
+
+void adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& grad_input, const Pool2dParams& p) {
+  if (grad_input.numel() == 0) return;
+  EMBER_DISPATCH_FLOATING_TYPES(grad_input.dtype(), "adaptive_avg_pool2d_backward", [&] {
+    adaptive_avg_pool_backward_impl<scalar_t>(grad_output.data_ptr<scalar_t>(), grad_input.data_ptr<scalar_t>(), p);
+  });
+}
+
+}  // namespace ember::kernels::cpu

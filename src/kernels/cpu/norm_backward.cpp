@@ -1,0 +1,82 @@
+// kernels/cpu/norm_backward.cpp — see norm_backward.h. One channel per task: its sum of
+// grad_out and of (x - mean) * grad_out, accumulated in double (ATen accumulates float in
+// float; double agrees with it within float's tolerance and does not drift on long
+// channels), then the input gradient.
+#include "kernels/cpu/norm_backward.h"
+
+#include <omp.h>
+
+#include "kernels/cpu/loops.h"
+
+namespace ember::kernels::cpu {
+namespace {
+
+template <typename T>
+void batch_norm_backward_impl(const T* dy, const T* x, int64_t N, int64_t C, int64_t S,
+                              const BatchNormBackwardStats& st, bool train, T* dx, std::vector<double>& sum,
+                              std::vector<double>& dotp) {
+  const double count = static_cast<double>(N * S);
+#pragma omp parallel for if (N * C * S > kGrainSize && C > 1 && !omp_in_parallel())
+  for (int64_t c = 0; c < C; ++c) {
+    const double mean = st.mean[c], invstd = st.invstd[c];
+    const double w = st.weight.empty() ? 1.0 : st.weight[c];
+    double s = 0, d = 0;
+    for (int64_t n = 0; n < N; ++n) {
+      const T* gy = dy + (n * C + c) * S;
+      const T* xx = x + (n * C + c) * S;
+      for (int64_t i = 0; i < S; ++i) {
+        const double g = static_cast<double>(gy[i]);
+        s += g;
+        d += (static_cast<double>(xx[i]) - mean) * g;
+      }
+    }
+    sum[c] = s;
+    dotp[c] = d;
+    if (!dx) continue;
+    if (train) {
+      const double k = d * invstd * invstd / count, grad_mean = s / count;
+      for (int64_t n = 0; n < N; ++n) {
+        const T* gy = dy + (n * C + c) * S;
+        const T* xx = x + (n * C + c) * S;
+        T* out = dx + (n * C + c) * S;
+        for (int64_t i = 0; i < S; ++i) {
+          const double centered = static_cast<double>(xx[i]) - mean;
+          out[i] = static_cast<T>((static_cast<double>(gy[i]) - grad_mean - centered * k) * invstd * w);
+        }
+      }
+    } else {
+      const double scale = invstd * w;
+      for (int64_t n = 0; n < N; ++n) {
+        const T* gy = dy + (n * C + c) * S;
+        T* out = dx + (n * C + c) * S;
+        for (int64_t i = 0; i < S; ++i) out[i] = static_cast<T>(static_cast<double>(gy[i]) * scale);
+      }
+    }
+  }
+}
+
+void store(const Tensor& out, const std::vector<double>& values, const std::vector<double>& scale) {
+  if (!out.defined()) return;
+  EMBER_DISPATCH_FLOATING_TYPES(out.dtype(), "native_batch_norm_backward", [&] {
+    scalar_t* o = out.data_ptr<scalar_t>();
+    for (size_t c = 0; c < values.size(); ++c)
+      o[c] = static_cast<scalar_t>(scale.empty() ? values[c] : values[c] * scale[c]);
+  });
+}
+
+}  // namespace
+
+void batch_norm_backward(const Tensor& grad_out, const Tensor& input, int64_t N, int64_t C, int64_t S,
+                         const BatchNormBackwardStats& stats, bool train, const Tensor& grad_input,
+                         const Tensor& grad_weight, const Tensor& grad_bias) {
+  std::vector<double> sum(static_cast<size_t>(C)), dotp(static_cast<size_t>(C));
+  EMBER_DISPATCH_FLOATING_TYPES(input.dtype(), "native_batch_norm_backward", [&] {
+    batch_norm_backward_impl<scalar_t>(grad_out.data_ptr<scalar_t>(), input.data_ptr<scalar_t>(), N, C, S, stats,
+                                       train, grad_input.defined() ? grad_input.data_ptr<scalar_t>() : nullptr,
+                                       sum, dotp);
+  });
+  store(grad_weight, dotp, stats.invstd);
+  store(grad_bias, sum, {});
+}
+
+}  // namespace ember::kernels::cpu

@@ -1,0 +1,33 @@
+// ops/conv_geometry.h — the argument checks and geometry of convolution and 2-D pooling
+// (defined in conv.cpp), shared with their backward ops (nn_backward.cpp), which check
+// their arguments exactly as the forward op did.
+#pragma once
+
+#include <vector>
+
+#include "ember/ivalue.h"
+#include "kernels/cpu/conv.h"
+
+namespace ember::ops {
+
+struct ConvSetup {
+  kernels::cpu::Conv2dParams p;
+  std::vector<int64_t> out_sizes;
+  bool transposed = false;
+};
+
+/// Checks a convolution call (aten::convolution's arguments) as ATen's
+/// _convolution/check_shape_forward do, and returns its geometry with 1-D convolutions
+/// expressed as 2-D ones of height 1.
+ConvSetup conv_setup(const Stack& a);
+
+/// Geometry of max_pool2d_with_indices / avg_pool2d / _adaptive_avg_pool2d from their
+/// forward arguments (checked as the forward ops check them).
+kernels::cpu::Pool2dParams max_pool_setup(const Stack& a);
+kernels::cpu::Pool2dParams avg_pool_setup(const Stack& a);
+kernels::cpu::Pool2dParams adaptive_setup(const Stack& a);
+
+/// `input`'s sizes with the last two replaced by out_h, out_w.
+std::vector<int64_t> pooled_sizes(const Tensor& input, int64_t out_h, int64_t out_w);
+
+}  // namespace ember::ops
