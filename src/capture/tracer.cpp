@@ -335,6 +335,7 @@ void Tracer::materialize(TensorImpl& fake, const Tensor& real) {
   fake.dtype = r.dtype;
   fake.device = r.device;
   fake.is_view = r.is_view;
+  fake.view_base = r.view_base;
   fake.autograd_meta = r.autograd_meta;
   fake.is_fake = false;
   fake.refresh();
