@@ -180,11 +180,11 @@ class CompiledFunctionState {
     Tracer tracer(topts, segment_compiler());
     std::vector<IValue> results;
     EMBER_LOG(dynamo, INFO) << "Step 1: torchdynamo start tracing " << name_ << " " << SourceLoc(where_).str();
-    const double backend_before = backend_seconds_;
+    const double backend_before = backend_seconds_.load();
     const auto start = std::chrono::steady_clock::now();
     auto record_capture_time = [&] {
       const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      record_compile_time(name_, "capture (Step 1)", total - (backend_seconds_ - backend_before));
+      record_compile_time(name_, "capture (Step 1)", total - (backend_seconds_.load() - backend_before));
     };
     try {
       results = tracer.run(args, invoke);
@@ -312,7 +312,7 @@ class CompiledFunctionState {
   std::source_location where_;
   Backend backend_;
   Invoker invoke_;
-  double backend_seconds_ = 0;  // guarded by mu_ on the miss path
+  std::atomic<double> backend_seconds_{0};  // segment mode compiles outside mu_
 
   std::atomic<Entry*> head_{nullptr};
   std::atomic<size_t> entry_count_{0};
