@@ -1,0 +1,60 @@
+// bench/compile_overhead.cpp — what ember::compile costs around the work itself: the time
+// to trace and compile a function (cold: a new function; warm: another shape of it), and
+// the per-call overhead of a replayed graph (guards + binding + interpreter) against eager,
+// on a one-element `x + 1` (WORKLOADS.md quotes PyTorch's figures for the same).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "workloads.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+template <typename F>
+double median_us(F&& f, int reps, int inner) {
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    const auto start = Clock::now();
+    for (int i = 0; i < inner; ++i) f();
+    t.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count() / inner);
+  }
+  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+  return t[t.size() / 2];
+}
+
+}  // namespace
+
+int main() {
+  using namespace ember;
+  manual_seed(0);
+  Tensor one = randn({1});
+  auto add_one = [](const Tensor& x) { return x + 1; };
+  auto compiled_add = compile(add_one);
+  compiled_add(one);
+  for (int i = 0; i < 1000; ++i) (void)add_one(one), (void)compiled_add(one);
+  const double eager_us = median_us([&] { (void)add_one(one); }, 31, 2000);
+  const double compiled_us = median_us([&] { (void)compiled_add(one); }, 31, 2000);
+  std::printf("x + 1 per call: eager %.2f us, compiled (eager backend, replay) %.2f us, overhead %.2f us\n", eager_us,
+              compiled_us, compiled_us - eager_us);
+
+  // Trace + compile of W1's 9-op chain: cold (first call) and warm (a second shape).
+  Tensor small = randn({64, 64}), other = randn({32, 64});
+  std::vector<double> cold, warm;
+  for (int r = 0; r < 21; ++r) {
+    auto w1 = compile(bench::w1_pointwise);
+    auto t0 = Clock::now();
+    w1(small);
+    auto t1 = Clock::now();
+    w1(other);
+    auto t2 = Clock::now();
+    cold.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    warm.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
+  }
+  std::sort(cold.begin(), cold.end());
+  std::sort(warm.begin(), warm.end());
+  std::printf("W1 trace+compile+first run (eager backend, 64x64): cold %.3f ms, new shape %.3f ms (medians of 21)\n",
+              cold[10], warm[10]);
+}
