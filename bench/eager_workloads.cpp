@@ -2,8 +2,8 @@
 // row each (median ms; for the memory-bound W1–W3 also achieved GB/s), beside the
 // machine's copy bandwidth measured by a STREAM-style triad in the same run.
 // `--json FILE` also writes the rows as JSON; `--only W4,W5` runs the rows whose id
-// starts with one of the given prefixes. Threads: OMP_NUM_THREADS (and
-// OPENBLAS_NUM_THREADS for the GEMMs; run bench/torch_workloads.py with the same number).
+// starts with one of the given prefixes. Threads: OMP_NUM_THREADS, GEMMs included (run
+// bench/torch_workloads.py with the same number).
 #include <omp.h>
 
 #include <cstdio>

@@ -4,9 +4,9 @@
 // float64 and integers use im2col + GEMM.
 #include "kernels/cpu/conv.h"
 
-#include <cblas.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -19,6 +19,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/im2col.h"
 #include "kernels/cpu/loops.h"
 
@@ -124,13 +125,8 @@ void conv2d_dnnl(const float* in, const float* w, const float* bias, float* out,
 template <typename T>
 void gemm_bias(int64_t M, int64_t N, int64_t K, const T* a, const T* b, const T* bias, T* out) {
   if constexpr (std::is_same_v<T, double>) {
-    if (K > 0) {
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(M), static_cast<int>(N),
-                  static_cast<int>(K), 1.0, a, static_cast<int>(K), b, static_cast<int>(N), 0.0, out,
-                  static_cast<int>(N));
-    } else {
-      std::fill(out, out + M * N, 0.0);
-    }
+    gemm(false, false, M, N, K, 1.0, a, std::max<int64_t>(K, 1), b, std::max<int64_t>(N, 1), 0.0, out,
+         std::max<int64_t>(N, 1));
     if (bias)
       for (int64_t m = 0; m < M; ++m)
         for (int64_t n = 0; n < N; ++n) out[m * N + n] += bias[m];
@@ -181,12 +177,9 @@ std::vector<float> to_float(const Tensor& t) {
 /// c[M][N] = sum_k a[k][m] * b[k][n] (a is K x M), row-major.
 template <typename Acc>
 void gemm_tn(int64_t M, int64_t N, int64_t K, const Acc* a, const Acc* b, Acc* c) {
-  if constexpr (std::is_same_v<Acc, float>) {
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K),
-                1.0f, a, static_cast<int>(M), b, static_cast<int>(N), 0.0f, c, static_cast<int>(N));
-  } else if constexpr (std::is_same_v<Acc, double>) {
-    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K),
-                1.0, a, static_cast<int>(M), b, static_cast<int>(N), 0.0, c, static_cast<int>(N));
+  if constexpr (std::is_same_v<Acc, float> || std::is_same_v<Acc, double>) {
+    gemm(true, false, M, N, K, Acc(1), a, std::max<int64_t>(M, 1), b, std::max<int64_t>(N, 1), Acc(0), c,
+         std::max<int64_t>(N, 1));
   } else {
     std::fill(c, c + M * N, Acc(0));
     for (int64_t k = 0; k < K; ++k)

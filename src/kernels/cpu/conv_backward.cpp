@@ -4,29 +4,24 @@
 // the element type, as ATen's CPU kernels do, so rounding matches theirs.
 #include "kernels/cpu/conv_backward.h"
 
-#include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/im2col.h"
 #include "kernels/cpu/loops.h"
 
 namespace ember::kernels::cpu {
 namespace {
 
-/// c[M][N] += a[M][K] @ b[N][K]^T, row-major.
+/// c[M][N] += a[M][K] @ b[N][K]^T, row-major (through gemm.h, so on the one OpenMP pool).
 template <typename Acc>
 void gemm_nt_acc(int64_t M, int64_t N, int64_t K, const Acc* a, const Acc* b, Acc* c) {
-  if constexpr (std::is_same_v<Acc, float>) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K),
-                1.0f, a, static_cast<int>(K), b, static_cast<int>(K), 1.0f, c, static_cast<int>(N));
-  } else {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K),
-                1.0, a, static_cast<int>(K), b, static_cast<int>(K), 1.0, c, static_cast<int>(N));
-  }
+  gemm(false, true, M, N, K, Acc(1), a, std::max<int64_t>(K, 1), b, std::max<int64_t>(K, 1), Acc(1), c,
+       std::max<int64_t>(N, 1));
 }
 
 template <typename Acc>

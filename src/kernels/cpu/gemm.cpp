@@ -1,18 +1,30 @@
 // kernels/cpu/gemm.cpp — see gemm.h. BLAS reads a row-major matrix whose rows or whose
 // columns are unit-stride; anything else (broadcast, sliced both ways) is packed first.
+// float goes to oneDNN's dnnl_sgemm because Debian's OpenBLAS runs SSE3 kernels on CPUs
+// newer than it knows (oneDNN's matmul primitive was faster alone but slower inside W5).
+// OpenBLAS keeps double at one thread of its own, split here over OpenMP's threads, so its
+// pthreads never spin against OpenMP's. Measurements: bench/results/README.md.
 #include "kernels/cpu/gemm.h"
 
 #include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
+#include <cstdint>
+#include <oneapi/dnnl/dnnl.h>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/loops.h"
 
 namespace ember::kernels::cpu {
 namespace {
+
+/// Multiply-adds below which handing a product (or a share of one) to another thread
+/// costs more than it saves.
+constexpr double kTaskMacs = 1 << 18;
 
 /// One operand of a batched product: element strides of batch, row and column.
 template <typename T>
@@ -27,20 +39,23 @@ Operand<T> operand(const Tensor& t) {
   return {static_cast<const T*>(t.raw_data_ptr()), t.stride(0), t.stride(1), t.stride(2)};
 }
 
-/// How BLAS can read a rows x cols matrix with element strides (rs, cs), if it can.
+/// How BLAS can read a rows x cols matrix with element strides (rs, cs), if it can with a
+/// leading dimension of at most max_ld.
 struct BlasLayout {
   bool ok = false;
   bool trans = false;
   int64_t ld = 0;
 };
 
-BlasLayout blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+BlasLayout blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, int64_t max_ld) {
   // A size-1 dim's stride is meaningless; the leading dimension only has to be large enough.
+  BlasLayout l;
   if ((cs == 1 || cols <= 1) && (rows <= 1 || rs >= std::max<int64_t>(cols, 1)))
-    return {true, false, rows <= 1 ? std::max<int64_t>(cols, 1) : rs};
-  if ((rs == 1 || rows <= 1) && (cols <= 1 || cs >= std::max<int64_t>(rows, 1)))
-    return {true, true, cols <= 1 ? std::max<int64_t>(rows, 1) : cs};
-  return {};
+    l = {true, false, rows <= 1 ? std::max<int64_t>(cols, 1) : rs};
+  else if ((rs == 1 || rows <= 1) && (cols <= 1 || cs >= std::max<int64_t>(rows, 1)))
+    l = {true, true, cols <= 1 ? std::max<int64_t>(rows, 1) : cs};
+  if (l.ld > max_ld) return {};
+  return l;
 }
 
 /// A rows x cols strided matrix as a dense row-major buffer of type D.
@@ -50,25 +65,69 @@ void pack(const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, D* d
     for (int64_t j = 0; j < cols; ++j) dst[i * cols + j] = static_cast<D>(static_cast<opmath_t<S>>(src[i * rs + j * cs]));
 }
 
-void blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-               const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
-              static_cast<blasint>(n), static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda), b,
-              static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
+/// c = beta * c over an m x n block: what a product with k == 0 leaves.
+template <typename T>
+void scale_only(int64_t m, int64_t n, T beta, T* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
 }
-void blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
-               const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+
+// --- float: oneDNN ---------------------------------------------------------------------
+
+/// dnnl_sgemm with gemm()'s k == 0 rule (oneDNN leaves c unscaled there). oneDNN runs on
+/// OpenMP's threads, and on the calling thread alone inside a parallel region.
+dnnl_status_t sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                    const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (m <= 0 || n <= 0) return dnnl_success;
+  if (k <= 0) {
+    scale_only(m, n, beta, c, ldc);
+    return dnnl_success;
+  }
+  return dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+// --- double: OpenBLAS on OpenMP's threads ----------------------------------------------
+
+/// Keeps OpenBLAS on the calling thread: with more, its own pthreads would wake for every
+/// call and spin against OpenMP's. Set before the first call, which may come from several
+/// threads of a parallel region at once (the static's guard holds the others back).
+void hold_openblas_to_one_thread() {
+  static const bool done = [] {
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)done;
+}
+
+void dgemm_on_this_thread(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+                          const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
               static_cast<blasint>(n), static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda), b,
               static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
 }
 
+/// The largest value Operand's leading dimensions may take for T's BLAS.
+template <typename T>
+constexpr int64_t max_ld() {
+  return std::is_same_v<T, double> ? INT_MAX : INT64_MAX;
+}
+
+dnnl_status_t blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                        const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  return sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+dnnl_status_t blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+                        const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  return dnnl_success;
+}
+
 /// C (m x n, dense) = alpha * A @ B + beta * C for float/double, one matrix.
 template <typename T>
-void blas_matrix(const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs, int64_t bcs, T* c, int64_t m,
-                 int64_t n, int64_t k, T alpha, T beta, std::vector<T>& abuf, std::vector<T>& bbuf) {
-  BlasLayout la = blas_layout(m, k, ars, acs);
-  BlasLayout lb = blas_layout(k, n, brs, bcs);
+dnnl_status_t blas_matrix(const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs, int64_t bcs, T* c, int64_t m,
+                          int64_t n, int64_t k, T alpha, T beta, std::vector<T>& abuf, std::vector<T>& bbuf) {
+  BlasLayout la = blas_layout(m, k, ars, acs, max_ld<T>());
+  BlasLayout lb = blas_layout(k, n, brs, bcs, max_ld<T>());
   if (!la.ok) {
     abuf.resize(static_cast<size_t>(m * k));
     pack(a, m, k, ars, acs, abuf.data());
@@ -81,7 +140,27 @@ void blas_matrix(const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs, 
     b = bbuf.data();
     lb = {true, false, std::max<int64_t>(n, 1)};
   }
-  blas_call(la.trans, lb.trans, m, n, k, alpha, a, la.ld, b, lb.ld, beta, c, std::max<int64_t>(n, 1));
+  return blas_call(la.trans, lb.trans, m, n, k, alpha, a, la.ld, b, lb.ld, beta, c, std::max<int64_t>(n, 1));
+}
+
+/// Whether a batch runs one product per thread (each on one thread) rather than one
+/// product after another, each threaded inside. On the workloads' CPU one product per
+/// thread won for every attention shape measured, 12 products of 512x512x64 on 16 threads
+/// too (bench/results/README.md), so it is taken when the products are too small to share
+/// out across the pool, or when it keeps at least half the threads busy and the products
+/// are not so large (2^24 multiply-adds a thread) that threading inside each is as good.
+bool split_batch(int64_t batch, int64_t m, int64_t n, int64_t k) {
+  if (batch < 2 || omp_in_parallel()) return false;
+  const int64_t threads = omp_get_max_threads();
+  const double macs = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  if (threads < 2 || macs * static_cast<double>(batch) <= kTaskMacs) return false;
+  if (macs < static_cast<double>(threads) * kTaskMacs) return true;
+  const int64_t rounds = (batch + threads - 1) / threads;
+  return 2 * batch >= rounds * threads && macs < static_cast<double>(threads) * (1 << 24);
+}
+
+void check_status(dnnl_status_t status) {
+  EMBER_CHECK(status == dnnl_success) << "oneDNN sgemm failed (dnnl_status_t " << static_cast<int>(status) << ")";
 }
 
 template <typename T>
@@ -89,9 +168,26 @@ void gemm_blas(const Tensor& a, const Tensor& b, Tensor& out, T alpha, T beta) {
   const int64_t batch = out.size(0), m = out.size(1), n = out.size(2), k = a.size(2);
   Operand<T> A = operand<T>(a), B = operand<T>(b);
   T* C = static_cast<T*>(out.raw_data_ptr());
+  if (split_batch(batch, m, n, k)) {
+    // A failure inside the region is reported after it: an exception may not leave it.
+    std::atomic<int> failed{static_cast<int>(dnnl_success)};
+#pragma omp parallel
+    {
+      std::vector<T> abuf, bbuf;
+#pragma omp for schedule(static)
+      for (int64_t i = 0; i < batch; ++i) {
+        const dnnl_status_t s = blas_matrix<T>(A.batch(i), A.rs, A.cs, B.batch(i), B.rs, B.cs, C + i * m * n, m, n, k,
+                                               alpha, beta, abuf, bbuf);
+        if (s != dnnl_success) failed.store(static_cast<int>(s));
+      }
+    }
+    check_status(static_cast<dnnl_status_t>(failed.load()));
+    return;
+  }
   std::vector<T> abuf, bbuf;
   for (int64_t i = 0; i < batch; ++i)
-    blas_matrix<T>(A.batch(i), A.rs, A.cs, B.batch(i), B.rs, B.cs, C + i * m * n, m, n, k, alpha, beta, abuf, bbuf);
+    check_status(blas_matrix<T>(A.batch(i), A.rs, A.cs, B.batch(i), B.rs, B.cs, C + i * m * n, m, n, k, alpha, beta,
+                                abuf, bbuf));
 }
 
 /// Half and bfloat16: each matrix converted to float, sgemm, rounded back once.
@@ -108,7 +204,8 @@ void gemm_reduced(const Tensor& a, const Tensor& b, Tensor& out, float alpha, fl
     T* c = C + i * m * n;
     if (beta != 0.0f)
       for (int64_t j = 0; j < m * n; ++j) cf[j] = static_cast<float>(c[j]);
-    blas_matrix<float>(af.data(), k, 1, bf.data(), n, 1, cf.data(), m, n, k, alpha, beta, unused_a, unused_b);
+    check_status(
+        blas_matrix<float>(af.data(), k, 1, bf.data(), n, 1, cf.data(), m, n, k, alpha, beta, unused_a, unused_b));
     for (int64_t j = 0; j < m * n; ++j) c[j] = T(cf[j]);
   }
 }
@@ -155,12 +252,49 @@ void gemm_integer(const Tensor& a, const Tensor& b, Tensor& out, int64_t alpha, 
 
 }  // namespace
 
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+          const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  check_status(sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
+}
+
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+          const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) return scale_only(m, n, beta, c, ldc);
+  EMBER_CHECK(std::max({m, n, k, lda, ldb, ldc}) <= INT_MAX) << "matrix dimensions too large for BLAS";
+  hold_openblas_to_one_thread();
+  // c split into a grid of blocks, one OpenBLAS call per thread. Each call packs its own
+  // blocks of a and b, k * (tn * m + tm * n) elements in all: the grid is the factor pair
+  // of the thread count that packs least. Column blocks start at multiples of 8 doubles
+  // (one AVX-512 register).
+  const int64_t threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  const double macs = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const int64_t parts = std::min<int64_t>(threads, static_cast<int64_t>(macs / kTaskMacs));
+  if (parts < 2) return dgemm_on_this_thread(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  int64_t tm = parts, tn = 1;  // on a tie, rows: their blocks of a are contiguous
+  for (int64_t r = parts - 1; r >= 1; --r) {
+    if (parts % r == 0 && (parts / r) * m + r * n < tn * m + tm * n) {
+      tm = r;
+      tn = parts / r;
+    }
+  }
+  const int64_t mb = (m + tm - 1) / tm, nb = ((n + tn - 1) / tn + 7) / 8 * 8;
+  const int64_t rows = (m + mb - 1) / mb, cols = (n + nb - 1) / nb;
+#pragma omp parallel for num_threads(static_cast<int>(rows * cols)) schedule(static, 1)
+  for (int64_t t = 0; t < rows * cols; ++t) {
+    const int64_t i = t / cols * mb, j = t % cols * nb;
+    dgemm_on_this_thread(ta, tb, std::min(mb, m - i), std::min(nb, n - j), k, alpha, ta ? a + i : a + i * lda, lda,
+                         tb ? b + j * ldb : b + j, ldb, beta, c + i * ldc + j, ldc);
+  }
+}
+
 void gemm_batched(const Tensor& a, const Tensor& b, Tensor& out, const Scalar& alpha, const Scalar& beta) {
   EMBER_INTERNAL_ASSERT(a.dim() == 3 && b.dim() == 3 && out.dim() == 3 && out.is_contiguous());
   const int64_t m = out.size(1), n = out.size(2), k = a.size(2);
-  EMBER_CHECK(m < INT_MAX && n < INT_MAX && k < INT_MAX) << "matrix dimensions too large for BLAS";
-  if (out.numel() == 0) return;
   const ScalarType dt = out.dtype();
+  // OpenBLAS takes 32-bit dims; oneDNN (float, half, bfloat16) 64-bit ones.
+  EMBER_CHECK(dt != kDouble || (m < INT_MAX && n < INT_MAX && k < INT_MAX)) << "matrix dimensions too large for BLAS";
+  if (out.numel() == 0) return;
   if (k == 0) {
     // An empty sum: only beta * out remains.
     EMBER_DISPATCH_NUMERIC_TYPES(dt, "addmm_impl_cpu_", [&] {

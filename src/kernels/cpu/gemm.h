@@ -1,7 +1,10 @@
-// kernels/cpu/gemm.h — batched matrix products for every numeric dtype: float/double go
-// to OpenBLAS (strided operands passed as transposes where BLAS can read them), half and
-// bfloat16 through sgemm on float copies, integers through a blocked loop.
+// kernels/cpu/gemm.h — matrix products for every numeric dtype: float on oneDNN's sgemm,
+// double on OpenBLAS (held to one thread, split across OpenMP's threads here), so every
+// GEMM runs on the one OpenMP pool; half and bfloat16 through the float path on float
+// copies, integers through a blocked loop.
 #pragma once
+
+#include <cstdint>
 
 #include "ember/tensor.h"
 
@@ -11,5 +14,14 @@ namespace ember::kernels::cpu {
 /// including 0) and a contiguous out [B, m, n] of the same dtype. beta == 0 ignores out's
 /// previous contents (NaN in it does not propagate), as BLAS does.
 void gemm_batched(const Tensor& a, const Tensor& b, Tensor& out, const Scalar& alpha, const Scalar& beta);
+
+/// Row-major c[m, n] = alpha * op(a) @ op(b) + beta * c, op transposing when ta / tb, with
+/// cblas_?gemm's leading dimensions. Threads over OpenMP's pool, or runs on the calling
+/// thread inside a parallel region. k == 0 leaves beta * c (0 for beta == 0); beta == 0
+/// never reads c and alpha == 0 never reads a or b.
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+          const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+          const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
 
 }  // namespace ember::kernels::cpu

@@ -1,7 +1,9 @@
 // Matrix products: mm, bmm, addmm, mv, dot, matmul, linear. Expected values come from
 // PyTorch 1.13 on the same inputs (arange-based so the inputs need no literals).
 #include <gtest/gtest.h>
+#include <omp.h>
 
+#include <array>
 #include <cmath>
 
 #include "ember/ember.h"
@@ -17,6 +19,36 @@ void expect_close(const Tensor& t, const std::vector<double>& expected, double r
 }
 
 Tensor ar(int64_t n, ScalarType dt = kFloat) { return arange(n, dt); }
+
+/// alpha * a @ b + beta * c for [B, m, k] @ [B, k, n] in double loops: the reference the
+/// BLAS paths are held to (c empty: beta ignored).
+std::vector<double> naive_product(const Tensor& a, const Tensor& b, double alpha = 1, double beta = 0,
+                                  const std::vector<double>& c = {}) {
+  const int64_t batch = a.size(0), m = a.size(1), k = a.size(2), n = b.size(2);
+  std::vector<double> av = a.to_vector<double>(), bv = b.to_vector<double>(), out(batch * m * n, 0.0);
+  for (int64_t q = 0; q < batch; ++q)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (int64_t p = 0; p < k; ++p) acc += av[(q * m + i) * k + p] * bv[(q * k + p) * n + j];
+        const int64_t o = (q * m + i) * n + j;
+        out[o] = alpha * acc + (c.empty() ? 0.0 : beta * c[o]);
+      }
+  return out;
+}
+
+/// A rows x cols matrix of smooth values, stored transposed (column-major) when `transposed`.
+Tensor operand_matrix(int64_t rows, int64_t cols, bool transposed, ScalarType dt, double phase) {
+  if (transposed) return sin(ar(rows * cols, dt).view({cols, rows}) * 0.37 + phase).t();
+  return sin(ar(rows * cols, dt).view({rows, cols}) * 0.37 + phase);
+}
+
+/// Sets OpenMP's thread count for one test and restores it after.
+struct ThreadCount {
+  int saved = omp_get_max_threads();
+  explicit ThreadCount(int n) { omp_set_num_threads(n); }
+  ~ThreadCount() { omp_set_num_threads(saved); }
+};
 
 TEST(Mm, FloatMatchesTorch) {
   Tensor r = mm(ar(6).view({2, 3}), ar(12).view({3, 4}) - 5);
@@ -88,6 +120,38 @@ TEST(Mm, LargeTransposedProductMatchesNaiveDoubleLoop) {
   expect_close(r, expected, 1e-5, 1e-5);
 }
 
+TEST(Mm, EveryTransposeOfOddSizesMatchesNaiveLoop) {
+  const std::vector<std::array<int64_t, 3>> sizes = {{1, 1, 1}, {1, 37, 1}, {33, 1, 17}, {65, 127, 31},
+                                                     {257, 19, 3}, {5, 300, 129}, {1, 70, 45}, {45, 70, 1}};
+  for (ScalarType dt : {kFloat, kDouble})
+    for (const auto& [m, k, n] : sizes)
+      for (int t = 0; t < 4; ++t) {
+        SCOPED_TRACE(::testing::Message()
+                     << scalar_type_name(dt) << " m=" << m << " k=" << k << " n=" << n << " t=" << t);
+        Tensor a = operand_matrix(m, k, t & 1, dt, 0.1), b = operand_matrix(k, n, t & 2, dt, 0.7);
+        Tensor c = operand_matrix(m, n, false, dt, 0.3);
+        expect_close(mm(a, b), naive_product(a.unsqueeze(0), b.unsqueeze(0)), 1e-5, 1e-4);
+        expect_close(addmm(c, a, b, 0.5, -2),
+                     naive_product(a.unsqueeze(0), b.unsqueeze(0), -2, 0.5, c.to_vector<double>()), 1e-5, 1e-4);
+      }
+}
+
+TEST(Mm, ProductsSplitAcrossThreadsMatchNaiveLoop) {
+  // The double path splits c into blocks, one per thread: on 3 threads rows of the tall
+  // product and 8-aligned columns of the wide one (the last block short), on 4 a 2 x 2
+  // grid. float runs on oneDNN's threads.
+  for (const auto& [threads, m, k, n] :
+       std::vector<std::array<int64_t, 4>>{{3, 403, 67, 35}, {3, 21, 97, 517}, {4, 160, 64, 168}, {2, 256, 300, 200}})
+    for (ScalarType dt : {kFloat, kDouble})
+      for (int t = 0; t < 4; ++t) {
+        ThreadCount count(static_cast<int>(threads));
+        SCOPED_TRACE(::testing::Message() << scalar_type_name(dt) << " m=" << m << " n=" << n << " t=" << t);
+        Tensor a = operand_matrix(m, k, t & 1, dt, 0.2), b = operand_matrix(k, n, t & 2, dt, 0.9);
+        const double tol = dt == kDouble ? 1e-12 : 1e-4;
+        expect_close(mm(a, b), naive_product(a.unsqueeze(0), b.unsqueeze(0)), tol, tol);
+      }
+}
+
 TEST(Mm, MetaTensorsGetShapeOnly) {
   Tensor r = mm(empty({5, 7}, kMeta), empty({7, 2}, kMeta));
   EXPECT_TRUE(r.is_meta());
@@ -113,6 +177,24 @@ TEST(Bmm, BroadcastBatchAndTransposedOperand) {
   expect_close(r, {5, 14, 23, 32, 14, 50, 86, 122, 41, 50, 59, 68, 158, 194, 230, 266});
 }
 
+TEST(Bmm, EveryBatchStrategyMatchesNaiveLoop) {
+  // One product per thread for many small products and for a few mid-sized ones that keep
+  // half the threads busy; large products threaded inside each. a is transposed per
+  // matrix, b sliced in both dims (packed, per thread when split).
+  for (const auto& [threads, batch, m, k, n] : std::vector<std::array<int64_t, 5>>{
+           {3, 37, 33, 17, 29}, {3, 4, 100, 100, 100}, {2, 2, 330, 330, 330}}) {
+    ThreadCount count(static_cast<int>(threads));
+    for (ScalarType dt : {kFloat, kDouble}) {
+      SCOPED_TRACE(::testing::Message() << scalar_type_name(dt) << " threads=" << threads << " batch=" << batch);
+      Tensor a = sin(ar(batch * k * m, dt).view({batch, k, m}) * 0.11).transpose(1, 2);
+      Tensor b = cos(ar(batch * 2 * k * 2 * n, dt).view({batch, 2 * k, 2 * n}) * 0.05)
+                     .slice(1, 0, 2 * k, 2)
+                     .slice(2, 1, 2 * n, 2);
+      expect_close(bmm(a, b), naive_product(a, b), 1e-5, 1e-4);
+    }
+  }
+}
+
 TEST(Addmm, BetaAlphaAndBroadcastSelf) {
   Tensor a = ar(6).view({2, 3}), b = ar(12).view({3, 4}) - 5;
   expect_close(addmm(ar(4) - 1, a, b, 0.5, 2), {9.5, 16, 22.5, 29, -8.5, 16, 40.5, 65});
@@ -122,6 +204,31 @@ TEST(Addmm, BetaAlphaAndBroadcastSelf) {
 TEST(Addmm, BetaZeroIgnoresNanInSelf) {
   Tensor r = addmm(full({2, 3}, NAN), ones({2, 3}), ones({3, 3}), 0);
   expect_close(r, {3, 3, 3, 3, 3, 3});
+}
+
+TEST(Addmm, EmptyInnerDimLeavesBetaTimesSelf) {
+  // PyTorch 1.13: 4 * 0.5 = 2 whatever alpha is; beta == 0 gives 0 even for a NaN self.
+  expect_close(addmm(full({2, 3}, 4.0), ones({2, 0}), ones({0, 3}), 0.5, 3), {2, 2, 2, 2, 2, 2});
+  expect_close(addmm(full({2, 3}, 4.0, kDouble), ones({2, 0}, kDouble), ones({0, 3}, kDouble), 0.5, 3),
+               {2, 2, 2, 2, 2, 2});
+  expect_close(addmm(full({2, 3}, NAN), ones({2, 0}), ones({0, 3}), 0), {0, 0, 0, 0, 0, 0});
+}
+
+TEST(Addmm, LargeProductsWithBetaAlphaAndStridedRowsMatchNaiveLoop) {
+  // oneDNN's sgemm with beta and alpha on a product large enough to be threaded; rows with
+  // a leading dimension past their length (slices) are read in place.
+  const int64_t m = 256, k = 300, n = 200;
+  for (int t = 0; t < 4; ++t) {
+    SCOPED_TRACE(t);
+    Tensor a = operand_matrix(m, k, t & 1, kFloat, 0.4), b = operand_matrix(k, n, t & 2, kFloat, 0.6);
+    Tensor c = operand_matrix(m, n, false, kFloat, 0.8);
+    expect_close(addmm(c, a, b, 0.5, -2), naive_product(a.unsqueeze(0), b.unsqueeze(0), -2, 0.5, c.to_vector<double>()),
+                 1e-5, 1e-4);
+    expect_close(addmm(full({m, n}, NAN), a, b, 0, 3), naive_product(a.unsqueeze(0), b.unsqueeze(0), 3), 1e-5, 1e-4);
+  }
+  Tensor a = sin(ar(m * (k + 5)).view({m, k + 5}) * 0.3).slice(1, 2, k + 2);
+  Tensor b = cos(ar((k + 3) * n).view({k + 3, n}) * 0.2).slice(0, 1, k + 1);
+  expect_close(mm(a, b), naive_product(a.unsqueeze(0), b.unsqueeze(0)), 1e-5, 1e-4);
 }
 
 TEST(Addmm, IntegerBetaAlpha) {
