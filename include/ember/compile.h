@@ -42,6 +42,12 @@ Backend lookup_backend(const std::string& name);
 std::vector<std::string> list_backends();
 /// The "eager" backend: runs the graph with the interpreter (run_graph).
 CompiledGraph eager_backend(Graph& graph);
+/// Registers the backends of the libraries above capture ("inductor"); safe to call any
+/// number of times from any thread. compile() calls it: that call, made from the user's
+/// code, is what makes a static link keep the inductor library's registration (nothing
+/// in capture may name a later library). Call it before lookup_backend/list_backends in
+/// a program that never calls compile(). Defined in ember_inductor.
+void register_builtin_backends();
 
 /// A backend raised while compiling a graph (torch._dynamo.exc.BackendCompilerFailed).
 /// With config().dynamo.suppress_errors the function runs eagerly instead, with a warning.
@@ -204,12 +210,12 @@ class Compiled<F, Sig, std::tuple<A...>> {
   using Result = typename Sig::Result;
 
   Compiled(F fn, CompileOptions options, const std::source_location& where)
-      : state_(capture::make_state(std::move(options), where,
+      : state_((register_builtin_backends(), capture::make_state(std::move(options), where,
                                    [fn = std::make_shared<F>(std::move(fn))](std::vector<capture::CallArg>& in) {
                                      std::vector<IValue> out;
                                      invoke_unpacked(*fn, in, out, std::index_sequence_for<A...>{});
                                      return out;
-                                   })) {}
+                                   }))) {}
 
   Result operator()(A... args) const {
     std::vector<IValue> flat = capture::call(*state_, {capture::to_call_arg(args)...});

@@ -1,0 +1,287 @@
+// inductor/codegen_cpp.cpp — one C++ translation unit for a graph's kernels: each kernel
+// is an extern "C" function whose rows are split across OpenMP threads (when the kernel
+// is large) and whose inner loop runs Vectorized<T> (kernels/cpu/vec.h, Sleef math) with
+// a scalar tail. Scalar functions come from scalar_ops.def, so compiled and eager results
+// agree. See Note [inductor] (docs/notes/inductor.md).
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "inductor/pipeline.h"
+
+namespace ember::inductor {
+namespace {
+
+/// Elements below which a kernel runs on one thread (kernels/cpu/loops.h's grain).
+constexpr int64_t kParallelNumel = 32768;
+/// Row length when the whole index space collapses to one dim.
+constexpr int64_t kBlock = 4096;
+
+const char* c_type(ScalarType t) {
+  switch (t) {
+    case kFloat: return "float";
+    case kDouble: return "double";
+    case kBool: return "bool";
+    default: EMBER_INTERNAL_ASSERT(false) << "inductor codegen: unexpected dtype " << t;
+  }
+  return "";
+}
+
+std::string constant_text(double v) {
+  if (std::isnan(v)) return "std::numeric_limits<double>::quiet_NaN()";
+  if (std::isinf(v)) return v > 0 ? "std::numeric_limits<double>::infinity()" : "-std::numeric_limits<double>::infinity()";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+/// One strided operand of a kernel's loop nest: a load slot or the output.
+struct Operand {
+  int buffer = 0;  // index into the kernel's arguments
+  ScalarType dtype = kFloat;
+  std::vector<int64_t> strides;
+};
+
+class KernelWriter {
+ public:
+  KernelWriter(Kernel& k, std::set<std::string>& functions) : k_(k), functions_(functions) {
+    for (const PointwiseNode* p : k.nodes) members_.insert(p->node);
+  }
+
+  std::string write() {
+    const PointwiseNode& root = *k_.root;
+    // Collect loads (slots) and buffers in the order the bodies read them.
+    for (const PointwiseNode* p : k_.nodes)
+      for (const PwOp& op : p->body)
+        if (op.kind == PwOp::Kind::Load && !members_.count(op.value.node)) slot_for_[&op] = slot_of(op);
+    out_.buffer = static_cast<int>(k_.inputs.size());
+    out_.dtype = root.dtype;
+    const TensorMeta& m = root.node->meta()[0];
+    out_.strides.assign(root.sizes.size(), 0);
+    for (size_t d = 0; d < root.sizes.size(); ++d)
+      if (root.sizes[d] != 1) out_.strides[d] = m.strides[d];
+    collapse(root.sizes);
+
+    const char* T = c_type(root.dtype);
+    std::ostringstream os;
+    os << "// " << k_.name << ": " << scalar_type_name(root.dtype) << IntArrayRef(root.sizes) << ", computes";
+    for (const PointwiseNode* p : k_.nodes) os << " %" << p->node->name();
+    os << "\nextern \"C\" void " << k_.name << "(void* const* bufs) {\n";
+    os << "  using T = " << T << ";\n  using V = Vectorized<T>;\n";
+    for (size_t b = 0; b < k_.inputs.size(); ++b) {
+      const TensorMeta& bm = k_.inputs[b].node->meta()[k_.inputs[b].index];
+      os << "  const " << c_type(bm.dtype) << "* __restrict in" << b << " = static_cast<const " << c_type(bm.dtype)
+         << "*>(bufs[" << b << "]);\n";
+    }
+    os << "  T* __restrict out = static_cast<T*>(bufs[" << out_.buffer << "]);\n";
+    int64_t numel = 1;
+    for (int64_t s : sizes_) numel *= s;
+    if (numel == 0) {
+      os << "  (void)out;\n}\n";
+      return os.str();
+    }
+    const size_t nd = sizes_.size();
+    const int64_t inner = sizes_.back();
+    const int64_t rows = nd == 1 ? (inner + kBlock - 1) / kBlock : numel / inner;
+    if (numel >= kParallelNumel && rows > 1) os << "#pragma omp parallel for schedule(static)\n";
+    os << "  for (int64_t r = 0; r < " << rows << "; ++r) {\n";
+    std::vector<const Operand*> all;
+    for (const Operand& s : slots_) all.push_back(&s);
+    all.push_back(&out_);
+    if (nd == 1) {
+      os << "    const int64_t begin = r * " << kBlock << ", end = std::min<int64_t>(" << inner << ", begin + " << kBlock
+         << ");\n";
+      for (size_t j = 0; j < all.size(); ++j) os << "    const int64_t o" << j << " = 0;\n";
+    } else {
+      os << "    const int64_t begin = 0, end = " << inner << ";\n    int64_t rem = r;\n";
+      for (size_t d = nd - 1; d-- > 0;) {
+        os << "    const int64_t i" << d << " = rem % " << sizes_[d] << ";\n    rem /= " << sizes_[d] << ";\n";
+      }
+      for (size_t j = 0; j < all.size(); ++j) {
+        os << "    const int64_t o" << j << " = 0";
+        for (size_t d = 0; d + 1 < nd; ++d)
+          if (all[j]->strides[d]) os << " + i" << d << " * " << all[j]->strides[d];
+        os << ";\n";
+      }
+    }
+    os << "    int64_t x = begin;\n";
+    os << "    for (; x + V::size() <= end; x += V::size()) {\n" << body(true) << "    }\n";
+    os << "    for (; x < end; ++x) {\n" << body(false) << "    }\n";
+    os << "  }\n}\n";
+    return os.str();
+  }
+
+ private:
+  int slot_of(const PwOp& op) {
+    for (size_t j = 0; j < slots_.size(); ++j) {
+      const Operand& s = slots_[j];
+      if (k_.inputs[s.buffer] == op.value && s.strides == op.strides && s.dtype == op.dtype) return static_cast<int>(j);
+    }
+    Operand s;
+    s.buffer = -1;
+    for (size_t b = 0; b < k_.inputs.size(); ++b)
+      if (k_.inputs[b] == op.value) s.buffer = static_cast<int>(b);
+    if (s.buffer < 0) {
+      s.buffer = static_cast<int>(k_.inputs.size());
+      k_.inputs.push_back(op.value);
+    }
+    s.dtype = op.dtype;
+    s.strides = op.strides;
+    slots_.push_back(std::move(s));
+    return static_cast<int>(slots_.size()) - 1;
+  }
+
+  /// Drops size-1 dims and merges dims that are contiguous for every operand.
+  void collapse(const std::vector<int64_t>& sizes) {
+    std::vector<Operand*> all;
+    for (Operand& s : slots_) all.push_back(&s);
+    all.push_back(&out_);
+    std::vector<int64_t> new_sizes;
+    std::vector<std::vector<int64_t>> new_strides(all.size());
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if (sizes[d] == 1) continue;
+      bool merge = !new_sizes.empty();
+      for (size_t j = 0; j < all.size(); ++j) merge = merge && new_strides[j].back() == all[j]->strides[d] * sizes[d];
+      if (merge) {
+        new_sizes.back() *= sizes[d];
+        for (size_t j = 0; j < all.size(); ++j) new_strides[j].back() = all[j]->strides[d];
+      } else {
+        new_sizes.push_back(sizes[d]);
+        for (size_t j = 0; j < all.size(); ++j) new_strides[j].push_back(all[j]->strides[d]);
+      }
+    }
+    if (new_sizes.empty()) {
+      new_sizes.push_back(1);
+      for (auto& s : new_strides) s.push_back(0);
+    }
+    sizes_ = new_sizes;
+    for (size_t j = 0; j < all.size(); ++j) all[j]->strides = new_strides[j];
+  }
+
+  std::string load(int j, bool vec) {
+    const Operand& s = slots_[j];
+    const int64_t st = s.strides.back();
+    const std::string p = "in" + std::to_string(s.buffer) + " + o" + std::to_string(j);
+    if (s.dtype == kBool) {
+      return vec ? "ld_mask<V>(" + p + " + x * " + std::to_string(st) + ", " + std::to_string(st) + ")"
+                 : "(" + p + ")[x * " + std::to_string(st) + "]";
+    }
+    if (!vec) return "static_cast<T>((" + p + ")[x * " + std::to_string(st) + "])";
+    if (st == 0) return "V(static_cast<T>(*(" + p + ")))";
+    if (st == 1 && s.dtype == k_.root->dtype) return "V::load(" + p + " + x)";
+    return "ld<V>(" + p + " + x * " + std::to_string(st) + ", " + std::to_string(st) + ")";
+  }
+
+  /// Emits node `p`'s operations (and, first, those of the members it reads); returns
+  /// the variable holding its value.
+  std::string emit(const PointwiseNode& p, bool vec, std::ostringstream& os, std::map<const Node*, std::string>& done) {
+    if (auto it = done.find(p.node); it != done.end()) return it->second;
+    std::vector<std::string> vars(p.body.size());
+    for (size_t i = 0; i < p.body.size(); ++i) {
+      const PwOp& op = p.body[i];
+      if (op.kind == PwOp::Kind::Load && members_.count(op.value.node)) {
+        for (const PointwiseNode* m : k_.nodes)
+          if (m->node == op.value.node) vars[i] = emit(*m, vec, os, done);
+        continue;
+      }
+      vars[i] = "t" + std::to_string(counter_++);
+      os << "      const auto " << vars[i] << " = ";
+      switch (op.kind) {
+        case PwOp::Kind::Load: os << load(slot_for_.at(&op), vec); break;
+        case PwOp::Kind::Constant:
+          os << (vec ? "V(T(" : "T(") << constant_text(op.constant) << (vec ? "))" : ")");
+          break;
+        case PwOp::Kind::Call: {
+          functions_.insert(op.fn);
+          os << op.fn << "(";
+          for (size_t a = 0; a < op.args.size(); ++a) os << (a ? ", " : "") << vars[op.args[a]];
+          if (!op.literal.empty()) os << ", " << op.literal;
+          os << ")";
+          break;
+        }
+      }
+      os << ";\n";
+    }
+    done[p.node] = vars.back();
+    return vars.back();
+  }
+
+  std::string body(bool vec) {
+    std::ostringstream os;
+    std::map<const Node*, std::string> done;
+    counter_ = 0;
+    const std::string result = emit(*k_.root, vec, os, done);
+    const int64_t st = out_.strides.back();
+    const std::string p = "out + o" + std::to_string(slots_.size());
+    if (vec) {
+      os << "      " << (st == 1 ? result + ".store(" + p + " + x)" : "st(" + p + " + x * " + std::to_string(st) + ", " +
+                                                                          std::to_string(st) + ", " + result + ")")
+         << ";\n";
+    } else {
+      os << "      (" << p << ")[x * " << st << "] = " << result << ";\n";
+    }
+    return os.str();
+  }
+
+  Kernel& k_;
+  std::set<std::string>& functions_;
+  std::set<const Node*> members_;
+  std::vector<Operand> slots_;
+  std::map<const PwOp*, int> slot_for_;
+  Operand out_;
+  std::vector<int64_t> sizes_;
+  int counter_ = 0;
+};
+
+const char* kPrelude = R"(// Generated by Ember's inductor backend (src/inductor/codegen_cpp.cpp).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "kernels/cpu/vec.h"
+
+namespace ember::vec {
+
+// Strided and converting loads and stores of a vector's lanes.
+template <typename V, typename S>
+inline V ld(const S* p, int64_t s) {
+  typename V::value_type t[V::size()];
+  for (int i = 0; i < V::size(); ++i) t[i] = static_cast<typename V::value_type>(p[i * s]);
+  return V::load(t);
+}
+template <typename V>
+inline auto ld_mask(const bool* p, int64_t s) {
+  return ld<V>(p, s) != V(typename V::value_type(0));
+}
+template <typename V>
+inline void st(typename V::value_type* p, int64_t s, V v) {
+  typename V::value_type t[V::size()];
+  v.store(t);
+  for (int i = 0; i < V::size(); ++i) p[i * s] = t[i];
+}
+)";
+
+}  // namespace
+
+std::string generate_cpp(const LoweredGraph& lowered, std::vector<Kernel>& kernels) {
+  (void)lowered;
+  std::set<std::string> functions;
+  std::string kernel_code;
+  for (Kernel& k : kernels) {
+    k.inputs.clear();
+    kernel_code += "\n" + KernelWriter(k, functions).write();
+  }
+  std::string out = kPrelude;
+  out += "\n// Scalar functions (ops/scalar_ops.def and inductor/lowering.cpp).\n";
+  for (const std::string& fn : functions) {
+    const std::string def = scalar_function_definition(fn);
+    if (!def.empty()) out += def + "\n";
+  }
+  out += kernel_code;
+  out += "\n}  // namespace ember::vec\n";
+  return out;
+}
+
+}  // namespace ember::inductor

@@ -1,0 +1,199 @@
+// inductor/compile_graph.cpp — the inductor CPU backend in one function (lower → schedule
+// and fuse → generate C++ → build and load), the wrapper that runs the result (outputs
+// allocated here, kernels and extern calls in graph order), and the backend's
+// registration. See Note [inductor] (docs/notes/inductor.md).
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <mutex>
+#include <optional>
+
+#include "ember/autograd.h"
+#include "ember/ops/creation.h"
+#include "inductor/inductor.h"
+#include "inductor/pipeline.h"
+#include "ops/dispatch.h"
+#include "support/call_context.h"
+#include "support/logging.h"
+
+namespace ember::inductor {
+namespace {
+
+std::mutex g_report_mu;
+CompileReport g_last_report;
+
+using GeneratedKernelFn = void (*)(void* const*);
+
+/// The compiled program: the graph (owned), its kernels, and per Call node what runs it.
+struct Program {
+  std::unique_ptr<Graph> graph;
+  LoweredGraph lowered;
+  std::vector<Kernel> kernels;
+  std::vector<GeneratedKernelFn> fns;
+  std::map<const Node*, int> kernel_at;  // kernel roots, by root node
+  std::map<const Node*, size_t> index;   // node -> position
+  void* handle = nullptr;
+
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
+};
+
+std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
+  const Graph& g = *graph;
+  std::vector<std::vector<Tensor>> env(g.nodes().size());
+  auto value_of = [&](const ValueRef& v) -> const Tensor& { return env[index.at(v.node)].at(v.index); };
+  size_t next_input = 0;
+  std::vector<Tensor> results;
+  std::vector<void*> ptrs;
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const Node& n = *g.nodes()[i];
+    switch (n.kind()) {
+      case NodeKind::Placeholder:
+      case NodeKind::Attribute: env[i] = {inputs.at(next_input++)}; break;
+      case NodeKind::Constant: env[i] = {g.constants().at(n.target())}; break;
+      case NodeKind::Output:
+        for (const Arg& a : n.args()) results.push_back(value_of(a.value));
+        break;
+      case NodeKind::Call: {
+        const NodeRole role = lowered.roles.at(&n);
+        if (role == NodeRole::Pointwise) {
+          auto k = kernel_at.find(&n);
+          if (k == kernel_at.end()) break;  // inlined into a later kernel
+          const Kernel& kernel = kernels[k->second];
+          const TensorMeta& m = n.meta()[0];
+          Tensor out = empty_strided(m.sizes, m.strides, TensorOptions(m.dtype));
+          ptrs.clear();
+          for (const ValueRef& v : kernel.inputs) {
+            const Tensor& t = value_of(v);
+            const TensorMeta& vm = v.node->meta()[v.index];
+            // The kernel's index maps are the recorded strides; guards and meta functions
+            // make the real ones equal.
+            EMBER_INTERNAL_ASSERT(t.defined() && t.strides().vec() == vm.strides && t.dtype() == vm.dtype)
+                << "inductor: %" << v.node->name() << " does not have its recorded geometry";
+            ptrs.push_back(t.raw_data_ptr());
+          }
+          ptrs.push_back(out.raw_data_ptr());
+          fns[k->second](ptrs.data());
+          env[i] = {std::move(out)};
+          break;
+        }
+        // Views and extern calls run their eager kernels, as the interpreter does.
+        Stack args;
+        for (const Arg& a : n.args()) {
+          switch (a.kind) {
+            case Arg::Kind::Literal: args.push_back(a.literal); break;
+            case Arg::Kind::Value: args.emplace_back(value_of(a.value)); break;
+            case Arg::Kind::ValueList: {
+              const auto& type = n.op()->schema.arguments[args.size()].type;
+              if (type.element_optional) {
+                std::vector<std::optional<Tensor>> list;
+                for (const auto& v : a.values) list.push_back(v ? std::optional<Tensor>(value_of(*v)) : std::nullopt);
+                args.emplace_back(std::move(list));
+              } else {
+                std::vector<Tensor> list;
+                for (const auto& v : a.values) list.push_back(value_of(*v));
+                args.emplace_back(std::move(list));
+              }
+              break;
+            }
+          }
+        }
+        std::optional<support::UserLocScope> loc;
+        if (n.loc().known()) loc.emplace(support::UserLoc{n.loc().file.c_str(), n.loc().line});
+        Stack result = ops::call(*n.op(), std::move(args));
+        std::vector<Tensor> outs;
+        if (!n.op()->schema.returns.empty() && n.op()->schema.returns[0].type.is_list) {
+          outs = result.at(0).to_tensor_list();
+        } else {
+          for (IValue& v : result) outs.push_back(v.is_tensor() ? std::move(v.to_tensor()) : Tensor());
+        }
+        env[i] = std::move(outs);
+        break;
+      }
+    }
+  }
+  return results;
+}
+
+}  // namespace
+
+CompiledGraph compile_graph(Graph& input_graph, const std::vector<Tensor>& example_inputs) {
+  (void)example_inputs;
+  auto program = std::make_shared<Program>();
+  program->graph = input_graph.clone();
+  const Graph& g = *program->graph;
+  EMBER_LOG(inductor, INFO) << "Step 3: torchinductor compiling graph " << g.name();
+  program->lowered = lower(g);
+  program->kernels = schedule(g, program->lowered);
+  const std::string source = generate_cpp(program->lowered, program->kernels);
+  const LoadedCode code = load_or_build(source);
+  EMBER_LOG_ARTIFACT(output_code) << "Output code written to: " << code.so_path.substr(0, code.so_path.size() - 3)
+                                  << ".cpp\n" << source;
+  program->handle = code.handle;
+  for (size_t k = 0; k < program->kernels.size(); ++k) {
+    const Kernel& kernel = program->kernels[k];
+    auto fn = reinterpret_cast<GeneratedKernelFn>(dlsym(code.handle, kernel.name.c_str()));
+    EMBER_INTERNAL_ASSERT(fn) << "inductor: " << code.so_path << " has no kernel " << kernel.name;
+    program->fns.push_back(fn);
+    program->kernel_at[kernel.root->node] = static_cast<int>(k);
+  }
+  for (size_t i = 0; i < g.nodes().size(); ++i) program->index[g.nodes()[i].get()] = i;
+
+  CompileReport report;
+  report.graph_name = g.name();
+  for (const Kernel& k : program->kernels) {
+    std::vector<std::string> names;
+    for (const PointwiseNode* p : k.nodes) names.push_back(p->node->name());
+    report.kernels.emplace_back(k.name, std::move(names));
+  }
+  for (const auto& n : g.nodes())
+    if (n->kind() == NodeKind::Call && program->lowered.roles.at(n.get()) == NodeRole::Extern)
+      report.extern_calls.push_back(n->target());
+  report.source = source;
+  report.so_path = code.so_path;
+  report.cache_hit = code.cache_hit;
+  {
+    std::lock_guard lock(g_report_mu);
+    g_last_report = std::move(report);
+  }
+  EMBER_LOG(inductor, INFO) << "Step 3: torchinductor done compiling graph " << g.name() << " ("
+                            << program->kernels.size() << " kernels)";
+
+  return [program](const std::vector<Tensor>& inputs) -> std::vector<Tensor> {
+    const Graph& g = *program->graph;
+    EMBER_CHECK_VALUE(inputs.size() == g.inputs().size())
+        << "graph " << g.name() << " takes " << g.inputs().size() << " inputs, got " << inputs.size();
+    // Generated kernels record no autograd history; until AOT autograd runs before
+    // inductor, a call that needs gradients runs the graph eagerly.
+    if (is_grad_enabled()) {
+      for (const Tensor& t : inputs) {
+        if (t.defined() && t.requires_grad()) {
+          EMBER_LOG(inductor, INFO) << "graph " << g.name() << ": an input requires grad; running it eagerly";
+          return run_graph(g, inputs);
+        }
+      }
+    }
+    return program->run(inputs);
+  };
+}
+
+CompileReport last_compile_report() {
+  std::lock_guard lock(g_report_mu);
+  return g_last_report;
+}
+
+}  // namespace ember::inductor
+
+namespace ember {
+
+void register_builtin_backends() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const std::vector<std::string> known = list_backends();
+    if (std::find(known.begin(), known.end(), "inductor") != known.end()) return;
+    register_backend("inductor", [](Graph& g, const std::vector<Tensor>& examples) {
+      return inductor::compile_graph(g, examples);
+    });
+  });
+}
+
+}  // namespace ember

@@ -1,0 +1,148 @@
+// inductor/cpp_builder.cpp — builds generated C++ into a shared library with the system
+// compiler and loads it, through an on-disk cache keyed by a hash of the source, the
+// compiler and its flags (and the vec.h the source includes). Writes are atomic (a temp
+// name, then rename); a checksum sidecar detects a corrupt or half-written library.
+// See Note [inductor] (docs/notes/inductor.md), "The cache".
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "ember/build_info.h"
+#include "ember/config.h"
+#include "ember/error.h"
+#include "inductor/pipeline.h"
+#include "support/logging.h"
+
+namespace ember::inductor {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::atomic<int64_t> g_compiles{0};
+std::atomic<int64_t> g_temp_counter{0};
+
+uint64_t fnv1a(std::string_view data, uint64_t basis) {
+  uint64_t h = basis;
+  for (unsigned char c : data) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string hex(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+/// 128 bits from two FNV-1a passes with different bases.
+std::string hash_text(std::string_view data) {
+  return hex(fnv1a(data, 14695981039346656037ull)) + hex(fnv1a(data, 0x84222325cbf29ce4ull));
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+/// Flags after build_info's: optimized, OpenMP, a loadable library.
+std::string compile_flags() {
+  return std::string(build_info::kCxxFlags) + " -O3 -fopenmp -shared -fPIC -I" + quote(EMBER_INDUCTOR_SRC_DIR) +
+         " -isystem " + quote(EMBER_INDUCTOR_SLEEF_INCLUDE_DIR);
+}
+
+/// Writes `data` to `target` atomically: a unique temp name in the same directory, then rename.
+void write_atomically(const fs::path& target, const std::string& data) {
+  const fs::path tmp = target.string() + ".tmp." + std::to_string(getpid()) + "." + std::to_string(g_temp_counter++);
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << data;
+    EMBER_CHECK(out.good()) << "inductor: cannot write " << tmp.string();
+  }
+  fs::rename(tmp, target);
+}
+
+fs::path cache_root() {
+  std::string dir = config().inductor.cache_dir;
+  if (dir.empty()) dir = (fs::temp_directory_path() / "torchinductor_ember").string();
+  return dir;
+}
+
+}  // namespace
+
+int64_t compiler_invocations() { return g_compiles.load(); }
+
+LoadedCode load_or_build(const std::string& source) {
+  const std::string compiler = build_info::kCxxCompiler;
+  const std::string flags = compile_flags();
+  static const std::string vec_h = read_file(fs::path(EMBER_INDUCTOR_SRC_DIR) / "kernels/cpu/vec.h");
+  const std::string key = hash_text(source + "\n" + compiler + "\n" + flags + "\n" + vec_h);
+  const fs::path dir = cache_root() / key.substr(0, 2);
+  const fs::path cpp = dir / ("c" + key + ".cpp");
+  const fs::path so = dir / ("c" + key + ".so");
+  const fs::path sum = dir / ("c" + key + ".so.fnv");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  EMBER_CHECK(!ec) << "inductor: cannot create the cache directory " << dir.string() << ": " << ec.message();
+
+  LoadedCode out;
+  out.so_path = so.string();
+  if (fs::exists(so)) {
+    const std::string expected = fs::exists(sum) ? read_file(sum) : "";
+    if (!expected.empty() && expected == hash_text(read_file(so))) {
+      out.handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (out.handle) {
+        out.cache_hit = true;
+        EMBER_LOG(inductor, INFO) << "cache hit: " << so.string();
+        return out;
+      }
+      EMBER_LOG(inductor, WARNING) << "cached kernel library " << so.string() << " does not load (" << dlerror()
+                                   << "); rebuilding it";
+    } else {
+      EMBER_LOG(inductor, WARNING) << "cached kernel library " << so.string()
+                                   << " does not match its checksum (corrupt or half-written); rebuilding it";
+    }
+  }
+
+  write_atomically(cpp, source);
+  const fs::path tmp_so = so.string() + ".tmp." + std::to_string(getpid()) + "." + std::to_string(g_temp_counter++);
+  const std::string cmd =
+      quote(compiler) + " " + flags + " " + quote(cpp.string()) + " -o " + quote(tmp_so.string()) + " " +
+      quote(EMBER_INDUCTOR_SLEEF_LIBRARY) + " 2>&1";
+  EMBER_LOG(inductor, INFO) << "compiling generated code: " << cmd;
+  ++g_compiles;
+  std::string output;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  EMBER_CHECK(pipe) << "inductor: cannot run the C++ compiler: " << cmd;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) output.append(buf, n);
+  const int status = pclose(pipe);
+  if (status != 0) {
+    fs::remove(tmp_so, ec);
+    EMBER_FAIL() << "inductor: the C++ compiler failed on " << cpp.string() << " (exit status " << status
+                 << ")\ncommand: " << cmd << "\n" << output;
+  }
+  const std::string checksum = hash_text(read_file(tmp_so));
+  fs::rename(tmp_so, so);
+  write_atomically(sum, checksum);
+  out.handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  EMBER_CHECK(out.handle) << "inductor: cannot load " << so.string() << ": " << dlerror();
+  return out;
+}
+
+}  // namespace ember::inductor

@@ -1,0 +1,35 @@
+// inductor/inductor.h — the inductor CPU backend's entry point (registered as the
+// "inductor" backend) and what it reports about its last compile, for tests and tools.
+// See Note [inductor] (docs/notes/inductor.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ember/compile.h"
+
+namespace ember::inductor {
+
+/// Lowers, fuses, generates C++, builds (or finds in the cache) and loads code for `g`;
+/// returns the wrapper that runs it. `g` is copied; the caller may drop it afterwards.
+CompiledGraph compile_graph(Graph& g, const std::vector<Tensor>& example_inputs);
+
+/// What one compile_graph call produced.
+struct CompileReport {
+  std::string graph_name;
+  /// Kernel names, in run order, each with the graph nodes it computes.
+  std::vector<std::pair<std::string, std::vector<std::string>>> kernels;
+  /// Calls run with their eager kernels ("aten::mm"), in graph order.
+  std::vector<std::string> extern_calls;
+  std::string source;
+  std::string so_path;
+  bool cache_hit = false;
+};
+
+/// The report of this process's most recent compile_graph.
+CompileReport last_compile_report();
+
+/// How many times this process has run the C++ compiler for generated code.
+int64_t compiler_invocations();
+
+}  // namespace ember::inductor

@@ -1,0 +1,262 @@
+// inductor/lowering.cpp — lowering a captured graph to loop IR: each elementwise call on
+// f32/f64 becomes a pointwise body (loads through index maps, the scalar expression of
+// its row in ops/scalar_ops.def, or of the lowering table below); views stay views (run
+// as eager views, read through their strides); every other call becomes an extern call
+// of its eager kernel. See Note [inductor] (docs/notes/inductor.md).
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include "inductor/pipeline.h"
+#include "ops/registry.h"
+#include "support/logging.h"
+
+namespace ember::inductor {
+namespace {
+
+/// A row of scalar_ops.def, kept as text for the code generator.
+struct ScalarRow {
+  const char* kind;
+  const char* expr;
+  int arity;
+};
+
+const std::map<std::string, ScalarRow>& scalar_rows() {
+  static const std::map<std::string, ScalarRow> rows = {
+#define EMBER_UNARY(name, kind, expr) {#name, {#kind, #expr, 1}},
+#define EMBER_BINARY(name, kind, expr) {#name, {#kind, #expr, 2}},
+#include "ops/scalar_ops.def"
+#undef EMBER_UNARY
+#undef EMBER_BINARY
+  };
+  return rows;
+}
+
+/// Rows whose result has the input's floating type and whose expression also compiles
+/// for Vectorized<T> (div_trunc/div_floor helpers are scalar-only).
+bool lowerable_row(const std::string& name, int arity) {
+  auto it = scalar_rows().find(name);
+  if (it == scalar_rows().end() || it->second.arity != arity) return false;
+  const std::string kind = it->second.kind;
+  if (name == "div_trunc" || name == "div_floor") return false;
+  return kind == "FloatPromote" || kind == "FloatOnly" || kind == "Same" || kind == "SameNoBool" ||
+         kind == "Arith" || kind == "ArithNoBool";
+}
+
+/// Functions of the lowering table that are not rows of scalar_ops.def; the same
+/// formulas as the eager kernels in ops/pointwise.cpp (ClampOp, GeluErf, GeluTanh).
+const std::map<std::string, std::string>& extra_functions() {
+  static const std::map<std::string, std::string> fns = {
+      {"op_clamp_min", "template <typename T> inline T op_clamp_min(T x, T lo) { return where(x != x, x, where(x > lo, x, lo)); }"},
+      {"op_clamp_max", "template <typename T> inline T op_clamp_max(T x, T hi) { return where(x != x, x, where(x < hi, x, hi)); }"},
+      {"op_gelu_erf",
+       "template <typename T> inline T op_gelu_erf(T x) { return T(0.5) * x * (T(1) + erf(x * T(M_SQRT1_2))); }"},
+      {"op_gelu_tanh",
+       "template <typename T> inline T op_gelu_tanh(T x) {\n"
+       "  const T k = T(M_SQRT2 * M_2_SQRTPI * 0.5);\n"
+       "  return T(0.5) * x * (T(1) + tanh(k * (x + T(0.044715) * x * x * x)));\n}"},
+  };
+  return fns;
+}
+
+bool is_float(ScalarType t) { return t == kFloat || t == kDouble; }
+
+std::string literal_text(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+/// Builds one node's body; a check that fails makes the node an extern call.
+class BodyBuilder {
+ public:
+  BodyBuilder(const Node& n, PointwiseNode& p) : n_(n), p_(p) {}
+
+  /// Reads tensor argument `i`; `mask` for where's condition (bool storage).
+  int load(size_t i, bool mask = false) {
+    const Arg& a = n_.args().at(i);
+    if (a.kind != Arg::Kind::Value) return fail("argument " + std::to_string(i) + " is not a tensor");
+    const TensorMeta& m = a.value.node->meta().at(a.value.index);
+    if (m.undefined || m.device.type != DeviceType::CPU) return fail("an input is not a CPU tensor");
+    if (mask ? m.dtype != kBool : !is_float(m.dtype)) {
+      return fail(std::string("an input has dtype ") + std::string(scalar_type_name(m.dtype)));
+    }
+    const size_t n = p_.sizes.size(), r = m.sizes.size();
+    if (r > n) return fail("an input has more dims than the result");
+    PwOp op;
+    op.kind = PwOp::Kind::Load;
+    op.value = a.value;
+    op.dtype = m.dtype;
+    op.strides.assign(n, 0);
+    for (size_t d = n - r; d < n; ++d) {
+      const int64_t s = m.sizes[d - (n - r)];
+      if (s != 1 && s != p_.sizes[d]) return fail("an input does not broadcast to the result");
+      if (s != 1) op.strides[d] = m.strides[d - (n - r)];
+    }
+    return push(std::move(op));
+  }
+  /// A Scalar argument, or a tensor argument.
+  int operand(size_t i) {
+    const Arg& a = n_.args().at(i);
+    if (a.kind == Arg::Kind::Value) return load(i);
+    if (a.kind == Arg::Kind::Literal && a.literal.is_scalar()) return constant(a.literal.to_scalar().to_double());
+    return fail("argument " + std::to_string(i) + " is neither a tensor nor a number");
+  }
+  int constant(double v) {
+    PwOp op;
+    op.kind = PwOp::Kind::Constant;
+    op.constant = v;
+    return push(std::move(op));
+  }
+  int call(std::string fn, std::vector<int> args, std::string literal = {}) {
+    for (int a : args)
+      if (a < 0) return -1;
+    PwOp op;
+    op.kind = PwOp::Kind::Call;
+    op.fn = std::move(fn);
+    op.args = std::move(args);
+    op.literal = std::move(literal);
+    return push(std::move(op));
+  }
+  int fail(std::string why) {
+    if (why_.empty()) why_ = std::move(why);
+    return -1;
+  }
+  const std::string& why() const { return why_; }
+
+ private:
+  int push(PwOp op) {
+    p_.body.push_back(std::move(op));
+    return static_cast<int>(p_.body.size()) - 1;
+  }
+  const Node& n_;
+  PointwiseNode& p_;
+  std::string why_;
+};
+
+/// The lowering table: how each op's body is built, by the op's base name (before the
+/// overload). Returns the result's index, or -1 (the reason is in the builder).
+using Rule = std::function<int(const Node&, BodyBuilder&)>;
+
+int lower_with_rows(const Node& n, BodyBuilder& b, const std::string& base) {
+  const ops::OpDef& op = *n.op();
+  if (lowerable_row(base, 1) && op.schema.arguments.size() == 1) return b.call("op_" + base, {b.load(0)});
+  if (lowerable_row(base, 2) && op.schema.arguments.size() >= 2) {
+    const bool alpha = op.schema.index_of("alpha") >= 0;
+    std::string p0;
+    if (std::string(scalar_rows().at(base).expr).find("p0") != std::string::npos) {
+      p0 = alpha ? literal_text(n.args().at(2).literal.to_scalar().to_double()) : "1";
+    }
+    return b.call("op_" + base, {b.load(0), b.operand(1)}, p0);
+  }
+  return b.fail("no lowering");
+}
+
+const std::map<std::string, Rule>& rules() {
+  static const std::map<std::string, Rule> table = {
+      {"where", [](const Node&, BodyBuilder& b) { return b.call("where", {b.load(0, true), b.operand(1), b.operand(2)}); }},
+      {"clamp",
+       [](const Node& n, BodyBuilder& b) {
+         if (n.target() != "aten::clamp") return b.fail("tensor bounds are not lowered");
+         int t = b.load(0);
+         if (!n.args()[1].literal.is_none()) t = b.call("op_clamp_min", {t, b.operand(1)});
+         if (!n.args()[2].literal.is_none()) t = b.call("op_clamp_max", {t, b.operand(2)});
+         return t;
+       }},
+      {"gelu",
+       [](const Node& n, BodyBuilder& b) {
+         const bool tanh = n.args()[1].literal.to_string_ref() == "tanh";
+         return b.call(tanh ? "op_gelu_tanh" : "op_gelu_erf", {b.load(0)});
+       }},
+      // Type conversions and copies: the load converts to the result's dtype; the store
+      // writes the result's layout.
+      {"_to_copy", [](const Node&, BodyBuilder& b) { return b.load(0); }},
+      {"clone", [](const Node&, BodyBuilder& b) { return b.load(0); }},
+  };
+  return table;
+}
+
+std::string base_name(const std::string& target) {
+  std::string s = target.rfind("aten::", 0) == 0 ? target.substr(6) : target;
+  return s.substr(0, s.find('.'));
+}
+
+}  // namespace
+
+std::string scalar_function_definition(const std::string& fn) {
+  if (auto it = extra_functions().find(fn); it != extra_functions().end()) return it->second;
+  if (fn.rfind("op_", 0) != 0) return "";
+  const std::string name = fn.substr(3);
+  const ScalarRow& row = scalar_rows().at(name);
+  const std::string expr = row.expr;
+  std::string params = row.arity == 1 ? "T x" : "T a, T b";
+  if (expr.find("p0") != std::string::npos) params += ", double p0";
+  return "template <typename T> inline T " + fn + "(" + params + ") { return " + expr + "; }  // scalar_ops.def: " +
+         name;
+}
+
+LoweredGraph lower(const Graph& g) {
+  LoweredGraph out;
+  for (const auto& np : g.nodes()) {
+    const Node& n = *np;
+    if (n.kind() != NodeKind::Call) continue;
+    if (n.op()->kind == ops::OpKind::View) {
+      out.roles[&n] = NodeRole::View;
+      continue;
+    }
+    const std::string base = base_name(n.target());
+    PointwiseNode p;
+    p.node = &n;
+    std::string why;
+    if (n.meta().size() != 1 || n.meta()[0].undefined) {
+      why = "not one output";
+    } else if (!is_float(n.meta()[0].dtype) || n.meta()[0].device.type != DeviceType::CPU) {
+      why = "result is not f32/f64 on the CPU";
+    } else if (n.meta()[0].storage_offset != 0 || n.is_impure()) {
+      why = "writes an argument or draws random numbers";
+    } else {
+      p.sizes = n.meta()[0].sizes;
+      p.dtype = n.meta()[0].dtype;
+      BodyBuilder b(n, p);
+      auto rule = rules().find(base);
+      const int result = rule != rules().end() ? rule->second(n, b) : lower_with_rows(n, b, base);
+      if (result >= 0 && result == static_cast<int>(p.body.size()) - 1) {
+        out.roles[&n] = NodeRole::Pointwise;
+        out.pointwise.emplace(&n, std::move(p));
+        continue;
+      }
+      why = b.why().empty() ? "no lowering" : b.why();
+    }
+    out.roles[&n] = NodeRole::Extern;
+    EMBER_LOG(inductor, INFO) << "extern fallback: " << n.target() << " (%" << n.name() << "): " << why
+                              << "; it runs its eager kernel";
+  }
+  return out;
+}
+
+std::string to_string(const PointwiseNode& p) {
+  std::ostringstream os;
+  os << "pointwise %" << p.node->name() << " " << scalar_type_name(p.dtype) << IntArrayRef(p.sizes) << "\n";
+  for (size_t i = 0; i < p.body.size(); ++i) {
+    const PwOp& op = p.body[i];
+    os << "  v" << i << " = ";
+    switch (op.kind) {
+      case PwOp::Kind::Load:
+        os << "load %" << op.value.node->name() << (op.value.node->num_outputs() > 1 ? "." + std::to_string(op.value.index) : "")
+           << " strides=" << IntArrayRef(op.strides);
+        break;
+      case PwOp::Kind::Constant: os << "constant " << literal_text(op.constant); break;
+      case PwOp::Kind::Call:
+        os << op.fn << "(";
+        for (size_t k = 0; k < op.args.size(); ++k) os << (k ? ", v" : "v") << op.args[k];
+        if (!op.literal.empty()) os << ", " << op.literal;
+        os << ")";
+        break;
+    }
+    os << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace ember::inductor

@@ -1,0 +1,52 @@
+// inductor/pipeline.h — the steps of the inductor CPU backend, in pipeline order, each with
+// what it requires and what it guarantees. compile_graph.cpp runs them in one function.
+// See Note [inductor] (docs/notes/inductor.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "inductor/ir.h"
+
+namespace ember::inductor {
+
+/// Lowering (lowering.cpp). Requires: a verified graph. Guarantees: every Call node has a
+/// role; a Pointwise node's body reads only graph values (inputs, views, other nodes)
+/// through index maps over its own sizes, and computes in its output dtype (f32/f64).
+/// Calls with no lowering become Extern, logged at INFO on `inductor`.
+LoweredGraph lower(const Graph& g);
+
+/// The C++ definition of a scalar function a body calls (`op_sigmoid`), rendered from
+/// the row of ops/scalar_ops.def (or the lowering table) it names; "" for built-ins.
+std::string scalar_function_definition(const std::string& fn);
+
+/// Scheduling and fusion (scheduler.cpp). Guarantees: every Pointwise node belongs to one
+/// kernel; a kernel writes only its root; a node is inlined into a kernel only when all of
+/// its users are pointwise nodes of that kernel over the same sizes and dtype, reading it
+/// elementwise, with no impure call between them. Kernels are ordered by their root.
+/// Writes the `schedule` and `fusion` artifacts.
+std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered);
+
+/// Code generation (codegen_cpp.cpp). One C++ translation unit for all kernels; each
+/// kernel is an `extern "C" void <name>(void* const* buffers)` taking its inputs (in the
+/// order codegen stores in Kernel::inputs) then its output.
+std::string generate_cpp(const LoweredGraph& lowered, std::vector<Kernel>& kernels);
+
+/// A loaded shared library of generated code (cpp_builder.cpp).
+struct LoadedCode {
+  void* handle = nullptr;
+  std::string so_path;
+  bool cache_hit = false;
+};
+
+/// Builds `source` with the system compiler (build_info's, -O3 -march=native -fopenmp
+/// -shared -fPIC) into config().inductor.cache_dir, keyed by a hash of source, compiler
+/// and flags, and dlopens it. A cached library whose checksum sidecar does not match, or
+/// that dlopen rejects, is rebuilt. Writes are atomic (temp name, then rename).
+LoadedCode load_or_build(const std::string& source);
+
+/// How many times this process has run the C++ compiler for generated code.
+int64_t compiler_invocations();
+
+}  // namespace ember::inductor

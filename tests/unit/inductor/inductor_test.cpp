@@ -1,0 +1,136 @@
+// Tests of the inductor CPU backend: compiled graphs equal eager, pointwise chains fuse
+// into one kernel, extern calls fall back (logged), and the on-disk cache hits, and
+// rebuilds a corrupt entry. Each distinct graph costs one C++ compile, so graphs are few.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ember/ember.h"
+#include "inductor/inductor.h"
+#include "unit/support/log_capture.h"
+
+namespace ember {
+namespace {
+
+namespace fs = std::filesystem;
+
+void expect_close(const Tensor& actual, const Tensor& expected, double rtol, double atol) {
+  ASSERT_EQ(actual.sizes().vec(), expected.sizes().vec());
+  ASSERT_EQ(actual.dtype(), expected.dtype());
+  auto a = actual.to_vector<double>(), e = expected.to_vector<double>();
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], e[i], atol + rtol * std::abs(e[i])) << "at " << i;
+}
+
+Tensor w1(const Tensor& x) {
+  return sigmoid(relu(x * 2 + 1) * x - 0.5) * tanh(x) + clamp(exp(x), std::nullopt, Scalar(10));
+}
+
+class InductorTest : public testing::DiagnosticsTest {
+ protected:
+  void SetUp() override {
+    DiagnosticsTest::SetUp();
+    // A fresh cache per test: compiles and hits are counted from a known state.
+    cache_ = fs::temp_directory_path() /
+             ("ember_inductor_test_" + std::to_string(getpid()) + "_" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(cache_);
+    config().inductor.cache_dir = cache_.string();
+    manual_seed(0);
+  }
+  void TearDown() override {
+    fs::remove_all(cache_);
+    DiagnosticsTest::TearDown();
+  }
+  fs::path cache_;
+};
+
+TEST_F(InductorTest, PointwiseChainOfW1FusesIntoOneKernelAndEqualsEager) {
+  testing::LogCapture logs("fusion,schedule,output_code");
+  auto compiled = compile(w1, {.backend = "inductor"});
+  // 300 x 257: more than one thread's worth of elements, and rows with a vector tail.
+  Tensor x = randn({300, 257});
+  expect_close(compiled(x), w1(x), 1.3e-6, 1e-5);
+  const inductor::CompileReport r = inductor::last_compile_report();
+  ASSERT_EQ(r.kernels.size(), 1u) << logs.text();
+  EXPECT_EQ(r.kernels[0].second.size(), 11u) << "every call of W1 is computed by the one kernel";
+  EXPECT_TRUE(r.extern_calls.empty());
+  EXPECT_NE(r.source.find("#pragma omp parallel for"), std::string::npos) << "77,100 elements run in parallel";
+  EXPECT_NE(logs.text().find("schedule of graph"), std::string::npos);
+  EXPECT_NE(logs.text().find("1 kernels"), std::string::npos) << logs.text();
+  EXPECT_NE(logs.text().find("fused %relu into"), std::string::npos) << logs.text();
+  EXPECT_NE(logs.text().find("extern \"C\" void cpp_fused_"), std::string::npos) << "output_code shows the source";
+  // A second call replays the compiled code.
+  Tensor x2 = randn({300, 257});
+  expect_close(compiled(x2), w1(x2), 1.3e-6, 1e-5);
+}
+
+TEST_F(InductorTest, BroadcastAndTransposedInputsAreReadThroughIndexMaps) {
+  auto fn = [](const Tensor& a, const Tensor& b, const Tensor& c) { return (a + b) * c.t() - b.expand({4, 3, 5}); };
+  auto compiled = compile(fn, {.backend = "inductor"});
+  Tensor a = randn({4, 1, 5}), b = randn({3, 5}), c = randn({5, 3});
+  expect_close(compiled(a, b, c), fn(a, b, c), 1.3e-6, 1e-5);
+  const inductor::CompileReport r = inductor::last_compile_report();
+  EXPECT_EQ(r.kernels.size(), 1u);
+  EXPECT_TRUE(r.extern_calls.empty()) << "views are index maps, not fallbacks";
+}
+
+TEST_F(InductorTest, MatmulRunsAsAnExternCallAndItsEpilogueFusesAndTheFallbackIsLogged) {
+  testing::LogCapture logs("inductor");
+  auto fn = [](const Tensor& a, const Tensor& b, const Tensor& bias) { return relu(mm(a, b) + bias) * 2; };
+  auto compiled = compile(fn, {.backend = "inductor"});
+  Tensor a = randn({16, 8}), b = randn({8, 12}), bias = randn({12});
+  expect_close(compiled(a, b, bias), fn(a, b, bias), 1.3e-6, 1e-5);
+  const inductor::CompileReport r = inductor::last_compile_report();
+  EXPECT_EQ(r.extern_calls, std::vector<std::string>{"aten::mm"});
+  ASSERT_EQ(r.kernels.size(), 1u);
+  EXPECT_EQ(r.kernels[0].second.size(), 3u) << "add, relu and mul fuse behind the extern mm";
+  EXPECT_NE(logs.text().find("extern fallback: aten::mm"), std::string::npos) << logs.text();
+}
+
+TEST_F(InductorTest, Float64AndTypeConversionsCompileAndEqualEager) {
+  auto fn = [](const Tensor& x, const Tensor& y) { return gelu(x.to(kDouble) * y - 1.5) + where(y > 0, y, x.to(kDouble)); };
+  auto compiled = compile(fn, {.backend = "inductor"});
+  Tensor x = randn({7, 33}), y = randn({7, 33}, kDouble);
+  const Tensor out = compiled(x, y);
+  EXPECT_EQ(out.dtype(), kDouble);
+  expect_close(out, fn(x, y), 1e-7, 1e-7);
+}
+
+TEST_F(InductorTest, SecondIdenticalCompileHitsTheDiskCacheWithoutRunningTheCompiler) {
+  Tensor x = randn({8, 16});
+  const int64_t before = inductor::compiler_invocations();
+  auto first = compile(w1, {.backend = "inductor"});
+  expect_close(first(x), w1(x), 1.3e-6, 1e-5);
+  EXPECT_EQ(inductor::compiler_invocations(), before + 1);
+  EXPECT_FALSE(inductor::last_compile_report().cache_hit);
+  auto second = compile(w1, {.backend = "inductor"});
+  expect_close(second(x), w1(x), 1.3e-6, 1e-5);
+  EXPECT_EQ(inductor::compiler_invocations(), before + 1) << "the second compile loads the cached library";
+  EXPECT_TRUE(inductor::last_compile_report().cache_hit);
+}
+
+TEST_F(InductorTest, CorruptCachedLibraryIsDetectedAndRebuilt) {
+  Tensor x = randn({8, 16});
+  auto first = compile(w1, {.backend = "inductor"});
+  expect_close(first(x), w1(x), 1.3e-6, 1e-5);
+  const std::string so = inductor::last_compile_report().so_path;
+  ASSERT_TRUE(fs::exists(so));
+  // A half-written library: replaced by a new file (the loaded one stays mapped intact).
+  const std::string partial = so + ".partial";
+  {
+    std::ofstream out(partial, std::ios::binary);
+    out << "\x7f" "ELF truncated";
+  }
+  fs::rename(partial, so);
+  const int64_t before = inductor::compiler_invocations();
+  auto second = compile(w1, {.backend = "inductor"});
+  expect_close(second(x), w1(x), 1.3e-6, 1e-5);
+  EXPECT_EQ(inductor::compiler_invocations(), before + 1) << "the corrupt entry is rebuilt";
+  EXPECT_FALSE(inductor::last_compile_report().cache_hit);
+  EXPECT_GT(fs::file_size(so), 1000u);
+}
+
+}  // namespace
+}  // namespace ember
