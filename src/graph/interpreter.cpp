@@ -3,7 +3,7 @@
 #include <map>
 
 #include "ember/autograd.h"
-#include "ember/graph.h"
+#include "graph/interpreter.h"
 #include "ops/dispatch.h"
 #include "support/call_context.h"
 
@@ -21,6 +21,40 @@ Values unpack(const ops::OpDef& op, Stack result) {
 }
 
 }  // namespace
+
+namespace graph {
+
+std::vector<Tensor> run_call_node(const Node& n, const std::function<const Tensor&(const ValueRef&)>& value_of) {
+  Stack args;
+  args.reserve(n.args().size());
+  for (const Arg& a : n.args()) {
+    switch (a.kind) {
+      case Arg::Kind::Literal: args.push_back(a.literal); break;
+      case Arg::Kind::Value: args.emplace_back(value_of(a.value)); break;
+      case Arg::Kind::ValueList: {
+        const auto& type = n.op()->schema.arguments[args.size()].type;
+        if (type.element_optional) {
+          std::vector<std::optional<Tensor>> list;
+          for (const auto& v : a.values) list.push_back(v ? std::optional<Tensor>(value_of(*v)) : std::nullopt);
+          args.emplace_back(std::move(list));
+        } else {
+          std::vector<Tensor> list;
+          for (const auto& v : a.values) list.push_back(value_of(*v));
+          args.emplace_back(std::move(list));
+        }
+        break;
+      }
+    }
+  }
+  // Errors name the user line that created the node, as eager would have.
+  std::optional<support::UserLocScope> loc;
+  if (n.loc().known()) loc.emplace(support::UserLoc{n.loc().file.c_str(), n.loc().line});
+  std::optional<NoGradGuard> no_grad;
+  if (!n.grad_enabled()) no_grad.emplace();
+  return unpack(*n.op(), ops::call(*n.op(), std::move(args)));
+}
+
+}  // namespace graph
 
 std::vector<Tensor> run_graph(const Graph& g, const std::vector<Tensor>& inputs) {
   std::map<const Node*, Values> env;
@@ -45,36 +79,9 @@ std::vector<Tensor> run_graph(const Graph& g, const std::vector<Tensor>& inputs)
       case NodeKind::Constant:
         env[&n] = {g.constants().at(n.target())};
         break;
-      case NodeKind::Call: {
-        Stack args;
-        args.reserve(n.args().size());
-        for (const Arg& a : n.args()) {
-          switch (a.kind) {
-            case Arg::Kind::Literal: args.push_back(a.literal); break;
-            case Arg::Kind::Value: args.emplace_back(value_of(a.value)); break;
-            case Arg::Kind::ValueList: {
-              const auto& type = n.op()->schema.arguments[args.size()].type;
-              if (type.element_optional) {
-                std::vector<std::optional<Tensor>> list;
-                for (const auto& v : a.values) list.push_back(v ? std::optional<Tensor>(value_of(*v)) : std::nullopt);
-                args.emplace_back(std::move(list));
-              } else {
-                std::vector<Tensor> list;
-                for (const auto& v : a.values) list.push_back(value_of(*v));
-                args.emplace_back(std::move(list));
-              }
-              break;
-            }
-          }
-        }
-        // Errors name the user line that created the node, as eager would have.
-        std::optional<support::UserLocScope> loc;
-        if (n.loc().known()) loc.emplace(support::UserLoc{n.loc().file.c_str(), n.loc().line});
-        std::optional<NoGradGuard> no_grad;
-        if (!n.grad_enabled()) no_grad.emplace();
-        env[&n] = unpack(*n.op(), ops::call(*n.op(), std::move(args)));
+      case NodeKind::Call:
+        env[&n] = graph::run_call_node(n, value_of);
         break;
-      }
       case NodeKind::Output:
         for (const Arg& a : n.args()) results.push_back(value_of(a.value));
         break;

@@ -10,6 +10,7 @@
 
 #include "ember/autograd.h"
 #include "ember/ops/creation.h"
+#include "graph/interpreter.h"
 #include "inductor/inductor.h"
 #include "inductor/pipeline.h"
 #include "ops/dispatch.h"
@@ -77,35 +78,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           break;
         }
         // Views and extern calls run their eager kernels, as the interpreter does.
-        Stack args;
-        for (const Arg& a : n.args()) {
-          switch (a.kind) {
-            case Arg::Kind::Literal: args.push_back(a.literal); break;
-            case Arg::Kind::Value: args.emplace_back(value_of(a.value)); break;
-            case Arg::Kind::ValueList: {
-              const auto& type = n.op()->schema.arguments[args.size()].type;
-              if (type.element_optional) {
-                std::vector<std::optional<Tensor>> list;
-                for (const auto& v : a.values) list.push_back(v ? std::optional<Tensor>(value_of(*v)) : std::nullopt);
-                args.emplace_back(std::move(list));
-              } else {
-                std::vector<Tensor> list;
-                for (const auto& v : a.values) list.push_back(value_of(*v));
-                args.emplace_back(std::move(list));
-              }
-              break;
-            }
-          }
-        }
-        std::optional<support::UserLocScope> loc;
-        if (n.loc().known()) loc.emplace(support::UserLoc{n.loc().file.c_str(), n.loc().line});
-        Stack result = ops::call(*n.op(), std::move(args));
-        std::vector<Tensor> outs;
-        if (!n.op()->schema.returns.empty() && n.op()->schema.returns[0].type.is_list) {
-          outs = result.at(0).to_tensor_list();
-        } else {
-          for (IValue& v : result) outs.push_back(v.is_tensor() ? std::move(v.to_tensor()) : Tensor());
-        }
+        std::vector<Tensor> outs = graph::run_call_node(n, value_of);
         env[i] = std::move(outs);
         break;
       }
