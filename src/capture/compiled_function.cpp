@@ -14,6 +14,7 @@
 #include "capture/record.h"
 #include "capture/tracer.h"
 #include "ember/config.h"
+#include "support/compile_debug.h"
 #include "support/logging.h"
 
 namespace ember {
@@ -150,6 +151,7 @@ class CompiledFunctionState {
       }
     }
     logging::apply_config();
+    compile_debug::run_dir();  // TORCH_COMPILE_DEBUG: torchdynamo/debug.log records this compile
     std::vector<std::string> failures;
     if (!entries_.empty() && (logging::is_enabled(logging::Artifact::recompiles) || has_observers())) {
       std::string reasons;

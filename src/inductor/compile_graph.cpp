@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <mutex>
 #include <optional>
+#include <set>
 
 #include "ember/autograd.h"
 #include "ember/ops/creation.h"
 #include "graph/interpreter.h"
 #include "inductor/inductor.h"
 #include "inductor/pipeline.h"
+#include "inductor/trace.h"
 #include "ops/dispatch.h"
 #include "support/call_context.h"
 #include "support/logging.h"
@@ -33,6 +35,7 @@ struct Program {
   std::vector<GeneratedKernelFn> fns;
   std::map<const Node*, int> kernel_at;  // kernel roots, by root node
   std::map<const Node*, size_t> index;   // node -> position
+  std::set<int> raise_after;             // inject_relu_bug_TESTING_ONLY=runtime_error
   void* handle = nullptr;
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
@@ -74,6 +77,9 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           }
           ptrs.push_back(out.raw_data_ptr());
           fns[k->second](ptrs.data());
+          EMBER_CHECK(!raise_after.count(k->second))
+              << "inductor: injected runtime error after kernel " << kernel.name << " of graph " << g.name()
+              << " (inject_relu_bug_TESTING_ONLY=runtime_error)";
           env[i] = {std::move(out)};
           break;
         }
@@ -94,11 +100,32 @@ CompiledGraph compile_graph(Graph& input_graph, const std::vector<Tensor>& examp
   auto program = std::make_shared<Program>();
   program->graph = input_graph.clone();
   const Graph& g = *program->graph;
+  GraphTrace trace(g);
   EMBER_LOG(inductor, INFO) << "Step 3: torchinductor compiling graph " << g.name();
   program->lowered = lower(g);
+  trace.stage_done("lowering");
+  trace.lowered(g, program->lowered);
   program->kernels = schedule(g, program->lowered);
+  trace.stage_done("scheduling and fusion");
+  trace.scheduled(g, program->lowered, program->kernels);
   const std::string source = generate_cpp(program->lowered, program->kernels);
-  const LoadedCode code = load_or_build(source);
+  trace.stage_done("code generation");
+  trace.generated(source);
+  LoadedCode code;
+  try {
+    code = load_or_build(source);
+  } catch (const Error& e) {
+    // Name the kernels the compiler's output points at (all of them when it names none).
+    std::string named;
+    for (const Kernel& k : program->kernels)
+      if (std::string(e.what()).find(k.name) != std::string::npos) named += (named.empty() ? "" : ", ") + k.name;
+    if (named.empty())
+      for (const Kernel& k : program->kernels) named += (named.empty() ? "" : ", ") + k.name;
+    EMBER_FAIL() << "inductor: the generated code of graph " << g.name() << " does not compile (kernel "
+                 << named << ")" << (trace.dir() ? "; its files are in " + trace.dir()->string() : "")
+                 << "\n" << e.what();
+  }
+  trace.stage_done(code.cache_hit ? "load (cache hit)" : "C++ compile and load");
   EMBER_LOG_ARTIFACT(output_code) << "Output code written to: " << code.so_path.substr(0, code.so_path.size() - 3)
                                   << ".cpp\n" << source;
   program->handle = code.handle;
@@ -108,6 +135,9 @@ CompiledGraph compile_graph(Graph& input_graph, const std::vector<Tensor>& examp
     EMBER_INTERNAL_ASSERT(fn) << "inductor: " << code.so_path << " has no kernel " << kernel.name;
     program->fns.push_back(fn);
     program->kernel_at[kernel.root->node] = static_cast<int>(k);
+    if (injects_relu_runtime_error())
+      for (const PointwiseNode* p : kernel.nodes)
+        if (p->node->target().rfind("aten::relu", 0) == 0) program->raise_after.insert(static_cast<int>(k));
   }
   for (size_t i = 0; i < g.nodes().size(); ++i) program->index[g.nodes()[i].get()] = i;
 
@@ -128,6 +158,7 @@ CompiledGraph compile_graph(Graph& input_graph, const std::vector<Tensor>& examp
     std::lock_guard lock(g_report_mu);
     g_last_report = std::move(report);
   }
+  trace.finished(g, program->lowered, program->kernels, code.cache_hit);
   EMBER_LOG(inductor, INFO) << "Step 3: torchinductor done compiling graph " << g.name() << " ("
                             << program->kernels.size() << " kernels)";
 
