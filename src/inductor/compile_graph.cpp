@@ -56,12 +56,17 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
         break;
       case NodeKind::Call: {
         const NodeRole role = lowered.roles.at(&n);
-        if (role == NodeRole::Pointwise) {
+        if (role == NodeRole::Pointwise || role == NodeRole::Row) {
           auto k = kernel_at.find(&n);
           if (k == kernel_at.end()) break;  // inlined into a later kernel
           const Kernel& kernel = kernels[k->second];
-          const TensorMeta& m = n.meta()[0];
-          Tensor out = empty_strided(m.sizes, m.strides, TensorOptions(m.dtype));
+          // A kernel writes its root's outputs (a row kernel without an epilogue: every
+          // output of its row node, e.g. layer norm's mean and rstd).
+          std::vector<Tensor> outs;
+          for (size_t o = 0; o < (kernel.root ? 1 : n.meta().size()); ++o) {
+            const TensorMeta& m = n.meta()[o];
+            outs.push_back(empty_strided(m.sizes, m.strides, TensorOptions(m.dtype)));
+          }
           ptrs.clear();
           for (const ValueRef& v : kernel.inputs) {
             const Tensor& t = value_of(v);
@@ -72,9 +77,9 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
                 << "inductor: %" << v.node->name() << " does not have its recorded geometry";
             ptrs.push_back(t.raw_data_ptr());
           }
-          ptrs.push_back(out.raw_data_ptr());
+          for (const Tensor& out : outs) ptrs.push_back(out.raw_data_ptr());
           fns[k->second](ptrs.data());
-          env[i] = {std::move(out)};
+          env[i] = std::move(outs);
           break;
         }
         // Views and extern calls run their eager kernels, as the interpreter does.
@@ -107,7 +112,7 @@ CompiledGraph compile_graph(Graph& input_graph, const std::vector<Tensor>& examp
     auto fn = reinterpret_cast<GeneratedKernelFn>(dlsym(code.handle, kernel.name.c_str()));
     EMBER_INTERNAL_ASSERT(fn) << "inductor: " << code.so_path << " has no kernel " << kernel.name;
     program->fns.push_back(fn);
-    program->kernel_at[kernel.root->node] = static_cast<int>(k);
+    program->kernel_at[kernel.root_node()] = static_cast<int>(k);
   }
   for (size_t i = 0; i < g.nodes().size(); ++i) program->index[g.nodes()[i].get()] = i;
 
@@ -116,6 +121,7 @@ CompiledGraph compile_graph(Graph& input_graph, const std::vector<Tensor>& examp
   for (const Kernel& k : program->kernels) {
     std::vector<std::string> names;
     for (const PointwiseNode* p : k.nodes) names.push_back(p->node->name());
+    if (k.row) names.push_back(k.row->node->name());
     report.kernels.emplace_back(k.name, std::move(names));
   }
   for (const auto& n : g.nodes())
