@@ -16,7 +16,8 @@ void run(const char* id, F fn, const Args&... args) {
   const auto t0 = std::chrono::steady_clock::now();
   Tensor y = compiled(args...);
   const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const double diff = max((y - fn(args...)).abs()).item<double>();
+  const Tensor d = max((y - fn(args...)).abs());
+  const double diff = d.item<double>();
   const double eager_ms = bench::median_ms([&] { (void)fn(args...); }, 3, 11);
   const double inductor_ms = bench::median_ms([&] { (void)compiled(args...); }, 3, 11);
   const double gb = 2.0 * 8192 * 1024 * 4 / 1e9;
