@@ -47,9 +47,12 @@ class KernelWriter {
  public:
   KernelWriter(Kernel& k, std::set<std::string>& functions) : k_(k), functions_(functions) {
     for (const PointwiseNode* p : k.nodes) members_.insert(p->node);
+    if (k.row) members_.insert(k.row->node);
+    dtype_ = k.root ? k.root->dtype : k.row->dtype;
   }
 
   std::string write() {
+    if (k_.row) return write_row();
     const PointwiseNode& root = *k_.root;
     // Collect loads (slots) and buffers in the order the bodies read them.
     for (const PointwiseNode* p : k_.nodes)
@@ -169,7 +172,7 @@ class KernelWriter {
     }
     if (!vec) return "static_cast<T>((" + p + ")[x * " + std::to_string(st) + "])";
     if (st == 0) return "V(static_cast<T>(*(" + p + ")))";
-    if (st == 1 && s.dtype == k_.root->dtype) return "V::load(" + p + " + x)";
+    if (st == 1 && s.dtype == dtype_) return "V::load(" + p + " + x)";
     return "ld<V>(" + p + " + x * " + std::to_string(st) + ", " + std::to_string(st) + ")";
   }
 
@@ -181,6 +184,7 @@ class KernelWriter {
     for (size_t i = 0; i < p.body.size(); ++i) {
       const PwOp& op = p.body[i];
       if (op.kind == PwOp::Kind::Load && members_.count(op.value.node)) {
+        if (auto d = done.find(op.value.node); d != done.end()) vars[i] = d->second;  // the row's value
         for (const PointwiseNode* m : k_.nodes)
           if (m->node == op.value.node) vars[i] = emit(*m, vec, os, done);
         continue;
@@ -224,8 +228,154 @@ class KernelWriter {
     return os.str();
   }
 
+
+  /// A row kernel: for each row of the outer index space, the row's passes (prelude
+  /// helpers with eager's arithmetic) over the prologue's value, then the last pass with
+  /// the epilogue, storing the root.
+  std::string write_row() {
+    const RowNode& R = *k_.row;
+    const size_t no = R.in_sizes.size() - 1;
+    const int64_t n = R.in_sizes.back();
+    for (const PointwiseNode* p : k_.nodes)
+      for (const PwOp& op : p->body)
+        if (op.kind == PwOp::Kind::Load && !members_.count(op.value.node)) slot_for_[&op] = slot_of(op);
+    for (const PwOp* op : {&R.input, &R.weight, &R.bias})
+      if (op->kind == PwOp::Kind::Load && !members_.count(op->value.node)) slot_for_[op] = slot_of(*op);
+    // Outputs: the root's, or every output of the row node.
+    std::vector<Operand> outs;
+    const Node* root = k_.root_node();
+    for (size_t i = 0; i < (k_.root ? 1 : root->meta().size()); ++i) {
+      const TensorMeta& m = root->meta()[i];
+      Operand o;
+      o.buffer = static_cast<int>(k_.inputs.size() + i);
+      o.dtype = m.dtype;
+      for (size_t d = 0; d < m.sizes.size(); ++d) o.strides.push_back(m.sizes[d] == 1 ? 0 : m.strides[d]);
+      outs.push_back(std::move(o));
+    }
+    for (Operand& s : slots_) s.strides.resize(no + 1, 0);
+    for (Operand& o : outs) o.strides.resize(no + 1, 0);
+    int64_t rows = 1;
+    for (size_t d = 0; d < no; ++d) rows *= R.in_sizes[d];
+
+    std::ostringstream os;
+    os << "// " << k_.name << ": " << row_kind_name(R.kind) << " rows of " << scalar_type_name(R.dtype)
+       << IntArrayRef(R.in_sizes) << " (row %" << R.node->name() << "), computes";
+    for (const PointwiseNode* p : k_.nodes) os << " %" << p->node->name();
+    os << "\nextern \"C\" void " << k_.name << "(void* const* bufs) {\n";
+    os << "  using T = " << c_type(dtype_) << ";\n  using V = Vectorized<T>;\n";
+    for (size_t b = 0; b < k_.inputs.size(); ++b) {
+      const TensorMeta& bm = k_.inputs[b].node->meta()[k_.inputs[b].index];
+      os << "  const " << c_type(bm.dtype) << "* __restrict in" << b << " = static_cast<const " << c_type(bm.dtype)
+         << "*>(bufs[" << b << "]);\n";
+    }
+    for (size_t i = 0; i < outs.size(); ++i)
+      os << "  T* __restrict out" << i << " = static_cast<T*>(bufs[" << outs[i].buffer << "]);\n";
+    if (rows > 1 && rows * n >= kParallelNumel) os << "#pragma omp parallel for schedule(static)\n";
+    os << "  for (int64_t r = 0; r < " << rows << "; ++r) {\n    int64_t rem = r;\n    (void)rem;\n";
+    for (size_t d = no; d-- > 0;)
+      os << "    const int64_t i" << d << " = rem % " << R.in_sizes[d] << ";\n    rem /= " << R.in_sizes[d] << ";\n";
+    auto offset = [&](const Operand& o) {
+      std::string e = "0";
+      for (size_t d = 0; d < no; ++d)
+        if (o.strides[d]) e += " + i" + std::to_string(d) + " * " + std::to_string(o.strides[d]);
+      return e;
+    };
+    for (size_t j = 0; j < slots_.size(); ++j) os << "    const int64_t o" << j << " = " << offset(slots_[j]) << ";\n";
+    for (size_t i = 0; i < outs.size(); ++i) os << "    const int64_t q" << i << " = " << offset(outs[i]) << ";\n";
+    for (const bool vec : {true, false}) {
+      os << "    auto in_" << (vec ? "v" : "s") << " = [&](int64_t x) {\n";
+      const std::string v = prologue(vec, os);
+      os << "      return " << v << ";\n    };\n";
+    }
+    const std::string N = std::to_string(n);
+    std::string value_v, value_s;  // the row node's output 0 at x, for the last pass
+    switch (R.kind) {
+      case RowKind::Sum:
+      case RowKind::Mean:
+        os << "    const T acc = static_cast<T>(row_sum<V>(" << N << ", in_v, in_s)"
+           << (R.kind == RowKind::Mean ? " / " + N + ".0" : "") << ");\n";
+        value_s = "acc";
+        break;
+      case RowKind::Max:
+      case RowKind::Min:
+        os << "    const T acc = row_minmax<V, " << (R.kind == RowKind::Max) << ">(" << N << ", in_v, in_s);\n";
+        value_s = "acc";
+        break;
+      case RowKind::Softmax:
+        os << "    const T mx = softmax_max<V>(" << N << ", in_v, in_s);\n"
+           << "    const T rs = T(1) / softmax_sum<V>(" << N << ", mx, in_v, in_s);\n";
+        value_v = "exp(in_v(x) - V(mx)) * V(rs)";
+        value_s = "exp(in_s(x) - mx) * rs";
+        break;
+      case RowKind::LogSoftmax:
+        os << "    const T mx = softmax_max<V>(" << N << ", in_v, in_s);\n"
+           << "    const T lse = log(softmax_sum<V>(" << N << ", mx, in_v, in_s));\n";
+        value_v = "(in_v(x) - V(mx)) - V(lse)";
+        value_s = "(in_s(x) - mx) - lse";
+        break;
+      case RowKind::LayerNorm: {
+        os << "    const T mean = static_cast<T>(row_sum<V>(" << N << ", in_v, in_s) / " << N << ".0);\n"
+           << "    const double var = row_sum<V>(" << N << ", [&](int64_t x) { const V d = in_v(x) - V(mean); return d * d; },"
+           << " [&](int64_t x) { const T d = in_s(x) - mean; return d * d; }) / " << N << ".0;\n"
+           << "    const T rstd = static_cast<T>(1.0 / std::sqrt(std::max(var, 0.0) + " << constant_text(R.eps) << "));\n"
+           << "    const T shift = -rstd * mean;\n";
+        // ATen's form: (x * rstd + (-rstd * mean)) * gamma + beta.
+        for (const bool vec : {true, false}) {
+          std::string e = vec ? "(in_v(x) * V(rstd) + V(shift))" : "(in_s(x) * rstd + shift)";
+          if (R.weight.kind == PwOp::Kind::Load) e = "(" + e + " * " + load(slot_for_.at(&R.weight), vec) + ")";
+          if (R.bias.kind == PwOp::Kind::Load) e = "(" + e + " + " + load(slot_for_.at(&R.bias), vec) + ")";
+          (vec ? value_v : value_s) = e;
+        }
+        if (!k_.root) {
+          os << "    out1[q1] = mean;\n    out2[q2] = rstd;\n";
+        }
+        break;
+      }
+    }
+    auto last = [&](bool vec, const std::string& value) {
+      std::ostringstream b;
+      std::map<const Node*, std::string> done;
+      b << "      const " << (vec ? "V" : "T") << " rv = " << value << ";\n";
+      std::string result = "rv";
+      if (k_.root) {
+        done[R.node] = "rv";
+        result = emit(*k_.root, vec, b, done);
+      }
+      const int64_t st = outs[0].strides.back();
+      if (vec) {
+        b << "      " << (st == 1 ? result + ".store(out0 + q0 + x)"
+                                  : "st(out0 + q0 + x * " + std::to_string(st) + ", " + std::to_string(st) + ", " + result + ")")
+          << ";\n";
+      } else {
+        b << "      (out0 + q0)[x * " << st << "] = " << result << ";\n";
+      }
+      return b.str();
+    };
+    if (value_v.empty()) {
+      os << "    {\n      const int64_t x = 0;\n      (void)x;\n" << last(false, value_s) << "    }\n";
+    } else {
+      os << "    int64_t x = 0;\n";
+      os << "    for (; x + V::size() <= " << N << "; x += V::size()) {\n" << last(true, value_v) << "    }\n";
+      os << "    for (; x < " << N << "; ++x) {\n" << last(false, value_s) << "    }\n";
+    }
+    os << "  }\n}\n";
+    return os.str();
+  }
+
+  /// The row node's input at column x: its inlined producer, or a load.
+  std::string prologue(bool vec, std::ostringstream& os) {
+    const PwOp& in = k_.row->input;
+    std::map<const Node*, std::string> done;
+    for (const PointwiseNode* m : k_.nodes)
+      if (m->node == in.value.node) return emit(*m, vec, os, done);
+    const std::string v = "t" + std::to_string(counter_++);
+    os << "      const auto " << v << " = " << load(slot_for_.at(&in), vec) << ";\n";
+    return v;
+  }
+
   Kernel& k_;
   std::set<std::string>& functions_;
+  ScalarType dtype_ = kFloat;
   std::set<const Node*> members_;
   std::vector<Operand> slots_;
   std::map<const PwOp*, int> slot_for_;
@@ -260,6 +410,87 @@ inline void st(typename V::value_type* p, int64_t s, V v) {
   typename V::value_type t[V::size()];
   v.store(t);
   for (int i = 0; i < V::size(); ++i) p[i * s] = t[i];
+}
+
+// Passes of the row kernels over a row's values f(x), f for vectors (fv) and scalars (fs);
+// the arithmetic of the eager kernels: kernels/cpu/norm.cpp's row_sum (float lanes over
+// chunks of 256, chunks added in double), softmax.cpp's softmax_row.
+template <typename V, typename FV, typename FS>
+inline double row_sum(int64_t n, FV fv, FS fs) {
+  using T = typename V::value_type;
+  constexpr int64_t W = V::size();
+  double total = 0;
+  for (int64_t c0 = 0; c0 < n; c0 += 256) {
+    const int64_t c1 = std::min<int64_t>(n, c0 + 256);
+    V a0(T(0)), a1(T(0));
+    int64_t i = c0;
+    for (; i + 2 * W <= c1; i += 2 * W) {
+      a0 = a0 + fv(i);
+      a1 = a1 + fv(i + W);
+    }
+    for (; i + W <= c1; i += W) a0 = a0 + fv(i);
+    T s = lane_sum(a0 + a1);
+    for (; i < c1; ++i) s += fs(i);
+    total += static_cast<double>(s);
+  }
+  return total;
+}
+/// amax / amin: NaN propagates, as in eager.
+template <typename V, bool kMax, typename FV, typename FS>
+inline typename V::value_type row_minmax(int64_t n, FV fv, FS fs) {
+  using T = typename V::value_type;
+  constexpr int64_t W = V::size();
+  auto better = [](auto a, auto b) {
+    if constexpr (kMax) return a > b || a != a;
+    else return a < b || a != a;
+  };
+  int64_t i = 1;
+  T m = fs(0);
+  if (n >= W) {
+    V vm = fv(0);
+    for (i = W; i + W <= n; i += W) {
+      const V v = fv(i);
+      vm = where(better(v, vm), v, vm);
+    }
+    T lanes[W];
+    vm.store(lanes);
+    m = lanes[0];
+    for (int64_t l = 1; l < W; ++l) m = better(lanes[l], m) ? lanes[l] : m;
+  }
+  for (; i < n; ++i) {
+    const T v = fs(i);
+    m = better(v, m) ? v : m;
+  }
+  return m;
+}
+template <typename V, typename FV, typename FS>
+inline typename V::value_type softmax_max(int64_t n, FV fv, FS fs) {
+  using T = typename V::value_type;
+  constexpr int64_t W = V::size();
+  const int64_t nv = n - n % W;
+  T mx = -std::numeric_limits<T>::infinity();
+  if (nv > 0) {
+    V vm = fv(0);
+    for (int64_t i = W; i < nv; i += W) {
+      const V xi = fv(i);
+      vm = where(xi > vm, xi, vm);
+    }
+    mx = lane_max(vm);
+  }
+  for (int64_t i = nv; i < n; ++i) mx = std::max(mx, fs(i));
+  return mx;
+}
+template <typename V, typename FV, typename FS>
+inline typename V::value_type softmax_sum(int64_t n, typename V::value_type mx, FV fv, FS fs) {
+  using T = typename V::value_type;
+  constexpr int64_t W = V::size();
+  const int64_t nv = n - n % W;
+  const V vmx(mx);
+  V vsum(T(0));
+  T sum = 0;
+  for (int64_t i = 0; i < nv; i += W) vsum = vsum + exp(fv(i) - vmx);
+  for (int64_t i = nv; i < n; ++i) sum += exp(fs(i) - mx);
+  return sum + lane_sum(vsum);
 }
 )";
 

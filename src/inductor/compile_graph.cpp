@@ -59,12 +59,17 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
         break;
       case NodeKind::Call: {
         const NodeRole role = lowered.roles.at(&n);
-        if (role == NodeRole::Pointwise) {
+        if (role == NodeRole::Pointwise || role == NodeRole::Row) {
           auto k = kernel_at.find(&n);
           if (k == kernel_at.end()) break;  // inlined into a later kernel
           const Kernel& kernel = kernels[k->second];
-          const TensorMeta& m = n.meta()[0];
-          Tensor out = empty_strided(m.sizes, m.strides, TensorOptions(m.dtype));
+          // A kernel writes its root's outputs (a row kernel without an epilogue: every
+          // output of its row node, e.g. layer norm's mean and rstd).
+          std::vector<Tensor> outs;
+          for (size_t o = 0; o < (kernel.root ? 1 : n.meta().size()); ++o) {
+            const TensorMeta& m = n.meta()[o];
+            outs.push_back(empty_strided(m.sizes, m.strides, TensorOptions(m.dtype)));
+          }
           ptrs.clear();
           for (const ValueRef& v : kernel.inputs) {
             const Tensor& t = value_of(v);
@@ -75,12 +80,12 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
                 << "inductor: %" << v.node->name() << " does not have its recorded geometry";
             ptrs.push_back(t.raw_data_ptr());
           }
-          ptrs.push_back(out.raw_data_ptr());
+          for (const Tensor& out : outs) ptrs.push_back(out.raw_data_ptr());
           fns[k->second](ptrs.data());
           EMBER_CHECK(!raise_after.count(k->second))
               << "inductor: injected runtime error after kernel " << kernel.name << " of graph " << g.name()
               << " (inject_relu_bug_TESTING_ONLY=runtime_error)";
-          env[i] = {std::move(out)};
+          env[i] = std::move(outs);
           break;
         }
         // Views and extern calls run their eager kernels, as the interpreter does.
@@ -134,7 +139,7 @@ CompiledGraph compile_graph(Graph& input_graph, const std::vector<Tensor>& examp
     auto fn = reinterpret_cast<GeneratedKernelFn>(dlsym(code.handle, kernel.name.c_str()));
     EMBER_INTERNAL_ASSERT(fn) << "inductor: " << code.so_path << " has no kernel " << kernel.name;
     program->fns.push_back(fn);
-    program->kernel_at[kernel.root->node] = static_cast<int>(k);
+    program->kernel_at[kernel.root_node()] = static_cast<int>(k);
     if (injects_relu_runtime_error())
       for (const PointwiseNode* p : kernel.nodes)
         if (p->node->target().rfind("aten::relu", 0) == 0) program->raise_after.insert(static_cast<int>(k));
@@ -146,6 +151,7 @@ CompiledGraph compile_graph(Graph& input_graph, const std::vector<Tensor>& examp
   for (const Kernel& k : program->kernels) {
     std::vector<std::string> names;
     for (const PointwiseNode* p : k.nodes) names.push_back(p->node->name());
+    if (k.row) names.push_back(k.row->node->name());
     report.kernels.emplace_back(k.name, std::move(names));
   }
   for (const auto& n : g.nodes())

@@ -40,24 +40,54 @@ struct PointwiseNode {
   std::vector<PwOp> body;  // the last operation is the result
 };
 
-/// How each Call node of the graph is run.
-enum class NodeRole : uint8_t { Pointwise, View, Extern };
+/// What a row node computes from each row (the innermost dim) of its input.
+enum class RowKind : uint8_t { Sum, Mean, Max, Min, Softmax, LogSoftmax, LayerNorm };
 
-/// A fused kernel: pointwise nodes computed in one loop nest, writing only `root`.
-struct Kernel {
-  std::string name;                        // cpp_fused_<ops>_<k>
-  const PointwiseNode* root = nullptr;     // the only node it materializes
-  std::vector<const PointwiseNode*> nodes; // every node it computes, in graph order
-  std::vector<ValueRef> inputs;            // the buffers it reads, in argument order (filled by codegen)
+/// A reduction over the innermost dim of its input: for every index i of the outer index
+/// space (the input's sizes without the last), one pass or several over the row x[i, :].
+/// Sum/Mean/Max/Min write one value per row (out_sizes: the outer sizes, with a trailing
+/// 1 under keepdim); Softmax/LogSoftmax/LayerNorm write a row per row (out_sizes ==
+/// in_sizes), LayerNorm also its mean and rstd per row (outputs 1 and 2).
+struct RowNode {
+  const Node* node = nullptr;
+  RowKind kind = RowKind::Sum;
+  std::vector<int64_t> in_sizes;
+  std::vector<int64_t> out_sizes;
+  ScalarType dtype = kFloat;
+  /// Loads over in_sizes: the input (argument 0), and LayerNorm's weight and bias (kind
+  /// Constant when absent).
+  PwOp input, weight, bias;
+  double eps = 0;
 };
 
-/// Lowering's result: the role of every Call node, and the pointwise nodes by node.
+/// How each Call node of the graph is run.
+enum class NodeRole : uint8_t { Pointwise, Row, View, Extern };
+
+/// A fused kernel: pointwise nodes computed in one loop nest, writing only its root; or a
+/// row kernel built around `row`: a loop over rows whose passes read the input through
+/// the prologue (pointwise nodes inlined into the row's input load) and whose last pass
+/// computes the epilogue (pointwise nodes over the row's output, `root` the last).
+struct Kernel {
+  std::string name;                        // cpp_fused_<ops>_<k>
+  const PointwiseNode* root = nullptr;     // the pointwise node it writes (null: it writes `row`)
+  const RowNode* row = nullptr;            // the reduction it computes, if any
+  std::vector<const PointwiseNode*> nodes; // every pointwise node it computes, in graph order
+  std::vector<ValueRef> inputs;            // the buffers it reads, in argument order (filled by codegen)
+
+  /// The node whose outputs it writes; the wrapper runs it at that node's position.
+  const Node* root_node() const { return root ? root->node : row->node; }
+};
+
+/// Lowering's result: the role of every Call node, the pointwise and row nodes by node.
 struct LoweredGraph {
   std::map<const Node*, NodeRole> roles;
   std::map<const Node*, PointwiseNode> pointwise;
+  std::map<const Node*, RowNode> rows;
 };
 
 /// Text of a pointwise body, one operation per line (ir_pre_fusion / debug logs).
 std::string to_string(const PointwiseNode& p);
+std::string to_string(const RowNode& r);
+const char* row_kind_name(RowKind k);
 
 }  // namespace ember::inductor

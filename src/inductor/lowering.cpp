@@ -185,7 +185,98 @@ std::string base_name(const std::string& target) {
   return s.substr(0, s.find('.'));
 }
 
+/// Whether `dims` (an int list, [] or None meaning every dim) names exactly the last dim.
+bool reduces_last_dim(const IValue& dims, int64_t rank) {
+  std::vector<int64_t> d;
+  if (!dims.is_none()) d = dims.to_int_list();
+  if (d.empty()) return rank == 1;
+  if (d.size() != 1) return false;
+  return d[0] == rank - 1 || d[0] == -1;
+}
+
+/// The row lowering of a reduction, softmax or layer norm over the last dim; "" and `r`
+/// filled, or why it is not lowered.
+std::string lower_row(const Node& n, RowNode& r) {
+  const std::string& t = n.target();
+  static const std::map<std::string, RowKind> kinds = {
+      {"aten::sum.dim_IntList", RowKind::Sum}, {"aten::mean.dim", RowKind::Mean},
+      {"aten::amax", RowKind::Max},            {"aten::amin", RowKind::Min},
+      {"aten::_softmax", RowKind::Softmax},    {"aten::_log_softmax", RowKind::LogSoftmax},
+      {"aten::native_layer_norm", RowKind::LayerNorm}};
+  auto kind = kinds.find(t);
+  if (kind == kinds.end()) return "no lowering";
+  r.node = &n;
+  r.kind = kind->second;
+  const Arg& a0 = n.args().at(0);
+  if (a0.kind != Arg::Kind::Value) return "argument 0 is not a tensor";
+  const TensorMeta& in = a0.value.node->meta().at(a0.value.index);
+  const TensorMeta& out = n.meta().at(0);
+  if (in.undefined || out.undefined || in.device.type != DeviceType::CPU) return "the input is not a CPU tensor";
+  if (!is_float(in.dtype) || out.dtype != in.dtype) return "the input and result are not both f32 or both f64";
+  const int64_t rank = static_cast<int64_t>(in.sizes.size());
+  if (rank == 0) return "the input is 0-dim";
+  int64_t numel = 1;
+  for (int64_t s : in.sizes) numel *= s;
+  if (numel == 0) return "the input is empty";
+  for (const TensorMeta& m : n.meta())
+    if (m.storage_offset != 0) return "a result has a storage offset";
+  switch (r.kind) {
+    case RowKind::Sum:
+    case RowKind::Mean:
+      if (!n.args().at(3).literal.is_none()) return "an explicit dtype is not lowered";
+      [[fallthrough]];
+    case RowKind::Max:
+    case RowKind::Min:
+      if (!reduces_last_dim(n.args().at(1).literal, rank)) return "it reduces a dim other than the last (only the last is lowered)";
+      break;
+    case RowKind::Softmax:
+    case RowKind::LogSoftmax: {
+      const int64_t d = n.args().at(1).literal.to_int();
+      if (d != rank - 1 && d != -1) return "it runs over a dim other than the last (only the last is lowered)";
+      break;
+    }
+    case RowKind::LayerNorm:
+      if (n.args().at(1).literal.to_int_list().size() != 1) return "it normalizes more than the last dim";
+      r.eps = n.args().at(4).literal.to_double();
+      break;
+  }
+  r.in_sizes = in.sizes;
+  r.out_sizes = out.sizes;
+  r.dtype = in.dtype;
+  PointwiseNode loads;
+  loads.node = &n;
+  loads.sizes = in.sizes;
+  loads.dtype = in.dtype;
+  BodyBuilder b(n, loads);
+  if (b.load(0) < 0) return b.why();
+  r.input = loads.body.back();
+  if (r.kind == RowKind::LayerNorm) {
+    for (size_t i : {size_t{2}, size_t{3}}) {
+      PwOp& dst = i == 2 ? r.weight : r.bias;
+      dst.kind = PwOp::Kind::Constant;
+      dst.constant = i == 2 ? 1 : 0;
+      if (n.args().at(i).kind == Arg::Kind::Literal && n.args().at(i).literal.is_none()) continue;
+      if (b.load(i) < 0) return b.why();
+      dst = loads.body.back();
+    }
+  }
+  return "";
+}
+
 }  // namespace
+
+const char* row_kind_name(RowKind k) {
+  switch (k) {
+    case RowKind::Sum: return "sum";
+    case RowKind::Mean: return "mean";
+    case RowKind::Max: return "max";
+    case RowKind::Min: return "min";
+    case RowKind::Softmax: return "softmax";
+    case RowKind::LogSoftmax: return "log_softmax";
+    case RowKind::LayerNorm: return "layer_norm";
+  }
+  return "";
+}
 
 std::string scalar_function_definition(const std::string& fn) {
   if (auto it = extra_functions().find(fn); it != extra_functions().end()) return it->second;
@@ -210,6 +301,21 @@ LoweredGraph lower(const Graph& g) {
       continue;
     }
     const std::string base = base_name(n.target());
+    {
+      RowNode r;
+      const std::string why_row = lower_row(n, r);
+      if (why_row.empty()) {
+        out.roles[&n] = NodeRole::Row;
+        out.rows.emplace(&n, std::move(r));
+        continue;
+      }
+      if (why_row != "no lowering") {
+        out.roles[&n] = NodeRole::Extern;
+        EMBER_LOG(inductor, INFO) << "extern fallback: " << n.target() << " (%" << n.name() << "): " << why_row
+                                  << "; it runs its eager kernel";
+        continue;
+      }
+    }
     PointwiseNode p;
     p.node = &n;
     std::string why;
@@ -260,6 +366,22 @@ std::string to_string(const PointwiseNode& p) {
     }
     os << "\n";
   }
+  return os.str();
+}
+
+std::string to_string(const RowNode& r) {
+  std::ostringstream os;
+  auto load = [&](const PwOp& op) {
+    if (op.kind != PwOp::Kind::Load) return "constant " + literal_text(op.constant);
+    std::ostringstream l;
+    l << "load %" << op.value.node->name() << " strides=" << IntArrayRef(op.strides);
+    return l.str();
+  };
+  os << "row %" << r.node->name() << " " << row_kind_name(r.kind) << " " << scalar_type_name(r.dtype)
+     << IntArrayRef(r.in_sizes) << " -> " << IntArrayRef(r.out_sizes) << " over the last dim\n  input = "
+     << load(r.input) << "\n";
+  if (r.kind == RowKind::LayerNorm)
+    os << "  weight = " << load(r.weight) << "\n  bias = " << load(r.bias) << "\n  eps = " << literal_text(r.eps) << "\n";
   return os.str();
 }
 

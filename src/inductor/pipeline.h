@@ -12,7 +12,7 @@
 namespace ember::inductor {
 
 /// Lowering (lowering.cpp). Requires: a verified graph. Guarantees: every Call node has a
-/// role; a Pointwise node's body reads only graph values (inputs, views, other nodes)
+/// role; a Row node reduces the innermost dim of a non-empty f32/f64 input; a Pointwise node's body reads only graph values (inputs, views, other nodes)
 /// through index maps over its own sizes, and computes in its output dtype (f32/f64).
 /// Calls with no lowering become Extern, logged at INFO on `inductor`.
 LoweredGraph lower(const Graph& g);
@@ -21,10 +21,13 @@ LoweredGraph lower(const Graph& g);
 /// the row of ops/scalar_ops.def (or the lowering table) it names; "" for built-ins.
 std::string scalar_function_definition(const std::string& fn);
 
-/// Scheduling and fusion (scheduler.cpp). Guarantees: every Pointwise node belongs to one
-/// kernel; a kernel writes only its root; a node is inlined into a kernel only when all of
-/// its users are pointwise nodes of that kernel over the same sizes and dtype, reading it
-/// elementwise, with no impure call between them. Kernels are ordered by their root.
+/// Scheduling and fusion (scheduler.cpp). Guarantees: every Pointwise and Row node belongs
+/// to one kernel; a kernel writes only its root; a node is inlined into a kernel only when
+/// all of its users are pointwise nodes of that kernel over the same sizes and dtype,
+/// reading it elementwise, or (prologue) that kernel's row node reading it elementwise as
+/// its input, with no impure call between them; a row node joins the kernel of its users
+/// (epilogue) only when they are all pointwise over its output 0's sizes and dtype in one
+/// kernel that has no row node. Kernels are ordered by their root.
 /// Writes the `schedule` and `fusion` artifacts.
 std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered);
 

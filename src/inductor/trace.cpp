@@ -174,6 +174,37 @@ void write_extern_node(std::ostream& os, const BufferNames& names, const Node& n
      << buf << ".node.kernel = " << n.target() << "\n\n\n";
 }
 
+int64_t numel_of(const std::vector<int64_t>& sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+/// A reduction row node: its buffer, dependencies (its node's tensor arguments), the
+/// outer iteration group and the reduction range, and its body.
+void write_row_node(std::ostream& os, const BufferNames& names, const RowNode& r, const std::string& kernel) {
+  const std::string buf = names.name(r.node);
+  std::set<std::string> met, unmet;
+  for (const Arg& a : r.node->args()) {
+    if (a.kind != Arg::Kind::Value) continue;
+    const Node* v = a.value.node;
+    (names.computed(v) ? unmet : met).insert("StarDep(name='" + names.name(v) + "')");
+  }
+  const int64_t range = r.in_sizes.empty() ? 1 : r.in_sizes.back();
+  // One iteration per row (every dim but the last); the last dim is the reduction range.
+  const std::vector<int64_t> rows(r.in_sizes.begin(), r.in_sizes.empty() ? r.in_sizes.end() : r.in_sizes.end() - 1);
+  os << (kernel.empty() ? "" : "# kernel " + kernel + "\n") << buf << ": SchedulerNode(ComputedBuffer)  # %"
+     << r.node->name() << " = " << r.node->target() << " (" << row_kind_name(r.kind) << " over the last dim)\n"
+     << buf << ".writes = [MemoryDep('" << buf << "', c0, {c0: " << numel_of(r.out_sizes) << "})]\n"
+     << buf << ".unmet_dependencies = " << join(unmet) << "\n"
+     << buf << ".met_dependencies = " << join(met) << "\n"
+     << buf << ".group.device = " << device_text(*r.node) << "\n"
+     << buf << ".group.iteration = (" << tuple_text(rows) << ", (" << range << ",))\n"
+     << buf << ".sizes = (" << list_text(rows) << ", [" << range << "])\n"
+     << buf << ".dtype = " << scalar_type_name(r.dtype) << "\n"
+     << "class " << buf << "_loop_body:\n" << to_string(r) << "\n\n";
+}
+
 const char* kIrHeader =
     "# Scheduler nodes (buffer, writes, unmet dependencies on other nodes' buffers, met\n"
     "# dependencies on graph inputs, device, iteration group, sizes, loop body).\n"
@@ -189,6 +220,7 @@ std::string ir_pre_fusion_text(const Graph& g, const LoweredGraph& lowered) {
     auto r = lowered.roles.find(n.get());
     if (r == lowered.roles.end()) continue;
     if (r->second == NodeRole::Pointwise) write_scheduler_node(os, names, lowered.pointwise.at(n.get()));
+    if (r->second == NodeRole::Row) write_row_node(os, names, lowered.rows.at(n.get()), "");
     if (r->second == NodeRole::Extern) write_extern_node(os, names, *n);
   }
   return os.str();
@@ -197,7 +229,7 @@ std::string ir_pre_fusion_text(const Graph& g, const LoweredGraph& lowered) {
 std::string ir_post_fusion_text(const Graph& g, const LoweredGraph& lowered, const std::vector<Kernel>& kernels) {
   const BufferNames names(g, lowered);
   std::map<const Node*, const Kernel*> kernel_of_root;
-  for (const Kernel& k : kernels) kernel_of_root[k.root->node] = &k;
+  for (const Kernel& k : kernels) kernel_of_root[k.root_node()] = &k;
   std::ostringstream os;
   os << kIrHeader;
   for (const auto& n : g.nodes()) {
@@ -207,6 +239,12 @@ std::string ir_post_fusion_text(const Graph& g, const LoweredGraph& lowered, con
     auto k = kernel_of_root.find(n.get());
     if (k == kernel_of_root.end()) continue;
     const Kernel& kernel = *k->second;
+    if (kernel.row) {  // a row kernel: the reduction, then its fused prologue/epilogue bodies
+      write_row_node(os, names, *kernel.row, kernel.name);
+      for (const PointwiseNode* p : kernel.nodes) os << loop_body(names.name(p->node), *p);
+      os << "\n";
+      continue;
+    }
     if (kernel.nodes.size() == 1) {
       os << "# kernel " << kernel.name << "\n";
       write_scheduler_node(os, names, *kernel.root);

@@ -1,5 +1,6 @@
 // Tests of the inductor CPU backend: compiled graphs equal eager, pointwise chains fuse
-// into one kernel, extern calls fall back (logged), and the on-disk cache hits, and
+// into one kernel, reductions over the last dim become row kernels with their prologues
+// and epilogues, extern calls fall back (logged), and the on-disk cache hits, and
 // rebuilds a corrupt entry. Each distinct graph costs one C++ compile, so graphs are few.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -130,6 +131,78 @@ TEST_F(InductorTest, CorruptCachedLibraryIsDetectedAndRebuilt) {
   EXPECT_EQ(inductor::compiler_invocations(), before + 1) << "the corrupt entry is rebuilt";
   EXPECT_FALSE(inductor::last_compile_report().cache_hit);
   EXPECT_GT(fs::file_size(so), 1000u);
+}
+
+// Rows of 1000: a vector body and a scalar tail for 8 and 16 float lanes alike; 64 rows
+// of 1000 are more than one thread's worth, so the row loop runs in parallel.
+TEST_F(InductorTest, SoftmaxOverTheLastDimOfW2IsOneRowKernelAndEqualsEager) {
+  testing::LogCapture logs("schedule,inductor");
+  auto fn = [](const Tensor& x) { return softmax(x, -1); };
+  auto compiled = compile(fn, {.backend = "inductor"});
+  Tensor x = randn({64, 1000}) * 4;
+  expect_close(compiled(x), fn(x), 1.3e-6, 1e-5);
+  const inductor::CompileReport r = inductor::last_compile_report();
+  ASSERT_EQ(r.kernels.size(), 1u) << logs.text();
+  EXPECT_TRUE(r.extern_calls.empty()) << logs.text();
+  EXPECT_EQ(logs.text().find("extern fallback"), std::string::npos) << logs.text();
+  EXPECT_NE(logs.text().find("softmax row kernel over Float[64, 1000]"), std::string::npos) << logs.text();
+  EXPECT_NE(r.source.find("#pragma omp parallel for"), std::string::npos);
+}
+
+TEST_F(InductorTest, LayerNormWithWeightAndBiasOfW3IsOneRowKernelAndEqualsEager) {
+  testing::LogCapture logs("schedule,inductor");
+  auto fn = [](const Tensor& x, const Tensor& w, const Tensor& b) {
+    return layer_norm(x, {1000}, w, b, 1e-5);
+  };
+  auto compiled = compile(fn, {.backend = "inductor"});
+  Tensor x = randn({64, 1000}) * 3 + 1, w = randn({1000}), b = randn({1000});
+  expect_close(compiled(x, w, b), fn(x, w, b), 1.3e-6, 1e-5);
+  const inductor::CompileReport r = inductor::last_compile_report();
+  ASSERT_EQ(r.kernels.size(), 1u) << logs.text();
+  EXPECT_TRUE(r.extern_calls.empty()) << logs.text();
+  EXPECT_NE(logs.text().find("layer_norm row kernel over Float[64, 1000]"), std::string::npos) << logs.text();
+}
+
+TEST_F(InductorTest, PointwiseProducersFuseIntoARowKernelAsPrologueAndConsumersAsEpilogue) {
+  testing::LogCapture logs("fusion,inductor");
+  // x * 2 + y is read only by log_softmax (prologue); * 3 and + the column sums read
+  // its output elementwise (epilogue). The sum over dim 0 is not the last dim: extern.
+  auto fn = [](const Tensor& x, const Tensor& y) { return log_softmax(x * 2 + y, -1) * 3 + sum(x, {0}, true); };
+  auto compiled = compile(fn, {.backend = "inductor"});
+  Tensor x = randn({64, 1000}), y = randn({1000});
+  expect_close(compiled(x, y), fn(x, y), 1.3e-6, 1e-5);
+  const inductor::CompileReport r = inductor::last_compile_report();
+  EXPECT_EQ(r.extern_calls, std::vector<std::string>{"aten::sum.dim_IntList"});
+  ASSERT_EQ(r.kernels.size(), 1u) << logs.text();
+  EXPECT_EQ(r.kernels[0].second.size(), 5u) << "mul, add, log_softmax, mul, add in one kernel";
+  EXPECT_NE(logs.text().find("as a prologue"), std::string::npos) << logs.text();
+  EXPECT_NE(logs.text().find("with its epilogue"), std::string::npos) << logs.text();
+  EXPECT_NE(logs.text().find("reduces a dim other than the last"), std::string::npos) << logs.text();
+}
+
+TEST_F(InductorTest, Float64SumMeanAmaxAminOverTheLastDimWithAndWithoutKeepdim) {
+  testing::LogCapture logs("fusion,inductor");
+  // exp(x) - 1 feeds the sum only (prologue); amax reads a transposed view (strided
+  // loads); amin without keepdim is read through a view (so it is materialized).
+  auto fn = [](const Tensor& x, const Tensor& xt) {
+    return sum(exp(x) - 1, {-1}, true) * 0.5 + amax(xt.t(), {-1}, true) - mean(x, {1}, true) +
+           amin(x, {-1}).unsqueeze(-1);
+  };
+  auto compiled = compile(fn, {.backend = "inductor"});
+  Tensor x = randn({64, 1000}, kDouble), xt = randn({1000, 64}, kDouble);
+  const Tensor out = compiled(x, xt);
+  EXPECT_EQ(out.sizes().vec(), (std::vector<int64_t>{64, 1}));
+  expect_close(out, fn(x, xt), 1e-7, 1e-7);
+  const inductor::CompileReport r = inductor::last_compile_report();
+  EXPECT_TRUE(r.extern_calls.empty()) << logs.text();
+  EXPECT_EQ(logs.text().find("extern fallback"), std::string::npos) << logs.text();
+  EXPECT_NE(logs.text().find("fused %sub into its users' kernel (root %add_1, as a prologue)"), std::string::npos)
+      << logs.text();
+  EXPECT_NE(logs.text().find("fused %sum (sum row) with its epilogue"), std::string::npos) << logs.text();
+  EXPECT_NE(logs.text().find("materialized %amax: %add's kernel already has a reduction"), std::string::npos);
+  EXPECT_EQ(r.kernels.size(), 4u) << "sum with its epilogue; amax, mean and amin each alone";
+  EXPECT_NE(r.source.find("row_minmax<V, 0>"), std::string::npos);
+  EXPECT_NE(r.source.find("ld<V>("), std::string::npos) << "the transposed view is gathered";
 }
 
 }  // namespace
