@@ -5,6 +5,8 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -14,6 +16,7 @@
 #include "graph/interpreter.h"
 #include "inductor/inductor.h"
 #include "inductor/pipeline.h"
+#include "ops/registry.h"
 #include "inductor/trace.h"
 #include "ops/dispatch.h"
 #include "support/call_context.h"
@@ -22,6 +25,7 @@
 namespace ember::inductor {
 namespace {
 
+std::atomic<int64_t> g_buffers_reused{0};
 std::mutex g_report_mu;
 CompileReport g_last_report;
 
@@ -37,13 +41,39 @@ struct Program {
   std::map<const Node*, size_t> index;   // node -> position
   std::set<int> raise_after;             // inject_relu_bug_TESTING_ONLY=runtime_error
   void* handle = nullptr;
+  /// Memory plan: the values of node i die after the node at position i runs
+  /// (dies_after[i]), so their buffers can be handed to later kernels of the same size.
+  std::vector<std::vector<size_t>> dies_after;
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
 };
 
+/// A tensor of `m`'s geometry on `storage` (a dead intermediate's buffer of the same size).
+Tensor on_storage(const TensorMeta& m, std::shared_ptr<Storage> storage) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::move(storage);
+  impl->sizes = m.sizes;
+  impl->strides = m.strides;
+  impl->dtype = m.dtype;
+  impl->device = m.device;
+  impl->refresh();
+  return Tensor(std::move(impl));
+}
+
+size_t storage_bytes(const TensorMeta& m) {
+  int64_t extent = 1;
+  for (size_t d = 0; d < m.sizes.size(); ++d) {
+    if (m.sizes[d] == 0) return 0;
+    extent += (m.sizes[d] - 1) * m.strides[d];
+  }
+  return static_cast<size_t>(extent) * element_size(m.dtype);
+}
+
 std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   const Graph& g = *graph;
   std::vector<std::vector<Tensor>> env(g.nodes().size());
+  // Buffers of dead intermediates nothing else references, by size in bytes.
+  std::multimap<size_t, std::shared_ptr<Storage>> pool;
   auto value_of = [&](const ValueRef& v) -> const Tensor& { return env[index.at(v.node)].at(v.index); };
   size_t next_input = 0;
   std::vector<Tensor> results;
@@ -68,7 +98,14 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           std::vector<Tensor> outs;
           for (size_t o = 0; o < (kernel.root ? 1 : n.meta().size()); ++o) {
             const TensorMeta& m = n.meta()[o];
-            outs.push_back(empty_strided(m.sizes, m.strides, TensorOptions(m.dtype)));
+            auto reuse = pool.find(storage_bytes(m));
+            if (reuse != pool.end() && reuse->first > 0) {
+              outs.push_back(on_storage(m, std::move(reuse->second)));
+              pool.erase(reuse);
+              g_buffers_reused.fetch_add(1, std::memory_order_relaxed);
+            } else {
+              outs.push_back(empty_strided(m.sizes, m.strides, TensorOptions(m.dtype)));
+            }
           }
           ptrs.clear();
           for (const ValueRef& v : kernel.inputs) {
@@ -94,11 +131,68 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
         break;
       }
     }
+    // Values whose last reader just ran: a buffer only they hold (no view, no output, no
+    // input aliases it) goes to the pool for a later kernel output of the same size.
+    for (size_t dead : dies_after[i]) {
+      for (Tensor& t : env[dead]) {
+        if (t.defined() && t.storage() && t.storage().use_count() == 1 && t.impl_ptr().use_count() == 1) {
+          pool.emplace(t.storage()->nbytes(), t.storage());
+        }
+      }
+      env[dead].clear();
+    }
   }
   return results;
 }
 
+/// Where each value is last read: by a node's arguments, or by a kernel (at its root's
+/// position) reading it as an input; graph outputs and inputs never die.
+std::vector<std::vector<size_t>> plan_memory(const Graph& g, const std::map<const Node*, size_t>& index,
+                                             const std::vector<Kernel>& kernels) {
+  const size_t n = g.nodes().size();
+  std::vector<size_t> last(n, 0);
+  std::vector<bool> keep(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    const Node& node = *g.nodes()[i];
+    if (node.kind() != NodeKind::Call) keep[i] = true;  // inputs, constants: not ours to reuse
+    for (const Arg& a : node.args()) {
+      auto use = [&](const ValueRef& v) {
+        const size_t j = index.at(v.node);
+        if (node.kind() == NodeKind::Output) keep[j] = true;
+        last[j] = std::max(last[j], i);
+      };
+      if (a.kind == Arg::Kind::Value) use(a.value);
+      if (a.kind == Arg::Kind::ValueList)
+        for (const auto& v : a.values)
+          if (v) use(*v);
+    }
+  }
+  for (const Kernel& k : kernels) {
+    const size_t at = index.at(k.root_node());
+    for (const ValueRef& v : k.inputs) {
+      const size_t j = index.at(v.node);
+      last[j] = std::max(last[j], at);
+    }
+  }
+  // A view shares its base's buffer: the base lives as long as any view of it.
+  for (size_t i = n; i-- > 0;) {
+    const Node& node = *g.nodes()[i];
+    if (node.kind() == NodeKind::Call && node.op() && node.op()->kind == ops::OpKind::View &&
+        !node.args().empty() && node.args()[0].kind == Arg::Kind::Value) {
+      const size_t base = index.at(node.args()[0].value.node);
+      last[base] = std::max(last[base], last[i]);
+      if (keep[i]) keep[base] = true;
+    }
+  }
+  std::vector<std::vector<size_t>> dies_after(n);
+  for (size_t j = 0; j < n; ++j)
+    if (!keep[j] && last[j] > j) dies_after[last[j]].push_back(j);
+  return dies_after;
+}
+
 }  // namespace
+
+int64_t buffers_reused() { return g_buffers_reused.load(std::memory_order_relaxed); }
 
 CompiledGraph compile_graph(Graph& input_graph, const std::vector<Tensor>& example_inputs) {
   (void)example_inputs;
@@ -145,6 +239,7 @@ CompiledGraph compile_graph(Graph& input_graph, const std::vector<Tensor>& examp
         if (p->node->target().rfind("aten::relu", 0) == 0) program->raise_after.insert(static_cast<int>(k));
   }
   for (size_t i = 0; i < g.nodes().size(); ++i) program->index[g.nodes()[i].get()] = i;
+  program->dies_after = plan_memory(g, program->index, program->kernels);
 
   CompileReport report;
   report.graph_name = g.name();

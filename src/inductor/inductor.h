@@ -29,6 +29,10 @@ struct CompileReport {
 /// The report of this process's most recent compile_graph.
 CompileReport last_compile_report();
 
+/// How many kernel outputs have reused the buffer of a dead intermediate of the same size
+/// (the memory plan), in this process.
+int64_t buffers_reused();
+
 /// How many times this process has run the C++ compiler for generated code.
 int64_t compiler_invocations();
 

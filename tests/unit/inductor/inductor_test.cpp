@@ -90,6 +90,26 @@ TEST_F(InductorTest, MatmulRunsAsAnExternCallAndItsEpilogueFusesAndTheFallbackIs
   EXPECT_NE(logs.text().find("extern fallback: aten::mm"), std::string::npos) << logs.text();
 }
 
+TEST_F(InductorTest, DeadIntermediateBuffersAreReusedByLaterKernelsOfTheSameSize) {
+  // k1 = tanh(x*2) feeds mm; after mm it is dead, so k2 = relu(mm+1) can take its buffer;
+  // likewise k2's buffer is free for k3 after the second mm. Outputs are never reused.
+  auto fn = [](const Tensor& x, const Tensor& w) {
+    Tensor h = mm(tanh(x * 2), w);
+    Tensor g = mm(relu(h + 1), w);
+    return sigmoid(g - 1);
+  };
+  auto compiled = compile(fn, {.backend = "inductor"});
+  Tensor x = randn({16, 16}), w = randn({16, 16});
+  const int64_t before = inductor::buffers_reused();
+  const Tensor out = compiled(x, w);
+  expect_close(out, fn(x, w), 1.3e-6, 1e-5);
+  EXPECT_EQ(inductor::last_compile_report().kernels.size(), 3u);
+  EXPECT_GE(inductor::buffers_reused() - before, 1) << "a kernel output took a dead intermediate's buffer";
+  const Tensor again = compiled(x, w);
+  expect_close(again, out, 0, 0);
+  EXPECT_NE(again.storage(), out.storage()) << "a returned tensor's buffer is never handed to a later call";
+}
+
 TEST_F(InductorTest, Float64AndTypeConversionsCompileAndEqualEager) {
   auto fn = [](const Tensor& x, const Tensor& y) { return gelu(x.to(kDouble) * y - 1.5) + where(y > 0, y, x.to(kDouble)); };
   auto compiled = compile(fn, {.backend = "inductor"});
