@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "ember/autograd.h"
+#include "graph/text.h"
 
 namespace ember::capture {
 namespace {
@@ -38,6 +39,7 @@ IValue value_of_arg(const CallArg& a) {
 }
 
 std::string show(const IValue& v) {
+  if (v.is_double()) return graph_text::format_literal(v);  // 1.0, not 1: a float guard reads as one
   std::ostringstream os;
   if (v.is_bool()) {
     os << (v.to_bool() ? "True" : "False");

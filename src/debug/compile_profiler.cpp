@@ -1,7 +1,6 @@
 // debug/compile_profiler.cpp — CompileProfiler (ember/debug.h): a backend plus an observer
 // of the compile path's events, summarized with advice.
 #include <mutex>
-#include <regex>
 #include <set>
 
 #include "capture/events.h"
@@ -9,6 +8,38 @@
 #include "ember/debug.h"
 
 namespace ember {
+
+namespace {
+
+/// Which argument a guard failure names and what changed: "tensor 'x' size mismatch …" →
+/// {x, size}; "'n' == 3 (actual 4)" and "len('xs') == 2 …" → {n, value}; otherwise empty.
+struct GuardFailure {
+  std::string argument;
+  std::string what;
+};
+
+GuardFailure parse_failure(const std::string& text) {
+  auto quoted = [&](size_t open) -> std::string {
+    const size_t close = text.find('\'', open + 1);
+    return close == std::string::npos ? "" : text.substr(open + 1, close - open - 1);
+  };
+  if (text.rfind("tensor '", 0) == 0) {
+    const std::string arg = quoted(7);
+    const size_t after = 8 + arg.size() + 2;  // past "tensor '", the name, "' "
+    if (arg.empty() || after > text.size()) return {};
+    const std::string word = text.substr(after, text.find(' ', after) - after);
+    for (const char* w : {"size", "stride", "dtype", "device", "rank", "requires_grad"})
+      if (word == w) return {arg, word};
+    return {};
+  }
+  const size_t open = text.rfind("len('", 0) == 0 ? 4 : (text.rfind("'", 0) == 0 ? 0 : std::string::npos);
+  if (open == std::string::npos) return {};
+  const std::string arg = quoted(open);
+  if (arg.empty() || text.find(" == ", open) == std::string::npos) return {};
+  return {arg, "value"};
+}
+
+}  // namespace
 
 struct CompileProfiler::State {
   mutable std::mutex mu;
@@ -58,9 +89,6 @@ std::string CompileProfiler::report() const {
   const auto all = stats();
   std::string out = "Ember CompileProfiler report\n============================\n";
   if (all.empty()) return out + "No function was compiled with this profiler's backend.\n";
-  // "tensor 'x' size mismatch …" → x: which argument keeps changing, and how.
-  static const std::regex tensor_guard("^tensor '([^']+)' (size|stride|dtype|device|rank|requires_grad)");
-  static const std::regex value_guard("^(?:len\\()?'([^']+)'\\)? == ");
   for (const auto& [name, f] : all) {
     out += "\nFunction '" + name + "'" + (f.where.empty() ? "" : " (" + f.where + ")") + "\n";
     size_t ops = 0;
@@ -75,14 +103,8 @@ std::string CompileProfiler::report() const {
     for (size_t i = 0; i < f.recompiles.size(); ++i) {
       const std::string first = f.recompiles[i].empty() ? "(unknown)" : f.recompiles[i].front();
       out += "    " + std::to_string(i + 1) + ". " + first + "\n";
-      std::smatch m;
-      if (std::regex_search(first, m, tensor_guard)) {
-        ++changes[m[1]][m[2]];
-      } else if (std::regex_search(first, m, value_guard)) {
-        ++changes[m[1]]["value"];
-      } else {
-        ++changes["(other)"][first];
-      }
+      const GuardFailure g = parse_failure(first);
+      ++changes[g.argument.empty() ? "(other)" : g.argument][g.argument.empty() ? first : g.what];
     }
     if (f.cache_limit_hits) {
       out += "  cache_size_limit (" + std::to_string(config().dynamo.cache_size_limit) + ") reached: " +

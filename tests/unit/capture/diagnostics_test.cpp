@@ -128,6 +128,16 @@ TEST_F(DiagnosticsCompileTest, CompileProfilerReportsRecompilationsWithTheirGuar
   EXPECT_NE(r.find("argument 'x' changed shape in 2 recompilation(s)"), std::string::npos) << r;
 }
 
+TEST_F(DiagnosticsCompileTest, CompileProfilerAdvisesOnANumberThatKeepsChanging) {
+  CompileProfiler prof;
+  auto f = compile([](const Tensor& x, double s) { return x * s; },
+                   {.custom_backend = prof.backend(), .name = "scaled", .arg_names = {"x", "s"}});
+  for (double s : {1.0, 2.0, 3.0}) f(ones({2}), s);
+  const std::string r = prof.report();
+  EXPECT_NE(r.find("1. 's' == 1.0 (actual 2.0)"), std::string::npos) << r;
+  EXPECT_NE(r.find("argument 's' changed value in 2 recompilation(s)"), std::string::npos) << r;
+}
+
 TEST_F(DiagnosticsCompileTest, ExecutionRecordReplaysTheSameError) {
   const auto dir = std::filesystem::temp_directory_path() / ("ember_record_test_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
