@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <source_location>
 #include <string>
 #include <vector>
@@ -120,6 +121,9 @@ class Graph {
   Node* add_call(const ops::OpDef& op, std::vector<Arg> args, std::vector<TensorMeta> meta, SourceLoc loc = {});
   /// Sets (or replaces) the graph's outputs.
   Node* set_output(std::vector<ValueRef> outputs);
+  /// Names that generated names avoid (add_named may still take them): a pass rebuilding a
+  /// graph reserves the old graph's names so that nodes it copies later keep theirs.
+  void reserve_names(std::vector<std::string> names);
   /// Appends a node with an explicit name, as the parser does; raises if the name is taken.
   Node* add_named(NodeKind kind, std::string name, std::string target, const ops::OpDef* op, std::vector<Arg> args,
                   std::vector<TensorMeta> meta, SourceLoc loc, bool grad_enabled);
@@ -156,6 +160,8 @@ class Graph {
   std::vector<std::unique_ptr<Node>> nodes_;
   std::map<std::string, Tensor> constants_;
   std::map<std::string, int, std::less<>> name_counts_;
+  std::set<std::string, std::less<>> reserved_;
+  std::map<std::string, int, std::less<>> reserved_counts_;
 };
 
 /// The readable text of a graph (the counterpart of fx_graph_readable); parse_graph reads it back.

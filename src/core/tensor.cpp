@@ -6,6 +6,7 @@
 
 #include <atomic>
 
+#include "core/allocator.h"
 #include "core/fake.h"
 #include "core/shape.h"
 
@@ -26,17 +27,10 @@ void Tensor::require_data(const char* what, Loc loc) const {
                                << "it cannot be read outside of the trace that made it";
 }
 
-namespace {
-constexpr size_t kAlignment = 64;
-void free_aligned(void* p) { std::free(p); }
-}  // namespace
-
 Storage::Storage(size_t nbytes, Device device) : nbytes_(nbytes), device_(device) {
   if (device.is_cpu()) {
-    size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
-    data_ = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
-    EMBER_CHECK(data_ != nullptr) << "out of memory: could not allocate " << nbytes << " bytes";
-    deleter_ = free_aligned;
+    data_ = core::cpu_alloc(nbytes);
+    deleter_ = core::cpu_free;
   } else {
     EMBER_CHECK(device.is_meta()) << "device " << device << " is not available in this build";
   }

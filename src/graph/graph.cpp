@@ -69,13 +69,21 @@ void for_each_ref(const Node& n, F&& f) {
 
 }  // namespace
 
+void Graph::reserve_names(std::vector<std::string> names) {
+  for (std::string& n : names) reserved_.insert(std::move(n));
+}
+
 std::string Graph::unique_name(std::string_view hint) {
   std::string base = name_hint_of(hint);
-  auto [it, inserted] = name_counts_.try_emplace(base, 0);
-  if (inserted) return base;
+  if (!name_counts_.contains(base) && !reserved_.contains(base)) {
+    name_counts_.emplace(base, 0);
+    return base;
+  }
+  // The suffix counter lives with the base name once taken, or with the reservation.
+  int& count = name_counts_.contains(base) ? name_counts_.find(base)->second : reserved_counts_[base];
   for (;;) {
-    std::string candidate = base + "_" + std::to_string(++it->second);
-    if (!name_counts_.contains(candidate)) {
+    std::string candidate = base + "_" + std::to_string(++count);
+    if (!name_counts_.contains(candidate) && !reserved_.contains(candidate)) {
       name_counts_.emplace(candidate, 0);
       return candidate;
     }
@@ -251,6 +259,8 @@ std::unique_ptr<Graph> Graph::clone() const {
   }
   g->constants_ = constants_;
   g->name_counts_ = name_counts_;
+  g->reserved_ = reserved_;
+  g->reserved_counts_ = reserved_counts_;
   return g;
 }
 

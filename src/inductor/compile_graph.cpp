@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 
+#include "aot/aot.h"
 #include "ember/autograd.h"
 #include "ember/ops/creation.h"
 #include "graph/interpreter.h"
@@ -26,6 +27,7 @@ namespace ember::inductor {
 namespace {
 
 std::atomic<int64_t> g_buffers_reused{0};
+std::atomic<int64_t> g_outputs_in_place{0};
 std::mutex g_report_mu;
 CompileReport g_last_report;
 
@@ -44,6 +46,8 @@ struct Program {
   /// Memory plan: the values of node i die after the node at position i runs
   /// (dies_after[i]), so their buffers can be handed to later kernels of the same size.
   std::vector<std::vector<size_t>> dies_after;
+  /// Per kernel: inputs (ValueRefs) dying at that kernel that it may write its output over.
+  std::vector<std::vector<ValueRef>> in_place;
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
 };
@@ -67,6 +71,29 @@ size_t storage_bytes(const TensorMeta& m) {
     extent += (m.sizes[d] - 1) * m.strides[d];
   }
   return static_cast<size_t>(extent) * element_size(m.dtype);
+}
+
+/// A tensor of `m`'s geometry over the buffer of one of `candidates` (inputs of `kernel`
+/// that die at its position and that it may write over), when nothing but the values in
+/// `dying` holds that buffer and no other input of the kernel reads it; otherwise undefined.
+template <typename ValueOf>
+Tensor take_in_place(const Kernel& kernel, const std::vector<ValueRef>& candidates, const TensorMeta& m,
+                     ValueOf& value_of, const std::vector<std::vector<Tensor>>& env, const std::vector<size_t>& dying) {
+  for (const ValueRef& v : candidates) {
+    const Tensor& t = value_of(v);
+    if (!t.defined() || !t.storage() || t.storage_offset() != 0 || t.storage()->nbytes() < storage_bytes(m)) continue;
+    // Another input on the same buffer (a view of it) would be read at other positions.
+    bool aliased = false;
+    for (const ValueRef& other : kernel.inputs)
+      aliased = aliased || (!(other == v) && value_of(other).storage() == t.storage());
+    if (aliased) continue;
+    long holders = 0;
+    for (size_t d : dying)
+      for (const Tensor& e : env[d])
+        if (e.defined() && e.storage() == t.storage()) ++holders;
+    if (t.storage().use_count() == holders) return on_storage(m, t.storage());
+  }
+  return Tensor();
 }
 
 std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
@@ -98,6 +125,13 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           std::vector<Tensor> outs;
           for (size_t o = 0; o < (kernel.root ? 1 : n.meta().size()); ++o) {
             const TensorMeta& m = n.meta()[o];
+            if (o == 0) {
+              if (Tensor t = take_in_place(kernel, in_place[k->second], m, value_of, env, dies_after[i]); t.defined()) {
+                outs.push_back(std::move(t));
+                g_outputs_in_place.fetch_add(1, std::memory_order_relaxed);
+                continue;
+              }
+            }
             auto reuse = pool.find(storage_bytes(m));
             if (reuse != pool.end() && reuse->first > 0) {
               outs.push_back(on_storage(m, std::move(reuse->second)));
@@ -193,14 +227,21 @@ std::vector<std::vector<size_t>> plan_memory(const Graph& g, const std::map<cons
 }  // namespace
 
 int64_t buffers_reused() { return g_buffers_reused.load(std::memory_order_relaxed); }
+int64_t outputs_in_place() { return g_outputs_in_place.load(std::memory_order_relaxed); }
 
-CompiledGraph compile_graph(Graph& input_graph, const std::vector<Tensor>& example_inputs) {
+CompiledGraph compile_graph(Graph& captured, const std::vector<Tensor>& example_inputs) {
+  return aot::aot_compile(captured, example_inputs, compile_fx_inner);
+}
+
+CompiledGraph compile_fx_inner(Graph& input_graph, const std::vector<Tensor>& example_inputs) {
   (void)example_inputs;
   auto program = std::make_shared<Program>();
-  program->graph = input_graph.clone();
+  GraphTrace trace(input_graph);
+  EMBER_LOG(inductor, INFO) << "Step 3: torchinductor compiling graph " << input_graph.name();
+  program->graph = run_graph_passes(input_graph);
   const Graph& g = *program->graph;
-  GraphTrace trace(g);
-  EMBER_LOG(inductor, INFO) << "Step 3: torchinductor compiling graph " << g.name();
+  trace.stage_done("graph passes");
+  trace.transformed(g);
   program->lowered = lower(g);
   trace.stage_done("lowering");
   trace.lowered(g, program->lowered);
@@ -240,6 +281,22 @@ CompiledGraph compile_graph(Graph& input_graph, const std::vector<Tensor>& examp
   }
   for (size_t i = 0; i < g.nodes().size(); ++i) program->index[g.nodes()[i].get()] = i;
   program->dies_after = plan_memory(g, program->index, program->kernels);
+  // In place: an input the kernel may write over (codegen's may_alias_output) that dies at
+  // the kernel and has the output's geometry.
+  for (const Kernel& kernel : program->kernels) {
+    const size_t at = program->index.at(kernel.root_node());
+    const TensorMeta& out = kernel.root_node()->meta()[0];
+    const auto& dying = program->dies_after[at];
+    std::vector<ValueRef> candidates;
+    for (int b : kernel.may_alias_output) {
+      const ValueRef& v = kernel.inputs[b];
+      const TensorMeta& m = v.node->meta()[v.index];
+      if (std::find(dying.begin(), dying.end(), program->index.at(v.node)) != dying.end() && m.sizes == out.sizes &&
+          m.strides == out.strides && m.storage_offset == 0 && m.dtype == out.dtype)
+        candidates.push_back(v);
+    }
+    program->in_place.push_back(std::move(candidates));
+  }
 
   CompileReport report;
   report.graph_name = g.name();
@@ -297,6 +354,12 @@ void register_builtin_backends() {
     if (std::find(known.begin(), known.end(), "inductor") != known.end()) return;
     register_backend("inductor", [](Graph& g, const std::vector<Tensor>& examples) {
       return inductor::compile_graph(g, examples);
+    });
+    // The AOT stage, then the interpreter: isolates the stage when a compiled result is wrong.
+    register_backend("aot_eager", [](Graph& g, const std::vector<Tensor>& examples) {
+      return aot::aot_compile(g, examples, [](Graph& prepared, const std::vector<Tensor>&) {
+        return eager_backend(prepared);
+      });
     });
   });
 }

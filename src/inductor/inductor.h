@@ -10,9 +10,14 @@
 
 namespace ember::inductor {
 
-/// Lowers, fuses, generates C++, builds (or finds in the cache) and loads code for `g`;
-/// returns the wrapper that runs it. `g` is copied; the caller may drop it afterwards.
+/// The "inductor" backend: the AOT stage (aot/aot.h: functionalize, decompose), then
+/// compile_fx_inner on its result. `g` is not kept; the caller may drop it afterwards.
 CompiledGraph compile_graph(Graph& g, const std::vector<Tensor>& example_inputs);
+
+/// The code generator proper, on a graph the AOT stage prepared: graph passes, lowering,
+/// fusion, C++ generation, build (or cache lookup) and load; returns the wrapper that runs
+/// it. Where TORCHDYNAMO_REPRO_AFTER=aot cuts. `g` is copied.
+CompiledGraph compile_fx_inner(Graph& g, const std::vector<Tensor>& example_inputs);
 
 /// What one compile_graph call produced.
 struct CompileReport {
@@ -32,6 +37,10 @@ CompileReport last_compile_report();
 /// How many kernel outputs have reused the buffer of a dead intermediate of the same size
 /// (the memory plan), in this process.
 int64_t buffers_reused();
+
+/// How many kernel outputs were written over the buffer of an input that died at that
+/// kernel (in place: an epilogue over an extern GEMM's or convolution's result), in this process.
+int64_t outputs_in_place();
 
 /// How many times this process has run the C++ compiler for generated code.
 int64_t compiler_invocations();

@@ -73,6 +73,11 @@ struct Kernel {
   const RowNode* row = nullptr;            // the reduction it computes, if any
   std::vector<const PointwiseNode*> nodes; // every pointwise node it computes, in graph order
   std::vector<ValueRef> inputs;            // the buffers it reads, in argument order (filled by codegen)
+  /// Inputs the kernel may write its output over (filled by codegen): every read of them
+  /// is at the output's own index map and dtype, so element i is read before element i is
+  /// written and no other element is read. Their pointers and the output's carry no
+  /// __restrict. The wrapper reuses one when it dies here (see Note [inductor], in place).
+  std::vector<int> may_alias_output;
 
   /// The node whose outputs it writes; the wrapper runs it at that node's position.
   const Node* root_node() const { return root ? root->node : row->node; }

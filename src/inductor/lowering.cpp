@@ -263,7 +263,30 @@ std::string lower_row(const Node& n, RowNode& r) {
   return "";
 }
 
+/// The pointwise lowering of a node: "" and `p` filled, or why it is not lowered.
+std::string lower_pointwise(const Node& n, PointwiseNode& p) {
+  p.node = &n;
+  if (n.meta().size() != 1 || n.meta()[0].undefined) return "not one output";
+  if (!is_float(n.meta()[0].dtype) || n.meta()[0].device.type != DeviceType::CPU)
+    return "result is not f32/f64 on the CPU";
+  if (n.meta()[0].storage_offset != 0 || n.is_impure()) return "writes an argument or draws random numbers";
+  p.sizes = n.meta()[0].sizes;
+  p.dtype = n.meta()[0].dtype;
+  BodyBuilder b(n, p);
+  const std::string base = base_name(n.target());
+  auto rule = rules().find(base);
+  const int result = rule != rules().end() ? rule->second(n, b) : lower_with_rows(n, b, base);
+  if (result >= 0 && result == static_cast<int>(p.body.size()) - 1) return "";
+  return b.why().empty() ? "no lowering" : b.why();
+}
+
 }  // namespace
+
+bool lowers_as_pointwise(const Node& n) {
+  if (n.kind() != NodeKind::Call || n.op()->kind == ops::OpKind::View) return false;
+  PointwiseNode p;
+  return lower_pointwise(n, p).empty();
+}
 
 const char* row_kind_name(RowKind k) {
   switch (k) {
@@ -300,7 +323,6 @@ LoweredGraph lower(const Graph& g) {
       out.roles[&n] = NodeRole::View;
       continue;
     }
-    const std::string base = base_name(n.target());
     {
       RowNode r;
       const std::string why_row = lower_row(n, r);
@@ -317,26 +339,11 @@ LoweredGraph lower(const Graph& g) {
       }
     }
     PointwiseNode p;
-    p.node = &n;
-    std::string why;
-    if (n.meta().size() != 1 || n.meta()[0].undefined) {
-      why = "not one output";
-    } else if (!is_float(n.meta()[0].dtype) || n.meta()[0].device.type != DeviceType::CPU) {
-      why = "result is not f32/f64 on the CPU";
-    } else if (n.meta()[0].storage_offset != 0 || n.is_impure()) {
-      why = "writes an argument or draws random numbers";
-    } else {
-      p.sizes = n.meta()[0].sizes;
-      p.dtype = n.meta()[0].dtype;
-      BodyBuilder b(n, p);
-      auto rule = rules().find(base);
-      const int result = rule != rules().end() ? rule->second(n, b) : lower_with_rows(n, b, base);
-      if (result >= 0 && result == static_cast<int>(p.body.size()) - 1) {
-        out.roles[&n] = NodeRole::Pointwise;
-        out.pointwise.emplace(&n, std::move(p));
-        continue;
-      }
-      why = b.why().empty() ? "no lowering" : b.why();
+    const std::string why = lower_pointwise(n, p);
+    if (why.empty()) {
+      out.roles[&n] = NodeRole::Pointwise;
+      out.pointwise.emplace(&n, std::move(p));
+      continue;
     }
     out.roles[&n] = NodeRole::Extern;
     EMBER_LOG(inductor, INFO) << "extern fallback: " << n.target() << " (%" << n.name() << "): " << why

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,11 +12,20 @@
 
 namespace ember::inductor {
 
+/// Graph passes (graph_passes.cpp), run on the graph the AOT stage produced. Requires: a
+/// functional graph. Guarantees: the same results; `addmm` read only by pointwise nodes is
+/// `mm` plus a bias add those nodes can fuse (unfuse_bias_add_to_pointwise). Logs the
+/// result on the `post_grad_graphs` artifact.
+std::unique_ptr<Graph> run_graph_passes(const Graph& g);
+
 /// Lowering (lowering.cpp). Requires: a verified graph. Guarantees: every Call node has a
 /// role; a Row node reduces the innermost dim of a non-empty f32/f64 input; a Pointwise node's body reads only graph values (inputs, views, other nodes)
 /// through index maps over its own sizes, and computes in its output dtype (f32/f64).
 /// Calls with no lowering become Extern, logged at INFO on `inductor`.
 LoweredGraph lower(const Graph& g);
+
+/// Whether lower() makes `n` a Pointwise node (graph passes ask before rewriting for fusion).
+bool lowers_as_pointwise(const Node& n);
 
 /// The C++ definition of a scalar function a body calls (`op_sigmoid`), rendered from
 /// the row of ops/scalar_ops.def (or the lowering table) it names; "" for built-ins.

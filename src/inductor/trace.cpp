@@ -299,11 +299,12 @@ GraphTrace::GraphTrace(const Graph& g) : start_(std::chrono::steady_clock::now()
   fs::create_directories(*dir_, ec);
   EMBER_CHECK(!ec) << "TORCH_COMPILE_DEBUG: cannot create " << dir_->string() << ": " << ec.message();
 
-  // AOT autograd does not run before inductor yet, so its log holds the graph it would
-  // partition (the forward graph is the captured graph) and any `aot` lines of the compile.
+  // The AOT stage ran before this compile (aot/aot.h): its log holds the forward graph it
+  // produced (functionalized and decomposed; inference graphs have no backward) and any
+  // `aot` lines of the compile.
   auto aot = std::make_shared<std::ofstream>(inductor_dir / ("aot_" + model + "_" + std::to_string(n) + "_debug.log"));
-  *aot << "AOT graph " << model << " " << n << ": no AOT autograd pass runs before inductor yet; the forward graph ("
-       << dir_->filename().string() << ") is the captured graph:\n"
+  *aot << "AOT forward graph " << model << " " << n << " (functionalized and decomposed; compiled in "
+       << dir_->filename().string() << "):\n"
        << to_string(g) << "\n";
   aot->flush();
   aot_log_ = std::make_unique<logging::ScopedSink>(
@@ -326,12 +327,14 @@ GraphTrace::GraphTrace(const Graph& g) : start_(std::chrono::steady_clock::now()
     write("fx_graph_readable.txt", to_string(g));
     write("fx_graph_runnable.cpp", to_runnable_cpp(g));
   }
-  if (t.fx_graph_transformed) {
-    write("fx_graph_transformed.txt",
-          "# The graph as inductor lowers it. No inductor graph pass runs yet, so it is the same\n"
-          "# graph as fx_graph_readable.txt.\n" +
-              to_string(g));
-  }
+}
+
+void GraphTrace::transformed(const Graph& g) {
+  if (!dir_ || !config().inductor.trace.fx_graph_transformed) return;
+  write("fx_graph_transformed.txt",
+        "# The graph as inductor lowers it: fx_graph_readable.txt after inductor's graph passes\n"
+        "# (src/inductor/graph_passes.cpp).\n" +
+            to_string(g));
 }
 
 GraphTrace::~GraphTrace() = default;

@@ -33,6 +33,8 @@ class GraphTrace {
 
   /// Ends the running stage: logs and records its time.
   void stage_done(const std::string& stage);
+  /// The graph after inductor's graph passes (fx_graph_transformed.txt).
+  void transformed(const Graph& g);
   void lowered(const Graph& g, const LoweredGraph& lowered);
   void scheduled(const Graph& g, const LoweredGraph& lowered, const std::vector<Kernel>& kernels);
   void generated(const std::string& source);

@@ -90,13 +90,44 @@ TEST_F(InductorTest, MatmulRunsAsAnExternCallAndItsEpilogueFusesAndTheFallbackIs
   EXPECT_NE(logs.text().find("extern fallback: aten::mm"), std::string::npos) << logs.text();
 }
 
+TEST_F(InductorTest, AnEpilogueOverAGemmResultThatDiesThereWritesInPlace) {
+  // mm's result is read only by the epilogue kernel (bias add, gelu), elementwise: the
+  // kernel writes its output over it instead of a new buffer.
+  auto fn = [](const Tensor& x, const Tensor& w, const Tensor& b) { return gelu(mm(x, w) + b); };
+  auto compiled = compile(fn, {.backend = "inductor"});
+  Tensor x = randn({33, 20}), w = randn({20, 17}), b = randn({17});
+  const int64_t before = inductor::outputs_in_place();
+  expect_close(compiled(x, w, b), fn(x, w, b), 1.3e-6, 1e-5);
+  EXPECT_EQ(inductor::outputs_in_place() - before, 1);
+  const inductor::CompileReport r = inductor::last_compile_report();
+  EXPECT_NE(r.source.find("const float* in0 ="), std::string::npos)
+      << "the buffer the output may overwrite has no __restrict\n" << r.source;
+}
+
+TEST_F(InductorTest, AGraphOutputOrAValueReadLaterIsNeverOverwritten) {
+  // h is returned, and g is read by a later kernel: neither may be written over.
+  auto fn = [](const Tensor& x, const Tensor& w) {
+    Tensor h = mm(x, w);
+    Tensor g = mm(x, w) * 3;
+    return std::make_tuple(h, relu(h) + g, sigmoid(g));
+  };
+  auto compiled = compile(fn, {.backend = "inductor"});
+  Tensor x = randn({16, 16}), w = randn({16, 16});
+  auto [h, r, s] = compiled(x, w);
+  auto [h0, r0, s0] = fn(x, w);
+  expect_close(h, h0, 1.3e-6, 1e-5);
+  expect_close(r, r0, 1.3e-6, 1e-5);
+  expect_close(s, s0, 1.3e-6, 1e-5);
+}
+
 TEST_F(InductorTest, DeadIntermediateBuffersAreReusedByLaterKernelsOfTheSameSize) {
-  // k1 = tanh(x*2) feeds mm; after mm it is dead, so k2 = relu(mm+1) can take its buffer;
-  // likewise k2's buffer is free for k3 after the second mm. Outputs are never reused.
+  // k1 = tanh(x*2) feeds mm; after mm it is dead, so k2 = relu(h + h^T) can take its
+  // buffer (k2 reads h at two index maps, so it cannot write over h itself); likewise k2's
+  // buffer is free for k3 after the second mm. Outputs are never reused.
   auto fn = [](const Tensor& x, const Tensor& w) {
     Tensor h = mm(tanh(x * 2), w);
-    Tensor g = mm(relu(h + 1), w);
-    return sigmoid(g - 1);
+    Tensor g = mm(relu(h + h.t()), w);
+    return sigmoid(g + g.t());
   };
   auto compiled = compile(fn, {.backend = "inductor"});
   Tensor x = randn({16, 16}), w = randn({16, 16});

@@ -1,0 +1,135 @@
+// aot/decompositions.cpp — the decomposition table: ops the code generator should see as
+// simpler ops, one row each (op, when, into, how). A row's function builds the
+// replacement with a GraphBuilder from the node's mapped arguments, or declines (nullopt)
+// when its condition does not hold. Contract in aot/aot.h; see Note [aot] (docs/notes/aot.md).
+#include <functional>
+#include <map>
+
+#include "aot/aot.h"
+#include "graph/rewrite.h"
+#include "ops/registry.h"
+
+namespace ember::aot {
+namespace {
+
+using graph::GraphBuilder;
+using Values = std::optional<std::vector<ValueRef>>;
+using DecompFn = std::function<Values(const Node& n, const std::vector<Arg>& args, GraphBuilder& b)>;
+
+struct Row {
+  const char* op;
+  const char* when;
+  const char* into;
+  DecompFn fn;
+};
+
+bool is_float(ScalarType t) { return t == kFloat || t == kDouble; }
+
+const TensorMeta& meta_of(const Arg& a) { return GraphBuilder::meta(a.value); }
+bool is_value(const Arg& a) { return a.kind == Arg::Kind::Value; }
+
+/// Whether only output 0 of `n` is read by `users`.
+bool only_output0_used(const Node& n, const std::map<const Node*, std::vector<Node*>>& users) {
+  auto it = users.find(&n);
+  if (it == users.end()) return true;
+  for (const Node* u : it->second)
+    for (const Arg& a : u->args()) {
+      if (a.kind == Arg::Kind::Value && a.value.node == &n && a.value.index != 0) return false;
+      if (a.kind == Arg::Kind::ValueList)
+        for (const auto& v : a.values)
+          if (v && v->node == &n && v->index != 0) return false;
+    }
+  return true;
+}
+
+/// native_batch_norm in eval mode is an affine map per channel, as the eager kernel
+/// computes it (kernels/cpu/norm.cpp): alpha = rsqrt(var + eps) * weight, beta = bias -
+/// mean * alpha, out = x * alpha + beta, alpha and beta viewed as [C, 1, ...].
+Values batch_norm_eval(const Node& n, const std::vector<Arg>& a, GraphBuilder& b,
+                       const std::map<const Node*, std::vector<Node*>>& users) {
+  if (a[5].literal.to_bool() || !is_value(a[0]) || !is_value(a[3]) || !is_value(a[4])) return std::nullopt;
+  if (!only_output0_used(n, users)) return std::nullopt;
+  const TensorMeta& x = meta_of(a[0]);
+  if (!is_float(x.dtype) || x.sizes.size() < 2) return std::nullopt;
+  for (size_t i : {1, 2, 3, 4})
+    if (is_value(a[i]) && meta_of(a[i]).dtype != x.dtype) return std::nullopt;
+  const double eps = a[7].literal.to_double();
+  ValueRef alpha = b.call("aten::rsqrt", {b.call("aten::add.Scalar", {a[4].value, eps})});
+  if (is_value(a[1])) alpha = b.call("aten::mul.Tensor", {alpha, a[1].value});
+  ValueRef shift = b.call("aten::mul.Tensor", {a[3].value, alpha});
+  ValueRef beta = is_value(a[2]) ? b.call("aten::sub.Tensor", {a[2].value, shift}) : b.call("aten::neg", {shift});
+  std::vector<int64_t> shape(x.sizes.size() - 1, 1);
+  shape[0] = x.sizes[1];
+  ValueRef scaled = b.call("aten::mul.Tensor", {a[0].value, b.call("aten::view", {alpha, shape})});
+  ValueRef out = b.call("aten::add.Tensor", {scaled, b.call("aten::view", {beta, shape})});
+  return std::vector<ValueRef>{out, ValueRef{}, ValueRef{}};
+}
+
+/// masked_fill(self, mask, value) = where(mask, value, self) when the result keeps self's
+/// floating dtype (where's type promotion would otherwise differ).
+Values masked_fill(const Node& n, const std::vector<Arg>& a, GraphBuilder& b) {
+  if (!is_value(a[0]) || !is_value(a[1]) || !is_float(meta_of(a[0]).dtype)) return std::nullopt;
+  if (n.target() == "aten::masked_fill.Scalar")
+    return std::vector<ValueRef>{b.call("aten::where.ScalarSelf", {a[1].value, a[2].literal, a[0].value})};
+  if (!is_value(a[2]) || meta_of(a[2]).dtype != meta_of(a[0]).dtype || !meta_of(a[2]).sizes.empty())
+    return std::nullopt;
+  return std::vector<ValueRef>{b.call("aten::where.self", {a[1].value, a[2].value, a[0].value})};
+}
+
+/// softmax / log_softmax over a dim other than the last (the last is one row kernel):
+/// x - amax(x), exp, sum, divide (or subtract the log of the sum), as ATen's decomposition.
+Values softmax_other_dim(const Node& n, const std::vector<Arg>& a, GraphBuilder& b) {
+  if (!is_value(a[0]) || a[2].literal.to_bool()) return std::nullopt;
+  const TensorMeta& x = meta_of(a[0]);
+  const int64_t rank = static_cast<int64_t>(x.sizes.size());
+  int64_t dim = a[1].literal.to_int();
+  if (dim < 0) dim += rank;
+  if (!is_float(x.dtype) || rank == 0 || dim == rank - 1) return std::nullopt;
+  for (int64_t s : x.sizes)
+    if (s == 0) return std::nullopt;
+  ValueRef shifted = b.call("aten::sub.Tensor", {a[0].value, b.call("aten::amax", {a[0].value, std::vector<int64_t>{dim}, true})});
+  ValueRef e = b.call("aten::exp", {shifted});
+  ValueRef sum = b.call("aten::sum.dim_IntList", {e, std::vector<int64_t>{dim}, true});
+  if (n.target() == "aten::_softmax") return std::vector<ValueRef>{b.call("aten::div.Tensor", {e, sum})};
+  return std::vector<ValueRef>{b.call("aten::sub.Tensor", {shifted, b.call("aten::log", {sum})})};
+}
+
+const std::vector<Row>& rows() {
+  static const std::vector<Row> table = {
+      {"aten::native_batch_norm", "training=False, running stats given, only output 0 read, float input of rank >= 2",
+       "rsqrt, mul, sub, view, mul, add (a per-channel affine map)", nullptr},
+      {"aten::masked_fill.Scalar", "self is floating", "where.ScalarSelf", masked_fill},
+      {"aten::masked_fill.Tensor", "self is floating, value a 0-dim tensor of self's dtype", "where.self", masked_fill},
+      {"aten::_softmax", "over a dim other than the last, float, non-empty", "amax, sub, exp, sum, div",
+       softmax_other_dim},
+      {"aten::_log_softmax", "over a dim other than the last, float, non-empty", "amax, sub, exp, sum, log, sub",
+       softmax_other_dim},
+  };
+  return table;
+}
+
+}  // namespace
+
+std::vector<DecompositionInfo> decomposition_table() {
+  std::vector<DecompositionInfo> out;
+  for (const Row& r : rows()) out.push_back({r.op, r.when, r.into});
+  return out;
+}
+
+std::unique_ptr<Graph> decompose(const Graph& g, size_t* decomposed) {
+  const auto users = g.users();
+  std::map<std::string, const Row*> by_op;
+  for (const Row& r : rows())
+    if (ops::registry().find(r.op)) by_op[r.op] = &r;
+  return graph::rewrite(
+      g,
+      [&](const Node& n, const std::vector<Arg>& args, GraphBuilder& b) -> Values {
+        auto it = by_op.find(n.target());
+        if (it == by_op.end()) return std::nullopt;
+        if (n.target() == "aten::native_batch_norm") return batch_norm_eval(n, args, b, users);
+        return it->second->fn(n, args, b);
+      },
+      decomposed);
+}
+
+}  // namespace ember::aot

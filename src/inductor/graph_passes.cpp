@@ -1,0 +1,90 @@
+// inductor/graph_passes.cpp — inductor's passes over the graph it receives from the AOT
+// stage, before lowering (PyTorch's post-grad passes), in order. Each pass is one function
+// with its contract above it; run_graph_passes lists them. The result is what
+// fx_graph_transformed.txt shows. See Note [inductor] (docs/notes/inductor.md).
+#include <map>
+#include <set>
+
+#include "graph/rewrite.h"
+#include "inductor/pipeline.h"
+#include "support/logging.h"
+
+namespace ember::inductor {
+namespace {
+
+using graph::GraphBuilder;
+
+/// Whether every user of `v`'s node is a node lowered as pointwise. `via_view` allows
+/// reshapes in between that keep the last dim (`view`), whose users must then all be
+/// pointwise too.
+bool read_only_by_pointwise(const Node* n, const std::map<const Node*, std::vector<Node*>>& users, int64_t last,
+                            bool via_view) {
+  auto it = users.find(n);
+  if (it == users.end() || it->second.empty()) return false;
+  for (const Node* u : it->second) {
+    if (u->kind() != NodeKind::Call) return false;
+    if (via_view && u->target() == "aten::view" && !u->meta().empty() && !u->meta()[0].sizes.empty() &&
+        u->meta()[0].sizes.back() == last) {
+      if (!read_only_by_pointwise(u, users, last, false)) return false;
+      continue;
+    }
+    if (!lowers_as_pointwise(*u)) return false;
+  }
+  return true;
+}
+
+/// unfuse_bias_add_to_pointwise. Requires: a functional graph. Guarantees: an
+/// `addmm(bias, a, b)` with beta = alpha = 1, a 1-d float bias over the result's last dim,
+/// and only pointwise readers (directly, or through views keeping the last dim) becomes
+/// `mm(a, b)` with `add(·, bias)` where it is read — after the view, in the reader's index
+/// space — so the bias add fuses into the readers' kernel instead of being copied into the
+/// GEMM's output first. Other nodes are unchanged.
+std::unique_ptr<Graph> unfuse_bias_add_to_pointwise(const Graph& g, size_t* changed) {
+  const auto users = g.users();
+  std::set<const Node*> unfuse;
+  for (const auto& n : g.nodes()) {
+    if (n->target() != "aten::addmm") continue;
+    const auto& a = n->args();
+    if (a[0].kind != Arg::Kind::Value || a[3].literal.to_scalar().to_double() != 1 ||
+        a[4].literal.to_scalar().to_double() != 1)
+      continue;
+    const TensorMeta& bias = a[0].value.node->meta()[a[0].value.index];
+    const TensorMeta& out = n->meta()[0];
+    if (bias.sizes.size() != 1 || bias.sizes[0] != out.sizes.back() || bias.dtype != out.dtype) continue;
+    if (out.dtype != kFloat && out.dtype != kDouble) continue;
+    if (read_only_by_pointwise(n.get(), users, out.sizes.back(), true)) unfuse.insert(n.get());
+  }
+  std::map<const Node*, ValueRef> mm_of;  // old addmm -> new mm
+  std::map<const Node*, ValueRef> bias_of;
+  return graph::rewrite(
+      g,
+      [&](const Node& n, const std::vector<Arg>& args, GraphBuilder& b) -> std::optional<std::vector<ValueRef>> {
+        if (unfuse.count(&n)) {
+          mm_of[&n] = b.call("aten::mm", {args[1].value, args[2].value});
+          bias_of[&n] = args[0].value;
+          // The add for direct readers; dead-code elimination drops it when only views read.
+          return std::vector<ValueRef>{b.call("aten::add.Tensor", {mm_of[&n], bias_of[&n]})};
+        }
+        if (n.target() == "aten::view" && n.args()[0].kind == Arg::Kind::Value &&
+            unfuse.count(n.args()[0].value.node)) {
+          const Node* addmm = n.args()[0].value.node;
+          ValueRef view = b.call("aten::view", {mm_of.at(addmm), args[1]});
+          return std::vector<ValueRef>{b.call("aten::add.Tensor", {view, bias_of.at(addmm)})};
+        }
+        return std::nullopt;
+      },
+      changed);
+}
+
+}  // namespace
+
+std::unique_ptr<Graph> run_graph_passes(const Graph& g) {
+  size_t unfused = 0;
+  std::unique_ptr<Graph> out = unfuse_bias_add_to_pointwise(g, &unfused);
+  EMBER_LOG(inductor, DEBUG) << "graph passes of " << g.name() << ": unfuse_bias_add_to_pointwise rewrote " << unfused
+                             << " nodes";
+  EMBER_LOG_ARTIFACT(post_grad_graphs) << "graph " << g.name() << " after inductor's graph passes:\n" << *out;
+  return out;
+}
+
+}  // namespace ember::inductor
