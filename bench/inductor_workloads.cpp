@@ -139,6 +139,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (iters < 1) {
+    std::fprintf(stderr, "--iters: expected a positive number, got %d\n", iters);
+    return 2;
+  }
   const fs::path cache_root = fs::temp_directory_path() / ("ember_bench_inductor_" + std::to_string(getpid()));
   fs::remove_all(cache_root);
 

@@ -41,7 +41,10 @@ def parse_args():
     p.add_argument("--cache-dir", help="TORCHINDUCTOR_CACHE_DIR for --compile (default: a fresh temp dir)")
     p.add_argument("--only", default="", help="comma-separated id prefixes (default: every row)")
     p.add_argument("--json")
-    return p.parse_args()
+    args = p.parse_args()
+    if args.iters < 1:
+        p.error(f"--iters: expected a positive number, got {args.iters}")
+    return args
 
 
 # TORCHINDUCTOR_CACHE_DIR is read when inductor is imported: set it before importing torch.
