@@ -94,10 +94,10 @@ CallLog logged(F&& f) {
 }
 
 /// Medians in ms of `iters` calls each of `a` and `b`, alternating, after 3 warm-up calls
-/// each. Alternating puts both in the same process state: on the development VM a
-/// workload's eager calls timed before the first compile skipped the page faults of their
-/// 32 MiB outputs that every later call paid (8,193 faults, ~160 ms per call), whichever
-/// code ran it.
+/// each. Alternating puts both in the same process state: whether a call's 32 MiB output
+/// page-faults (8,193 faults, ~160 ms on the development VM) or reuses freed heap memory
+/// depends on glibc's heap state, which the compile in between changes; timed in separate
+/// phases, W2 once measured 6 ms eager against 175 ms compiled, and ~170 ms each alternated.
 std::pair<double, double> interleaved_median_ms(const std::function<Tensor()>& a, const std::function<Tensor()>& b,
                                                 int iters) {
   for (int i = 0; i < 3; ++i) (void)a(), (void)b();
