@@ -131,9 +131,12 @@ int main(int argc, char** argv) {
   int iters = 21;
   std::vector<std::string> only;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
-    else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) iters = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = bench::split_ids(argv[++i]);
+    if (!std::strcmp(argv[i], "--json") && i + 1 < argc)
+      json_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc)
+      iters = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
+      only = bench::split_ids(argv[++i]);
     else {
       std::fprintf(stderr, "usage: %s [--iters N] [--only W1,W4] [--json FILE]\n", argv[0]);
       return 2;
@@ -149,11 +152,12 @@ int main(int argc, char** argv) {
   const double triad = bench::triad_gbps();
   const int threads = omp_get_max_threads();
   std::printf("Ember eager vs inductor, %d threads; STREAM triad: %.1f GB/s\n", threads, triad);
-  std::printf("ms: median of %d calls each, eager and compiled alternating, after 3 warm-up calls.\n"
-              "cold/warm compile s: first call of a new compiled function with an empty cache dir / first call\n"
-              "after reset() with the cache filled; both include one execution. GB/s: the compiled run over the\n"
-              "minimum bytes of WORKLOADS.md. max |diff|: compiled against eager; tolerance %.0e + %.0e * |eager|.\n",
-              iters, kAtol, kRtol);
+  std::printf(
+      "ms: median of %d calls each, eager and compiled alternating, after 3 warm-up calls.\n"
+      "cold/warm compile s: first call of a new compiled function with an empty cache dir / first call\n"
+      "after reset() with the cache filled; both include one execution. GB/s: the compiled run over the\n"
+      "minimum bytes of WORKLOADS.md. max |diff|: compiled against eager; tolerance %.0e + %.0e * |eager|.\n",
+      iters, kAtol, kRtol);
   std::printf("%-8s | %10s | %11s | %7s | %14s | %14s | %6s | %10s | %9s | %s\n", "id", "eager ms", "compiled ms",
               "speedup", "cold compile s", "warm compile s", "GB/s", "% of triad", "max |diff|", "notes");
   std::string json = "{\"threads\": " + std::to_string(threads) + ", \"triad_gbps\": " + json_number(triad) +
@@ -200,20 +204,19 @@ int main(int argc, char** argv) {
       std::snprintf(gb_col, sizeof gb_col, "%.1f", gbps);
       std::snprintf(pct_col, sizeof pct_col, "%.1f%%", 100 * gbps / triad);
     }
-    std::printf("%-8s | %10.2f | %11.2f | %6.2fx | %14.2f | %14.2f | %6s | %10s | %9.2e | %s\n", w.id.c_str(),
-                eager_ms, compiled_ms, eager_ms / compiled_ms, cold_s, warm_s, gb_col, pct_col, diff.max_abs,
-                notes.c_str());
+    std::printf("%-8s | %10.2f | %11.2f | %6.2fx | %14.2f | %14.2f | %6s | %10s | %9.2e | %s\n", w.id.c_str(), eager_ms,
+                compiled_ms, eager_ms / compiled_ms, cold_s, warm_s, gb_col, pct_col, diff.max_abs, notes.c_str());
     std::fflush(stdout);
 
     json += std::string(first ? "" : ", ") + "{\"id\": \"" + w.id + "\", \"workload\": \"" + w.what +
             "\", \"eager_ms\": " + json_number(eager_ms) + ", \"compiled_ms\": " + json_number(compiled_ms) +
-            ", \"speedup\": " + json_number(eager_ms / compiled_ms) + ", \"cold_compile_s\": " +
-            json_number(cold_s) + ", \"warm_compile_s\": " + json_number(warm_s) +
+            ", \"speedup\": " + json_number(eager_ms / compiled_ms) + ", \"cold_compile_s\": " + json_number(cold_s) +
+            ", \"warm_compile_s\": " + json_number(warm_s) +
             ", \"warm_compiler_runs\": " + std::to_string(warm_compiles) + ", \"gbps\": " + json_number(gbps) +
             ", \"pct_of_triad\": " + json_number(w.min_bytes > 0 ? 100 * gbps / triad : NAN) +
-            ", \"max_abs_diff\": " + json_number(diff.max_abs) + ", \"within_tolerance\": " +
-            (diff.close ? "true" : "false") + ", \"graphs\": " + std::to_string(cold_log.graphs) +
-            ", \"kernels\": " + std::to_string(cold_log.kernels) +
+            ", \"max_abs_diff\": " + json_number(diff.max_abs) +
+            ", \"within_tolerance\": " + (diff.close ? "true" : "false") +
+            ", \"graphs\": " + std::to_string(cold_log.graphs) + ", \"kernels\": " + std::to_string(cold_log.kernels) +
             ", \"interpreted\": " + (cold_log.interpreted > 0 ? "true" : "false") + "}";
     first = false;
   }

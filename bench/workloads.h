@@ -81,8 +81,8 @@ inline std::string shape_text(const std::vector<int64_t>& sizes) {
 
 /// Input shapes of W1–W3; the defaults are WORKLOADS.md's (tests also run smaller ones).
 struct MemoryBoundShapes {
-  int64_t w1_rows = 4096, w1_cols = 4096;    ///< W1: x[w1_rows, w1_cols]
-  int64_t rows = 8192, cols = 1024;          ///< W2, W3: x[rows, cols], W3's weight and bias [cols]
+  int64_t w1_rows = 4096, w1_cols = 4096;  ///< W1: x[w1_rows, w1_cols]
+  int64_t rows = 8192, cols = 1024;        ///< W2, W3: x[rows, cols], W3's weight and bias [cols]
 };
 
 /// Inputs drawn from a normal distribution with a fixed seed, as WORKLOADS.md requires.
@@ -98,11 +98,21 @@ inline std::vector<Workload> memory_bound_workloads(const MemoryBoundShapes& sha
   auto bytes = [](const Tensor& t) { return 4.0 * static_cast<double>(t.numel()); };
   const std::string x1_text = detail::shape_text(x1.sizes().vec()), x2_text = detail::shape_text(x2.sizes().vec());
   return {
-      {"W1", "pointwise chain, " + x1_text, [=] { return w1_pointwise(x1); }, 2 * bytes(x1),
-       [=](const std::string& backend) { return detail::compiled_call(w1_pointwise, backend, "W1", x1); }, {}},
-      {"W2", "softmax(dim=-1), " + x2_text, [=] { return w2_softmax(x2); }, 2 * bytes(x2),
-       [=](const std::string& backend) { return detail::compiled_call(w2_softmax, backend, "W2", x2); }, {}},
-      {"W3", "layer_norm(" + std::to_string(shapes.cols) + "), " + x2_text, [=] { return w3_layer_norm(x3, w3, b3); },
+      {"W1",
+       "pointwise chain, " + x1_text,
+       [=] { return w1_pointwise(x1); },
+       2 * bytes(x1),
+       [=](const std::string& backend) { return detail::compiled_call(w1_pointwise, backend, "W1", x1); },
+       {}},
+      {"W2",
+       "softmax(dim=-1), " + x2_text,
+       [=] { return w2_softmax(x2); },
+       2 * bytes(x2),
+       [=](const std::string& backend) { return detail::compiled_call(w2_softmax, backend, "W2", x2); },
+       {}},
+      {"W3",
+       "layer_norm(" + std::to_string(shapes.cols) + "), " + x2_text,
+       [=] { return w3_layer_norm(x3, w3, b3); },
        2 * bytes(x3) + bytes(w3) + bytes(b3),
        [=](const std::string& backend) { return detail::compiled_call(w3_layer_norm, backend, "W3", x3, w3, b3); },
        {}},
@@ -112,9 +122,9 @@ inline std::vector<Workload> memory_bound_workloads(const MemoryBoundShapes& sha
 /// Input shapes of the block workloads; the defaults are WORKLOADS.md's. Tests run
 /// smaller ones (the modules keep their sizes; only batch and sequence shrink).
 struct BlockShapes {
-  int64_t mlp_rows = 256;                                             ///< W4, W7: x[mlp_rows, 1024]
+  int64_t mlp_rows = 256;                                               ///< W4, W7: x[mlp_rows, 1024]
   std::vector<std::pair<int64_t, int64_t>> gpt = {{8, 128}, {1, 512}};  ///< W5: x[B, T, 768] per (B, T)
-  int64_t conv_batch = 8, conv_hw = 56;                               ///< W6: x[batch, 64, hw, hw]
+  int64_t conv_batch = 8, conv_hw = 56;                                 ///< W6: x[batch, 64, hw, hw]
 };
 
 /// W4–W7 on the blocks, parameters from the default init. The inference rows (W4–W6) run
@@ -143,17 +153,29 @@ inline std::vector<Workload> block_workloads(const BlockShapes& shapes = {}) {
   };
   std::vector<Workload> out;
   Tensor x4 = randn({shapes.mlp_rows, 1024});
-  out.push_back({"W4", "MLP block, " + detail::shape_text(x4.sizes().vec()), infer(mlp, x4), 0,
-                 compiled_infer(mlp, x4, "W4"), {}});
+  out.push_back({"W4",
+                 "MLP block, " + detail::shape_text(x4.sizes().vec()),
+                 infer(mlp, x4),
+                 0,
+                 compiled_infer(mlp, x4, "W4"),
+                 {}});
   for (const auto& [b, t] : shapes.gpt) {
     Tensor x5 = randn({b, t, 768});
     const std::string id = "W5-" + std::to_string(b) + "x" + std::to_string(t);
-    out.push_back({id, "GPT-2 block, " + detail::shape_text(x5.sizes().vec()), infer(gpt, x5), 0,
-                   compiled_infer(gpt, x5, id), {}});
+    out.push_back({id,
+                   "GPT-2 block, " + detail::shape_text(x5.sizes().vec()),
+                   infer(gpt, x5),
+                   0,
+                   compiled_infer(gpt, x5, id),
+                   {}});
   }
   Tensor x6 = randn({shapes.conv_batch, 64, shapes.conv_hw, shapes.conv_hw});
-  out.push_back({"W6", "BasicBlock eval, " + detail::shape_text(x6.sizes().vec()), infer(basic, x6), 0,
-                 compiled_infer(basic, x6, "W6"), {}});
+  out.push_back({"W6",
+                 "BasicBlock eval, " + detail::shape_text(x6.sizes().vec()),
+                 infer(basic, x6),
+                 0,
+                 compiled_infer(basic, x6, "W6"),
+                 {}});
   Tensor x7 = randn({shapes.mlp_rows, 1024}).requires_grad_();
   Tensor g7 = randn({shapes.mlp_rows, 1024});
   // One training step around `forward` (the block's own, or its compiled form).

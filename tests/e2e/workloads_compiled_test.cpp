@@ -48,18 +48,16 @@ void expect_all_close(const Tensor& actual, const Tensor& expected, const std::s
   const Tensor err = (actual - expected).abs();
   const Tensor excess = err - (expected.abs() * kRtol + kAtol);
   const double worst = max(excess).item<double>();
-  EXPECT_LE(worst, 0.0) << what << ": max |compiled - eager| = " << max(err).item<double>()
-                        << " exceeds atol " << kAtol << " + rtol " << kRtol << " * |eager| (worst by " << worst
-                        << ")";
+  EXPECT_LE(worst, 0.0) << what << ": max |compiled - eager| = " << max(err).item<double>() << " exceeds atol " << kAtol
+                        << " + rtol " << kRtol << " * |eager| (worst by " << worst << ")";
 }
 
 class WorkloadsCompiledTest : public ::testing::Test {
  protected:
   void SetUp() override {
     // A fresh cache per test, so the inductor rows really generate and build their code.
-    cache_ = fs::temp_directory_path() /
-             ("ember_workloads_test_" + std::to_string(getpid()) + "_" +
-              ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    cache_ = fs::temp_directory_path() / ("ember_workloads_test_" + std::to_string(getpid()) + "_" +
+                                          ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(cache_);
     saved_cache_ = config().inductor.cache_dir;
     config().inductor.cache_dir = cache_.string();
