@@ -9,51 +9,10 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "workloads.h"
-
-namespace {
-
-/// GB/s of a[i] = b[i] + s * c[i] over arrays far larger than the caches.
-double triad_gbps() {
-  const size_t n = size_t{1} << 25;  // 3 arrays x 128 MiB
-  std::unique_ptr<float[]> a(new float[n]), b(new float[n]), c(new float[n]);
-#pragma omp parallel for
-  for (size_t i = 0; i < n; ++i) {
-    a[i] = 0;
-    b[i] = 1;
-    c[i] = 2;
-  }
-  double ms = ember::bench::median_ms(
-      [&] {
-#pragma omp parallel for
-        for (size_t i = 0; i < n; ++i) a[i] = b[i] + 3.0f * c[i];
-      },
-      2, 9);
-  return 3.0 * static_cast<double>(n) * sizeof(float) / (ms * 1e-3) / 1e9;
-}
-
-// The ids of `--only W4,W5`; empty: every row.
-std::vector<std::string> split_ids(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string id; std::getline(in, id, ',');)
-    if (!id.empty()) out.push_back(id);
-  return out;
-}
-
-bool selected(const std::string& id, const std::vector<std::string>& only) {
-  if (only.empty()) return true;
-  for (const auto& p : only)
-    if (id.rfind(p, 0) == 0) return true;
-  return false;
-}
-
-}  // namespace
+#include "bench_util.h"
 
 int main(int argc, char** argv) {
   const char* json_path = nullptr;
@@ -62,9 +21,9 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
     else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) iters = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = split_ids(argv[++i]);
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = ember::bench::split_ids(argv[++i]);
   }
-  const double triad = triad_gbps();
+  const double triad = ember::bench::triad_gbps();
   std::printf("Ember eager, %d threads; STREAM triad: %.1f GB/s\n", omp_get_max_threads(), triad);
   std::printf("%-8s | %-36s | %10s | %8s | %s\n", "id", "workload", "eager ms", "GB/s", "% of triad");
   std::string json = "{\"threads\": " + std::to_string(omp_get_max_threads()) +
@@ -73,7 +32,7 @@ int main(int argc, char** argv) {
   auto workloads = ember::bench::memory_bound_workloads();
   for (auto& w : ember::bench::block_workloads()) workloads.push_back(std::move(w));
   for (const auto& w : workloads) {
-    if (!selected(w.id, only)) continue;
+    if (!ember::bench::selected(w.id, only)) continue;
     const double ms = ember::bench::median_ms([&] { (void)w.run(); }, 3, iters);
     json += std::string(first ? "" : ", ") + "{\"id\": \"" + w.id + "\", \"eager_ms\": " + std::to_string(ms);
     if (w.min_bytes > 0) {

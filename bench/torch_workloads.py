@@ -1,18 +1,68 @@
 #!/usr/bin/env python3
 """The workloads of shared/bench/WORKLOADS.md in PyTorch, for side-by-side runs with
 Ember's bench programs: same shapes, dtype, and thread count (OMP_NUM_THREADS or
---threads), W4-W7 on the blocks of torch_blocks.py (Ember's ember/nn/blocks.h). Prints
-eager ms (and GB/s for W1-W3), and torch.compile ms where PyTorch >= 2.
-`--only W4,W5` runs the rows whose id starts with one of the given prefixes."""
+--threads), W4-W7 on the blocks of torch_blocks.py (Ember's ember/nn/blocks.h).
+
+Without --compile it prints bench_eager_workloads' columns: eager ms, GB/s for W1-W3 and
+their % of a STREAM-style triad (torch.add(b, c, alpha=3, out=a) over 3 x 128 MiB) measured
+in the same run. With --compile (PyTorch >= 2) it prints bench_inductor_workloads' columns:
+
+  id | eager ms | compiled ms | speedup | cold compile s | warm compile s | GB/s | % of triad | max |diff| | notes
+
+eager and compiled ms alternate call by call (medians of --iters calls each after 3
+warm-up calls), as bench_inductor_workloads times them. cold compile s: the first call
+after torch._dynamo.reset() of a newly torch.compile'd function, with
+TORCHINDUCTOR_CACHE_DIR a fresh empty directory (--cache-dir, set before torch is
+imported; default a new temp directory, removed at exit). warm compile s: the first call
+after another torch._dynamo.reset(), with that cache filled. Both include one execution. Before the first row one tiny function is compiled, so that importing and
+starting inductor is not counted in W1's cold time. GB/s: the compiled run. max |diff|:
+compiled against eager (W7: output and every gradient), tolerance atol 1e-4 + rtol 1e-4
+as Ember's; a row outside it is marked MISMATCH and the exit status is 1.
+Under PyTorch 1.13 (no torch.compile) --compile prints a message and the eager columns.
+`--only W4,W5` runs the rows whose id starts with one of the given prefixes; --json FILE
+writes the rows as JSON."""
 import argparse
 import json
 import os
+import shutil
 import statistics
+import sys
+import tempfile
 import time
 
-import torch
+ATOL = RTOL = 1e-4
 
-from torch_blocks import BasicBlock, Block, MLPBlock
+
+def parse_args():
+    p = argparse.ArgumentParser()
+    p.add_argument("--threads", type=int, default=int(os.environ.get("OMP_NUM_THREADS", "0")) or os.cpu_count())
+    p.add_argument("--iters", type=int, default=21)
+    p.add_argument("--compile", action="store_true", help="also time torch.compile (PyTorch >= 2)")
+    p.add_argument("--cache-dir", help="TORCHINDUCTOR_CACHE_DIR for --compile (default: a fresh temp dir)")
+    p.add_argument("--only", default="", help="comma-separated id prefixes (default: every row)")
+    p.add_argument("--json")
+    args = p.parse_args()
+    if args.iters < 1:
+        p.error(f"--iters: expected a positive number, got {args.iters}")
+    return args
+
+
+# TORCHINDUCTOR_CACHE_DIR is read when inductor is imported: set it before importing torch.
+ARGS = parse_args() if __name__ == "__main__" else None
+CACHE_DIR = None
+REMOVE_CACHE_DIR = False
+if ARGS is not None and ARGS.compile:
+    if ARGS.cache_dir:
+        CACHE_DIR = os.path.abspath(ARGS.cache_dir)
+        os.makedirs(CACHE_DIR, exist_ok=True)
+    else:
+        CACHE_DIR = tempfile.mkdtemp(prefix="torchinductor_bench_")
+        REMOVE_CACHE_DIR = True
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = CACHE_DIR
+
+import torch  # noqa: E402
+
+from torch_blocks import BasicBlock, Block, MLPBlock  # noqa: E402
 
 
 def median_ms(f, warmup=3, iters=21):
@@ -24,6 +74,38 @@ def median_ms(f, warmup=3, iters=21):
         f()
         times.append((time.perf_counter() - t0) * 1e3)
     return statistics.median(times)
+
+
+def interleaved_median_ms(a, b, iters):
+    """Medians in ms of `iters` calls each of a and b, alternating, after 3 warm-up calls
+    each (as bench_inductor_workloads times eager and compiled: in the same process state)."""
+    for _ in range(3):
+        a()
+        b()
+    ta, tb = [], []
+    for _ in range(iters):
+        t0 = time.perf_counter()
+        a()
+        t1 = time.perf_counter()
+        b()
+        t2 = time.perf_counter()
+        ta.append((t1 - t0) * 1e3)
+        tb.append((t2 - t1) * 1e3)
+    return statistics.median(ta), statistics.median(tb)
+
+
+def seconds(f):
+    t0 = time.perf_counter()
+    out = f()
+    return time.perf_counter() - t0, out
+
+
+def triad_gbps():
+    """GB/s of a = b + 3 * c over arrays far larger than the caches (bench_util.h's triad)."""
+    n = 1 << 25
+    a, b, c = torch.empty(n), torch.ones(n), torch.full((n,), 2.0)
+    ms = median_ms(lambda: torch.add(b, c, alpha=3.0, out=a), warmup=2, iters=9)
+    return 3.0 * n * 4 / (ms * 1e-3) / 1e9
 
 
 def w1(x):
@@ -51,7 +133,12 @@ def train_step(block, x, g):
     return step
 
 
+def train_grads(block, x):
+    return lambda: [x.grad] + [p.grad for p in block.parameters()]
+
+
 def block_workloads():
+    """(id, what, eager fn, min bytes, module or None, grads fn or None) per row."""
     torch.manual_seed(0)
     mlp, gpt, basic, mlp_train = MLPBlock(), Block(), BasicBlock(), MLPBlock()
     for m in (mlp, gpt, basic):
@@ -63,23 +150,55 @@ def block_workloads():
     x7 = torch.randn(256, 1024).requires_grad_()
     g7 = torch.randn(256, 1024)
     return [
-        ("W4", "MLP block, x[256,1024]", infer(mlp, x4), 0, mlp),
-        ("W5-8x128", "GPT-2 block, x[8,128,768]", infer(gpt, x5a), 0, gpt),
-        ("W5-1x512", "GPT-2 block, x[1,512,768]", infer(gpt, x5b), 0, gpt),
-        ("W6", "BasicBlock eval, x[8,64,56,56]", infer(basic, x6), 0, basic),
-        ("W7", "W4 train step (fwd+bwd), x[256,1024]", train_step(mlp_train, x7, g7), 0, mlp_train),
+        ("W4", "MLP block, x[256,1024]", infer(mlp, x4), 0, mlp, None),
+        ("W5-8x128", "GPT-2 block, x[8,128,768]", infer(gpt, x5a), 0, gpt, None),
+        ("W5-1x512", "GPT-2 block, x[1,512,768]", infer(gpt, x5b), 0, gpt, None),
+        ("W6", "BasicBlock eval, x[8,64,56,56]", infer(basic, x6), 0, basic, None),
+        ("W7", "W4 train step (fwd+bwd), x[256,1024]", train_step(mlp_train, x7, g7), 0, mlp_train,
+         train_grads(mlp_train, x7)),
     ]
 
 
+def compare(actual, expected):
+    """(max |a - e|, every element within ATOL + RTOL * |e|) over lists of tensors."""
+    worst, close = 0.0, True
+    for a, e in zip(actual, expected):
+        if (a is None) != (e is None):
+            return float("inf"), False
+        if a is None:
+            continue
+        if a.shape != e.shape:
+            return float("inf"), False
+        worst = max(worst, (a - e).abs().max().item())
+        close = close and torch.allclose(a, e, rtol=RTOL, atol=ATOL)
+    return worst, close and len(actual) == len(expected)
+
+
+def compiled_row(f, module, grads, eager_out, args):
+    """Cold and warm compile and compiled ms of one row; the compiled function is made anew
+    after torch._dynamo.reset(), as Ember's row makes a new compiled function."""
+    torch._dynamo.reset()
+    if module is None:
+        cf = torch.compile(f)
+    else:
+        cm = torch.compile(module)
+        cf = lambda: f(cm)  # noqa: E731
+    cold_s, out = seconds(cf)
+    actual = [out.detach()] + ([t.detach() if t is not None else None for t in grads()] if grads else [])
+    diff, close = compare(actual, eager_out)
+    torch._dynamo.reset()
+    warm_s, _ = seconds(cf)
+    eager_ms, ms = interleaved_median_ms(f, cf, args.iters)
+    return {"eager_ms": eager_ms, "compiled_ms": ms, "cold_compile_s": cold_s, "warm_compile_s": warm_s,
+            "max_abs_diff": diff, "within_tolerance": close}
+
+
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--threads", type=int, default=int(os.environ.get("OMP_NUM_THREADS", "0")) or os.cpu_count())
-    p.add_argument("--iters", type=int, default=21)
-    p.add_argument("--compile", action="store_true", help="also time torch.compile (PyTorch >= 2)")
-    p.add_argument("--only", default="", help="comma-separated id prefixes (default: every row)")
-    p.add_argument("--json")
-    args = p.parse_args()
+    args = ARGS
     torch.set_num_threads(args.threads)
+    compiling = args.compile and hasattr(torch, "compile")
+    if args.compile and not compiling:
+        print(f"PyTorch {torch.__version__} has no torch.compile (needs >= 2): compile columns skipped")
     torch.manual_seed(0)
     mib = 1024 * 1024
     x1 = torch.randn(4096, 4096)
@@ -87,36 +206,68 @@ def main():
     x3 = torch.randn(8192, 1024)
     w3, b3 = torch.randn(1024), torch.randn(1024)
     workloads = [
-        ("W1", "pointwise chain, x[4096,4096]", lambda: w1(x1), 128 * mib, None),
-        ("W2", "softmax(dim=-1), x[8192,1024]", lambda: torch.softmax(x2, -1), 64 * mib, None),
+        ("W1", "pointwise chain, x[4096,4096]", lambda: w1(x1), 128 * mib, None, None),
+        ("W2", "softmax(dim=-1), x[8192,1024]", lambda: torch.softmax(x2, -1), 64 * mib, None, None),
         ("W3", "layer_norm(1024), x[8192,1024]",
-         lambda: torch.nn.functional.layer_norm(x3, (1024,), w3, b3, 1e-5), 64 * mib + 8 * 1024, None),
+         lambda: torch.nn.functional.layer_norm(x3, (1024,), w3, b3, 1e-5), 64 * mib + 8 * 1024, None, None),
     ] + block_workloads()
     only = [o for o in args.only.split(",") if o]
-    print(f"PyTorch {torch.__version__} eager, {torch.get_num_threads()} threads")
-    print(f"{'id':8} | {'workload':36} | {'eager ms':>10} | {'GB/s':>8}" + (" | compiled ms" if args.compile else ""))
+    triad = triad_gbps()
+    mode = "eager vs torch.compile (default inductor)" if compiling else "eager"
+    print(f"PyTorch {torch.__version__} {mode}, {torch.get_num_threads()} threads; STREAM triad: {triad:.1f} GB/s")
+    if compiling:
+        print(f"ms: median of {args.iters} calls each, eager and compiled alternating, after 3 warm-up calls.\n"
+              f"cold/warm compile s: first call after torch._dynamo.reset() with an empty TORCHINDUCTOR_CACHE_DIR\n"
+              f"({CACHE_DIR}) / with it filled; both include one execution. GB/s: the compiled run.\n"
+              f"max |diff|: compiled against eager; tolerance {ATOL:.0e} + {RTOL:.0e} * |eager|.")
+        if os.listdir(CACHE_DIR):
+            print(f"note: {CACHE_DIR} was not empty at start: cold compile times include its cache hits")
+        print(f"{'id':8} | {'eager ms':>10} | {'compiled ms':>11} | {'speedup':>7} | {'cold compile s':>14} | "
+              f"{'warm compile s':>14} | {'GB/s':>6} | {'% of triad':>10} | {'max |diff|':>9} | notes")
+        # Import and start inductor once, outside the rows' cold times.
+        torch.compile(lambda t: t * 2 + 1)(torch.ones(8))
+    else:
+        print(f"{'id':8} | {'workload':36} | {'eager ms':>10} | {'GB/s':>8} | % of triad")
     rows = []
+    all_close = True
     with torch.no_grad():
-        for wid, what, f, nbytes, module in workloads:
+        for wid, what, f, nbytes, module, grads in workloads:
             if only and not any(wid.startswith(o) for o in only):
                 continue
-            ms = median_ms(f, iters=args.iters)
-            row = {"id": wid, "eager_ms": ms}
+            row = {"id": wid, "workload": what}
+            if not compiling:
+                ms = row["eager_ms"] = median_ms(f, iters=args.iters)
+                if nbytes:
+                    row["gbps"] = nbytes / (ms * 1e-3) / 1e9
+                    print(f"{wid:8} | {what:36} | {ms:10.2f} | {row['gbps']:8.1f} | "
+                          f"{100 * row['gbps'] / triad:5.1f}%", flush=True)
+                else:
+                    print(f"{wid:8} | {what:36} | {ms:10.2f} | {'-':>8} | {'-':>6}", flush=True)
+                rows.append(row)
+                continue
+            eager_out = [f().detach()] + ([t.detach() if t is not None else None for t in grads()] if grads else [])
+            row.update(compiled_row(f, module, grads, eager_out, args))
+            ms = row["eager_ms"]
+            row["speedup"] = ms / row["compiled_ms"]
+            gb = pct = "-"
             if nbytes:
-                row["gbps"] = nbytes / (ms * 1e-3) / 1e9
-                line = f"{wid:8} | {what:36} | {ms:10.2f} | {row['gbps']:8.1f}"
-            else:
-                line = f"{wid:8} | {what:36} | {ms:10.2f} | {'-':>8}"
-            if args.compile:
-                cf = torch.compile(f) if module is None else (lambda f=f, cm=torch.compile(module): f(cm))
-                row["compiled_ms"] = median_ms(cf, iters=args.iters)
-                line += f" | {row['compiled_ms']:.2f}"
+                row["gbps"] = nbytes / (row["compiled_ms"] * 1e-3) / 1e9
+                row["pct_of_triad"] = 100 * row["gbps"] / triad
+                gb, pct = f"{row['gbps']:.1f}", f"{row['pct_of_triad']:.1f}%"
+            notes = "" if row["within_tolerance"] else "MISMATCH: compiled differs from eager beyond the tolerance"
+            all_close = all_close and row["within_tolerance"]
+            print(f"{wid:8} | {ms:10.2f} | {row['compiled_ms']:11.2f} | {row['speedup']:6.2f}x | "
+                  f"{row['cold_compile_s']:14.2f} | {row['warm_compile_s']:14.2f} | {gb:>6} | {pct:>10} | "
+                  f"{row['max_abs_diff']:9.2e} | {notes}", flush=True)
             rows.append(row)
-            print(line, flush=True)
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"torch": torch.__version__, "threads": torch.get_num_threads(), "rows": rows}, fh)
+            json.dump({"torch": torch.__version__, "threads": torch.get_num_threads(), "triad_gbps": triad,
+                       "iters": args.iters, "compiled": compiling, "rows": rows}, fh)
+    if REMOVE_CACHE_DIR:
+        shutil.rmtree(CACHE_DIR, ignore_errors=True)
+    return 0 if all_close else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,6 +1,8 @@
 // bench/workloads.h — the workloads of shared/bench/WORKLOADS.md as Ember functions,
 // shared by the demo and the benchmark programs so both run exactly the same code.
-// W4–W7 run the blocks of ember/nn/blocks.h (bench/torch_blocks.py in PyTorch).
+// W4–W7 run the blocks of ember/nn/blocks.h (bench/torch_blocks.py in PyTorch). Each
+// workload also makes a compiled form of itself (ember::compile with a backend named by
+// the caller) on the same inputs, for bench/inductor_workloads.cpp and the e2e tests.
 #pragma once
 
 #include <algorithm>
@@ -8,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ember/ember.h"
@@ -25,35 +28,112 @@ inline Tensor w3_layer_norm(const Tensor& x, const Tensor& w, const Tensor& b) {
   return layer_norm(x, {x.size(-1)}, w, b, 1e-5);
 }
 
+/// A workload's function compiled once: `call` runs it (under the same guards as the eager
+/// row: NoGradGuard for W4–W6), `reset` drops its compiled entries so the next call traces
+/// and compiles again (torch._dynamo.reset() for this function).
+struct CompiledCall {
+  std::function<Tensor()> call;
+  std::function<void()> reset;
+};
+
 struct Workload {
   std::string id;
   std::string what;
   std::function<Tensor()> run;
   double min_bytes;  // each input read once, each output written once; 0: not memory-bound
+  /// A new compiled function of the same work, with the backend named (`ember::compile`
+  /// with `.backend`), on the same inputs and modules as `run`.
+  std::function<CompiledCall(const std::string& backend)> compile;
+  /// For a training step: the gradients the last step left (x's, then the parameters'),
+  /// so a compiled step can be compared with an eager one; empty otherwise.
+  std::function<std::vector<Tensor>()> grads;
+};
+
+namespace detail {
+
+/// `fn(args...)` compiled with `backend`, named `name` in logs and traces.
+template <typename F, typename... Args>
+CompiledCall compiled_call(F fn, const std::string& backend, const std::string& name, Args... args) {
+  auto c = ember::compile(fn, {.backend = backend, .name = name});
+  return {[c, args...] { return c(args...); }, [c] { c.reset(); }};
+}
+
+/// A block's forward compiled with the module as an argument (its parameters become graph
+/// inputs), called in eval mode under NoGradGuard like the eager row.
+inline CompiledCall compiled_infer(std::shared_ptr<nn::UnaryModule> m, Tensor x, const std::string& backend,
+                                   const std::string& name) {
+  auto c = ember::compile([](nn::UnaryModule& mod, const Tensor& t) { return mod.forward(t); },
+                          {.backend = backend, .name = name});
+  return {[c, m, x] {
+            NoGradGuard no_grad;
+            return c(*m, x);
+          },
+          [c] { c.reset(); }};
+}
+
+inline std::string shape_text(const std::vector<int64_t>& sizes) {
+  std::string s = "x[";
+  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? "," : "") + std::to_string(sizes[i]);
+  return s + "]";
+}
+
+}  // namespace detail
+
+/// Input shapes of W1–W3; the defaults are WORKLOADS.md's (tests also run smaller ones).
+struct MemoryBoundShapes {
+  int64_t w1_rows = 4096, w1_cols = 4096;  ///< W1: x[w1_rows, w1_cols]
+  int64_t rows = 8192, cols = 1024;        ///< W2, W3: x[rows, cols], W3's weight and bias [cols]
 };
 
 /// Inputs drawn from a normal distribution with a fixed seed, as WORKLOADS.md requires.
-inline std::vector<Workload> memory_bound_workloads() {
+/// min_bytes: each input read once and each output written once (W1: 128 MiB, W2: 64 MiB,
+/// W3: 64 MiB + 8 KiB at the workload shapes).
+inline std::vector<Workload> memory_bound_workloads(const MemoryBoundShapes& shapes = {}) {
   manual_seed(0);
-  Tensor x1 = randn({4096, 4096});
-  Tensor x2 = randn({8192, 1024});
-  Tensor x3 = randn({8192, 1024});
-  Tensor w3 = randn({1024});
-  Tensor b3 = randn({1024});
-  const double mib = 1024.0 * 1024.0;
+  Tensor x1 = randn({shapes.w1_rows, shapes.w1_cols});
+  Tensor x2 = randn({shapes.rows, shapes.cols});
+  Tensor x3 = randn({shapes.rows, shapes.cols});
+  Tensor w3 = randn({shapes.cols});
+  Tensor b3 = randn({shapes.cols});
+  auto bytes = [](const Tensor& t) { return 4.0 * static_cast<double>(t.numel()); };
+  const std::string x1_text = detail::shape_text(x1.sizes().vec()), x2_text = detail::shape_text(x2.sizes().vec());
   return {
-      {"W1", "pointwise chain, x[4096,4096]", [=] { return w1_pointwise(x1); }, 128 * mib},
-      {"W2", "softmax(dim=-1), x[8192,1024]", [=] { return w2_softmax(x2); }, 64 * mib},
-      {"W3", "layer_norm(1024), x[8192,1024]", [=] { return w3_layer_norm(x3, w3, b3); }, 64 * mib + 8 * 1024},
+      {"W1",
+       "pointwise chain, " + x1_text,
+       [=] { return w1_pointwise(x1); },
+       2 * bytes(x1),
+       [=](const std::string& backend) { return detail::compiled_call(w1_pointwise, backend, "W1", x1); },
+       {}},
+      {"W2",
+       "softmax(dim=-1), " + x2_text,
+       [=] { return w2_softmax(x2); },
+       2 * bytes(x2),
+       [=](const std::string& backend) { return detail::compiled_call(w2_softmax, backend, "W2", x2); },
+       {}},
+      {"W3",
+       "layer_norm(" + std::to_string(shapes.cols) + "), " + x2_text,
+       [=] { return w3_layer_norm(x3, w3, b3); },
+       2 * bytes(x3) + bytes(w3) + bytes(b3),
+       [=](const std::string& backend) { return detail::compiled_call(w3_layer_norm, backend, "W3", x3, w3, b3); },
+       {}},
   };
 }
 
-/// W4–W7 on the blocks at their workload sizes, parameters from the default init. The
-/// inference rows (W4–W6) run in eval mode under NoGradGuard, as PyTorch's under
-/// torch.no_grad(); W7 is W4's training step: forward, then backward of a fixed
-/// grad_output to every parameter and x, the gradients set to None before each step
-/// (zero_grad(set_to_none)) so every step allocates them afresh, as PyTorch's does.
-inline std::vector<Workload> block_workloads() {
+/// Input shapes of the block workloads; the defaults are WORKLOADS.md's. Tests run
+/// smaller ones (the modules keep their sizes; only batch and sequence shrink).
+struct BlockShapes {
+  int64_t mlp_rows = 256;                                               ///< W4, W7: x[mlp_rows, 1024]
+  std::vector<std::pair<int64_t, int64_t>> gpt = {{8, 128}, {1, 512}};  ///< W5: x[B, T, 768] per (B, T)
+  int64_t conv_batch = 8, conv_hw = 56;                                 ///< W6: x[batch, 64, hw, hw]
+};
+
+/// W4–W7 on the blocks, parameters from the default init. The inference rows (W4–W6) run
+/// in eval mode under NoGradGuard, as PyTorch's under torch.no_grad(); W7 is W4's training
+/// step: forward, then backward of a fixed grad_output to every parameter and x, the
+/// gradients set to None before each step (zero_grad(set_to_none)) so every step
+/// allocates them afresh, as PyTorch's does. W7's compiled form compiles the forward only
+/// and runs backward eagerly on its output.
+inline std::vector<Workload> block_workloads(const BlockShapes& shapes = {}) {
   manual_seed(0);
   auto mlp = std::make_shared<nn::MLPBlock>();
   auto gpt = std::make_shared<nn::GPT2Block>();
@@ -62,33 +142,64 @@ inline std::vector<Workload> block_workloads() {
   mlp->eval();
   gpt->eval();
   basic->eval();
-  Tensor x4 = randn({256, 1024});
-  Tensor x5a = randn({8, 128, 768});
-  Tensor x5b = randn({1, 512, 768});
-  Tensor x6 = randn({8, 64, 56, 56});
-  Tensor x7 = randn({256, 1024}).requires_grad_();
-  Tensor g7 = randn({256, 1024});
   auto infer = [](std::shared_ptr<nn::UnaryModule> m, Tensor x) {
     return [m, x] {
       NoGradGuard no_grad;
       return m->forward(x);
     };
   };
-  return {
-      {"W4", "MLP block, x[256,1024]", infer(mlp, x4), 0},
-      {"W5-8x128", "GPT-2 block, x[8,128,768]", infer(gpt, x5a), 0},
-      {"W5-1x512", "GPT-2 block, x[1,512,768]", infer(gpt, x5b), 0},
-      {"W6", "BasicBlock eval, x[8,64,56,56]", infer(basic, x6), 0},
-      {"W7", "W4 train step (fwd+bwd), x[256,1024]",
-       [mlp_train, x7, g7] {
-         mlp_train->zero_grad();
-         x7.mutable_grad() = Tensor();
-         Tensor y = mlp_train->forward(x7);
-         y.backward(g7);
-         return y;
-       },
-       0},
+  auto compiled_infer = [](std::shared_ptr<nn::UnaryModule> m, Tensor x, std::string name) {
+    return [m, x, name](const std::string& backend) { return detail::compiled_infer(m, x, backend, name); };
   };
+  std::vector<Workload> out;
+  Tensor x4 = randn({shapes.mlp_rows, 1024});
+  out.push_back({"W4",
+                 "MLP block, " + detail::shape_text(x4.sizes().vec()),
+                 infer(mlp, x4),
+                 0,
+                 compiled_infer(mlp, x4, "W4"),
+                 {}});
+  for (const auto& [b, t] : shapes.gpt) {
+    Tensor x5 = randn({b, t, 768});
+    const std::string id = "W5-" + std::to_string(b) + "x" + std::to_string(t);
+    out.push_back({id,
+                   "GPT-2 block, " + detail::shape_text(x5.sizes().vec()),
+                   infer(gpt, x5),
+                   0,
+                   compiled_infer(gpt, x5, id),
+                   {}});
+  }
+  Tensor x6 = randn({shapes.conv_batch, 64, shapes.conv_hw, shapes.conv_hw});
+  out.push_back({"W6",
+                 "BasicBlock eval, " + detail::shape_text(x6.sizes().vec()),
+                 infer(basic, x6),
+                 0,
+                 compiled_infer(basic, x6, "W6"),
+                 {}});
+  Tensor x7 = randn({shapes.mlp_rows, 1024}).requires_grad_();
+  Tensor g7 = randn({shapes.mlp_rows, 1024});
+  // One training step around `forward` (the block's own, or its compiled form).
+  auto step = [mlp_train, x7, g7](const std::function<Tensor()>& forward) {
+    mlp_train->zero_grad();
+    x7.mutable_grad() = Tensor();
+    Tensor y = forward();
+    y.backward(g7);
+    return y;
+  };
+  out.push_back({"W7", "W4 train step (fwd+bwd), " + detail::shape_text(x7.sizes().vec()),
+                 [step, mlp_train, x7] { return step([&] { return mlp_train->forward(x7); }); }, 0,
+                 [step, mlp_train, x7](const std::string& backend) {
+                   auto c = ember::compile([](nn::UnaryModule& m, const Tensor& x) { return m.forward(x); },
+                                           {.backend = backend, .name = "W7"});
+                   return CompiledCall{[step, c, mlp_train, x7] { return step([&] { return c(*mlp_train, x7); }); },
+                                       [c] { c.reset(); }};
+                 },
+                 [mlp_train, x7] {
+                   std::vector<Tensor> g{x7.grad()};
+                   for (const Tensor& p : mlp_train->parameters()) g.push_back(p.grad());
+                   return g;
+                 }});
+  return out;
 }
 
 /// Median wall time in milliseconds of `iters` calls after `warmup` calls.

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# bench/run_side_by_side.sh — Ember's inductor against PyTorch's torch.compile on one
+# machine: for each thread count T, bench_inductor_workloads and then
+# bench/torch_workloads.py --compile, each pinned to cores 0..T-1 (taskset) with
+# OMP_NUM_THREADS=T, logs and JSON written to one directory.
+#
+#   bench/run_side_by_side.sh --ember build/bench/bench_inductor_workloads --out results/run1 [2 16]
+#
+# Options:
+#   --ember PATH     the bench_inductor_workloads binary (built on another machine is fine)
+#   --out DIR        where logs and JSON go (created; default bench-side-by-side-<time>)
+#   --python PATH    the Python with PyTorch (default python3)
+#   --iters N        timed calls per row, both programs (default 21)
+#   --only IDS       rows whose id starts with one of these, e.g. W1,W4 (default all)
+#   --src DIR        Ember's src/ on this machine, for the generated code's includes
+#                    (default: this checkout's src/); see below
+#   --sleef DIR      a directory holding sleef.h, when the machine has no libsleef-dev
+#   --libs DIR       shared libraries the Ember binary needs and the machine lacks
+#                    (libdnnl.so.2, libsleef.so.3): on LD_LIBRARY_PATH for Ember only
+#   T ...            thread counts (default: 2 16)
+#
+# The Ember binary compiles generated C++ at run time with the compiler and flags it was
+# built with (build_info) and `-I <src>` of the machine it was built on. Where that path
+# does not exist here, the compiler finds kernels/cpu/vec.h and sleef.h through CPATH,
+# which this script sets to --src and --sleef. Each program gets a fresh compile cache per
+# run (Ember: a temp directory per row; PyTorch: a temp TORCHINDUCTOR_CACHE_DIR), so
+# "cold compile" is cold for both.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+ember=""
+out="bench-side-by-side-$(date -u +%Y%m%dT%H%M%SZ)"
+python=python3
+iters=21
+only=""
+src="$here/../src"
+sleef=""
+libs=""
+threads=()
+while (($#)); do
+  case "$1" in
+    --ember) ember=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --python) python=$2; shift 2 ;;
+    --iters) iters=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
+    --src) src=$2; shift 2 ;;
+    --sleef) sleef=$2; shift 2 ;;
+    --libs) libs=$2; shift 2 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -*) echo "run_side_by_side.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) threads+=("$1"); shift ;;
+  esac
+done
+((${#threads[@]})) || threads=(2 16)
+[[ -n "$ember" ]] || { echo "run_side_by_side.sh: --ember PATH (bench_inductor_workloads) is required" >&2; exit 2; }
+[[ -x "$ember" ]] || { echo "run_side_by_side.sh: $ember is not an executable" >&2; exit 2; }
+[[ -f "$src/kernels/cpu/vec.h" ]] || { echo "run_side_by_side.sh: $src/kernels/cpu/vec.h not found (--src)" >&2; exit 2; }
+cores=$(nproc --all)
+for t in "${threads[@]}"; do
+  [[ "$t" =~ ^[1-9][0-9]*$ ]] || { echo "run_side_by_side.sh: thread count '$t' is not a positive integer" >&2; exit 2; }
+  ((t <= cores)) || { echo "run_side_by_side.sh: $t threads, but this machine has $cores cores" >&2; exit 2; }
+done
+
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+ember=$(cd "$(dirname "$ember")" && pwd)/$(basename "$ember")
+src=$(cd "$src" && pwd)
+cpath="$src"
+[[ -n "$sleef" ]] && cpath="$cpath:$(cd "$sleef" && pwd)"
+export CPATH="$cpath${CPATH:+:$CPATH}"
+ember_env=()
+[[ -n "$libs" ]] && ember_env=(LD_LIBRARY_PATH="$(cd "$libs" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+only_args=()
+[[ -n "$only" ]] && only_args=(--only "$only")
+
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "host: $(hostname)"
+  echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $cores cores"
+  echo "ember binary: $ember ($(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo 'no git'))"
+  echo "python: $python, torch $("$python" -c 'import torch; print(torch.__version__)' 2>&1 | tail -1)"
+  echo "threads: ${threads[*]}; iters: $iters; only: ${only:-all}; CPATH=$CPATH"
+} | tee "$out/machine.txt"
+
+status=0
+for t in "${threads[@]}"; do
+  pin=(taskset -c "0-$((t - 1))")
+  echo "== $t threads (cores 0-$((t - 1)))" | tee -a "$out/summary.log"
+  env "${ember_env[@]}" OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t "${pin[@]}" "$ember" --iters "$iters" "${only_args[@]}" \
+    --json "$out/ember_t$t.json" 2>&1 | tee "$out/ember_t$t.log" | tee -a "$out/summary.log" || status=1
+  OMP_NUM_THREADS=$t "${pin[@]}" "$python" "$here/torch_workloads.py" --compile --threads "$t" --iters "$iters" \
+    "${only_args[@]}" --json "$out/torch_t$t.json" 2>&1 | tee "$out/torch_t$t.log" | tee -a "$out/summary.log" ||
+    status=1
+done
+echo "logs and JSON in $out"
+exit $status
