@@ -3,8 +3,11 @@
 // is large) and whose inner loop runs Vectorized<T> (kernels/cpu/vec.h, Sleef math) with
 // a scalar tail. Scalar functions come from scalar_ops.def, so compiled and eager results
 // agree. See Note [inductor] (docs/notes/inductor.md).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -57,7 +60,7 @@ class KernelWriter {
     // Collect loads (slots) and buffers in the order the bodies read them.
     for (const PointwiseNode* p : k_.nodes)
       for (const PwOp& op : p->body)
-        if (op.kind == PwOp::Kind::Load && !members_.count(op.value.node)) slot_for_[&op] = slot_of(op);
+        if (op.kind == PwOp::Kind::Load && !members_.count(op.value.node)) slot_for_[&op] = slot_of(op, op.strides, false);
     out_.buffer = static_cast<int>(k_.inputs.size());
     out_.dtype = root.dtype;
     const TensorMeta& m = root.node->meta()[0];
@@ -65,6 +68,7 @@ class KernelWriter {
     for (size_t d = 0; d < root.sizes.size(); ++d)
       if (root.sizes[d] != 1) out_.strides[d] = m.strides[d];
     collapse(root.sizes);
+    x_dim_ = sizes_.size() - 1;
 
     const char* T = c_type(root.dtype);
     std::ostringstream os;
@@ -116,11 +120,14 @@ class KernelWriter {
   }
 
  private:
-  int slot_of(const PwOp& op) {
+  /// The slot of a load with `strides` (over the kernel's index space); `primary`: a
+  /// row kernel's input-side load (the first one orders the reduction's loops).
+  int slot_of(const PwOp& op, const std::vector<int64_t>& strides, bool primary) {
     for (size_t j = 0; j < slots_.size(); ++j) {
       const Operand& s = slots_[j];
-      if (k_.inputs[s.buffer] == op.value && s.strides == op.strides && s.dtype == op.dtype) return static_cast<int>(j);
+      if (k_.inputs[s.buffer] == op.value && s.strides == strides && s.dtype == op.dtype) return static_cast<int>(j);
     }
+    if (primary && primary_ < 0) primary_ = static_cast<int>(slots_.size());
     Operand s;
     s.buffer = -1;
     for (size_t b = 0; b < k_.inputs.size(); ++b)
@@ -130,7 +137,7 @@ class KernelWriter {
       k_.inputs.push_back(op.value);
     }
     s.dtype = op.dtype;
-    s.strides = op.strides;
+    s.strides = strides;
     slots_.push_back(std::move(s));
     return static_cast<int>(slots_.size()) - 1;
   }
@@ -164,8 +171,10 @@ class KernelWriter {
 
   std::string load(int j, bool vec) {
     const Operand& s = slots_[j];
-    const int64_t st = s.strides.back();
-    const std::string p = "in" + std::to_string(s.buffer) + " + o" + std::to_string(j);
+    const int64_t st = s.strides[x_dim_];
+    // Inside a lambda over reduced elements, p<j> is o<j> plus the reduced offset.
+    const std::string off = in_reduced_lambda_ && reduced_offset(s) ? " + p" : " + o";
+    const std::string p = "in" + std::to_string(s.buffer) + off + std::to_string(j);
     if (s.dtype == kBool) {
       return vec ? "ld_mask<V>(" + p + " + x * " + std::to_string(st) + ", " + std::to_string(st) + ")"
                  : "(" + p + ")[x * " + std::to_string(st) + "]";
@@ -229,18 +238,94 @@ class KernelWriter {
   }
 
 
-  /// A row kernel: for each row of the outer index space, the row's passes (prelude
-  /// helpers with eager's arithmetic) over the prologue's value, then the last pass with
-  /// the epilogue, storing the root.
+  /// `strides` of a load over the output's index space (an epilogue's), over the input's:
+  /// kept dims take the output's strides in order, reduced dims 0 (keepdim or not).
+  std::vector<int64_t> to_input_space(const std::vector<int64_t>& strides, bool over_input) const {
+    const RowNode& R = *k_.row;
+    if (over_input) return strides;
+    std::vector<int64_t> in(R.in_sizes.size(), 0);
+    const bool keepdim = strides.size() == in.size();
+    for (size_t d = 0, j = 0; d < in.size(); ++d) {
+      if (R.reduced[d]) {
+        if (keepdim) ++j;
+        continue;
+      }
+      if (j < strides.size()) in[d] = strides[j];
+      ++j;
+    }
+    return in;
+  }
+
+  /// The reduction's loop geometry over the input's index space: size-1 dims dropped,
+  /// kept dims first, then reduced dims (at least one, maybe a dummy of size 1), each group
+  /// ordered (reductions only) by the primary operand's stride, largest first, as eager's
+  /// reduction plan does, then merged where contiguous for every operand. Sets sizes_,
+  /// nk_ (kept dims), every operand's strides in that layout, column_ and x_dim_.
+  void reduction_geometry(std::vector<Operand>& outs) {
+    const RowNode& R = *k_.row;
+    std::vector<Operand*> all;
+    for (Operand& s : slots_) all.push_back(&s);
+    for (Operand& o : outs) all.push_back(&o);
+    struct Dim {
+      int64_t size;
+      std::vector<int64_t> st;
+    };
+    std::vector<Dim> kept, red;
+    for (size_t d = 0; d < R.in_sizes.size(); ++d) {
+      if (R.in_sizes[d] == 1) continue;
+      Dim dim{R.in_sizes[d], {}};
+      for (Operand* o : all) dim.st.push_back(o->strides[d]);
+      (R.reduced[d] ? red : kept).push_back(std::move(dim));
+    }
+    // Stride 0 (broadcast) sorts outermost: it is no reason to vectorize along a dim.
+    auto key = [&](const Dim& d) {
+      const int64_t s = primary_ >= 0 ? d.st[primary_] : 1;
+      return s == 0 ? std::numeric_limits<int64_t>::max() : std::abs(s);
+    };
+    for (std::vector<Dim>* group : {&kept, &red}) {
+      if (R.is_reduction())
+        std::stable_sort(group->begin(), group->end(), [&](const Dim& a, const Dim& b) { return key(a) > key(b); });
+      std::vector<Dim> merged;
+      for (Dim& d : *group) {
+        bool merge = !merged.empty();
+        for (size_t j = 0; merge && j < all.size(); ++j) merge = merged.back().st[j] == d.st[j] * d.size;
+        if (merge) {
+          merged.back().size *= d.size;
+          merged.back().st = d.st;
+        } else {
+          merged.push_back(std::move(d));
+        }
+      }
+      *group = std::move(merged);
+    }
+    if (red.empty()) red.push_back(Dim{1, std::vector<int64_t>(all.size(), 0)});
+    column_ = R.is_reduction() && !kept.empty() && key(kept.back()) < key(red.back());
+    nk_ = kept.size();
+    sizes_.clear();
+    for (Operand* o : all) o->strides.clear();
+    for (const std::vector<Dim>* group : {&kept, &red})
+      for (const Dim& d : *group) {
+        sizes_.push_back(d.size);
+        for (size_t j = 0; j < all.size(); ++j) all[j]->strides.push_back(d.st[j]);
+      }
+    x_dim_ = column_ ? nk_ - 1 : sizes_.size() - 1;
+  }
+
+  /// A row kernel: for each index of the kept dims, the row's passes (prelude helpers
+  /// with eager's arithmetic) over the prologue's value, then the last pass with the
+  /// epilogue, storing the root. A reduction whose innermost dim (in the input's memory
+  /// order) is kept becomes a column kernel instead (write_columns).
   std::string write_row() {
     const RowNode& R = *k_.row;
-    const size_t no = R.in_sizes.size() - 1;
-    const int64_t n = R.in_sizes.back();
+    // Loads of members over the input's sizes (the prologue, the row's own) and over the
+    // output's (the epilogue), all as strides over the input's index space.
     for (const PointwiseNode* p : k_.nodes)
       for (const PwOp& op : p->body)
-        if (op.kind == PwOp::Kind::Load && !members_.count(op.value.node)) slot_for_[&op] = slot_of(op);
+        if (op.kind == PwOp::Kind::Load && !members_.count(op.value.node))
+          slot_for_[&op] = slot_of(op, to_input_space(op.strides, p->sizes == R.in_sizes), p->sizes == R.in_sizes);
     for (const PwOp* op : {&R.input, &R.weight, &R.bias})
-      if (op->kind == PwOp::Kind::Load && !members_.count(op->value.node)) slot_for_[op] = slot_of(*op);
+      if (op->kind == PwOp::Kind::Load && !members_.count(op->value.node))
+        slot_for_[op] = slot_of(*op, op->strides, true);
     // Outputs: the root's, or every output of the row node.
     std::vector<Operand> outs;
     const Node* root = k_.root_node();
@@ -250,16 +335,19 @@ class KernelWriter {
       o.buffer = static_cast<int>(k_.inputs.size() + i);
       o.dtype = m.dtype;
       for (size_t d = 0; d < m.sizes.size(); ++d) o.strides.push_back(m.sizes[d] == 1 ? 0 : m.strides[d]);
+      o.strides = to_input_space(o.strides, m.sizes.size() == R.in_sizes.size());
       outs.push_back(std::move(o));
     }
-    for (Operand& s : slots_) s.strides.resize(no + 1, 0);
-    for (Operand& o : outs) o.strides.resize(no + 1, 0);
-    int64_t rows = 1;
-    for (size_t d = 0; d < no; ++d) rows *= R.in_sizes[d];
+    reduction_geometry(outs);
+    const size_t no = nk_;
+    int64_t rows = 1, K = 1;
+    for (size_t d = 0; d < sizes_.size(); ++d) (d < no ? rows : K) *= sizes_[d];
+    const int64_t n = sizes_.back();
 
     std::ostringstream os;
-    os << "// " << k_.name << ": " << row_kind_name(R.kind) << " rows of " << scalar_type_name(R.dtype)
-       << IntArrayRef(R.in_sizes) << " (row %" << R.node->name() << "), computes";
+    os << "// " << k_.name << ": " << row_kind_name(R.kind) << (column_ ? " columns of " : " rows of ")
+       << scalar_type_name(R.dtype) << IntArrayRef(R.in_sizes)
+       << (R.reduces_last_dim_only() ? "" : " " + row_dims_text(R)) << " (row %" << R.node->name() << "), computes";
     for (const PointwiseNode* p : k_.nodes) os << " %" << p->node->name();
     os << "\nextern \"C\" void " << k_.name << "(void* const* bufs) {\n";
     os << "  using T = " << c_type(dtype_) << ";\n  using V = Vectorized<T>;\n";
@@ -270,10 +358,14 @@ class KernelWriter {
     }
     for (size_t i = 0; i < outs.size(); ++i)
       os << "  T* __restrict out" << i << " = static_cast<T*>(bufs[" << outs[i].buffer << "]);\n";
-    if (rows > 1 && rows * n >= kParallelNumel) os << "#pragma omp parallel for schedule(static)\n";
+    if (column_) {
+      write_columns(os, outs, rows, K);
+      return os.str();
+    }
+    if (rows > 1 && rows * K >= kParallelNumel) os << "#pragma omp parallel for schedule(static)\n";
     os << "  for (int64_t r = 0; r < " << rows << "; ++r) {\n    int64_t rem = r;\n    (void)rem;\n";
     for (size_t d = no; d-- > 0;)
-      os << "    const int64_t i" << d << " = rem % " << R.in_sizes[d] << ";\n    rem /= " << R.in_sizes[d] << ";\n";
+      os << "    const int64_t i" << d << " = rem % " << sizes_[d] << ";\n    rem /= " << sizes_[d] << ";\n";
     auto offset = [&](const Operand& o) {
       std::string e = "0";
       for (size_t d = 0; d < no; ++d)
@@ -282,23 +374,82 @@ class KernelWriter {
     };
     for (size_t j = 0; j < slots_.size(); ++j) os << "    const int64_t o" << j << " = " << offset(slots_[j]) << ";\n";
     for (size_t i = 0; i < outs.size(); ++i) os << "    const int64_t q" << i << " = " << offset(outs[i]) << ";\n";
-    for (const bool vec : {true, false}) {
-      os << "    auto in_" << (vec ? "v" : "s") << " = [&](int64_t x) {\n";
-      const std::string v = prologue(vec, os);
-      os << "      return " << v << ";\n    };\n";
-    }
-    const std::string N = std::to_string(n);
+    // The reduced dims but the innermost are segments: each pass runs over every segment
+    // (the row's input at column x of segment s), its per-segment results combined.
+    const int64_t segments = K / n;
+    auto define_lambdas = [&](const std::string& indent) {
+      for (const bool vec : {true, false}) {
+        os << indent << "auto in_" << (vec ? "v" : "s") << " = [&](int64_t x) {\n";
+        const std::string v = prologue(vec, os);
+        os << "      return " << v << ";\n" << indent << "};\n";
+      }
+    };
+    if (segments == 1) define_lambdas("    ");
+    auto pass = [&](const std::string& statement) {
+      if (segments == 1) {
+        os << "    " << statement << "\n";
+        return;
+      }
+      os << "    for (int64_t s = 0; s < " << segments << "; ++s) {\n      int64_t srem = s;\n";
+      const size_t last = sizes_.size() - 1;
+      for (size_t d = last; d-- > no;)
+        os << "      const int64_t k" << d << " = srem % " << sizes_[d] << ";\n      srem /= " << sizes_[d] << ";\n";
+      in_reduced_lambda_ = true;
+      for (size_t j = 0; j < slots_.size(); ++j) {
+        if (!reduced_offset(slots_[j])) continue;
+        os << "      const int64_t p" << j << " = o" << j;
+        for (size_t d = no; d < last; ++d)
+          if (slots_[j].strides[d]) os << " + k" << d << " * " << slots_[j].strides[d];
+        os << ";\n";
+      }
+      define_lambdas("      ");
+      in_reduced_lambda_ = false;
+      os << "      " << statement << "\n    }\n";
+    };
+    const std::string N = std::to_string(n), KS = std::to_string(K);
+    const std::string sum_pass = "row_sum<V>(" + N + ", in_v, in_s)";
     std::string value_v, value_s;  // the row node's output 0 at x, for the last pass
     switch (R.kind) {
       case RowKind::Sum:
       case RowKind::Mean:
-        os << "    const T acc = static_cast<T>(row_sum<V>(" << N << ", in_v, in_s)"
-           << (R.kind == RowKind::Mean ? " / " + N + ".0" : "") << ");\n";
+        if (segments == 1) {
+          os << "    const T acc = static_cast<T>(" << sum_pass << (R.kind == RowKind::Mean ? " / " + N + ".0" : "")
+             << ");\n";
+        } else {
+          os << "    double total = 0;\n";
+          pass("total += " + sum_pass + ";");
+          os << "    const T acc = static_cast<T>(total" << (R.kind == RowKind::Mean ? " / " + KS + ".0" : "") << ");\n";
+        }
         value_s = "acc";
         break;
       case RowKind::Max:
-      case RowKind::Min:
-        os << "    const T acc = row_minmax<V, " << (R.kind == RowKind::Max) << ">(" << N << ", in_v, in_s);\n";
+      case RowKind::Min: {
+        const std::string mm = "row_minmax<V, " + std::to_string(R.kind == RowKind::Max) + ">(" + N + ", in_v, in_s)";
+        if (segments == 1) {
+          os << "    const T acc = " << mm << ";\n";
+        } else {
+          os << "    T acc = T(0);\n";
+          pass("acc = s == 0 ? " + mm + " : pick_minmax<" + std::to_string(R.kind == RowKind::Max) + ">(acc, " + mm +
+               ");");
+        }
+        value_s = "acc";
+        break;
+      }
+      case RowKind::Var: {
+        // Two passes as eager: the mean, then the squared deviations from it.
+        os << "    double total = 0;\n";
+        pass("total += " + sum_pass + ";");
+        os << "    const T mean = static_cast<T>(total / " << KS << ".0);\n    double sq = 0;\n";
+        pass("sq += row_sum<V>(" + N + ", [&](int64_t x) { const V d = in_v(x) - V(mean); return d * d; }, " +
+             "[&](int64_t x) { const T d = in_s(x) - mean; return d * d; });");
+        os << "    const T acc = static_cast<T>(sq / " << constant_text(std::max(0.0, static_cast<double>(K) - R.correction))
+           << ");\n";
+        value_s = "acc";
+        break;
+      }
+      case RowKind::Prod:
+        os << "    T acc = T(1);\n";
+        pass("acc *= row_prod<V>(" + N + ", in_v, in_s);");
         value_s = "acc";
         break;
       case RowKind::Softmax:
@@ -332,34 +483,120 @@ class KernelWriter {
         break;
       }
     }
-    auto last = [&](bool vec, const std::string& value) {
-      std::ostringstream b;
-      std::map<const Node*, std::string> done;
-      b << "      const " << (vec ? "V" : "T") << " rv = " << value << ";\n";
-      std::string result = "rv";
-      if (k_.root) {
-        done[R.node] = "rv";
-        result = emit(*k_.root, vec, b, done);
-      }
-      const int64_t st = outs[0].strides.back();
-      if (vec) {
-        b << "      " << (st == 1 ? result + ".store(out0 + q0 + x)"
-                                  : "st(out0 + q0 + x * " + std::to_string(st) + ", " + std::to_string(st) + ", " + result + ")")
-          << ";\n";
-      } else {
-        b << "      (out0 + q0)[x * " << st << "] = " << result << ";\n";
-      }
-      return b.str();
-    };
     if (value_v.empty()) {
-      os << "    {\n      const int64_t x = 0;\n      (void)x;\n" << last(false, value_s) << "    }\n";
+      os << "    {\n      const int64_t x = 0;\n      (void)x;\n" << last(false, value_s, outs) << "    }\n";
     } else {
       os << "    int64_t x = 0;\n";
-      os << "    for (; x + V::size() <= " << N << "; x += V::size()) {\n" << last(true, value_v) << "    }\n";
-      os << "    for (; x < " << N << "; ++x) {\n" << last(false, value_s) << "    }\n";
+      os << "    for (; x + V::size() <= " << N << "; x += V::size()) {\n" << last(true, value_v, outs) << "    }\n";
+      os << "    for (; x < " << N << "; ++x) {\n" << last(false, value_s, outs) << "    }\n";
     }
     os << "  }\n}\n";
     return os.str();
+  }
+
+  /// The last pass at x: the row's value, the epilogue over it, the store of output 0.
+  std::string last(bool vec, const std::string& value, const std::vector<Operand>& outs) {
+    std::ostringstream b;
+    std::map<const Node*, std::string> done;
+    b << "      const " << (vec ? "V" : "T") << " rv = " << value << ";\n";
+    std::string result = "rv";
+    if (k_.root) {
+      done[k_.row->node] = "rv";
+      result = emit(*k_.root, vec, b, done);
+    }
+    const int64_t st = outs[0].strides[x_dim_];
+    if (vec) {
+      b << "      " << (st == 1 ? result + ".store(out0 + q0 + x)"
+                                : "st(out0 + q0 + x * " + std::to_string(st) + ", " + std::to_string(st) + ", " + result + ")")
+        << ";\n";
+    } else {
+      b << "      (out0 + q0)[x * " << st << "] = " << result << ";\n";
+    }
+    return b.str();
+  }
+
+  /// Whether operand `o` moves along any reduced dim (then a lambda over the reduced
+  /// index offsets it).
+  bool reduced_offset(const Operand& o) const {
+    for (size_t d = nk_; d < o.strides.size(); ++d)
+      if (o.strides[d] && d != x_dim_) return true;
+    return false;
+  }
+
+  /// A column kernel (a reduction whose innermost dim in memory is kept, e.g. sum over
+  /// dim 0 of [N, C]): each unit of work is a block of CB columns of the innermost kept
+  /// dim at one index of the outer kept dims; it reads every reduced element k of those
+  /// columns as Vectorized lanes (col_* helpers), then evaluates the epilogue and stores
+  /// column by column.
+  void write_columns(std::ostringstream& os, const std::vector<Operand>& outs, int64_t rows, int64_t K) {
+    const RowNode& R = *k_.row;
+    const size_t no = nk_ - 1;  // outer kept dims; dim nk_ - 1 is the columns
+    const int64_t C = sizes_[no];
+    const int64_t outer = rows / C;
+    // Blocks of at most 256 columns, at least 2 vectors, aiming at 8 blocks per index.
+    os << "  constexpr int64_t CB = std::min<int64_t>(256, std::max<int64_t>(2 * V::size(), (" << (C + 7) / 8
+       << " + V::size() - 1) / V::size() * V::size()));\n"
+       << "  constexpr int64_t NB = (" << C << " + CB - 1) / CB;\n";
+    if (rows * K >= kParallelNumel) os << "#pragma omp parallel for schedule(static)\n";
+    os << "  for (int64_t u = 0; u < " << outer << " * NB; ++u) {\n"
+       << "    const int64_t c0 = u % NB * CB, cn = std::min<int64_t>(CB, " << C << " - c0);\n"
+       << "    int64_t rem = u / NB;\n    (void)rem;\n";
+    for (size_t d = no; d-- > 0;)
+      os << "    const int64_t i" << d << " = rem % " << sizes_[d] << ";\n    rem /= " << sizes_[d] << ";\n";
+    auto offset = [&](const Operand& o) {
+      std::string e = "0";
+      for (size_t d = 0; d < no; ++d)
+        if (o.strides[d]) e += " + i" + std::to_string(d) + " * " + std::to_string(o.strides[d]);
+      return e;
+    };
+    for (size_t j = 0; j < slots_.size(); ++j) os << "    const int64_t o" << j << " = " << offset(slots_[j]) << ";\n";
+    for (size_t i = 0; i < outs.size(); ++i) os << "    const int64_t q" << i << " = " << offset(outs[i]) << ";\n";
+    // in_v(k, x) / in_s(k, x): the input at reduced element k, column x.
+    in_reduced_lambda_ = true;
+    for (const bool vec : {true, false}) {
+      os << "    auto in_" << (vec ? "v" : "s") << " = [&](int64_t k, int64_t x) {\n      int64_t krem = k;\n"
+         << "      (void)krem;\n";
+      for (size_t d = sizes_.size(); d-- > nk_;)
+        os << "      const int64_t k" << d << " = krem % " << sizes_[d] << ";\n      krem /= " << sizes_[d] << ";\n";
+      for (size_t j = 0; j < slots_.size(); ++j) {
+        if (!reduced_offset(slots_[j])) continue;
+        os << "      const int64_t p" << j << " = o" << j;
+        for (size_t d = nk_; d < sizes_.size(); ++d)
+          if (slots_[j].strides[d]) os << " + k" << d << " * " << slots_[j].strides[d];
+        os << ";\n";
+      }
+      const std::string v = prologue(vec, os);
+      os << "      return " << v << ";\n    };\n";
+    }
+    in_reduced_lambda_ = false;
+    const std::string KS = std::to_string(K), args = "(" + KS + ", c0, cn, in_v, in_s, res)";
+    std::string value;
+    switch (R.kind) {
+      case RowKind::Sum:
+      case RowKind::Mean:
+        os << "    double res[CB];\n    col_sum<V, CB>" << args << ";\n";
+        value = "static_cast<T>(res[x - c0]" + std::string(R.kind == RowKind::Mean ? " / " + KS + ".0" : "") + ")";
+        break;
+      case RowKind::Max:
+      case RowKind::Min:
+        os << "    T res[CB];\n    col_minmax<V, CB, " << (R.kind == RowKind::Max) << ">" << args << ";\n";
+        value = "res[x - c0]";
+        break;
+      case RowKind::Prod:
+        os << "    T res[CB];\n    col_prod<V, CB>" << args << ";\n";
+        value = "res[x - c0]";
+        break;
+      case RowKind::Var:
+        os << "    double res[CB];\n    col_sum<V, CB>" << args << ";\n"
+           << "    T mt[CB];\n    for (int64_t j = 0; j < cn; ++j) mt[j] = static_cast<T>(res[j] / " << KS << ".0);\n"
+           << "    col_sum<V, CB>(" << KS << ", c0, cn, [&](int64_t k, int64_t x) { const V d = in_v(k, x) - "
+           << "V::load(mt + (x - c0)); return d * d; }, [&](int64_t k, int64_t x) { const T d = in_s(k, x) - mt[x - c0]; "
+           << "return d * d; }, res);\n";
+        value = "static_cast<T>(res[x - c0] / " + constant_text(std::max(0.0, static_cast<double>(K) - R.correction)) + ")";
+        break;
+      default: EMBER_INTERNAL_ASSERT(false) << "inductor codegen: " << row_kind_name(R.kind) << " has no column kernel";
+    }
+    os << "    for (int64_t x = c0; x < c0 + cn; ++x) {\n" << last(false, value, outs) << "    }\n  }\n}\n";
   }
 
   /// The row node's input at column x: its inlined producer, or a load.
@@ -381,6 +618,13 @@ class KernelWriter {
   std::map<const PwOp*, int> slot_for_;
   Operand out_;
   std::vector<int64_t> sizes_;
+  size_t x_dim_ = 0;  // the dim the inner loop's x runs along
+  // Row kernels: kept dims (the first nk_ of sizes_), column kernel or row kernel, whether
+  // loads are being emitted inside a lambda over reduced elements, the primary slot.
+  size_t nk_ = 0;
+  bool column_ = false;
+  bool in_reduced_lambda_ = false;
+  int primary_ = -1;
   int counter_ = 0;
 };
 
@@ -462,6 +706,83 @@ inline typename V::value_type row_minmax(int64_t n, FV fv, FS fs) {
     m = better(v, m) ? v : m;
   }
   return m;
+}
+/// amax / amin of two partial results (NaN propagates).
+template <bool kMax, typename T>
+inline T pick_minmax(T a, T b) {
+  if (a != a) return a;
+  return (kMax ? b > a : b < a) || b != b ? b : a;
+}
+/// prod: sequential products in T (eager accumulates prod in the input's float type).
+template <typename V, typename FV, typename FS>
+inline typename V::value_type row_prod(int64_t n, FV, FS fs) {
+  typename V::value_type p(1);
+  for (int64_t i = 0; i < n; ++i) p *= fs(i);
+  return p;
+}
+
+// Column passes: res[j] = the reduction over k < K of f(k, c0 + j) for the cn <= CB
+// columns of a block; fv(k, c) gives the lanes of columns c .. c + W. Lanes accumulate in
+// an L1-resident array per block of rows; sums take float (or double) lanes over chunks
+// of 256 reduced elements, chunks added in double (as row_sum).
+template <typename V, int64_t CB, typename FV, typename FS>
+inline void col_sum(int64_t K, int64_t c0, int64_t cn, FV fv, FS fs, double* res) {
+  using T = typename V::value_type;
+  constexpr int64_t W = V::size();
+  const int64_t nv = cn - cn % W;
+  for (int64_t j = 0; j < cn; ++j) res[j] = 0;
+  V acc[CB / W];
+  T tail[W] = {};
+  for (int64_t k0 = 0; k0 < K; k0 += 256) {
+    const int64_t k1 = std::min<int64_t>(K, k0 + 256);
+    for (int64_t j = 0; j < nv; j += W) acc[j / W] = V(T(0));
+    for (int64_t j = nv; j < cn; ++j) tail[j - nv] = T(0);
+    for (int64_t k = k0; k < k1; ++k) {
+      for (int64_t j = 0; j < nv; j += W) acc[j / W] = acc[j / W] + fv(k, c0 + j);
+      for (int64_t j = nv; j < cn; ++j) tail[j - nv] += fs(k, c0 + j);
+    }
+    T lanes[CB];
+    for (int64_t j = 0; j < nv; j += W) acc[j / W].store(lanes + j);
+    for (int64_t j = 0; j < nv; ++j) res[j] += static_cast<double>(lanes[j]);
+    for (int64_t j = nv; j < cn; ++j) res[j] += static_cast<double>(tail[j - nv]);
+  }
+}
+template <typename V, int64_t CB, bool kMax, typename FV, typename FS>
+inline void col_minmax(int64_t K, int64_t c0, int64_t cn, FV fv, FS fs, typename V::value_type* res) {
+  constexpr int64_t W = V::size();
+  auto better = [](auto a, auto b) {
+    if constexpr (kMax) return a > b || a != a;
+    else return a < b || a != a;
+  };
+  const int64_t nv = cn - cn % W;
+  V acc[CB / W];
+  for (int64_t j = 0; j < nv; j += W) acc[j / W] = fv(0, c0 + j);
+  for (int64_t j = nv; j < cn; ++j) res[j] = fs(0, c0 + j);
+  for (int64_t k = 1; k < K; ++k) {
+    for (int64_t j = 0; j < nv; j += W) {
+      const V x = fv(k, c0 + j);
+      acc[j / W] = where(better(x, acc[j / W]), x, acc[j / W]);
+    }
+    for (int64_t j = nv; j < cn; ++j) {
+      const auto x = fs(k, c0 + j);
+      res[j] = better(x, res[j]) ? x : res[j];
+    }
+  }
+  for (int64_t j = 0; j < nv; j += W) acc[j / W].store(res + j);
+}
+template <typename V, int64_t CB, typename FV, typename FS>
+inline void col_prod(int64_t K, int64_t c0, int64_t cn, FV fv, FS fs, typename V::value_type* res) {
+  using T = typename V::value_type;
+  constexpr int64_t W = V::size();
+  const int64_t nv = cn - cn % W;
+  V acc[CB / W];
+  for (int64_t j = 0; j < nv; j += W) acc[j / W] = V(T(1));
+  for (int64_t j = nv; j < cn; ++j) res[j] = T(1);
+  for (int64_t k = 0; k < K; ++k) {
+    for (int64_t j = 0; j < nv; j += W) acc[j / W] = acc[j / W] * fv(k, c0 + j);
+    for (int64_t j = nv; j < cn; ++j) res[j] *= fs(k, c0 + j);
+  }
+  for (int64_t j = 0; j < nv; j += W) acc[j / W].store(res + j);
 }
 template <typename V, typename FV, typename FS>
 inline typename V::value_type softmax_max(int64_t n, FV fv, FS fs) {

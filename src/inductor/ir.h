@@ -40,24 +40,38 @@ struct PointwiseNode {
   std::vector<PwOp> body;  // the last operation is the result
 };
 
-/// What a row node computes from each row (the innermost dim) of its input.
-enum class RowKind : uint8_t { Sum, Mean, Max, Min, Softmax, LogSoftmax, LayerNorm };
+/// What a row node computes from each reduction range ("row") of its input.
+enum class RowKind : uint8_t { Sum, Mean, Max, Min, Var, Prod, Softmax, LogSoftmax, LayerNorm };
 
-/// A reduction over the innermost dim of its input: for every index i of the outer index
-/// space (the input's sizes without the last), one pass or several over the row x[i, :].
-/// Sum/Mean/Max/Min write one value per row (out_sizes: the outer sizes, with a trailing
-/// 1 under keepdim); Softmax/LogSoftmax/LayerNorm write a row per row (out_sizes ==
-/// in_sizes), LayerNorm also its mean and rstd per row (outputs 1 and 2).
+/// A reduction node: its input's index space (in_sizes) splits into kept dims (the outer
+/// index space) and the reduced dims `reduced` (the reduction range, the "row"); for
+/// every index i of the kept dims, one pass or several over the input's elements x[i, :].
+/// Sum/Mean/Max/Min/Var/Prod reduce any set of dims and write one value per kept index
+/// (out_sizes: the kept sizes, with 1 for each reduced dim under keepdim);
+/// Softmax/LogSoftmax/LayerNorm reduce the last dim only and write a row per row
+/// (out_sizes == in_sizes), LayerNorm also its mean and rstd per row (outputs 1 and 2).
+/// Codegen picks the loop order from the operands' strides (a row kernel vectorized
+/// along the innermost reduced dim, or a column kernel vectorized along the innermost
+/// kept dim).
 struct RowNode {
   const Node* node = nullptr;
   RowKind kind = RowKind::Sum;
   std::vector<int64_t> in_sizes;
   std::vector<int64_t> out_sizes;
+  /// One flag per dim of in_sizes: whether it is reduced.
+  std::vector<bool> reduced;
   ScalarType dtype = kFloat;
   /// Loads over in_sizes: the input (argument 0), and LayerNorm's weight and bias (kind
   /// Constant when absent).
   PwOp input, weight, bias;
   double eps = 0;
+  /// Var: the divisor is max(0, N - correction), N the number of reduced elements.
+  double correction = 1;
+
+  /// Whether it writes one value per kept index (not a row per row).
+  bool is_reduction() const { return kind != RowKind::Softmax && kind != RowKind::LogSoftmax && kind != RowKind::LayerNorm; }
+  /// Whether the reduced dims are exactly the last dim.
+  bool reduces_last_dim_only() const;
 };
 
 /// How each Call node of the graph is run.
@@ -89,5 +103,7 @@ struct LoweredGraph {
 std::string to_string(const PointwiseNode& p);
 std::string to_string(const RowNode& r);
 const char* row_kind_name(RowKind k);
+/// "over the last dim" or "over dims [0, 2]".
+std::string row_dims_text(const RowNode& r);
 
 }  // namespace ember::inductor

@@ -12,7 +12,8 @@
 namespace ember::inductor {
 
 /// Lowering (lowering.cpp). Requires: a verified graph. Guarantees: every Call node has a
-/// role; a Row node reduces the innermost dim of a non-empty f32/f64 input; a Pointwise node's body reads only graph values (inputs, views, other nodes)
+/// role; a Row node reduces any non-empty set of dims (softmax/layer norm: the last) of a
+/// non-empty f32/f64 input, read through its index map; a Pointwise node's body reads only graph values (inputs, views, other nodes)
 /// through index maps over its own sizes, and computes in its output dtype (f32/f64).
 /// Calls with no lowering become Extern, logged at INFO on `inductor`.
 LoweredGraph lower(const Graph& g);
