@@ -191,6 +191,7 @@ TEST_F(ReductionTest, SumOverDim0IsAVectorizedColumnKernelAndOverTheLastDimARowK
   ASSERT_EQ(r.kernels.size(), 2u) << logs.text();
   EXPECT_NE(r.source.find("sum columns of Float[600, 77] over dims [0]"), std::string::npos) << r.source;
   EXPECT_NE(r.source.find("col_sum<V, CB>(600,"), std::string::npos) << r.source;
+  EXPECT_NE(r.source.find("omp_get_max_threads()"), std::string::npos) << "column blocks sized per thread";
   EXPECT_NE(r.source.find("row_sum<V>(77, in_v, in_s)"), std::string::npos) << r.source;
   EXPECT_NE(r.source.find("#pragma omp parallel for"), std::string::npos) << "46,200 elements: more than one thread's worth";
 }
