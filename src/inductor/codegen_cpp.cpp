@@ -61,12 +61,20 @@ class KernelWriter {
     for (const PointwiseNode* p : k_.nodes)
       for (const PwOp& op : p->body)
         if (op.kind == PwOp::Kind::Load && !members_.count(op.value.node)) slot_for_[&op] = slot_of(op, op.strides, false);
-    out_.buffer = static_cast<int>(k_.inputs.size());
-    out_.dtype = root.dtype;
-    const TensorMeta& m = root.node->meta()[0];
-    out_.strides.assign(root.sizes.size(), 0);
-    for (size_t d = 0; d < root.sizes.size(); ++d)
-      if (root.sizes[d] != 1) out_.strides[d] = m.strides[d];
+    // Outputs: every node it stores (all over the root's sizes and dtype).
+    std::vector<const PointwiseNode*> stored = k_.outputs;
+    if (stored.empty()) stored.push_back(&root);
+    for (const PointwiseNode* p : stored) {
+      Operand o;
+      o.buffer = static_cast<int>(k_.inputs.size() + outs_.size());
+      o.dtype = p->dtype;
+      const TensorMeta& m = p->node->meta()[0];
+      o.strides.assign(root.sizes.size(), 0);
+      for (size_t d = 0; d < root.sizes.size(); ++d)
+        if (root.sizes[d] != 1) o.strides[d] = m.strides[d];
+      outs_.push_back(std::move(o));
+      stored_.push_back(p);
+    }
     collapse(root.sizes);
     x_dim_ = sizes_.size() - 1;
 
@@ -74,6 +82,10 @@ class KernelWriter {
     std::ostringstream os;
     os << "// " << k_.name << ": " << scalar_type_name(root.dtype) << IntArrayRef(root.sizes) << ", computes";
     for (const PointwiseNode* p : k_.nodes) os << " %" << p->node->name();
+    if (stored_.size() > 1) {
+      os << ", stores";
+      for (const PointwiseNode* p : stored_) os << " %" << p->node->name();
+    }
     os << "\nextern \"C\" void " << k_.name << "(void* const* bufs) {\n";
     os << "  using T = " << T << ";\n  using V = Vectorized<T>;\n";
     for (size_t b = 0; b < k_.inputs.size(); ++b) {
@@ -81,11 +93,13 @@ class KernelWriter {
       os << "  const " << c_type(bm.dtype) << "* __restrict in" << b << " = static_cast<const " << c_type(bm.dtype)
          << "*>(bufs[" << b << "]);\n";
     }
-    os << "  T* __restrict out = static_cast<T*>(bufs[" << out_.buffer << "]);\n";
+    for (size_t i = 0; i < outs_.size(); ++i)
+      os << "  T* __restrict " << out_name(i) << " = static_cast<T*>(bufs[" << outs_[i].buffer << "]);\n";
     int64_t numel = 1;
     for (int64_t s : sizes_) numel *= s;
     if (numel == 0) {
-      os << "  (void)out;\n}\n";
+      for (size_t i = 0; i < outs_.size(); ++i) os << "  (void)" << out_name(i) << ";\n";
+      os << "}\n";
       return os.str();
     }
     const size_t nd = sizes_.size();
@@ -95,7 +109,7 @@ class KernelWriter {
     os << "  for (int64_t r = 0; r < " << rows << "; ++r) {\n";
     std::vector<const Operand*> all;
     for (const Operand& s : slots_) all.push_back(&s);
-    all.push_back(&out_);
+    for (const Operand& o : outs_) all.push_back(&o);
     if (nd == 1) {
       os << "    const int64_t begin = r * " << kBlock << ", end = std::min<int64_t>(" << inner << ", begin + " << kBlock
          << ");\n";
@@ -120,6 +134,9 @@ class KernelWriter {
   }
 
  private:
+  /// The name of output i's pointer ("out" when it is the only one).
+  std::string out_name(size_t i) const { return outs_.size() == 1 ? "out" : "out" + std::to_string(i); }
+
   /// The slot of a load with `strides` (over the kernel's index space); `primary`: a
   /// row kernel's input-side load (the first one orders the reduction's loops).
   int slot_of(const PwOp& op, const std::vector<int64_t>& strides, bool primary) {
@@ -146,7 +163,7 @@ class KernelWriter {
   void collapse(const std::vector<int64_t>& sizes) {
     std::vector<Operand*> all;
     for (Operand& s : slots_) all.push_back(&s);
-    all.push_back(&out_);
+    for (Operand& o : outs_) all.push_back(&o);
     std::vector<int64_t> new_sizes;
     std::vector<std::vector<int64_t>> new_strides(all.size());
     for (size_t d = 0; d < sizes.size(); ++d) {
@@ -224,15 +241,17 @@ class KernelWriter {
     std::ostringstream os;
     std::map<const Node*, std::string> done;
     counter_ = 0;
-    const std::string result = emit(*k_.root, vec, os, done);
-    const int64_t st = out_.strides.back();
-    const std::string p = "out + o" + std::to_string(slots_.size());
-    if (vec) {
-      os << "      " << (st == 1 ? result + ".store(" + p + " + x)" : "st(" + p + " + x * " + std::to_string(st) + ", " +
-                                                                          std::to_string(st) + ", " + result + ")")
-         << ";\n";
-    } else {
-      os << "      (" << p << ")[x * " << st << "] = " << result << ";\n";
+    for (size_t i = 0; i < outs_.size(); ++i) {
+      const std::string result = emit(*stored_[i], vec, os, done);
+      const int64_t st = outs_[i].strides.back();
+      const std::string p = out_name(i) + " + o" + std::to_string(slots_.size() + i);
+      if (vec) {
+        os << "      " << (st == 1 ? result + ".store(" + p + " + x)" : "st(" + p + " + x * " + std::to_string(st) + ", " +
+                                                                            std::to_string(st) + ", " + result + ")")
+           << ";\n";
+      } else {
+        os << "      (" << p << ")[x * " << st << "] = " << result << ";\n";
+      }
     }
     return os.str();
   }
@@ -328,7 +347,7 @@ class KernelWriter {
         slot_for_[op] = slot_of(*op, op->strides, true);
     // Outputs: the root's, or every output of the row node.
     std::vector<Operand> outs;
-    const Node* root = k_.root_node();
+    const Node* root = k_.root ? k_.root->node : k_.row->node;
     for (size_t i = 0; i < (k_.root ? 1 : root->meta().size()); ++i) {
       const TensorMeta& m = root->meta()[i];
       Operand o;
@@ -621,7 +640,8 @@ class KernelWriter {
   std::set<const Node*> members_;
   std::vector<Operand> slots_;
   std::map<const PwOp*, int> slot_for_;
-  Operand out_;
+  std::vector<Operand> outs_;                 // pointwise kernels: one per stored node
+  std::vector<const PointwiseNode*> stored_;  // the nodes stored, in outs_'s order
   std::vector<int64_t> sizes_;
   size_t x_dim_ = 0;  // the dim the inner loop's x runs along
   // Row kernels: kept dims (the first nk_ of sizes_), column kernel or row kernel, whether

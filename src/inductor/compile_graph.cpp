@@ -93,11 +93,19 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           auto k = kernel_at.find(&n);
           if (k == kernel_at.end()) break;  // inlined into a later kernel
           const Kernel& kernel = kernels[k->second];
-          // A kernel writes its root's outputs (a row kernel without an epilogue: every
-          // output of its row node, e.g. layer norm's mean and rstd).
+          // A pointwise kernel writes the nodes it stores (each into its own env slot); a
+          // row kernel its root's output, or without an epilogue every output of its row
+          // node (layer norm's mean and rstd).
+          std::vector<const TensorMeta*> metas;
+          if (!kernel.outputs.empty()) {
+            for (const PointwiseNode* p : kernel.outputs) metas.push_back(&p->node->meta()[0]);
+          } else {
+            const Node& root = kernel.root ? *kernel.root->node : *kernel.row->node;
+            for (size_t o = 0; o < (kernel.root ? 1 : root.meta().size()); ++o) metas.push_back(&root.meta()[o]);
+          }
           std::vector<Tensor> outs;
-          for (size_t o = 0; o < (kernel.root ? 1 : n.meta().size()); ++o) {
-            const TensorMeta& m = n.meta()[o];
+          for (const TensorMeta* mp : metas) {
+            const TensorMeta& m = *mp;
             auto reuse = pool.find(storage_bytes(m));
             if (reuse != pool.end() && reuse->first > 0) {
               outs.push_back(on_storage(m, std::move(reuse->second)));
@@ -122,7 +130,11 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           EMBER_CHECK(!raise_after.count(k->second))
               << "inductor: injected runtime error after kernel " << kernel.name << " of graph " << g.name()
               << " (inject_relu_bug_TESTING_ONLY=runtime_error)";
-          env[i] = std::move(outs);
+          if (!kernel.outputs.empty()) {
+            for (size_t o = 0; o < outs.size(); ++o) env[index.at(kernel.outputs[o]->node)] = {std::move(outs[o])};
+          } else {
+            env[index.at(kernel.root ? kernel.root->node : kernel.row->node)] = std::move(outs);
+          }
           break;
         }
         // Views and extern calls run their eager kernels, as the interpreter does.

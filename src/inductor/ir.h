@@ -77,19 +77,25 @@ struct RowNode {
 /// How each Call node of the graph is run.
 enum class NodeRole : uint8_t { Pointwise, Row, View, Extern };
 
-/// A fused kernel: pointwise nodes computed in one loop nest, writing only its root; or a
-/// row kernel built around `row`: a loop over rows whose passes read the input through
-/// the prologue (pointwise nodes inlined into the row's input load) and whose last pass
-/// computes the epilogue (pointwise nodes over the row's output, `root` the last).
+/// A fused kernel: pointwise nodes computed in one loop nest, storing its `outputs` (the
+/// root, nodes also read outside the kernel, the outputs of sibling kernels merged into
+/// it); or a row kernel built around `row`: a loop over rows whose passes read the input
+/// through the prologue (pointwise nodes inlined into the row's input load) and whose last
+/// pass computes the epilogue (pointwise nodes over the row's output, `root` the last),
+/// writing the root (or, without an epilogue, every output of the row node).
 struct Kernel {
   std::string name;                        // cpp_fused_<ops>_<k>
-  const PointwiseNode* root = nullptr;     // the pointwise node it writes (null: it writes `row`)
+  const PointwiseNode* root = nullptr;     // a pointwise node it writes (null: it writes `row`)
   const RowNode* row = nullptr;            // the reduction it computes, if any
   std::vector<const PointwiseNode*> nodes; // every pointwise node it computes, in graph order
+  /// Pointwise kernels: the nodes it stores, in graph order (the root among them).
+  std::vector<const PointwiseNode*> outputs;
   std::vector<ValueRef> inputs;            // the buffers it reads, in argument order (filled by codegen)
+  /// The node at whose position the wrapper runs it (the root, or an earlier sibling's).
+  const Node* run_at = nullptr;
 
-  /// The node whose outputs it writes; the wrapper runs it at that node's position.
-  const Node* root_node() const { return root ? root->node : row->node; }
+  /// The node at whose position the wrapper runs it.
+  const Node* root_node() const { return run_at ? run_at : root ? root->node : row->node; }
 };
 
 /// Lowering's result: the role of every Call node, the pointwise and row nodes by node.

@@ -23,18 +23,24 @@ LoweredGraph lower(const Graph& g);
 std::string scalar_function_definition(const std::string& fn);
 
 /// Scheduling and fusion (scheduler.cpp). Guarantees: every Pointwise and Row node belongs
-/// to one kernel; a kernel writes only its root; a node is inlined into a kernel only when
-/// all of its users are pointwise nodes of that kernel over the same sizes and dtype,
-/// reading it elementwise, or (prologue) that kernel's row node reading it elementwise as
-/// its input, with no impure call between them; a row node joins the kernel of its users
+/// to one kernel; a node is inlined into a kernel only when all of its pointwise users are
+/// pointwise nodes of that kernel over the same sizes and dtype, reading it elementwise, or
+/// (prologue) that kernel's row node reading it elementwise as its input, with no impure
+/// call between them; a node also read outside the kernel (graph output, extern call,
+/// view, other kernels) is then stored by a pointwise kernel as an extra output, only when
+/// every such reader runs after the kernel; a row node joins the kernel of its users
 /// (epilogue) only when they are all pointwise over its output 0's sizes and dtype in one
-/// kernel that has no row node. Kernels are ordered by their root.
+/// kernel that has no row node and no extra outputs; sibling pointwise kernels (same sizes
+/// and dtype, a common input) merge, running at the earlier one's position, only when
+/// everything the later one reads is computed before that position and no impure call
+/// lies between. Kernels are ordered by the position they run at (Kernel::run_at).
 /// Writes the `schedule` and `fusion` artifacts.
 std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered);
 
 /// Code generation (codegen_cpp.cpp). One C++ translation unit for all kernels; each
 /// kernel is an `extern "C" void <name>(void* const* buffers)` taking its inputs (in the
-/// order codegen stores in Kernel::inputs) then its output.
+/// order codegen stores in Kernel::inputs) then its outputs (Kernel::outputs' order, or the
+/// row node's).
 std::string generate_cpp(const LoweredGraph& lowered, std::vector<Kernel>& kernels);
 
 /// A loaded shared library of generated code (cpp_builder.cpp).

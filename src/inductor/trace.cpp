@@ -260,8 +260,12 @@ std::string ir_post_fusion_text(const Graph& g, const LoweredGraph& lowered, con
     std::set<std::string> met, unmet;
     pointwise_deps(names, kernel.nodes, members, met, unmet);
     const PointwiseNode& root = *kernel.root;
-    os << buf << ": FusedSchedulerNode(NoneType)  # kernel " << kernel.name << "\n"
-       << buf << ".writes = [" << write_dep(buf, root) << "]\n"
+    std::string writes;
+    for (const PointwiseNode* p : kernel.outputs.empty() ? std::vector<const PointwiseNode*>{&root} : kernel.outputs)
+      writes += (writes.empty() ? "" : ", ") + write_dep(names.name(p->node), *p);
+    os << buf << ": FusedSchedulerNode(NoneType)  # kernel " << kernel.name
+       << (kernel.outputs.size() > 1 ? " (" + std::to_string(kernel.outputs.size()) + " outputs)" : "") << "\n"
+       << buf << ".writes = [" << writes << "]\n"
        << buf << ".unmet_dependencies = " << join(unmet) << "\n"
        << buf << ".met_dependencies = " << join(met) << "\n"
        << buf << ".snodes = [" << snodes << "]\n"
