@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -394,8 +395,12 @@ class KernelWriter {
     for (size_t j = 0; j < slots_.size(); ++j) os << "    const int64_t o" << j << " = " << offset(slots_[j]) << ";\n";
     for (size_t i = 0; i < outs.size(); ++i) os << "    const int64_t q" << i << " = " << offset(outs[i]) << ";\n";
     // The reduced dims but the innermost are segments: each pass runs over every segment
-    // (the row's input at column x of segment s), its per-segment results combined.
+    // (the row's input at column x of segment s), its per-segment results combined. A
+    // reduction to one value (nothing kept) over at least kParallelNumel elements splits
+    // its range across threads: contiguous pieces of the row, or ranges of segments, each
+    // thread's partial combined in thread order.
     const int64_t segments = K / n;
+    const bool split = R.is_reduction() && rows == 1 && K >= kParallelNumel;
     auto define_lambdas = [&](const std::string& indent) {
       for (const bool vec : {true, false}) {
         os << indent << "auto in_" << (vec ? "v" : "s") << " = [&](int64_t x) {\n";
@@ -403,72 +408,103 @@ class KernelWriter {
         os << "      return " << v << ";\n" << indent << "};\n";
       }
     };
-    if (segments == 1) define_lambdas("    ");
-    auto pass = [&](const std::string& statement) {
-      if (segments == 1) {
-        os << "    " << statement << "\n";
-        return;
-      }
-      os << "    for (int64_t s = 0; s < " << segments << "; ++s) {\n      int64_t srem = s;\n";
+    if (segments == 1 && !split) define_lambdas("    ");
+    // Opens `for (s = begin; s < end; ++s)` with segment s's offsets p<j> and lambdas.
+    auto open_segment = [&](const std::string& begin, const std::string& end, const std::string& indent) {
+      os << indent << "for (int64_t s = " << begin << "; s < " << end << "; ++s) {\n" << indent << "  int64_t srem = s;\n";
       const size_t last = sizes_.size() - 1;
       for (size_t d = last; d-- > no;)
-        os << "      const int64_t k" << d << " = srem % " << sizes_[d] << ";\n      srem /= " << sizes_[d] << ";\n";
+        os << indent << "  const int64_t k" << d << " = srem % " << sizes_[d] << ";\n" << indent << "  srem /= " << sizes_[d]
+           << ";\n";
       in_reduced_lambda_ = true;
       for (size_t j = 0; j < slots_.size(); ++j) {
         if (!reduced_offset(slots_[j])) continue;
-        os << "      const int64_t p" << j << " = o" << j;
+        os << indent << "  const int64_t p" << j << " = o" << j;
         for (size_t d = no; d < last; ++d)
           if (slots_[j].strides[d]) os << " + k" << d << " * " << slots_[j].strides[d];
         os << ";\n";
       }
-      define_lambdas("      ");
+      define_lambdas(indent + "  ");
       in_reduced_lambda_ = false;
-      os << "      " << statement << "\n    }\n";
+    };
+    // Declares `type var`: the combination (`combine(a, b)`) of piece(len, fv, fs) — a
+    // pass over `len` values of the row read through fv/fs — over the whole range.
+    using Piece = std::function<std::string(const std::string&, const std::string&, const std::string&)>;
+    using Combine = std::function<std::string(const std::string&, const std::string&)>;
+    auto reduce_pass = [&](const std::string& var, const std::string& type, const std::string& identity,
+                           const Combine& combine, const Piece& piece) {
+      const std::string N = std::to_string(n);
+      if (!split) {
+        if (segments == 1) {
+          os << "    " << type << " " << var << " = " << piece(N, "in_v", "in_s") << ";\n";
+          return;
+        }
+        os << "    " << type << " " << var << " = " << identity << ";\n";
+        open_segment("0", std::to_string(segments), "    ");
+        os << "      " << var << " = " << combine(var, piece(N, "in_v", "in_s")) << ";\n    }\n";
+        return;
+      }
+      os << "    std::vector<" << type << "> part_" << var << "(omp_get_max_threads(), " << identity << ");\n"
+         << "#pragma omp parallel num_threads(static_cast<int>(part_" << var << ".size()))\n    {\n"
+         << "      const int64_t t = omp_get_thread_num(), nth = omp_get_num_threads();\n";
+      if (segments == 1) {
+        os << "      const int64_t x0 = " << N << " * t / nth, x1 = " << N << " * (t + 1) / nth;\n";
+        define_lambdas("      ");
+        os << "      auto pv = [&](int64_t i) { return in_v(x0 + i); };\n"
+           << "      auto ps = [&](int64_t i) { return in_s(x0 + i); };\n"
+           << "      if (x1 > x0) part_" << var << "[t] = " << piece("x1 - x0", "pv", "ps") << ";\n";
+      } else {
+        const std::string S = std::to_string(segments);
+        os << "      " << type << " a = " << identity << ";\n";
+        open_segment(S + " * t / nth", S + " * (t + 1) / nth", "      ");
+        os << "        a = " << combine("a", piece(N, "in_v", "in_s")) << ";\n      }\n"
+           << "      part_" << var << "[t] = a;\n";
+      }
+      os << "    }\n    " << type << " " << var << " = " << identity << ";\n"
+         << "    for (const " << type << " p : part_" << var << ") " << var << " = " << combine(var, "p") << ";\n";
+    };
+    const Combine add = [](const std::string& a, const std::string& b) { return a + " + " + b; };
+    const Piece sum_piece = [](const std::string& len, const std::string& fv, const std::string& fs) {
+      return "row_sum<V>(" + len + ", " + fv + ", " + fs + ")";
     };
     const std::string N = std::to_string(n), KS = std::to_string(K);
-    const std::string sum_pass = "row_sum<V>(" + N + ", in_v, in_s)";
     std::string value_v, value_s;  // the row node's output 0 at x, for the last pass
     switch (R.kind) {
       case RowKind::Sum:
       case RowKind::Mean:
-        if (segments == 1) {
-          os << "    const T acc = static_cast<T>(" << sum_pass << (R.kind == RowKind::Mean ? " / " + N + ".0" : "")
-             << ");\n";
-        } else {
-          os << "    double total = 0;\n";
-          pass("total += " + sum_pass + ";");
-          os << "    const T acc = static_cast<T>(total" << (R.kind == RowKind::Mean ? " / " + KS + ".0" : "") << ");\n";
-        }
+        reduce_pass("total", "double", "0.0", add, sum_piece);
+        os << "    const T acc = static_cast<T>(total" << (R.kind == RowKind::Mean ? " / " + KS + ".0" : "") << ");\n";
         value_s = "acc";
         break;
       case RowKind::Max:
       case RowKind::Min: {
-        const std::string mm = "row_minmax<V, " + std::to_string(R.kind == RowKind::Max) + ">(" + N + ", in_v, in_s)";
-        if (segments == 1) {
-          os << "    const T acc = " << mm << ";\n";
-        } else {
-          os << "    T acc = T(0);\n";
-          pass("acc = s == 0 ? " + mm + " : pick_minmax<" + std::to_string(R.kind == RowKind::Max) + ">(acc, " + mm +
-               ");");
-        }
+        const std::string mx = std::to_string(R.kind == RowKind::Max);
+        reduce_pass("acc", "T", (R.kind == RowKind::Max ? "-" : "") + std::string("std::numeric_limits<T>::infinity()"),
+                    [mx](const std::string& a, const std::string& b) { return "pick_minmax<" + mx + ">(" + a + ", " + b + ")"; },
+                    [mx](const std::string& len, const std::string& fv, const std::string& fs) {
+                      return "row_minmax<V, " + mx + ">(" + len + ", " + fv + ", " + fs + ")";
+                    });
         value_s = "acc";
         break;
       }
       case RowKind::Var: {
         // Two passes as eager: the mean, then the squared deviations from it.
-        os << "    double total = 0;\n";
-        pass("total += " + sum_pass + ";");
-        os << "    const T mean = static_cast<T>(total / " << KS << ".0);\n    double sq = 0;\n";
-        pass("sq += row_sum<V>(" + N + ", [&](int64_t x) { const V d = in_v(x) - V(mean); return d * d; }, " +
-             "[&](int64_t x) { const T d = in_s(x) - mean; return d * d; });");
+        reduce_pass("total", "double", "0.0", add, sum_piece);
+        os << "    const T mean = static_cast<T>(total / " << KS << ".0);\n";
+        reduce_pass("sq", "double", "0.0", add, [](const std::string& len, const std::string& fv, const std::string& fs) {
+          return "row_sum<V>(" + len + ", [&](int64_t x) { const V d = " + fv + "(x) - V(mean); return d * d; }, " +
+                 "[&](int64_t x) { const T d = " + fs + "(x) - mean; return d * d; })";
+        });
         os << "    const T acc = static_cast<T>(sq / " << constant_text(std::max(0.0, static_cast<double>(K) - R.correction))
            << ");\n";
         value_s = "acc";
         break;
       }
       case RowKind::Prod:
-        os << "    T acc = T(1);\n";
-        pass("acc *= row_prod<V>(" + N + ", in_v, in_s);");
+        reduce_pass("acc", "T", "T(1)", [](const std::string& a, const std::string& b) { return a + " * " + b; },
+                    [](const std::string& len, const std::string& fv, const std::string& fs) {
+                      return "row_prod<V>(" + len + ", " + fv + ", " + fs + ")";
+                    });
         value_s = "acc";
         break;
       case RowKind::Softmax:
@@ -658,6 +694,7 @@ const char* kPrelude = R"(// Generated by Ember's inductor backend (src/inductor
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include <omp.h>
 

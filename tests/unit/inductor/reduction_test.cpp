@@ -179,6 +179,35 @@ TEST_F(ReductionTest, DegenerateShapesAndFullReductionsEqualEager) {
   EXPECT_TRUE(inductor::last_compile_report().extern_calls.empty());
 }
 
+TEST_F(ReductionTest, LargeFullReductionsSplitAcrossThreadsAndEqualEager) {
+  // 300 x 257 = 77,100 elements to one value: the range splits across threads, as one
+  // contiguous row (x, and x.t(), whose dims merge back into one) or as segments (a slice
+  // of x: 300 rows of 256 that do not merge).
+  auto fn = [](const Tensor& x) {
+    std::vector<Tensor> outs;
+    for (const Tensor& v : {x, x.t(), x.slice(1, 0, 256)}) {
+      outs.push_back(sum(v * 2 - 1) + 1);
+      outs.push_back(mean(v, {0, 1}, true));
+      outs.push_back(amax(v));
+      outs.push_back(amin(v, {}, true));
+      outs.push_back(var(v));
+      outs.push_back(prod(v * 0.01 + 1));
+    }
+    return outs;
+  };
+  auto compiled = compile(fn, {.backend = "inductor"});
+  Tensor x = randn({300, 257});
+  const auto got = compiled(x), want = fn(x);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) expect_close(got[i], want[i], 2e-5, 2e-5, "output " + std::to_string(i));
+  const inductor::CompileReport r = inductor::last_compile_report();
+  EXPECT_TRUE(r.extern_calls.empty());
+  EXPECT_EQ(r.kernels.size(), got.size());
+  EXPECT_NE(r.source.find("const int64_t x0 = 77100 * t / nth"), std::string::npos) << r.source;
+  EXPECT_NE(r.source.find("for (int64_t s = 300 * t / nth; s < 300 * (t + 1) / nth; ++s)"), std::string::npos)
+      << r.source;
+}
+
 TEST_F(ReductionTest, SumOverDim0IsAVectorizedColumnKernelAndOverTheLastDimARowKernel) {
   testing::LogCapture logs("schedule");
   // The bias-gradient shape: 600 rows of 77 columns (vector lanes and a scalar tail).
