@@ -43,6 +43,10 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered);
 /// row node's).
 std::string generate_cpp(const LoweredGraph& lowered, std::vector<Kernel>& kernels);
 
+/// The start of every generated translation unit (codegen_prelude.cpp): includes and the
+/// helpers kernels call (ld/st, row_sum, row_minmax, col_sum, softmax passes, ...).
+const char* cpp_prelude();
+
 /// A loaded shared library of generated code (cpp_builder.cpp).
 struct LoadedCode {
   void* handle = nullptr;
