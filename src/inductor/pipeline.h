@@ -31,9 +31,10 @@ std::string scalar_function_definition(const std::string& fn);
 /// every such reader runs after the kernel; a row node joins the kernel of its users
 /// (epilogue) only when they are all pointwise over its output 0's sizes and dtype in one
 /// kernel that has no row node and no extra outputs; sibling pointwise kernels (same sizes
-/// and dtype, a common input) merge, running at the earlier one's position, only when
-/// everything the later one reads is computed before that position and no impure call
-/// lies between. Kernels are ordered by the position they run at (Kernel::run_at).
+/// and dtype, a common input) merge, running at the earlier one's position when everything
+/// the later one reads is computed before it, or at the later one's when it reads nothing
+/// of the earlier one and nothing reads the earlier one's outputs before it; never with
+/// an impure call between. Kernels are ordered by the position they run at (Kernel::run_at).
 /// Writes the `schedule` and `fusion` artifacts.
 std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered);
 

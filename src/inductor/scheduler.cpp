@@ -169,9 +169,10 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
 
   // Sibling (horizontal) fusion: pointwise kernels over the same sizes and dtype that read
   // a common buffer become one kernel storing all their outputs, run at the earlier one's
-  // position. Allowed when everything the later kernel reads is available there (so no
-  // path leads from the earlier kernel to it through another kernel or an extern call)
-  // and no impure call lies between the two positions.
+  // position when everything the later kernel reads is available there, else at the later
+  // one's when nothing reads the earlier one's outputs before it (either way no path leads
+  // from one to the other through another kernel or an extern call), and no impure call
+  // lies between the two positions.
   {
     std::vector<int> by_run;
     for (size_t k = 0; k < built.size(); ++k)
@@ -202,10 +203,28 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
         for (const auto& [v, m] : rb)
           if (ra.count(v)) common = v;
         if (!common) continue;
+        // At a's position (b hoisted): everything b reads is computed before it.
         std::string why;
         for (const auto& [v, m] : rb)
           if (why.empty() && read_at(v) >= built[a].run)
             why = "it reads %" + v->name() + ", which is not computed before " + name_of(a) + "'s kernel runs";
+        // Else at b's position (a delayed): b reads nothing of a, and nothing outside a
+        // reads a's outputs before b's position.
+        std::string why_delay;
+        const std::set<const Node*> own_a(members[a].begin(), members[a].end());
+        for (const auto& [v, m] : rb)
+          if (why_delay.empty() && own_a.count(v)) why_delay = "it reads %" + v->name();
+        std::vector<const PointwiseNode*> stored_a = built[a].extra;
+        stored_a.push_back(built[a].root);
+        for (const PointwiseNode* o : stored_a) {
+          auto ou = users.find(o->node);
+          for (const Node* user : ou == users.end() ? std::vector<Node*>{} : ou->second)
+            if (why_delay.empty() && !own_a.count(user) && read_at(user) <= built[b].run)
+              why_delay = "%" + user->name() + " reads %" + o->node->name() + " before " + name_of(b) + "'s kernel runs";
+        }
+        const bool delay = !why.empty() && why_delay.empty();
+        if (delay) why.clear();
+        else if (!why.empty()) why += "; and " + why_delay;
         if (why.empty() && impure_before[built[a].run] != impure_before[built[b].run])
           why = "an impure call lies between them";
         if (!why.empty()) {
@@ -215,7 +234,9 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
         }
         fusion << "fused " << name_of(b) << "'s kernel into sibling " << name_of(a) << "'s (both read %"
                << common->name() << ", over " << scalar_type_name(built[a].root->dtype)
-               << IntArrayRef(built[a].root->sizes) << "; no path between them): one kernel, several outputs\n";
+               << IntArrayRef(built[a].root->sizes) << "; no path between them): one kernel, several outputs"
+               << (delay ? ", run at " + name_of(b) + "'s position" : "") << "\n";
+        if (delay) built[a].run = built[b].run;
         built[a].extra.push_back(built[b].root);
         for (const PointwiseNode* e : built[b].extra) built[a].extra.push_back(e);
         for (const Node* m : members[b]) {

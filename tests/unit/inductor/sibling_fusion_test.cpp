@@ -125,6 +125,27 @@ TEST_F(SiblingFusionTest, SiblingsWithADependencyThroughAnExternMatmulStayApart)
       << logs.text();
 }
 
+TEST_F(SiblingFusionTest, AnIndependentExternBetweenSiblingsDelaysTheEarlierOne) {
+  testing::LogCapture logs("fusion");
+  // cos(x) * m reads m = mm(w, w), computed after sin's kernel but independent of it, and
+  // nothing reads sin(x) before the product: one kernel at the product's position.
+  auto fn = [](const Tensor& x, const Tensor& w) {
+    Tensor a = sin(x);
+    Tensor m = mm(w, w);
+    return std::vector<Tensor>{a, cos(x) * m};
+  };
+  auto compiled = compile(fn, {.backend = "inductor"});
+  Tensor x = randn({24, 24}), w = randn({24, 24});
+  expect_all_close(compiled(x, w), fn(x, w));
+  const inductor::CompileReport r = inductor::last_compile_report();
+  EXPECT_EQ(r.extern_calls, std::vector<std::string>{"aten::mm"});
+  ASSERT_EQ(r.kernels.size(), 1u) << logs.text();
+  EXPECT_NE(logs.text().find("fused %mul's kernel into sibling %sin's (both read %arg0, over Float[24, 24]; no path "
+                             "between them): one kernel, several outputs, run at %mul's position"),
+            std::string::npos)
+      << logs.text();
+}
+
 TEST_F(SiblingFusionTest, AnOutputReadByAnExternBeforeItsUsersKernelIsMaterialized) {
   testing::LogCapture logs("fusion");
   // y feeds mm, which runs before y + z's kernel: y must exist by then, in its own kernel.
