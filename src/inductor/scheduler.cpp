@@ -190,6 +190,13 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
       return out;
     };
     auto name_of = [&](int k) { return "%" + built[k].root_node()->name(); };
+    auto base_of = [&](const Node* v) {
+      for (auto r = lowered.roles.find(v); r != lowered.roles.end() && r->second == NodeRole::View &&
+                                           !v->args().empty() && v->args()[0].kind == Arg::Kind::Value;
+           r = lowered.roles.find(v))
+        v = v->args()[0].value.node;
+      return v;
+    };
     for (size_t i = 0; i < by_run.size(); ++i) {
       const int a = by_run[i];
       if (built[a].merged) continue;
@@ -199,9 +206,12 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
             built[b].root->dtype != built[a].root->dtype)
           continue;
         const auto ra = reads(a), rb = reads(b);
+        // A common buffer: the same value, or views of one (x and x.t()).
+        std::set<const Node*> bases_a;
+        for (const auto& [v, m] : ra) bases_a.insert(base_of(v));
         const Node* common = nullptr;
         for (const auto& [v, m] : rb)
-          if (ra.count(v)) common = v;
+          if (bases_a.count(base_of(v))) common = base_of(v);
         if (!common) continue;
         // At a's position (b hoisted): everything b reads is computed before it.
         std::string why;

@@ -125,6 +125,17 @@ TEST_F(SiblingFusionTest, SiblingsWithADependencyThroughAnExternMatmulStayApart)
       << logs.text();
 }
 
+TEST_F(SiblingFusionTest, KernelsReadingViewsOfOneBufferAreSiblings) {
+  testing::LogCapture logs("fusion");
+  auto fn = [](const Tensor& x) { return std::vector<Tensor>{exp(x), tanh(x.t())}; };
+  auto compiled = compile(fn, {.backend = "inductor"});
+  Tensor x = randn({33, 33});
+  expect_all_close(compiled(x), fn(x));
+  ASSERT_EQ(inductor::last_compile_report().kernels.size(), 1u) << logs.text();
+  EXPECT_NE(logs.text().find("fused %tanh's kernel into sibling %exp's (both read %arg0"), std::string::npos)
+      << logs.text();
+}
+
 TEST_F(SiblingFusionTest, AnIndependentExternBetweenSiblingsDelaysTheEarlierOne) {
   testing::LogCapture logs("fusion");
   // cos(x) * m reads m = mm(w, w), computed after sin's kernel but independent of it, and
