@@ -208,6 +208,29 @@ TEST_F(ReductionTest, LargeFullReductionsSplitAcrossThreadsAndEqualEager) {
       << r.source;
 }
 
+TEST_F(ReductionTest, ParallelColumnAndSegmentedRowKernelsOfLargeInputsEqualEager) {
+  // Sizes past the parallel threshold: column kernels with an outer kept dim, row kernels
+  // with segments, on contiguous, permuted and sliced inputs, each with an epilogue.
+  auto fn = [](const Tensor& x, const Tensor& y) {
+    return std::vector<Tensor>{sum(x, {1}) * 2,                          // [8, 40] columns, 8 outer indices
+                               amax(x, {0, 2}, true) + 1,                // rows of 40, 8 segments each
+                               var(y.permute({2, 0, 1}), std::vector<int64_t>{1}) - 1,  // permuted: y's dim 0
+                               mean(x.slice(2, 1, 39), {1}, true) * 3,   // sliced columns
+                               amin(y, {1, 2}) * 2,                      // one row of 40 * 50 per index
+                               prod(x * 0.001 + 1, 1) - 1};
+  };
+  auto compiled = compile(fn, {.backend = "inductor"});
+  Tensor x = randn({8, 512, 40}), y = randn({60, 40, 50});
+  const auto got = compiled(x, y), want = fn(x, y);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) expect_close(got[i], want[i], 2e-5, 2e-5, "output " + std::to_string(i));
+  const inductor::CompileReport r = inductor::last_compile_report();
+  EXPECT_TRUE(r.extern_calls.empty());
+  EXPECT_EQ(r.kernels.size(), got.size());
+  EXPECT_NE(r.source.find("for (int64_t u = 0; u < 8 * NB; ++u)"), std::string::npos) << r.source;
+  EXPECT_NE(r.source.find("for (int64_t s = 0; s < 8; ++s)"), std::string::npos) << r.source;
+}
+
 TEST_F(ReductionTest, SumOverDim0IsAVectorizedColumnKernelAndOverTheLastDimARowKernel) {
   testing::LogCapture logs("schedule");
   // The bias-gradient shape: 600 rows of 77 columns (vector lanes and a scalar tail).
