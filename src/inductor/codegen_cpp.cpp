@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -58,28 +61,43 @@ class KernelWriter {
     // Collect loads (slots) and buffers in the order the bodies read them.
     for (const PointwiseNode* p : k_.nodes)
       for (const PwOp& op : p->body)
-        if (op.kind == PwOp::Kind::Load && !members_.count(op.value.node)) slot_for_[&op] = slot_of(op);
-    out_.buffer = static_cast<int>(k_.inputs.size());
-    out_.dtype = root.dtype;
-    const TensorMeta& m = root.node->meta()[0];
-    out_.strides.assign(root.sizes.size(), 0);
-    for (size_t d = 0; d < root.sizes.size(); ++d)
-      if (root.sizes[d] != 1) out_.strides[d] = m.strides[d];
+        if (op.kind == PwOp::Kind::Load && !members_.count(op.value.node)) slot_for_[&op] = slot_of(op, op.strides, false);
+    // Outputs: every node it stores (all over the root's sizes and dtype).
+    std::vector<const PointwiseNode*> stored = k_.outputs;
+    if (stored.empty()) stored.push_back(&root);
+    for (const PointwiseNode* p : stored) {
+      Operand o;
+      o.buffer = static_cast<int>(k_.inputs.size() + outs_.size());
+      o.dtype = p->dtype;
+      const TensorMeta& m = p->node->meta()[0];
+      o.strides.assign(root.sizes.size(), 0);
+      for (size_t d = 0; d < root.sizes.size(); ++d)
+        if (root.sizes[d] != 1) o.strides[d] = m.strides[d];
+      outs_.push_back(std::move(o));
+      stored_.push_back(p);
+    }
     collapse(root.sizes);
-    find_aliasable(out_);
+    x_dim_ = sizes_.size() - 1;
+    if (outs_.size() == 1) find_aliasable(outs_[0]);
 
     const char* T = c_type(root.dtype);
     std::ostringstream os;
     os << "// " << k_.name << ": " << scalar_type_name(root.dtype) << IntArrayRef(root.sizes) << ", computes";
     for (const PointwiseNode* p : k_.nodes) os << " %" << p->node->name();
+    if (stored_.size() > 1) {
+      os << ", stores";
+      for (const PointwiseNode* p : stored_) os << " %" << p->node->name();
+    }
     os << "\nextern \"C\" void " << k_.name << "(void* const* bufs) {\n";
     os << "  using T = " << T << ";\n  using V = Vectorized<T>;\n";
     declare_inputs(os);
-    os << "  T*" << restrict_out() << " out = static_cast<T*>(bufs[" << out_.buffer << "]);\n";
+    for (size_t i = 0; i < outs_.size(); ++i)
+      os << "  T*" << restrict_out() << " " << out_name(i) << " = static_cast<T*>(bufs[" << outs_[i].buffer << "]);\n";
     int64_t numel = 1;
     for (int64_t s : sizes_) numel *= s;
     if (numel == 0) {
-      os << "  (void)out;\n}\n";
+      for (size_t i = 0; i < outs_.size(); ++i) os << "  (void)" << out_name(i) << ";\n";
+      os << "}\n";
       return os.str();
     }
     const size_t nd = sizes_.size();
@@ -89,7 +107,7 @@ class KernelWriter {
     os << "  for (int64_t r = 0; r < " << rows << "; ++r) {\n";
     std::vector<const Operand*> all;
     for (const Operand& s : slots_) all.push_back(&s);
-    all.push_back(&out_);
+    for (const Operand& o : outs_) all.push_back(&o);
     if (nd == 1) {
       os << "    const int64_t begin = r * " << kBlock << ", end = std::min<int64_t>(" << inner << ", begin + " << kBlock
          << ");\n";
@@ -114,11 +132,17 @@ class KernelWriter {
   }
 
  private:
-  int slot_of(const PwOp& op) {
+  /// The name of output i's pointer ("out" when it is the only one).
+  std::string out_name(size_t i) const { return outs_.size() == 1 ? "out" : "out" + std::to_string(i); }
+
+  /// The slot of a load with `strides` (over the kernel's index space); `primary`: a
+  /// row kernel's input-side load (the first one orders the reduction's loops).
+  int slot_of(const PwOp& op, const std::vector<int64_t>& strides, bool primary) {
     for (size_t j = 0; j < slots_.size(); ++j) {
       const Operand& s = slots_[j];
-      if (k_.inputs[s.buffer] == op.value && s.strides == op.strides && s.dtype == op.dtype) return static_cast<int>(j);
+      if (k_.inputs[s.buffer] == op.value && s.strides == strides && s.dtype == op.dtype) return static_cast<int>(j);
     }
+    if (primary && primary_ < 0) primary_ = static_cast<int>(slots_.size());
     Operand s;
     s.buffer = -1;
     for (size_t b = 0; b < k_.inputs.size(); ++b)
@@ -128,41 +152,16 @@ class KernelWriter {
       k_.inputs.push_back(op.value);
     }
     s.dtype = op.dtype;
-    s.strides = op.strides;
+    s.strides = strides;
     slots_.push_back(std::move(s));
     return static_cast<int>(slots_.size()) - 1;
-  }
-
-  /// Fills Kernel::may_alias_output: inputs of the output's dtype whose every slot reads
-  /// them at the output's index map.
-  void find_aliasable(const Operand& out) {
-    k_.may_alias_output.clear();
-    for (size_t b = 0; b < k_.inputs.size(); ++b) {
-      if (k_.inputs[b].node->meta()[k_.inputs[b].index].dtype != out.dtype) continue;
-      bool same = true;
-      for (const Operand& s : slots_)
-        if (s.buffer == static_cast<int>(b)) same = same && s.strides == out.strides && s.dtype == out.dtype;
-      if (same) k_.may_alias_output.push_back(static_cast<int>(b));
-    }
-  }
-  bool may_alias(size_t b) const {
-    return std::find(k_.may_alias_output.begin(), k_.may_alias_output.end(), static_cast<int>(b)) !=
-           k_.may_alias_output.end();
-  }
-  std::string restrict_out() const { return k_.may_alias_output.empty() ? " __restrict" : ""; }
-  void declare_inputs(std::ostringstream& os) const {
-    for (size_t b = 0; b < k_.inputs.size(); ++b) {
-      const TensorMeta& bm = k_.inputs[b].node->meta()[k_.inputs[b].index];
-      os << "  const " << c_type(bm.dtype) << "*" << (may_alias(b) ? "" : " __restrict") << " in" << b
-         << " = static_cast<const " << c_type(bm.dtype) << "*>(bufs[" << b << "]);\n";
-    }
   }
 
   /// Drops size-1 dims and merges dims that are contiguous for every operand.
   void collapse(const std::vector<int64_t>& sizes) {
     std::vector<Operand*> all;
     for (Operand& s : slots_) all.push_back(&s);
-    all.push_back(&out_);
+    for (Operand& o : outs_) all.push_back(&o);
     std::vector<int64_t> new_sizes;
     std::vector<std::vector<int64_t>> new_strides(all.size());
     for (size_t d = 0; d < sizes.size(); ++d) {
@@ -187,8 +186,10 @@ class KernelWriter {
 
   std::string load(int j, bool vec) {
     const Operand& s = slots_[j];
-    const int64_t st = s.strides.back();
-    const std::string p = "in" + std::to_string(s.buffer) + " + o" + std::to_string(j);
+    const int64_t st = s.strides[x_dim_];
+    // Inside a lambda over reduced elements, p<j> is o<j> plus the reduced offset.
+    const std::string off = in_reduced_lambda_ && reduced_offset(s) ? " + p" : " + o";
+    const std::string p = "in" + std::to_string(s.buffer) + off + std::to_string(j);
     if (s.dtype == kBool) {
       return vec ? "ld_mask<V>(" + p + " + x * " + std::to_string(st) + ", " + std::to_string(st) + ")"
                  : "(" + p + ")[x * " + std::to_string(st) + "]";
@@ -238,55 +239,161 @@ class KernelWriter {
     std::ostringstream os;
     std::map<const Node*, std::string> done;
     counter_ = 0;
-    const std::string result = emit(*k_.root, vec, os, done);
-    const int64_t st = out_.strides.back();
-    const std::string p = "out + o" + std::to_string(slots_.size());
-    if (vec) {
-      os << "      " << (st == 1 ? result + ".store(" + p + " + x)" : "st(" + p + " + x * " + std::to_string(st) + ", " +
-                                                                          std::to_string(st) + ", " + result + ")")
-         << ";\n";
-    } else {
-      os << "      (" << p << ")[x * " << st << "] = " << result << ";\n";
+    for (size_t i = 0; i < outs_.size(); ++i) {
+      const std::string result = emit(*stored_[i], vec, os, done);
+      const int64_t st = outs_[i].strides.back();
+      const std::string p = out_name(i) + " + o" + std::to_string(slots_.size() + i);
+      if (vec) {
+        os << "      " << (st == 1 ? result + ".store(" + p + " + x)" : "st(" + p + " + x * " + std::to_string(st) + ", " +
+                                                                            std::to_string(st) + ", " + result + ")")
+           << ";\n";
+      } else {
+        os << "      (" << p << ")[x * " << st << "] = " << result << ";\n";
+      }
     }
     return os.str();
   }
 
 
-  /// A row kernel: for each row of the outer index space, the row's passes (prelude
-  /// helpers with eager's arithmetic) over the prologue's value, then the last pass with
-  /// the epilogue, storing the root.
+  /// `strides` of a load over the output's index space (an epilogue's), over the input's:
+  /// kept dims take the output's strides in order, reduced dims 0 (keepdim or not).
+  std::vector<int64_t> to_input_space(const std::vector<int64_t>& strides, bool over_input) const {
+    const RowNode& R = *k_.row;
+    if (over_input) return strides;
+    std::vector<int64_t> in(R.in_sizes.size(), 0);
+    const bool keepdim = strides.size() == in.size();
+    for (size_t d = 0, j = 0; d < in.size(); ++d) {
+      if (R.reduced[d]) {
+        if (keepdim) ++j;
+        continue;
+      }
+      if (j < strides.size()) in[d] = strides[j];
+      ++j;
+    }
+    return in;
+  }
+
+  /// The reduction's loop geometry over the input's index space: size-1 dims dropped,
+  /// kept dims first, then reduced dims (at least one, maybe a dummy of size 1), each group
+  /// ordered (reductions only) by the primary operand's stride, largest first, as eager's
+  /// reduction plan does, then merged where contiguous for every operand. Sets sizes_,
+  /// nk_ (kept dims), every operand's strides in that layout, column_ and x_dim_.
+  /// Fills Kernel::may_alias_output: inputs of the output's dtype whose every slot reads
+  /// them at the output's index map.
+  void find_aliasable(const Operand& out) {
+    k_.may_alias_output.clear();
+    for (size_t b = 0; b < k_.inputs.size(); ++b) {
+      if (k_.inputs[b].node->meta()[k_.inputs[b].index].dtype != out.dtype) continue;
+      bool same = true;
+      for (const Operand& sl : slots_)
+        if (sl.buffer == static_cast<int>(b)) same = same && sl.strides == out.strides && sl.dtype == out.dtype;
+      if (same) k_.may_alias_output.push_back(static_cast<int>(b));
+    }
+  }
+  bool may_alias(size_t b) const {
+    return std::find(k_.may_alias_output.begin(), k_.may_alias_output.end(), static_cast<int>(b)) !=
+           k_.may_alias_output.end();
+  }
+  std::string restrict_out() const { return k_.may_alias_output.empty() ? " __restrict" : ""; }
+  void declare_inputs(std::ostringstream& os) const {
+    for (size_t b = 0; b < k_.inputs.size(); ++b) {
+      const TensorMeta& bm = k_.inputs[b].node->meta()[k_.inputs[b].index];
+      os << "  const " << c_type(bm.dtype) << "*" << (may_alias(b) ? "" : " __restrict") << " in" << b
+         << " = static_cast<const " << c_type(bm.dtype) << "*>(bufs[" << b << "]);\n";
+    }
+  }
+
+  void reduction_geometry(std::vector<Operand>& outs) {
+    const RowNode& R = *k_.row;
+    std::vector<Operand*> all;
+    for (Operand& s : slots_) all.push_back(&s);
+    for (Operand& o : outs) all.push_back(&o);
+    struct Dim {
+      int64_t size;
+      std::vector<int64_t> st;
+    };
+    std::vector<Dim> kept, red;
+    for (size_t d = 0; d < R.in_sizes.size(); ++d) {
+      if (R.in_sizes[d] == 1) continue;
+      Dim dim{R.in_sizes[d], {}};
+      for (Operand* o : all) dim.st.push_back(o->strides[d]);
+      (R.reduced[d] ? red : kept).push_back(std::move(dim));
+    }
+    // Stride 0 (broadcast) sorts outermost: it is no reason to vectorize along a dim.
+    auto key = [&](const Dim& d) {
+      const int64_t s = primary_ >= 0 ? d.st[primary_] : 1;
+      return s == 0 ? std::numeric_limits<int64_t>::max() : std::abs(s);
+    };
+    for (std::vector<Dim>* group : {&kept, &red}) {
+      if (R.is_reduction())
+        std::stable_sort(group->begin(), group->end(), [&](const Dim& a, const Dim& b) { return key(a) > key(b); });
+      std::vector<Dim> merged;
+      for (Dim& d : *group) {
+        bool merge = !merged.empty();
+        for (size_t j = 0; merge && j < all.size(); ++j) merge = merged.back().st[j] == d.st[j] * d.size;
+        if (merge) {
+          merged.back().size *= d.size;
+          merged.back().st = d.st;
+        } else {
+          merged.push_back(std::move(d));
+        }
+      }
+      *group = std::move(merged);
+    }
+    if (red.empty()) red.push_back(Dim{1, std::vector<int64_t>(all.size(), 0)});
+    column_ = R.is_reduction() && !kept.empty() && key(kept.back()) < key(red.back());
+    nk_ = kept.size();
+    sizes_.clear();
+    for (Operand* o : all) o->strides.clear();
+    for (const std::vector<Dim>* group : {&kept, &red})
+      for (const Dim& d : *group) {
+        sizes_.push_back(d.size);
+        for (size_t j = 0; j < all.size(); ++j) all[j]->strides.push_back(d.st[j]);
+      }
+    x_dim_ = column_ ? nk_ - 1 : sizes_.size() - 1;
+  }
+
+  /// A row kernel: for each index of the kept dims, the row's passes (prelude helpers
+  /// with eager's arithmetic) over the prologue's value, then the last pass with the
+  /// epilogue, storing the root. A reduction whose innermost dim (in the input's memory
+  /// order) is kept becomes a column kernel instead (write_columns).
   std::string write_row() {
     const RowNode& R = *k_.row;
-    const size_t no = R.in_sizes.size() - 1;
-    const int64_t n = R.in_sizes.back();
+    // Loads of members over the input's sizes (the prologue, the row's own) and over the
+    // output's (the epilogue), all as strides over the input's index space.
     for (const PointwiseNode* p : k_.nodes)
       for (const PwOp& op : p->body)
-        if (op.kind == PwOp::Kind::Load && !members_.count(op.value.node)) slot_for_[&op] = slot_of(op);
+        if (op.kind == PwOp::Kind::Load && !members_.count(op.value.node))
+          slot_for_[&op] = slot_of(op, to_input_space(op.strides, p->sizes == R.in_sizes), p->sizes == R.in_sizes);
     for (const PwOp* op : {&R.input, &R.weight, &R.bias})
-      if (op->kind == PwOp::Kind::Load && !members_.count(op->value.node)) slot_for_[op] = slot_of(*op);
+      if (op->kind == PwOp::Kind::Load && !members_.count(op->value.node))
+        slot_for_[op] = slot_of(*op, op->strides, true);
     // Outputs: the root's, or every output of the row node.
     std::vector<Operand> outs;
-    const Node* root = k_.root_node();
+    const Node* root = k_.root ? k_.root->node : k_.row->node;
     for (size_t i = 0; i < (k_.root ? 1 : root->meta().size()); ++i) {
       const TensorMeta& m = root->meta()[i];
       Operand o;
       o.buffer = static_cast<int>(k_.inputs.size() + i);
       o.dtype = m.dtype;
       for (size_t d = 0; d < m.sizes.size(); ++d) o.strides.push_back(m.sizes[d] == 1 ? 0 : m.strides[d]);
+      o.strides = to_input_space(o.strides, m.sizes.size() == R.in_sizes.size());
       outs.push_back(std::move(o));
     }
-    for (Operand& s : slots_) s.strides.resize(no + 1, 0);
-    for (Operand& o : outs) o.strides.resize(no + 1, 0);
+    reduction_geometry(outs);
     // Softmax and layer norm read a row before their last pass writes it, element by
     // element; a reduction writes one value per row, possibly over another row's input.
-    if (R.kind == RowKind::Softmax || R.kind == RowKind::LogSoftmax || R.kind == RowKind::LayerNorm)
+    if (!column_ && (R.kind == RowKind::Softmax || R.kind == RowKind::LogSoftmax || R.kind == RowKind::LayerNorm))
       find_aliasable(outs[0]);
-    int64_t rows = 1;
-    for (size_t d = 0; d < no; ++d) rows *= R.in_sizes[d];
+    const size_t no = nk_;
+    int64_t rows = 1, K = 1;
+    for (size_t d = 0; d < sizes_.size(); ++d) (d < no ? rows : K) *= sizes_[d];
+    const int64_t n = sizes_.back();
 
     std::ostringstream os;
-    os << "// " << k_.name << ": " << row_kind_name(R.kind) << " rows of " << scalar_type_name(R.dtype)
-       << IntArrayRef(R.in_sizes) << " (row %" << R.node->name() << "), computes";
+    os << "// " << k_.name << ": " << row_kind_name(R.kind) << (column_ ? " columns of " : " rows of ")
+       << scalar_type_name(R.dtype) << IntArrayRef(R.in_sizes)
+       << (R.reduces_last_dim_only() ? "" : " " + row_dims_text(R)) << " (row %" << R.node->name() << "), computes";
     for (const PointwiseNode* p : k_.nodes) os << " %" << p->node->name();
     os << "\nextern \"C\" void " << k_.name << "(void* const* bufs) {\n";
     os << "  using T = " << c_type(dtype_) << ";\n  using V = Vectorized<T>;\n";
@@ -294,10 +401,14 @@ class KernelWriter {
     for (size_t i = 0; i < outs.size(); ++i)
       os << "  T*" << (i == 0 ? restrict_out() : " __restrict") << " out" << i << " = static_cast<T*>(bufs["
          << outs[i].buffer << "]);\n";
-    if (rows > 1 && rows * n >= kParallelNumel) os << "#pragma omp parallel for schedule(static)\n";
+    if (column_) {
+      write_columns(os, outs, rows, K);
+      return os.str();
+    }
+    if (rows > 1 && rows * K >= kParallelNumel) os << "#pragma omp parallel for schedule(static)\n";
     os << "  for (int64_t r = 0; r < " << rows << "; ++r) {\n    int64_t rem = r;\n    (void)rem;\n";
     for (size_t d = no; d-- > 0;)
-      os << "    const int64_t i" << d << " = rem % " << R.in_sizes[d] << ";\n    rem /= " << R.in_sizes[d] << ";\n";
+      os << "    const int64_t i" << d << " = rem % " << sizes_[d] << ";\n    rem /= " << sizes_[d] << ";\n";
     auto offset = [&](const Operand& o) {
       std::string e = "0";
       for (size_t d = 0; d < no; ++d)
@@ -306,23 +417,117 @@ class KernelWriter {
     };
     for (size_t j = 0; j < slots_.size(); ++j) os << "    const int64_t o" << j << " = " << offset(slots_[j]) << ";\n";
     for (size_t i = 0; i < outs.size(); ++i) os << "    const int64_t q" << i << " = " << offset(outs[i]) << ";\n";
-    for (const bool vec : {true, false}) {
-      os << "    auto in_" << (vec ? "v" : "s") << " = [&](int64_t x) {\n";
-      const std::string v = prologue(vec, os);
-      os << "      return " << v << ";\n    };\n";
-    }
-    const std::string N = std::to_string(n);
+    // The reduced dims but the innermost are segments: each pass runs over every segment
+    // (the row's input at column x of segment s), its per-segment results combined. A
+    // reduction to one value (nothing kept) over at least kParallelNumel elements splits
+    // its range across threads: contiguous pieces of the row, or ranges of segments, each
+    // thread's partial combined in thread order.
+    const int64_t segments = K / n;
+    const bool split = R.is_reduction() && rows == 1 && K >= kParallelNumel;
+    auto define_lambdas = [&](const std::string& indent) {
+      for (const bool vec : {true, false}) {
+        os << indent << "auto in_" << (vec ? "v" : "s") << " = [&](int64_t x) {\n";
+        const std::string v = prologue(vec, os);
+        os << "      return " << v << ";\n" << indent << "};\n";
+      }
+    };
+    if (segments == 1 && !split) define_lambdas("    ");
+    // Opens `for (s = begin; s < end; ++s)` with segment s's offsets p<j> and lambdas.
+    auto open_segment = [&](const std::string& begin, const std::string& end, const std::string& indent) {
+      os << indent << "for (int64_t s = " << begin << "; s < " << end << "; ++s) {\n" << indent << "  int64_t srem = s;\n";
+      const size_t last = sizes_.size() - 1;
+      for (size_t d = last; d-- > no;)
+        os << indent << "  const int64_t k" << d << " = srem % " << sizes_[d] << ";\n" << indent << "  srem /= " << sizes_[d]
+           << ";\n";
+      in_reduced_lambda_ = true;
+      for (size_t j = 0; j < slots_.size(); ++j) {
+        if (!reduced_offset(slots_[j])) continue;
+        os << indent << "  const int64_t p" << j << " = o" << j;
+        for (size_t d = no; d < last; ++d)
+          if (slots_[j].strides[d]) os << " + k" << d << " * " << slots_[j].strides[d];
+        os << ";\n";
+      }
+      define_lambdas(indent + "  ");
+      in_reduced_lambda_ = false;
+    };
+    // Declares `type var`: the combination (`combine(a, b)`) of piece(len, fv, fs) — a
+    // pass over `len` values of the row read through fv/fs — over the whole range.
+    using Piece = std::function<std::string(const std::string&, const std::string&, const std::string&)>;
+    using Combine = std::function<std::string(const std::string&, const std::string&)>;
+    auto reduce_pass = [&](const std::string& var, const std::string& type, const std::string& identity,
+                           const Combine& combine, const Piece& piece) {
+      const std::string N = std::to_string(n);
+      if (!split) {
+        if (segments == 1) {
+          os << "    " << type << " " << var << " = " << piece(N, "in_v", "in_s") << ";\n";
+          return;
+        }
+        os << "    " << type << " " << var << " = " << identity << ";\n";
+        open_segment("0", std::to_string(segments), "    ");
+        os << "      " << var << " = " << combine(var, piece(N, "in_v", "in_s")) << ";\n    }\n";
+        return;
+      }
+      os << "    std::vector<" << type << "> part_" << var << "(omp_get_max_threads(), " << identity << ");\n"
+         << "#pragma omp parallel num_threads(static_cast<int>(part_" << var << ".size()))\n    {\n"
+         << "      const int64_t t = omp_get_thread_num(), nth = omp_get_num_threads();\n";
+      if (segments == 1) {
+        os << "      const int64_t x0 = " << N << " * t / nth, x1 = " << N << " * (t + 1) / nth;\n";
+        define_lambdas("      ");
+        os << "      auto pv = [&](int64_t i) { return in_v(x0 + i); };\n"
+           << "      auto ps = [&](int64_t i) { return in_s(x0 + i); };\n"
+           << "      if (x1 > x0) part_" << var << "[t] = " << piece("x1 - x0", "pv", "ps") << ";\n";
+      } else {
+        const std::string S = std::to_string(segments);
+        os << "      " << type << " a = " << identity << ";\n";
+        open_segment(S + " * t / nth", S + " * (t + 1) / nth", "      ");
+        os << "        a = " << combine("a", piece(N, "in_v", "in_s")) << ";\n      }\n"
+           << "      part_" << var << "[t] = a;\n";
+      }
+      os << "    }\n    " << type << " " << var << " = " << identity << ";\n"
+         << "    for (const " << type << " p : part_" << var << ") " << var << " = " << combine(var, "p") << ";\n";
+    };
+    const Combine add = [](const std::string& a, const std::string& b) { return a + " + " + b; };
+    const Piece sum_piece = [](const std::string& len, const std::string& fv, const std::string& fs) {
+      return "row_sum<V>(" + len + ", " + fv + ", " + fs + ")";
+    };
+    const std::string N = std::to_string(n), KS = std::to_string(K);
     std::string value_v, value_s;  // the row node's output 0 at x, for the last pass
     switch (R.kind) {
       case RowKind::Sum:
       case RowKind::Mean:
-        os << "    const T acc = static_cast<T>(row_sum<V>(" << N << ", in_v, in_s)"
-           << (R.kind == RowKind::Mean ? " / " + N + ".0" : "") << ");\n";
+        reduce_pass("total", "double", "0.0", add, sum_piece);
+        os << "    const T acc = static_cast<T>(total" << (R.kind == RowKind::Mean ? " / " + KS + ".0" : "") << ");\n";
         value_s = "acc";
         break;
       case RowKind::Max:
-      case RowKind::Min:
-        os << "    const T acc = row_minmax<V, " << (R.kind == RowKind::Max) << ">(" << N << ", in_v, in_s);\n";
+      case RowKind::Min: {
+        const std::string mx = std::to_string(R.kind == RowKind::Max);
+        reduce_pass("acc", "T", (R.kind == RowKind::Max ? "-" : "") + std::string("std::numeric_limits<T>::infinity()"),
+                    [mx](const std::string& a, const std::string& b) { return "pick_minmax<" + mx + ">(" + a + ", " + b + ")"; },
+                    [mx](const std::string& len, const std::string& fv, const std::string& fs) {
+                      return "row_minmax<V, " + mx + ">(" + len + ", " + fv + ", " + fs + ")";
+                    });
+        value_s = "acc";
+        break;
+      }
+      case RowKind::Var: {
+        // Two passes as eager: the mean, then the squared deviations from it.
+        reduce_pass("total", "double", "0.0", add, sum_piece);
+        os << "    const T mean = static_cast<T>(total / " << KS << ".0);\n";
+        reduce_pass("sq", "double", "0.0", add, [](const std::string& len, const std::string& fv, const std::string& fs) {
+          return "row_sum<V>(" + len + ", [&](int64_t x) { const V d = " + fv + "(x) - V(mean); return d * d; }, " +
+                 "[&](int64_t x) { const T d = " + fs + "(x) - mean; return d * d; })";
+        });
+        os << "    const T acc = static_cast<T>(sq / " << constant_text(std::max(0.0, static_cast<double>(K) - R.correction))
+           << ");\n";
+        value_s = "acc";
+        break;
+      }
+      case RowKind::Prod:
+        reduce_pass("acc", "T", "T(1)", [](const std::string& a, const std::string& b) { return a + " * " + b; },
+                    [](const std::string& len, const std::string& fv, const std::string& fs) {
+                      return "row_prod<V>(" + len + ", " + fv + ", " + fs + ")";
+                    });
         value_s = "acc";
         break;
       case RowKind::Softmax:
@@ -356,34 +561,125 @@ class KernelWriter {
         break;
       }
     }
-    auto last = [&](bool vec, const std::string& value) {
-      std::ostringstream b;
-      std::map<const Node*, std::string> done;
-      b << "      const " << (vec ? "V" : "T") << " rv = " << value << ";\n";
-      std::string result = "rv";
-      if (k_.root) {
-        done[R.node] = "rv";
-        result = emit(*k_.root, vec, b, done);
-      }
-      const int64_t st = outs[0].strides.back();
-      if (vec) {
-        b << "      " << (st == 1 ? result + ".store(out0 + q0 + x)"
-                                  : "st(out0 + q0 + x * " + std::to_string(st) + ", " + std::to_string(st) + ", " + result + ")")
-          << ";\n";
-      } else {
-        b << "      (out0 + q0)[x * " << st << "] = " << result << ";\n";
-      }
-      return b.str();
-    };
     if (value_v.empty()) {
-      os << "    {\n      const int64_t x = 0;\n      (void)x;\n" << last(false, value_s) << "    }\n";
+      os << "    {\n      const int64_t x = 0;\n      (void)x;\n" << last(false, value_s, outs) << "    }\n";
     } else {
       os << "    int64_t x = 0;\n";
-      os << "    for (; x + V::size() <= " << N << "; x += V::size()) {\n" << last(true, value_v) << "    }\n";
-      os << "    for (; x < " << N << "; ++x) {\n" << last(false, value_s) << "    }\n";
+      os << "    for (; x + V::size() <= " << N << "; x += V::size()) {\n" << last(true, value_v, outs) << "    }\n";
+      os << "    for (; x < " << N << "; ++x) {\n" << last(false, value_s, outs) << "    }\n";
     }
     os << "  }\n}\n";
     return os.str();
+  }
+
+  /// The last pass at x: the row's value, the epilogue over it, the store of output 0.
+  std::string last(bool vec, const std::string& value, const std::vector<Operand>& outs) {
+    std::ostringstream b;
+    std::map<const Node*, std::string> done;
+    b << "      const " << (vec ? "V" : "T") << " rv = " << value << ";\n";
+    std::string result = "rv";
+    if (k_.root) {
+      done[k_.row->node] = "rv";
+      result = emit(*k_.root, vec, b, done);
+    }
+    const int64_t st = outs[0].strides[x_dim_];
+    if (vec) {
+      b << "      " << (st == 1 ? result + ".store(out0 + q0 + x)"
+                                : "st(out0 + q0 + x * " + std::to_string(st) + ", " + std::to_string(st) + ", " + result + ")")
+        << ";\n";
+    } else {
+      b << "      (out0 + q0)[x * " << st << "] = " << result << ";\n";
+    }
+    return b.str();
+  }
+
+  /// Whether operand `o` moves along any reduced dim (then a lambda over the reduced
+  /// index offsets it).
+  bool reduced_offset(const Operand& o) const {
+    for (size_t d = nk_; d < o.strides.size(); ++d)
+      if (o.strides[d] && d != x_dim_) return true;
+    return false;
+  }
+
+  /// A column kernel (a reduction whose innermost dim in memory is kept, e.g. sum over
+  /// dim 0 of [N, C]): each unit of work is a block of CB columns of the innermost kept
+  /// dim at one index of the outer kept dims; it reads every reduced element k of those
+  /// columns as Vectorized lanes (col_* helpers), then evaluates the epilogue and stores
+  /// column by column.
+  void write_columns(std::ostringstream& os, const std::vector<Operand>& outs, int64_t rows, int64_t K) {
+    const RowNode& R = *k_.row;
+    const size_t no = nk_ - 1;  // outer kept dims; dim nk_ - 1 is the columns
+    const int64_t C = sizes_[no];
+    const int64_t outer = rows / C;
+    // Blocks of columns as wide as possible (up to 1024: whole rows stream from memory)
+    // while every thread still gets a block: per = the blocks each outer index needs.
+    const bool parallel = rows * K >= kParallelNumel;
+    os << "  constexpr int64_t CB = std::min<int64_t>(1024, (" << C << " + V::size() - 1) / V::size() * V::size());\n"
+       << "  const int64_t per = (" << (parallel ? "omp_get_max_threads()" : "1") << " + " << outer - 1 << ") / " << outer
+       << ";\n"
+       << "  const int64_t cbw = std::min<int64_t>(CB, std::max<int64_t>(2 * V::size(), ((" << C
+       << " + per - 1) / per + V::size() - 1) / V::size() * V::size()));\n"
+       << "  const int64_t NB = (" << C << " + cbw - 1) / cbw;\n";
+    if (parallel) os << "#pragma omp parallel for schedule(static)\n";
+    os << "  for (int64_t u = 0; u < " << outer << " * NB; ++u) {\n"
+       << "    const int64_t c0 = u % NB * cbw, cn = std::min<int64_t>(cbw, " << C << " - c0);\n"
+       << "    int64_t rem = u / NB;\n    (void)rem;\n";
+    for (size_t d = no; d-- > 0;)
+      os << "    const int64_t i" << d << " = rem % " << sizes_[d] << ";\n    rem /= " << sizes_[d] << ";\n";
+    auto offset = [&](const Operand& o) {
+      std::string e = "0";
+      for (size_t d = 0; d < no; ++d)
+        if (o.strides[d]) e += " + i" + std::to_string(d) + " * " + std::to_string(o.strides[d]);
+      return e;
+    };
+    for (size_t j = 0; j < slots_.size(); ++j) os << "    const int64_t o" << j << " = " << offset(slots_[j]) << ";\n";
+    for (size_t i = 0; i < outs.size(); ++i) os << "    const int64_t q" << i << " = " << offset(outs[i]) << ";\n";
+    // in_v(k, x) / in_s(k, x): the input at reduced element k, column x.
+    in_reduced_lambda_ = true;
+    for (const bool vec : {true, false}) {
+      os << "    auto in_" << (vec ? "v" : "s") << " = [&](int64_t k, int64_t x) {\n      int64_t krem = k;\n"
+         << "      (void)krem;\n";
+      for (size_t d = sizes_.size(); d-- > nk_;)
+        os << "      const int64_t k" << d << " = krem % " << sizes_[d] << ";\n      krem /= " << sizes_[d] << ";\n";
+      for (size_t j = 0; j < slots_.size(); ++j) {
+        if (!reduced_offset(slots_[j])) continue;
+        os << "      const int64_t p" << j << " = o" << j;
+        for (size_t d = nk_; d < sizes_.size(); ++d)
+          if (slots_[j].strides[d]) os << " + k" << d << " * " << slots_[j].strides[d];
+        os << ";\n";
+      }
+      const std::string v = prologue(vec, os);
+      os << "      return " << v << ";\n    };\n";
+    }
+    in_reduced_lambda_ = false;
+    const std::string KS = std::to_string(K), args = "(" + KS + ", c0, cn, in_v, in_s, res)";
+    std::string value;
+    switch (R.kind) {
+      case RowKind::Sum:
+      case RowKind::Mean:
+        os << "    double res[CB];\n    col_sum<V, CB>" << args << ";\n";
+        value = "static_cast<T>(res[x - c0]" + std::string(R.kind == RowKind::Mean ? " / " + KS + ".0" : "") + ")";
+        break;
+      case RowKind::Max:
+      case RowKind::Min:
+        os << "    T res[CB];\n    col_minmax<V, CB, " << (R.kind == RowKind::Max) << ">" << args << ";\n";
+        value = "res[x - c0]";
+        break;
+      case RowKind::Prod:
+        os << "    T res[CB];\n    col_prod<V, CB>" << args << ";\n";
+        value = "res[x - c0]";
+        break;
+      case RowKind::Var:
+        os << "    double res[CB];\n    col_sum<V, CB>" << args << ";\n"
+           << "    T mt[CB];\n    for (int64_t j = 0; j < cn; ++j) mt[j] = static_cast<T>(res[j] / " << KS << ".0);\n"
+           << "    col_sum<V, CB>(" << KS << ", c0, cn, [&](int64_t k, int64_t x) { const V d = in_v(k, x) - "
+           << "V::load(mt + (x - c0)); return d * d; }, [&](int64_t k, int64_t x) { const T d = in_s(k, x) - mt[x - c0]; "
+           << "return d * d; }, res);\n";
+        value = "static_cast<T>(res[x - c0] / " + constant_text(std::max(0.0, static_cast<double>(K) - R.correction)) + ")";
+        break;
+      default: EMBER_INTERNAL_ASSERT(false) << "inductor codegen: " << row_kind_name(R.kind) << " has no column kernel";
+    }
+    os << "    for (int64_t x = c0; x < c0 + cn; ++x) {\n" << last(false, value, outs) << "    }\n  }\n}\n";
   }
 
   /// The row node's input at column x: its inlined producer, or a load.
@@ -403,121 +699,19 @@ class KernelWriter {
   std::set<const Node*> members_;
   std::vector<Operand> slots_;
   std::map<const PwOp*, int> slot_for_;
-  Operand out_;
+  std::vector<Operand> outs_;                 // pointwise kernels: one per stored node
+  std::vector<const PointwiseNode*> stored_;  // the nodes stored, in outs_'s order
   std::vector<int64_t> sizes_;
+  size_t x_dim_ = 0;  // the dim the inner loop's x runs along
+  // Row kernels: kept dims (the first nk_ of sizes_), column kernel or row kernel, whether
+  // loads are being emitted inside a lambda over reduced elements, the primary slot.
+  size_t nk_ = 0;
+  bool column_ = false;
+  bool in_reduced_lambda_ = false;
+  int primary_ = -1;
   int counter_ = 0;
 };
 
-const char* kPrelude = R"(// Generated by Ember's inductor backend (src/inductor/codegen_cpp.cpp).
-#include <algorithm>
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <limits>
-
-#include "kernels/cpu/vec.h"
-
-namespace ember::vec {
-
-// Strided and converting loads and stores of a vector's lanes.
-template <typename V, typename S>
-inline V ld(const S* p, int64_t s) {
-  typename V::value_type t[V::size()];
-  for (int i = 0; i < V::size(); ++i) t[i] = static_cast<typename V::value_type>(p[i * s]);
-  return V::load(t);
-}
-template <typename V>
-inline auto ld_mask(const bool* p, int64_t s) {
-  return ld<V>(p, s) != V(typename V::value_type(0));
-}
-template <typename V>
-inline void st(typename V::value_type* p, int64_t s, V v) {
-  typename V::value_type t[V::size()];
-  v.store(t);
-  for (int i = 0; i < V::size(); ++i) p[i * s] = t[i];
-}
-
-// Passes of the row kernels over a row's values f(x), f for vectors (fv) and scalars (fs);
-// the arithmetic of the eager kernels: kernels/cpu/norm.cpp's row_sum (float lanes over
-// chunks of 256, chunks added in double), softmax.cpp's softmax_row.
-template <typename V, typename FV, typename FS>
-inline double row_sum(int64_t n, FV fv, FS fs) {
-  using T = typename V::value_type;
-  constexpr int64_t W = V::size();
-  double total = 0;
-  for (int64_t c0 = 0; c0 < n; c0 += 256) {
-    const int64_t c1 = std::min<int64_t>(n, c0 + 256);
-    V a0(T(0)), a1(T(0));
-    int64_t i = c0;
-    for (; i + 2 * W <= c1; i += 2 * W) {
-      a0 = a0 + fv(i);
-      a1 = a1 + fv(i + W);
-    }
-    for (; i + W <= c1; i += W) a0 = a0 + fv(i);
-    T s = lane_sum(a0 + a1);
-    for (; i < c1; ++i) s += fs(i);
-    total += static_cast<double>(s);
-  }
-  return total;
-}
-/// amax / amin: NaN propagates, as in eager.
-template <typename V, bool kMax, typename FV, typename FS>
-inline typename V::value_type row_minmax(int64_t n, FV fv, FS fs) {
-  using T = typename V::value_type;
-  constexpr int64_t W = V::size();
-  auto better = [](auto a, auto b) {
-    if constexpr (kMax) return a > b || a != a;
-    else return a < b || a != a;
-  };
-  int64_t i = 1;
-  T m = fs(0);
-  if (n >= W) {
-    V vm = fv(0);
-    for (i = W; i + W <= n; i += W) {
-      const V v = fv(i);
-      vm = where(better(v, vm), v, vm);
-    }
-    T lanes[W];
-    vm.store(lanes);
-    m = lanes[0];
-    for (int64_t l = 1; l < W; ++l) m = better(lanes[l], m) ? lanes[l] : m;
-  }
-  for (; i < n; ++i) {
-    const T v = fs(i);
-    m = better(v, m) ? v : m;
-  }
-  return m;
-}
-template <typename V, typename FV, typename FS>
-inline typename V::value_type softmax_max(int64_t n, FV fv, FS fs) {
-  using T = typename V::value_type;
-  constexpr int64_t W = V::size();
-  const int64_t nv = n - n % W;
-  T mx = -std::numeric_limits<T>::infinity();
-  if (nv > 0) {
-    V vm = fv(0);
-    for (int64_t i = W; i < nv; i += W) {
-      const V xi = fv(i);
-      vm = where(xi > vm, xi, vm);
-    }
-    mx = lane_max(vm);
-  }
-  for (int64_t i = nv; i < n; ++i) mx = std::max(mx, fs(i));
-  return mx;
-}
-template <typename V, typename FV, typename FS>
-inline typename V::value_type softmax_sum(int64_t n, typename V::value_type mx, FV fv, FS fs) {
-  using T = typename V::value_type;
-  constexpr int64_t W = V::size();
-  const int64_t nv = n - n % W;
-  const V vmx(mx);
-  V vsum(T(0));
-  T sum = 0;
-  for (int64_t i = 0; i < nv; i += W) vsum = vsum + exp(fv(i) - vmx);
-  for (int64_t i = nv; i < n; ++i) sum += exp(fs(i) - mx);
-  return sum + lane_sum(vsum);
-}
-)";
 
 }  // namespace
 
@@ -529,7 +723,7 @@ std::string generate_cpp(const LoweredGraph& lowered, std::vector<Kernel>& kerne
     k.inputs.clear();
     kernel_code += "\n" + KernelWriter(k, functions).write();
   }
-  std::string out = kPrelude;
+  std::string out = cpp_prelude();
   out += "\n// Scalar functions (ops/scalar_ops.def and inductor/lowering.cpp).\n";
   for (const std::string& fn : functions) {
     const std::string def = scalar_function_definition(fn);

@@ -120,12 +120,20 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           auto k = kernel_at.find(&n);
           if (k == kernel_at.end()) break;  // inlined into a later kernel
           const Kernel& kernel = kernels[k->second];
-          // A kernel writes its root's outputs (a row kernel without an epilogue: every
-          // output of its row node, e.g. layer norm's mean and rstd).
+          // A pointwise kernel writes the nodes it stores (each into its own env slot); a
+          // row kernel its root's output, or without an epilogue every output of its row
+          // node (layer norm's mean and rstd).
+          std::vector<const TensorMeta*> metas;
+          if (!kernel.outputs.empty()) {
+            for (const PointwiseNode* p : kernel.outputs) metas.push_back(&p->node->meta()[0]);
+          } else {
+            const Node& root = kernel.root ? *kernel.root->node : *kernel.row->node;
+            for (size_t o = 0; o < (kernel.root ? 1 : root.meta().size()); ++o) metas.push_back(&root.meta()[o]);
+          }
           std::vector<Tensor> outs;
-          for (size_t o = 0; o < (kernel.root ? 1 : n.meta().size()); ++o) {
-            const TensorMeta& m = n.meta()[o];
-            if (o == 0) {
+          for (const TensorMeta* mp : metas) {
+            const TensorMeta& m = *mp;
+            if (mp == metas.front()) {
               if (Tensor t = take_in_place(kernel, in_place[k->second], m, value_of, env, dies_after[i]); t.defined()) {
                 outs.push_back(std::move(t));
                 g_outputs_in_place.fetch_add(1, std::memory_order_relaxed);
@@ -156,7 +164,11 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           EMBER_CHECK(!raise_after.count(k->second))
               << "inductor: injected runtime error after kernel " << kernel.name << " of graph " << g.name()
               << " (inject_relu_bug_TESTING_ONLY=runtime_error)";
-          env[i] = std::move(outs);
+          if (!kernel.outputs.empty()) {
+            for (size_t o = 0; o < outs.size(); ++o) env[index.at(kernel.outputs[o]->node)] = {std::move(outs[o])};
+          } else {
+            env[index.at(kernel.root ? kernel.root->node : kernel.row->node)] = std::move(outs);
+          }
           break;
         }
         // Views and extern calls run their eager kernels, as the interpreter does.
@@ -285,10 +297,13 @@ CompiledGraph compile_fx_inner(Graph& input_graph, const std::vector<Tensor>& ex
   // the kernel and has the output's geometry.
   for (const Kernel& kernel : program->kernels) {
     const size_t at = program->index.at(kernel.root_node());
-    const TensorMeta& out = kernel.root_node()->meta()[0];
+    const Node* out_node = !kernel.outputs.empty() ? kernel.outputs[0]->node
+                           : kernel.root           ? kernel.root->node
+                                                   : kernel.row->node;
+    const TensorMeta& out = out_node->meta()[0];
     const auto& dying = program->dies_after[at];
     std::vector<ValueRef> candidates;
-    for (int b : kernel.may_alias_output) {
+    for (int b : kernel.outputs.size() > 1 ? std::vector<int>{} : kernel.may_alias_output) {
       const ValueRef& v = kernel.inputs[b];
       const TensorMeta& m = v.node->meta()[v.index];
       if (std::find(dying.begin(), dying.end(), program->index.at(v.node)) != dying.end() && m.sizes == out.sizes &&

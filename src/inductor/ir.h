@@ -40,47 +40,67 @@ struct PointwiseNode {
   std::vector<PwOp> body;  // the last operation is the result
 };
 
-/// What a row node computes from each row (the innermost dim) of its input.
-enum class RowKind : uint8_t { Sum, Mean, Max, Min, Softmax, LogSoftmax, LayerNorm };
+/// What a row node computes from each reduction range ("row") of its input.
+enum class RowKind : uint8_t { Sum, Mean, Max, Min, Var, Prod, Softmax, LogSoftmax, LayerNorm };
 
-/// A reduction over the innermost dim of its input: for every index i of the outer index
-/// space (the input's sizes without the last), one pass or several over the row x[i, :].
-/// Sum/Mean/Max/Min write one value per row (out_sizes: the outer sizes, with a trailing
-/// 1 under keepdim); Softmax/LogSoftmax/LayerNorm write a row per row (out_sizes ==
-/// in_sizes), LayerNorm also its mean and rstd per row (outputs 1 and 2).
+/// A reduction node: its input's index space (in_sizes) splits into kept dims (the outer
+/// index space) and the reduced dims `reduced` (the reduction range, the "row"); for
+/// every index i of the kept dims, one pass or several over the input's elements x[i, :].
+/// Sum/Mean/Max/Min/Var/Prod reduce any set of dims and write one value per kept index
+/// (out_sizes: the kept sizes, with 1 for each reduced dim under keepdim);
+/// Softmax/LogSoftmax/LayerNorm reduce the last dim only and write a row per row
+/// (out_sizes == in_sizes), LayerNorm also its mean and rstd per row (outputs 1 and 2).
+/// Codegen picks the loop order from the operands' strides (a row kernel vectorized
+/// along the innermost reduced dim, or a column kernel vectorized along the innermost
+/// kept dim).
 struct RowNode {
   const Node* node = nullptr;
   RowKind kind = RowKind::Sum;
   std::vector<int64_t> in_sizes;
   std::vector<int64_t> out_sizes;
+  /// One flag per dim of in_sizes: whether it is reduced.
+  std::vector<bool> reduced;
   ScalarType dtype = kFloat;
   /// Loads over in_sizes: the input (argument 0), and LayerNorm's weight and bias (kind
   /// Constant when absent).
   PwOp input, weight, bias;
   double eps = 0;
+  /// Var: the divisor is max(0, N - correction), N the number of reduced elements.
+  double correction = 1;
+
+  /// Whether it writes one value per kept index (not a row per row).
+  bool is_reduction() const { return kind != RowKind::Softmax && kind != RowKind::LogSoftmax && kind != RowKind::LayerNorm; }
+  /// Whether the reduced dims are exactly the last dim.
+  bool reduces_last_dim_only() const;
 };
 
 /// How each Call node of the graph is run.
 enum class NodeRole : uint8_t { Pointwise, Row, View, Extern };
 
-/// A fused kernel: pointwise nodes computed in one loop nest, writing only its root; or a
-/// row kernel built around `row`: a loop over rows whose passes read the input through
-/// the prologue (pointwise nodes inlined into the row's input load) and whose last pass
-/// computes the epilogue (pointwise nodes over the row's output, `root` the last).
+/// A fused kernel: pointwise nodes computed in one loop nest, storing its `outputs` (the
+/// root, nodes also read outside the kernel, the outputs of sibling kernels merged into
+/// it); or a row kernel built around `row`: a loop over rows whose passes read the input
+/// through the prologue (pointwise nodes inlined into the row's input load) and whose last
+/// pass computes the epilogue (pointwise nodes over the row's output, `root` the last),
+/// writing the root (or, without an epilogue, every output of the row node).
 struct Kernel {
   std::string name;                        // cpp_fused_<ops>_<k>
-  const PointwiseNode* root = nullptr;     // the pointwise node it writes (null: it writes `row`)
+  const PointwiseNode* root = nullptr;     // a pointwise node it writes (null: it writes `row`)
   const RowNode* row = nullptr;            // the reduction it computes, if any
   std::vector<const PointwiseNode*> nodes; // every pointwise node it computes, in graph order
+  /// Pointwise kernels: the nodes it stores, in graph order (the root among them).
+  std::vector<const PointwiseNode*> outputs;
   std::vector<ValueRef> inputs;            // the buffers it reads, in argument order (filled by codegen)
-  /// Inputs the kernel may write its output over (filled by codegen): every read of them
-  /// is at the output's own index map and dtype, so element i is read before element i is
-  /// written and no other element is read. Their pointers and the output's carry no
-  /// __restrict. The wrapper reuses one when it dies here (see Note [inductor], in place).
+  /// Inputs a kernel with one output may write that output over (filled by codegen): every
+  /// read of them is at the output's own index map and dtype, so element i is read before
+  /// element i is written and no other element is read. Their pointers and the output's
+  /// carry no __restrict. The wrapper reuses one when it dies here (Note [inductor], in place).
   std::vector<int> may_alias_output;
+  /// The node at whose position the wrapper runs it (the root, or an earlier sibling's).
+  const Node* run_at = nullptr;
 
-  /// The node whose outputs it writes; the wrapper runs it at that node's position.
-  const Node* root_node() const { return root ? root->node : row->node; }
+  /// The node at whose position the wrapper runs it.
+  const Node* root_node() const { return run_at ? run_at : root ? root->node : row->node; }
 };
 
 /// Lowering's result: the role of every Call node, the pointwise and row nodes by node.
@@ -94,5 +114,7 @@ struct LoweredGraph {
 std::string to_string(const PointwiseNode& p);
 std::string to_string(const RowNode& r);
 const char* row_kind_name(RowKind k);
+/// "over the last dim" or "over dims [0, 2]".
+std::string row_dims_text(const RowNode& r);
 
 }  // namespace ember::inductor

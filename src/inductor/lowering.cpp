@@ -185,24 +185,31 @@ std::string base_name(const std::string& target) {
   return s.substr(0, s.find('.'));
 }
 
-/// Whether `dims` (an int list, [] or None meaning every dim) names exactly the last dim.
-bool reduces_last_dim(const IValue& dims, int64_t rank) {
+/// The reduced dims of a rank-`rank` input: `dims` an int list ([] or None: every dim),
+/// or why it is not lowered.
+std::string reduced_dims(const IValue& dims, int64_t rank, std::vector<bool>& mask) {
   std::vector<int64_t> d;
-  if (!dims.is_none()) d = dims.to_int_list();
-  if (d.empty()) return rank == 1;
-  if (d.size() != 1) return false;
-  return d[0] == rank - 1 || d[0] == -1;
+  if (!dims.is_none()) d = dims.is_int() ? std::vector<int64_t>{dims.to_int()} : dims.to_int_list();
+  mask.assign(static_cast<size_t>(rank), d.empty());
+  for (int64_t x : d) {
+    const int64_t w = x < 0 ? x + rank : x;
+    if (w < 0 || w >= rank || mask[w]) return "its dims are out of range or repeated";
+    mask[w] = true;
+  }
+  return "";
 }
 
-/// The row lowering of a reduction, softmax or layer norm over the last dim; "" and `r`
-/// filled, or why it is not lowered.
+/// The row lowering of a reduction (over any dims), softmax or layer norm over the last
+/// dim; "" and `r` filled, or why it is not lowered.
 std::string lower_row(const Node& n, RowNode& r) {
   const std::string& t = n.target();
   static const std::map<std::string, RowKind> kinds = {
-      {"aten::sum.dim_IntList", RowKind::Sum}, {"aten::mean.dim", RowKind::Mean},
-      {"aten::amax", RowKind::Max},            {"aten::amin", RowKind::Min},
-      {"aten::_softmax", RowKind::Softmax},    {"aten::_log_softmax", RowKind::LogSoftmax},
-      {"aten::native_layer_norm", RowKind::LayerNorm}};
+      {"aten::sum", RowKind::Sum},           {"aten::sum.dim_IntList", RowKind::Sum},
+      {"aten::mean", RowKind::Mean},         {"aten::mean.dim", RowKind::Mean},
+      {"aten::amax", RowKind::Max},          {"aten::amin", RowKind::Min},
+      {"aten::var.correction", RowKind::Var}, {"aten::prod", RowKind::Prod},
+      {"aten::prod.dim_int", RowKind::Prod}, {"aten::_softmax", RowKind::Softmax},
+      {"aten::_log_softmax", RowKind::LogSoftmax}, {"aten::native_layer_norm", RowKind::LayerNorm}};
   auto kind = kinds.find(t);
   if (kind == kinds.end()) return "no lowering";
   r.node = &n;
@@ -220,14 +227,25 @@ std::string lower_row(const Node& n, RowNode& r) {
   if (numel == 0) return "the input is empty";
   for (const TensorMeta& m : n.meta())
     if (m.storage_offset != 0) return "a result has a storage offset";
+  // Arguments: (self, dims, keepdim, dtype) for sum/mean.dim, (self, dtype) for the full
+  // sum/mean/prod, (self, dim, keepdim, dtype) for prod.dim_int, (self, dims, keepdim)
+  // for amax/amin, (self, dims, correction, keepdim) for var.
+  const bool full = t == "aten::sum" || t == "aten::mean" || t == "aten::prod";
+  std::string why;
   switch (r.kind) {
     case RowKind::Sum:
     case RowKind::Mean:
-      if (!n.args().at(3).literal.is_none()) return "an explicit dtype is not lowered";
-      [[fallthrough]];
+    case RowKind::Prod:
+      if (!n.args().at(full ? 1 : 3).literal.is_none()) return "an explicit dtype is not lowered";
+      why = reduced_dims(full ? IValue() : n.args().at(1).literal, rank, r.reduced);
+      break;
     case RowKind::Max:
     case RowKind::Min:
-      if (!reduces_last_dim(n.args().at(1).literal, rank)) return "it reduces a dim other than the last (only the last is lowered)";
+      why = reduced_dims(n.args().at(1).literal, rank, r.reduced);
+      break;
+    case RowKind::Var:
+      if (!n.args().at(2).literal.is_none()) r.correction = n.args().at(2).literal.to_scalar().to_double();
+      why = reduced_dims(n.args().at(1).literal, rank, r.reduced);
       break;
     case RowKind::Softmax:
     case RowKind::LogSoftmax: {
@@ -239,6 +257,11 @@ std::string lower_row(const Node& n, RowNode& r) {
       if (n.args().at(1).literal.to_int_list().size() != 1) return "it normalizes more than the last dim";
       r.eps = n.args().at(4).literal.to_double();
       break;
+  }
+  if (!why.empty()) return why;
+  if (!r.is_reduction()) {
+    r.reduced.assign(static_cast<size_t>(rank), false);
+    r.reduced.back() = true;
   }
   r.in_sizes = in.sizes;
   r.out_sizes = out.sizes;
@@ -294,6 +317,8 @@ const char* row_kind_name(RowKind k) {
     case RowKind::Mean: return "mean";
     case RowKind::Max: return "max";
     case RowKind::Min: return "min";
+    case RowKind::Var: return "var";
+    case RowKind::Prod: return "prod";
     case RowKind::Softmax: return "softmax";
     case RowKind::LogSoftmax: return "log_softmax";
     case RowKind::LayerNorm: return "layer_norm";
@@ -376,6 +401,24 @@ std::string to_string(const PointwiseNode& p) {
   return os.str();
 }
 
+bool RowNode::reduces_last_dim_only() const {
+  for (size_t d = 0; d < reduced.size(); ++d)
+    if (reduced[d] != (d + 1 == reduced.size())) return false;
+  return !reduced.empty();
+}
+
+std::string row_dims_text(const RowNode& r) {
+  if (r.reduces_last_dim_only()) return "over the last dim";
+  std::string s = "over dims [";
+  bool first = true;
+  for (size_t d = 0; d < r.reduced.size(); ++d)
+    if (r.reduced[d]) {
+      s += (first ? "" : ", ") + std::to_string(d);
+      first = false;
+    }
+  return s + "]";
+}
+
 std::string to_string(const RowNode& r) {
   std::ostringstream os;
   auto load = [&](const PwOp& op) {
@@ -385,10 +428,11 @@ std::string to_string(const RowNode& r) {
     return l.str();
   };
   os << "row %" << r.node->name() << " " << row_kind_name(r.kind) << " " << scalar_type_name(r.dtype)
-     << IntArrayRef(r.in_sizes) << " -> " << IntArrayRef(r.out_sizes) << " over the last dim\n  input = "
+     << IntArrayRef(r.in_sizes) << " -> " << IntArrayRef(r.out_sizes) << " " << row_dims_text(r) << "\n  input = "
      << load(r.input) << "\n";
   if (r.kind == RowKind::LayerNorm)
     os << "  weight = " << load(r.weight) << "\n  bias = " << load(r.bias) << "\n  eps = " << literal_text(r.eps) << "\n";
+  if (r.kind == RowKind::Var) os << "  correction = " << literal_text(r.correction) << "\n";
   return os.str();
 }
 

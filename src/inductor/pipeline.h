@@ -19,7 +19,8 @@ namespace ember::inductor {
 std::unique_ptr<Graph> run_graph_passes(const Graph& g);
 
 /// Lowering (lowering.cpp). Requires: a verified graph. Guarantees: every Call node has a
-/// role; a Row node reduces the innermost dim of a non-empty f32/f64 input; a Pointwise node's body reads only graph values (inputs, views, other nodes)
+/// role; a Row node reduces any non-empty set of dims (softmax/layer norm: the last) of a
+/// non-empty f32/f64 input, read through its index map; a Pointwise node's body reads only graph values (inputs, views, other nodes)
 /// through index maps over its own sizes, and computes in its output dtype (f32/f64).
 /// Calls with no lowering become Extern, logged at INFO on `inductor`.
 LoweredGraph lower(const Graph& g);
@@ -32,19 +33,30 @@ bool lowers_as_pointwise(const Node& n);
 std::string scalar_function_definition(const std::string& fn);
 
 /// Scheduling and fusion (scheduler.cpp). Guarantees: every Pointwise and Row node belongs
-/// to one kernel; a kernel writes only its root; a node is inlined into a kernel only when
-/// all of its users are pointwise nodes of that kernel over the same sizes and dtype,
-/// reading it elementwise, or (prologue) that kernel's row node reading it elementwise as
-/// its input, with no impure call between them; a row node joins the kernel of its users
+/// to one kernel; a node is inlined into a kernel only when all of its pointwise users are
+/// pointwise nodes of that kernel over the same sizes and dtype, reading it elementwise, or
+/// (prologue) that kernel's row node reading it elementwise as its input, with no impure
+/// call between them; a node also read outside the kernel (graph output, extern call,
+/// view, other kernels) is then stored by a pointwise kernel as an extra output, only when
+/// every such reader runs after the kernel; a row node joins the kernel of its users
 /// (epilogue) only when they are all pointwise over its output 0's sizes and dtype in one
-/// kernel that has no row node. Kernels are ordered by their root.
+/// kernel that has no row node and no extra outputs; sibling pointwise kernels (same sizes
+/// and dtype, a common input) merge, running at the earlier one's position when everything
+/// the later one reads is computed before it, or at the later one's when it reads nothing
+/// of the earlier one and nothing reads the earlier one's outputs before it; never with
+/// an impure call between. Kernels are ordered by the position they run at (Kernel::run_at).
 /// Writes the `schedule` and `fusion` artifacts.
 std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered);
 
 /// Code generation (codegen_cpp.cpp). One C++ translation unit for all kernels; each
 /// kernel is an `extern "C" void <name>(void* const* buffers)` taking its inputs (in the
-/// order codegen stores in Kernel::inputs) then its output.
+/// order codegen stores in Kernel::inputs) then its outputs (Kernel::outputs' order, or the
+/// row node's).
 std::string generate_cpp(const LoweredGraph& lowered, std::vector<Kernel>& kernels);
+
+/// The start of every generated translation unit (codegen_prelude.cpp): includes and the
+/// helpers kernels call (ld/st, row_sum, row_minmax, col_sum, softmax passes, ...).
+const char* cpp_prelude();
 
 /// A loaded shared library of generated code (cpp_builder.cpp).
 struct LoadedCode {

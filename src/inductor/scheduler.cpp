@@ -1,7 +1,9 @@
 // inductor/scheduler.cpp — groups pointwise nodes into kernels (vertical fusion of
-// pointwise chains) and writes the `schedule` and `fusion` artifacts. The rule is in
+// pointwise chains, row prologues and epilogues, extra outputs, sibling fusion) and writes
+// the `schedule` and `fusion` artifacts. The rule is in
 // pipeline.h; see Note [inductor] (docs/notes/inductor.md).
 #include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -33,6 +35,11 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
   struct Building {
     const PointwiseNode* root = nullptr;
     const RowNode* row = nullptr;
+    /// Pointwise nodes it stores besides its root (read outside the kernel, or the
+    /// outputs of a sibling kernel merged into it).
+    std::vector<const PointwiseNode*> extra;
+    size_t run = 0;       // the position it runs at
+    bool merged = false;  // merged into a sibling
     const Node* root_node() const { return root ? root->node : row->node; }
   };
   std::vector<Building> built;
@@ -52,6 +59,11 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
     }
     return true;
   };
+  // When a user reads a stored buffer: at its own position, or at its kernel's.
+  auto read_at = [&](const Node* user) {
+    auto k = kernel_of.find(user);
+    return k != kernel_of.end() ? built[k->second].run : position[user];
+  };
 
   // Users come after their producers, so walking backwards sees every user's kernel first.
   for (auto it = g.nodes().rbegin(); it != g.nodes().rend(); ++it) {
@@ -62,6 +74,14 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
     std::string why;
     int target = -1;
     bool prologue = false;
+    // Users that read the stored buffer (a pointwise node may still fuse into its
+    // pointwise users' kernel, storing its value there as an extra output).
+    std::vector<const Node*> outside;
+    std::string outside_why;
+    auto read_outside = [&](const Node* user, std::string reason) {
+      outside.push_back(user);
+      if (outside_why.empty()) outside_why = std::move(reason);
+    };
     auto u = users.find(n);
     if (u == users.end() || u->second.empty()) why = "it has no users";
     for (const Node* user : u == users.end() ? std::vector<Node*>{} : u->second) {
@@ -69,7 +89,8 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
       auto c = lowered.pointwise.find(user);
       auto cr = lowered.rows.find(user);
       if (user->kind() == NodeKind::Output) {
-        why = "it is a graph output";
+        if (rw != lowered.rows.end()) why = "it is a graph output";
+        else read_outside(user, "it is a graph output");
       } else if (impure_between(n, user)) {
         why = "an impure call lies between it and %" + user->name();
       } else if (rw != lowered.rows.end()) {
@@ -83,6 +104,8 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
           why = "%" + user->name() + " has other sizes or dtype";
         } else if (built[kernel_of.at(user)].row) {
           why = "%" + user->name() + "'s kernel already has a reduction";
+        } else if (!built[kernel_of.at(user)].extra.empty()) {
+          why = "%" + user->name() + "'s kernel stores several outputs";
         } else if (target >= 0 && kernel_of.at(user) != target) {
           why = "its users are in different kernels";
         } else {
@@ -100,13 +123,26 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
           prologue = true;
         }
       } else if (c == lowered.pointwise.end()) {
-        why = "%" + user->name() + " is not pointwise";
+        read_outside(user, "%" + user->name() + " is not pointwise");
       } else if (c->second.sizes != pw->second.sizes || c->second.dtype != pw->second.dtype) {
-        why = "%" + user->name() + " has other sizes or dtype";
+        read_outside(user, "%" + user->name() + " has other sizes or dtype");
       } else if (target >= 0 && kernel_of.at(user) != target) {
         why = "its users are in different kernels";
       } else {
         target = kernel_of.at(user);
+      }
+    }
+    if (why.empty() && !outside.empty()) {
+      // Stored by its users' kernel as an extra output, when that kernel is pointwise
+      // and runs before every outside reader.
+      if (target < 0) {
+        why = outside_why;
+      } else if (prologue || built[target].row) {
+        why = outside_why + " (and its users' kernel has a reduction)";
+      } else {
+        for (const Node* user : outside)
+          if (why.empty() && read_at(user) <= built[target].run)
+            why = outside_why + " (and %" + user->name() + " reads it before its users' kernel runs)";
       }
     }
     if (why.empty() && rw != lowered.rows.end()) {
@@ -116,34 +152,138 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
              << built[target].root_node()->name() << ")\n";
     } else if (why.empty()) {
       kernel_of[n] = target;
+      if (!outside.empty()) built[target].extra.push_back(&pw->second);
       fusion << "fused %" << n->name() << " into its users' kernel (root %" << built[target].root_node()->name()
-             << (prologue ? ", as a prologue" : "") << ")\n";
+             << (prologue ? ", as a prologue" : "") << ")"
+             << (outside.empty() ? "" : ", stored there as an extra output: " + outside_why) << "\n";
     } else {
       kernel_of[n] = static_cast<int>(built.size());
       Building b;
       if (pw != lowered.pointwise.end()) b.root = &pw->second;
       else b.row = &rw->second;
+      b.run = position[n];
       built.push_back(b);
       fusion << "materialized %" << n->name() << ": " << why << "\n";
     }
   }
 
-  // Kernels in the order of their roots; nodes in graph order.
-  std::vector<int> order(built.size());
-  for (size_t k = 0; k < order.size(); ++k) order[k] = static_cast<int>(k);
-  std::sort(order.begin(), order.end(),
-            [&](int a, int b) { return position[built[a].root_node()] < position[built[b].root_node()]; });
-  std::vector<int> renumber(built.size());
-  std::vector<Kernel> kernels(built.size());
+  // Sibling (horizontal) fusion: pointwise kernels over the same sizes and dtype that read
+  // a common buffer become one kernel storing all their outputs, run at the earlier one's
+  // position when everything the later kernel reads is available there, else at the later
+  // one's when nothing reads the earlier one's outputs before it (either way no path leads
+  // from one to the other through another kernel or an extern call), and no impure call
+  // lies between the two positions.
+  {
+    std::vector<int> by_run;
+    for (size_t k = 0; k < built.size(); ++k)
+      if (!built[k].row) by_run.push_back(static_cast<int>(k));
+    std::sort(by_run.begin(), by_run.end(), [&](int a, int b) { return built[a].run < built[b].run; });
+    std::map<int, std::vector<const Node*>> members;
+    for (const auto& [node, k] : kernel_of) members[k].push_back(node);
+    // The values a kernel loads from outside itself.
+    auto reads = [&](int k) {
+      std::set<const Node*> own(members[k].begin(), members[k].end());
+      std::map<const Node*, const Node*> out;  // value -> a member reading it
+      for (const Node* m : members[k])
+        for (const PwOp& op : lowered.pointwise.at(m).body)
+          if (op.kind == PwOp::Kind::Load && !own.count(op.value.node)) out.emplace(op.value.node, m);
+      return out;
+    };
+    auto name_of = [&](int k) { return "%" + built[k].root_node()->name(); };
+    auto base_of = [&](const Node* v) {
+      for (auto r = lowered.roles.find(v); r != lowered.roles.end() && r->second == NodeRole::View &&
+                                           !v->args().empty() && v->args()[0].kind == Arg::Kind::Value;
+           r = lowered.roles.find(v))
+        v = v->args()[0].value.node;
+      return v;
+    };
+    for (size_t i = 0; i < by_run.size(); ++i) {
+      const int a = by_run[i];
+      if (built[a].merged) continue;
+      for (size_t j = i + 1; j < by_run.size(); ++j) {
+        const int b = by_run[j];
+        if (built[b].merged || built[b].root->sizes != built[a].root->sizes ||
+            built[b].root->dtype != built[a].root->dtype)
+          continue;
+        const auto ra = reads(a), rb = reads(b);
+        // A common buffer: the same value, or views of one (x and x.t()).
+        std::set<const Node*> bases_a;
+        for (const auto& [v, m] : ra) bases_a.insert(base_of(v));
+        const Node* common = nullptr;
+        for (const auto& [v, m] : rb)
+          if (bases_a.count(base_of(v))) common = base_of(v);
+        if (!common) continue;
+        // At a's position (b hoisted): everything b reads is computed before it.
+        std::string why;
+        for (const auto& [v, m] : rb)
+          if (why.empty() && read_at(v) >= built[a].run)
+            why = "it reads %" + v->name() + ", which is not computed before " + name_of(a) + "'s kernel runs";
+        // Else at b's position (a delayed): b reads nothing of a, and nothing outside a
+        // reads a's outputs before b's position.
+        std::string why_delay;
+        const std::set<const Node*> own_a(members[a].begin(), members[a].end());
+        for (const auto& [v, m] : rb)
+          if (why_delay.empty() && own_a.count(v)) why_delay = "it reads %" + v->name();
+        std::vector<const PointwiseNode*> stored_a = built[a].extra;
+        stored_a.push_back(built[a].root);
+        for (const PointwiseNode* o : stored_a) {
+          auto ou = users.find(o->node);
+          for (const Node* user : ou == users.end() ? std::vector<Node*>{} : ou->second)
+            if (why_delay.empty() && !own_a.count(user) && read_at(user) <= built[b].run)
+              why_delay = "%" + user->name() + " reads %" + o->node->name() + " before " + name_of(b) + "'s kernel runs";
+        }
+        const bool delay = !why.empty() && why_delay.empty();
+        if (delay) why.clear();
+        else if (!why.empty()) why += "; and " + why_delay;
+        if (why.empty() && impure_before[built[a].run] != impure_before[built[b].run])
+          why = "an impure call lies between them";
+        if (!why.empty()) {
+          fusion << "kept " << name_of(b) << "'s kernel apart from sibling " << name_of(a) << "'s (both read %"
+                 << common->name() << "): " << why << "\n";
+          continue;
+        }
+        fusion << "fused " << name_of(b) << "'s kernel into sibling " << name_of(a) << "'s (both read %"
+               << common->name() << ", over " << scalar_type_name(built[a].root->dtype)
+               << IntArrayRef(built[a].root->sizes) << "; no path between them): one kernel, several outputs"
+               << (delay ? ", run at " + name_of(b) + "'s position" : "") << "\n";
+        if (delay) built[a].run = built[b].run;
+        built[a].extra.push_back(built[b].root);
+        for (const PointwiseNode* e : built[b].extra) built[a].extra.push_back(e);
+        for (const Node* m : members[b]) {
+          kernel_of[m] = a;
+          members[a].push_back(m);
+        }
+        members[b].clear();
+        built[b].merged = true;
+      }
+    }
+  }
+
+  // Kernels in the order they run; nodes in graph order.
+  std::vector<int> order;
+  for (size_t k = 0; k < built.size(); ++k)
+    if (!built[k].merged) order.push_back(static_cast<int>(k));
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return built[a].run < built[b].run; });
+  std::vector<int> renumber(built.size(), -1);
+  std::vector<Kernel> kernels(order.size());
+  std::vector<const Node*> node_at(position.size());
+  for (const auto& [node, p] : position) node_at[p] = node;
   for (size_t k = 0; k < order.size(); ++k) {
+    const Building& b = built[order[k]];
     renumber[order[k]] = static_cast<int>(k);
-    kernels[k].root = built[order[k]].root;
-    kernels[k].row = built[order[k]].row;
+    kernels[k].root = b.root;
+    kernels[k].row = b.row;
+    kernels[k].run_at = node_at[b.run];
   }
   for (const auto& n : g.nodes()) {
     auto k = kernel_of.find(n.get());
-    if (k != kernel_of.end() && lowered.pointwise.count(n.get()))
-      kernels[renumber[k->second]].nodes.push_back(&lowered.pointwise.at(n.get()));
+    if (k == kernel_of.end() || !lowered.pointwise.count(n.get())) continue;
+    Kernel& kk = kernels[renumber[k->second]];
+    const PointwiseNode* p = &lowered.pointwise.at(n.get());
+    kk.nodes.push_back(p);
+    const Building& b = built[k->second];
+    if (!kk.row && (p == b.root || std::find(b.extra.begin(), b.extra.end(), p) != b.extra.end()))
+      kk.outputs.push_back(p);
   }
   std::ostringstream sched;
   for (size_t k = 0; k < kernels.size(); ++k) {
@@ -162,7 +302,10 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
             << IntArrayRef(kk.row->in_sizes);
     else
       sched << scalar_type_name(kk.root->dtype) << IntArrayRef(kk.root->sizes);
-    sched << ", writes %" << kk.root_node()->name() << ", computes";
+    sched << ", writes";
+    if (kk.outputs.empty()) sched << " %" << kk.root_node()->name();
+    for (const PointwiseNode* p : kk.outputs) sched << " %" << p->node->name();
+    sched << ", computes";
     for (const PointwiseNode* p : kk.nodes) sched << " %" << p->node->name();
     if (kk.row) sched << " (row %" << kk.row->node->name() << ")";
     sched << "\n";

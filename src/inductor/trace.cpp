@@ -181,7 +181,7 @@ int64_t numel_of(const std::vector<int64_t>& sizes) {
 }
 
 /// A reduction row node: its buffer, dependencies (its node's tensor arguments), the
-/// outer iteration group and the reduction range, and its body.
+/// iteration group (the kept dims) and the reduction range (the reduced dims), and its body.
 void write_row_node(std::ostream& os, const BufferNames& names, const RowNode& r, const std::string& kernel) {
   const std::string buf = names.name(r.node);
   std::set<std::string> met, unmet;
@@ -190,17 +190,17 @@ void write_row_node(std::ostream& os, const BufferNames& names, const RowNode& r
     const Node* v = a.value.node;
     (names.computed(v) ? unmet : met).insert("StarDep(name='" + names.name(v) + "')");
   }
-  const int64_t range = r.in_sizes.empty() ? 1 : r.in_sizes.back();
-  // One iteration per row (every dim but the last); the last dim is the reduction range.
-  const std::vector<int64_t> rows(r.in_sizes.begin(), r.in_sizes.empty() ? r.in_sizes.end() : r.in_sizes.end() - 1);
+  // The kept dims are the iteration group, the reduced dims the reduction range.
+  std::vector<int64_t> rows, range;
+  for (size_t d = 0; d < r.in_sizes.size(); ++d) (r.reduced[d] ? range : rows).push_back(r.in_sizes[d]);
   os << (kernel.empty() ? "" : "# kernel " + kernel + "\n") << buf << ": SchedulerNode(ComputedBuffer)  # %"
-     << r.node->name() << " = " << r.node->target() << " (" << row_kind_name(r.kind) << " over the last dim)\n"
+     << r.node->name() << " = " << r.node->target() << " (" << row_kind_name(r.kind) << " " << row_dims_text(r) << ")\n"
      << buf << ".writes = [MemoryDep('" << buf << "', c0, {c0: " << numel_of(r.out_sizes) << "})]\n"
      << buf << ".unmet_dependencies = " << join(unmet) << "\n"
      << buf << ".met_dependencies = " << join(met) << "\n"
      << buf << ".group.device = " << device_text(*r.node) << "\n"
-     << buf << ".group.iteration = (" << tuple_text(rows) << ", (" << range << ",))\n"
-     << buf << ".sizes = (" << list_text(rows) << ", [" << range << "])\n"
+     << buf << ".group.iteration = (" << tuple_text(rows) << ", " << tuple_text(range) << ")\n"
+     << buf << ".sizes = (" << list_text(rows) << ", " << list_text(range) << ")\n"
      << buf << ".dtype = " << scalar_type_name(r.dtype) << "\n"
      << "class " << buf << "_loop_body:\n" << to_string(r) << "\n\n";
 }
@@ -260,8 +260,12 @@ std::string ir_post_fusion_text(const Graph& g, const LoweredGraph& lowered, con
     std::set<std::string> met, unmet;
     pointwise_deps(names, kernel.nodes, members, met, unmet);
     const PointwiseNode& root = *kernel.root;
-    os << buf << ": FusedSchedulerNode(NoneType)  # kernel " << kernel.name << "\n"
-       << buf << ".writes = [" << write_dep(buf, root) << "]\n"
+    std::string writes;
+    for (const PointwiseNode* p : kernel.outputs.empty() ? std::vector<const PointwiseNode*>{&root} : kernel.outputs)
+      writes += (writes.empty() ? "" : ", ") + write_dep(names.name(p->node), *p);
+    os << buf << ": FusedSchedulerNode(NoneType)  # kernel " << kernel.name
+       << (kernel.outputs.size() > 1 ? " (" + std::to_string(kernel.outputs.size()) + " outputs)" : "") << "\n"
+       << buf << ".writes = [" << writes << "]\n"
        << buf << ".unmet_dependencies = " << join(unmet) << "\n"
        << buf << ".met_dependencies = " << join(met) << "\n"
        << buf << ".snodes = [" << snodes << "]\n"
