@@ -614,26 +614,47 @@ class KernelWriter {
     // Blocks of columns as wide as possible (up to 1024: whole rows stream from memory)
     // while every thread still gets a block: per = the blocks each outer index needs.
     const bool parallel = rows * K >= kParallelNumel;
+    // When the blocks are still fewer than the threads (few, narrow columns), each block's
+    // reduced range splits in KS parts (at least 1024 elements each), accumulated into
+    // per-part results and combined in order afterwards. var (two passes) does not split.
+    const bool can_split = parallel && R.kind != RowKind::Var && K >= 2048;
     os << "  constexpr int64_t CB = std::min<int64_t>(1024, (" << C << " + V::size() - 1) / V::size() * V::size());\n"
        << "  const int64_t per = (" << (parallel ? "omp_get_max_threads()" : "1") << " + " << outer - 1 << ") / " << outer
        << ";\n"
        << "  const int64_t cbw = std::min<int64_t>(CB, std::max<int64_t>(2 * V::size(), ((" << C
        << " + per - 1) / per + V::size() - 1) / V::size() * V::size()));\n"
        << "  const int64_t NB = (" << C << " + cbw - 1) / cbw;\n";
-    if (parallel) os << "#pragma omp parallel for schedule(static)\n";
-    os << "  for (int64_t u = 0; u < " << outer << " * NB; ++u) {\n"
-       << "    const int64_t c0 = u % NB * cbw, cn = std::min<int64_t>(cbw, " << C << " - c0);\n"
-       << "    int64_t rem = u / NB;\n    (void)rem;\n";
-    for (size_t d = no; d-- > 0;)
-      os << "    const int64_t i" << d << " = rem % " << sizes_[d] << ";\n    rem /= " << sizes_[d] << ";\n";
-    auto offset = [&](const Operand& o) {
-      std::string e = "0";
-      for (size_t d = 0; d < no; ++d)
-        if (o.strides[d]) e += " + i" + std::to_string(d) + " * " + std::to_string(o.strides[d]);
-      return e;
+    const std::string units = std::to_string(outer) + " * NB";
+    const char* acc_type = R.kind == RowKind::Sum || R.kind == RowKind::Mean || R.kind == RowKind::Var ? "double" : "T";
+    if (can_split) {
+      os << "  const int64_t KS = std::max<int64_t>(1, std::min<int64_t>(" << K / 1024 << ", (omp_get_max_threads() + "
+         << units << " - 1) / (" << units << ")));\n"
+         << "  std::vector<" << acc_type << "> part(KS > 1 ? " << units << " * KS * cbw : 0);\n";
+    }
+    // Block u's columns [c0, c0 + cn) and its offsets: i<d> (outer kept), o<j>, q<i>.
+    auto unit_offsets = [&](const std::string& u) {
+      os << "    const int64_t c0 = " << u << " % NB * cbw, cn = std::min<int64_t>(cbw, " << C << " - c0);\n"
+         << "    int64_t rem = " << u << " / NB;\n    (void)rem;\n";
+      for (size_t d = no; d-- > 0;)
+        os << "    const int64_t i" << d << " = rem % " << sizes_[d] << ";\n    rem /= " << sizes_[d] << ";\n";
+      auto offset = [&](const Operand& o) {
+        std::string e = "0";
+        for (size_t d = 0; d < no; ++d)
+          if (o.strides[d]) e += " + i" + std::to_string(d) + " * " + std::to_string(o.strides[d]);
+        return e;
+      };
+      for (size_t j = 0; j < slots_.size(); ++j) os << "    const int64_t o" << j << " = " << offset(slots_[j]) << ";\n";
+      for (size_t i = 0; i < outs.size(); ++i) os << "    const int64_t q" << i << " = " << offset(outs[i]) << ";\n";
     };
-    for (size_t j = 0; j < slots_.size(); ++j) os << "    const int64_t o" << j << " = " << offset(slots_[j]) << ";\n";
-    for (size_t i = 0; i < outs.size(); ++i) os << "    const int64_t q" << i << " = " << offset(outs[i]) << ";\n";
+    if (parallel) os << "#pragma omp parallel for schedule(static)\n";
+    if (can_split) {
+      os << "  for (int64_t w = 0; w < " << units << " * KS; ++w) {\n"
+         << "    const int64_t u = w / KS, kp = w % KS, kb = " << K << " * kp / KS, ke = " << K << " * (kp + 1) / KS;\n";
+    } else {
+      os << "  for (int64_t u = 0; u < " << units << "; ++u) {\n"
+         << "    const int64_t kb = 0, ke = " << K << ";\n";
+    }
+    unit_offsets("u");
     // in_v(k, x) / in_s(k, x): the input at reduced element k, column x.
     in_reduced_lambda_ = true;
     for (const bool vec : {true, false}) {
@@ -652,34 +673,51 @@ class KernelWriter {
       os << "      return " << v << ";\n    };\n";
     }
     in_reduced_lambda_ = false;
-    const std::string KS = std::to_string(K), args = "(" + KS + ", c0, cn, in_v, in_s, res)";
-    std::string value;
+    const std::string KS = std::to_string(K), args = "(kb, ke, c0, cn, in_v, in_s, res)";
+    std::string value, combine;  // output 0 at column x; res[j] combined with a part p[j]
+    os << "    " << acc_type << " res[CB];\n";
     switch (R.kind) {
       case RowKind::Sum:
       case RowKind::Mean:
-        os << "    double res[CB];\n    col_sum<V, CB>" << args << ";\n";
+        os << "    col_sum<V, CB>" << args << ";\n";
         value = "static_cast<T>(res[x - c0]" + std::string(R.kind == RowKind::Mean ? " / " + KS + ".0" : "") + ")";
+        combine = "res[j] += p[j]";
         break;
       case RowKind::Max:
       case RowKind::Min:
-        os << "    T res[CB];\n    col_minmax<V, CB, " << (R.kind == RowKind::Max) << ">" << args << ";\n";
+        os << "    col_minmax<V, CB, " << (R.kind == RowKind::Max) << ">" << args << ";\n";
         value = "res[x - c0]";
+        combine = "res[j] = pick_minmax<" + std::to_string(R.kind == RowKind::Max) + ">(res[j], p[j])";
         break;
       case RowKind::Prod:
-        os << "    T res[CB];\n    col_prod<V, CB>" << args << ";\n";
+        os << "    col_prod<V, CB>" << args << ";\n";
         value = "res[x - c0]";
+        combine = "res[j] *= p[j]";
         break;
       case RowKind::Var:
-        os << "    double res[CB];\n    col_sum<V, CB>" << args << ";\n"
+        os << "    col_sum<V, CB>" << args << ";\n"
            << "    T mt[CB];\n    for (int64_t j = 0; j < cn; ++j) mt[j] = static_cast<T>(res[j] / " << KS << ".0);\n"
-           << "    col_sum<V, CB>(" << KS << ", c0, cn, [&](int64_t k, int64_t x) { const V d = in_v(k, x) - "
+           << "    col_sum<V, CB>(kb, ke, c0, cn, [&](int64_t k, int64_t x) { const V d = in_v(k, x) - "
            << "V::load(mt + (x - c0)); return d * d; }, [&](int64_t k, int64_t x) { const T d = in_s(k, x) - mt[x - c0]; "
            << "return d * d; }, res);\n";
         value = "static_cast<T>(res[x - c0] / " + constant_text(std::max(0.0, static_cast<double>(K) - R.correction)) + ")";
         break;
       default: EMBER_INTERNAL_ASSERT(false) << "inductor codegen: " << row_kind_name(R.kind) << " has no column kernel";
     }
-    os << "    for (int64_t x = c0; x < c0 + cn; ++x) {\n" << last(false, value, outs) << "    }\n  }\n}\n";
+    if (can_split) {
+      os << "    if (KS > 1) {\n      std::copy(res, res + cn, part.data() + w * cbw);\n      continue;\n    }\n";
+    }
+    os << "    for (int64_t x = c0; x < c0 + cn; ++x) {\n" << last(false, value, outs) << "    }\n  }\n";
+    if (can_split) {
+      // The parts of each block, combined in order, then its epilogue.
+      os << "  if (KS > 1) {\n  for (int64_t u = 0; u < " << units << "; ++u) {\n";
+      unit_offsets("u");
+      os << "    " << acc_type << " res[CB];\n    std::copy(part.data() + u * KS * cbw, part.data() + u * KS * cbw + cn, res);\n"
+         << "    for (int64_t kp = 1; kp < KS; ++kp) {\n      const " << acc_type
+         << "* p = part.data() + (u * KS + kp) * cbw;\n      for (int64_t j = 0; j < cn; ++j) " << combine << ";\n    }\n"
+         << "    for (int64_t x = c0; x < c0 + cn; ++x) {\n" << last(false, value, outs) << "    }\n  }\n  }\n";
+    }
+    os << "}\n";
   }
 
   /// The row node's input at column x: its inlined producer, or a load.

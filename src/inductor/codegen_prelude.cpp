@@ -103,23 +103,23 @@ inline typename V::value_type row_prod(int64_t n, FV, FS fs) {
   return p;
 }
 
-// Column passes: res[j] = the reduction over k < K of f(k, c0 + j) for the cn <= CB
+// Column passes: res[j] = the reduction over k0 <= k < k1 of f(k, c0 + j) for the cn <= CB
 // columns of a block; fv(k, c) gives the lanes of columns c .. c + W. Lanes accumulate in
 // an L1-resident array per block of rows; sums take float (or double) lanes over chunks
 // of 256 reduced elements, chunks added in double (as row_sum).
 template <typename V, int64_t CB, typename FV, typename FS>
-inline void col_sum(int64_t K, int64_t c0, int64_t cn, FV fv, FS fs, double* res) {
+inline void col_sum(int64_t k0, int64_t k1, int64_t c0, int64_t cn, FV fv, FS fs, double* res) {
   using T = typename V::value_type;
   constexpr int64_t W = V::size();
   const int64_t nv = cn - cn % W;
   for (int64_t j = 0; j < cn; ++j) res[j] = 0;
   V acc[CB / W];
   T tail[W] = {};
-  for (int64_t k0 = 0; k0 < K; k0 += 256) {
-    const int64_t k1 = std::min<int64_t>(K, k0 + 256);
+  for (int64_t kc = k0; kc < k1; kc += 256) {
+    const int64_t kc1 = std::min<int64_t>(k1, kc + 256);
     for (int64_t j = 0; j < nv; j += W) acc[j / W] = V(T(0));
     for (int64_t j = nv; j < cn; ++j) tail[j - nv] = T(0);
-    for (int64_t k = k0; k < k1; ++k) {
+    for (int64_t k = kc; k < kc1; ++k) {
       for (int64_t j = 0; j < nv; j += W) acc[j / W] = acc[j / W] + fv(k, c0 + j);
       for (int64_t j = nv; j < cn; ++j) tail[j - nv] += fs(k, c0 + j);
     }
@@ -130,7 +130,7 @@ inline void col_sum(int64_t K, int64_t c0, int64_t cn, FV fv, FS fs, double* res
   }
 }
 template <typename V, int64_t CB, bool kMax, typename FV, typename FS>
-inline void col_minmax(int64_t K, int64_t c0, int64_t cn, FV fv, FS fs, typename V::value_type* res) {
+inline void col_minmax(int64_t k0, int64_t k1, int64_t c0, int64_t cn, FV fv, FS fs, typename V::value_type* res) {
   constexpr int64_t W = V::size();
   auto better = [](auto a, auto b) {
     if constexpr (kMax) return a > b || a != a;
@@ -138,9 +138,9 @@ inline void col_minmax(int64_t K, int64_t c0, int64_t cn, FV fv, FS fs, typename
   };
   const int64_t nv = cn - cn % W;
   V acc[CB / W];
-  for (int64_t j = 0; j < nv; j += W) acc[j / W] = fv(0, c0 + j);
-  for (int64_t j = nv; j < cn; ++j) res[j] = fs(0, c0 + j);
-  for (int64_t k = 1; k < K; ++k) {
+  for (int64_t j = 0; j < nv; j += W) acc[j / W] = fv(k0, c0 + j);
+  for (int64_t j = nv; j < cn; ++j) res[j] = fs(k0, c0 + j);
+  for (int64_t k = k0 + 1; k < k1; ++k) {
     for (int64_t j = 0; j < nv; j += W) {
       const V x = fv(k, c0 + j);
       acc[j / W] = where(better(x, acc[j / W]), x, acc[j / W]);
@@ -153,14 +153,14 @@ inline void col_minmax(int64_t K, int64_t c0, int64_t cn, FV fv, FS fs, typename
   for (int64_t j = 0; j < nv; j += W) acc[j / W].store(res + j);
 }
 template <typename V, int64_t CB, typename FV, typename FS>
-inline void col_prod(int64_t K, int64_t c0, int64_t cn, FV fv, FS fs, typename V::value_type* res) {
+inline void col_prod(int64_t k0, int64_t k1, int64_t c0, int64_t cn, FV fv, FS fs, typename V::value_type* res) {
   using T = typename V::value_type;
   constexpr int64_t W = V::size();
   const int64_t nv = cn - cn % W;
   V acc[CB / W];
   for (int64_t j = 0; j < nv; j += W) acc[j / W] = V(T(1));
   for (int64_t j = nv; j < cn; ++j) res[j] = T(1);
-  for (int64_t k = 0; k < K; ++k) {
+  for (int64_t k = k0; k < k1; ++k) {
     for (int64_t j = 0; j < nv; j += W) acc[j / W] = acc[j / W] * fv(k, c0 + j);
     for (int64_t j = nv; j < cn; ++j) res[j] *= fs(k, c0 + j);
   }

@@ -231,6 +231,23 @@ TEST_F(ReductionTest, ParallelColumnAndSegmentedRowKernelsOfLargeInputsEqualEage
   EXPECT_NE(r.source.find("for (int64_t s = 0; s < 8; ++s)"), std::string::npos) << r.source;
 }
 
+TEST_F(ReductionTest, NarrowColumnKernelsSplitTheirReducedRangeAcrossThreads) {
+  // 16 columns are one block: its 8192 reduced rows split in parts (when there are
+  // several threads), combined in order before the epilogue.
+  auto fn = [](const Tensor& x) {
+    return std::vector<Tensor>{sum(x, {0}) * 2, mean(x, {0}, true) - 1, amax(x, {0}), amin(x * 3, {0}, true),
+                               prod(x * 0.001 + 1, 0), var(x, std::vector<int64_t>{0})};
+  };
+  auto compiled = compile(fn, {.backend = "inductor"});
+  Tensor x = randn({8192, 16});
+  const auto got = compiled(x), want = fn(x);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) expect_close(got[i], want[i], 2e-5, 2e-5, "output " + std::to_string(i));
+  const std::string src = inductor::last_compile_report().source;
+  EXPECT_NE(src.find("const int64_t KS = std::max<int64_t>(1, std::min<int64_t>(8, "), std::string::npos) << src;
+  EXPECT_NE(src.find("std::copy(res, res + cn, part.data() + w * cbw);"), std::string::npos) << src;
+}
+
 TEST_F(ReductionTest, SumOverDim0IsAVectorizedColumnKernelAndOverTheLastDimARowKernel) {
   testing::LogCapture logs("schedule");
   // The bias-gradient shape: 600 rows of 77 columns (vector lanes and a scalar tail).
@@ -242,7 +259,8 @@ TEST_F(ReductionTest, SumOverDim0IsAVectorizedColumnKernelAndOverTheLastDimARowK
   const inductor::CompileReport r = inductor::last_compile_report();
   ASSERT_EQ(r.kernels.size(), 2u) << logs.text();
   EXPECT_NE(r.source.find("sum columns of Float[600, 77] over dims [0]"), std::string::npos) << r.source;
-  EXPECT_NE(r.source.find("col_sum<V, CB>(600,"), std::string::npos) << r.source;
+  EXPECT_NE(r.source.find("const int64_t kb = 0, ke = 600;"), std::string::npos) << r.source;
+  EXPECT_NE(r.source.find("col_sum<V, CB>(kb, ke, c0, cn, in_v, in_s, res)"), std::string::npos) << r.source;
   EXPECT_NE(r.source.find("omp_get_max_threads()"), std::string::npos) << "column blocks sized per thread";
   EXPECT_NE(r.source.find("row_sum<V>(77, in_v, in_s)"), std::string::npos) << r.source;
   EXPECT_NE(r.source.find("#pragma omp parallel for"), std::string::npos) << "46,200 elements: more than one thread's worth";
