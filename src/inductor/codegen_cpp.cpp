@@ -357,6 +357,23 @@ class KernelWriter {
   /// with eager's arithmetic) over the prologue's value, then the last pass with the
   /// epilogue, storing the root. A reduction whose innermost dim (in the input's memory
   /// order) is kept becomes a column kernel instead (write_columns).
+  /// Emits, inside a loop whose `rem` holds a linear index over the outer kept dims
+  /// [0, nk_) (a column kernel's innermost kept dim excluded), their indices i<d>, then
+  /// each load slot's offset o<j> and each output's q<i> at that index.
+  void write_kept_offsets(std::ostringstream& os, const std::vector<Operand>& outs) const {
+    const size_t no = column_ ? nk_ - 1 : nk_;
+    for (size_t d = no; d-- > 0;)
+      os << "    const int64_t i" << d << " = rem % " << sizes_[d] << ";\n    rem /= " << sizes_[d] << ";\n";
+    auto offset = [&](const Operand& o) {
+      std::string e = "0";
+      for (size_t d = 0; d < no; ++d)
+        if (o.strides[d]) e += " + i" + std::to_string(d) + " * " + std::to_string(o.strides[d]);
+      return e;
+    };
+    for (size_t j = 0; j < slots_.size(); ++j) os << "    const int64_t o" << j << " = " << offset(slots_[j]) << ";\n";
+    for (size_t i = 0; i < outs.size(); ++i) os << "    const int64_t q" << i << " = " << offset(outs[i]) << ";\n";
+  }
+
   std::string write_row() {
     const RowNode& R = *k_.row;
     // Loads of members over the input's sizes (the prologue, the row's own) and over the
@@ -381,10 +398,11 @@ class KernelWriter {
       outs.push_back(std::move(o));
     }
     reduction_geometry(outs);
-    // Softmax and layer norm read a row before their last pass writes it, element by
+    // Log-softmax and layer norm read a row before their last pass writes it, element by
     // element; a reduction writes one value per row, possibly over another row's input.
-    if (!column_ && (R.kind == RowKind::Softmax || R.kind == RowKind::LogSoftmax || R.kind == RowKind::LayerNorm))
-      find_aliasable(outs[0]);
+    // Softmax stores exp(x - max) over its output row before the last pass, so an
+    // epilogue reading the input at x would find it overwritten: never in place.
+    if (!column_ && (R.kind == RowKind::LogSoftmax || R.kind == RowKind::LayerNorm)) find_aliasable(outs[0]);
     const size_t no = nk_;
     int64_t rows = 1, K = 1;
     for (size_t d = 0; d < sizes_.size(); ++d) (d < no ? rows : K) *= sizes_[d];
@@ -407,16 +425,7 @@ class KernelWriter {
     }
     if (rows > 1 && rows * K >= kParallelNumel) os << "#pragma omp parallel for schedule(static)\n";
     os << "  for (int64_t r = 0; r < " << rows << "; ++r) {\n    int64_t rem = r;\n    (void)rem;\n";
-    for (size_t d = no; d-- > 0;)
-      os << "    const int64_t i" << d << " = rem % " << sizes_[d] << ";\n    rem /= " << sizes_[d] << ";\n";
-    auto offset = [&](const Operand& o) {
-      std::string e = "0";
-      for (size_t d = 0; d < no; ++d)
-        if (o.strides[d]) e += " + i" + std::to_string(d) + " * " + std::to_string(o.strides[d]);
-      return e;
-    };
-    for (size_t j = 0; j < slots_.size(); ++j) os << "    const int64_t o" << j << " = " << offset(slots_[j]) << ";\n";
-    for (size_t i = 0; i < outs.size(); ++i) os << "    const int64_t q" << i << " = " << offset(outs[i]) << ";\n";
+    write_kept_offsets(os, outs);
     // The reduced dims but the innermost are segments: each pass runs over every segment
     // (the row's input at column x of segment s), its per-segment results combined. A
     // reduction to one value (nothing kept) over at least kParallelNumel elements splits
@@ -530,12 +539,17 @@ class KernelWriter {
                     });
         value_s = "acc";
         break;
-      case RowKind::Softmax:
+      case RowKind::Softmax: {
+        // exp(x - max) is stored into the output row by the sum pass and scaled by the
+        // last pass (the epilogue then reads the scaled value), as the eager kernel does.
+        const int64_t st = outs[0].strides[x_dim_];
+        const std::string S = std::to_string(st);
         os << "    const T mx = softmax_max<V>(" << N << ", in_v, in_s);\n"
-           << "    const T rs = T(1) / softmax_sum<V>(" << N << ", mx, in_v, in_s);\n";
-        value_v = "exp(in_v(x) - V(mx)) * V(rs)";
-        value_s = "exp(in_s(x) - mx) * rs";
+           << "    const T rs = T(1) / softmax_sum_store<V>(" << N << ", mx, in_v, in_s, out0 + q0, " << S << ");\n";
+        value_v = (st == 1 ? "V::load(out0 + q0 + x)" : "ld<V>(out0 + q0 + x * " + S + ", " + S + ")") + " * V(rs)";
+        value_s = "(out0 + q0)[x * " + S + "] * rs";
         break;
+      }
       case RowKind::LogSoftmax:
         os << "    const T mx = softmax_max<V>(" << N << ", in_v, in_s);\n"
            << "    const T lse = log(softmax_sum<V>(" << N << ", mx, in_v, in_s));\n";
@@ -635,16 +649,7 @@ class KernelWriter {
     auto unit_offsets = [&](const std::string& u) {
       os << "    const int64_t c0 = " << u << " % NB * cbw, cn = std::min<int64_t>(cbw, " << C << " - c0);\n"
          << "    int64_t rem = " << u << " / NB;\n    (void)rem;\n";
-      for (size_t d = no; d-- > 0;)
-        os << "    const int64_t i" << d << " = rem % " << sizes_[d] << ";\n    rem /= " << sizes_[d] << ";\n";
-      auto offset = [&](const Operand& o) {
-        std::string e = "0";
-        for (size_t d = 0; d < no; ++d)
-          if (o.strides[d]) e += " + i" + std::to_string(d) + " * " + std::to_string(o.strides[d]);
-        return e;
-      };
-      for (size_t j = 0; j < slots_.size(); ++j) os << "    const int64_t o" << j << " = " << offset(slots_[j]) << ";\n";
-      for (size_t i = 0; i < outs.size(); ++i) os << "    const int64_t q" << i << " = " << offset(outs[i]) << ";\n";
+      write_kept_offsets(os, outs);
     };
     if (parallel) os << "#pragma omp parallel for schedule(static)\n";
     if (can_split) {

@@ -3,21 +3,15 @@
 #include <gtest/gtest.h>
 
 #include "ember/ember.h"
+#include "support/error_of.h"
 
 namespace ember {
 namespace {
 
-/// Runs f, expects an ember::Error of `kind`, and returns its message.
+/// error_of, expecting PyTorch's usual kind (RuntimeError) unless the test names another.
 template <typename F>
 std::string error_of(F&& f, ErrorKind kind = ErrorKind::RuntimeError) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an ember::Error";
-  return "";
+  return testing::error_of(std::forward<F>(f), kind);
 }
 
 void expect_contains(const std::string& msg, const std::string& part) {

@@ -15,12 +15,12 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
-#include <oneapi/dnnl/dnnl.hpp>
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/dnnl_conv.h"
 #include "kernels/cpu/gemm.h"
-#include "kernels/cpu/im2col.h"
+#include "kernels/cpu/conv_common.h"
 #include "kernels/cpu/loops.h"
 
 namespace ember::kernels::cpu {
@@ -31,51 +31,30 @@ namespace {
 using dnnl::memory;
 
 struct DnnlConv {
+  dnnl_conv::Geometry g;
   dnnl::convolution_forward prim;
-  memory::desc user_src, user_wei, user_bias, user_dst;
-  memory::desc src, wei, dst;
+  memory::desc src, wei, dst;  // the primitive's layouts
   std::unique_ptr<dnnl::reorder> src_reorder, wei_reorder, dst_reorder;
 };
 
-dnnl::engine& dnnl_engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
 std::shared_ptr<DnnlConv> make_dnnl_conv(const Conv2dParams& p, bool has_bias) {
-  auto& eng = dnnl_engine();
-  const auto f32 = memory::data_type::f32;
-  const memory::dims src_dims{p.batch, p.in_channels, p.in_h, p.in_w};
-  const memory::dims dst_dims{p.batch, p.out_channels, p.out_h, p.out_w};
-  const memory::dims wei_dims =
-      p.groups > 1 ? memory::dims{p.groups, p.out_channels / p.groups, p.in_channels / p.groups, p.kernel_h, p.kernel_w}
-                   : memory::dims{p.out_channels, p.in_channels, p.kernel_h, p.kernel_w};
   auto c = std::make_shared<DnnlConv>();
-  c->user_src = memory::desc(src_dims, f32, memory::format_tag::nchw);
-  c->user_dst = memory::desc(dst_dims, f32, memory::format_tag::nchw);
-  c->user_wei = memory::desc(wei_dims, f32, p.groups > 1 ? memory::format_tag::goihw : memory::format_tag::oihw);
-  c->user_bias = memory::desc({p.out_channels}, f32, memory::format_tag::a);
-  const memory::desc any_src(src_dims, f32, memory::format_tag::any), any_dst(dst_dims, f32, memory::format_tag::any),
-      any_wei(wei_dims, f32, memory::format_tag::any);
-  const memory::dims strides{p.stride_h, p.stride_w}, dilates{p.dilation_h - 1, p.dilation_w - 1},
-      pad{p.pad_h, p.pad_w};
+  c->g = dnnl_conv::geometry(p);
+  const dnnl_conv::Geometry& g = c->g;
   const auto kind = dnnl::prop_kind::forward_inference;
   const auto alg = dnnl::algorithm::convolution_direct;
-  auto desc = has_bias ? dnnl::convolution_forward::desc(kind, alg, any_src, any_wei, c->user_bias, any_dst, strides,
-                                                         dilates, pad, pad)
-                       : dnnl::convolution_forward::desc(kind, alg, any_src, any_wei, any_dst, strides, dilates, pad, pad);
-  dnnl::convolution_forward::primitive_desc pd(desc, eng);
+  auto desc = has_bias ? dnnl::convolution_forward::desc(kind, alg, g.any_src, g.any_wei, g.user_bias, g.any_dst,
+                                                         g.strides, g.dilates, g.pad, g.pad)
+                       : dnnl::convolution_forward::desc(kind, alg, g.any_src, g.any_wei, g.any_dst, g.strides,
+                                                         g.dilates, g.pad, g.pad);
+  dnnl::convolution_forward::primitive_desc pd(desc, dnnl_conv::engine());
   c->prim = dnnl::convolution_forward(pd);
   c->src = pd.src_desc();
   c->wei = pd.weights_desc();
   c->dst = pd.dst_desc();
-  auto reorder = [&](const memory::desc& from, const memory::desc& to) {
-    return from == to ? nullptr
-                      : std::make_unique<dnnl::reorder>(dnnl::reorder::primitive_desc(eng, from, eng, to));
-  };
-  c->src_reorder = reorder(c->user_src, c->src);
-  c->wei_reorder = reorder(c->user_wei, c->wei);
-  c->dst_reorder = reorder(c->dst, c->user_dst);
+  c->src_reorder = dnnl_conv::reorder(g.user_src, c->src);
+  c->wei_reorder = dnnl_conv::reorder(g.user_wei, c->wei);
+  c->dst_reorder = dnnl_conv::reorder(c->dst, g.user_dst);
   return c;
 }
 
@@ -97,11 +76,11 @@ std::shared_ptr<DnnlConv> cached_dnnl_conv(const Conv2dParams& p, bool has_bias)
 
 void conv2d_dnnl(const float* in, const float* w, const float* bias, float* out, const Conv2dParams& p) {
   auto c = cached_dnnl_conv(p, bias != nullptr);
-  auto& eng = dnnl_engine();
+  auto& eng = dnnl_conv::engine();
   dnnl::stream stream(eng);
-  memory user_src(c->user_src, eng, const_cast<float*>(in));
-  memory user_wei(c->user_wei, eng, const_cast<float*>(w));
-  memory user_dst(c->user_dst, eng, out);
+  memory user_src(c->g.user_src, eng, const_cast<float*>(in));
+  memory user_wei(c->g.user_wei, eng, const_cast<float*>(w));
+  memory user_dst(c->g.user_dst, eng, out);
   memory src = user_src, wei = user_wei, dst = user_dst;
   if (c->src_reorder) {
     src = memory(c->src, eng);
@@ -113,7 +92,7 @@ void conv2d_dnnl(const float* in, const float* w, const float* bias, float* out,
   }
   if (c->dst_reorder) dst = memory(c->dst, eng);
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
-  if (bias) args.emplace(DNNL_ARG_BIAS, memory(c->user_bias, eng, const_cast<float*>(bias)));
+  if (bias) args.emplace(DNNL_ARG_BIAS, memory(c->g.user_bias, eng, const_cast<float*>(bias)));
   c->prim.execute(stream, args);
   if (c->dst_reorder) c->dst_reorder->execute(stream, dst, user_dst);
   stream.wait();
@@ -162,14 +141,6 @@ void conv2d_im2col(const T* in, const T* w, const T* bias, T* out, const Conv2dP
       }
     }
   }
-}
-
-template <typename T>
-std::vector<float> to_float(const Tensor& t) {
-  std::vector<float> v(static_cast<size_t>(t.numel()));
-  const T* src = t.data_ptr<T>();
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(src[i]);
-  return v;
 }
 
 // --- transposed convolution: GEMM + col2im ---------------------------------------------
@@ -287,19 +258,13 @@ void avg_pool_impl(const T* in, T* out, const Pool2dParams& p, bool count_includ
     T* dst = out + plane * p.out_h * p.out_w;
     for (int64_t oh = 0; oh < p.out_h; ++oh) {
       for (int64_t ow = 0; ow < p.out_w; ++ow) {
-        int64_t ih0 = oh * p.stride_h - p.pad_h, iw0 = ow * p.stride_w - p.pad_w;
-        int64_t ih1 = std::min(ih0 + p.kernel_h, p.in_h + p.pad_h);
-        int64_t iw1 = std::min(iw0 + p.kernel_w, p.in_w + p.pad_w);
-        const int64_t pool_size = (ih1 - ih0) * (iw1 - iw0);
-        ih0 = std::max<int64_t>(ih0, 0);
-        iw0 = std::max<int64_t>(iw0, 0);
-        ih1 = std::min(ih1, p.in_h);
-        iw1 = std::min(iw1, p.in_w);
-        if (ih0 >= ih1 || iw0 >= iw1) {
+        const AvgPoolWindow win = avg_pool_window(p, oh, ow);
+        const int64_t ih0 = win.h0, ih1 = win.h1, iw0 = win.w0, iw1 = win.w1;
+        if (win.empty()) {
           dst[oh * p.out_w + ow] = T(0);
           continue;
         }
-        const int64_t factor = divisor ? *divisor : count_include_pad ? pool_size : (ih1 - ih0) * (iw1 - iw0);
+        const int64_t factor = win.divisor(count_include_pad, divisor);
         acc_t sum = 0;
         for (int64_t ih = ih0; ih < ih1; ++ih)
           for (int64_t iw = iw0; iw < iw1; ++iw) sum += static_cast<acc_t>(src[ih * p.in_w + iw]);
@@ -308,9 +273,6 @@ void avg_pool_impl(const T* in, T* out, const Pool2dParams& p, bool count_includ
     }
   }
 }
-
-int64_t start_index(int64_t a, int64_t b, int64_t c) { return (a / b) * c + ((a % b) * c) / b; }
-int64_t end_index(int64_t a, int64_t b, int64_t c) { return 1 + ((a + 1) * c - 1) / b; }
 
 template <typename T>
 void adaptive_avg_pool_impl(const T* in, T* out, const Pool2dParams& p) {
@@ -321,9 +283,9 @@ void adaptive_avg_pool_impl(const T* in, T* out, const Pool2dParams& p) {
     const T* src = in + plane * p.in_h * p.in_w;
     T* dst = out + plane * p.out_h * p.out_w;
     for (int64_t oh = 0; oh < p.out_h; ++oh) {
-      const int64_t ih0 = start_index(oh, p.out_h, p.in_h), ih1 = end_index(oh, p.out_h, p.in_h);
+      const int64_t ih0 = adaptive_start(oh, p.out_h, p.in_h), ih1 = adaptive_end(oh, p.out_h, p.in_h);
       for (int64_t ow = 0; ow < p.out_w; ++ow) {
-        const int64_t iw0 = start_index(ow, p.out_w, p.in_w), iw1 = end_index(ow, p.out_w, p.in_w);
+        const int64_t iw0 = adaptive_start(ow, p.out_w, p.in_w), iw1 = adaptive_end(ow, p.out_w, p.in_w);
         acc_t sum = 0;
         for (int64_t ih = ih0; ih < ih1; ++ih)
           for (int64_t iw = iw0; iw < iw1; ++iw) sum += static_cast<acc_t>(src[ih * p.in_w + iw]);

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "kernels/cpu/gemm.h"
-#include "kernels/cpu/im2col.h"
+#include "kernels/cpu/conv_common.h"
 #include "kernels/cpu/loops.h"
 
 namespace ember::kernels::cpu {
@@ -53,14 +53,6 @@ void weight_grad_core(const Acc* a, const Acc* b, Acc* out, const Conv2dParams& 
     const Acc* src = partial.data() + (t - 1) * W;
     for (int64_t i = 0; i < W; ++i) out[i] += src[i];
   }
-}
-
-template <typename T>
-std::vector<float> widen(const Tensor& t) {
-  std::vector<float> v(static_cast<size_t>(t.numel()));
-  const T* src = t.data_ptr<T>();
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(src[i]);
-  return v;
 }
 
 template <typename T>
@@ -106,16 +98,10 @@ void avg_pool_backward_impl(const T* go, T* gi, const Pool2dParams& p, bool coun
     const T* src = go + plane * out_plane;
     for (int64_t oh = 0; oh < p.out_h; ++oh) {
       for (int64_t ow = 0; ow < p.out_w; ++ow) {
-        int64_t ih0 = oh * p.stride_h - p.pad_h, iw0 = ow * p.stride_w - p.pad_w;
-        int64_t ih1 = std::min(ih0 + p.kernel_h, p.in_h + p.pad_h);
-        int64_t iw1 = std::min(iw0 + p.kernel_w, p.in_w + p.pad_w);
-        const int64_t pool_size = (ih1 - ih0) * (iw1 - iw0);
-        ih0 = std::max<int64_t>(ih0, 0);
-        iw0 = std::max<int64_t>(iw0, 0);
-        ih1 = std::min(ih1, p.in_h);
-        iw1 = std::min(iw1, p.in_w);
-        if (ih0 >= ih1 || iw0 >= iw1) continue;
-        const int64_t factor = divisor ? *divisor : count_include_pad ? pool_size : (ih1 - ih0) * (iw1 - iw0);
+        const AvgPoolWindow win = avg_pool_window(p, oh, ow);
+        const int64_t ih0 = win.h0, ih1 = win.h1, iw0 = win.w0, iw1 = win.w1;
+        if (win.empty()) continue;
+        const int64_t factor = win.divisor(count_include_pad, divisor);
         const T delta = static_cast<T>(static_cast<acc_t>(src[oh * p.out_w + ow]) / static_cast<acc_t>(factor));
         for (int64_t ih = ih0; ih < ih1; ++ih)
           for (int64_t iw = iw0; iw < iw1; ++iw) dst[ih * p.in_w + iw] = static_cast<T>(dst[ih * p.in_w + iw] + delta);
@@ -123,9 +109,6 @@ void avg_pool_backward_impl(const T* go, T* gi, const Pool2dParams& p, bool coun
     }
   }
 }
-
-int64_t start_index(int64_t a, int64_t b, int64_t c) { return (a / b) * c + ((a % b) * c) / b; }
-int64_t end_index(int64_t a, int64_t b, int64_t c) { return 1 + ((a + 1) * c - 1) / b; }
 
 template <typename T>
 void adaptive_avg_pool_backward_impl(const T* go, T* gi, const Pool2dParams& p) {
@@ -138,9 +121,9 @@ void adaptive_avg_pool_backward_impl(const T* go, T* gi, const Pool2dParams& p) 
     std::fill(dst, dst + in_plane, T(0));
     const T* src = go + plane * out_plane;
     for (int64_t oh = 0; oh < p.out_h; ++oh) {
-      const int64_t ih0 = start_index(oh, p.out_h, p.in_h), ih1 = end_index(oh, p.out_h, p.in_h);
+      const int64_t ih0 = adaptive_start(oh, p.out_h, p.in_h), ih1 = adaptive_end(oh, p.out_h, p.in_h);
       for (int64_t ow = 0; ow < p.out_w; ++ow) {
-        const int64_t iw0 = start_index(ow, p.out_w, p.in_w), iw1 = end_index(ow, p.out_w, p.in_w);
+        const int64_t iw0 = adaptive_start(ow, p.out_w, p.in_w), iw1 = adaptive_end(ow, p.out_w, p.in_w);
         // ATen divides by the window height, rounds, then by its width.
         const T by_h = static_cast<T>(static_cast<acc_t>(src[oh * p.out_w + ow]) / static_cast<acc_t>(ih1 - ih0));
         const T delta = static_cast<T>(static_cast<acc_t>(by_h) / static_cast<acc_t>(iw1 - iw0));
@@ -158,7 +141,7 @@ void conv2d_weight_grad(const Tensor& a, const Tensor& b, const Tensor& out, con
     if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, double>) {
       weight_grad_core<scalar_t>(a.data_ptr<scalar_t>(), b.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), q);
     } else {
-      const std::vector<float> af = widen<scalar_t>(a), bf = widen<scalar_t>(b);
+      const std::vector<float> af = to_float<scalar_t>(a), bf = to_float<scalar_t>(b);
       std::vector<float> of(static_cast<size_t>(out.numel()));
       weight_grad_core<float>(af.data(), bf.data(), of.data(), q);
       scalar_t* dst = out.data_ptr<scalar_t>();

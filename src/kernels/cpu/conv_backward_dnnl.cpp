@@ -7,29 +7,21 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 
 #include "kernels/cpu/conv_backward.h"
+#include "kernels/cpu/dnnl_conv.h"
 
 namespace ember::kernels::cpu {
 namespace {
 
 using dnnl::memory;
 
-dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
-
-/// A reorder between a user layout and a primitive's, or nothing when they agree.
-std::unique_ptr<dnnl::reorder> reorder(const memory::desc& from, const memory::desc& to) {
-  if (from == to) return nullptr;
-  return std::make_unique<dnnl::reorder>(dnnl::reorder::primitive_desc(engine(), from, engine(), to));
-}
+using dnnl_conv::engine;
+using dnnl_conv::reorder;
 
 struct DnnlConvBackward {
-  memory::desc user_src, user_wei, user_dst, user_bias;
+  dnnl_conv::Geometry g;
   // backward data: diff_dst, weights -> diff_src
   dnnl::convolution_backward_data data;
   memory::desc data_diff_dst, data_wei, data_diff_src;
@@ -41,50 +33,38 @@ struct DnnlConvBackward {
 };
 
 std::shared_ptr<DnnlConvBackward> make(const Conv2dParams& p, bool want_data, bool want_weights, bool with_bias) {
-  const auto f32 = memory::data_type::f32;
-  const memory::dims src_dims{p.batch, p.in_channels, p.in_h, p.in_w};
-  const memory::dims dst_dims{p.batch, p.out_channels, p.out_h, p.out_w};
-  const memory::dims wei_dims =
-      p.groups > 1 ? memory::dims{p.groups, p.out_channels / p.groups, p.in_channels / p.groups, p.kernel_h, p.kernel_w}
-                   : memory::dims{p.out_channels, p.in_channels, p.kernel_h, p.kernel_w};
   auto c = std::make_shared<DnnlConvBackward>();
-  c->user_src = memory::desc(src_dims, f32, memory::format_tag::nchw);
-  c->user_dst = memory::desc(dst_dims, f32, memory::format_tag::nchw);
-  c->user_wei = memory::desc(wei_dims, f32, p.groups > 1 ? memory::format_tag::goihw : memory::format_tag::oihw);
-  c->user_bias = memory::desc({p.out_channels}, f32, memory::format_tag::a);
-  const memory::desc any_src(src_dims, f32, memory::format_tag::any), any_dst(dst_dims, f32, memory::format_tag::any),
-      any_wei(wei_dims, f32, memory::format_tag::any);
-  const memory::dims strides{p.stride_h, p.stride_w}, dilates{p.dilation_h - 1, p.dilation_w - 1},
-      pad{p.pad_h, p.pad_w};
+  c->g = dnnl_conv::geometry(p);
+  const dnnl_conv::Geometry& g = c->g;
   const auto alg = dnnl::algorithm::convolution_direct;
   // The backward primitives take a forward training primitive as a hint.
-  const dnnl::convolution_forward::desc fwd(dnnl::prop_kind::forward_training, alg, any_src, any_wei, any_dst,
-                                            strides, dilates, pad, pad);
+  const dnnl::convolution_forward::desc fwd(dnnl::prop_kind::forward_training, alg, g.any_src, g.any_wei, g.any_dst,
+                                            g.strides, g.dilates, g.pad, g.pad);
   const dnnl::convolution_forward::primitive_desc fwd_pd(fwd, engine());
   if (want_data) {
-    const dnnl::convolution_backward_data::desc d(alg, any_src, any_wei, any_dst, strides, dilates, pad, pad);
+    const dnnl::convolution_backward_data::desc d(alg, g.any_src, g.any_wei, g.any_dst, g.strides, g.dilates, g.pad, g.pad);
     const dnnl::convolution_backward_data::primitive_desc pd(d, engine(), fwd_pd);
     c->data = dnnl::convolution_backward_data(pd);
     c->data_diff_dst = pd.diff_dst_desc();
     c->data_wei = pd.weights_desc();
     c->data_diff_src = pd.diff_src_desc();
-    c->data_dst_in = reorder(c->user_dst, c->data_diff_dst);
-    c->data_wei_in = reorder(c->user_wei, c->data_wei);
-    c->data_src_out = reorder(c->data_diff_src, c->user_src);
+    c->data_dst_in = reorder(g.user_dst, c->data_diff_dst);
+    c->data_wei_in = reorder(g.user_wei, c->data_wei);
+    c->data_src_out = reorder(c->data_diff_src, g.user_src);
   }
   if (want_weights) {
-    const auto d = with_bias ? dnnl::convolution_backward_weights::desc(alg, any_src, any_wei, c->user_bias, any_dst,
-                                                                         strides, dilates, pad, pad)
-                             : dnnl::convolution_backward_weights::desc(alg, any_src, any_wei, any_dst, strides,
-                                                                         dilates, pad, pad);
+    const auto d = with_bias ? dnnl::convolution_backward_weights::desc(alg, g.any_src, g.any_wei, g.user_bias, g.any_dst,
+                                                                         g.strides, g.dilates, g.pad, g.pad)
+                             : dnnl::convolution_backward_weights::desc(alg, g.any_src, g.any_wei, g.any_dst, g.strides,
+                                                                         g.dilates, g.pad, g.pad);
     const dnnl::convolution_backward_weights::primitive_desc pd(d, engine(), fwd_pd);
     c->weights = dnnl::convolution_backward_weights(pd);
     c->w_src = pd.src_desc();
     c->w_diff_dst = pd.diff_dst_desc();
     c->w_diff_wei = pd.diff_weights_desc();
-    c->w_src_in = reorder(c->user_src, c->w_src);
-    c->w_dst_in = reorder(c->user_dst, c->w_diff_dst);
-    c->w_wei_out = reorder(c->w_diff_wei, c->user_wei);
+    c->w_src_in = reorder(g.user_src, c->w_src);
+    c->w_dst_in = reorder(g.user_dst, c->w_diff_dst);
+    c->w_wei_out = reorder(c->w_diff_wei, g.user_wei);
   }
   return c;
 }
@@ -127,10 +107,10 @@ bool conv2d_backward_dnnl(const float* grad_out, const float* input, const float
     return false;  // a geometry oneDNN does not implement
   }
   dnnl::stream s(engine());
-  memory user_dst(c->user_dst, engine(), const_cast<float*>(grad_out));
+  memory user_dst(c->g.user_dst, engine(), const_cast<float*>(grad_out));
   if (want_data) {
-    memory user_wei(c->user_wei, engine(), const_cast<float*>(weight));
-    memory user_src(c->user_src, engine(), grad_input);
+    memory user_wei(c->g.user_wei, engine(), const_cast<float*>(weight));
+    memory user_src(c->g.user_src, engine(), grad_input);
     memory diff_dst = to_primitive(s, user_dst, c->data_diff_dst, c->data_dst_in);
     memory wei = to_primitive(s, user_wei, c->data_wei, c->data_wei_in);
     memory diff_src = c->data_src_out ? memory(c->data_diff_src, engine()) : user_src;
@@ -138,14 +118,14 @@ bool conv2d_backward_dnnl(const float* grad_out, const float* input, const float
     if (c->data_src_out) c->data_src_out->execute(s, diff_src, user_src);
   }
   if (want_weights) {
-    memory user_src(c->user_src, engine(), const_cast<float*>(input));
-    memory user_wei(c->user_wei, engine(), grad_weight);
+    memory user_src(c->g.user_src, engine(), const_cast<float*>(input));
+    memory user_wei(c->g.user_wei, engine(), grad_weight);
     memory src = to_primitive(s, user_src, c->w_src, c->w_src_in);
     memory diff_dst = to_primitive(s, user_dst, c->w_diff_dst, c->w_dst_in);
     memory diff_wei = c->w_wei_out ? memory(c->w_diff_wei, engine()) : user_wei;
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, diff_dst},
                                          {DNNL_ARG_DIFF_WEIGHTS, diff_wei}};
-    if (grad_bias) args.emplace(DNNL_ARG_DIFF_BIAS, memory(c->user_bias, engine(), grad_bias));
+    if (grad_bias) args.emplace(DNNL_ARG_DIFF_BIAS, memory(c->g.user_bias, engine(), grad_bias));
     c->weights.execute(s, args);
     if (c->w_wei_out) c->w_wei_out->execute(s, diff_wei, user_wei);
   }

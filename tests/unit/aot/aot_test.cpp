@@ -10,7 +10,7 @@
 #include "ember/ember.h"
 #include "graph/rewrite.h"
 #include "inductor/pipeline.h"
-#include "unit/support/log_capture.h"
+#include "support/log_capture.h"
 
 namespace ember {
 namespace {

@@ -7,48 +7,22 @@
 
 #include "ember/ember.h"
 #include "support/error_of.h"
-#include "support/graph_helpers.h"
-#include "unit/support/log_capture.h"
+#include "support/compile_helpers.h"
 
 namespace ember {
 namespace {
 
 using testing::error_of;
 
-/// A backend that counts compiles and keeps the graphs it was given (the guide's toy_compiler).
-struct RecordingBackend {
-  std::shared_ptr<std::vector<std::string>> graphs = std::make_shared<std::vector<std::string>>();
-  std::shared_ptr<std::vector<size_t>> example_counts = std::make_shared<std::vector<size_t>>();
-  Backend fn() const {
-    auto g = graphs;
-    auto e = example_counts;
-    return [g, e](Graph& graph, const std::vector<Tensor>& examples) {
-      testing::expect_round_trip(graph);
-      g->push_back(to_string(graph));
-      e->push_back(examples.size());
-      return eager_backend(graph);
-    };
-  }
-};
+using testing::expect_close;
+using testing::RecordingBackend;
 
-void expect_close(const Tensor& a, const Tensor& b) {
-  ASSERT_EQ(a.sizes().vec(), b.sizes().vec());
-  auto x = a.to_vector<double>(), y = b.to_vector<double>();
-  for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], y[i], 1e-5 + 1e-5 * std::abs(y[i])) << "at " << i;
-}
-
-class CompileTest : public ::testing::Test {
+class CompileTest : public testing::DiagnosticsTest {
  protected:
   void SetUp() override {
-    testing::reset_diagnostics();
-    stderr_was_ = logging::set_stderr_enabled(false);
+    DiagnosticsTest::SetUp();
     manual_seed(0);
   }
-  void TearDown() override {
-    testing::reset_diagnostics();
-    logging::set_stderr_enabled(stderr_was_);
-  }
-  bool stderr_was_ = true;
 };
 
 TEST_F(CompileTest, CompiledResultEqualsEagerAndTheSecondCallReplaysWithoutRunningTheFunction) {

@@ -9,7 +9,7 @@
 #include "ember/ember.h"
 #include "support/error_of.h"
 #include "support/graph_helpers.h"
-#include "unit/support/log_capture.h"
+#include "support/log_capture.h"
 
 namespace ember {
 namespace {

@@ -6,44 +6,22 @@
 
 #include "ember/ember.h"
 #include "support/error_of.h"
-#include "support/graph_helpers.h"
-#include "unit/support/log_capture.h"
+#include "support/compile_helpers.h"
 
 namespace ember {
 namespace {
 
 using testing::error_of;
 
-struct CountingBackend {
-  std::shared_ptr<std::vector<std::string>> graphs = std::make_shared<std::vector<std::string>>();
-  Backend fn() const {
-    auto g = graphs;
-    return [g](Graph& graph, const std::vector<Tensor>&) {
-      testing::expect_round_trip(graph);
-      g->push_back(to_string(graph));
-      return eager_backend(graph);
-    };
-  }
-};
+using testing::expect_close;
+using testing::RecordingBackend;
 
-void expect_close(const Tensor& a, const Tensor& b) {
-  ASSERT_EQ(a.sizes().vec(), b.sizes().vec());
-  auto x = a.to_vector<double>(), y = b.to_vector<double>();
-  for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], y[i], 1e-5 + 1e-5 * std::abs(y[i])) << "at " << i;
-}
-
-class GraphBreakTest : public ::testing::Test {
+class GraphBreakTest : public testing::DiagnosticsTest {
  protected:
   void SetUp() override {
-    testing::reset_diagnostics();
-    stderr_was_ = logging::set_stderr_enabled(false);
+    DiagnosticsTest::SetUp();
     manual_seed(0);
   }
-  void TearDown() override {
-    testing::reset_diagnostics();
-    logging::set_stderr_enabled(stderr_was_);
-  }
-  bool stderr_was_ = true;
 };
 
 Tensor branchy(const Tensor& x) {
@@ -53,7 +31,7 @@ Tensor branchy(const Tensor& x) {
 }
 
 TEST_F(GraphBreakTest, ItemSplitsTheGraphAndBothBranchesAreRight) {
-  CountingBackend backend;
+  RecordingBackend backend;
   int runs = 0;
   auto compiled = compile(
       [&runs](const Tensor& x) {

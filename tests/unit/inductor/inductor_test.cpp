@@ -10,42 +10,20 @@
 
 #include "ember/ember.h"
 #include "inductor/inductor.h"
-#include "unit/support/log_capture.h"
+#include "support/compile_helpers.h"
 
 namespace ember {
 namespace {
 
 namespace fs = std::filesystem;
 
-void expect_close(const Tensor& actual, const Tensor& expected, double rtol, double atol) {
-  ASSERT_EQ(actual.sizes().vec(), expected.sizes().vec());
-  ASSERT_EQ(actual.dtype(), expected.dtype());
-  auto a = actual.to_vector<double>(), e = expected.to_vector<double>();
-  for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], e[i], atol + rtol * std::abs(e[i])) << "at " << i;
-}
+using testing::expect_close;
 
 Tensor w1(const Tensor& x) {
   return sigmoid(relu(x * 2 + 1) * x - 0.5) * tanh(x) + clamp(exp(x), std::nullopt, Scalar(10));
 }
 
-class InductorTest : public testing::DiagnosticsTest {
- protected:
-  void SetUp() override {
-    DiagnosticsTest::SetUp();
-    // A fresh cache per test: compiles and hits are counted from a known state.
-    cache_ = fs::temp_directory_path() /
-             ("ember_inductor_test_" + std::to_string(getpid()) + "_" +
-              ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(cache_);
-    config().inductor.cache_dir = cache_.string();
-    manual_seed(0);
-  }
-  void TearDown() override {
-    fs::remove_all(cache_);
-    DiagnosticsTest::TearDown();
-  }
-  fs::path cache_;
-};
+using InductorTest = testing::CompileDirTest;
 
 TEST_F(InductorTest, PointwiseChainOfW1FusesIntoOneKernelAndEqualsEager) {
   testing::LogCapture logs("fusion,schedule,output_code");
@@ -198,6 +176,25 @@ TEST_F(InductorTest, SoftmaxOverTheLastDimOfW2IsOneRowKernelAndEqualsEager) {
   EXPECT_EQ(logs.text().find("extern fallback"), std::string::npos) << logs.text();
   EXPECT_NE(logs.text().find("softmax row kernel over Float[64, 1000]"), std::string::npos) << logs.text();
   EXPECT_NE(r.source.find("#pragma omp parallel for"), std::string::npos);
+}
+
+// Softmax's sum pass stores exp(x - max) into the output row and the last pass scales it:
+// the epilogue must see the scaled value, also when it reads the softmax's input again,
+// when the input rows are strided (softmax over a transposed view's last dim), and when a
+// conversion to another dtype reads the kernel's output.
+TEST_F(InductorTest, SoftmaxStoringItsExponentialsFeedsEpiloguesTheFinalValues) {
+  auto fn = [](const Tensor& x, const Tensor& y) {
+    return std::vector<Tensor>{softmax(x, -1) * 3 + x, softmax(y.t(), -1) - 1,
+                               (softmax(x, -1) * 2).to(kDouble)};
+  };
+  auto compiled = compile(fn, {.backend = "inductor"});
+  Tensor x = randn({37, 70}) * 4, y = randn({70, 37}) * 4;
+  const auto got = compiled(x, y), want = fn(x, y);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) expect_close(got[i], want[i], 1.3e-6, 1e-5, "output " + std::to_string(i));
+  const inductor::CompileReport r = inductor::last_compile_report();
+  EXPECT_EQ(r.kernels.size(), 4u) << "three softmax row kernels with their epilogues, and the conversion";
+  EXPECT_NE(r.source.find("softmax_sum_store"), std::string::npos);
 }
 
 TEST_F(InductorTest, LayerNormWithWeightAndBiasOfW3IsOneRowKernelAndEqualsEager) {

@@ -12,44 +12,16 @@
 
 #include "ember/ember.h"
 #include "inductor/inductor.h"
-#include "unit/support/log_capture.h"
+#include "support/compile_helpers.h"
 
 namespace ember {
 namespace {
 
 namespace fs = std::filesystem;
 
-void expect_close(const Tensor& actual, const Tensor& expected, double rtol, double atol, const std::string& what) {
-  ASSERT_EQ(actual.sizes().vec(), expected.sizes().vec()) << what;
-  ASSERT_EQ(actual.dtype(), expected.dtype()) << what;
-  auto a = actual.to_vector<double>(), e = expected.to_vector<double>();
-  for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], e[i], atol + rtol * std::abs(e[i])) << what << " at " << i;
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-class ReductionTest : public testing::DiagnosticsTest {
- protected:
-  void SetUp() override {
-    DiagnosticsTest::SetUp();
-    root_ = fs::temp_directory_path() /
-            ("ember_reduction_test_" + std::to_string(getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-    config().inductor.cache_dir = (root_ / "cache").string();
-    manual_seed(0);
-  }
-  void TearDown() override {
-    DiagnosticsTest::TearDown();
-    fs::remove_all(root_);
-  }
-  fs::path root_;
-};
+using testing::expect_close;
+using testing::read_text;
+using ReductionTest = testing::CompileDirTest;
 
 enum class Layout { Contiguous, Permuted, Sliced, Broadcast };
 

@@ -13,49 +13,22 @@
 
 #include "ember/ember.h"
 #include "inductor/inductor.h"
-#include "unit/support/log_capture.h"
+#include "support/compile_helpers.h"
 
 namespace ember {
 namespace {
 
 namespace fs = std::filesystem;
 
-void expect_close(const Tensor& actual, const Tensor& expected, double rtol, double atol) {
-  ASSERT_EQ(actual.sizes().vec(), expected.sizes().vec());
-  ASSERT_EQ(actual.dtype(), expected.dtype());
-  auto a = actual.to_vector<double>(), e = expected.to_vector<double>();
-  for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], e[i], atol + rtol * std::abs(e[i])) << "at " << i;
-}
+using testing::expect_close;
+using testing::read_text;
 
 void expect_all_close(const std::vector<Tensor>& got, const std::vector<Tensor>& want) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) expect_close(got[i], want[i], 1.3e-6, 1e-5);
 }
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-class SiblingFusionTest : public testing::DiagnosticsTest {
- protected:
-  void SetUp() override {
-    DiagnosticsTest::SetUp();
-    root_ = fs::temp_directory_path() /
-            ("ember_sibling_test_" + std::to_string(getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-    config().inductor.cache_dir = (root_ / "cache").string();
-    manual_seed(0);
-  }
-  void TearDown() override {
-    DiagnosticsTest::TearDown();
-    fs::remove_all(root_);
-  }
-  fs::path root_;
-};
+using SiblingFusionTest = testing::CompileDirTest;
 
 TEST_F(SiblingFusionTest, SinAndCosOfOneInputAreOneKernelWithTwoOutputs) {
   testing::LogCapture logs("fusion,schedule");

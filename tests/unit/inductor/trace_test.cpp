@@ -13,19 +13,14 @@
 
 #include "ember/ember.h"
 #include "inductor/inductor.h"
-#include "unit/support/log_capture.h"
+#include "support/compile_helpers.h"
 
 namespace ember {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::read_text;
 
 std::vector<fs::path> entries(const fs::path& dir) {
   std::vector<fs::path> out;
@@ -35,21 +30,8 @@ std::vector<fs::path> entries(const fs::path& dir) {
   return out;
 }
 
-class TraceTest : public testing::DiagnosticsTest {
+class TraceTest : public testing::CompileDirTest {
  protected:
-  void SetUp() override {
-    DiagnosticsTest::SetUp();
-    const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    root_ = fs::temp_directory_path() / ("ember_trace_test_" + std::to_string(getpid()) + "_" + name);
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-    config().inductor.cache_dir = (root_ / "cache").string();
-    manual_seed(0);
-  }
-  void TearDown() override {
-    DiagnosticsTest::TearDown();
-    fs::remove_all(root_);
-  }
   void enable_trace() {
     config().inductor.trace.enabled = true;
     config().inductor.trace.debug_dir = (root_ / "debug").string();
@@ -66,7 +48,6 @@ class TraceTest : public testing::DiagnosticsTest {
       if (fs::is_directory(p)) out.push_back(p);
     return out;
   }
-  fs::path root_;
 };
 
 /// The guide's model: Linear(10, 10) -> LayerNorm(10) -> ReLU.

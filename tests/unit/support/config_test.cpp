@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <set>
 
-#include "log_capture.h"
+#include "support/log_capture.h"
 #include "support/config_knobs.h"
 #include "support/error_of.h"
 

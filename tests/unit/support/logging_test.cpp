@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "log_capture.h"
+#include "support/log_capture.h"
 #include "support/error_of.h"
 
 namespace ember {

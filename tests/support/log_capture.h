@@ -1,4 +1,4 @@
-// tests/unit/support/log_capture.h — what the logging and config tests share: a sink that
+// tests/support/log_capture.h — what the logging, config, capture and inductor tests share: a sink that
 // keeps the lines it gets, and a fixture that starts each test from the defaults with the
 // knobs' environment variables unset and stderr output off.
 #pragma once

@@ -1,0 +1,58 @@
+// kernels/cpu/dnnl_conv.h — what the oneDNN convolution paths share: the forward primitives
+// (conv.cpp) and the backward ones (conv_backward_dnnl.cpp) describe the same NCHW/OIHW
+// tensors, reach oneDNN's preferred layouts through the same reorders, and run on one
+// CPU engine.
+#pragma once
+
+#include <memory>
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "kernels/cpu/conv.h"
+
+namespace ember::kernels::cpu::dnnl_conv {
+
+/// The process's oneDNN CPU engine.
+inline dnnl::engine& engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+/// A reorder between two layouts of one tensor, or nothing when they agree.
+inline std::unique_ptr<dnnl::reorder> reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
+  if (from == to) return nullptr;
+  return std::make_unique<dnnl::reorder>(dnnl::reorder::primitive_desc(engine(), from, engine(), to));
+}
+
+/// A float32 convolution's tensors as the caller holds them (`user_*`: NCHW input and
+/// output, OIHW or GOIHW weights, a 1-d bias), the same with the layout left to oneDNN
+/// (`any_*`, for creating primitives), and the window parameters in oneDNN's terms
+/// (dilation counted from 0).
+struct Geometry {
+  dnnl::memory::desc user_src, user_wei, user_bias, user_dst;
+  dnnl::memory::desc any_src, any_wei, any_dst;
+  dnnl::memory::dims strides, dilates, pad;
+};
+
+inline Geometry geometry(const Conv2dParams& p) {
+  using dnnl::memory;
+  const auto f32 = memory::data_type::f32;
+  const memory::dims src_dims{p.batch, p.in_channels, p.in_h, p.in_w};
+  const memory::dims dst_dims{p.batch, p.out_channels, p.out_h, p.out_w};
+  const memory::dims wei_dims =
+      p.groups > 1 ? memory::dims{p.groups, p.out_channels / p.groups, p.in_channels / p.groups, p.kernel_h, p.kernel_w}
+                   : memory::dims{p.out_channels, p.in_channels, p.kernel_h, p.kernel_w};
+  Geometry g;
+  g.user_src = memory::desc(src_dims, f32, memory::format_tag::nchw);
+  g.user_dst = memory::desc(dst_dims, f32, memory::format_tag::nchw);
+  g.user_wei = memory::desc(wei_dims, f32, p.groups > 1 ? memory::format_tag::goihw : memory::format_tag::oihw);
+  g.user_bias = memory::desc({p.out_channels}, f32, memory::format_tag::a);
+  g.any_src = memory::desc(src_dims, f32, memory::format_tag::any);
+  g.any_dst = memory::desc(dst_dims, f32, memory::format_tag::any);
+  g.any_wei = memory::desc(wei_dims, f32, memory::format_tag::any);
+  g.strides = {p.stride_h, p.stride_w};
+  g.dilates = {p.dilation_h - 1, p.dilation_w - 1};
+  g.pad = {p.pad_h, p.pad_w};
+  return g;
+}
+
+}  // namespace ember::kernels::cpu::dnnl_conv
