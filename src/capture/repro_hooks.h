@@ -18,9 +18,9 @@ namespace ember::capture {
 /// Compiles `g` with `compiler` (registered, or known to a launcher, as `compiler_name`)
 /// at cut `cut` ("dynamo" or "aot"), writing repros and launchers as
 /// config().dynamo.repro_level asks.
-using ReproWrapper = std::function<CompiledGraph(Graph& g, const std::vector<Tensor>& example_inputs,
-                                                 const Backend& compiler, const std::string& compiler_name,
-                                                 const std::string& cut)>;
+using ReproWrapper =
+    std::function<CompiledGraph(Graph& g, const std::vector<Tensor>& example_inputs, const Backend& compiler,
+                                const std::string& compiler_name, const std::string& cut)>;
 
 /// Installs the wrapper (ember_debug does, once). Thread-safe.
 void set_repro_wrapper(ReproWrapper wrapper);

@@ -47,7 +47,8 @@ SameResult same(const Tensor& ref, const Tensor& res, const Tensor& fp64_ref, co
     return fail(std::string("eager gave ") + (ref.defined() ? "a tensor" : "None") + ", compiled " +
                 (res.defined() ? "a tensor" : "None"));
   }
-  if (ref.sizes() != res.sizes()) return fail("sizes differ: eager " + sizes_text(ref) + ", compiled " + sizes_text(res));
+  if (ref.sizes() != res.sizes())
+    return fail("sizes differ: eager " + sizes_text(ref) + ", compiled " + sizes_text(res));
   if (options.exact_dtype && ref.dtype() != res.dtype()) {
     return fail("dtypes differ: eager " + std::string(dtype_name(ref.dtype())) + ", compiled " +
                 std::string(dtype_name(res.dtype())));
@@ -55,7 +56,8 @@ SameResult same(const Tensor& ref, const Tensor& res, const Tensor& fp64_ref, co
   const std::vector<double> r = values_of(ref), c = values_of(res);
   if (!ref.is_floating_point() || !res.is_floating_point()) {
     for (size_t i = 0; i < r.size(); ++i)
-      if (r[i] != c[i]) return fail("element " + std::to_string(i) + ": eager " + num(r[i]) + ", compiled " + num(c[i]));
+      if (r[i] != c[i])
+        return fail("element " + std::to_string(i) + ": eager " + num(r[i]) + ", compiled " + num(c[i]));
     return {};
   }
   std::vector<double> f = r;
@@ -94,12 +96,12 @@ SameResult same(const Tensor& ref, const Tensor& res, const Tensor& fp64_ref, co
   }
   const double res_error = n ? std::sqrt(res_sq / static_cast<double>(n)) : 0;
   const double ref_error = n ? std::sqrt(ref_sq / static_cast<double>(n)) : 0;
-  const double multiplier = options.multiplier > 0                                        ? options.multiplier
+  const double multiplier = options.multiplier > 0                               ? options.multiplier
                             : (res.dtype() == kHalf || res.dtype() == kBFloat16) ? 3.0
-                                                                                         : 2.0;
+                                                                                 : 2.0;
   if (res_error <= multiplier * ref_error + tol / 10) return {};
-  return fail("RMSE(compiled, fp64) = " + num(res_error) + " exceeds " + num(multiplier) + " * RMSE(eager, fp64) = " +
-              num(multiplier * ref_error) + " + tol/10 = " + num(tol / 10));
+  return fail("RMSE(compiled, fp64) = " + num(res_error) + " exceeds " + num(multiplier) +
+              " * RMSE(eager, fp64) = " + num(multiplier * ref_error) + " + tol/10 = " + num(tol / 10));
 }
 
 SameResult same(const std::vector<Tensor>& ref, const std::vector<Tensor>& res, const std::vector<Tensor>& fp64_ref,

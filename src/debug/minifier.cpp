@@ -68,7 +68,9 @@ Values eager_values(const Graph& g, const std::vector<Tensor>& inputs) {
           env[&n] = {with_geometry(inputs.at(next), ins.at(next)->meta().at(0))};
           ++next;
           break;
-        case NodeKind::Constant: env[&n] = {g.constants().at(n.target())}; break;
+        case NodeKind::Constant:
+          env[&n] = {g.constants().at(n.target())};
+          break;
         case NodeKind::Call: {
           env[&n] = graph::run_call_node(n, value_of);
           std::vector<Tensor> copies;
@@ -76,7 +78,8 @@ Values eager_values(const Graph& g, const std::vector<Tensor>& inputs) {
           saved[&n] = std::move(copies);
           break;
         }
-        case NodeKind::Output: break;
+        case NodeKind::Output:
+          break;
       }
     }
   } catch (const Error&) {
@@ -97,8 +100,7 @@ bool can_be_input(const Node& n, const Values& values) {
   return true;
 }
 
-std::optional<Candidate> build(const Graph& g, const std::vector<Tensor>& inputs, const Values& values,
-                               const Plan& p) {
+std::optional<Candidate> build(const Graph& g, const std::vector<Tensor>& inputs, const Values& values, const Plan& p) {
   std::map<const Node*, size_t> pos;
   for (size_t i = 0; i < g.nodes().size(); ++i) pos[g.nodes()[i].get()] = i;
   auto kept_call = [&](const Node* n) {
@@ -174,7 +176,8 @@ std::optional<Candidate> build(const Graph& g, const std::vector<Tensor>& inputs
     if (n->kind() == NodeKind::Constant) {
       Node* m = out.add_named(NodeKind::Constant, n->name(), n->target(), nullptr, {}, n->meta(), n->loc(),
                               n->grad_enabled());
-      if (auto it = g.constants().find(n->target()); it != g.constants().end()) out.set_constant(n->target(), it->second);
+      if (auto it = g.constants().find(n->target()); it != g.constants().end())
+        out.set_constant(n->target(), it->second);
       mapped[n] = {m->out(0)};
     } else if (n->kind() == NodeKind::Call && kept_call(n)) {
       std::vector<Arg> args = n->args();
@@ -319,8 +322,8 @@ class Minifier {
           << "minifier: graph " << best_.graph->name() << " does not fail as expected: expected " << target_.str()
           << ", got " << (first ? first->str() : std::string("no failure"));
     }
-    say("graph " + best_.graph->name() + " fails: " + first->str() + "; minifying " +
-        std::to_string(original_calls_) + " ops");
+    say("graph " + best_.graph->name() + " fails: " + first->str() + "; minifying " + std::to_string(original_calls_) +
+        " ops");
     values_ = eager_values(*best_.graph, best_.inputs);
     for (int round = 0; round < 4 && !stopped(); ++round) {
       const size_t before = call_count(*best_.graph) + best_.inputs.size() + best_.graph->outputs().size();
@@ -365,9 +368,12 @@ class Minifier {
     if (!c || stopped() || call_count(*c->graph) == 0) return false;
     const std::optional<Failure> f = check_(*c->graph, c->inputs);
     const bool same = f && f->same_as(target_);
-    say(what + ": " + (same ? "still fails" : f ? "fails differently (" + f->str() + ")" : "passes") + " [" +
-        std::to_string(call_count(same ? *c->graph : *best_.graph)) + " ops left, " + std::to_string(compiles()) +
-        " compiles]");
+    say(what + ": " +
+        (same ? "still fails"
+         : f  ? "fails differently (" + f->str() + ")"
+              : "passes") +
+        " [" + std::to_string(call_count(same ? *c->graph : *best_.graph)) + " ops left, " +
+        std::to_string(compiles()) + " compiles]");
     if (!same) return false;
     best_ = std::move(*c);
     values_ = eager_values(*best_.graph, best_.inputs);
@@ -448,8 +454,8 @@ class Minifier {
       if (only_inputs && can_be_input(*n, values_)) p.to_input.insert(n);
     }
     if (p.to_input.size() < 2 || p.to_input.size() == calls.size()) return;  // one node: nodes_to_inputs tried it
-    attempt(build(*best_.graph, best_.inputs, values_, p), "consolidate " + std::to_string(p.to_input.size()) +
-                                                               " inputs' producers into inputs");
+    attempt(build(*best_.graph, best_.inputs, values_, p),
+            "consolidate " + std::to_string(p.to_input.size()) + " inputs' producers into inputs");
   }
 
   /// Each size > 1 of the inputs' dimensions: 1, else halved while the failure persists.
@@ -498,9 +504,9 @@ MinifyResult minify_repro(const Repro& r, const Backend& backend, const std::str
     // A launcher written before the backend ran (REPRO_LEVEL=3), or a bare graph: chase
     // the failure it shows now.
     std::optional<Failure> f = check(*r.graph, r.inputs);
-    EMBER_CHECK_VALUE(f) << "minifier: graph " << r.graph->name() << " does not fail with backend '" << r.backend
-                         << "'" << (r.accuracy ? " (compared with eager against float64)" : "")
-                         << "; nothing to minify" << (r.accuracy ? "" : " (pass --accuracy to check accuracy)");
+    EMBER_CHECK_VALUE(f) << "minifier: graph " << r.graph->name() << " does not fail with backend '" << r.backend << "'"
+                         << (r.accuracy ? " (compared with eager against float64)" : "") << "; nothing to minify"
+                         << (r.accuracy ? "" : " (pass --accuracy to check accuracy)");
     target = *f;
   }
   Repro out = r;

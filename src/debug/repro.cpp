@@ -62,9 +62,12 @@ std::string format_double(double v) {
 
 const char* Failure::stage_name(Stage s) {
   switch (s) {
-    case Stage::Compile: return "compile";
-    case Stage::Run: return "run";
-    case Stage::Accuracy: return "accuracy";
+    case Stage::Compile:
+      return "compile";
+    case Stage::Run:
+      return "run";
+    case Stage::Accuracy:
+      return "accuracy";
   }
   return "compile";
 }
@@ -194,10 +197,9 @@ std::vector<std::string> machine_header() {
     }
   }
   cpu += " (" + std::to_string(std::thread::hardware_concurrency()) + " threads)";
-  return {std::string("ember ") + EMBER_VERSION_STRING, std::string("compiler: ") + build_info::kCxxCompiler +
-                                                            " (" + __VERSION__ + ")",
-          std::string("flags: ") + build_info::kCxxFlags, "cpu: " + cpu,
-          "gpu: none (Ember's backends run on the CPU)"};
+  return {std::string("ember ") + EMBER_VERSION_STRING,
+          std::string("compiler: ") + build_info::kCxxCompiler + " (" + __VERSION__ + ")",
+          std::string("flags: ") + build_info::kCxxFlags, "cpu: " + cpu, "gpu: none (Ember's backends run on the CPU)"};
 }
 
 std::vector<std::pair<std::string, std::string>> config_to_record() {
@@ -234,8 +236,7 @@ std::string new_output_dir(const std::string& graph_name) {
   std::string stem;
   for (char c : graph_name) stem += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
   for (;;) {
-    const fs::path dir =
-        base / (stem + "_pid" + std::to_string(getpid()) + "_" + std::to_string(counter.fetch_add(1)));
+    const fs::path dir = base / (stem + "_pid" + std::to_string(getpid()) + "_" + std::to_string(counter.fetch_add(1)));
     std::error_code ec;
     fs::create_directories(base, ec);
     if (fs::create_directory(dir, ec)) return dir.string();
@@ -278,8 +279,8 @@ std::string repro_cpp(const Repro& r, const std::string& inputs_path) {
   const std::vector<Node*> ins = g.inputs();
   for (size_t i = 0; i < ins.size(); ++i) {
     const TensorMeta& m = ins[i]->meta().at(0);
-    main << "    in.push_back(restrided(file.at(\"input." << i << "\"), " << ints(m.strides) << ", "
-         << m.storage_offset << "));  // " << ins[i]->target() << "\n";
+    main << "    in.push_back(restrided(file.at(\"input." << i << "\"), " << ints(m.strides) << ", " << m.storage_offset
+         << "));  // " << ins[i]->target() << "\n";
   }
   main << "    return in;\n  };\n"
        << "  const std::vector<ember::Tensor> expected = forward_list(inputs());\n"
@@ -293,7 +294,8 @@ std::string repro_cpp(const Repro& r, const std::string& inputs_path) {
   if (r.accuracy) {
     main << "  std::vector<ember::Tensor> fp64 = expected;\n"
          << "  try {\n    std::vector<ember::Tensor> wide;\n"
-         << "    for (const ember::Tensor& t : inputs()) wide.push_back(t.is_floating_point() ? t.to(ember::kDouble) : t);\n"
+         << "    for (const ember::Tensor& t : inputs()) wide.push_back(t.is_floating_point() ? t.to(ember::kDouble) : "
+            "t);\n"
          << "    fp64 = forward_list(wide);\n"
          << "  } catch (const ember::Error&) {  // no float64 run: compare with eager alone\n  }\n"
          << "  ember::SameOptions options;\n  options.tol = " << format_double(r.tolerance) << ";\n"
@@ -401,8 +403,8 @@ Repro read_repro(const std::string& path) {
     if (line.empty() || line[0] == '#') continue;
     if (line.rfind("graph ", 0) == 0) {
       // A graph's text alone (fx_graph_readable.txt, to_string): no keys before it.
-      EMBER_CHECK_VALUE(!seen_key) << path << ":" << line_no
-                                   << ": expected 'graph:' before the graph's text, found '" << line << "'";
+      EMBER_CHECK_VALUE(!seen_key) << path << ":" << line_no << ": expected 'graph:' before the graph's text, found '"
+                                   << line << "'";
       plain = true;
     }
     seen_key = true;
@@ -420,8 +422,8 @@ Repro read_repro(const std::string& path) {
         << "tolerance, config, inputs) or 'graph:', found '" << line << "'";
     const std::string key = line.substr(0, colon), value = line.substr(colon + 2);
     auto bad = [&](const std::string& expected) {
-      EMBER_FAIL_KIND(ErrorKind::ValueError) << path << ":" << line_no << ": expected " << expected << ", found '"
-                                             << line << "'";
+      EMBER_FAIL_KIND(ErrorKind::ValueError)
+          << path << ":" << line_no << ": expected " << expected << ", found '" << line << "'";
     };
     if (key == "kind") {
       if (value != "launcher" && value != "repro") bad("'kind: launcher' or 'kind: repro'");
@@ -468,8 +470,8 @@ Repro read_repro(const std::string& path) {
       bad("a key of kind, backend, repro_after, check, failure, tolerance, config, inputs");
     }
   }
-  EMBER_CHECK_VALUE(!graph_text.empty())
-      << path << ":" << line_no << ": expected 'graph:' and the graph's text, found the end of the file";
+  EMBER_CHECK_VALUE(!graph_text.empty()) << path << ":" << line_no
+                                         << ": expected 'graph:' and the graph's text, found the end of the file";
   try {
     r.graph = parse_graph(graph_text);
   } catch (const Error& e) {
@@ -513,22 +515,19 @@ Repro read_repro(const std::string& path) {
   for (size_t i = 0; i < ins.size(); ++i) {
     const std::string key = "input." + std::to_string(i);
     auto it = tensors.find(key);
-    EMBER_CHECK_VALUE(it != tensors.end())
-        << file.string() << ": expected tensor '" << key << "' for input " << ins[i]->target() << " of graph "
-        << r.graph->name() << ", found none";
+    EMBER_CHECK_VALUE(it != tensors.end()) << file.string() << ": expected tensor '" << key << "' for input "
+                                           << ins[i]->target() << " of graph " << r.graph->name() << ", found none";
     const TensorMeta& m = ins[i]->meta().at(0);
     EMBER_CHECK_VALUE(it->second.sizes() == IntArrayRef(m.sizes) && it->second.dtype() == m.dtype)
         << file.string() << ": tensor '" << key << "' has sizes " << it->second.sizes() << " and dtype "
-        << it->second.dtype() << ", but input " << ins[i]->target() << " is " << IntArrayRef(m.sizes) << " "
-        << m.dtype;
+        << it->second.dtype() << ", but input " << ins[i]->target() << " is " << IntArrayRef(m.sizes) << " " << m.dtype;
     r.inputs.push_back(with_geometry(it->second, m));
   }
   for (const auto& n : r.graph->nodes()) {
     if (n->kind() != NodeKind::Constant) continue;
     auto it = tensors.find("constant." + n->target());
-    EMBER_CHECK_VALUE(it != tensors.end())
-        << file.string() << ": expected tensor 'constant." << n->target() << "' for a constant of graph "
-        << r.graph->name() << ", found none";
+    EMBER_CHECK_VALUE(it != tensors.end()) << file.string() << ": expected tensor 'constant." << n->target()
+                                           << "' for a constant of graph " << r.graph->name() << ", found none";
     r.graph->set_constant(n->target(), with_geometry(it->second, n->meta().at(0)));
   }
   return r;

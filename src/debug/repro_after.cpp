@@ -25,7 +25,8 @@ std::vector<Tensor> copies_of(const Graph& g, const std::vector<Tensor>& inputs)
   NoGradGuard no_grad;
   const std::vector<Node*> ins = g.inputs();
   std::vector<Tensor> out;
-  for (size_t i = 0; i < inputs.size() && i < ins.size(); ++i) out.push_back(with_geometry(inputs[i], ins[i]->meta().at(0)));
+  for (size_t i = 0; i < inputs.size() && i < ins.size(); ++i)
+    out.push_back(with_geometry(inputs[i], ins[i]->meta().at(0)));
   return out;
 }
 
@@ -58,7 +59,7 @@ CompiledGraph wrap(Graph& g, const std::vector<Tensor>& examples, const Backend&
     return w.file;
   };
 
-  if (level >= 3) write_launcher("before the backend runs");
+  if (level == 3) write_launcher("before the backend runs");
 
   Failure::Stage stage = Failure::Stage::Compile;
   CompiledGraph compiled;
@@ -76,14 +77,13 @@ CompiledGraph wrap(Graph& g, const std::vector<Tensor>& examples, const Backend&
     std::string note;
     if (level == 1) {
       const WrittenRepro w = write_repro(r, out_dir(), "repro");
-      EMBER_LOG(dynamo, WARNING) << where(cut) << " TORCHDYNAMO_REPRO_LEVEL=1: graph " << g.name()
-                                 << " failed to " << Failure::stage_name(stage) << "; repro written to " << w.file
-                                 << " (inputs " << w.inputs << ", program " << w.cpp << "); run `ember repro "
-                                 << w.file << "`";
+      EMBER_LOG(dynamo, WARNING) << where(cut) << " TORCHDYNAMO_REPRO_LEVEL=1: graph " << g.name() << " failed to "
+                                 << Failure::stage_name(stage) << "; repro written to " << w.file << " (inputs "
+                                 << w.inputs << ", program " << w.cpp << "); run `ember repro " << w.file << "`";
       note = "TORCHDYNAMO_REPRO_LEVEL=1 wrote a repro of this graph: " + w.file;
     } else {
-      const std::string launcher = write_launcher(stage == Failure::Stage::Compile ? "the backend failed to compile"
-                                                                                   : "the compiled graph failed to run");
+      const std::string launcher = write_launcher(
+          stage == Failure::Stage::Compile ? "the backend failed to compile" : "the compiled graph failed to run");
       note = "TORCHDYNAMO_REPRO_LEVEL=" + std::to_string(level) + " wrote a minifier launcher: " + launcher;
       if (cut == "dynamo") {
         // After dynamo, a backend error runs the minifier at once (the troubleshooting guide).
@@ -94,7 +94,7 @@ CompiledGraph wrap(Graph& g, const std::vector<Tensor>& examples, const Backend&
           Inside inside;
           MinifyOptions options;
           options.progress = [](const std::string& line) { EMBER_LOG(dynamo, WARNING) << "[minifier] " << line; };
-          MinifyResult m = minify_repro(r, compiler, minified);
+          MinifyResult m = minify_repro(r, compiler, minified, options);
           EMBER_LOG(dynamo, WARNING) << where(cut) << ": minified repro of graph " << g.name() << " ("
                                      << m.graph->op_count() << " of " << m.original_calls << " ops, " << m.compiles
                                      << " compiles) written to " << minified << "/repro.txt; run `ember repro "
@@ -126,8 +126,8 @@ CompiledGraph wrap(Graph& g, const std::vector<Tensor>& examples, const Backend&
       r.accuracy = true;
       r.failure = Failure{Failure::Stage::Accuracy, ErrorKind::RuntimeError, verdict.why};
       const std::string launcher = write_launcher("accuracy failed");
-      EMBER_FAIL() << "Accuracy failed for graph " << g.name() << " compiled by " << compiler_name << " ("
-                   << where(cut) << ", compared with eager against a float64 run): " << verdict.why
+      EMBER_FAIL() << "Accuracy failed for graph " << g.name() << " compiled by " << compiler_name << " (" << where(cut)
+                   << ", compared with eager against a float64 run): " << verdict.why
                    << "\n\nTORCHDYNAMO_REPRO_LEVEL=4 wrote a minifier launcher: " << launcher << "\nRun `ember minify "
                    << launcher << "` to shrink it.";
     }

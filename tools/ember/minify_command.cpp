@@ -50,6 +50,12 @@ int run_minify(const Args& given) {
   register_builtin_backends();
   debug::Repro r = debug::read_repro(path);
   if (backend) r.backend = *backend;
+  // Knobs set in this process's environment (EMBER_INJECT_RELU_BUG, …) go into the repro too.
+  for (const auto& [name, value] : debug::config_to_record()) {
+    bool named = false;
+    for (const auto& kv : r.config) named = named || kv.first == name;
+    if (!named) r.config.emplace_back(name, value);
+  }
   if (accuracy && !r.accuracy) {
     r.accuracy = true;
     if (r.failure && r.failure->stage != debug::Failure::Stage::Accuracy) r.failure.reset();
@@ -69,8 +75,8 @@ int run_minify(const Args& given) {
             << " ops), backend " << r.backend << ", inputs " << r.inputs_source << "; writing the best repro to "
             << out_dir << "/repro.txt" << std::endl;
   const debug::MinifyResult m = debug::minify_repro(r, lookup_backend(r.backend), out_dir, options);
-  std::cout << "ember minify: " << (m.interrupted ? "interrupted; best so far: " : "") << m.graph->op_count()
-            << " of " << m.original_calls << " ops left after " << m.compiles << " compiles\n"
+  std::cout << "ember minify: " << (m.interrupted ? "interrupted; best so far: " : "") << m.graph->op_count() << " of "
+            << m.original_calls << " ops left after " << m.compiles << " compiles\n"
             << "  repro:   " << out_dir << "/repro.txt\n"
             << "  inputs:  " << out_dir << "/repro.safetensors\n"
             << "  program: " << out_dir << "/repro.cpp\n"

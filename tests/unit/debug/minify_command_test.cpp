@@ -16,7 +16,8 @@ TEST_F(ReproTest, MinifyAGraphFileThenReproItWithTheCliAndAsAProgram) {
   EXPECT_EQ(no_backend.status, 2) << no_backend.output;
   EXPECT_NE(no_backend.output.find("names no backend; pass --backend NAME"), std::string::npos) << no_backend.output;
 
-  CommandResult m = run_ember("EMBER_INJECT_RELU_BUG=runtime_error", "minify '" + graph.string() + "' --backend inductor");
+  CommandResult m =
+      run_ember("EMBER_INJECT_RELU_BUG=runtime_error", "minify '" + graph.string() + "' --backend inductor");
   ASSERT_EQ(m.status, 0) << m.output;
   EXPECT_NE(m.output.find("[minifier] graph fn fails: run error (RuntimeError): inductor: injected runtime error"),
             std::string::npos)
@@ -53,8 +54,7 @@ TEST_F(ReproTest, MinifyReportsABadFileWithItsLine) {
   std::ofstream(bad) << "kind: launcher\nbackend: eager\nbogus line\n";
   CommandResult r = run_ember("", "minify '" + bad.string() + "'");
   EXPECT_EQ(r.status, 1) << r.output;
-  EXPECT_NE(r.output.find("ember minify: ValueError: " + bad.string() + ":3: expected 'key: value'"),
-            std::string::npos)
+  EXPECT_NE(r.output.find("ember minify: ValueError: " + bad.string() + ":3: expected 'key: value'"), std::string::npos)
       << r.output;
 }
 

@@ -8,9 +8,9 @@ namespace {
 namespace fs = std::filesystem;
 
 Tensor user_fn(const Tensor& x, const Tensor& y) {
-  Tensor a = (x * y + x).sin();
-  Tensor b = y.cos();
-  return ((a.relu() * b).exp() - y).tanh();
+  Tensor a = sin(x * y + x);
+  Tensor b = cos(y);
+  return tanh(exp(a.relu() * b) - y);
 }
 
 /// Compiling a graph with a relu raises; others run eagerly.
@@ -89,15 +89,14 @@ TEST_F(ReproTest, Level3WritesTheLauncherBeforeTheBackendRuns) {
   config().dynamo.repro_after = "dynamo";
   config().dynamo.repro_level = 3;
   bool launcher_existed = false;
-  auto f = compile(
-      [](const Tensor& x) { return x.sin() * 2; },
-      {.custom_backend =
-           [&](Graph& g, const std::vector<Tensor>&) {
-             const auto dirs = repro_dirs(dir);
-             launcher_existed = dirs.size() == 1 && fs::exists(dirs[0] / "minifier_launcher.txt");
-             return eager_backend(g);
-           },
-       .name = "fn"});
+  auto f = compile([](const Tensor& x) { return sin(x) * 2; },
+                   {.custom_backend =
+                        [&](Graph& g, const std::vector<Tensor>&) {
+                          const auto dirs = repro_dirs(dir);
+                          launcher_existed = dirs.size() == 1 && fs::exists(dirs[0] / "minifier_launcher.txt");
+                          return eager_backend(g);
+                        },
+                    .name = "fn"});
   f(randn({3}));
   EXPECT_TRUE(launcher_existed);
   const std::string text = read_file(repro_dirs(dir).at(0) / "minifier_launcher.txt");
@@ -125,7 +124,7 @@ TEST_F(ReproTest, Level4WritesALauncherOnAnAccuracyFailure) {
   EXPECT_NE(text.find("check: accuracy\n"), std::string::npos) << text;
   EXPECT_NE(text.find("failure: accuracy output 0: RMSE"), std::string::npos) << text;
   // A correct backend passes level 4 without writing anything.
-  auto g = compile([](const Tensor& x) { return x.sin(); }, {.backend = "eager", .name = "fine"});
+  auto g = compile([](const Tensor& x) { return sin(x); }, {.backend = "eager", .name = "fine"});
   g(randn({3}));
   EXPECT_EQ(repro_dirs(dir).size(), 1u);
 }
@@ -179,9 +178,8 @@ TEST_F(ReproTest, MalformedReproFilesNameTheFileAndLine) {
     return std::to_string(std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(text.find(needle)), '\n') + 1);
   };
   const std::string bad = (dir / "bad.txt").string();
-  EXPECT_EQ(rewrite("check: error", "check: maybe").rfind(bad + ":" + line_of("check: error") +
-                                                               ": expected 'check: error' or 'check: accuracy'",
-                                                           0),
+  EXPECT_EQ(rewrite("check: error", "check: maybe")
+                .rfind(bad + ":" + line_of("check: error") + ": expected 'check: error' or 'check: accuracy'", 0),
             0u)
       << rewrite("check: error", "check: maybe");
   const std::string op_error = rewrite("aten::exp(", "aten::expp(");

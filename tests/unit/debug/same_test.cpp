@@ -21,9 +21,7 @@ Tensor f32(std::vector<double> v) {
 }
 Tensor f64(std::vector<double> v) { return tensor<double>(v); }
 
-TEST(Same, ResultsWithinTolOfEagerPass) {
-  EXPECT_TRUE(same(f32({1, 2, 3}), f32({1, 2, 3.00001}), f64({1, 2, 3})));
-}
+TEST(Same, ResultsWithinTolOfEagerPass) { EXPECT_TRUE(same(f32({1, 2, 3}), f32({1, 2, 3.00001}), f64({1, 2, 3}))); }
 
 TEST(Same, CompiledErrorWithinTwiceEagersErrorPasses) {
   // Eager is off by 0.01 everywhere; compiled by 0.015: worse than tol, but within 2x eager's error.
@@ -85,7 +83,7 @@ TEST(Same, InfMustMatchEagersSign) {
 }
 
 TEST(Same, NonFiniteMatchingTheFp64ReferencePasses) {
-  EXPECT_TRUE(same(f32({1, 2}), f32({kNaN, 2}), f64({kNaN, 2})));  // NaN where fp64 has one
+  EXPECT_TRUE(same(f32({1, 2}), f32({kNaN, 2}), f64({kNaN, 2})));   // NaN where fp64 has one
   EXPECT_TRUE(same(f32({kInf, 1}), f32({0.5, 1}), f64({0.5, 1})));  // eager overflowed, compiled exact
   EXPECT_FALSE(same(f32({kInf, 1}), f32({0.5, 1}), f64({2, 1})));   // neither eager nor fp64
 }
