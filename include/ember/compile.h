@@ -42,11 +42,13 @@ Backend lookup_backend(const std::string& name);
 std::vector<std::string> list_backends();
 /// The "eager" backend: runs the graph with the interpreter (run_graph).
 CompiledGraph eager_backend(Graph& graph);
-/// Registers the backends of the libraries above capture ("inductor"); safe to call any
-/// number of times from any thread. compile() calls it: that call, made from the user's
-/// code, is what makes a static link keep the inductor library's registration (nothing
-/// in capture may name a later library). Call it before lookup_backend/list_backends in
-/// a program that never calls compile(). Defined in ember_inductor.
+/// Registers the backends of the libraries above capture ("inductor", "inductor_inner",
+/// "aot_eager") and installs the TORCHDYNAMO_REPRO_AFTER wrapper of the debug library;
+/// safe to call any number of times from any thread. compile() calls it: that call, made
+/// from the user's code, is what makes a static link keep those libraries' registrations
+/// (nothing in capture may name a later library). Call it before lookup_backend/
+/// list_backends in a program that never calls compile(). Defined in ember_debug, the
+/// library above all others.
 void register_builtin_backends();
 
 /// A backend raised while compiling a graph (torch._dynamo.exc.BackendCompilerFailed).

@@ -183,9 +183,20 @@ bool structurally_equal(const Graph& a, const Graph& b, std::string* why = nullp
 /// (so autograd records it when its inputs require grad) with its node's user line.
 std::vector<Tensor> run_graph(const Graph& g, const std::vector<Tensor>& inputs);
 
+/// What to_runnable_cpp writes besides the graph's forward().
+struct RunnableOptions {
+  /// Replaces the comment that opens the program (the graph's text still follows it).
+  std::string header_comment;
+  /// Replaces the generated main(): the program then also defines
+  /// `std::vector<ember::Tensor> forward_list(const std::vector<ember::Tensor>&)` (the
+  /// inputs in Graph::inputs() order) and the helpers make_input, restrided and
+  /// print_summary, and ends with this text (a repro's main; Note [minifier]).
+  std::string main_source;
+};
+
 /// A standalone C++ program that rebuilds the graph through the public API, makes inputs
 /// with the recorded sizes, strides and dtypes (random values from a fixed seed), runs it
 /// and prints each output's summary (the counterpart of fx_graph_runnable).
-std::string to_runnable_cpp(const Graph& g);
+std::string to_runnable_cpp(const Graph& g, const RunnableOptions& options = {});
 
 }  // namespace ember

@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "capture/repro_hooks.h"
 #include "support/logging.h"
 
 namespace ember::aot {
@@ -22,11 +23,12 @@ std::unique_ptr<Graph> prepare_inference_graph(const Graph& g) {
   return out;
 }
 
-CompiledGraph aot_compile(Graph& g, const std::vector<Tensor>& example_inputs, const Backend& inner) {
+CompiledGraph aot_compile(Graph& g, const std::vector<Tensor>& example_inputs, const Backend& inner,
+                          const std::string& inner_name) {
   // Inner compilers may keep a reference to the graph (eager_backend does): it lives as
   // long as the compiled function.
   std::shared_ptr<Graph> prepared = prepare_inference_graph(g);
-  CompiledGraph compiled = inner(*prepared, example_inputs);
+  CompiledGraph compiled = capture::compile_with_repro(*prepared, example_inputs, inner, inner_name, "aot");
   return [prepared, compiled = std::move(compiled)](const std::vector<Tensor>& inputs) { return compiled(inputs); };
 }
 

@@ -40,7 +40,10 @@ std::vector<DecompositionInfo> decomposition_table();
 std::unique_ptr<Graph> prepare_inference_graph(const Graph& g);
 
 /// aot_module: prepares `g` and hands the result to `inner` (the inductor's inner
-/// compiler, or the interpreter for "aot_eager").
-CompiledGraph aot_compile(Graph& g, const std::vector<Tensor>& example_inputs, const Backend& inner);
+/// compiler, or the interpreter for "aot_eager"), registered as the backend `inner_name`.
+/// That hand-over is the cut of TORCHDYNAMO_REPRO_AFTER=aot (capture/repro_hooks.h): a
+/// launcher written there names `inner_name`, which runs a prepared graph without this stage.
+CompiledGraph aot_compile(Graph& g, const std::vector<Tensor>& example_inputs, const Backend& inner,
+                          const std::string& inner_name = "eager");
 
 }  // namespace ember::aot

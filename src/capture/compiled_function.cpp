@@ -12,6 +12,7 @@
 #include "capture/events.h"
 #include "capture/guards.h"
 #include "capture/record.h"
+#include "capture/repro_hooks.h"
 #include "capture/tracer.h"
 #include "ember/config.h"
 #include "support/compile_debug.h"
@@ -282,7 +283,7 @@ class CompiledFunctionState {
       CompiledGraph compiled;
       const auto start = std::chrono::steady_clock::now();
       try {
-        compiled = backend_(*g, inputs);
+        compiled = compile_with_repro(*g, inputs, backend_, backend_name, "dynamo");
       } catch (const BackendCompilerFailed&) {
         throw;
       } catch (const Error& e) {

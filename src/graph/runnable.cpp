@@ -178,7 +178,7 @@ std::string make_input_expr(const TensorMeta& m) {
 
 class Writer {
  public:
-  explicit Writer(const Graph& g) : g_(g) {
+  Writer(const Graph& g, const RunnableOptions& options) : g_(g), options_(options) {
     for (const auto& n : g.nodes()) var_[n.get()] = fresh_var(n->name());
   }
 
@@ -187,8 +187,13 @@ class Writer {
     header(os);
     os << kHelpers;
     forward(os);
+    if (!options_.main_source.empty()) forward_list(os);
     os << "}  // namespace\n\n";
-    main_fn(os);
+    if (options_.main_source.empty()) {
+      main_fn(os);
+    } else {
+      os << options_.main_source;
+    }
     return os.str();
   }
 
@@ -242,6 +247,21 @@ class Writer {
   }
 
   void header(std::ostream& os) const {
+    if (!options_.header_comment.empty()) {
+      std::istringstream comment(options_.header_comment);
+      for (std::string line; std::getline(comment, line);) os << (line.empty() ? "//" : "// " + line) << "\n";
+      os << "//\n";
+    } else {
+      header_comment(os);
+    }
+    std::istringstream text(to_string(g_));
+    for (std::string line; std::getline(text, line);) os << "//   " << line << "\n";
+    os << "\n"
+       << "#include <cstdint>\n#include <cstdio>\n#include <limits>\n#include <optional>\n#include <string>\n"
+       << "#include <vector>\n\n#include <ember/ember.h>\n\nnamespace {\n\n";
+  }
+
+  void header_comment(std::ostream& os) const {
     os << "// fx_graph_runnable for graph " << g_.name() << ", written by ember::to_runnable_cpp.\n"
        << "// A standalone program: it rebuilds the graph below through Ember's public API (each op\n"
        << "// called by name), makes inputs with the recorded sizes, strides and dtypes (random values,\n"
@@ -251,11 +271,6 @@ class Writer {
        << "// Build it like any Ember program: the compiler, flags, include directory and libraries are\n"
        << "// in the generated header ember/build_info.h (see docs/notes/graph.md).\n"
        << "//\n";
-    std::istringstream text(to_string(g_));
-    for (std::string line; std::getline(text, line);) os << "//   " << line << "\n";
-    os << "\n"
-       << "#include <cstdint>\n#include <cstdio>\n#include <limits>\n#include <optional>\n#include <string>\n"
-       << "#include <vector>\n\n#include <ember/ember.h>\n\nnamespace {\n\n";
   }
 
   static constexpr const char* kHelpers = R"(/// Elements a strided tensor reaches in its storage.
@@ -366,6 +381,15 @@ void print_summary(size_t k, const ember::Tensor& t) {
     os << "};\n}\n\n";
   }
 
+  /// forward() taking the inputs as one vector, in Graph::inputs() order.
+  void forward_list(std::ostream& os) const {
+    os << "/// forward() with its inputs in a vector, in the graph's input order.\n"
+       << "[[maybe_unused]] std::vector<ember::Tensor> forward_list(const std::vector<ember::Tensor>& in) {\n"
+       << "  return forward(";
+    for (size_t i = 0; i < g_.inputs().size(); ++i) os << (i ? ", " : "") << "in.at(" << i << ")";
+    os << ");\n}\n\n";
+  }
+
   void main_fn(std::ostream& os) const {
     os << "int main() {\n  ember::manual_seed(0);\n";
     std::string args;
@@ -383,12 +407,13 @@ void print_summary(size_t k, const ember::Tensor& t) {
   }
 
   const Graph& g_;
+  const RunnableOptions& options_;
   std::map<const Node*, std::string> var_;
   std::set<std::string> used_;
 };
 
 }  // namespace
 
-std::string to_runnable_cpp(const Graph& g) { return Writer(g).program(); }
+std::string to_runnable_cpp(const Graph& g, const RunnableOptions& options) { return Writer(g, options).program(); }
 
 }  // namespace ember

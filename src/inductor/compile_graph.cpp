@@ -242,7 +242,7 @@ int64_t buffers_reused() { return g_buffers_reused.load(std::memory_order_relaxe
 int64_t outputs_in_place() { return g_outputs_in_place.load(std::memory_order_relaxed); }
 
 CompiledGraph compile_graph(Graph& captured, const std::vector<Tensor>& example_inputs) {
-  return aot::aot_compile(captured, example_inputs, compile_fx_inner);
+  return aot::aot_compile(captured, example_inputs, compile_fx_inner, "inductor_inner");
 }
 
 CompiledGraph compile_fx_inner(Graph& input_graph, const std::vector<Tensor>& example_inputs) {
@@ -360,9 +360,9 @@ CompileReport last_compile_report() {
 
 }  // namespace ember::inductor
 
-namespace ember {
+namespace ember::inductor {
 
-void register_builtin_backends() {
+void register_inductor_backends() {
   static std::once_flag once;
   std::call_once(once, [] {
     const std::vector<std::string> known = list_backends();
@@ -370,13 +370,17 @@ void register_builtin_backends() {
     register_backend("inductor", [](Graph& g, const std::vector<Tensor>& examples) {
       return inductor::compile_graph(g, examples);
     });
+    // The code generator alone, for graphs already through the AOT stage: what
+    // TORCHDYNAMO_REPRO_AFTER=aot launchers and repros run (PyTorch's compile_fx_inner).
+    register_backend("inductor_inner", [](Graph& g, const std::vector<Tensor>& examples) {
+      return inductor::compile_fx_inner(g, examples);
+    });
     // The AOT stage, then the interpreter: isolates the stage when a compiled result is wrong.
     register_backend("aot_eager", [](Graph& g, const std::vector<Tensor>& examples) {
-      return aot::aot_compile(g, examples, [](Graph& prepared, const std::vector<Tensor>&) {
-        return eager_backend(prepared);
-      });
+      return aot::aot_compile(
+          g, examples, [](Graph& prepared, const std::vector<Tensor>&) { return eager_backend(prepared); }, "eager");
     });
   });
 }
 
-}  // namespace ember
+}  // namespace ember::inductor

@@ -19,6 +19,10 @@ CompiledGraph compile_graph(Graph& g, const std::vector<Tensor>& example_inputs)
 /// it. Where TORCHDYNAMO_REPRO_AFTER=aot cuts. `g` is copied.
 CompiledGraph compile_fx_inner(Graph& g, const std::vector<Tensor>& example_inputs);
 
+/// Registers "inductor", "inductor_inner" (compile_fx_inner alone) and "aot_eager"; safe to
+/// call any number of times. register_builtin_backends() (ember_debug) calls it.
+void register_inductor_backends();
+
 /// What one compile_graph call produced.
 struct CompileReport {
   std::string graph_name;

@@ -27,5 +27,7 @@ void print_usage(const Command& command);
 
 // Subcommands.
 int run_config(const Args& args);
+int run_minify(const Args& args);
+int run_repro(const Args& args);
 
 }  // namespace ember::tool

@@ -19,6 +19,23 @@ const Command kCommands[] = {
      "  --markdown     the same as a Markdown table (for docs/diagnostics.md)\n"
      "  NAME           the current value of one knob (C++ name, alias or environment name)\n",
      run_config},
+    {"minify", "shrink a failing graph (a minifier launcher, a repro or a graph text file) to the smallest that fails",
+     "usage: ember minify FILE [--backend NAME] [--accuracy] [--out DIR] [--max-compiles N] [--no-shrink]\n"
+     "  FILE              a minifier launcher (TORCHDYNAMO_REPRO_LEVEL=2..4), a repro, or a graph's text\n"
+     "  --backend NAME    the backend to chase the failure with (default: the one FILE names)\n"
+     "  --accuracy        chase an accuracy failure (compiled vs eager against a float64 run)\n"
+     "  --out DIR         where the minified repro goes (default: DIR = FILE's directory/minified)\n"
+     "  --max-compiles N  stop after N compiles, keeping the best repro so far (so does Ctrl-C)\n"
+     "  --no-shrink       do not try smaller input sizes\n"
+     "Writes DIR/repro.txt, DIR/repro.safetensors and DIR/repro.cpp after every step that shrank the graph.\n",
+     run_minify},
+    {"repro", "run a repro or minifier launcher once and say whether its failure occurs",
+     "usage: ember repro FILE [--backend NAME] [--accuracy]\n"
+     "  FILE            a repro or launcher (or a graph's text, with --backend)\n"
+     "  --backend NAME  run it with this backend instead of the one FILE names\n"
+     "  --accuracy      also compare with eager against a float64 run\n"
+     "Exit status: 0 when it compiles and runs (and matches), 1 when it fails (or FILE is bad), 2 on usage errors.\n",
+     run_repro},
 };
 
 const Command* find_command(std::string_view name) {

@@ -1,0 +1,33 @@
+// capture/repro_hooks.h — where TORCHDYNAMO_REPRO_AFTER cuts: the two places a graph is
+// handed to a compiler (the backend call in compiled_function.cpp, "dynamo"; the inner
+// compiler after the AOT stage in aot/aot.cpp, "aot") call compile_with_repro. The repro
+// and minifier machinery lives in ember_debug, a library above both, which capture and aot
+// may not name: ember_debug installs its wrapper here with set_repro_wrapper, from
+// register_builtin_backends() (which compile() calls, so a static link keeps it).
+// See Note [minifier] (docs/notes/minifier.md).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ember/compile.h"
+
+namespace ember::capture {
+
+/// Compiles `g` with `compiler` (registered, or known to a launcher, as `compiler_name`)
+/// at cut `cut` ("dynamo" or "aot"), writing repros and launchers as
+/// config().dynamo.repro_level asks.
+using ReproWrapper =
+    std::function<CompiledGraph(Graph& g, const std::vector<Tensor>& example_inputs, const Backend& compiler,
+                                const std::string& compiler_name, const std::string& cut)>;
+
+/// Installs the wrapper (ember_debug does, once). Thread-safe.
+void set_repro_wrapper(ReproWrapper wrapper);
+
+/// `compiler(g, example_inputs)`, through the installed wrapper when
+/// config().dynamo.repro_after == cut and one is installed.
+CompiledGraph compile_with_repro(Graph& g, const std::vector<Tensor>& example_inputs, const Backend& compiler,
+                                 const std::string& compiler_name, const std::string& cut);
+
+}  // namespace ember::capture

@@ -1,0 +1,195 @@
+// TORCHDYNAMO_REPRO_AFTER / TORCHDYNAMO_REPRO_LEVEL: what each level writes, where, and
+// when; repro files read back, and malformed ones name the file and line.
+#include "debug_helpers.h"
+
+namespace ember::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+Tensor user_fn(const Tensor& x, const Tensor& y) {
+  Tensor a = sin(x * y + x);
+  Tensor b = cos(y);
+  return tanh(exp(a.relu() * b) - y);
+}
+
+/// Compiling a graph with a relu raises; others run eagerly.
+CompiledGraph no_relu_backend(Graph& g, const std::vector<Tensor>&) {
+  for (const auto& n : g.nodes())
+    EMBER_CHECK(n->target() != "aten::relu") << "relu in graph of " << g.op_count() << " ops";
+  return eager_backend(g);
+}
+
+std::string call_and_get_error(const CompileOptions& options) {
+  auto f = compile(user_fn, options);
+  try {
+    f(randn({4, 8}), randn({4, 8}));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_F(ReproTest, Level1WritesAReproOfTheFailingGraph) {
+  config().dynamo.repro_after = "dynamo";
+  config().dynamo.repro_level = 1;
+  LogCapture logs;
+  const std::string error = call_and_get_error({.custom_backend = no_relu_backend, .name = "fn"});
+  ASSERT_NE(error.find("relu in graph of"), std::string::npos) << error;
+  const auto dirs = repro_dirs(dir);
+  ASSERT_EQ(dirs.size(), 1u);
+  const fs::path repro = dirs[0] / "repro.txt";
+  EXPECT_TRUE(fs::exists(dirs[0] / "repro.safetensors"));
+  EXPECT_TRUE(fs::exists(dirs[0] / "repro.cpp"));
+  EXPECT_FALSE(fs::exists(dirs[0] / "minifier_launcher.txt"));
+  const std::string text = read_file(repro);
+  for (const char* want : {"kind: repro\n", "backend: custom\n", "repro_after: dynamo\n", "check: error\n",
+                           "failure: compile RuntimeError relu in graph of 9 ops\n", "inputs: repro.safetensors\n",
+                           "aten::relu(", "# ember 0.1.0\n", "# compiler: ", "# cpu: "})
+    EXPECT_NE(text.find(want), std::string::npos) << want << " not in\n" << text;
+  EXPECT_NE(error.find("TORCHDYNAMO_REPRO_LEVEL=1 wrote a repro of this graph: " + repro.string()), std::string::npos)
+      << error;
+  EXPECT_NE(logs.text().find("repro written to " + repro.string()), std::string::npos) << logs.text();
+  // It reads back: the same graph and the inputs of the call.
+  debug::Repro r = debug::read_repro(repro.string());
+  EXPECT_EQ(r.graph->op_count(), 9u);
+  ASSERT_EQ(r.inputs.size(), 2u);
+  EXPECT_EQ(r.inputs[0].sizes().vec(), (std::vector<int64_t>{4, 8}));
+  ASSERT_TRUE(r.failure);
+  EXPECT_EQ(r.failure->message, "relu in graph of 9 ops");
+}
+
+TEST_F(ReproTest, Level2WritesALauncherAndAfterDynamoMinifiesAtOnce) {
+  config().dynamo.repro_after = "dynamo";
+  config().dynamo.repro_level = 2;
+  LogCapture logs;
+  const std::string error = call_and_get_error({.custom_backend = no_relu_backend, .name = "fn"});
+  const auto dirs = repro_dirs(dir);
+  ASSERT_EQ(dirs.size(), 1u);
+  const fs::path launcher = dirs[0] / "minifier_launcher.txt";
+  ASSERT_TRUE(fs::exists(launcher));
+  EXPECT_TRUE(fs::exists(dirs[0] / "minifier_launcher.safetensors"));
+  EXPECT_FALSE(fs::exists(dirs[0] / "repro.txt"));
+  const std::string text = read_file(launcher);
+  EXPECT_NE(text.find("kind: launcher\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("`ember minify " + launcher.string() + "`"), std::string::npos) << text;
+  EXPECT_NE(error.find("wrote a minifier launcher: " + launcher.string()), std::string::npos) << error;
+  EXPECT_NE(logs.text().find("run `ember minify " + launcher.string() + "`"), std::string::npos) << logs.text();
+  // The minifier ran: its repro is the relu alone.
+  const fs::path minified = dirs[0] / "minified" / "repro.txt";
+  ASSERT_TRUE(fs::exists(minified)) << logs.text();
+  EXPECT_NE(error.find("Minified repro: " + minified.string()), std::string::npos) << error;
+  debug::Repro m = debug::read_repro(minified.string());
+  EXPECT_EQ(m.graph->op_count(), 1u) << *m.graph;
+  EXPECT_EQ(m.graph->nodes().at(1)->target(), "aten::relu") << *m.graph;
+  EXPECT_NE(logs.text().find("[minifier] "), std::string::npos);
+}
+
+TEST_F(ReproTest, Level3WritesTheLauncherBeforeTheBackendRuns) {
+  config().dynamo.repro_after = "dynamo";
+  config().dynamo.repro_level = 3;
+  bool launcher_existed = false;
+  auto f = compile([](const Tensor& x) { return sin(x) * 2; },
+                   {.custom_backend =
+                        [&](Graph& g, const std::vector<Tensor>&) {
+                          const auto dirs = repro_dirs(dir);
+                          launcher_existed = dirs.size() == 1 && fs::exists(dirs[0] / "minifier_launcher.txt");
+                          return eager_backend(g);
+                        },
+                    .name = "fn"});
+  f(randn({3}));
+  EXPECT_TRUE(launcher_existed);
+  const std::string text = read_file(repro_dirs(dir).at(0) / "minifier_launcher.txt");
+  EXPECT_NE(text.find("kind: launcher\n"), std::string::npos);
+  EXPECT_EQ(text.find("failure:"), std::string::npos) << "no failure is known yet:\n" << text;
+}
+
+TEST_F(ReproTest, Level4WritesALauncherOnAnAccuracyFailure) {
+  config().dynamo.repro_after = "dynamo";
+  config().dynamo.repro_level = 4;
+  // A backend whose results are off by 0.1.
+  Backend off = [](Graph& g, const std::vector<Tensor>&) -> CompiledGraph {
+    return [&g](const std::vector<Tensor>& in) {
+      std::vector<Tensor> out = run_graph(g, in);
+      for (Tensor& t : out) t = t + 0.1;
+      return out;
+    };
+  };
+  const std::string error = call_and_get_error({.custom_backend = off, .name = "fn"});
+  EXPECT_NE(error.find("Accuracy failed for graph"), std::string::npos) << error;
+  EXPECT_NE(error.find("RMSE(compiled, fp64)"), std::string::npos) << error;
+  const auto dirs = repro_dirs(dir);
+  ASSERT_EQ(dirs.size(), 1u);
+  const std::string text = read_file(dirs[0] / "minifier_launcher.txt");
+  EXPECT_NE(text.find("check: accuracy\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("failure: accuracy output 0: RMSE"), std::string::npos) << text;
+  // A correct backend passes level 4 without writing anything.
+  auto g = compile([](const Tensor& x) { return sin(x); }, {.backend = "eager", .name = "fine"});
+  g(randn({3}));
+  EXPECT_EQ(repro_dirs(dir).size(), 1u);
+}
+
+TEST_F(ReproTest, AfterAotTheLauncherHoldsTheGraphInductorReceives) {
+  config().dynamo.repro_after = "aot";
+  config().dynamo.repro_level = 2;
+  config().inductor.inject_relu_bug_TESTING_ONLY = "compile_error";
+  const std::string error = call_and_get_error({.backend = "inductor", .name = "fn"});
+  EXPECT_NE(error.find("does not compile"), std::string::npos) << error;
+  const auto dirs = repro_dirs(dir);
+  ASSERT_EQ(dirs.size(), 1u);
+  const fs::path launcher = dirs[0] / "minifier_launcher.txt";
+  const std::string text = read_file(launcher);
+  EXPECT_NE(text.find("backend: inductor_inner\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("repro_after: aot\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("config: inductor.inject_relu_bug_TESTING_ONLY=compile_error\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("failure: compile RuntimeError inductor: the generated code of graph fn does not compile"),
+            std::string::npos)
+      << text;
+  EXPECT_FALSE(fs::exists(dirs[0] / "minified")) << "only REPRO_AFTER=dynamo minifies at once";
+  // `ember repro` re-runs it with the recorded knobs and sees the same failure.
+  CommandResult r = run_ember("", "repro '" + launcher.string() + "'");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("FAILS: compile error (RuntimeError): inductor: the generated code"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("the same failure as recorded"), std::string::npos) << r.output;
+}
+
+TEST_F(ReproTest, MalformedReproFilesNameTheFileAndLine) {
+  auto g = ten_op_graph();
+  debug::Repro r;
+  r.graph = std::shared_ptr<Graph>(g.release());
+  r.inputs = debug::random_inputs(*r.graph, 0);
+  r.backend = "eager";
+  const std::string path = debug::write_repro(r, dir.string(), "repro").file;
+  std::string text = read_file(path);
+  auto rewrite = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    t.replace(t.find(from), from.size(), to);
+    const std::string bad = (dir / "bad.txt").string();
+    std::ofstream(bad) << t;
+    try {
+      debug::read_repro(bad);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  auto line_of = [&](const std::string& needle) {
+    return std::to_string(std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(text.find(needle)), '\n') + 1);
+  };
+  const std::string bad = (dir / "bad.txt").string();
+  EXPECT_EQ(rewrite("check: error", "check: maybe")
+                .rfind(bad + ":" + line_of("check: error") + ": expected 'check: error' or 'check: accuracy'", 0),
+            0u)
+      << rewrite("check: error", "check: maybe");
+  const std::string op_error = rewrite("aten::exp(", "aten::expp(");
+  EXPECT_EQ(op_error.rfind(bad + ":" + line_of("aten::exp(") + ": expected a registered op", 0), 0u) << op_error;
+  const std::string missing = rewrite("inputs: repro.safetensors", "inputs: nowhere.safetensors");
+  EXPECT_NE(missing.find("its inputs file " + (dir / "nowhere.safetensors").string() + " cannot be read"),
+            std::string::npos)
+      << missing;
+  EXPECT_NE(rewrite("graph:\n", "").find("expected 'graph:' before the graph's text"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ember::testing
