@@ -78,7 +78,7 @@ only_args=()
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "host: $(hostname)"
   echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $cores cores"
-  echo "ember binary: $ember ($(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo 'no git'))"
+  echo "ember binary: $ember; this checkout: $(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo 'no git') (the binary may come from another build)"
   echo "python: $python, torch $("$python" -c 'import torch; print(torch.__version__)' 2>&1 | tail -1)"
   echo "threads: ${threads[*]}; iters: $iters; only: ${only:-all}; CPATH=$CPATH"
 } | tee "$out/machine.txt"

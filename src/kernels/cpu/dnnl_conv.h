@@ -1,27 +1,17 @@
 // kernels/cpu/dnnl_conv.h — what the oneDNN convolution paths share: the forward primitives
 // (conv.cpp) and the backward ones (conv_backward_dnnl.cpp) describe the same NCHW/OIHW
-// tensors, reach oneDNN's preferred layouts through the same reorders, and run on one
-// CPU engine.
+// tensors (and reach oneDNN's preferred layouts through onednn.h's reorders).
 #pragma once
 
-#include <memory>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/cpu/conv.h"
+#include "kernels/cpu/onednn.h"
 
 namespace ember::kernels::cpu::dnnl_conv {
 
-/// The process's oneDNN CPU engine.
-inline dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
-
-/// A reorder between two layouts of one tensor, or nothing when they agree.
-inline std::unique_ptr<dnnl::reorder> reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
-  if (from == to) return nullptr;
-  return std::make_unique<dnnl::reorder>(dnnl::reorder::primitive_desc(engine(), from, engine(), to));
-}
+using onednn::engine;
+using onednn::reorder;
 
 /// A float32 convolution's tensors as the caller holds them (`user_*`: NCHW input and
 /// output, OIHW or GOIHW weights, a 1-d bias), the same with the layout left to oneDNN

@@ -1,9 +1,11 @@
 // kernels/cpu/gemm.cpp — see gemm.h. BLAS reads a row-major matrix whose rows or whose
 // columns are unit-stride; anything else (broadcast, sliced both ways) is packed first.
-// float goes to oneDNN's dnnl_sgemm because Debian's OpenBLAS runs SSE3 kernels on CPUs
-// newer than it knows (oneDNN's matmul primitive was faster alone but slower inside W5).
-// OpenBLAS keeps double at one thread of its own, split here over OpenMP's threads, so its
-// pthreads never spin against OpenMP's. Measurements: bench/results/README.md.
+// float: which of dnnl_sgemm, oneDNN's matmul primitive and OpenBLAS is fastest depends on
+// the CPU (Debian's OpenBLAS runs SSE3 kernels on CPUs newer than it knows; the matmul
+// primitive wins some shapes and loses others), so each large product shape is timed once
+// on all three and keeps the fastest (Note [sgemm autotuning] below). OpenBLAS keeps to
+// one thread of its own, split here over OpenMP's threads, so its pthreads never spin
+// against OpenMP's. Measurements: bench/results/README.md.
 #include "kernels/cpu/gemm.h"
 
 #include <cblas.h>
@@ -11,13 +13,23 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <oneapi/dnnl/dnnl.h>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/onednn.h"
+#include "support/logging.h"
 
 namespace ember::kernels::cpu {
 namespace {
@@ -72,21 +84,7 @@ void scale_only(int64_t m, int64_t n, T beta, T* c, int64_t ldc) {
     for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
 }
 
-// --- float: oneDNN ---------------------------------------------------------------------
-
-/// dnnl_sgemm with gemm()'s k == 0 rule (oneDNN leaves c unscaled there). oneDNN runs on
-/// OpenMP's threads, and on the calling thread alone inside a parallel region.
-dnnl_status_t sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-                    const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  if (m <= 0 || n <= 0) return dnnl_success;
-  if (k <= 0) {
-    scale_only(m, n, beta, c, ldc);
-    return dnnl_success;
-  }
-  return dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
-// --- double: OpenBLAS on OpenMP's threads ----------------------------------------------
+// --- OpenBLAS on OpenMP's threads ----------------------------------------------------
 
 /// Keeps OpenBLAS on the calling thread: with more, its own pthreads would wake for every
 /// call and spin against OpenMP's. Set before the first call, which may come from several
@@ -99,11 +97,183 @@ void hold_openblas_to_one_thread() {
   (void)done;
 }
 
-void dgemm_on_this_thread(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
-                          const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+void blas_on_this_thread(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
+                         int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
               static_cast<blasint>(n), static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda), b,
               static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
+}
+void blas_on_this_thread(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                         int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
+              static_cast<blasint>(n), static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda), b,
+              static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
+}
+
+/// OpenBLAS with c split into a grid of blocks, one one-thread call per OpenMP thread. Each
+/// call packs its own blocks of a and b, k * (tn * m + tm * n) elements in all: the grid is
+/// the factor pair of the thread count that packs least. Column blocks start at multiples
+/// of one AVX-512 register. Needs m, n, k > 0 and dims that fit BLAS's int.
+template <typename T>
+void openblas_split(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,
+                    int64_t ldb, T beta, T* c, int64_t ldc) {
+  EMBER_CHECK(std::max({m, n, k, lda, ldb, ldc}) <= INT_MAX) << "matrix dimensions too large for BLAS";
+  hold_openblas_to_one_thread();
+  const int64_t threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  const double macs = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const int64_t parts = std::min<int64_t>(threads, static_cast<int64_t>(macs / kTaskMacs));
+  if (parts < 2) return blas_on_this_thread(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  int64_t tm = parts, tn = 1;  // on a tie, rows: their blocks of a are contiguous
+  for (int64_t r = parts - 1; r >= 1; --r) {
+    if (parts % r == 0 && (parts / r) * m + r * n < tn * m + tm * n) {
+      tm = r;
+      tn = parts / r;
+    }
+  }
+  constexpr int64_t kLanes = 64 / sizeof(T);
+  const int64_t mb = (m + tm - 1) / tm, nb = ((n + tn - 1) / tn + kLanes - 1) / kLanes * kLanes;
+  const int64_t rows = (m + mb - 1) / mb, cols = (n + nb - 1) / nb;
+#pragma omp parallel for num_threads(static_cast<int>(rows * cols)) schedule(static, 1)
+  for (int64_t t = 0; t < rows * cols; ++t) {
+    const int64_t i = t / cols * mb, j = t % cols * nb;
+    blas_on_this_thread(ta, tb, std::min(mb, m - i), std::min(nb, n - j), k, alpha, ta ? a + i : a + i * lda, lda,
+                        tb ? b + j * ldb : b + j, ldb, beta, c + i * ldc + j, ldc);
+  }
+}
+
+// --- float: three implementations, the fastest per shape ------------------------------
+//
+// Note [sgemm autotuning]
+// A float product of at least kTuneMacs multiply-adds, outside a parallel region, runs on
+// the implementation that was fastest for its shape (transposes, m, n, k, leading
+// dimensions, whether beta is 0, thread count): the first product of a shape times each
+// candidate — one warm-up and two timed runs into a scratch output, the faster of the two
+// counts — and keeps the fastest for the process (logged on the `autotuning` artifact).
+// Candidates: dnnl_sgemm; oneDNN's matmul primitive (created once per shape, alpha and
+// beta as its output scale and sum post-op); OpenBLAS split over OpenMP. Smaller products
+// and products inside a parallel region (one per thread) take dnnl_sgemm. The choice
+// follows timings, so two processes may pick differently and round differently (as
+// PyTorch's oneDNN and MKL dispatch do); EMBER_SGEMM=dnnl|matmul|openblas fixes it.
+
+constexpr double kTuneMacs = 1 << 22;
+
+/// dnnl_sgemm with gemm()'s k == 0 rule (oneDNN leaves c unscaled there). oneDNN runs on
+/// OpenMP's threads, and on the calling thread alone inside a parallel region.
+dnnl_status_t dnnl_sgemm_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                              int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (m <= 0 || n <= 0) return dnnl_success;
+  if (k <= 0) {
+    scale_only(m, n, beta, c, ldc);
+    return dnnl_success;
+  }
+  return dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+using ShapeKey = std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, int>;
+
+/// oneDNN's matmul primitive for one product shape (strided plain layouts: no reorders);
+/// alpha is its output scale and beta a sum post-op (c read and added, scaled).
+std::shared_ptr<dnnl::matmul> matmul_primitive(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                                               int64_t lda, int64_t ldb, float beta, int64_t ldc) {
+  static std::mutex mu;
+  static std::map<std::tuple<bool, bool, int64_t, int64_t, int64_t, float, int64_t, int64_t, float, int64_t>,
+                  std::shared_ptr<dnnl::matmul>>
+      cache;
+  const auto key = std::make_tuple(ta, tb, m, n, k, alpha, lda, ldb, beta, ldc);
+  std::lock_guard lock(mu);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  using dnnl::memory;
+  const memory::desc a_md({m, k}, memory::data_type::f32, ta ? memory::dims{1, lda} : memory::dims{lda, 1});
+  const memory::desc b_md({k, n}, memory::data_type::f32, tb ? memory::dims{1, ldb} : memory::dims{ldb, 1});
+  const memory::desc c_md({m, n}, memory::data_type::f32, memory::dims{ldc, 1});
+  dnnl::primitive_attr attr;
+  if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+  if (beta != 0.0f) {
+    dnnl::post_ops ops;
+    ops.append_sum(beta);
+    attr.set_post_ops(ops);
+  }
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, onednn::engine());
+  if (cache.size() >= 256) cache.clear();  // bound memory when shapes keep changing
+  return cache[key] = std::make_shared<dnnl::matmul>(pd);
+}
+
+void matmul_primitive_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  const std::shared_ptr<dnnl::matmul> prim = matmul_primitive(ta, tb, m, n, k, alpha, lda, ldb, beta, ldc);
+  using dnnl::memory;
+  dnnl::engine& eng = onednn::engine();
+  const memory::desc a_md({m, k}, memory::data_type::f32, ta ? memory::dims{1, lda} : memory::dims{lda, 1});
+  const memory::desc b_md({k, n}, memory::data_type::f32, tb ? memory::dims{1, ldb} : memory::dims{ldb, 1});
+  const memory::desc c_md({m, n}, memory::data_type::f32, memory::dims{ldc, 1});
+  memory am(a_md, eng, const_cast<float*>(a)), bm(b_md, eng, const_cast<float*>(b)), cm(c_md, eng, c);
+  dnnl::stream stream(eng);
+  prim->execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+  stream.wait();
+}
+
+/// EMBER_SGEMM, read once: the implementation every tuned-size product takes, or none.
+std::optional<SgemmImpl> forced_sgemm() {
+  static const std::optional<SgemmImpl> forced = []() -> std::optional<SgemmImpl> {
+    const char* v = std::getenv("EMBER_SGEMM");
+    if (!v || !*v || std::string(v) == "auto") return std::nullopt;
+    for (SgemmImpl impl : {SgemmImpl::Dnnl, SgemmImpl::MatmulPrimitive, SgemmImpl::OpenBlas})
+      if (std::string(v) == sgemm_impl_name(impl)) return impl;
+    EMBER_FAIL_KIND(ErrorKind::ValueError) << "EMBER_SGEMM: expected auto, dnnl, matmul or openblas, got '" << v << "'";
+  }();
+  return forced;
+}
+
+std::atomic<int64_t> g_sgemm_tunings{0};
+
+/// The fastest candidate for this product, timed on first sight of its shape.
+SgemmImpl tuned_choice(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                       const float* b, int64_t ldb, int64_t ldc, bool accumulate) {
+  static std::mutex mu;
+  static std::map<ShapeKey, SgemmImpl> chosen;
+  const ShapeKey key{ta, tb, m, n, k, lda, ldb, ldc, accumulate, omp_get_max_threads()};
+  std::lock_guard lock(mu);
+  if (auto it = chosen.find(key); it != chosen.end()) return it->second;
+  std::vector<float> scratch(static_cast<size_t>(m * ldc), 0.0f);
+  std::string timings;
+  SgemmImpl best = SgemmImpl::Dnnl;
+  double best_ms = 0;
+  for (SgemmImpl impl : {SgemmImpl::Dnnl, SgemmImpl::MatmulPrimitive, SgemmImpl::OpenBlas}) {
+    if (impl == SgemmImpl::OpenBlas && std::max({m, n, k, lda, ldb, ldc}) > INT_MAX) continue;
+    double ms = 0;
+    for (int run = 0; run < 3; ++run) {
+      const auto t0 = std::chrono::steady_clock::now();
+      sgemm_on(impl, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, scratch.data(), ldc);
+      const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (run == 1 || (run == 2 && t < ms)) ms = t;
+    }
+    timings += std::string(timings.empty() ? "" : ", ") + sgemm_impl_name(impl) + " " + std::to_string(ms) + " ms";
+    if (impl == SgemmImpl::Dnnl || ms < best_ms) {
+      best = impl;
+      best_ms = ms;
+    }
+  }
+  chosen[key] = best;
+  g_sgemm_tunings.fetch_add(1, std::memory_order_relaxed);
+  EMBER_LOG_ARTIFACT(autotuning) << "sgemm " << m << "x" << k << "x" << n << (ta ? " A^T" : "") << (tb ? " B^T" : "")
+                                 << " (lda " << lda << ", ldb " << ldb << ", ldc " << ldc << ", "
+                                 << omp_get_max_threads() << " threads): " << timings << " -> "
+                                 << sgemm_impl_name(best);
+  return best;
+}
+
+/// c = alpha op(a) op(b) + beta c on the implementation chosen for the product.
+dnnl_status_t sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                    const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  const double macs = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  if (macs < kTuneMacs || omp_in_parallel() || k <= 0)
+    return dnnl_sgemm_call(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  SgemmImpl impl = forced_sgemm().value_or(SgemmImpl::Dnnl);
+  if (!forced_sgemm()) impl = tuned_choice(ta, tb, m, n, k, a, lda, b, ldb, ldc, beta != 0.0f);
+  if (impl == SgemmImpl::OpenBlas && std::max({m, n, k, lda, ldb, ldc}) > INT_MAX) impl = SgemmImpl::Dnnl;
+  if (impl == SgemmImpl::Dnnl) return dnnl_sgemm_call(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  sgemm_on(impl, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  return dnnl_success;
 }
 
 /// The largest value Operand's leading dimensions may take for T's BLAS.
@@ -116,8 +286,8 @@ dnnl_status_t blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float
                         const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   return sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
-dnnl_status_t blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
-                        const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+dnnl_status_t blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
+                        int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
   gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   return dnnl_success;
 }
@@ -261,32 +431,30 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const
           const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0) return scale_only(m, n, beta, c, ldc);
-  EMBER_CHECK(std::max({m, n, k, lda, ldb, ldc}) <= INT_MAX) << "matrix dimensions too large for BLAS";
-  hold_openblas_to_one_thread();
-  // c split into a grid of blocks, one OpenBLAS call per thread. Each call packs its own
-  // blocks of a and b, k * (tn * m + tm * n) elements in all: the grid is the factor pair
-  // of the thread count that packs least. Column blocks start at multiples of 8 doubles
-  // (one AVX-512 register).
-  const int64_t threads = omp_in_parallel() ? 1 : omp_get_max_threads();
-  const double macs = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  const int64_t parts = std::min<int64_t>(threads, static_cast<int64_t>(macs / kTaskMacs));
-  if (parts < 2) return dgemm_on_this_thread(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  int64_t tm = parts, tn = 1;  // on a tie, rows: their blocks of a are contiguous
-  for (int64_t r = parts - 1; r >= 1; --r) {
-    if (parts % r == 0 && (parts / r) * m + r * n < tn * m + tm * n) {
-      tm = r;
-      tn = parts / r;
-    }
+  openblas_split(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+const char* sgemm_impl_name(SgemmImpl impl) {
+  switch (impl) {
+    case SgemmImpl::Dnnl: return "dnnl";
+    case SgemmImpl::MatmulPrimitive: return "matmul";
+    case SgemmImpl::OpenBlas: return "openblas";
   }
-  const int64_t mb = (m + tm - 1) / tm, nb = ((n + tn - 1) / tn + 7) / 8 * 8;
-  const int64_t rows = (m + mb - 1) / mb, cols = (n + nb - 1) / nb;
-#pragma omp parallel for num_threads(static_cast<int>(rows * cols)) schedule(static, 1)
-  for (int64_t t = 0; t < rows * cols; ++t) {
-    const int64_t i = t / cols * mb, j = t % cols * nb;
-    dgemm_on_this_thread(ta, tb, std::min(mb, m - i), std::min(nb, n - j), k, alpha, ta ? a + i : a + i * lda, lda,
-                         tb ? b + j * ldb : b + j, ldb, beta, c + i * ldc + j, ldc);
+  return "?";
+}
+
+void sgemm_on(SgemmImpl impl, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+              int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) return scale_only(m, n, beta, c, ldc);
+  switch (impl) {
+    case SgemmImpl::Dnnl: return check_status(dnnl_sgemm_call(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
+    case SgemmImpl::MatmulPrimitive: return matmul_primitive_call(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    case SgemmImpl::OpenBlas: return openblas_split(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
 }
+
+int64_t sgemm_tunings() { return g_sgemm_tunings.load(); }
 
 void gemm_batched(const Tensor& a, const Tensor& b, Tensor& out, const Scalar& alpha, const Scalar& beta) {
   EMBER_INTERNAL_ASSERT(a.dim() == 3 && b.dim() == 3 && out.dim() == 3 && out.is_contiguous());

@@ -1,7 +1,8 @@
-// kernels/cpu/gemm.h — matrix products for every numeric dtype: float on oneDNN's sgemm,
-// double on OpenBLAS (held to one thread, split across OpenMP's threads here), so every
-// GEMM runs on the one OpenMP pool; half and bfloat16 through the float path on float
-// copies, integers through a blocked loop.
+// kernels/cpu/gemm.h — matrix products for every numeric dtype: float on the fastest of
+// oneDNN's sgemm, oneDNN's matmul primitive and OpenBLAS for each product shape (timed
+// once; Note [sgemm autotuning] in gemm.cpp), double on OpenBLAS (held to one thread,
+// split across OpenMP's threads here), so every GEMM runs on the one OpenMP pool; half and
+// bfloat16 through the float path on float copies, integers through a blocked loop.
 #pragma once
 
 #include <cstdint>
@@ -23,5 +24,15 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const 
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
           const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
+
+/// The float GEMM implementations the autotuner chooses among.
+enum class SgemmImpl { Dnnl, MatmulPrimitive, OpenBlas };
+/// "dnnl", "matmul", "openblas": the names EMBER_SGEMM takes and the autotuning log shows.
+const char* sgemm_impl_name(SgemmImpl impl);
+/// gemm() on one implementation, bypassing the choice. For tests and measurements.
+void sgemm_on(SgemmImpl impl, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+              int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+/// How many float product shapes have been timed so far.
+int64_t sgemm_tunings();
 
 }  // namespace ember::kernels::cpu

@@ -7,6 +7,8 @@
 #include <cmath>
 
 #include "ember/ember.h"
+#include "kernels/cpu/gemm.h"
+#include "support/log_capture.h"
 
 namespace ember {
 namespace {
@@ -150,6 +152,51 @@ TEST(Mm, ProductsSplitAcrossThreadsMatchNaiveLoop) {
         const double tol = dt == kDouble ? 1e-12 : 1e-4;
         expect_close(mm(a, b), naive_product(a.unsqueeze(0), b.unsqueeze(0)), tol, tol);
       }
+}
+
+TEST(Mm, EveryFloatGemmImplementationMatchesNaiveLoop) {
+  // The autotuner's candidates (Note [sgemm autotuning]), each on every transpose, with a
+  // padded output row (ldc > n), below and above the size that is tuned, with alpha = 1,
+  // beta = 0 and with alpha = -2, beta = 0.5.
+  using kernels::cpu::SgemmImpl;
+  for (SgemmImpl impl : {SgemmImpl::Dnnl, SgemmImpl::MatmulPrimitive, SgemmImpl::OpenBlas})
+    for (const auto& [m, k, n] : std::vector<std::array<int64_t, 3>>{{67, 45, 53}, {130, 257, 129}})
+      for (int t = 0; t < 4; ++t) {
+        SCOPED_TRACE(::testing::Message() << kernels::cpu::sgemm_impl_name(impl) << " m=" << m << " k=" << k
+                                          << " n=" << n << " t=" << t);
+        const bool ta = t & 1, tb = t & 2;
+        Tensor a = operand_matrix(m, k, ta, kFloat, 0.1), b = operand_matrix(k, n, tb, kFloat, 0.7);
+        const int64_t lda = ta ? m : k, ldb = tb ? k : n, ldc = n + 3;
+        for (const auto& [alpha, beta] : std::vector<std::pair<double, double>>{{1, 0}, {-2, 0.5}}) {
+          Tensor c = operand_matrix(m, ldc, false, kFloat, 0.3).contiguous();
+          Tensor c0 = c.slice(1, 0, n).contiguous();
+          kernels::cpu::sgemm_on(impl, ta, tb, m, n, k, static_cast<float>(alpha), a.data_ptr<float>(), lda,
+                                 b.data_ptr<float>(), ldb, static_cast<float>(beta), c.data_ptr<float>(), ldc);
+          expect_close(c.slice(1, 0, n),
+                       naive_product(a.unsqueeze(0), b.unsqueeze(0), alpha, beta, c0.to_vector<double>()), 1e-5,
+                       1e-4);
+        }
+      }
+}
+
+TEST(Mm, LargeFloatProductsAreTimedOncePerShapeAndLogged) {
+  testing::LogCapture logs("autotuning");
+  const int64_t before = kernels::cpu::sgemm_tunings();
+  // 256 x 128 x 160: 5.2M multiply-adds, above the 4M that are tuned.
+  Tensor a = operand_matrix(256, 128, false, kFloat, 0.2), b = operand_matrix(128, 160, true, kFloat, 0.4);
+  const std::vector<double> want = naive_product(a.unsqueeze(0), b.unsqueeze(0));
+  expect_close(mm(a, b), want, 1e-5, 1e-4);
+  expect_close(mm(a, b), want, 1e-5, 1e-4);
+  EXPECT_EQ(kernels::cpu::sgemm_tunings(), before + 1) << "one shape, timed once";
+  Tensor b2 = operand_matrix(128, 161, true, kFloat, 0.4);
+  expect_close(mm(a, b2), naive_product(a.unsqueeze(0), b2.unsqueeze(0)), 1e-5, 1e-4);
+  EXPECT_EQ(kernels::cpu::sgemm_tunings(), before + 2) << "another shape, timed once more";
+  const std::string text = logs.text();
+  EXPECT_NE(text.find("sgemm 256x128x160 B^T"), std::string::npos) << text;
+  EXPECT_NE(text.find("dnnl "), std::string::npos) << text;
+  EXPECT_NE(text.find("matmul "), std::string::npos) << text;
+  EXPECT_NE(text.find("openblas "), std::string::npos) << text;
+  EXPECT_NE(text.find(" -> "), std::string::npos) << text;
 }
 
 TEST(Mm, MetaTensorsGetShapeOnly) {
