@@ -142,7 +142,7 @@ TEST_F(Logging, UnknownNameRaisesValueErrorListingValidSettings) {
             "Valid settings:\n"
             "all, dynamo, aot, inductor, graph, graph_code, graph_sizes, graph_breaks, guards, recompiles, "
             "recompiles_verbose, aot_graphs, aot_joint_graph, post_grad_graphs, schedule, fusion, perf_hints, "
-            "output_code");
+            "output_code, autotuning");
   // The settings before the bad call stay.
   EXPECT_EQ(logging::current_spec(), "aot");
   EXPECT_TRUE(logging::is_enabled(Component::aot, Level::kInfo));
