@@ -11,6 +11,7 @@ const char* cpp_prelude() {
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -27,8 +28,17 @@ inline V ld(const S* p, int64_t s) {
   for (int i = 0; i < V::size(); ++i) t[i] = static_cast<typename V::value_type>(p[i * s]);
   return V::load(t);
 }
+// A where() condition: lane i is all ones when p[i * s] is true. Contiguous bools widen
+// in the vector unit (one byte load, one conversion, one compare per vector).
 template <typename V>
 inline auto ld_mask(const bool* p, int64_t s) {
+  using M = typename V::mask_raw;
+  if (s == 1) {
+    typedef uint8_t bytes __attribute__((vector_size(V::size())));
+    bytes b;
+    std::memcpy(&b, p, sizeof b);
+    return typename V::Mask{__builtin_convertvector(b, M) != M{}};
+  }
   return ld<V>(p, s) != V(typename V::value_type(0));
 }
 template <typename V>

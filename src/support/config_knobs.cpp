@@ -159,7 +159,7 @@ const std::vector<Knob>& knob_table() {
        .meaning = "trace directory: a profile of the compile itself"},
       {.name = "inductor.trace.kernel_profile",
        .aliases = {},
-       .env = {},
+       .env = {"EMBER_KERNEL_PROFILE"},
        .field = EMBER_FIELD(inductor.trace.kernel_profile),
        .meaning = "trace directory: kernel_profile.txt, each kernel's and extern call's time and GB/s"},
   };
