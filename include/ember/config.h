@@ -85,7 +85,10 @@ struct Config {
       bool ir_post_fusion = true;        ///< ir_post_fusion.txt
       bool output_code = true;           ///< output_code.cpp
       bool graph_diagram = false;        ///< graph_diagram.svg. INDUCTOR_POST_FUSION_SVG
-      bool compile_profile = false;      ///< a profile of the compile
+      bool compile_profile = false;      ///< compile_profile.csv: each stage's time
+      /// kernel_profile.txt: each kernel's and extern call's time and GB/s over the calls
+      /// so far (timing every step of every call).
+      bool kernel_profile = false;
     } trace;
   } inductor;
 };

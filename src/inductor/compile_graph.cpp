@@ -13,13 +13,15 @@
 
 #include "aot/aot.h"
 #include "ember/autograd.h"
+#include "ember/config.h"
 #include "ember/ops/creation.h"
 #include "graph/interpreter.h"
 #include "inductor/inductor.h"
+#include "inductor/kernel_profile.h"
 #include "inductor/pipeline.h"
-#include "ops/registry.h"
 #include "inductor/trace.h"
 #include "ops/dispatch.h"
+#include "ops/registry.h"
 #include "support/call_context.h"
 #include "support/logging.h"
 
@@ -48,6 +50,9 @@ struct Program {
   std::vector<std::vector<size_t>> dies_after;
   /// Per kernel: inputs (ValueRefs) dying at that kernel that it may write its output over.
   std::vector<std::vector<ValueRef>> in_place;
+  /// trace.kernel_profile: the timed steps, and per node position its step (-1: none).
+  std::shared_ptr<KernelProfile> profile;
+  std::vector<int> step_of;
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
 };
@@ -105,12 +110,19 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   size_t next_input = 0;
   std::vector<Tensor> results;
   std::vector<void*> ptrs;
+  std::vector<int64_t> step_ns;  // this call's time per profiled step
+  if (profile) step_ns.assign(profile->steps().size(), 0);
+  auto timed = [&](size_t i) { return profile && step_of[i] >= 0 ? &step_ns : nullptr; };
   for (size_t i = 0; i < g.nodes().size(); ++i) {
     const Node& n = *g.nodes()[i];
     switch (n.kind()) {
       case NodeKind::Placeholder:
-      case NodeKind::Attribute: env[i] = {inputs.at(next_input++)}; break;
-      case NodeKind::Constant: env[i] = {g.constants().at(n.target())}; break;
+      case NodeKind::Attribute:
+        env[i] = {inputs.at(next_input++)};
+        break;
+      case NodeKind::Constant:
+        env[i] = {g.constants().at(n.target())};
+        break;
       case NodeKind::Output:
         for (const Arg& a : n.args()) results.push_back(value_of(a.value));
         break;
@@ -160,7 +172,10 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
             ptrs.push_back(t.raw_data_ptr());
           }
           for (const Tensor& out : outs) ptrs.push_back(out.raw_data_ptr());
-          fns[k->second](ptrs.data());
+          {
+            StepTimer timer(timed(i), profile ? step_of[i] : 0);
+            fns[k->second](ptrs.data());
+          }
           EMBER_CHECK(!raise_after.count(k->second))
               << "inductor: injected runtime error after kernel " << kernel.name << " of graph " << g.name()
               << " (inject_relu_bug_TESTING_ONLY=runtime_error)";
@@ -172,8 +187,8 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           break;
         }
         // Views and extern calls run their eager kernels, as the interpreter does.
-        std::vector<Tensor> outs = graph::run_call_node(n, value_of);
-        env[i] = std::move(outs);
+        StepTimer timer(timed(i), profile ? step_of[i] : 0);
+        env[i] = graph::run_call_node(n, value_of);
         break;
       }
     }
@@ -188,6 +203,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
       env[dead].clear();
     }
   }
+  if (profile) profile->add_call(step_ns);
   return results;
 }
 
@@ -223,8 +239,8 @@ std::vector<std::vector<size_t>> plan_memory(const Graph& g, const std::map<cons
   // A view shares its base's buffer: the base lives as long as any view of it.
   for (size_t i = n; i-- > 0;) {
     const Node& node = *g.nodes()[i];
-    if (node.kind() == NodeKind::Call && node.op() && node.op()->kind == ops::OpKind::View &&
-        !node.args().empty() && node.args()[0].kind == Arg::Kind::Value) {
+    if (node.kind() == NodeKind::Call && node.op() && node.op()->kind == ops::OpKind::View && !node.args().empty() &&
+        node.args()[0].kind == Arg::Kind::Value) {
       const size_t base = index.at(node.args()[0].value.node);
       last[base] = std::max(last[base], last[i]);
       if (keep[i]) keep[base] = true;
@@ -240,6 +256,47 @@ std::vector<std::vector<size_t>> plan_memory(const Graph& g, const std::map<cons
 
 int64_t buffers_reused() { return g_buffers_reused.load(std::memory_order_relaxed); }
 int64_t outputs_in_place() { return g_outputs_in_place.load(std::memory_order_relaxed); }
+
+/// trace.kernel_profile's steps: each kernel (at its run position) and each extern call, in
+/// run order; views are not timed.
+std::shared_ptr<KernelProfile> make_profile(Program& p, const std::filesystem::path& file) {
+  const Graph& g = *p.graph;
+  std::vector<KernelProfile::Step> steps;
+  p.step_of.assign(g.nodes().size(), -1);
+  auto bytes_of = [](const Node& n, uint64_t sum) {
+    for (const TensorMeta& m : n.meta()) sum += storage_bytes(m);
+    return sum;
+  };
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const Node& n = *g.nodes()[i];
+    if (n.kind() != NodeKind::Call) continue;
+    KernelProfile::Step step;
+    if (auto k = p.kernel_at.find(&n); k != p.kernel_at.end()) {
+      const Kernel& kernel = p.kernels[k->second];
+      step.what = "kernel " + kernel.name;
+      for (const ValueRef& v : kernel.inputs) step.bytes += storage_bytes(v.node->meta()[v.index]);
+      if (!kernel.outputs.empty()) {
+        for (const PointwiseNode* o : kernel.outputs) step.bytes = bytes_of(*o->node, step.bytes);
+      } else {
+        step.bytes = bytes_of(kernel.root ? *kernel.root->node : *kernel.row->node, step.bytes);
+      }
+    } else if (p.lowered.roles.at(&n) == NodeRole::Extern) {
+      step.what = "extern " + n.target() + " (%" + n.name() + ")";
+      for (const Arg& a : n.args()) {
+        if (a.kind == Arg::Kind::Value) step.bytes += storage_bytes(a.value.node->meta()[a.value.index]);
+        if (a.kind == Arg::Kind::ValueList)
+          for (const auto& v : a.values)
+            if (v) step.bytes += storage_bytes(v->node->meta()[v->index]);
+      }
+      step.bytes = bytes_of(n, step.bytes);
+    } else {
+      continue;
+    }
+    p.step_of[i] = static_cast<int>(steps.size());
+    steps.push_back(std::move(step));
+  }
+  return std::make_shared<KernelProfile>(g.name(), file, std::move(steps));
+}
 
 CompiledGraph compile_graph(Graph& captured, const std::vector<Tensor>& example_inputs) {
   return aot::aot_compile(captured, example_inputs, compile_fx_inner, "inductor_inner");
@@ -273,13 +330,14 @@ CompiledGraph compile_fx_inner(Graph& input_graph, const std::vector<Tensor>& ex
       if (std::string(e.what()).find(k.name) != std::string::npos) named += (named.empty() ? "" : ", ") + k.name;
     if (named.empty())
       for (const Kernel& k : program->kernels) named += (named.empty() ? "" : ", ") + k.name;
-    EMBER_FAIL() << "inductor: the generated code of graph " << g.name() << " does not compile (kernel "
-                 << named << ")" << (trace.dir() ? "; its files are in " + trace.dir()->string() : "")
-                 << "\n" << e.what();
+    EMBER_FAIL() << "inductor: the generated code of graph " << g.name() << " does not compile (kernel " << named << ")"
+                 << (trace.dir() ? "; its files are in " + trace.dir()->string() : "") << "\n"
+                 << e.what();
   }
   trace.stage_done(code.cache_hit ? "load (cache hit)" : "C++ compile and load");
   EMBER_LOG_ARTIFACT(output_code) << "Output code written to: " << code.so_path.substr(0, code.so_path.size() - 3)
-                                  << ".cpp\n" << source;
+                                  << ".cpp\n"
+                                  << source;
   program->handle = code.handle;
   for (size_t k = 0; k < program->kernels.size(); ++k) {
     const Kernel& kernel = program->kernels[k];
@@ -311,6 +369,10 @@ CompiledGraph compile_fx_inner(Graph& input_graph, const std::vector<Tensor>& ex
         candidates.push_back(v);
     }
     program->in_place.push_back(std::move(candidates));
+  }
+
+  if (trace.dir() && config().inductor.trace.kernel_profile) {
+    program->profile = make_profile(*program, *trace.dir() / "kernel_profile.txt");
   }
 
   CompileReport report;
@@ -367,9 +429,8 @@ void register_inductor_backends() {
   std::call_once(once, [] {
     const std::vector<std::string> known = list_backends();
     if (std::find(known.begin(), known.end(), "inductor") != known.end()) return;
-    register_backend("inductor", [](Graph& g, const std::vector<Tensor>& examples) {
-      return inductor::compile_graph(g, examples);
-    });
+    register_backend(
+        "inductor", [](Graph& g, const std::vector<Tensor>& examples) { return inductor::compile_graph(g, examples); });
     // The code generator alone, for graphs already through the AOT stage: what
     // TORCHDYNAMO_REPRO_AFTER=aot launchers and repros run (PyTorch's compile_fx_inner).
     register_backend("inductor_inner", [](Graph& g, const std::vector<Tensor>& examples) {

@@ -177,6 +177,11 @@ const std::vector<Knob>& knob_table() {
        .env = {},
        .field = EMBER_FIELD(inductor.trace.compile_profile),
        .meaning = "trace directory: a profile of the compile itself"},
+      {.name = "inductor.trace.kernel_profile",
+       .aliases = {},
+       .env = {},
+       .field = EMBER_FIELD(inductor.trace.kernel_profile),
+       .meaning = "trace directory: kernel_profile.txt, each kernel's and extern call's time and GB/s"},
   };
   return table;
 }

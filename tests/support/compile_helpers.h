@@ -61,7 +61,8 @@ class CompileDirTest : public DiagnosticsTest {
   void SetUp() override {
     DiagnosticsTest::SetUp();
     const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = "ember_" + std::string(info->test_suite_name()) + "_" + std::to_string(getpid()) + "_" + info->name();
+    std::string name =
+        "ember_" + std::string(info->test_suite_name()) + "_" + std::to_string(getpid()) + "_" + info->name();
     for (char& c : name)
       if (c == '/') c = '_';  // parameterized tests: "Instance/Suite", "Test/0"
     root_ = std::filesystem::temp_directory_path() / name;

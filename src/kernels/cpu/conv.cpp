@@ -14,13 +14,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
+#include "kernels/cpu/conv_common.h"
 #include "kernels/cpu/dnnl_conv.h"
 #include "kernels/cpu/gemm.h"
-#include "kernels/cpu/conv_common.h"
 #include "kernels/cpu/loops.h"
 
 namespace ember::kernels::cpu {
@@ -60,8 +60,8 @@ std::shared_ptr<DnnlConv> make_dnnl_conv(const Conv2dParams& p, bool has_bias) {
 
 std::shared_ptr<DnnlConv> cached_dnnl_conv(const Conv2dParams& p, bool has_bias) {
   using Key = std::array<int64_t, 18>;
-  const Key key{p.batch,    p.in_channels, p.in_h,       p.in_w,     p.out_channels, p.kernel_h,
-                p.kernel_w, p.out_h,       p.out_w,      p.stride_h, p.stride_w,     p.pad_h,
+  const Key key{p.batch,    p.in_channels, p.in_h,       p.in_w,     p.out_channels,   p.kernel_h,
+                p.kernel_w, p.out_h,       p.out_w,      p.stride_h, p.stride_w,       p.pad_h,
                 p.pad_w,    p.dilation_h,  p.dilation_w, p.groups,   has_bias ? 1 : 0, 0};
   static std::mutex mu;
   static std::map<Key, std::shared_ptr<DnnlConv>> cache;
@@ -202,8 +202,10 @@ std::vector<Acc> to_acc(const Tensor& t) {
   std::vector<Acc> v(static_cast<size_t>(t.numel()));
   const T* src = t.data_ptr<T>();
   for (size_t i = 0; i < v.size(); ++i) {
-    if constexpr (std::is_integral_v<T>) v[i] = static_cast<Acc>(static_cast<int64_t>(src[i]));
-    else v[i] = static_cast<Acc>(static_cast<float>(src[i]));
+    if constexpr (std::is_integral_v<T>)
+      v[i] = static_cast<Acc>(static_cast<int64_t>(src[i]));
+    else
+      v[i] = static_cast<Acc>(static_cast<float>(src[i]));
   }
   return v;
 }
@@ -211,8 +213,7 @@ std::vector<Acc> to_acc(const Tensor& t) {
 // --- pooling -------------------------------------------------------------------------
 
 bool pool_parallel(const Pool2dParams& p, int64_t window) {
-  return p.planes > 1 && p.planes * p.out_h * p.out_w * std::max<int64_t>(window, 1) > kGrainSize &&
-         !omp_in_parallel();
+  return p.planes > 1 && p.planes * p.out_h * p.out_w * std::max<int64_t>(window, 1) > kGrainSize && !omp_in_parallel();
 }
 
 template <typename T>
@@ -305,12 +306,13 @@ void conv2d_typed(const Tensor& input, const Tensor& weight, const Tensor& bias,
   const bool empty_reduction = p.in_channels == 0 || p.kernel_h == 0 || p.kernel_w == 0;
   if constexpr (std::is_same_v<scalar_t, float>) {
     if (!empty_reduction) {
-      conv2d_dnnl(input.data_ptr<float>(), weight.data_ptr<float>(),
-                  bias.defined() ? bias.data_ptr<float>() : nullptr, out.data_ptr<float>(), p);
+      conv2d_dnnl(input.data_ptr<float>(), weight.data_ptr<float>(), bias.defined() ? bias.data_ptr<float>() : nullptr,
+                  out.data_ptr<float>(), p);
       return;
     }
   }
-  if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, Half> || std::is_same_v<scalar_t, BFloat16>) {
+  if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, Half> ||
+                std::is_same_v<scalar_t, BFloat16>) {
     const std::vector<float> in_f = to_float<scalar_t>(input), w_f = to_float<scalar_t>(weight);
     const std::vector<float> b_f = bias.defined() ? to_float<scalar_t>(bias) : std::vector<float>{};
     std::vector<float> out_f(static_cast<size_t>(out.numel()));

@@ -10,8 +10,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/conv_common.h"
+#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/loops.h"
 
 namespace ember::kernels::cpu {
@@ -69,8 +69,7 @@ void bias_grad_impl(const T* g, T* o, int64_t N, int64_t C, int64_t S) {
 }
 
 bool pool_parallel(const Pool2dParams& p, int64_t window) {
-  return p.planes > 1 && p.planes * p.out_h * p.out_w * std::max<int64_t>(window, 1) > kGrainSize &&
-         !omp_in_parallel();
+  return p.planes > 1 && p.planes * p.out_h * p.out_w * std::max<int64_t>(window, 1) > kGrainSize && !omp_in_parallel();
 }
 
 template <typename T>
@@ -166,8 +165,7 @@ void max_pool2d_backward(const Tensor& grad_output, const Tensor& indices, const
   const int64_t plane = p.in_h * p.in_w;
   for (int64_t i = 0; i < indices.numel(); ++i)
     EMBER_CHECK_INDEX(ind[i] >= 0 && ind[i] < plane)
-        << "index " << ind[i] << " is out of range for an input plane of "
-        << plane << " elements";
+        << "index " << ind[i] << " is out of range for an input plane of " << plane << " elements";
   EMBER_DISPATCH_FLOATING_TYPES(grad_input.dtype(), "max_pool2d_with_indices_backward", [&] {
     max_pool_backward_impl<scalar_t>(grad_output.data_ptr<scalar_t>(), ind, grad_input.data_ptr<scalar_t>(), p);
   });

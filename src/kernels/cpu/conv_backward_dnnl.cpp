@@ -42,7 +42,8 @@ std::shared_ptr<DnnlConvBackward> make(const Conv2dParams& p, bool want_data, bo
                                             g.strides, g.dilates, g.pad, g.pad);
   const dnnl::convolution_forward::primitive_desc fwd_pd(fwd, engine());
   if (want_data) {
-    const dnnl::convolution_backward_data::desc d(alg, g.any_src, g.any_wei, g.any_dst, g.strides, g.dilates, g.pad, g.pad);
+    const dnnl::convolution_backward_data::desc d(alg, g.any_src, g.any_wei, g.any_dst, g.strides, g.dilates, g.pad,
+                                                  g.pad);
     const dnnl::convolution_backward_data::primitive_desc pd(d, engine(), fwd_pd);
     c->data = dnnl::convolution_backward_data(pd);
     c->data_diff_dst = pd.diff_dst_desc();
@@ -53,10 +54,10 @@ std::shared_ptr<DnnlConvBackward> make(const Conv2dParams& p, bool want_data, bo
     c->data_src_out = reorder(c->data_diff_src, g.user_src);
   }
   if (want_weights) {
-    const auto d = with_bias ? dnnl::convolution_backward_weights::desc(alg, g.any_src, g.any_wei, g.user_bias, g.any_dst,
-                                                                         g.strides, g.dilates, g.pad, g.pad)
+    const auto d = with_bias ? dnnl::convolution_backward_weights::desc(alg, g.any_src, g.any_wei, g.user_bias,
+                                                                        g.any_dst, g.strides, g.dilates, g.pad, g.pad)
                              : dnnl::convolution_backward_weights::desc(alg, g.any_src, g.any_wei, g.any_dst, g.strides,
-                                                                         g.dilates, g.pad, g.pad);
+                                                                        g.dilates, g.pad, g.pad);
     const dnnl::convolution_backward_weights::primitive_desc pd(d, engine(), fwd_pd);
     c->weights = dnnl::convolution_backward_weights(pd);
     c->w_src = pd.src_desc();
@@ -86,8 +87,7 @@ std::shared_ptr<DnnlConvBackward> cached(const Conv2dParams& p, bool want_data, 
 }
 
 /// `user` in the primitive's layout: a reordered copy, or `user` itself.
-memory to_primitive(dnnl::stream& s, memory& user, const memory::desc& want,
-                    const std::unique_ptr<dnnl::reorder>& r) {
+memory to_primitive(dnnl::stream& s, memory& user, const memory::desc& want, const std::unique_ptr<dnnl::reorder>& r) {
   if (!r) return user;
   memory m(want, engine());
   r->execute(s, user, m);
@@ -123,8 +123,8 @@ bool conv2d_backward_dnnl(const float* grad_out, const float* input, const float
     memory src = to_primitive(s, user_src, c->w_src, c->w_src_in);
     memory diff_dst = to_primitive(s, user_dst, c->w_diff_dst, c->w_dst_in);
     memory diff_wei = c->w_wei_out ? memory(c->w_diff_wei, engine()) : user_wei;
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, diff_dst},
-                                         {DNNL_ARG_DIFF_WEIGHTS, diff_wei}};
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_DIFF_WEIGHTS, diff_wei}};
     if (grad_bias) args.emplace(DNNL_ARG_DIFF_BIAS, memory(c->g.user_bias, engine(), grad_bias));
     c->weights.execute(s, args);
     if (c->w_wei_out) c->w_wei_out->execute(s, diff_wei, user_wei);

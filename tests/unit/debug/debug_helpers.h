@@ -13,10 +13,10 @@
 #include <sstream>
 #include <string>
 
-#include "../support/log_capture.h"
 #include "debug/repro.h"
 #include "ember/ember.h"
 #include "support/graph_helpers.h"
+#include "support/log_capture.h"
 
 namespace ember::testing {
 

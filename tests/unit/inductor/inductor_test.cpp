@@ -2,6 +2,8 @@
 // into one kernel, reductions (tested fully in reduction_test.cpp) become row kernels with their prologues
 // and epilogues, extern calls fall back (logged), and the on-disk cache hits, and
 // rebuilds a corrupt entry. Each distinct graph costs one C++ compile, so graphs are few.
+#include "inductor/inductor.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,7 +11,6 @@
 #include <fstream>
 
 #include "ember/ember.h"
-#include "inductor/inductor.h"
 #include "support/compile_helpers.h"
 
 namespace ember {
@@ -79,7 +80,8 @@ TEST_F(InductorTest, AnEpilogueOverAGemmResultThatDiesThereWritesInPlace) {
   EXPECT_EQ(inductor::outputs_in_place() - before, 1);
   const inductor::CompileReport r = inductor::last_compile_report();
   EXPECT_NE(r.source.find("const float* in0 ="), std::string::npos)
-      << "the buffer the output may overwrite has no __restrict\n" << r.source;
+      << "the buffer the output may overwrite has no __restrict\n"
+      << r.source;
 }
 
 TEST_F(InductorTest, AGraphOutputOrAValueReadLaterIsNeverOverwritten) {
@@ -120,7 +122,9 @@ TEST_F(InductorTest, DeadIntermediateBuffersAreReusedByLaterKernelsOfTheSameSize
 }
 
 TEST_F(InductorTest, Float64AndTypeConversionsCompileAndEqualEager) {
-  auto fn = [](const Tensor& x, const Tensor& y) { return gelu(x.to(kDouble) * y - 1.5) + where(y > 0, y, x.to(kDouble)); };
+  auto fn = [](const Tensor& x, const Tensor& y) {
+    return gelu(x.to(kDouble) * y - 1.5) + where(y > 0, y, x.to(kDouble));
+  };
   auto compiled = compile(fn, {.backend = "inductor"});
   Tensor x = randn({7, 33}), y = randn({7, 33}, kDouble);
   const Tensor out = compiled(x, y);
@@ -151,7 +155,8 @@ TEST_F(InductorTest, CorruptCachedLibraryIsDetectedAndRebuilt) {
   const std::string partial = so + ".partial";
   {
     std::ofstream out(partial, std::ios::binary);
-    out << "\x7f" "ELF truncated";
+    out << "\x7f"
+           "ELF truncated";
   }
   fs::rename(partial, so);
   const int64_t before = inductor::compiler_invocations();
@@ -184,8 +189,7 @@ TEST_F(InductorTest, SoftmaxOverTheLastDimOfW2IsOneRowKernelAndEqualsEager) {
 // conversion to another dtype reads the kernel's output.
 TEST_F(InductorTest, SoftmaxStoringItsExponentialsFeedsEpiloguesTheFinalValues) {
   auto fn = [](const Tensor& x, const Tensor& y) {
-    return std::vector<Tensor>{softmax(x, -1) * 3 + x, softmax(y.t(), -1) - 1,
-                               (softmax(x, -1) * 2).to(kDouble)};
+    return std::vector<Tensor>{softmax(x, -1) * 3 + x, softmax(y.t(), -1) - 1, (softmax(x, -1) * 2).to(kDouble)};
   };
   auto compiled = compile(fn, {.backend = "inductor"});
   Tensor x = randn({37, 70}) * 4, y = randn({70, 37}) * 4;
@@ -199,9 +203,7 @@ TEST_F(InductorTest, SoftmaxStoringItsExponentialsFeedsEpiloguesTheFinalValues) 
 
 TEST_F(InductorTest, LayerNormWithWeightAndBiasOfW3IsOneRowKernelAndEqualsEager) {
   testing::LogCapture logs("schedule,inductor");
-  auto fn = [](const Tensor& x, const Tensor& w, const Tensor& b) {
-    return layer_norm(x, {1000}, w, b, 1e-5);
-  };
+  auto fn = [](const Tensor& x, const Tensor& w, const Tensor& b) { return layer_norm(x, {1000}, w, b, 1e-5); };
   auto compiled = compile(fn, {.backend = "inductor"});
   Tensor x = randn({64, 1000}) * 3 + 1, w = randn({1000}), b = randn({1000});
   expect_close(compiled(x, w, b), fn(x, w, b), 1.3e-6, 1e-5);

@@ -20,6 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
+using testing::expect_close;
 using testing::read_text;
 
 std::vector<fs::path> entries(const fs::path& dir) {
@@ -77,8 +78,8 @@ TEST_F(TraceTest, TorchCompileDebugWritesEveryFileOfTheGuideModel) {
   EXPECT_TRUE(close(y, model.forward(x)));
 
   const fs::path run = run_dir();
-  EXPECT_TRUE(std::regex_match(run.filename().string(),
-                               std::regex(R"(run_\d{4}_\d\d_\d\d_\d\d_\d\d_\d\d_\d{6}-pid_)" + std::to_string(getpid()))))
+  EXPECT_TRUE(std::regex_match(run.filename().string(), std::regex(R"(run_\d{4}_\d\d_\d\d_\d\d_\d\d_\d\d_\d{6}-pid_)" +
+                                                                   std::to_string(getpid()))))
       << run;
   const std::string dynamo_log = read_text(run / "torchdynamo" / "debug.log");
   EXPECT_NE(dynamo_log.find("Step 1: torchdynamo start tracing model"), std::string::npos) << dynamo_log;
@@ -108,12 +109,11 @@ TEST_F(TraceTest, TorchCompileDebugWritesEveryFileOfTheGuideModel) {
   EXPECT_NE(transformed.find(readable), std::string::npos)
       << "the Linear's addmm feeds layer norm, not a pointwise node: no pass changes the graph";
   const std::string pre = read_text(d / "ir_pre_fusion.txt");
-  for (const char* marker : {": SchedulerNode(ComputedBuffer)", ": ExternKernelSchedulerNode(FallbackKernel)",
-                             ".writes = [MemoryDep('buf", ".unmet_dependencies = [", ".met_dependencies = [",
-                             ".group.device = cpu", ".group.iteration = ((10, 10), ())", ".sizes = ([10, 10], [])",
-                             "_loop_body:", "var_ranges = {c0: 10, c1: 10}", "op_relu(",
-                             "aten::native_layer_norm (layer_norm over the last dim)",
-                             ".group.iteration = ((10,), (10,))"})
+  for (const char* marker :
+       {": SchedulerNode(ComputedBuffer)", ": ExternKernelSchedulerNode(FallbackKernel)", ".writes = [MemoryDep('buf",
+        ".unmet_dependencies = [", ".met_dependencies = [", ".group.device = cpu", ".group.iteration = ((10, 10), ())",
+        ".sizes = ([10, 10], [])", "_loop_body:", "var_ranges = {c0: 10, c1: 10}", "op_relu(",
+        "aten::native_layer_norm (layer_norm over the last dim)", ".group.iteration = ((10,), (10,))"})
     EXPECT_NE(pre.find(marker), std::string::npos) << marker << "\n" << pre;
   const std::string post = read_text(d / "ir_post_fusion.txt");
   EXPECT_NE(post.find("# kernel cpp_fused"), std::string::npos) << post;
@@ -121,6 +121,7 @@ TEST_F(TraceTest, TorchCompileDebugWritesEveryFileOfTheGuideModel) {
   EXPECT_NE(read_text(d / "output_code.cpp").find("extern \"C\" void cpp_fused_"), std::string::npos);
   EXPECT_FALSE(fs::exists(d / "graph_diagram.svg")) << "off by default";
   EXPECT_FALSE(fs::exists(d / "compile_profile.csv")) << "off by default";
+  EXPECT_FALSE(fs::exists(d / "kernel_profile.txt")) << "off by default";
 }
 
 TEST_F(TraceTest, TraceSwitchesChooseTheFiles) {
@@ -142,6 +143,32 @@ TEST_F(TraceTest, TraceSwitchesChooseTheFiles) {
   const std::string profile = read_text(dirs[0] / "compile_profile.csv");
   EXPECT_NE(profile.find("lowering,"), std::string::npos) << profile;
   EXPECT_NE(profile.find("total,"), std::string::npos) << profile;
+}
+
+TEST_F(TraceTest, KernelProfileTimesEveryKernelAndExternCallOfEachCall) {
+  enable_trace();
+  config().inductor.trace.kernel_profile = true;
+  auto fn = [](const Tensor& x, const Tensor& w) { return relu(mm(x * 2, w) + 1); };
+  fs::path file;
+  {
+    auto compiled = compile(fn, {.backend = "inductor"});
+    Tensor x = randn({64, 32}), w = randn({32, 48});
+    for (int i = 0; i < 3; ++i) expect_close(compiled(x, w), fn(x, w), 1.3e-6, 1e-5);
+    const auto dirs = graph_dirs();
+    ASSERT_EQ(dirs.size(), 1u);
+    file = dirs[0] / "kernel_profile.txt";
+    // Written after calls 1, 2, 4, ...: after three calls the file holds two.
+    const std::string after3 = read_text(file);
+    EXPECT_NE(after3.find("kernel profile of graph"), std::string::npos) << after3;
+    EXPECT_NE(after3.find(": 2 calls, 3 steps"), std::string::npos) << after3;
+    EXPECT_NE(after3.find("kernel cpp_fused_mul_0"), std::string::npos) << after3;
+    EXPECT_NE(after3.find("extern aten::mm (%mm)"), std::string::npos) << after3;
+    EXPECT_NE(after3.find("kernel cpp_fused_add_relu_1"), std::string::npos) << after3;
+    EXPECT_NE(after3.find("all steps"), std::string::npos) << after3;
+  }
+  // The compiled function is gone: the profile is written a last time with every call.
+  const std::string last = read_text(file);
+  EXPECT_NE(last.find(": 3 calls, 3 steps"), std::string::npos) << last;
 }
 
 TEST_F(TraceTest, InjectedCompileErrorNamesTheKernelKeepsTheFilesAndLeavesStep3Unfinished) {
@@ -249,10 +276,14 @@ TEST_F(TraceTest, TwoProcessesCompilingTheSameGraphShareOneCacheEntry) {
   for (const auto& e : fs::recursive_directory_iterator(cache)) {
     if (!e.is_regular_file()) continue;
     const std::string name = e.path().filename().string();
-    if (name.ends_with(".so")) ++so;
-    else if (name.ends_with(".so.fnv")) ++sums;
-    else if (name.ends_with(".cpp")) ++cpp;
-    else ++other;
+    if (name.ends_with(".so"))
+      ++so;
+    else if (name.ends_with(".so.fnv"))
+      ++sums;
+    else if (name.ends_with(".cpp"))
+      ++cpp;
+    else
+      ++other;
   }
   EXPECT_EQ(so, 1);
   EXPECT_EQ(sums, 1);
