@@ -22,9 +22,12 @@ constexpr BisectSubsystem kSubsystems[] = {BisectSubsystem::GraphPasses, BisectS
 
 int64_t& limit_field(BisectSubsystem s) {
   switch (s) {
-    case BisectSubsystem::GraphPasses: return config().inductor.bisect_max_graph_passes;
-    case BisectSubsystem::Lowerings: return config().inductor.bisect_max_lowerings;
-    case BisectSubsystem::Fusions: return config().inductor.bisect_max_fusions;
+    case BisectSubsystem::GraphPasses:
+      return config().inductor.bisect_max_graph_passes;
+    case BisectSubsystem::Lowerings:
+      return config().inductor.bisect_max_lowerings;
+    case BisectSubsystem::Fusions:
+      return config().inductor.bisect_max_fusions;
   }
   return config().inductor.bisect_max_lowerings;
 }
@@ -32,9 +35,12 @@ int64_t& limit_field(BisectSubsystem s) {
 /// "lowering", "fusion", "graph pass application": one decision of `s`.
 const char* decision_noun(BisectSubsystem s) {
   switch (s) {
-    case BisectSubsystem::GraphPasses: return "graph pass application";
-    case BisectSubsystem::Lowerings: return "lowering";
-    case BisectSubsystem::Fusions: return "fusion";
+    case BisectSubsystem::GraphPasses:
+      return "graph pass application";
+    case BisectSubsystem::Lowerings:
+      return "lowering";
+    case BisectSubsystem::Fusions:
+      return "fusion";
   }
   return "";
 }
@@ -56,12 +62,9 @@ class SavedLimits {
   std::vector<int64_t> saved_;
 };
 
-bool is_inductor(const std::string& backend) { return backend == "inductor" || backend == "inductor_inner"; }
-
 std::string join_names(const std::vector<std::string>& names, const char* last_sep) {
   std::string out;
-  for (size_t i = 0; i < names.size(); ++i)
-    out += (i == 0 ? "" : i + 1 == names.size() ? last_sep : ", ") + names[i];
+  for (size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : i + 1 == names.size() ? last_sep : ", ") + names[i];
   return out;
 }
 
@@ -74,9 +77,8 @@ class Bisector {
 
   BisectResult run() {
     const std::vector<std::string> backends = bisect_backends(options_.backend);
-    say("graph " + g_.name() + " (" + std::to_string(g_.op_count()) + " ops); backends " +
-        join_names(backends, ", ") + "; chasing " +
-        (result_.failure ? result_.failure->str() : std::string("the first failure a backend shows")));
+    say("graph " + g_.name() + " (" + std::to_string(g_.op_count()) + " ops); backends " + join_names(backends, ", ") +
+        "; chasing " + (result_.failure ? result_.failure->str() : std::string("the first failure a backend shows")));
     for (BisectSubsystem s : kSubsystems) limit_field(s) = -1;
     std::string passed;
     for (const std::string& backend : backends) {
@@ -87,7 +89,7 @@ class Bisector {
       result_.failed = true;
       result_.backend = backend;
       result_.last_passing = passed;
-      if (is_inductor(backend)) bisect_subsystems();
+      bisect_subsystems();
       break;
     }
     if (!result_.failed) result_.failure.reset();
@@ -119,10 +121,22 @@ class Bisector {
 
   /// Within an inductor backend: each subsystem disabled whole; the first whose disabling
   /// removes the failure is bisected to the decision that brings it in.
+  /// A backend goes through the inductor's steps when its failing run counted decisions
+  /// (inductor, inductor_inner, or a custom backend calling compile_fx_inner); others stop
+  /// at the backend level.
   void bisect_subsystems() {
     // The failing run just made counted every decision at full strength.
     std::vector<std::vector<std::string>> full;
-    for (BisectSubsystem s : kSubsystems) full.push_back(inductor::bisect_decisions(s));
+    bool any = false;
+    for (BisectSubsystem s : kSubsystems) {
+      full.push_back(inductor::bisect_decisions(s));
+      any = any || !full.back().empty();
+    }
+    if (!any) {
+      say(result_.backend +
+          " made no decision of the inductor's (graph passes, fusions, lowerings); nothing to bisect");
+      return;
+    }
     size_t k = 0;
     for (BisectSubsystem s : kSubsystems) {
       const std::vector<std::string>& decisions = full[k++];
@@ -132,9 +146,9 @@ class Bisector {
         continue;
       }
       limit_field(s) = 0;
-      const bool still = attempt(result_.backend, result_.backend + " with all " + std::to_string(decisions.size()) +
-                                                      " " + name + " disabled (" + inductor::bisect_limit_knob(s) +
-                                                      "=0)");
+      const bool still =
+          attempt(result_.backend, result_.backend + " with all " + std::to_string(decisions.size()) + " " + name +
+                                       " disabled (" + inductor::bisect_limit_knob(s) + "=0)");
       if (still) {
         say("disabling " + name + " does not remove the failure");
         result_.ruled_out.push_back(name);
@@ -199,8 +213,10 @@ std::string BisectResult::summary() const {
            " — with it the failure appears, without it the graph passes (" + knob + "=" + std::to_string(decision) +
            " fails, " + std::to_string(decision - 1) + " passes): " + f;
   std::string s = "the failure appears with backend " + backend;
-  if (backend == "eager") s += " (capture only: the graph fails as captured, before any compiler)";
-  else if (!last_passing.empty()) s += " (" + last_passing + " passes)";
+  if (backend == "eager")
+    s += " (capture only: the graph fails as captured, before any compiler)";
+  else if (!last_passing.empty())
+    s += " (" + last_passing + " passes)";
   if (!ruled_out.empty()) s += "; disabling " + join_names(ruled_out, " or ") + " does not remove it";
   return s + ": " + f;
 }

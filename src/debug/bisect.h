@@ -39,8 +39,9 @@ struct BisectResult {
   std::string backend;
   std::string last_passing;
   /// The subsystem of that backend whose `decision`-th decision brings the failure in
-  /// ("lowerings"), or "" when it is the backend as a whole: not an inductor backend, or
-  /// no subsystem's disabling removes the failure.
+  /// ("lowerings"), or "" when it is the backend as a whole: one that made no decision of
+  /// the inductor's (it does not run the inductor's steps, or they had nothing to do), or
+  /// one where no subsystem's disabling removes the failure.
   std::string subsystem;
   /// The knob that limits the subsystem ("inductor.bisect_max_lowerings"); with it set to
   /// `decision - 1` the graph passes, with `decision` it fails.

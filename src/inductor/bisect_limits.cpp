@@ -20,18 +20,24 @@ std::array<std::vector<std::string>, kSubsystems>& decisions() {
 
 int64_t limit(BisectSubsystem s) {
   switch (s) {
-    case BisectSubsystem::GraphPasses: return config().inductor.bisect_max_graph_passes;
-    case BisectSubsystem::Lowerings: return config().inductor.bisect_max_lowerings;
-    case BisectSubsystem::Fusions: return config().inductor.bisect_max_fusions;
+    case BisectSubsystem::GraphPasses:
+      return config().inductor.bisect_max_graph_passes;
+    case BisectSubsystem::Lowerings:
+      return config().inductor.bisect_max_lowerings;
+    case BisectSubsystem::Fusions:
+      return config().inductor.bisect_max_fusions;
   }
   return -1;
 }
 
 const char* decision_noun(BisectSubsystem s) {
   switch (s) {
-    case BisectSubsystem::GraphPasses: return "graph pass application";
-    case BisectSubsystem::Lowerings: return "lowering";
-    case BisectSubsystem::Fusions: return "fusion";
+    case BisectSubsystem::GraphPasses:
+      return "graph pass application";
+    case BisectSubsystem::Lowerings:
+      return "lowering";
+    case BisectSubsystem::Fusions:
+      return "fusion";
   }
   return "";
 }
@@ -40,9 +46,12 @@ const char* decision_noun(BisectSubsystem s) {
 
 const char* bisect_subsystem_name(BisectSubsystem s) {
   switch (s) {
-    case BisectSubsystem::GraphPasses: return "graph passes";
-    case BisectSubsystem::Lowerings: return "lowerings";
-    case BisectSubsystem::Fusions: return "fusions";
+    case BisectSubsystem::GraphPasses:
+      return "graph passes";
+    case BisectSubsystem::Lowerings:
+      return "lowerings";
+    case BisectSubsystem::Fusions:
+      return "fusions";
   }
   return "";
 }

@@ -2,10 +2,11 @@
 // decision that brings the failure in (each injected relu bug is traced to relu's
 // lowering); a failing custom backend stops at the backend level; a graph that passes
 // reports no failure; the knobs limit each subsystem by hand and log what they disable.
-#include "../support/compile_helpers.h"
 #include "debug/bisect.h"
+
 #include "debug_helpers.h"
 #include "inductor/inductor.h"
+#include "support/compile_helpers.h"
 
 namespace ember::testing {
 namespace {
@@ -122,6 +123,39 @@ TEST_F(BisectTest, AFailingCustomBackendStopsAtTheBackendLevel) {
             "bisect_test_failing cannot compile graph fn");
 }
 
+TEST_F(BisectTest, AFailureBroughtInByAFusionIsTracedToThatFusion) {
+  // A backend through the inductor's steps (no AOT stage) that fails when one kernel
+  // computes both %relu and %exp: the third fusion of the scheduler's backward walk.
+  register_backend("bisect_test_fusion_bug", [](Graph& g, const std::vector<Tensor>& examples) -> CompiledGraph {
+    CompiledGraph fn = inductor::compile_fx_inner(g, examples);
+    for (const auto& [kernel, nodes] : inductor::last_compile_report().kernels) {
+      const bool relu = std::find(nodes.begin(), nodes.end(), "relu") != nodes.end();
+      const bool exp = std::find(nodes.begin(), nodes.end(), "exp") != nodes.end();
+      EMBER_CHECK(!(relu && exp)) << "kernel " << kernel << " computes relu and exp together";
+    }
+    return fn;
+  });
+  auto g = relu_graph();
+  debug::BisectOptions options;
+  options.backend = "bisect_test_fusion_bug";
+  const Bisected b = bisect_graph(*g, options);
+  ASSERT_TRUE(b.result.failed) << b.progress;
+  EXPECT_EQ(b.result.backend, "bisect_test_fusion_bug");
+  EXPECT_EQ(b.result.subsystem, "fusions") << b.progress;
+  EXPECT_EQ(b.result.knob, "inductor.bisect_max_fusions");
+  EXPECT_EQ(b.result.decision, 3);
+  EXPECT_EQ(b.result.what, "fused %relu into its users' kernel (root %tanh)");
+  EXPECT_TRUE(b.result.ruled_out.empty());
+  // eager, the backend, fusions disabled (5 of them), then the first 2 and 3.
+  EXPECT_EQ(b.result.runs, 5u) << b.progress;
+  EXPECT_LE(b.compiler_runs, 4);
+  EXPECT_EQ(b.result.summary().rfind("bisect_test_fusion_bug fusion #3: fused %relu into its users' kernel (root "
+                                     "%tanh) — with it the failure appears, without it the graph passes",
+                                     0),
+            0u)
+      << b.result.summary();
+}
+
 TEST_F(BisectTest, AFailureOtherThanTheOneChasedCountsAsPassing) {
   config().inductor.inject_relu_bug_TESTING_ONLY = "compile_error";
   auto g = relu_graph();
@@ -156,7 +190,8 @@ TEST_F(BisectTest, TheLoweringLimitTurnsLaterCallsIntoExternCallsAndLogsEach) {
   const std::vector<Tensor> inputs = debug::random_inputs(*g, 0);
   CompiledGraph fn = inductor::compile_fx_inner(*g, inputs);
   const inductor::CompileReport report = inductor::last_compile_report();
-  EXPECT_EQ(report.extern_calls, (std::vector<std::string>{"aten::relu", "aten::exp", "aten::mul.Tensor", "aten::tanh"}));
+  EXPECT_EQ(report.extern_calls,
+            (std::vector<std::string>{"aten::relu", "aten::exp", "aten::mul.Tensor", "aten::tanh"}));
   EXPECT_NE(logs.text().find("extern fallback: aten::relu (%relu): the compiler bisector's limit "
                              "inductor.bisect_max_lowerings=2 disables lowering #3; it runs its eager kernel"),
             std::string::npos)
