@@ -1,11 +1,13 @@
 // The compiler bisector: the first backend that fails, then the inductor subsystem and the
 // decision that brings the failure in (each injected relu bug is traced to relu's
 // lowering); a failing custom backend stops at the backend level; a graph that passes
-// reports no failure; the knobs limit each subsystem by hand and log what they disable.
+// reports no failure; a fusion that brings a failure in is named; the knobs limit each
+// subsystem by hand and log what they disable.
 #include "debug/bisect.h"
 
 #include "debug_helpers.h"
 #include "inductor/inductor.h"
+#include "inductor/pipeline.h"
 #include "support/compile_helpers.h"
 
 namespace ember::testing {
@@ -215,6 +217,38 @@ TEST_F(BisectTest, TheFusionLimitKeepsLaterNodesInKernelsOfTheirOwnAndLogsEach) 
             std::string::npos)
       << logs.text();
   expect_close(fn(inputs)[0], run_graph(*g, inputs)[0]);
+}
+
+TEST_F(BisectTest, TheGraphPassLimitLeavesLaterRewritesUndoneAndLogsEach) {
+  // Two addmm, each read only by a relu: two rewrites of unfuse_bias_add_to_pointwise.
+  Graph g("fn");
+  Node* x = g.add_placeholder("x", meta_of({4, 8}));
+  Node* w = g.add_placeholder("w", meta_of({8, 16}));
+  Node* b = g.add_placeholder("b", meta_of({16}));
+  Node* addmm = add_op(g, "aten::addmm", {b, x, w, Scalar(int64_t{1}), Scalar(int64_t{1})});
+  Node* relu = add_op(g, "aten::relu", {addmm});
+  Node* addmm1 = add_op(g, "aten::addmm", {b, x, w, Scalar(int64_t{1}), Scalar(int64_t{1})});
+  Node* relu1 = add_op(g, "aten::relu", {addmm1});
+  g.set_output({relu->out(), relu1->out()});
+  auto count = [](const Graph& p, const std::string& target) {
+    size_t n = 0;
+    for (const auto& node : p.nodes()) n += node->target() == target;
+    return n;
+  };
+  EXPECT_EQ(count(*inductor::run_graph_passes(g), "aten::addmm"), 0u);
+  EXPECT_EQ(inductor::bisect_decisions(inductor::BisectSubsystem::GraphPasses),
+            (std::vector<std::string>{"unfuse_bias_add_to_pointwise on aten::addmm (%addmm)",
+                                      "unfuse_bias_add_to_pointwise on aten::addmm (%addmm_1)"}));
+  config().inductor.bisect_max_graph_passes = 1;
+  LogCapture logs("inductor");
+  auto p = inductor::run_graph_passes(g);
+  EXPECT_EQ(count(*p, "aten::addmm"), 1u) << *p;
+  EXPECT_EQ(count(*p, "aten::mm"), 1u) << *p;
+  EXPECT_NE(logs.text().find("graph pass skipped: unfuse_bias_add_to_pointwise on aten::addmm (%addmm_1): the "
+                             "compiler bisector's limit inductor.bisect_max_graph_passes=1 disables graph pass "
+                             "application #2"),
+            std::string::npos)
+      << logs.text();
 }
 
 TEST_F(BisectTest, EmberBisectNamesTheCulpritOnItsLastLine) {
