@@ -57,6 +57,17 @@ struct Config {
     /// A bug injected on purpose into relu's generated code, to test the minifier:
     /// "", "compile_error", "runtime_error" or "accuracy".
     std::string inject_relu_bug_TESTING_ONLY;
+    /// The compiler bisector's limits (Note [minifier], "The compiler bisector"): each
+    /// compile applies only the first N decisions of a subsystem and disables the rest,
+    /// logging each one it disables; -1: no limit. Graph pass applications (a disabled one
+    /// leaves its nodes as they are). EMBER_BISECT_MAX_GRAPH_PASSES.
+    int64_t bisect_max_graph_passes = -1;
+    /// Lowerings of calls to pointwise or row nodes (a disabled one is an extern call of
+    /// its eager kernel, as an op without a lowering). EMBER_BISECT_MAX_LOWERINGS.
+    int64_t bisect_max_lowerings = -1;
+    /// Fusions of the scheduler, vertical and sibling (a disabled one leaves the node or
+    /// kernel a kernel of its own). EMBER_BISECT_MAX_FUSIONS.
+    int64_t bisect_max_fusions = -1;
     /// Cache of compiled kernels. TORCHINDUCTOR_CACHE_DIR; by default
     /// <temp dir>/torchinductor_<user>, set when the config is first read.
     std::string cache_dir;

@@ -52,7 +52,15 @@ std::unique_ptr<Graph> unfuse_bias_add_to_pointwise(const Graph& g, size_t* chan
     const TensorMeta& out = n->meta()[0];
     if (bias.sizes.size() != 1 || bias.sizes[0] != out.sizes.back() || bias.dtype != out.dtype) continue;
     if (out.dtype != kFloat && out.dtype != kDouble) continue;
-    if (read_only_by_pointwise(n.get(), users, out.sizes.back(), true)) unfuse.insert(n.get());
+    if (!read_only_by_pointwise(n.get(), users, out.sizes.back(), true)) continue;
+    // Each rewrite is one decision of the compiler bisector (Note [minifier]).
+    const std::string what = "unfuse_bias_add_to_pointwise on aten::addmm (%" + n->name() + ")";
+    if (bisect_allows(BisectSubsystem::GraphPasses, what)) {
+      unfuse.insert(n.get());
+    } else {
+      EMBER_LOG(inductor, INFO) << "graph pass skipped: " << what << ": "
+                                << bisect_disabled_reason(BisectSubsystem::GraphPasses);
+    }
   }
   std::map<const Node*, ValueRef> mm_of;  // old addmm -> new mm
   std::map<const Node*, ValueRef> bias_of;
@@ -79,6 +87,7 @@ std::unique_ptr<Graph> unfuse_bias_add_to_pointwise(const Graph& g, size_t* chan
 }  // namespace
 
 std::unique_ptr<Graph> run_graph_passes(const Graph& g) {
+  bisect_begin(BisectSubsystem::GraphPasses);
   size_t unfused = 0;
   std::unique_ptr<Graph> out = unfuse_bias_add_to_pointwise(g, &unfused);
   EMBER_LOG(inductor, DEBUG) << "graph passes of " << g.name() << ": unfuse_bias_add_to_pointwise rewrote " << unfused

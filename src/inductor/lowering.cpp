@@ -340,7 +340,19 @@ std::string scalar_function_definition(const std::string& fn) {
 }
 
 LoweredGraph lower(const Graph& g) {
+  bisect_begin(BisectSubsystem::Lowerings);
   LoweredGraph out;
+  // A call that would lower is one decision of the compiler bisector (Note [minifier]);
+  // past its limit the call is an extern call of its eager kernel, as an op without a
+  // lowering is.
+  auto allowed = [&](const Node& n) {
+    if (bisect_allows(BisectSubsystem::Lowerings, n.target() + " (%" + n.name() + ")")) return true;
+    out.roles[&n] = NodeRole::Extern;
+    EMBER_LOG(inductor, INFO) << "extern fallback: " << n.target() << " (%" << n.name()
+                              << "): " << bisect_disabled_reason(BisectSubsystem::Lowerings)
+                              << "; it runs its eager kernel";
+    return false;
+  };
   for (const auto& np : g.nodes()) {
     const Node& n = *np;
     if (n.kind() != NodeKind::Call) continue;
@@ -352,6 +364,7 @@ LoweredGraph lower(const Graph& g) {
       RowNode r;
       const std::string why_row = lower_row(n, r);
       if (why_row.empty()) {
+        if (!allowed(n)) continue;
         out.roles[&n] = NodeRole::Row;
         out.rows.emplace(&n, std::move(r));
         continue;
@@ -366,6 +379,7 @@ LoweredGraph lower(const Graph& g) {
     PointwiseNode p;
     const std::string why = lower_pointwise(n, p);
     if (why.empty()) {
+      if (!allowed(n)) continue;
       out.roles[&n] = NodeRole::Pointwise;
       out.pointwise.emplace(&n, std::move(p));
       continue;

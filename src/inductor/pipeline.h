@@ -12,6 +12,33 @@
 
 namespace ember::inductor {
 
+/// The subsystems the compiler bisector bisects by count (bisect_limits.cpp), in pipeline
+/// order. See Note [minifier], "The compiler bisector".
+enum class BisectSubsystem { GraphPasses, Lowerings, Fusions };
+
+/// "graph passes", "lowerings", "fusions"; the knob is `inductor.bisect_max_<name>`
+/// with `_` for the space ("inductor.bisect_max_graph_passes").
+const char* bisect_subsystem_name(BisectSubsystem s);
+std::string bisect_limit_knob(BisectSubsystem s);
+
+/// Starts counting `s`'s decisions for one compile (each step calls it when it begins:
+/// run_graph_passes, lower, schedule), forgetting those of the previous compile on this
+/// thread.
+void bisect_begin(BisectSubsystem s);
+
+/// Counts one decision of `s` (described by `what`, e.g. "aten::relu (%relu)") and says
+/// whether it is applied: the first config().inductor.bisect_max_<s> decisions of the
+/// compile are (all of them when the limit is -1), the rest are not.
+bool bisect_allows(BisectSubsystem s, const std::string& what);
+
+/// One decision the limit disabled, for the log line of the step that asked:
+/// "the compiler bisector's limit inductor.bisect_max_lowerings=2 disables lowering #3".
+std::string bisect_disabled_reason(BisectSubsystem s);
+
+/// The decisions of `s` counted on this thread since its last bisect_begin, applied or not,
+/// in order (decision #k is element k - 1).
+const std::vector<std::string>& bisect_decisions(BisectSubsystem s);
+
 /// Graph passes (graph_passes.cpp), run on the graph the AOT stage produced. Requires: a
 /// functional graph. Guarantees: the same results; `addmm` read only by pointwise nodes is
 /// `mm` plus a bias add those nodes can fuse (unfuse_bias_add_to_pointwise). Logs the

@@ -22,6 +22,7 @@ std::string base_name(const std::string& target) {
 }  // namespace
 
 std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
+  bisect_begin(BisectSubsystem::Fusions);
   std::map<const Node*, size_t> position;
   std::vector<size_t> impure_before;  // impure calls before each node
   size_t impure = 0;
@@ -145,6 +146,16 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
             why = outside_why + " (and %" + user->name() + " reads it before its users' kernel runs)";
       }
     }
+    // Each fusion is one decision of the compiler bisector (Note [minifier]); past its
+    // limit the node is materialized, as when a rule forbids the fusion.
+    if (why.empty()) {
+      const std::string what = rw != lowered.rows.end()
+                                   ? "fused %" + n->name() + " (" + row_kind_name(rw->second.kind) +
+                                         " row) with its epilogue (root %" + built[target].root_node()->name() + ")"
+                                   : "fused %" + n->name() + " into its users' kernel (root %" +
+                                         built[target].root_node()->name() + (prologue ? ", as a prologue" : "") + ")";
+      if (!bisect_allows(BisectSubsystem::Fusions, what)) why = bisect_disabled_reason(BisectSubsystem::Fusions);
+    }
     if (why.empty() && rw != lowered.rows.end()) {
       kernel_of[n] = target;
       built[target].row = &rw->second;
@@ -237,6 +248,10 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
         else if (!why.empty()) why += "; and " + why_delay;
         if (why.empty() && impure_before[built[a].run] != impure_before[built[b].run])
           why = "an impure call lies between them";
+        if (why.empty() &&
+            !bisect_allows(BisectSubsystem::Fusions, "fused " + name_of(b) + "'s kernel into sibling " + name_of(a) +
+                                                         "'s (both read %" + common->name() + ")"))
+          why = bisect_disabled_reason(BisectSubsystem::Fusions);
         if (!why.empty()) {
           fusion << "kept " << name_of(b) << "'s kernel apart from sibling " << name_of(a) << "'s (both read %"
                  << common->name() << "): " << why << "\n";

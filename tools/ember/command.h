@@ -26,6 +26,7 @@ bool take_flag(Args& args, std::string_view flag);
 void print_usage(const Command& command);
 
 // Subcommands.
+int run_bisect(const Args& args);
 int run_config(const Args& args);
 int run_minify(const Args& args);
 int run_repro(const Args& args);

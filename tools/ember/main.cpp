@@ -13,6 +13,17 @@ namespace ember::tool {
 namespace {
 
 const Command kCommands[] = {
+    {"bisect", "find the first backend, inductor subsystem and decision where a graph's failure appears",
+     "usage: ember bisect FILE [--backend NAME] [--accuracy]\n"
+     "  FILE            a minifier launcher, a repro, or a graph's text\n"
+     "  --backend NAME  the backend whose failure to chase (default: the one FILE names, else inductor);\n"
+     "                  the backends before it in eager, aot_eager, inductor are tried first\n"
+     "  --accuracy      chase an accuracy failure (compiled vs eager against a float64 run)\n"
+     "Then, in the inductor: graph passes, fusions and lowerings, each disabled whole; the first whose\n"
+     "disabling removes the failure is bisected by count (inductor.bisect_max_*) to the decision that\n"
+     "brings it in. One line per run; the last line names the culprit.\n"
+     "Exit status: 0 when nothing fails, 1 when a failure was located (or FILE is bad), 2 on usage errors.\n",
+     run_bisect},
     {"config", "list every knob: environment name, C++ name, type, default, current value, meaning",
      "usage: ember config [--markdown] [NAME]\n"
      "  (no argument)  the knobs as an aligned table\n"

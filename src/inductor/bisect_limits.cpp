@@ -1,0 +1,82 @@
+// inductor/bisect_limits.cpp — the counters behind the compiler bisector's knobs
+// (inductor.bisect_max_graph_passes, _lowerings, _fusions): each step of a compile counts
+// its decisions and applies only the first N. Counted per thread, from the step's start,
+// so the same graph gets the same numbering in every compile. See Note [minifier], "The
+// compiler bisector", and pipeline.h.
+#include <array>
+
+#include "ember/config.h"
+#include "inductor/pipeline.h"
+
+namespace ember::inductor {
+namespace {
+
+constexpr size_t kSubsystems = 3;
+
+std::array<std::vector<std::string>, kSubsystems>& decisions() {
+  thread_local std::array<std::vector<std::string>, kSubsystems> d;
+  return d;
+}
+
+int64_t limit(BisectSubsystem s) {
+  switch (s) {
+    case BisectSubsystem::GraphPasses:
+      return config().inductor.bisect_max_graph_passes;
+    case BisectSubsystem::Lowerings:
+      return config().inductor.bisect_max_lowerings;
+    case BisectSubsystem::Fusions:
+      return config().inductor.bisect_max_fusions;
+  }
+  return -1;
+}
+
+const char* decision_noun(BisectSubsystem s) {
+  switch (s) {
+    case BisectSubsystem::GraphPasses:
+      return "graph pass application";
+    case BisectSubsystem::Lowerings:
+      return "lowering";
+    case BisectSubsystem::Fusions:
+      return "fusion";
+  }
+  return "";
+}
+
+}  // namespace
+
+const char* bisect_subsystem_name(BisectSubsystem s) {
+  switch (s) {
+    case BisectSubsystem::GraphPasses:
+      return "graph passes";
+    case BisectSubsystem::Lowerings:
+      return "lowerings";
+    case BisectSubsystem::Fusions:
+      return "fusions";
+  }
+  return "";
+}
+
+std::string bisect_limit_knob(BisectSubsystem s) {
+  std::string name = bisect_subsystem_name(s);
+  for (char& c : name)
+    if (c == ' ') c = '_';
+  return "inductor.bisect_max_" + name;
+}
+
+void bisect_begin(BisectSubsystem s) { decisions()[static_cast<size_t>(s)].clear(); }
+
+bool bisect_allows(BisectSubsystem s, const std::string& what) {
+  auto& d = decisions()[static_cast<size_t>(s)];
+  d.push_back(what);
+  const int64_t max = limit(s);
+  return max < 0 || static_cast<int64_t>(d.size()) <= max;
+}
+
+std::string bisect_disabled_reason(BisectSubsystem s) {
+  return "the compiler bisector's limit " + bisect_limit_knob(s) + "=" + std::to_string(limit(s)) + " disables " +
+         decision_noun(s) + " #" + std::to_string(decisions()[static_cast<size_t>(s)].size());
+}
+
+const std::vector<std::string>& bisect_decisions(BisectSubsystem s) { return decisions()[static_cast<size_t>(s)]; }
+
+}  // namespace ember::inductor
