@@ -32,19 +32,6 @@ int64_t& limit_field(BisectSubsystem s) {
   return config().inductor.bisect_max_lowerings;
 }
 
-/// "lowering", "fusion", "graph pass application": one decision of `s`.
-const char* decision_noun(BisectSubsystem s) {
-  switch (s) {
-    case BisectSubsystem::GraphPasses:
-      return "graph pass application";
-    case BisectSubsystem::Lowerings:
-      return "lowering";
-    case BisectSubsystem::Fusions:
-      return "fusion";
-  }
-  return "";
-}
-
 /// Restores the bisector's knobs as the caller had them.
 class SavedLimits {
  public:
@@ -176,7 +163,7 @@ class Bisector {
       result_.knob = inductor::bisect_limit_knob(s);
       result_.decision = bad;
       result_.what = at_bad.at(static_cast<size_t>(bad - 1));
-      result_.decision_noun = decision_noun(s);
+      result_.decision_noun = inductor::bisect_decision_noun(s);
       return;
     }
     say("disabling " + join_names(result_.ruled_out, " or ") + " does not remove the failure");

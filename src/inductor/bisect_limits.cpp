@@ -30,7 +30,9 @@ int64_t limit(BisectSubsystem s) {
   return -1;
 }
 
-const char* decision_noun(BisectSubsystem s) {
+}  // namespace
+
+const char* bisect_decision_noun(BisectSubsystem s) {
   switch (s) {
     case BisectSubsystem::GraphPasses:
       return "graph pass application";
@@ -41,8 +43,6 @@ const char* decision_noun(BisectSubsystem s) {
   }
   return "";
 }
-
-}  // namespace
 
 const char* bisect_subsystem_name(BisectSubsystem s) {
   switch (s) {
@@ -74,7 +74,7 @@ bool bisect_allows(BisectSubsystem s, const std::string& what) {
 
 std::string bisect_disabled_reason(BisectSubsystem s) {
   return "the compiler bisector's limit " + bisect_limit_knob(s) + "=" + std::to_string(limit(s)) + " disables " +
-         decision_noun(s) + " #" + std::to_string(decisions()[static_cast<size_t>(s)].size());
+         bisect_decision_noun(s) + std::string(" #") + std::to_string(decisions()[static_cast<size_t>(s)].size());
 }
 
 const std::vector<std::string>& bisect_decisions(BisectSubsystem s) { return decisions()[static_cast<size_t>(s)]; }

@@ -19,6 +19,8 @@ enum class BisectSubsystem { GraphPasses, Lowerings, Fusions };
 /// "graph passes", "lowerings", "fusions"; the knob is `inductor.bisect_max_<name>`
 /// with `_` for the space ("inductor.bisect_max_graph_passes").
 const char* bisect_subsystem_name(BisectSubsystem s);
+/// One decision of `s`: "graph pass application", "lowering", "fusion".
+const char* bisect_decision_noun(BisectSubsystem s);
 std::string bisect_limit_knob(BisectSubsystem s);
 
 /// Starts counting `s`'s decisions for one compile (each step calls it when it begins:
@@ -47,9 +49,9 @@ std::unique_ptr<Graph> run_graph_passes(const Graph& g);
 
 /// Lowering (lowering.cpp). Requires: a verified graph. Guarantees: every Call node has a
 /// role; a Row node reduces any non-empty set of dims (softmax/layer norm: the last) of a
-/// non-empty f32/f64 input, read through its index map; a Pointwise node's body reads only graph values (inputs, views, other nodes)
-/// through index maps over its own sizes, and computes in its output dtype (f32/f64).
-/// Calls with no lowering become Extern, logged at INFO on `inductor`.
+/// non-empty f32/f64 input, read through its index map; a Pointwise node's body reads only graph values (inputs, views,
+/// other nodes) through index maps over its own sizes, and computes in its output dtype (f32/f64). Calls with no
+/// lowering become Extern, logged at INFO on `inductor`.
 LoweredGraph lower(const Graph& g);
 
 /// Whether lower() makes `n` a Pointwise node (graph passes ask before rewriting for fusion).

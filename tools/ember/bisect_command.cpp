@@ -11,37 +11,15 @@ namespace ember::tool {
 
 int run_bisect(const Args& given) {
   Args args = given;
-  std::optional<std::string> backend;
-  for (auto it = args.begin(); it != args.end(); ++it) {
-    if (*it != "--backend") continue;
-    if (it + 1 == args.end()) {
-      std::cerr << "ember bisect: --backend needs a NAME\n";
-      return 2;
-    }
-    backend = std::string(*(it + 1));
-    args.erase(it, it + 2);
-    break;
-  }
-  const bool accuracy = take_flag(args, "--accuracy");
-  if (args.size() != 1 || args[0].starts_with("-")) {
+  ReproArgs ra;
+  if (!take_repro_args(args, ra)) {
     std::cerr << "ember bisect: expected FILE [--backend NAME] [--accuracy]; `ember help bisect` says more\n";
     return 2;
   }
-  const std::string path(args[0]);
+  const std::string& path = ra.path;
   register_builtin_backends();
-  debug::Repro r = debug::read_repro(path);
-  if (backend) r.backend = *backend;
+  debug::Repro r = load_repro(ra);
   if (r.backend.empty()) r.backend = "inductor";
-  // Knobs set in this process's environment (EMBER_INJECT_RELU_BUG, …) count too.
-  for (const auto& [name, value] : debug::config_to_record()) {
-    bool named = false;
-    for (const auto& kv : r.config) named = named || kv.first == name;
-    if (!named) r.config.emplace_back(name, value);
-  }
-  if (accuracy && !r.accuracy) {
-    r.accuracy = true;
-    if (r.failure && r.failure->stage != debug::Failure::Stage::Accuracy) r.failure.reset();
-  }
   debug::ScopedConfig scoped(r.config);
   debug::BisectOptions options;
   options.backend = r.backend;

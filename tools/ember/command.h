@@ -3,9 +3,12 @@
 // add it to tools/CMakeLists.txt, and add a row to kCommands in main.cpp.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "debug/repro.h"
 
 namespace ember::tool {
 
@@ -21,6 +24,27 @@ struct Command {
 
 /// True (and the flag removed) when `args` holds `flag`.
 bool take_flag(Args& args, std::string_view flag);
+
+/// Takes `NAME VALUE` from `args`: the value, or nullopt when NAME is absent; sets `bad`
+/// when NAME comes without a value.
+std::optional<std::string> take_value(Args& args, std::string_view name, bool& bad);
+
+/// What minify, repro and bisect share: FILE [--backend NAME] [--accuracy].
+struct ReproArgs {
+  std::string path;
+  std::optional<std::string> backend;
+  bool accuracy = false;
+};
+
+/// Takes --backend NAME and --accuracy from `args` (a command's own flags taken before),
+/// then FILE, which must be all that is left; false when the words do not fit.
+bool take_repro_args(Args& args, ReproArgs& out);
+
+/// Reads the repro, launcher or graph text at a.path (ember::Error naming the file and
+/// line when it is malformed), with --backend applied, --accuracy (chasing an accuracy
+/// failure: a recorded failure of another kind is dropped) and the knobs set in this
+/// process's environment (EMBER_INJECT_RELU_BUG, ...) added where the file names none.
+debug::Repro load_repro(const ReproArgs& a);
 
 /// Prints a command's usage to stdout.
 void print_usage(const Command& command);

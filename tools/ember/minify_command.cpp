@@ -16,50 +16,23 @@ namespace {
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_interrupt(int) { g_interrupted.store(true); }
 
-/// Takes `--name VALUE` from `args`; nullopt when absent. Sets `bad` when the value is missing.
-std::optional<std::string> take_value(Args& args, std::string_view name, bool& bad) {
-  for (auto it = args.begin(); it != args.end(); ++it) {
-    if (*it != name) continue;
-    if (it + 1 == args.end()) {
-      bad = true;
-      return std::nullopt;
-    }
-    std::string value(*(it + 1));
-    args.erase(it, it + 2);
-    return value;
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 int run_minify(const Args& given) {
   Args args = given;
   bool bad = false;
-  const std::optional<std::string> backend = take_value(args, "--backend", bad);
   const std::optional<std::string> out = take_value(args, "--out", bad);
   const std::optional<std::string> max_compiles = take_value(args, "--max-compiles", bad);
-  const bool accuracy = take_flag(args, "--accuracy");
   const bool no_shrink = take_flag(args, "--no-shrink");
-  if (bad || args.size() != 1 || args[0].starts_with("-")) {
+  ReproArgs ra;
+  if (bad || !take_repro_args(args, ra)) {
     std::cerr << "ember minify: expected FILE [--backend NAME] [--accuracy] [--out DIR] [--max-compiles N] "
                  "[--no-shrink]; `ember help minify` says more\n";
     return 2;
   }
-  const std::string path(args[0]);
+  const std::string& path = ra.path;
   register_builtin_backends();
-  debug::Repro r = debug::read_repro(path);
-  if (backend) r.backend = *backend;
-  // Knobs set in this process's environment (EMBER_INJECT_RELU_BUG, …) go into the repro too.
-  for (const auto& [name, value] : debug::config_to_record()) {
-    bool named = false;
-    for (const auto& kv : r.config) named = named || kv.first == name;
-    if (!named) r.config.emplace_back(name, value);
-  }
-  if (accuracy && !r.accuracy) {
-    r.accuracy = true;
-    if (r.failure && r.failure->stage != debug::Failure::Stage::Accuracy) r.failure.reset();
-  }
+  debug::Repro r = load_repro(ra);
   if (r.backend.empty()) {
     std::cerr << "ember minify: " << path << " names no backend; pass --backend NAME\n";
     return 2;

@@ -10,31 +10,18 @@ namespace ember::tool {
 
 int run_repro(const Args& given) {
   Args args = given;
-  std::optional<std::string> backend;
-  for (auto it = args.begin(); it != args.end(); ++it) {
-    if (*it != "--backend") continue;
-    if (it + 1 == args.end()) {
-      std::cerr << "ember repro: --backend needs a NAME\n";
-      return 2;
-    }
-    backend = std::string(*(it + 1));
-    args.erase(it, it + 2);
-    break;
-  }
-  const bool accuracy = take_flag(args, "--accuracy");
-  if (args.size() != 1 || args[0].starts_with("-")) {
+  ReproArgs ra;
+  if (!take_repro_args(args, ra)) {
     std::cerr << "ember repro: expected FILE [--backend NAME] [--accuracy]\n";
     return 2;
   }
-  const std::string path(args[0]);
+  const std::string& path = ra.path;
   register_builtin_backends();
-  debug::Repro r = debug::read_repro(path);
-  if (backend) r.backend = *backend;
+  debug::Repro r = load_repro(ra);
   if (r.backend.empty()) {
     std::cerr << "ember repro: " << path << " names no backend; pass --backend NAME\n";
     return 2;
   }
-  r.accuracy = r.accuracy || accuracy;
   debug::ScopedConfig scoped(r.config);
   debug::Checker check{lookup_backend(r.backend), r.accuracy, r.tolerance};
   const std::optional<debug::Failure> f = check(*r.graph, r.inputs);

@@ -10,6 +10,7 @@
 
 #include <cblas.h>
 #include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
 #include <atomic>
@@ -20,7 +21,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 #include <tuple>
@@ -74,7 +74,8 @@ BlasLayout blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, int64
 template <typename D, typename S>
 void pack(const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, D* dst) {
   for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) dst[i * cols + j] = static_cast<D>(static_cast<opmath_t<S>>(src[i * rs + j * cs]));
+    for (int64_t j = 0; j < cols; ++j)
+      dst[i * cols + j] = static_cast<D>(static_cast<opmath_t<S>>(src[i * rs + j * cs]));
 }
 
 /// c = beta * c over an m x n block: what a product with k == 0 leaves.
@@ -97,14 +98,14 @@ void hold_openblas_to_one_thread() {
   (void)done;
 }
 
-void blas_on_this_thread(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
-                         int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+void blas_on_this_thread(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+                         const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
               static_cast<blasint>(n), static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda), b,
               static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
 }
-void blas_on_this_thread(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-                         int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+void blas_on_this_thread(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                         const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
               static_cast<blasint>(n), static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda), b,
               static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
@@ -133,7 +134,7 @@ void openblas_split(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, 
   constexpr int64_t kLanes = 64 / sizeof(T);
   const int64_t mb = (m + tm - 1) / tm, nb = ((n + tn - 1) / tn + kLanes - 1) / kLanes * kLanes;
   const int64_t rows = (m + mb - 1) / mb, cols = (n + nb - 1) / nb;
-#pragma omp parallel for num_threads(static_cast<int>(rows * cols)) schedule(static, 1)
+#pragma omp parallel for num_threads(static_cast <int>(rows * cols)) schedule(static, 1)
   for (int64_t t = 0; t < rows * cols; ++t) {
     const int64_t i = t / cols * mb, j = t % cols * nb;
     blas_on_this_thread(ta, tb, std::min(mb, m - i), std::min(nb, n - j), k, alpha, ta ? a + i : a + i * lda, lda,
@@ -198,8 +199,8 @@ std::shared_ptr<dnnl::matmul> matmul_primitive(bool ta, bool tb, int64_t m, int6
   return cache[key] = std::make_shared<dnnl::matmul>(pd);
 }
 
-void matmul_primitive_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-                           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+void matmul_primitive_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   const std::shared_ptr<dnnl::matmul> prim = matmul_primitive(ta, tb, m, n, k, alpha, lda, ldb, beta, ldc);
   using dnnl::memory;
   dnnl::engine& eng = onednn::engine();
@@ -227,8 +228,8 @@ std::optional<SgemmImpl> forced_sgemm() {
 std::atomic<int64_t> g_sgemm_tunings{0};
 
 /// The fastest candidate for this product, timed on first sight of its shape.
-SgemmImpl tuned_choice(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-                       const float* b, int64_t ldb, int64_t ldc, bool accumulate) {
+SgemmImpl tuned_choice(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                       int64_t ldb, int64_t ldc, bool accumulate) {
   static std::mutex mu;
   static std::map<ShapeKey, SgemmImpl> chosen;
   const ShapeKey key{ta, tb, m, n, k, lda, ldb, ldc, accumulate, omp_get_max_threads()};
@@ -286,8 +287,8 @@ dnnl_status_t blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float
                         const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   return sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
-dnnl_status_t blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
-                        int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+dnnl_status_t blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+                        const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
   gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   return dnnl_success;
 }
@@ -422,8 +423,8 @@ void gemm_integer(const Tensor& a, const Tensor& b, Tensor& out, int64_t alpha, 
 
 }  // namespace
 
-void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-          const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+          int64_t ldb, float beta, float* c, int64_t ldc) {
   check_status(sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
 }
 
@@ -436,9 +437,12 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const
 
 const char* sgemm_impl_name(SgemmImpl impl) {
   switch (impl) {
-    case SgemmImpl::Dnnl: return "dnnl";
-    case SgemmImpl::MatmulPrimitive: return "matmul";
-    case SgemmImpl::OpenBlas: return "openblas";
+    case SgemmImpl::Dnnl:
+      return "dnnl";
+    case SgemmImpl::MatmulPrimitive:
+      return "matmul";
+    case SgemmImpl::OpenBlas:
+      return "openblas";
   }
   return "?";
 }
@@ -448,9 +452,12 @@ void sgemm_on(SgemmImpl impl, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
   if (m <= 0 || n <= 0) return;
   if (k <= 0) return scale_only(m, n, beta, c, ldc);
   switch (impl) {
-    case SgemmImpl::Dnnl: return check_status(dnnl_sgemm_call(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
-    case SgemmImpl::MatmulPrimitive: return matmul_primitive_call(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    case SgemmImpl::OpenBlas: return openblas_split(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    case SgemmImpl::Dnnl:
+      return check_status(dnnl_sgemm_call(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
+    case SgemmImpl::MatmulPrimitive:
+      return matmul_primitive_call(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    case SgemmImpl::OpenBlas:
+      return openblas_split(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
 }
 
@@ -475,17 +482,27 @@ void gemm_batched(const Tensor& a, const Tensor& b, Tensor& out, const Scalar& a
     return;
   }
   switch (dt) {
-    case kFloat: return gemm_blas<float>(a, b, out, alpha.to<float>(), beta.to<float>());
-    case kDouble: return gemm_blas<double>(a, b, out, alpha.to_double(), beta.to_double());
-    case kHalf: return gemm_reduced<Half>(a, b, out, static_cast<float>(alpha.to_double()), static_cast<float>(beta.to_double()));
+    case kFloat:
+      return gemm_blas<float>(a, b, out, alpha.to<float>(), beta.to<float>());
+    case kDouble:
+      return gemm_blas<double>(a, b, out, alpha.to_double(), beta.to_double());
+    case kHalf:
+      return gemm_reduced<Half>(a, b, out, static_cast<float>(alpha.to_double()), static_cast<float>(beta.to_double()));
     case kBFloat16:
-      return gemm_reduced<BFloat16>(a, b, out, static_cast<float>(alpha.to_double()), static_cast<float>(beta.to_double()));
-    case kUInt8: return gemm_integer<uint8_t>(a, b, out, alpha.to_long(), beta.to_long());
-    case kInt8: return gemm_integer<int8_t>(a, b, out, alpha.to_long(), beta.to_long());
-    case kInt16: return gemm_integer<int16_t>(a, b, out, alpha.to_long(), beta.to_long());
-    case kInt32: return gemm_integer<int32_t>(a, b, out, alpha.to_long(), beta.to_long());
-    case kInt64: return gemm_integer<int64_t>(a, b, out, alpha.to_long(), beta.to_long());
-    default: break;
+      return gemm_reduced<BFloat16>(a, b, out, static_cast<float>(alpha.to_double()),
+                                    static_cast<float>(beta.to_double()));
+    case kUInt8:
+      return gemm_integer<uint8_t>(a, b, out, alpha.to_long(), beta.to_long());
+    case kInt8:
+      return gemm_integer<int8_t>(a, b, out, alpha.to_long(), beta.to_long());
+    case kInt16:
+      return gemm_integer<int16_t>(a, b, out, alpha.to_long(), beta.to_long());
+    case kInt32:
+      return gemm_integer<int32_t>(a, b, out, alpha.to_long(), beta.to_long());
+    case kInt64:
+      return gemm_integer<int64_t>(a, b, out, alpha.to_long(), beta.to_long());
+    default:
+      break;
   }
   EMBER_FAIL() << "\"addmm_impl_cpu_\" not implemented for '" << scalar_type_name(dt) << "'";
 }

@@ -20,8 +20,8 @@ void gemm_batched(const Tensor& a, const Tensor& b, Tensor& out, const Scalar& a
 /// cblas_?gemm's leading dimensions. Threads over OpenMP's pool, or runs on the calling
 /// thread inside a parallel region. k == 0 leaves beta * c (0 for beta == 0); beta == 0
 /// never reads c and alpha == 0 never reads a or b.
-void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-          const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+          int64_t ldb, float beta, float* c, int64_t ldc);
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
           const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
 

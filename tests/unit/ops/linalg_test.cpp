@@ -98,8 +98,8 @@ TEST(Mm, ReducedFloatsComputeInFloat) {
   expect_close(bf, {1.046875, 1.6796875, 2.3125, 2.9375, -0.84375, 1.671875, 4.1875, 6.6875}, 1.6e-2, 1e-5);
   Tensor h = mm(a.to(kHalf), b.to(kHalf));
   EXPECT_EQ(h.dtype(), kHalf);
-  expect_close(h, {1.0498046875, 1.6806640625, 2.310546875, 2.939453125, -0.8408203125, 1.6806640625, 4.19921875,
-                   6.71875},
+  expect_close(h,
+               {1.0498046875, 1.6806640625, 2.310546875, 2.939453125, -0.8408203125, 1.6806640625, 4.19921875, 6.71875},
                1e-3, 1e-5);
 }
 
@@ -123,7 +123,7 @@ TEST(Mm, LargeTransposedProductMatchesNaiveDoubleLoop) {
 }
 
 TEST(Mm, EveryTransposeOfOddSizesMatchesNaiveLoop) {
-  const std::vector<std::array<int64_t, 3>> sizes = {{1, 1, 1}, {1, 37, 1}, {33, 1, 17}, {65, 127, 31},
+  const std::vector<std::array<int64_t, 3>> sizes = {{1, 1, 1},    {1, 37, 1},    {33, 1, 17}, {65, 127, 31},
                                                      {257, 19, 3}, {5, 300, 129}, {1, 70, 45}, {45, 70, 1}};
   for (ScalarType dt : {kFloat, kDouble})
     for (const auto& [m, k, n] : sizes)
@@ -162,8 +162,8 @@ TEST(Mm, EveryFloatGemmImplementationMatchesNaiveLoop) {
   for (SgemmImpl impl : {SgemmImpl::Dnnl, SgemmImpl::MatmulPrimitive, SgemmImpl::OpenBlas})
     for (const auto& [m, k, n] : std::vector<std::array<int64_t, 3>>{{67, 45, 53}, {130, 257, 129}})
       for (int t = 0; t < 4; ++t) {
-        SCOPED_TRACE(::testing::Message() << kernels::cpu::sgemm_impl_name(impl) << " m=" << m << " k=" << k
-                                          << " n=" << n << " t=" << t);
+        SCOPED_TRACE(::testing::Message()
+                     << kernels::cpu::sgemm_impl_name(impl) << " m=" << m << " k=" << k << " n=" << n << " t=" << t);
         const bool ta = t & 1, tb = t & 2;
         Tensor a = operand_matrix(m, k, ta, kFloat, 0.1), b = operand_matrix(k, n, tb, kFloat, 0.7);
         const int64_t lda = ta ? m : k, ldb = tb ? k : n, ldc = n + 3;
@@ -173,8 +173,7 @@ TEST(Mm, EveryFloatGemmImplementationMatchesNaiveLoop) {
           kernels::cpu::sgemm_on(impl, ta, tb, m, n, k, static_cast<float>(alpha), a.data_ptr<float>(), lda,
                                  b.data_ptr<float>(), ldb, static_cast<float>(beta), c.data_ptr<float>(), ldc);
           expect_close(c.slice(1, 0, n),
-                       naive_product(a.unsqueeze(0), b.unsqueeze(0), alpha, beta, c0.to_vector<double>()), 1e-5,
-                       1e-4);
+                       naive_product(a.unsqueeze(0), b.unsqueeze(0), alpha, beta, c0.to_vector<double>()), 1e-5, 1e-4);
         }
       }
 }
@@ -209,14 +208,16 @@ TEST(Bmm, MatchesTorch) {
   Tensor x = ar(24).view({2, 3, 4}) / 10, y = ar(40).view({2, 4, 5}) / 10 - 1;
   Tensor r = bmm(x, y);
   EXPECT_EQ(r.sizes(), IntArrayRef({2, 3, 5}));
-  expect_close(r, {0.10000000894069672, 0.1600000113248825, 0.2200000286102295, 0.2799999713897705,
-                   0.3400000035762787,  -0.29999998211860657, -0.07999992370605469, 0.14000004529953003,
-                   0.3599999248981476,  0.5799999833106995,  -0.699999988079071,  -0.3199998736381531,
-                   0.06000000238418579, 0.43999993801116943, 0.8199999332427979,  9.699999809265137,
-                   10.239998817443848,  10.780000686645508,  11.319999694824219,  11.860000610351562,
-                   12.5,                13.199999809265137,  13.90000057220459,   14.59999942779541,
-                   15.30000114440918,   15.299999237060547,  16.15999984741211,   17.020000457763672,
-                   17.8799991607666,    18.739999771118164});
+  expect_close(r, {0.10000000894069672,  0.1600000113248825,  0.2200000286102295,
+                   0.2799999713897705,   0.3400000035762787,  -0.29999998211860657,
+                   -0.07999992370605469, 0.14000004529953003, 0.3599999248981476,
+                   0.5799999833106995,   -0.699999988079071,  -0.3199998736381531,
+                   0.06000000238418579,  0.43999993801116943, 0.8199999332427979,
+                   9.699999809265137,    10.239998817443848,  10.780000686645508,
+                   11.319999694824219,   11.860000610351562,  12.5,
+                   13.199999809265137,   13.90000057220459,   14.59999942779541,
+                   15.30000114440918,    15.299999237060547,  16.15999984741211,
+                   17.020000457763672,   17.8799991607666,    18.739999771118164});
 }
 
 TEST(Bmm, BroadcastBatchAndTransposedOperand) {
@@ -228,8 +229,8 @@ TEST(Bmm, EveryBatchStrategyMatchesNaiveLoop) {
   // One product per thread for many small products and for a few mid-sized ones that keep
   // half the threads busy; large products threaded inside each. a is transposed per
   // matrix, b sliced in both dims (packed, per thread when split).
-  for (const auto& [threads, batch, m, k, n] : std::vector<std::array<int64_t, 5>>{
-           {3, 37, 33, 17, 29}, {3, 4, 100, 100, 100}, {2, 2, 330, 330, 330}}) {
+  for (const auto& [threads, batch, m, k, n] :
+       std::vector<std::array<int64_t, 5>>{{3, 37, 33, 17, 29}, {3, 4, 100, 100, 100}, {2, 2, 330, 330, 330}}) {
     ThreadCount count(static_cast<int>(threads));
     for (ScalarType dt : {kFloat, kDouble}) {
       SCOPED_TRACE(::testing::Message() << scalar_type_name(dt) << " threads=" << threads << " batch=" << batch);
@@ -311,12 +312,16 @@ TEST(Matmul, BatchTimesMatrixFoldsToMm) {
   Tensor x = ar(24).view({2, 3, 4}) / 10;
   Tensor r = matmul(x, ar(20).view({4, 5}) / 10);
   EXPECT_EQ(r.sizes(), IntArrayRef({2, 3, 5}));
-  expect_close(r, {0.7000000476837158, 0.7600000500679016, 0.8200000524520874, 0.8799999952316284, 0.9399999976158142,
-                   1.899999976158142,  2.119999885559082,  2.3400001525878906, 2.559999942779541,  2.7799999713897705,
-                   3.1000001430511475, 3.4800000190734863, 3.8600001335144043, 4.239999771118164,  4.619999885559082,
-                   4.300000190734863,  4.840000152587891,  5.380000114440918,  5.919999599456787,  6.460000038146973,
-                   5.5,                6.200000286102295,  6.900000095367432,  7.599999904632568,  8.300000190734863,
-                   6.699999809265137,  7.559999942779541,  8.420000076293945,  9.279999732971191,  10.139999389648438});
+  expect_close(r, {0.7000000476837158, 0.7600000500679016, 0.8200000524520874,
+                   0.8799999952316284, 0.9399999976158142, 1.899999976158142,
+                   2.119999885559082,  2.3400001525878906, 2.559999942779541,
+                   2.7799999713897705, 3.1000001430511475, 3.4800000190734863,
+                   3.8600001335144043, 4.239999771118164,  4.619999885559082,
+                   4.300000190734863,  4.840000152587891,  5.380000114440918,
+                   5.919999599456787,  6.460000038146973,  5.5,
+                   6.200000286102295,  6.900000095367432,  7.599999904632568,
+                   8.300000190734863,  6.699999809265137,  7.559999942779541,
+                   8.420000076293945,  9.279999732971191,  10.139999389648438});
   Tensor v = matmul(x, ar(4));
   EXPECT_EQ(v.sizes(), IntArrayRef({2, 3}));
   expect_close(v, {1.4000000953674316, 3.799999952316284, 6.200000286102295, 8.600000381469727, 10.999999046325684,
@@ -328,10 +333,10 @@ TEST(Matmul, MatrixTimesBatchIsContiguous) {
   Tensor r = matmul(ar(6).view({2, 3}), y);
   EXPECT_EQ(r.sizes(), IntArrayRef({2, 2, 5}));
   EXPECT_EQ(r.strides(), IntArrayRef({10, 5, 1}));
-  expect_close(r, {-0.5, -0.19999992847442627, 0.10000008344650269, 0.3999999165534973, 0.6999999284744263, -5.0,
-                   -3.799999713897705, -2.5999999046325684, -1.4000000953674316, -0.20000040531158447, 5.5,
-                   5.799999713897705, 6.100000381469727, 6.399999618530273, 6.700000286102295, 19.0, 20.19999885559082,
-                   21.400001525878906, 22.599998474121094, 23.80000114440918});
+  expect_close(r, {-0.5, -0.19999992847442627, 0.10000008344650269, 0.3999999165534973,  0.6999999284744263,
+                   -5.0, -3.799999713897705,   -2.5999999046325684, -1.4000000953674316, -0.20000040531158447,
+                   5.5,  5.799999713897705,    6.100000381469727,   6.399999618530273,   6.700000286102295,
+                   19.0, 20.19999885559082,    21.400001525878906,  22.599998474121094,  23.80000114440918});
 }
 
 TEST(Matmul, VectorTimesBatch) {
