@@ -200,5 +200,5 @@ template <typename T> using opmath_t = typename OpMath<T>::type;
       default:                                                                      \
         break;                                                                      \
     }                                                                               \
-    EMBER_FAIL() << NAME << ": not implemented for '" << ::ember::scalar_type_name(TYPE) << "'"; \
+    EMBER_FAIL() << "\"" << NAME << "\" not implemented for '" << ::ember::scalar_type_name(TYPE) << "'"; \
   }()
