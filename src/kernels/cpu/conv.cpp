@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -22,6 +23,7 @@
 #include "kernels/cpu/dnnl_conv.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/loops.h"
+#include "support/logging.h"
 
 namespace ember::kernels::cpu {
 namespace {
@@ -32,21 +34,27 @@ using dnnl::memory;
 
 struct DnnlConv {
   dnnl_conv::Geometry g;
+  memory::format_tag activations;  // what the primitive was asked to read and write
   dnnl::convolution_forward prim;
   memory::desc src, wei, dst;  // the primitive's layouts
   std::unique_ptr<dnnl::reorder> src_reorder, wei_reorder, dst_reorder;
 };
 
-std::shared_ptr<DnnlConv> make_dnnl_conv(const Conv2dParams& p, bool has_bias) {
+/// A forward primitive whose input and output take layout `activations` (`any`: oneDNN's
+/// choice), with reorders from and to the caller's NCHW/OIHW.
+std::shared_ptr<DnnlConv> make_dnnl_conv(const Conv2dParams& p, bool has_bias, memory::format_tag activations) {
   auto c = std::make_shared<DnnlConv>();
   c->g = dnnl_conv::geometry(p);
+  c->activations = activations;
   const dnnl_conv::Geometry& g = c->g;
+  const memory::desc src(g.any_src.dims(), memory::data_type::f32, activations);
+  const memory::desc dst(g.any_dst.dims(), memory::data_type::f32, activations);
   const auto kind = dnnl::prop_kind::forward_inference;
   const auto alg = dnnl::algorithm::convolution_direct;
-  auto desc = has_bias ? dnnl::convolution_forward::desc(kind, alg, g.any_src, g.any_wei, g.user_bias, g.any_dst,
-                                                         g.strides, g.dilates, g.pad, g.pad)
-                       : dnnl::convolution_forward::desc(kind, alg, g.any_src, g.any_wei, g.any_dst, g.strides,
-                                                         g.dilates, g.pad, g.pad);
+  auto desc = has_bias
+                  ? dnnl::convolution_forward::desc(kind, alg, src, g.any_wei, g.user_bias, dst, g.strides, g.dilates,
+                                                    g.pad, g.pad)
+                  : dnnl::convolution_forward::desc(kind, alg, src, g.any_wei, dst, g.strides, g.dilates, g.pad, g.pad);
   dnnl::convolution_forward::primitive_desc pd(desc, dnnl_conv::engine());
   c->prim = dnnl::convolution_forward(pd);
   c->src = pd.src_desc();
@@ -58,44 +66,111 @@ std::shared_ptr<DnnlConv> make_dnnl_conv(const Conv2dParams& p, bool has_bias) {
   return c;
 }
 
-std::shared_ptr<DnnlConv> cached_dnnl_conv(const Conv2dParams& p, bool has_bias) {
+void run_dnnl_conv(const DnnlConv& c, const float* in, const float* w, const float* bias, float* out) {
+  auto& eng = dnnl_conv::engine();
+  dnnl::stream stream(eng);
+  memory user_src(c.g.user_src, eng, const_cast<float*>(in));
+  memory user_wei(c.g.user_wei, eng, const_cast<float*>(w));
+  memory user_dst(c.g.user_dst, eng, out);
+  memory src = user_src, wei = user_wei, dst = user_dst;
+  if (c.src_reorder) {
+    src = memory(c.src, eng);
+    c.src_reorder->execute(stream, user_src, src);
+  }
+  if (c.wei_reorder) {
+    wei = memory(c.wei, eng);
+    c.wei_reorder->execute(stream, user_wei, wei);
+  }
+  if (c.dst_reorder) dst = memory(c.dst, eng);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+  if (bias) args.emplace(DNNL_ARG_BIAS, memory(c.g.user_bias, eng, const_cast<float*>(bias)));
+  c.prim.execute(stream, args);
+  if (c.dst_reorder) c.dst_reorder->execute(stream, dst, user_dst);
+  stream.wait();
+}
+
+/// oneDNN's blocked activation layout (a vector of channels per block: nChw16c with
+/// AVX-512, nChw8c with AVX2) when an ungrouped convolution's channels fill whole blocks;
+/// `any` otherwise.
+memory::format_tag blocked_activations(const Conv2dParams& p) {
+  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  const auto has = [isa](dnnl_cpu_isa_t level) { return (isa & level) == static_cast<unsigned>(level); };
+  const int64_t block = has(dnnl_cpu_isa_avx512_core) ? 16 : has(dnnl_cpu_isa_avx2) ? 8 : 0;
+  if (block == 0 || p.groups != 1 || p.in_channels % block != 0 || p.out_channels % block != 0)
+    return memory::format_tag::any;
+  return block == 16 ? memory::format_tag::nChw16c : memory::format_tag::nChw8c;
+}
+
+// Note [convolution layout autotuning]
+// For `any`, oneDNN 2.6 picks brgconv over NHWC on AVX-512; its direct convolution over
+// nChw16c was 9% faster alone and 12-22% faster with the reorders on W6's 3x3 64->64
+// convolutions (bench/results/README.md), but no rule says which wins for every shape. So
+// the first convolution of a shape (and thread count) times both layouts — one warm-up and
+// two timed runs each into a scratch output, the faster run counting — and keeps the
+// faster (the `autotuning` log artifact shows the times). Its own output comes from the
+// kept primitive, so every call of a shape rounds alike.
+std::shared_ptr<DnnlConv> cached_dnnl_conv(const Conv2dParams& p, const float* in, const float* w, const float* bias) {
   using Key = std::array<int64_t, 18>;
-  const Key key{p.batch,    p.in_channels, p.in_h,       p.in_w,     p.out_channels,   p.kernel_h,
-                p.kernel_w, p.out_h,       p.out_w,      p.stride_h, p.stride_w,       p.pad_h,
-                p.pad_w,    p.dilation_h,  p.dilation_w, p.groups,   has_bias ? 1 : 0, 0};
+  const Key key{p.batch,
+                p.in_channels,
+                p.in_h,
+                p.in_w,
+                p.out_channels,
+                p.kernel_h,
+                p.kernel_w,
+                p.out_h,
+                p.out_w,
+                p.stride_h,
+                p.stride_w,
+                p.pad_h,
+                p.pad_w,
+                p.dilation_h,
+                p.dilation_w,
+                p.groups,
+                bias != nullptr ? 1 : 0,
+                omp_get_max_threads()};
   static std::mutex mu;
   static std::map<Key, std::shared_ptr<DnnlConv>> cache;
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   if (cache.size() >= 512) cache.clear();  // bound memory when shapes keep changing
-  auto c = make_dnnl_conv(p, has_bias);
-  cache.emplace(key, c);
-  return c;
+  std::shared_ptr<DnnlConv> best = make_dnnl_conv(p, bias != nullptr, memory::format_tag::any);
+  const memory::format_tag blocked = blocked_activations(p);
+  if (blocked != memory::format_tag::any && !omp_in_parallel()) {
+    std::shared_ptr<DnnlConv> other;
+    try {
+      other = make_dnnl_conv(p, bias != nullptr, blocked);
+    } catch (const dnnl::error&) {
+      // No implementation for the blocked layout: `any` it is.
+    }
+    if (other) {
+      std::vector<float> scratch(static_cast<size_t>(p.batch * p.out_channels * p.out_h * p.out_w));
+      auto time_ms = [&](const DnnlConv& c) {
+        double ms = 0;
+        for (int run = 0; run < 3; ++run) {
+          const auto t0 = std::chrono::steady_clock::now();
+          run_dnnl_conv(c, in, w, bias, scratch.data());
+          const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+          if (run == 1 || (run == 2 && t < ms)) ms = t;
+        }
+        return ms;
+      };
+      const double any_ms = time_ms(*best), blocked_ms = time_ms(*other);
+      EMBER_LOG_ARTIFACT(autotuning) << "conv2d " << p.batch << "x" << p.in_channels << "x" << p.in_h << "x" << p.in_w
+                                     << " -> " << p.out_channels << " channels, kernel " << p.kernel_h << "x"
+                                     << p.kernel_w << " (" << omp_get_max_threads() << " threads): any " << any_ms
+                                     << " ms, blocked " << blocked_ms << " ms -> "
+                                     << (blocked_ms < any_ms ? "blocked" : "any");
+      if (blocked_ms < any_ms) best = other;
+    }
+  }
+  cache.emplace(key, best);
+  return best;
 }
 
 void conv2d_dnnl(const float* in, const float* w, const float* bias, float* out, const Conv2dParams& p) {
-  auto c = cached_dnnl_conv(p, bias != nullptr);
-  auto& eng = dnnl_conv::engine();
-  dnnl::stream stream(eng);
-  memory user_src(c->g.user_src, eng, const_cast<float*>(in));
-  memory user_wei(c->g.user_wei, eng, const_cast<float*>(w));
-  memory user_dst(c->g.user_dst, eng, out);
-  memory src = user_src, wei = user_wei, dst = user_dst;
-  if (c->src_reorder) {
-    src = memory(c->src, eng);
-    c->src_reorder->execute(stream, user_src, src);
-  }
-  if (c->wei_reorder) {
-    wei = memory(c->wei, eng);
-    c->wei_reorder->execute(stream, user_wei, wei);
-  }
-  if (c->dst_reorder) dst = memory(c->dst, eng);
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
-  if (bias) args.emplace(DNNL_ARG_BIAS, memory(c->g.user_bias, eng, const_cast<float*>(bias)));
-  c->prim.execute(stream, args);
-  if (c->dst_reorder) c->dst_reorder->execute(stream, dst, user_dst);
-  stream.wait();
+  run_dnnl_conv(*cached_dnnl_conv(p, in, w, bias), in, w, bias, out);
 }
 
 // --- other dtypes: im2col + GEMM -----------------------------------------------------

@@ -1,10 +1,12 @@
 // Convolution and pooling against values printed by PyTorch 1.13 for the same inputs.
 // Inputs are patterns ((i*a) % m - s) / d so both sides build them without pasting data.
 #include <gtest/gtest.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <cmath>
 
 #include "ember/ember.h"
+#include "support/log_capture.h"
 
 namespace ember {
 namespace {
@@ -33,15 +35,15 @@ std::vector<int64_t> sizes_of(const Tensor& t) { return t.sizes().vec(); }
 
 // torch: F.conv2d(x, w, b, stride=(2,1), padding=(1,0), dilation=(1,2))
 const std::vector<double> kConv2dExpected = {
-    -0.125,   1.9375,   0.21875,  0.21875,  0.59375,  0.59375,  0.59375, -0.09375, 0.78125,  0.125,    -0.1875,
-    0.875,    -1.625,   0.4375,   -1.28125, -1.28125, -0.90625, -0.90625, -0.90625, -1.59375, -0.71875, -1.375,
-    -1.6875,  -0.625,   -0.375,   1.6875,   -0.03125, -0.03125, 0.34375,  0.34375,  0.34375, -0.34375, 0.53125,
-    -0.125,   -0.4375,  0.625,    1.375,    3.4375,   1.71875,  1.71875,  2.09375,  2.09375, 2.09375,  1.40625,
-    2.28125,  1.625,    1.3125,   2.375,    0.21875,  0.21875,  0.5625,   0.21875,  0.59375, -0.09375, 0.59375,
-    1.625,    -0.1875,  0.875,    0.21875,  -0.09375, -1.28125, -1.28125, -0.9375,  -1.28125, -0.90625, -1.59375,
-    -0.90625, 0.125,    -1.6875,  -0.625,   -1.28125, -1.59375, -0.03125, -0.03125, 0.3125,   -0.03125, 0.34375,
-    -0.34375, 0.34375,  1.375,    -0.4375,  0.625,    -0.03125, -0.34375, 1.71875,  1.71875,  2.0625,   1.71875,
-    2.09375,  1.40625,  2.09375,  3.125,    1.3125,   2.375,    1.71875,  1.40625};
+    -0.125,   1.9375,  0.21875, 0.21875,  0.59375,  0.59375,  0.59375,  -0.09375, 0.78125,  0.125,    -0.1875,
+    0.875,    -1.625,  0.4375,  -1.28125, -1.28125, -0.90625, -0.90625, -0.90625, -1.59375, -0.71875, -1.375,
+    -1.6875,  -0.625,  -0.375,  1.6875,   -0.03125, -0.03125, 0.34375,  0.34375,  0.34375,  -0.34375, 0.53125,
+    -0.125,   -0.4375, 0.625,   1.375,    3.4375,   1.71875,  1.71875,  2.09375,  2.09375,  2.09375,  1.40625,
+    2.28125,  1.625,   1.3125,  2.375,    0.21875,  0.21875,  0.5625,   0.21875,  0.59375,  -0.09375, 0.59375,
+    1.625,    -0.1875, 0.875,   0.21875,  -0.09375, -1.28125, -1.28125, -0.9375,  -1.28125, -0.90625, -1.59375,
+    -0.90625, 0.125,   -1.6875, -0.625,   -1.28125, -1.59375, -0.03125, -0.03125, 0.3125,   -0.03125, 0.34375,
+    -0.34375, 0.34375, 1.375,   -0.4375,  0.625,    -0.03125, -0.34375, 1.71875,  1.71875,  2.0625,   1.71875,
+    2.09375,  1.40625, 2.09375, 3.125,    1.3125,   2.375,    1.71875,  1.40625};
 
 Tensor conv2d_case(ScalarType dtype) {
   Tensor x = pattern({2, 3, 5, 6}, 7, 11, 5, 4.0, dtype);
@@ -57,9 +59,7 @@ TEST(Conv2d, Float32WithStridePaddingDilationAndBiasMatchesTorch) {
   expect_close(y, kConv2dExpected, 1e-5, 1.3e-6);
 }
 
-TEST(Conv2d, Float64UsesIm2colAndMatchesTorch) {
-  expect_close(conv2d_case(kDouble), kConv2dExpected, 1e-12);
-}
+TEST(Conv2d, Float64UsesIm2colAndMatchesTorch) { expect_close(conv2d_case(kDouble), kConv2dExpected, 1e-12); }
 
 TEST(Conv2d, HalfAndBFloat16ComputeInFloat) {
   // Every input value is exact in 16 bits; outputs round once.
@@ -115,8 +115,8 @@ TEST(Conv2d, IntegerConvolutionIsExact) {
   for (int64_t i = 0; i < 24; ++i) wv.push_back(i % 3 - 1);
   Tensor y = conv2d(tensor(xv, {1, 2, 4, 4}), tensor(wv, {3, 2, 2, 2}), tensor<int64_t>({1, 2, 3}));
   EXPECT_EQ(y.dtype(), kInt64);
-  EXPECT_EQ(y.to_vector<int64_t>(), (std::vector<int64_t>{9,  3,  2,  -5, 9,  3,  -4, -5, 9,  -1, -1, -1, 14, -1,
-                                                          -1, -1, 14, -1, -2, 4,  5,  -3, -2, 4,  11, -3, -2}));
+  EXPECT_EQ(y.to_vector<int64_t>(), (std::vector<int64_t>{9,  3,  2,  -5, 9,  3, -4, -5, 9,  -1, -1, -1, 14, -1,
+                                                          -1, -1, 14, -1, -2, 4, 5,  -3, -2, 4,  11, -3, -2}));
 }
 
 TEST(Conv2d, UnbatchedInputGivesUnbatchedOutput) {
@@ -148,8 +148,16 @@ TEST(Conv2d, OneDnnFloat32AgreesWithFloat64OnResNetShape) {
   Tensor x = pattern({2, 64, 20, 20}, 7, 23, 11, 8.0);
   Tensor w = pattern({64, 64, 3, 3}, 5, 19, 9, 64.0);
   Tensor ref = conv2d(x, w, std::nullopt, {1, 1}, {1, 1});
+  testing::LogCapture logs("autotuning");
   Tensor got = conv2d(x.to(kFloat), w.to(kFloat), std::nullopt, {1, 1}, {1, 1});
   expect_close(got, ref.to_vector<double>(), 1e-5, 1.3e-6);
+  // 64 channels fill whole blocks: with AVX2 or AVX-512 the first call timed oneDNN's
+  // own layout against the blocked one (Note [convolution layout autotuning]).
+  const unsigned isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  if ((isa & dnnl_cpu_isa_avx2) == static_cast<unsigned>(dnnl_cpu_isa_avx2)) {
+    EXPECT_NE(logs.text().find("conv2d 2x64x20x20 -> 64 channels, kernel 3x3"), std::string::npos) << logs.text();
+    EXPECT_NE(logs.text().find(" ms -> "), std::string::npos) << logs.text();
+  }
   // A second call hits the cached primitive and gives the same bits.
   Tensor again = conv2d(x.to(kFloat), w.to(kFloat), std::nullopt, {1, 1}, {1, 1});
   EXPECT_EQ(again.to_vector<float>(), got.to_vector<float>());
@@ -180,9 +188,9 @@ TEST(ConvTranspose2d, GroupedStridedDilatedWithOutputPaddingMatchesTorch) {
     Tensor y = convolution(x, w, b, {2, 1}, {1, 0}, {1, 2}, true, {1, 0}, 2);
     EXPECT_EQ(sizes_of(y), (std::vector<int64_t>{2, 6, 6, 6}));
     const double rtol = dtype == kBFloat16 ? 1.6e-2 : 1.3e-6;
-    expect_close(y.select(0, 0).select(0, 0).select(0, 0), {0.78125, 0.5, 0.03125, -0.0625, 0.6875, 0.875}, 1e-5,
-                 rtol);
-    expect_close(y.select(0, 0).select(0, 1).select(0, 5), {-1.03125, -0.9375, -1.09375, -1.28125, -0.4375, -0.71875}, 1e-5, rtol);
+    expect_close(y.select(0, 0).select(0, 0).select(0, 0), {0.78125, 0.5, 0.03125, -0.0625, 0.6875, 0.875}, 1e-5, rtol);
+    expect_close(y.select(0, 0).select(0, 1).select(0, 5), {-1.03125, -0.9375, -1.09375, -1.28125, -0.4375, -0.71875},
+                 1e-5, rtol);
     expect_close(y.select(0, 1).select(0, 5).select(0, 5), {0.75, -0.25, 0.125, 0.5, 0.0, 0.0}, 1e-5, rtol);
   }
 }
@@ -193,8 +201,8 @@ TEST(ConvTranspose1d, StridedPaddedMatchesTorch) {
   Tensor w = pattern({2, 3, 3}, 5, 7, 3, 2.0);
   Tensor y = convolution(x, w, std::nullopt, {2}, {1}, {1}, true, {0}, 1);
   EXPECT_EQ(sizes_of(y), (std::vector<int64_t>{1, 3, 9}));
-  expect_close(y, {-0.5, -0.375, -0.5, -0.375, -0.5, -0.375, -0.5, -0.375, 2.75, -1.75, 1.375, -1.0, 0.25, -0.25,
-                   -0.875, 0.5, -3.625, 2.875, 2.25, -0.375, 1.125, 0.0, 0.0, 0.375, -1.125, -2.5, -2.25},
+  expect_close(y, {-0.5,   -0.375, -0.5,   -0.375, -0.5, -0.375, -0.5,  -0.375, 2.75, -1.75, 1.375,  -1.0, 0.25, -0.25,
+                   -0.875, 0.5,    -3.625, 2.875,  2.25, -0.375, 1.125, 0.0,    0.0,  0.375, -1.125, -2.5, -2.25},
                1e-12);
 }
 
@@ -224,10 +232,10 @@ TEST(MaxPool2d, PaddingDilationCeilModeValuesAndIndicesMatchTorch) {
     auto [v, i] = max_pool2d_with_indices(x, {3, 2}, {2, 2}, {1, 1}, {1, 2}, true);
     EXPECT_EQ(sizes_of(v), (std::vector<int64_t>{1, 2, 3, 4}));
     EXPECT_EQ(i.dtype(), kInt64);
-    expect_close(v, {1.75, 1.75, 1.0, 0.25, 1.75, 1.75, 1.0, 0.25, 1.5, 1.5, 2.0, 2.0,
-                     1.25, 1.25, 1.75, 1.75, 1.0, 1.0, 1.75, 1.75, 0.75, 0.75, 1.5, 1.5},
+    expect_close(v, {1.75, 1.75, 1.0,  0.25, 1.75, 1.75, 1.0,  0.25, 1.5,  1.5,  2.0, 2.0,
+                     1.25, 1.25, 1.75, 1.75, 1.0,  1.0,  1.75, 1.75, 0.75, 0.75, 1.5, 1.5},
                  0);
-    EXPECT_EQ(i.to_vector<int64_t>(), (std::vector<int64_t>{7, 7, 9, 11, 7, 7, 9, 11, 19, 19, 29, 29,
+    EXPECT_EQ(i.to_vector<int64_t>(), (std::vector<int64_t>{7, 7, 9,  11, 7,  7,  9,  11, 19, 19, 29, 29,
                                                             1, 1, 11, 11, 13, 13, 11, 11, 25, 25, 23, 23}));
   }
 }
@@ -264,18 +272,57 @@ TEST(AvgPool2d, CeilModeWithAndWithoutCountIncludePadMatchesTorch) {
   Tensor x = pattern({1, 2, 5, 6}, 7, 17, 8, 4.0);
   // torch: F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)
   expect_close(avg_pool2d(x, {3, 3}, {2, 2}, {1, 1}, true, false),
-               {-0.125, 0.375, -0.375, -0.75, 0.75, 0.3055555555555556, -0.4444444444444444, -0.5833333333333334,
-                0.5625, 0.0, -0.041666666666666664, 1.0, 0.3125, -0.25, -0.2916666666666667, 0.75, 0.125,
-                -0.5555555555555556, 0.1111111111111111, 0.9166666666666666, -0.0625, -0.625, 0.041666666666666664,
+               {-0.125,
+                0.375,
+                -0.375,
+                -0.75,
+                0.75,
+                0.3055555555555556,
+                -0.4444444444444444,
+                -0.5833333333333334,
+                0.5625,
+                0.0,
+                -0.041666666666666664,
+                1.0,
+                0.3125,
+                -0.25,
+                -0.2916666666666667,
+                0.75,
+                0.125,
+                -0.5555555555555556,
+                0.1111111111111111,
+                0.9166666666666666,
+                -0.0625,
+                -0.625,
+                0.041666666666666664,
                 0.375},
                1e-12);
   // count_include_pad=True: the divisor counts padding but not the ceil-mode overhang.
   expect_close(avg_pool2d(x, {3, 3}, {2, 2}, {1, 1}, true, true),
-               {-0.05555555555555555, 0.25, -0.25, -0.25, 0.5, 0.3055555555555556, -0.4444444444444444,
-                -0.2916666666666667, 0.25, 0.0, -0.027777777777777776, 0.3333333333333333, 0.1388888888888889,
-                -0.16666666666666666, -0.19444444444444445, 0.25, 0.08333333333333333, -0.5555555555555556,
-                0.1111111111111111, 0.4583333333333333, -0.027777777777777776, -0.4166666666666667,
-                0.027777777777777776, 0.125},
+               {-0.05555555555555555,
+                0.25,
+                -0.25,
+                -0.25,
+                0.5,
+                0.3055555555555556,
+                -0.4444444444444444,
+                -0.2916666666666667,
+                0.25,
+                0.0,
+                -0.027777777777777776,
+                0.3333333333333333,
+                0.1388888888888889,
+                -0.16666666666666666,
+                -0.19444444444444445,
+                0.25,
+                0.08333333333333333,
+                -0.5555555555555556,
+                0.1111111111111111,
+                0.4583333333333333,
+                -0.027777777777777776,
+                -0.4166666666666667,
+                0.027777777777777776,
+                0.125},
                1e-12);
 }
 
@@ -301,10 +348,30 @@ TEST(AdaptiveAvgPool2d, UnevenWindowsMatchTorch) {
   Tensor y = adaptive_avg_pool2d(x, {3, 4});
   EXPECT_EQ(sizes_of(y), (std::vector<int64_t>{2, 3, 4}));
   expect_close(y,
-               {-0.3125, -0.16666666666666666, -0.20833333333333334, -0.0625, 0.0, -0.4444444444444444,
-                0.2222222222222222, 0.25, 0.3125, 0.4583333333333333, 0.4166666666666667, -0.5, 0.375,
-                0.16666666666666666, 0.125, 0.625, -0.375, -0.1111111111111111, 0.08333333333333333, -0.125, -0.0625,
-                0.08333333333333333, -0.6666666666666666, -0.875},
+               {-0.3125,
+                -0.16666666666666666,
+                -0.20833333333333334,
+                -0.0625,
+                0.0,
+                -0.4444444444444444,
+                0.2222222222222222,
+                0.25,
+                0.3125,
+                0.4583333333333333,
+                0.4166666666666667,
+                -0.5,
+                0.375,
+                0.16666666666666666,
+                0.125,
+                0.625,
+                -0.375,
+                -0.1111111111111111,
+                0.08333333333333333,
+                -0.125,
+                -0.0625,
+                0.08333333333333333,
+                -0.6666666666666666,
+                -0.875},
                1e-12);
 }
 
