@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -19,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kernels/cpu/autotune.h"
 #include "kernels/cpu/conv_common.h"
 #include "kernels/cpu/dnnl_conv.h"
 #include "kernels/cpu/gemm.h"
@@ -105,9 +105,9 @@ memory::format_tag blocked_activations(const Conv2dParams& p) {
 // For `any`, oneDNN 2.6 picks brgconv over NHWC on AVX-512; its direct convolution over
 // nChw16c was 9% faster alone and 12-22% faster with the reorders on W6's 3x3 64->64
 // convolutions (bench/results/README.md), but no rule says which wins for every shape. So
-// the first convolution of a shape (and thread count) times both layouts — one warm-up and
-// two timed runs each into a scratch output, the faster run counting — and keeps the
-// faster (the `autotuning` log artifact shows the times). Its own output comes from the
+// the first convolution of a shape (and thread count) times both layouts into a scratch
+// output (autotune.h's fastest(): candidates in turn over several rounds, each one's best
+// round counting) and keeps the faster (the `autotuning` log artifact shows the times). Its own output comes from the
 // kept primitive, so every call of a shape rounds alike.
 std::shared_ptr<DnnlConv> cached_dnnl_conv(const Conv2dParams& p, const float* in, const float* w, const float* bias) {
   using Key = std::array<int64_t, 18>;
@@ -146,23 +146,15 @@ std::shared_ptr<DnnlConv> cached_dnnl_conv(const Conv2dParams& p, const float* i
     }
     if (other) {
       std::vector<float> scratch(static_cast<size_t>(p.batch * p.out_channels * p.out_h * p.out_w));
-      auto time_ms = [&](const DnnlConv& c) {
-        double ms = 0;
-        for (int run = 0; run < 3; ++run) {
-          const auto t0 = std::chrono::steady_clock::now();
-          run_dnnl_conv(c, in, w, bias, scratch.data());
-          const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-          if (run == 1 || (run == 2 && t < ms)) ms = t;
-        }
-        return ms;
-      };
-      const double any_ms = time_ms(*best), blocked_ms = time_ms(*other);
+      std::vector<double> ms;
+      const size_t fast = fastest({[&] { run_dnnl_conv(*best, in, w, bias, scratch.data()); },
+                                   [&] { run_dnnl_conv(*other, in, w, bias, scratch.data()); }},
+                                  ms);
       EMBER_LOG_ARTIFACT(autotuning) << "conv2d " << p.batch << "x" << p.in_channels << "x" << p.in_h << "x" << p.in_w
                                      << " -> " << p.out_channels << " channels, kernel " << p.kernel_h << "x"
-                                     << p.kernel_w << " (" << omp_get_max_threads() << " threads): any " << any_ms
-                                     << " ms, blocked " << blocked_ms << " ms -> "
-                                     << (blocked_ms < any_ms ? "blocked" : "any");
-      if (blocked_ms < any_ms) best = other;
+                                     << p.kernel_w << " (" << omp_get_max_threads() << " threads): any " << ms[0]
+                                     << " ms, blocked " << ms[1] << " ms -> " << (fast == 1 ? "blocked" : "any");
+      if (fast == 1) best = other;
     }
   }
   cache.emplace(key, best);

@@ -14,10 +14,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -27,6 +27,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/autotune.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/onednn.h"
 #include "support/logging.h"
@@ -236,24 +237,18 @@ SgemmImpl tuned_choice(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const 
   std::lock_guard lock(mu);
   if (auto it = chosen.find(key); it != chosen.end()) return it->second;
   std::vector<float> scratch(static_cast<size_t>(m * ldc), 0.0f);
-  std::string timings;
-  SgemmImpl best = SgemmImpl::Dnnl;
-  double best_ms = 0;
-  for (SgemmImpl impl : {SgemmImpl::Dnnl, SgemmImpl::MatmulPrimitive, SgemmImpl::OpenBlas}) {
-    if (impl == SgemmImpl::OpenBlas && std::max({m, n, k, lda, ldb, ldc}) > INT_MAX) continue;
-    double ms = 0;
-    for (int run = 0; run < 3; ++run) {
-      const auto t0 = std::chrono::steady_clock::now();
+  std::vector<SgemmImpl> candidates = {SgemmImpl::Dnnl, SgemmImpl::MatmulPrimitive};
+  if (std::max({m, n, k, lda, ldb, ldc}) <= INT_MAX) candidates.push_back(SgemmImpl::OpenBlas);
+  std::vector<std::function<void()>> runs;
+  for (SgemmImpl impl : candidates)
+    runs.push_back([&, impl] {
       sgemm_on(impl, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, scratch.data(), ldc);
-      const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      if (run == 1 || (run == 2 && t < ms)) ms = t;
-    }
-    timings += std::string(timings.empty() ? "" : ", ") + sgemm_impl_name(impl) + " " + std::to_string(ms) + " ms";
-    if (impl == SgemmImpl::Dnnl || ms < best_ms) {
-      best = impl;
-      best_ms = ms;
-    }
-  }
+    });
+  std::vector<double> ms;
+  const SgemmImpl best = candidates[fastest(runs, ms)];
+  std::string timings;
+  for (size_t i = 0; i < candidates.size(); ++i)
+    timings += std::string(i ? ", " : "") + sgemm_impl_name(candidates[i]) + " " + std::to_string(ms[i]) + " ms";
   chosen[key] = best;
   g_sgemm_tunings.fetch_add(1, std::memory_order_relaxed);
   EMBER_LOG_ARTIFACT(autotuning) << "sgemm " << m << "x" << k << "x" << n << (ta ? " A^T" : "") << (tb ? " B^T" : "")
