@@ -9,11 +9,14 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
@@ -101,14 +104,27 @@ memory::format_tag blocked_activations(const Conv2dParams& p) {
   return block == 16 ? memory::format_tag::nChw16c : memory::format_tag::nChw8c;
 }
 
+/// EMBER_CONV_LAYOUT, read once: "any" or "blocked" to skip the timing, or nothing.
+std::optional<std::string> forced_conv_layout() {
+  static const std::optional<std::string> forced = []() -> std::optional<std::string> {
+    const char* v = std::getenv("EMBER_CONV_LAYOUT");
+    if (!v || !*v || std::string(v) == "auto") return std::nullopt;
+    EMBER_CHECK_KIND(ErrorKind::ValueError, std::string(v) == "any" || std::string(v) == "blocked")
+        << "EMBER_CONV_LAYOUT: expected auto, any or blocked, got '" << v << "'";
+    return std::string(v);
+  }();
+  return forced;
+}
+
 // Note [convolution layout autotuning]
 // For `any`, oneDNN 2.6 picks brgconv over NHWC on AVX-512; its direct convolution over
 // nChw16c was 9% faster alone and 12-22% faster with the reorders on W6's 3x3 64->64
 // convolutions (bench/results/README.md), but no rule says which wins for every shape. So
 // the first convolution of a shape (and thread count) times both layouts into a scratch
 // output (autotune.h's fastest(): candidates in turn over several rounds, each one's best
-// round counting) and keeps the faster (the `autotuning` log artifact shows the times). Its own output comes from the
-// kept primitive, so every call of a shape rounds alike.
+// round counting) and keeps the faster; the `autotuning` log artifact shows the times,
+// and EMBER_CONV_LAYOUT=any|blocked skips the timing. The call's own output comes from
+// the kept primitive, so every call of a shape rounds alike.
 std::shared_ptr<DnnlConv> cached_dnnl_conv(const Conv2dParams& p, const float* in, const float* w, const float* bias) {
   using Key = std::array<int64_t, 18>;
   const Key key{p.batch,
@@ -137,7 +153,14 @@ std::shared_ptr<DnnlConv> cached_dnnl_conv(const Conv2dParams& p, const float* i
   if (cache.size() >= 512) cache.clear();  // bound memory when shapes keep changing
   std::shared_ptr<DnnlConv> best = make_dnnl_conv(p, bias != nullptr, memory::format_tag::any);
   const memory::format_tag blocked = blocked_activations(p);
-  if (blocked != memory::format_tag::any && !omp_in_parallel()) {
+  const std::optional<std::string> forced = forced_conv_layout();
+  if (blocked != memory::format_tag::any && forced == "blocked") {
+    try {
+      best = make_dnnl_conv(p, bias != nullptr, blocked);
+    } catch (const dnnl::error&) {
+      // No implementation for the blocked layout: `any` it is.
+    }
+  } else if (blocked != memory::format_tag::any && !forced && !omp_in_parallel()) {
     std::shared_ptr<DnnlConv> other;
     try {
       other = make_dnnl_conv(p, bias != nullptr, blocked);
