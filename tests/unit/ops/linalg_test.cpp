@@ -5,9 +5,13 @@
 
 #include <array>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
 
 #include "ember/ember.h"
 #include "kernels/cpu/gemm.h"
+#include "support/error_of.h"
 #include "support/log_capture.h"
 
 namespace ember {
@@ -196,6 +200,30 @@ TEST(Mm, LargeFloatProductsAreTimedOncePerShapeAndLogged) {
   EXPECT_NE(text.find("matmul "), std::string::npos) << text;
   EXPECT_NE(text.find("openblas "), std::string::npos) << text;
   EXPECT_NE(text.find(" -> "), std::string::npos) << text;
+}
+
+// EMBER_SGEMM is read once per process, so this test runs itself in child processes:
+// pinned, a large product is not timed and still right; a bad value is a ValueError
+// naming the variable.
+TEST(Mm, EmberSgemmPinsTheImplementation) {
+  if (const char* pinned = std::getenv("EMBER_SGEMM")) {
+    Tensor a = operand_matrix(256, 128, false, kFloat, 0.2), b = operand_matrix(128, 160, true, kFloat, 0.4);
+    if (std::string(pinned) == "bogus") {
+      EXPECT_NE(testing::error_of([&] { (void)mm(a, b); }, ErrorKind::ValueError)
+                    .find("EMBER_SGEMM: expected auto, dnnl, matmul or openblas, got 'bogus'"),
+                std::string::npos);
+      return;
+    }
+    expect_close(mm(a, b), naive_product(a.unsqueeze(0), b.unsqueeze(0)), 1e-5, 1e-4);
+    EXPECT_EQ(kernels::cpu::sgemm_tunings(), 0) << "a pinned implementation is not timed";
+    return;
+  }
+  const std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
+  for (const char* value : {"openblas", "matmul", "dnnl", "bogus"}) {
+    const std::string cmd = std::string("EMBER_SGEMM=") + value + " '" + exe +
+                            "' --gtest_filter=Mm.EmberSgemmPinsTheImplementation >/dev/null 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << "EMBER_SGEMM=" << value << ": the child run failed";
+  }
 }
 
 TEST(Mm, MetaTensorsGetShapeOnly) {
