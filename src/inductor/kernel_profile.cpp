@@ -17,15 +17,17 @@ KernelProfile::KernelProfile(std::string graph_name, std::filesystem::path file,
       total_ns_(steps_.size(), 0) {}
 
 KernelProfile::~KernelProfile() {
+  // No logging here: a compiled function held in a static may be freed after the logging
+  // system during exit. A failed last write leaves the file of the last power-of-two call.
   std::lock_guard lock(mu_);
-  if (calls_ > 0) write_locked();
+  if (calls_ > 0) write_locked(/*log_failure=*/false);
 }
 
 void KernelProfile::add_call(const std::vector<int64_t>& ns) {
   std::lock_guard lock(mu_);
   for (size_t i = 0; i < total_ns_.size(); ++i) total_ns_[i] += ns[i];
   ++calls_;
-  if ((calls_ & (calls_ - 1)) == 0) write_locked();
+  if ((calls_ & (calls_ - 1)) == 0) write_locked(/*log_failure=*/true);
 }
 
 std::string KernelProfile::table() const {
@@ -61,10 +63,10 @@ std::string KernelProfile::table_locked() const {
   return os.str();
 }
 
-void KernelProfile::write_locked() const {
+void KernelProfile::write_locked(bool log_failure) const {
   std::ofstream out(file_, std::ios::trunc);
   out << table_locked();
-  if (!out) EMBER_LOG(inductor, WARNING) << "kernel profile: cannot write " << file_.string();
+  if (!out && log_failure) EMBER_LOG(inductor, WARNING) << "kernel profile: cannot write " << file_.string();
 }
 
 }  // namespace ember::inductor

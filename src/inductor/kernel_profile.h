@@ -40,7 +40,7 @@ class KernelProfile {
  private:
   // Both need mu_ held.
   std::string table_locked() const;
-  void write_locked() const;
+  void write_locked(bool log_failure) const;
 
   const std::string graph_name_;
   const std::filesystem::path file_;
