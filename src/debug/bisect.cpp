@@ -20,27 +20,15 @@ using inductor::BisectSubsystem;
 constexpr BisectSubsystem kSubsystems[] = {BisectSubsystem::GraphPasses, BisectSubsystem::Fusions,
                                            BisectSubsystem::Lowerings};
 
-int64_t& limit_field(BisectSubsystem s) {
-  switch (s) {
-    case BisectSubsystem::GraphPasses:
-      return config().inductor.bisect_max_graph_passes;
-    case BisectSubsystem::Lowerings:
-      return config().inductor.bisect_max_lowerings;
-    case BisectSubsystem::Fusions:
-      return config().inductor.bisect_max_fusions;
-  }
-  return config().inductor.bisect_max_lowerings;
-}
-
 /// Restores the bisector's knobs as the caller had them.
 class SavedLimits {
  public:
   SavedLimits() {
-    for (BisectSubsystem s : kSubsystems) saved_.push_back(limit_field(s));
+    for (BisectSubsystem s : kSubsystems) saved_.push_back(inductor::bisect_limit(s));
   }
   ~SavedLimits() {
     size_t i = 0;
-    for (BisectSubsystem s : kSubsystems) limit_field(s) = saved_[i++];
+    for (BisectSubsystem s : kSubsystems) inductor::bisect_limit(s) = saved_[i++];
   }
   SavedLimits(const SavedLimits&) = delete;
   SavedLimits& operator=(const SavedLimits&) = delete;
@@ -66,7 +54,7 @@ class Bisector {
     const std::vector<std::string> backends = bisect_backends(options_.backend);
     say("graph " + g_.name() + " (" + std::to_string(g_.op_count()) + " ops); backends " + join_names(backends, ", ") +
         "; chasing " + (result_.failure ? result_.failure->str() : std::string("the first failure a backend shows")));
-    for (BisectSubsystem s : kSubsystems) limit_field(s) = -1;
+    for (BisectSubsystem s : kSubsystems) inductor::bisect_limit(s) = -1;
     std::string passed;
     for (const std::string& backend : backends) {
       if (!attempt(backend, backend + (backend == "eager" ? " (capture only)" : ""))) {
@@ -132,14 +120,14 @@ class Bisector {
         say(name + ": none in this graph; nothing to disable");
         continue;
       }
-      limit_field(s) = 0;
+      inductor::bisect_limit(s) = 0;
       const bool still =
           attempt(result_.backend, result_.backend + " with all " + std::to_string(decisions.size()) + " " + name +
                                        " disabled (" + inductor::bisect_limit_knob(s) + "=0)");
       if (still) {
         say("disabling " + name + " does not remove the failure");
         result_.ruled_out.push_back(name);
-        limit_field(s) = -1;
+        inductor::bisect_limit(s) = -1;
         continue;
       }
       say("disabling " + name + " removes the failure; bisecting " + std::to_string(decisions.size()) + " " + name);
@@ -148,7 +136,7 @@ class Bisector {
       std::vector<std::string> at_bad = decisions;
       while (bad - good > 1) {
         const int64_t mid = good + (bad - good) / 2;
-        limit_field(s) = mid;
+        inductor::bisect_limit(s) = mid;
         if (attempt(result_.backend, result_.backend + " with the first " + std::to_string(mid) + " of " +
                                          std::to_string(decisions.size()) + " " + name + " (" +
                                          inductor::bisect_limit_knob(s) + "=" + std::to_string(mid) + ")")) {
@@ -158,7 +146,7 @@ class Bisector {
           good = mid;
         }
       }
-      limit_field(s) = -1;
+      inductor::bisect_limit(s) = -1;
       result_.subsystem = name;
       result_.knob = inductor::bisect_limit_knob(s);
       result_.decision = bad;

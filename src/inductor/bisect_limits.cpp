@@ -18,18 +18,6 @@ std::array<std::vector<std::string>, kSubsystems>& decisions() {
   return d;
 }
 
-int64_t limit(BisectSubsystem s) {
-  switch (s) {
-    case BisectSubsystem::GraphPasses:
-      return config().inductor.bisect_max_graph_passes;
-    case BisectSubsystem::Lowerings:
-      return config().inductor.bisect_max_lowerings;
-    case BisectSubsystem::Fusions:
-      return config().inductor.bisect_max_fusions;
-  }
-  return -1;
-}
-
 }  // namespace
 
 const char* bisect_decision_noun(BisectSubsystem s) {
@@ -42,6 +30,18 @@ const char* bisect_decision_noun(BisectSubsystem s) {
       return "fusion";
   }
   return "";
+}
+
+int64_t& bisect_limit(BisectSubsystem s) {
+  switch (s) {
+    case BisectSubsystem::GraphPasses:
+      return config().inductor.bisect_max_graph_passes;
+    case BisectSubsystem::Lowerings:
+      return config().inductor.bisect_max_lowerings;
+    case BisectSubsystem::Fusions:
+      return config().inductor.bisect_max_fusions;
+  }
+  return config().inductor.bisect_max_lowerings;
 }
 
 const char* bisect_subsystem_name(BisectSubsystem s) {
@@ -68,13 +68,14 @@ void bisect_begin(BisectSubsystem s) { decisions()[static_cast<size_t>(s)].clear
 bool bisect_allows(BisectSubsystem s, const std::string& what) {
   auto& d = decisions()[static_cast<size_t>(s)];
   d.push_back(what);
-  const int64_t max = limit(s);
+  const int64_t max = bisect_limit(s);
   return max < 0 || static_cast<int64_t>(d.size()) <= max;
 }
 
 std::string bisect_disabled_reason(BisectSubsystem s) {
-  return "the compiler bisector's limit " + bisect_limit_knob(s) + "=" + std::to_string(limit(s)) + " disables " +
-         bisect_decision_noun(s) + std::string(" #") + std::to_string(decisions()[static_cast<size_t>(s)].size());
+  return "the compiler bisector's limit " + bisect_limit_knob(s) + "=" + std::to_string(bisect_limit(s)) +
+         " disables " + bisect_decision_noun(s) + std::string(" #") +
+         std::to_string(decisions()[static_cast<size_t>(s)].size());
 }
 
 const std::vector<std::string>& bisect_decisions(BisectSubsystem s) { return decisions()[static_cast<size_t>(s)]; }

@@ -22,6 +22,8 @@ const char* bisect_subsystem_name(BisectSubsystem s);
 /// One decision of `s`: "graph pass application", "lowering", "fusion".
 const char* bisect_decision_noun(BisectSubsystem s);
 std::string bisect_limit_knob(BisectSubsystem s);
+/// The knob's field in config() (-1: no limit), to read or set.
+int64_t& bisect_limit(BisectSubsystem s);
 
 /// Starts counting `s`'s decisions for one compile (each step calls it when it begins:
 /// run_graph_passes, lower, schedule), forgetting those of the previous compile on this
