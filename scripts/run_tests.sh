@@ -7,5 +7,7 @@ bash scripts/build.sh "$@"
 build_dir=${EMBER_BUILD_DIR:-build}
 cd "$build_dir"
 ctest --output-on-failure -j2 --timeout 600
-# The conformance summary lines (ctest shows a passing test's output only with -V).
-./tests/test_conformance --gtest_filter='Conformance.Every*MatchesPyTorch' | grep -E '^(conformance|gradients):'
+# The conformance summary lines (ctest shows a passing test's output only with -V); the
+# compiled line is every op run inside a graph compiled with the inductor backend.
+./tests/test_conformance --gtest_filter='Conformance.Every*MatchesPyTorch:Conformance.EveryOpCompiledWithInductorEqualsEager' |
+  grep -E '^(conformance|gradients|compiled):'

@@ -17,27 +17,26 @@ struct None {
 
 class IValue {
  public:
-  using Variant = std::variant<None, Tensor, int64_t, double, bool, Scalar, std::vector<int64_t>,
-                               std::vector<Tensor>, std::vector<std::optional<Tensor>>, std::vector<bool>,
-                               std::string, ScalarType, Device>;
+  using Variant = std::variant<None, Tensor, int64_t, double, bool, Scalar, std::vector<int64_t>, std::vector<Tensor>,
+                               std::vector<std::optional<Tensor>>, std::vector<bool>, std::string, ScalarType, Device>;
 
   IValue() : v_(None{}) {}
-  IValue(None) : v_(None{}) {}                                            // NOLINT
-  IValue(Tensor t) : v_(std::move(t)) {}                                  // NOLINT
-  IValue(int64_t i) : v_(i) {}                                            // NOLINT
-  IValue(int i) : v_(static_cast<int64_t>(i)) {}                          // NOLINT
-  IValue(double d) : v_(d) {}                                             // NOLINT
-  IValue(bool b) : v_(b) {}                                               // NOLINT
-  IValue(const Scalar& s) : v_(s) {}                                      // NOLINT
-  IValue(std::vector<int64_t> l) : v_(std::move(l)) {}                    // NOLINT
-  IValue(IntArrayRef l) : v_(l.vec()) {}                                  // NOLINT
-  IValue(std::vector<Tensor> l) : v_(std::move(l)) {}                     // NOLINT
-  IValue(std::vector<std::optional<Tensor>> l) : v_(std::move(l)) {}      // NOLINT
-  IValue(std::vector<bool> l) : v_(std::move(l)) {}                       // NOLINT
-  IValue(std::string s) : v_(std::move(s)) {}                             // NOLINT
-  IValue(const char* s) : v_(std::string(s)) {}                           // NOLINT
-  IValue(ScalarType t) : v_(t) {}                                         // NOLINT
-  IValue(Device d) : v_(d) {}                                             // NOLINT
+  IValue(None) : v_(None{}) {}                                        // NOLINT
+  IValue(Tensor t) : v_(std::move(t)) {}                              // NOLINT
+  IValue(int64_t i) : v_(i) {}                                        // NOLINT
+  IValue(int i) : v_(static_cast<int64_t>(i)) {}                      // NOLINT
+  IValue(double d) : v_(d) {}                                         // NOLINT
+  IValue(bool b) : v_(b) {}                                           // NOLINT
+  IValue(const Scalar& s) : v_(s) {}                                  // NOLINT
+  IValue(std::vector<int64_t> l) : v_(std::move(l)) {}                // NOLINT
+  IValue(IntArrayRef l) : v_(l.vec()) {}                              // NOLINT
+  IValue(std::vector<Tensor> l) : v_(std::move(l)) {}                 // NOLINT
+  IValue(std::vector<std::optional<Tensor>> l) : v_(std::move(l)) {}  // NOLINT
+  IValue(std::vector<bool> l) : v_(std::move(l)) {}                   // NOLINT
+  IValue(std::string s) : v_(std::move(s)) {}                         // NOLINT
+  IValue(const char* s) : v_(std::string(s)) {}                       // NOLINT
+  IValue(ScalarType t) : v_(t) {}                                     // NOLINT
+  IValue(Device d) : v_(d) {}                                         // NOLINT
   template <typename T>
   IValue(const std::optional<T>& o) : IValue(o ? IValue(*o) : IValue()) {}  // NOLINT
 
@@ -49,6 +48,7 @@ class IValue {
   bool is_scalar() const { return std::holds_alternative<Scalar>(v_); }
   bool is_int_list() const { return std::holds_alternative<std::vector<int64_t>>(v_); }
   bool is_tensor_list() const { return std::holds_alternative<std::vector<Tensor>>(v_); }
+  bool is_optional_tensor_list() const { return std::holds_alternative<std::vector<std::optional<Tensor>>>(v_); }
   bool is_string() const { return std::holds_alternative<std::string>(v_); }
 
   const Tensor& to_tensor() const { return get<Tensor>("Tensor"); }
@@ -57,17 +57,13 @@ class IValue {
     return is_none() ? std::nullopt : std::optional<Tensor>(to_tensor());
   }
   int64_t to_int() const;
-  std::optional<int64_t> to_optional_int() const {
-    return is_none() ? std::nullopt : std::optional<int64_t>(to_int());
-  }
+  std::optional<int64_t> to_optional_int() const { return is_none() ? std::nullopt : std::optional<int64_t>(to_int()); }
   double to_double() const;
   std::optional<double> to_optional_double() const {
     return is_none() ? std::nullopt : std::optional<double>(to_double());
   }
   bool to_bool() const;
-  std::optional<bool> to_optional_bool() const {
-    return is_none() ? std::nullopt : std::optional<bool>(to_bool());
-  }
+  std::optional<bool> to_optional_bool() const { return is_none() ? std::nullopt : std::optional<bool>(to_bool()); }
   Scalar to_scalar() const;
   std::optional<Scalar> to_optional_scalar() const {
     return is_none() ? std::nullopt : std::optional<Scalar>(to_scalar());

@@ -79,11 +79,16 @@ Tensor rebuild(const CaseFile& f, const json& ref, bool meta) {
   Tensor t = meta ? empty(it->second.sizes(), TensorOptions(it->second.dtype()).device(kMeta)) : it->second.clone();
   for (const json& tr : ref.value("transform", json::array())) {
     const std::string kind = tr.at(0).get<std::string>();
-    if (kind == "transpose") t = t.transpose(tr.at(1).get<int64_t>(), tr.at(2).get<int64_t>());
-    else if (kind == "permute") t = t.permute(tr.at(1).get<std::vector<int64_t>>());
-    else if (kind == "slice") t = t.slice(tr.at(1).get<int64_t>(), tr.at(2).get<int64_t>(), tr.at(3).get<int64_t>(), tr.at(4).get<int64_t>());
-    else if (kind == "expand") t = t.expand(tr.at(1).get<std::vector<int64_t>>());
-    else throw Mismatch{"unknown transform '" + kind + "'"};
+    if (kind == "transpose")
+      t = t.transpose(tr.at(1).get<int64_t>(), tr.at(2).get<int64_t>());
+    else if (kind == "permute")
+      t = t.permute(tr.at(1).get<std::vector<int64_t>>());
+    else if (kind == "slice")
+      t = t.slice(tr.at(1).get<int64_t>(), tr.at(2).get<int64_t>(), tr.at(3).get<int64_t>(), tr.at(4).get<int64_t>());
+    else if (kind == "expand")
+      t = t.expand(tr.at(1).get<std::vector<int64_t>>());
+    else
+      throw Mismatch{"unknown transform '" + kind + "'"};
   }
   return t;
 }
@@ -99,7 +104,8 @@ IValue build_arg(const CaseFile& f, const json& a, bool meta) {
   }
   if (type == "Tensor?[]") {
     std::vector<std::optional<Tensor>> list;
-    for (const json& r : a.at("value")) list.push_back(r.is_null() ? std::nullopt : std::optional<Tensor>(rebuild(f, r, meta)));
+    for (const json& r : a.at("value"))
+      list.push_back(r.is_null() ? std::nullopt : std::optional<Tensor>(rebuild(f, r, meta)));
     return list;
   }
   const json& v = a.at("value");
@@ -140,7 +146,8 @@ Stack build_stack(const CaseFile& f, const ops::OpDef& op, const json& c, bool m
     } else if (arg.default_value) {
       stack.push_back(*arg.default_value);
     } else {
-      throw Mismatch{"the case gives no value for argument '" + arg.name + "', which has no default in " + schema.str()};
+      throw Mismatch{"the case gives no value for argument '" + arg.name + "', which has no default in " +
+                     schema.str()};
     }
   }
   return stack;
@@ -160,16 +167,36 @@ std::vector<double> values_of(const Tensor& t) {
     const char* p = base + off * es;
     double v = 0;
     switch (t.dtype()) {
-      case kFloat: v = *reinterpret_cast<const float*>(p); break;
-      case kDouble: v = *reinterpret_cast<const double*>(p); break;
-      case kHalf: v = static_cast<float>(*reinterpret_cast<const Half*>(p)); break;
-      case kBFloat16: v = static_cast<float>(*reinterpret_cast<const BFloat16*>(p)); break;
-      case kInt64: v = static_cast<double>(*reinterpret_cast<const int64_t*>(p)); break;
-      case kInt32: v = *reinterpret_cast<const int32_t*>(p); break;
-      case kInt16: v = *reinterpret_cast<const int16_t*>(p); break;
-      case kInt8: v = *reinterpret_cast<const int8_t*>(p); break;
-      case kUInt8: v = *reinterpret_cast<const uint8_t*>(p); break;
-      case kBool: v = *reinterpret_cast<const uint8_t*>(p) != 0; break;
+      case kFloat:
+        v = *reinterpret_cast<const float*>(p);
+        break;
+      case kDouble:
+        v = *reinterpret_cast<const double*>(p);
+        break;
+      case kHalf:
+        v = static_cast<float>(*reinterpret_cast<const Half*>(p));
+        break;
+      case kBFloat16:
+        v = static_cast<float>(*reinterpret_cast<const BFloat16*>(p));
+        break;
+      case kInt64:
+        v = static_cast<double>(*reinterpret_cast<const int64_t*>(p));
+        break;
+      case kInt32:
+        v = *reinterpret_cast<const int32_t*>(p);
+        break;
+      case kInt16:
+        v = *reinterpret_cast<const int16_t*>(p);
+        break;
+      case kInt8:
+        v = *reinterpret_cast<const int8_t*>(p);
+        break;
+      case kUInt8:
+        v = *reinterpret_cast<const uint8_t*>(p);
+        break;
+      case kBool:
+        v = *reinterpret_cast<const uint8_t*>(p) != 0;
+        break;
     }
     out[k] = v;
     for (int64_t d = nd - 1; d >= 0; --d) {
@@ -198,11 +225,16 @@ std::string index_str(size_t flat, IntArrayRef sizes) {
 /// PyTorch's default assert_close tolerances for a dtype.
 std::pair<double, double> tolerances(ScalarType t) {
   switch (t) {
-    case kFloat: return {1.3e-6, 1e-5};
-    case kDouble: return {1e-7, 1e-7};
-    case kHalf: return {1e-3, 1e-5};
-    case kBFloat16: return {1.6e-2, 1e-5};
-    default: return {0, 0};
+    case kFloat:
+      return {1.3e-6, 1e-5};
+    case kDouble:
+      return {1e-7, 1e-7};
+    case kHalf:
+      return {1e-3, 1e-5};
+    case kBFloat16:
+      return {1.6e-2, 1e-5};
+    default:
+      return {0, 0};
   }
 }
 
@@ -211,7 +243,8 @@ void check_geometry(const Tensor& actual, const json& e, const std::string& what
   if (!actual.defined()) throw Mismatch{what + ": undefined tensor"};
   const ScalarType dt = dtype_of(e.at("dtype").get<std::string>());
   if (actual.dtype() != dt) {
-    throw Mismatch{what + ": dtype " + std::string(dtype_name(actual.dtype())) + ", expected " + std::string(dtype_name(dt))};
+    throw Mismatch{what + ": dtype " + std::string(dtype_name(actual.dtype())) + ", expected " +
+                   std::string(dtype_name(dt))};
   }
   const auto sizes = e.at("shape").get<std::vector<int64_t>>();
   if (actual.sizes() != IntArrayRef(sizes)) {
@@ -271,7 +304,8 @@ void check_output(const CaseFile& f, const Tensor& actual, const json& e, const 
 std::vector<std::pair<Tensor, json>> pair_outputs(const Stack& result, const json& expected) {
   std::vector<std::pair<Tensor, json>> out;
   if (result.size() != expected.size()) {
-    throw Mismatch{"returned " + std::to_string(result.size()) + " values, expected " + std::to_string(expected.size())};
+    throw Mismatch{"returned " + std::to_string(result.size()) + " values, expected " +
+                   std::to_string(expected.size())};
   }
   for (size_t i = 0; i < result.size(); ++i) {
     const json& e = expected[i];
@@ -316,7 +350,8 @@ void check_stat(const Stack& args, const std::vector<std::pair<Tensor, json>>& o
   auto near = [&](double got, const char* name, double want, double tol) {
     if (std::fabs(got - want) > tol) {
       std::ostringstream os;
-      os << kind << " " << name << " " << got << ", PyTorch's distribution gives " << want << " (tolerance " << tol << ")";
+      os << kind << " " << name << " " << got << ", PyTorch's distribution gives " << want << " (tolerance " << tol
+         << ")";
       throw Mismatch{os.str()};
     }
   };
@@ -348,14 +383,17 @@ void check_stat(const Stack& args, const std::vector<std::pair<Tensor, json>>& o
     const bool train = stat.at("train").get<bool>();
     const double scale = train ? (p == 1 ? 0 : 1 / (1 - p)) : 1;
     std::vector<double> keep(v.size());
-    if (outs.size() > 1) keep = values_of(outs[1].first);
-    else for (size_t i = 0; i < v.size(); ++i) keep[i] = v[i] != 0;
+    if (outs.size() > 1)
+      keep = values_of(outs[1].first);
+    else
+      for (size_t i = 0; i < v.size(); ++i) keep[i] = v[i] != 0;
     const auto [rtol, atol] = tolerances(out.dtype());
     for (size_t i = 0; i < v.size(); ++i) {
       const double want = keep[i] != 0 ? in[i] * scale : 0;
       if (std::fabs(v[i] - want) > atol + rtol * std::fabs(want) + 1e-7) {
         throw Mismatch{"dropout output " + std::to_string(v[i]) + " at " + index_str(i, out.sizes()) + ", expected " +
-                       std::to_string(want) + " (input " + std::to_string(in[i]) + ", kept " + std::to_string(keep[i]) + ")"};
+                       std::to_string(want) + " (input " + std::to_string(in[i]) + ", kept " + std::to_string(keep[i]) +
+                       ")"};
       }
     }
     near(mean_of(keep), "kept fraction", stat.at("keep_mean").get<double>(), stat.at("tol_mean").get<double>());
@@ -390,7 +428,8 @@ void run_cpu(const CaseFile& f, const ops::OpDef& op, const json& c) {
   const bool values = c.value("values", true) && !expect.contains("stat");
   const bool strides = c.value("check_strides", false);
   auto outs = pair_outputs(result, expect.at("outputs"));
-  for (size_t i = 0; i < outs.size(); ++i) check_output(f, outs[i].first, outs[i].second, "output " + std::to_string(i), values, strides);
+  for (size_t i = 0; i < outs.size(); ++i)
+    check_output(f, outs[i].first, outs[i].second, "output " + std::to_string(i), values, strides);
   for (const json& m : expect.value("mutated", json::array())) {
     const std::string name = m.at("arg").get<std::string>();
     const int i = op.schema.index_of(name);
@@ -528,7 +567,8 @@ void run_grad(const CaseFile& f, const ops::OpDef& op, const json& c) {
   // In-place ops write a clone of their leaf input, as the generator did.
   for (const json& name : g.value("clone_written", json::array())) {
     const int i = op.schema.index_of(name.get<std::string>());
-    if (i < 0 || !args[static_cast<size_t>(i)].is_tensor()) throw Mismatch{"clone_written: no tensor argument " + name.dump()};
+    if (i < 0 || !args[static_cast<size_t>(i)].is_tensor())
+      throw Mismatch{"clone_written: no tensor argument " + name.dump()};
     args[static_cast<size_t>(i)] = args[static_cast<size_t>(i)].to_tensor().clone();
   }
   Stack result;
@@ -601,6 +641,133 @@ TEST(Conformance, EveryGradientMatchesPyTorch) {
     const ops::OpDef* op = ops::registry().find(name);
     if (!op || !op->derivative) return;  // no formula in Ember: not counted
     tally.run(name, c, "grad ", [&] { run_grad(f, *op, c); });
+  });
+  tally.report();
+}
+
+// --- every op inside a compiled graph ---------------------------------------------------
+
+/// A stack's tensors (Tensor, Tensor[] and Tensor?[] arguments, in order) and how to put
+/// others in their places.
+struct TensorSlots {
+  std::vector<Tensor> tensors;
+  explicit TensorSlots(const Stack& s) {
+    for (const IValue& v : s) {
+      if (v.is_tensor()) tensors.push_back(v.to_tensor());
+      if (v.is_tensor_list())
+        for (const Tensor& t : v.to_tensor_list()) tensors.push_back(t);
+      if (v.is_optional_tensor_list())
+        for (const auto& t : v.to_optional_tensor_list())
+          if (t) tensors.push_back(*t);
+    }
+  }
+  static Stack with(Stack s, const std::vector<Tensor>& ts) {
+    size_t k = 0;
+    for (IValue& v : s) {
+      if (v.is_tensor()) v = ts.at(k++);
+      if (v.is_tensor_list()) {
+        std::vector<Tensor> list = v.to_tensor_list();
+        for (Tensor& t : list) t = ts.at(k++);
+        v = list;
+      }
+      if (v.is_optional_tensor_list()) {
+        std::vector<std::optional<Tensor>> list = v.to_optional_tensor_list();
+        for (auto& t : list)
+          if (t) t = ts.at(k++);
+        v = list;
+      }
+    }
+    return s;
+  }
+};
+
+/// The tensors of a result, in order (lists flattened; None skipped); nullopt when it
+/// holds a value of another kind.
+std::optional<std::vector<Tensor>> result_tensors(const Stack& r) {
+  std::vector<Tensor> out;
+  for (const IValue& v : r) {
+    if (v.is_tensor())
+      out.push_back(v.to_tensor());
+    else if (v.is_tensor_list())
+      for (const Tensor& t : v.to_tensor_list()) out.push_back(t);
+    else if (!v.is_none())
+      return std::nullopt;
+  }
+  return out;
+}
+
+std::vector<Tensor> clones(const std::vector<Tensor>& ts) {
+  std::vector<Tensor> out;
+  for (const Tensor& t : ts) out.push_back(t.defined() ? t.clone() : t);
+  return out;
+}
+
+/// `got` against `want`: sizes, dtype, and (when `values`) values within the dtype's
+/// assert_close tolerances (NaN where NaN).
+void check_same(const Tensor& got, const Tensor& want, const std::string& what, bool values = true) {
+  if (got.sizes().vec() != want.sizes().vec() || got.dtype() != want.dtype())
+    throw Mismatch{what + ": " + shape_str(got.sizes()) + " " + std::string(scalar_type_name(got.dtype())) +
+                   ", eager gives " + shape_str(want.sizes()) + " " + std::string(scalar_type_name(want.dtype()))};
+  if (!values) return;
+  const auto [rtol, atol] = tolerances(want.dtype());
+  const std::vector<double> g = values_of(got), w = values_of(want);
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (std::isnan(w[i]) ? std::isnan(g[i]) : (g[i] == w[i] || std::abs(g[i] - w[i]) <= atol + rtol * std::abs(w[i])))
+      continue;
+    throw Mismatch{what + " at " + index_str(i, want.sizes()) + ": compiled " + std::to_string(g[i]) + ", eager " +
+                   std::to_string(w[i])};
+  }
+}
+
+/// One case's call as a compiled function (backend "inductor") of its tensors, against the
+/// same call made eagerly: outputs, and the inputs afterwards (in-place ops write them).
+/// Random ops draw from the seed set before each; each call is compiled anew (one C++
+/// compile per op whose graph has a kernel, cached on disk afterwards).
+void run_compiled(const CaseFile& f, const ops::OpDef& op, const json& c) {
+  const Stack args = build_stack(f, op, c, /*meta=*/false);
+  const TensorSlots slots(args);
+  auto fn = [&op, &args](const std::vector<Tensor>& ts) {
+    const Stack r = ops::call(op, TensorSlots::with(args, ts));
+    std::optional<std::vector<Tensor>> out = result_tensors(r);
+    EMBER_CHECK(out) << "not tensors";
+    return *out;
+  };
+  std::vector<Tensor> eager_in = clones(slots.tensors), compiled_in = clones(slots.tensors);
+  manual_seed(7);
+  std::vector<Tensor> want;
+  try {
+    want = fn(eager_in);
+  } catch (const Error&) {
+    return;  // an output that is not a tensor (or eager rejects the clones): nothing to compile
+  }
+  auto compiled = compile(fn, {.backend = "inductor", .name = "conformance"});
+  manual_seed(7);
+  std::vector<Tensor> got;
+  try {
+    got = compiled(compiled_in);
+  } catch (const Error& e) {
+    throw Mismatch{std::string("compiled: raised ") + error_kind_name(e.kind()) + ": " + e.what()};
+  }
+  if (got.size() != want.size())
+    throw Mismatch{"compiled: " + std::to_string(got.size()) + " outputs, eager " + std::to_string(want.size())};
+  // Cases with "values": false (empty, empty_strided, ...) have no defined values.
+  const bool values = c.value("values", true);
+  for (size_t i = 0; i < got.size(); ++i) check_same(got[i], want[i], "compiled output " + std::to_string(i), values);
+  for (size_t i = 0; i < eager_in.size(); ++i)
+    check_same(compiled_in[i], eager_in[i], "compiled: input " + std::to_string(i) + " after the call");
+}
+
+TEST(Conformance, EveryOpCompiledWithInductorEqualsEager) {
+  // The first case of each op that PyTorch runs without an error, compiled: every op
+  // either lowers or runs its eager kernel inside the generated wrapper (Note [inductor]).
+  Tally tally("compiled");
+  std::set<std::string> done;
+  for_each_case([&](const CaseFile& f, const json& c, const std::string& name) {
+    if (done.count(name) || c.at("expect").contains("error") || c.at("expect").contains("stat")) return;
+    const ops::OpDef* op = ops::registry().find(name);
+    if (!op) return;
+    done.insert(name);
+    tally.run(name, c, "compiled ", [&] { run_compiled(f, *op, c); });
   });
   tally.report();
 }
