@@ -199,4 +199,10 @@ struct RunnableOptions {
 /// and prints each output's summary (the counterpart of fx_graph_runnable).
 std::string to_runnable_cpp(const Graph& g, const RunnableOptions& options = {});
 
+/// A tensor of `m`'s geometry holding what a to_runnable_cpp program's make_input draws
+/// for it from the generator's current state (normal floats, random bools, integers 0–9
+/// over the storage the strides reach), so that an in-process run sees the program's
+/// inputs.
+Tensor runnable_input(const TensorMeta& m);
+
 }  // namespace ember

@@ -122,19 +122,7 @@ Tensor with_geometry(const Tensor& value, const TensorMeta& m) {
 std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed) {
   manual_seed(seed);
   std::vector<Tensor> out;
-  for (const Node* in : g.inputs()) {
-    const TensorMeta& m = in->meta().at(0);
-    const int64_t n = storage_elements(m);
-    Tensor values;
-    if (is_floating_point(m.dtype)) {
-      values = randn({n}, m.dtype);
-    } else if (m.dtype == kBool) {
-      values = lt(rand({n}), 0.5);
-    } else {
-      values = floor(mul(rand({n}), 10)).to(m.dtype);
-    }
-    out.push_back(values.as_strided(m.sizes, m.strides, m.storage_offset));
-  }
+  for (const Node* in : g.inputs()) out.push_back(runnable_input(in->meta().at(0)));
   return out;
 }
 

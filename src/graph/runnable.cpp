@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "core/shape.h"
+#include "ember/ops/pointwise.h"
+#include "ember/ops/random.h"
 #include "graph/text.h"
 #include "ops/registry.h"
 
@@ -22,32 +24,142 @@ constexpr int64_t kMaxLiteralElements = 1024;
 
 // Identifiers of the program itself, which a node's variable must not shadow.
 const std::set<std::string> kReservedNames = {
-    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
-    "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr",
-    "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete",
-    "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
-    "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
-    "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
-    "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
-    "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename",
-    "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
+    "alignas",
+    "alignof",
+    "and",
+    "and_eq",
+    "asm",
+    "auto",
+    "bitand",
+    "bitor",
+    "bool",
+    "break",
+    "case",
+    "catch",
+    "char",
+    "char8_t",
+    "char16_t",
+    "char32_t",
+    "class",
+    "compl",
+    "concept",
+    "const",
+    "consteval",
+    "constexpr",
+    "constinit",
+    "const_cast",
+    "continue",
+    "co_await",
+    "co_return",
+    "co_yield",
+    "decltype",
+    "default",
+    "delete",
+    "do",
+    "double",
+    "dynamic_cast",
+    "else",
+    "enum",
+    "explicit",
+    "export",
+    "extern",
+    "false",
+    "float",
+    "for",
+    "friend",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "mutable",
+    "namespace",
+    "new",
+    "noexcept",
+    "not",
+    "not_eq",
+    "nullptr",
+    "operator",
+    "or",
+    "or_eq",
+    "private",
+    "protected",
+    "public",
+    "register",
+    "reinterpret_cast",
+    "requires",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "static_assert",
+    "static_cast",
+    "struct",
+    "switch",
+    "template",
+    "this",
+    "thread_local",
+    "throw",
+    "true",
+    "try",
+    "typedef",
+    "typeid",
+    "typename",
+    "union",
+    "unsigned",
+    "using",
+    "virtual",
+    "void",
+    "volatile",
+    "wchar_t",
+    "while",
+    "xor",
+    "xor_eq",
     // the program's own names
-    "ember", "std", "main", "forward", "make_input", "random_values", "storage_size", "restrided",
-    "print_summary", "outputs", "k", "no_grad", "int64_t", "size_t", "printf", "NULL", "EOF", "assert", "errno",
+    "ember",
+    "std",
+    "main",
+    "forward",
+    "make_input",
+    "random_values",
+    "storage_size",
+    "restrided",
+    "print_summary",
+    "outputs",
+    "k",
+    "no_grad",
+    "int64_t",
+    "size_t",
+    "printf",
+    "NULL",
+    "EOF",
+    "assert",
+    "errno",
 };
 
 const char* enum_name(ScalarType t) {
   switch (t) {
-    case kBool: return "Bool";
-    case kUInt8: return "UInt8";
-    case kInt8: return "Int8";
-    case kInt16: return "Int16";
-    case kInt32: return "Int32";
-    case kInt64: return "Int64";
-    case kHalf: return "Half";
-    case kBFloat16: return "BFloat16";
-    case kFloat: return "Float";
-    case kDouble: return "Double";
+    case kBool:
+      return "Bool";
+    case kUInt8:
+      return "UInt8";
+    case kInt8:
+      return "Int8";
+    case kInt16:
+      return "Int16";
+    case kInt32:
+      return "Int32";
+    case kInt64:
+      return "Int64";
+    case kHalf:
+      return "Half";
+    case kBFloat16:
+      return "BFloat16";
+    case kFloat:
+      return "Float";
+    case kDouble:
+      return "Double";
   }
   return "Float";
 }
@@ -172,8 +284,8 @@ bool is_contiguous_meta(const TensorMeta& m) {
 }
 
 std::string make_input_expr(const TensorMeta& m) {
-  return "make_input(" + int_list_expr(m.sizes) + ", " + int_list_expr(m.strides) + ", " +
-         int_expr(m.storage_offset) + ", " + dtype_expr(m.dtype) + ")";
+  return "make_input(" + int_list_expr(m.sizes) + ", " + int_list_expr(m.strides) + ", " + int_expr(m.storage_offset) +
+         ", " + dtype_expr(m.dtype) + ")";
 }
 
 class Writer {
@@ -231,8 +343,10 @@ class Writer {
   std::string arg_expr(const Node& n, size_t i) const {
     const Arg& a = n.args()[i];
     switch (a.kind) {
-      case Arg::Kind::Literal: return literal_expr(a.literal);
-      case Arg::Kind::Value: return ref_expr(a.value);
+      case Arg::Kind::Literal:
+        return literal_expr(a.literal);
+      case Arg::Kind::Value:
+        return ref_expr(a.value);
       case Arg::Kind::ValueList: {
         const bool optional = i < n.op()->schema.arguments.size() && n.op()->schema.arguments[i].type.element_optional;
         std::string s = optional ? "std::vector<std::optional<ember::Tensor>>{" : "std::vector<ember::Tensor>{";
@@ -415,5 +529,26 @@ void print_summary(size_t k, const ember::Tensor& t) {
 }  // namespace
 
 std::string to_runnable_cpp(const Graph& g, const RunnableOptions& options) { return Writer(g, options).program(); }
+
+Tensor runnable_input(const TensorMeta& m) {
+  // make_input of the generated program (Writer::kHelpers), step for step.
+  int64_t n = m.storage_offset + 1;
+  for (size_t d = 0; d < m.sizes.size(); ++d) {
+    if (m.sizes[d] == 0) {
+      n = m.storage_offset;
+      break;
+    }
+    n += (m.sizes[d] - 1) * m.strides[d];
+  }
+  Tensor values;
+  if (is_floating_point(m.dtype)) {
+    values = randn({n}, m.dtype);
+  } else if (m.dtype == kBool) {
+    values = lt(rand({n}), 0.5);
+  } else {
+    values = floor(mul(rand({n}), 10)).to(m.dtype);
+  }
+  return values.as_strided(m.sizes, m.strides, m.storage_offset);
+}
 
 }  // namespace ember

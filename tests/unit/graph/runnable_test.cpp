@@ -20,30 +20,8 @@ namespace {
 using testing::add_op;
 using testing::meta_of;
 
-// --- the inputs a generated main() makes, made the same way in-process ---------------------
-// (the helpers written into every program by graph/runnable.cpp, step for step)
-
-int64_t storage_size(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int64_t offset) {
-  int64_t n = offset + 1;
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] == 0) return offset;
-    n += (sizes[d] - 1) * strides[d];
-  }
-  return n;
-}
-
-Tensor make_input(const TensorMeta& m) {
-  const int64_t n = storage_size(m.sizes, m.strides, m.storage_offset);
-  Tensor values;
-  if (is_floating_point(m.dtype)) {
-    values = randn({n}, m.dtype);
-  } else if (m.dtype == kBool) {
-    values = lt(rand({n}), 0.5);
-  } else {
-    values = floor(mul(rand({n}), 10)).to(m.dtype);
-  }
-  return values.as_strided(m.sizes, m.strides, m.storage_offset);
-}
+// The inputs a generated main() makes are made in-process by runnable_input (the same
+// steps as the program's make_input helper); the checksum test below holds them together.
 
 /// Summary lines as the program prints them, for run_graph's outputs.
 std::vector<std::string> summaries(const std::vector<Tensor>& outs) {
@@ -113,7 +91,7 @@ std::unique_ptr<Graph> rich_graph() {
   Node* ci = g->add_constant("_tensor_constant1", tensor<int64_t>({2, 0}));
   Node* cb = g->add_constant("_tensor_constant2", tensor<bool>({true, false, true, false, true, false}, {6}));
   Node* ct = g->add_constant("_tensor_constant3", tensor<double>({1, 2, 3, 4, 5, 6}, {2, 3}).t());  // strided
-  Node* c0 = g->add_constant("_tensor_constant4", scalar_tensor(7.0));                           // 0-dim
+  Node* c0 = g->add_constant("_tensor_constant4", scalar_tensor(7.0));                              // 0-dim
   manual_seed(5);
   Node* big = g->add_constant("big", randn({40, 30}));  // too large to write out
   Node* big_row = add_op(*g, "aten::select.int", {big, 0, 0});
@@ -136,8 +114,8 @@ std::unique_ptr<Graph> rich_graph() {
   Node* picked = add_op(*g, "aten::index_select", {x, 0, add_op(*g, "aten::remainder.Scalar", {idx, 4})});
   Node* s = add_op(*g, "aten::sum.dim_IntList", {clamped, std::vector<int64_t>{0}, false});
   Node* biased = add_op(*g, "aten::add.Tensor", {add_op(*g, "aten::mul.Scalar", {c0, 0.5}), big_row, 1});
-  g->set_output({ge->out(), mx->out(1), s->out(), masked->out(), both->out(), picked->out(), biased->out(),
-                 sp->out(0)});
+  g->set_output(
+      {ge->out(), mx->out(1), s->out(), masked->out(), both->out(), picked->out(), biased->out(), sp->out(0)});
   return g;
 }
 
@@ -149,9 +127,9 @@ TEST(RunnableProgram, PrintsTheChecksumsRunGraphGivesOnTheSameInputs) {
   // constant too large to write out (forward() makes it first).
   manual_seed(0);
   std::vector<Tensor> inputs;
-  for (const Node* in : g->inputs()) inputs.push_back(make_input(in->meta()[0]));
+  for (const Node* in : g->inputs()) inputs.push_back(runnable_input(in->meta()[0]));
   auto expected_graph = g->clone();
-  expected_graph->set_constant("big", make_input(g->find("big")->meta()[0]));
+  expected_graph->set_constant("big", runnable_input(g->find("big")->meta()[0]));
   const std::vector<std::string> expected = summaries(run_graph(*expected_graph, inputs));
 
   CommandResult run = compile_and_run(source);
@@ -204,8 +182,8 @@ TEST(RunnableProgram, SpellsOutTheGraphAndEachCall) {
 }
 
 TEST(RunnableProgram, ConstantsWithoutAValueGetARandomStandIn) {
-  auto g = parse_graph(
-      "graph g {\n  %c : f32[2, 2] = constant[c]\n  %n : f32[2, 2] = aten::neg(%c)\n  return (%n)\n}\n");
+  auto g =
+      parse_graph("graph g {\n  %c : f32[2, 2] = constant[c]\n  %n : f32[2, 2] = aten::neg(%c)\n  return (%n)\n}\n");
   const std::string source = to_runnable_cpp(*g);
   EXPECT_NE(source.find("// constant c (f32[2, 2]): its value is not part of this graph; random values of its "
                         "geometry stand in for it.\n  ember::Tensor c = make_input({2, 2}, {2, 1}, 0, "
