@@ -545,7 +545,7 @@ class KernelWriter {
         const int64_t st = outs[0].strides[x_dim_];
         const std::string S = std::to_string(st);
         os << "    const T mx = softmax_max<V>(" << N << ", in_v, in_s);\n"
-           << "    const T rs = T(1) / softmax_sum_store<V>(" << N << ", mx, in_v, in_s, out0 + q0, " << S << ");\n";
+           << "    const T rs = T(1) / softmax_sum<V>(" << N << ", mx, in_v, in_s, out0 + q0, " << S << ");\n";
         value_v = (st == 1 ? "V::load(out0 + q0 + x)" : "ld<V>(out0 + q0 + x * " + S + ", " + S + ")") + " * V(rs)";
         value_s = "(out0 + q0)[x * " + S + "] * rs";
         break;

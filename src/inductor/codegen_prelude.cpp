@@ -193,23 +193,12 @@ inline typename V::value_type softmax_max(int64_t n, FV fv, FS fs) {
   for (int64_t i = nv; i < n; ++i) mx = std::max(mx, fs(i));
   return mx;
 }
+/// The sum of exp(x - mx) over a row (vector lanes, then the scalar tail, as the eager
+/// softmax_row); with `out`, each exp(x - mx) is also stored at out[i * stride], so the
+/// last pass scales the stored values instead of computing exp again.
 template <typename V, typename FV, typename FS>
-inline typename V::value_type softmax_sum(int64_t n, typename V::value_type mx, FV fv, FS fs) {
-  using T = typename V::value_type;
-  constexpr int64_t W = V::size();
-  const int64_t nv = n - n % W;
-  const V vmx(mx);
-  V vsum(T(0));
-  T sum = 0;
-  for (int64_t i = 0; i < nv; i += W) vsum = vsum + exp(fv(i) - vmx);
-  for (int64_t i = nv; i < n; ++i) sum += exp(fs(i) - mx);
-  return sum + lane_sum(vsum);
-}
-/// softmax_sum that also stores exp(x - mx) at out[i * stride], so the last pass scales the
-/// stored values instead of computing exp again (the same sum, in the same order).
-template <typename V, typename FV, typename FS>
-inline typename V::value_type softmax_sum_store(int64_t n, typename V::value_type mx, FV fv, FS fs,
-                                                typename V::value_type* out, int64_t stride) {
+inline typename V::value_type softmax_sum(int64_t n, typename V::value_type mx, FV fv, FS fs,
+                                          typename V::value_type* out = nullptr, int64_t stride = 1) {
   using T = typename V::value_type;
   constexpr int64_t W = V::size();
   const int64_t nv = n - n % W;
@@ -218,13 +207,13 @@ inline typename V::value_type softmax_sum_store(int64_t n, typename V::value_typ
   T sum = 0;
   for (int64_t i = 0; i < nv; i += W) {
     const V e = exp(fv(i) - vmx);
-    if (stride == 1) e.store(out + i);
-    else st(out + i * stride, stride, e);
+    if (out && stride == 1) e.store(out + i);
+    else if (out) st(out + i * stride, stride, e);
     vsum = vsum + e;
   }
   for (int64_t i = nv; i < n; ++i) {
     const T e = exp(fs(i) - mx);
-    out[i * stride] = e;
+    if (out) out[i * stride] = e;
     sum += e;
   }
   return sum + lane_sum(vsum);

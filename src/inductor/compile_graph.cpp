@@ -112,7 +112,10 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   std::vector<void*> ptrs;
   std::vector<int64_t> step_ns;  // this call's time per profiled step
   if (profile) step_ns.assign(profile->steps().size(), 0);
-  auto timed = [&](size_t i) { return profile && step_of[i] >= 0 ? &step_ns : nullptr; };
+  // Times node i's step into step_ns when profiling (a no-op timer otherwise).
+  auto time_step = [&](size_t i) {
+    return StepTimer(profile && step_of[i] >= 0 ? &step_ns : nullptr, profile ? step_of[i] : 0);
+  };
   for (size_t i = 0; i < g.nodes().size(); ++i) {
     const Node& n = *g.nodes()[i];
     switch (n.kind()) {
@@ -173,7 +176,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           }
           for (const Tensor& out : outs) ptrs.push_back(out.raw_data_ptr());
           {
-            StepTimer timer(timed(i), profile ? step_of[i] : 0);
+            const StepTimer timer = time_step(i);
             fns[k->second](ptrs.data());
           }
           EMBER_CHECK(!raise_after.count(k->second))
@@ -187,7 +190,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           break;
         }
         // Views and extern calls run their eager kernels, as the interpreter does.
-        StepTimer timer(timed(i), profile ? step_of[i] : 0);
+        const StepTimer timer = time_step(i);
         env[i] = graph::run_call_node(n, value_of);
         break;
       }

@@ -265,8 +265,8 @@ dnnl_status_t sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alp
   const double macs = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   if (macs < kTuneMacs || omp_in_parallel() || k <= 0)
     return dnnl_sgemm_call(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  SgemmImpl impl = forced_sgemm().value_or(SgemmImpl::Dnnl);
-  if (!forced_sgemm()) impl = tuned_choice(ta, tb, m, n, k, a, lda, b, ldb, ldc, beta != 0.0f);
+  const std::optional<SgemmImpl> forced = forced_sgemm();
+  SgemmImpl impl = forced ? *forced : tuned_choice(ta, tb, m, n, k, a, lda, b, ldb, ldc, beta != 0.0f);
   if (impl == SgemmImpl::OpenBlas && std::max({m, n, k, lda, ldb, ldc}) > INT_MAX) impl = SgemmImpl::Dnnl;
   if (impl == SgemmImpl::Dnnl) return dnnl_sgemm_call(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   sgemm_on(impl, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
