@@ -14,10 +14,5 @@ add_library(ember_sleef INTERFACE)
 target_include_directories(ember_sleef SYSTEM INTERFACE ${SLEEF_INCLUDE_DIR})
 target_link_libraries(ember_sleef INTERFACE ${SLEEF_LIBRARY})
 
-# oneDNN by header and library: Debian's dnnl-config.cmake also demands OpenCL's
-# development files (its GPU runtime), which the CPU build never uses.
-find_path(DNNL_INCLUDE_DIR dnnl.h REQUIRED)
-find_library(DNNL_LIBRARY NAMES dnnl REQUIRED)
-add_library(DNNL::dnnl SHARED IMPORTED)
-set_target_properties(DNNL::dnnl PROPERTIES IMPORTED_LOCATION ${DNNL_LIBRARY})
-target_include_directories(DNNL::dnnl SYSTEM INTERFACE ${DNNL_INCLUDE_DIR})
+# oneDNN (and OpenMP's target): found as the installed package's users find them.
+include(${CMAKE_CURRENT_LIST_DIR}/EmberDependencies.cmake)

@@ -19,6 +19,10 @@
 #include "support/logging.h"
 
 namespace ember::inductor {
+
+/// The text of kernels/cpu/vec.h at build time (generated: cmake/embed_text.cmake).
+extern const char* const kEmbeddedVecHeader;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -59,12 +63,6 @@ std::string quote(const std::string& s) {
   return q + "'";
 }
 
-/// Flags after build_info's: optimized, OpenMP, a loadable library.
-std::string compile_flags() {
-  return std::string(build_info::kCxxFlags) + " -O3 -fopenmp -shared -fPIC -I" + quote(EMBER_INDUCTOR_SRC_DIR) +
-         " -isystem " + quote(EMBER_INDUCTOR_SLEEF_INCLUDE_DIR);
-}
-
 /// Writes `data` to `target` atomically: a unique temp name in the same directory, then rename.
 void write_atomically(const fs::path& target, const std::string& data) {
   const fs::path tmp = target.string() + ".tmp." + std::to_string(getpid()) + "." + std::to_string(g_temp_counter++);
@@ -82,6 +80,30 @@ fs::path cache_root() {
   return dir;
 }
 
+/// The directory holding kernels/cpu/vec.h for the generated code: under the cache root,
+/// named by the hash of the text this library was built with, so code and header always
+/// come from the same build, whatever is (or is not) on disk elsewhere.
+fs::path codegen_include_dir() {
+  static const std::string text_hash = hash_text(kEmbeddedVecHeader);
+  return cache_root() / "include" / text_hash;
+}
+
+/// Writes the embedded vec.h under codegen_include_dir() unless an intact copy is there.
+void ensure_codegen_header() {
+  const fs::path header = codegen_include_dir() / "kernels" / "cpu" / "vec.h";
+  if (fs::exists(header) && read_file(header) == kEmbeddedVecHeader) return;
+  std::error_code ec;
+  fs::create_directories(header.parent_path(), ec);
+  EMBER_CHECK(!ec) << "inductor: cannot create " << header.parent_path().string() << ": " << ec.message();
+  write_atomically(header, kEmbeddedVecHeader);
+}
+
+/// Flags after build_info's: optimized, OpenMP, a loadable library.
+std::string compile_flags() {
+  return std::string(build_info::kCxxFlags) + " -O3 -fopenmp -shared -fPIC -I" +
+         quote(codegen_include_dir().string()) + " -isystem " + quote(EMBER_INDUCTOR_SLEEF_INCLUDE_DIR);
+}
+
 }  // namespace
 
 int64_t compiler_invocations() { return g_compiles.load(); }
@@ -89,8 +111,7 @@ int64_t compiler_invocations() { return g_compiles.load(); }
 LoadedCode load_or_build(const std::string& source) {
   const std::string compiler = build_info::kCxxCompiler;
   const std::string flags = compile_flags();
-  static const std::string vec_h = read_file(fs::path(EMBER_INDUCTOR_SRC_DIR) / "kernels/cpu/vec.h");
-  const std::string key = hash_text(source + "\n" + compiler + "\n" + flags + "\n" + vec_h);
+  const std::string key = hash_text(source + "\n" + compiler + "\n" + flags + "\n" + kEmbeddedVecHeader);
   const fs::path dir = cache_root() / key.substr(0, 2);
   const fs::path cpp = dir / ("c" + key + ".cpp");
   const fs::path so = dir / ("c" + key + ".so");
@@ -119,6 +140,7 @@ LoadedCode load_or_build(const std::string& source) {
   }
 
   write_atomically(cpp, source);
+  ensure_codegen_header();
   const fs::path tmp_so = so.string() + ".tmp." + std::to_string(getpid()) + "." + std::to_string(g_temp_counter++);
   const std::string cmd =
       quote(compiler) + " " + flags + " " + quote(cpp.string()) + " -o " + quote(tmp_so.string()) + " " +

@@ -1,0 +1,14 @@
+# The third-party libraries Ember links, found the same way for Ember's own build
+# (cmake/dependencies.cmake) and for a project that uses the installed package.
+include(CMakeFindDependencyMacro)
+find_dependency(OpenMP)
+
+# oneDNN by header and library: Debian's dnnl-config.cmake also demands OpenCL's
+# development files (its GPU runtime), which the CPU build never uses.
+if(NOT TARGET DNNL::dnnl)
+  find_path(DNNL_INCLUDE_DIR dnnl.h REQUIRED)
+  find_library(DNNL_LIBRARY NAMES dnnl REQUIRED)
+  add_library(DNNL::dnnl SHARED IMPORTED)
+  set_target_properties(DNNL::dnnl PROPERTIES IMPORTED_LOCATION ${DNNL_LIBRARY})
+  target_include_directories(DNNL::dnnl SYSTEM INTERFACE ${DNNL_INCLUDE_DIR})
+endif()
