@@ -1,4 +1,4 @@
-"""The blocks of shared/bench/WORKLOADS.md W4-W6 in PyTorch, with the same parameter names
+"""The blocks of docs/workloads.md W4-W6 in PyTorch, with the same parameter names
 and the same ops as Ember's ember/nn/blocks.h (key for key), for bench/torch_workloads.py
 and the test-data generator tests/data/gen_blocks.py. Runs on PyTorch 1.13 and 2.x."""
 import math

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The workloads of shared/bench/WORKLOADS.md in PyTorch, for side-by-side runs with
+"""The workloads of docs/workloads.md in PyTorch, for side-by-side runs with
 Ember's bench programs: same shapes, dtype, and thread count (OMP_NUM_THREADS or
 --threads), W4-W7 on the blocks of torch_blocks.py (Ember's ember/nn/blocks.h).
 

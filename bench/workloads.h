@@ -1,4 +1,4 @@
-// bench/workloads.h — the workloads of shared/bench/WORKLOADS.md as Ember functions,
+// bench/workloads.h — the workloads of docs/workloads.md as Ember functions,
 // shared by the demo and the benchmark programs so both run exactly the same code.
 // W4–W7 run the blocks of ember/nn/blocks.h (bench/torch_blocks.py in PyTorch). Each
 // workload also makes a compiled form of itself (ember::compile with a backend named by
@@ -79,13 +79,13 @@ inline std::string shape_text(const std::vector<int64_t>& sizes) {
 
 }  // namespace detail
 
-/// Input shapes of W1–W3; the defaults are WORKLOADS.md's (tests also run smaller ones).
+/// Input shapes of W1–W3; the defaults are docs/workloads.md's (tests also run smaller ones).
 struct MemoryBoundShapes {
   int64_t w1_rows = 4096, w1_cols = 4096;  ///< W1: x[w1_rows, w1_cols]
   int64_t rows = 8192, cols = 1024;        ///< W2, W3: x[rows, cols], W3's weight and bias [cols]
 };
 
-/// Inputs drawn from a normal distribution with a fixed seed, as WORKLOADS.md requires.
+/// Inputs drawn from a normal distribution with a fixed seed, as docs/workloads.md requires.
 /// min_bytes: each input read once and each output written once (W1: 128 MiB, W2: 64 MiB,
 /// W3: 64 MiB + 8 KiB at the workload shapes).
 inline std::vector<Workload> memory_bound_workloads(const MemoryBoundShapes& shapes = {}) {
@@ -119,7 +119,7 @@ inline std::vector<Workload> memory_bound_workloads(const MemoryBoundShapes& sha
   };
 }
 
-/// Input shapes of the block workloads; the defaults are WORKLOADS.md's. Tests run
+/// Input shapes of the block workloads; the defaults are docs/workloads.md's. Tests run
 /// smaller ones (the modules keep their sizes; only batch and sequence shrink).
 struct BlockShapes {
   int64_t mlp_rows = 256;                                               ///< W4, W7: x[mlp_rows, 1024]

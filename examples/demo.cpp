@@ -1,5 +1,5 @@
 // examples/demo.cpp — the README's demo: a tour of Ember's eager tensor library, then
-// the memory-bound workloads W1–W3 of WORKLOADS.md run eagerly with their timings,
+// the memory-bound workloads W1–W3 of docs/workloads.md run eagerly with their timings,
 // W1 captured by ember::compile and compiled by the inductor backend, and a training run.
 #include <omp.h>
 
@@ -34,7 +34,7 @@ int main() {
     std::cout << e.what() << "\n";
   }
 
-  std::cout << "\n== W1-W3 of WORKLOADS.md, eager, " << omp_get_max_threads() << " threads\n";
+  std::cout << "\n== W1-W3 of docs/workloads.md, eager, " << omp_get_max_threads() << " threads\n";
   for (const auto& w : bench::memory_bound_workloads()) {
     Tensor y = w.run();
     const double ms = bench::median_ms([&] { (void)w.run(); }, 1, 5);

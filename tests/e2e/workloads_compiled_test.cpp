@@ -1,4 +1,4 @@
-// The workloads of shared/bench/WORKLOADS.md compiled with ember::compile equal eager:
+// The workloads of docs/workloads.md compiled with ember::compile equal eager:
 // with the "inductor" backend W1–W3 at their workload shapes, W4–W6 at small batch and
 // sequence and W5/W6 once at a workload shape; with the "eager" backend (the interpreter)
 // all of them at small shapes; W1 compiles to one kernel; W7's compiled forward gives

@@ -1,4 +1,4 @@
-// ember/nn/blocks.h — the model blocks of the benchmark workloads (shared/bench/WORKLOADS.md
+// ember/nn/blocks.h — the model blocks of the benchmark workloads (docs/workloads.md
 // W4–W6) as modules whose parameter names are PyTorch's, key for key, so checkpoints move
 // between the two: an MLP block, a GPT-2 block (nanoGPT's names) and ResNet's BasicBlock
 // (torchvision's names). bench/torch_blocks.py holds the same modules in PyTorch.
