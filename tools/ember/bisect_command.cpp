@@ -17,7 +17,6 @@ int run_bisect(const Args& given) {
     return 2;
   }
   const std::string& path = ra.path;
-  register_builtin_backends();
   debug::Repro r = load_repro(ra);
   if (r.backend.empty()) r.backend = "inductor";
   debug::ScopedConfig scoped(r.config);

@@ -29,19 +29,22 @@ bool take_flag(Args& args, std::string_view flag);
 /// when NAME comes without a value.
 std::optional<std::string> take_value(Args& args, std::string_view name, bool& bad);
 
-/// What minify, repro and bisect share: FILE [--backend NAME] [--accuracy].
+/// What minify, repro and bisect share: FILE [--backend NAME] [--backend-lib LIB]... [--accuracy].
 struct ReproArgs {
   std::string path;
   std::optional<std::string> backend;
+  std::vector<std::string> backend_libs;  // shared libraries that register backends
   bool accuracy = false;
 };
 
-/// Takes --backend NAME and --accuracy from `args` (a command's own flags taken before),
+/// Takes --backend NAME, every --backend-lib LIB and --accuracy from `args` (a command's own flags taken before),
 /// then FILE, which must be all that is left; false when the words do not fit.
 bool take_repro_args(Args& args, ReproArgs& out);
 
-/// Reads the repro, launcher or graph text at a.path (ember::Error naming the file and
-/// line when it is malformed), with --backend applied, --accuracy (chasing an accuracy
+/// Loads the --backend-lib libraries, then reads the repro, launcher or graph text at
+/// a.path (ember::Error naming the file and line when it is malformed), with --backend
+/// applied (a file compiled with an unnamed custom backend takes the one backend the
+/// libraries registered), --accuracy (chasing an accuracy
 /// failure: a recorded failure of another kind is dropped) and the knobs set in this
 /// process's environment (EMBER_INJECT_RELU_BUG, ...) added where the file names none.
 debug::Repro load_repro(const ReproArgs& a);

@@ -14,10 +14,13 @@ namespace {
 
 const Command kCommands[] = {
     {"bisect", "find the first backend, inductor subsystem and decision where a graph's failure appears",
-     "usage: ember bisect FILE [--backend NAME] [--accuracy]\n"
+     "usage: ember bisect FILE [--backend NAME] [--backend-lib LIB]... [--accuracy]\n"
      "  FILE            a minifier launcher, a repro, or a graph's text\n"
      "  --backend NAME  the backend whose failure to chase (default: the one FILE names, else inductor);\n"
      "                  the backends before it in eager, aot_eager, inductor are tried first\n"
+     "  --backend-lib LIB\n"
+     "                  load a shared library that registers backends (ember::register_backend) first;\n"
+     "                  repeatable; a FILE compiled with an unnamed custom backend uses the one it registers\n"
      "  --accuracy      chase an accuracy failure (compiled vs eager against a float64 run)\n"
      "Then, in the inductor: graph passes, fusions and lowerings, each disabled whole; the first whose\n"
      "disabling removes the failure is bisected by count (inductor.bisect_max_*) to the decision that\n"
@@ -31,9 +34,12 @@ const Command kCommands[] = {
      "  NAME           the current value of one knob (C++ name, alias or environment name)\n",
      run_config},
     {"minify", "shrink a failing graph (a minifier launcher, a repro or a graph text file) to the smallest that fails",
-     "usage: ember minify FILE [--backend NAME] [--accuracy] [--out DIR] [--max-compiles N] [--no-shrink]\n"
+     "usage: ember minify FILE [--backend NAME] [--backend-lib LIB]... [--accuracy] [--out DIR] [--max-compiles N]\n"
+     "                   [--no-shrink]\n"
      "  FILE              a minifier launcher (TORCHDYNAMO_REPRO_LEVEL=2..4), a repro, or a graph's text\n"
      "  --backend NAME    the backend to chase the failure with (default: the one FILE names)\n"
+     "  --backend-lib LIB load a shared library that registers backends (ember::register_backend) first;\n"
+     "                    repeatable; a FILE compiled with an unnamed custom backend uses the one it registers\n"
      "  --accuracy        chase an accuracy failure (compiled vs eager against a float64 run)\n"
      "  --out DIR         where the minified repro goes (default: DIR = FILE's directory/minified)\n"
      "  --max-compiles N  stop after N compiles, keeping the best repro so far (so does Ctrl-C)\n"
@@ -41,9 +47,12 @@ const Command kCommands[] = {
      "Writes DIR/repro.txt, DIR/repro.safetensors and DIR/repro.cpp after every step that shrank the graph.\n",
      run_minify},
     {"repro", "run a repro or minifier launcher once and say whether its failure occurs",
-     "usage: ember repro FILE [--backend NAME] [--accuracy]\n"
+     "usage: ember repro FILE [--backend NAME] [--backend-lib LIB]... [--accuracy]\n"
      "  FILE            a repro or launcher (or a graph's text, with --backend)\n"
      "  --backend NAME  run it with this backend instead of the one FILE names\n"
+     "  --backend-lib LIB\n"
+     "                  load a shared library that registers backends (ember::register_backend) first;\n"
+     "                  repeatable; a FILE compiled with an unnamed custom backend uses the one it registers\n"
      "  --accuracy      also compare with eager against a float64 run\n"
      "Exit status: 0 when it compiles and runs (and matches), 1 when it fails (or FILE is bad), 2 on usage errors.\n",
      run_repro},

@@ -16,7 +16,6 @@ int run_repro(const Args& given) {
     return 2;
   }
   const std::string& path = ra.path;
-  register_builtin_backends();
   debug::Repro r = load_repro(ra);
   if (r.backend.empty()) {
     std::cerr << "ember repro: " << path << " names no backend; pass --backend NAME\n";
