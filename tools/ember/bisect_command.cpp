@@ -13,7 +13,7 @@ int run_bisect(const Args& given) {
   Args args = given;
   ReproArgs ra;
   if (!take_repro_args(args, ra)) {
-    std::cerr << "ember bisect: expected FILE [--backend NAME] [--accuracy]; `ember help bisect` says more\n";
+    std::cerr << "ember bisect: expected FILE [--backend NAME] [--backend-lib LIB]... [--accuracy]; `ember help bisect` says more\n";
     return 2;
   }
   const std::string& path = ra.path;

@@ -26,7 +26,7 @@ int run_minify(const Args& given) {
   const bool no_shrink = take_flag(args, "--no-shrink");
   ReproArgs ra;
   if (bad || !take_repro_args(args, ra)) {
-    std::cerr << "ember minify: expected FILE [--backend NAME] [--accuracy] [--out DIR] [--max-compiles N] "
+    std::cerr << "ember minify: expected FILE [--backend NAME] [--backend-lib LIB]... [--accuracy] [--out DIR] [--max-compiles N] "
                  "[--no-shrink]; `ember help minify` says more\n";
     return 2;
   }

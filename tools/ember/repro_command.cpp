@@ -12,7 +12,7 @@ int run_repro(const Args& given) {
   Args args = given;
   ReproArgs ra;
   if (!take_repro_args(args, ra)) {
-    std::cerr << "ember repro: expected FILE [--backend NAME] [--accuracy]\n";
+    std::cerr << "ember repro: expected FILE [--backend NAME] [--backend-lib LIB]... [--accuracy]\n";
     return 2;
   }
   const std::string& path = ra.path;
