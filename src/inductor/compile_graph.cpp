@@ -85,7 +85,8 @@ const Tensor& as_recorded(const Tensor& t, const ValueRef& v, const Graph& g, st
       << " for it (overlapping), and its kernels read it through those";
   if (!logged.exchange(true)) {
     EMBER_LOG(inductor, INFO) << where() << " has strides " << t.strides() << ", but its kernels read it through the "
-                              << "recorded strides " << IntArrayRef(m.strides) << "; it is copied to that layout on each call";
+                              << "recorded strides " << IntArrayRef(m.strides)
+                              << "; it is copied to that layout on each call";
   }
   Tensor copy = empty_strided(m.sizes, m.strides, TensorOptions(m.dtype));
   copy.copy_(t);
