@@ -293,8 +293,8 @@ std::string reduced_dims(const IValue& dims, int64_t rank, std::vector<bool>& ma
 }
 
 /// A row lowering: its kind and the arguments it reads (as PointwiseLowering's). The
-/// dtype= of sum/mean/prod and the half_to_float of softmax are not read, so a call giving
-/// them runs its eager kernel.
+/// dtype= of sum/mean/prod is not read, so a call giving one runs its eager kernel;
+/// softmax's half_to_float (no default) is read and must be false.
 struct RowLowering {
   RowKind kind;
   std::vector<std::string> reads;
@@ -311,8 +311,8 @@ const std::map<std::string, RowLowering>& row_lowerings() {
       {"aten::var.correction", {RowKind::Var, {"self", "dim", "correction", "keepdim"}}},
       {"aten::prod", {RowKind::Prod, {"self"}}},
       {"aten::prod.dim_int", {RowKind::Prod, {"self", "dim", "keepdim"}}},
-      {"aten::_softmax", {RowKind::Softmax, {"self", "dim"}}},
-      {"aten::_log_softmax", {RowKind::LogSoftmax, {"self", "dim"}}},
+      {"aten::_softmax", {RowKind::Softmax, {"self", "dim", "half_to_float"}}},
+      {"aten::_log_softmax", {RowKind::LogSoftmax, {"self", "dim", "half_to_float"}}},
       {"aten::native_layer_norm", {RowKind::LayerNorm, {"input", "normalized_shape", "weight", "bias", "eps"}}},
   };
   return table;
@@ -361,6 +361,7 @@ std::string lower_row(const Node& n, RowNode& r) {
       break;
     case RowKind::Softmax:
     case RowKind::LogSoftmax: {
+      if (n.args().at(2).literal.to_bool()) return "half_to_float=True is not lowered";
       const int64_t d = n.args().at(1).literal.to_int();
       if (d != rank - 1 && d != -1) return "it runs over a dim other than the last (only the last is lowered)";
       break;
@@ -422,6 +423,13 @@ bool lowers_as_pointwise(const Node& n) {
   if (n.kind() != NodeKind::Call || n.op()->kind == ops::OpKind::View) return false;
   PointwiseNode p;
   return lower_pointwise(n, p).empty();
+}
+
+std::vector<std::pair<std::string, std::vector<std::string>>> lowering_table() {
+  std::vector<std::pair<std::string, std::vector<std::string>>> out;
+  for (const auto& [name, l] : pointwise_lowerings()) out.emplace_back(name, l.reads);
+  for (const auto& [name, l] : row_lowerings()) out.emplace_back(name, l.reads);
+  return out;
 }
 
 const char* row_kind_name(RowKind k) {
