@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <sstream>
 
 #include "aot/aot.h"
 #include "core/shape.h"
@@ -60,6 +61,13 @@ struct Program {
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
 };
 
+/// "float32 [3, 4]".
+std::string geometry_text(ScalarType dtype, IntArrayRef sizes) {
+  std::ostringstream os;
+  os << dtype_name(dtype) << " " << sizes;
+  return os.str();
+}
+
 /// Kernel input `v` (holding `t`) as the kernel reads it, through the strides the graph
 /// recorded for it (`m`): `t` itself when its sizes and dtype are the recorded ones and its
 /// strides address the same elements (strides of size-1 dims and of empty tensors never
@@ -76,9 +84,9 @@ const Tensor& as_recorded(const Tensor& t, const ValueRef& v, const Graph& g, st
            " of graph " + g.name();
   };
   EMBER_CHECK(t.defined() && t.sizes() == IntArrayRef(m.sizes) && t.dtype() == m.dtype)
-      << where() << " is " << (t.defined() ? std::string(scalar_type_name(t.dtype())) : "undefined")
-      << (t.defined() ? t.sizes() : IntArrayRef()) << ", but the graph records " << scalar_type_name(m.dtype)
-      << IntArrayRef(m.sizes) << " for it, and its kernels were generated for that";
+      << where() << " is " << (t.defined() ? geometry_text(t.dtype(), t.sizes()) : "undefined")
+      << ", but the graph records " << geometry_text(m.dtype, m.sizes) << " for it, and its kernels were generated "
+      << "for that";
   if (core::strides_equivalent(m.sizes, t.strides(), m.strides)) return t;
   EMBER_CHECK(core::is_non_overlapping_and_dense(m.sizes, m.strides))
       << where() << " has strides " << t.strides() << ", but the graph records strides " << IntArrayRef(m.strides)
