@@ -213,10 +213,10 @@ PointwiseLowering binary_row(const std::string& row, std::vector<std::string> re
 /// Division with a rounding mode: None is true division, "trunc" truncates the quotient
 /// (as eager's truncdiv_ on floats: trunc(a / b)); "floor" (floordiv_'s fmod-based
 /// correction) is not lowered.
-int div_rounding(const Node& n, BodyBuilder& b, const std::optional<std::string>& mode) {
+int div_rounding(BodyBuilder& b, const std::optional<std::string>& mode) {
   if (!mode) return b.call("op_div", {b.load(0), b.operand(1)});
   if (*mode == "trunc") return b.call("op_trunc", {b.call("op_div", {b.load(0), b.operand(1)})});
-  return b.fail("rounding_mode=\"" + *mode + "\" is not lowered (" + n.target() + ")");
+  return b.fail("rounding_mode=\"" + *mode + "\" is not lowered");
 }
 
 const std::map<std::string, PointwiseLowering>& pointwise_lowerings() {
@@ -236,12 +236,12 @@ const std::map<std::string, PointwiseLowering>& pointwise_lowerings() {
     for (const char* row : {"maximum", "minimum", "atan2"})
       t.emplace(std::string("aten::") + row, binary_row(row, self_other));
     auto rounding = [](const Node& n, BodyBuilder& b) {
-      return div_rounding(n, b, n.args().at(2).literal.to_optional_string());
+      return div_rounding(b, n.args().at(2).literal.to_optional_string());
     };
     t.emplace("aten::div.Tensor_mode", PointwiseLowering{{"self", "other", "rounding_mode"}, rounding});
     t.emplace("aten::div.Scalar_mode", PointwiseLowering{{"self", "other", "rounding_mode"}, rounding});
-    t.emplace("aten::_div_trunc", PointwiseLowering{self_other, [](const Node& n, BodyBuilder& b) {
-                                                      return div_rounding(n, b, std::string("trunc"));
+    t.emplace("aten::_div_trunc", PointwiseLowering{self_other, [](const Node&, BodyBuilder& b) {
+                                                      return div_rounding(b, std::string("trunc"));
                                                     }});
     for (const char* ov : {"self", "ScalarSelf", "ScalarOther", "Scalar"}) {
       t.emplace(std::string("aten::where.") + ov,
