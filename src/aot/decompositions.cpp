@@ -66,9 +66,12 @@ Values batch_norm_eval(const Node& n, const std::vector<Arg>& a, GraphBuilder& b
 }
 
 /// masked_fill(self, mask, value) = where(mask, value, self) when the result keeps self's
-/// floating dtype (where's type promotion would otherwise differ).
+/// floating dtype (where's type promotion would otherwise differ) and the mask is bool
+/// (masked_fill rejects a uint8 mask, which where accepts: a graph not made by capture may
+/// hold one).
 Values masked_fill(const Node& n, const std::vector<Arg>& a, GraphBuilder& b) {
-  if (!is_value(a[0]) || !is_value(a[1]) || !is_float(meta_of(a[0]).dtype)) return std::nullopt;
+  if (!is_value(a[0]) || !is_value(a[1]) || !is_float(meta_of(a[0]).dtype) || meta_of(a[1]).dtype != kBool)
+    return std::nullopt;
   if (n.target() == "aten::masked_fill.Scalar")
     return std::vector<ValueRef>{b.call("aten::where.ScalarSelf", {a[1].value, a[2].literal, a[0].value})};
   if (!is_value(a[2]) || meta_of(a[2]).dtype != meta_of(a[0]).dtype || !meta_of(a[2]).sizes.empty())
@@ -98,8 +101,9 @@ const std::vector<Row>& rows() {
   static const std::vector<Row> table = {
       {"aten::native_batch_norm", "training=False, running stats given, only output 0 read, float input of rank >= 2",
        "rsqrt, mul, sub, view, mul, add (a per-channel affine map)", nullptr},
-      {"aten::masked_fill.Scalar", "self is floating", "where.ScalarSelf", masked_fill},
-      {"aten::masked_fill.Tensor", "self is floating, value a 0-dim tensor of self's dtype", "where.self", masked_fill},
+      {"aten::masked_fill.Scalar", "self is floating, mask is bool", "where.ScalarSelf", masked_fill},
+      {"aten::masked_fill.Tensor", "self is floating, mask is bool, value a 0-dim tensor of self's dtype", "where.self",
+       masked_fill},
       {"aten::_softmax", "over a dim other than the last, float, non-empty", "amax, sub, exp, sum, div",
        softmax_other_dim},
       {"aten::_log_softmax", "over a dim other than the last, float, non-empty", "amax, sub, exp, sum, log, sub",

@@ -6,15 +6,17 @@
 #include <set>
 
 #include "aot/aot.h"
+#include "core/shape.h"
 #include "graph/rewrite.h"
 #include "ops/registry.h"
 
 namespace ember::aot {
 namespace {
 
+/// Same elements at the same places (strides of size-1 dims may differ: Note [inductor]).
 bool same_geometry(const TensorMeta& a, const TensorMeta& b) {
-  return a.sizes == b.sizes && a.strides == b.strides && a.dtype == b.dtype && a.device == b.device &&
-         a.storage_offset == b.storage_offset && !a.undefined && !b.undefined;
+  return a.sizes == b.sizes && core::strides_equivalent(a.sizes, a.strides, b.strides) && a.dtype == b.dtype &&
+         a.device == b.device && a.storage_offset == b.storage_offset && !a.undefined && !b.undefined;
 }
 
 /// The nodes whose values some view reads, directly or through a chain of views: writing

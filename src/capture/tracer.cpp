@@ -225,7 +225,15 @@ Stack Tracer::record(const ops::OpDef& op, Stack& args) {
     }
   }
 
+  const size_t breaks_before = breaks_.size();
   std::vector<TensorMeta> metas = op.meta(fake_args);
+  if (breaks_.size() != breaks_before) {
+    // The meta function read data (index.Tensor with a bool mask): that broke the graph and
+    // made every fake real, and graph_args name values of the graph just flushed. The op
+    // runs for real, as an op with a data-dependent shape does.
+    SuspendTracing real;
+    return ops::redispatch(ops::DispatchLayer::Capture, op, args);
+  }
   std::vector<Tensor> outs;
   if (metas.empty() && !written.empty()) {
     // copy_ and friends: the result is the written argument itself.

@@ -82,6 +82,14 @@ bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides) {
   return true;
 }
 
+bool strides_equivalent(IntArrayRef sizes, IntArrayRef a, IntArrayRef b) {
+  if (a.size() != sizes.size() || b.size() != sizes.size()) return false;
+  if (numel_of(sizes) == 0) return true;
+  for (size_t i = 0; i < sizes.size(); ++i)
+    if (sizes[i] > 1 && a[i] != b[i]) return false;
+  return true;
+}
+
 std::vector<int64_t> broadcast_shapes(IntArrayRef a, IntArrayRef b) {
   const size_t nd = std::max(a.size(), b.size());
   std::vector<int64_t> out(nd);

@@ -22,6 +22,11 @@ std::vector<int64_t> contiguous_strides(IntArrayRef sizes);
 bool is_contiguous(IntArrayRef sizes, IntArrayRef strides);
 /// Whether the elements exactly tile a block of memory with no holes or overlaps.
 bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides);
+/// Whether strides `a` and `b` of a tensor of `sizes` address the same elements: equal on
+/// every dim larger than 1, or anything when an element count is 0. A size-1 dim's index
+/// is always 0, so its stride never changes what is read or written (PyTorch's expand,
+/// squeeze and computeStride give such dims strides Ember's ops may not).
+bool strides_equivalent(IntArrayRef sizes, IntArrayRef a, IntArrayRef b);
 
 /// The broadcast of two shapes; raises PyTorch's error when they do not broadcast.
 std::vector<int64_t> broadcast_shapes(IntArrayRef a, IntArrayRef b);

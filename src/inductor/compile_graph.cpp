@@ -10,8 +10,10 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <sstream>
 
 #include "aot/aot.h"
+#include "core/shape.h"
 #include "ember/autograd.h"
 #include "ember/config.h"
 #include "ember/ops/creation.h"
@@ -53,9 +55,52 @@ struct Program {
   /// trace.kernel_profile: the timed steps, and per node position its step (-1: none).
   std::shared_ptr<KernelProfile> profile;
   std::vector<int> step_of;
+  /// Whether a kernel input was copied to its recorded layout (logged once per program).
+  mutable std::atomic<bool> restrided{false};
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
 };
+
+/// "float32 [3, 4]".
+std::string geometry_text(ScalarType dtype, IntArrayRef sizes) {
+  std::ostringstream os;
+  os << dtype_name(dtype) << " " << sizes;
+  return os.str();
+}
+
+/// Kernel input `v` (holding `t`) as the kernel reads it, through the strides the graph
+/// recorded for it (`m`): `t` itself when its sizes and dtype are the recorded ones and its
+/// strides address the same elements (strides of size-1 dims and of empty tensors never
+/// do: a graph recorded elsewhere, by PyTorch's rules, may give them other values);
+/// otherwise, when only the strides of larger dims differ (a graph whose recorded layout is
+/// not the one Ember's op gives), a copy of `t` in the recorded layout, kept in `hold`. A
+/// size or dtype that differs, or a recorded layout that overlaps itself, is an error
+/// naming the value. See Note [inductor] ("The wrapper").
+const Tensor& as_recorded(const Tensor& t, const ValueRef& v, const Graph& g, std::atomic<bool>& logged,
+                          std::vector<Tensor>& hold) {
+  const TensorMeta& m = v.node->meta()[v.index];
+  auto where = [&] {
+    return "inductor: %" + v.node->name() + (v.node->num_outputs() > 1 ? "." + std::to_string(v.index) : "") +
+           " of graph " + g.name();
+  };
+  EMBER_CHECK(t.defined() && t.sizes() == IntArrayRef(m.sizes) && t.dtype() == m.dtype)
+      << where() << " is " << (t.defined() ? geometry_text(t.dtype(), t.sizes()) : "undefined")
+      << ", but the graph records " << geometry_text(m.dtype, m.sizes) << " for it, and its kernels were generated "
+      << "for that";
+  if (core::strides_equivalent(m.sizes, t.strides(), m.strides)) return t;
+  EMBER_CHECK(core::is_non_overlapping_and_dense(m.sizes, m.strides))
+      << where() << " has strides " << t.strides() << ", but the graph records strides " << IntArrayRef(m.strides)
+      << " for it (overlapping), and its kernels read it through those";
+  if (!logged.exchange(true)) {
+    EMBER_LOG(inductor, INFO) << where() << " has strides " << t.strides() << ", but its kernels read it through the "
+                              << "recorded strides " << IntArrayRef(m.strides)
+                              << "; it is copied to that layout on each call";
+  }
+  Tensor copy = empty_strided(m.sizes, m.strides, TensorOptions(m.dtype));
+  copy.copy_(t);
+  hold.push_back(std::move(copy));
+  return hold.back();
+}
 
 /// A tensor of `m`'s geometry on `storage` (a dead intermediate's buffer of the same size).
 Tensor on_storage(const TensorMeta& m, std::shared_ptr<Storage> storage) {
@@ -110,6 +155,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   size_t next_input = 0;
   std::vector<Tensor> results;
   std::vector<void*> ptrs;
+  std::vector<Tensor> restrided_inputs;  // kernel inputs copied to their recorded layout
   std::vector<int64_t> step_ns;  // this call's time per profiled step
   if (profile) step_ns.assign(profile->steps().size(), 0);
   // Times node i's step into step_ns when profiling (a no-op timer otherwise).
@@ -165,15 +211,12 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
             }
           }
           ptrs.clear();
-          for (const ValueRef& v : kernel.inputs) {
-            const Tensor& t = value_of(v);
-            const TensorMeta& vm = v.node->meta()[v.index];
-            // The kernel's index maps are the recorded strides; guards and meta functions
-            // make the real ones equal.
-            EMBER_INTERNAL_ASSERT(t.defined() && t.strides().vec() == vm.strides && t.dtype() == vm.dtype)
-                << "inductor: %" << v.node->name() << " does not have its recorded geometry";
-            ptrs.push_back(t.raw_data_ptr());
-          }
+          restrided_inputs.clear();
+          restrided_inputs.reserve(kernel.inputs.size());  // as_recorded returns references into it
+          // The kernel's index maps are the recorded strides (guards and meta functions
+          // usually make the real ones equal).
+          for (const ValueRef& v : kernel.inputs)
+            ptrs.push_back(as_recorded(value_of(v), v, g, restrided, restrided_inputs).raw_data_ptr());
           for (const Tensor& out : outs) ptrs.push_back(out.raw_data_ptr());
           {
             const StepTimer timer = time_step(i);
@@ -368,7 +411,7 @@ CompiledGraph compile_fx_inner(Graph& input_graph, const std::vector<Tensor>& ex
       const ValueRef& v = kernel.inputs[b];
       const TensorMeta& m = v.node->meta()[v.index];
       if (std::find(dying.begin(), dying.end(), program->index.at(v.node)) != dying.end() && m.sizes == out.sizes &&
-          m.strides == out.strides && m.storage_offset == 0 && m.dtype == out.dtype)
+          core::strides_equivalent(m.sizes, m.strides, out.strides) && m.storage_offset == 0 && m.dtype == out.dtype)
         candidates.push_back(v);
     }
     program->in_place.push_back(std::move(candidates));

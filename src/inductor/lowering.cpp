@@ -3,9 +3,11 @@
 // its row in ops/scalar_ops.def, or of the lowering table below); views stay views (run
 // as eager views, read through their strides); every other call becomes an extern call
 // of its eager kernel. See Note [inductor] (docs/notes/inductor.md).
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "inductor/pipeline.h"
@@ -136,53 +138,144 @@ class BodyBuilder {
   std::string why_;
 };
 
-/// The lowering table: how each op's body is built, by the op's base name (before the
-/// overload). Returns the result's index, or -1 (the reason is in the builder).
+// --- the lowering table ----------------------------------------------------------------
+//
+// Lowerings are keyed by the op's full overload name ("aten::div.Tensor_mode"), never by
+// its base name: overloads of one base name differ in meaning (`div.Tensor_mode` rounds,
+// `add.Scalar` reads a number), so an op absent from the table is an extern call. Each
+// entry names the schema arguments its rule reads; every other argument must hold its
+// schema default (checked per node), so an argument a rule does not honour (a `dtype=`,
+// `half_to_float`, an argument a later schema adds) sends the call to its eager kernel
+// instead of being dropped. See Note [inductor] ("Lowering by overload").
+
 using Rule = std::function<int(const Node&, BodyBuilder&)>;
 
-int lower_with_rows(const Node& n, BodyBuilder& b, const std::string& base) {
-  const ops::OpDef& op = *n.op();
-  if (base == "relu")
-    if (const std::string bug = injected_relu_function(); !bug.empty()) return b.call(bug, {b.load(0)});
-  if (lowerable_row(base, 1) && op.schema.arguments.size() == 1) return b.call("op_" + base, {b.load(0)});
-  if (lowerable_row(base, 2) && op.schema.arguments.size() >= 2) {
-    const bool alpha = op.schema.index_of("alpha") >= 0;
-    std::string p0;
-    if (std::string(scalar_rows().at(base).expr).find("p0") != std::string::npos) {
-      p0 = alpha ? literal_text(n.args().at(2).literal.to_scalar().to_double()) : "1";
-    }
-    return b.call("op_" + base, {b.load(0), b.operand(1)}, p0);
+/// A pointwise lowering: the arguments its rule reads, and the rule (the result's index in
+/// the body, or -1 with the reason in the builder).
+struct PointwiseLowering {
+  std::vector<std::string> reads;
+  Rule rule;
+};
+
+/// The literal text of an argument, for messages.
+std::string arg_text(const Arg& a) {
+  if (a.kind != Arg::Kind::Literal) return "a tensor";
+  std::ostringstream os;
+  os << a.literal;
+  return os.str();
+}
+
+/// Whether `a` holds the schema default `d` (numbers compare by value: alpha=1.0 is 1).
+bool holds_default(const Arg& a, const ops::Argument& d) {
+  if (!d.default_value || a.kind != Arg::Kind::Literal) return false;
+  const IValue& v = a.literal;
+  const IValue& w = *d.default_value;
+  auto number = [](const IValue& x) { return x.is_int() || x.is_double() || x.is_scalar(); };
+  if (number(v) && number(w)) return v.to_double() == w.to_double();
+  std::ostringstream x, y;
+  x << v;
+  y << w;
+  return x.str() == y.str();
+}
+
+/// "" when every argument of `n` outside `reads` holds its schema default; otherwise why not.
+std::string unread_argument(const Node& n, const std::vector<std::string>& reads) {
+  const auto& schema = n.op()->schema.arguments;
+  for (size_t i = 0; i < schema.size() && i < n.args().size(); ++i) {
+    if (std::find(reads.begin(), reads.end(), schema[i].name) != reads.end()) continue;
+    if (!holds_default(n.args()[i], schema[i]))
+      return "its argument " + schema[i].name + "=" + arg_text(n.args()[i]) + " is not lowered";
   }
-  return b.fail("no lowering");
+  return "";
 }
 
-const std::map<std::string, Rule>& rules() {
-  static const std::map<std::string, Rule> table = {
-      {"where", [](const Node&, BodyBuilder& b) { return b.call("where", {b.load(0, true), b.operand(1), b.operand(2)}); }},
-      {"clamp",
-       [](const Node& n, BodyBuilder& b) {
-         if (n.target() != "aten::clamp") return b.fail("tensor bounds are not lowered");
-         int t = b.load(0);
-         if (!n.args()[1].literal.is_none()) t = b.call("op_clamp_min", {t, b.operand(1)});
-         if (!n.args()[2].literal.is_none()) t = b.call("op_clamp_max", {t, b.operand(2)});
-         return t;
-       }},
-      {"gelu",
-       [](const Node& n, BodyBuilder& b) {
-         const bool tanh = n.args()[1].literal.to_string_ref() == "tanh";
-         return b.call(tanh ? "op_gelu_tanh" : "op_gelu_erf", {b.load(0)});
-       }},
-      // Type conversions and copies: the load converts to the result's dtype; the store
-      // writes the result's layout.
-      {"_to_copy", [](const Node&, BodyBuilder& b) { return b.load(0); }},
-      {"clone", [](const Node&, BodyBuilder& b) { return b.load(0); }},
-  };
+/// A unary row of scalar_ops.def: `op_<row>(self)`.
+PointwiseLowering unary_row(const std::string& row) {
+  return {{"self"}, [row](const Node&, BodyBuilder& b) {
+            if (row == "relu")
+              if (const std::string bug = injected_relu_function(); !bug.empty()) return b.call(bug, {b.load(0)});
+            return b.call("op_" + row, {b.load(0)});
+          }};
+}
+
+/// A binary row: `op_<row>(self, other)`, with alpha as the row's p0 when the schema has one.
+PointwiseLowering binary_row(const std::string& row, std::vector<std::string> reads) {
+  return {std::move(reads), [row](const Node& n, BodyBuilder& b) {
+            std::string p0;
+            if (std::string(scalar_rows().at(row).expr).find("p0") != std::string::npos) {
+              const int alpha = n.op()->schema.index_of("alpha");
+              p0 = alpha >= 0 ? literal_text(n.args().at(alpha).literal.to_scalar().to_double()) : "1";
+            }
+            return b.call("op_" + row, {b.load(0), b.operand(1)}, p0);
+          }};
+}
+
+/// Division with a rounding mode: None is true division, "trunc" truncates the quotient
+/// (as eager's truncdiv_ on floats: trunc(a / b)); "floor" (floordiv_'s fmod-based
+/// correction) is not lowered.
+int div_rounding(BodyBuilder& b, const std::optional<std::string>& mode) {
+  if (!mode) return b.call("op_div", {b.load(0), b.operand(1)});
+  if (*mode == "trunc") return b.call("op_trunc", {b.call("op_div", {b.load(0), b.operand(1)})});
+  return b.fail("rounding_mode=\"" + *mode + "\" is not lowered");
+}
+
+const std::map<std::string, PointwiseLowering>& pointwise_lowerings() {
+  static const std::map<std::string, PointwiseLowering> table = [] {
+    std::map<std::string, PointwiseLowering> t;
+    for (const auto& [name, row] : scalar_rows())
+      if (row.arity == 1 && lowerable_row(name, 1)) t.emplace("aten::" + name, unary_row(name));
+    const std::vector<std::string> self_other = {"self", "other"}, with_alpha = {"self", "other", "alpha"};
+    for (const char* ov : {".Tensor", ".Scalar"}) {
+      t.emplace(std::string("aten::add") + ov, binary_row("add", with_alpha));
+      t.emplace(std::string("aten::sub") + ov, binary_row("sub", with_alpha));
+      for (const char* row : {"mul", "div", "remainder", "fmod"})
+        t.emplace(std::string("aten::") + row + ov, binary_row(row, self_other));
+    }
+    t.emplace("aten::pow.Tensor_Tensor", binary_row("pow", {"self", "exponent"}));
+    t.emplace("aten::pow.Tensor_Scalar", binary_row("pow", {"self", "exponent"}));
+    for (const char* row : {"maximum", "minimum", "atan2"})
+      t.emplace(std::string("aten::") + row, binary_row(row, self_other));
+    auto rounding = [](const Node& n, BodyBuilder& b) {
+      return div_rounding(b, n.args().at(2).literal.to_optional_string());
+    };
+    t.emplace("aten::div.Tensor_mode", PointwiseLowering{{"self", "other", "rounding_mode"}, rounding});
+    t.emplace("aten::div.Scalar_mode", PointwiseLowering{{"self", "other", "rounding_mode"}, rounding});
+    t.emplace("aten::_div_trunc", PointwiseLowering{self_other, [](const Node&, BodyBuilder& b) {
+                                                      return div_rounding(b, std::string("trunc"));
+                                                    }});
+    for (const char* ov : {"self", "ScalarSelf", "ScalarOther", "Scalar"}) {
+      t.emplace(std::string("aten::where.") + ov,
+                PointwiseLowering{{"condition", "self", "other"}, [](const Node&, BodyBuilder& b) {
+                                    return b.call("where", {b.load(0, true), b.operand(1), b.operand(2)});
+                                  }});
+    }
+    t.emplace("aten::clamp", PointwiseLowering{{"self", "min", "max"}, [](const Node& n, BodyBuilder& b) {
+                                                 int r = b.load(0);
+                                                 if (!n.args()[1].literal.is_none())
+                                                   r = b.call("op_clamp_min", {r, b.operand(1)});
+                                                 if (!n.args()[2].literal.is_none())
+                                                   r = b.call("op_clamp_max", {r, b.operand(2)});
+                                                 return r;
+                                               }});
+    t.emplace("aten::gelu", PointwiseLowering{{"self", "approximate"}, [](const Node& n, BodyBuilder& b) {
+                                                const std::string& a = n.args()[1].literal.to_string_ref();
+                                                if (a != "none" && a != "tanh")
+                                                  return b.fail("approximate=\"" + a + "\" is not lowered");
+                                                return b.call(a == "tanh" ? "op_gelu_tanh" : "op_gelu_erf",
+                                                              {b.load(0)});
+                                              }});
+    // Type conversions and copies: the load converts to the result's dtype and the store
+    // writes the result's layout, so dtype, device (the result must be a CPU tensor) and
+    // memory_format are honoured through the result's geometry; layout, pin_memory and
+    // non_blocking change no value on the CPU.
+    auto copy = [](const Node&, BodyBuilder& b) { return b.load(0); };
+    t.emplace(
+        "aten::_to_copy",
+        PointwiseLowering{{"self", "dtype", "layout", "device", "pin_memory", "non_blocking", "memory_format"}, copy});
+    t.emplace("aten::clone", PointwiseLowering{{"self", "memory_format"}, copy});
+    return t;
+  }();
   return table;
-}
-
-std::string base_name(const std::string& target) {
-  std::string s = target.rfind("aten::", 0) == 0 ? target.substr(6) : target;
-  return s.substr(0, s.find('.'));
 }
 
 /// The reduced dims of a rank-`rank` input: `dims` an int list ([] or None: every dim),
@@ -199,21 +292,41 @@ std::string reduced_dims(const IValue& dims, int64_t rank, std::vector<bool>& ma
   return "";
 }
 
+/// A row lowering: its kind and the arguments it reads (as PointwiseLowering's). The
+/// dtype= of sum/mean/prod is not read, so a call giving one runs its eager kernel;
+/// softmax's half_to_float (no default) is read and must be false.
+struct RowLowering {
+  RowKind kind;
+  std::vector<std::string> reads;
+};
+
+const std::map<std::string, RowLowering>& row_lowerings() {
+  static const std::map<std::string, RowLowering> table = {
+      {"aten::sum", {RowKind::Sum, {"self"}}},
+      {"aten::sum.dim_IntList", {RowKind::Sum, {"self", "dim", "keepdim"}}},
+      {"aten::mean", {RowKind::Mean, {"self"}}},
+      {"aten::mean.dim", {RowKind::Mean, {"self", "dim", "keepdim"}}},
+      {"aten::amax", {RowKind::Max, {"self", "dim", "keepdim"}}},
+      {"aten::amin", {RowKind::Min, {"self", "dim", "keepdim"}}},
+      {"aten::var.correction", {RowKind::Var, {"self", "dim", "correction", "keepdim"}}},
+      {"aten::prod", {RowKind::Prod, {"self"}}},
+      {"aten::prod.dim_int", {RowKind::Prod, {"self", "dim", "keepdim"}}},
+      {"aten::_softmax", {RowKind::Softmax, {"self", "dim", "half_to_float"}}},
+      {"aten::_log_softmax", {RowKind::LogSoftmax, {"self", "dim", "half_to_float"}}},
+      {"aten::native_layer_norm", {RowKind::LayerNorm, {"input", "normalized_shape", "weight", "bias", "eps"}}},
+  };
+  return table;
+}
+
 /// The row lowering of a reduction (over any dims), softmax or layer norm over the last
 /// dim; "" and `r` filled, or why it is not lowered.
 std::string lower_row(const Node& n, RowNode& r) {
   const std::string& t = n.target();
-  static const std::map<std::string, RowKind> kinds = {
-      {"aten::sum", RowKind::Sum},           {"aten::sum.dim_IntList", RowKind::Sum},
-      {"aten::mean", RowKind::Mean},         {"aten::mean.dim", RowKind::Mean},
-      {"aten::amax", RowKind::Max},          {"aten::amin", RowKind::Min},
-      {"aten::var.correction", RowKind::Var}, {"aten::prod", RowKind::Prod},
-      {"aten::prod.dim_int", RowKind::Prod}, {"aten::_softmax", RowKind::Softmax},
-      {"aten::_log_softmax", RowKind::LogSoftmax}, {"aten::native_layer_norm", RowKind::LayerNorm}};
-  auto kind = kinds.find(t);
-  if (kind == kinds.end()) return "no lowering";
+  auto kind = row_lowerings().find(t);
+  if (kind == row_lowerings().end()) return "no lowering";
+  if (std::string why = unread_argument(n, kind->second.reads); !why.empty()) return why;
   r.node = &n;
-  r.kind = kind->second;
+  r.kind = kind->second.kind;
   const Arg& a0 = n.args().at(0);
   if (a0.kind != Arg::Kind::Value) return "argument 0 is not a tensor";
   const TensorMeta& in = a0.value.node->meta().at(a0.value.index);
@@ -227,16 +340,15 @@ std::string lower_row(const Node& n, RowNode& r) {
   if (numel == 0) return "the input is empty";
   for (const TensorMeta& m : n.meta())
     if (m.storage_offset != 0) return "a result has a storage offset";
-  // Arguments: (self, dims, keepdim, dtype) for sum/mean.dim, (self, dtype) for the full
-  // sum/mean/prod, (self, dim, keepdim, dtype) for prod.dim_int, (self, dims, keepdim)
-  // for amax/amin, (self, dims, correction, keepdim) for var.
+  // Arguments (a dtype= is unread, so None here): (self, dims, keepdim, dtype) for
+  // sum/mean.dim, (self, dtype) for the full sum/mean/prod, (self, dim, keepdim, dtype) for
+  // prod.dim_int, (self, dims, keepdim) for amax/amin, (self, dims, correction, keepdim) for var.
   const bool full = t == "aten::sum" || t == "aten::mean" || t == "aten::prod";
   std::string why;
   switch (r.kind) {
     case RowKind::Sum:
     case RowKind::Mean:
     case RowKind::Prod:
-      if (!n.args().at(full ? 1 : 3).literal.is_none()) return "an explicit dtype is not lowered";
       why = reduced_dims(full ? IValue() : n.args().at(1).literal, rank, r.reduced);
       break;
     case RowKind::Max:
@@ -249,6 +361,7 @@ std::string lower_row(const Node& n, RowNode& r) {
       break;
     case RowKind::Softmax:
     case RowKind::LogSoftmax: {
+      if (n.args().at(2).literal.to_bool()) return "half_to_float=True is not lowered";
       const int64_t d = n.args().at(1).literal.to_int();
       if (d != rank - 1 && d != -1) return "it runs over a dim other than the last (only the last is lowered)";
       break;
@@ -296,9 +409,10 @@ std::string lower_pointwise(const Node& n, PointwiseNode& p) {
   p.sizes = n.meta()[0].sizes;
   p.dtype = n.meta()[0].dtype;
   BodyBuilder b(n, p);
-  const std::string base = base_name(n.target());
-  auto rule = rules().find(base);
-  const int result = rule != rules().end() ? rule->second(n, b) : lower_with_rows(n, b, base);
+  auto lowering = pointwise_lowerings().find(n.target());
+  if (lowering == pointwise_lowerings().end()) return "no lowering";
+  if (std::string why = unread_argument(n, lowering->second.reads); !why.empty()) return why;
+  const int result = lowering->second.rule(n, b);
   if (result >= 0 && result == static_cast<int>(p.body.size()) - 1) return "";
   return b.why().empty() ? "no lowering" : b.why();
 }
@@ -309,6 +423,13 @@ bool lowers_as_pointwise(const Node& n) {
   if (n.kind() != NodeKind::Call || n.op()->kind == ops::OpKind::View) return false;
   PointwiseNode p;
   return lower_pointwise(n, p).empty();
+}
+
+std::vector<std::pair<std::string, std::vector<std::string>>> lowering_table() {
+  std::vector<std::pair<std::string, std::vector<std::string>>> out;
+  for (const auto& [name, l] : pointwise_lowerings()) out.emplace_back(name, l.reads);
+  for (const auto& [name, l] : row_lowerings()) out.emplace_back(name, l.reads);
+  return out;
 }
 
 const char* row_kind_name(RowKind k) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "inductor/ir.h"
@@ -58,6 +59,12 @@ LoweredGraph lower(const Graph& g);
 
 /// Whether lower() makes `n` a Pointwise node (graph passes ask before rewriting for fusion).
 bool lowers_as_pointwise(const Node& n);
+
+/// Every lowering (pointwise and row), by the full overload name of the op it lowers
+/// ("aten::div.Tensor_mode"), with the schema arguments its rule reads; a call whose
+/// other arguments differ from their defaults is an extern call. Ops not listed are never
+/// lowered. See Note [inductor], "Lowering by overload".
+std::vector<std::pair<std::string, std::vector<std::string>>> lowering_table();
 
 /// The C++ definition of a scalar function a body calls (`op_sigmoid`), rendered from
 /// the row of ops/scalar_ops.def (or the lowering table) it names; "" for built-ins.

@@ -58,6 +58,29 @@ TensorMeta squeeze_meta(const Tensor& self, const std::vector<bool>& which) {
   return view_of(self, sizes, strides, self.storage_offset());
 }
 
+/// expand's strides, as ATen's inferExpandGeometry: a dim that keeps its size keeps its
+/// stride (a size-1 dim too), a size-1 dim expanded to another size gets stride 0, and a
+/// new leading dim gets the stride a contiguous tensor would have there (size * stride of
+/// the dim after it) when it has size 1, else 0; a 0-dim input expands with all strides 0.
+std::vector<int64_t> expand_strides(const Tensor& self, IntArrayRef size) {
+  const int64_t nd = static_cast<int64_t>(size.size()), in_nd = self.dim();
+  std::vector<int64_t> strides(size.size(), 0);
+  if (in_nd == 0) return strides;
+  for (int64_t i = nd - 1; i >= 0; --i) {
+    const int64_t d = in_nd - (nd - i);
+    const int64_t in_size = d >= 0 ? self.size(d) : 1;
+    int64_t stride = d >= 0 ? self.stride(d) : size[i + 1] * strides[i + 1];
+    if (in_size != size[i]) {
+      EMBER_CHECK(in_size == 1) << "The expanded size of the tensor (" << size[i] << ") must match the existing size ("
+                                << in_size << ") at non-singleton dimension " << i << ".  Target sizes: " << size
+                                << ".  Tensor sizes: " << self.sizes();
+      stride = 0;
+    }
+    strides[i] = stride;
+  }
+  return strides;
+}
+
 std::vector<TensorMeta> split_metas(const Tensor& self, IntArrayRef split_sizes, int64_t dim) {
   EMBER_CHECK(self.dim() > 0) << "split expects at least a 1-dimensional tensor";
   dim = core::wrap_dim(dim, self.dim());
@@ -154,8 +177,7 @@ void register_view_ops(Registry& r) {
         size[i] = self.size(static_cast<int64_t>(i - off));
       }
     }
-    std::vector<int64_t> strides = core::broadcast_strides(self.sizes(), self.strides(), size);
-    return metas(view_of(self, size, strides, self.storage_offset()));
+    return metas(view_of(self, size, expand_strides(self, size), self.storage_offset()));
   });
   r.def("expand_as(Tensor(a) self, Tensor other) -> Tensor(a)").set_decomposition([](const Stack& a) {
     return call_op("aten::expand", {a[0], a[1].to_tensor().sizes().vec()});

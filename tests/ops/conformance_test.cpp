@@ -1,333 +1,20 @@
 // Conformance: every op against PyTorch. Replays the cases of tests/ops/cases/*.json
 // (written by tests/ops/gen_cases.py from torch.ops.aten) through the registry's one
-// dispatch path, on CPU (values, with assert_close's tolerances) and on the meta device
-// (sizes and dtype). See docs/testing.md for the file format.
+// dispatch path, on CPU (values, with assert_close's tolerances; views: strides, storage
+// offset and aliasing) and on the meta device (sizes and dtype), and checks gradients
+// against PyTorch's autograd. See docs/testing.md for the file format.
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <nlohmann/json.hpp>
-#include <optional>
-#include <set>
 #include <sstream>
 
+#include "case_runner.h"
 #include "ember/ember.h"
-#include "ember/logging.h"
-#include "ember/serialize.h"
 #include "ops/dispatch.h"
 #include "ops/registry.h"
 
-namespace ember {
+namespace ember::conformance {
 namespace {
-
-using nlohmann::json;
-namespace fs = std::filesystem;
-
-struct CaseFile {
-  std::string family;
-  json doc;
-  std::map<std::string, Tensor> tensors;
-};
-
-std::vector<CaseFile> load_case_files() {
-  std::vector<fs::path> paths;
-  for (const auto& entry : fs::directory_iterator(EMBER_CASES_DIR))
-    if (entry.path().extension() == ".json") paths.push_back(entry.path());
-  std::sort(paths.begin(), paths.end());
-  std::vector<CaseFile> files;
-  for (const auto& p : paths) {
-    CaseFile f;
-    std::ifstream in(p);
-    f.doc = json::parse(in);
-    f.family = f.doc.at("family").get<std::string>();
-    f.tensors = load_safetensors((p.parent_path() / f.doc.at("tensors").get<std::string>()).string());
-    files.push_back(std::move(f));
-  }
-  return files;
-}
-
-/// A failed check; thrown inside one case and reported with the case's id.
-struct Mismatch {
-  std::string what;
-};
-
-double number(const json& v) {
-  if (v.is_string()) {
-    const std::string s = v.get<std::string>();
-    if (s == "nan") return std::nan("");
-    if (s == "inf") return INFINITY;
-    if (s == "-inf") return -INFINITY;
-    throw Mismatch{"bad float literal '" + s + "' in the case file"};
-  }
-  return v.get<double>();
-}
-
-ScalarType dtype_of(const std::string& name) {
-  auto t = parse_dtype(name);
-  if (!t) throw Mismatch{"unknown dtype '" + name + "' in the case file"};
-  return *t;
-}
-
-/// Rebuilds an input: a fresh copy of the stored base (on meta: a meta tensor of its
-/// sizes), then the recorded view transforms through Ember's own view ops.
-Tensor rebuild(const CaseFile& f, const json& ref, bool meta) {
-  const std::string name = ref.at("ref").get<std::string>();
-  auto it = f.tensors.find(name);
-  if (it == f.tensors.end()) throw Mismatch{"tensor '" + name + "' missing from " + f.family + ".safetensors"};
-  Tensor t = meta ? empty(it->second.sizes(), TensorOptions(it->second.dtype()).device(kMeta)) : it->second.clone();
-  for (const json& tr : ref.value("transform", json::array())) {
-    const std::string kind = tr.at(0).get<std::string>();
-    if (kind == "transpose")
-      t = t.transpose(tr.at(1).get<int64_t>(), tr.at(2).get<int64_t>());
-    else if (kind == "permute")
-      t = t.permute(tr.at(1).get<std::vector<int64_t>>());
-    else if (kind == "slice")
-      t = t.slice(tr.at(1).get<int64_t>(), tr.at(2).get<int64_t>(), tr.at(3).get<int64_t>(), tr.at(4).get<int64_t>());
-    else if (kind == "expand")
-      t = t.expand(tr.at(1).get<std::vector<int64_t>>());
-    else
-      throw Mismatch{"unknown transform '" + kind + "'"};
-  }
-  return t;
-}
-
-IValue build_arg(const CaseFile& f, const json& a, bool meta) {
-  const std::string type = a.at("type").get<std::string>();
-  if (type == "None") return IValue();
-  if (type == "Tensor") return rebuild(f, a, meta);
-  if (type == "Tensor[]") {
-    std::vector<Tensor> list;
-    for (const json& r : a.at("value")) list.push_back(rebuild(f, r, meta));
-    return list;
-  }
-  if (type == "Tensor?[]") {
-    std::vector<std::optional<Tensor>> list;
-    for (const json& r : a.at("value"))
-      list.push_back(r.is_null() ? std::nullopt : std::optional<Tensor>(rebuild(f, r, meta)));
-    return list;
-  }
-  const json& v = a.at("value");
-  if (type == "int") return v.get<int64_t>();
-  if (type == "float") return number(v);
-  if (type == "bool") return v.get<bool>();
-  if (type == "int[]") return v.get<std::vector<int64_t>>();
-  if (type == "bool[]") return v.get<std::vector<bool>>();
-  if (type == "str") return v.get<std::string>();
-  if (type == "ScalarType") return dtype_of(v.get<std::string>());
-  if (type == "Device") return Device(v.get<std::string>());
-  if (type == "Scalar") {
-    const std::string kind = a.at("kind").get<std::string>();
-    if (kind == "bool") return Scalar(v.get<bool>());
-    if (kind == "int") return Scalar(v.get<int64_t>());
-    return Scalar(number(v));
-  }
-  throw Mismatch{"unknown argument type '" + type + "'"};
-}
-
-/// Arguments in the order of Ember's schema; omitted ones take the schema's default.
-Stack build_stack(const CaseFile& f, const ops::OpDef& op, const json& c, bool meta) {
-  const auto& schema = op.schema;
-  std::vector<std::optional<IValue>> slots(schema.arguments.size());
-  for (const json& a : c.at("args")) {
-    const std::string name = a.at("name").get<std::string>();
-    const int i = schema.index_of(name);
-    if (i < 0) throw Mismatch{"argument '" + name + "' is not in Ember's schema " + schema.str()};
-    slots[i] = build_arg(f, a, meta);
-  }
-  Stack stack;
-  for (size_t i = 0; i < slots.size(); ++i) {
-    const auto& arg = schema.arguments[i];
-    if (meta && arg.type.base == ops::BaseType::Device) {
-      stack.emplace_back(kMeta);  // factories make meta tensors on the meta run
-    } else if (slots[i]) {
-      stack.push_back(*slots[i]);
-    } else if (arg.default_value) {
-      stack.push_back(*arg.default_value);
-    } else {
-      throw Mismatch{"the case gives no value for argument '" + arg.name + "', which has no default in " +
-                     schema.str()};
-    }
-  }
-  return stack;
-}
-
-/// Element i (row-major) of any tensor, as double.
-std::vector<double> values_of(const Tensor& t) {
-  std::vector<double> out(static_cast<size_t>(t.numel()));
-  if (t.numel() == 0) return out;
-  const auto* base = static_cast<const char*>(t.raw_data_ptr());
-  const int64_t nd = t.dim();
-  std::vector<int64_t> index(static_cast<size_t>(nd), 0);
-  const int64_t es = static_cast<int64_t>(t.element_size());
-  for (size_t k = 0; k < out.size(); ++k) {
-    int64_t off = 0;
-    for (int64_t d = 0; d < nd; ++d) off += index[d] * t.stride(d);
-    const char* p = base + off * es;
-    double v = 0;
-    switch (t.dtype()) {
-      case kFloat:
-        v = *reinterpret_cast<const float*>(p);
-        break;
-      case kDouble:
-        v = *reinterpret_cast<const double*>(p);
-        break;
-      case kHalf:
-        v = static_cast<float>(*reinterpret_cast<const Half*>(p));
-        break;
-      case kBFloat16:
-        v = static_cast<float>(*reinterpret_cast<const BFloat16*>(p));
-        break;
-      case kInt64:
-        v = static_cast<double>(*reinterpret_cast<const int64_t*>(p));
-        break;
-      case kInt32:
-        v = *reinterpret_cast<const int32_t*>(p);
-        break;
-      case kInt16:
-        v = *reinterpret_cast<const int16_t*>(p);
-        break;
-      case kInt8:
-        v = *reinterpret_cast<const int8_t*>(p);
-        break;
-      case kUInt8:
-        v = *reinterpret_cast<const uint8_t*>(p);
-        break;
-      case kBool:
-        v = *reinterpret_cast<const uint8_t*>(p) != 0;
-        break;
-    }
-    out[k] = v;
-    for (int64_t d = nd - 1; d >= 0; --d) {
-      if (++index[d] < t.size(d)) break;
-      index[d] = 0;
-    }
-  }
-  return out;
-}
-
-std::string shape_str(IntArrayRef s) {
-  std::ostringstream os;
-  os << s;
-  return os.str();
-}
-
-std::string index_str(size_t flat, IntArrayRef sizes) {
-  std::vector<int64_t> idx(sizes.size());
-  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
-    idx[d] = static_cast<int64_t>(flat) % sizes[d];
-    flat /= static_cast<size_t>(sizes[d]);
-  }
-  return shape_str(idx);
-}
-
-/// PyTorch's default assert_close tolerances for a dtype.
-std::pair<double, double> tolerances(ScalarType t) {
-  switch (t) {
-    case kFloat:
-      return {1.3e-6, 1e-5};
-    case kDouble:
-      return {1e-7, 1e-7};
-    case kHalf:
-      return {1e-3, 1e-5};
-    case kBFloat16:
-      return {1.6e-2, 1e-5};
-    default:
-      return {0, 0};
-  }
-}
-
-/// Sizes and dtype (and strides when asked) of `actual` against an expected entry.
-void check_geometry(const Tensor& actual, const json& e, const std::string& what, bool strides) {
-  if (!actual.defined()) throw Mismatch{what + ": undefined tensor"};
-  const ScalarType dt = dtype_of(e.at("dtype").get<std::string>());
-  if (actual.dtype() != dt) {
-    throw Mismatch{what + ": dtype " + std::string(dtype_name(actual.dtype())) + ", expected " +
-                   std::string(dtype_name(dt))};
-  }
-  const auto sizes = e.at("shape").get<std::vector<int64_t>>();
-  if (actual.sizes() != IntArrayRef(sizes)) {
-    throw Mismatch{what + ": shape " + shape_str(actual.sizes()) + ", expected " + shape_str(sizes)};
-  }
-  if (strides && actual.numel() > 0) {
-    const auto st = e.at("strides").get<std::vector<int64_t>>();
-    for (size_t d = 0; d < sizes.size(); ++d) {
-      if (sizes[d] > 1 && actual.stride(static_cast<int64_t>(d)) != st[d]) {
-        throw Mismatch{what + ": strides " + shape_str(actual.strides()) + ", expected " + shape_str(st)};
-      }
-    }
-  }
-}
-
-/// assert_close: same dtype and shape; |a - e| <= atol + rtol * |e| (exact for integers
-/// and bool); NaN equals NaN; infinities must match exactly.
-void check_close(const Tensor& actual, const Tensor& expected, const std::string& what,
-                 std::optional<ScalarType> tol_dtype = std::nullopt) {
-  const auto a = values_of(actual);
-  const auto e = values_of(expected);
-  const auto [rtol, atol] = tolerances(tol_dtype.value_or(expected.dtype()));
-  double max_abs = 0, max_rel = 0;
-  int64_t first = -1, bad = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const bool both_nan = std::isnan(a[i]) && std::isnan(e[i]);
-    const double diff = std::fabs(a[i] - e[i]);
-    bool ok = both_nan || a[i] == e[i];
-    if (!ok && std::isfinite(a[i]) && std::isfinite(e[i])) ok = diff <= atol + rtol * std::fabs(e[i]);
-    if (!both_nan && !(a[i] == e[i])) {
-      const double abs_err = std::isnan(diff) ? INFINITY : diff;
-      max_abs = std::max(max_abs, abs_err);
-      max_rel = std::max(max_rel, e[i] != 0 ? abs_err / std::fabs(e[i]) : INFINITY);
-    }
-    if (!ok) {
-      ++bad;
-      if (first < 0) first = static_cast<int64_t>(i);
-    }
-  }
-  if (bad > 0) {
-    std::ostringstream os;
-    os.precision(9);
-    os << what << ": " << bad << "/" << a.size() << " elements differ; first at " << index_str(first, expected.sizes())
-       << ": got " << a[first] << ", expected " << e[first] << "; max abs error " << max_abs << ", max rel error "
-       << max_rel << " (rtol " << rtol << ", atol " << atol << ")";
-    throw Mismatch{os.str()};
-  }
-}
-
-void check_output(const CaseFile& f, const Tensor& actual, const json& e, const std::string& what, bool values,
-                  bool strides) {
-  check_geometry(actual, e, what, strides);
-  if (values && e.contains("ref")) check_close(actual, f.tensors.at(e.at("ref").get<std::string>()), what);
-}
-
-/// Flattens an op's result to the tensors matching the expected outputs, in order.
-std::vector<std::pair<Tensor, json>> pair_outputs(const Stack& result, const json& expected) {
-  std::vector<std::pair<Tensor, json>> out;
-  if (result.size() != expected.size()) {
-    throw Mismatch{"returned " + std::to_string(result.size()) + " values, expected " +
-                   std::to_string(expected.size())};
-  }
-  for (size_t i = 0; i < result.size(); ++i) {
-    const json& e = expected[i];
-    if (e.contains("list")) {
-      if (!result[i].is_tensor_list()) throw Mismatch{"output " + std::to_string(i) + " is not a tensor list"};
-      const auto& list = result[i].to_tensor_list();
-      if (list.size() != e.at("list").size()) {
-        throw Mismatch{"output " + std::to_string(i) + " has " + std::to_string(list.size()) + " tensors, expected " +
-                       std::to_string(e.at("list").size())};
-      }
-      for (size_t j = 0; j < list.size(); ++j) out.emplace_back(list[j], e.at("list")[j]);
-    } else if (e.value("none", false)) {
-      // An output left out by the op's output_mask: PyTorch returns None.
-      if (!result[i].is_none()) throw Mismatch{"output " + std::to_string(i) + " is not None"};
-    } else {
-      if (!result[i].is_tensor()) throw Mismatch{"output " + std::to_string(i) + " is not a tensor"};
-      out.emplace_back(result[i].to_tensor(), e);
-    }
-  }
-  return out;
-}
 
 const Tensor* first_tensor_arg(const Stack& args) {
   for (const auto& a : args)
@@ -403,6 +90,40 @@ void check_stat(const Stack& args, const std::vector<std::pair<Tensor, json>>& o
   }
 }
 
+/// Views: an output PyTorch returns as a view of (or as) argument `view_of` must have
+/// PyTorch's strides on every dim (size-1 dims too: a later view or a compiled graph
+/// recorded by PyTorch reads them) and its storage offset, and (on CPU) share that
+/// argument's storage; an output PyTorch returns as a new tensor must share no
+/// argument's storage (a write to it would show through the input).
+void check_aliasing(const Tensor& actual, const json& e, const ops::OpDef& op, const Stack& args,
+                    const std::string& what, bool meta) {
+  if (!actual.defined()) return;
+  if (e.contains("view_of")) {
+    const auto st = e.at("strides").get<std::vector<int64_t>>();
+    if (actual.strides() != IntArrayRef(st))
+      throw Mismatch{what + ": strides " + shape_str(actual.strides()) + ", PyTorch's view has " + shape_str(st)};
+    const auto offset = e.at("storage_offset").get<int64_t>();
+    if (actual.storage_offset() != offset) {
+      throw Mismatch{what + ": storage offset " + std::to_string(actual.storage_offset()) + ", PyTorch's view has " +
+                     std::to_string(offset)};
+    }
+    if (meta) return;
+    const std::string name = e.at("view_of").get<std::string>();
+    const int i = op.schema.index_of(name);
+    if (i < 0 || !args[static_cast<size_t>(i)].is_tensor())
+      throw Mismatch{"view_of names no tensor argument '" + name + "'"};
+    if (actual.storage() != args[static_cast<size_t>(i)].to_tensor().storage())
+      throw Mismatch{what + ": a new tensor; PyTorch returns a view of argument '" + name + "'"};
+    return;
+  }
+  if (meta || actual.numel() == 0) return;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].is_tensor() && args[i].to_tensor().defined() && args[i].to_tensor().storage() == actual.storage()) {
+      throw Mismatch{what + ": a view of argument '" + op.schema.arguments[i].name + "'; PyTorch returns a new tensor"};
+    }
+  }
+}
+
 /// Runs one case on CPU; throws Mismatch on any difference from PyTorch.
 void run_cpu(const CaseFile& f, const ops::OpDef& op, const json& c) {
   Stack args = build_stack(f, op, c, /*meta=*/false);
@@ -429,8 +150,10 @@ void run_cpu(const CaseFile& f, const ops::OpDef& op, const json& c) {
   const bool values = c.value("values", true) && !expect.contains("stat");
   const bool strides = c.value("check_strides", false);
   auto outs = pair_outputs(result, expect.at("outputs"));
-  for (size_t i = 0; i < outs.size(); ++i)
+  for (size_t i = 0; i < outs.size(); ++i) {
     check_output(f, outs[i].first, outs[i].second, "output " + std::to_string(i), values, strides);
+    check_aliasing(outs[i].first, outs[i].second, op, kept, "output " + std::to_string(i), /*meta=*/false);
+  }
   for (const json& m : expect.value("mutated", json::array())) {
     const std::string name = m.at("arg").get<std::string>();
     const int i = op.schema.index_of(name);
@@ -440,7 +163,8 @@ void run_cpu(const CaseFile& f, const ops::OpDef& op, const json& c) {
   if (expect.contains("stat")) check_stat(kept, outs, expect.at("stat"));
 }
 
-/// Runs one case on meta tensors: the outputs' sizes and dtype must match PyTorch's.
+/// Runs one case on meta tensors: the outputs' sizes and dtype (views: strides and
+/// storage offset) must match PyTorch's.
 void run_meta(const CaseFile& f, const ops::OpDef& op, const json& c) {
   Stack args = build_stack(f, op, c, /*meta=*/true);
   Stack result;
@@ -452,56 +176,7 @@ void run_meta(const CaseFile& f, const ops::OpDef& op, const json& c) {
   for (auto& [t, e] : pair_outputs(result, c.at("expect").at("outputs"))) {
     if (!t.is_meta()) throw Mismatch{"[meta] an output is on " + t.device().str() + ", not meta"};
     check_geometry(t, e, "[meta] output", false);
-  }
-}
-
-std::string filter() {
-  const char* f = std::getenv("EMBER_CONFORMANCE_FILTER");
-  return f ? f : "";
-}
-
-/// Counts the ops and cases a test ran and reports each failing case on one line.
-struct Tally {
-  explicit Tally(const char* l) : label(l) {}
-  const char* label;  // "conformance" or "gradients"
-  std::set<std::string> ops;
-  int64_t cases = 0, failed = 0;
-
-  /// Runs `check` for one case, counting it and reporting what went wrong.
-  template <typename F>
-  void run(const std::string& op, const json& c, const char* prefix, F&& check) {
-    ops.insert(op);
-    ++cases;
-    auto fail = [&](const std::string& why) {
-      ++failed;
-      std::cout << "FAIL " << prefix << c.at("id").get<std::string>() << " [" << op << "] (" << c.value("desc", "")
-                << "): " << why << "\n";
-    };
-    try {
-      check();
-    } catch (const Mismatch& m) {
-      fail(m.what);
-    } catch (const std::exception& e) {
-      fail(std::string("harness error: ") + e.what());
-    }
-  }
-  void report() const {
-    std::cout << label << ": " << ops.size() << " ops, " << cases << " cases, " << failed << " failed" << std::endl;
-    EXPECT_EQ(failed, 0);
-  }
-};
-
-/// Calls f(file, case, op name) for every case whose op matches EMBER_CONFORMANCE_FILTER.
-template <typename F>
-void for_each_case(F&& f) {
-  const auto files = load_case_files();
-  ASSERT_FALSE(files.empty()) << "no case files in " << EMBER_CASES_DIR;
-  const std::string only = filter();
-  for (const CaseFile& file : files) {
-    for (const json& c : file.doc.at("cases")) {
-      const std::string name = c.at("op").get<std::string>();
-      if (only.empty() || name.find(only) != std::string::npos) f(file, c, name);
-    }
+    check_aliasing(t, e, op, args, "[meta] output", /*meta=*/true);
   }
 }
 
@@ -648,134 +323,6 @@ TEST(Conformance, EveryGradientMatchesPyTorch) {
 
 // --- every op inside a compiled graph ---------------------------------------------------
 
-/// A stack's tensors (Tensor, Tensor[] and Tensor?[] arguments, in order) and how to put
-/// others in their places.
-struct TensorSlots {
-  std::vector<Tensor> tensors;
-  explicit TensorSlots(const Stack& s) {
-    for (const IValue& v : s) {
-      if (v.is_tensor()) tensors.push_back(v.to_tensor());
-      if (v.is_tensor_list())
-        for (const Tensor& t : v.to_tensor_list()) tensors.push_back(t);
-      if (v.is_optional_tensor_list())
-        for (const auto& t : v.to_optional_tensor_list())
-          if (t) tensors.push_back(*t);
-    }
-  }
-  static Stack with(Stack s, const std::vector<Tensor>& ts) {
-    size_t k = 0;
-    for (IValue& v : s) {
-      if (v.is_tensor()) v = ts.at(k++);
-      if (v.is_tensor_list()) {
-        std::vector<Tensor> list = v.to_tensor_list();
-        for (Tensor& t : list) t = ts.at(k++);
-        v = list;
-      }
-      if (v.is_optional_tensor_list()) {
-        std::vector<std::optional<Tensor>> list = v.to_optional_tensor_list();
-        for (auto& t : list)
-          if (t) t = ts.at(k++);
-        v = list;
-      }
-    }
-    return s;
-  }
-};
-
-/// The tensors of a result, in order (lists flattened; None skipped); nullopt when it
-/// holds a value of another kind.
-std::optional<std::vector<Tensor>> result_tensors(const Stack& r) {
-  std::vector<Tensor> out;
-  for (const IValue& v : r) {
-    if (v.is_tensor())
-      out.push_back(v.to_tensor());
-    else if (v.is_tensor_list())
-      for (const Tensor& t : v.to_tensor_list()) out.push_back(t);
-    else if (!v.is_none())
-      return std::nullopt;
-  }
-  return out;
-}
-
-std::vector<Tensor> clones(const std::vector<Tensor>& ts) {
-  std::vector<Tensor> out;
-  for (const Tensor& t : ts) out.push_back(t.defined() ? t.clone() : t);
-  return out;
-}
-
-/// `got` against `want`: sizes, dtype, and (when `values`) values within the dtype's
-/// assert_close tolerances (NaN where NaN).
-void check_same(const Tensor& got, const Tensor& want, const std::string& what, bool values = true) {
-  if (got.sizes().vec() != want.sizes().vec() || got.dtype() != want.dtype())
-    throw Mismatch{what + ": " + shape_str(got.sizes()) + " " + std::string(scalar_type_name(got.dtype())) +
-                   ", eager gives " + shape_str(want.sizes()) + " " + std::string(scalar_type_name(want.dtype()))};
-  if (!values) return;
-  const auto [rtol, atol] = tolerances(want.dtype());
-  const std::vector<double> g = values_of(got), w = values_of(want);
-  for (size_t i = 0; i < g.size(); ++i) {
-    if (std::isnan(w[i]) ? std::isnan(g[i]) : (g[i] == w[i] || std::abs(g[i] - w[i]) <= atol + rtol * std::abs(w[i])))
-      continue;
-    throw Mismatch{what + " at " + index_str(i, want.sizes()) + ": compiled " + std::to_string(g[i]) + ", eager " +
-                   std::to_string(w[i])};
-  }
-}
-
-/// One case's call as a compiled function (backend "inductor") of its tensors, against the
-/// same call made eagerly: outputs, and the inputs afterwards (in-place ops write them).
-/// Random ops draw from the seed set before each; each call is compiled anew (one C++
-/// compile per op whose graph has a kernel, cached on disk afterwards).
-void run_compiled(const CaseFile& f, const ops::OpDef& op, const json& c) {
-  const Stack args = build_stack(f, op, c, /*meta=*/false);
-  const TensorSlots slots(args);
-  auto fn = [&op, &args](const std::vector<Tensor>& ts) {
-    const Stack r = ops::call(op, TensorSlots::with(args, ts));
-    std::optional<std::vector<Tensor>> out = result_tensors(r);
-    EMBER_CHECK(out) << "not tensors";
-    return *out;
-  };
-  std::vector<Tensor> eager_in = clones(slots.tensors), compiled_in = clones(slots.tensors);
-  manual_seed(7);
-  std::vector<Tensor> want;
-  try {
-    want = fn(eager_in);
-  } catch (const Error&) {
-    return;  // an output that is not a tensor (or eager rejects the clones): nothing to compile
-  }
-  auto compiled = compile(fn, {.backend = "inductor", .name = "conformance"});
-  manual_seed(7);
-  std::vector<Tensor> got;
-  try {
-    got = compiled(compiled_in);
-  } catch (const Error& e) {
-    throw Mismatch{std::string("compiled: raised ") + error_kind_name(e.kind()) + ": " + e.what()};
-  }
-  if (got.size() != want.size())
-    throw Mismatch{"compiled: " + std::to_string(got.size()) + " outputs, eager " + std::to_string(want.size())};
-  // Cases with "values": false (empty, empty_strided, ...) have no defined values.
-  const bool values = c.value("values", true);
-  for (size_t i = 0; i < got.size(); ++i) check_same(got[i], want[i], "compiled output " + std::to_string(i), values);
-  for (size_t i = 0; i < eager_in.size(); ++i)
-    check_same(compiled_in[i], eager_in[i], "compiled: input " + std::to_string(i) + " after the call");
-}
-
-TEST(Conformance, EveryOpCompiledWithInductorEqualsEager) {
-  // The first case of each op that PyTorch runs without an error, compiled: every op
-  // either lowers or runs its eager kernel inside the generated wrapper (Note [inductor]).
-  Tally tally("compiled");
-  std::set<std::string> done;
-  // Graph breaks (nonzero) are expected here; their WARNING lines would only be noise.
-  const bool stderr_was = logging::set_stderr_enabled(false);
-  for_each_case([&](const CaseFile& f, const json& c, const std::string& name) {
-    if (done.count(name) || c.at("expect").contains("error")) return;
-    const ops::OpDef* op = ops::registry().find(name);
-    if (!op) return;
-    done.insert(name);
-    tally.run(name, c, "compiled ", [&] { run_compiled(f, *op, c); });
-  });
-  logging::set_stderr_enabled(stderr_was);
-  tally.report();
-}
-
 TEST(Conformance, EveryDifferentiableOpHasGradientCases) {
   std::map<std::string, std::pair<int64_t, std::string>> covered;  // op -> (gradient cases, reason)
   for (const CaseFile& f : load_case_files()) {
@@ -795,4 +342,4 @@ TEST(Conformance, EveryDifferentiableOpHasGradientCases) {
 }
 
 }  // namespace
-}  // namespace ember
+}  // namespace ember::conformance

@@ -319,7 +319,10 @@ def view_rows():
             S(g.t((3, 4), lay="step"), [3, 2, 2], desc="step split last dim"),
             S(g.t((3, 4), i64, "expand"), [3, 2, 2], desc="expanded", expect="maybe"),
             S(g.t((3, 4), lay="transposed"), [12], desc="transposed to 1-D", expect="error"),
-            S(g.t((3, 4)), [5, -1], desc="bad size", expect="error")], strides=True),
+            S(g.t((3, 4)), [5, -1], desc="bad size", expect="error"),
+            S(g.t((3, 4), lay="transposed"), [1, 3, 1, 4, 1], desc="size-1 dims around a transposed base"),
+            S(g.t((1, 3, 1), lay="permute"), [3, 1], desc="size-1 dims in and out"),
+            S(g.t((2, 0, 3)), [0, 1, 6], desc="empty with a size-1 dim")], strides=True),
         OpInfo("aten::reshape", V, lambda g: [
             S(g.t((3, 4)), [4, 3], desc="contiguous"), S(g.t((3, 4), lay="transposed"), [12], desc="transposed (copies)"),
             S(g.t((2, 3, 4), lay="permute"), [-1, 2], desc="permuted"), S(g.t((3, 4), b8, "step"), [2, 6], desc="step bool"),
@@ -332,11 +335,13 @@ def view_rows():
             S(g.t((2, 3, 4)), [2, 0, 1], desc="2,0,1"), S(g.t((2, 3, 4), lay="transposed"), [-1, 0, 1], desc="negative"),
             S(g.t(()), [], desc="0-dim"), S(g.t((0, 2)), [1, 0], desc="empty"),
             S(g.t((2, 3)), [0, 0], desc="repeated dim", expect="error"),
-            S(g.t((2, 3)), [0], desc="wrong count", expect="error")], strides=True),
+            S(g.t((2, 3)), [0], desc="wrong count", expect="error"),
+            S(g.t((1, 3, 1)), [2, 0, 1], desc="size-1 dims")], strides=True),
         OpInfo("aten::transpose.int", V, lambda g: [
             S(g.t((2, 3, 4)), 0, 2, desc="0,2"), S(g.t((2, 3, 4), lay="permute"), -1, -2, desc="negative"),
             S(g.t(()), 0, -1, desc="0-dim"), S(g.t((3, 4)), 1, 1, desc="same dim"),
-            S(g.t((3, 4)), 0, 2, desc="dim out of range", expect="error")], strides=True),
+            S(g.t((3, 4)), 0, 2, desc="dim out of range", expect="error"),
+            S(g.t((1, 3), lay="step"), 0, 1, desc="size-1 dim of a step view")], strides=True),
         OpInfo("aten::t", V, lambda g: [
             S(g.t((3, 4)), desc="2-D"), S(g.t((5,)), desc="1-D"), S(g.t(()), desc="0-dim"),
             S(g.t((3, 4), lay="step"), desc="step"), S(g.t((2, 3, 4)), desc="3-D", expect="error")], strides=True),
@@ -347,7 +352,13 @@ def view_rows():
             S(g.t((3, 1)), [-1, 5], desc="-1 keeps"), S(g.t(()), [2, 2], desc="0-dim"),
             S(g.t((1, 4), lay="step"), [3, 4], desc="step"), S(g.t((3, 1)), [0, 3, 1], desc="to empty"),
             S(g.t((3, 2)), [3, 4], desc="non-singleton", expect="error"),
-            S(g.t((3, 1)), [4], desc="fewer dims", expect="error")], strides=True),
+            S(g.t((3, 1)), [4], desc="fewer dims", expect="error"),
+            S(g.t((2, 1, 3, 3)), [2, 1, 3, 3], desc="size-1 dim kept"), S(g.t((3, 4)), [1, 3, 4], desc="new size-1 dim"),
+            S(g.t((4,)), [1, 2, 4], desc="new size-1 dim before an expanded one"),
+            S(g.t((2, 1, 3), lay="permute"), [2, 1, 3], desc="size-1 dim kept, permuted"),
+            S(g.t((1, 3), lay="step"), [1, 1, 3], desc="size-1 dims over a step view"),
+            S(g.t(()), [1, 1], desc="0-dim to size-1 dims"), S(g.t((0, 1)), [2, 0, 1], desc="empty, size-1 dim kept")],
+            strides=True),
         OpInfo("aten::expand_as", V, lambda g: [
             S(g.t((3, 1)), g.t((2, 3, 4)), desc="broadcast"), S(g.t((3,)), g.t((2, 4)), desc="bad", expect="error")],
             strides=True),
@@ -357,7 +368,9 @@ def view_rows():
             S(g.t((6, 4), lay="transposed"), 1, 0, 6, 4, desc="transposed"), S(g.t((6, 4)), desc="defaults"),
             S(g.t((6, 4)), 0, -100, -2, 1, desc="start before 0"),
             S(g.t((6, 4)), 0, 0, 4, 0, desc="step 0", expect="error"),
-            S(g.t((6, 4)), 2, 0, 1, 1, desc="dim out of range", expect="error")], strides=True),
+            S(g.t((6, 4)), 2, 0, 1, 1, desc="dim out of range", expect="error"),
+            S(g.t((6, 4), lay="transposed"), 1, 2, 3, 1, desc="to size 1"), S(g.t((6, 1)), 1, 0, 1, 1, desc="size-1 dim"),
+            S(g.t((6, 4)), 0, 5, 1, 1, desc="empty, start after end")], strides=True),
         OpInfo("aten::narrow", V, lambda g: [
             S(g.t((6, 4)), 0, 2, 3, desc="0,2,3"), S(g.t((6, 4), lay="step"), -1, -3, 2, desc="negative start"),
             S(g.t((6, 4)), 1, 4, 0, desc="length 0"), S(g.t((6, 4)), 0, 4, 3, desc="past end", expect="error")],
@@ -366,10 +379,12 @@ def view_rows():
             S(g.t((3, 4)), 0, 1, desc="0,1"), S(g.t((3, 4), lay="transposed"), 1, -1, desc="negative"),
             S(g.t((5,)), 0, 2, desc="to 0-dim"), S(g.t((2, 3, 4), i64, "permute"), 2, 0, desc="permuted int"),
             S(g.t((3, 4)), 0, 3, desc="index out of range", expect="error"),
-            S(g.t(()), 0, 0, desc="0-dim", expect="error")], strides=True),
+            S(g.t(()), 0, 0, desc="0-dim", expect="error"),
+            S(g.t((1, 3, 1), lay="permute"), 1, 2, desc="size-1 dims left"), S(g.t((3, 0)), 0, 1, desc="empty")],
+            strides=True),
         OpInfo("aten::squeeze", V, lambda g: [
             S(g.t((1, 3, 1, 4)), desc="1,3,1,4"), S(g.t(()), desc="0-dim"), S(g.t((1, 1)), desc="all ones"),
-            S(g.t((1, 0, 1)), desc="empty")], strides=True),
+            S(g.t((1, 0, 1)), desc="empty"), S(g.t((1, 3, 1, 4), lay="permute"), desc="permuted")], strides=True),
         OpInfo("aten::squeeze.dim", V, lambda g: [
             S(g.t((1, 3, 1, 4)), 2, desc="2"), S(g.t((1, 3, 1, 4)), 1, desc="not size 1"),
             S(g.t((1, 3, 1, 4)), -4, desc="negative"), S(g.t(()), 0, desc="0-dim"),
@@ -381,7 +396,10 @@ def view_rows():
             note="not in torch 1.13; reference squeezes each listed size-1 dim"),
         OpInfo("aten::unsqueeze", V, lambda g: [
             S(g.t((3, 4)), 0, desc="0"), S(g.t((3, 4)), -1, desc="-1"), S(g.t((3, 4), lay="transposed"), 1, desc="1"),
-            S(g.t(()), 0, desc="0-dim"), S(g.t((3, 4)), 3, desc="out of range", expect="error")], strides=True),
+            S(g.t(()), 0, desc="0-dim"), S(g.t((3, 4)), 3, desc="out of range", expect="error"),
+            S(g.t((3, 4), lay="transposed"), 2, desc="last of a transposed base"),
+            S(g.t((3, 4), lay="step"), 0, desc="first of a step view"), S(g.t((0, 3)), 1, desc="empty"),
+            S(g.t((1, 3)), 1, desc="next to a size-1 dim")], strides=True),
         OpInfo("aten::as_strided", V, lambda g: [
             S(g.t((3, 4)), [2, 2], [1, 2], desc="overlapping window"), S(g.t((3, 4)), [3], [4], 1, desc="offset 1"),
             S(g.t((3, 4), lay="step"), [2, 3], [9, 2], desc="over a step view"), S(g.t((3, 4)), [0, 2], [1, 1], desc="empty"),
@@ -394,7 +412,8 @@ def view_rows():
             S(g.t((2, 3, 4)), 2, 1, desc="start after end", expect="error")]),
         OpInfo("aten::unflatten.int", V, lambda g: [
             S(g.t((2, 12)), 1, [3, 4], desc="1 -> 3,4"), S(g.t((2, 12)), -1, [-1, 6], desc="-1"),
-            S(g.t((2, 12)), 1, [5, 3], desc="bad product", expect="error")], strides=True),
+            S(g.t((2, 12)), 1, [5, 3], desc="bad product", expect="error"),
+            S(g.t((2, 12), lay="step"), 1, [1, 12, 1], desc="size-1 dims over a step view")], strides=True),
         OpInfo("aten::unbind.int", V, lambda g: [
             S(g.t((3, 4)), desc="dim 0"), S(g.t((3, 4), lay="transposed"), 1, desc="dim 1"),
             S(g.t((0, 2)), desc="empty"), S(g.t((2, 3, 4)), -1, desc="negative")], strides=True),

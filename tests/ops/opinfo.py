@@ -331,13 +331,35 @@ def outputs_of(schema, result):
     return list(result)
 
 
-def describe_out(store, t, values=True):
+def describe_out(store, t, values=True, inputs=()):
+    """An output's entry. `inputs`: (argument name, tensor) of the call; when the output
+    is a view of one of them (or that tensor itself), the entry names it (`view_of`) and
+    records the storage offset, so the runner can check the view's geometry exactly."""
     if t is None:  # an output a backward op's output_mask left out
         return {"none": True}
     d = {"shape": list(t.shape), "dtype": DTYPE_NAME[t.dtype], "strides": list(t.stride())}
     if values:
         d["ref"] = store.add(t)
+    of = view_of(t, inputs)
+    if of is not None:
+        d["view_of"] = of
+        d["storage_offset"] = t.storage_offset()
     return d
+
+
+def view_of(t, inputs):
+    """The name of the argument whose storage `t` shares (t is a view of it, or it itself), or None."""
+    root = t if t._base is None else t._base
+    for name, x in inputs:
+        if root is (x if x._base is None else x._base):
+            return name
+    return None
+
+
+def tensor_args(schema, pos, kw):
+    """(argument name, tensor) for every Tensor argument of a call (positional, then keyword)."""
+    named = [(schema.args[i].name, v) for i, v in enumerate(pos)] + list(kw.items())
+    return [(n, v) for n, v in named if isinstance(v, torch.Tensor)]
 
 
 class OpInfo:
@@ -499,11 +521,12 @@ class Family:
             case["reference"] = note
         outs = outputs_of(schema, result)
         expect = {"outputs": []}
+        inputs = tensor_args(schema, pos, kw)
         for o in outs:
             if isinstance(o, list):
-                expect["outputs"].append({"list": [describe_out(self.store, x, info.values) for x in o]})
+                expect["outputs"].append({"list": [describe_out(self.store, x, info.values, inputs) for x in o]})
             else:
-                expect["outputs"].append(describe_out(self.store, o, info.values and not info.stat))
+                expect["outputs"].append(describe_out(self.store, o, info.values and not info.stat, inputs))
         mutated = []
         for i, a in enumerate(schema.args):
             if a.is_write and a.name in named and named[a.name] is not None:

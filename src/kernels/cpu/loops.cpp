@@ -2,7 +2,6 @@
 #include "kernels/cpu/loops.h"
 
 #include <algorithm>
-#include <numeric>
 
 #include "core/shape.h"
 
@@ -29,10 +28,11 @@ PointwiseLoop::PointwiseLoop(const Tensor& out, const std::vector<Tensor>& input
   }
 
   // Order dims by the output's strides, smallest first (ties: later dims first), so the
-  // innermost loop walks the output densely.
-  std::vector<int> perm(static_cast<size_t>(nd));
-  std::iota(perm.begin(), perm.end(), 0);
-  std::reverse(perm.begin(), perm.end());
+  // innermost loop walks the output densely. Size-1 dims take no part: their strides
+  // address nothing (PyTorch-style views give them any value).
+  std::vector<int> perm;
+  for (int d = nd - 1; d >= 0; --d)
+    if (shape[d] != 1) perm.push_back(d);
   std::stable_sort(perm.begin(), perm.end(), [&](int a, int b) {
     for (int k = 0; k < nops; ++k) {
       const int64_t sa = strides[k][a], sb = strides[k][b];
@@ -46,7 +46,6 @@ PointwiseLoop::PointwiseLoop(const Tensor& out, const std::vector<Tensor>& input
   shape_.clear();
   strides_.assign(static_cast<size_t>(nops), {});
   for (int j : perm) {
-    if (shape[j] == 1) continue;
     if (!shape_.empty()) {
       bool can_merge = true;
       for (int k = 0; k < nops && can_merge; ++k)

@@ -145,6 +145,21 @@ TEST(Decompose, MaskedFillOfAnIntegerTensorIsKept) {
   EXPECT_EQ(n, 0u);
 }
 
+TEST(Decompose, MaskedFillWithAUint8MaskIsKeptSoItStillRaises) {
+  // A hand-written graph may hold what capture never records: masked_fill rejects a uint8
+  // mask, where accepts one, so the decomposition would silently accept it.
+  std::unique_ptr<Graph> g = parse_graph(R"(graph uint8_mask {
+  %x : f32[2, 3] = placeholder[x]
+  %mask : u8[2, 3] = placeholder[mask]
+  %masked_fill : f32[2, 3] = aten::masked_fill.Scalar(%x, %mask, 0.5)
+  return (%masked_fill)
+})");
+  size_t n = 0;
+  auto d = aot::decompose(*g, &n);
+  EXPECT_EQ(n, 0u) << *d;
+  EXPECT_THROW(run_graph(*d, {randn({2, 3}), zeros({2, 3}, TensorOptions(kUInt8))}), Error);
+}
+
 TEST(Decompose, SoftmaxOverAnOuterDimIsReductionsAndPointwiseAndTheLastDimIsKept) {
   auto fn = [](const Tensor& x) { return std::make_tuple(softmax(x, 0), log_softmax(x, 1), softmax(x, -1)); };
   Tensor x = randn({7, 5, 3}) * 4;

@@ -93,6 +93,21 @@ TEST_F(GraphBreakTest, DataDependentShapeOpBreaksAndRunsEagerly) {
   expect_close(compiled(x), fn(x));
 }
 
+TEST_F(GraphBreakTest, AnOpWhoseMetaFunctionReadsDataBreaksAndRunsEagerly) {
+  // index with a bool mask reads the mask to know its output's size: the read breaks the
+  // graph while the op is being recorded, after another op went into the graph.
+  auto fn = [](const Tensor& x, const Tensor& idx, const Tensor& mask) {
+    Tensor picked = index(x, {idx});
+    Tensor masked = index(x, {mask});
+    return picked.sum() + masked.sum() * 2;
+  };
+  const Tensor x = randn({4, 3}), idx = tensor<int64_t>({0, 2}), mask = tensor<bool>({true, false, true, true});
+  auto compiled = compile(fn);
+  expect_close(compiled(x, idx, mask), fn(x, idx, mask));
+  const Tensor mask2 = tensor<bool>({false, true, false, false});
+  expect_close(compiled(x, idx, mask2), fn(x, idx, mask2));
+}
+
 TEST_F(GraphBreakTest, ExplicitGraphBreak) {
   auto fn = [](const Tensor& x) {
     Tensor y = ember::sin(x);
