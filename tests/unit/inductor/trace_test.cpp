@@ -276,6 +276,8 @@ TEST_F(TraceTest, TwoProcessesCompilingTheSameGraphShareOneCacheEntry) {
   for (const auto& e : fs::recursive_directory_iterator(cache)) {
     if (!e.is_regular_file()) continue;
     const std::string name = e.path().filename().string();
+    // include/<hash>/kernels/cpu/vec.h: the header the generated code includes, written once.
+    if (e.path().lexically_relative(cache).begin()->string() == "include") continue;
     if (name.ends_with(".so"))
       ++so;
     else if (name.ends_with(".so.fnv"))
