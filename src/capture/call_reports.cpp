@@ -35,11 +35,12 @@ std::string wont_convert_report(const std::string& name, const SourceLoc& where,
   } else {
     user_line.clear();
   }
-  std::string out = "WON'T CONVERT " + name + " " + where.file + " line " + std::to_string(where.line) +
-                    "\ndue to:\n" + error_kind_name(e.kind()) + ": " + e.message() + "\n\nfrom user code:\n";
+  std::string out = "WON'T CONVERT " + name + " " + where.file + " line " + std::to_string(where.line) + "\ndue to:\n" +
+                    error_kind_name(e.kind()) + ": " + e.message() + "\n\nfrom user code:\n";
   const size_t colon = user_line.find_last_of(':');
   if (colon != std::string::npos && colon > 0) {
-    out += "   File \"" + user_line.substr(0, colon) + "\", line " + user_line.substr(colon + 1) + ", in " + name + "\n";
+    out +=
+        "   File \"" + user_line.substr(0, colon) + "\", line " + user_line.substr(colon + 1) + ", in " + name + "\n";
   } else {
     out += "   (no user line is known)\n";
   }
@@ -67,9 +68,9 @@ std::string recompile_report(const std::string& name, const SourceLoc& where, co
   for (const auto& [failure, count] : distinct) {
     out += "\n    - " + failure;
     if (count > 1) {
-      out += count == entries.size() ? " (each of the " + std::to_string(count) + " cache entries)"
-                                     : " (" + std::to_string(count) + " of the " + std::to_string(entries.size()) +
-                                           " cache entries)";
+      out += count == entries.size()
+                 ? " (each of the " + std::to_string(count) + " cache entries)"
+                 : " (" + std::to_string(count) + " of the " + std::to_string(entries.size()) + " cache entries)";
     }
   }
   return with_hint(out, hint);

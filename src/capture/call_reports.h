@@ -17,8 +17,8 @@ std::string wont_convert_report(const std::string& name, const SourceLoc& where,
 
 /// Why the cache entries (newest first) did not accept a call.
 struct EntryFailures {
-  std::string first;                 // the first failing guard
-  std::vector<std::string> all;      // every failing guard (recompiles_verbose)
+  std::string first;             // the first failing guard
+  std::vector<std::string> all;  // every failing guard (recompiles_verbose)
 };
 
 /// The `recompiles` log: each distinct first failure once, with how many entries share

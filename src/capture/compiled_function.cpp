@@ -6,8 +6,8 @@
 #include <chrono>
 #include <mutex>
 #include <set>
-#include <sstream>
 #include <shared_mutex>
+#include <sstream>
 #include <unordered_map>
 
 #include "capture/call_reports.h"
@@ -147,9 +147,12 @@ class CompiledFunctionState {
     std::lock_guard lock(mu_);
     head_.store(nullptr, std::memory_order_release);
     entries_.clear();
+    limit_warned_ = false;
     std::unique_lock seg(segments_mu_);
     segments_.clear();
     segments_per_site_.clear();
+    std::lock_guard said(said_mu_);
+    said_.clear();
   }
 
   size_t cache_size() const { return entry_count_.load(std::memory_order_relaxed); }
@@ -245,11 +248,13 @@ class CompiledFunctionState {
         failures.push_back(f.first);
         per_entry.push_back(std::move(f));
       }
-      if (Entry* newest = head_.load(std::memory_order_acquire)) hint = newest->guards.value_change_hint(args).value_or("");
+      if (Entry* newest = head_.load(std::memory_order_acquire))
+        hint = newest->guards.value_change_hint(args).value_or("");
       if (!over_limit) {
         const SourceLoc where(where_);
         EMBER_LOG_ARTIFACT(recompiles) << recompile_report(name_, where, per_entry, hint);
-        if (verbose_log) EMBER_LOG_ARTIFACT(recompiles_verbose) << recompile_verbose_report(name_, where, per_entry, hint);
+        if (verbose_log)
+          EMBER_LOG_ARTIFACT(recompiles_verbose) << recompile_verbose_report(name_, where, per_entry, hint);
       }
     }
     if (over_limit) {
@@ -440,8 +445,9 @@ void warn_interpreted(const std::string& graph, const std::string& reason) {
     std::lock_guard lock(mu);
     if (!said->insert(graph).second) return;
   }
-  EMBER_LOG(dynamo, WARNING) << function << " runs in the interpreter (eager kernels) instead of its compiled code: "
-                             << reason << " (said once per function)";
+  EMBER_LOG(dynamo, WARNING) << function
+                             << " runs in the interpreter (eager kernels) instead of its compiled code: " << reason
+                             << " (said once per function)";
   EMBER_LOG_ARTIFACT(perf_hints) << "graph " << graph << " of " << function << " runs in the interpreter: " << reason;
 }
 

@@ -300,7 +300,10 @@ std::optional<std::string> GuardSet::value_change_hint(const std::vector<CallArg
     if (g.is_length || !fail_value(args, g)) continue;
     const bool is_double = g.doubles.has_value() || g.expected.is_double();
     const std::string what = "argument " + std::to_string(g.arg) + " (" + g.name + "), " +
-                             (g.doubles ? "a std::vector<double>" : is_double ? "a double" : "a number") + ", changed: ";
+                             (g.doubles   ? "a std::vector<double>"
+                              : is_double ? "a double"
+                                          : "a number") +
+                             ", changed: ";
     // C++ arithmetic on a number happens outside the trace, so a number cannot become a
     // graph input the way PyTorch makes a changed float one (Note [capture], "Guards").
     return what + (is_double ? "doubles" : "numbers") +

@@ -1,10 +1,9 @@
 // core/tensor.cpp — Storage, TensorImpl bookkeeping, Tensor metadata and element access.
 #include "ember/tensor.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
-
-#include <atomic>
 #include <optional>
 
 #include "core/allocator.h"

@@ -82,8 +82,9 @@ std::optional<std::string> why_autograd_records(const Graph& g, const std::vecto
       out[k] = f ? in : nullptr;
     }
     if (floating && !op.derivative) {
-      return "%" + n.name() + " (" + n.target() + ") has no derivative formula and its input requires grad (graph input " +
-             quoted(in) + "), which eager reports";
+      return "%" + n.name() + " (" + n.target() +
+             ") has no derivative formula and its input requires grad (graph input " + quoted(in) +
+             "), which eager reports";
     }
   }
   return std::nullopt;

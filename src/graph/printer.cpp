@@ -138,8 +138,12 @@ std::string tabular(const Graph& g) {
       const Arg& a = n.args()[i];
       if (i) args += ", ";
       switch (a.kind) {
-        case Arg::Kind::Literal: args += format_literal(a.literal); break;
-        case Arg::Kind::Value: args += name_of(a.value); break;
+        case Arg::Kind::Literal:
+          args += format_literal(a.literal);
+          break;
+        case Arg::Kind::Value:
+          args += name_of(a.value);
+          break;
         case Arg::Kind::ValueList:
           args += "[";
           for (size_t k = 0; k < a.values.size(); ++k)
@@ -149,10 +153,16 @@ std::string tabular(const Graph& g) {
       }
     }
     switch (n.kind()) {
-      case NodeKind::Placeholder: rows.push_back({"placeholder", n.name(), n.target(), "()", "{}"}); break;
+      case NodeKind::Placeholder:
+        rows.push_back({"placeholder", n.name(), n.target(), "()", "{}"});
+        break;
       case NodeKind::Attribute:
-      case NodeKind::Constant: rows.push_back({"get_attr", n.name(), n.target(), "()", "{}"}); break;
-      case NodeKind::Call: rows.push_back({"call_function", n.name(), n.target(), args + ")", "{}"}); break;
+      case NodeKind::Constant:
+        rows.push_back({"get_attr", n.name(), n.target(), "()", "{}"});
+        break;
+      case NodeKind::Call:
+        rows.push_back({"call_function", n.name(), n.target(), args + ")", "{}"});
+        break;
       case NodeKind::Output:
         rows.push_back({"output", "output", "output", "(" + args + (n.args().size() == 1 ? ",)" : ")") + ",)", "{}"});
         break;

@@ -349,9 +349,9 @@ namespace {
 void log_extern_fallback(const Node& n, const std::string& why) {
   EMBER_LOG(inductor, INFO) << "extern fallback: " << n.target() << " (%" << n.name() << "): " << why
                             << "; it runs its eager kernel";
-  static const std::set<std::string> by_design = {"aten::mm",          "aten::addmm",       "aten::bmm",
-                                                  "aten::baddbmm",     "aten::matmul",      "aten::convolution",
-                                                  "aten::_convolution", "aten::convolution_backward"};
+  static const std::set<std::string> by_design = {
+      "aten::mm",     "aten::addmm",       "aten::bmm",          "aten::baddbmm",
+      "aten::matmul", "aten::convolution", "aten::_convolution", "aten::convolution_backward"};
   if (!by_design.contains(n.target())) {
     EMBER_LOG_ARTIFACT(perf_hints) << "Using FallbackKernel: " << n.target() << " (%" << n.name() << "): " << why
                                    << "; it runs its eager kernel, unfused with its neighbours";

@@ -159,7 +159,8 @@ EnvSpec parse_env_spec(std::string_view raw) {
     const bool one = bad.size() == 1;
     out.problem = "invalid environment: TORCH_LOGS: Invalid log settings: " + std::string(trim(raw)) +
                   ", must be a comma separated list of registered log names or registered artifact names (" +
-                  (bad.front().empty() && one ? std::string("an empty name") : "unknown name" + std::string(one ? " " : "s ") + names) +
+                  (bad.front().empty() && one ? std::string("an empty name")
+                                              : "unknown name" + std::string(one ? " " : "s ") + names) +
                   ")" + (out.spec.text.empty() ? "; using the defaults" : "; the other names apply") +
                   ".\nFor more info on various settings, try TORCH_LOGS=\"help\"\nValid settings:\n" + valid_settings();
   }
@@ -229,8 +230,8 @@ Level dynamo_default() {
     first = said->insert(name).second;  // before logging, which reads the level again
   }
   if (first) {
-    EMBER_LOG(dynamo, WARNING) << "config.dynamo.log_level: expected one of DEBUG, INFO, WARNING, ERROR, got \""
-                               << name << "\" (using WARNING)";
+    EMBER_LOG(dynamo, WARNING) << "config.dynamo.log_level: expected one of DEBUG, INFO, WARNING, ERROR, got \"" << name
+                               << "\" (using WARNING)";
   }
   return Level::kWarning;
 }
@@ -266,7 +267,8 @@ void report_env(const EnvSpec& env) {
   if (env.help) {
     EMBER_LOG(dynamo, WARNING) << "TORCH_LOGS=\"help\" ("
                                << (env.spec.text.empty() ? "logging keeps its defaults" : "the other names apply")
-                               << "):\n" << help_text();
+                               << "):\n"
+                               << help_text();
   }
   if (!env.problem.empty()) EMBER_LOG(dynamo, WARNING) << env.problem;
 }

@@ -19,8 +19,8 @@ class BreakLocationsTest : public testing::DiagnosticsTest {};
 
 /// A function that breaks its graph once, at `line` of this file.
 struct Scenario {
-  std::string id;      // the break's stable id in graph_breaks.def
-  std::string how;     // what the user wrote
+  std::string id;   // the break's stable id in graph_breaks.def
+  std::string how;  // what the user wrote
   std::function<Tensor(const Tensor&)> fn;
   int line;
 };

@@ -195,8 +195,8 @@ TEST_F(DiagnosticsCompileTest, VerboseWontConvertQuotesOnlyTheUserFileAndPutsThe
       {.name = "verbose_wont_convert"});
   f(ones({2}));
   const std::string t = logs.text();
-  const std::string frame = "   File \"" + std::string(__FILE__) + "\", line " + std::to_string(line) +
-                            ", in verbose_wont_convert\n";
+  const std::string frame =
+      "   File \"" + std::string(__FILE__) + "\", line " + std::to_string(line) + ", in verbose_wont_convert\n";
   EXPECT_NE(t.find(frame), std::string::npos) << t;
   const size_t stack = t.find("Internal stack (most recent call first):");
   EXPECT_NE(stack, std::string::npos) << t;

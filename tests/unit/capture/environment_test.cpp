@@ -21,9 +21,8 @@ struct ChildRun {
 
 /// Runs this program's FreshProcessChild test with `env` (e.g. "TORCH_LOGS=bogus") added.
 ChildRun run_child(const std::string& env) {
-  const std::string cmd = "env " + env +
-                          " EMBER_FRESH_PROCESS_CHILD=1 OMP_NUM_THREADS=1 /proc/" + std::to_string(getpid()) +
-                          "/exe --gtest_filter=FreshProcessChild.CompilesAndCalls 2>&1";
+  const std::string cmd = "env " + env + " EMBER_FRESH_PROCESS_CHILD=1 OMP_NUM_THREADS=1 /proc/" +
+                          std::to_string(getpid()) + "/exe --gtest_filter=FreshProcessChild.CompilesAndCalls 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return {};
   ChildRun r;
@@ -49,9 +48,11 @@ TEST(FreshProcess, ABadEnvironmentVariableIsReportedAndTheProgramGoesOn) {
       {"TORCH_LOGS=bogus", {"unknown name 'bogus'", "TORCH_LOGS", "Valid settings"}},
       {"TORCH_LOGS=+dynamo,graph_breakz", {"unknown name 'graph_breakz'", "Step 1: torchdynamo start tracing"}},
       {"TORCH_LOGS=help", {"TORCH_LOGS Info", "graph_breaks"}},
-      {"TORCHDYNAMO_REPRO_LEVEL=9", {"TORCHDYNAMO_REPRO_LEVEL: expected an integer from 1 to 4, got \"9\" (using the default, 2)"}},
+      {"TORCHDYNAMO_REPRO_LEVEL=9",
+       {"TORCHDYNAMO_REPRO_LEVEL: expected an integer from 1 to 4, got \"9\" (using the default, 2)"}},
       {"TORCHDYNAMO_REPRO_AFTER=Dynamo",
-       {"TORCHDYNAMO_REPRO_AFTER: expected one of \"\", \"dynamo\", \"aot\", got \"Dynamo\"", "did you mean \"dynamo\""}},
+       {"TORCHDYNAMO_REPRO_AFTER: expected one of \"\", \"dynamo\", \"aot\", got \"Dynamo\"",
+        "did you mean \"dynamo\""}},
       {"TORCHDYNAMO_VERBOSE=maybe", {"TORCHDYNAMO_VERBOSE: expected a boolean", "got \"maybe\""}},
       {"TORCHDYNAMO_CACHE_SIZE_LIMIT=-1", {"TORCHDYNAMO_CACHE_SIZE_LIMIT: expected an integer >= 0, got \"-1\""}},
   };
@@ -59,7 +60,8 @@ TEST(FreshProcess, ABadEnvironmentVariableIsReportedAndTheProgramGoesOn) {
     const ChildRun r = run_child(c.env);
     EXPECT_EQ(r.status, 0) << c.env << ":\n" << r.output;
     EXPECT_NE(r.output.find("CHILD RESULT 7"), std::string::npos) << c.env << ":\n" << r.output;
-    for (const std::string& s : c.said) EXPECT_NE(r.output.find(s), std::string::npos) << c.env << ": " << s << "\n" << r.output;
+    for (const std::string& s : c.said)
+      EXPECT_NE(r.output.find(s), std::string::npos) << c.env << ": " << s << "\n" << r.output;
     const std::string first = c.said.front();
     EXPECT_EQ(r.output.find(first), r.output.rfind(first)) << c.env << ": said once\n" << r.output;
   }

@@ -189,7 +189,8 @@ TEST_F(ConfigKnobs, EveryEnvironmentVariableWithABadValueWarnsOnceAndKeepsItsDef
       EXPECT_NE(w.find(var + ":"), std::string::npos) << var << ": the warning names the variable\n" << w;
       EXPECT_NE(w.find(bad), std::string::npos) << var << ": and what came\n" << w;
       EXPECT_TRUE(w.find("expected") != std::string::npos || w.find("Valid settings") != std::string::npos)
-          << var << ": and what it expects\n" << w;
+          << var << ": and what it expects\n"
+          << w;
       EXPECT_EQ(w.find(var + ":"), w.rfind(var + ":")) << var << ": once\n" << w;
       EXPECT_EQ(config_get(k.name), k.default_value) << var << ": keeps its default";
       EXPECT_FALSE(config_environment_problems().empty()) << var;

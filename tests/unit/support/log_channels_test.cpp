@@ -16,11 +16,15 @@ namespace {
 class LogChannels : public testing::CompileDirTest {};
 
 // Each scenario compiles afresh, so that compile-time logs are written again.
-void eager_compile() { compile([](const Tensor& x) { return (x * 2).relu(); })(ones({3})); }
-void aot_compile() { compile([](const Tensor& x) { return (x * 2).relu(); }, {.backend = "aot_eager"})(ones({3})); }
+void eager_compile() {
+  compile([](const Tensor& x) { return (x * 2).relu(); })(ones({3}));
+}
+void aot_compile() {
+  compile([](const Tensor& x) { return (x * 2).relu(); }, {.backend = "aot_eager"})(ones({3}));
+}
 void inductor_compile() {
-  compile([](const Tensor& x) { return (x * 2).relu().sum(std::vector<int64_t>{1}); }, {.backend = "inductor"})(
-      ones({4, 5}));
+  compile([](const Tensor& x) { return (x * 2).relu().sum(std::vector<int64_t>{1}); },
+          {.backend = "inductor"})(ones({4, 5}));
 }
 void with_a_break() {
   compile([](const Tensor& x) { return x * x.sum().item<double>(); })(ones({2}));
@@ -46,22 +50,14 @@ void gemm_of_a_new_shape() {
 
 const std::map<std::string, std::function<void()>>& scenarios() {
   static const std::map<std::string, std::function<void()>> s = {
-      {"dynamo", eager_compile},
-      {"aot", aot_compile},
-      {"inductor", inductor_compile},
-      {"graph", eager_compile},
-      {"graph_code", eager_compile},
-      {"graph_sizes", eager_compile},
-      {"graph_breaks", with_a_break},
-      {"guards", eager_compile},
-      {"recompiles", recompiled},
-      {"recompiles_verbose", recompiled},
-      {"aot_graphs", aot_compile},
-      {"post_grad_graphs", inductor_compile},
-      {"schedule", inductor_compile},
-      {"fusion", inductor_compile},
-      {"perf_hints", slow_inductor_code},
-      {"output_code", inductor_compile},
+      {"dynamo", eager_compile},           {"aot", aot_compile},
+      {"inductor", inductor_compile},      {"graph", eager_compile},
+      {"graph_code", eager_compile},       {"graph_sizes", eager_compile},
+      {"graph_breaks", with_a_break},      {"guards", eager_compile},
+      {"recompiles", recompiled},          {"recompiles_verbose", recompiled},
+      {"aot_graphs", aot_compile},         {"post_grad_graphs", inductor_compile},
+      {"schedule", inductor_compile},      {"fusion", inductor_compile},
+      {"perf_hints", slow_inductor_code},  {"output_code", inductor_compile},
       {"autotuning", gemm_of_a_new_shape},
   };
   return s;
