@@ -11,16 +11,11 @@
 namespace ember {
 namespace {
 
+using testing::count_of;
 using testing::expect_close;
 using testing::RecordingBackend;
 
 class GuardsTest : public testing::CompileDirTest {};
-
-size_t count_of(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
 
 Tensor minibatch_step(const Tensor& xb, const Tensor& w) { return (xb.matmul(w) * 0.5).relu().sum(); }
 
@@ -65,6 +60,7 @@ TEST_F(GuardsTest, SegmentsOfAFunctionWithABreakAreKeyedWithoutTheInputsOffset) 
 
 TEST_F(GuardsTest, InductorCodeIsRightAtAnyOffsetIncludingMisalignedOnes) {
   int compiles = 0;
+  register_builtin_backends();
   const Backend inductor = lookup_backend("inductor");
   Backend counting = [&](Graph& g, const std::vector<Tensor>& examples) {
     ++compiles;

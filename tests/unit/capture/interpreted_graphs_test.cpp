@@ -12,15 +12,10 @@
 namespace ember {
 namespace {
 
+using testing::count_of;
 using testing::expect_close;
 
 class InterpretedGraphsTest : public testing::CompileDirTest {};
-
-size_t count_of(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
 
 std::shared_ptr<nn::Sequential> small_model() {
   auto model = std::make_shared<nn::Sequential>();
