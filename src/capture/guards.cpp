@@ -299,16 +299,21 @@ std::optional<std::string> GuardSet::value_change_hint(const std::vector<CallArg
   for (const auto& g : values_) {
     if (g.is_length || !fail_value(args, g)) continue;
     const bool is_double = g.doubles.has_value() || g.expected.is_double();
-    const std::string what = "argument " + std::to_string(g.arg) + " (" + g.name + "), " +
-                             (g.doubles   ? "a std::vector<double>"
-                              : is_double ? "a double"
-                                          : "a number") +
-                             ", changed: ";
+    const char* type = g.doubles                  ? "a std::vector<double>"
+                       : is_double                ? "a double"
+                       : g.expected.is_int_list() ? "a std::vector<int64_t>"
+                       : g.expected.is_bool()     ? "a bool"
+                                                  : "an integer";
+    const std::string what = "argument " + std::to_string(g.arg) + " (" + g.name + "), " + type + ", changed: ";
     // C++ arithmetic on a number happens outside the trace, so a number cannot become a
     // graph input the way PyTorch makes a changed float one (Note [capture], "Guards").
-    return what + (is_double ? "doubles" : "numbers") +
-           " are specialized into the graph by value, so each new value compiles again; pass a value that changes "
-           "from call to call as a 0-dim tensor (ember::scalar_tensor(value)) to keep one graph";
+    const std::string specialized = what + (is_double ? "doubles" : "numbers") +
+                                    " are specialized into the graph by value, so each new value "
+                                    "compiles again";
+    if (g.expected.is_int_list() || g.expected.is_bool()) return specialized;
+    return specialized +
+           "; pass a value that changes from call to call as a 0-dim tensor (ember::scalar_tensor(value)) to keep "
+           "one graph";
   }
   return std::nullopt;
 }
