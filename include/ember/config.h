@@ -93,9 +93,10 @@ struct Config {
   } inductor;
 };
 
-/// The process's config. The first call applies the environment; a bad value raises
-/// ember::Error (ValueError) naming the variable, what it expects and what it got, once;
-/// that knob then keeps its default.
+/// The process's config. The first call applies the environment; a bad value is said
+/// once, as a WARNING naming the variable, what it expects, what it got and the default
+/// that knob keeps (config_environment_problems() lists them). It never raises: a typo in
+/// the environment must not stop a program.
 Config& config();
 
 /// Sets a knob by name: its C++ name ("dynamo.cache_size_limit"), an alias
@@ -108,8 +109,14 @@ void config_set(std::string_view name, std::string_view value);
 std::string config_get(std::string_view name);
 
 /// Resets every knob to its default and applies the environment again (TORCH_LOGS
-/// included). Raises on a bad value, leaving the config unchanged.
+/// included), saying each bad value as config() does; those knobs keep their defaults.
 void config_reload_from_env();
+
+/// What the last read of the environment found wrong, one line each ("invalid environment:
+/// TORCHDYNAMO_REPRO_LEVEL: expected an integer from 1 to 4, got "9" (using the default,
+/// 2)"), TORCH_LOGS included; empty when every variable was good. Tools that would rather
+/// stop (the `ember` CLI exits with status 2) check it.
+std::vector<std::string> config_environment_problems();
 
 /// One knob of the registry, as `ember config` lists it.
 struct KnobInfo {

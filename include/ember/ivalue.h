@@ -2,6 +2,7 @@
 // dispatcher, graphs and the interpreter handle every op the same way.
 #pragma once
 
+#include <concepts>
 #include <optional>
 #include <string>
 #include <variant>
@@ -103,7 +104,14 @@ class IValue {
   Variant v_;
 };
 
-std::ostream& operator<<(std::ostream& os, const IValue& v);
+std::ostream& print_ivalue(std::ostream& os, const IValue& v);
+/// Exactly IValue, no conversions: a Tensor prints through its own operator<<, which
+/// knows the user's line.
+template <typename V>
+  requires std::same_as<V, IValue>
+std::ostream& operator<<(std::ostream& os, const V& v) {
+  return print_ivalue(os, v);
+}
 
 using Stack = std::vector<IValue>;
 

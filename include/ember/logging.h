@@ -94,7 +94,8 @@ void log(std::string_view name, Level level, std::string_view message);
 /// The spec in effect, as set_logs or TORCH_LOGS gave it ("" for the defaults).
 std::string current_spec();
 
-/// Reads TORCH_LOGS again, replacing the settings (as at first use).
+/// Reads TORCH_LOGS again, replacing the settings (as at first use): unknown names are
+/// said at WARNING and skipped, the others apply; `help` prints the list.
 void reload_from_env();
 
 /// Applies config().dynamo.log_level to the dynamo component, unless the TORCH_LOGS

@@ -137,7 +137,11 @@ class Tensor {
   int64_t dim() const { return static_cast<int64_t>(impl_->sizes.size()); }
   int64_t ndimension() const { return dim(); }
   int64_t numel() const { return impl_->numel; }
-  int64_t storage_offset() const { return impl_->storage_offset; }
+  /// Reading a fake's offset while tracing guards it (Note [capture], "Guards").
+  int64_t storage_offset() const {
+    if (impl_->is_fake) [[unlikely]] note_offset_read();
+    return impl_->storage_offset;
+  }
   ScalarType dtype() const { return impl_->dtype; }
   ScalarType scalar_type() const { return impl_->dtype; }
   Device device() const { return impl_->device; }
@@ -152,8 +156,8 @@ class Tensor {
 
   // --- data -----------------------------------------------------------------
   /// Pointer to element [0, 0, …]; raises for meta tensors and dtype mismatches.
-  template <typename T> T* data_ptr() const;
-  void* raw_data_ptr() const;
+  template <typename T> T* data_ptr(Loc loc = Loc::current()) const;
+  void* raw_data_ptr(Loc loc = Loc::current()) const;
   /// Makes sure the data exists before `what` reads it: a fake tensor is materialized by
   /// capture (a graph break) or, outside a trace, raises.
   void require_data(const char* what, Loc loc = Loc::current()) const;
@@ -164,7 +168,9 @@ class Tensor {
   template <typename T> std::vector<T> to_vector(Loc loc = Loc::current()) const;
   /// The truth value of a one-element tensor (Python's `bool(t)`); raises for more elements.
   bool is_nonzero(Loc loc = Loc::current()) const;
-  explicit operator bool() const { return is_nonzero(); }
+  /// `if (t)`: C++ gives a conversion no source line, so errors and graph breaks name the
+  /// nearest line known (is_nonzero() names its own).
+  explicit operator bool() const { return is_nonzero(Loc()); }
   /// Whether this is a capture stand-in without data (see TensorImpl::is_fake).
   bool is_fake() const { return impl_ && impl_->is_fake; }
 
@@ -249,10 +255,10 @@ class Tensor {
   std::string str(Loc loc = Loc::current()) const;
 
  private:
+  void note_offset_read() const;
+  void* typed_data_ptr(ScalarType expected, Loc loc) const;
   std::shared_ptr<TensorImpl> impl_;
 };
-
-std::ostream& operator<<(std::ostream& os, const Tensor& t);
 
 /// A Tensor argument that remembers where the expression using it was written;
 /// lets operators (`a + b`) report the user's line.
@@ -261,6 +267,9 @@ struct TensorArg {
   Loc loc;
   TensorArg(const Tensor& tensor, Loc l = Loc::current()) : t(tensor), loc(l) {}  // NOLINT
 };
+
+/// Prints str(); `os << t` in a compiled function is a graph break at the user's line.
+std::ostream& operator<<(std::ostream& os, TensorArg t);
 
 Tensor operator+(TensorArg a, const Tensor& b);
 Tensor operator-(TensorArg a, const Tensor& b);
@@ -295,11 +304,8 @@ Tensor operator~(TensorArg a);
 // --- template definitions ------------------------------------------------------
 
 template <typename T>
-T* Tensor::data_ptr() const {
-  EMBER_CHECK(defined()) << "data_ptr: tensor is undefined";
-  EMBER_CHECK(scalar_type_of<T>() == dtype())
-      << "data_ptr: expected a tensor of dtype " << scalar_type_of<T>() << ", got " << dtype();
-  return static_cast<T*>(raw_data_ptr());
+T* Tensor::data_ptr(Loc loc) const {
+  return static_cast<T*>(typed_data_ptr(scalar_type_of<T>(), loc));
 }
 
 }  // namespace ember

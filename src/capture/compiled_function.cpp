@@ -5,16 +5,19 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
-#include <sstream>
+#include <set>
 #include <shared_mutex>
+#include <sstream>
 #include <unordered_map>
 
+#include "capture/call_reports.h"
 #include "capture/events.h"
 #include "capture/guards.h"
 #include "capture/record.h"
 #include "capture/repro_hooks.h"
 #include "capture/tracer.h"
 #include "ember/config.h"
+#include "graph/text.h"
 #include "support/compile_debug.h"
 #include "support/logging.h"
 
@@ -47,26 +50,60 @@ std::string default_name(const std::source_location& where) {
   return name + "_" + std::to_string(where.line());
 }
 
-/// The guide's report of a frame capture could not convert.
-std::string wont_convert_report(const std::string& name, const SourceLoc& where, const Error& e) {
-  std::string user_line = e.context();
-  if (auto p = user_line.find("at "); p != std::string::npos) user_line = user_line.substr(p + 3);
-  std::string out = "WON'T CONVERT " + name + " " + where.file + " line " + std::to_string(where.line) + "\ndue to:\n" +
-                    error_kind_name(e.kind()) + ": " + e.message() + "\n\nfrom user code:\n";
-  if (!user_line.empty()) {
-    const auto colon = user_line.find_last_of(':');
-    out += "   File \"" + user_line.substr(0, colon) + "\", line " + user_line.substr(colon + 1) + ", in " + name + "\n";
-  } else {
-    out += "   (no user line is known)\n";
-  }
-  if (!config().dynamo.verbose) {
-    out += "\nSet TORCHDYNAMO_VERBOSE=1 for the internal stack trace (please do this especially if you're reporting a "
-           "bug to Ember).";
+/// The graph text that finds a segment's compiled code: structure, geometry, literals and
+/// user lines, but not storage offsets. Compiled code takes any offset (kernels load
+/// through each input's data pointer, unaligned), so a minibatch narrowed out of a larger
+/// tensor must find the segment compiled for the first one. Offsets print only in a
+/// node's geometry, between " : " and " = " (literal arguments come after " = ").
+std::string segment_key(const Graph& g) {
+  std::string text = to_string(g), out;
+  out.reserve(text.size());
+  size_t line_start = 0;
+  while (line_start < text.size()) {
+    size_t eol = text.find('\n', line_start);
+    if (eol == std::string::npos) eol = text.size();
+    const std::string_view line(text.data() + line_start, eol - line_start);
+    const size_t meta_end = std::min(line.find(" = "), line.size());
+    size_t pos = 0;
+    for (size_t at = line.find(" offset=", pos); at < meta_end; at = line.find(" offset=", pos)) {
+      out.append(line.substr(pos, at - pos));
+      pos = at + 8;
+      while (pos < line.size() && std::isdigit(static_cast<unsigned char>(line[pos]))) ++pos;
+    }
+    out.append(line.substr(pos));
+    out += '\n';
+    line_start = eol + 1;
   }
   return out;
 }
 
 void log_warning(const std::string& text) { EMBER_LOG(dynamo, WARNING) << text; }
+
+/// The compiled function whose call is running on this thread (graphs it runs report
+/// through it, warn_interpreted).
+thread_local CompiledFunctionState* t_calling = nullptr;
+
+class CallingScope {
+ public:
+  explicit CallingScope(CompiledFunctionState* state) : saved_(t_calling) { t_calling = state; }
+  ~CallingScope() { t_calling = saved_; }
+  CallingScope(const CallingScope&) = delete;
+  CallingScope& operator=(const CallingScope&) = delete;
+
+ private:
+  CompiledFunctionState* saved_;
+};
+
+/// TORCHDYNAMO_DEBUG_FUNCTION: whether the value in force has matched a function yet, and
+/// whether its mismatch was reported (once per value).
+struct FunctionFilter {
+  std::mutex mu;
+  std::set<std::string> matched, reported;
+};
+FunctionFilter& function_filter() {
+  static FunctionFilter* f = new FunctionFilter;
+  return *f;
+}
 
 }  // namespace
 
@@ -88,7 +125,18 @@ class CompiledFunctionState {
     if (Tracer::current()) return invoke(args);
     // TORCHDYNAMO_DEBUG_FUNCTION: compile only the function of that name.
     const std::string& only = config().dynamo.debug_function;
-    if (!only.empty() && only != name_) return invoke(args);
+    if (!only.empty()) {
+      if (only != name_) {
+        note_filtered_out(only);
+        return invoke(args);
+      }
+      if (!matched_filter_.exchange(true, std::memory_order_relaxed)) {
+        FunctionFilter& f = function_filter();
+        std::lock_guard lock(f.mu);
+        f.matched.insert(only);
+      }
+    }
+    CallingScope calling(this);
     for (Entry* e = head_.load(std::memory_order_acquire); e; e = e->next) {
       if (e->guards.check(args)) return run_entry(*e, args, invoke);
     }
@@ -99,12 +147,21 @@ class CompiledFunctionState {
     std::lock_guard lock(mu_);
     head_.store(nullptr, std::memory_order_release);
     entries_.clear();
+    limit_warned_ = false;
     std::unique_lock seg(segments_mu_);
     segments_.clear();
     segments_per_site_.clear();
+    std::lock_guard said(said_mu_);
+    said_.clear();
   }
 
   size_t cache_size() const { return entry_count_.load(std::memory_order_relaxed); }
+
+  /// True the first time `what` is asked about for this function (warnings said once).
+  bool first_time(const std::string& what) {
+    std::lock_guard lock(said_mu_);
+    return said_.insert(what).second;
+  }
   const std::string& name() const { return name_; }
   const std::source_location& where() const { return where_; }
   const Invoker& invoker() const { return invoke_; }
@@ -116,7 +173,24 @@ class CompiledFunctionState {
   }
 
  private:
-  TraceOptions trace_options() const { return TraceOptions{name_, options_.fullgraph, options_.arg_names}; }
+  TraceOptions trace_options() const {
+    TraceOptions t{name_, options_.fullgraph, options_.arg_names};
+    t.where = SourceLoc(where_);
+    return t;
+  }
+
+  /// This function runs eagerly because TORCHDYNAMO_DEBUG_FUNCTION names another: said
+  /// once per value, while that value has matched no function (a typo compiles nothing).
+  void note_filtered_out(const std::string& only) {
+    FunctionFilter& f = function_filter();
+    std::lock_guard lock(f.mu);
+    if (f.matched.contains(only) || !f.reported.insert(only).second) return;
+    EMBER_LOG(dynamo, WARNING) << "TORCHDYNAMO_DEBUG_FUNCTION=\"" << only
+                               << "\" has matched no compiled function so far: '" << name_ << "' ("
+                               << SourceLoc(where_).str()
+                               << ") does not match and runs eagerly. A compiled function's name is "
+                                  "CompileOptions::name, or fn_<file>_<line> by default.";
+  }
 
   std::vector<IValue> run_entry(const Entry& e, std::vector<CallArg>& args, const Invoker& invoke) {
     switch (e.mode) {
@@ -151,26 +225,42 @@ class CompiledFunctionState {
         return run_entry(*e, args, invoke);
       }
     }
+    const int64_t limit = config().dynamo.cache_size_limit;
+    const bool over_limit = static_cast<int64_t>(entries_.size()) >= limit;
+    // Past the limit the function runs eagerly for guards it has no entry for, as PyTorch
+    // skips the frame: the warning is said once, and nothing recompiles to log.
+    if (over_limit && limit_warned_) {
+      if (has_observers()) notify({CompileEvent::Kind::CacheLimit, name_, SourceLoc(where_), "", {}, 0});
+      lock.unlock();
+      return invoke(args);
+    }
     logging::apply_config();
     compile_debug::run_dir();  // TORCH_COMPILE_DEBUG: torchdynamo/debug.log records this compile
     std::vector<std::string> failures;
-    if (!entries_.empty() && (logging::is_enabled(logging::Artifact::recompiles) || has_observers())) {
-      std::string reasons;
+    std::string hint;
+    const bool verbose_log = logging::is_enabled(logging::Artifact::recompiles_verbose);
+    if (!entries_.empty() &&
+        (logging::is_enabled(logging::Artifact::recompiles) || verbose_log || has_observers() || over_limit)) {
+      std::vector<EntryFailures> per_entry;
       for (Entry* e = head_.load(std::memory_order_acquire); e; e = e->next) {
-        failures.push_back(e->guards.first_failure(args).value_or("(passes now)"));
-        reasons += "\n    - " + failures.back();
+        EntryFailures f{e->guards.first_failure(args).value_or("(passes now)"), {}};
+        if (verbose_log) f.all = e->guards.all_failures(args);
+        failures.push_back(f.first);
+        per_entry.push_back(std::move(f));
       }
-      EMBER_LOG_ARTIFACT(recompiles) << "Recompiling function " << name_ << " in " << SourceLoc(where_).str()
-                                     << "\n    triggered by the following guard failure(s):" << reasons;
+      if (Entry* newest = head_.load(std::memory_order_acquire))
+        hint = newest->guards.value_change_hint(args).value_or("");
+      if (!over_limit) {
+        const SourceLoc where(where_);
+        EMBER_LOG_ARTIFACT(recompiles) << recompile_report(name_, where, per_entry, hint);
+        if (verbose_log)
+          EMBER_LOG_ARTIFACT(recompiles_verbose) << recompile_verbose_report(name_, where, per_entry, hint);
+      }
     }
-    const int64_t limit = config().dynamo.cache_size_limit;
-    if (static_cast<int64_t>(entries_.size()) >= limit) {
+    if (over_limit) {
       notify({CompileEvent::Kind::CacheLimit, name_, SourceLoc(where_), "", failures, 0});
-      std::string reason;
-      if (Entry* e = head_.load(std::memory_order_acquire)) reason = e->guards.first_failure(args).value_or("");
-      log_warning("torch._dynamo hit config.cache_size_limit (" + std::to_string(limit) + ")\n   function: '" +
-                  name_ + "' (" + SourceLoc(where_).str() + ")\n   last reason: " + reason +
-                  "\nTo log all recompilation reasons, use TORCH_LOGS=\"recompiles\".");
+      limit_warned_ = true;
+      log_warning(cache_limit_warning(name_, SourceLoc(where_), limit, failures.empty() ? "" : failures.front(), hint));
       lock.unlock();
       return invoke(args);
     }
@@ -205,15 +295,23 @@ class CompiledFunctionState {
       record_capture_time();
       if (config().dynamo.replay_record_enabled) write_record(args, e);
       // Under fullgraph, and once a segment ran on real data (re-running would repeat its
-      // effects), the error is the user's answer. Otherwise run eagerly: an error eager
-      // raises too is the user's; one it does not is capture's, and the function stays eager.
+      // effects), the error is the user's answer.
       if (options_.fullgraph || tracer.ran_segment()) throw;
+      // Otherwise run eagerly. An error eager raises too is the user's (wrong shapes, a bad
+      // index): it propagates from the user's line, and capture says nothing. One eager
+      // does not raise was capture's: WON'T CONVERT, and these guards stay eager.
+      lock.unlock();  // the function may call itself
+      std::vector<IValue> eager = invoke(args);
       log_warning(wont_convert_report(name_, SourceLoc(where_), e));
       entry->mode = Entry::Mode::Eager;
-      publish(std::move(entry));
-      lock.unlock();
-      return invoke(args);
+      lock.lock();
+      bool known = false;  // another caller may have failed on these guards meanwhile
+      for (Entry* other = head_.load(std::memory_order_acquire); other && !known; other = other->next)
+        known = other->guards.check(args);
+      if (!known) publish(std::move(entry));
+      return eager;
     }
+    for (const auto& [arg, element] : tracer.offset_reads()) entry->guards.guard_storage_offset(arg, element);
     EMBER_LOG(dynamo, INFO) << "Step 1: torchdynamo done tracing " << name_ << " (" << tracer.graphs().size()
                             << " graph" << (tracer.graphs().size() == 1 ? "" : "s") << ", " << tracer.breaks().size()
                             << " graph break" << (tracer.breaks().size() == 1 ? "" : "s") << ")";
@@ -243,10 +341,11 @@ class CompiledFunctionState {
     entry_count_.store(entries_.size(), std::memory_order_relaxed);
   }
 
-  /// Compiles a flushed graph once per distinct text (structure, geometry and literals).
+  /// Compiles a flushed graph once per distinct text (structure, geometry but offsets,
+  /// literals; segment_key).
   SegmentCompiler segment_compiler() {
     return [this](const std::shared_ptr<Graph>& g, const std::vector<Tensor>& inputs) -> CompiledGraph {
-      std::string key = to_string(*g);
+      std::string key = segment_key(*g);
       {
         std::shared_lock read(segments_mu_);
         if (auto it = segments_.find(key); it != segments_.end()) return it->second.compiled;
@@ -263,11 +362,14 @@ class CompiledFunctionState {
       const std::string site = first_call ? first_call->loc().str() : "";
       const int64_t limit = config().dynamo.cache_size_limit;
       if (static_cast<int64_t>(segments_per_site_[site]) >= limit) {
-        log_warning("torch._dynamo hit config.cache_size_limit (" + std::to_string(limit) + ") for the graph of '" +
-                    name_ + "' starting at " + site + "; it runs eagerly from now on");
+        if (first_time("segment cache limit")) {
+          log_warning("torch._dynamo hit config.cache_size_limit (" + std::to_string(limit) + ") for the graph of '" +
+                      name_ + "' starting at " + site + "; new versions of it run eagerly from now on (said once)");
+        }
         return eager_backend(*g);
       }
-      EMBER_LOG_ARTIFACT(graph_code) << "TRACED GRAPH\n" << key;
+      EMBER_LOG_ARTIFACT(graph_code) << "TRACED GRAPH\n" << to_string(*g);
+      EMBER_LOG_ARTIFACT(graph) << "TRACED GRAPH\n===== " << name_ << " =====\n" << graph_text::tabular(*g);
       if (logging::is_enabled(logging::Artifact::graph_sizes)) {
         std::ostringstream sizes;
         for (const auto& n : g->nodes()) {
@@ -321,11 +423,33 @@ class CompiledFunctionState {
   std::atomic<size_t> entry_count_{0};
   std::mutex mu_;
   std::vector<std::unique_ptr<Entry>> entries_;
+  bool limit_warned_ = false;  // under mu_
+  std::atomic<bool> matched_filter_{false};
+
+  std::mutex said_mu_;
+  std::set<std::string> said_;  // first_time()
 
   std::shared_mutex segments_mu_;
   std::unordered_map<std::string, Segment> segments_;
   std::map<std::string, size_t> segments_per_site_;
 };
+
+void warn_interpreted(const std::string& graph, const std::string& reason) {
+  std::string function = graph;
+  if (t_calling) {
+    if (!t_calling->first_time("interpreted")) return;
+    function = t_calling->name();
+  } else {
+    static std::mutex mu;
+    static std::set<std::string>* said = new std::set<std::string>;
+    std::lock_guard lock(mu);
+    if (!said->insert(graph).second) return;
+  }
+  EMBER_LOG(dynamo, WARNING) << function
+                             << " runs in the interpreter (eager kernels) instead of its compiled code: " << reason
+                             << " (said once per function)";
+  EMBER_LOG_ARTIFACT(perf_hints) << "graph " << graph << " of " << function << " runs in the interpreter: " << reason;
+}
 
 std::shared_ptr<CompiledFunctionState> make_state(CompileOptions options, const std::source_location& where,
                                                   Invoker invoke) {
@@ -346,8 +470,9 @@ size_t cache_size(const CompiledFunctionState& state) { return state.cache_size(
 ExplainOutput explain_call(const std::string& name, const std::source_location& where, std::vector<CallArg> args,
                            const Invoker& invoke) {
   GuardSet guards = GuardSet::for_call(args, {});
-  Tracer tracer(TraceOptions{name.empty() ? default_name(where) : name, false, {}},
-                [](const std::shared_ptr<Graph>& g, const std::vector<Tensor>&) { return eager_backend(*g); });
+  TraceOptions topts{name.empty() ? default_name(where) : name, false, {}};
+  topts.where = SourceLoc(where);
+  Tracer tracer(topts, [](const std::shared_ptr<Graph>& g, const std::vector<Tensor>&) { return eager_backend(*g); });
   tracer.run(args, invoke);
   for (UserGuard& g : tracer.user_guards()) guards.add_user_guard(std::move(g));
   ExplainOutput out;

@@ -1,7 +1,8 @@
 // capture/events.h — what the compile path reports as it goes, for the tools that watch
 // it: compile times per function and phase (compile_times()), and events (a graph
 // compiled, a recompilation with its guard failures, a graph break, the cache limit hit)
-// for observers such as the CompileProfiler.
+// for observers such as the CompileProfiler; and the warning that a compiled graph runs
+// in the interpreter.
 #pragma once
 
 #include <chrono>
@@ -50,5 +51,11 @@ int add_compile_observer(CompileObserver observer);
 void remove_compile_observer(int id);
 void notify(const CompileEvent& event);
 bool has_observers();
+
+/// A backend's compiled code runs `graph` in the interpreter (eager kernels) on this call,
+/// for `reason`: said at WARNING once per compiled function (once per graph name when no
+/// compiled function is calling), and on the perf_hints artifact. See Note [capture],
+/// "Interpreted graphs".
+void warn_interpreted(const std::string& graph, const std::string& reason);
 
 }  // namespace ember::capture

@@ -159,7 +159,7 @@ std::optional<std::string> GuardSet::fail_tensor(const std::vector<CallArg>& arg
       return os.str();
     }
   }
-  if (impl.storage_offset != g.meta.storage_offset) {
+  if (g.check_offset && impl.storage_offset != g.meta.storage_offset) {
     os << "storage offset mismatch. expected " << g.meta.storage_offset << ", actual " << impl.storage_offset;
     return os.str();
   }
@@ -247,7 +247,7 @@ bool GuardSet::check(const std::vector<CallArg>& args) const {
     if (!t || !t->defined()) return false;
     const TensorImpl& impl = *t->impl();
     if (impl.dtype != g.meta.dtype || !(impl.device == g.meta.device) || impl.sizes != g.meta.sizes ||
-        impl.strides != g.meta.strides || impl.storage_offset != g.meta.storage_offset ||
+        impl.strides != g.meta.strides || (g.check_offset && impl.storage_offset != g.meta.storage_offset) ||
         t->requires_grad() != g.requires_grad) {
       return false;
     }
@@ -265,6 +265,57 @@ bool GuardSet::check(const std::vector<CallArg>& args) const {
   for (const auto& g : user_)
     if (fail_user(g)) return false;
   return true;
+}
+
+void GuardSet::guard_storage_offset(int arg, int element) {
+  for (TensorGuard& g : tensors_)
+    if (g.arg == arg && g.element == element) g.check_offset = true;
+}
+
+std::vector<std::string> GuardSet::all_failures(const std::vector<CallArg>& args) const {
+  std::vector<std::string> out;
+  auto add = [&](std::optional<std::string> f) {
+    if (f) out.push_back(std::move(*f));
+  };
+  if (is_grad_enabled() != grad_enabled_) {
+    out.push_back(std::string("grad mode mismatch. expected ") + (grad_enabled_ ? "enabled" : "disabled"));
+  }
+  for (const auto& g : values_)
+    if (g.is_length) add(fail_value(args, g));
+  for (const auto& g : tensors_) add(fail_tensor(args, g));
+  for (const auto& g : values_)
+    if (!g.is_length) add(fail_value(args, g));
+  for (const auto& g : modules_) add(fail_module(args, g));
+  for (const auto& g : user_) add(fail_user(g));
+  return out;
+}
+
+std::optional<std::string> GuardSet::value_change_hint(const std::vector<CallArg>& args) const {
+  if (is_grad_enabled() != grad_enabled_) return std::nullopt;
+  for (const auto& g : values_)
+    if (g.is_length && fail_value(args, g)) return std::nullopt;
+  for (const auto& g : tensors_)
+    if (fail_tensor(args, g)) return std::nullopt;
+  for (const auto& g : values_) {
+    if (g.is_length || !fail_value(args, g)) continue;
+    const bool is_double = g.doubles.has_value() || g.expected.is_double();
+    const char* type = g.doubles                  ? "a std::vector<double>"
+                       : is_double                ? "a double"
+                       : g.expected.is_int_list() ? "a std::vector<int64_t>"
+                       : g.expected.is_bool()     ? "a bool"
+                                                  : "an integer";
+    const std::string what = "argument " + std::to_string(g.arg) + " (" + g.name + "), " + type + ", changed: ";
+    // C++ arithmetic on a number happens outside the trace, so a number cannot become a
+    // graph input the way PyTorch makes a changed float one (Note [capture], "Guards").
+    const std::string specialized = what + (is_double ? "doubles" : "numbers") +
+                                    " are specialized into the graph by value, so each new value "
+                                    "compiles again";
+    if (g.expected.is_int_list() || g.expected.is_bool()) return specialized;
+    return specialized +
+           "; pass a value that changes from call to call as a 0-dim tensor (ember::scalar_tensor(value)) to keep "
+           "one graph";
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> GuardSet::first_failure(const std::vector<CallArg>& args) const {
@@ -300,6 +351,10 @@ std::vector<std::string> GuardSet::describe() const {
        << ", requires_grad=" << g.requires_grad;
     if (g.same_as >= 0) os << ", same tensor as '" << tensors_[g.same_as].name << "'";
     out.push_back(os.str());
+    if (g.check_offset) {
+      out.push_back("tensor '" + g.name + "': storage offset == " + std::to_string(g.meta.storage_offset) +
+                    " (read while tracing)");
+    }
   }
   for (const auto& g : modules_) {
     out.push_back("module '" + g.name + "' is the traced module, with its " + std::to_string(g.tensors.size()) +

@@ -1,7 +1,9 @@
 // capture/guards.h — the conditions under which a cache entry's compiled artifact may run
-// in place of the user function (DESIGN.md section 3): tensor geometry, dtype, device and
-// requires_grad; scalar values; list lengths; module identity, tensors and training
-// flags; grad mode; aliasing between arguments; values declared with guard_on().
+// in place of the user function (DESIGN.md section 3): tensor sizes, strides, dtype,
+// device and requires_grad (the storage offset only where the traced code read it);
+// scalar values; list lengths; module identity, tensors and training flags; grad mode;
+// aliasing between arguments; values declared with guard_on(). See Note [capture],
+// "Guards".
 #pragma once
 
 #include <optional>
@@ -25,6 +27,9 @@ class GuardSet {
   /// Guards on every argument of a call as it is now, and on the thread's grad mode.
   static GuardSet for_call(const std::vector<CallArg>& args, const std::vector<std::string>& arg_names);
   void add_user_guard(UserGuard g) { user_.push_back(std::move(g)); }
+  /// Also guards the storage offset of tensor argument `arg` (element `element` of a
+  /// tensor list, or -1): the traced code read it.
+  void guard_storage_offset(int arg, int element);
 
   /// Whether `args` (and the current state) pass every guard. No lock; no allocation
   /// except for guard_on strings.
@@ -32,6 +37,11 @@ class GuardSet {
   /// The first guard that fails, as PyTorch words it ("tensor 'x' size mismatch at index 0.
   /// expected 4, actual 8"), or nullopt when all pass.
   std::optional<std::string> first_failure(const std::vector<CallArg>& args) const;
+  /// Every guard that fails, one line each (TORCH_LOGS=recompiles_verbose).
+  std::vector<std::string> all_failures(const std::vector<CallArg>& args) const;
+  /// When the first failure is a number argument's value, what that means and what to do
+  /// instead; nullopt otherwise.
+  std::optional<std::string> value_change_hint(const std::vector<CallArg>& args) const;
   /// One line per guard, for explain() and the guards log.
   std::vector<std::string> describe() const;
 
@@ -42,6 +52,7 @@ class GuardSet {
     std::string name;
     TensorMeta meta;
     bool requires_grad = false;
+    bool check_offset = false;  // the traced code read the storage offset
     int same_as = -1;  // index (into tensors_) of an earlier tensor guard with the same TensorImpl
   };
   struct ValueGuard {  // a number argument, or the length of a tensor list

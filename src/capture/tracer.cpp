@@ -72,6 +72,19 @@ void fake_data_hook(const Tensor& t, const char* what, const std::source_locatio
   if (Tracer* tr = Tracer::current()) tr->on_data_access(t, what, loc);
 }
 
+// Reads made inside an op (meta functions, kernels) are Ember's own; the user's code reads
+// outside any op.
+void fake_offset_hook(const Tensor& t) {
+  if (Tracer* tr = Tracer::current(); tr && support::call_context().op_stack.empty()) tr->on_offset_read(t);
+}
+
+/// A line in one of Ember's public headers is never the user's (a default argument there
+/// would have been evaluated at the user's call).
+bool in_ember_header(const std::string& file) {
+  const size_t at = file.find("include/ember/");
+  return at != std::string::npos && (at == 0 || file[at - 1] == '/');
+}
+
 }  // namespace
 
 std::string GraphBreak::reason() const {
@@ -87,6 +100,7 @@ void install_capture_hooks() {
   static const bool installed = [] {
     ops::set_layer_handler(ops::DispatchLayer::Capture, &capture_layer);
     core::set_fake_data_hook(&fake_data_hook);
+    core::set_fake_offset_hook(&fake_offset_hook);
     return true;
   }();
   (void)installed;
@@ -168,12 +182,14 @@ ValueRef Tracer::value_for(const Tensor& t) {
 
 Stack Tracer::record(const ops::OpDef& op, Stack& args) {
   const SourceLoc loc = current_user_loc();
-  const bool dynamic = op.kind == ops::OpKind::Dynamic;
-  if (dynamic || !op.meta) {
-    on_graph_break(dynamic ? BreakKind::DynamicShape : BreakKind::NoMeta, op.name, loc);
+  if (op.kind == ops::OpKind::Dynamic) {
+    on_graph_break(BreakKind::DynamicShape, op.name, loc);
     SuspendTracing real;
     return ops::redispatch(ops::DispatchLayer::Capture, op, args);
   }
+  // Registry::finalize makes every functional and view op have one.
+  EMBER_INTERNAL_ASSERT(op.meta) << op.name << " reached capture without a meta function";
+  if (loc.known()) last_loc_ = loc;
 
   // Arguments: tensors become graph values; the meta function sees their fakes.
   std::vector<Arg> graph_args;
@@ -283,7 +299,26 @@ void Tracer::on_data_access(const Tensor& t, const char* what, const std::source
   on_graph_break(kind_of_access(what), "", SourceLoc(loc));
 }
 
+void Tracer::on_offset_read(const Tensor& t) {
+  for (size_t i = 0; i < input_fakes_.size(); ++i) {
+    const InputSource& s = input_sources_[i];
+    if (s.kind != InputSource::Kind::Bound && input_fakes_[i].storage() == t.storage()) {
+      offset_reads_.emplace(s.arg, s.element);
+    }
+  }
+}
+
 void Tracer::on_graph_break(BreakKind kind, std::string detail, SourceLoc loc) {
+  if (!loc.known() || loc.line == 0 || in_ember_header(loc.file)) {
+    // `if (tensor)` has no line of its own: name the nearest one known.
+    const bool after_op = last_loc_.known();
+    loc = after_op ? last_loc_ : options_.where;
+    detail += std::string(detail.empty() ? "" : "; ") +
+              (after_op ? "at or after this line, the last traced op" : "in the function compiled here") +
+              (kind == BreakKind::TensorBool
+                   ? ": C++ gives `if (tensor)` no line of its own; tensor.is_nonzero() names its line"
+                   : "");
+  }
   GraphBreak b{kind, std::move(detail), std::move(loc)};
   EMBER_CHECK_KIND(ErrorKind::Unsupported, !options_.fullgraph)
       << "graph break in a function compiled with fullgraph=true: " << b.reason() << ", at " << b.loc.str()

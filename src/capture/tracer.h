@@ -14,6 +14,7 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -66,6 +67,8 @@ struct TraceOptions {
   /// Log each break (WARNING, and the graph_breaks artifact): on for a function's first
   /// trace, off when segment mode re-runs it.
   bool report_breaks = false;
+  /// Where the function was compiled: the line a break names when no user line is known.
+  SourceLoc where;
 };
 
 class Tracer {
@@ -82,6 +85,9 @@ class Tracer {
   Stack record(const ops::OpDef& op, Stack& args);
   void on_data_access(const Tensor& t, const char* what, const std::source_location& loc);
   void on_graph_break(BreakKind kind, std::string detail, SourceLoc loc);
+  /// The user's code read the storage offset of `t` (a fake): the offsets of the arguments
+  /// it is a view of become guards.
+  void on_offset_read(const Tensor& t);
   void add_user_guard(UserGuard g) { user_guards_.push_back(std::move(g)); }
 
   // --- results ------------------------------------------------------------------
@@ -94,6 +100,8 @@ class Tracer {
   const std::vector<InputSource>& final_sources() const { return final_sources_; }
   const std::vector<OutputSlot>& output_slots() const { return output_slots_; }
   std::vector<UserGuard>& user_guards() { return user_guards_; }
+  /// Tensor arguments (argument, element or -1) whose storage offset the code read.
+  const std::set<std::pair<int, int>>& offset_reads() const { return offset_reads_; }
   /// Whether a segment already ran on real data (so re-running the function eagerly would
   /// repeat its side effects).
   bool ran_segment() const { return ran_segment_; }
@@ -145,6 +153,8 @@ class Tracer {
   std::vector<GraphBreak> breaks_;
   std::vector<std::shared_ptr<Graph>> graphs_;
   std::vector<UserGuard> user_guards_;
+  std::set<std::pair<int, int>> offset_reads_;
+  SourceLoc last_loc_;  // the user line of the op recorded last
   bool ran_segment_ = false;
 
   std::shared_ptr<Graph> final_graph_;

@@ -15,4 +15,10 @@ using FakeDataHook = void (*)(const Tensor& t, const char* what, const std::sour
 
 void set_fake_data_hook(FakeDataHook hook);
 
+/// Called when code reads a fake tensor's storage offset (Tensor::storage_offset): while
+/// tracing, a read by the user's code makes the traced entry guard that offset.
+using FakeOffsetHook = void (*)(const Tensor& t);
+
+void set_fake_offset_hook(FakeOffsetHook hook);
+
 }  // namespace ember::core

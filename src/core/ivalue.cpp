@@ -40,7 +40,7 @@ void IValue::fail(const char* expected) const {
   EMBER_FAIL_KIND(ErrorKind::TypeError) << "expected a value of type " << expected << ", got " << type_name();
 }
 
-std::ostream& operator<<(std::ostream& os, const IValue& v) {
+std::ostream& print_ivalue(std::ostream& os, const IValue& v) {
   std::visit(
       [&](const auto& x) {
         using T = std::decay_t<decltype(x)>;

@@ -9,6 +9,7 @@
 
 #include "core/shape.h"
 #include "ember/tensor.h"
+#include "support/call_context.h"
 
 namespace ember {
 namespace {
@@ -227,6 +228,7 @@ std::string add_suffixes(const std::string& body, const std::vector<std::string>
 
 std::string Tensor::str(Loc loc) const {
   if (!defined()) return "tensor(undefined)";
+  support::UserLocScope user_line(loc);
   require_data("printing a tensor", loc);
   const std::string prefix = "tensor(";
   const int indent = static_cast<int>(prefix.size());
@@ -253,6 +255,6 @@ std::string Tensor::str(Loc loc) const {
   return add_suffixes(prefix + body, suffixes, indent);
 }
 
-std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.str(); }
+std::ostream& operator<<(std::ostream& os, TensorArg t) { return os << t.t.str(t.loc); }
 
 }  // namespace ember

@@ -1,23 +1,44 @@
 // core/tensor.cpp — Storage, TensorImpl bookkeeping, Tensor metadata and element access.
 #include "ember/tensor.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
-
-#include <atomic>
+#include <optional>
 
 #include "core/allocator.h"
 #include "core/fake.h"
 #include "core/shape.h"
+#include "support/call_context.h"
 
 namespace ember {
 
 namespace core {
 namespace {
 std::atomic<FakeDataHook> g_fake_data_hook{nullptr};
-}
+std::atomic<FakeOffsetHook> g_fake_offset_hook{nullptr};
+}  // namespace
 void set_fake_data_hook(FakeDataHook hook) { g_fake_data_hook.store(hook); }
+void set_fake_offset_hook(FakeOffsetHook hook) { g_fake_offset_hook.store(hook); }
 }  // namespace core
+
+namespace {
+/// The user's line for errors raised by a Tensor method (`loc` is empty for `if (t)`,
+/// which has none: then the line of an enclosing API call, if any, stays).
+class UserLine {
+ public:
+  explicit UserLine(const Loc& loc) {
+    if (loc.line() != 0) scope_.emplace(loc);
+  }
+
+ private:
+  std::optional<support::UserLocScope> scope_;
+};
+}  // namespace
+
+void Tensor::note_offset_read() const {
+  if (core::FakeOffsetHook hook = core::g_fake_offset_hook.load(std::memory_order_relaxed)) hook(*this);
+}
 
 void Tensor::require_data(const char* what, Loc loc) const {
   if (!impl_) return;
@@ -51,21 +72,30 @@ void TensorImpl::refresh() {
 int64_t Tensor::size(int64_t d) const { return impl_->sizes[core::wrap_dim(d, dim())]; }
 int64_t Tensor::stride(int64_t d) const { return impl_->strides[core::wrap_dim(d, dim())]; }
 
-void* Tensor::raw_data_ptr() const {
+void* Tensor::raw_data_ptr(Loc loc) const {
+  const UserLine user_line(loc);
   EMBER_CHECK(defined()) << "data_ptr: tensor is undefined";
-  require_data("data_ptr()");
+  require_data("data_ptr()", loc);
   EMBER_CHECK(!is_meta()) << "Cannot access data pointer of Tensor that doesn't have storage (a meta tensor)";
   return static_cast<char*>(impl_->storage->data()) + impl_->storage_offset * static_cast<int64_t>(element_size());
 }
 
+void* Tensor::typed_data_ptr(ScalarType expected, Loc loc) const {
+  const UserLine user_line(loc);
+  EMBER_CHECK(defined()) << "data_ptr: tensor is undefined";
+  EMBER_CHECK(expected == dtype()) << "data_ptr: expected a tensor of dtype " << expected << ", got " << dtype();
+  return raw_data_ptr(loc);
+}
+
 template <typename T>
 std::vector<T> Tensor::to_vector(Loc loc) const {
+  const UserLine user_line(loc);
   EMBER_CHECK(defined()) << "to_vector: tensor is undefined";
   require_data("to_vector()", loc);
   EMBER_CHECK(!is_meta()) << "to_vector: a meta tensor has no data";
   std::vector<T> out;
   out.reserve(static_cast<size_t>(numel()));
-  const char* base = static_cast<const char*>(raw_data_ptr());
+  const char* base = static_cast<const char*>(raw_data_ptr(loc));
   const int64_t esize = static_cast<int64_t>(element_size());
   core::for_each_index(sizes(), [&](const int64_t* idx) {
     int64_t off = 0;
@@ -92,11 +122,12 @@ template std::vector<bool> Tensor::to_vector<bool>(Loc) const;
 template std::vector<uint8_t> Tensor::to_vector<uint8_t>(Loc) const;
 
 Scalar Tensor::item(Loc loc) const {
+  const UserLine user_line(loc);
   EMBER_CHECK(defined()) << "item(): tensor is undefined";
   EMBER_CHECK(numel() == 1) << "a Tensor with " << numel() << " elements cannot be converted to Scalar";
   require_data("Tensor.item()", loc);
   EMBER_CHECK(!is_meta()) << "item(): cannot read the value of a meta tensor (it has no data)";
-  const char* p = static_cast<const char*>(raw_data_ptr());
+  const char* p = static_cast<const char*>(raw_data_ptr(loc));
   return EMBER_DISPATCH_ALL_TYPES(dtype(), "item", [&]() -> Scalar {
     scalar_t v;
     std::memcpy(&v, p, sizeof v);
@@ -105,6 +136,7 @@ Scalar Tensor::item(Loc loc) const {
 }
 
 bool Tensor::is_nonzero(Loc loc) const {
+  const UserLine user_line(loc);
   EMBER_CHECK(defined()) << "bool(): tensor is undefined";
   EMBER_CHECK(numel() != 0) << "Boolean value of Tensor with no values is ambiguous";
   EMBER_CHECK(numel() == 1) << "Boolean value of Tensor with more than one value is ambiguous";

@@ -1,9 +1,11 @@
 // graph/interpreter.h — running one Call node with the eager kernels, shared by the
 // interpreter (run_graph) and the backends that run some nodes eagerly (inductor's extern
-// calls and views).
+// calls and views); and whether running a graph would record autograd history.
 #pragma once
 
 #include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "ember/graph.h"
@@ -14,5 +16,13 @@ namespace ember::graph {
 /// literals and `value_of`, its user line set (errors name it), its grad mode replayed.
 /// Returns one tensor per output (undefined where the op returned None).
 std::vector<Tensor> run_call_node(const Node& n, const std::function<const Tensor&(const ValueRef&)>& value_of);
+
+/// Why running `g` on `inputs` through the dispatcher (run_graph) would record autograd
+/// history the caller can see — a result that requires grad, a graph input written from
+/// a value that requires grad — or raise for an op without a derivative; nullopt when it
+/// would not (grad mode off, no input requiring grad reaches a result: model.eval() with
+/// argmax). A backend whose code records no history runs its code exactly when this is
+/// nullopt (autograd_needs.cpp).
+std::optional<std::string> why_autograd_records(const Graph& g, const std::vector<Tensor>& inputs);
 
 }  // namespace ember::graph

@@ -1,4 +1,6 @@
 // graph/printer.cpp — the readable text of a graph (format in graph/text.h).
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -119,6 +121,70 @@ std::string format_literal(const IValue& v) {
 std::string format_ref(const ValueRef& v) {
   std::string out = "%" + v.node->name();
   if (v.node->num_outputs() > 1) out += "." + std::to_string(v.index);
+  return out;
+}
+
+std::string tabular(const Graph& g) {
+  auto name_of = [](const ValueRef& v) {
+    std::string out = v.node->name();
+    if (v.node->num_outputs() > 1) out += "." + std::to_string(v.index);
+    return out;
+  };
+  std::vector<std::array<std::string, 5>> rows = {{"opcode", "name", "target", "args", "kwargs"}};
+  for (const auto& np : g.nodes()) {
+    const Node& n = *np;
+    std::string args = "(";
+    for (size_t i = 0; i < n.args().size(); ++i) {
+      const Arg& a = n.args()[i];
+      if (i) args += ", ";
+      switch (a.kind) {
+        case Arg::Kind::Literal:
+          args += format_literal(a.literal);
+          break;
+        case Arg::Kind::Value:
+          args += name_of(a.value);
+          break;
+        case Arg::Kind::ValueList:
+          args += "[";
+          for (size_t k = 0; k < a.values.size(); ++k)
+            args += (k ? ", " : "") + (a.values[k] ? name_of(*a.values[k]) : std::string("None"));
+          args += "]";
+          break;
+      }
+    }
+    switch (n.kind()) {
+      case NodeKind::Placeholder:
+        rows.push_back({"placeholder", n.name(), n.target(), "()", "{}"});
+        break;
+      case NodeKind::Attribute:
+      case NodeKind::Constant:
+        rows.push_back({"get_attr", n.name(), n.target(), "()", "{}"});
+        break;
+      case NodeKind::Call:
+        rows.push_back({"call_function", n.name(), n.target(), args + ")", "{}"});
+        break;
+      case NodeKind::Output:
+        rows.push_back({"output", "output", "output", "(" + args + (n.args().size() == 1 ? ",)" : ")") + ",)", "{}"});
+        break;
+    }
+  }
+  std::array<size_t, 5> width{};
+  for (const auto& r : rows)
+    for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  std::string out;
+  auto line = [&](const std::array<std::string, 5>& cells) {
+    std::string text;
+    for (size_t c = 0; c < cells.size(); ++c) {
+      text += cells[c];
+      if (c + 1 < cells.size()) text.append(width[c] - cells[c].size() + 2, ' ');
+    }
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    out += text + "\n";
+  };
+  line(rows[0]);
+  line({std::string(width[0], '-'), std::string(width[1], '-'), std::string(width[2], '-'), std::string(width[3], '-'),
+        std::string(width[4], '-')});
+  for (size_t i = 1; i < rows.size(); ++i) line(rows[i]);
   return out;
 }
 

@@ -35,4 +35,8 @@ std::string format_literal(const IValue& v);
 /// "%name" or "%name.k".
 std::string format_ref(const ValueRef& v);
 
+/// The graph as FX's print_tabular shows it (TORCH_LOGS=graph): one row per node with
+/// its opcode, name, target, args and kwargs, in aligned columns. For reading only.
+std::string tabular(const Graph& g);
+
 }  // namespace ember::graph_text

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "aot/aot.h"
+#include "capture/events.h"
 #include "core/shape.h"
 #include "ember/autograd.h"
 #include "ember/config.h"
@@ -447,15 +448,17 @@ CompiledGraph compile_fx_inner(Graph& input_graph, const std::vector<Tensor>& ex
     const Graph& g = *program->graph;
     EMBER_CHECK_VALUE(inputs.size() == g.inputs().size())
         << "graph " << g.name() << " takes " << g.inputs().size() << " inputs, got " << inputs.size();
-    // Generated kernels record no autograd history; until AOT autograd runs before
-    // inductor, a call that needs gradients runs the graph eagerly.
-    if (is_grad_enabled()) {
-      for (const Tensor& t : inputs) {
-        if (t.defined() && t.requires_grad()) {
-          EMBER_LOG(inductor, INFO) << "graph " << g.name() << ": an input requires grad; running it eagerly";
-          return run_graph(g, inputs);
-        }
-      }
+    // Generated kernels record no autograd history. A call whose results eager would give
+    // a grad_fn (parameters that require grad, grad mode on) runs the graph in the
+    // interpreter, until AOT autograd compiles a backward; one whose results need none
+    // (model.eval() under grad mode, then argmax) runs the code. Note [capture],
+    // "Interpreted graphs".
+    if (auto why = graph::why_autograd_records(g, inputs)) {
+      capture::warn_interpreted(g.name(), *why +
+                                              "; the inductor compiles inference graphs only, until AOT autograd "
+                                              "compiles a backward. For inference, call it under ember::NoGradGuard "
+                                              "(or set requires_grad_(false) on the parameters)");
+      return run_graph(g, inputs);
     }
     return program->run(inputs);
   };

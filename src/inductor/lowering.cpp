@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "inductor/pipeline.h"
@@ -460,6 +461,26 @@ std::string scalar_function_definition(const std::string& fn) {
          name;
 }
 
+namespace {
+
+/// Says that `n` runs its eager kernel inside the compiled code, and why. Except for the
+/// library calls that are extern by design (PyTorch's extern_kernels: GEMMs,
+/// convolutions), that is also a perf hint, as PyTorch's "Using FallbackKernel": the op
+/// is not fused with its neighbours.
+void log_extern_fallback(const Node& n, const std::string& why) {
+  EMBER_LOG(inductor, INFO) << "extern fallback: " << n.target() << " (%" << n.name() << "): " << why
+                            << "; it runs its eager kernel";
+  static const std::set<std::string> by_design = {
+      "aten::mm",     "aten::addmm",       "aten::bmm",          "aten::baddbmm",
+      "aten::matmul", "aten::convolution", "aten::_convolution", "aten::convolution_backward"};
+  if (!by_design.contains(n.target())) {
+    EMBER_LOG_ARTIFACT(perf_hints) << "Using FallbackKernel: " << n.target() << " (%" << n.name() << "): " << why
+                                   << "; it runs its eager kernel, unfused with its neighbours";
+  }
+}
+
+}  // namespace
+
 LoweredGraph lower(const Graph& g) {
   bisect_begin(BisectSubsystem::Lowerings);
   LoweredGraph out;
@@ -469,9 +490,7 @@ LoweredGraph lower(const Graph& g) {
   auto allowed = [&](const Node& n) {
     if (bisect_allows(BisectSubsystem::Lowerings, n.target() + " (%" + n.name() + ")")) return true;
     out.roles[&n] = NodeRole::Extern;
-    EMBER_LOG(inductor, INFO) << "extern fallback: " << n.target() << " (%" << n.name()
-                              << "): " << bisect_disabled_reason(BisectSubsystem::Lowerings)
-                              << "; it runs its eager kernel";
+    log_extern_fallback(n, bisect_disabled_reason(BisectSubsystem::Lowerings));
     return false;
   };
   for (const auto& np : g.nodes()) {
@@ -492,8 +511,7 @@ LoweredGraph lower(const Graph& g) {
       }
       if (why_row != "no lowering") {
         out.roles[&n] = NodeRole::Extern;
-        EMBER_LOG(inductor, INFO) << "extern fallback: " << n.target() << " (%" << n.name() << "): " << why_row
-                                  << "; it runs its eager kernel";
+        log_extern_fallback(n, why_row);
         continue;
       }
     }
@@ -506,8 +524,7 @@ LoweredGraph lower(const Graph& g) {
       continue;
     }
     out.roles[&n] = NodeRole::Extern;
-    EMBER_LOG(inductor, INFO) << "extern fallback: " << n.target() << " (%" << n.name() << "): " << why
-                              << "; it runs its eager kernel";
+    log_extern_fallback(n, why);
   }
   return out;
 }

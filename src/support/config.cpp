@@ -14,6 +14,7 @@
 #include "ember/error.h"
 #include "ember/logging.h"
 #include "support/config_knobs.h"
+#include "support/logging.h"
 
 namespace ember {
 
@@ -26,6 +27,7 @@ struct ConfigState {
   std::mutex mu;
   std::atomic<bool> ready{false};
   Config config;
+  std::vector<std::string> env_problems;  // what the last read of the environment found
 };
 
 // Never destroyed: code running during static destruction may still read knobs.
@@ -149,10 +151,23 @@ const Knob& find_knob(std::string_view name) {
   EMBER_FAIL_KIND(ErrorKind::ValueError) << "unknown config knob '" << name << "'; valid names: " << names;
 }
 
-// Applies the environment to `c`, knob by knob; returns one line per bad value ("" if none).
-// TORCH_LOGS is left to the log registry.
-std::string apply_env(Config& c) {
-  std::string errors;
+// What a bad environment value falls back to, and a choice it may have meant: `(using the
+// default, 2)`, `(using the default, ""; did you mean "aot"?)`.
+std::string fallback_text(const Knob& k, const FieldRef& default_field, std::string_view value) {
+  std::string out = "(using the default, ";
+  out += std::holds_alternative<std::string*>(default_field) ? quoted(field_text(default_field))
+                                                             : field_text(default_field);
+  for (const char* c : k.choices)
+    if (*c && lower(value) == lower(c)) out += std::string("; did you mean ") + quoted(c) + "?";
+  return out + ")";
+}
+
+// Applies the environment to `c`, knob by knob; returns one line per bad value, each
+// naming the variable, what it expects, what it got and the default it keeps. TORCH_LOGS
+// is left to the log registry.
+std::vector<std::string> apply_env(Config& c) {
+  std::vector<std::string> problems;
+  Config defaults = support::default_config();
   for (const Knob& k : support::knob_table()) {
     if (!k.field) continue;
     for (const char* var : k.env) {
@@ -160,13 +175,19 @@ std::string apply_env(Config& c) {
       if (!value || !*value) continue;  // an empty variable counts as unset
       FieldRef field = k.field(c);
       if (!parse_into(k, field, value)) {
-        if (!errors.empty()) errors += "\n";
-        errors += std::string(var) + ": expected " + expected_text(k, field) + ", got " + quoted(value);
+        problems.push_back("invalid environment: " + std::string(var) + ": expected " + expected_text(k, field) +
+                           ", got " + quoted(value) + " " + fallback_text(k, k.field(defaults), value));
       }
       break;  // the first variable that is set wins (PyTorch's name comes first)
     }
   }
-  return errors;
+  return problems;
+}
+
+// A typo in the environment must not stop a program (a long training run): each bad value
+// is said once, at WARNING, and its knob keeps its default.
+void report_env(const std::vector<std::string>& problems) {
+  for (const std::string& p : problems) EMBER_LOG(dynamo, WARNING) << p;
 }
 
 void initialize_config() {
@@ -174,12 +195,12 @@ void initialize_config() {
   std::unique_lock<std::mutex> lock(s.mu);
   if (s.ready.load(std::memory_order_acquire)) return;
   Config c = support::default_config();
-  std::string errors = apply_env(c);
+  std::vector<std::string> problems = apply_env(c);
   s.config = std::move(c);
+  s.env_problems = problems;
   s.ready.store(true, std::memory_order_release);
   lock.unlock();
-  // Reported once: the bad knobs keep their defaults afterwards.
-  EMBER_CHECK_VALUE(errors.empty()) << "invalid environment: " << errors;
+  report_env(problems);  // after the config is ready: logging reads it
 }
 
 }  // namespace
@@ -210,15 +231,28 @@ std::string config_get(std::string_view name) {
 
 void config_reload_from_env() {
   Config c = support::default_config();
-  std::string errors = apply_env(c);
-  EMBER_CHECK_VALUE(errors.empty()) << "invalid environment: " << errors;
+  std::vector<std::string> problems = apply_env(c);
   ConfigState& s = config_state();
   {
     std::lock_guard<std::mutex> lock(s.mu);
     s.config = std::move(c);
+    s.env_problems = problems;
     s.ready.store(true, std::memory_order_release);
   }
+  report_env(problems);
   logging::reload_from_env();
+}
+
+std::vector<std::string> config_environment_problems() {
+  ConfigState& s = config_state();
+  config();
+  std::vector<std::string> out;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    out = s.env_problems;
+  }
+  if (std::string logs = logging::environment_problem(); !logs.empty()) out.push_back(std::move(logs));
+  return out;
 }
 
 std::vector<KnobInfo> config_knobs() {

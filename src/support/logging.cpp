@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -88,49 +90,90 @@ std::string valid_settings() {
       << valid_settings();
 }
 
-Spec parse_spec(std::string_view raw) {
-  Spec spec;
+// Parses `raw` into `spec`; each unknown or empty name goes to `bad` (and is skipped), a
+// `help` item sets `help`.
+void parse_items(std::string_view raw, Spec& spec, std::vector<std::string>& bad, bool& help) {
   std::string_view text = trim(raw);
   spec.text = std::string(text);
-  if (text.empty()) return spec;
-  EMBER_CHECK_VALUE(text != "help" && text != "+help") << help_text();
+  if (text.empty()) return;
+  std::string kept;  // the names that apply, as the spec's text
   size_t pos = 0;
   while (true) {
     size_t comma = text.find(',', pos);
-    std::string_view item = trim(text.substr(pos, comma == std::string_view::npos ? comma : comma - pos));
+    const std::string_view raw_item = trim(text.substr(pos, comma == std::string_view::npos ? comma : comma - pos));
+    std::string_view item = raw_item;
     int8_t level = static_cast<int8_t>(Level::kInfo);
     if (!item.empty() && (item[0] == '+' || item[0] == '-')) {
       level = static_cast<int8_t>(item[0] == '+' ? Level::kDebug : Level::kError);
       item.remove_prefix(1);
     }
-    if (item == "all") {
-      spec.level.fill(level);
-      spec.artifact.fill(true);
+    const int channel = item == "all" ? kNumChannels : find_channel(item);
+    if (item == "help") {
+      help = true;
+    } else if (item.empty() || channel < 0) {
+      bad.emplace_back(item);
     } else {
-      int channel = find_channel(item);
-      if (item.empty() || channel < 0) {
-        invalid_settings(text, item);
-      }
-      // As in PyTorch, a +/- prefix on an artifact is accepted and means nothing.
-      if (kChannels[channel].artifact)
+      if (channel == kNumChannels) {
+        spec.level.fill(level);
+        spec.artifact.fill(true);
+      } else if (kChannels[channel].artifact) {
+        // As in PyTorch, a +/- prefix on an artifact is accepted and means nothing.
         spec.artifact[channel - kNumComponents] = true;
-      else
+      } else {
         spec.level[channel] = level;
+      }
+      kept += std::string(kept.empty() ? "" : ",") + std::string(raw_item);
     }
     if (comma == std::string_view::npos) break;
     pos = comma + 1;
   }
+  if (!bad.empty() || help) spec.text = kept;
+}
+
+// The settings a spec given in C++ asks for (set_logs, add_sink): a bad name raises.
+Spec parse_spec(std::string_view raw) {
+  Spec spec;
+  std::vector<std::string> bad;
+  bool help = false;
+  parse_items(raw, spec, bad, help);
+  EMBER_CHECK_VALUE(!help) << help_text();
+  if (!bad.empty()) invalid_settings(trim(raw), bad.front());
   return spec;
 }
 
-Level parse_level_name(std::string_view name) {
+// TORCH_LOGS as the environment gives it: a typo must not stop a program, so bad names
+// are reported and skipped, and `help` prints the list; the rest applies.
+struct EnvSpec {
+  Spec spec;
+  std::string problem;  // "invalid environment: TORCH_LOGS: …", or ""
+  bool help = false;
+};
+
+EnvSpec parse_env_spec(std::string_view raw) {
+  EnvSpec out;
+  std::vector<std::string> bad;
+  parse_items(raw, out.spec, bad, out.help);
+  if (!bad.empty()) {
+    std::string names;
+    for (const std::string& b : bad) names += std::string(names.empty() ? "" : ", ") + "'" + b + "'";
+    const bool one = bad.size() == 1;
+    out.problem = "invalid environment: TORCH_LOGS: Invalid log settings: " + std::string(trim(raw)) +
+                  ", must be a comma separated list of registered log names or registered artifact names (" +
+                  (bad.front().empty() && one ? std::string("an empty name")
+                                              : "unknown name" + std::string(one ? " " : "s ") + names) +
+                  ")" + (out.spec.text.empty() ? "; using the defaults" : "; the other names apply") +
+                  ".\nFor more info on various settings, try TORCH_LOGS=\"help\"\nValid settings:\n" + valid_settings();
+  }
+  return out;
+}
+
+std::optional<Level> parse_level_name(std::string_view name) {
   std::string upper(trim(name));
   for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   for (Level l : {Level::kDebug, Level::kInfo, Level::kWarning, Level::kError})
     if (upper == level_name(l)) return l;
   if (upper == "WARN") return Level::kWarning;
-  EMBER_FAIL_KIND(ErrorKind::ValueError)
-      << "config.dynamo.log_level: expected one of DEBUG, INFO, WARNING, ERROR, got \"" << name << "\"";
+  return std::nullopt;
 }
 
 // Components the spec leaves unset take WARNING, dynamo config.dynamo.log_level; an
@@ -165,6 +208,7 @@ struct State {
   bool stderr_enabled = true;
   std::vector<SinkEntry> sinks;
   SinkId next_id = 1;
+  std::string env_problem;  // what the last read of TORCH_LOGS found wrong
 };
 
 // Never destroyed, so lines written during static destruction still find it.
@@ -173,7 +217,24 @@ State& state() {
   return *s;
 }
 
-Level dynamo_default() { return parse_level_name(config().dynamo.log_level); }
+// config().dynamo.log_level, or WARNING when it names no level (said once per value: a
+// typo assigned in C++ must not stop the compile that applies it).
+Level dynamo_default() {
+  const std::string name = config().dynamo.log_level;
+  if (std::optional<Level> l = parse_level_name(name)) return *l;
+  static std::mutex mu;
+  static std::set<std::string>* said = new std::set<std::string>;
+  bool first;
+  {
+    std::lock_guard lock(mu);
+    first = said->insert(name).second;  // before logging, which reads the level again
+  }
+  if (first) {
+    EMBER_LOG(dynamo, WARNING) << "config.dynamo.log_level: expected one of DEBUG, INFO, WARNING, ERROR, got \"" << name
+                               << "\" (using WARNING)";
+  }
+  return Level::kWarning;
+}
 
 // Stores each channel's lowest level over all consumers, for the macros' fast check.
 void publish(State& s) {
@@ -200,19 +261,32 @@ std::string env_spec() {
   return v ? std::string(v) : std::string();
 }
 
-// First use: read TORCH_LOGS. A bad value is reported once, by this call; the
-// defaults then stay in effect (as PyTorch reports it once, at import).
-void initialize() {
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (s.initialized.load(std::memory_order_acquire)) return;
-  Level dyn = dynamo_default();
-  try {
-    install(s, parse_spec(env_spec()), dyn);
-  } catch (const Error&) {
-    install(s, Spec(), dyn);
-    throw;
+// Says what reading TORCH_LOGS found (after the settings are installed and the lock is
+// released: the lines go through the same settings).
+void report_env(const EnvSpec& env) {
+  if (env.help) {
+    EMBER_LOG(dynamo, WARNING) << "TORCH_LOGS=\"help\" ("
+                               << (env.spec.text.empty() ? "logging keeps its defaults" : "the other names apply")
+                               << "):\n"
+                               << help_text();
   }
+  if (!env.problem.empty()) EMBER_LOG(dynamo, WARNING) << env.problem;
+}
+
+// First use: read TORCH_LOGS. A bad name is reported once, and skipped: a typo in the
+// environment never stops a program (PyTorch raises at import instead).
+void initialize() {
+  const Level dyn = dynamo_default();  // before the lock: reading the config may log
+  State& s = state();
+  EnvSpec env;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (s.initialized.load(std::memory_order_acquire)) return;
+    env = parse_env_spec(env_spec());
+    s.env_problem = env.problem;
+    install(s, env.spec, dyn);
+  }
+  report_env(env);
 }
 
 void ensure_initialized() {
@@ -355,11 +429,22 @@ std::string current_spec() {
 }
 
 void reload_from_env() {
-  Spec spec = parse_spec(env_spec());
-  Level dyn = dynamo_default();
+  EnvSpec env = parse_env_spec(env_spec());
+  const Level dyn = dynamo_default();
+  State& s = state();
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.env_problem = env.problem;
+    install(s, env.spec, dyn);
+  }
+  report_env(env);
+}
+
+std::string environment_problem() {
+  ensure_initialized();
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
-  install(s, std::move(spec), dyn);
+  return s.env_problem;
 }
 
 void apply_config() {

@@ -89,6 +89,10 @@ inline bool is_enabled(Component component, Level level) {
 /// Whether the artifact is on for stderr or a sink.
 inline bool is_enabled(Artifact artifact) { return detail::should_log(detail::channel_id(artifact), Level::kDebug); }
 
+/// What the last read of TORCH_LOGS found wrong ("invalid environment: TORCH_LOGS: …"),
+/// or "" (config_environment_problems() reports it with the knobs').
+std::string environment_problem();
+
 }  // namespace ember::logging
 
 /// `EMBER_LOG(dynamo, INFO) << "Step 1: torchdynamo start tracing " << name;`

@@ -32,6 +32,13 @@ class LogCapture {
   logging::ScopedSink sink_;
 };
 
+/// How many times `needle` occurs in `text` (a warning said once, a line not repeated).
+inline size_t count_of(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
 /// Unsets every knob's environment variables and resets config and logs to the defaults.
 inline void reset_diagnostics() {
   for (const KnobInfo& k : config_knobs())

@@ -1,6 +1,6 @@
 // tools/ember/config_command.cpp — `ember config`: the knob registry as a table (or one
-// knob's value). Bad environment values are reported as warnings before the table, which
-// then shows the defaults those knobs fell back to.
+// knob's value). Bad environment values are warned about before the table (main.cpp),
+// which then shows the defaults those knobs fell back to.
 #include <iostream>
 
 #include "command.h"
@@ -17,17 +17,8 @@ int run_config(const Args& given) {
     std::cerr << "ember config: unexpected arguments\n";
     return 2;
   }
-  // The first reads of the config and of TORCH_LOGS report bad environment values once.
-  try {
-    config();
-  } catch (const Error& e) {
-    std::cerr << "warning: " << e.what() << "\n";
-  }
-  try {
-    logging::current_spec();
-  } catch (const Error& e) {
-    std::cerr << "warning: " << e.what() << "\n";
-  }
+  // Bad environment values: main() has said each as a warning; the table shows the
+  // defaults those knobs kept.
   if (args.size() == 1) {
     std::cout << config_get(args[0]) << "\n";
     return 0;

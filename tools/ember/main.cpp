@@ -1,13 +1,15 @@
 // tools/ember/main.cpp — the `ember` command-line tool: a table of subcommands, each a
 // function in its own file (command.h). Errors are reported as `ember <cmd>: <message>`
-// with exit status 1; usage mistakes exit with 2.
+// with exit status 1; usage mistakes, and a bad environment variable, exit with 2.
 #include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <iostream>
 
 #include "command.h"
+#include "ember/config.h"
 #include "ember/error.h"
+#include "ember/logging.h"
 
 namespace ember::tool {
 namespace {
@@ -111,6 +113,16 @@ int main(int argc, char** argv) {
   if (take_flag(args, "--help") || take_flag(args, "-h")) {
     print_usage(*command);
     return 0;
+  }
+  // A bad environment variable: `ember config` (where one looks to find it) warns and
+  // shows the defaults in force; every other command stops before doing anything.
+  const bool was_on = ember::logging::set_stderr_enabled(false);  // said below, once
+  const std::vector<std::string> problems = ember::config_environment_problems();
+  ember::logging::set_stderr_enabled(was_on);
+  if (!problems.empty()) {
+    const bool warn_only = std::string_view(command->name) == "config";
+    for (const std::string& p : problems) std::cerr << (warn_only ? "warning: " : "ember: ") << p << "\n";
+    if (!warn_only) return 2;
   }
   try {
     return command->run(args);

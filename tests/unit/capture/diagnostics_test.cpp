@@ -183,5 +183,44 @@ TEST_F(DiagnosticsCompileTest, DebugFunctionCompilesOnlyThatFunction) {
   unsetenv("TORCHDYNAMO_DEBUG_FUNCTION");
 }
 
+TEST_F(DiagnosticsCompileTest, VerboseWontConvertQuotesOnlyTheUserFileAndPutsTheStackAfter) {
+  config().dynamo.verbose = true;
+  testing::LogCapture logs;
+  const int line = __LINE__ + 3;
+  auto f = compile(
+      [](const Tensor& x) {
+        if (is_compiling()) (void)(x + ones({5}));  // fails while tracing only
+        return x + 1;
+      },
+      {.name = "verbose_wont_convert"});
+  f(ones({2}));
+  const std::string t = logs.text();
+  const std::string frame =
+      "   File \"" + std::string(__FILE__) + "\", line " + std::to_string(line) + ", in verbose_wont_convert\n";
+  EXPECT_NE(t.find(frame), std::string::npos) << t;
+  const size_t stack = t.find("Internal stack (most recent call first):");
+  EXPECT_NE(stack, std::string::npos) << t;
+  EXPECT_GT(stack, t.find(frame)) << "the internal stack follows the user frame" << t;
+  EXPECT_EQ(t.find("Set TORCHDYNAMO_VERBOSE=1"), std::string::npos) << t;
+}
+
+TEST_F(DiagnosticsCompileTest, DebugFunctionThatMatchesNothingSaysSoOnce) {
+  setenv("TORCHDYNAMO_DEBUG_FUNCTION", "fowrard", 1);
+  config_reload_from_env();
+  testing::LogCapture logs;
+  auto forward = compile([](const Tensor& x) { return x + 1; }, {.name = "forward"});
+  auto loss = compile([](const Tensor& x) { return x.sum(); }, {.name = "loss"});
+  for (int i = 0; i < 3; ++i) {
+    forward(ones({2}));
+    loss(ones({2}));
+  }
+  const std::string t = logs.text();
+  const std::string said = "TORCHDYNAMO_DEBUG_FUNCTION=\"fowrard\" has matched no compiled function";
+  ASSERT_NE(t.find(said), std::string::npos) << t;
+  EXPECT_EQ(t.find(said), t.rfind(said)) << "said once: " << t;
+  EXPECT_NE(t.find("'forward'"), std::string::npos) << "names the functions it did not match: " << t;
+  unsetenv("TORCHDYNAMO_DEBUG_FUNCTION");
+}
+
 }  // namespace
 }  // namespace ember

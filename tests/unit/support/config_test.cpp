@@ -98,47 +98,105 @@ TEST_F(ConfigKnobs, EmptyVariableCountsAsUnset) {
   EXPECT_EQ(config().dynamo.cache_size_limit, 8);
 }
 
-TEST_F(ConfigKnobs, BadEnvironmentValueNamesTheVariableWhatItExpectsAndWhatCame) {
+/// The warnings config_reload_from_env() wrote for a bad environment, one line each.
+std::string reload_warnings() {
+  testing::LogCapture logs;
+  EXPECT_NO_THROW(config_reload_from_env());
+  return logs.text();
+}
+
+TEST_F(ConfigKnobs, BadEnvironmentValueNamesTheVariableWhatItExpectsWhatCameAndTheDefault) {
   setenv("TORCHDYNAMO_CACHE_SIZE_LIMIT", "eight", 1);
-  EXPECT_EQ(error_of([] { config_reload_from_env(); }, ErrorKind::ValueError),
-            "invalid environment: TORCHDYNAMO_CACHE_SIZE_LIMIT: expected an integer >= 0, got \"eight\"");
+  EXPECT_NE(reload_warnings().find("invalid environment: TORCHDYNAMO_CACHE_SIZE_LIMIT: expected an integer >= 0, got "
+                                   "\"eight\" (using the default, 8)"),
+            std::string::npos);
   unsetenv("TORCHDYNAMO_CACHE_SIZE_LIMIT");
   setenv("TORCHDYNAMO_VERBOSE", "maybe", 1);
-  EXPECT_EQ(error_of([] { config_reload_from_env(); }, ErrorKind::ValueError),
-            "invalid environment: TORCHDYNAMO_VERBOSE: expected a boolean (1, 0, true, false, on, off, yes, no), "
-            "got \"maybe\"");
+  EXPECT_NE(reload_warnings().find("TORCHDYNAMO_VERBOSE: expected a boolean (1, 0, true, false, on, off, yes, no), "
+                                   "got \"maybe\" (using the default, false)"),
+            std::string::npos);
   unsetenv("TORCHDYNAMO_VERBOSE");
   setenv("TORCHDYNAMO_REPRO_AFTER", "inductor", 1);
-  EXPECT_EQ(error_of([] { config_reload_from_env(); }, ErrorKind::ValueError),
-            "invalid environment: TORCHDYNAMO_REPRO_AFTER: expected one of \"\", \"dynamo\", \"aot\", got "
-            "\"inductor\"");
+  EXPECT_NE(reload_warnings().find("TORCHDYNAMO_REPRO_AFTER: expected one of \"\", \"dynamo\", \"aot\", got "
+                                   "\"inductor\" (using the default, \"\")"),
+            std::string::npos);
   unsetenv("TORCHDYNAMO_REPRO_AFTER");
+}
+
+TEST_F(ConfigKnobs, AChoiceInTheWrongCaseSuggestsTheRightOne) {
+  setenv("TORCHDYNAMO_REPRO_AFTER", "AOT", 1);
+  const std::string w = reload_warnings();
+  EXPECT_NE(w.find("got \"AOT\" (using the default, \"\"; did you mean \"aot\"?)"), std::string::npos) << w;
+  EXPECT_EQ(config().dynamo.repro_after, "");
 }
 
 TEST_F(ConfigKnobs, OutOfRangeAndTrailingTextAreBadValues) {
   for (const char* bad : {"0", "5", "2x", " 2", "2.0", "-1"}) {
     setenv("TORCHDYNAMO_REPRO_LEVEL", bad, 1);
-    EXPECT_EQ(error_of([] { config_reload_from_env(); }, ErrorKind::ValueError),
-              std::string("invalid environment: TORCHDYNAMO_REPRO_LEVEL: expected an integer from 1 to 4, got \"") +
-                  bad + "\"");
+    const std::string w = reload_warnings();
+    EXPECT_NE(w.find(std::string("TORCHDYNAMO_REPRO_LEVEL: expected an integer from 1 to 4, got \"") + bad + "\""),
+              std::string::npos)
+        << w;
+    EXPECT_EQ(config().dynamo.repro_level, 2);
   }
 }
 
-TEST_F(ConfigKnobs, EveryBadVariableIsReportedAtOnce) {
+TEST_F(ConfigKnobs, EveryBadVariableIsReportedOnceEach) {
   setenv("TORCHDYNAMO_CACHE_SIZE_LIMIT", "-3", 1);
   setenv("TORCH_COMPILE_DEBUG", "yes please", 1);
-  EXPECT_EQ(error_of([] { config_reload_from_env(); }, ErrorKind::ValueError),
-            "invalid environment: TORCHDYNAMO_CACHE_SIZE_LIMIT: expected an integer >= 0, got \"-3\"\n"
-            "TORCH_COMPILE_DEBUG: expected a boolean (1, 0, true, false, on, off, yes, no), got \"yes please\"");
+  const std::string w = reload_warnings();
+  EXPECT_NE(w.find("TORCHDYNAMO_CACHE_SIZE_LIMIT: expected an integer >= 0, got \"-3\""), std::string::npos) << w;
+  EXPECT_NE(w.find("TORCH_COMPILE_DEBUG: expected a boolean (1, 0, true, false, on, off, yes, no), got \"yes please\""),
+            std::string::npos)
+      << w;
+  EXPECT_EQ(config_environment_problems().size(), 2u);
 }
 
-TEST_F(ConfigKnobs, FailedReloadLeavesTheConfigUnchanged) {
+TEST_F(ConfigKnobs, ABadVariableKeepsItsDefaultAndTheGoodOnesApply) {
   config().dynamo.cache_size_limit = 3;
   setenv("TORCHDYNAMO_VERBOSE", "1", 1);
   setenv("TORCHDYNAMO_REPRO_LEVEL", "9", 1);
-  error_of([] { config_reload_from_env(); }, ErrorKind::ValueError);
-  EXPECT_EQ(config().dynamo.cache_size_limit, 3);
-  EXPECT_FALSE(config().dynamo.verbose);
+  reload_warnings();
+  EXPECT_EQ(config().dynamo.cache_size_limit, 8);
+  EXPECT_TRUE(config().dynamo.verbose);
+  EXPECT_EQ(config().dynamo.repro_level, 2);
+}
+
+/// A value `knob` cannot take, or "" when every text is a valid value (free-form strings).
+std::string bad_value_for(const KnobInfo& k) {
+  if (k.type == "bool") return "maybe";
+  if (k.type.rfind("int", 0) == 0) return "nine";
+  if (k.type == "float") return "tight";
+  if (k.type == "spec") return "graph_breakz";
+  if (k.type.find(" | ") != std::string::npos) return "Nonsense";
+  return "";
+}
+
+TEST_F(ConfigKnobs, EveryEnvironmentVariableWithABadValueWarnsOnceAndKeepsItsDefault) {
+  size_t tried = 0;
+  for (const KnobInfo& k : config_knobs()) {
+    const std::string bad = bad_value_for(k);
+    if (bad.empty()) {
+      EXPECT_EQ(k.type, "str") << k.name << ": give it a bad value in bad_value_for";
+      continue;
+    }
+    for (const std::string& var : k.env) {
+      ++tried;
+      testing::reset_diagnostics();
+      setenv(var.c_str(), bad.c_str(), 1);
+      const std::string w = reload_warnings();
+      unsetenv(var.c_str());
+      EXPECT_NE(w.find(var + ":"), std::string::npos) << var << ": the warning names the variable\n" << w;
+      EXPECT_NE(w.find(bad), std::string::npos) << var << ": and what came\n" << w;
+      EXPECT_TRUE(w.find("expected") != std::string::npos || w.find("Valid settings") != std::string::npos)
+          << var << ": and what it expects\n"
+          << w;
+      EXPECT_EQ(w.find(var + ":"), w.rfind(var + ":")) << var << ": once\n" << w;
+      EXPECT_EQ(config_get(k.name), k.default_value) << var << ": keeps its default";
+      EXPECT_FALSE(config_environment_problems().empty()) << var;
+    }
+  }
+  EXPECT_GE(tried, 10u);
 }
 
 TEST_F(ConfigKnobs, SetByCppNameAliasOrEnvironmentName) {
@@ -190,6 +248,10 @@ TEST_F(ConfigKnobs, TorchLogsIsAKnob) {
   setenv("TORCH_LOGS", "aot", 1);
   config_reload_from_env();
   EXPECT_EQ(config_get("TORCH_LOGS"), "aot");
+  setenv("TORCH_LOGS", "aot,bogus", 1);
+  const std::string w = reload_warnings();
+  EXPECT_NE(w.find("unknown name 'bogus'"), std::string::npos) << w;
+  EXPECT_EQ(config_get("TORCH_LOGS"), "aot") << "the names that are right still apply";
   unsetenv("TORCH_LOGS");
 }
 

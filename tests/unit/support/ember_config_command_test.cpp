@@ -88,8 +88,18 @@ TEST(EmberConfigCommand, BadEnvironmentValuesAreWarnedAboutAndDefaultsShown) {
                           "got \"9\""),
             std::string::npos)
       << r.output;
-  EXPECT_NE(r.output.find("warning: Invalid log settings: dynamo,nope"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("warning: invalid environment: TORCH_LOGS: Invalid log settings: dynamo,nope"),
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("\n2\n"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("[W "), std::string::npos) << "said once, as the tool's own warning: " << r.output;
+}
+
+TEST(EmberTool, OtherCommandsExitWithStatus2OnABadEnvironment) {
+  ToolRun r = run_ember("TORCHDYNAMO_VERBOSE=maybe", "repro /nonexistent/repro.txt");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_EQ(r.output.rfind("ember: invalid environment: TORCHDYNAMO_VERBOSE: expected a boolean", 0), 0u) << r.output;
+  EXPECT_EQ(r.output.find("nonexistent"), std::string::npos) << "stops before the command runs: " << r.output;
 }
 
 TEST(EmberConfigCommand, UnknownKnobIsAnError) {

@@ -1,0 +1,67 @@
+// User errors inside compiled functions: an error eager raises too (wrong shapes into a
+// compiled function) is raised at the user's line with eager's message, and is not
+// reported as a capture failure ("WON'T CONVERT").
+#include <gtest/gtest.h>
+
+#include "ember/ember.h"
+#include "support/error_of.h"
+#include "support/log_capture.h"
+
+namespace ember {
+namespace {
+
+using ember::testing::error_of;
+
+class CompileErrors : public testing::DiagnosticsTest {};
+
+std::string here(int line) { return "compile_errors_test.cpp:" + std::to_string(line); }
+
+TEST_F(CompileErrors, WrongShapesRaiseTheEagerErrorAtTheUsersLineWithoutWontConvert) {
+  testing::LogCapture logs;
+  const int line = __LINE__ + 1;
+  auto project = compile([](const Tensor& x, const Tensor& w) { return x.matmul(w).relu(); }, {.name = "project"});
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const std::string msg = error_of([&] { project(ones({2, 3}), ones({4, 5})); });
+    EXPECT_NE(msg.find("cannot be multiplied"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(here(line)), std::string::npos) << msg;
+  }
+  EXPECT_EQ(logs.text().find("WON'T CONVERT"), std::string::npos) << logs.text();
+  EXPECT_EQ(logs.text().find("reporting a bug"), std::string::npos) << logs.text();
+  // Right shapes afterwards compile and run.
+  EXPECT_EQ(project(ones({2, 3}), ones({3, 5})).sizes().vec(), (std::vector<int64_t>{2, 5}));
+}
+
+TEST_F(CompileErrors, AnErrorEagerRaisesKeepsItsKindAndMessage) {
+  testing::LogCapture logs;
+  const int line = __LINE__ + 1;
+  auto pick = compile([](const Tensor& x) { return x.select(0, 5); });
+  const std::string msg = error_of([&] { pick(ones({3})); }, ErrorKind::IndexError);
+  EXPECT_NE(msg.find("index 5 out of range for tensor of size [3] at dimension 0"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(here(line)), std::string::npos) << msg;
+  EXPECT_EQ(logs.text().find("WON'T CONVERT"), std::string::npos) << logs.text();
+}
+
+TEST_F(CompileErrors, WrongShapesWithTheInductorBackendAreTheEagerError) {
+  testing::LogCapture logs;
+  const int line = __LINE__ + 1;
+  auto add = compile([](const Tensor& a, const Tensor& b) { return a + b; }, {.backend = "inductor"});
+  const std::string msg = error_of([&] { add(ones({2}), ones({3})); });
+  EXPECT_NE(msg.find("must match the size of tensor b"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(here(line)), std::string::npos) << msg;
+  EXPECT_EQ(logs.text().find("WON'T CONVERT"), std::string::npos) << logs.text();
+}
+
+TEST_F(CompileErrors, ACaptureOnlyFailureIsStillReportedAsWontConvert) {
+  testing::LogCapture logs;
+  auto f = compile(
+      [](const Tensor& x) {
+        EMBER_CHECK(!is_compiling()) << "capture cannot do this";
+        return x + 1;
+      },
+      {.name = "capture_only"});
+  EXPECT_EQ(f(zeros({1})).item<float>(), 1.f);
+  EXPECT_NE(logs.text().find("WON'T CONVERT capture_only"), std::string::npos) << logs.text();
+}
+
+}  // namespace
+}  // namespace ember
