@@ -15,8 +15,13 @@ namespace ember {
 namespace core {
 namespace {
 std::atomic<FakeDataHook> g_fake_data_hook{nullptr};
-}
+std::atomic<OutsideStateHook> g_outside_state_hook{nullptr};
+}  // namespace
 void set_fake_data_hook(FakeDataHook hook) { g_fake_data_hook.store(hook); }
+void set_outside_state_hook(OutsideStateHook hook) { g_outside_state_hook.store(hook); }
+void note_outside_state(const char* what) {
+  if (OutsideStateHook hook = g_outside_state_hook.load(std::memory_order_relaxed)) hook(what);
+}
 }  // namespace core
 
 void Tensor::require_data(const char* what, Loc loc) const {
