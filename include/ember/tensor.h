@@ -227,7 +227,8 @@ class Tensor {
 
   // --- autograd (defined by the autograd library; see ember/autograd.h) -----
   /// Makes this leaf require (or stop requiring) gradients; floating-point dtypes only.
-  const Tensor& requires_grad_(bool requires_grad = true) const;
+  /// Inside a compiled function, changing the flag of a traced tensor is a graph break.
+  const Tensor& requires_grad_(bool requires_grad = true, Loc loc = Loc::current()) const;
   bool requires_grad() const;
   /// The accumulated gradient of a leaf (or of a tensor that retains its grad); undefined if none.
   Tensor grad() const;
@@ -240,15 +241,15 @@ class Tensor {
   /// True for tensors not produced by a differentiable op (user-created, or with no grad_fn).
   bool is_leaf() const;
   /// Keeps the gradient of this non-leaf in grad() after backward.
-  void retain_grad() const;
+  void retain_grad(Loc loc = Loc::current()) const;
   bool retains_grad() const;
-  /// A tensor sharing this one's data and version counter, outside the graph.
-  Tensor detach() const;
+  /// A tensor sharing this one's data and version counter, outside the graph (aten::detach).
+  Tensor detach(Loc loc = Loc::current()) const;
   /// Computes the gradient of this tensor w.r.t. the graph leaves (accumulated into their grad()).
   void backward(const Tensor& gradient = {}, bool retain_graph = false, Loc loc = Loc::current()) const;
   /// Runs `hook(grad)` when this tensor's gradient is computed; a defined result replaces the gradient.
   /// Returns the hook's handle for remove_hook.
-  unsigned register_hook(std::function<Tensor(const Tensor&)> hook) const;
+  unsigned register_hook(std::function<Tensor(const Tensor&)> hook, Loc loc = Loc::current()) const;
   void remove_hook(unsigned handle) const;
 
   /// PyTorch's repr: "tensor([[1., 2.],\n        [3., 4.]])".

@@ -7,6 +7,8 @@
 #include <atomic>
 
 #include "autograd/autograd_meta.h"
+#include "core/fake.h"
+#include "ops/dispatch.h"
 
 namespace ember {
 
@@ -18,7 +20,7 @@ namespace {
 std::atomic<unsigned> g_next_hook_id{1};
 }  // namespace
 
-const Tensor& Tensor::requires_grad_(bool requires_grad) const {
+const Tensor& Tensor::requires_grad_(bool requires_grad, Loc loc) const {
   EMBER_CHECK(defined()) << "requires_grad_: tensor is undefined";
   AutogradMeta* m = meta_of(*this);
   if (m && m->grad_fn) {
@@ -27,10 +29,15 @@ const Tensor& Tensor::requires_grad_(bool requires_grad) const {
            "subgraph that doesn't require differentiation use var_no_grad = var.detach().";
     return *this;
   }
-  if (requires_grad) {
-    EMBER_CHECK(is_floating_point()) << "only Tensors of floating point dtype can require gradients";
-    autograd::install_autograd_layer();
+  EMBER_CHECK(!requires_grad || is_floating_point()) << "only Tensors of floating point dtype can require gradients";
+  if (is_fake() && requires_grad != autograd::requires_grad(*this)) {
+    // A traced tensor becomes (or stops being) a leaf of the autograd graph: the ops
+    // recorded so far must not see the new flag, and those after it must, so the graph
+    // ends here (a graph break makes the tensor real) and the flag is set on real data.
+    require_data("Tensor.requires_grad_()", loc);
+    m = meta_of(*this);
   }
+  if (requires_grad) autograd::install_autograd_layer();
   if (requires_grad || m) ensure_meta(*this).requires_grad = requires_grad;
   return *this;
 }
@@ -38,11 +45,17 @@ const Tensor& Tensor::requires_grad_(bool requires_grad) const {
 bool Tensor::requires_grad() const { return autograd::requires_grad(*this); }
 
 Tensor Tensor::grad() const {
+  // The slot may hold another tensor on the next call (backward after zero_grad makes a
+  // new one): a traced function that reads it cannot be replayed (Note [outside state]).
+  core::note_outside_state("Tensor.grad()");
   const AutogradMeta* m = meta_of(*this);
   return m ? m->grad : Tensor();
 }
 
-Tensor& Tensor::mutable_grad() const { return ensure_meta(*this).grad; }
+Tensor& Tensor::mutable_grad() const {
+  core::note_outside_state("Tensor.mutable_grad()");
+  return ensure_meta(*this).grad;
+}
 
 std::shared_ptr<autograd::Node> Tensor::grad_fn() const {
   autograd::refresh_view_history(*this);
@@ -57,9 +70,15 @@ uint32_t Tensor::output_nr() const {
 
 bool Tensor::is_leaf() const { return grad_fn() == nullptr; }
 
-void Tensor::retain_grad() const {
+void Tensor::retain_grad(Loc loc) const {
   EMBER_CHECK(requires_grad()) << "can't retain_grad on Tensor that has requires_grad=False";
   if (is_leaf()) return;  // leaves keep their gradient anyway
+  // The gradient is kept by the real tensor's grad_fn, which a traced tensor does not
+  // have yet: a graph break makes it real first.
+  if (is_fake()) {
+    require_data("Tensor.retain_grad()", loc);
+    if (is_leaf()) return;
+  }
   AutogradMeta& m = ensure_meta(*this);
   if (m.retains_grad) return;
   m.retains_grad = true;
@@ -71,7 +90,11 @@ bool Tensor::retains_grad() const {
   return m && m->retains_grad;
 }
 
-Tensor Tensor::detach() const { return autograd::alias_without_grad(*this); }
+Tensor Tensor::detach(Loc loc) const {
+  if (!defined()) return *this;
+  static const ops::OpDef& detach_op = ops::registry().get("aten::detach");
+  return ops::call_tensor(detach_op, {*this}, loc);
+}
 
 void Tensor::backward(const Tensor& gradient, bool retain_graph, Loc loc) const {
   std::vector<Tensor> grads;
@@ -79,8 +102,10 @@ void Tensor::backward(const Tensor& gradient, bool retain_graph, Loc loc) const 
   autograd::backward({*this}, grads, retain_graph, loc);
 }
 
-unsigned Tensor::register_hook(std::function<Tensor(const Tensor&)> hook) const {
+unsigned Tensor::register_hook(std::function<Tensor(const Tensor&)> hook, Loc loc) const {
   EMBER_CHECK(requires_grad()) << "cannot register a hook on a tensor that doesn't require gradient";
+  // The hook belongs on the real tensor's grad_fn or leaf: a graph break makes it real.
+  if (is_fake()) require_data("Tensor.register_hook()", loc);
   const unsigned id = g_next_hook_id.fetch_add(1);
   AutogradMeta& m = ensure_meta(*this);
   if (m.grad_fn) {

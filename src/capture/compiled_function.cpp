@@ -316,12 +316,26 @@ class CompiledFunctionState {
                             << " graph" << (tracer.graphs().size() == 1 ? "" : "s") << ", " << tracer.breaks().size()
                             << " graph break" << (tracer.breaks().size() == 1 ? "" : "s") << ")";
     for (UserGuard& g : tracer.user_guards()) entry->guards.add_user_guard(std::move(g));
+    for (AttributeGuard& g : tracer.attribute_guards()) entry->guards.add_attribute_guard(std::move(g));
     if (logging::is_enabled(logging::Artifact::guards)) {
       std::string text;
       for (const auto& g : entry->guards.describe()) text += "\n  " + g;
       EMBER_LOG_ARTIFACT(guards) << "GUARDS of " << name_ << ":" << text;
     }
-    if (tracer.breaks().empty()) {
+    if (tracer.breaks().empty() && tracer.outside_state().empty() && tracer.escaped() > 0) {
+      // Note [escaping tensors]: this trace made tensors that outlive it (a static
+      // module's weights, an optimizer's state); its graph computes them, so replaying it
+      // would make them again. They are real now: the next call traces again and reads them.
+      EMBER_LOG(dynamo, INFO) << name_ << ": " << tracer.escaped()
+                              << " tensor(s) made while tracing outlive the call; the next call traces again";
+      return results;
+    }
+    if (!tracer.outside_state().empty()) {
+      // Note [outside state]: a replay would not read the state again.
+      EMBER_LOG(dynamo, INFO) << name_ << " reads " << tracer.outside_state()
+                              << ", which lives outside the graph: it is traced again on every call";
+    }
+    if (tracer.breaks().empty() && tracer.outside_state().empty()) {
       entry->mode = Entry::Mode::Replay;
       entry->graph = tracer.final_graph();
       entry->compiled = tracer.final_compiled();

@@ -240,6 +240,11 @@ std::optional<std::string> GuardSet::fail_user(const UserGuard& g) const {
   return "guard_on('" + g.name + "') == " + show(g.expected) + " (actual " + show(actual) + ")";
 }
 
+std::optional<std::string> GuardSet::fail_attribute(const AttributeGuard& g) {
+  if (g.cell->equals(g.expected)) return std::nullopt;
+  return "module attribute '" + g.name + "' == " + show(g.expected) + " (actual " + show(g.cell->value()) + ")";
+}
+
 bool GuardSet::check(const std::vector<CallArg>& args) const {
   if (is_grad_enabled() != grad_enabled_) return false;
   for (const auto& g : tensors_) {
@@ -264,6 +269,8 @@ bool GuardSet::check(const std::vector<CallArg>& args) const {
     if (fail_module(args, g)) return false;
   for (const auto& g : user_)
     if (fail_user(g)) return false;
+  for (const auto& g : attributes_)
+    if (!g.cell->equals(g.expected)) return false;
   return true;
 }
 
@@ -334,6 +341,8 @@ std::optional<std::string> GuardSet::first_failure(const std::vector<CallArg>& a
     if (auto f = fail_module(args, g)) return f;
   for (const auto& g : user_)
     if (auto f = fail_user(g)) return f;
+  for (const auto& g : attributes_)
+    if (auto f = fail_attribute(g)) return f;
   return std::nullopt;
 }
 
@@ -362,6 +371,7 @@ std::vector<std::string> GuardSet::describe() const {
                   " modules");
   }
   for (const auto& g : user_) out.push_back("guard_on('" + g.name + "') == " + show(g.expected));
+  for (const auto& g : attributes_) out.push_back("module attribute '" + g.name + "' == " + show(g.expected));
   return out;
 }
 

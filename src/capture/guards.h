@@ -1,9 +1,9 @@
 // capture/guards.h — the conditions under which a cache entry's compiled artifact may run
-// in place of the user function (DESIGN.md section 3): tensor sizes, strides, dtype,
+// in place of the user function (docs/design.md, "Capture"): tensor sizes, strides, dtype,
 // device and requires_grad (the storage offset only where the traced code read it);
 // scalar values; list lengths; module identity, tensors and training flags; grad mode;
-// aliasing between arguments; values declared with guard_on(). See Note [capture],
-// "Guards".
+// aliasing between arguments; values declared with guard_on(); module attributes
+// (nn::Attribute) the trace read. See Note [capture], "Guards".
 #pragma once
 
 #include <optional>
@@ -22,6 +22,14 @@ struct UserGuard {
   SourceLoc loc;
 };
 
+/// A module attribute (nn::Attribute) read while tracing: its value cell (kept alive by
+/// the guard) and the value read. See Note [module attributes].
+struct AttributeGuard {
+  std::string name;  // "model.ln.eps" for a module argument's, else "LayerNorm.eps"
+  std::shared_ptr<const nn::AttributeCell> cell;
+  IValue expected;
+};
+
 class GuardSet {
  public:
   /// Guards on every argument of a call as it is now, and on the thread's grad mode.
@@ -30,6 +38,7 @@ class GuardSet {
   /// Also guards the storage offset of tensor argument `arg` (element `element` of a
   /// tensor list, or -1): the traced code read it.
   void guard_storage_offset(int arg, int element);
+  void add_attribute_guard(AttributeGuard g) { attributes_.push_back(std::move(g)); }
 
   /// Whether `args` (and the current state) pass every guard. No lock; no allocation
   /// except for guard_on strings.
@@ -77,11 +86,13 @@ class GuardSet {
   std::optional<std::string> fail_value(const std::vector<CallArg>& args, const ValueGuard& g) const;
   std::optional<std::string> fail_module(const std::vector<CallArg>& args, const ModuleGuard& g) const;
   std::optional<std::string> fail_user(const UserGuard& g) const;
+  static std::optional<std::string> fail_attribute(const AttributeGuard& g);
 
   std::vector<TensorGuard> tensors_;
   std::vector<ValueGuard> values_;
   std::vector<ModuleGuard> modules_;
   std::vector<UserGuard> user_;
+  std::vector<AttributeGuard> attributes_;
   bool grad_enabled_ = true;
 };
 

@@ -26,7 +26,10 @@ using ReproWrapper =
 void set_repro_wrapper(ReproWrapper wrapper);
 
 /// `compiler(g, example_inputs)`, through the installed wrapper when
-/// config().dynamo.repro_after == cut and one is installed.
+/// config().dynamo.repro_after == cut and one is installed. An exception other than
+/// ember::Error from the compiler or from the callable it returns (a custom backend's
+/// std::runtime_error) is raised as an ember::Error with the same message, so the
+/// wrapper, BackendCompilerFailed and suppress_errors see every failure.
 CompiledGraph compile_with_repro(Graph& g, const std::vector<Tensor>& example_inputs, const Backend& compiler,
                                  const std::string& compiler_name, const std::string& cut);
 

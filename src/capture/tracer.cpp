@@ -3,10 +3,12 @@
 
 #include <cstring>
 
+#include "autograd/autograd_meta.h"
 #include "capture/events.h"
 #include "core/fake.h"
-#include "ember/config.h"
 #include "ember/autograd.h"
+#include "ember/config.h"
+#include "nn/attribute_hook.h"
 #include "ops/dispatch.h"
 #include "support/call_context.h"
 #include "support/logging.h"
@@ -40,14 +42,34 @@ constexpr BreakInfo kBreaks[] = {
 #undef GRAPH_BREAK
 };
 
-/// Which break a data access is (the texts core passes to require_data).
+/// Which break a data access is (the texts core and autograd pass to require_data).
 BreakKind kind_of_access(const char* what) {
   if (std::strcmp(what, "Tensor.item()") == 0) return BreakKind::Item;
   if (std::strcmp(what, "a tensor used as a bool") == 0) return BreakKind::TensorBool;
   if (std::strcmp(what, "printing a tensor") == 0) return BreakKind::Print;
   if (std::strcmp(what, "Tensor.backward()") == 0) return BreakKind::Backward;
+  if (std::strcmp(what, "Tensor.requires_grad_()") == 0 || std::strcmp(what, "Tensor.retain_grad()") == 0 ||
+      std::strcmp(what, "Tensor.register_hook()") == 0) {
+    return BreakKind::AutogradState;
+  }
   return BreakKind::DataRead;
 }
+
+/// The grad_fn of a traced tensor that requires grad: named as eager's node would be, so
+/// requires_grad(), is_leaf(), grad_fn() and output_nr() answer inside a compiled function
+/// as they do eagerly. It has no formula: backward() from a traced tensor is a graph break,
+/// after which the tensor is real and has the real node.
+class TracedNode final : public autograd::Node {
+ public:
+  TracedNode(std::string name, uint32_t outputs) : Node(outputs), name_(std::move(name)) {}
+  std::string name() const override { return name_; }
+  std::vector<Tensor> apply(std::vector<Tensor>&&) override {
+    EMBER_INTERNAL_ASSERT(false) << "the traced node " << name_ << " was run by backward()";
+  }
+
+ private:
+  std::string name_;
+};
 
 SourceLoc current_user_loc() {
   const support::CallContext& c = support::call_context();
@@ -85,6 +107,14 @@ bool in_ember_header(const std::string& file) {
   return at != std::string::npos && (at == 0 || file[at - 1] == '/');
 }
 
+void outside_state_hook(const char* what) {
+  if (Tracer* tr = Tracer::current()) tr->on_outside_state(what);
+}
+
+void attribute_read_hook(const nn::AttributeCell& cell) {
+  if (Tracer* tr = Tracer::current()) tr->on_attribute_read(cell.shared_from_this());
+}
+
 }  // namespace
 
 std::string GraphBreak::reason() const {
@@ -101,6 +131,8 @@ void install_capture_hooks() {
     ops::set_layer_handler(ops::DispatchLayer::Capture, &capture_layer);
     core::set_fake_data_hook(&fake_data_hook);
     core::set_fake_offset_hook(&fake_offset_hook);
+    core::set_outside_state_hook(&outside_state_hook);
+    nn::set_attribute_read_hook(&attribute_read_hook);
     return true;
   }();
   (void)installed;
@@ -115,7 +147,7 @@ Tracer::Tracer(TraceOptions options, SegmentCompiler compile)
 
 Tracer::~Tracer() = default;
 
-Tensor Tracer::make_fake(const TensorMeta& m, std::shared_ptr<Storage> storage, bool requires_grad) {
+Tensor Tracer::make_fake(const TensorMeta& m, std::shared_ptr<Storage> storage, const Tensor* real) {
   auto impl = std::make_shared<TensorImpl>();
   impl->sizes = m.sizes;
   impl->strides = m.strides;
@@ -127,12 +159,39 @@ Tensor Tracer::make_fake(const TensorMeta& m, std::shared_ptr<Storage> storage, 
   if (!storage) {
     int64_t extent = impl->numel > 0 ? m.storage_offset + 1 : 0;
     for (size_t d = 0; d < m.sizes.size() && impl->numel > 0; ++d) extent += (m.sizes[d] - 1) * m.strides[d];
-    storage = std::make_shared<Storage>(static_cast<size_t>(extent) * element_size(m.dtype), kMeta);
+    // The size and device a real storage would have, without memory (data() is null;
+    // reading data goes through require_data, which makes the tensor real first).
+    storage =
+        std::make_shared<Storage>(nullptr, static_cast<size_t>(extent) * element_size(m.dtype), m.device, nullptr);
   }
   impl->storage = std::move(storage);
-  Tensor t(std::move(impl));
-  if (requires_grad) t.requires_grad_(true);
-  return t;
+  // The same tensor as far as autograd is concerned: requires_grad, grad(), grad_fn and
+  // is_leaf() answer as for the real one (an input's grad() is the caller's gradient).
+  if (real) impl->autograd_meta = real->impl()->autograd_meta;
+  return Tensor(std::move(impl));
+}
+
+void Tracer::set_traced_autograd(const ops::OpDef& op, const Stack& fake_args, std::vector<Tensor>& outs) const {
+  if (!is_grad_enabled() || op.not_differentiable) return;
+  bool any = false;
+  for (const IValue& a : fake_args) {
+    if (a.is_tensor()) {
+      any = any || (a.to_tensor().defined() && a.to_tensor().requires_grad());
+    } else if (a.is_tensor_list()) {
+      for (const Tensor& t : a.to_tensor_list()) any = any || t.requires_grad();
+    } else if (std::holds_alternative<std::vector<std::optional<Tensor>>>(a.variant())) {
+      for (const auto& t : a.to_optional_tensor_list()) any = any || (t && t->defined() && t->requires_grad());
+    }
+  }
+  if (!any) return;
+  auto node = std::make_shared<TracedNode>(op.backward_name.empty() ? op.name : op.backward_name,
+                                           static_cast<uint32_t>(outs.size()));
+  for (size_t k = 0; k < outs.size(); ++k) {
+    if (!outs[k].defined() || !is_floating_point(outs[k].dtype())) continue;
+    autograd::AutogradMeta& m = autograd::ensure_meta(outs[k]);
+    m.grad_fn = node;
+    m.output_nr = static_cast<uint32_t>(k);
+  }
 }
 
 void Tracer::start_segment() {
@@ -170,7 +229,7 @@ ValueRef Tracer::value_for(const Tensor& t) {
   EMBER_CHECK(!t.is_fake()) << "a tensor made while tracing another compiled function (or an earlier call of this "
                                "one) was used here; tensors made during a trace cannot outlive it";
   // A real tensor the function reached from outside its arguments: lift it to an input.
-  const Tensor fake = make_fake(meta_of(t), nullptr, t.requires_grad());
+  const Tensor fake = make_fake(meta_of(t), nullptr, &t);
   InputSource source;
   source.kind = InputSource::Kind::Bound;
   source.bound = t;
@@ -207,6 +266,9 @@ Stack Tracer::record(const ops::OpDef& op, Stack& args) {
       if (writes) {
         written.push_back(t);
         if (!t.is_fake()) dirty_.insert(t.impl());
+        // The write happens when the graph runs; a fake's version counter counts it now,
+        // as eager's would (a real tensor's is bumped by the write itself).
+        if (t.is_fake()) t.storage()->bump_version();
       }
     } else if (a.is_tensor()) {
       graph_args.push_back(Arg::of_literal(IValue()));
@@ -269,13 +331,14 @@ Stack Tracer::record(const ops::OpDef& op, Stack& args) {
       outs.emplace_back();
       continue;
     }
-    Tensor out = make_fake(metas[k], view ? fake_args[0].to_tensor().storage() : nullptr, false);
+    Tensor out = make_fake(metas[k], view ? fake_args[0].to_tensor().storage() : nullptr);
     out.impl()->is_view = view;
     const ValueRef ref = n->out(static_cast<uint32_t>(k));
     values_[out.impl()] = {out.impl_ptr(), ref};
     live_.push_back({out.impl_ptr(), ref});
     outs.push_back(std::move(out));
   }
+  set_traced_autograd(op, fake_args, outs);
   if (!op.schema.returns.empty() && op.schema.returns[0].type.is_list) return {IValue(std::move(outs))};
   Stack result;
   for (auto& t : outs) result.emplace_back(t.defined() ? IValue(std::move(t)) : IValue());
@@ -296,7 +359,19 @@ void Tracer::on_data_access(const Tensor& t, const char* what, const std::source
         << what << ": this tensor was made while tracing another compiled function (or an earlier call of this "
         << "one) and has no data";
   }
-  on_graph_break(kind_of_access(what), "", SourceLoc(loc));
+  const BreakKind kind = kind_of_access(what);
+  on_graph_break(kind, kind == BreakKind::AutogradState ? what : "", SourceLoc(loc));
+}
+
+void Tracer::on_outside_state(const char* what) {
+  if (outside_state_.empty()) outside_state_ = what;
+}
+
+void Tracer::on_attribute_read(const std::shared_ptr<const nn::AttributeCell>& cell) {
+  if (!attributes_read_.insert(cell.get()).second) return;
+  auto it = module_paths_.find(cell->owner());
+  const std::string owner = it != module_paths_.end() ? it->second : cell->owner()->name();
+  attribute_guards_.push_back(AttributeGuard{owner + "." + cell->name(), cell, cell->value()});
 }
 
 void Tracer::on_offset_read(const Tensor& t) {
@@ -346,7 +421,12 @@ void Tracer::on_graph_break(BreakKind kind, std::string detail, SourceLoc loc) {
   std::vector<Tensor> real = flush(outputs);
   for (size_t i = 0; i < fakes.size(); ++i) materialize(*fakes[i], real[i]);
   for (size_t i = 0; i < input_fakes_.size(); ++i) {
-    if (input_fakes_[i].is_fake()) materialize(*input_fakes_[i].impl(), input_values_[i]);
+    if (!input_fakes_[i].is_fake()) continue;
+    // The user's handle and the real input now share one autograd state, so that autograd
+    // changes made after the break (requires_grad_, hooks) reach the real tensor, as they
+    // would eagerly.
+    autograd::ensure_meta(input_values_[i]);
+    materialize(*input_fakes_[i].impl(), input_values_[i]);
   }
   start_segment();
 }
@@ -390,7 +470,7 @@ std::vector<IValue> Tracer::run(const std::vector<CallArg>& args, const Invoker&
   std::unordered_map<const TensorImpl*, Tensor> fake_of_arg;
   auto fake_arg = [&](const Tensor& real, const std::string& name, InputSource source) -> Tensor {
     if (auto it = fake_of_arg.find(real.impl()); it != fake_of_arg.end()) return it->second;
-    Tensor fake = make_fake(meta_of(real), nullptr, real.requires_grad());
+    Tensor fake = make_fake(meta_of(real), nullptr, &real);
     add_input(real, fake, name, std::move(source), false);
     fake_of_arg.emplace(real.impl(), fake);
     return fake;
@@ -413,6 +493,7 @@ std::vector<IValue> Tracer::run(const std::vector<CallArg>& args, const Invoker&
       const std::string prefix = module_args > 1 ? name + "." : "";
       for (auto& [n, t] : (*m)->named_parameters()) module_tensors_[t.impl()] = prefix + n;
       for (auto& [n, t] : (*m)->named_buffers()) module_tensors_[t.impl()] = prefix + n;
+      for (auto& [path, sub] : (*m)->named_modules()) module_paths_[sub] = path.empty() ? name : name + "." + path;
     }
   }
 
@@ -448,7 +529,11 @@ std::vector<IValue> Tracer::run(const std::vector<CallArg>& args, const Invoker&
     }
     output_slots_.push_back(std::move(slot));
   }
+  fake_results.clear();  // what is still alive now is held outside the function
+  const auto escaped = collect_escaped(outputs);
   std::vector<Tensor> real = flush(outputs);
+  for (const auto& [fake, index] : escaped) materialize(*fake, real[index]);
+  escaped_ = escaped.size();
   if (breaks_.empty()) {
     final_graph_ = graph_;
     final_compiled_ = graph_->op_count() == 0 ? CompiledGraph(eager_backend(*graph_)) : last_compiled_;
@@ -458,6 +543,28 @@ std::vector<IValue> Tracer::run(const std::vector<CallArg>& args, const Invoker&
     if (input_fakes_[i].is_fake()) materialize(*input_fakes_[i].impl(), input_values_[i]);
   }
   return assemble_results(output_slots_, real);
+}
+
+std::vector<std::pair<std::shared_ptr<TensorImpl>, size_t>> Tracer::collect_escaped(std::vector<ValueRef>& outputs) {
+  // Note [escaping tensors]: a fake that outlives the function was stored outside it (a
+  // static module's parameters, an optimizer's state, a tensor pushed into an outer
+  // vector or assigned to a captured variable). As TorchDynamo does for objects a frame
+  // creates and leaks, it becomes real: the graph computes its value and the fake turns
+  // into that tensor in place, so every handle to it sees eager's values.
+  std::vector<std::pair<std::shared_ptr<TensorImpl>, size_t>> escaped;
+  for (const Live& l : live_) {
+    std::shared_ptr<TensorImpl> f = l.fake.lock();
+    if (!f || !f->is_fake) continue;
+    size_t index = 0;
+    while (index < outputs.size() && !(outputs[index] == l.value)) ++index;
+    if (index == outputs.size()) outputs.push_back(l.value);
+    escaped.emplace_back(std::move(f), index);
+  }
+  if (!escaped.empty()) {
+    EMBER_LOG(dynamo, DEBUG) << options_.name << ": " << escaped.size()
+                             << " tensor(s) made while tracing are held outside the function; they are made real";
+  }
+  return escaped;
 }
 
 std::vector<IValue> assemble_results(const std::vector<OutputSlot>& slots, const std::vector<Tensor>& outputs) {

@@ -89,6 +89,11 @@ class Tracer {
   /// it is a view of become guards.
   void on_offset_read(const Tensor& t);
   void add_user_guard(UserGuard g) { user_guards_.push_back(std::move(g)); }
+  /// The function read state outside any graph (core::note_outside_state): it must be
+  /// traced again on every call rather than replayed. Keeps the first reason.
+  void on_outside_state(const char* what);
+  /// A module attribute read while tracing (nn::Attribute): guarded by value.
+  void on_attribute_read(const std::shared_ptr<const nn::AttributeCell>& cell);
 
   // --- results ------------------------------------------------------------------
   const std::vector<GraphBreak>& breaks() const { return breaks_; }
@@ -102,6 +107,12 @@ class Tracer {
   std::vector<UserGuard>& user_guards() { return user_guards_; }
   /// Tensor arguments (argument, element or -1) whose storage offset the code read.
   const std::set<std::pair<int, int>>& offset_reads() const { return offset_reads_; }
+  std::vector<AttributeGuard>& attribute_guards() { return attribute_guards_; }
+  /// Why the function cannot be replayed (it read state outside the graph), or "".
+  const std::string& outside_state() const { return outside_state_; }
+  /// How many tensors made during the trace were still held outside the function when it
+  /// returned (Note [escaping tensors]); they were made real with the values computed.
+  size_t escaped() const { return escaped_; }
   /// Whether a segment already ran on real data (so re-running the function eagerly would
   /// repeat its side effects).
   bool ran_segment() const { return ran_segment_; }
@@ -120,7 +131,14 @@ class Tracer {
     ValueRef ref;
   };
 
-  Tensor make_fake(const TensorMeta& m, std::shared_ptr<Storage> storage, bool requires_grad);
+  /// A fake of geometry `m` (on `storage`, or a new meta storage). `real`, when given, is
+  /// the tensor it stands for: the fake shares its autograd state (requires_grad, grad_fn).
+  Tensor make_fake(const TensorMeta& m, std::shared_ptr<Storage> storage, const Tensor* real = nullptr);
+  /// Gives the outputs of a recorded op the autograd state eager would give them.
+  void set_traced_autograd(const ops::OpDef& op, const Stack& fake_args, std::vector<Tensor>& outs) const;
+  /// Turns every fake still held outside the function into a real tensor, as a graph
+  /// break does, adding its value to `outputs`; returns those fakes with their output index.
+  std::vector<std::pair<std::shared_ptr<TensorImpl>, size_t>> collect_escaped(std::vector<ValueRef>& outputs);
   /// The graph value for a tensor: its node if it is one of this segment's fakes, else it
   /// is lifted to a new input.
   ValueRef value_for(const Tensor& t);
@@ -148,6 +166,7 @@ class Tracer {
   std::vector<Tensor> input_fakes_;   // the fake standing for each
   std::vector<InputSource> input_sources_;
   std::unordered_map<const TensorImpl*, std::string> module_tensors_;  // real module tensor → qualified name
+  std::unordered_map<const nn::Module*, std::string> module_paths_;    // a module argument's modules → "model.ln"
   int lifted_count_ = 0;
 
   std::vector<GraphBreak> breaks_;
@@ -155,6 +174,10 @@ class Tracer {
   std::vector<UserGuard> user_guards_;
   std::set<std::pair<int, int>> offset_reads_;
   SourceLoc last_loc_;  // the user line of the op recorded last
+  std::vector<AttributeGuard> attribute_guards_;
+  std::unordered_set<const nn::AttributeCell*> attributes_read_;
+  std::string outside_state_;
+  size_t escaped_ = 0;
   bool ran_segment_ = false;
 
   std::shared_ptr<Graph> final_graph_;

@@ -1,4 +1,5 @@
-// core/fake.h — the hook through which reading a fake tensor's data reaches capture.
+// core/fake.h — the hooks through which reading a fake tensor's data, and reading state
+// kept outside any graph, reach capture.
 // Core cannot depend on capture, so capture installs a function here; see Note [fake
 // tensors] in docs/notes/capture.md.
 #pragma once
@@ -20,5 +21,14 @@ void set_fake_data_hook(FakeDataHook hook);
 using FakeOffsetHook = void (*)(const Tensor& t);
 
 void set_fake_offset_hook(FakeOffsetHook hook);
+/// Called by code below capture that reads or writes state kept outside any graph, such
+/// as a gradient slot (Tensor::grad(), mutable_grad()), which a replay of a traced graph
+/// would not read again: while a function is traced, capture then runs it again on every
+/// call (segment mode) instead of replaying its graph. `what` names the access for logs.
+using OutsideStateHook = void (*)(const char* what);
+
+void set_outside_state_hook(OutsideStateHook hook);
+/// Reports an access to state outside the graph (a no-op unless capture installed a hook).
+void note_outside_state(const char* what);
 
 }  // namespace ember::core

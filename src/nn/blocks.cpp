@@ -24,7 +24,8 @@ MLPBlock::MLPBlock(int64_t d, int64_t hidden) {
 
 Tensor MLPBlock::forward(const Tensor& x) { return x + fc2->forward(gelu(fc1->forward(ln->forward(x)))); }
 
-CausalSelfAttention::CausalSelfAttention(int64_t n_embd_, int64_t n_head_) : n_embd(n_embd_), n_head(n_head_) {
+CausalSelfAttention::CausalSelfAttention(int64_t n_embd_, int64_t n_head_)
+    : n_embd(this, "n_embd", n_embd_), n_head(this, "n_head", n_head_) {
   EMBER_CHECK_VALUE(n_head > 0 && n_embd % n_head == 0)
       << "n_embd (" << n_embd << ") must be a multiple of n_head (" << n_head << ")";
   c_attn = register_module("c_attn", std::make_shared<Linear>(n_embd, 3 * n_embd));

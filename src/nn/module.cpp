@@ -1,16 +1,21 @@
 // nn::Module: registration of parameters, buffers and children, the recursive walks
-// that give PyTorch's dotted names, and state_dict / load_state_dict / safetensors files.
+// that give PyTorch's dotted names, and state_dict / load_state_dict / safetensors files;
+// and the hook through which reads of nn::Attribute reach capture.
 #include "ember/nn/module.h"
 
+#include <atomic>
 #include <sstream>
 
 #include "ember/autograd.h"
 #include "ember/error.h"
 #include "ember/serialize.h"
+#include "nn/attribute_hook.h"
 
 namespace ember::nn {
 
 namespace {
+
+std::atomic<AttributeReadHook> g_attribute_read_hook{nullptr};
 
 std::string join(const std::string& prefix, const std::string& name) {
   if (name.empty()) return prefix;
@@ -24,6 +29,12 @@ void check_new_name(const std::string& name, bool taken) {
 }
 
 }  // namespace
+
+void set_attribute_read_hook(AttributeReadHook hook) { g_attribute_read_hook.store(hook); }
+
+void detail::note_attribute_read(const AttributeCell& cell) {
+  if (AttributeReadHook hook = g_attribute_read_hook.load(std::memory_order_relaxed)) hook(cell);
+}
 
 Tensor& Module::register_parameter(const std::string& name, Tensor value, bool requires_grad) {
   check_new_name(name, false);

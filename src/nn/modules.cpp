@@ -25,7 +25,7 @@ double fan_in_bound(int64_t fan_in) { return fan_in > 0 ? 1.0 / std::sqrt(static
 }  // namespace
 
 Linear::Linear(int64_t in_features_, int64_t out_features_, bool bias)
-    : in_features(in_features_), out_features(out_features_) {
+    : in_features(this, "in_features", in_features_), out_features(this, "out_features", out_features_) {
   double bound = fan_in_bound(in_features);
   register_parameter("weight", uniform({out_features, in_features}, bound));
   if (bias) register_parameter("bias", uniform({out_features}, bound));
@@ -43,20 +43,22 @@ Tensor Linear::forward(const Tensor& input) {
 }
 
 LayerNorm::LayerNorm(std::vector<int64_t> normalized_shape_, double eps_, bool elementwise_affine_)
-    : normalized_shape(std::move(normalized_shape_)), eps(eps_), elementwise_affine(elementwise_affine_) {
+    : normalized_shape(this, "normalized_shape", std::move(normalized_shape_)),
+      eps(this, "eps", eps_),
+      elementwise_affine(this, "elementwise_affine", elementwise_affine_) {
   if (elementwise_affine) {
-    register_parameter("weight", ones(normalized_shape));
-    register_parameter("bias", zeros(normalized_shape));
+    register_parameter("weight", ones(normalized_shape.get()));
+    register_parameter("bias", zeros(normalized_shape.get()));
   }
 }
 
 Tensor LayerNorm::forward(const Tensor& input) {
-  if (!elementwise_affine) return layer_norm(input, normalized_shape, std::nullopt, std::nullopt, eps);
-  return layer_norm(input, normalized_shape, tensor("weight"), tensor("bias"), eps);
+  if (!elementwise_affine) return layer_norm(input, normalized_shape.get(), std::nullopt, std::nullopt, eps);
+  return layer_norm(input, normalized_shape.get(), tensor("weight"), tensor("bias"), eps);
 }
 
 Embedding::Embedding(int64_t num_embeddings_, int64_t embedding_dim_, std::optional<int64_t> padding_idx_)
-    : num_embeddings(num_embeddings_), embedding_dim(embedding_dim_) {
+    : num_embeddings(this, "num_embeddings", num_embeddings_), embedding_dim(this, "embedding_dim", embedding_dim_) {
   if (padding_idx_) {
     int64_t p = *padding_idx_;
     EMBER_CHECK(p < num_embeddings && p >= -num_embeddings) << "Padding_idx must be within num_embeddings";
@@ -71,8 +73,8 @@ Tensor Embedding::forward(const Tensor& indices) { return embedding(weight(), in
 
 Tensor ReLU::forward(const Tensor& input) { return relu(input); }
 
-GELU::GELU(std::string approximate_) : approximate(std::move(approximate_)) {
-  EMBER_CHECK_VALUE(approximate == "none" || approximate == "tanh")
+GELU::GELU(std::string approximate_) : approximate(this, "approximate", std::move(approximate_)) {
+  EMBER_CHECK_VALUE(approximate.get() == "none" || approximate.get() == "tanh")
       << "approximate argument must be either none or tanh.";
 }
 
@@ -80,7 +82,7 @@ Tensor GELU::forward(const Tensor& input) { return gelu(input, approximate); }
 
 Tensor SiLU::forward(const Tensor& input) { return silu(input); }
 
-Dropout::Dropout(double p_) : p(p_) {
+Dropout::Dropout(double p_) : p(this, "p", p_) {
   EMBER_CHECK_VALUE(p >= 0 && p <= 1) << "dropout probability has to be between 0 and 1, but got " << p;
 }
 
@@ -96,15 +98,17 @@ Sequential::Sequential(std::vector<std::shared_ptr<UnaryModule>> modules) {
 void Sequential::push_back(std::shared_ptr<UnaryModule> module) {
   register_module(std::to_string(layers_.size()), module);
   layers_.push_back(std::move(module));
+  length_ = static_cast<int64_t>(layers_.size());
 }
 
 std::shared_ptr<UnaryModule> Sequential::operator[](size_t i) const {
-  EMBER_CHECK_INDEX(i < layers_.size()) << "index " << i << " is out of range";
+  EMBER_CHECK_INDEX(i < size()) << "index " << i << " is out of range";
   return layers_[i];
 }
 
 Tensor Sequential::forward(const Tensor& input) {
   Tensor x = input;
+  (void)length_.get();  // the structure this forward ran through is part of a trace's guards
   for (auto& m : layers_) x = m->forward(x);
   return x;
 }
@@ -116,17 +120,21 @@ ModuleList::ModuleList(std::vector<std::shared_ptr<Module>> modules) {
 void ModuleList::push_back(std::shared_ptr<Module> module) {
   register_module(std::to_string(items_.size()), module);
   items_.push_back(std::move(module));
+  length_ = static_cast<int64_t>(items_.size());
 }
 
 std::shared_ptr<Module> ModuleList::operator[](size_t i) const {
-  EMBER_CHECK_INDEX(i < items_.size()) << "index " << i << " is out of range";
+  EMBER_CHECK_INDEX(i < size()) << "index " << i << " is out of range";
   return items_[i];
 }
 
 Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, std::vector<int64_t> kernel_size,
                std::vector<int64_t> stride_, std::vector<int64_t> padding_, std::vector<int64_t> dilation_,
                int64_t groups_, bool bias)
-    : stride(std::move(stride_)), padding(std::move(padding_)), dilation(std::move(dilation_)), groups(groups_) {
+    : stride(this, "stride", std::move(stride_)),
+      padding(this, "padding", std::move(padding_)),
+      dilation(this, "dilation", std::move(dilation_)),
+      groups(this, "groups", groups_) {
   EMBER_CHECK_VALUE(groups > 0) << "groups must be a positive integer";
   EMBER_CHECK_VALUE(in_channels % groups == 0) << "in_channels must be divisible by groups";
   EMBER_CHECK_VALUE(out_channels % groups == 0) << "out_channels must be divisible by groups";
@@ -142,16 +150,15 @@ Tensor Conv2d::forward(const Tensor& input) {
   std::optional<Tensor> b;
   for (auto& [n, t] : named_parameters(false))
     if (n == "bias") b = t;
-  return conv2d(input, weight(), b, stride, padding, dilation, groups);
+  return conv2d(input, weight(), b, stride.get(), padding.get(), dilation.get(), groups);
 }
 
-BatchNorm2d::BatchNorm2d(int64_t num_features_, double eps_, double momentum_, bool affine_,
-                         bool track_running_stats_)
-    : num_features(num_features_),
-      eps(eps_),
-      momentum(momentum_),
-      affine(affine_),
-      track_running_stats(track_running_stats_) {
+BatchNorm2d::BatchNorm2d(int64_t num_features_, double eps_, double momentum_, bool affine_, bool track_running_stats_)
+    : num_features(this, "num_features", num_features_),
+      eps(this, "eps", eps_),
+      momentum(this, "momentum", momentum_),
+      affine(this, "affine", affine_),
+      track_running_stats(this, "track_running_stats", track_running_stats_) {
   if (affine) {
     register_parameter("weight", ones({num_features}));
     register_parameter("bias", zeros({num_features}));

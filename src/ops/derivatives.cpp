@@ -306,6 +306,7 @@ void view_rows(Registry& r) {
   row(r, "aten::squeeze.dims", "SqueezeBackward2", reshape_back);
   row(r, "aten::unsqueeze", "UnsqueezeBackward0", reshape_back);
   row(r, "aten::alias", "AliasBackward0", [](const Ctx& c) -> Grads { return {c.grad()}; });
+  no_grad_row(r, "aten::detach");  // the point of detach: its output never carries a gradient
   row(r, "aten::expand", "ExpandBackward0",
       [](const Ctx& c) -> Grads { return {sum_to(c.grad(), c.arg_sizes(0))}; });
   row(r, "aten::permute", "PermuteBackward0", [](const Ctx& c) -> Grads {

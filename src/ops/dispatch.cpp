@@ -38,7 +38,8 @@ Stack run_view(const OpDef& op, Stack& args) {
     impl->dtype = base.dtype();
     impl->device = base.device();
     impl->is_view = true;  // autograd meta is not copied: the autograd layer gives views their own
-    impl->view_base = base.impl()->view_base ? base.impl()->view_base : base.impl_ptr();
+    // A view autograd does not track (detach) has no base to route in-place writes through.
+    if (!op.not_differentiable) impl->view_base = base.impl()->view_base ? base.impl()->view_base : base.impl_ptr();
     impl->refresh();
     outs.emplace_back(std::move(impl));
   }

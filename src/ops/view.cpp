@@ -163,6 +163,14 @@ void register_view_ops(Registry& r) {
     return metas(view_of(self, self.sizes().vec(), self.strides().vec(), self.storage_offset()));
   });
 
+  // Tensor::detach(): an alias outside the autograd graph (not differentiable, so the
+  // dispatcher gives it no view_base: in-place writes into it are not routed to self's
+  // history, as in PyTorch). An op, not a TensorImpl made in C++, so that capture records it.
+  r.def("detach(Tensor(a) self) -> Tensor(a)").set_view([](const Stack& a) {
+    const Tensor& self = a[0].to_tensor();
+    return metas(view_of(self, self.sizes().vec(), self.strides().vec(), self.storage_offset()));
+  });
+
   r.def("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)").set_view([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
     std::vector<int64_t> size = a[1].to_int_list();

@@ -1,15 +1,32 @@
 // AdamW (decoupled weight decay, optional AMSGrad): torch/optim/adamw.py's
 // _single_tensor_adamw. addcmul_/addcdiv_ are spelled as the products ATen's CPU kernels
 // form (self + value * t1 * t2, self + value * t1 / t2) so float32 rounding matches.
+// The factors that change with the step count enter the ops as 0-dim tensors, not
+// numbers, so that a compiled step is the same graph at every step (Note [outside state]
+// in docs/notes/capture.md).
 #include <cmath>
 
 #include "ember/autograd.h"
 #include "ember/error.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/pointwise.h"
+#include "ops/dispatch.h"
 #include "optim/optim_utils.h"
 
 namespace ember::optim {
+namespace {
+
+/// A 0-dim float64 tensor holding `v`, made from data rather than by an op: while a step
+/// is traced it is a graph input, where a number would be a literal of the graph (a new
+/// graph, and a new compile, at every step). Ops treat it as they treat the number itself:
+/// a 0-dim tensor does not promote a dimensioned operand's dtype.
+Tensor number(double v) {
+  Tensor t = ops::empty_from_meta(TensorMeta{{}, {}, kDouble, kCPU});
+  *t.data_ptr<double>() = v;
+  return t;
+}
+
+}  // namespace
 
 AdamW::AdamW(std::vector<Tensor> params, AdamWOptions options)
     : Optimizer(std::move(params)), options_(options), state_(params_.size()) {
@@ -52,11 +69,11 @@ void AdamW::step() {
     Tensor denom;
     if (o.amsgrad) {
       st.max_exp_avg_sq.copy_(maximum(st.max_exp_avg_sq, st.exp_avg_sq));
-      denom = add(div(st.max_exp_avg_sq.sqrt(), bias_correction2_sqrt), o.eps);
+      denom = add(div(st.max_exp_avg_sq.sqrt(), number(bias_correction2_sqrt)), o.eps);
     } else {
-      denom = add(div(st.exp_avg_sq.sqrt(), bias_correction2_sqrt), o.eps);
+      denom = add(div(st.exp_avg_sq.sqrt(), number(bias_correction2_sqrt)), o.eps);
     }
-    param.add_(div(mul(st.exp_avg, -step_size), denom));
+    param.add_(div(mul(st.exp_avg, number(-step_size)), denom));
   }
 }
 

@@ -1201,9 +1201,19 @@ def random_rows():
 
 # --- main ---------------------------------------------------------------------------------
 
+def late_rows():
+    """Rows of ops added after the families above were generated: each row's seed is its
+    position in all_rows(), so new rows go last and the cases before them stay as they are."""
+    return [
+        OpInfo("aten::detach", "view", lambda g: [
+            S(g.t((3, 4), lay="transposed"), desc="transposed"), S(g.t((2, 3), lay="step"), desc="step"),
+            S(g.t((), i64), desc="0-dim int64"), S(g.t((0, 2)), desc="empty")], strides=True),
+    ]
+
+
 def all_rows():
     return (pointwise_rows() + view_rows() + copy_rows() + factory_rows() + reduction_rows() + linalg_rows() + nn_rows() +
-            conv_rows() + shape_rows() + indexing_rows() + random_rows() + nn_backward_rows())
+            conv_rows() + shape_rows() + indexing_rows() + random_rows() + nn_backward_rows() + late_rows())
 
 
 def differentiable_ops():

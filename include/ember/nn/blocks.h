@@ -32,7 +32,7 @@ class CausalSelfAttention : public UnaryModule {
   Tensor forward(const Tensor& x) override;
   std::string name() const override { return "CausalSelfAttention"; }
   std::shared_ptr<Linear> c_attn, c_proj;
-  int64_t n_embd, n_head;
+  Attribute<int64_t> n_embd, n_head;
 
  private:
   Tensor causal_mask(int64_t T);

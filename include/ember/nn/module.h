@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "ember/nn/attribute.h"
 #include "ember/tensor.h"
 
 namespace ember::nn {
@@ -80,7 +81,8 @@ class Module {
   virtual std::string name() const { return "Module"; }
 
  protected:
-  bool training_ = true;
+  /// An Attribute, so a compiled function that reads it (is_training()) is guarded on it.
+  Attribute<bool> training_{this, "training", true};
 
  private:
   void add_child(const std::string& name, std::shared_ptr<Module> module);

@@ -1,6 +1,7 @@
 // ember/nn/modules.h — layers in the shape of torch.nn: the same parameter and buffer
 // names, the same default initialization (drawn from Ember's default generator), and
-// forwards that call the ATen ops of ember/ops.
+// forwards that call the ATen ops of ember/ops. Configuration fields are nn::Attribute:
+// a compiled function that reads one is guarded on its value (ember/nn/attribute.h).
 #pragma once
 
 #include <cstdint>
@@ -22,7 +23,7 @@ class Linear : public UnaryModule {
   Tensor& weight() { return tensor("weight"); }
   /// Undefined when built without bias.
   Tensor bias() const;
-  int64_t in_features, out_features;
+  Attribute<int64_t> in_features, out_features;
 };
 
 class LayerNorm : public UnaryModule {
@@ -30,9 +31,9 @@ class LayerNorm : public UnaryModule {
   explicit LayerNorm(std::vector<int64_t> normalized_shape, double eps = 1e-5, bool elementwise_affine = true);
   Tensor forward(const Tensor& input) override;
   std::string name() const override { return "LayerNorm"; }
-  std::vector<int64_t> normalized_shape;
-  double eps;
-  bool elementwise_affine;
+  Attribute<std::vector<int64_t>> normalized_shape;
+  Attribute<double> eps;
+  Attribute<bool> elementwise_affine;
 };
 
 /// Rows of weight [num_embeddings, embedding_dim] picked by integer indices.
@@ -42,9 +43,9 @@ class Embedding : public UnaryModule {
   Tensor forward(const Tensor& indices) override;
   std::string name() const override { return "Embedding"; }
   Tensor& weight() { return tensor("weight"); }
-  int64_t num_embeddings, embedding_dim;
+  Attribute<int64_t> num_embeddings, embedding_dim;
   /// Normalized to a non-negative row; -1 when none.
-  int64_t padding_idx = -1;
+  Attribute<int64_t> padding_idx{this, "padding_idx", -1};
 };
 
 class ReLU : public UnaryModule {
@@ -59,7 +60,7 @@ class GELU : public UnaryModule {
   explicit GELU(std::string approximate = "none");
   Tensor forward(const Tensor& input) override;
   std::string name() const override { return "GELU"; }
-  std::string approximate;
+  Attribute<std::string> approximate;
 };
 
 class SiLU : public UnaryModule {
@@ -75,7 +76,7 @@ class Dropout : public UnaryModule {
   explicit Dropout(double p = 0.5);
   Tensor forward(const Tensor& input) override;
   std::string name() const override { return "Dropout"; }
-  double p;
+  Attribute<double> p;
 };
 
 /// Children named "0", "1", … applied in order.
@@ -86,11 +87,13 @@ class Sequential : public UnaryModule {
   void push_back(std::shared_ptr<UnaryModule> module);
   Tensor forward(const Tensor& input) override;
   std::string name() const override { return "Sequential"; }
-  size_t size() const { return layers_.size(); }
+  size_t size() const { return static_cast<size_t>(length_.get()); }
   std::shared_ptr<UnaryModule> operator[](size_t i) const;
 
  private:
   std::vector<std::shared_ptr<UnaryModule>> layers_;
+  /// layers_.size(), read by forward: a layer added after a compiled call recompiles.
+  Attribute<int64_t> length_{this, "len", 0};
 };
 
 /// Children named "0", "1", …; no forward of its own.
@@ -100,13 +103,19 @@ class ModuleList : public Module {
   explicit ModuleList(std::vector<std::shared_ptr<Module>> modules);
   void push_back(std::shared_ptr<Module> module);
   std::string name() const override { return "ModuleList"; }
-  size_t size() const { return items_.size(); }
+  size_t size() const { return static_cast<size_t>(length_.get()); }
   std::shared_ptr<Module> operator[](size_t i) const;
-  auto begin() const { return items_.begin(); }
+  auto begin() const {
+    (void)length_.get();  // iterating reads the length
+    return items_.begin();
+  }
   auto end() const { return items_.end(); }
 
  private:
   std::vector<std::shared_ptr<Module>> items_;
+  /// items_.size(), read by size(), begin() and [i]: an item added after a compiled call
+  /// that iterated the list recompiles it.
+  Attribute<int64_t> length_{this, "len", 0};
 };
 
 /// Square or rectangular 2-D convolution; weight [out, in/groups, kh, kw].
@@ -118,8 +127,8 @@ class Conv2d : public UnaryModule {
   Tensor forward(const Tensor& input) override;
   std::string name() const override { return "Conv2d"; }
   Tensor& weight() { return tensor("weight"); }
-  std::vector<int64_t> stride, padding, dilation;
-  int64_t groups;
+  Attribute<std::vector<int64_t>> stride, padding, dilation;
+  Attribute<int64_t> groups;
 };
 
 /// Batch statistics in training (updating running_mean/var with `momentum`), running
@@ -130,9 +139,9 @@ class BatchNorm2d : public UnaryModule {
                        bool track_running_stats = true);
   Tensor forward(const Tensor& input) override;
   std::string name() const override { return "BatchNorm2d"; }
-  int64_t num_features;
-  double eps, momentum;
-  bool affine, track_running_stats;
+  Attribute<int64_t> num_features;
+  Attribute<double> eps, momentum;
+  Attribute<bool> affine, track_running_stats;
 };
 
 }  // namespace ember::nn
