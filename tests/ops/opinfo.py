@@ -348,10 +348,15 @@ def describe_out(store, t, values=True, inputs=()):
 
 
 def view_of(t, inputs):
-    """The name of the argument whose storage `t` shares (t is a view of it, or it itself), or None."""
+    """The name of the argument whose storage `t` shares (t is a view of it, it itself, or
+    a tensor over the same memory that autograd does not call a view, as detach() returns),
+    or None."""
     root = t if t._base is None else t._base
+    ptr = t.storage().data_ptr()
     for name, x in inputs:
         if root is (x if x._base is None else x._base):
+            return name
+        if ptr != 0 and ptr == x.storage().data_ptr():
             return name
     return None
 

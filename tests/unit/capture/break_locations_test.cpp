@@ -47,6 +47,9 @@ std::vector<Scenario> scenarios() {
       {"GB0006", "nonzero(tensor)", [](const Tensor& x) { Tensor y = x * 2; return nonzero(y > 0).sum() + y.sum(); }, __LINE__},
       {"GB0007", "graph_break()", [](const Tensor& x) { Tensor y = x * 2; graph_break(); return y + 1; }, __LINE__},
       {"GB0008", "loss.backward()", [w = leaf()](const Tensor& x) { Tensor loss = (x * w).sum(); loss.backward(); return x * 2; }, __LINE__},
+      {"GB0009", "tensor.requires_grad_()", [](const Tensor& x) { Tensor y = x * 2; y.requires_grad_(); return y + 1; }, __LINE__},
+      {"GB0009", "tensor.retain_grad()", [w = leaf()](const Tensor& x) { Tensor y = x * w; y.retain_grad(); return y + 1; }, __LINE__},
+      {"GB0009", "tensor.register_hook()", [w = leaf()](const Tensor& x) { Tensor y = x * w; y.register_hook([](const Tensor& g) { return g; }); return y + 1; }, __LINE__},
   };
 }
 // clang-format on

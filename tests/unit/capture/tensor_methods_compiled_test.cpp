@@ -146,7 +146,7 @@ std::vector<Row> rows() {
          return Results{a - 1};
        }},
       {"str()", [](const Tensor& a, const Tensor&) { return Results{text((a * 2).str())}; }},
-      {"operator<<(std::ostream,Tensor)",
+      {"operator<<(std::ostream,TensorArg)",
        [](const Tensor& a, const Tensor&) {
          std::ostringstream os;
          os << a.t() * 2;
