@@ -104,8 +104,10 @@ class CompiledFunctionState;
 
 /// The type-erased compiled function (shared by copies of a Compiled<…>).
 /// `invoke` runs the user function; kept so that replay() can re-run a recorded frame.
+/// `param_kinds` holds each parameter's CallArg alternative (its variant index), so that
+/// replay() can refuse a record whose arguments the function does not take.
 std::shared_ptr<CompiledFunctionState> make_state(CompileOptions options, const std::source_location& where,
-                                                  Invoker invoke);
+                                                  Invoker invoke, std::vector<size_t> param_kinds);
 std::vector<IValue> call(CompiledFunctionState& state, std::vector<CallArg> args);
 /// Drops every cache entry (torch._dynamo.reset() for one function).
 void reset(CompiledFunctionState& state);
@@ -131,6 +133,28 @@ CallArg to_call_arg(A&& a) {
                   "ember::compile: arguments must be Tensor, a number (int64_t, int, double, bool), a std::vector "
                   "of Tensor, int64_t or double, or an nn::Module");
   }
+}
+
+/// The CallArg alternative a parameter of type P is passed as (from_call_arg's std::get).
+template <typename P>
+constexpr size_t call_arg_index() {
+  using T = std::remove_cvref_t<P>;
+  if constexpr (std::is_same_v<T, Tensor>)
+    return 0;
+  else if constexpr (std::is_same_v<T, std::vector<Tensor>>)
+    return 1;
+  else if constexpr (std::is_same_v<T, bool>)
+    return 4;
+  else if constexpr (std::is_integral_v<T>)
+    return 2;
+  else if constexpr (std::is_floating_point_v<T>)
+    return 3;
+  else if constexpr (std::is_same_v<T, std::vector<int64_t>>)
+    return 5;
+  else if constexpr (std::is_same_v<T, std::vector<double>>)
+    return 6;
+  else
+    return 7;
 }
 
 template <typename P>
@@ -212,12 +236,14 @@ class Compiled<F, Sig, std::tuple<A...>> {
   using Result = typename Sig::Result;
 
   Compiled(F fn, CompileOptions options, const std::source_location& where)
-      : state_((register_builtin_backends(), capture::make_state(std::move(options), where,
-                                   [fn = std::make_shared<F>(std::move(fn))](std::vector<capture::CallArg>& in) {
-                                     std::vector<IValue> out;
-                                     invoke_unpacked(*fn, in, out, std::index_sequence_for<A...>{});
-                                     return out;
-                                   }))) {}
+      : state_((register_builtin_backends(),
+                capture::make_state(std::move(options), where,
+                                    [fn = std::make_shared<F>(std::move(fn))](std::vector<capture::CallArg>& in) {
+                                      std::vector<IValue> out;
+                                      invoke_unpacked(*fn, in, out, std::index_sequence_for<A...>{});
+                                      return out;
+                                    },
+                                    {capture::call_arg_index<A>()...}))) {}
 
   Result operator()(A... args) const {
     std::vector<IValue> flat = capture::call(*state_, {capture::to_call_arg(args)...});

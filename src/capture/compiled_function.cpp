@@ -109,12 +109,14 @@ FunctionFilter& function_filter() {
 
 class CompiledFunctionState {
  public:
-  CompiledFunctionState(CompileOptions options, const std::source_location& where, Invoker invoke)
+  CompiledFunctionState(CompileOptions options, const std::source_location& where, Invoker invoke,
+                        std::vector<size_t> param_kinds)
       : options_(std::move(options)),
         name_(options_.name.empty() ? default_name(where) : options_.name),
         where_(where),
         backend_(options_.custom_backend ? options_.custom_backend : lookup_backend(options_.backend)),
-        invoke_(std::move(invoke)) {
+        invoke_(std::move(invoke)),
+        param_kinds_(std::move(param_kinds)) {
     install_capture_hooks();
   }
 
@@ -167,6 +169,8 @@ class CompiledFunctionState {
   const Invoker& invoker() const { return invoke_; }
 
   /// Traces `args` once more without caching anything (replay of a recorded frame).
+  const std::vector<size_t>& param_kinds() const { return param_kinds_; }
+
   std::vector<IValue> trace_once(std::vector<CallArg>& args) {
     Tracer tracer(trace_options(), segment_compiler());
     return tracer.run(args, invoke_);
@@ -431,6 +435,7 @@ class CompiledFunctionState {
   std::source_location where_;
   Backend backend_;
   Invoker invoke_;
+  std::vector<size_t> param_kinds_;
   std::atomic<double> backend_seconds_{0};  // segment mode compiles outside mu_
 
   std::atomic<Entry*> head_{nullptr};
@@ -466,13 +471,16 @@ void warn_interpreted(const std::string& graph, const std::string& reason) {
 }
 
 std::shared_ptr<CompiledFunctionState> make_state(CompileOptions options, const std::source_location& where,
-                                                  Invoker invoke) {
-  auto state = std::make_shared<CompiledFunctionState>(std::move(options), where, std::move(invoke));
+                                                  Invoker invoke, std::vector<size_t> param_kinds) {
+  auto state =
+      std::make_shared<CompiledFunctionState>(std::move(options), where, std::move(invoke), std::move(param_kinds));
   register_function(state->name(), state);
   return state;
 }
 
 std::vector<IValue> call(CompiledFunctionState& state, std::vector<CallArg> args) { return state.call(args); }
+
+const std::vector<size_t>& param_kinds(const CompiledFunctionState& state) { return state.param_kinds(); }
 
 std::vector<IValue> trace_once(CompiledFunctionState& state, std::vector<CallArg>& args) {
   return state.trace_once(args);

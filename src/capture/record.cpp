@@ -1,16 +1,17 @@
 // capture/record.cpp — execution records and replay (record.h).
 #include "capture/record.h"
 
-#include "capture/guards.h"
+#include <unistd.h>
 
 #include <atomic>
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <sstream>
-#include <unistd.h>
 
+#include "capture/guards.h"
 #include "ember/config.h"
 #include "ember/serialize.h"
 
@@ -34,18 +35,6 @@ std::string join(const std::vector<T>& v) {
   for (size_t i = 0; i < v.size(); ++i) os << (i ? "," : "") << v[i];
   return os.str();
 }
-
-template <typename T>
-std::vector<T> split(const std::string& s, T (*parse)(const std::string&)) {
-  std::vector<T> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) out.push_back(parse(item));
-  return out;
-}
-
-int64_t parse_int(const std::string& s) { return std::stoll(s); }
-double parse_double(const std::string& s) { return std::stod(s); }
 
 }  // namespace
 
@@ -108,55 +97,164 @@ std::string write_record(const std::string& function, const SourceLoc& where, co
 
 }  // namespace capture
 
-void replay(const std::string& record_path, const std::vector<nn::Module*>& modules) {
-  const std::map<std::string, std::string> meta = load_safetensors_metadata(record_path);
-  auto get = [&](const std::string& key) -> const std::string& {
-    auto it = meta.find(key);
-    EMBER_CHECK_VALUE(it != meta.end()) << "replay: " << record_path << " is not an execution record (no '" << key
-                                        << "' in its metadata)";
+namespace {
+
+/// What replay reads from a record's metadata: every value checked, every error naming the
+/// record and the metadata key (a record is a file anyone can edit or truncate).
+class RecordReader {
+ public:
+  RecordReader(std::string path, std::map<std::string, std::string> meta)
+      : path_(std::move(path)), meta_(std::move(meta)) {}
+
+  [[noreturn]] void fail(const std::string& key, const std::string& expected) const {
+    auto it = meta_.find(key);
+    EMBER_FAIL_KIND(ErrorKind::ValueError)
+        << "replay: " << path_ << ": metadata '" << key << "': expected " << expected << ", found "
+        << (it == meta_.end() ? std::string("no such key") : "'" + it->second + "'");
+  }
+
+  const std::string& get(const std::string& key) const {
+    auto it = meta_.find(key);
+    if (it == meta_.end()) fail(key, "it in an execution record");
     return it->second;
-  };
-  EMBER_CHECK_VALUE(get("ember_record") == "1") << "replay: " << record_path << " is not an execution record";
-  const std::string function = get("function");
+  }
+
+  int64_t integer(const std::string& key, std::string_view text) const {
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) fail(key, "an integer within 64 bits");
+    return v;
+  }
+
+  double real(const std::string& key, std::string_view text) const {
+    double v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) fail(key, "a floating-point number");
+    return v;
+  }
+
+  /// "1,2,3" (and "" for an empty list), each item read by `item`.
+  template <typename T, typename Item>
+  std::vector<T> list(const std::string& key, std::string_view text, Item item) const {
+    std::vector<T> out;
+    if (text.empty()) return out;
+    for (size_t start = 0;;) {
+      const size_t comma = text.find(',', start);
+      out.push_back(item(key, text.substr(start, comma == std::string_view::npos ? text.npos : comma - start)));
+      if (comma == std::string_view::npos) return out;
+      start = comma + 1;
+    }
+  }
+
+  const std::string& path() const { return path_; }
+  const std::map<std::string, std::string>& meta() const { return meta_; }
+
+ private:
+  std::string path_;
+  std::map<std::string, std::string> meta_;
+};
+
+/// How a CallArg alternative is written in a record ("tensor", "int:…", …), for messages.
+const char* kind_name(size_t index) {
+  static constexpr const char* kNames[] = {"a Tensor ('tensor')",
+                                           "a list of tensors ('tensors:N')",
+                                           "an int ('int:N')",
+                                           "a double ('double:X')",
+                                           "a bool ('bool:0' or 'bool:1')",
+                                           "a list of ints ('ints:A,B,…')",
+                                           "a list of doubles ('doubles:A,B,…')",
+                                           "a module ('module')"};
+  return index < std::size(kNames) ? kNames[index] : "an argument";
+}
+
+}  // namespace
+
+void replay(const std::string& record_path, const std::vector<nn::Module*>& modules) {
+  const RecordReader rec(record_path, load_safetensors_metadata(record_path));
+  if (rec.get("ember_record") != "1") rec.fail("ember_record", "'1' (an execution record)");
+  const std::string function = rec.get("function");
   std::shared_ptr<capture::CompiledFunctionState> state;
   {
     capture::FunctionTable& t = capture::functions();
     std::lock_guard lock(t.mu);
     if (auto it = t.by_name.find(function); it != t.by_name.end()) state = it->second.lock();
   }
-  EMBER_CHECK_VALUE(state) << "replay: no compiled function named '" << function
+  EMBER_CHECK_VALUE(state) << "replay: " << record_path << ": no compiled function named '" << function
                            << "' exists in this program; a record is replayed by the program that compiled it";
+  const std::vector<size_t>& params = capture::param_kinds(*state);
+
+  // Every key must be one the writer writes: anything else is a damaged or foreign file.
+  const size_t num_args = static_cast<size_t>(rec.integer("num_args", rec.get("num_args")));
+  if (rec.integer("num_args", rec.get("num_args")) < 0 || num_args != params.size()) {
+    rec.fail("num_args", std::to_string(params.size()) + " (the number of arguments " + function + " takes)");
+  }
+  for (const auto& [key, value] : rec.meta()) {
+    bool known = key == "ember_record" || key == "function" || key == "where" || key == "error" || key == "num_args";
+    if (key.starts_with("config.")) {
+      const std::string name = key.substr(7);
+      for (const KnobInfo& k : config_knobs()) known = known || k.name == name;
+      if (!known) rec.fail(key, "a knob that exists (see `ember config`)");
+    }
+    for (size_t i = 0; i < num_args && !known; ++i) {
+      const std::string arg = "arg" + std::to_string(i);
+      known = key == arg || key == arg + ".name";
+    }
+    if (!known) rec.fail(key, "only the keys an execution record holds");
+  }
 
   std::map<std::string, Tensor> tensors = load_safetensors(record_path);
+  size_t tensors_used = 0;
+  auto tensor = [&](const std::string& key, const std::string& name) {
+    auto it = tensors.find(name);
+    if (it == tensors.end()) rec.fail(key, "a record whose file holds tensor '" + name + "'");
+    ++tensors_used;
+    return it->second;
+  };
   std::vector<capture::CallArg> args;
   size_t next_module = 0;
-  const size_t n = static_cast<size_t>(std::stoll(get("num_args")));
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < num_args; ++i) {
     const std::string key = "arg" + std::to_string(i);
-    const std::string& kind = get(key);
-    const std::string value = kind.substr(kind.find(':') + 1);
+    const std::string& kind = rec.get(key);
+    const size_t colon = kind.find(':');
+    const std::string tag = kind.substr(0, colon);
+    const std::string_view value =
+        colon == std::string::npos ? std::string_view() : std::string_view(kind).substr(colon + 1);
     if (kind == "tensor") {
-      args.emplace_back(tensors.at(key));
-    } else if (kind.starts_with("tensors:")) {
+      args.emplace_back(tensor(key, key));
+    } else if (tag == "tensors" && colon != std::string::npos) {
+      const int64_t n = rec.integer(key, value);
+      if (n < 0 || static_cast<uint64_t>(n) > tensors.size()) rec.fail(key, "as many tensors as the file holds");
       std::vector<Tensor> list;
-      for (int64_t k = 0; k < std::stoll(value); ++k) list.push_back(tensors.at(key + "." + std::to_string(k)));
+      for (int64_t k = 0; k < n; ++k) list.push_back(tensor(key, key + "." + std::to_string(k)));
       args.emplace_back(std::move(list));
-    } else if (kind.starts_with("bool:")) {
+    } else if (tag == "bool" && (value == "0" || value == "1") && colon != std::string::npos) {
       args.emplace_back(value == "1");
-    } else if (kind.starts_with("int:")) {
-      args.emplace_back(static_cast<int64_t>(std::stoll(value)));
-    } else if (kind.starts_with("double:")) {
-      args.emplace_back(std::stod(value));
-    } else if (kind.starts_with("ints:")) {
-      args.emplace_back(capture::split<int64_t>(value, capture::parse_int));
-    } else if (kind.starts_with("doubles:")) {
-      args.emplace_back(capture::split<double>(value, capture::parse_double));
-    } else {
+    } else if (tag == "int" && colon != std::string::npos) {
+      args.emplace_back(rec.integer(key, value));
+    } else if (tag == "double" && colon != std::string::npos) {
+      args.emplace_back(rec.real(key, value));
+    } else if (tag == "ints" && colon != std::string::npos) {
+      args.emplace_back(
+          rec.list<int64_t>(key, value, [&](const std::string& k, std::string_view v) { return rec.integer(k, v); }));
+    } else if (tag == "doubles" && colon != std::string::npos) {
+      args.emplace_back(
+          rec.list<double>(key, value, [&](const std::string& k, std::string_view v) { return rec.real(k, v); }));
+    } else if (kind == "module") {
       EMBER_CHECK_VALUE(next_module < modules.size())
-          << "replay: argument '" << get(key + ".name") << "' of " << function
-          << " is a module, which a record cannot hold; pass it: replay(path, {&module})";
+          << "replay: argument '" << (rec.meta().contains(key + ".name") ? rec.get(key + ".name") : key) << "' of "
+          << function << " is a module, which a record cannot hold; pass it: replay(path, {&module})";
       args.emplace_back(modules[next_module++]);
+    } else {
+      rec.fail(key, "tensor, tensors:N, bool:0|1, int:N, double:X, ints:…, doubles:… or module");
     }
+    if (args.back().index() != params[i]) {
+      rec.fail(key,
+               std::string(kind_name(params[i])) + ": the type of argument " + std::to_string(i) + " of " + function);
+    }
+  }
+  if (tensors_used != tensors.size()) {
+    EMBER_FAIL_KIND(ErrorKind::ValueError) << "replay: " << record_path << ": holds " << tensors.size()
+                                           << " tensors, but its arguments use " << tensors_used;
   }
 
   // The recorded config is in force while the frame runs, and restored after.
@@ -167,8 +265,12 @@ void replay(const std::string& record_path, const std::vector<nn::Module*>& modu
   };
   try {
     for (const KnobInfo& k : config_knobs()) {
-      if (auto it = meta.find("config." + k.name); it != meta.end() && k.name != "dynamo.replay_record_enabled") {
+      auto it = rec.meta().find("config." + k.name);
+      if (it == rec.meta().end() || k.name == "dynamo.replay_record_enabled") continue;
+      try {
         config_set(k.name, it->second);
+      } catch (const Error& e) {
+        rec.fail(it->first, "a valid value for the knob (" + e.message() + ")");
       }
     }
     config().dynamo.replay_record_enabled = false;

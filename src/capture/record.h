@@ -19,6 +19,9 @@ void register_function(const std::string& name, const std::shared_ptr<CompiledFu
 std::string write_record(const std::string& function, const SourceLoc& where, const std::vector<std::string>& arg_names,
                          const std::vector<CallArg>& args, const Error& error);
 
+/// Each parameter's CallArg alternative (variant index), as make_state was given them.
+const std::vector<size_t>& param_kinds(const CompiledFunctionState& state);
+
 /// Traces `args` once with the function's options, caching nothing (compiled_function.cpp).
 std::vector<IValue> trace_once(CompiledFunctionState& state, std::vector<CallArg>& args);
 

@@ -203,19 +203,29 @@ std::vector<std::pair<std::string, std::string>> config_to_record() {
 }
 
 ScopedConfig::ScopedConfig(const std::vector<std::pair<std::string, std::string>>& config) {
-  for (const auto& [name, value] : config) {
-    saved_.emplace_back(name, config_get(name));
-    config_set(name, value);
+  try {
+    for (const auto& [name, value] : config) {
+      std::string previous = config_get(name);
+      config_set(name, value);
+      saved_.emplace_back(name, std::move(previous));
+    }
+  } catch (const Error&) {
+    // No destructor runs for a constructor that throws: put back what was set.
+    restore();
+    throw;
   }
 }
 
-ScopedConfig::~ScopedConfig() {
+ScopedConfig::~ScopedConfig() { restore(); }
+
+void ScopedConfig::restore() {
   for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
     try {
       config_set(it->first, it->second);
     } catch (const Error&) {  // a value read back from config_get always sets
     }
   }
+  saved_.clear();
 }
 
 std::string new_output_dir(const std::string& graph_name) {
@@ -386,6 +396,7 @@ Repro read_repro(const std::string& path) {
   std::istringstream in(text);
   int line_no = 0;
   bool plain = false, seen_key = false;
+  std::map<std::string, int> key_lines;  // where each key was given
   for (std::string line; std::getline(in, line);) {
     ++line_no;
     if (line.empty() || line[0] == '#') continue;
@@ -404,15 +415,22 @@ Repro read_repro(const std::string& path) {
       graph_text = rest.str();
       break;
     }
-    const size_t colon = line.find(": ");
+    // "key: value", or "key:" for an empty value (an editor may strip the blank).
+    size_t colon = line.find(": ");
+    if (colon == std::string::npos && line.size() > 1 && line.back() == ':') colon = line.size() - 1;
     EMBER_CHECK_VALUE(colon != std::string::npos)
         << path << ":" << line_no << ": expected 'key: value' (kind, backend, repro_after, check, failure, "
         << "tolerance, config, inputs) or 'graph:', found '" << line << "'";
-    const std::string key = line.substr(0, colon), value = line.substr(colon + 2);
+    const std::string key = line.substr(0, colon), value = line.substr(std::min(colon + 2, line.size()));
     auto bad = [&](const std::string& expected) {
       EMBER_FAIL_KIND(ErrorKind::ValueError)
           << path << ":" << line_no << ": expected " << expected << ", found '" << line << "'";
     };
+    // Each key but config once: a second value would silently replace the first.
+    if (key != "config") {
+      auto [first, inserted] = key_lines.emplace(key, line_no);
+      if (!inserted) bad("one '" + key + ":' line (line " + std::to_string(first->second) + " gives it already)");
+    }
     if (key == "kind") {
       if (value != "launcher" && value != "repro") bad("'kind: launcher' or 'kind: repro'");
       r.kind = value;
@@ -451,7 +469,17 @@ Repro read_repro(const std::string& path) {
     } else if (key == "config") {
       const size_t eq = value.find('=');
       if (eq == std::string::npos) bad("'config: NAME=VALUE'");
-      r.config.emplace_back(value.substr(0, eq), value.substr(eq + 1));
+      const std::string name = value.substr(0, eq);
+      for (const auto& [given, v] : r.config)
+        if (given == name) bad("one 'config: " + name + "=…' line");
+      // The knob and its value are checked now, where the line is known, not when the
+      // repro runs (setting it for a moment; ScopedConfig puts the old value back).
+      try {
+        ScopedConfig check({{name, value.substr(eq + 1)}});
+      } catch (const Error& e) {
+        bad("a knob that exists and a valid value for it (" + e.message() + ")");
+      }
+      r.config.emplace_back(name, value.substr(eq + 1));
     } else if (key == "inputs") {
       inputs = value;
     } else {
@@ -473,14 +501,14 @@ Repro read_repro(const std::string& path) {
     throw Error(ErrorKind::ValueError, path + ": " + msg, "");
   }
   const std::vector<Node*> ins = r.graph->inputs();
-  if (!inputs || inputs->rfind("random", 0) == 0) {
+  if (!inputs || *inputs == "random" || inputs->starts_with("random ")) {
     uint64_t seed = 0;
-    if (inputs && inputs->size() > 7) {
+    if (inputs && *inputs != "random") {
       const std::string digits = inputs->substr(7);
       EMBER_CHECK_VALUE(!digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos &&
                         digits.size() < 20)
-          << path << ": expected 'inputs: random SEED' or 'inputs: FILE.safetensors', found 'inputs: " << *inputs
-          << "'";
+          << path << ":" << key_lines.at("inputs") << ": expected 'inputs: random SEED' (SEED below 10^19) or "
+          << "'inputs: FILE.safetensors', found 'inputs: " << *inputs << "'";
       seed = std::stoull(digits);
     }
     r.inputs = random_inputs(*r.graph, seed);
@@ -500,6 +528,7 @@ Repro read_repro(const std::string& path) {
                 "");
   }
   r.inputs_source = file.string();
+  size_t used = 0;  // tensors of the file read, so that a stray one is noticed
   for (size_t i = 0; i < ins.size(); ++i) {
     const std::string key = "input." + std::to_string(i);
     auto it = tensors.find(key);
@@ -510,13 +539,30 @@ Repro read_repro(const std::string& path) {
         << file.string() << ": tensor '" << key << "' has sizes " << it->second.sizes() << " and dtype "
         << it->second.dtype() << ", but input " << ins[i]->target() << " is " << IntArrayRef(m.sizes) << " " << m.dtype;
     r.inputs.push_back(with_geometry(it->second, m));
+    ++used;
   }
   for (const auto& n : r.graph->nodes()) {
     if (n->kind() != NodeKind::Constant) continue;
     auto it = tensors.find("constant." + n->target());
     EMBER_CHECK_VALUE(it != tensors.end()) << file.string() << ": expected tensor 'constant." << n->target()
                                            << "' for a constant of graph " << r.graph->name() << ", found none";
-    r.graph->set_constant(n->target(), with_geometry(it->second, n->meta().at(0)));
+    const TensorMeta& m = n->meta().at(0);
+    EMBER_CHECK_VALUE(it->second.sizes() == IntArrayRef(m.sizes))
+        << file.string() << ": tensor 'constant." << n->target() << "' has sizes " << it->second.sizes()
+        << ", but the constant is " << IntArrayRef(m.sizes);
+    r.graph->set_constant(n->target(), with_geometry(it->second, m));
+    ++used;
+  }
+  if (used != tensors.size()) {
+    std::set<std::string> expected;
+    for (size_t i = 0; i < ins.size(); ++i) expected.insert("input." + std::to_string(i));
+    for (const auto& n : r.graph->nodes())
+      if (n->kind() == NodeKind::Constant) expected.insert("constant." + n->target());
+    for (const auto& [name, t] : tensors) {
+      EMBER_CHECK_VALUE(expected.contains(name))
+          << file.string() << ": tensor '" << name << "' belongs to no input or constant of graph " << r.graph->name()
+          << " (read for " << path << ")";
+    }
   }
   return r;
 }

@@ -107,6 +107,7 @@ class ScopedConfig {
   ScopedConfig& operator=(const ScopedConfig&) = delete;
 
  private:
+  void restore();
   std::vector<std::pair<std::string, std::string>> saved_;
 };
 

@@ -257,6 +257,20 @@ class Parser {
         fail_at("sizes whose product fits in 64 bits", line_.substr(start, pos_ - start));
     }
     if (!strides) m.strides = core::contiguous_strides(m.sizes);
+    // Every reader of a graph (the interpreter, runnable programs, repros' inputs) sizes
+    // the storage as offset + sum((size - 1) * stride) + 1 elements: its bytes must fit
+    // in 64 bits too, or they would silently wrap.
+    bool empty = false;
+    for (int64_t s : m.sizes) empty = empty || s == 0;
+    int64_t extent = m.storage_offset, term = 0;
+    bool wraps = __builtin_add_overflow(extent, empty ? 0 : 1, &extent);
+    for (size_t d = 0; d < m.sizes.size() && !empty && !wraps; ++d) {
+      wraps =
+          __builtin_mul_overflow(m.sizes[d] - 1, m.strides[d], &term) || __builtin_add_overflow(extent, term, &extent);
+    }
+    if (wraps || __builtin_mul_overflow(extent, static_cast<int64_t>(element_size(m.dtype)), &term))
+      fail_at("a geometry whose storage (offset + sum((size-1)*stride) + 1 elements) fits in 64-bit byte offsets",
+              line_.substr(start, pos_ - start));
     return m;
   }
 

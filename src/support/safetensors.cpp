@@ -1,12 +1,16 @@
 // support/safetensors.cpp — see safetensors.h. Validation follows the reference
-// implementation (huggingface/safetensors): bounded header, known dtypes, offsets inside
-// the data section, no two tensors sharing bytes, byte count == numel * element size.
+// implementation (huggingface/safetensors): bounded header, no key twice, known dtypes,
+// byte count == numel * element size, and the tensors' data_offsets tiling the data
+// section exactly — no overlap, no gap, no trailing bytes (its "InvalidOffset" and
+// "MetadataIncompleteBuffer"). Every error names the file, and the entry or byte offset.
 #include "support/safetensors.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "ember/error.h"
 
@@ -39,14 +43,19 @@ SafetensorsEntry parse_entry(const std::string& source, const std::string& name,
   auto sh = j.find("shape");
   if (sh == j.end() || !sh->is_array()) malformed(source, "entry '" + name + "' has no \"shape\" array");
   uint64_t numel = 1;
-  bool overflow = false;
+  // The product of the nonzero sizes: a contiguous stride, which must fit in an int64
+  // even when another size is 0 and the tensor is empty.
+  int64_t span = 1;
+  bool overflow = false, span_overflow = false;
   for (const json& d : *sh) {
     if (!d.is_number_unsigned()) malformed(source, "entry '" + name + "' has a shape entry that is not a non-negative integer");
     const uint64_t v = d.get<uint64_t>();
     if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) overflow = true;
     else if (v != 0 && numel > std::numeric_limits<uint64_t>::max() / v) overflow = true;
     else numel *= v;
-    e.shape.push_back(static_cast<int64_t>(std::min<uint64_t>(v, std::numeric_limits<int64_t>::max())));
+    const int64_t size = static_cast<int64_t>(std::min<uint64_t>(v, std::numeric_limits<int64_t>::max()));
+    if (__builtin_mul_overflow(span, std::max<int64_t>(size, 1), &span)) span_overflow = true;
+    e.shape.push_back(size);
   }
 
   auto off = j.find("data_offsets");
@@ -64,12 +73,15 @@ SafetensorsEntry parse_entry(const std::string& source, const std::string& name,
     malformed(source, "entry '" + name + "' has data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
                           "] out of range of the " + std::to_string(data_size) + "-byte data section");
   }
+  std::string shape = "[";
+  for (size_t i = 0; i < e.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(e.shape[i]);
+  shape += "]";
   if (overflow || numel > std::numeric_limits<uint64_t>::max() / elem || numel * elem != end - begin) {
-    std::string shape = "[";
-    for (size_t i = 0; i < e.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(e.shape[i]);
-    shape += "]";
     malformed(source, "entry '" + name + "' has shape " + shape + " of dtype " + e.dtype + " but " +
                           std::to_string(end - begin) + " bytes of data (shape/size mismatch)");
+  }
+  if (span_overflow) {
+    malformed(source, "entry '" + name + "' has shape " + shape + ", whose contiguous strides do not fit in 64 bits");
   }
   e.begin = static_cast<size_t>(begin);
   e.end = static_cast<size_t>(end);
@@ -94,7 +106,7 @@ SafetensorsFile decode_safetensors(std::vector<uint8_t> bytes, const std::string
   }
   const uint64_t header_len = read_le64(bytes.data());
   if (header_len > kMaxHeaderBytes) {
-    malformed(source, "header length " + std::to_string(header_len) + " exceeds the limit of " +
+    malformed(source, "header length " + std::to_string(header_len) + " (bytes 0..7) exceeds the limit of " +
                           std::to_string(kMaxHeaderBytes) + " bytes");
   }
   if (header_len > bytes.size() - 8) {
@@ -102,13 +114,30 @@ SafetensorsFile decode_safetensors(std::vector<uint8_t> bytes, const std::string
                           std::to_string(bytes.size()) + " bytes)");
   }
   const char* header_begin = reinterpret_cast<const char*>(bytes.data() + 8);
+  // A key given twice would leave one of its values silently unused: refuse it, as the
+  // reference implementation does (serde rejects duplicate fields).
+  std::vector<std::set<std::string>> keys;
+  auto check_keys = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) keys.emplace_back();
+    if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+    if (event == json::parse_event_t::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second) {
+      malformed(source, "the header gives key '" + parsed.get<std::string>() + "' twice" +
+                            (keys.size() > 1 ? " in one object" : ""));
+    }
+    return true;
+  };
   json header;
   try {
-    header = json::parse(header_begin, header_begin + header_len);
+    header = json::parse(header_begin, header_begin + header_len, check_keys);
+  } catch (const json::parse_error& e) {
+    // e.byte counts from 1 within the header, which starts at byte 8 of the file.
+    malformed(source, "header is not valid JSON at byte " + std::to_string(8 + e.byte - (e.byte > 0)) +
+                          " of the file: " + e.what());
   } catch (const json::exception& e) {
     malformed(source, std::string("header is not valid JSON: ") + e.what());
   }
-  if (!header.is_object()) malformed(source, "header is not a JSON object");
+  if (!header.is_object())
+    malformed(source, "header is not a JSON object (bytes 8.." + std::to_string(8 + header_len) + " of the file)");
 
   SafetensorsFile file;
   file.data_start = static_cast<size_t>(8 + header_len);
@@ -125,15 +154,33 @@ SafetensorsFile decode_safetensors(std::vector<uint8_t> bytes, const std::string
     file.entries[it.key()] = parse_entry(source, it.key(), *it, data_size);
   }
 
-  // No two tensors may share bytes (empty tensors occupy none).
+  // The tensors tile the data section: sorted by offsets, each begins where the one
+  // before ended (an empty tensor occupies no bytes but still sits at a boundary), and
+  // the last ends at the end of the file.
   std::vector<std::pair<const std::string*, const SafetensorsEntry*>> order;
-  for (const auto& [name, e] : file.entries)
-    if (e.end > e.begin) order.emplace_back(&name, &e);
-  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second->begin < b.second->begin; });
-  for (size_t i = 1; i < order.size(); ++i) {
-    if (order[i].second->begin < order[i - 1].second->end) {
-      malformed(source, "entries '" + *order[i - 1].first + "' and '" + *order[i].first + "' have overlapping data_offsets");
+  for (const auto& [name, e] : file.entries) order.emplace_back(&name, &e);
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return std::pair(a.second->begin, a.second->end) < std::pair(b.second->begin, b.second->end);
+  });
+  size_t at = 0;
+  const std::string* previous = nullptr;
+  for (const auto& [name, e] : order) {
+    if (e->begin < at) {
+      malformed(source, "entries '" + *previous + "' and '" + *name + "' have overlapping data_offsets");
     }
+    if (e->begin > at) {
+      malformed(source, "entry '" + *name + "' begins at data offset " + std::to_string(e->begin) + " (byte " +
+                            std::to_string(file.data_start + e->begin) + " of the file), but " +
+                            (previous ? "entry '" + *previous + "' ends" : std::string("the data section begins")) +
+                            " at " + std::to_string(at) + ": " + std::to_string(e->begin - at) +
+                            " bytes belong to no tensor");
+    }
+    at = e->end;
+    previous = name;
+  }
+  if (at != data_size) {
+    malformed(source, std::to_string(data_size - at) + " bytes after the last tensor's data (from byte " +
+                          std::to_string(file.data_start + at) + " of the file) belong to no tensor");
   }
   file.bytes = std::move(bytes);
   return file;
@@ -173,9 +220,18 @@ std::vector<uint8_t> encode_safetensors(const std::map<std::string, SafetensorsV
 }
 
 SafetensorsFile read_safetensors_file(const std::string& path) {
+  std::error_code ec;
+  // A directory opens as a stream, then throws std::ios_base::failure on the first read.
+  EMBER_CHECK(!std::filesystem::is_directory(path, ec))
+      << "cannot read safetensors file '" << path << "': it is a directory";
   std::ifstream in(path, std::ios::binary);
   EMBER_CHECK(in.good()) << "cannot open safetensors file '" << path << "' for reading";
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes;
+  try {
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::ios_base::failure& e) {
+    EMBER_FAIL() << "error reading safetensors file '" << path << "': " << e.what();
+  }
   EMBER_CHECK(!in.bad()) << "error reading safetensors file '" << path << "'";
   return decode_safetensors(std::move(bytes), path);
 }

@@ -1,6 +1,7 @@
 // tools/ember/minify_command.cpp — `ember minify FILE`: the minifier on a launcher, a repro
 // or any saved graph text (Note [minifier]). Ctrl-C stops it, keeping the best repro so far
 // (it is rewritten after every step that shrank the graph).
+#include <charconv>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -37,7 +38,15 @@ int run_minify(const Args& given) {
     return 2;
   }
   debug::MinifyOptions options;
-  if (max_compiles) options.max_compiles = std::stoull(*max_compiles);
+  if (max_compiles) {
+    auto [end, ec] =
+        std::from_chars(max_compiles->data(), max_compiles->data() + max_compiles->size(), options.max_compiles);
+    if (max_compiles->empty() || ec != std::errc() || end != max_compiles->data() + max_compiles->size()) {
+      std::cerr << "ember minify: expected --max-compiles N (a count of compiles, 0 for no limit), got '"
+                << *max_compiles << "'\n";
+      return 2;
+    }
+  }
   options.shrink_inputs = !no_shrink;
   options.interrupt = &g_interrupted;
   std::signal(SIGINT, on_interrupt);

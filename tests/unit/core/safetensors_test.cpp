@@ -112,6 +112,19 @@ TEST(Safetensors, MissingFileIsAnError) {
   }
 }
 
+TEST(Safetensors, ADirectoryIsAnErrorNamingIt) {
+  // Used to escape as std::ios_base::failure ("basic_filebuf::underflow ... Is a directory").
+  const std::string dir = temp_path("dir");
+  std::filesystem::create_directories(dir);
+  try {
+    load_safetensors(dir);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_HAS(std::string(e.what()), "cannot read safetensors file '" + dir + "': it is a directory");
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Safetensors, FileShorterThanTheHeaderLengthIsTruncated) {
   EXPECT_HAS(load_error("short", "abc"), "truncated");
 }
@@ -181,6 +194,42 @@ TEST(Safetensors, MalformedEntryFields) {
 
 TEST(Safetensors, MetadataValuesMustBeStrings) {
   EXPECT_HAS(load_error("meta", image(R"({"__metadata__":{"k":1}})", "")), "metadata value of 'k' is not a string");
+}
+
+TEST(Safetensors, KeyGivenTwiceIsRejected) {
+  // nlohmann::json keeps the last value of a repeated key: the first entry would vanish.
+  const std::string header = R"({"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},)"
+                             R"("a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}})";
+  EXPECT_HAS(load_error("dupkey", image(header, "1234")), "key 'a' twice");
+  EXPECT_HAS(
+      load_error("dupfield", image(R"({"a":{"dtype":"U8","dtype":"I8","shape":[1],"data_offsets":[0,1]}})", "1")),
+      "key 'dtype' twice in one object");
+}
+
+TEST(Safetensors, BytesBetweenTensorsAreRejected) {
+  const std::string header = R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},)"
+                             R"("b":{"dtype":"U8","shape":[2],"data_offsets":[4,6]}})";
+  EXPECT_HAS(load_error("gap", image(header, "123456")), "entry 'b' begins at data offset 4");
+  EXPECT_HAS(load_error("gapfirst", image(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[2,4]}})", "1234")),
+             "2 bytes belong to no tensor");
+}
+
+TEST(Safetensors, BytesAfterTheLastTensorAreRejected) {
+  const std::string header = R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})";
+  EXPECT_HAS(load_error("trailing", image(header, "12xyz")),
+             "3 bytes after the last tensor's data (from byte " + std::to_string(8 + header.size() + 2));
+  EXPECT_HAS(load_error("trailing0", image("{}", "x")), "1 bytes after the last tensor's data");
+}
+
+TEST(Safetensors, InvalidJsonNamesTheByteOfTheFile) {
+  // The header starts at byte 8: the stray '!' of {"a"!} is byte 12.
+  EXPECT_HAS(load_error("jsonpos", image(R"({"a"!})", "")), "header is not valid JSON at byte 12 of the file");
+}
+
+TEST(Safetensors, EmptyTensorWhoseStridesOverflowIsRejected) {
+  // No bytes, but a contiguous stride of 2^62 * 8 does not fit in 64 bits.
+  const std::string header = R"({"a":{"dtype":"F32","shape":[0,4611686018427387904,8],"data_offsets":[0,0]}})";
+  EXPECT_HAS(load_error("emptyoverflow", image(header, "")), "contiguous strides do not fit in 64 bits");
 }
 
 TEST(Safetensors, SavingAMetaTensorIsAnError) {

@@ -58,5 +58,19 @@ TEST_F(ReproTest, MinifyReportsABadFileWithItsLine) {
       << r.output;
 }
 
+TEST_F(ReproTest, MinifyRejectsAMaxCompilesThatIsNotACount) {
+  const fs::path graph = dir / "graph.txt";
+  std::ofstream(graph) << to_string(*ten_op_graph()) << "\n";
+  // std::stoull used to throw std::invalid_argument: "ember minify: stoull".
+  for (const std::string bad : {"ten", "-1", "99999999999999999999", ""}) {
+    CommandResult r = run_ember("", "minify '" + graph.string() + "' --backend eager --max-compiles '" + bad + "'");
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("ember minify: expected --max-compiles N (a count of compiles, 0 for no limit), got '" +
+                            bad + "'"),
+              std::string::npos)
+        << r.output;
+  }
+}
+
 }  // namespace
 }  // namespace ember::testing

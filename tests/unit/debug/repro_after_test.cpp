@@ -191,5 +191,77 @@ TEST_F(ReproTest, MalformedReproFilesNameTheFileAndLine) {
   EXPECT_NE(rewrite("graph:\n", "").find("expected 'graph:' before the graph's text"), std::string::npos);
 }
 
+/// A repro of ten_op_graph written to `dir`; returns its text and the path of its file.
+std::pair<std::string, std::string> written_repro(const std::filesystem::path& dir) {
+  debug::Repro r;
+  r.graph = std::shared_ptr<Graph>(ten_op_graph().release());
+  r.inputs = debug::random_inputs(*r.graph, 0);
+  r.backend = "eager";
+  const std::string path = debug::write_repro(r, dir.string(), "repro").file;
+  return {read_file(path), path};
+}
+
+/// read_repro's message for `text` written beside the repro (so its inputs file is found).
+std::string repro_error(const std::filesystem::path& dir, const std::string& text) {
+  const std::string bad = (dir / "bad.txt").string();
+  std::ofstream(bad) << text;
+  try {
+    debug::read_repro(bad);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST_F(ReproTest, AReproKeyGivenTwiceIsRejectedNamingBothLines) {
+  auto [text, path] = written_repro(dir);
+  const size_t at = text.find("check: error\n");
+  const auto line = std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(at), '\n') + 1;
+  text.insert(at, "check: accuracy\n");  // the second would silently win
+  const std::string msg = repro_error(dir, text);
+  EXPECT_EQ(msg.rfind((dir / "bad.txt").string() + ":" + std::to_string(line + 1) +
+                          ": expected one 'check:' line (line " + std::to_string(line) + " gives it already)",
+                      0),
+            0u)
+      << msg;
+}
+
+TEST_F(ReproTest, AReproConfigLineIsCheckedWhereItIsWritten) {
+  auto [text, path] = written_repro(dir);
+  const size_t at = text.find("inputs: ");
+  const auto line = std::to_string(std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(at), '\n') + 1);
+  const std::string bad = (dir / "bad.txt").string();
+  std::string unknown = text;
+  unknown.insert(at, "config: dynamo.no_such_knob=1\n");
+  const std::string expected = bad + ":" + line + ": expected a knob that exists and a valid value for it (";
+  EXPECT_EQ(repro_error(dir, unknown).rfind(expected + "unknown config knob 'dynamo.no_such_knob'", 0), 0u)
+      << repro_error(dir, unknown);
+  std::string bad_value = text;
+  bad_value.insert(at, "config: dynamo.cache_size_limit=many\n");
+  EXPECT_EQ(repro_error(dir, bad_value).rfind(expected + "config.dynamo.cache_size_limit: expected", 0), 0u)
+      << repro_error(dir, bad_value);
+  EXPECT_EQ(config_get("dynamo.cache_size_limit"), "8") << "checking a value leaves the knob as it was";
+}
+
+TEST_F(ReproTest, AReproInputsFileWithAStrayTensorIsRejected) {
+  auto [text, path] = written_repro(dir);
+  const std::string inputs = (dir / "repro.safetensors").string();
+  std::map<std::string, Tensor> tensors = load_safetensors(inputs);
+  tensors["input.7"] = ones({2});  // the graph has two inputs
+  save_safetensors(tensors, inputs);
+  const std::string msg = repro_error(dir, text);
+  EXPECT_EQ(msg.rfind(inputs + ": tensor 'input.7' belongs to no input or constant of graph fn", 0), 0u) << msg;
+}
+
+TEST_F(ReproTest, ARandomSeedMustFollowRandomAndABlank) {
+  auto [text, path] = written_repro(dir);
+  const size_t at = text.find("inputs: repro.safetensors");
+  text.replace(at, std::string("inputs: repro.safetensors").size(), "inputs: randomX42");
+  // "randomX42" used to read as seed 42; it names a file that does not exist.
+  EXPECT_NE(repro_error(dir, text).find("its inputs file " + (dir / "randomX42").string() + " cannot be read"),
+            std::string::npos)
+      << repro_error(dir, text);
+}
+
 }  // namespace
 }  // namespace ember::testing

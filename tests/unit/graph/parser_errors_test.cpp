@@ -109,6 +109,23 @@ TEST(GraphTextErrors, BadGeometry) {
             "'99999999999999999999] = aten::neg(%x)'");
 }
 
+TEST(GraphTextErrors, StorageWhoseBytesDoNotFitIn64BitsIsRejected) {
+  // Each size fits and their product fits, but the bytes the storage spans do not: the
+  // interpreter and runnable programs would allocate a wrapped-around size.
+  EXPECT_EQ(parse_error("  %a : f32[2] strides=[9223372036854775807] = placeholder[a]\n"),
+            "graph text line 3: expected a geometry whose storage (offset + sum((size-1)*stride) + 1 elements) fits "
+            "in 64-bit byte offsets, found 'f32[2] strides=[9223372036854775807]'");
+  EXPECT_EQ(parse_error("  %a : f32[2305843009213693952] = placeholder[a]\n"),
+            "graph text line 3: expected a geometry whose storage (offset + sum((size-1)*stride) + 1 elements) fits "
+            "in 64-bit byte offsets, found 'f32[2305843009213693952]'");
+  EXPECT_EQ(parse_error("  %a : u8[] offset=9223372036854775807 = placeholder[a]\n"),
+            "graph text line 3: expected a geometry whose storage (offset + sum((size-1)*stride) + 1 elements) fits "
+            "in 64-bit byte offsets, found 'u8[] offset=9223372036854775807'");
+  // An empty tensor spans no elements: its offset alone counts.
+  EXPECT_NO_THROW(
+      parse_graph("graph g {\n  %a : u8[0] strides=[9223372036854775807] = placeholder[a]\n  return (%a)\n}\n"));
+}
+
 TEST(GraphTextErrors, BadLiterals) {
   EXPECT_EQ(parse_error("  %a : f32[4] = aten::gelu(%x, \"tanh)\n"),
             "graph text line 3: expected a closing '\"', found end of line");
