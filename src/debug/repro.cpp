@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "capture/repro_hooks.h"
 #include "ember/build_info.h"
 #include "ember/config.h"
 #include "ember/debug.h"
@@ -145,7 +146,7 @@ std::optional<Failure> Checker::operator()(const Graph& g, const std::vector<Ten
   } catch (const Error& e) {
     return failure_of(Failure::Stage::Compile, e);
   } catch (const std::exception& e) {
-    return Failure{Failure::Stage::Compile, ErrorKind::RuntimeError, first_line(e.what())};
+    return Failure{Failure::Stage::Compile, ErrorKind::RuntimeError, first_line(capture::foreign_exception_message(e))};
   }
   std::vector<Tensor> out;
   try {
@@ -154,7 +155,7 @@ std::optional<Failure> Checker::operator()(const Graph& g, const std::vector<Ten
   } catch (const Error& e) {
     return failure_of(Failure::Stage::Run, e);
   } catch (const std::exception& e) {
-    return Failure{Failure::Stage::Run, ErrorKind::RuntimeError, first_line(e.what())};
+    return Failure{Failure::Stage::Run, ErrorKind::RuntimeError, first_line(capture::foreign_exception_message(e))};
   }
   if (!accuracy) return std::nullopt;
   std::vector<Tensor> ref;
