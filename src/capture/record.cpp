@@ -1,7 +1,7 @@
 // capture/record.cpp — execution records and replay (record.h).
 #include "capture/record.h"
 
-#include "capture/guards.h"
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
@@ -12,8 +12,8 @@
 #include <map>
 #include <mutex>
 #include <sstream>
-#include <unistd.h>
 
+#include "capture/guards.h"
 #include "ember/config.h"
 #include "ember/serialize.h"
 
@@ -232,8 +232,8 @@ void replay(const std::string& record_path, const std::vector<nn::Module*>& modu
   };
   try {
     for (const KnobInfo& k : config_knobs()) {
-      if (auto it = meta.find("config." + k.name); it != meta.end() && k.name != "dynamo.replay_record_enabled" &&
-                                                      k.name != "dynamo.replay_record") {
+      if (auto it = meta.find("config." + k.name);
+          it != meta.end() && k.name != "dynamo.replay_record_enabled" && k.name != "dynamo.replay_record") {
         config_set(k.name, it->second);
       }
     }

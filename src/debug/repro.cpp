@@ -192,8 +192,9 @@ std::vector<std::string> machine_header() {
 }
 
 std::vector<std::pair<std::string, std::string>> config_to_record() {
-  static const std::set<std::string> kSkipped = {"dynamo.base_dir", "dynamo.repro_after", "dynamo.repro_level",
-                                                 "dynamo.replay_record_enabled", "inductor.trace.enabled"};
+  static const std::set<std::string> kSkipped = {"dynamo.base_dir",      "dynamo.repro_after",
+                                                 "dynamo.repro_level",   "dynamo.replay_record_enabled",
+                                                 "dynamo.replay_record", "inductor.trace.enabled"};
   std::vector<std::pair<std::string, std::string>> out;
   for (const KnobInfo& k : config_knobs()) {
     if (k.default_depends_on_machine || kSkipped.contains(k.name)) continue;

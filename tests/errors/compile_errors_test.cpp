@@ -7,8 +7,8 @@
 #include <future>
 
 #include "ember/ember.h"
-#include "support/error_of.h"
 #include "support/compile_helpers.h"
+#include "support/error_of.h"
 #include "support/log_capture.h"
 
 namespace ember {
