@@ -111,6 +111,7 @@ int run_replay(const Args& args) {
             << "\n";
   std::string output;
   const int status = run_program(argv, meta_value(meta, "cwd"), path, output);
+  if (output.find("[replay] cannot replay EMBER_REPLAY=") != std::string::npos) return 2;  // it said why
   if (output.find("[replay] " + path + ": the recorded frame") == std::string::npos) {
     std::cerr << "ember replay: " << program << " ended (status " << status << ") without calling " << function
               << ", so nothing was replayed\n";
