@@ -68,6 +68,9 @@ elseif(MODE STREQUAL "inductor_error")
   expect_only_relu(${dir}/minified/repro.txt)
   run(1 ${env} ${EMBER} repro ${dir}/minified/repro.txt)
   expect("${out}" "FAILS: compile error \\(RuntimeError\\): inductor: the generated code of graph" "the same failure as recorded")
+  # The bisector names the decision that brings the failure in: relu's lowering.
+  run(1 ${env} ${EMBER} bisect ${launcher})
+  expect("${out}" "FOUND: inductor_inner lowering #[0-9]+: aten::relu \\(%relu\\)")
 elseif(MODE MATCHES "^accuracy_(dynamo|aot)$")
   # REPRO_LEVEL=4 compares each compiled graph with eager; the launcher minifies to the relu.
   run(1 ${env} TORCHDYNAMO_REPRO_AFTER=${CMAKE_MATCH_1} TORCHDYNAMO_REPRO_LEVEL=4 ${EXAMPLE})
