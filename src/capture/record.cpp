@@ -1,16 +1,19 @@
 // capture/record.cpp — execution records and replay (record.h).
 #include "capture/record.h"
 
-#include "capture/guards.h"
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <sstream>
-#include <unistd.h>
 
+#include "capture/guards.h"
 #include "ember/config.h"
 #include "ember/serialize.h"
 
@@ -46,6 +49,31 @@ std::vector<T> split(const std::string& s, T (*parse)(const std::string&)) {
 
 int64_t parse_int(const std::string& s) { return std::stoll(s); }
 double parse_double(const std::string& s) { return std::stod(s); }
+
+/// The running program, its working directory and its arguments, so that `ember replay`
+/// can run it again (Linux's /proc; left out where it cannot be read).
+void describe_program(std::map<std::string, std::string>& meta) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return;
+  meta["program"] = exe.string();
+  meta["cwd"] = fs::current_path(ec).string();
+  std::ifstream cmdline("/proc/self/cmdline", std::ios::binary);
+  std::string arg;
+  size_t argc = 0;
+  while (std::getline(cmdline, arg, '\0')) meta["argv." + std::to_string(argc++)] = arg;
+  meta["argc"] = std::to_string(argc);
+}
+
+/// The record's metadata; ember::Error (ValueError) naming `path` when it is not one.
+std::map<std::string, std::string> record_metadata(const std::string& path) {
+  std::map<std::string, std::string> meta = load_safetensors_metadata(path);
+  auto it = meta.find("ember_record");
+  EMBER_CHECK_VALUE(it != meta.end() && it->second == "1")
+      << "replay: " << path << " is not an execution record (no 'ember_record' in its metadata)";
+  return meta;
+}
 
 }  // namespace
 
@@ -102,14 +130,51 @@ std::string write_record(const std::string& function, const SourceLoc& where, co
         args[i]);
   }
   for (const KnobInfo& k : config_knobs()) meta["config." + k.name] = config_get(k.name);
+  describe_program(meta);
   save_safetensors(tensors, path.string(), meta);
   return path.string();
+}
+
+void replay_if_recorded(const std::string& function, const std::vector<CallArg>& live) {
+  const std::string path = config().dynamo.replay_record;
+  std::map<std::string, std::string> meta;
+  try {
+    meta = record_metadata(path);
+  } catch (const Error& e) {
+    std::cerr << "[replay] cannot replay EMBER_REPLAY=" << path << ": " << e.what() << std::endl;
+    std::cout.flush();
+    std::fflush(nullptr);
+    std::_Exit(2);
+  }
+  if (meta["function"] != function) return;
+  std::vector<nn::Module*> modules;  // a record holds no modules: this call's are used
+  for (const CallArg& a : live)
+    if (auto m = std::get_if<nn::Module*>(&a)) modules.push_back(*m);
+  const std::string recorded = meta["error"];
+  std::cerr << "[replay] " << path << ": the recorded frame of " << function << " (" << meta["where"] << ")"
+            << std::endl;
+  int status = 0;
+  try {
+    replay(path, modules);
+    std::cerr << "[replay] the frame ran without error: it no longer fails" << std::endl;
+  } catch (const Error& e) {
+    const std::string got = std::string(error_kind_name(e.kind())) + ": " + e.message();
+    std::cerr << "[replay] the frame raised " << error_kind_name(e.kind()) << ": " << e.what() << "\n"
+              << (got == recorded ? "[replay] the same error as recorded"
+                                  : "[replay] a different error from the recorded one, " + recorded)
+              << std::endl;
+    status = 1;
+  }
+  // The program stops here: the frame was what it was asked to run (its output so far kept).
+  std::cout.flush();
+  std::fflush(nullptr);
+  std::_Exit(status);
 }
 
 }  // namespace capture
 
 void replay(const std::string& record_path, const std::vector<nn::Module*>& modules) {
-  const std::map<std::string, std::string> meta = load_safetensors_metadata(record_path);
+  const std::map<std::string, std::string> meta = capture::record_metadata(record_path);
   auto get = [&](const std::string& key) -> const std::string& {
     auto it = meta.find(key);
     EMBER_CHECK_VALUE(it != meta.end()) << "replay: " << record_path << " is not an execution record (no '" << key
@@ -167,7 +232,8 @@ void replay(const std::string& record_path, const std::vector<nn::Module*>& modu
   };
   try {
     for (const KnobInfo& k : config_knobs()) {
-      if (auto it = meta.find("config." + k.name); it != meta.end() && k.name != "dynamo.replay_record_enabled") {
+      if (auto it = meta.find("config." + k.name);
+          it != meta.end() && k.name != "dynamo.replay_record_enabled" && k.name != "dynamo.replay_record") {
         config_set(k.name, it->second);
       }
     }

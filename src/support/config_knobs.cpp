@@ -54,6 +54,12 @@ const std::vector<Knob>& knob_table() {
        .env = {"TORCH_COMPILE_REPLAY_RECORD"},
        .field = EMBER_FIELD(dynamo.replay_record_enabled),
        .meaning = "on an error during capture, write an execution record of the frame; ember::replay re-runs it"},
+      {.name = "dynamo.replay_record",
+       .aliases = {},
+       .env = {"EMBER_REPLAY"},
+       .field = EMBER_FIELD(dynamo.replay_record),
+       .meaning = "an execution record to replay: the first call of its function re-runs the recorded frame, says "
+                  "what it raised and ends the program (1: an error, 0: none); set by `ember replay FILE`"},
       {.name = "dynamo.debug_function",
        .aliases = {},
        .env = {"TORCHDYNAMO_DEBUG_FUNCTION"},
