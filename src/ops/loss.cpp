@@ -325,7 +325,8 @@ Tensor cross_entropy_prob_target(const Tensor& self, const Tensor& target_, cons
   if (weight) prod = prod * (input.dim() > 1 ? class_weight_view(*weight, input.dim(), 1) : *weight);
   switch (reduction) {
     case kMean:
-      if (input.numel() == 0) return full_like(sum(prod), NAN);
+      // An empty batch has no mean: NaN, still differentiable (ATen fills the sum in place).
+      if (input.numel() == 0) return sum(prod) * NAN;
       return -sum(prod) / static_cast<double>(input.numel() / n_classes);
     case kSum:
       return -sum(prod);

@@ -79,9 +79,9 @@ TEST(LossErrors, TargetShapeMismatch) {
       "Target size (torch.Size([4])) must be the same as input size (torch.Size([3, 4]))", ErrorKind::ValueError);
   expect_error(
       [] {
-        (void)mse_loss(ones({2, 3}), ones({3, 2}));
+        (void)mse_loss(ones({2, 3}), ones({2, 4}));
       },
-      "The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 1");
+      "The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1");
 }
 
 TEST(LossErrors, ClassWeightsMustCoverEveryClass) {
