@@ -96,6 +96,13 @@ Stack binary_cross_entropy_decomposition(const Stack& a) {
     EMBER_CHECK(!t || t->dtype() == self.dtype())
         << "Found dtype " << scalar_type_name(t->dtype()) << " but expected " << scalar_type_name(self.dtype());
   }
+  // ATen's kernel reads every input value; so does eager Ember. A traced input has no
+  // values yet, and a compiled graph does not check (as PyTorch's decomposition).
+  if (!self.is_fake() && !self.is_meta() && self.numel() > 0) {
+    const Tensor probe = call_op_tensor("aten::detach", {self});  // no autograd history for the check
+    EMBER_CHECK((amin(probe) >= 0).item<bool>() && (amax(probe) <= 1).item<bool>())
+        << "all elements of input should be between 0 and 1";
+  }
   // ATen clamps the logs at -100 so that an input of exactly 0 or 1 gives a finite loss.
   const Tensor log_p = clamp_min(log(self), -100);
   const Tensor log_1mp = clamp_min(log1p(-self), -100);

@@ -2,6 +2,8 @@
 // torch.nn.functional's error kinds: ValueError for what F checks in Python).
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "ember/ember.h"
 
 namespace ember {
@@ -107,6 +109,19 @@ TEST(LossErrors, WrongDtypes) {
       "\"nll_loss_out_frame\" not implemented for 'Long'", ErrorKind::NotImplementedError);
   expect_error([] { (void)cross_entropy(ones({}), full({}, 1, kLong)); },
                "Expected floating point type for target with class probabilities, got Long");
+}
+
+TEST(LossErrors, BinaryCrossEntropyInputOutsideZeroOne) {
+  expect_error(
+      [] {
+        (void)binary_cross_entropy(tensor<float>({0.5f, 1.5f}), full({2}, 0.5));
+      },
+      "all elements of input should be between 0 and 1");
+  expect_error(
+      [] {
+        (void)binary_cross_entropy(tensor<float>({NAN, 0.5f}), full({2}, 0.5));
+      },
+      "all elements of input should be between 0 and 1");
 }
 
 TEST(LossErrors, BadOptions) {

@@ -636,9 +636,9 @@ class TensorMethodsCompiled : public testing::DiagnosticsTest, public ::testing:
 
 TEST_P(TensorMethodsCompiled, EveryMethodEqualsEager) {
   std::vector<std::string> failures;
-  std::vector<Row> all = rows();
-  for (Row& r : table_rows()) all.push_back(std::move(r));
-  for (const Row& row : all) {
+  std::vector<Row> every = rows();
+  for (Row& r : table_rows()) every.push_back(std::move(r));
+  for (const Row& row : every) {
     for (std::string& f : check_row(row, GetParam())) failures.push_back(std::move(f));
   }
   std::string all;
