@@ -5,6 +5,7 @@
 
 #include "autograd/autograd_meta.h"
 #include "capture/events.h"
+#include "capture/graph_recorder.h"
 #include "core/fake.h"
 #include "ember/autograd.h"
 #include "ember/config.h"
@@ -82,6 +83,7 @@ TensorMeta meta_of(const Tensor& t) {
 
 Stack capture_layer(const ops::OpDef& op, Stack& args) {
   if (Tracer* t = Tracer::current()) return t->record(op, args);
+  if (GraphRecorder* r = GraphRecorder::current()) return r->record(op, args);
   for (const IValue& a : args) {
     EMBER_CHECK(!(a.is_tensor() && a.to_tensor().is_fake()))
         << "this tensor was made while tracing a compiled function and has no data; it was kept past the "
