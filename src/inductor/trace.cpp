@@ -294,12 +294,16 @@ GraphTrace::GraphTrace(const Graph& g) : start_(std::chrono::steady_clock::now()
   }
   const std::optional<fs::path> run = compile_debug::run_dir();
   if (!run) return;
-  const std::string model = file_name_part(g.name());
+  std::string model = file_name_part(g.name());
   // The AOT stage numbers its compiled functions and says whether this graph is a
   // training graph's backward (aot/aot.h).
   const aot::GraphRole& role = aot::current_graph_role();
   const int n = role.aot_id >= 0 ? role.aot_id : g_aot_id++;
   const bool backward = role.kind == aot::GraphRole::Kind::Backward;
+  // The backward graph is named after its forward ("<name>_backward"): one model name.
+  if (const std::string suffix = "_backward"; backward && model.size() > suffix.size() &&
+                                              model.compare(model.size() - suffix.size(), suffix.size(), suffix) == 0)
+    model.resize(model.size() - suffix.size());
   const int k = g_forward_id++;
   const int m = g_debug_id++;
   const fs::path inductor_dir = *run / "torchinductor";
