@@ -213,6 +213,19 @@ TEST_P(AotTraining, DropoutInACompiledTrainingGraphGivesEagersMaskWithFallbackRa
   expect_close(x.grad(), eager, 0, 0, "x.grad (the mask times 2 / (1 - p))");
 }
 
+TEST_P(AotTraining, OneFunctionRunsItsTrainingGraphWithGradAndItsInferenceGraphWithout) {
+  Tensor w = leaf({5});
+  auto compiled = compile([&w](const Tensor& x) { return (x * w).exp(); }, {.backend = GetParam()});
+  Tensor x = randn({5});
+  Tensor y = compiled(x);
+  ASSERT_TRUE(y.grad_fn());
+  EXPECT_EQ(y.grad_fn()->name(), "CompiledFunctionBackward");
+  NoGradGuard no_grad;
+  Tensor z = compiled(x);
+  EXPECT_FALSE(z.requires_grad());
+  expect_close(z, (x * w).exp(), 1e-6, 1e-6, "inference result");
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, AotTraining, ::testing::Values("aot_eager", "inductor"));
 
 }  // namespace
