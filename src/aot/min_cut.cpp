@@ -4,10 +4,10 @@
 // lead into it and it into its outputs with infinite capacity; forward inputs hang from
 // the source, and every forward value the backward reads (or returns) leads to the sink.
 // Nodes that must not run again — GEMMs, convolutions, large reductions, random ops,
-// writes, anything not on the list of cheap ops — hang from the source too, so the cut
-// passes below them. The minimum cut is the cheapest set of values to save: forward nodes
-// on the sink side are recomputed in the backward from saved values. See Note [aot],
-// "Partitioners".
+// writes and readers of written inputs, anything not on the list of cheap ops — hang from
+// the source too, so the cut passes below them. The minimum cut is the cheapest set of
+// values to save: forward nodes on the sink side are recomputed in the backward from
+// saved values. See Note [aot], "Partitioners".
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -151,11 +151,42 @@ bool banned(const Node& n) {
   return !recomputable_ops().count(base);
 }
 
+/// Forward inputs some node writes (batch norm's running statistics, an argument written
+/// in place): a node reading one must not run again in the backward, where it would read
+/// the value as the forward left it.
+std::set<const Node*> written_inputs(const Graph& j) {
+  std::set<const Node*> out;
+  for (const auto& n : j.nodes()) {
+    if (n->kind() != NodeKind::Call) continue;
+    const auto& schema_args = n->op()->schema.arguments;
+    for (size_t i = 0; i < n->args().size() && i < schema_args.size(); ++i) {
+      const Arg& a = n->args()[i];
+      if (!schema_args[i].is_write || a.kind != Arg::Kind::Value) continue;
+      const Node* base = a.value.node;
+      while (base->kind() == NodeKind::Call && base->op()->kind == ops::OpKind::View && !base->args().empty() &&
+             base->args()[0].kind == Arg::Kind::Value)
+        base = base->args()[0].value.node;
+      out.insert(base);
+    }
+  }
+  return out;
+}
+
+bool reads_any(const Node& n, const std::set<const Node*>& nodes) {
+  for (const Arg& a : n.args()) {
+    if (a.kind == Arg::Kind::Value && nodes.count(a.value.node)) return true;
+    for (const auto& v : a.values)
+      if (v && nodes.count(v->node)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Partition min_cut_partition(const JointGraph& joint) {
   const Graph& j = *joint.graph;
   using Key = std::pair<const Node*, uint32_t>;
+  const std::set<const Node*> written = written_inputs(j);
   FlowNetwork net(2);
   const size_t source = 0, sink = 1;
   std::map<const Node*, size_t> node_vertex;
@@ -166,7 +197,7 @@ Partition min_cut_partition(const JointGraph& joint) {
     const size_t nv = net.add_vertex();
     node_vertex[n] = nv;
     const bool input = n->kind() == NodeKind::Placeholder || n->kind() == NodeKind::Attribute;
-    if (input || banned(*n)) net.add_edge(source, nv, kInf);
+    if (input || banned(*n) || reads_any(*n, written)) net.add_edge(source, nv, kInf);
     for (const Arg& a : n->args()) {
       auto from = [&](ValueRef v) { net.add_edge(value_vertex.at({v.node, v.index}).second, nv, kInf); };
       if (a.kind == Arg::Kind::Value) from(a.value);

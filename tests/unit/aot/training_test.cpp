@@ -226,6 +226,26 @@ TEST_P(AotTraining, OneFunctionRunsItsTrainingGraphWithGradAndItsInferenceGraphW
   expect_close(z, (x * w).exp(), 1e-6, 1e-6, "inference result");
 }
 
+TEST_P(AotTraining, AValueReadFromAnInputTheGraphWritesIsSavedNotRecomputed) {
+  // exp(buf) is cheap to recompute from buf, and buf is smaller than the product the
+  // formula reads; but the graph writes buf afterwards, so the backward must not read it.
+  auto fn = [](const Tensor& x, Tensor buf) {
+    Tensor scale = buf.exp().expand({16, 8}) * 2;
+    Tensor loss = (x * scale).sum();
+    buf.add_(ones({1, 8}));
+    return loss;
+  };
+  Tensor x = leaf({16, 8});
+  Tensor buf = randn({1, 8});
+  Tensor buf_eager = buf.clone();
+  fn(x, buf_eager).backward();
+  Tensor expected = x.grad().clone();
+  x.mutable_grad() = Tensor();
+  compile(fn, {.backend = GetParam()})(x, buf).backward();
+  expect_close(buf, buf_eager, 0, 0, "buf written back");
+  expect_close(x.grad(), expected, 1e-6, 1e-6, "x.grad");
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, AotTraining, ::testing::Values("aot_eager", "inductor"));
 
 }  // namespace
