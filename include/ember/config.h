@@ -53,6 +53,14 @@ struct Config {
     bool suppress_errors = false;
   } dynamo;
 
+  /// torch._functorch's AOT autograd: training graphs.
+  struct Aot {
+    /// What the backward reads: "min_cut" (recompute cheap pointwise chains when that
+    /// saves bytes) or "default" (save every forward value a formula reads; for bisecting).
+    /// EMBER_AOT_PARTITIONER.
+    std::string partitioner = "min_cut";
+  } aot;
+
   /// torch._inductor.config: the code generator.
   struct Inductor {
     /// Print debug information and the generated code.

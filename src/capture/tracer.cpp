@@ -6,6 +6,7 @@
 
 #include "autograd/autograd_meta.h"
 #include "capture/events.h"
+#include "capture/graph_recorder.h"
 #include "core/fake.h"
 #include "ember/autograd.h"
 #include "ember/config.h"
@@ -86,6 +87,7 @@ TensorMeta meta_of(const Tensor& t) {
 
 Stack capture_layer(const ops::OpDef& op, Stack& args) {
   if (Tracer* t = Tracer::current()) return t->record(op, args);
+  if (GraphRecorder* r = GraphRecorder::current()) return r->record(op, args);
   for (const IValue& a : args) {
     if (!(a.is_tensor() && a.to_tensor().is_fake())) continue;
     EMBER_CHECK(g_traces_running.load() == 0)

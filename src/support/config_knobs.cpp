@@ -90,6 +90,13 @@ const std::vector<Knob>& knob_table() {
        .env = {"TORCHDYNAMO_SUPPRESS_ERRORS"},
        .field = EMBER_FIELD(dynamo.suppress_errors),
        .meaning = "a compile error falls back to eager with a warning instead of raising"},
+      {.name = "aot.partitioner",
+       .aliases = {},
+       .env = {"EMBER_AOT_PARTITIONER"},
+       .field = EMBER_FIELD(aot.partitioner),
+       .meaning = "how training graphs are split: min_cut recomputes cheap pointwise chains in the backward, "
+                  "default saves every value the backward reads",
+       .choices = {"min_cut", "default"}},
       {.name = "inductor.debug",
        .aliases = {},
        .env = {"EMBER_INDUCTOR_DEBUG"},
