@@ -193,7 +193,7 @@ int main(int argc, char** argv) {
     std::string notes = std::to_string(cold_log.graphs) + (cold_log.graphs == 1 ? " graph, " : " graphs, ") +
                         std::to_string(cold_log.kernels) + " kernels";
     if (cold_log.interpreted > 0)
-      notes += "; INTERPRETED: an input requires grad, the graph ran eagerly (no AOT autograd yet)";
+      notes += "; INTERPRETED: an input requires grad and AOT autograd could not compile the graph; it ran eagerly";
     if (warm_compiles > 0) notes += "; warm call ran the C++ compiler " + std::to_string(warm_compiles) + "x";
     if (!diff.close) notes += "; MISMATCH: compiled differs from eager beyond the tolerance";
 

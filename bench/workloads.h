@@ -131,8 +131,9 @@ struct BlockShapes {
 /// in eval mode under NoGradGuard, as PyTorch's under torch.no_grad(); W7 is W4's training
 /// step: forward, then backward of a fixed grad_output to every parameter and x, the
 /// gradients set to None before each step (zero_grad(set_to_none)) so every step
-/// allocates them afresh, as PyTorch's does. W7's compiled form compiles the forward only
-/// and runs backward eagerly on its output.
+/// allocates them afresh, as PyTorch's does. W7's compiled form compiles the forward, which
+/// AOT autograd turns into a compiled forward and backward: backward() on its output runs
+/// the compiled backward.
 inline std::vector<Workload> block_workloads(const BlockShapes& shapes = {}) {
   manual_seed(0);
   auto mlp = std::make_shared<nn::MLPBlock>();

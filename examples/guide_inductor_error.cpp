@@ -4,6 +4,7 @@
 // (the WARNING names it); then
 //   ember minify .../minifier_launcher.txt        → minified/repro.txt: the relu alone
 //   ember repro  .../minified/repro.txt           → FAILS: the same compile error
+//   ember bisect .../minifier_launcher.txt        → FOUND: inductor_inner lowering #3: aten::relu
 #include <ember/ember.h>
 
 #include <iostream>

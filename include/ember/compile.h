@@ -65,8 +65,10 @@ class BackendCompilerFailed : public Error {
 // --- options ------------------------------------------------------------------
 
 struct CompileOptions {
-  /// A registered backend's name; ignored when `custom_backend` is set.
-  std::string backend = "eager";
+  /// A registered backend's name; ignored when `custom_backend` is set. The default is
+  /// "inductor", as torch.compile's: the fusing code generator. "eager" runs captured
+  /// graphs with the interpreter (for checking capture alone), "aot_eager" adds the AOT stage.
+  std::string backend = "inductor";
   Backend custom_backend;
   /// Raise at the first graph break instead of splitting the function.
   bool fullgraph = false;

@@ -32,6 +32,11 @@ struct Config {
     /// On an error during capture, write an execution record of the frame (function,
     /// inputs) to base_dir; ember::replay(record) re-runs that frame. TORCH_COMPILE_REPLAY_RECORD.
     bool replay_record_enabled = false;
+    /// An execution record to replay: the program's first call of the recorded function
+    /// re-runs that frame with the recorded inputs and config instead, prints the outcome
+    /// and ends the program (status 1 when the frame raises an error, 0 when it does not).
+    /// `ember replay FILE` runs the recording program with it set. EMBER_REPLAY.
+    std::string replay_record;
     /// Compile only functions of this name; others run eagerly. TORCHDYNAMO_DEBUG_FUNCTION.
     std::string debug_function;
     /// Where the minifier cuts: "" (off), "dynamo" (the captured graph, any backend) or
@@ -47,6 +52,14 @@ struct Config {
     /// TORCHDYNAMO_SUPPRESS_ERRORS.
     bool suppress_errors = false;
   } dynamo;
+
+  /// torch._functorch's AOT autograd: training graphs.
+  struct Aot {
+    /// What the backward reads: "min_cut" (recompute cheap pointwise chains when that
+    /// saves bytes) or "default" (save every forward value a formula reads; for bisecting).
+    /// EMBER_AOT_PARTITIONER.
+    std::string partitioner = "min_cut";
+  } aot;
 
   /// torch._inductor.config: the code generator.
   struct Inductor {

@@ -200,19 +200,42 @@ class Tensor {
   Tensor operator[](int64_t index) const;
 
   // --- common ops, as methods ----------------------------------------------
-  Tensor add(const Tensor& other, const Scalar& alpha = 1, Loc loc = Loc::current()) const;
-  Tensor sub(const Tensor& other, const Scalar& alpha = 1, Loc loc = Loc::current()) const;
-  Tensor mul(const Tensor& other, Loc loc = Loc::current()) const;
-  Tensor div(const Tensor& other, Loc loc = Loc::current()) const;
+  // Pointwise ops: one row of ember/tensor_methods.def each.
+#define EMBER_TENSOR_UNARY(name)               \
+  Tensor name(Loc loc = Loc::current()) const; \
+  Tensor& name##_(Loc loc = Loc::current());
+#define EMBER_TENSOR_UNARY_FUNCTIONAL(name) Tensor name(Loc loc = Loc::current()) const;
+#define EMBER_TENSOR_BINARY(name)                                   \
+  Tensor name(const Tensor& other, Loc loc = Loc::current()) const; \
+  Tensor name(const Scalar& other, Loc loc = Loc::current()) const; \
+  Tensor& name##_(const Tensor& other, Loc loc = Loc::current());   \
+  Tensor& name##_(const Scalar& other, Loc loc = Loc::current());
+#define EMBER_TENSOR_BINARY_ALPHA(name)                                                      \
+  Tensor name(const Tensor& other, const Scalar& alpha = 1, Loc loc = Loc::current()) const; \
+  Tensor name(const Scalar& other, const Scalar& alpha = 1, Loc loc = Loc::current()) const; \
+  Tensor& name##_(const Tensor& other, const Scalar& alpha = 1, Loc loc = Loc::current());   \
+  Tensor& name##_(const Scalar& other, const Scalar& alpha = 1, Loc loc = Loc::current());
+#define EMBER_TENSOR_BINARY_TENSOR(name)                            \
+  Tensor name(const Tensor& other, Loc loc = Loc::current()) const; \
+  Tensor& name##_(const Tensor& other, Loc loc = Loc::current());
+#define EMBER_TENSOR_BINARY_TENSOR_FUNCTIONAL(name) Tensor name(const Tensor& other, Loc loc = Loc::current()) const;
+#include "ember/tensor_methods.def"
+#undef EMBER_TENSOR_UNARY
+#undef EMBER_TENSOR_UNARY_FUNCTIONAL
+#undef EMBER_TENSOR_BINARY
+#undef EMBER_TENSOR_BINARY_ALPHA
+#undef EMBER_TENSOR_BINARY_TENSOR
+#undef EMBER_TENSOR_BINARY_TENSOR_FUNCTIONAL
+  // Pointwise ops whose arguments fit no row of the table.
   Tensor pow(const Scalar& exponent, Loc loc = Loc::current()) const;
-  Tensor neg(Loc loc = Loc::current()) const;
-  Tensor exp(Loc loc = Loc::current()) const;
-  Tensor log(Loc loc = Loc::current()) const;
-  Tensor sqrt(Loc loc = Loc::current()) const;
-  Tensor abs(Loc loc = Loc::current()) const;
-  Tensor tanh(Loc loc = Loc::current()) const;
-  Tensor sigmoid(Loc loc = Loc::current()) const;
-  Tensor relu(Loc loc = Loc::current()) const;
+  Tensor pow(const Tensor& exponent, Loc loc = Loc::current()) const;
+  Tensor& pow_(const Scalar& exponent, Loc loc = Loc::current());
+  Tensor& pow_(const Tensor& exponent, Loc loc = Loc::current());
+  /// This tensor where `condition` holds, `other` elsewhere (PyTorch's `x.where(condition, y)`).
+  Tensor where(const Tensor& condition, const Tensor& other, Loc loc = Loc::current()) const;
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt, Loc loc = Loc::current()) const;
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt, Loc loc = Loc::current());
+  // Reductions and products.
   Tensor sum(Loc loc = Loc::current()) const;
   Tensor sum(IntArrayRef dim, bool keepdim = false, Loc loc = Loc::current()) const;
   Tensor mean(Loc loc = Loc::current()) const;
@@ -221,9 +244,6 @@ class Tensor {
   Tensor& copy_(const Tensor& src, Loc loc = Loc::current());
   Tensor& fill_(const Scalar& value, Loc loc = Loc::current());
   Tensor& zero_(Loc loc = Loc::current());
-  Tensor& add_(const Tensor& other, const Scalar& alpha = 1, Loc loc = Loc::current());
-  Tensor& mul_(const Tensor& other, Loc loc = Loc::current());
-  Tensor& mul_(const Scalar& other, Loc loc = Loc::current());
 
   // --- autograd (defined by the autograd library; see ember/autograd.h) -----
   /// Makes this leaf require (or stop requiring) gradients; floating-point dtypes only.

@@ -1,35 +1,121 @@
 // aot/aot.cpp — the AOT stage in order (functionalize → decompose → dead-code elimination)
-// and aot_compile, which hands its result to an inner compiler. See Note [aot]
-// (docs/notes/aot.md).
+// and aot_compile, which hands its result to an inner compiler: one inference graph, or,
+// when a call would record autograd history, a joint graph partitioned into a forward and
+// a backward graph run under one autograd node (joint.h). See Note [aot] (docs/notes/aot.md).
 #include "aot/aot.h"
 
+#include <atomic>
 #include <chrono>
+#include <map>
+#include <mutex>
 
+#include "aot/joint.h"
+#include "capture/events.h"
 #include "capture/repro_hooks.h"
+#include "ember/autograd.h"
+#include "graph/interpreter.h"
 #include "support/logging.h"
 
 namespace ember::aot {
+namespace {
+
+thread_local GraphRole t_role;
+std::atomic<int> g_aot_ids{0};
+
+/// One captured graph as aot_compile hands it out: the inference graph and one training
+/// graph per pattern of inputs that require grad, each compiled when first needed (the
+/// capture cache may share one compiled graph between entries guarded on grad mode and
+/// requires_grad, so either kind of call can reach it).
+class AotFunction {
+ public:
+  AotFunction(const Graph& g, Backend inner, std::string inner_name)
+      : captured_(g.clone()), inner_(std::move(inner)), inner_name_(std::move(inner_name)), id_(g_aot_ids++) {}
+
+  std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) {
+    if (auto why = graph::why_autograd_records(*captured_, inputs)) return training(inputs, *why)(inputs);
+    return inference(inputs)(inputs);
+  }
+
+  CompiledGraph inference(const std::vector<Tensor>& examples) {
+    std::lock_guard lock(mu_);
+    if (!inference_) {
+      // Inner compilers may keep a reference to the graph (eager_backend does): it lives
+      // as long as this function.
+      prepared_ = prepare_inference_graph(*captured_);
+      EMBER_LOG_ARTIFACT(aot_graphs) << "aot forward graph " << prepared_->name() << ":\n" << *prepared_;
+      GraphRoleScope role({GraphRole::Kind::Inference, id_});
+      inference_ = capture::compile_with_repro(*prepared_, examples, inner_, inner_name_, "aot");
+    }
+    return inference_;
+  }
+
+  CompiledGraph training(const std::vector<Tensor>& examples, const std::string& why) {
+    std::vector<bool> mask;
+    for (const Tensor& t : examples) mask.push_back(t.defined() && t.requires_grad());
+    std::lock_guard lock(mu_);
+    auto it = training_.find(mask);
+    if (it != training_.end()) return it->second;
+    CompiledGraph fn;
+    try {
+      std::unique_ptr<Graph> prepared = prepare_inference_graph(*captured_);
+      JointGraph joint = make_joint_graph(*prepared, mask);
+      auto partition = std::make_shared<Partition>(partition_joint_graph(joint, configured_partitioner()));
+      fn = make_training_function(partition, joint, examples, inner_, inner_name_, id_);
+    } catch (const Error& e) {
+      // What AOT autograd cannot trace yet runs in the interpreter, where autograd records
+      // it as eager would.
+      EMBER_LOG(aot, INFO) << "aot: graph " << captured_->name() << " is not compiled for training: " << e.what();
+      const std::string reason = why + "; AOT autograd cannot compile it for training: " + e.message();
+      std::shared_ptr<Graph> g = captured_;
+      fn = [g, reason](const std::vector<Tensor>& inputs) {
+        capture::warn_interpreted(g->name(), reason);
+        return run_graph(*g, inputs);
+      };
+    }
+    training_.emplace(mask, fn);
+    return fn;
+  }
+
+ private:
+  std::shared_ptr<Graph> captured_;
+  Backend inner_;
+  std::string inner_name_;
+  std::mutex mu_;
+  std::shared_ptr<Graph> prepared_;
+  CompiledGraph inference_;
+  std::map<std::vector<bool>, CompiledGraph> training_;
+  int id_;
+};
+
+}  // namespace
+
+const GraphRole& current_graph_role() { return t_role; }
+
+GraphRoleScope::GraphRoleScope(GraphRole role) : saved_(t_role) { t_role = role; }
+GraphRoleScope::~GraphRoleScope() { t_role = saved_; }
 
 std::unique_ptr<Graph> prepare_inference_graph(const Graph& g) {
   const auto start = std::chrono::steady_clock::now();
-  EMBER_LOG(aot, INFO) << "aot: preparing graph " << g.name() << " (" << g.op_count() << " ops) for inference";
+  EMBER_LOG(aot, INFO) << "aot: preparing graph " << g.name() << " (" << g.op_count() << " ops)";
   size_t copies = 0, decomposed = 0;
   std::unique_ptr<Graph> functional = functionalize(g, &copies);
   std::unique_ptr<Graph> out = decompose(*functional, &decomposed);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   EMBER_LOG(aot, INFO) << "aot: graph " << g.name() << ": " << copies << " copy_ of intermediates removed, "
                        << decomposed << " nodes decomposed, " << out->op_count() << " ops (" << ms << " ms)";
-  EMBER_LOG_ARTIFACT(aot_graphs) << "aot forward graph " << g.name() << ":\n" << *out;
   return out;
 }
 
 CompiledGraph aot_compile(Graph& g, const std::vector<Tensor>& example_inputs, const Backend& inner,
                           const std::string& inner_name) {
-  // Inner compilers may keep a reference to the graph (eager_backend does): it lives as
-  // long as the compiled function.
-  std::shared_ptr<Graph> prepared = prepare_inference_graph(g);
-  CompiledGraph compiled = capture::compile_with_repro(*prepared, example_inputs, inner, inner_name, "aot");
-  return [prepared, compiled = std::move(compiled)](const std::vector<Tensor>& inputs) { return compiled(inputs); };
+  auto fn = std::make_shared<AotFunction>(g, inner, inner_name);
+  // Compile now what the example call needs; the other kind when a call first needs it.
+  if (auto why = graph::why_autograd_records(g, example_inputs)) {
+    fn->training(example_inputs, *why);
+  } else {
+    fn->inference(example_inputs);
+  }
+  return [fn](const std::vector<Tensor>& inputs) { return (*fn)(inputs); };
 }
 
 }  // namespace ember::aot

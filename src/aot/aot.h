@@ -1,7 +1,8 @@
-// aot/aot.h — the AOT stage between capture and a code generator (PyTorch's AOT autograd,
-// for inference graphs so far): functionalization, then decomposition to the ops the code
-// generator lowers well. The "inductor" and "aot_eager" backends run it first; the graph it
-// returns is what TORCHDYNAMO_REPRO_AFTER=aot cuts. See Note [aot] (docs/notes/aot.md).
+// aot/aot.h — the AOT stage between capture and a code generator (PyTorch's AOT
+// autograd): functionalization, then decomposition to the ops the code generator lowers
+// well; training graphs are then traced with their backward (aot/joint.h). The "inductor"
+// and "aot_eager" backends run it first; the graphs it hands on are what
+// TORCHDYNAMO_REPRO_AFTER=aot cuts. See Note [aot] (docs/notes/aot.md).
 #pragma once
 
 #include <memory>
@@ -35,14 +36,43 @@ std::unique_ptr<Graph> decompose(const Graph& g, size_t* decomposed = nullptr);
 std::vector<DecompositionInfo> decomposition_table();
 
 /// The whole stage for an inference graph: functionalize, decompose, dead-code
-/// elimination. Logs the result on the `aot_graphs` artifact ("aot forward graph") and a
-/// summary at INFO on `aot`.
+/// elimination. Logs a summary at INFO on `aot`. (A training graph is prepared the same
+/// way before its joint graph is traced: aot/joint.h.)
 std::unique_ptr<Graph> prepare_inference_graph(const Graph& g);
+
+/// Which graph of a compiled function an inner compiler is compiling: the inference graph,
+/// or a training graph's forward or backward, and the number of the aot_compile call that
+/// made it (the trace directory names its folders `<model>__<n>_forward_<k>` and
+/// `<model>__<n>_backward_<k>` by them). Outside aot_compile: Inference, id -1.
+struct GraphRole {
+  enum class Kind { Inference, Forward, Backward };
+  Kind kind = Kind::Inference;
+  int aot_id = -1;
+};
+const GraphRole& current_graph_role();
+
+/// Sets the role of the graphs compiled on this thread while alive.
+class GraphRoleScope {
+ public:
+  explicit GraphRoleScope(GraphRole role);
+  ~GraphRoleScope();
+  GraphRoleScope(const GraphRoleScope&) = delete;
+  GraphRoleScope& operator=(const GraphRoleScope&) = delete;
+
+ private:
+  GraphRole saved_;
+};
 
 /// aot_module: prepares `g` and hands the result to `inner` (the inductor's inner
 /// compiler, or the interpreter for "aot_eager"), registered as the backend `inner_name`.
-/// That hand-over is the cut of TORCHDYNAMO_REPRO_AFTER=aot (capture/repro_hooks.h): a
-/// launcher written there names `inner_name`, which runs a prepared graph without this stage.
+/// A call that would record autograd history (grad mode on, an input that requires grad
+/// reaching a result: graph::why_autograd_records) runs a training graph instead: the
+/// joint graph, partitioned, its forward and backward each handed to `inner` (aot/joint.h);
+/// the inference graph logs on `aot_graphs`. Each kind is compiled when a call first needs
+/// it, the example call's kind at once. What AOT autograd cannot trace runs in the
+/// interpreter (capture::warn_interpreted says why). The hand-over to `inner` is the cut
+/// of TORCHDYNAMO_REPRO_AFTER=aot (capture/repro_hooks.h): a launcher written there names
+/// `inner_name`, which runs a prepared graph without this stage.
 CompiledGraph aot_compile(Graph& g, const std::vector<Tensor>& example_inputs, const Backend& inner,
                           const std::string& inner_name = "eager");
 

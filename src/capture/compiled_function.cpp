@@ -125,6 +125,10 @@ class CompiledFunctionState {
   std::vector<IValue> call(std::vector<CallArg>& args, const Invoker& invoke) {
     // A compiled function called while another is traced is inlined into that trace.
     if (Tracer::current()) return invoke(args);
+    // EMBER_REPLAY (`ember replay`): a recorded frame of this function runs instead, and
+    // the program ends.
+    if (!config().dynamo.replay_record.empty()) [[unlikely]]
+      replay_if_recorded(name_, args);
     // TORCHDYNAMO_DEBUG_FUNCTION: compile only the function of that name.
     const std::string& only = config().dynamo.debug_function;
     if (!only.empty()) {
@@ -424,7 +428,8 @@ class CompiledFunctionState {
     try {
       const std::string path = capture::write_record(name_, SourceLoc(where_), options_.arg_names, args, e);
       EMBER_LOG(dynamo, WARNING) << "Execution record of " << name_ << " written to " << path
-                                 << " (replay it with ember::replay(\"" << path << "\"))";
+                                 << " (replay it with `ember replay " << path << "` or ember::replay(\"" << path
+                                 << "\"))";
     } catch (const Error& io) {
       EMBER_LOG(dynamo, ERROR) << "could not write the execution record of " << name_ << ": " << io.what();
     }

@@ -6,7 +6,10 @@
 #include <atomic>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -34,6 +37,31 @@ std::string join(const std::vector<T>& v) {
   os.precision(17);
   for (size_t i = 0; i < v.size(); ++i) os << (i ? "," : "") << v[i];
   return os.str();
+}
+
+/// The running program, its working directory and its arguments, so that `ember replay`
+/// can run it again (Linux's /proc; left out where it cannot be read).
+void describe_program(std::map<std::string, std::string>& meta) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return;
+  meta["program"] = exe.string();
+  meta["cwd"] = fs::current_path(ec).string();
+  std::ifstream cmdline("/proc/self/cmdline", std::ios::binary);
+  std::string arg;
+  size_t argc = 0;
+  while (std::getline(cmdline, arg, '\0')) meta["argv." + std::to_string(argc++)] = arg;
+  meta["argc"] = std::to_string(argc);
+}
+
+/// The record's metadata; ember::Error (ValueError) naming `path` when it is not one.
+std::map<std::string, std::string> record_metadata(const std::string& path) {
+  std::map<std::string, std::string> meta = load_safetensors_metadata(path);
+  auto it = meta.find("ember_record");
+  EMBER_CHECK_VALUE(it != meta.end() && it->second == "1")
+      << "replay: " << path << " is not an execution record (no 'ember_record' in its metadata)";
+  return meta;
 }
 
 }  // namespace
@@ -91,8 +119,45 @@ std::string write_record(const std::string& function, const SourceLoc& where, co
         args[i]);
   }
   for (const KnobInfo& k : config_knobs()) meta["config." + k.name] = config_get(k.name);
+  describe_program(meta);
   save_safetensors(tensors, path.string(), meta);
   return path.string();
+}
+
+void replay_if_recorded(const std::string& function, const std::vector<CallArg>& live) {
+  const std::string path = config().dynamo.replay_record;
+  std::map<std::string, std::string> meta;
+  try {
+    meta = record_metadata(path);
+  } catch (const Error& e) {
+    std::cerr << "[replay] cannot replay EMBER_REPLAY=" << path << ": " << e.what() << std::endl;
+    std::cout.flush();
+    std::fflush(nullptr);
+    std::_Exit(2);
+  }
+  if (meta["function"] != function) return;
+  std::vector<nn::Module*> modules;  // a record holds no modules: this call's are used
+  for (const CallArg& a : live)
+    if (auto m = std::get_if<nn::Module*>(&a)) modules.push_back(*m);
+  const std::string recorded = meta["error"];
+  std::cerr << "[replay] " << path << ": the recorded frame of " << function << " (" << meta["where"] << ")"
+            << std::endl;
+  int status = 0;
+  try {
+    replay(path, modules);
+    std::cerr << "[replay] the frame ran without error: it no longer fails" << std::endl;
+  } catch (const Error& e) {
+    const std::string got = std::string(error_kind_name(e.kind())) + ": " + e.message();
+    std::cerr << "[replay] the frame raised " << error_kind_name(e.kind()) << ": " << e.what() << "\n"
+              << (got == recorded ? "[replay] the same error as recorded"
+                                  : "[replay] a different error from the recorded one, " + recorded)
+              << std::endl;
+    status = 1;
+  }
+  // The program stops here: the frame was what it was asked to run (its output so far kept).
+  std::cout.flush();
+  std::fflush(nullptr);
+  std::_Exit(status);
 }
 
 }  // namespace capture
@@ -189,7 +254,8 @@ void replay(const std::string& record_path, const std::vector<nn::Module*>& modu
     rec.fail("num_args", std::to_string(params.size()) + " (the number of arguments " + function + " takes)");
   }
   for (const auto& [key, value] : rec.meta()) {
-    bool known = key == "ember_record" || key == "function" || key == "where" || key == "error" || key == "num_args";
+    bool known = key == "ember_record" || key == "function" || key == "where" || key == "error" || key == "num_args" ||
+                 key == "program" || key == "cwd" || key == "argc" || key.starts_with("argv.");
     if (key.starts_with("config.")) {
       const std::string name = key.substr(7);
       for (const KnobInfo& k : config_knobs()) known = known || k.name == name;
@@ -266,7 +332,9 @@ void replay(const std::string& record_path, const std::vector<nn::Module*>& modu
   try {
     for (const KnobInfo& k : config_knobs()) {
       auto it = rec.meta().find("config." + k.name);
-      if (it == rec.meta().end() || k.name == "dynamo.replay_record_enabled") continue;
+      if (it == rec.meta().end() || k.name == "dynamo.replay_record_enabled" || k.name == "dynamo.replay_record") {
+        continue;
+      }
       try {
         config_set(k.name, it->second);
       } catch (const Error& e) {

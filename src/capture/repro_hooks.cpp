@@ -34,7 +34,7 @@ std::string type_name(const std::exception& e) {
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    EMBER_FAIL() << type_name(e) << ": " << e.what();
+    EMBER_FAIL() << foreign_exception_message(e);
   } catch (...) {
     EMBER_FAIL() << "an exception that is not a std::exception";
   }
@@ -62,6 +62,8 @@ Backend raising_ember_errors(const Backend& compiler) {
 }
 
 }  // namespace
+
+std::string foreign_exception_message(const std::exception& e) { return type_name(e) + ": " + e.what(); }
 
 void set_repro_wrapper(ReproWrapper wrapper) {
   auto w = std::make_shared<const ReproWrapper>(std::move(wrapper));

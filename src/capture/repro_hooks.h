@@ -7,6 +7,7 @@
 // See Note [minifier] (docs/notes/minifier.md).
 #pragma once
 
+#include <exception>
 #include <functional>
 #include <string>
 #include <vector>
@@ -24,6 +25,11 @@ using ReproWrapper =
 
 /// Installs the wrapper (ember_debug does, once). Thread-safe.
 void set_repro_wrapper(ReproWrapper wrapper);
+
+/// The message an exception other than ember::Error from a compiler gets as an
+/// ember::Error: "std::runtime_error: <what()>". The minifier's checker words it the same,
+/// so a failure recorded in the program is the same failure in `ember repro`.
+std::string foreign_exception_message(const std::exception& e);
 
 /// `compiler(g, example_inputs)`, through the installed wrapper when
 /// config().dynamo.repro_after == cut and one is installed. An exception other than

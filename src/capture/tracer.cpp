@@ -1,10 +1,12 @@
 // capture/tracer.cpp — see tracer.h and Note [fake tensors].
 #include "capture/tracer.h"
 
+#include <atomic>
 #include <cstring>
 
 #include "autograd/autograd_meta.h"
 #include "capture/events.h"
+#include "capture/graph_recorder.h"
 #include "core/fake.h"
 #include "ember/autograd.h"
 #include "ember/config.h"
@@ -17,6 +19,9 @@ namespace ember::capture {
 namespace {
 
 thread_local Tracer* t_current = nullptr;
+/// Traces running on any thread: a fake tensor reaching an op on a thread without one was
+/// most likely handed to another thread by the traced function.
+std::atomic<int> g_traces_running{0};
 
 /// No tracer on this thread while alive: ops run for real (a flush executing a graph, a
 /// backend compiling one, an op run eagerly at a break).
@@ -82,10 +87,15 @@ TensorMeta meta_of(const Tensor& t) {
 
 Stack capture_layer(const ops::OpDef& op, Stack& args) {
   if (Tracer* t = Tracer::current()) return t->record(op, args);
+  if (GraphRecorder* r = GraphRecorder::current()) return r->record(op, args);
   for (const IValue& a : args) {
-    EMBER_CHECK(!(a.is_tensor() && a.to_tensor().is_fake()))
-        << "this tensor was made while tracing a compiled function and has no data; it was kept past the "
-           "trace that made it (e.g. stored outside the function), where it cannot be used";
+    if (!(a.is_tensor() && a.to_tensor().is_fake())) continue;
+    EMBER_CHECK(g_traces_running.load() == 0)
+        << "this tensor is being traced by a compiled function and has no data, and this thread is not the one "
+           "tracing it: capture follows only the thread that called the compiled function (run this op on that "
+           "thread, or call the function that uses other threads outside the compiled function)";
+    EMBER_FAIL() << "this tensor was made while tracing a compiled function and has no data; it was kept past the "
+                    "trace that made it (e.g. stored outside the function), where it cannot be used";
   }
   return ops::redispatch(ops::DispatchLayer::Capture, op, args);
 }
@@ -501,9 +511,13 @@ std::vector<IValue> Tracer::run(const std::vector<CallArg>& args, const Invoker&
   {
     previous_ = t_current;
     t_current = this;
+    ++g_traces_running;
     struct Restore {
       Tracer* self;
-      ~Restore() { t_current = self->previous_; }
+      ~Restore() {
+        t_current = self->previous_;
+        --g_traces_running;
+      }
     } restore{this};
     fake_results = invoke(fakes);
   }

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "capture/repro_hooks.h"
 #include "ember/build_info.h"
 #include "ember/config.h"
 #include "ember/debug.h"
@@ -145,7 +146,7 @@ std::optional<Failure> Checker::operator()(const Graph& g, const std::vector<Ten
   } catch (const Error& e) {
     return failure_of(Failure::Stage::Compile, e);
   } catch (const std::exception& e) {
-    return Failure{Failure::Stage::Compile, ErrorKind::RuntimeError, first_line(e.what())};
+    return Failure{Failure::Stage::Compile, ErrorKind::RuntimeError, first_line(capture::foreign_exception_message(e))};
   }
   std::vector<Tensor> out;
   try {
@@ -154,7 +155,7 @@ std::optional<Failure> Checker::operator()(const Graph& g, const std::vector<Ten
   } catch (const Error& e) {
     return failure_of(Failure::Stage::Run, e);
   } catch (const std::exception& e) {
-    return Failure{Failure::Stage::Run, ErrorKind::RuntimeError, first_line(e.what())};
+    return Failure{Failure::Stage::Run, ErrorKind::RuntimeError, first_line(capture::foreign_exception_message(e))};
   }
   if (!accuracy) return std::nullopt;
   std::vector<Tensor> ref;
@@ -191,8 +192,9 @@ std::vector<std::string> machine_header() {
 }
 
 std::vector<std::pair<std::string, std::string>> config_to_record() {
-  static const std::set<std::string> kSkipped = {"dynamo.base_dir", "dynamo.repro_after", "dynamo.repro_level",
-                                                 "dynamo.replay_record_enabled", "inductor.trace.enabled"};
+  static const std::set<std::string> kSkipped = {"dynamo.base_dir",      "dynamo.repro_after",
+                                                 "dynamo.repro_level",   "dynamo.replay_record_enabled",
+                                                 "dynamo.replay_record", "inductor.trace.enabled"};
   std::vector<std::pair<std::string, std::string>> out;
   for (const KnobInfo& k : config_knobs()) {
     if (k.default_depends_on_machine || kSkipped.contains(k.name)) continue;

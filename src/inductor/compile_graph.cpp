@@ -448,16 +448,15 @@ CompiledGraph compile_fx_inner(Graph& input_graph, const std::vector<Tensor>& ex
     const Graph& g = *program->graph;
     EMBER_CHECK_VALUE(inputs.size() == g.inputs().size())
         << "graph " << g.name() << " takes " << g.inputs().size() << " inputs, got " << inputs.size();
-    // Generated kernels record no autograd history. A call whose results eager would give
-    // a grad_fn (parameters that require grad, grad mode on) runs the graph in the
-    // interpreter, until AOT autograd compiles a backward; one whose results need none
-    // (model.eval() under grad mode, then argmax) runs the code. Note [capture],
-    // "Interpreted graphs".
+    // Generated kernels record no autograd history. "inductor" runs AOT autograd first,
+    // whose forward and backward graphs run here under no_grad; a graph given to
+    // "inductor_inner" directly (a repro cut after AOT) whose results eager would give a
+    // grad_fn runs in the interpreter instead. Note [capture], "Interpreted graphs".
     if (auto why = graph::why_autograd_records(g, inputs)) {
       capture::warn_interpreted(g.name(), *why +
-                                              "; the inductor compiles inference graphs only, until AOT autograd "
-                                              "compiles a backward. For inference, call it under ember::NoGradGuard "
-                                              "(or set requires_grad_(false) on the parameters)");
+                                              "; inductor_inner compiles graphs that record no history (the "
+                                              "\"inductor\" backend compiles training graphs through AOT "
+                                              "autograd)");
       return run_graph(g, inputs);
     }
     return program->run(inputs);

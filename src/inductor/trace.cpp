@@ -4,8 +4,8 @@
 #include "inductor/trace.h"
 
 #include <atomic>
-#include <cstdio>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "aot/aot.h"
 #include "ember/config.h"
 #include "ember/graph.h"
 #include "support/compile_debug.h"
@@ -293,12 +294,21 @@ GraphTrace::GraphTrace(const Graph& g) : start_(std::chrono::steady_clock::now()
   }
   const std::optional<fs::path> run = compile_debug::run_dir();
   if (!run) return;
-  const std::string model = file_name_part(g.name());
-  const int n = g_aot_id++;
+  std::string model = file_name_part(g.name());
+  // The AOT stage numbers its compiled functions and says whether this graph is a
+  // training graph's backward (aot/aot.h).
+  const aot::GraphRole& role = aot::current_graph_role();
+  const int n = role.aot_id >= 0 ? role.aot_id : g_aot_id++;
+  const bool backward = role.kind == aot::GraphRole::Kind::Backward;
+  // The backward graph is named after its forward ("<name>_backward"): one model name.
+  if (const std::string suffix = "_backward"; backward && model.size() > suffix.size() &&
+                                              model.compare(model.size() - suffix.size(), suffix.size(), suffix) == 0)
+    model.resize(model.size() - suffix.size());
   const int k = g_forward_id++;
   const int m = g_debug_id++;
   const fs::path inductor_dir = *run / "torchinductor";
-  dir_ = inductor_dir / (model + "__" + std::to_string(n) + "_forward_" + std::to_string(k) + "." + std::to_string(m));
+  dir_ = inductor_dir / (model + "__" + std::to_string(n) + (backward ? "_backward_" : "_forward_") +
+                         std::to_string(k) + "." + std::to_string(m));
   std::error_code ec;
   fs::create_directories(*dir_, ec);
   EMBER_CHECK(!ec) << "TORCH_COMPILE_DEBUG: cannot create " << dir_->string() << ": " << ec.message();
@@ -306,9 +316,11 @@ GraphTrace::GraphTrace(const Graph& g) : start_(std::chrono::steady_clock::now()
   // The AOT stage ran before this compile (aot/aot.h): its log holds the forward graph it
   // produced (functionalized and decomposed; inference graphs have no backward) and any
   // `aot` lines of the compile.
-  auto aot = std::make_shared<std::ofstream>(inductor_dir / ("aot_" + model + "_" + std::to_string(n) + "_debug.log"));
-  *aot << "AOT forward graph " << model << " " << n << " (functionalized and decomposed; compiled in "
-       << dir_->filename().string() << "):\n"
+  // A training graph's backward is compiled after its forward: its lines follow the forward's.
+  auto aot = std::make_shared<std::ofstream>(inductor_dir / ("aot_" + model + "_" + std::to_string(n) + "_debug.log"),
+                                             backward ? std::ios::app : std::ios::out);
+  *aot << (backward ? "AOT backward graph " : "AOT forward graph ") << model << " " << n
+       << " (functionalized and decomposed; compiled in " << dir_->filename().string() << "):\n"
        << to_string(g) << "\n";
   aot->flush();
   aot_log_ = std::make_unique<logging::ScopedSink>(

@@ -8,6 +8,7 @@
 #include "ember/ops/creation.h"
 #include "ember/ops/indexing.h"
 #include "ember/ops/linalg.h"
+#include "ember/ops/loss.h"
 #include "ember/ops/nn.h"
 #include "ember/ops/pointwise.h"
 #include "ember/ops/reduction.h"
@@ -286,6 +287,19 @@ void conv_rows(Registry& r) {
   });
 }
 
+void loss_rows(Registry& r) {
+  // The other losses are composites of differentiable ops. As in PyTorch, the class
+  // weights get no gradient (the target is an index tensor).
+  row(r, "aten::nll_loss_forward", "NllLossBackward0", [](const Ctx& c) -> Grads {
+    if (!c.grad(0).defined()) return Grads(3);  // only total_weight was used
+    const bool has_weight = !c.arg(2).is_none();
+    return {nll_loss_backward(c.grad(0), c.input(0), c.input(1),
+                              has_weight ? std::optional<Tensor>(c.input(2)) : std::nullopt, c.arg(3).to_int(),
+                              c.arg(4).to_int(), c.output(1)),
+            Tensor(), Tensor()};
+  });
+}
+
 }  // namespace
 
 void register_nn_derivatives(Registry& r) {
@@ -294,6 +308,7 @@ void register_nn_derivatives(Registry& r) {
   linalg_rows(r);
   nn_rows(r);
   conv_rows(r);
+  loss_rows(r);
 }
 
 }  // namespace ember::ops

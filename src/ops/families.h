@@ -18,6 +18,7 @@ void register_shape_ops(Registry& r);       // shape.cpp: cat, stack, split, rep
 void register_indexing_ops(Registry& r);    // indexing.cpp: gather, scatter, index, sort, topk
 void register_random_ops(Registry& r);      // random.cpp: rand, randn, bernoulli, native_dropout
 void register_nn_backward_ops(Registry& r); // nn_backward.cpp: convolution_backward, pooling/batch norm backward
+void register_loss_ops(Registry& r);        // loss.cpp: mse, l1, smooth_l1, binary cross entropy, nll, cross entropy
 // Derivative formulas, attached to the ops above (one row per op; see Note [autograd]).
 void register_derivatives(Registry& r);     // derivatives.cpp: pointwise, copy, view ops
 void register_nn_derivatives(Registry& r);  // derivatives_nn.cpp: reductions, linalg, nn

@@ -4,6 +4,7 @@
 #include "ember/ops/creation.h"
 #include "ember/ops/pointwise.h"
 #include "ember/ops/view.h"
+#include "ops/api.h"
 #include "ops/dispatch.h"
 
 namespace ember {
@@ -43,25 +44,77 @@ Tensor Tensor::to(Device device, Loc loc) const {
 }
 Tensor Tensor::operator[](int64_t index) const { return ember::select(*this, 0, index); }
 
-Tensor Tensor::add(const Tensor& other, const Scalar& alpha, Loc loc) const { return ember::add(*this, other, alpha, loc); }
-Tensor Tensor::sub(const Tensor& other, const Scalar& alpha, Loc loc) const { return ember::sub(*this, other, alpha, loc); }
-Tensor Tensor::mul(const Tensor& other, Loc loc) const { return ember::mul(*this, other, loc); }
-Tensor Tensor::div(const Tensor& other, Loc loc) const { return ember::div(*this, other, std::nullopt, loc); }
+// One method per row of ember/tensor_methods.def, each calling its registry op by name.
+#define EMBER_TENSOR_UNARY(name)                                                                          \
+  Tensor Tensor::name(Loc loc) const { return ops::call_tensor(EMBER_OP("aten::" #name), {*this}, loc); } \
+  Tensor& Tensor::name##_(Loc loc) { return ops::call_inplace(EMBER_OP("aten::" #name "_"), *this, {*this}, loc); }
+#define EMBER_TENSOR_UNARY_FUNCTIONAL(name) \
+  Tensor Tensor::name(Loc loc) const { return ops::call_tensor(EMBER_OP("aten::" #name), {*this}, loc); }
+#define EMBER_TENSOR_BINARY(name)                                                              \
+  Tensor Tensor::name(const Tensor& other, Loc loc) const {                                    \
+    return ops::call_tensor(EMBER_OP("aten::" #name ".Tensor"), {*this, other}, loc);          \
+  }                                                                                            \
+  Tensor Tensor::name(const Scalar& other, Loc loc) const {                                    \
+    return ops::call_tensor(EMBER_OP("aten::" #name ".Scalar"), {*this, other}, loc);          \
+  }                                                                                            \
+  Tensor& Tensor::name##_(const Tensor& other, Loc loc) {                                      \
+    return ops::call_inplace(EMBER_OP("aten::" #name "_.Tensor"), *this, {*this, other}, loc); \
+  }                                                                                            \
+  Tensor& Tensor::name##_(const Scalar& other, Loc loc) {                                      \
+    return ops::call_inplace(EMBER_OP("aten::" #name "_.Scalar"), *this, {*this, other}, loc); \
+  }
+#define EMBER_TENSOR_BINARY_ALPHA(name)                                                               \
+  Tensor Tensor::name(const Tensor& other, const Scalar& alpha, Loc loc) const {                      \
+    return ops::call_tensor(EMBER_OP("aten::" #name ".Tensor"), {*this, other, alpha}, loc);          \
+  }                                                                                                   \
+  Tensor Tensor::name(const Scalar& other, const Scalar& alpha, Loc loc) const {                      \
+    return ops::call_tensor(EMBER_OP("aten::" #name ".Scalar"), {*this, other, alpha}, loc);          \
+  }                                                                                                   \
+  Tensor& Tensor::name##_(const Tensor& other, const Scalar& alpha, Loc loc) {                        \
+    return ops::call_inplace(EMBER_OP("aten::" #name "_.Tensor"), *this, {*this, other, alpha}, loc); \
+  }                                                                                                   \
+  Tensor& Tensor::name##_(const Scalar& other, const Scalar& alpha, Loc loc) {                        \
+    return ops::call_inplace(EMBER_OP("aten::" #name "_.Scalar"), *this, {*this, other, alpha}, loc); \
+  }
+#define EMBER_TENSOR_BINARY_TENSOR(name)                                                \
+  Tensor Tensor::name(const Tensor& other, Loc loc) const {                             \
+    return ops::call_tensor(EMBER_OP("aten::" #name), {*this, other}, loc);             \
+  }                                                                                     \
+  Tensor& Tensor::name##_(const Tensor& other, Loc loc) {                               \
+    return ops::call_inplace(EMBER_OP("aten::" #name "_"), *this, {*this, other}, loc); \
+  }
+#define EMBER_TENSOR_BINARY_TENSOR_FUNCTIONAL(name)                         \
+  Tensor Tensor::name(const Tensor& other, Loc loc) const {                 \
+    return ops::call_tensor(EMBER_OP("aten::" #name), {*this, other}, loc); \
+  }
+#include "ember/tensor_methods.def"
+#undef EMBER_TENSOR_UNARY
+#undef EMBER_TENSOR_UNARY_FUNCTIONAL
+#undef EMBER_TENSOR_BINARY
+#undef EMBER_TENSOR_BINARY_ALPHA
+#undef EMBER_TENSOR_BINARY_TENSOR
+#undef EMBER_TENSOR_BINARY_TENSOR_FUNCTIONAL
+
 Tensor Tensor::pow(const Scalar& exponent, Loc loc) const { return ember::pow(*this, exponent, loc); }
-Tensor Tensor::neg(Loc loc) const { return ember::neg(*this, loc); }
-Tensor Tensor::exp(Loc loc) const { return ember::exp(*this, loc); }
-Tensor Tensor::log(Loc loc) const { return ember::log(*this, loc); }
-Tensor Tensor::sqrt(Loc loc) const { return ember::sqrt(*this, loc); }
-Tensor Tensor::abs(Loc loc) const { return ember::abs(*this, loc); }
-Tensor Tensor::tanh(Loc loc) const { return ember::tanh(*this, loc); }
-Tensor Tensor::sigmoid(Loc loc) const { return ember::sigmoid(*this, loc); }
-Tensor Tensor::relu(Loc loc) const { return ember::relu(*this, loc); }
+Tensor Tensor::pow(const Tensor& exponent, Loc loc) const { return ember::pow(*this, exponent, loc); }
+Tensor& Tensor::pow_(const Scalar& exponent, Loc loc) {
+  return ops::call_inplace(EMBER_OP("aten::pow_.Scalar"), *this, {*this, exponent}, loc);
+}
+Tensor& Tensor::pow_(const Tensor& exponent, Loc loc) {
+  return ops::call_inplace(EMBER_OP("aten::pow_.Tensor"), *this, {*this, exponent}, loc);
+}
+Tensor Tensor::where(const Tensor& condition, const Tensor& other, Loc loc) const {
+  return ember::where(condition, *this, other, loc);
+}
+Tensor Tensor::clamp(std::optional<Scalar> min, std::optional<Scalar> max, Loc loc) const {
+  return ember::clamp(*this, min, max, loc);
+}
+Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max, Loc loc) {
+  return ops::call_inplace(EMBER_OP("aten::clamp_"), *this, {*this, min, max}, loc);
+}
 Tensor& Tensor::copy_(const Tensor& src, Loc loc) { return ember::copy_(*this, src, loc); }
 Tensor& Tensor::fill_(const Scalar& value, Loc loc) { return ember::fill_(*this, value, loc); }
 Tensor& Tensor::zero_(Loc loc) { return ember::zero_(*this, loc); }
-Tensor& Tensor::add_(const Tensor& other, const Scalar& alpha, Loc loc) { return ember::add_(*this, other, alpha, loc); }
-Tensor& Tensor::mul_(const Tensor& other, Loc loc) { return ember::mul_(*this, other, loc); }
-Tensor& Tensor::mul_(const Scalar& other, Loc loc) { return ember::mul_(*this, other, loc); }
 
 Tensor operator+(TensorArg a, const Tensor& b) { return add(a.t, b, 1, a.loc); }
 Tensor operator-(TensorArg a, const Tensor& b) { return sub(a.t, b, 1, a.loc); }

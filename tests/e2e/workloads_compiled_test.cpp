@@ -1,9 +1,9 @@
 // The workloads of docs/workloads.md compiled with ember::compile equal eager:
 // with the "inductor" backend W1–W3 at their workload shapes, W4–W6 at small batch and
 // sequence and W5/W6 once at a workload shape; with the "eager" backend (the interpreter)
-// all of them at small shapes; W1 compiles to one kernel; W7's compiled forward gives
-// eager's gradients. The functions and inputs are bench/workloads.h's, the ones
-// bench_inductor_workloads times.
+// all of them at small shapes; W1 compiles to one kernel; W7's compiled training step
+// (forward and backward graphs through AOT autograd) gives eager's gradients. The functions and inputs are
+// bench/workloads.h's, the ones bench_inductor_workloads times.
 //
 // Tolerance: atol 1e-4 + rtol 1e-4 per element, not float32's 1.3e-6 relative. The
 // compiled code computes pointwise and row ops with the same formulas as eager, but a
@@ -133,10 +133,11 @@ TEST_F(WorkloadsCompiledTest, W6BasicBlockInductorEqualsEagerAtTheWorkloadShape)
   expect_compiled_equals_eager(find(bench::block_workloads({.gpt = {}}), "W6"), "inductor");
 }
 
-// Until AOT autograd exists the inductor backend runs a graph whose inputs require grad
-// with the interpreter; either way the step must leave eager's output and gradients.
+// With inductor, AOT autograd compiles the step's forward and backward graphs; with eager,
+// the interpreter records eager's autograd graph. Either way the step leaves eager's
+// output and gradients.
 TEST_F(WorkloadsCompiledTest, W7CompiledForwardGivesEagerOutputAndGradients) {
-  for (const std::string backend : {"inductor", "eager"}) {
+  for (const std::string backend : {"inductor", "aot_eager", "eager"}) {
     const bench::Workload w = find(bench::block_workloads(kSmall), "W7");
     const Tensor y_eager = w.run();
     const std::vector<Tensor> g_eager = w.grads();
@@ -144,6 +145,10 @@ TEST_F(WorkloadsCompiledTest, W7CompiledForwardGivesEagerOutputAndGradients) {
     const Tensor y = compiled.call();
     const std::vector<Tensor> g = w.grads();
     expect_all_close(y, y_eager, "W7 (" + backend + ") output");
+    if (backend != "eager") {
+      ASSERT_TRUE(y.grad_fn());
+      EXPECT_EQ(y.grad_fn()->name(), "CompiledFunctionBackward") << backend;
+    }
     ASSERT_EQ(g.size(), g_eager.size());
     ASSERT_EQ(g.size(), 7u) << "x and the six parameters of the MLP block";
     for (size_t i = 0; i < g.size(); ++i)

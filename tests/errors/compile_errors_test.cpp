@@ -1,9 +1,13 @@
 // User errors inside compiled functions: an error eager raises too (wrong shapes into a
 // compiled function) is raised at the user's line with eager's message, and is not
-// reported as a capture failure ("WON'T CONVERT").
+// reported as a capture failure ("WON'T CONVERT"); an error only capture meets is, with
+// a message that says why capture met it.
 #include <gtest/gtest.h>
 
+#include <future>
+
 #include "ember/ember.h"
+#include "support/compile_helpers.h"
 #include "support/error_of.h"
 #include "support/log_capture.h"
 
@@ -61,6 +65,27 @@ TEST_F(CompileErrors, ACaptureOnlyFailureIsStillReportedAsWontConvert) {
       {.name = "capture_only"});
   EXPECT_EQ(f(zeros({1})).item<float>(), 1.f);
   EXPECT_NE(logs.text().find("WON'T CONVERT capture_only"), std::string::npos) << logs.text();
+}
+
+TEST_F(CompileErrors, AnOpOnAnotherThreadDuringCaptureSaysCaptureFollowsTheCallingThread) {
+  testing::LogCapture logs;
+  const int line = __LINE__ + 3;
+  auto f = compile(
+      [](const Tensor& x) {
+        auto half = std::async(std::launch::async, [&] { return sin(x.narrow(0, 0, 2)); });
+        return cat({half.get(), cos(x.narrow(0, 2, 2))});
+      },
+      {.name = "threaded"});
+  const Tensor x = randn({4});
+  testing::expect_close(f(x), cat({sin(x.narrow(0, 0, 2)), cos(x.narrow(0, 2, 2))}), 0, 0);
+  const std::string t = logs.text();
+  EXPECT_NE(t.find("WON'T CONVERT threaded"), std::string::npos) << t;
+  EXPECT_NE(t.find("this thread is not the one tracing it: capture follows only the thread that called the compiled "
+                   "function"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("compile_errors_test.cpp\", line " + std::to_string(line)), std::string::npos) << t;
+  EXPECT_EQ(t.find("kept past the trace"), std::string::npos) << t;
 }
 
 }  // namespace

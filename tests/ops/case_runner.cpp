@@ -328,4 +328,20 @@ void Tally::report() const {
   EXPECT_EQ(failed, 0);
 }
 
+Tensor grad_input(const ops::OpDef& op, const Stack& args, const json& in) {
+  const std::string name = in.at("arg").get<std::string>();
+  const int i = op.schema.index_of(name);
+  if (i < 0) throw Mismatch{"gradient of argument '" + name + "', which is not in Ember's schema"};
+  const IValue& v = args[static_cast<size_t>(i)];
+  if (!in.contains("index")) {
+    if (!v.is_tensor()) throw Mismatch{"gradient of argument '" + name + "', which is not a tensor"};
+    return v.to_tensor();
+  }
+  const auto j = in.at("index").get<size_t>();
+  if (v.is_tensor_list()) return v.to_tensor_list().at(j);
+  const auto& opt = v.to_optional_tensor_list().at(j);
+  if (!opt) throw Mismatch{"gradient of argument '" + name + "'[" + std::to_string(j) + "], which is None"};
+  return *opt;
+}
+
 }  // namespace ember::conformance

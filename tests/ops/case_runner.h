@@ -65,6 +65,10 @@ void check_output(const CaseFile& f, const Tensor& actual, const json& e, const 
 /// Flattens an op's result to the tensors matching the expected outputs, in order.
 std::vector<std::pair<Tensor, json>> pair_outputs(const Stack& result, const json& expected);
 
+/// The input a recorded gradient belongs to (an entry of a case's grads.inputs): argument
+/// `arg` of `args`, element `index` of a list.
+Tensor grad_input(const ops::OpDef& op, const Stack& args, const json& in);
+
 /// EMBER_CONFORMANCE_FILTER: only ops whose name contains it ("" for all).
 std::string filter();
 

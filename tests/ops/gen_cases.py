@@ -16,6 +16,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from opinfo import OTL, TL, Family, Gen, OpInfo, S  # noqa: E402
+from loss_rows import loss_rows  # noqa: E402
 
 f32, f64, f16, bf16 = torch.float32, torch.float64, torch.float16, torch.bfloat16
 i64, i32, i16, i8, u8, b8 = torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool
@@ -1213,7 +1214,8 @@ def late_rows():
 
 def all_rows():
     return (pointwise_rows() + view_rows() + copy_rows() + factory_rows() + reduction_rows() + linalg_rows() + nn_rows() +
-            conv_rows() + shape_rows() + indexing_rows() + random_rows() + nn_backward_rows() + late_rows())
+            conv_rows() + shape_rows() + indexing_rows() + random_rows() + nn_backward_rows() + late_rows() +
+            loss_rows())
 
 
 def differentiable_ops():

@@ -56,6 +56,7 @@ void print_usage(const Command& command);
 int run_bisect(const Args& args);
 int run_config(const Args& args);
 int run_minify(const Args& args);
+int run_replay(const Args& args);
 int run_repro(const Args& args);
 
 }  // namespace ember::tool

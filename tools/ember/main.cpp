@@ -58,6 +58,18 @@ const Command kCommands[] = {
      "  --accuracy      also compare with eager against a float64 run\n"
      "Exit status: 0 when it compiles and runs (and matches), 1 when it fails (or FILE is bad), 2 on usage errors.\n",
      run_repro},
+    {"replay", "re-run the frame an execution record holds, in the program that wrote it, and say what it raises",
+     "usage: ember replay FILE\n"
+     "  FILE  an execution record, <base_dir>/replay/<fn>_pid<P>_<k>.record.safetensors, written when the\n"
+     "        capture of a frame failed with TORCH_COMPILE_REPLAY_RECORD=1\n"
+     "Runs the program that wrote FILE again (same path, arguments and working directory) with\n"
+     "EMBER_REPLAY=FILE: its first call of the recorded function re-runs the recorded frame with the\n"
+     "recorded inputs and knobs instead, prints what it raises and whether that is the recorded error,\n"
+     "and ends the program. Module arguments come from that call (a record cannot hold them).\n"
+     "Exit status: 1 when the frame raises an error (the bug is still there), 0 when it runs without\n"
+     "one (fixed), 2 when FILE is missing or not a record, or the program cannot run or ends without\n"
+     "calling the function.\n",
+     run_replay},
 };
 
 const Command* find_command(std::string_view name) {

@@ -291,6 +291,20 @@ std::vector<Case> cases() {
                  return V{out};
                },
                {rnd({2, 2, 3}, 24)}});
+  // nll_loss_forward: every reduction, class weights, an ignored target (its row gets none).
+  for (int64_t reduction : {0, 1, 2}) {
+    c.push_back(
+        {"aten::nll_loss_forward",
+         [reduction](const V& v) {
+           const Tensor weight = abs(rnd({5}, 26)) + 0.5;
+           return V{std::get<0>(nll_loss_forward(v[0], tensor<int64_t>({1, -100, 4, 0}), weight, reduction, -100))};
+         },
+         {rnd({4, 5}, 27)}});
+  }
+  c.push_back(
+      {"aten::nll_loss_forward",
+       [](const V& v) { return V{std::get<0>(nll_loss_forward(v[0], full({}, 2, kLong), std::nullopt, 1, -100))}; },
+       {rnd({5}, 28)}});
   // (padding_idx rows get no gradient although they are read: checked by value elsewhere)
   c.push_back({"aten::embedding", [](const V& v) { return V{embedding(v[0], v[1])}; },
                {rnd({4, 3}, 25), tensor<int64_t>({0, 2, 3, 0, 1, 3}, {2, 3})}});

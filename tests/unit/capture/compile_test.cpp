@@ -377,13 +377,15 @@ TEST_F(CompileTest, AUserErrorDuringCaptureIsTheEagerError) {
   EXPECT_NE(msg.find("compile_test.cpp:"), std::string::npos) << msg;
 }
 
-TEST_F(CompileTest, StepLogsMarkStartAndEndOfCaptureAndBackend) {
+TEST_F(CompileTest, StepLogsMarkStartAndEndOfCaptureAndTheDefaultInductorBackend) {
   set_logs("dynamo");
   testing::LogCapture logs;
   compile([](const Tensor& x) { return x * x; }, {.name = "sq"})(ones({2}));
   const std::string t = logs.text();
   const auto s1 = t.find("Step 1: torchdynamo start tracing sq"), e1 = t.find("Step 1: torchdynamo done tracing sq");
-  const auto s2 = t.find("Step 2: calling compiler function eager"), e2 = t.find("Step 2: done compiler function eager");
+  // No backend named: the default is the inductor, as torch.compile's.
+  const auto s2 = t.find("Step 2: calling compiler function inductor"),
+             e2 = t.find("Step 2: done compiler function inductor");
   ASSERT_NE(s1, std::string::npos) << t;
   ASSERT_NE(s2, std::string::npos) << t;
   ASSERT_NE(e2, std::string::npos) << t;

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include "ember/ember.h"
 #include "support/error_of.h"
@@ -162,6 +163,60 @@ TEST_F(DiagnosticsCompileTest, ExecutionRecordReplaysTheSameError) {
   EXPECT_NE(msg.find("capture of a 3-element input fails (scale 2.5)"), std::string::npos) << msg;
   std::string missing = error_of([&] { replay((dir / "nope.safetensors").string()); });
   EXPECT_NE(missing.find("nope.safetensors"), std::string::npos) << missing;
+  std::filesystem::remove_all(dir);
+}
+
+/// A function whose capture fails while `g_capture_fails` is set (eager runs it fine).
+bool g_capture_fails = true;
+Tensor fails_in_capture(const Tensor& x) {
+  if (is_compiling() && g_capture_fails) {
+    EMBER_FAIL() << "capture of this frame fails";
+  }
+  return x * 2;
+}
+
+/// Writes the execution record of one failed capture of fails_in_capture under `dir`.
+template <typename F>
+std::string record_one_failure(const std::filesystem::path& dir, F& f) {
+  std::filesystem::remove_all(dir);
+  config().dynamo.base_dir = dir.string();
+  config().dynamo.replay_record_enabled = true;
+  f(ones({3}));
+  config().dynamo.replay_record_enabled = false;
+  std::vector<std::filesystem::path> records;
+  for (const auto& e : std::filesystem::directory_iterator(dir / "replay")) records.push_back(e.path());
+  EXPECT_EQ(records.size(), 1u);
+  return records.empty() ? "" : records[0].string();
+}
+
+TEST_F(DiagnosticsCompileTest, ExecutionRecordNamesTheProgramItsDirectoryAndArguments) {
+  const auto dir = std::filesystem::temp_directory_path() / ("ember_record_program_" + std::to_string(getpid()));
+  auto f = compile(fails_in_capture, {.name = "recorded_program"});
+  const std::map<std::string, std::string> meta = load_safetensors_metadata(record_one_failure(dir, f));
+  EXPECT_EQ(meta.at("program"), std::filesystem::read_symlink("/proc/self/exe").string());
+  EXPECT_EQ(meta.at("cwd"), std::filesystem::current_path().string());
+  ASSERT_GE(std::stoi(meta.at("argc")), 1);
+  EXPECT_NE(meta.at("argv.0").find("test_capture"), std::string::npos) << meta.at("argv.0");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(DiagnosticsCompileTest, EmberReplayRunsTheRecordedFrameAtTheFirstCallAndEndsTheProgram) {
+  const auto dir = std::filesystem::temp_directory_path() / ("ember_record_at_call_" + std::to_string(getpid()));
+  auto f = compile(fails_in_capture, {.name = "replayed_at_call"});
+  auto other = compile([](const Tensor& x) { return x + 1; }, {.name = "not_recorded"});
+  const std::string record = record_one_failure(dir, f);
+  config().dynamo.replay_record = record;  // EMBER_REPLAY, as `ember replay` sets it
+  // Another function runs as usual; the recorded one replays its frame and ends the program.
+  EXPECT_EQ(other(ones({2})).sum().item<float>(), 4.f);
+  EXPECT_EXIT(f(zeros({7})), ::testing::ExitedWithCode(1),
+              "the recorded frame of replayed_at_call \\(.*diagnostics_test.cpp:[0-9]+\\)\n"
+              ".*the frame raised RuntimeError: capture of this frame fails\n.*the same error as recorded");
+  g_capture_fails = false;  // "fixed": the frame now captures
+  EXPECT_EXIT(f(zeros({7})), ::testing::ExitedWithCode(0), "the frame ran without error: it no longer fails");
+  g_capture_fails = true;
+  config().dynamo.replay_record = (dir / "missing.record.safetensors").string();
+  EXPECT_EXIT(f(zeros({7})), ::testing::ExitedWithCode(2), "cannot replay EMBER_REPLAY=.*missing.record.safetensors");
+  config().dynamo.replay_record = "";
   std::filesystem::remove_all(dir);
 }
 

@@ -24,6 +24,21 @@ inline std::string strip_comments(const std::string& text) {
   return out;
 }
 
+/// Drops preprocessor lines and their continuations: the macros that declare the
+/// methods of tensor_methods.def's rows are read through table_methods instead.
+inline std::string strip_directives(const std::string& text) {
+  std::string out;
+  std::istringstream in(text);
+  bool continued = false;
+  for (std::string line; std::getline(in, line);) {
+    const size_t first = line.find_first_not_of(" \t");
+    const bool directive = continued || (first != std::string::npos && line[first] == '#');
+    continued = directive && !line.empty() && line.back() == '\\';
+    if (!directive) out += line + "\n";
+  }
+  return out;
+}
+
 /// Replaces every brace-enclosed body (inline definitions, struct bodies) by ";".
 inline std::string drop_bodies(const std::string& text) {
   std::string out;
@@ -133,15 +148,47 @@ inline std::string key_of(std::string decl) {
 
 }  // namespace tensor_api_detail
 
+/// The methods the rows of ember/tensor_methods.def declare (the macros of tensor.h), as
+/// key_of spells them: "exp()", "exp_()", "mul(Tensor)", "add(Scalar,Scalar)", …
+inline std::vector<std::string> table_methods(const std::string& def_path) {
+  std::ifstream in(def_path);
+  std::vector<std::string> keys;
+  const std::regex row(R"(^EMBER_TENSOR_(\w+)\((\w+)\))");
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (!std::regex_search(line, m, row)) continue;
+    const std::string kind = m[1], n = m[2];
+    if (kind == "UNARY") {
+      keys.insert(keys.end(), {n + "()", n + "_()"});
+    } else if (kind == "UNARY_FUNCTIONAL") {
+      keys.push_back(n + "()");
+    } else if (kind == "BINARY") {
+      keys.insert(keys.end(), {n + "(Tensor)", n + "(Scalar)", n + "_(Tensor)", n + "_(Scalar)"});
+    } else if (kind == "BINARY_ALPHA") {
+      keys.insert(keys.end(),
+                  {n + "(Tensor,Scalar)", n + "(Scalar,Scalar)", n + "_(Tensor,Scalar)", n + "_(Scalar,Scalar)"});
+    } else if (kind == "BINARY_TENSOR") {
+      keys.insert(keys.end(), {n + "(Tensor)", n + "_(Tensor)"});
+    } else if (kind == "BINARY_TENSOR_FUNCTIONAL") {
+      keys.push_back(n + "(Tensor)");
+    } else {
+      keys.push_back("unknown row kind EMBER_TENSOR_" + kind);  // matches no table row: the test fails
+    }
+  }
+  return keys;
+}
+
 /// Every member function of class Tensor (constructors included) and every operator
-/// declared on tensors after the class, in `header`, as key_of spells them.
+/// declared on tensors after the class, in `header`, as key_of spells them; with the
+/// methods of ember/tensor_methods.def's rows where the class includes it.
 inline std::set<std::string> declared_tensor_api(const std::string& header) {
   using namespace tensor_api_detail;
   std::ifstream in(header);
   std::stringstream ss;
   ss << in.rdbuf();
   // Brace-initialized defaults ("= {}") are values, not bodies.
-  const std::string text = std::regex_replace(strip_comments(ss.str()), std::regex(R"(=\s*\{[^{}]*\})"), "= _");
+  const std::string text =
+      std::regex_replace(strip_directives(strip_comments(ss.str())), std::regex(R"(=\s*\{[^{}]*\})"), "= _");
   const size_t cls = text.find("class Tensor {");
   const size_t priv = text.find("\n private:", cls);
   const size_t cls_end = text.find("\n};", priv);
@@ -159,6 +206,10 @@ inline std::set<std::string> declared_tensor_api(const std::string& header) {
   };
   add_all(text.substr(cls + 14, priv - cls - 14), false);
   add_all(text.substr(cls_end + 3, templates - cls_end - 3), true);
+  if (ss.str().find("#include \"ember/tensor_methods.def\"") != std::string::npos) {
+    const std::string def = header.substr(0, header.rfind('/') + 1) + "tensor_methods.def";
+    for (const std::string& k : table_methods(def)) keys.insert(k);
+  }
   return keys;
 }
 

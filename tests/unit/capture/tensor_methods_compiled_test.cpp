@@ -31,10 +31,11 @@ Tensor text(const std::string& s) {
 }
 
 struct Row {
-  const char* key;                // the method as declared_tensor_api() spells it
+  std::string key;                // the method as declared_tensor_api() spells it
   Fn fn;                          // called on a, b: float32 [3, 4]
   bool grad = false;              // `a` is a leaf that requires grad
   const char* differs = nullptr;  // why the compiled answer differs from eager by design
+  std::vector<std::string> also;  // further methods the row calls (a row of tensor_methods.def)
 };
 
 Tensor triple(const Tensor& g) { return g * 3; }
@@ -246,6 +247,30 @@ std::vector<Row> rows() {
       {"tanh()", [](const Tensor& a, const Tensor&) { return Results{a.tanh()}; }},
       {"sigmoid()", [](const Tensor& a, const Tensor&) { return Results{a.sigmoid()}; }},
       {"relu()", [](const Tensor& a, const Tensor&) { return Results{a.relu()}; }},
+      {"pow(Tensor)", [](const Tensor& a, const Tensor& b) { return Results{a.abs().pow(b)}; }},
+      {"pow_(Scalar)",
+       [](const Tensor& a, const Tensor&) {
+         Tensor c = a * 1;
+         c.pow_(2);
+         return Results{c};
+       }},
+      {"pow_(Tensor)",
+       [](const Tensor& a, const Tensor& b) {
+         Tensor c = a.abs() + 1;
+         c.pow_(b);
+         return Results{c};
+       }},
+      {"where(Tensor,Tensor)", [](const Tensor& a, const Tensor& b) { return Results{a.where(a > b, b)}; }},
+      {"clamp(std::optional<Scalar>,std::optional<Scalar>)",
+       [](const Tensor& a, const Tensor&) {
+         return Results{a.clamp(-0.5, 0.5), a.clamp(0.0), a.clamp(std::nullopt, 1)};
+       }},
+      {"clamp_(std::optional<Scalar>,std::optional<Scalar>)",
+       [](const Tensor& a, const Tensor&) {
+         Tensor c = a * 1;
+         c.clamp_(-0.25, 0.75);
+         return Results{c};
+       }},
       {"sum()",
        [](const Tensor& a, const Tensor&) {
          return Results{a.sum(), (a > 0).sum()};
@@ -429,6 +454,79 @@ std::vector<Row> rows() {
   };
 }
 
+// --- the rows of ember/tensor_methods.def --------------------------------------------------
+
+/// The operand a generated row calls `op` on: positive floats (every unary op's domain,
+/// nonzero divisors), or bools for the bitwise and logical-not ops.
+Tensor operand(const std::string& op, const Tensor& t) {
+  if (op.starts_with("bitwise") || op == "logical_not") return t > 0;
+  return t.abs() + 0.5;
+}
+
+/// One row per row of tensor_methods.def, calling each method it declares (functional,
+/// then in place on a clone), keyed by its first method that no row above covers.
+std::vector<Row> table_rows() {
+  std::vector<std::pair<std::vector<std::string>, Fn>> table;
+#define EMBER_TENSOR_UNARY(name)                                                   \
+  table.push_back({{#name "()", #name "_()"}, [](const Tensor& a, const Tensor&) { \
+                     Tensor x = operand(#name, a), y = x.clone();                  \
+                     y.name##_();                                                  \
+                     return Results{x.name(), y};                                  \
+                   }});
+#define EMBER_TENSOR_UNARY_FUNCTIONAL(name)                                        \
+  table.push_back({{#name "()"}, [](const Tensor& a, const Tensor&) {              \
+                     return Results{operand(#name, a).name(), (a * 0 / 0).name()}; \
+                   }});
+#define EMBER_TENSOR_BINARY(name)                                                                         \
+  table.push_back({{#name "(Tensor)", #name "(Scalar)", #name "_(Tensor)", #name "_(Scalar)"},            \
+                   [](const Tensor& a, const Tensor& b) {                                                 \
+                     Tensor x = operand(#name, a), y = operand(#name, b), x1 = x.clone(), x2 = x.clone(); \
+                     const Scalar s = x.dtype() == kBool ? Scalar(true) : Scalar(1.5);                    \
+                     x1.name##_(y);                                                                       \
+                     x2.name##_(s);                                                                       \
+                     return Results{x.name(y), x.name(s), x1, x2};                                        \
+                   }});
+#define EMBER_TENSOR_BINARY_ALPHA(name)                                                                        \
+  table.push_back(                                                                                             \
+      {{#name "(Tensor,Scalar)", #name "(Scalar,Scalar)", #name "_(Tensor,Scalar)", #name "_(Scalar,Scalar)"}, \
+       [](const Tensor& a, const Tensor& b) {                                                                  \
+         Tensor x1 = a.clone(), x2 = a.clone();                                                                \
+         x1.name##_(b, 2);                                                                                     \
+         x2.name##_(1.5, -1);                                                                                  \
+         return Results{a.name(b, 0.5), a.name(2.5), a.name(1.5, 2), x1, x2};                                  \
+       }});
+#define EMBER_TENSOR_BINARY_TENSOR(name)                                                         \
+  table.push_back({{#name "(Tensor)", #name "_(Tensor)"}, [](const Tensor& a, const Tensor& b) { \
+                     Tensor x = operand(#name, a), y = operand(#name, b), x1 = x.clone();        \
+                     x1.name##_(y);                                                              \
+                     return Results{x.name(y), x1};                                              \
+                   }});
+#define EMBER_TENSOR_BINARY_TENSOR_FUNCTIONAL(name)                                        \
+  table.push_back({{#name "(Tensor)"}, [](const Tensor& a, const Tensor& b) {              \
+                     return Results{operand(#name, a).name(operand(#name, b)), a.name(b)}; \
+                   }});
+#include "ember/tensor_methods.def"
+#undef EMBER_TENSOR_UNARY
+#undef EMBER_TENSOR_UNARY_FUNCTIONAL
+#undef EMBER_TENSOR_BINARY
+#undef EMBER_TENSOR_BINARY_ALPHA
+#undef EMBER_TENSOR_BINARY_TENSOR
+#undef EMBER_TENSOR_BINARY_TENSOR_FUNCTIONAL
+  std::set<std::string> by_hand;
+  for (const Row& r : rows()) by_hand.insert(r.key);
+  std::vector<Row> out;
+  for (auto& [methods, fn] : table) {
+    std::vector<std::string> keys;
+    for (const std::string& m : methods)
+      if (!by_hand.count(m)) keys.push_back(m);
+    if (keys.empty()) continue;
+    Row r{keys.front(), fn};
+    r.also.assign(keys.begin() + 1, keys.end());
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 /// Why `actual` is not `expected` ("" when it is): defined, dtype, sizes, strides of dims
 /// longer than 1 (those of size-1 dims cannot change a result), requires_grad, values
 /// (exactly, or within assert_close's tolerances for a code generator; NaN equals NaN).
@@ -520,7 +618,12 @@ TEST(TensorMethodsCompiled, TheTableHasARowForEveryDeclaredMethod) {
   const std::set<std::string> declared = testing::declared_tensor_api(EMBER_INCLUDE_DIR "/ember/tensor.h");
   ASSERT_GT(declared.size(), 100u) << "could not read the methods of include/ember/tensor.h";
   std::set<std::string> in_table;
-  for (const Row& r : rows()) EXPECT_TRUE(in_table.insert(r.key).second) << "two rows for " << r.key;
+  std::vector<Row> all = rows();
+  for (Row& r : table_rows()) all.push_back(std::move(r));
+  for (const Row& r : all) {
+    EXPECT_TRUE(in_table.insert(r.key).second) << "two rows for " << r.key;
+    for (const std::string& k : r.also) EXPECT_TRUE(in_table.insert(k).second) << "two rows for " << k;
+  }
   for (const std::string& k : declared) {
     EXPECT_TRUE(in_table.count(k)) << "include/ember/tensor.h declares " << k
                                    << " but tensor_methods_compiled_test.cpp has no row calling it";
@@ -533,7 +636,9 @@ class TensorMethodsCompiled : public testing::DiagnosticsTest, public ::testing:
 
 TEST_P(TensorMethodsCompiled, EveryMethodEqualsEager) {
   std::vector<std::string> failures;
-  for (const Row& row : rows()) {
+  std::vector<Row> every = rows();
+  for (Row& r : table_rows()) every.push_back(std::move(r));
+  for (const Row& row : every) {
     for (std::string& f : check_row(row, GetParam())) failures.push_back(std::move(f));
   }
   std::string all;

@@ -151,5 +151,26 @@ TEST_F(ReproTest, AGraphThatDoesNotFailAsExpectedIsAnError) {
   }
 }
 
+TEST_F(ReproTest, AStdExceptionFromABackendIsTheSameFailureInTheCheckerAsInTheProgram) {
+  // A custom backend's std::runtime_error: compile() reports it as
+  // "std::runtime_error: <what>", and a repro recorded there must match in `ember repro`.
+  Backend throwing = [](Graph&, const std::vector<Tensor>&) -> CompiledGraph {
+    throw std::runtime_error("my backend cannot compile relu");
+  };
+  config().dynamo.repro_after = "dynamo";
+  config().dynamo.repro_level = 1;
+  auto f = compile([](const Tensor& x) { return relu(x); }, {.custom_backend = throwing, .name = "thrower"});
+  EXPECT_THROW(f(ones({4})), BackendCompilerFailed);
+  config().dynamo.repro_after = "";
+  const std::vector<std::filesystem::path> dirs = repro_dirs(dir);
+  ASSERT_EQ(dirs.size(), 1u);
+  debug::Repro r = debug::read_repro((dirs[0] / "repro.txt").string());
+  ASSERT_TRUE(r.failure.has_value());
+  EXPECT_EQ(r.failure->message, "std::runtime_error: my backend cannot compile relu");
+  const std::optional<Failure> f2 = Checker{throwing}(*r.graph, r.inputs);
+  ASSERT_TRUE(f2.has_value());
+  EXPECT_TRUE(f2->same_as(*r.failure)) << f2->str() << " vs recorded " << r.failure->str();
+}
+
 }  // namespace
 }  // namespace ember::testing

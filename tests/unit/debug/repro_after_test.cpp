@@ -1,6 +1,7 @@
 // TORCHDYNAMO_REPRO_AFTER / TORCHDYNAMO_REPRO_LEVEL: what each level writes, where, and
 // when; repro files read back, and malformed ones name the file and line.
 #include "debug_helpers.h"
+#include "support/compile_helpers.h"
 
 namespace ember::testing {
 namespace {
@@ -152,6 +153,46 @@ TEST_F(ReproTest, AfterAotTheLauncherHoldsTheGraphInductorReceives) {
   EXPECT_NE(r.output.find("FAILS: compile error (RuntimeError): inductor: the generated code"), std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("the same failure as recorded"), std::string::npos) << r.output;
+}
+
+TEST_F(ReproTest, AfterAotATrainingGraphGetsALauncherForItsForwardAndOneForItsBackward) {
+  config().dynamo.repro_after = "aot";
+  config().dynamo.repro_level = 3;  // a launcher before each compile
+  Tensor w = randn({8});
+  w.requires_grad_();
+  auto f = compile([&w](const Tensor& x) { return (x * w).tanh().sum(); }, {.backend = "inductor", .name = "fn"});
+  f(randn({4, 8})).backward();  // the backward graph is compiled here
+  EXPECT_TRUE(w.grad().defined());
+  const auto dirs = repro_dirs(dir);
+  ASSERT_EQ(dirs.size(), 2u);
+  std::string forward, backward;
+  for (const fs::path& d : dirs) {
+    const std::string text = read_file(d / "minifier_launcher.txt");
+    EXPECT_NE(text.find("backend: inductor_inner\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("repro_after: aot\n"), std::string::npos) << text;
+    (text.find("graph fn_backward {") != std::string::npos ? backward : forward) = text;
+  }
+  EXPECT_NE(forward.find("graph fn {"), std::string::npos) << forward;
+  EXPECT_NE(backward.find("tangents_1"), std::string::npos) << backward;
+}
+
+TEST_F(ReproTest, Level4AfterAotChecksATrainingGraphsForwardAndBackwardGraphsWithoutFalseAlarms) {
+  config().dynamo.repro_after = "aot";
+  config().dynamo.repro_level = 4;
+  Tensor w = randn({8});
+  w.requires_grad_();
+  auto fn = [&w](const Tensor& x) { return (x * w).tanh().sum(); };
+  Tensor x = randn({4, 8});
+  fn(x).backward();
+  const Tensor expected = w.grad().clone();
+  w.mutable_grad() = Tensor();
+  // The forward and the backward graph are each compared with eager and a float64 run
+  // (the backward's outputs are the gradients); correct graphs pass and nothing is written.
+  LogCapture logs;
+  compile(fn, {.backend = "inductor", .name = "fine"})(x).backward();
+  expect_close(w.grad(), expected);
+  EXPECT_TRUE(repro_dirs(dir).empty());
+  EXPECT_EQ(logs.text().find("accuracy cannot be checked"), std::string::npos) << logs.text();
 }
 
 TEST_F(ReproTest, MalformedReproFilesNameTheFileAndLine) {

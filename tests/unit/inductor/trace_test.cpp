@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -64,6 +65,27 @@ bool close(const Tensor& a, const Tensor& b) {
   for (size_t i = 0; i < x.size(); ++i)
     if (std::abs(x[i] - y[i]) > 1e-5 + 1.3e-6 * std::abs(y[i])) return false;
   return true;
+}
+
+TEST_F(TraceTest, ATrainingGraphGetsForwardAndBackwardFoldersOfOneAotNumber) {
+  enable_trace();
+  nn::Sequential model;
+  build_guide_model(model);
+  auto compiled = compile([](nn::Sequential& m, const Tensor& x) { return m.forward(x).sum(); },
+                          {.backend = "inductor", .name = "model"});
+  compiled(model, ones({10, 10})).backward();  // the backward graph is compiled here
+  std::vector<std::string> names;
+  for (const fs::path& d : graph_dirs()) names.push_back(d.filename().string());
+  ASSERT_EQ(names.size(), 2u);
+  std::sort(names.begin(), names.end());
+  std::smatch b, f;
+  ASSERT_TRUE(std::regex_match(names[0], b, std::regex(R"(model__(\d+)_backward_(\d+)\.(\d+))"))) << names[0];
+  ASSERT_TRUE(std::regex_match(names[1], f, std::regex(R"(model__(\d+)_forward_(\d+)\.(\d+))"))) << names[1];
+  EXPECT_EQ(b[1].str(), f[1].str()) << "one AOT number for both graphs";
+  const std::string aot_log = read_text(run_dir() / "torchinductor" / ("aot_model_" + f[1].str() + "_debug.log"));
+  EXPECT_NE(aot_log.find("AOT forward graph model"), std::string::npos) << aot_log;
+  EXPECT_NE(aot_log.find("AOT backward graph model"), std::string::npos) << aot_log;
+  EXPECT_NE(aot_log.find("tangents_1"), std::string::npos) << aot_log;
 }
 
 TEST_F(TraceTest, TorchCompileDebugWritesEveryFileOfTheGuideModel) {

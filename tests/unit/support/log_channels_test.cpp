@@ -22,6 +22,11 @@ void eager_compile() {
 void aot_compile() {
   compile([](const Tensor& x) { return (x * 2).relu(); }, {.backend = "aot_eager"})(ones({3}));
 }
+void aot_training_compile() {
+  Tensor w = ones({3});
+  w.requires_grad_();
+  compile([&w](const Tensor& x) { return (x * w).relu().sum(); }, {.backend = "aot_eager"})(ones({3}));
+}
 void inductor_compile() {
   compile([](const Tensor& x) { return (x * 2).relu().sum(std::vector<int64_t>{1}); },
           {.backend = "inductor"})(ones({4, 5}));
@@ -34,12 +39,19 @@ void recompiled() {
   f(ones({2}));
   f(ones({3}));
 }
-// A graph run in the interpreter (parameters that require grad) and an op without a
-// lowering (cumsum runs its eager kernel inside the compiled code).
+// A graph run in the interpreter (a write AOT autograd cannot trace, into a value that
+// requires grad) and an op without a lowering (cumsum runs its eager kernel inside the
+// compiled code).
 void slow_inductor_code() {
   Tensor w = ones({4});
   w.requires_grad_();
-  compile([&w](const Tensor& x) { return (x * w).sum(); }, {.backend = "inductor"})(ones({4}));
+  compile(
+      [&w](const Tensor& x) {
+        Tensor y = x * w;
+        y.select(0, 0).mul_(2);
+        return y.sum();
+      },
+      {.backend = "inductor"})(ones({4}));
   compile([](const Tensor& x) { return ember::cumsum(x * 2, 0) + 1; }, {.backend = "inductor"})(ones({4}));
 }
 void gemm_of_a_new_shape() {
@@ -50,14 +62,23 @@ void gemm_of_a_new_shape() {
 
 const std::map<std::string, std::function<void()>>& scenarios() {
   static const std::map<std::string, std::function<void()>> s = {
-      {"dynamo", eager_compile},           {"aot", aot_compile},
-      {"inductor", inductor_compile},      {"graph", eager_compile},
-      {"graph_code", eager_compile},       {"graph_sizes", eager_compile},
-      {"graph_breaks", with_a_break},      {"guards", eager_compile},
-      {"recompiles", recompiled},          {"recompiles_verbose", recompiled},
-      {"aot_graphs", aot_compile},         {"post_grad_graphs", inductor_compile},
-      {"schedule", inductor_compile},      {"fusion", inductor_compile},
-      {"perf_hints", slow_inductor_code},  {"output_code", inductor_compile},
+      {"dynamo", eager_compile},
+      {"aot", aot_compile},
+      {"inductor", inductor_compile},
+      {"graph", eager_compile},
+      {"graph_code", eager_compile},
+      {"graph_sizes", eager_compile},
+      {"graph_breaks", with_a_break},
+      {"guards", eager_compile},
+      {"recompiles", recompiled},
+      {"recompiles_verbose", recompiled},
+      {"aot_graphs", aot_compile},
+      {"aot_joint_graph", aot_training_compile},
+      {"post_grad_graphs", inductor_compile},
+      {"schedule", inductor_compile},
+      {"fusion", inductor_compile},
+      {"perf_hints", slow_inductor_code},
+      {"output_code", inductor_compile},
       {"autotuning", gemm_of_a_new_shape},
   };
   return s;
@@ -109,8 +130,14 @@ TEST_F(LogChannels, PerfHintsNameTheOpThatFallsBackAndTheInterpretedGraph) {
   EXPECT_NE(t.find("runs in the interpreter"), std::string::npos) << t;
 }
 
-TEST_F(LogChannels, AotJointGraphIsNotAcceptedUntilThereIsAJointGraph) {
-  for (const logging::ChannelInfo& c : logging::channels()) EXPECT_STRNE(c.name, "aot_joint_graph");
+TEST_F(LogChannels, AotJointGraphPrintsTheTangentsAndTheGradientOutputs) {
+  set_logs("aot_joint_graph");
+  testing::LogCapture logs;
+  aot_training_compile();
+  const std::string t = logs.text();
+  EXPECT_NE(t.find("aot joint graph"), std::string::npos) << t;
+  EXPECT_NE(t.find("tangents_1"), std::string::npos) << t;
+  EXPECT_NE(t.find("aten::masked_fill.Scalar"), std::string::npos) << t;  // relu's formula
 }
 
 }  // namespace

@@ -141,7 +141,7 @@ TEST_F(Logging, UnknownNameRaisesValueErrorListingValidSettings) {
             "For more info on various settings, try TORCH_LOGS=\"help\"\n"
             "Valid settings:\n"
             "all, dynamo, aot, inductor, graph, graph_code, graph_sizes, graph_breaks, guards, recompiles, "
-            "recompiles_verbose, aot_graphs, post_grad_graphs, schedule, fusion, perf_hints, "
+            "recompiles_verbose, aot_joint_graph, aot_graphs, post_grad_graphs, schedule, fusion, perf_hints, "
             "output_code, autotuning");
   // The settings before the bad call stay.
   EXPECT_EQ(logging::current_spec(), "aot");

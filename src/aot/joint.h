@@ -1,0 +1,86 @@
+// aot/joint.h — training graphs: the joint forward-backward graph (joint.cpp), its split
+// into a forward and a backward graph (partition.cpp), and the runtime that runs them
+// under one autograd node (runtime.cpp). See Note [aot] (docs/notes/aot.md), "Training".
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ember/compile.h"
+
+namespace ember::aot {
+
+/// A training graph's forward and backward traced together (PyTorch's joint graph).
+struct JointGraph {
+  /// Inputs: the forward graph's inputs, then one tangent per forward output that
+  /// requires grad. Outputs: the forward outputs, then one gradient per forward input that
+  /// requires grad and that a gradient reaches.
+  std::unique_ptr<Graph> graph;
+  size_t num_forward_inputs = 0;
+  size_t num_forward_outputs = 0;
+  /// Per forward output: its tangent's index among the tangents, or -1 (it needs none:
+  /// it does not require grad, or it is a graph input itself). Outputs of one value share it.
+  std::vector<int> tangent_of_output;
+  /// Per forward input: its gradient's index among the gradient outputs, or -1.
+  std::vector<int> grad_of_input;
+  /// The nodes of the forward part (inputs, constants and calls copied from the forward
+  /// graph); every other node is the backward's.
+  std::set<const Node*> forward_nodes;
+  size_t num_tangents() const;
+  size_t num_grads() const;
+};
+
+/// Traces `forward` (functionalized and decomposed) and the registry's derivative formulas
+/// over it into one graph. `requires_grad[i]` says whether forward input i requires grad.
+/// A value requires grad as the Autograd layer decides (grad mode at its node, a
+/// differentiable op, an input that requires grad); formulas run in reverse node order on
+/// fakes recorded into the graph (capture::GraphRecorder), their gradients summed to
+/// each input's shape and dtype and added up per value, as eager's FormulaNode and engine
+/// do. Raises an Error when the graph cannot be differentiated this way (a write into a
+/// value that requires grad, a formula that reads data, an op without a formula): the
+/// caller then runs the graph in the interpreter. Logs the graph on `aot_joint_graph`.
+JointGraph make_joint_graph(const Graph& forward, const std::vector<bool>& requires_grad);
+
+/// A partitioned joint graph.
+struct Partition {
+  /// Inputs: the forward inputs. Outputs: the forward outputs, then the saved values
+  /// computed in the graph (saved_outputs of them).
+  std::unique_ptr<Graph> forward;
+  /// Inputs: the saved values (those the forward returns, then the saved forward inputs,
+  /// in saved_inputs' order), then the tangents. Outputs: the gradients (JointGraph order).
+  std::unique_ptr<Graph> backward;
+  size_t saved_outputs = 0;
+  /// Forward inputs that the backward reads, by index.
+  std::vector<size_t> saved_inputs;
+  /// Bytes of the saved values (by their recorded geometry), for the log.
+  int64_t saved_bytes = 0;
+};
+
+/// How the partitioner chooses what the backward reads. See Note [aot], "Partitioners".
+enum class Partitioner {
+  /// Every forward value a formula reads is saved (PyTorch's default_partition); for bisecting.
+  SaveAll,
+  /// Min-cut rematerialization: cheap pointwise chains are recomputed in the backward when
+  /// that saves fewer bytes (PyTorch's min_cut_rematerialization_partition).
+  MinCut,
+};
+
+/// The partitioner config().aot.partitioner names ("min_cut" or "default").
+Partitioner configured_partitioner();
+
+/// Splits `joint` into a forward and a backward graph. Logs the saved-tensor count and
+/// bytes on `aot`, and both graphs on `aot_graphs`.
+Partition partition_joint_graph(const JointGraph& joint, Partitioner how);
+
+/// The training runtime: compiles `p`'s forward with `inner` now (on `example_inputs`)
+/// and its backward on the first backward call; returns a CompiledGraph whose outputs that
+/// require grad have one grad_fn, a CompiledFunctionBackward node. `joint` gives the
+/// tangent and gradient maps; `aot_id` numbers the graphs' GraphRole (aot.h).
+CompiledGraph make_training_function(std::shared_ptr<Partition> p, const JointGraph& joint,
+                                     const std::vector<Tensor>& example_inputs, const Backend& inner,
+                                     const std::string& inner_name, int aot_id);
+
+}  // namespace ember::aot

@@ -1,0 +1,153 @@
+// capture/graph_recorder.cpp — the recorder the AOT stage traces derivative formulas with
+// (graph_recorder.h). Each op on its fakes becomes a Call node whose output geometry the
+// op's meta function gives; the outputs are new fakes (views share their base's storage,
+// as the Tracer's do). Contract in graph_recorder.h; see Note [aot].
+#include "capture/graph_recorder.h"
+
+#include "capture/tracer.h"
+#include "ops/dispatch.h"
+
+namespace ember::capture {
+namespace {
+
+thread_local GraphRecorder* t_recorder = nullptr;
+
+TensorMeta meta_of(const Tensor& t) {
+  return TensorMeta{t.sizes().vec(), t.strides().vec(), t.dtype(), t.device(), t.storage_offset()};
+}
+
+}  // namespace
+
+GraphRecorder::GraphRecorder(Graph& g) : g_(g), previous_(t_recorder) {
+  install_capture_hooks();
+  t_recorder = this;
+}
+
+GraphRecorder::~GraphRecorder() { t_recorder = previous_; }
+
+GraphRecorder* GraphRecorder::current() { return t_recorder; }
+
+Tensor GraphRecorder::make_fake(const TensorMeta& m, std::shared_ptr<Storage> storage) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->sizes = m.sizes;
+  impl->strides = m.strides;
+  impl->storage_offset = m.storage_offset;
+  impl->dtype = m.dtype;
+  impl->device = m.device;
+  impl->is_fake = true;
+  impl->refresh();
+  if (!storage) {
+    int64_t extent = impl->numel > 0 ? m.storage_offset + 1 : 0;
+    for (size_t d = 0; d < m.sizes.size() && impl->numel > 0; ++d) extent += (m.sizes[d] - 1) * m.strides[d];
+    storage =
+        std::make_shared<Storage>(nullptr, static_cast<size_t>(extent) * element_size(m.dtype), m.device, nullptr);
+  }
+  impl->storage = std::move(storage);
+  return Tensor(std::move(impl));
+}
+
+Tensor GraphRecorder::fake(ValueRef v) {
+  auto key = std::make_pair(static_cast<const Node*>(v.node), v.index);
+  if (auto it = fakes_.find(key); it != fakes_.end()) return it->second;
+  const TensorMeta& m = v.node->meta().at(v.index);
+  EMBER_INTERNAL_ASSERT(!m.undefined) << "recorder: %" << v.node->name() << "." << v.index << " is None";
+  Tensor t = make_fake(m, nullptr);
+  values_[t.impl()] = {t.impl_ptr(), v};
+  fakes_.emplace(key, t);
+  return t;
+}
+
+ValueRef GraphRecorder::value(const Tensor& t) {
+  if (auto it = values_.find(t.impl()); it != values_.end() && it->second.object.lock().get() == t.impl())
+    return it->second.ref;
+  EMBER_INTERNAL_ASSERT(!t.is_fake()) << "recorder: a fake tensor from another trace reached a derivative formula";
+  Node* n = g_.add_constant("_tensor_constant", t);
+  values_[t.impl()] = {t.impl_ptr(), n->out(0)};
+  fakes_.emplace(std::make_pair(static_cast<const Node*>(n), 0u), t);
+  return n->out(0);
+}
+
+Stack GraphRecorder::record(const ops::OpDef& op, Stack& args) {
+  EMBER_CHECK(op.kind != ops::OpKind::Dynamic)
+      << op.name << ": its output size depends on data, which a traced derivative formula cannot read";
+  EMBER_INTERNAL_ASSERT(op.meta) << op.name << " reached the recorder without a meta function";
+  std::vector<Arg> graph_args;
+  graph_args.reserve(args.size());
+  Stack fake_args = args;
+  std::vector<Tensor> written;
+  auto fake_of = [&](const Tensor& t) {
+    const ValueRef ref = value(t);
+    return std::make_pair(ref, t.is_fake() ? t : fake(ref));
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    const IValue& a = args[i];
+    if (a.is_tensor() && a.to_tensor().defined()) {
+      auto [ref, f] = fake_of(a.to_tensor());
+      graph_args.push_back(Arg::of_value(ref));
+      fake_args[i] = IValue(f);
+      if (op.schema.arguments[i].is_write) written.push_back(f);
+    } else if (a.is_tensor()) {
+      graph_args.push_back(Arg::of_literal(IValue()));
+      fake_args[i] = IValue();
+    } else if (a.is_tensor_list()) {
+      std::vector<std::optional<ValueRef>> refs;
+      std::vector<Tensor> fakes;
+      for (const Tensor& t : a.to_tensor_list()) {
+        auto [ref, f] = fake_of(t);
+        refs.emplace_back(ref);
+        fakes.push_back(f);
+      }
+      graph_args.push_back(Arg::of_values(std::move(refs)));
+      fake_args[i] = IValue(std::move(fakes));
+    } else if (std::holds_alternative<std::vector<std::optional<Tensor>>>(a.variant())) {
+      std::vector<std::optional<ValueRef>> refs;
+      std::vector<std::optional<Tensor>> fakes;
+      for (const auto& t : a.to_optional_tensor_list()) {
+        if (t && t->defined()) {
+          auto [ref, f] = fake_of(*t);
+          refs.emplace_back(ref);
+          fakes.emplace_back(f);
+        } else {
+          refs.emplace_back(std::nullopt);
+          fakes.emplace_back(std::nullopt);
+        }
+      }
+      graph_args.push_back(Arg::of_values(std::move(refs)));
+      fake_args[i] = IValue(std::move(fakes));
+    } else {
+      graph_args.push_back(Arg::of_literal(a));
+    }
+  }
+  std::vector<TensorMeta> metas = op.meta(fake_args);
+  if (metas.empty() && !written.empty()) {
+    // copy_ and friends: the result is the written argument itself.
+    for (const Tensor& w : written) metas.push_back(meta_of(w));
+    Node* n = g_.add_call(op, std::move(graph_args), std::move(metas), loc_);
+    n->set_grad_enabled(grad_enabled_);
+    Stack result;
+    for (Tensor& w : written) result.emplace_back(std::move(w));
+    return result;
+  }
+  Node* n = g_.add_call(op, std::move(graph_args), metas, loc_);
+  n->set_grad_enabled(grad_enabled_);
+  const bool view = op.kind == ops::OpKind::View;
+  std::vector<Tensor> outs;
+  for (size_t k = 0; k < metas.size(); ++k) {
+    if (metas[k].undefined) {
+      outs.emplace_back();
+      continue;
+    }
+    Tensor out = make_fake(metas[k], view ? fake_args[0].to_tensor().storage() : nullptr);
+    out.impl()->is_view = view;
+    const ValueRef ref = n->out(static_cast<uint32_t>(k));
+    values_[out.impl()] = {out.impl_ptr(), ref};
+    fakes_.emplace(std::make_pair(static_cast<const Node*>(n), static_cast<uint32_t>(k)), out);
+    outs.push_back(std::move(out));
+  }
+  if (!op.schema.returns.empty() && op.schema.returns[0].type.is_list) return {IValue(std::move(outs))};
+  Stack result;
+  for (auto& t : outs) result.emplace_back(t.defined() ? IValue(std::move(t)) : IValue());
+  return result;
+}
+
+}  // namespace ember::capture

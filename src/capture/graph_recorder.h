@@ -1,0 +1,57 @@
+// capture/graph_recorder.h — records the ops that code runs on fake tensors into a graph
+// being built, without a user function, guards or graph breaks: the AOT stage traces the
+// registry's derivative formulas with it into a joint forward-backward graph (Note [aot]).
+// The Capture dispatch layer sends every op here while a recorder is current on the
+// thread and no Tracer is.
+#pragma once
+
+#include <unordered_map>
+
+#include "ember/graph.h"
+#include "ops/registry.h"
+
+namespace ember::capture {
+
+class GraphRecorder {
+ public:
+  /// Becomes the thread's recorder until destroyed; ops on its fakes append calls to `g`.
+  explicit GraphRecorder(Graph& g);
+  ~GraphRecorder();
+  GraphRecorder(const GraphRecorder&) = delete;
+  GraphRecorder& operator=(const GraphRecorder&) = delete;
+
+  /// A fake tensor (geometry, no data) standing for value `v` of the graph; the same fake
+  /// for the same value. It carries no autograd state.
+  Tensor fake(ValueRef v);
+  /// The graph value `t` stands for: one of this recorder's fakes, or, for a real tensor
+  /// (one a formula made from data), a new Constant node holding it.
+  ValueRef value(const Tensor& t);
+  /// The user line and grad mode the calls recorded from now on get (the forward node
+  /// whose formula runs).
+  void set_origin(SourceLoc loc, bool grad_enabled) {
+    loc_ = std::move(loc);
+    grad_enabled_ = grad_enabled;
+  }
+  /// Called by the Capture layer: appends a call of `op` and returns fakes of its outputs.
+  /// An op whose output size depends on data cannot be recorded (an Error says which).
+  Stack record(const ops::OpDef& op, Stack& args);
+
+  /// The recorder current on this thread, or null.
+  static GraphRecorder* current();
+
+ private:
+  struct Known {
+    std::weak_ptr<TensorImpl> object;  // detects a freed fake whose address was reused
+    ValueRef ref;
+  };
+  Tensor make_fake(const TensorMeta& m, std::shared_ptr<Storage> storage);
+
+  Graph& g_;
+  GraphRecorder* previous_;
+  std::unordered_map<const TensorImpl*, Known> values_;
+  std::map<std::pair<const Node*, uint32_t>, Tensor> fakes_;
+  SourceLoc loc_;
+  bool grad_enabled_ = false;
+};
+
+}  // namespace ember::capture
