@@ -12,10 +12,6 @@ namespace {
 
 thread_local GraphRecorder* t_recorder = nullptr;
 
-TensorMeta meta_of(const Tensor& t) {
-  return TensorMeta{t.sizes().vec(), t.strides().vec(), t.dtype(), t.device(), t.storage_offset()};
-}
-
 }  // namespace
 
 GraphRecorder::GraphRecorder(Graph& g) : g_(g), previous_(t_recorder) {
@@ -27,31 +23,12 @@ GraphRecorder::~GraphRecorder() { t_recorder = previous_; }
 
 GraphRecorder* GraphRecorder::current() { return t_recorder; }
 
-Tensor GraphRecorder::make_fake(const TensorMeta& m, std::shared_ptr<Storage> storage) {
-  auto impl = std::make_shared<TensorImpl>();
-  impl->sizes = m.sizes;
-  impl->strides = m.strides;
-  impl->storage_offset = m.storage_offset;
-  impl->dtype = m.dtype;
-  impl->device = m.device;
-  impl->is_fake = true;
-  impl->refresh();
-  if (!storage) {
-    int64_t extent = impl->numel > 0 ? m.storage_offset + 1 : 0;
-    for (size_t d = 0; d < m.sizes.size() && impl->numel > 0; ++d) extent += (m.sizes[d] - 1) * m.strides[d];
-    storage =
-        std::make_shared<Storage>(nullptr, static_cast<size_t>(extent) * element_size(m.dtype), m.device, nullptr);
-  }
-  impl->storage = std::move(storage);
-  return Tensor(std::move(impl));
-}
-
 Tensor GraphRecorder::fake(ValueRef v) {
   auto key = std::make_pair(static_cast<const Node*>(v.node), v.index);
   if (auto it = fakes_.find(key); it != fakes_.end()) return it->second;
   const TensorMeta& m = v.node->meta().at(v.index);
   EMBER_INTERNAL_ASSERT(!m.undefined) << "recorder: %" << v.node->name() << "." << v.index << " is None";
-  Tensor t = make_fake(m, nullptr);
+  Tensor t = new_fake(m, nullptr);
   values_[t.impl()] = {t.impl_ptr(), v};
   fakes_.emplace(key, t);
   return t;
@@ -137,7 +114,7 @@ Stack GraphRecorder::record(const ops::OpDef& op, Stack& args) {
       outs.emplace_back();
       continue;
     }
-    Tensor out = make_fake(metas[k], view ? fake_args[0].to_tensor().storage() : nullptr);
+    Tensor out = new_fake(metas[k], view ? fake_args[0].to_tensor().storage() : nullptr);
     out.impl()->is_view = view;
     const ValueRef ref = n->out(static_cast<uint32_t>(k));
     values_[out.impl()] = {out.impl_ptr(), ref};

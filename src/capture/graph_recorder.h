@@ -44,7 +44,6 @@ class GraphRecorder {
     std::weak_ptr<TensorImpl> object;  // detects a freed fake whose address was reused
     ValueRef ref;
   };
-  Tensor make_fake(const TensorMeta& m, std::shared_ptr<Storage> storage);
 
   Graph& g_;
   GraphRecorder* previous_;

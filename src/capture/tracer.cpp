@@ -81,10 +81,6 @@ SourceLoc current_user_loc() {
   return c.has_user_loc ? SourceLoc(c.user_loc.file, c.user_loc.line) : SourceLoc();
 }
 
-TensorMeta meta_of(const Tensor& t) {
-  return TensorMeta{t.sizes().vec(), t.strides().vec(), t.dtype(), t.device(), t.storage_offset()};
-}
-
 Stack capture_layer(const ops::OpDef& op, Stack& args) {
   if (Tracer* t = Tracer::current()) return t->record(op, args);
   if (GraphRecorder* r = GraphRecorder::current()) return r->record(op, args);
@@ -157,7 +153,11 @@ Tracer::Tracer(TraceOptions options, SegmentCompiler compile)
 
 Tracer::~Tracer() = default;
 
-Tensor Tracer::make_fake(const TensorMeta& m, std::shared_ptr<Storage> storage, const Tensor* real) {
+TensorMeta meta_of(const Tensor& t) {
+  return TensorMeta{t.sizes().vec(), t.strides().vec(), t.dtype(), t.device(), t.storage_offset()};
+}
+
+Tensor new_fake(const TensorMeta& m, std::shared_ptr<Storage> storage) {
   auto impl = std::make_shared<TensorImpl>();
   impl->sizes = m.sizes;
   impl->strides = m.strides;
@@ -175,10 +175,15 @@ Tensor Tracer::make_fake(const TensorMeta& m, std::shared_ptr<Storage> storage, 
         std::make_shared<Storage>(nullptr, static_cast<size_t>(extent) * element_size(m.dtype), m.device, nullptr);
   }
   impl->storage = std::move(storage);
+  return Tensor(std::move(impl));
+}
+
+Tensor Tracer::make_fake(const TensorMeta& m, std::shared_ptr<Storage> storage, const Tensor* real) {
+  Tensor fake = new_fake(m, std::move(storage));
   // The same tensor as far as autograd is concerned: requires_grad, grad(), grad_fn and
   // is_leaf() answer as for the real one (an input's grad() is the caller's gradient).
-  if (real) impl->autograd_meta = real->impl()->autograd_meta;
-  return Tensor(std::move(impl));
+  if (real) fake.impl()->autograd_meta = real->impl()->autograd_meta;
+  return fake;
 }
 
 void Tracer::set_traced_autograd(const ops::OpDef& op, const Stack& fake_args, std::vector<Tensor>& outs) const {

@@ -25,6 +25,13 @@
 
 namespace ember::capture {
 
+/// The geometry a graph records for `t`.
+TensorMeta meta_of(const Tensor& t);
+/// A fake tensor of geometry `m` (sizes, strides, offset, dtype, device; no data) on
+/// `storage`, or on a new storage without memory of the size a real one would have. It
+/// carries no autograd state. The Tracer and the GraphRecorder make their fakes with it.
+Tensor new_fake(const TensorMeta& m, std::shared_ptr<Storage> storage);
+
 enum class BreakKind {
 #define GRAPH_BREAK(name, id, what, hint) name,
 #include "capture/graph_breaks.def"
