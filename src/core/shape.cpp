@@ -93,7 +93,9 @@ bool strides_equivalent(IntArrayRef sizes, IntArrayRef a, IntArrayRef b) {
 std::vector<int64_t> broadcast_shapes(IntArrayRef a, IntArrayRef b) {
   const size_t nd = std::max(a.size(), b.size());
   std::vector<int64_t> out(nd);
-  for (size_t i = 0; i < nd; ++i) {
+  // From the last dim down, as ATen's infer_size: with several mismatching dims the error
+  // names the last one, as PyTorch's does.
+  for (size_t i = nd; i-- > 0;) {
     const int64_t ia = static_cast<int64_t>(i) - static_cast<int64_t>(nd - a.size());
     const int64_t ib = static_cast<int64_t>(i) - static_cast<int64_t>(nd - b.size());
     const int64_t sa = ia >= 0 ? a[ia] : 1;

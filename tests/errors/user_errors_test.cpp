@@ -19,6 +19,18 @@ TEST(UserErrors, BroadcastMismatchNamesOpSizesAndLine) {
   EXPECT_NE(msg.find("user_errors_test.cpp:" + std::to_string(line)), std::string::npos) << msg;
 }
 
+TEST(UserErrors, BroadcastMismatchInSeveralDimsNamesTheLastAsPyTorchDoes) {
+  // PyTorch 1.13's messages for ones(2,3) + ones(3,2) and ones(2,3,4) + ones(3,3,5).
+  const std::string two = error_of([] { (void)(ones({2, 3}) + ones({3, 2})); });
+  EXPECT_NE(two.find("The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 1"),
+            std::string::npos)
+      << two;
+  const std::string three = error_of([] { (void)(ones({2, 3, 4}) + ones({3, 3, 5})); });
+  EXPECT_NE(three.find("The size of tensor a (4) must match the size of tensor b (5) at non-singleton dimension 2"),
+            std::string::npos)
+      << three;
+}
+
 TEST(UserErrors, DimOutOfRangeIsAnIndexError) {
   Tensor a = ones({2, 3});
   try {
