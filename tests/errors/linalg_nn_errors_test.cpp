@@ -3,22 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "ember/ember.h"
+#include "support/error_of.h"
 
 namespace ember {
 namespace {
 
-/// Runs f, expects an ember::Error of `kind` whose message contains `text`.
-template <typename F>
-void expect_error(F&& f, const std::string& text, ErrorKind kind = ErrorKind::RuntimeError) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    return;
-  }
-  ADD_FAILURE() << "expected an ember::Error containing: " << text;
-}
+using testing::expect_error;
 
 TEST(LinalgErrors, MmShapesCannotBeMultiplied) {
   expect_error([] { (void)mm(ones({2, 3}), ones({4, 5})); }, "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)");

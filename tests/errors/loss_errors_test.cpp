@@ -5,22 +5,12 @@
 #include <cmath>
 
 #include "ember/ember.h"
+#include "support/error_of.h"
 
 namespace ember {
 namespace {
 
-/// Runs f, expects an ember::Error of `kind` whose message contains `text`.
-template <typename F>
-void expect_error(F&& f, const std::string& text, ErrorKind kind = ErrorKind::RuntimeError) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    return;
-  }
-  ADD_FAILURE() << "expected an ember::Error containing: " << text;
-}
+using testing::expect_error;
 
 Tensor logits() { return ones({3, 5}); }
 

@@ -34,4 +34,17 @@ std::string error_of(F&& f, ErrorKind kind) {
   return "(no error)";
 }
 
+/// Runs f, expects an ember::Error of `kind` whose message contains `text`.
+template <typename F>
+void expect_error(F&& f, const std::string& text, ErrorKind kind = ErrorKind::RuntimeError) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    EXPECT_EQ(e.kind(), kind) << e.what();
+    return;
+  }
+  ADD_FAILURE() << "expected an ember::Error containing: " << text;
+}
+
 }  // namespace ember::testing
