@@ -48,53 +48,16 @@ Stack GraphRecorder::record(const ops::OpDef& op, Stack& args) {
   EMBER_CHECK(op.kind != ops::OpKind::Dynamic)
       << op.name << ": its output size depends on data, which a traced derivative formula cannot read";
   EMBER_INTERNAL_ASSERT(op.meta) << op.name << " reached the recorder without a meta function";
-  std::vector<Arg> graph_args;
-  graph_args.reserve(args.size());
-  Stack fake_args = args;
   std::vector<Tensor> written;
-  auto fake_of = [&](const Tensor& t) {
-    const ValueRef ref = value(t);
-    return std::make_pair(ref, t.is_fake() ? t : fake(ref));
-  };
-  for (size_t i = 0; i < args.size(); ++i) {
-    const IValue& a = args[i];
-    if (a.is_tensor() && a.to_tensor().defined()) {
-      auto [ref, f] = fake_of(a.to_tensor());
-      graph_args.push_back(Arg::of_value(ref));
-      fake_args[i] = IValue(f);
-      if (op.schema.arguments[i].is_write) written.push_back(f);
-    } else if (a.is_tensor()) {
-      graph_args.push_back(Arg::of_literal(IValue()));
-      fake_args[i] = IValue();
-    } else if (a.is_tensor_list()) {
-      std::vector<std::optional<ValueRef>> refs;
-      std::vector<Tensor> fakes;
-      for (const Tensor& t : a.to_tensor_list()) {
-        auto [ref, f] = fake_of(t);
-        refs.emplace_back(ref);
-        fakes.push_back(f);
-      }
-      graph_args.push_back(Arg::of_values(std::move(refs)));
-      fake_args[i] = IValue(std::move(fakes));
-    } else if (std::holds_alternative<std::vector<std::optional<Tensor>>>(a.variant())) {
-      std::vector<std::optional<ValueRef>> refs;
-      std::vector<std::optional<Tensor>> fakes;
-      for (const auto& t : a.to_optional_tensor_list()) {
-        if (t && t->defined()) {
-          auto [ref, f] = fake_of(*t);
-          refs.emplace_back(ref);
-          fakes.emplace_back(f);
-        } else {
-          refs.emplace_back(std::nullopt);
-          fakes.emplace_back(std::nullopt);
-        }
-      }
-      graph_args.push_back(Arg::of_values(std::move(refs)));
-      fake_args[i] = IValue(std::move(fakes));
-    } else {
-      graph_args.push_back(Arg::of_literal(a));
-    }
-  }
+  BoundArgs bound = bind_args(
+      op, args,
+      [&](const Tensor& t) {
+        const ValueRef ref = value(t);
+        return std::make_pair(ref, t.is_fake() ? t : fake(ref));
+      },
+      [&](const Tensor&, const Tensor& f) { written.push_back(f); });
+  std::vector<Arg>& graph_args = bound.graph;
+  Stack& fake_args = bound.fakes;
   std::vector<TensorMeta> metas = op.meta(fake_args);
   if (metas.empty() && !written.empty()) {
     // copy_ and friends: the result is the written argument itself.

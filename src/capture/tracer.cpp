@@ -178,6 +178,55 @@ Tensor new_fake(const TensorMeta& m, std::shared_ptr<Storage> storage) {
   return Tensor(std::move(impl));
 }
 
+BoundArgs bind_args(const ops::OpDef& op, const Stack& args,
+                    const std::function<std::pair<ValueRef, Tensor>(const Tensor&)>& bind,
+                    const std::function<void(const Tensor& arg, const Tensor& fake)>& on_write) {
+  BoundArgs b;
+  b.graph.reserve(args.size());
+  b.fakes = args;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const IValue& a = args[i];
+    if (a.is_tensor() && a.to_tensor().defined()) {
+      const Tensor& t = a.to_tensor();
+      auto [ref, fake] = bind(t);
+      b.graph.push_back(Arg::of_value(ref));
+      b.fakes[i] = IValue(fake);
+      if (op.schema.arguments[i].is_write) on_write(t, fake);
+    } else if (a.is_tensor()) {
+      b.graph.push_back(Arg::of_literal(IValue()));
+      b.fakes[i] = IValue();
+    } else if (a.is_tensor_list()) {
+      std::vector<std::optional<ValueRef>> refs;
+      std::vector<Tensor> fakes;
+      for (const Tensor& t : a.to_tensor_list()) {
+        auto [ref, fake] = bind(t);
+        refs.emplace_back(ref);
+        fakes.push_back(std::move(fake));
+      }
+      b.graph.push_back(Arg::of_values(std::move(refs)));
+      b.fakes[i] = IValue(std::move(fakes));
+    } else if (std::holds_alternative<std::vector<std::optional<Tensor>>>(a.variant())) {
+      std::vector<std::optional<ValueRef>> refs;
+      std::vector<std::optional<Tensor>> fakes;
+      for (const auto& t : a.to_optional_tensor_list()) {
+        if (t && t->defined()) {
+          auto [ref, fake] = bind(*t);
+          refs.emplace_back(ref);
+          fakes.emplace_back(std::move(fake));
+        } else {
+          refs.emplace_back(std::nullopt);
+          fakes.emplace_back(std::nullopt);
+        }
+      }
+      b.graph.push_back(Arg::of_values(std::move(refs)));
+      b.fakes[i] = IValue(std::move(fakes));
+    } else {
+      b.graph.push_back(Arg::of_literal(a));
+    }
+  }
+  return b;
+}
+
 Tensor Tracer::make_fake(const TensorMeta& m, std::shared_ptr<Storage> storage, const Tensor* real) {
   Tensor fake = new_fake(m, std::move(storage));
   // The same tensor as far as autograd is concerned: requires_grad, grad(), grad_fn and
@@ -266,57 +315,22 @@ Stack Tracer::record(const ops::OpDef& op, Stack& args) {
   if (loc.known()) last_loc_ = loc;
 
   // Arguments: tensors become graph values; the meta function sees their fakes.
-  std::vector<Arg> graph_args;
-  graph_args.reserve(args.size());
-  Stack fake_args = args;
   std::vector<Tensor> written;
-  for (size_t i = 0; i < args.size(); ++i) {
-    IValue& a = args[i];
-    const bool writes = op.schema.arguments[i].is_write;
-    if (a.is_tensor() && a.to_tensor().defined()) {
-      const Tensor& t = a.to_tensor();
-      const ValueRef ref = value_for(t);
-      graph_args.push_back(Arg::of_value(ref));
-      fake_args[i] = IValue(fake_for(t, ref));
-      if (writes) {
+  BoundArgs bound = bind_args(
+      op, args,
+      [&](const Tensor& t) {
+        const ValueRef ref = value_for(t);
+        return std::make_pair(ref, fake_for(t, ref));
+      },
+      [&](const Tensor& t, const Tensor&) {
         written.push_back(t);
         if (!t.is_fake()) dirty_.insert(t.impl());
         // The write happens when the graph runs; a fake's version counter counts it now,
         // as eager's would (a real tensor's is bumped by the write itself).
         if (t.is_fake()) t.storage()->bump_version();
-      }
-    } else if (a.is_tensor()) {
-      graph_args.push_back(Arg::of_literal(IValue()));
-      fake_args[i] = IValue();
-    } else if (a.is_tensor_list()) {
-      std::vector<std::optional<ValueRef>> refs;
-      std::vector<Tensor> fakes;
-      for (const Tensor& t : a.to_tensor_list()) {
-        const ValueRef ref = value_for(t);
-        refs.emplace_back(ref);
-        fakes.push_back(fake_for(t, ref));
-      }
-      graph_args.push_back(Arg::of_values(std::move(refs)));
-      fake_args[i] = IValue(std::move(fakes));
-    } else if (std::holds_alternative<std::vector<std::optional<Tensor>>>(a.variant())) {
-      std::vector<std::optional<ValueRef>> refs;
-      std::vector<std::optional<Tensor>> fakes;
-      for (const auto& t : a.to_optional_tensor_list()) {
-        if (t && t->defined()) {
-          const ValueRef ref = value_for(*t);
-          refs.emplace_back(ref);
-          fakes.emplace_back(fake_for(*t, ref));
-        } else {
-          refs.emplace_back(std::nullopt);
-          fakes.emplace_back(std::nullopt);
-        }
-      }
-      graph_args.push_back(Arg::of_values(std::move(refs)));
-      fake_args[i] = IValue(std::move(fakes));
-    } else {
-      graph_args.push_back(Arg::of_literal(a));
-    }
-  }
+      });
+  std::vector<Arg>& graph_args = bound.graph;
+  Stack& fake_args = bound.fakes;
 
   const size_t breaks_before = breaks_.size();
   std::vector<TensorMeta> metas = op.meta(fake_args);

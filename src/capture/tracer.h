@@ -32,6 +32,20 @@ TensorMeta meta_of(const Tensor& t);
 /// carries no autograd state. The Tracer and the GraphRecorder make their fakes with it.
 Tensor new_fake(const TensorMeta& m, std::shared_ptr<Storage> storage);
 
+/// An op call's arguments as a graph records them (`graph`) and as its meta function sees
+/// them (`fakes`: every tensor replaced by its fake).
+struct BoundArgs {
+  std::vector<Arg> graph;
+  Stack fakes;
+};
+/// Binds `args` of a call of `op`: `bind(t)` gives the graph value of tensor argument `t`
+/// and the fake that stands for it (tensors in lists too; undefined tensors stay None), and
+/// `on_write(t, fake)` is called for each tensor argument the op writes. The Tracer and the
+/// GraphRecorder record calls with it.
+BoundArgs bind_args(const ops::OpDef& op, const Stack& args,
+                    const std::function<std::pair<ValueRef, Tensor>(const Tensor&)>& bind,
+                    const std::function<void(const Tensor& arg, const Tensor& fake)>& on_write);
+
 enum class BreakKind {
 #define GRAPH_BREAK(name, id, what, hint) name,
 #include "capture/graph_breaks.def"
