@@ -40,7 +40,7 @@ Tensor reduce(const Tensor& loss, int64_t reduction) {
   return loss;
 }
 
-/// Raises PyTorch's "not implemented" error unless the promoted dtype is floating.
+/// Raises PyTorch's dtype error ("… not implemented for 'Long'") unless the promoted dtype is floating.
 ScalarType floating_result(const Tensor& a, const Tensor& b, const char* kernel) {
   const ScalarType t = promote_types(a.dtype(), b.dtype());
   if (!is_floating_point(t)) not_implemented(kernel, t);
