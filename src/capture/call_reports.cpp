@@ -42,11 +42,14 @@ std::string wont_convert_report(const std::string& name, const SourceLoc& where,
     out +=
         "   File \"" + user_line.substr(0, colon) + "\", line " + user_line.substr(colon + 1) + ", in " + name + "\n";
   } else {
-    out += "   (no user line is known)\n";
+    // No op names a line (a backend failed on the whole graph): the function's own line.
+    out += "   File \"" + where.file + "\", line " + std::to_string(where.line) + ", in " + name + "\n";
   }
+  // A BackendCompilerFailed message carries the hint already: it is said once.
+  const bool hinted = e.message().find("Set TORCHDYNAMO_VERBOSE=1") != std::string::npos;
   if (!stack.empty()) {
     out += "\n" + stack;
-  } else if (!config().dynamo.verbose) {
+  } else if (!config().dynamo.verbose && !hinted) {
     out += "\n" + std::string(kVerboseHint);
   }
   return out;

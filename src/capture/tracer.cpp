@@ -108,11 +108,6 @@ void fake_offset_hook(const Tensor& t) {
 
 /// A line in one of Ember's public headers is never the user's (a default argument there
 /// would have been evaluated at the user's call).
-bool in_ember_header(const std::string& file) {
-  const size_t at = file.find("include/ember/");
-  return at != std::string::npos && (at == 0 || file[at - 1] == '/');
-}
-
 void outside_state_hook(const char* what) {
   if (Tracer* tr = Tracer::current()) tr->on_outside_state(what);
 }
@@ -413,7 +408,7 @@ void Tracer::on_offset_read(const Tensor& t) {
 }
 
 void Tracer::on_graph_break(BreakKind kind, std::string detail, SourceLoc loc) {
-  if (!loc.known() || loc.line == 0 || in_ember_header(loc.file)) {
+  if (!loc.known() || loc.line == 0 || support::is_ember_internal(loc.file.c_str())) {
     // `if (tensor)` has no line of its own: name the nearest one known.
     const bool after_op = last_loc_.known();
     loc = after_op ? last_loc_ : options_.where;

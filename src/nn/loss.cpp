@@ -4,6 +4,7 @@
 
 #include "ember/error.h"
 #include "ember/ops/loss.h"
+#include "support/call_context.h"
 
 namespace ember::nn {
 
@@ -65,6 +66,11 @@ CrossEntropyLoss::CrossEntropyLoss(std::optional<Tensor> weight, int64_t ignore_
       has_weight_(register_optional_buffer("weight", weight)) {}
 Tensor CrossEntropyLoss::forward(const Tensor& input, const Tensor& target) {
   return cross_entropy(input, target, optional_buffer("weight", has_weight_), ignore_index, reduction, label_smoothing);
+}
+
+Tensor LossModule::operator()(const Tensor& input, const Tensor& target, Loc loc) {
+  support::UserLocScope scope(loc);
+  return forward(input, target);
 }
 
 }  // namespace ember::nn

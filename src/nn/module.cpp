@@ -10,6 +10,7 @@
 #include "ember/error.h"
 #include "ember/serialize.h"
 #include "nn/attribute_hook.h"
+#include "support/call_context.h"
 
 namespace ember::nn {
 
@@ -228,5 +229,10 @@ void Module::save(const std::string& path) const {
 }
 
 void Module::load(const std::string& path, bool strict) { load_state_dict(load_safetensors(path), strict); }
+
+Tensor UnaryModule::operator()(const Tensor& input, Loc loc) {
+  support::UserLocScope scope(loc);
+  return forward(input);
+}
 
 }  // namespace ember::nn

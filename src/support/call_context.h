@@ -5,6 +5,7 @@
 
 #include <source_location>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ember::support {
@@ -27,14 +28,27 @@ struct CallContext {
 
 CallContext& call_context();
 
+/// Whether `file` is one of Ember's own sources rather than the user's: a file under
+/// Ember's src/ (its build maps that folder to "@ember/src/" in source locations, see
+/// CMakeLists.txt) or a public header under include/ember/, in the source tree or where
+/// it is installed. A public call made from one of them is Ember calling itself, and its
+/// line is not the user's.
+inline bool is_ember_internal(const char* file) {
+  const std::string_view f(file);
+  if (f.starts_with("@ember/")) return true;
+  const size_t at = f.find("include/ember/");
+  return at != std::string_view::npos && (at == 0 || f[at - 1] == '/');
+}
+
 /// Sets the user location for the duration of a public API call, unless an outer
-/// call already set one (internal calls made by Ember never replace the user's line).
+/// call already set one or the call is made from Ember's own code (internal calls never
+/// replace the user's line, nor stand in for it).
 class UserLocScope {
  public:
   explicit UserLocScope(const std::source_location& loc) : UserLocScope(UserLoc{loc.file_name(), loc.line()}) {}
   explicit UserLocScope(UserLoc loc) {
     CallContext& c = call_context();
-    if (!c.has_user_loc) {
+    if (!c.has_user_loc && !is_ember_internal(loc.file)) {
       c.user_loc = loc;
       c.has_user_loc = true;
       owner_ = true;

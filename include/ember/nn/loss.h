@@ -15,7 +15,8 @@ namespace ember::nn {
 class LossModule : public Module {
  public:
   virtual Tensor forward(const Tensor& input, const Tensor& target) = 0;
-  Tensor operator()(const Tensor& input, const Tensor& target) { return forward(input, target); }
+  /// Errors inside name the caller's line, as UnaryModule's operator() does.
+  Tensor operator()(const Tensor& input, const Tensor& target, Loc loc = Loc::current());
   /// "none", "mean" or "sum".
   Attribute<std::string> reduction;
 

@@ -97,11 +97,13 @@ class Module {
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
 };
 
-/// A module with a single-tensor forward; operator() calls forward.
+/// A module with a single-tensor forward; operator() calls forward. Call a module as
+/// `m(x)`, as in PyTorch: errors and graph breaks inside it then name your line (a
+/// direct `m.forward(x)` has no line of its own to give them).
 class UnaryModule : public Module {
  public:
   virtual Tensor forward(const Tensor& input) = 0;
-  Tensor operator()(const Tensor& input) { return forward(input); }
+  Tensor operator()(const Tensor& input, Loc loc = Loc::current());
 };
 
 }  // namespace ember::nn

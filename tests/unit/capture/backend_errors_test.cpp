@@ -53,11 +53,21 @@ TEST_F(BackendErrors, SuppressErrorsRunsEagerlyAfterAStdException) {
   config().dynamo.suppress_errors = true;
   testing::LogCapture logs;
   auto f = compile(user_fn, {.custom_backend = relu_hating_backend, .name = "g"});
+  const int line = __LINE__ - 1;
   const Tensor x = randn({3});
   testing::expect_close(f(x), user_fn(x), 0, 0);
   testing::expect_close(f(x), user_fn(x), 0, 0);
   EXPECT_NE(logs.text().find("WON'T CONVERT g"), std::string::npos) << logs.text();
   EXPECT_NE(logs.text().find("std::runtime_error: my backend cannot compile relu"), std::string::npos) << logs.text();
+  // The report says the verbose hint once, and names the compiled function's line (no op
+  // names one: the backend failed on the whole graph).
+  const std::string text = logs.text();
+  const size_t hint = text.find("Set TORCHDYNAMO_VERBOSE=1");
+  ASSERT_NE(hint, std::string::npos) << text;
+  EXPECT_EQ(text.find("Set TORCHDYNAMO_VERBOSE=1", hint + 1), std::string::npos) << text;
+  EXPECT_NE(text.find("backend_errors_test.cpp\", line " + std::to_string(line) + ", in g"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("no user line is known"), std::string::npos) << text;
 }
 
 TEST_F(BackendErrors, ReproAfterDynamoWritesALauncherAndMinifiesAStdException) {

@@ -114,5 +114,40 @@ TEST_F(BreakLocationsTest, TensorAsBoolOutsideATraceRaisesAtTheUsersLineWhenItCa
   EXPECT_NE(item.find(here(__LINE__ - 1)), std::string::npos) << item;
 }
 
+// Modules and losses are Ember's code calling Ember's ops: an error or a break inside one
+// names the line that called the module, never a file inside Ember.
+TEST_F(BreakLocationsTest, AModuleCalledAsAFunctionRaisesAtTheCallersLine) {
+  nn::Linear lin(8, 4);
+  const std::string eager = error_of([&] { lin(ones({2, 3})); });
+  EXPECT_NE(eager.find("mat1 and mat2 shapes cannot be multiplied"), std::string::npos) << eager;
+  EXPECT_NE(eager.find(here(__LINE__ - 2)), std::string::npos) << eager;
+  auto compiled = compile([&](const Tensor& x) { return lin(x); });
+  const std::string traced = error_of([&] { compiled(ones({2, 3})); });
+  EXPECT_NE(traced.find(here(__LINE__ - 2)), std::string::npos) << traced;
+  nn::MSELoss mse;
+  const std::string loss = error_of([&] { mse(ones({2, 3}), ones({3, 2})); });
+  EXPECT_NE(loss.find(here(__LINE__ - 1)), std::string::npos) << loss;
+}
+
+TEST_F(BreakLocationsTest, ErrorsAndBreaksInsideEmbersOwnCodeNeverNameItsFiles) {
+  // forward() called directly has no line of its own: the message names none rather than
+  // a line inside Ember.
+  nn::LayerNorm ln({8});
+  const std::string direct = error_of([&] { ln.forward(ones({2, 3})); });
+  EXPECT_NE(direct.find("normalized_shape"), std::string::npos) << direct;
+  EXPECT_EQ(direct.find("@ember/"), std::string::npos) << direct;
+  EXPECT_EQ(direct.find("src/nn/"), std::string::npos) << direct;
+  // A module built inside a trace sets requires_grad on its parameters (a break, made by
+  // Ember's constructor): the break names the function's own line.
+  auto fn = compile([](const Tensor& x) { static nn::Linear made_here(3, 2); return made_here(x); },
+                    {.fullgraph = true});
+  const int fn_line = __LINE__ - 2;
+  const std::string brk = error_of([&] { fn(ones({2, 3})); }, ErrorKind::Unsupported);
+  EXPECT_NE(brk.find("GB0009"), std::string::npos) << brk;
+  EXPECT_NE(brk.find(here(fn_line)), std::string::npos) << brk;
+  EXPECT_EQ(brk.find("@ember/"), std::string::npos) << brk;
+  EXPECT_EQ(brk.find("module.cpp"), std::string::npos) << brk;
+}
+
 }  // namespace
 }  // namespace ember
