@@ -94,11 +94,16 @@ void guard_on(const std::string& name, const std::string& variable, Loc loc = Lo
 /// Whether the calling thread is tracing a compiled function right now.
 bool is_compiling();
 
+namespace optim {
+class Optimizer;
+}
+
 namespace capture {
 
-/// One argument of a compiled call, type-erased.
+/// One argument of a compiled call, type-erased. An optimizer argument is guarded by its
+/// identity and its parameters' (Note [outside state]).
 using CallArg = std::variant<Tensor, std::vector<Tensor>, int64_t, double, bool, std::vector<int64_t>,
-                             std::vector<double>, nn::Module*>;
+                             std::vector<double>, nn::Module*, optim::Optimizer*>;
 /// Runs the user function on (possibly fake) arguments and flattens its result.
 using Invoker = std::function<std::vector<IValue>(std::vector<CallArg>& args)>;
 
@@ -130,10 +135,12 @@ CallArg to_call_arg(A&& a) {
     return CallArg(static_cast<double>(a));
   } else if constexpr (std::is_base_of_v<nn::Module, T>) {
     return CallArg(static_cast<nn::Module*>(const_cast<T*>(&a)));
+  } else if constexpr (std::is_base_of_v<optim::Optimizer, T>) {
+    return CallArg(static_cast<optim::Optimizer*>(const_cast<T*>(&a)));
   } else {
     static_assert(sizeof(T) == 0,
                   "ember::compile: arguments must be Tensor, a number (int64_t, int, double, bool), a std::vector "
-                  "of Tensor, int64_t or double, or an nn::Module");
+                  "of Tensor, int64_t or double, an nn::Module or an optim::Optimizer");
   }
 }
 
@@ -155,8 +162,10 @@ constexpr size_t call_arg_index() {
     return 5;
   else if constexpr (std::is_same_v<T, std::vector<double>>)
     return 6;
-  else
+  else if constexpr (std::is_base_of_v<nn::Module, T>)
     return 7;
+  else
+    return 8;
 }
 
 template <typename P>
@@ -173,6 +182,8 @@ decltype(auto) from_call_arg(CallArg& a) {
     return static_cast<T>(std::get<double>(a));
   } else if constexpr (std::is_base_of_v<nn::Module, T>) {
     return static_cast<T&>(*std::get<nn::Module*>(a));
+  } else if constexpr (std::is_base_of_v<optim::Optimizer, T>) {
+    return static_cast<T&>(*std::get<optim::Optimizer*>(a));
   }
 }
 

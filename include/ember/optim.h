@@ -65,9 +65,12 @@ struct AdamWOptions {
   bool maximize = false;
 };
 
-/// State of one AdamW parameter; buffers are created at its first step (step == 0 before).
+/// State of one AdamW parameter; every tensor is created at its first step (undefined
+/// before). `step` counts the steps as a 0-dim float32 tensor, as torch.optim's
+/// state['step']: the bias corrections are computed from it by ops, so a compiled step
+/// reads and advances it as graph state and one graph serves every step.
 struct AdamWParamState {
-  int64_t step = 0;
+  Tensor step;
   Tensor exp_avg;
   Tensor exp_avg_sq;
   Tensor max_exp_avg_sq;  // amsgrad only

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <unordered_map>
 
 #include "aot/joint.h"
 #include "capture/events.h"
@@ -41,12 +42,48 @@ class AotFunction {
     if (!inference_) {
       // Inner compilers may keep a reference to the graph (eager_backend does): it lives
       // as long as this function.
-      prepared_ = prepare_inference_graph(*captured_);
+      std::vector<InputWrite> writes;
+      prepared_ = lift_input_writes(*prepare_inference_graph(*captured_), &writes);
       EMBER_LOG_ARTIFACT(aot_graphs) << "aot forward graph " << prepared_->name() << ":\n" << *prepared_;
       GraphRoleScope role({GraphRole::Kind::Inference, id_});
       inference_ = capture::compile_with_repro(*prepared_, examples, inner_, inner_name_, "aot");
+      if (!writes.empty()) inference_ = write_back(inference_, std::move(writes));
     }
     return inference_;
+  }
+
+  /// AOT autograd's epilogue for mutated inputs: `compiled` returns the values written into
+  /// the inputs `writes` names as extra outputs; they are copied into those inputs after
+  /// the call. The graph read its inputs before any write, so an input sharing memory
+  /// with a written one (a view of it, passed separately) would read too early: such a call
+  /// runs the captured graph in the interpreter, which writes in order.
+  CompiledGraph write_back(CompiledGraph compiled, std::vector<InputWrite> writes) {
+    const size_t results = writes.front().output;
+    std::shared_ptr<Graph> captured = captured_;
+    return [compiled = std::move(compiled), writes = std::move(writes), results,
+            captured](const std::vector<Tensor>& inputs) {
+      if (written_input_shares_memory(inputs, writes)) {
+        capture::warn_interpreted(captured->name(), "a graph input it writes shares memory with another input");
+        return run_graph(*captured, inputs);
+      }
+      std::vector<Tensor> outs = compiled(inputs);
+      NoGradGuard no_grad;  // the writes were recorded where autograd records nothing (why_autograd_records)
+      for (const InputWrite& w : writes) {
+        Tensor dst = inputs[w.input];
+        dst.copy_(outs[w.output]);
+      }
+      outs.resize(results);
+      return outs;
+    };
+  }
+
+  static bool written_input_shares_memory(const std::vector<Tensor>& inputs, const std::vector<InputWrite>& writes) {
+    std::unordered_map<const Storage*, size_t> uses;
+    for (const Tensor& t : inputs)
+      if (t.defined()) ++uses[t.storage().get()];
+    for (const InputWrite& w : writes)
+      if (uses[inputs[w.input].storage().get()] > 1) return true;
+    return false;
   }
 
   CompiledGraph training(const std::vector<Tensor>& examples, const std::string& why) {

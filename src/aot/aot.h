@@ -20,6 +20,21 @@ namespace ember::aot {
 /// `removed` counts the copies removed.
 std::unique_ptr<Graph> functionalize(const Graph& g, size_t* removed = nullptr);
 
+/// A graph input whose writes lift_input_writes took out of the graph: the value last
+/// written is output `output`, for the runtime to copy into input `input` after the call.
+struct InputWrite {
+  size_t input;
+  size_t output;
+};
+
+/// Lifting input writes (functionalize.cpp), for inference graphs. Requires: a functional
+/// graph. Guarantees: a graph input written only by `copy_` of values of its geometry, read
+/// by no view and no output, is written no more: readers after each copy_ read its source,
+/// and the value last written is appended to the outputs; `writes` lists those inputs and
+/// outputs in input order. The caller must copy them back (AOT autograd's runtime epilogue
+/// for mutated inputs), and only when no written input shares memory with another input.
+std::unique_ptr<Graph> lift_input_writes(const Graph& g, std::vector<InputWrite>* writes);
+
 /// One row of the decomposition table: an op, when it is decomposed, into what.
 struct DecompositionInfo {
   std::string op;

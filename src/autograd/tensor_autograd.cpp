@@ -46,10 +46,12 @@ bool Tensor::requires_grad() const { return autograd::requires_grad(*this); }
 
 Tensor Tensor::grad() const {
   // The slot may hold another tensor on the next call (backward after zero_grad makes a
-  // new one): a traced function that reads it cannot be replayed (Note [outside state]).
-  core::note_outside_state("Tensor.grad()");
+  // new one): a traced function reads it as a graph input that each replay reads from the
+  // slot again, guarded (Note [outside state]).
   const AutogradMeta* m = meta_of(*this);
-  return m ? m->grad : Tensor();
+  Tensor g = m ? m->grad : Tensor();
+  core::note_grad_read(*this, g);
+  return g;
 }
 
 Tensor& Tensor::mutable_grad() const {

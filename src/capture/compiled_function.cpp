@@ -210,6 +210,7 @@ class CompiledFunctionState {
             case InputSource::Kind::Arg: inputs.push_back(std::get<Tensor>(args[s.arg])); break;
             case InputSource::Kind::ArgElement: inputs.push_back(std::get<std::vector<Tensor>>(args[s.arg])[s.element]); break;
             case InputSource::Kind::Bound: inputs.push_back(s.bound); break;
+            case InputSource::Kind::Grad: inputs.push_back(grad_slot(s.bound)); break;
           }
         }
         return assemble_results(e.slots, e.compiled(inputs));
@@ -325,6 +326,7 @@ class CompiledFunctionState {
                             << " graph break" << (tracer.breaks().size() == 1 ? "" : "s") << ")";
     for (UserGuard& g : tracer.user_guards()) entry->guards.add_user_guard(std::move(g));
     for (AttributeGuard& g : tracer.attribute_guards()) entry->guards.add_attribute_guard(std::move(g));
+    for (GradGuard& g : tracer.grad_guards()) entry->guards.add_grad_guard(std::move(g));
     if (logging::is_enabled(logging::Artifact::guards)) {
       std::string text;
       for (const auto& g : entry->guards.describe()) text += "\n  " + g;

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <sstream>
 
+#include "autograd/autograd_meta.h"
 #include "ember/autograd.h"
+#include "ember/optim.h"
 #include "graph/text.h"
 
 namespace ember::capture {
@@ -49,6 +51,46 @@ std::string show(const IValue& v) {
     os << v;
   }
   return os.str();
+}
+
+/// How `impl` differs from `meta` (dtype, device, rank, sizes, strides, and the storage
+/// offset when `offset`), worded as PyTorch's tensor guards, or nullopt.
+std::optional<std::string> geometry_mismatch(const TensorImpl& impl, const TensorMeta& meta, bool offset) {
+  std::ostringstream os;
+  if (impl.dtype != meta.dtype) {
+    os << "dtype mismatch. expected " << scalar_type_name(meta.dtype) << ", actual " << scalar_type_name(impl.dtype);
+    return os.str();
+  }
+  if (!(impl.device == meta.device)) {
+    os << "device mismatch. expected " << meta.device << ", actual " << impl.device;
+    return os.str();
+  }
+  if (impl.sizes.size() != meta.sizes.size()) {
+    os << "rank mismatch. expected " << meta.sizes.size() << ", actual " << impl.sizes.size();
+    return os.str();
+  }
+  for (size_t d = 0; d < impl.sizes.size(); ++d) {
+    if (impl.sizes[d] != meta.sizes[d]) {
+      os << "size mismatch at index " << d << ". expected " << meta.sizes[d] << ", actual " << impl.sizes[d];
+      return os.str();
+    }
+  }
+  for (size_t d = 0; d < impl.strides.size(); ++d) {
+    if (impl.strides[d] != meta.strides[d]) {
+      os << "stride mismatch at index " << d << ". expected " << meta.strides[d] << ", actual " << impl.strides[d];
+      return os.str();
+    }
+  }
+  if (offset && impl.storage_offset != meta.storage_offset) {
+    os << "storage offset mismatch. expected " << meta.storage_offset << ", actual " << impl.storage_offset;
+    return os.str();
+  }
+  return std::nullopt;
+}
+
+bool same_geometry(const TensorImpl& impl, const TensorMeta& meta) {
+  return impl.dtype == meta.dtype && impl.device == meta.device && impl.sizes == meta.sizes &&
+         impl.strides == meta.strides;
 }
 
 std::string show_doubles(const std::vector<double>& v) {
@@ -111,6 +153,10 @@ GuardSet GuardSet::for_call(const std::vector<CallArg>& args, const std::vector<
         for (auto& [n, t] : sub->named_buffers(false)) g.tensors.emplace_back(path.empty() ? n : path + "." + n, t.impl());
       }
       gs.modules_.push_back(std::move(g));
+    } else if (const auto* o = std::get_if<optim::Optimizer*>(&args[i])) {
+      OptimizerGuard g{arg, name, *o, {}};
+      for (const Tensor& p : (*o)->params()) g.params.push_back(p.impl());
+      gs.optimizers_.push_back(std::move(g));
     } else {
       ValueGuard g{arg, name, value_of_arg(args[i]), false, std::nullopt};
       if (const auto* d = std::get_if<std::vector<double>>(&args[i])) g.doubles = *d;
@@ -134,35 +180,7 @@ std::optional<std::string> GuardSet::fail_tensor(const std::vector<CallArg>& arg
   std::ostringstream os;
   os << "tensor '" << g.name << "' ";
   if (!t || !t->defined()) return os.str() + "is missing";
-  const TensorImpl& impl = *t->impl();
-  if (impl.dtype != g.meta.dtype) {
-    os << "dtype mismatch. expected " << scalar_type_name(g.meta.dtype) << ", actual " << scalar_type_name(impl.dtype);
-    return os.str();
-  }
-  if (!(impl.device == g.meta.device)) {
-    os << "device mismatch. expected " << g.meta.device << ", actual " << impl.device;
-    return os.str();
-  }
-  if (impl.sizes.size() != g.meta.sizes.size()) {
-    os << "rank mismatch. expected " << g.meta.sizes.size() << ", actual " << impl.sizes.size();
-    return os.str();
-  }
-  for (size_t d = 0; d < impl.sizes.size(); ++d) {
-    if (impl.sizes[d] != g.meta.sizes[d]) {
-      os << "size mismatch at index " << d << ". expected " << g.meta.sizes[d] << ", actual " << impl.sizes[d];
-      return os.str();
-    }
-  }
-  for (size_t d = 0; d < impl.strides.size(); ++d) {
-    if (impl.strides[d] != g.meta.strides[d]) {
-      os << "stride mismatch at index " << d << ". expected " << g.meta.strides[d] << ", actual " << impl.strides[d];
-      return os.str();
-    }
-  }
-  if (g.check_offset && impl.storage_offset != g.meta.storage_offset) {
-    os << "storage offset mismatch. expected " << g.meta.storage_offset << ", actual " << impl.storage_offset;
-    return os.str();
-  }
+  if (auto f = geometry_mismatch(*t->impl(), g.meta, g.check_offset)) return os.str() + *f;
   if (t->requires_grad() != g.requires_grad) {
     os << "requires_grad mismatch. expected requires_grad=" << g.requires_grad;
     return os.str();
@@ -234,6 +252,19 @@ std::optional<std::string> GuardSet::fail_module(const std::vector<CallArg>& arg
   return failure;
 }
 
+std::optional<std::string> GuardSet::fail_optimizer(const std::vector<CallArg>& args, const OptimizerGuard& g) {
+  const auto* o = std::get_if<optim::Optimizer*>(&args[g.arg]);
+  if (!o || *o != g.optimizer) return "optimizer '" + g.name + "' is not the optimizer that was traced";
+  const std::vector<Tensor>& params = (*o)->params();
+  if (params.size() != g.params.size()) return "optimizer '" + g.name + "' has other parameters than when traced";
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].impl() != g.params[i]) {
+      return "optimizer '" + g.name + "': parameter " + std::to_string(i) + " is not the tensor that was traced";
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> GuardSet::fail_user(const UserGuard& g) const {
   IValue actual = read_user(g);
   if (same_value(actual, g.expected)) return std::nullopt;
@@ -243,6 +274,26 @@ std::optional<std::string> GuardSet::fail_user(const UserGuard& g) const {
 std::optional<std::string> GuardSet::fail_attribute(const AttributeGuard& g) {
   if (g.cell->equals(g.expected)) return std::nullopt;
   return "module attribute '" + g.name + "' == " + show(g.expected) + " (actual " + show(g.cell->value()) + ")";
+}
+
+Tensor grad_slot(const Tensor& owner) {
+  const autograd::AutogradMeta* m = autograd::meta_of(owner);
+  return m ? m->grad : Tensor();
+}
+
+std::optional<std::string> GuardSet::fail_grad(const GradGuard& g) {
+  const Tensor grad = grad_slot(g.owner);
+  const std::string tensor = "tensor '" + g.name + "' ";
+  if (!g.meta) {
+    if (!grad.defined()) return std::nullopt;
+    return tensor + "is no longer None (the traced code skipped an empty gradient)";
+  }
+  if (!grad.defined()) return tensor + "is None (expected a gradient)";
+  if (auto f = geometry_mismatch(*grad.impl(), *g.meta, false)) return tensor + *f;
+  if (grad.requires_grad() != g.requires_grad) {
+    return tensor + "requires_grad mismatch. expected requires_grad=" + (g.requires_grad ? "1" : "0");
+  }
+  return std::nullopt;
 }
 
 bool GuardSet::check(const std::vector<CallArg>& args) const {
@@ -267,10 +318,19 @@ bool GuardSet::check(const std::vector<CallArg>& args) const {
     if (fail_value(args, g)) return false;
   for (const auto& g : modules_)
     if (fail_module(args, g)) return false;
+  for (const auto& g : optimizers_)
+    if (fail_optimizer(args, g)) return false;
   for (const auto& g : user_)
     if (fail_user(g)) return false;
   for (const auto& g : attributes_)
     if (!g.cell->equals(g.expected)) return false;
+  for (const auto& g : grads_) {
+    const Tensor grad = grad_slot(g.owner);
+    if (grad.defined() != g.meta.has_value() ||
+        (grad.defined() && (!same_geometry(*grad.impl(), *g.meta) || grad.requires_grad() != g.requires_grad))) {
+      return false;
+    }
+  }
   return true;
 }
 
@@ -293,7 +353,9 @@ std::vector<std::string> GuardSet::all_failures(const std::vector<CallArg>& args
   for (const auto& g : values_)
     if (!g.is_length) add(fail_value(args, g));
   for (const auto& g : modules_) add(fail_module(args, g));
+  for (const auto& g : optimizers_) add(fail_optimizer(args, g));
   for (const auto& g : user_) add(fail_user(g));
+  for (const auto& g : grads_) add(fail_grad(g));
   return out;
 }
 
@@ -339,10 +401,14 @@ std::optional<std::string> GuardSet::first_failure(const std::vector<CallArg>& a
       if (auto f = fail_value(args, g)) return f;
   for (const auto& g : modules_)
     if (auto f = fail_module(args, g)) return f;
+  for (const auto& g : optimizers_)
+    if (auto f = fail_optimizer(args, g)) return f;
   for (const auto& g : user_)
     if (auto f = fail_user(g)) return f;
   for (const auto& g : attributes_)
     if (auto f = fail_attribute(g)) return f;
+  for (const auto& g : grads_)
+    if (auto f = fail_grad(g)) return f;
   return std::nullopt;
 }
 
@@ -370,8 +436,23 @@ std::vector<std::string> GuardSet::describe() const {
                   " parameters and buffers and the training flags of its " + std::to_string(g.training.size()) +
                   " modules");
   }
+  for (const auto& g : optimizers_) {
+    out.push_back("optimizer '" + g.name + "' is the traced optimizer, with its " + std::to_string(g.params.size()) +
+                  " parameters");
+  }
   for (const auto& g : user_) out.push_back("guard_on('" + g.name + "') == " + show(g.expected));
   for (const auto& g : attributes_) out.push_back("module attribute '" + g.name + "' == " + show(g.expected));
+  for (const auto& g : grads_) {
+    std::ostringstream os;
+    os << "tensor '" << g.name << "' (a gradient slot): ";
+    if (g.meta) {
+      os << scalar_type_name(g.meta->dtype) << " " << IntArrayRef(g.meta->sizes) << " strides "
+         << IntArrayRef(g.meta->strides) << " on " << g.meta->device << ", requires_grad=" << g.requires_grad;
+    } else {
+      os << "None";
+    }
+    out.push_back(os.str());
+  }
   return out;
 }
 

@@ -30,6 +30,21 @@ struct AttributeGuard {
   IValue expected;
 };
 
+/// A gradient slot the trace read (Tensor::grad() of a tensor reached outside the
+/// arguments: a parameter an optimizer updates). The gradient is a graph input read from
+/// the slot at each replay, so the guard is what the compiled code depends on: whether the
+/// slot holds a gradient, and its dtype, device, sizes, strides and requires_grad. See
+/// Note [outside state].
+struct GradGuard {
+  std::string name;  // "fc1.weight.grad"
+  Tensor owner;      // the tensor whose slot was read (kept alive, as a lifted input is)
+  std::optional<TensorMeta> meta;  // nullopt: the slot was empty
+  bool requires_grad = false;
+};
+
+/// The gradient held by `owner`'s slot, read without telling capture (replay and guards).
+Tensor grad_slot(const Tensor& owner);
+
 class GuardSet {
  public:
   /// Guards on every argument of a call as it is now, and on the thread's grad mode.
@@ -39,6 +54,7 @@ class GuardSet {
   /// tensor list, or -1): the traced code read it.
   void guard_storage_offset(int arg, int element);
   void add_attribute_guard(AttributeGuard g) { attributes_.push_back(std::move(g)); }
+  void add_grad_guard(GradGuard g) { grads_.push_back(std::move(g)); }
 
   /// Whether `args` (and the current state) pass every guard. No lock; no allocation
   /// except for guard_on strings.
@@ -79,20 +95,30 @@ class GuardSet {
     std::vector<std::pair<std::string, bool>> training;              // per submodule
   };
 
+  struct OptimizerGuard {  // an optimizer argument: the same object with the same parameters
+    int arg = 0;
+    std::string name;
+    const optim::Optimizer* optimizer = nullptr;
+    std::vector<const TensorImpl*> params;
+  };
   /// The first tensor guard on the same TensorImpl as tensor guard i (itself when none).
   size_t root(size_t i) const { return tensors_[i].same_as >= 0 ? static_cast<size_t>(tensors_[i].same_as) : i; }
   const Tensor* tensor_of(const std::vector<CallArg>& args, const TensorGuard& g) const;
   std::optional<std::string> fail_tensor(const std::vector<CallArg>& args, const TensorGuard& g) const;
   std::optional<std::string> fail_value(const std::vector<CallArg>& args, const ValueGuard& g) const;
   std::optional<std::string> fail_module(const std::vector<CallArg>& args, const ModuleGuard& g) const;
+  static std::optional<std::string> fail_optimizer(const std::vector<CallArg>& args, const OptimizerGuard& g);
   std::optional<std::string> fail_user(const UserGuard& g) const;
   static std::optional<std::string> fail_attribute(const AttributeGuard& g);
+  static std::optional<std::string> fail_grad(const GradGuard& g);
 
   std::vector<TensorGuard> tensors_;
   std::vector<ValueGuard> values_;
   std::vector<ModuleGuard> modules_;
+  std::vector<OptimizerGuard> optimizers_;
   std::vector<UserGuard> user_;
   std::vector<AttributeGuard> attributes_;
+  std::vector<GradGuard> grads_;
   bool grad_enabled_ = true;
 };
 

@@ -112,8 +112,10 @@ std::string write_record(const std::string& function, const SourceLoc& where, co
             meta[key] = "ints:" + join(a);
           } else if constexpr (std::is_same_v<T, std::vector<double>>) {
             meta[key] = "doubles:" + join(a);
-          } else {
+          } else if constexpr (std::is_same_v<T, nn::Module*>) {
             meta[key] = "module";
+          } else {
+            meta[key] = "optimizer";
           }
         },
         args[i]);
@@ -228,7 +230,8 @@ const char* kind_name(size_t index) {
                                            "a bool ('bool:0' or 'bool:1')",
                                            "a list of ints ('ints:A,B,…')",
                                            "a list of doubles ('doubles:A,B,…')",
-                                           "a module ('module')"};
+                                           "a module ('module')",
+                                           "an optimizer ('optimizer')"};
   return index < std::size(kNames) ? kNames[index] : "an argument";
 }
 
@@ -310,6 +313,10 @@ void replay(const std::string& record_path, const std::vector<nn::Module*>& modu
           << "replay: argument '" << (rec.meta().contains(key + ".name") ? rec.get(key + ".name") : key) << "' of "
           << function << " is a module, which a record cannot hold; pass it: replay(path, {&module})";
       args.emplace_back(modules[next_module++]);
+    } else if (kind == "optimizer") {
+      EMBER_FAIL_KIND(ErrorKind::ValueError)
+          << "replay: argument '" << (rec.meta().contains(key + ".name") ? rec.get(key + ".name") : key) << "' of "
+          << function << " is an optimizer, which a record cannot hold: a frame that takes one cannot be replayed";
     } else {
       rec.fail(key, "tensor, tensors:N, bool:0|1, int:N, double:X, ints:…, doubles:… or module");
     }

@@ -10,6 +10,7 @@
 #include "core/fake.h"
 #include "ember/autograd.h"
 #include "ember/config.h"
+#include "ember/optim.h"
 #include "nn/attribute_hook.h"
 #include "ops/dispatch.h"
 #include "support/call_context.h"
@@ -112,6 +113,10 @@ void outside_state_hook(const char* what) {
   if (Tracer* tr = Tracer::current()) tr->on_outside_state(what);
 }
 
+void grad_read_hook(const Tensor& owner, const Tensor& grad) {
+  if (Tracer* tr = Tracer::current()) tr->on_grad_read(owner, grad);
+}
+
 void attribute_read_hook(const nn::AttributeCell& cell) {
   if (Tracer* tr = Tracer::current()) tr->on_attribute_read(cell.shared_from_this());
 }
@@ -133,6 +138,7 @@ void install_capture_hooks() {
     core::set_fake_data_hook(&fake_data_hook);
     core::set_fake_offset_hook(&fake_offset_hook);
     core::set_outside_state_hook(&outside_state_hook);
+    core::set_grad_read_hook(&grad_read_hook);
     nn::set_attribute_read_hook(&attribute_read_hook);
     return true;
   }();
@@ -292,6 +298,13 @@ ValueRef Tracer::value_for(const Tensor& t) {
   InputSource source;
   source.kind = InputSource::Kind::Bound;
   source.bound = t;
+  if (auto it = slot_of_grad_.find(t.impl()); it != slot_of_grad_.end()) {
+    // A gradient read from a parameter's slot: each replay reads the slot again.
+    const GradGuard& g = grad_guards_[it->second];
+    source.kind = InputSource::Kind::Grad;
+    source.bound = g.owner;
+    return add_input(t, fake, g.name, std::move(source), false);
+  }
   if (auto it = module_tensors_.find(t.impl()); it != module_tensors_.end()) {
     return add_input(t, fake, it->second, std::move(source), /*attribute=*/true);
   }
@@ -389,6 +402,45 @@ void Tracer::on_data_access(const Tensor& t, const char* what, const std::source
 
 void Tracer::on_outside_state(const char* what) {
   if (outside_state_.empty()) outside_state_ = what;
+}
+
+void Tracer::on_grad_read(const Tensor& owner, const Tensor& grad) {
+  // Note [outside state]: a slot of a real tensor outside the arguments (a parameter,
+  // reached through a module or an optimizer) is guarded and its gradient becomes a graph
+  // input the replay reads from the slot again, as PyTorch makes `p.grad` an input source.
+  // The slot of an argument (whose fake shares its autograd state) or of a tensor made by
+  // the trace has no source an entry could name; nor has a gradient that is being traced.
+  // Such reads stay outside state (the function is traced on every call).
+  bool named = !owner.is_fake() && !(grad.defined() && grad.is_fake());
+  for (size_t i = 0; i < input_sources_.size() && named; ++i) {
+    named = input_sources_[i].kind == InputSource::Kind::Bound || !input_values_[i].is_same(owner);
+  }
+  if (!named) {
+    on_outside_state("Tensor.grad()");
+    return;
+  }
+  size_t index;
+  if (auto it = grad_guard_of_owner_.find(owner.impl()); it != grad_guard_of_owner_.end()) {
+    index = it->second;
+    if (grad_guards_[index].meta.has_value() != grad.defined()) {
+      // The slot changed during the call (backward() after a break): not one guard's worth.
+      on_outside_state("Tensor.grad()");
+      return;
+    }
+  } else {
+    std::string name = "param_" + std::to_string(grad_guards_.size());
+    if (auto m = module_tensors_.find(owner.impl()); m != module_tensors_.end()) name = m->second;
+    if (auto o = optimizer_params_.find(owner.impl()); o != optimizer_params_.end()) name = o->second;
+    GradGuard g{name + ".grad", owner, std::nullopt, false};
+    if (grad.defined()) {
+      g.meta = meta_of(grad);
+      g.requires_grad = grad.requires_grad();
+    }
+    index = grad_guards_.size();
+    grad_guards_.push_back(std::move(g));
+    grad_guard_of_owner_.emplace(owner.impl(), index);
+  }
+  if (grad.defined()) slot_of_grad_[grad.impl()] = index;
 }
 
 void Tracer::on_attribute_read(const std::shared_ptr<const nn::AttributeCell>& cell) {
@@ -518,6 +570,9 @@ std::vector<IValue> Tracer::run(const std::vector<CallArg>& args, const Invoker&
       for (auto& [n, t] : (*m)->named_parameters()) module_tensors_[t.impl()] = prefix + n;
       for (auto& [n, t] : (*m)->named_buffers()) module_tensors_[t.impl()] = prefix + n;
       for (auto& [path, sub] : (*m)->named_modules()) module_paths_[sub] = path.empty() ? name : name + "." + path;
+    } else if (const auto* o = std::get_if<optim::Optimizer*>(&args[i])) {
+      const std::vector<Tensor>& params = (*o)->params();
+      for (size_t k = 0; k < params.size(); ++k) optimizer_params_[params[k].impl()] = name + ".param_" + std::to_string(k);
     }
   }
 

@@ -63,11 +63,13 @@ struct GraphBreak {
 
 /// Where a graph input's value comes from when an entry replays.
 struct InputSource {
-  enum class Kind { Arg, ArgElement, Bound };
+  enum class Kind { Arg, ArgElement, Bound, Grad };
   Kind kind = Kind::Arg;
   int arg = -1;
   int element = -1;
-  Tensor bound;  // Kind::Bound: a module tensor or a tensor lifted from outside the arguments
+  /// Kind::Bound: a module tensor or a tensor lifted from outside the arguments; Kind::Grad:
+  /// the tensor whose gradient slot holds the input (read again at each replay).
+  Tensor bound;
 };
 
 /// How a flattened result of the user function is rebuilt from the graph's outputs.
@@ -113,6 +115,10 @@ class Tracer {
   /// The function read state outside any graph (core::note_outside_state): it must be
   /// traced again on every call rather than replayed. Keeps the first reason.
   void on_outside_state(const char* what);
+  /// The function read `owner.grad()`, which is `grad`: for an owner reached outside the
+  /// arguments (a parameter) the slot is guarded and `grad` is lifted as a Kind::Grad
+  /// input; any other slot is outside state.
+  void on_grad_read(const Tensor& owner, const Tensor& grad);
   /// A module attribute read while tracing (nn::Attribute): guarded by value.
   void on_attribute_read(const std::shared_ptr<const nn::AttributeCell>& cell);
 
@@ -129,6 +135,7 @@ class Tracer {
   /// Tensor arguments (argument, element or -1) whose storage offset the code read.
   const std::set<std::pair<int, int>>& offset_reads() const { return offset_reads_; }
   std::vector<AttributeGuard>& attribute_guards() { return attribute_guards_; }
+  std::vector<GradGuard>& grad_guards() { return grad_guards_; }
   /// Why the function cannot be replayed (it read state outside the graph), or "".
   const std::string& outside_state() const { return outside_state_; }
   /// How many tensors made during the trace were still held outside the function when it
@@ -188,6 +195,7 @@ class Tracer {
   std::vector<InputSource> input_sources_;
   std::unordered_map<const TensorImpl*, std::string> module_tensors_;  // real module tensor → qualified name
   std::unordered_map<const nn::Module*, std::string> module_paths_;    // a module argument's modules → "model.ln"
+  std::unordered_map<const TensorImpl*, std::string> optimizer_params_;  // an optimizer argument's → "opt.param_0"
   int lifted_count_ = 0;
 
   std::vector<GraphBreak> breaks_;
@@ -197,6 +205,10 @@ class Tracer {
   SourceLoc last_loc_;  // the user line of the op recorded last
   std::vector<AttributeGuard> attribute_guards_;
   std::unordered_set<const nn::AttributeCell*> attributes_read_;
+  std::vector<GradGuard> grad_guards_;
+  std::unordered_map<const TensorImpl*, size_t> grad_guard_of_owner_;  // owner → index in grad_guards_
+  /// Gradients read from a guarded slot: lifted as Kind::Grad inputs named after the slot.
+  std::unordered_map<const TensorImpl*, size_t> slot_of_grad_;  // gradient → index in grad_guards_
   std::string outside_state_;
   size_t escaped_ = 0;
   bool ran_segment_ = false;

@@ -31,4 +31,14 @@ void set_outside_state_hook(OutsideStateHook hook);
 /// Reports an access to state outside the graph (a no-op unless capture installed a hook).
 void note_outside_state(const char* what);
 
+/// Called by Tensor::grad() with the tensor whose gradient slot is read and the gradient it
+/// holds (undefined when none). While a function is traced, capture turns a gradient read
+/// from a tensor reached outside the arguments (a parameter) into a graph input that each
+/// replay reads from that slot again, guarded on whether it is defined and its geometry
+/// (Note [outside state]); other reads count as outside state.
+using GradReadHook = void (*)(const Tensor& owner, const Tensor& grad);
+
+void set_grad_read_hook(GradReadHook hook);
+void note_grad_read(const Tensor& owner, const Tensor& grad);
+
 }  // namespace ember::core

@@ -18,12 +18,17 @@ namespace {
 std::atomic<FakeDataHook> g_fake_data_hook{nullptr};
 std::atomic<FakeOffsetHook> g_fake_offset_hook{nullptr};
 std::atomic<OutsideStateHook> g_outside_state_hook{nullptr};
+std::atomic<GradReadHook> g_grad_read_hook{nullptr};
 }  // namespace
 void set_fake_data_hook(FakeDataHook hook) { g_fake_data_hook.store(hook); }
 void set_fake_offset_hook(FakeOffsetHook hook) { g_fake_offset_hook.store(hook); }
 void set_outside_state_hook(OutsideStateHook hook) { g_outside_state_hook.store(hook); }
 void note_outside_state(const char* what) {
   if (OutsideStateHook hook = g_outside_state_hook.load(std::memory_order_relaxed)) hook(what);
+}
+void set_grad_read_hook(GradReadHook hook) { g_grad_read_hook.store(hook); }
+void note_grad_read(const Tensor& owner, const Tensor& grad) {
+  if (GradReadHook hook = g_grad_read_hook.load(std::memory_order_relaxed)) hook(owner, grad);
 }
 }  // namespace core
 

@@ -1,9 +1,10 @@
 // AdamW (decoupled weight decay, optional AMSGrad): torch/optim/adamw.py's
 // _single_tensor_adamw. addcmul_/addcdiv_ are spelled as the products ATen's CPU kernels
 // form (self + value * t1 * t2, self + value * t1 / t2) so float32 rounding matches.
-// The factors that change with the step count enter the ops as 0-dim tensors, not
-// numbers, so that a compiled step is the same graph at every step (Note [outside state]
-// in docs/notes/capture.md).
+// The step count is a 0-dim tensor and the factors that change with it (the bias
+// corrections) are computed from it by ops, in float64 as PyTorch computes them in Python
+// floats: a compiled step reads the count as graph state, advances it in place and is one
+// graph at every step (Note [outside state] in docs/notes/capture.md).
 #include <cmath>
 
 #include "ember/autograd.h"
@@ -16,14 +17,9 @@
 namespace ember::optim {
 namespace {
 
-/// A 0-dim float64 tensor holding `v`, made from data rather than by an op: while a step
-/// is traced it is a graph input, where a number would be a literal of the graph (a new
-/// graph, and a new compile, at every step). Ops treat it as they treat the number itself:
-/// a 0-dim tensor does not promote a dimensioned operand's dtype.
-Tensor number(double v) {
-  Tensor t = ops::empty_from_meta(TensorMeta{{}, {}, kDouble, kCPU});
-  *t.data_ptr<double>() = v;
-  return t;
+/// `1 - beta ** step` for the 0-dim float64 step count.
+Tensor bias_correction(double beta, const Tensor& step) {
+  return 1.0 - pow(scalar_tensor(beta, TensorOptions().dtype(kDouble)), step);
 }
 
 }  // namespace
@@ -49,31 +45,32 @@ void AdamW::step() {
     Tensor g = param.grad();
     if (!g.defined()) continue;
     AdamWParamState& st = state_[i];
-    if (st.step == 0) {
+    if (!st.exp_avg.defined()) {
+      st.step = zeros({}, TensorOptions().dtype(kFloat));
       st.exp_avg = zeros_like(param);
       st.exp_avg_sq = zeros_like(param);
       if (o.amsgrad) st.max_exp_avg_sq = zeros_like(param);
     }
     Tensor grad = o.maximize ? g.neg() : g;
-    st.step += 1;
+    st.step.add_(1);
     param.mul_(1 - o.lr * o.weight_decay);
     st.exp_avg.mul_(beta1);
     st.exp_avg.add_(grad, 1 - beta1);
     st.exp_avg_sq.mul_(beta2);
     st.exp_avg_sq.add_(mul(mul(grad, 1 - beta2), grad));
-    const auto step = static_cast<double>(st.step);
-    const double bias_correction1 = 1 - std::pow(beta1, step);
-    const double bias_correction2 = 1 - std::pow(beta2, step);
-    const double step_size = o.lr / bias_correction1;
-    const double bias_correction2_sqrt = std::sqrt(bias_correction2);
+    const Tensor step = st.step.to(kDouble);
+    // -step_size = -lr / bias_correction1 (negating lr is exact); both enter the float32
+    // ops as 0-dim float64 tensors, which do not promote.
+    const Tensor neg_step_size = scalar_tensor(-o.lr, TensorOptions().dtype(kDouble)) / bias_correction(beta1, step);
+    const Tensor bias_correction2_sqrt = sqrt(bias_correction(beta2, step));
     Tensor denom;
     if (o.amsgrad) {
       st.max_exp_avg_sq.copy_(maximum(st.max_exp_avg_sq, st.exp_avg_sq));
-      denom = add(div(st.max_exp_avg_sq.sqrt(), number(bias_correction2_sqrt)), o.eps);
+      denom = add(div(st.max_exp_avg_sq.sqrt(), bias_correction2_sqrt), o.eps);
     } else {
-      denom = add(div(st.exp_avg_sq.sqrt(), number(bias_correction2_sqrt)), o.eps);
+      denom = add(div(st.exp_avg_sq.sqrt(), bias_correction2_sqrt), o.eps);
     }
-    param.add_(div(mul(st.exp_avg, number(-step_size)), denom));
+    param.add_(div(mul(st.exp_avg, neg_step_size), denom));
   }
 }
 

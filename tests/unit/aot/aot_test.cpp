@@ -90,6 +90,68 @@ TEST(Functionalize, AWriteThroughAViewStays) {
   expect_close(run_graph(*f, {x})[0], fn(x), 0, 0);
 }
 
+TEST(LiftInputWrites, WritesIntoAnInputBecomeOneExtraOutputAndReadersReadTheWrittenValue) {
+  auto fn = [](Tensor x, const Tensor& g) {
+    x.mul_(0.5);
+    x.add_(g);
+    return x * 2;  // reads x after both writes
+  };
+  Tensor x = randn({6}), g = randn({6});
+  auto captured = capture(fn, x.clone(), g);
+  ASSERT_EQ(count_target(*captured, "aten::copy_"), 2u) << *captured;
+  std::vector<aot::InputWrite> writes;
+  auto lifted = aot::lift_input_writes(*aot::functionalize(*captured), &writes);
+  EXPECT_EQ(count_target(*lifted, "aten::copy_"), 0u) << *lifted;
+  ASSERT_EQ(writes.size(), 1u);
+  EXPECT_EQ(writes[0].input, 0u);
+  EXPECT_EQ(writes[0].output, 1u);
+  Tensor a = x.clone();
+  const std::vector<Tensor> outs = run_graph(*lifted, {a, g});
+  ASSERT_EQ(outs.size(), 2u);
+  expect_close(a, x, 0, 0);  // the graph itself no longer writes
+  expect_close(outs[1], x * 0.5 + g, 0, 0);
+  expect_close(outs[0], (x * 0.5 + g) * 2, 0, 0);
+}
+
+TEST(LiftInputWrites, AnInputThatAViewReadsOrThatIsReturnedKeepsItsWrites) {
+  auto viewed = [](Tensor x) {
+    x.mul_(2);
+    return x.select(0, 1) + 1;
+  };
+  auto returned = [](Tensor x) { return x.mul_(2); };
+  std::vector<std::unique_ptr<Graph>> graphs;
+  graphs.push_back(capture(viewed, randn({3, 2})));
+  graphs.push_back(capture(returned, randn({3})));
+  for (const auto& g : graphs) {
+    std::vector<aot::InputWrite> writes;
+    auto lifted = aot::lift_input_writes(*aot::functionalize(*g), &writes);
+    EXPECT_TRUE(writes.empty()) << *lifted;
+    EXPECT_EQ(count_target(*lifted, "aten::copy_"), 1u) << *lifted;
+  }
+}
+
+TEST(LiftInputWrites, AotEagerCopiesTheWritesBackAndAnInputSharingMemoryWithOneIsReadAfterTheWrite) {
+  for (bool shared : {false, true}) {
+    Tensor state = randn({4, 3});
+    // A tensor the function reaches beside `state`: a view of it made outside (another
+    // TensorImpl on the same memory, so the graph has two inputs), or an unrelated tensor.
+    Tensor other = shared ? state.view({12}) : randn({12});
+    auto fn = compile(
+        [&]() {
+          NoGradGuard no_grad;
+          state.mul_(0.5);
+          return other + 1;  // after the write: sees it when `other` shares state's memory
+        },
+        {.backend = "aot_eager"});
+    for (int k = 0; k < 2; ++k) {
+      const Tensor before = state.clone();
+      const Tensor expected = (shared ? (before * 0.5).view({12}) : other) + 1;
+      expect_close(fn(), expected, 0, 0);
+      expect_close(state, before * 0.5, 0, 0);
+    }
+  }
+}
+
 TEST(Decompose, BatchNormInEvalModeIsAPerChannelAffineMapEqualToEager) {
   nn::BatchNorm2d bn(6);
   bn.eval();

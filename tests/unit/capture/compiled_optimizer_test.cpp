@@ -102,7 +102,7 @@ TEST_F(CompiledOptimizerGraphs, AdamWStepIsOneGraphWhateverTheStepCount) {
   }
   // The first step makes the state (a graph of its own), the others share one.
   EXPECT_EQ(backend.graphs->size(), 2u);
-  EXPECT_EQ(opt.state(0).step, 6);
+  EXPECT_EQ(opt.state(0).step.item<double>(), 6.0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, CompiledOptimizer, ::testing::Values("eager", "inductor"));

@@ -184,7 +184,8 @@ TEST(Optim, AdamWFromBackwardWithZeroFilledGrads) {
     opt.step();
     expect_close(w, ew[k], kFloat);
   }
-  EXPECT_EQ(opt.state(0).step, 3);
+  EXPECT_EQ(opt.state(0).step.item<double>(), 3.0);
+  EXPECT_EQ(opt.state(0).step.dtype(), kFloat);
   expect_close(opt.state(0).exp_avg, {0.212969571352005, -0.9670476317405701, -3.4225189685821533}, kFloat);
   expect_close(opt.state(0).exp_avg_sq, {0.001996478997170925, 0.039088428020477295, 0.47561806440353394}, kFloat);
   EXPECT_FALSE(opt.state(0).max_exp_avg_sq.defined());
@@ -205,13 +206,13 @@ TEST(Optim, AdamWStateStartsAtFirstStep) {
   Tensor p = tensor({1.0, 2.0}).to(kDouble);
   p.requires_grad_();
   optim::AdamW opt({p}, {.amsgrad = true});
-  EXPECT_EQ(opt.state(0).step, 0);
+  EXPECT_FALSE(opt.state(0).step.defined());
   EXPECT_FALSE(opt.state(0).exp_avg.defined());
   opt.step();
-  EXPECT_EQ(opt.state(0).step, 0);
+  EXPECT_FALSE(opt.state(0).step.defined());
   p.mutable_grad() = tensor({1.0, -1.0}).to(kDouble);
   opt.step();
-  EXPECT_EQ(opt.state(0).step, 1);
+  EXPECT_EQ(opt.state(0).step.item<double>(), 1.0);
   EXPECT_TRUE(opt.state(0).max_exp_avg_sq.defined());
   EXPECT_EQ(opt.state(0).exp_avg.dtype(), kDouble);
 }
