@@ -26,10 +26,22 @@ std::string bisect_limit_knob(BisectSubsystem s);
 /// The knob's field in config() (-1: no limit), to read or set.
 int64_t& bisect_limit(BisectSubsystem s);
 
-/// Starts counting `s`'s decisions for one compile (each step calls it when it begins:
-/// run_graph_passes, lower, schedule), forgetting those of the previous compile on this
-/// thread.
-void bisect_begin(BisectSubsystem s);
+/// Starts counting `s`'s decisions for one compile of graph `graph` (each step calls it
+/// when it begins: run_graph_passes, lower, schedule), forgetting those of the previous
+/// compile on this thread — unless a BisectSpan is open: then counting goes on across the
+/// compiles (a training graph's forward and backward) and each decision names its graph.
+void bisect_begin(BisectSubsystem s, const std::string& graph = "");
+
+/// While alive, the decisions of every compile on this thread are counted as one sequence
+/// (from the bisect_begin before it), each described with " in graph <name>": the compiler
+/// bisector numbers a training function's forward and backward decisions together.
+class BisectSpan {
+ public:
+  BisectSpan();
+  ~BisectSpan();
+  BisectSpan(const BisectSpan&) = delete;
+  BisectSpan& operator=(const BisectSpan&) = delete;
+};
 
 /// Counts one decision of `s` (described by `what`, e.g. "aten::relu (%relu)") and says
 /// whether it is applied: the first config().inductor.bisect_max_<s> decisions of the
@@ -85,6 +97,15 @@ std::string scalar_function_definition(const std::string& fn);
 /// an impure call between. Kernels are ordered by the position they run at (Kernel::run_at).
 /// Writes the `schedule` and `fusion` artifacts.
 std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered);
+
+/// Whether a kernel whose pointwise nodes are over `r`'s input sizes may compute `r` in
+/// its row loop and evaluate them in its last pass (a row-shaped epilogue): `r` reduces
+/// the last dim only (of size > 1), keeping it as size 1, so its users read one value per
+/// row. Codegen then runs it as a row kernel (never a column kernel).
+bool row_shaped_epilogue(const RowNode& r);
+/// Whether reduction `r` may join, as a further pass, a kernel whose row `first` has a
+/// row-shaped epilogue: a sum or mean over the same rows, of the same dtype.
+bool joins_rows(const RowNode& first, const RowNode& r);
 
 /// Code generation (codegen_cpp.cpp). One C++ translation unit for all kernels; each
 /// kernel is an `extern "C" void <name>(void* const* buffers)` taking its inputs (in the
