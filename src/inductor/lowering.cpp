@@ -265,6 +265,15 @@ const std::map<std::string, PointwiseLowering>& pointwise_lowerings() {
                                     return b.call("where", {b.load(0, true), b.operand(1), b.operand(2)});
                                   }});
     }
+    // masked_fill as eager computes it (ops/pointwise.cpp): where(mask, value cast to
+    // self's dtype, self). Backward graphs hold it (relu's derivative); the AOT stage
+    // decomposes only the forward graph's.
+    for (const char* ov : {"Scalar", "Tensor"}) {
+      t.emplace(std::string("aten::masked_fill.") + ov,
+                PointwiseLowering{{"self", "mask", "value"}, [](const Node&, BodyBuilder& b) {
+                                    return b.call("where", {b.load(1, true), b.operand(2), b.load(0)});
+                                  }});
+    }
     t.emplace("aten::clamp", PointwiseLowering{{"self", "min", "max"}, [](const Node& n, BodyBuilder& b) {
                                                  int r = b.load(0);
                                                  if (!n.args()[1].literal.is_none())

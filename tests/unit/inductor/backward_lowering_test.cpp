@@ -7,6 +7,7 @@
 // inputs. See Note [inductor], "Training graphs".
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -163,6 +164,61 @@ TEST_F(BackwardLoweringTest, OnlyAKeepdimReductionOverTheLastDimFeedsARowShapedE
   const std::vector<Tensor> got = compiled(x), want = fn(x);
   for (size_t i = 0; i < got.size(); ++i) expect_close(got[i], want[i], 1e-6, 1e-6, "output " + std::to_string(i));
 }
+
+class TrainedBackwardCase : public BackwardLoweringTest, public ::testing::WithParamInterface<ScalarType> {};
+
+// relu's derivative is masked_fill(grad, result <= 0, 0) and GELU's (tanh form) a chain of
+// pointwise ops: the backward graph is one kernel, no extern call, eager's gradients.
+TEST_P(TrainedBackwardCase, ReluAndGeluBackwardIsOneKernelWithoutExternCalls) {
+  const ScalarType dtype = GetParam();
+  testing::LogCapture logs("inductor,fusion,aot_graphs");
+  auto fn = [](const Tensor& x) { return gelu(relu(x) * 2 - 0.5, "tanh"); };
+  const Tensor x0 = randn({7, 13}, dtype), g = randn({7, 13}, dtype);
+  auto grad_of = [&](const std::function<Tensor(const Tensor&)>& f) {
+    Tensor x = x0.detach().clone().requires_grad_();
+    f(x).backward(g);
+    return x.grad();
+  };
+  auto compiled = compile(fn, {.backend = "inductor", .name = "fn"});
+  const Tensor got = grad_of([&](const Tensor& x) { return compiled(x); }), want = grad_of(fn);
+  expect_close(got, want, dtype == kFloat ? 1e-6 : 1e-14, dtype == kFloat ? 1e-6 : 1e-14);
+  const inductor::CompileReport r = inductor::last_compile_report();
+  EXPECT_EQ(r.graph_name, "fn_backward");
+  EXPECT_TRUE(r.extern_calls.empty()) << logs.text();
+  EXPECT_EQ(r.kernels.size(), 1u) << logs.text();
+}
+
+// Softmax's and layer norm's backward through a compiled training step: their reductions
+// fuse with the row-shaped epilogue, and the bias-gradient sums are column kernels.
+TEST_P(TrainedBackwardCase, SoftmaxAndLayerNormBackwardEqualEager) {
+  const ScalarType dtype = GetParam();
+  testing::LogCapture logs("inductor,fusion");
+  auto fn = [](const Tensor& x, const Tensor& w, const Tensor& b) {
+    return softmax(layer_norm(x, {x.size(-1)}, w, b, 1e-5), -1) * 3;
+  };
+  const Tensor x0 = randn({5, 9, 37}, dtype), w0 = randn({37}, dtype), b0 = randn({37}, dtype),
+               g = randn({5, 9, 37}, dtype);
+  auto grads_of = [&](const std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)>& f) {
+    Tensor x = x0.detach().clone().requires_grad_(), w = w0.detach().clone().requires_grad_(),
+           b = b0.detach().clone().requires_grad_();
+    f(x, w, b).backward(g);
+    return std::vector<Tensor>{x.grad(), w.grad(), b.grad()};
+  };
+  auto compiled = compile(fn, {.backend = "inductor", .name = "fn"});
+  const std::vector<Tensor> got = grads_of([&](const Tensor& x, const Tensor& w, const Tensor& b) {
+    return compiled(x, w, b);
+  });
+  const std::vector<Tensor> want = grads_of(fn);
+  const double tol = dtype == kFloat ? 2e-5 : 1e-12;
+  for (size_t i = 0; i < got.size(); ++i) expect_close(got[i], want[i], tol, tol, "gradient " + std::to_string(i));
+  const inductor::CompileReport r = inductor::last_compile_report();
+  EXPECT_EQ(r.graph_name, "fn_backward");
+  EXPECT_TRUE(r.extern_calls.empty()) << logs.text();
+  EXPECT_NE(logs.text().find("a further reduction over the rows of"), std::string::npos) << logs.text();
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, TrainedBackwardCase, ::testing::Values(kFloat, kDouble),
+                         [](const ::testing::TestParamInfo<ScalarType>& i) { return i.param == kFloat ? "F32" : "F64"; });
 
 }  // namespace
 }  // namespace ember
