@@ -65,7 +65,8 @@ std::unique_ptr<Graph> run_graph_passes(const Graph& g);
 /// Lowering (lowering.cpp). Requires: a verified graph. Guarantees: every Call node has a
 /// role; a Row node reduces any non-empty set of dims (softmax/layer norm: the last) of a
 /// non-empty f32/f64 input, read through its index map; a Pointwise node's body reads only graph values (inputs, views,
-/// other nodes) through index maps over its own sizes, and computes in its output dtype (f32/f64). Calls with no
+/// other nodes) through index maps over its own sizes, and computes in its output dtype (f32/f64), or, for a
+/// comparison (PointwiseNode::mask), in its inputs' one floating dtype, giving a bool mask. Calls with no
 /// lowering become Extern, logged at INFO on `inductor`.
 LoweredGraph lower(const Graph& g);
 
@@ -89,8 +90,10 @@ std::string scalar_function_definition(const std::string& fn);
 /// call between them; a node also read outside the kernel (graph output, extern call,
 /// view, other kernels) is then stored by a pointwise kernel as an extra output, only when
 /// every such reader runs after the kernel; a row node joins the kernel of its users
-/// (epilogue) only when they are all pointwise over its output 0's sizes and dtype in one
-/// kernel that has no row node and no extra outputs; sibling pointwise kernels (same sizes
+/// (epilogue) only when they are all pointwise over its output 0's sizes and dtype — or,
+/// for a keepdim reduction over the last dim (row_shaped_epilogue), over its input's sizes
+/// — in one kernel that has no row node (or, row-shaped, whose row it joins as a further
+/// sum or mean: joins_rows), no extra outputs and no mask as its root; sibling pointwise kernels (same sizes
 /// and dtype, a common input) merge, running at the earlier one's position when everything
 /// the later one reads is computed before it, or at the later one's when it reads nothing
 /// of the earlier one and nothing reads the earlier one's outputs before it; never with

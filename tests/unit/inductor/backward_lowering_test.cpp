@@ -167,12 +167,15 @@ TEST_F(BackwardLoweringTest, OnlyAKeepdimReductionOverTheLastDimFeedsARowShapedE
 
 class TrainedBackwardCase : public BackwardLoweringTest, public ::testing::WithParamInterface<ScalarType> {};
 
-// relu's derivative is masked_fill(grad, result <= 0, 0) and GELU's (tanh form) a chain of
-// pointwise ops: the backward graph is one kernel, no extern call, eager's gradients.
-TEST_P(TrainedBackwardCase, ReluAndGeluBackwardIsOneKernelWithoutExternCalls) {
+// relu's derivative is masked_fill(grad, result <= 0, 0), GELU's (both forms), tanh's and
+// sigmoid's chains of pointwise ops: the backward graph is one kernel, no extern call,
+// eager's gradients.
+TEST_P(TrainedBackwardCase, ReluGeluTanhSigmoidBackwardIsOneKernelWithoutExternCalls) {
   const ScalarType dtype = GetParam();
   testing::LogCapture logs("inductor,fusion,aot_graphs");
-  auto fn = [](const Tensor& x) { return gelu(relu(x) * 2 - 0.5, "tanh"); };
+  auto fn = [](const Tensor& x) {
+    return gelu(relu(x) * 2 - 0.5, "tanh") + gelu(x, "none") * tanh(x) - sigmoid(x * 3);
+  };
   const Tensor x0 = randn({7, 13}, dtype), g = randn({7, 13}, dtype);
   auto grad_of = [&](const std::function<Tensor(const Tensor&)>& f) {
     Tensor x = x0.detach().clone().requires_grad_();
