@@ -107,7 +107,8 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered);
 /// row. Codegen then runs it as a row kernel (never a column kernel).
 bool row_shaped_epilogue(const RowNode& r);
 /// Whether reduction `r` may join, as a further pass, a kernel whose row `first` has a
-/// row-shaped epilogue: a sum or mean over the same rows, of the same dtype.
+/// row-shaped epilogue (`first` a reduction, not softmax or layer norm): a sum or mean over
+/// the same rows, of the same dtype.
 bool joins_rows(const RowNode& first, const RowNode& r);
 
 /// Code generation (codegen_cpp.cpp). One C++ translation unit for all kernels; each

@@ -27,8 +27,8 @@ bool row_shaped_epilogue(const RowNode& r) {
 }
 
 bool joins_rows(const RowNode& first, const RowNode& r) {
-  return (r.kind == RowKind::Sum || r.kind == RowKind::Mean) && first.in_sizes == r.in_sizes &&
-         first.reduced == r.reduced && first.dtype == r.dtype;
+  return (r.kind == RowKind::Sum || r.kind == RowKind::Mean) && row_shaped_epilogue(first) &&
+         first.in_sizes == r.in_sizes && first.reduced == r.reduced && first.dtype == r.dtype;
 }
 
 std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {

@@ -153,6 +153,27 @@ TEST_P(RowEpilogueCase, LayerNormBackwardsTwoMeansShareOneRowKernel) {
 INSTANTIATE_TEST_SUITE_P(Dtypes, RowEpilogueCase, ::testing::Values(kFloat, kDouble),
                          [](const ::testing::TestParamInfo<ScalarType>& i) { return i.param == kFloat ? "F32" : "F64"; });
 
+TEST_F(BackwardLoweringTest, RowShapedEpiloguesOfLongRowsAndBesideSoftmaxOrLayerNormEqualEager) {
+  // One row of 40001 (a reduction to one row splits across threads), three of them, and a
+  // reduction whose readers also read a layer norm or softmax of the same rows (those keep
+  // a kernel of their own: a further row joins only a reduction's).
+  auto fn = [](const Tensor& x, const Tensor& w) {
+    const Tensor gy = x * w;
+    const Tensor m = mean(x, {-1}, true);  // before the layer norm: the scheduler meets it second
+    const Tensor ln = layer_norm(x, {x.size(-1)}, std::nullopt, std::nullopt, 1e-5);
+    return std::vector<Tensor>{gy - x * sum(gy, {-1}, true),
+                               (gy - mean(gy, {-1}, true) - x * mean(gy * x, {-1}, true)) * 0.5,
+                               ln * m, softmax(x, -1) - sum(x, {-1}, true)};
+  };
+  for (const std::vector<int64_t>& sizes : {std::vector<int64_t>{1, 40001}, std::vector<int64_t>{3, 40001}}) {
+    const Tensor x = randn(sizes), w = randn({sizes.back()});
+    auto compiled = compile(fn, {.backend = "inductor"});
+    const std::vector<Tensor> got = compiled(x, w), want = fn(x, w);
+    for (size_t i = 0; i < got.size(); ++i) expect_close(got[i], want[i], 1e-4, 1e-4, "output " + std::to_string(i));
+    EXPECT_TRUE(inductor::last_compile_report().extern_calls.empty());
+  }
+}
+
 TEST_F(BackwardLoweringTest, OnlyAKeepdimReductionOverTheLastDimFeedsARowShapedEpilogue) {
   // x - sum(x, -1) (no keepdim) broadcasts the sums along the *last* dim: its reader is no
   // row-shaped epilogue. Nor is a column sum's reader, x - sum(x, 0, keepdim).
