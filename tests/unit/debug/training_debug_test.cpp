@@ -132,32 +132,32 @@ fs::path relu_launcher(const fs::path& dir, const std::string& cut, const std::s
   return dirs.empty() ? fs::path() : dirs[0] / "minifier_launcher.txt";
 }
 
-// The default partitioner saves relu(x) for w's gradient: the forward graph computes it
-// wrong, the backward reads it. The training launcher (forward and backward, gradients
-// compared) is bisected to relu's lowering in the forward graph.
-TEST_F(TrainingDebugTest, BisectingATrainingFunctionFindsReluInTheForwardGraph) {
-  const fs::path launcher = relu_launcher(dir, "dynamo", "default");
+/// Bisects relu_times_w's training launcher after dynamo (forward and backward, gradients
+/// compared) made with `partitioner`: relu's lowering in graph `graph` is the culprit.
+void expect_relu_lowering_in(const fs::path& dir, const std::string& partitioner, const std::string& graph) {
+  const fs::path launcher = relu_launcher(dir, "dynamo", partitioner);
   ASSERT_FALSE(launcher.empty());
   const Bisected b = bisect_launcher(launcher);
   ASSERT_TRUE(b.result.failed) << b.progress;
   EXPECT_EQ(b.result.backend, "inductor") << b.progress;
   EXPECT_EQ(b.result.last_passing, "aot_eager") << b.progress;
   EXPECT_EQ(b.result.subsystem, "lowerings") << b.progress;
-  EXPECT_EQ(b.result.what, "aten::relu (%relu) in graph fn") << b.progress;
+  EXPECT_EQ(b.result.what, "aten::relu (%relu) in graph " + graph) << b.progress;
+  EXPECT_NE(b.result.summary().find("in graph " + graph + " — with it the failure appears"), std::string::npos)
+      << b.result.summary();
   EXPECT_NE(b.progress.find("a training graph: run forward and backward"), std::string::npos) << b.progress;
 }
 
+// The default partitioner saves relu(x) for w's gradient: the forward graph computes it
+// wrong, the backward reads it.
+TEST_F(TrainingDebugTest, BisectingATrainingFunctionFindsReluInTheForwardGraph) {
+  expect_relu_lowering_in(dir, "default", "fn");
+}
+
 // The min-cut partitioner saves x instead and recomputes relu(x) in the backward graph:
-// the forward's output and saved values are exact, the gradients are not; the culprit is
-// relu's lowering in the backward graph.
+// the forward's output and saved values are exact, the gradients are not.
 TEST_F(TrainingDebugTest, BisectingATrainingFunctionFindsReluInTheBackwardGraph) {
-  const fs::path launcher = relu_launcher(dir, "dynamo", "min_cut");
-  ASSERT_FALSE(launcher.empty());
-  const Bisected b = bisect_launcher(launcher);
-  ASSERT_TRUE(b.result.failed) << b.progress;
-  EXPECT_EQ(b.result.subsystem, "lowerings") << b.progress;
-  EXPECT_EQ(b.result.what, "aten::relu (%relu) in graph fn_backward") << b.progress;
-  EXPECT_NE(b.result.summary().find("in graph fn_backward"), std::string::npos) << b.result.summary();
+  expect_relu_lowering_in(dir, "min_cut", "fn_backward");
 }
 
 // After aot, level 4 checks each graph on its own: with min-cut the forward graph passes
