@@ -72,6 +72,25 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
     }
     return true;
   };
+  // The members of kernel k that its row nodes' inputs are computed from (their
+  // prologues): a further row read by one of them would be needed before its own pass.
+  auto feeding_rows = [&](int k) {
+    std::set<const Node*> out;
+    std::vector<const Node*> todo;
+    const Building& b = built[k];
+    if (b.row && b.row->input.kind == PwOp::Kind::Load) todo.push_back(b.row->input.value.node);
+    for (const RowNode* r : b.more_rows)
+      if (r->input.kind == PwOp::Kind::Load) todo.push_back(r->input.value.node);
+    while (!todo.empty()) {
+      const Node* m = todo.back();
+      todo.pop_back();
+      auto km = kernel_of.find(m);
+      if (km == kernel_of.end() || km->second != k || !lowered.pointwise.count(m) || !out.insert(m).second) continue;
+      for (const Arg& a : m->args())
+        if (a.kind == Arg::Kind::Value) todo.push_back(a.value.node);
+    }
+    return out;
+  };
   // When a user reads a stored buffer: at its own position, or at its kernel's.
   auto read_at = [&](const Node* user) {
     auto k = kernel_of.find(user);
@@ -124,6 +143,8 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
         } else if (k->row && !(row_shaped && joins_rows(*k->row, r))) {
           why = "%" + user->name() + "'s kernel already has a reduction" +
                 (row_shaped ? " (over other rows, or not a sum or mean)" : "");
+        } else if (k->row && feeding_rows(kernel_of.at(user)).count(user)) {
+          why = "%" + user->name() + " computes the input of its kernel's reduction";
         } else if (k->root->mask) {
           why = "%" + user->name() + "'s kernel stores a comparison's mask";
         } else if (!built[kernel_of.at(user)].extra.empty()) {

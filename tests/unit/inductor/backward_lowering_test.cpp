@@ -174,6 +174,21 @@ TEST_F(BackwardLoweringTest, RowShapedEpiloguesOfLongRowsAndBesideSoftmaxOrLayer
   }
 }
 
+TEST_F(BackwardLoweringTest, AMeanReadByAnotherReductionsInputIsNotAFurtherRowOfItsKernel) {
+  // A variance written out: the second mean's input (x - mean)^2 reads the first mean, so
+  // that mean must be computed before the second's pass: it keeps a row kernel of its own.
+  testing::LogCapture logs("fusion");
+  auto fn = [](const Tensor& x) {
+    const Tensor d = x - mean(x, {-1}, true);
+    return d * mean(d * d, {-1}, true);
+  };
+  const Tensor x = randn({6, 37});
+  auto compiled = compile(fn, {.backend = "inductor"});
+  expect_close(compiled(x), fn(x), 1e-5, 1e-5);
+  EXPECT_EQ(inductor::last_compile_report().kernels.size(), 2u) << logs.text();
+  EXPECT_NE(logs.text().find("computes the input of its kernel's reduction"), std::string::npos) << logs.text();
+}
+
 TEST_F(BackwardLoweringTest, OnlyAKeepdimReductionOverTheLastDimFeedsARowShapedEpilogue) {
   // x - sum(x, -1) (no keepdim) broadcasts the sums along the *last* dim: its reader is no
   // row-shaped epilogue. Nor is a column sum's reader, x - sum(x, 0, keepdim).
