@@ -5,6 +5,7 @@
 #include "debug/bisect.h"
 
 #include <iostream>
+#include <optional>
 
 #include "ember/config.h"
 #include "inductor/pipeline.h"
@@ -52,7 +53,8 @@ class Bisector {
 
   BisectResult run() {
     const std::vector<std::string> backends = bisect_backends(options_.backend);
-    say("graph " + g_.name() + " (" + std::to_string(g_.op_count()) + " ops); backends " + join_names(backends, ", ") +
+    say("graph " + g_.name() + " (" + std::to_string(g_.op_count()) + " ops" +
+        (training_ ? ", a training graph: run forward and backward" : "") + "); backends " + join_names(backends, ", ") +
         "; chasing " + (result_.failure ? result_.failure->str() : std::string("the first failure a backend shows")));
     for (BisectSubsystem s : kSubsystems) inductor::bisect_limit(s) = -1;
     std::string passed;
@@ -78,6 +80,10 @@ class Bisector {
   bool attempt(const std::string& backend, const std::string& label) {
     for (BisectSubsystem s : kSubsystems) inductor::bisect_begin(s);
     Checker check{lookup_backend(backend), options_.accuracy, options_.tolerance};
+    // A training graph compiles a forward and a backward graph per run: their decisions
+    // are numbered as one sequence, each naming its graph.
+    std::optional<inductor::BisectSpan> span;
+    if (training_) span.emplace();
     const std::optional<Failure> f = check(g_, inputs_);
     ++result_.runs;
     const std::string head = "run " + std::to_string(result_.runs) + ": " + label + ": ";
@@ -168,6 +174,7 @@ class Bisector {
   const Graph& g_;
   const std::vector<Tensor>& inputs_;
   const BisectOptions& options_;
+  const bool training_ = needs_gradients(inputs_);
   BisectResult result_;
 };
 

@@ -134,14 +134,19 @@ std::optional<Failure> Checker::operator()(const Graph& g, const std::vector<Ten
   const std::vector<Node*> graph_inputs = g.inputs();
   auto fresh = [&] {
     std::vector<Tensor> in;
-    for (size_t i = 0; i < inputs.size(); ++i) in.push_back(with_geometry(inputs[i], graph_inputs.at(i)->meta().at(0)));
+    for (size_t i = 0; i < inputs.size(); ++i) in.push_back(input_copy(inputs[i], graph_inputs.at(i)->meta().at(0)));
     return in;
   };
+  // A training graph: compiled with its inputs requiring grad under grad mode (so the
+  // backend compiles its training form), then run forward and backward.
+  const bool training = needs_gradients(inputs);
   // The backend owns its copy (it may rewrite it, and may keep it while the result runs).
   std::shared_ptr<Graph> copy = g.clone();
   std::vector<Tensor> in = fresh();
   CompiledGraph fn;
   try {
+    std::optional<EnableGradGuard> grad_on;
+    if (training) grad_on.emplace();
     fn = backend(*copy, in);
   } catch (const Error& e) {
     return failure_of(Failure::Stage::Compile, e);
@@ -150,8 +155,12 @@ std::optional<Failure> Checker::operator()(const Graph& g, const std::vector<Ten
   }
   std::vector<Tensor> out;
   try {
-    NoGradGuard no_grad;
-    out = fn(in);
+    if (training) {
+      out = run_forward_backward(fn, fresh());
+    } else {
+      NoGradGuard no_grad;
+      out = fn(in);
+    }
   } catch (const Error& e) {
     return failure_of(Failure::Stage::Run, e);
   } catch (const std::exception& e) {
@@ -160,18 +169,23 @@ std::optional<Failure> Checker::operator()(const Graph& g, const std::vector<Ten
   if (!accuracy) return std::nullopt;
   std::vector<Tensor> ref;
   try {
-    NoGradGuard no_grad;
-    ref = run_graph(g, fresh());
+    if (training) {
+      ref = run_graph_with_gradients(g, fresh());
+    } else {
+      NoGradGuard no_grad;
+      ref = run_graph(g, fresh());
+    }
   } catch (const Error& e) {
     // Eager fails too: not the backend's failure; never the one chased.
     return Failure{Failure::Stage::Run, e.kind(), "eager fails: " + first_line(e.message())};
   }
-  std::vector<Tensor> fp64 = run_graph_fp64(g, fresh()).value_or(ref);
+  std::vector<Tensor> fp64 =
+      (training ? run_graph_fp64_with_gradients(g, fresh()) : run_graph_fp64(g, fresh())).value_or(ref);
   SameOptions opts;
   opts.tol = tolerance;
   SameResult verdict = same(ref, out, fp64, opts);
   if (verdict) return std::nullopt;
-  return Failure{Failure::Stage::Accuracy, ErrorKind::RuntimeError, verdict.why};
+  return Failure{Failure::Stage::Accuracy, ErrorKind::RuntimeError, training ? gradient_named(verdict.why, g, inputs) : verdict.why};
 }
 
 // --- the machine ---------------------------------------------------------------------------
@@ -363,6 +377,10 @@ WrittenRepro write_repro(const Repro& r, const std::string& dir, const std::stri
     if (r.failure->stage != Failure::Stage::Accuracy) os << " " << error_kind_name(r.failure->kind);
     os << " " << r.failure->message << "\n";
   }
+  std::string grads;
+  for (size_t i = 0; i < r.inputs.size(); ++i)
+    if (r.inputs[i].defined() && r.inputs[i].requires_grad()) grads += (grads.empty() ? "" : " ") + std::to_string(i);
+  if (!grads.empty()) os << "requires_grad: " << grads << "\n";
   os << "tolerance: " << format_double(r.tolerance) << "\n";
   for (const auto& [name, value] : r.config) os << "config: " << name << "=" << value << "\n";
   os << "inputs: " << fs::path(out.inputs).filename().string() << "\n"
@@ -399,6 +417,7 @@ Repro read_repro(const std::string& path) {
   int line_no = 0;
   bool plain = false, seen_key = false;
   std::map<std::string, int> key_lines;  // where each key was given
+  std::vector<int64_t> grad_inputs;      // requires_grad: the inputs that require grad
   for (std::string line; std::getline(in, line);) {
     ++line_no;
     if (line.empty() || line[0] == '#') continue;
@@ -460,6 +479,13 @@ Repro read_repro(const std::string& path) {
       }
       std::getline(words >> std::ws, fail.message);
       r.failure = fail;
+    } else if (key == "requires_grad") {
+      std::istringstream words(value);
+      for (std::string w; words >> w;) {
+        if (w.empty() || w.find_first_not_of("0123456789") != std::string::npos || w.size() > 9)
+          bad("'requires_grad: I J …' (indices of graph inputs)");
+        grad_inputs.push_back(std::stoll(w));
+      }
     } else if (key == "tolerance") {
       try {
         size_t used = 0;
@@ -503,6 +529,16 @@ Repro read_repro(const std::string& path) {
     throw Error(ErrorKind::ValueError, path + ": " + msg, "");
   }
   const std::vector<Node*> ins = r.graph->inputs();
+  // A training graph's inputs that require grad become leaves that do.
+  auto mark_requires_grad = [&] {
+    for (int64_t i : grad_inputs) {
+      EMBER_CHECK_VALUE(i < static_cast<int64_t>(r.inputs.size()) && r.inputs[i].is_floating_point())
+          << path << ":" << key_lines.at("requires_grad") << ": 'requires_grad:' names input " << i << ", but graph "
+          << r.graph->name() << " has " << r.inputs.size() << " inputs"
+          << (i < static_cast<int64_t>(r.inputs.size()) ? " and that one is not floating" : "");
+      r.inputs[i].requires_grad_(true);
+    }
+  };
   if (!inputs || *inputs == "random" || inputs->starts_with("random ")) {
     uint64_t seed = 0;
     if (inputs && *inputs != "random") {
@@ -519,6 +555,7 @@ Repro read_repro(const std::string& path) {
       EMBER_CHECK_VALUE(n->kind() != NodeKind::Constant)
           << path << ": graph " << r.graph->name() << " has constant " << n->target()
           << " whose value is not in the file; a repro with constants needs an inputs file";
+    mark_requires_grad();
     return r;
   }
   const fs::path file = fs::path(path).parent_path() / *inputs;
@@ -566,6 +603,7 @@ Repro read_repro(const std::string& path) {
           << " (read for " << path << ")";
     }
   }
+  mark_requires_grad();
   return r;
 }
 

@@ -43,7 +43,36 @@ struct Failure {
 /// The failure an error raised at `stage` stands for.
 Failure failure_of(Failure::Stage stage, const Error& e);
 
-/// Compiles and runs a graph with a backend and says how it fails, if it does.
+// --- training graphs (gradients.cpp) ----------------------------------------------------
+
+/// Whether some input requires grad: then a check runs forward and backward.
+bool needs_gradients(const std::vector<Tensor>& inputs);
+
+/// `value` in `m`'s geometry (with_geometry, recording no history), a leaf that requires
+/// grad when `value` does.
+Tensor input_copy(const Tensor& value, const TensorMeta& m);
+
+/// Runs `fn` on `inputs` with grad mode on, then backward from fixed gradients of its
+/// outputs that require grad (autograd::grad, so no .grad is touched): its outputs
+/// (detached), then one gradient per input that requires grad (zeros where none reaches
+/// it). `inputs` should be fresh leaves (input_copy).
+std::vector<Tensor> run_forward_backward(const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn,
+                                         const std::vector<Tensor>& inputs);
+/// run_forward_backward of the interpreter on `g`.
+std::vector<Tensor> run_graph_with_gradients(const Graph& g, const std::vector<Tensor>& inputs);
+/// The same in float64 (floating inputs and constants widened, the same output
+/// gradients); nullopt (logged at INFO on `dynamo`) when that run fails.
+std::optional<std::vector<Tensor>> run_graph_fp64_with_gradients(const Graph& g, const std::vector<Tensor>& inputs);
+
+/// same()'s verdict over run_forward_backward's results, in the graph's words: "output k"
+/// past the graph's outputs becomes "gradient of input %x (input i)".
+std::string gradient_named(const std::string& why, const Graph& g, const std::vector<Tensor>& inputs);
+
+/// Compiles and runs a graph with a backend and says how it fails, if it does. When an
+/// input requires grad (a training graph's launcher), the graph is compiled with those
+/// inputs under grad mode and run forward and backward (run_forward_backward): an error
+/// of the backward graph's compile or run is a run failure, and `accuracy` compares the
+/// gradients too.
 struct Checker {
   Backend backend;
   /// Compare with eager against an fp64 reference (same()), after compiling and running.
@@ -68,6 +97,8 @@ struct Repro {
   double tolerance = 1e-3;
   /// Knobs in force when it was written that differ from their defaults (name, value).
   std::vector<std::pair<std::string, std::string>> config;
+  /// Inputs that require grad are flagged on the tensors themselves (`requires_grad:` in
+  /// the file lists their indices): a training graph, checked forward and backward.
   /// Where the inputs came from when read: a safetensors path, or "random (seed N)".
   std::string inputs_source;
 };

@@ -21,12 +21,15 @@ struct Inside {
   ~Inside() { --t_inside; }
 };
 
-std::vector<Tensor> copies_of(const Graph& g, const std::vector<Tensor>& inputs) {
-  NoGradGuard no_grad;
+/// Copies of `inputs` in `g`'s recorded geometry; with `training`, leaves that require grad
+/// where the inputs do.
+std::vector<Tensor> copies_of(const Graph& g, const std::vector<Tensor>& inputs, bool training) {
   const std::vector<Node*> ins = g.inputs();
   std::vector<Tensor> out;
-  for (size_t i = 0; i < inputs.size() && i < ins.size(); ++i)
-    out.push_back(with_geometry(inputs[i], ins[i]->meta().at(0)));
+  for (size_t i = 0; i < inputs.size() && i < ins.size(); ++i) {
+    Tensor c = input_copy(inputs[i], ins[i]->meta().at(0));
+    out.push_back(training ? c : c.detach());
+  }
   return out;
 }
 
@@ -36,10 +39,14 @@ CompiledGraph wrap(Graph& g, const std::vector<Tensor>& examples, const Backend&
                    const std::string& compiler_name, const std::string& cut) {
   if (t_inside > 0) return compiler(g, examples);
   const int64_t level = config().dynamo.repro_level;
+  // A training graph after dynamo (grad mode on, an input that requires grad) is checked
+  // as the whole function it is: forward and backward, its gradients compared too. The
+  // graphs after aot are each one half of that and are checked on their own.
+  const bool training = cut == "dynamo" && is_grad_enabled() && needs_gradients(examples);
   // The graph and inputs as the compiler receives them (it may rewrite the graph).
   Repro r;
   r.graph = g.clone();
-  r.inputs = copies_of(g, examples);
+  r.inputs = copies_of(g, examples, training);
   r.backend = compiler_name;
   r.repro_after = cut;
   r.tolerance = config().dynamo.repro_tolerance;
@@ -68,10 +75,15 @@ CompiledGraph wrap(Graph& g, const std::vector<Tensor>& examples, const Backend&
     Inside inside;  // a nested cut (aot inside a dynamo backend) is not wrapped twice
     compiled = compiler(g, examples);
     // Run it once on copies of the inputs, so that a run error is caught here too
-    // (PyTorch's run_fwd_maybe_bwd).
+    // (PyTorch's run_fwd_maybe_bwd: a training graph forward and backward, which compiles
+    // its backward graph).
     stage = Failure::Stage::Run;
-    NoGradGuard no_grad;
-    outputs = compiled(copies_of(*r.graph, r.inputs));
+    if (training) {
+      outputs = run_forward_backward(compiled, copies_of(*r.graph, r.inputs, true));
+    } else {
+      NoGradGuard no_grad;
+      outputs = compiled(copies_of(*r.graph, r.inputs, false));
+    }
   } catch (const Error& e) {
     r.failure = failure_of(stage, e);
     std::string note;
@@ -110,24 +122,33 @@ CompiledGraph wrap(Graph& g, const std::vector<Tensor>& examples, const Backend&
 
   if (level == 4) {
     std::vector<Tensor> ref;
+    auto inputs = [&] { return copies_of(*r.graph, r.inputs, training); };
     try {
-      NoGradGuard no_grad;
-      ref = run_graph(*r.graph, copies_of(*r.graph, r.inputs));
+      if (training) {
+        ref = run_graph_with_gradients(*r.graph, inputs());
+      } else {
+        NoGradGuard no_grad;
+        ref = run_graph(*r.graph, inputs());
+      }
     } catch (const Error& e) {
       EMBER_LOG(dynamo, WARNING) << where(cut) << ": graph " << g.name()
                                  << " fails eagerly, so its accuracy cannot be checked: " << e.message();
       return compiled;
     }
-    const std::vector<Tensor> fp64 = run_graph_fp64(*r.graph, copies_of(*r.graph, r.inputs)).value_or(ref);
+    const std::vector<Tensor> fp64 =
+        (training ? run_graph_fp64_with_gradients(*r.graph, inputs()) : run_graph_fp64(*r.graph, inputs())).value_or(ref);
     SameOptions options;
     options.tol = r.tolerance;
     const SameResult verdict = same(ref, outputs, fp64, options);
     if (!verdict) {
+      const std::string why = training ? gradient_named(verdict.why, *r.graph, r.inputs) : verdict.why;
       r.accuracy = true;
-      r.failure = Failure{Failure::Stage::Accuracy, ErrorKind::RuntimeError, verdict.why};
+      r.failure = Failure{Failure::Stage::Accuracy, ErrorKind::RuntimeError, why};
       const std::string launcher = write_launcher("accuracy failed");
       EMBER_FAIL() << "Accuracy failed for graph " << g.name() << " compiled by " << compiler_name << " (" << where(cut)
-                   << ", compared with eager against a float64 run): " << verdict.why
+                   << ", compared with eager against a float64 run"
+                   << (training ? ", forward and backward: its outputs and the gradients of its inputs" : "")
+                   << "): " << why
                    << "\n\nTORCHDYNAMO_REPRO_LEVEL=4 wrote a minifier launcher: " << launcher << "\nRun `ember minify "
                    << launcher << "` to shrink it.";
     }

@@ -17,6 +17,12 @@ std::array<std::vector<std::string>, kSubsystems>& decisions() {
   thread_local std::array<std::vector<std::string>, kSubsystems> d;
   return d;
 }
+/// The graph each subsystem is counting for, and the open BisectSpans.
+std::array<std::string, kSubsystems>& graphs() {
+  thread_local std::array<std::string, kSubsystems> g;
+  return g;
+}
+thread_local int t_spans = 0;
 
 }  // namespace
 
@@ -63,11 +69,18 @@ std::string bisect_limit_knob(BisectSubsystem s) {
   return "inductor.bisect_max_" + name;
 }
 
-void bisect_begin(BisectSubsystem s) { decisions()[static_cast<size_t>(s)].clear(); }
+void bisect_begin(BisectSubsystem s, const std::string& graph) {
+  graphs()[static_cast<size_t>(s)] = graph;
+  if (t_spans == 0 || graph.empty()) decisions()[static_cast<size_t>(s)].clear();
+}
+
+BisectSpan::BisectSpan() { ++t_spans; }
+BisectSpan::~BisectSpan() { --t_spans; }
 
 bool bisect_allows(BisectSubsystem s, const std::string& what) {
   auto& d = decisions()[static_cast<size_t>(s)];
-  d.push_back(what);
+  const std::string& graph = graphs()[static_cast<size_t>(s)];
+  d.push_back(t_spans > 0 && !graph.empty() ? what + " in graph " + graph : what);
   const int64_t max = bisect_limit(s);
   return max < 0 || static_cast<int64_t>(d.size()) <= max;
 }

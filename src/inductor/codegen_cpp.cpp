@@ -52,6 +52,7 @@ class KernelWriter {
   KernelWriter(Kernel& k, std::set<std::string>& functions) : k_(k), functions_(functions) {
     for (const PointwiseNode* p : k.nodes) members_.insert(p->node);
     if (k.row) members_.insert(k.row->node);
+    for (const RowNode* r : k.more_rows) members_.insert(r->node);
     dtype_ = k.root ? k.root->dtype : k.row->dtype;
   }
 
@@ -68,7 +69,7 @@ class KernelWriter {
     for (const PointwiseNode* p : stored) {
       Operand o;
       o.buffer = static_cast<int>(k_.inputs.size() + outs_.size());
-      o.dtype = p->dtype;
+      o.dtype = p->mask ? kBool : p->dtype;
       const TensorMeta& m = p->node->meta()[0];
       o.strides.assign(root.sizes.size(), 0);
       for (size_t d = 0; d < root.sizes.size(); ++d)
@@ -91,8 +92,11 @@ class KernelWriter {
     os << "\nextern \"C\" void " << k_.name << "(void* const* bufs) {\n";
     os << "  using T = " << T << ";\n  using V = Vectorized<T>;\n";
     declare_inputs(os);
-    for (size_t i = 0; i < outs_.size(); ++i)
-      os << "  T*" << restrict_out() << " " << out_name(i) << " = static_cast<T*>(bufs[" << outs_[i].buffer << "]);\n";
+    for (size_t i = 0; i < outs_.size(); ++i) {
+      const char* O = outs_[i].dtype == kBool ? "bool" : "T";
+      os << "  " << O << "*" << restrict_out() << " " << out_name(i) << " = static_cast<" << O << "*>(bufs["
+         << outs_[i].buffer << "]);\n";
+    }
     int64_t numel = 1;
     for (int64_t s : sizes_) numel *= s;
     if (numel == 0) {
@@ -243,7 +247,9 @@ class KernelWriter {
       const std::string result = emit(*stored_[i], vec, os, done);
       const int64_t st = outs_[i].strides.back();
       const std::string p = out_name(i) + " + o" + std::to_string(slots_.size() + i);
-      if (vec) {
+      if (vec && outs_[i].dtype == kBool) {
+        os << "      st_mask(" << p << " + x * " << st << ", " << st << ", " << result << ");\n";
+      } else if (vec) {
         os << "      " << (st == 1 ? result + ".store(" + p + " + x)" : "st(" + p + " + x * " + std::to_string(st) + ", " +
                                                                             std::to_string(st) + ", " + result + ")")
            << ";\n";
@@ -341,7 +347,7 @@ class KernelWriter {
       *group = std::move(merged);
     }
     if (red.empty()) red.push_back(Dim{1, std::vector<int64_t>(all.size(), 0)});
-    column_ = R.is_reduction() && !kept.empty() && key(kept.back()) < key(red.back());
+    column_ = R.is_reduction() && !row_shaped_ && !kept.empty() && key(kept.back()) < key(red.back());
     nk_ = kept.size();
     sizes_.clear();
     for (Operand* o : all) o->strides.clear();
@@ -376,13 +382,20 @@ class KernelWriter {
 
   std::string write_row() {
     const RowNode& R = *k_.row;
+    // A row-shaped epilogue (scheduler's row_shaped_epilogue): the last pass runs over the
+    // row, the reductions' values broadcast.
+    row_shaped_ = R.is_reduction() && k_.root && k_.root->sizes == R.in_sizes && R.in_sizes != R.out_sizes;
+    EMBER_INTERNAL_ASSERT(k_.more_rows.empty() || row_shaped_)
+        << "inductor codegen: kernel " << k_.name << " has several reductions but no row-shaped epilogue";
     // Loads of members over the input's sizes (the prologue, the row's own) and over the
     // output's (the epilogue), all as strides over the input's index space.
     for (const PointwiseNode* p : k_.nodes)
       for (const PwOp& op : p->body)
         if (op.kind == PwOp::Kind::Load && !members_.count(op.value.node))
           slot_for_[&op] = slot_of(op, to_input_space(op.strides, p->sizes == R.in_sizes), p->sizes == R.in_sizes);
-    for (const PwOp* op : {&R.input, &R.weight, &R.bias})
+    std::vector<const PwOp*> row_loads = {&R.input, &R.weight, &R.bias};
+    for (const RowNode* m : k_.more_rows) row_loads.push_back(&m->input);
+    for (const PwOp* op : row_loads)
       if (op->kind == PwOp::Kind::Load && !members_.count(op->value.node))
         slot_for_[op] = slot_of(*op, op->strides, true);
     // Outputs: the root's, or every output of the row node.
@@ -433,12 +446,14 @@ class KernelWriter {
     // thread's partial combined in thread order.
     const int64_t segments = K / n;
     const bool split = R.is_reduction() && rows == 1 && K >= kParallelNumel;
+    // in_v/in_s read the row's input at x; in_v<i>/in_s<i> further row i's (more_rows).
     auto define_lambdas = [&](const std::string& indent) {
-      for (const bool vec : {true, false}) {
-        os << indent << "auto in_" << (vec ? "v" : "s") << " = [&](int64_t x) {\n";
-        const std::string v = prologue(vec, os);
-        os << "      return " << v << ";\n" << indent << "};\n";
-      }
+      for (size_t i = 0; i <= k_.more_rows.size(); ++i)
+        for (const bool vec : {true, false}) {
+          os << indent << "auto " << lambda_name(vec, i) << " = [&](int64_t x) {\n";
+          const std::string v = prologue(i == 0 ? *k_.row : *k_.more_rows[i - 1], vec, os);
+          os << "      return " << v << ";\n" << indent << "};\n";
+        }
     };
     if (segments == 1 && !split) define_lambdas("    ");
     // Opens `for (s = begin; s < end; ++s)` with segment s's offsets p<j> and lambdas.
@@ -464,16 +479,16 @@ class KernelWriter {
     using Piece = std::function<std::string(const std::string&, const std::string&, const std::string&)>;
     using Combine = std::function<std::string(const std::string&, const std::string&)>;
     auto reduce_pass = [&](const std::string& var, const std::string& type, const std::string& identity,
-                           const Combine& combine, const Piece& piece) {
-      const std::string N = std::to_string(n);
+                           const Combine& combine, const Piece& piece, size_t which = 0) {
+      const std::string N = std::to_string(n), lv = lambda_name(true, which), ls = lambda_name(false, which);
       if (!split) {
         if (segments == 1) {
-          os << "    " << type << " " << var << " = " << piece(N, "in_v", "in_s") << ";\n";
+          os << "    " << type << " " << var << " = " << piece(N, lv, ls) << ";\n";
           return;
         }
         os << "    " << type << " " << var << " = " << identity << ";\n";
         open_segment("0", std::to_string(segments), "    ");
-        os << "      " << var << " = " << combine(var, piece(N, "in_v", "in_s")) << ";\n    }\n";
+        os << "      " << var << " = " << combine(var, piece(N, lv, ls)) << ";\n    }\n";
         return;
       }
       os << "    std::vector<" << type << "> part_" << var << "(omp_get_max_threads(), " << identity << ");\n"
@@ -482,14 +497,14 @@ class KernelWriter {
       if (segments == 1) {
         os << "      const int64_t x0 = " << N << " * t / nth, x1 = " << N << " * (t + 1) / nth;\n";
         define_lambdas("      ");
-        os << "      auto pv = [&](int64_t i) { return in_v(x0 + i); };\n"
-           << "      auto ps = [&](int64_t i) { return in_s(x0 + i); };\n"
+        os << "      auto pv = [&](int64_t i) { return " << lv << "(x0 + i); };\n"
+           << "      auto ps = [&](int64_t i) { return " << ls << "(x0 + i); };\n"
            << "      if (x1 > x0) part_" << var << "[t] = " << piece("x1 - x0", "pv", "ps") << ";\n";
       } else {
         const std::string S = std::to_string(segments);
         os << "      " << type << " a = " << identity << ";\n";
         open_segment(S + " * t / nth", S + " * (t + 1) / nth", "      ");
-        os << "        a = " << combine("a", piece(N, "in_v", "in_s")) << ";\n      }\n"
+        os << "        a = " << combine("a", piece(N, lv, ls)) << ";\n      }\n"
            << "      part_" << var << "[t] = a;\n";
       }
       os << "    }\n    " << type << " " << var << " = " << identity << ";\n"
@@ -575,6 +590,15 @@ class KernelWriter {
         break;
       }
     }
+    // Further sums/means over the same rows, each its own pass: acc<i>.
+    for (size_t i = 1; i <= k_.more_rows.size(); ++i) {
+      const RowNode& M = *k_.more_rows[i - 1];
+      const std::string I = std::to_string(i);
+      reduce_pass("total" + I, "double", "0.0", add, sum_piece, i);
+      os << "    const T acc" << I << " = static_cast<T>(total" << I << (M.kind == RowKind::Mean ? " / " + KS + ".0" : "")
+         << ");\n";
+    }
+    if (row_shaped_) value_v = "V(" + value_s + ")";
     if (value_v.empty()) {
       os << "    {\n      const int64_t x = 0;\n      (void)x;\n" << last(false, value_s, outs) << "    }\n";
     } else {
@@ -594,6 +618,8 @@ class KernelWriter {
     std::string result = "rv";
     if (k_.root) {
       done[k_.row->node] = "rv";
+      for (size_t i = 1; i <= k_.more_rows.size(); ++i)
+        done[k_.more_rows[i - 1]->node] = vec ? "V(acc" + std::to_string(i) + ")" : "acc" + std::to_string(i);
       result = emit(*k_.root, vec, b, done);
     }
     const int64_t st = outs[0].strides[x_dim_];
@@ -674,7 +700,7 @@ class KernelWriter {
           if (slots_[j].strides[d]) os << " + k" << d << " * " << slots_[j].strides[d];
         os << ";\n";
       }
-      const std::string v = prologue(vec, os);
+      const std::string v = prologue(R, vec, os);
       os << "      return " << v << ";\n    };\n";
     }
     in_reduced_lambda_ = false;
@@ -725,9 +751,14 @@ class KernelWriter {
     os << "}\n";
   }
 
-  /// The row node's input at column x: its inlined producer, or a load.
-  std::string prologue(bool vec, std::ostringstream& os) {
-    const PwOp& in = k_.row->input;
+  /// The lambda reading row `which`'s input (0: the row, i: more_rows[i - 1]).
+  static std::string lambda_name(bool vec, size_t which) {
+    return std::string(vec ? "in_v" : "in_s") + (which ? std::to_string(which) : "");
+  }
+
+  /// Row `r`'s input at column x: its inlined producer, or a load.
+  std::string prologue(const RowNode& r, bool vec, std::ostringstream& os) {
+    const PwOp& in = r.input;
     std::map<const Node*, std::string> done;
     for (const PointwiseNode* m : k_.nodes)
       if (m->node == in.value.node) return emit(*m, vec, os, done);
@@ -751,6 +782,7 @@ class KernelWriter {
   size_t nk_ = 0;
   bool column_ = false;
   bool in_reduced_lambda_ = false;
+  bool row_shaped_ = false;  // a row-shaped epilogue: the last pass over the row
   int primary_ = -1;
   int counter_ = 0;
 };

@@ -41,6 +41,12 @@ inline auto ld_mask(const bool* p, int64_t s) {
   }
   return ld<V>(p, s) != V(typename V::value_type(0));
 }
+// A comparison's mask stored as bools (lane i all ones: true).
+template <typename M>
+inline void st_mask(bool* p, int64_t s, M m) {
+  constexpr int n = sizeof(m.m) / sizeof(m.m[0]);
+  for (int i = 0; i < n; ++i) p[i * s] = m.m[i] != 0;
+}
 template <typename V>
 inline void st(typename V::value_type* p, int64_t s, V v) {
   typename V::value_type t[V::size()];

@@ -428,6 +428,7 @@ CompiledGraph compile_fx_inner(Graph& input_graph, const std::vector<Tensor>& ex
     std::vector<std::string> names;
     for (const PointwiseNode* p : k.nodes) names.push_back(p->node->name());
     if (k.row) names.push_back(k.row->node->name());
+    for (const RowNode* r : k.more_rows) names.push_back(r->node->name());
     report.kernels.emplace_back(k.name, std::move(names));
   }
   for (const auto& n : g.nodes())

@@ -87,7 +87,7 @@ std::unique_ptr<Graph> unfuse_bias_add_to_pointwise(const Graph& g, size_t* chan
 }  // namespace
 
 std::unique_ptr<Graph> run_graph_passes(const Graph& g) {
-  bisect_begin(BisectSubsystem::GraphPasses);
+  bisect_begin(BisectSubsystem::GraphPasses, g.name());
   size_t unfused = 0;
   std::unique_ptr<Graph> out = unfuse_bias_add_to_pointwise(g, &unfused);
   EMBER_LOG(inductor, DEBUG) << "graph passes of " << g.name() << ": unfuse_bias_add_to_pointwise rewrote " << unfused

@@ -36,8 +36,13 @@ struct PwOp {
 struct PointwiseNode {
   const Node* node = nullptr;
   std::vector<int64_t> sizes;
+  /// The type the body computes in: the result's, or for a comparison (`mask`) the type
+  /// it compares in.
   ScalarType dtype = kFloat;
   std::vector<PwOp> body;  // the last operation is the result
+  /// A comparison: the body's result is a mask (Vectorized<T>::Mask lanes, bool scalars),
+  /// stored as bool and read by where() in the same kernel as it is.
+  bool mask = false;
 };
 
 /// What a row node computes from each reduction range ("row") of its input.
@@ -87,6 +92,9 @@ struct Kernel {
   std::string name;                        // cpp_fused_<ops>_<k>
   const PointwiseNode* root = nullptr;     // a pointwise node it writes (null: it writes `row`)
   const RowNode* row = nullptr;            // the reduction it computes, if any
+  /// Further sums/means over `row`'s rows, each its own pass, read by a row-shaped
+  /// epilogue (scheduler.cpp's joins_rows); they store nothing.
+  std::vector<const RowNode*> more_rows;
   std::vector<const PointwiseNode*> nodes; // every pointwise node it computes, in graph order
   /// Pointwise kernels: the nodes it stores, in graph order (the root among them).
   std::vector<const PointwiseNode*> outputs;

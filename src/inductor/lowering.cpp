@@ -156,6 +156,8 @@ using Rule = std::function<int(const Node&, BodyBuilder&)>;
 struct PointwiseLowering {
   std::vector<std::string> reads;
   Rule rule;
+  /// A comparison: the result is bool (a mask), computed in its inputs' floating type.
+  bool mask = false;
 };
 
 /// The literal text of an argument, for messages.
@@ -211,6 +213,15 @@ PointwiseLowering binary_row(const std::string& row, std::vector<std::string> re
           }};
 }
 
+/// A comparison row (`eq`, `lt`, …): `op_<row>(self, other)`, a mask. The rows' kind is
+/// Compare: eager compares in the promoted type, which lower_pointwise requires to be the
+/// inputs' own (one floating dtype), so the body compares exactly what eager compares.
+PointwiseLowering compare_row(const std::string& row) {
+  return {{"self", "other"},
+          [row](const Node&, BodyBuilder& b) { return b.call("op_" + row, {b.load(0), b.operand(1)}); },
+          /*mask=*/true};
+}
+
 /// Division with a rounding mode: None is true division, "trunc" truncates the quotient
 /// (as eager's truncdiv_ on floats: trunc(a / b)); "floor" (floordiv_'s fmod-based
 /// correction) is not lowered.
@@ -232,6 +243,10 @@ const std::map<std::string, PointwiseLowering>& pointwise_lowerings() {
       for (const char* row : {"mul", "div", "remainder", "fmod"})
         t.emplace(std::string("aten::") + row + ov, binary_row(row, self_other));
     }
+    // Comparisons (relu's backward masks its gradient with `result <= 0`): the mask
+    // fuses into the where() that reads it.
+    for (const char* row : {"eq", "ne", "lt", "le", "gt", "ge"})
+      for (const char* ov : {".Tensor", ".Scalar"}) t.emplace(std::string("aten::") + row + ov, compare_row(row));
     t.emplace("aten::pow.Tensor_Tensor", binary_row("pow", {"self", "exponent"}));
     t.emplace("aten::pow.Tensor_Scalar", binary_row("pow", {"self", "exponent"}));
     for (const char* row : {"maximum", "minimum", "atan2"})
@@ -248,6 +263,15 @@ const std::map<std::string, PointwiseLowering>& pointwise_lowerings() {
       t.emplace(std::string("aten::where.") + ov,
                 PointwiseLowering{{"condition", "self", "other"}, [](const Node&, BodyBuilder& b) {
                                     return b.call("where", {b.load(0, true), b.operand(1), b.operand(2)});
+                                  }});
+    }
+    // masked_fill as eager computes it (ops/pointwise.cpp): where(mask, value cast to
+    // self's dtype, self). Backward graphs hold it (relu's derivative); the AOT stage
+    // decomposes only the forward graph's.
+    for (const char* ov : {"Scalar", "Tensor"}) {
+      t.emplace(std::string("aten::masked_fill.") + ov,
+                PointwiseLowering{{"self", "mask", "value"}, [](const Node&, BodyBuilder& b) {
+                                    return b.call("where", {b.load(1, true), b.operand(2), b.load(0)});
                                   }});
     }
     t.emplace("aten::clamp", PointwiseLowering{{"self", "min", "max"}, [](const Node& n, BodyBuilder& b) {
@@ -401,16 +425,37 @@ std::string lower_row(const Node& n, RowNode& r) {
 }
 
 /// The pointwise lowering of a node: "" and `p` filled, or why it is not lowered.
+/// The type a comparison compares in: its tensor inputs' one floating dtype (eager's
+/// promoted type then), or why it is not lowered.
+std::string compare_dtype(const Node& n, ScalarType& dtype) {
+  std::optional<ScalarType> t;
+  for (size_t i = 0; i < 2 && i < n.args().size(); ++i) {
+    const Arg& a = n.args()[i];
+    if (a.kind != Arg::Kind::Value) continue;
+    const TensorMeta& m = a.value.node->meta().at(a.value.index);
+    if (!is_float(m.dtype)) return std::string("an input has dtype ") + std::string(scalar_type_name(m.dtype));
+    if (t && *t != m.dtype) return "its inputs' dtypes differ (the promotion is not lowered)";
+    t = m.dtype;
+  }
+  if (!t) return "no tensor input";
+  dtype = *t;
+  return "";
+}
+
 std::string lower_pointwise(const Node& n, PointwiseNode& p) {
   p.node = &n;
   if (n.meta().size() != 1 || n.meta()[0].undefined) return "not one output";
-  if (!is_float(n.meta()[0].dtype) || n.meta()[0].device.type != DeviceType::CPU)
-    return "result is not f32/f64 on the CPU";
+  auto lowering = pointwise_lowerings().find(n.target());
+  const bool mask = lowering != pointwise_lowerings().end() && lowering->second.mask;
+  if (!(mask ? n.meta()[0].dtype == kBool : is_float(n.meta()[0].dtype)) || n.meta()[0].device.type != DeviceType::CPU)
+    return mask ? "result is not bool on the CPU" : "result is not f32/f64 on the CPU";
   if (n.meta()[0].storage_offset != 0 || n.is_impure()) return "writes an argument or draws random numbers";
   p.sizes = n.meta()[0].sizes;
   p.dtype = n.meta()[0].dtype;
+  p.mask = mask;
+  if (mask)
+    if (std::string why = compare_dtype(n, p.dtype); !why.empty()) return why;
   BodyBuilder b(n, p);
-  auto lowering = pointwise_lowerings().find(n.target());
   if (lowering == pointwise_lowerings().end()) return "no lowering";
   if (std::string why = unread_argument(n, lowering->second.reads); !why.empty()) return why;
   const int result = lowering->second.rule(n, b);
@@ -457,8 +502,10 @@ std::string scalar_function_definition(const std::string& fn) {
   const std::string expr = row.expr;
   std::string params = row.arity == 1 ? "T x" : "T a, T b";
   if (expr.find("p0") != std::string::npos) params += ", double p0";
-  return "template <typename T> inline T " + fn + "(" + params + ") { return " + expr + "; }  // scalar_ops.def: " +
-         name;
+  // A comparison gives a mask (Vectorized<T>::Mask, or bool), not a T.
+  const char* result = std::string(row.kind) == "Compare" ? "auto" : "T";
+  return std::string("template <typename T> inline ") + result + " " + fn + "(" + params + ") { return " + expr +
+         "; }  // scalar_ops.def: " + name;
 }
 
 namespace {
@@ -482,7 +529,7 @@ void log_extern_fallback(const Node& n, const std::string& why) {
 }  // namespace
 
 LoweredGraph lower(const Graph& g) {
-  bisect_begin(BisectSubsystem::Lowerings);
+  bisect_begin(BisectSubsystem::Lowerings, g.name());
   LoweredGraph out;
   // A call that would lower is one decision of the compiler bisector (Note [minifier]);
   // past its limit the call is an extern call of its eager kernel, as an op without a
@@ -531,7 +578,8 @@ LoweredGraph lower(const Graph& g) {
 
 std::string to_string(const PointwiseNode& p) {
   std::ostringstream os;
-  os << "pointwise %" << p.node->name() << " " << scalar_type_name(p.dtype) << IntArrayRef(p.sizes) << "\n";
+  os << "pointwise %" << p.node->name() << " " << scalar_type_name(p.dtype) << IntArrayRef(p.sizes)
+     << (p.mask ? " -> bool mask" : "") << "\n";
   for (size_t i = 0; i < p.body.size(); ++i) {
     const PwOp& op = p.body[i];
     os << "  v" << i << " = ";

@@ -26,10 +26,22 @@ std::string bisect_limit_knob(BisectSubsystem s);
 /// The knob's field in config() (-1: no limit), to read or set.
 int64_t& bisect_limit(BisectSubsystem s);
 
-/// Starts counting `s`'s decisions for one compile (each step calls it when it begins:
-/// run_graph_passes, lower, schedule), forgetting those of the previous compile on this
-/// thread.
-void bisect_begin(BisectSubsystem s);
+/// Starts counting `s`'s decisions for one compile of graph `graph` (each step calls it
+/// when it begins: run_graph_passes, lower, schedule), forgetting those of the previous
+/// compile on this thread — unless a BisectSpan is open: then counting goes on across the
+/// compiles (a training graph's forward and backward) and each decision names its graph.
+void bisect_begin(BisectSubsystem s, const std::string& graph = "");
+
+/// While alive, the decisions of every compile on this thread are counted as one sequence
+/// (from the bisect_begin before it), each described with " in graph <name>": the compiler
+/// bisector numbers a training function's forward and backward decisions together.
+class BisectSpan {
+ public:
+  BisectSpan();
+  ~BisectSpan();
+  BisectSpan(const BisectSpan&) = delete;
+  BisectSpan& operator=(const BisectSpan&) = delete;
+};
 
 /// Counts one decision of `s` (described by `what`, e.g. "aten::relu (%relu)") and says
 /// whether it is applied: the first config().inductor.bisect_max_<s> decisions of the
@@ -53,7 +65,8 @@ std::unique_ptr<Graph> run_graph_passes(const Graph& g);
 /// Lowering (lowering.cpp). Requires: a verified graph. Guarantees: every Call node has a
 /// role; a Row node reduces any non-empty set of dims (softmax/layer norm: the last) of a
 /// non-empty f32/f64 input, read through its index map; a Pointwise node's body reads only graph values (inputs, views,
-/// other nodes) through index maps over its own sizes, and computes in its output dtype (f32/f64). Calls with no
+/// other nodes) through index maps over its own sizes, and computes in its output dtype (f32/f64), or, for a
+/// comparison (PointwiseNode::mask), in its inputs' one floating dtype, giving a bool mask. Calls with no
 /// lowering become Extern, logged at INFO on `inductor`.
 LoweredGraph lower(const Graph& g);
 
@@ -77,14 +90,26 @@ std::string scalar_function_definition(const std::string& fn);
 /// call between them; a node also read outside the kernel (graph output, extern call,
 /// view, other kernels) is then stored by a pointwise kernel as an extra output, only when
 /// every such reader runs after the kernel; a row node joins the kernel of its users
-/// (epilogue) only when they are all pointwise over its output 0's sizes and dtype in one
-/// kernel that has no row node and no extra outputs; sibling pointwise kernels (same sizes
+/// (epilogue) only when they are all pointwise over its output 0's sizes and dtype — or,
+/// for a keepdim reduction over the last dim (row_shaped_epilogue), over its input's sizes
+/// — in one kernel that has no row node (or, row-shaped, whose row it joins as a further
+/// sum or mean: joins_rows), no extra outputs and no mask as its root; sibling pointwise kernels (same sizes
 /// and dtype, a common input) merge, running at the earlier one's position when everything
 /// the later one reads is computed before it, or at the later one's when it reads nothing
 /// of the earlier one and nothing reads the earlier one's outputs before it; never with
 /// an impure call between. Kernels are ordered by the position they run at (Kernel::run_at).
 /// Writes the `schedule` and `fusion` artifacts.
 std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered);
+
+/// Whether a kernel whose pointwise nodes are over `r`'s input sizes may compute `r` in
+/// its row loop and evaluate them in its last pass (a row-shaped epilogue): `r` reduces
+/// the last dim only (of size > 1), keeping it as size 1, so its users read one value per
+/// row. Codegen then runs it as a row kernel (never a column kernel).
+bool row_shaped_epilogue(const RowNode& r);
+/// Whether reduction `r` may join, as a further pass, a kernel whose row `first` has a
+/// row-shaped epilogue (`first` a reduction, not softmax or layer norm): a sum or mean over
+/// the same rows, of the same dtype.
+bool joins_rows(const RowNode& first, const RowNode& r);
 
 /// Code generation (codegen_cpp.cpp). One C++ translation unit for all kernels; each
 /// kernel is an `extern "C" void <name>(void* const* buffers)` taking its inputs (in the

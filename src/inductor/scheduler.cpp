@@ -21,8 +21,18 @@ std::string base_name(const std::string& target) {
 
 }  // namespace
 
+bool row_shaped_epilogue(const RowNode& r) {
+  return r.is_reduction() && r.reduces_last_dim_only() && r.out_sizes.size() == r.in_sizes.size() &&
+         r.out_sizes != r.in_sizes;
+}
+
+bool joins_rows(const RowNode& first, const RowNode& r) {
+  return (r.kind == RowKind::Sum || r.kind == RowKind::Mean) && row_shaped_epilogue(first) &&
+         first.in_sizes == r.in_sizes && first.reduced == r.reduced && first.dtype == r.dtype;
+}
+
 std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
-  bisect_begin(BisectSubsystem::Fusions);
+  bisect_begin(BisectSubsystem::Fusions, g.name());
   std::map<const Node*, size_t> position;
   std::vector<size_t> impure_before;  // impure calls before each node
   size_t impure = 0;
@@ -39,6 +49,8 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
     /// Pointwise nodes it stores besides its root (read outside the kernel, or the
     /// outputs of a sibling kernel merged into it).
     std::vector<const PointwiseNode*> extra;
+    /// Further reductions over `row`'s rows, read by its row-shaped epilogue.
+    std::vector<const RowNode*> more_rows;
     size_t run = 0;       // the position it runs at
     bool merged = false;  // merged into a sibling
     const Node* root_node() const { return root ? root->node : row->node; }
@@ -59,6 +71,25 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
           if (v && v->node == n) return false;
     }
     return true;
+  };
+  // The members of kernel k that its row nodes' inputs are computed from (their
+  // prologues): a further row read by one of them would be needed before its own pass.
+  auto feeding_rows = [&](int k) {
+    std::set<const Node*> out;
+    std::vector<const Node*> todo;
+    const Building& b = built[k];
+    if (b.row && b.row->input.kind == PwOp::Kind::Load) todo.push_back(b.row->input.value.node);
+    for (const RowNode* r : b.more_rows)
+      if (r->input.kind == PwOp::Kind::Load) todo.push_back(r->input.value.node);
+    while (!todo.empty()) {
+      const Node* m = todo.back();
+      todo.pop_back();
+      auto km = kernel_of.find(m);
+      if (km == kernel_of.end() || km->second != k || !lowered.pointwise.count(m) || !out.insert(m).second) continue;
+      for (const Arg& a : m->args())
+        if (a.kind == Arg::Kind::Value) todo.push_back(a.value.node);
+    }
+    return out;
   };
   // When a user reads a stored buffer: at its own position, or at its kernel's.
   auto read_at = [&](const Node* user) {
@@ -95,16 +126,27 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
       } else if (impure_between(n, user)) {
         why = "an impure call lies between it and %" + user->name();
       } else if (rw != lowered.rows.end()) {
-        // Epilogue: a row node joins the kernel of its pointwise users over its output.
+        // Epilogue: a row node joins the kernel of its pointwise users over its output —
+        // or, for a reduction over the last dim kept as size 1, of users over its input's
+        // sizes (a row-shaped epilogue: softmax's backward `gy - y * sum(gy, -1, true)`);
+        // a second sum or mean over the same rows joins a kernel that has one (layer
+        // norm's backward: two means, each its own pass over the row, one kernel).
         const RowNode& r = rw->second;
+        const bool row_shaped = c != lowered.pointwise.end() && c->second.sizes == r.in_sizes && row_shaped_epilogue(r);
+        const Building* k = c != lowered.pointwise.end() ? &built[kernel_of.at(user)] : nullptr;
         if (c == lowered.pointwise.end()) {
           why = "%" + user->name() + " is not pointwise";
         } else if (!reads_only(user, n, 0, -1)) {
           why = "%" + user->name() + " reads its other outputs";
-        } else if (c->second.sizes != r.out_sizes || c->second.dtype != r.dtype) {
+        } else if ((c->second.sizes != r.out_sizes && !row_shaped) || c->second.dtype != r.dtype) {
           why = "%" + user->name() + " has other sizes or dtype";
-        } else if (built[kernel_of.at(user)].row) {
-          why = "%" + user->name() + "'s kernel already has a reduction";
+        } else if (k->row && !(row_shaped && joins_rows(*k->row, r))) {
+          why = "%" + user->name() + "'s kernel already has a reduction" +
+                (row_shaped ? " (over other rows, or not a sum or mean)" : "");
+        } else if (k->row && feeding_rows(kernel_of.at(user)).count(user)) {
+          why = "%" + user->name() + " computes the input of its kernel's reduction";
+        } else if (k->root->mask) {
+          why = "%" + user->name() + "'s kernel stores a comparison's mask";
         } else if (!built[kernel_of.at(user)].extra.empty()) {
           why = "%" + user->name() + "'s kernel stores several outputs";
         } else if (target >= 0 && kernel_of.at(user) != target) {
@@ -158,9 +200,12 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
     }
     if (why.empty() && rw != lowered.rows.end()) {
       kernel_of[n] = target;
-      built[target].row = &rw->second;
+      const bool more = built[target].row != nullptr;
+      if (more) built[target].more_rows.push_back(&rw->second);
+      else built[target].row = &rw->second;
       fusion << "fused %" << n->name() << " (" << row_kind_name(rw->second.kind) << " row) with its epilogue (root %"
-             << built[target].root_node()->name() << ")\n";
+             << built[target].root_node()->name() << ")"
+             << (more ? ", a further reduction over the rows of %" + built[target].row->node->name() : "") << "\n";
     } else if (why.empty()) {
       kernel_of[n] = target;
       if (!outside.empty()) built[target].extra.push_back(&pw->second);
@@ -288,6 +333,7 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
     renumber[order[k]] = static_cast<int>(k);
     kernels[k].root = b.root;
     kernels[k].row = b.row;
+    kernels[k].more_rows = b.more_rows;
     kernels[k].run_at = node_at[b.run];
   }
   for (const auto& n : g.nodes()) {
@@ -305,6 +351,7 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
     std::set<std::string> ops;
     for (const PointwiseNode* p : kernels[k].nodes) ops.insert(base_name(p->node->target()));
     if (kernels[k].row) ops.insert(base_name(kernels[k].row->node->target()));
+    for (const RowNode* r : kernels[k].more_rows) ops.insert(base_name(r->node->target()));
     std::string name = "cpp_fused";
     int shown = 0;
     for (const std::string& o : ops)
@@ -322,7 +369,9 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
     for (const PointwiseNode* p : kk.outputs) sched << " %" << p->node->name();
     sched << ", computes";
     for (const PointwiseNode* p : kk.nodes) sched << " %" << p->node->name();
-    if (kk.row) sched << " (row %" << kk.row->node->name() << ")";
+    if (kk.row) sched << " (row %" << kk.row->node->name();
+    for (const RowNode* r : kk.more_rows) sched << ", row %" << r->node->name();
+    if (kk.row) sched << ")";
     sched << "\n";
   }
   for (const auto& n : g.nodes()) {

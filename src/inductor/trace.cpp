@@ -242,6 +242,7 @@ std::string ir_post_fusion_text(const Graph& g, const LoweredGraph& lowered, con
     const Kernel& kernel = *k->second;
     if (kernel.row) {  // a row kernel: the reduction, then its fused prologue/epilogue bodies
       write_row_node(os, names, *kernel.row, kernel.name);
+      for (const RowNode* more : kernel.more_rows) write_row_node(os, names, *more, kernel.name);
       for (const PointwiseNode* p : kernel.nodes) os << loop_body(names.name(p->node), *p);
       os << "\n";
       continue;
