@@ -53,13 +53,15 @@ namespace fs = std::filesystem;
 // The tolerance of tests/e2e/workloads_compiled_test.cpp (why: see there).
 constexpr double kAtol = 1e-4, kRtol = 1e-4;
 
-/// The largest |a - e| and whether every element is within kAtol + kRtol * |e| (NaN fails).
+/// The largest |a - e| and whether every element is within tolerance.atol_for(e) + kRtol * |e|
+/// (NaN fails).
 struct Diff {
   double max_abs = 0;
   bool close = true;
 };
 
-Diff compare(const std::vector<Tensor>& actual, const std::vector<Tensor>& expected, double atol = kAtol) {
+Diff compare(const std::vector<Tensor>& actual, const std::vector<Tensor>& expected,
+             const bench::CheckedTensors& tolerance) {
   NoGradGuard no_grad;
   Diff d;
   if (actual.size() != expected.size()) return {INFINITY, false};
@@ -72,7 +74,7 @@ Diff compare(const std::vector<Tensor>& actual, const std::vector<Tensor>& expec
     const Tensor err = (a - e).abs();
     d.max_abs = std::max(d.max_abs, max(err).item<double>());
     // max() propagates NaN, so a NaN anywhere fails the comparison.
-    const double excess = max(err - (e.abs() * kRtol + atol)).item<double>();
+    const double excess = max(err - (e.abs() * kRtol + tolerance.atol_for(e))).item<double>();
     if (!(excess <= 0)) d.close = false;
   }
   if (std::isnan(d.max_abs)) d.close = false;
@@ -153,7 +155,7 @@ Diff compare_groups(const std::vector<bench::CheckedTensors>& actual, const std:
   Diff all;
   if (actual.size() != expected.size()) return {INFINITY, false};
   for (size_t i = 0; i < actual.size(); ++i) {
-    const Diff d = compare(actual[i].tensors, expected[i].tensors, expected[i].atol);
+    const Diff d = compare(actual[i].tensors, expected[i].tensors, expected[i]);
     all.max_abs = std::max(all.max_abs, d.max_abs);
     if (!d.close) {
       all.close = false;
@@ -250,8 +252,11 @@ int main(int argc, char** argv) {
       "ms: median of %d calls each, eager and compiled alternating, after 3 warm-up calls.\n"
       "cold/warm compile s: first call of a new compiled function with an empty cache dir / first call\n"
       "after reset() with the cache filled; both include one execution. GB/s: the compiled run over the\n"
-      "minimum bytes of WORKLOADS.md. max |diff|: compiled against eager; tolerance %.0e + %.0e * |eager|.\n",
-      iters, kAtol, kRtol);
+      "minimum bytes of docs/workloads.md. max |diff|: compiled against eager; tolerance %.0e + %.0e * |eager|;\n"
+      "W8, W9 (loss, gradients, parameters after the step, buffers of a compiled and an eager copy of the model,\n"
+      "after the first step): each tensor's tolerance also adds %.0e * its largest |eager|, and W8's parameters\n"
+      "get atol 2 * lr + 1e-4 (AdamW's first update is about +-lr whatever the gradient's size).\n",
+      iters, kAtol, kRtol, bench::detail::kOfMax);
   std::printf("%-8s | %10s | %11s | %7s | %14s | %14s | %6s | %10s | %9s | %s\n", "id", "eager ms", "compiled ms",
               "speedup", "cold compile s", "warm compile s", "GB/s", "% of triad", "max |diff|", "notes");
   std::string json = "{\"threads\": " + std::to_string(threads) + ", \"triad_gbps\": " + json_number(triad) +

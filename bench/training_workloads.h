@@ -39,12 +39,19 @@ struct TrainCopy {
   std::shared_ptr<optim::Optimizer> opt;
 };
 
+/// Each tensor's tolerance adds this much of its largest |element|: the sum loss makes
+/// gradients large (W9's reach 1e4, sums over the 25,088 positions of a channel) and batch
+/// norm's backward subtracts means of them, so an element near zero carries the rounding of
+/// its large neighbours (about 1e-6 of the largest); the parameters after an SGD step
+/// inherit lr times that.
+inline constexpr double kOfMax = 1e-4;
+
 /// Gradients, parameters and buffers of `copy` (clones, so later steps leave them alone).
-/// Parameters get `param_atol` (see W8), the rest kAtol-like 1e-4.
+/// Parameters get `param_atol` (see W8), the rest 1e-4, each plus kOfMax of its largest.
 inline std::vector<CheckedTensors> state_of(const TrainCopy& copy, double param_atol) {
   NoGradGuard no_grad;
-  CheckedTensors grads{"gradients", {}, 1e-4}, params{"parameters after the step", {}, param_atol},
-      buffers{"buffers (running stats)", {}, 1e-4};
+  CheckedTensors grads{"gradients", {}, 1e-4, kOfMax}, params{"parameters after the step", {}, param_atol, kOfMax},
+      buffers{"buffers (running stats)", {}, 1e-4, kOfMax};
   for (const Tensor& p : copy.block->parameters()) {
     grads.tensors.push_back(p.grad().defined() ? p.grad().clone() : Tensor());
     params.tensors.push_back(p.detach().clone());

@@ -34,11 +34,16 @@ inline Tensor w3_layer_norm(const Tensor& x, const Tensor& w, const Tensor& b) {
 struct CompiledCall;
 
 /// Tensors a training step leaves, compared compiled against eager as one group: `what`
-/// names the group in MISMATCH notes, `atol` is its absolute tolerance (rtol is the row's).
+/// names the group in MISMATCH notes; an element's tolerance is atol + of_max × the
+/// largest |eager| element of its tensor (+ rtol × its own |eager|, the row's rtol).
 struct CheckedTensors {
   std::string what;
   std::vector<Tensor> tensors;
   double atol;
+  double of_max = 0;
+
+  /// The absolute tolerance of `expected`, one of `tensors` of the eager side.
+  double atol_for(const Tensor& expected) const;
 };
 using StepState = std::function<std::vector<CheckedTensors>()>;
 
@@ -81,6 +86,12 @@ struct Workload {
   /// W7–W9: the parts of the step measured on their own; null otherwise.
   std::shared_ptr<const TrainingParts> training = {};
 };
+
+inline double CheckedTensors::atol_for(const Tensor& expected) const {
+  if (of_max == 0 || !expected.defined() || expected.numel() == 0) return atol;
+  NoGradGuard no_grad;
+  return atol + of_max * max(expected.abs()).item<double>();
+}
 
 namespace detail {
 
