@@ -29,10 +29,12 @@
 # run (Ember: a temp directory per row; PyTorch: a temp TORCHINDUCTOR_CACHE_DIR), so
 # "cold compile" is cold for both.
 #
-# On a machine without Ember's build (the GPU host's CPU): build here, put the binary in
-# .devcarry/bin/, the libraries it links that the host lacks in .devcarry/lib/ and sleef.h
-# in .devcarry/include/, carry .devcarry to the host, and from the checkout's root run one
-# thread count per call (a command there may run 10 minutes):
+# On a machine without Ember's build (the GPU host's CPU): build here with -DEMBER_ARCH=
+# the host's level (x86-64-v4 for its AVX-512 Xeon), put bench_inductor_workloads in
+# .devcarry/bin/, the shared libraries it needs that the host lacks (libdnnl.so.2,
+# libsleef.so.3) in .devcarry/lib/ and sleef.h in .devcarry/include/, carry .devcarry to
+# the host, and from the checkout's root there run one thread count per call (a command
+# there may run 10 minutes):
 #
 #   bash bench/run_side_by_side.sh --ember .devcarry/bin/bench_inductor_workloads \
 #     --sleef .devcarry/include --libs .devcarry/lib --out bench/results/side_by_side_<date> 2
