@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The workloads of docs/workloads.md in PyTorch, for side-by-side runs with
 Ember's bench programs: same shapes, dtype, and thread count (OMP_NUM_THREADS or
---threads), W4-W7 on the blocks of torch_blocks.py (Ember's ember/nn/blocks.h).
+--threads), W4-W9 on the blocks of torch_blocks.py (Ember's ember/nn/blocks.h); the
+training steps W8 and W9 (with their optimizers) and the training table are in
+torch_training.py.
 
 Without --compile it prints bench_eager_workloads' columns: eager ms, GB/s for W1-W3 and
 their % of a STREAM-style triad (torch.add(b, c, alpha=3, out=a) over 3 x 128 MiB) measured
@@ -16,8 +18,11 @@ TORCHINDUCTOR_CACHE_DIR a fresh empty directory (--cache-dir, set before torch i
 imported; default a new temp directory, removed at exit). warm compile s: the first call
 after another torch._dynamo.reset(), with that cache filled. Both include one execution. Before the first row one tiny function is compiled, so that importing and
 starting inductor is not counted in W1's cold time. GB/s: the compiled run. max |diff|:
-compiled against eager (W7: output and every gradient), tolerance atol 1e-4 + rtol 1e-4
-as Ember's; a row outside it is marked MISMATCH and the exit status is 1.
+compiled against eager (W7: output and every gradient; W8, W9: loss, gradients,
+parameters after the step and buffers, see torch_training.py), tolerance atol 1e-4 + rtol
+1e-4 as Ember's; a row outside it is marked MISMATCH and the exit status is 1. After the
+rows, --compile prints the training table of W7-W9 (saved bytes, training against
+forward-only cold compile), as bench_inductor_workloads does.
 Under PyTorch 1.13 (no torch.compile) --compile prints a message and the eager columns.
 `--only W4,W5` runs the rows whose id starts with one of the given prefixes; --json FILE
 writes the rows as JSON."""
