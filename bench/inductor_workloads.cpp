@@ -150,8 +150,8 @@ std::vector<bench::CheckedTensors> results_of(const bench::Workload& w, const Te
 }
 
 /// The largest difference over every group, whether all are close, and the groups that are not.
-Diff compare_groups(const std::vector<bench::CheckedTensors>& actual, const std::vector<bench::CheckedTensors>& expected,
-                    std::string* failed) {
+Diff compare_groups(const std::vector<bench::CheckedTensors>& actual,
+                    const std::vector<bench::CheckedTensors>& expected, std::string* failed) {
   Diff all;
   if (actual.size() != expected.size()) return {INFINITY, false};
   for (size_t i = 0; i < actual.size(); ++i) {
@@ -178,13 +178,14 @@ HeldBytes held_by(const std::function<Tensor()>& forward) {
   Tensor out = forward();
   const core::CpuMemoryStats after = core::cpu_memory_stats();
   const double out_bytes = static_cast<double>(out.numel()) * static_cast<double>(out.element_size());
-  return {static_cast<double>(after.live_bytes) - before - out_bytes, static_cast<double>(after.peak_live_bytes) - before};
+  return {static_cast<double>(after.live_bytes) - before - out_bytes,
+          static_cast<double>(after.peak_live_bytes) - before};
 }
 
 /// The second table's figures for a training row.
 struct TrainingFigures {
   HeldBytes eager, compiled;
-  bool compiled_is_aot = false;  // the compiled forward's result hangs on CompiledFunctionBackward
+  bool compiled_is_aot = false;    // the compiled forward's result hangs on CompiledFunctionBackward
   double held_without_grad = NAN;  // the eager forward under NoGradGuard: 0 unless something caches tensors
   double train_cold_s = NAN, forward_cold_s = NAN;
   int64_t train_compiles = 0, forward_compiles = 0;
@@ -206,12 +207,16 @@ TrainingFigures measure_training(const bench::TrainingParts& parts, const fs::pa
     *compiles = inductor::compiler_invocations() - before;
   };
   const bench::CompiledCall forward_only = parts.compile_forward("inductor");
-  cold("forward_only", [&] {
-    NoGradGuard no_grad;
-    (void)forward_only.call();
-  }, &f.forward_cold_s, &f.forward_compiles);
+  cold(
+      "forward_only",
+      [&] {
+        NoGradGuard no_grad;
+        (void)forward_only.call();
+      },
+      &f.forward_cold_s, &f.forward_compiles);
   const bench::CompiledCall train = parts.compile_forward("inductor");
-  cold("train", [&] { parts.backward(train.call()); }, &f.train_cold_s, &f.train_compiles);
+  cold(
+      "train", [&] { parts.backward(train.call()); }, &f.train_cold_s, &f.train_compiles);
   f.eager = held_by(parts.forward);
   {
     NoGradGuard no_grad;
@@ -340,8 +345,7 @@ int main(int argc, char** argv) {
       char line[320];
       std::snprintf(line, sizeof line, "%-8s | %14.1f | %17.1f | %17.1f | %20.1f | %15.2f | %18.2f | %5.2fx | %s\n",
                     w.id.c_str(), mib(t.eager.held), mib(t.compiled.held), mib(t.eager.peak), mib(t.compiled.peak),
-                    t.train_cold_s, t.forward_cold_s, t.train_cold_s / t.forward_cold_s,
-                    training_notes(t).c_str());
+                    t.train_cold_s, t.forward_cold_s, t.train_cold_s / t.forward_cold_s, training_notes(t).c_str());
       training_table += line;
       json += ", \"saved_bytes_eager\": " + json_number(t.eager.held) +
               ", \"held_bytes_eager_without_grad\": " + json_number(t.held_without_grad) +
@@ -367,8 +371,8 @@ int main(int argc, char** argv) {
         "compiled (backward runs the compiled backward graph), optimizer step compiled as a function of its own;\n"
         "zero_grad and the call of backward() eager.\n");
     std::printf("%-8s | %14s | %17s | %17s | %20s | %15s | %18s | %6s | %s\n", "id", "saved MB eager",
-                "saved MB compiled", "fwd peak MB eager", "fwd peak MB compiled", "train compile s", "fwd-only compile s",
-                "ratio", "notes (compiler runs: train / fwd-only)");
+                "saved MB compiled", "fwd peak MB eager", "fwd peak MB compiled", "train compile s",
+                "fwd-only compile s", "ratio", "notes (compiler runs: train / fwd-only)");
     std::printf("%s", training_table.c_str());
   }
   json += "]}\n";

@@ -102,8 +102,7 @@ Workload training_row(const std::string& id, const std::string& what, MakeBlock 
                         },
                         [compiled, param_atol] { return state_of(compiled, param_atol); }};
   };
-  return {id,   what, run, 0, compile_step, {}, [eager, param_atol] { return state_of(eager, param_atol); },
-          parts};
+  return {id, what, run, 0, compile_step, {}, [eager, param_atol] { return state_of(eager, param_atol); }, parts};
 }
 
 }  // namespace detail

@@ -109,7 +109,7 @@ inline Tensor unary_forward(nn::UnaryModule& m, const Tensor& x) { return m.forw
 /// input or parameter requires grad).
 template <typename F>
 CompiledCall compiled_module_call(F fn, const std::string& backend, const std::string& name,
-                           std::shared_ptr<nn::UnaryModule> module, Tensor x) {
+                                  std::shared_ptr<nn::UnaryModule> module, Tensor x) {
   auto c = ember::compile(fn, {.backend = backend, .name = name});
   return {[c, module, x] { return c(*module, x); }, [c] { c.reset(); }};
 }
@@ -248,8 +248,10 @@ inline std::vector<Workload> block_workloads(const BlockShapes& shapes = {}) {
     return detail::compiled_module_call(detail::unary_forward, backend, "W7", mlp_train, x7);
   };
   parts->backward = [g7](const Tensor& y) { y.backward(g7); };
-  out.push_back({"W7", "W4 train step (fwd+bwd), " + detail::shape_text(x7.sizes().vec()),
-                 [step, parts] { return step(parts->forward); }, 0,
+  out.push_back({"W7",
+                 "W4 train step (fwd+bwd), " + detail::shape_text(x7.sizes().vec()),
+                 [step, parts] { return step(parts->forward); },
+                 0,
                  [step, parts](const std::string& backend) {
                    const CompiledCall forward = parts->compile_forward(backend);
                    return CompiledCall{[step, forward] { return step(forward.call); }, forward.reset};
