@@ -1,4 +1,4 @@
-// bench/eager_workloads.cpp — times W1–W7 of WORKLOADS.md in Ember eager and prints one
+// bench/eager_workloads.cpp — times W1–W9 of docs/workloads.md in Ember eager and prints one
 // row each (median ms; for the memory-bound W1–W3 also achieved GB/s), beside the
 // machine's copy bandwidth measured by a STREAM-style triad in the same run.
 // `--json FILE` also writes the rows as JSON; `--only W4,W5` runs the rows whose id
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "training_workloads.h"
 
 int main(int argc, char** argv) {
   const char* json_path = nullptr;
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
   bool first = true;
   auto workloads = ember::bench::memory_bound_workloads();
   for (auto& w : ember::bench::block_workloads()) workloads.push_back(std::move(w));
+  for (auto& w : ember::bench::training_workloads()) workloads.push_back(std::move(w));
   for (const auto& w : workloads) {
     if (!ember::bench::selected(w.id, only)) continue;
     const double ms = ember::bench::median_ms([&] { (void)w.run(); }, 3, iters);

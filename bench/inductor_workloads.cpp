@@ -1,16 +1,26 @@
-// bench/inductor_workloads.cpp — W1–W7 of WORKLOADS.md in Ember eager and compiled with
-// the inductor backend, one row each: eager and compiled ms (median of --iters calls of
-// each, alternating, after 3 warm-up calls), speedup, cold and warm compile time, and for the memory-bound W1–W3 the
-// compiled run's GB/s beside a STREAM-style triad measured in the same run. Every row
-// also checks the compiled result against eager (max |difference|, and whether it is
-// within the tolerance of tests/e2e/workloads_compiled_test.cpp), so the table cannot
-// time a wrong result: a row outside it is marked MISMATCH and the exit status is 1.
+// bench/inductor_workloads.cpp — W1–W9 of docs/workloads.md in Ember eager and compiled
+// with the inductor backend, one row each: eager and compiled ms (median of --iters calls
+// of each, alternating, after 3 warm-up calls), speedup, cold and warm compile time, and
+// for the memory-bound W1–W3 the compiled run's GB/s beside a STREAM-style triad measured
+// in the same run. Every row also checks the compiled result against eager (max
+// |difference|, and whether it is within the tolerance of
+// tests/e2e/workloads_compiled_test.cpp), so the table cannot time a wrong result: a row
+// outside it is marked MISMATCH and the exit status is 1. W7 compares the output and every
+// gradient; W8 and W9 (whole steps with an optimizer, on an eager and a compiled copy of
+// the model) the loss, the gradients, the parameters after the step and the buffers.
 //
 // Cold compile: the first call of a newly created compiled function with
 // config().inductor.cache_dir pointed at a fresh empty directory (trace, lowering, code
 // generation, the C++ compiler, loading, and one execution). Warm compile: the first call
 // after reset() of that function, with the disk cache filled (trace and code generation
 // again, the library found on disk, one execution).
+//
+// After the rows, a second table for the training rows W7–W9: the memory their forward
+// leaves alive for backward (eager: the tensors the grad_fn nodes save; compiled: those
+// CompiledFunctionBackward saves), read from the CPU allocator's live bytes (Note
+// [allocator]), and the cold compile time of the training graphs (forward and backward,
+// one step without the optimizer) against that of the same forward alone under
+// NoGradGuard, each with a fresh cache directory.
 //
 // `--json FILE` writes the rows as JSON; `--only W4,W5` runs the rows whose id starts with
 // one of the prefixes; `--iters N` sets the timed calls. Threads: OMP_NUM_THREADS (run
@@ -31,7 +41,9 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "core/allocator.h"
 #include "inductor/inductor.h"
+#include "training_workloads.h"
 
 namespace {
 
@@ -41,13 +53,15 @@ namespace fs = std::filesystem;
 // The tolerance of tests/e2e/workloads_compiled_test.cpp (why: see there).
 constexpr double kAtol = 1e-4, kRtol = 1e-4;
 
-/// The largest |a - e| and whether every element is within kAtol + kRtol * |e| (NaN fails).
+/// The largest |a - e| and whether every element is within tolerance.atol_for(e) + kRtol * |e|
+/// (NaN fails).
 struct Diff {
   double max_abs = 0;
   bool close = true;
 };
 
-Diff compare(const std::vector<Tensor>& actual, const std::vector<Tensor>& expected) {
+Diff compare(const std::vector<Tensor>& actual, const std::vector<Tensor>& expected,
+             const bench::CheckedTensors& tolerance) {
   NoGradGuard no_grad;
   Diff d;
   if (actual.size() != expected.size()) return {INFINITY, false};
@@ -60,7 +74,7 @@ Diff compare(const std::vector<Tensor>& actual, const std::vector<Tensor>& expec
     const Tensor err = (a - e).abs();
     d.max_abs = std::max(d.max_abs, max(err).item<double>());
     // max() propagates NaN, so a NaN anywhere fails the comparison.
-    const double excess = max(err - (e.abs() * kRtol + kAtol)).item<double>();
+    const double excess = max(err - (e.abs() * kRtol + tolerance.atol_for(e))).item<double>();
     if (!(excess <= 0)) d.close = false;
   }
   if (std::isnan(d.max_abs)) d.close = false;
@@ -124,6 +138,112 @@ double seconds_of(const std::function<void()>& f) {
 
 std::string json_number(double v) { return std::isfinite(v) ? std::to_string(v) : "null"; }
 
+/// What a row compares, compiled against eager: its output, then W7's gradients, then the
+/// state a W8/W9 step leaves (each side's own copy).
+std::vector<bench::CheckedTensors> results_of(const bench::Workload& w, const Tensor& out,
+                                              const bench::StepState& state) {
+  std::vector<bench::CheckedTensors> r{{w.training ? "loss or output" : "output", {out}, kAtol}};
+  if (w.grads) r.push_back({"gradients", w.grads(), kAtol});
+  if (state)
+    for (auto& group : state()) r.push_back(std::move(group));
+  return r;
+}
+
+/// The largest difference over every group, whether all are close, and the groups that are not.
+Diff compare_groups(const std::vector<bench::CheckedTensors>& actual,
+                    const std::vector<bench::CheckedTensors>& expected, std::string* failed) {
+  Diff all;
+  if (actual.size() != expected.size()) return {INFINITY, false};
+  for (size_t i = 0; i < actual.size(); ++i) {
+    const Diff d = compare(actual[i].tensors, expected[i].tensors, expected[i]);
+    all.max_abs = std::max(all.max_abs, d.max_abs);
+    if (!d.close) {
+      all.close = false;
+      *failed += (failed->empty() ? "" : ", ") + expected[i].what;
+    }
+  }
+  return all;
+}
+
+/// Bytes a forward leaves alive (live bytes after it minus before it, its own result left
+/// out): what the autograd graph holds for backward. peak: the most live during it, above
+/// where it started.
+struct HeldBytes {
+  double held = NAN, peak = NAN;
+};
+
+HeldBytes held_by(const std::function<Tensor()>& forward) {
+  core::cpu_reset_peak_memory();
+  const double before = static_cast<double>(core::cpu_memory_stats().live_bytes);
+  Tensor out = forward();
+  const core::CpuMemoryStats after = core::cpu_memory_stats();
+  const double out_bytes = static_cast<double>(out.numel()) * static_cast<double>(out.element_size());
+  return {static_cast<double>(after.live_bytes) - before - out_bytes,
+          static_cast<double>(after.peak_live_bytes) - before};
+}
+
+/// The second table's figures for a training row.
+struct TrainingFigures {
+  HeldBytes eager, compiled;
+  bool compiled_is_aot = false;    // the compiled forward's result hangs on CompiledFunctionBackward
+  double held_without_grad = NAN;  // the eager forward under NoGradGuard: 0 unless something caches tensors
+  double train_cold_s = NAN, forward_cold_s = NAN;
+  int64_t train_compiles = 0, forward_compiles = 0;
+};
+
+/// Cold compiles, each with a fresh cache directory under `cache`: the forward alone under
+/// NoGradGuard (the inference graph), then the training graphs (the forward recording the
+/// graph, then backward, which compiles the backward graph on its first call). The
+/// compiled training forward, warm by then, and the eager one are measured for held bytes,
+/// and the eager one again without grad, which should leave nothing (else the held bytes
+/// count more than saved tensors, and the row's notes say so).
+TrainingFigures measure_training(const bench::TrainingParts& parts, const fs::path& cache) {
+  TrainingFigures f;
+  auto cold = [&cache](const std::string& dir, const std::function<void()>& call, double* s, int64_t* compiles) {
+    fs::create_directories(cache / dir);
+    config().inductor.cache_dir = (cache / dir).string();
+    const int64_t before = inductor::compiler_invocations();
+    *s = seconds_of(call);
+    *compiles = inductor::compiler_invocations() - before;
+  };
+  const bench::CompiledCall forward_only = parts.compile_forward("inductor");
+  cold(
+      "forward_only",
+      [&] {
+        NoGradGuard no_grad;
+        (void)forward_only.call();
+      },
+      &f.forward_cold_s, &f.forward_compiles);
+  const bench::CompiledCall train = parts.compile_forward("inductor");
+  cold(
+      "train", [&] { parts.backward(train.call()); }, &f.train_cold_s, &f.train_compiles);
+  f.eager = held_by(parts.forward);
+  {
+    NoGradGuard no_grad;
+    f.held_without_grad = held_by(parts.forward).held;
+  }
+  f.compiled = held_by([&] {
+    Tensor out = train.call();
+    f.compiled_is_aot = out.grad_fn() && out.grad_fn()->name() == "CompiledFunctionBackward";
+    return out;
+  });
+  return f;
+}
+
+double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
+
+std::string training_notes(const TrainingFigures& t) {
+  std::string notes = std::to_string(t.train_compiles) + " / " + std::to_string(t.forward_compiles) + " compiler runs";
+  if (!t.compiled_is_aot) notes += "; INTERPRETED: not a CompiledFunctionBackward";
+  if (t.held_without_grad != 0) {
+    char line[128];
+    std::snprintf(line, sizeof line, "; the eager forward leaves %.1f MB alive without grad too (saved MB counts it)",
+                  mib(t.held_without_grad));
+    notes += line;
+  }
+  return notes;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -156,31 +276,33 @@ int main(int argc, char** argv) {
       "ms: median of %d calls each, eager and compiled alternating, after 3 warm-up calls.\n"
       "cold/warm compile s: first call of a new compiled function with an empty cache dir / first call\n"
       "after reset() with the cache filled; both include one execution. GB/s: the compiled run over the\n"
-      "minimum bytes of WORKLOADS.md. max |diff|: compiled against eager; tolerance %.0e + %.0e * |eager|.\n",
-      iters, kAtol, kRtol);
+      "minimum bytes of docs/workloads.md. max |diff|: compiled against eager; tolerance %.0e + %.0e * |eager|;\n"
+      "W8, W9 (loss, gradients, parameters after the step, buffers of a compiled and an eager copy of the model,\n"
+      "after the first step): each tensor's tolerance also adds %.0e * its largest |eager|, and W8's parameters\n"
+      "get atol 2 * lr + 1e-4 (AdamW's first update is about +-lr whatever the gradient's size).\n",
+      iters, kAtol, kRtol, bench::detail::kOfMax);
   std::printf("%-8s | %10s | %11s | %7s | %14s | %14s | %6s | %10s | %9s | %s\n", "id", "eager ms", "compiled ms",
               "speedup", "cold compile s", "warm compile s", "GB/s", "% of triad", "max |diff|", "notes");
   std::string json = "{\"threads\": " + std::to_string(threads) + ", \"triad_gbps\": " + json_number(triad) +
                      ", \"iters\": " + std::to_string(iters) + ", \"rows\": [";
   bool first = true, all_close = true;
+  std::string training_table;
   auto workloads = bench::memory_bound_workloads();
   for (auto& w : bench::block_workloads()) workloads.push_back(std::move(w));
+  for (auto& w : bench::training_workloads()) workloads.push_back(std::move(w));
   for (const auto& w : workloads) {
     if (!bench::selected(w.id, only)) continue;
-    std::vector<Tensor> expected{w.run()};
-    if (w.grads)
-      for (const Tensor& g : w.grads()) expected.push_back(g);
+    const std::vector<bench::CheckedTensors> expected = results_of(w, w.run(), w.state);
 
     const fs::path cache = cache_root / w.id;
     fs::create_directories(cache);
     config().inductor.cache_dir = cache.string();
     bench::CompiledCall compiled = w.compile("inductor");
-    std::vector<Tensor> actual;
+    Tensor out;
     CallLog cold_log;
-    const double cold_s = seconds_of([&] { cold_log = logged([&] { actual = {compiled.call()}; }); });
-    if (w.grads)
-      for (const Tensor& g : w.grads()) actual.push_back(g);
-    const Diff diff = compare(actual, expected);
+    const double cold_s = seconds_of([&] { cold_log = logged([&] { out = compiled.call(); }); });
+    std::string failed;
+    const Diff diff = compare_groups(results_of(w, out, compiled.state), expected, &failed);
     all_close = all_close && diff.close;
 
     compiled.reset();
@@ -195,7 +317,7 @@ int main(int argc, char** argv) {
     if (cold_log.interpreted > 0)
       notes += "; INTERPRETED: an input requires grad and AOT autograd could not compile the graph; it ran eagerly";
     if (warm_compiles > 0) notes += "; warm call ran the C++ compiler " + std::to_string(warm_compiles) + "x";
-    if (!diff.close) notes += "; MISMATCH: compiled differs from eager beyond the tolerance";
+    if (!diff.close) notes += "; MISMATCH: compiled differs from eager beyond the tolerance (" + failed + ")";
 
     char gb_col[32] = "-", pct_col[32] = "-";
     double gbps = NAN;
@@ -217,8 +339,41 @@ int main(int argc, char** argv) {
             ", \"max_abs_diff\": " + json_number(diff.max_abs) +
             ", \"within_tolerance\": " + (diff.close ? "true" : "false") +
             ", \"graphs\": " + std::to_string(cold_log.graphs) + ", \"kernels\": " + std::to_string(cold_log.kernels) +
-            ", \"interpreted\": " + (cold_log.interpreted > 0 ? "true" : "false") + "}";
+            ", \"interpreted\": " + (cold_log.interpreted > 0 ? "true" : "false");
+    if (w.training) {
+      const TrainingFigures t = measure_training(*w.training, cache);
+      char line[320];
+      std::snprintf(line, sizeof line, "%-8s | %14.1f | %17.1f | %17.1f | %20.1f | %15.2f | %18.2f | %5.2fx | %s\n",
+                    w.id.c_str(), mib(t.eager.held), mib(t.compiled.held), mib(t.eager.peak), mib(t.compiled.peak),
+                    t.train_cold_s, t.forward_cold_s, t.train_cold_s / t.forward_cold_s, training_notes(t).c_str());
+      training_table += line;
+      json += ", \"saved_bytes_eager\": " + json_number(t.eager.held) +
+              ", \"held_bytes_eager_without_grad\": " + json_number(t.held_without_grad) +
+              ", \"saved_bytes_compiled\": " + json_number(t.compiled.held) +
+              ", \"forward_peak_bytes_eager\": " + json_number(t.eager.peak) +
+              ", \"forward_peak_bytes_compiled\": " + json_number(t.compiled.peak) +
+              ", \"train_graphs_cold_compile_s\": " + json_number(t.train_cold_s) +
+              ", \"forward_only_cold_compile_s\": " + json_number(t.forward_cold_s) +
+              ", \"train_graphs_compiler_runs\": " + std::to_string(t.train_compiles) +
+              ", \"forward_only_compiler_runs\": " + std::to_string(t.forward_compiles);
+    }
+    json += "}";
     first = false;
+  }
+  if (!training_table.empty()) {
+    std::printf(
+        "\nTraining rows. saved MB: live CPU tensor bytes after the forward and loss minus before, the result\n"
+        "left out: what the autograd graph holds for backward (eager: the grad_fn nodes' saved tensors; compiled:\n"
+        "CompiledFunctionBackward's). fwd peak MB: the most live during that forward, above where it began.\n"
+        "train compile s: cold (fresh cache dir) compile of the forward+loss recording the graph, then backward:\n"
+        "the AOT forward and backward graphs, one execution of each. fwd-only compile s: cold compile of the same\n"
+        "forward+loss under NoGradGuard (the inference graph), one execution. W8, W9 compiled step: forward+loss\n"
+        "compiled (backward runs the compiled backward graph), optimizer step compiled as a function of its own;\n"
+        "zero_grad and the call of backward() eager.\n");
+    std::printf("%-8s | %14s | %17s | %17s | %20s | %15s | %18s | %6s | %s\n", "id", "saved MB eager",
+                "saved MB compiled", "fwd peak MB eager", "fwd peak MB compiled", "train compile s",
+                "fwd-only compile s", "ratio", "notes (compiler runs: train / fwd-only)");
+    std::printf("%s", training_table.c_str());
   }
   json += "]}\n";
   if (json_path) std::ofstream(json_path) << json;

@@ -2,7 +2,10 @@
 # bench/run_side_by_side.sh — Ember's inductor against PyTorch's torch.compile on one
 # machine: for each thread count T, bench_inductor_workloads and then
 # bench/torch_workloads.py --compile, each pinned to cores 0..T-1 (taskset) with
-# OMP_NUM_THREADS=T, logs and JSON written to one directory.
+# OMP_NUM_THREADS=T, logs and JSON written to one directory. Rows W1–W9
+# (docs/workloads.md); each program ends with a second table for the training rows W7–W9
+# (bytes saved for backward, eager and compiled; cold compile of the training graphs
+# against the forward alone).
 #
 #   bench/run_side_by_side.sh --ember build/bench/bench_inductor_workloads --out results/run1 [2 16]
 #
@@ -25,6 +28,23 @@
 # which this script sets to --src and --sleef. Each program gets a fresh compile cache per
 # run (Ember: a temp directory per row; PyTorch: a temp TORCHINDUCTOR_CACHE_DIR), so
 # "cold compile" is cold for both.
+#
+# On a machine without Ember's build (the GPU host's CPU): build here with -DEMBER_ARCH=
+# the host's level (x86-64-v4 for its AVX-512 Xeon), put bench_inductor_workloads in
+# .devcarry/bin/, the shared libraries it needs that the host lacks (libdnnl.so.2,
+# libsleef.so.3) in .devcarry/lib/ and sleef.h in .devcarry/include/, carry .devcarry to
+# the host, and from the checkout's root there run one thread count per call (a command
+# there may run 10 minutes):
+#
+#   bash bench/run_side_by_side.sh --ember .devcarry/bin/bench_inductor_workloads \
+#     --sleef .devcarry/include --libs .devcarry/lib --out bench/results/side_by_side_<date> 2
+#   (then the same with 16, into the same --out)
+#
+# The training rows cost the most time: W7–W9 each compile four times in each program
+# (the row's cold and warm compile, then the training graphs and the forward alone, cold)
+# and W8's eager step is the slowest of all rows. Where one call cannot hold a whole
+# thread count, split the rows: `--only W1,W2,W3,W4,W5,W6` and `--only W7,W8,W9`, each
+# into its own --out directory.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -47,7 +67,7 @@ while (($#)); do
     --src) src=$2; shift 2 ;;
     --sleef) sleef=$2; shift 2 ;;
     --libs) libs=$2; shift 2 ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
     -*) echo "run_side_by_side.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) threads+=("$1"); shift ;;
   esac

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The workloads of docs/workloads.md in PyTorch, for side-by-side runs with
 Ember's bench programs: same shapes, dtype, and thread count (OMP_NUM_THREADS or
---threads), W4-W7 on the blocks of torch_blocks.py (Ember's ember/nn/blocks.h).
+--threads), W4-W9 on the blocks of torch_blocks.py (Ember's ember/nn/blocks.h); the
+training steps W8 and W9 (with their optimizers) and the training table are in
+torch_training.py.
 
 Without --compile it prints bench_eager_workloads' columns: eager ms, GB/s for W1-W3 and
 their % of a STREAM-style triad (torch.add(b, c, alpha=3, out=a) over 3 x 128 MiB) measured
@@ -16,8 +18,11 @@ TORCHINDUCTOR_CACHE_DIR a fresh empty directory (--cache-dir, set before torch i
 imported; default a new temp directory, removed at exit). warm compile s: the first call
 after another torch._dynamo.reset(), with that cache filled. Both include one execution. Before the first row one tiny function is compiled, so that importing and
 starting inductor is not counted in W1's cold time. GB/s: the compiled run. max |diff|:
-compiled against eager (W7: output and every gradient), tolerance atol 1e-4 + rtol 1e-4
-as Ember's; a row outside it is marked MISMATCH and the exit status is 1.
+compiled against eager (W7: output and every gradient; W8, W9: loss, gradients,
+parameters after the step and buffers, see torch_training.py), tolerance atol 1e-4 + rtol
+1e-4 as Ember's; a row outside it is marked MISMATCH and the exit status is 1. After the
+rows, --compile prints the training table of W7-W9 (saved bytes, training against
+forward-only cold compile), as bench_inductor_workloads does.
 Under PyTorch 1.13 (no torch.compile) --compile prints a message and the eager columns.
 `--only W4,W5` runs the rows whose id starts with one of the given prefixes; --json FILE
 writes the rows as JSON."""
@@ -63,6 +68,8 @@ if ARGS is not None and ARGS.compile:
 import torch  # noqa: E402
 
 from torch_blocks import BasicBlock, Block, MLPBlock  # noqa: E402
+from torch_training import (OF_MAX, TrainingParts, measure_training, print_training_table,  # noqa: E402
+                            training_workloads)
 
 
 def median_ms(f, warmup=3, iters=21):
@@ -112,15 +119,29 @@ def w1(x):
     return torch.sigmoid(torch.relu(x * 2 + 1) * x - 0.5) * torch.tanh(x) + torch.clamp(torch.exp(x), max=10)
 
 
-def infer(block, x):
-    """An inference row (eval mode, under no_grad like every row but W7), on `block` or on
-    the compiled block handed in."""
-    return lambda m=block: m(x)
+class Row:
+    """One workload: `run` (the eager call), `make_compiled` (a new compiled callable of the
+    same work, made after torch._dynamo.reset()), `results(out, compiled)` (the groups a
+    compiled result is compared by: (what, tensors, atol, of_max); an element's tolerance is
+    atol + of_max * the largest |eager| of its tensor + RTOL * its own), and for W7-W9
+    `training` (torch_training.TrainingParts)."""
+
+    def __init__(self, wid, what, run, nbytes=0, make_compiled=None, results=None, training=None):
+        self.id, self.what, self.run, self.nbytes, self.training = wid, what, run, nbytes, training
+        self.make_compiled = make_compiled or (lambda: torch.compile(run))
+        self.results = results or (lambda out, compiled: [("output", [out.detach()], ATOL, 0)])
 
 
-def train_step(block, x, g):
+def infer(wid, what, block, x):
+    """An inference row (eval mode, under no_grad like every row but W7-W9); the compiled
+    form compiles the block."""
+    return Row(wid, what, lambda m=block: m(x), make_compiled=lambda: (lambda cm=torch.compile(block): cm(x)))
+
+
+def w7_row(block, x, g):
     """W7: W4's training step; grads set to None before each step, as zero_grad() does in
-    PyTorch 2 (PyTorch 1.13 zeroes by default, hence set_to_none=True)."""
+    PyTorch 2 (PyTorch 1.13 zeroes by default, hence set_to_none=True). The compiled form
+    compiles the block's forward (AOT autograd compiles its backward)."""
 
     def step(m=block):
         with torch.enable_grad():
@@ -130,15 +151,18 @@ def train_step(block, x, g):
             y.backward(g)
         return y
 
-    return step
+    def results(out, compiled):
+        grads = [t.detach() if t is not None else None for t in [x.grad] + [p.grad for p in block.parameters()]]
+        return [("output", [out.detach()], ATOL, 0), ("gradients", grads, ATOL, 0)]
 
-
-def train_grads(block, x):
-    return lambda: [x.grad] + [p.grad for p in block.parameters()]
+    parts = TrainingParts(forward=lambda: block(x), compile_forward=lambda: (lambda cm=torch.compile(block): cm(x)),
+                          backward=lambda y: y.backward(g), exclude=[x] + list(block.parameters()))
+    return Row("W7", "W4 train step (fwd+bwd), x[256,1024]", step,
+               make_compiled=lambda: (lambda cm=torch.compile(block): step(cm)), results=results, training=parts)
 
 
 def block_workloads():
-    """(id, what, eager fn, min bytes, module or None, grads fn or None) per row."""
+    """The rows W4-W9."""
     torch.manual_seed(0)
     mlp, gpt, basic, mlp_train = MLPBlock(), Block(), BasicBlock(), MLPBlock()
     for m in (mlp, gpt, basic):
@@ -149,18 +173,22 @@ def block_workloads():
     x6 = torch.randn(8, 64, 56, 56)
     x7 = torch.randn(256, 1024).requires_grad_()
     g7 = torch.randn(256, 1024)
-    return [
-        ("W4", "MLP block, x[256,1024]", infer(mlp, x4), 0, mlp, None),
-        ("W5-8x128", "GPT-2 block, x[8,128,768]", infer(gpt, x5a), 0, gpt, None),
-        ("W5-1x512", "GPT-2 block, x[1,512,768]", infer(gpt, x5b), 0, gpt, None),
-        ("W6", "BasicBlock eval, x[8,64,56,56]", infer(basic, x6), 0, basic, None),
-        ("W7", "W4 train step (fwd+bwd), x[256,1024]", train_step(mlp_train, x7, g7), 0, mlp_train,
-         train_grads(mlp_train, x7)),
+    rows = [
+        infer("W4", "MLP block, x[256,1024]", mlp, x4),
+        infer("W5-8x128", "GPT-2 block, x[8,128,768]", gpt, x5a),
+        infer("W5-1x512", "GPT-2 block, x[1,512,768]", gpt, x5b),
+        infer("W6", "BasicBlock eval, x[8,64,56,56]", basic, x6),
+        w7_row(mlp_train, x7, g7),
     ]
+    for t in training_workloads():
+        rows.append(Row(t.id, t.what, t.eager_step, make_compiled=t.make_compiled_step, results=t.results,
+                        training=t.parts))
+    return rows
 
 
-def compare(actual, expected):
-    """(max |a - e|, every element within ATOL + RTOL * |e|) over lists of tensors."""
+def compare(actual, expected, atol=ATOL, of_max=0):
+    """(max |a - e|, every element within atol + of_max * max |e| + RTOL * |e|) over lists
+    of tensors."""
     worst, close = 0.0, True
     for a, e in zip(actual, expected):
         if (a is None) != (e is None):
@@ -169,28 +197,36 @@ def compare(actual, expected):
             continue
         if a.shape != e.shape:
             return float("inf"), False
-        worst = max(worst, (a - e).abs().max().item())
-        close = close and torch.allclose(a, e, rtol=RTOL, atol=ATOL)
+        worst = max(worst, (a.double() - e.double()).abs().max().item())
+        tol = atol + (of_max * e.abs().max().item() if of_max and e.numel() else 0)
+        close = close and torch.allclose(a.double(), e.double(), rtol=RTOL, atol=tol)
     return worst, close and len(actual) == len(expected)
 
 
-def compiled_row(f, module, grads, eager_out, args):
+def compare_groups(actual, expected):
+    """(max |diff|, all close, names of the groups that are not) over results() groups."""
+    worst, close, failed = 0.0, len(actual) == len(expected), []
+    for (_, a, _, _), (what, e, atol, of_max) in zip(actual, expected):
+        d, c = compare(a, e, atol, of_max)
+        worst = max(worst, d)
+        if not c:
+            close = False
+            failed.append(what)
+    return worst, close, failed
+
+
+def compiled_row(w, expected, args):
     """Cold and warm compile and compiled ms of one row; the compiled function is made anew
     after torch._dynamo.reset(), as Ember's row makes a new compiled function."""
     torch._dynamo.reset()
-    if module is None:
-        cf = torch.compile(f)
-    else:
-        cm = torch.compile(module)
-        cf = lambda: f(cm)  # noqa: E731
+    cf = w.make_compiled()
     cold_s, out = seconds(cf)
-    actual = [out.detach()] + ([t.detach() if t is not None else None for t in grads()] if grads else [])
-    diff, close = compare(actual, eager_out)
+    diff, close, failed = compare_groups(w.results(out, True), expected)
     torch._dynamo.reset()
     warm_s, _ = seconds(cf)
-    eager_ms, ms = interleaved_median_ms(f, cf, args.iters)
+    eager_ms, ms = interleaved_median_ms(w.run, cf, args.iters)
     return {"eager_ms": eager_ms, "compiled_ms": ms, "cold_compile_s": cold_s, "warm_compile_s": warm_s,
-            "max_abs_diff": diff, "within_tolerance": close}
+            "max_abs_diff": diff, "within_tolerance": close, "mismatched": failed}
 
 
 def main():
@@ -206,10 +242,10 @@ def main():
     x3 = torch.randn(8192, 1024)
     w3, b3 = torch.randn(1024), torch.randn(1024)
     workloads = [
-        ("W1", "pointwise chain, x[4096,4096]", lambda: w1(x1), 128 * mib, None, None),
-        ("W2", "softmax(dim=-1), x[8192,1024]", lambda: torch.softmax(x2, -1), 64 * mib, None, None),
-        ("W3", "layer_norm(1024), x[8192,1024]",
-         lambda: torch.nn.functional.layer_norm(x3, (1024,), w3, b3, 1e-5), 64 * mib + 8 * 1024, None, None),
+        Row("W1", "pointwise chain, x[4096,4096]", lambda: w1(x1), 128 * mib),
+        Row("W2", "softmax(dim=-1), x[8192,1024]", lambda: torch.softmax(x2, -1), 64 * mib),
+        Row("W3", "layer_norm(1024), x[8192,1024]",
+            lambda: torch.nn.functional.layer_norm(x3, (1024,), w3, b3, 1e-5), 64 * mib + 8 * 1024),
     ] + block_workloads()
     only = [o for o in args.only.split(",") if o]
     triad = triad_gbps()
@@ -219,7 +255,10 @@ def main():
         print(f"ms: median of {args.iters} calls each, eager and compiled alternating, after 3 warm-up calls.\n"
               f"cold/warm compile s: first call after torch._dynamo.reset() with an empty TORCHINDUCTOR_CACHE_DIR\n"
               f"({CACHE_DIR}) / with it filled; both include one execution. GB/s: the compiled run.\n"
-              f"max |diff|: compiled against eager; tolerance {ATOL:.0e} + {RTOL:.0e} * |eager|.")
+              f"max |diff|: compiled against eager; tolerance {ATOL:.0e} + {RTOL:.0e} * |eager|;\n"
+              f"W8, W9 (loss, gradients, parameters after the step, buffers of a compiled and an eager copy of the model,\n"
+              f"after the first step): each tensor's tolerance also adds {OF_MAX:.0e} * its largest |eager|, and W8's\n"
+              f"parameters get atol 2 * lr + 1e-4 (AdamW's first update is about +-lr whatever the gradient's size).")
         if os.listdir(CACHE_DIR):
             print(f"note: {CACHE_DIR} was not empty at start: cold compile times include its cache hits")
         print(f"{'id':8} | {'eager ms':>10} | {'compiled ms':>11} | {'speedup':>7} | {'cold compile s':>14} | "
@@ -228,10 +267,11 @@ def main():
         torch.compile(lambda t: t * 2 + 1)(torch.ones(8))
     else:
         print(f"{'id':8} | {'workload':36} | {'eager ms':>10} | {'GB/s':>8} | % of triad")
-    rows = []
+    rows, training_rows = [], []
     all_close = True
     with torch.no_grad():
-        for wid, what, f, nbytes, module, grads in workloads:
+        for w in workloads:
+            wid, what, f, nbytes = w.id, w.what, w.run, w.nbytes
             if only and not any(wid.startswith(o) for o in only):
                 continue
             row = {"id": wid, "workload": what}
@@ -245,8 +285,7 @@ def main():
                     print(f"{wid:8} | {what:36} | {ms:10.2f} | {'-':>8} | {'-':>6}", flush=True)
                 rows.append(row)
                 continue
-            eager_out = [f().detach()] + ([t.detach() if t is not None else None for t in grads()] if grads else [])
-            row.update(compiled_row(f, module, grads, eager_out, args))
+            row.update(compiled_row(w, w.results(f(), False), args))
             ms = row["eager_ms"]
             row["speedup"] = ms / row["compiled_ms"]
             gb = pct = "-"
@@ -254,12 +293,18 @@ def main():
                 row["gbps"] = nbytes / (row["compiled_ms"] * 1e-3) / 1e9
                 row["pct_of_triad"] = 100 * row["gbps"] / triad
                 gb, pct = f"{row['gbps']:.1f}", f"{row['pct_of_triad']:.1f}%"
-            notes = "" if row["within_tolerance"] else "MISMATCH: compiled differs from eager beyond the tolerance"
+            notes = "" if row["within_tolerance"] else \
+                f"MISMATCH: compiled differs from eager beyond the tolerance ({', '.join(row['mismatched'])})"
             all_close = all_close and row["within_tolerance"]
             print(f"{wid:8} | {ms:10.2f} | {row['compiled_ms']:11.2f} | {row['speedup']:6.2f}x | "
                   f"{row['cold_compile_s']:14.2f} | {row['warm_compile_s']:14.2f} | {gb:>6} | {pct:>10} | "
                   f"{row['max_abs_diff']:9.2e} | {notes}", flush=True)
+            if w.training is not None:
+                row.update(measure_training(w.training))
+                training_rows.append(row)
             rows.append(row)
+    if training_rows:
+        print_training_table(training_rows)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"torch": torch.__version__, "threads": torch.get_num_threads(), "triad_gbps": triad,

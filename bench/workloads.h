@@ -31,9 +31,42 @@ inline Tensor w3_layer_norm(const Tensor& x, const Tensor& w, const Tensor& b) {
 /// A workload's function compiled once: `call` runs it (under the same guards as the eager
 /// row: NoGradGuard for W4–W6), `reset` drops its compiled entries so the next call traces
 /// and compiles again (torch._dynamo.reset() for this function).
+struct CompiledCall;
+
+/// Tensors a training step leaves, compared compiled against eager as one group: `what`
+/// names the group in MISMATCH notes; an element's tolerance is atol + of_max × the
+/// largest |eager| element of its tensor (+ rtol × its own |eager|, the row's rtol).
+struct CheckedTensors {
+  std::string what;
+  std::vector<Tensor> tensors;
+  double atol;
+  double of_max = 0;
+
+  /// The absolute tolerance of `expected`, one of `tensors` of the eager side.
+  double atol_for(const Tensor& expected) const;
+};
+using StepState = std::function<std::vector<CheckedTensors>()>;
+
+/// What a training row (W7–W9) offers besides its whole step, so that the benchmark can
+/// measure the memory its forward leaves for backward and compare the compile time of the
+/// training graphs with that of the forward alone.
+struct TrainingParts {
+  /// The eager forward and loss of one step, recording the graph (no backward).
+  std::function<Tensor()> forward;
+  /// A new compiled function of that forward (the compiled row's model and inputs): its
+  /// call records the graph through AOT autograd, or under NoGradGuard compiles the
+  /// inference graph alone.
+  std::function<CompiledCall(const std::string& backend)> compile_forward;
+  /// Backward of what `forward` returned (W7: its fixed grad_output; W8, W9: the loss).
+  std::function<void(const Tensor&)> backward;
+};
+
 struct CompiledCall {
   std::function<Tensor()> call;
   std::function<void()> reset;
+  /// A training step's state after the last call (W8, W9: the compiled row's own model
+  /// and optimizer); empty otherwise.
+  StepState state = {};
 };
 
 struct Workload {
@@ -47,7 +80,18 @@ struct Workload {
   /// For a training step: the gradients the last step left (x's, then the parameters'),
   /// so a compiled step can be compared with an eager one; empty otherwise.
   std::function<std::vector<Tensor>()> grads;
+  /// For a step that updates its model (W8, W9, which keep an eager and a compiled copy of
+  /// it): the eager copy's state after the last step, to compare with CompiledCall::state.
+  StepState state = {};
+  /// W7–W9: the parts of the step measured on their own; null otherwise.
+  std::shared_ptr<const TrainingParts> training = {};
 };
+
+inline double CheckedTensors::atol_for(const Tensor& expected) const {
+  if (of_max == 0 || !expected.defined() || expected.numel() == 0) return atol;
+  NoGradGuard no_grad;
+  return atol + of_max * max(expected.abs()).item<double>();
+}
 
 namespace detail {
 
@@ -58,12 +102,23 @@ CompiledCall compiled_call(F fn, const std::string& backend, const std::string& 
   return {[c, args...] { return c(args...); }, [c] { c.reset(); }};
 }
 
+/// A module's forward as a function of the module, so that its parameters become graph inputs.
+inline Tensor unary_forward(nn::UnaryModule& m, const Tensor& x) { return m.forward(x); }
+
+/// `fn(*module, x)` compiled with `backend`, called as is (recording the graph when an
+/// input or parameter requires grad).
+template <typename F>
+CompiledCall compiled_module_call(F fn, const std::string& backend, const std::string& name,
+                                  std::shared_ptr<nn::UnaryModule> module, Tensor x) {
+  auto c = ember::compile(fn, {.backend = backend, .name = name});
+  return {[c, module, x] { return c(*module, x); }, [c] { c.reset(); }};
+}
+
 /// A block's forward compiled with the module as an argument (its parameters become graph
 /// inputs), called in eval mode under NoGradGuard like the eager row.
 inline CompiledCall compiled_infer(std::shared_ptr<nn::UnaryModule> m, Tensor x, const std::string& backend,
                                    const std::string& name) {
-  auto c = ember::compile([](nn::UnaryModule& mod, const Tensor& t) { return mod.forward(t); },
-                          {.backend = backend, .name = name});
+  auto c = ember::compile(unary_forward, {.backend = backend, .name = name});
   return {[c, m, x] {
             NoGradGuard no_grad;
             return c(*m, x);
@@ -187,19 +242,27 @@ inline std::vector<Workload> block_workloads(const BlockShapes& shapes = {}) {
     y.backward(g7);
     return y;
   };
-  out.push_back({"W7", "W4 train step (fwd+bwd), " + detail::shape_text(x7.sizes().vec()),
-                 [step, mlp_train, x7] { return step([&] { return mlp_train->forward(x7); }); }, 0,
-                 [step, mlp_train, x7](const std::string& backend) {
-                   auto c = ember::compile([](nn::UnaryModule& m, const Tensor& x) { return m.forward(x); },
-                                           {.backend = backend, .name = "W7"});
-                   return CompiledCall{[step, c, mlp_train, x7] { return step([&] { return c(*mlp_train, x7); }); },
-                                       [c] { c.reset(); }};
+  auto parts = std::make_shared<TrainingParts>();
+  parts->forward = [mlp_train, x7] { return mlp_train->forward(x7); };
+  parts->compile_forward = [mlp_train, x7](const std::string& backend) {
+    return detail::compiled_module_call(detail::unary_forward, backend, "W7", mlp_train, x7);
+  };
+  parts->backward = [g7](const Tensor& y) { y.backward(g7); };
+  out.push_back({"W7",
+                 "W4 train step (fwd+bwd), " + detail::shape_text(x7.sizes().vec()),
+                 [step, parts] { return step(parts->forward); },
+                 0,
+                 [step, parts](const std::string& backend) {
+                   const CompiledCall forward = parts->compile_forward(backend);
+                   return CompiledCall{[step, forward] { return step(forward.call); }, forward.reset};
                  },
                  [mlp_train, x7] {
                    std::vector<Tensor> g{x7.grad()};
                    for (const Tensor& p : mlp_train->parameters()) g.push_back(p.grad());
                    return g;
-                 }});
+                 },
+                 {},
+                 parts});
   return out;
 }
 

@@ -9,6 +9,7 @@
 
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -27,6 +28,7 @@ constexpr uint64_t kLargeMagic = 0x656d6265724c7267ull;  // "emberLrg"
 struct Header {
   uint64_t magic;
   size_t length;  // large: the mapping's length (header included)
+  size_t nbytes;  // what the caller asked for (live-bytes accounting)
 };
 static_assert(sizeof(Header) <= kHeader);
 
@@ -133,13 +135,24 @@ void* map_large(size_t length) {
   return base;
 }
 
+std::atomic<size_t> live_bytes{0};
+std::atomic<size_t> peak_live_bytes{0};
+
+void count_alloc(size_t nbytes) {
+  const size_t now = live_bytes.fetch_add(nbytes, std::memory_order_relaxed) + nbytes;
+  size_t peak = peak_live_bytes.load(std::memory_order_relaxed);
+  while (now > peak && !peak_live_bytes.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
+
 }  // namespace
 
 void* cpu_alloc(size_t nbytes) {
   if (nbytes + kHeader < kLargeBlock) {
     void* base = std::aligned_alloc(kHeader, round_up(nbytes + kHeader, kHeader));
     EMBER_CHECK(base != nullptr) << "out of memory: could not allocate " << nbytes << " bytes";
-    *static_cast<Header*>(base) = {kSmallMagic, 0};
+    *static_cast<Header*>(base) = {kSmallMagic, 0, nbytes};
+    count_alloc(nbytes);
     return static_cast<char*>(base) + kHeader;
   }
   const size_t length = round_up(nbytes + kHeader, kHugePage);
@@ -149,7 +162,8 @@ void* cpu_alloc(size_t nbytes) {
     base = map_large(length);
     EMBER_CHECK(base != nullptr) << "out of memory: could not allocate " << nbytes << " bytes";
   }
-  *static_cast<Header*>(base) = {kLargeMagic, got};
+  *static_cast<Header*>(base) = {kLargeMagic, got, nbytes};
+  count_alloc(nbytes);
   return static_cast<char*>(base) + kHeader;
 }
 
@@ -157,6 +171,7 @@ void cpu_free(void* p) {
   if (!p) return;
   void* base = static_cast<char*>(p) - kHeader;
   const Header h = *static_cast<Header*>(base);
+  live_bytes.fetch_sub(h.nbytes, std::memory_order_relaxed);
   if (h.magic == kSmallMagic) {
     std::free(base);
     return;
@@ -168,5 +183,11 @@ void cpu_free(void* p) {
 CpuCacheStats cpu_cache_stats() { return LargeBlockCache::get().stats(); }
 
 void cpu_cache_empty() { LargeBlockCache::get().empty(); }
+
+CpuMemoryStats cpu_memory_stats() {
+  return {live_bytes.load(std::memory_order_relaxed), peak_live_bytes.load(std::memory_order_relaxed)};
+}
+
+void cpu_reset_peak_memory() { peak_live_bytes.store(live_bytes.load(std::memory_order_relaxed)); }
 
 }  // namespace ember::core

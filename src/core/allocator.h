@@ -29,4 +29,16 @@ CpuCacheStats cpu_cache_stats();
 /// Unmaps every cached block.
 void cpu_cache_empty();
 
+/// Tensor memory in use: the bytes asked of cpu_alloc and not yet given back to cpu_free
+/// (headers, rounding and the cache left out), and the most there were at once since the
+/// last cpu_reset_peak_memory() (torch.cuda.max_memory_allocated for the CPU). The
+/// benchmarks read it to measure what a forward pass leaves alive for backward.
+struct CpuMemoryStats {
+  size_t live_bytes = 0;
+  size_t peak_live_bytes = 0;
+};
+CpuMemoryStats cpu_memory_stats();
+/// Starts a new peak at the bytes live now.
+void cpu_reset_peak_memory();
+
 }  // namespace ember::core

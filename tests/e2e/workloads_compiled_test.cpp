@@ -2,8 +2,10 @@
 // with the "inductor" backend W1–W3 at their workload shapes, W4–W6 at small batch and
 // sequence and W5/W6 once at a workload shape; with the "eager" backend (the interpreter)
 // all of them at small shapes; W1 compiles to one kernel; W7's compiled training step
-// (forward and backward graphs through AOT autograd) gives eager's gradients. The functions and inputs are
-// bench/workloads.h's, the ones bench_inductor_workloads times.
+// (forward and backward graphs through AOT autograd) gives eager's gradients; W8's and W9's
+// compiled steps (with AdamW and SGD) leave eager's loss, gradients, parameters and running
+// stats. The functions and inputs are bench/workloads.h's and bench/training_workloads.h's,
+// the ones bench_inductor_workloads times.
 //
 // Tolerance: atol 1e-4 + rtol 1e-4 per element, not float32's 1.3e-6 relative. The
 // compiled code computes pointwise and row ops with the same formulas as eager, but a
@@ -21,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "../../bench/training_workloads.h"
 #include "../../bench/workloads.h"
 #include "inductor/inductor.h"
 
@@ -40,15 +43,15 @@ const bench::MemoryBoundShapes kSmallRows{.w1_rows = 64, .w1_cols = 1000, .rows 
 
 /// Every element of `actual` within kAtol + kRtol * |expected| of `expected`. A NaN or an
 /// infinity on either side makes `excess` NaN (max propagates it), which fails too.
-void expect_all_close(const Tensor& actual, const Tensor& expected, const std::string& what) {
+void expect_all_close(const Tensor& actual, const Tensor& expected, const std::string& what, double atol = kAtol) {
   NoGradGuard no_grad;
   ASSERT_TRUE(actual.defined() && expected.defined()) << what;
   ASSERT_EQ(actual.sizes().vec(), expected.sizes().vec()) << what;
   ASSERT_EQ(actual.dtype(), expected.dtype()) << what;
   const Tensor err = (actual - expected).abs();
-  const Tensor excess = err - (expected.abs() * kRtol + kAtol);
+  const Tensor excess = err - (expected.abs() * kRtol + atol);
   const double worst = max(excess).item<double>();
-  EXPECT_LE(worst, 0.0) << what << ": max |compiled - eager| = " << max(err).item<double>() << " exceeds atol " << kAtol
+  EXPECT_LE(worst, 0.0) << what << ": max |compiled - eager| = " << max(err).item<double>() << " exceeds atol " << atol
                         << " + rtol " << kRtol << " * |eager| (worst by " << worst << ")";
 }
 
@@ -153,6 +156,35 @@ TEST_F(WorkloadsCompiledTest, W7CompiledForwardGivesEagerOutputAndGradients) {
     ASSERT_EQ(g.size(), 7u) << "x and the six parameters of the MLP block";
     for (size_t i = 0; i < g.size(); ++i)
       expect_all_close(g[i], g_eager[i], "W7 (" + backend + ") gradient " + std::to_string(i));
+  }
+}
+
+// Two whole steps of each (the second with the optimizers' state from the first): the
+// compiled copy's loss and state equal the eager copy's, group by group at the tolerances
+// the benchmark checks after one step (each tensor's plus 1e-4 of its largest element;
+// W8's parameters: 2 * lr; see bench/training_workloads.h), doubled at the second step,
+// which starts from the first step's differences.
+TEST_F(WorkloadsCompiledTest, W8AndW9CompiledStepsLeaveEagerLossGradientsParametersAndRunningStats) {
+  for (const auto& w : bench::training_workloads({.gpt_batch = 2, .gpt_seq = 16, .conv_batch = 2, .conv_hw = 8})) {
+    const bench::CompiledCall compiled = w.compile("inductor");
+    for (int step = 0; step < 2; ++step) {
+      const std::string at = w.id + " step " + std::to_string(step) + ": ";
+      const Tensor loss_eager = w.run();
+      const Tensor loss = compiled.call();
+      expect_all_close(loss, loss_eager, at + "loss");
+      ASSERT_TRUE(loss.grad_fn());
+      EXPECT_EQ(loss.grad_fn()->name(), "CompiledFunctionBackward") << at;
+      const std::vector<bench::CheckedTensors> expected = w.state(), got = compiled.state();
+      ASSERT_EQ(got.size(), 3u) << at << "gradients, parameters, buffers";
+      ASSERT_EQ(expected.size(), got.size());
+      for (size_t g = 0; g < got.size(); ++g) {
+        ASSERT_EQ(got[g].tensors.size(), expected[g].tensors.size()) << at << got[g].what;
+        for (size_t i = 0; i < got[g].tensors.size(); ++i)
+          expect_all_close(got[g].tensors[i], expected[g].tensors[i], at + got[g].what + " " + std::to_string(i),
+                           expected[g].atol_for(expected[g].tensors[i]) * (step + 1));
+      }
+    }
+    EXPECT_EQ(w.state()[2].tensors.empty(), w.id == "W8") << "W9's batch norms have running stats, W8 has no buffers";
   }
 }
 

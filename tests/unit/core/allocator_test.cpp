@@ -1,5 +1,6 @@
 // Tests of the CPU allocator (core/allocator.h): alignment, the cache of large blocks
-// (a freed block serves the next request of a size that fits), and emptying it.
+// (a freed block serves the next request of a size that fits), emptying it, and the
+// count of live bytes and their peak.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -48,6 +49,31 @@ TEST(CpuAllocator, ARequestMuchSmallerThanACachedBlockMapsAnewAndEmptyingRelease
   EXPECT_EQ(after.misses - before.misses, 1);
   core::cpu_cache_empty();
   EXPECT_EQ(core::cpu_cache_stats().cached_bytes, 0u);
+}
+
+TEST(CpuAllocator, LiveBytesCountEachBlockUntilItIsFreedAndThePeakKeepsTheMost) {
+  const size_t base = core::cpu_memory_stats().live_bytes;
+  core::cpu_reset_peak_memory();
+  EXPECT_EQ(core::cpu_memory_stats().peak_live_bytes, base);
+  void* small = core::cpu_alloc(1000);
+  void* large = core::cpu_alloc(3 * core::kLargeBlock + 5);
+  EXPECT_EQ(core::cpu_memory_stats().live_bytes, base + 1000 + 3 * core::kLargeBlock + 5);
+  core::cpu_free(large);  // cached or unmapped, it is no longer live
+  EXPECT_EQ(core::cpu_memory_stats().live_bytes, base + 1000);
+  EXPECT_EQ(core::cpu_memory_stats().peak_live_bytes, base + 1000 + 3 * core::kLargeBlock + 5);
+  core::cpu_reset_peak_memory();
+  EXPECT_EQ(core::cpu_memory_stats().peak_live_bytes, base + 1000);
+  core::cpu_free(small);
+  EXPECT_EQ(core::cpu_memory_stats().live_bytes, base);
+}
+
+TEST(CpuAllocator, ATensorsStorageIsLiveWhileTheTensorIs) {
+  const size_t base = core::cpu_memory_stats().live_bytes;
+  {
+    Tensor t = empty({1000, 3});
+    EXPECT_EQ(core::cpu_memory_stats().live_bytes, base + 12000);
+  }
+  EXPECT_EQ(core::cpu_memory_stats().live_bytes, base);
 }
 
 }  // namespace
