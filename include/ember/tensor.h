@@ -255,6 +255,8 @@ class Tensor {
   Tensor mean(IntArrayRef dim, bool keepdim = false, Loc loc = Loc::current()) const;
   Tensor matmul(const Tensor& other, Loc loc = Loc::current()) const;
   Tensor& copy_(const Tensor& src, Loc loc = Loc::current());
+  /// `non_blocking`: between pinned host memory and a GPU, returns before the copy is done.
+  Tensor& copy_(const Tensor& src, bool non_blocking, Loc loc = Loc::current());
   Tensor& fill_(const Scalar& value, Loc loc = Loc::current());
   Tensor& zero_(Loc loc = Loc::current());
 

@@ -64,6 +64,11 @@ Stack run_view(const OpDef& op, Stack& args) {
 Stack run_functional(const OpDef& op, Stack& args) {
   std::vector<TensorMeta> metas = op.meta(args);
   const std::optional<Device> device = common_device(op, args);
+  // The CUDA kernel runs when any argument or output is on a CUDA device (copies between
+  // the host and a device included); an op without one raises before allocating.
+  const bool cuda = (device && device->is_cuda()) || (!metas.empty() && metas[0].device.is_cuda()) ||
+                    (op.cross_device && any_cuda_tensor(args));
+  if (cuda && !op.cuda) no_kernel(op, "CUDA");
   // `cuda` means the current CUDA device: an output gets its index.
   for (auto& m : metas) m.device = core::cuda::normalize_device(m.device);
   std::vector<Tensor> outs;
@@ -79,12 +84,7 @@ Stack run_functional(const OpDef& op, Stack& args) {
   const bool on_meta = !metas.empty() ? metas[0].device.is_meta() : (device && device->is_meta());
   if (!on_meta) {
     EMBER_CHECK(!(device && device->is_meta())) << "Cannot copy out of meta tensor; no data!";
-    // The CUDA kernel runs when any argument or output is on a CUDA device (copies
-    // between the host and a device included).
-    const bool cuda = (device && device->is_cuda()) || (!metas.empty() && metas[0].device.is_cuda()) ||
-                      (op.cross_device && any_cuda_tensor(args));
     if (cuda) {
-      if (!op.cuda) no_kernel(op, "CUDA");
       op.cuda(args, outs);
     } else {
       op.cpu(args, outs);

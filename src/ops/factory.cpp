@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/shape.h"
+#include "kernels/cuda/loops.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/view.h"
 #include "ops/api.h"
@@ -187,6 +188,23 @@ void register_factory_ops(Registry& r) {
   r.def("eye(SymInt n, *, " + opts + ") -> Tensor").set_decomposition([](const Stack& a) {
     return call_op("aten::eye.m", {a[0], a[0], a[1], a[2], a[3], a[4]});
   });
+
+  // On CUDA devices (Note [cuda]): empty allocates only, full fills by broadcasting its
+  // value on the device, and sequences are made on the host and copied over.
+  for (const char* name : {"aten::empty.memory_format", "aten::empty_strided", "aten::empty_like"})
+    r.edit(name).set_cuda([](const Stack&, std::vector<Tensor>&) {});
+  auto fill_with = [](size_t value_index) {
+    return [value_index](const Stack& a, std::vector<Tensor>& out) {
+      kernels::cuda::copy_into(out[0], scalar_tensor(a[value_index].to_scalar(), out[0].dtype(), kCPU));
+    };
+  };
+  r.edit("aten::full").set_cuda(fill_with(1));
+  r.edit("aten::full_like").set_cuda(fill_with(1));
+  r.edit("aten::scalar_tensor").set_cuda(fill_with(0));
+  for (const char* name : {"aten::arange.start_step", "aten::linspace", "aten::eye.m"}) {
+    OpDef& op = r.edit(name);
+    op.set_cuda(via_host(op.cpu));
+  }
 }
 
 }  // namespace ember::ops

@@ -18,67 +18,8 @@ constexpr int64_t kMaxGrid = int64_t{1} << 20;  // the loop strides over the res
 
 void* stream_of(const Device& d) { return core::cuda::current_stream_handle(d.index); }
 
-bool dense(const Tensor& t) { return t.is_contiguous(); }
-
-/// A contiguous CUDA tensor holding `src` broadcast to `sizes`, in `dtype`.
-Tensor device_contiguous(const Tensor& src, IntArrayRef sizes, ScalarType dtype) {
-  if (src.is_contiguous() && src.dtype() == dtype && src.sizes() == sizes) return src;
-  Tensor tmp = empty_device(sizes, dtype, src.device());
-  copy_into(tmp, src);
-  return tmp;
-}
-
-void host_to_device(const Tensor& dst, const Tensor& src, bool non_blocking) {
-  // Bring the values into dst's dtype and sizes on the host, then one memcpy.
-  Tensor host = src;
-  if (!(src.is_contiguous() && src.dtype() == dst.dtype() && src.sizes() == dst.sizes())) {
-    auto impl = std::make_shared<TensorImpl>();
-    impl->sizes = dst.sizes().vec();
-    impl->strides = core::contiguous_strides(dst.sizes());
-    impl->dtype = dst.dtype();
-    impl->device = kCPU;
-    impl->refresh();
-    impl->storage = std::make_shared<Storage>(static_cast<size_t>(impl->numel) * dst.element_size(), kCPU);
-    host = Tensor(std::move(impl));
-    kernels::cpu::copy_into(host, src);
-  }
-  const Tensor target = dense(dst) ? dst : empty_device(dst.sizes(), dst.dtype(), dst.device());
-  ember::cuda::DeviceGuard g(dst.device().index);
-  void* stream = stream_of(dst.device());
-  core::cuda_rt::memcpy_async(target.raw_data_ptr(), host.raw_data_ptr(), static_cast<size_t>(host.numel()) * host.element_size(),
-                              core::cuda_rt::CopyKind::HostToDevice, stream);
-  if (!target.is_same(dst)) copy_into(dst, target);
-  // From pageable memory the runtime has staged the bytes before returning; from pinned
-  // memory the copy runs on, so the host must wait unless asked not to.
-  if (core::cuda::is_pinned(*host.storage()) && !non_blocking) core::cuda_rt::stream_synchronize(stream);
-}
-
-void device_to_host(const Tensor& dst, const Tensor& src, bool non_blocking) {
-  const Tensor contiguous = device_contiguous(src, dst.sizes(), dst.dtype());
-  Tensor target = dst;
-  if (!dense(dst)) {
-    auto impl = std::make_shared<TensorImpl>();
-    impl->sizes = dst.sizes().vec();
-    impl->strides = core::contiguous_strides(dst.sizes());
-    impl->dtype = dst.dtype();
-    impl->device = kCPU;
-    impl->refresh();
-    impl->storage = std::make_shared<Storage>(static_cast<size_t>(impl->numel) * dst.element_size(), kCPU);
-    target = Tensor(std::move(impl));
-  }
-  ember::cuda::DeviceGuard g(src.device().index);
-  void* stream = stream_of(src.device());
-  core::cuda_rt::memcpy_async(target.raw_data_ptr(), contiguous.raw_data_ptr(),
-                              static_cast<size_t>(contiguous.numel()) * contiguous.element_size(),
-                              core::cuda_rt::CopyKind::DeviceToHost, stream);
-  const bool async = non_blocking && target.is_same(dst) && core::cuda::is_pinned(*dst.storage());
-  if (!async) core::cuda_rt::stream_synchronize(stream);
-  if (!target.is_same(dst)) kernels::cpu::copy_into(dst, target);
-}
-
-}  // namespace
-
-Tensor empty_device(IntArrayRef sizes, ScalarType dtype, Device device) {
+/// An uninitialized contiguous tensor on `device` (CPU or CUDA), made without dispatch.
+Tensor empty_on(IntArrayRef sizes, ScalarType dtype, Device device) {
   auto impl = std::make_shared<TensorImpl>();
   impl->sizes = sizes.vec();
   impl->strides = core::contiguous_strides(sizes);
@@ -88,6 +29,50 @@ Tensor empty_device(IntArrayRef sizes, ScalarType dtype, Device device) {
   impl->storage = std::make_shared<Storage>(static_cast<size_t>(impl->numel) * element_size(dtype), device);
   return Tensor(std::move(impl));
 }
+
+size_t nbytes(const Tensor& contiguous) { return static_cast<size_t>(contiguous.numel()) * contiguous.element_size(); }
+
+void host_to_device(const Tensor& dst, const Tensor& src, bool non_blocking) {
+  // One memcpy of src's values as they are (contiguous, its own dtype and sizes); the
+  // device converts, broadcasts and scatters them into dst unless dst already matches.
+  Tensor host = src;
+  if (!src.is_contiguous()) {
+    host = empty_on(src.sizes(), src.dtype(), kCPU);
+    kernels::cpu::copy_into(host, src);
+  }
+  const bool direct = dst.is_contiguous() && dst.dtype() == src.dtype() && dst.sizes() == src.sizes();
+  const Tensor staged = direct ? dst : empty_on(src.sizes(), src.dtype(), dst.device());
+  ember::cuda::DeviceGuard g(dst.device().index);
+  void* stream = stream_of(dst.device());
+  core::cuda_rt::memcpy_async(staged.raw_data_ptr(), host.raw_data_ptr(), nbytes(host),
+                              core::cuda_rt::CopyKind::HostToDevice, stream);
+  if (!direct) copy_into(dst, staged);
+  // From pageable memory the runtime has staged the bytes before returning; from pinned
+  // memory the copy runs on, so the host waits unless asked not to.
+  if (core::cuda::is_pinned(*host.storage()) && !non_blocking) core::cuda_rt::stream_synchronize(stream);
+}
+
+void device_to_host(const Tensor& dst, const Tensor& src, bool non_blocking) {
+  // On the device: src converted and broadcast into a contiguous tensor like dst; then one
+  // memcpy, straight into dst when dst is contiguous.
+  Tensor contiguous = src;
+  if (!(src.is_contiguous() && src.dtype() == dst.dtype() && src.sizes() == dst.sizes())) {
+    contiguous = empty_on(dst.sizes(), dst.dtype(), src.device());
+    copy_into(contiguous, src);
+  }
+  const Tensor target = dst.is_contiguous() ? dst : empty_on(dst.sizes(), dst.dtype(), kCPU);
+  ember::cuda::DeviceGuard g(src.device().index);
+  void* stream = stream_of(src.device());
+  core::cuda_rt::memcpy_async(target.raw_data_ptr(), contiguous.raw_data_ptr(), nbytes(contiguous),
+                              core::cuda_rt::CopyKind::DeviceToHost, stream);
+  const bool async = non_blocking && target.is_same(dst) && core::cuda::is_pinned(*dst.storage());
+  if (!async) core::cuda_rt::stream_synchronize(stream);
+  if (!target.is_same(dst)) kernels::cpu::copy_into(dst, target);
+}
+
+}  // namespace
+
+Tensor empty_device(IntArrayRef sizes, ScalarType dtype, Device device) { return empty_on(sizes, dtype, device); }
 
 Geometry make_geometry(const std::vector<Tensor>& operands) {
   const Tensor& out = operands[0];
