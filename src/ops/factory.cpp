@@ -271,7 +271,8 @@ Tensor tensor(const std::vector<T>& values, IntArrayRef sizes, TensorOptions opt
   T* p = host.data_ptr<T>();
   for (size_t i = 0; i < values.size(); ++i) p[i] = values[i];
   const ScalarType want = options.dtype_or(natural);
-  return want == natural ? host : ember::to(host, want);
+  Tensor typed = want == natural ? host : ember::to(host, want);
+  return options.device_ ? typed.to(*options.device_) : typed;
 }
 template Tensor tensor<float>(const std::vector<float>&, IntArrayRef, TensorOptions);
 template Tensor tensor<double>(const std::vector<double>&, IntArrayRef, TensorOptions);
@@ -286,7 +287,8 @@ Tensor tensor<bool>(const std::vector<bool>& values, IntArrayRef sizes, TensorOp
   std::vector<uint8_t> bytes(values.begin(), values.end());
   Tensor t = tensor<uint8_t>(bytes, sizes, {});
   Tensor out = ember::to(t, kBool);
-  return options.dtype_ ? ember::to(out, *options.dtype_) : out;
+  if (options.dtype_) out = ember::to(out, *options.dtype_);
+  return options.device_ ? out.to(*options.device_) : out;
 }
 
 Tensor from_blob(void* data, IntArrayRef sizes, ScalarType dtype) {
