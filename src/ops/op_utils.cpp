@@ -55,6 +55,9 @@ TensorMeta pointwise_meta(const std::vector<const Tensor*>& inputs, ScalarType d
     if (first || t->dim() > 0) device = t->device();
     first = false;
   }
+  // A 0-dim CPU tensor beside a CUDA tensor is a CPU scalar: the result is on the GPU.
+  for (const Tensor* t : inputs)
+    if (t->is_cuda()) device = t->device();
   const int nd = static_cast<int>(shape.size());
   TensorMeta m;
   m.sizes = shape;

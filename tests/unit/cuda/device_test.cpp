@@ -5,6 +5,7 @@
 
 #include "ember/cuda.h"
 #include "ember/ember.h"
+#include "ops/op_utils.h"
 #include "ops/registry.h"
 #include "support/error_of.h"
 
@@ -41,6 +42,13 @@ TEST(CudaDevice, MixingCudaAndCpuTensorsRaisesPyTorchsError) {
                      "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!");
   ember::testing::expect_error([&] { mul(c, g); },
                      "Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:0!");
+}
+
+TEST(CudaDevice, ACpuScalarBesideACudaTensorPutsTheResultOnTheGpu) {
+  const Tensor g = claimed_cuda_tensor({});
+  const Tensor c = scalar_tensor(2.0);
+  EXPECT_EQ(ops::pointwise_meta({&c, &g}, kFloat).device.str(), "cuda:0");
+  EXPECT_EQ(ops::pointwise_meta({&g, &c}, kFloat).device.str(), "cuda:0");
 }
 
 TEST(CudaDevice, OpWithoutACudaKernelRaisesNotImplementedNamingOpAndBackend) {

@@ -144,6 +144,9 @@ TEST_F(CudaPointwise, ZeroDimCpuTensorsMayJoinCudaTensors) {
   Tensor r = add(g, scalar_tensor(1.0));
   EXPECT_TRUE(r.is_cuda());
   EXPECT_EQ(r.dtype(), kHalf);
+  const Tensor both_0dim = mul(scalar_tensor(2.0), scalar_tensor(3.0, TensorOptions().device("cuda")));
+  EXPECT_TRUE(both_0dim.is_cuda());
+  EXPECT_EQ(both_0dim.item().to_double(), 6.0);
 }
 
 TEST_F(CudaPointwise, InPlaceFormsWriteIntoTheCudaTensor) {
