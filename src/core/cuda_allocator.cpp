@@ -164,22 +164,22 @@ void CachingAllocator::free(void* p) {
 void CachingAllocator::free_block(Block* b) {
   Pool& pool = b->small ? small_ : large_;
   auto mergeable = [](Block* n) { return n && !n->allocated && n->event_count == 0; };
+  // `right` joins its left neighbour `left`, both in one segment.
+  auto absorb = [](Block* left, Block* right) {
+    left->size += right->size;
+    left->next = right->next;
+    if (right->next) right->next->prev = left;
+    delete right;
+  };
   if (mergeable(b->prev)) {
     Block* prev = b->prev;
     pool.erase(prev);
-    prev->size += b->size;
-    prev->next = b->next;
-    if (b->next) b->next->prev = prev;
-    delete b;
+    absorb(prev, b);
     b = prev;
   }
   if (mergeable(b->next)) {
-    Block* next = b->next;
-    pool.erase(next);
-    b->size += next->size;
-    b->next = next->next;
-    if (next->next) next->next->prev = b;
-    delete next;
+    pool.erase(b->next);
+    absorb(b, b->next);
   }
   pool.insert(b);
 }

@@ -15,6 +15,16 @@ void check(cudaError_t err, const char* what) {
   EMBER_FAIL() << "CUDA error: " << cudaGetErrorString(err) << " (" << cudaGetErrorName(err) << ") in " << what;
 }
 
+/// Whether queued work is done (cudaErrorNotReady: not yet); raises on other errors.
+bool done(cudaError_t err, const char* what) {
+  if (err == cudaErrorNotReady) {
+    cudaGetLastError();
+    return false;
+  }
+  check(err, what);
+  return true;
+}
+
 cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
 cudaEvent_t as_event(void* e) { return static_cast<cudaEvent_t>(e); }
 
@@ -102,15 +112,7 @@ void* stream_create() {
 
 void stream_synchronize(void* stream) { check(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize"); }
 
-bool stream_query(void* stream) {
-  const cudaError_t err = cudaStreamQuery(as_stream(stream));
-  if (err == cudaErrorNotReady) {
-    cudaGetLastError();
-    return false;
-  }
-  check(err, "cudaStreamQuery");
-  return true;
-}
+bool stream_query(void* stream) { return done(cudaStreamQuery(as_stream(stream)), "cudaStreamQuery"); }
 
 void* event_create(bool timing) {
   cudaEvent_t e = nullptr;
@@ -121,15 +123,7 @@ void* event_create(bool timing) {
 void event_destroy(void* event) { check(cudaEventDestroy(as_event(event)), "cudaEventDestroy"); }
 void event_record(void* event, void* stream) { check(cudaEventRecord(as_event(event), as_stream(stream)), "cudaEventRecord"); }
 
-bool event_query(void* event) {
-  const cudaError_t err = cudaEventQuery(as_event(event));
-  if (err == cudaErrorNotReady) {
-    cudaGetLastError();
-    return false;
-  }
-  check(err, "cudaEventQuery");
-  return true;
-}
+bool event_query(void* event) { return done(cudaEventQuery(as_event(event)), "cudaEventQuery"); }
 
 void event_synchronize(void* event) { check(cudaEventSynchronize(as_event(event)), "cudaEventSynchronize"); }
 

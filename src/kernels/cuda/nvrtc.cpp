@@ -45,6 +45,7 @@ const Nvrtc& nvrtc() {
     if (const char* env = std::getenv("EMBER_NVRTC_LIBRARY")) names.emplace_back(env);
     names.emplace_back(EMBER_NVRTC_SONAME);
     names.emplace_back(std::string(EMBER_NVRTC_LIBRARY_DIR) + "/" + EMBER_NVRTC_SONAME);
+    names.emplace_back(std::string("/usr/local/cuda/lib64/") + EMBER_NVRTC_SONAME);  // the usual toolkit place
     for (const auto& name : names) {
       h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (h) break;
