@@ -84,6 +84,8 @@ void* device_alloc(size_t bytes, int device) {
   return allocator(device).malloc(bytes, reinterpret_cast<StreamId>(current_stream_handle(device)));
 }
 
+// Both deleters run inside Storage's destructor, which must not throw: at process exit the
+// driver may already be shutting down, and its errors then mean nothing to anyone.
 void device_free(void* p) {
   DeviceState& s = state();
   std::vector<CachingAllocator*> all;
@@ -91,13 +93,21 @@ void device_free(void* p) {
     std::lock_guard<std::mutex> lock(s.mu);
     all = s.allocators;
   }
-  for (CachingAllocator* a : all) {
-    if (a && a->owns(p)) return a->free(p);
+  try {
+    for (CachingAllocator* a : all) {
+      if (a && a->owns(p)) return a->free(p);
+    }
+  } catch (const Error&) {
   }
 }
 
 void* pinned_alloc(size_t bytes) { return bytes ? cuda_rt::host_alloc(bytes) : nullptr; }
-void pinned_free(void* p) { cuda_rt::host_free(p); }
+void pinned_free(void* p) {
+  try {
+    cuda_rt::host_free(p);
+  } catch (const Error&) {
+  }
+}
 bool is_pinned(const Storage& s) { return s.deleter() == &pinned_free; }
 
 void* current_stream_handle(int device) {
