@@ -2,6 +2,10 @@
 # (cmake/dependencies.cmake) and for a project that uses the installed package.
 include(CMakeFindDependencyMacro)
 find_dependency(OpenMP)
+# The static CUDA runtime the cuda device links (EMBER_CUDA builds).
+if(EMBER_CUDA)
+  find_dependency(CUDAToolkit)
+endif()
 
 # oneDNN by header and library: Debian's dnnl-config.cmake also demands OpenCL's
 # development files (its GPU runtime), which the CPU build never uses.

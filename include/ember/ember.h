@@ -4,6 +4,7 @@
 #include "ember/autograd.h"
 #include "ember/compile.h"
 #include "ember/config.h"
+#include "ember/cuda.h"
 #include "ember/debug.h"
 #include "ember/dispatch.h"
 #include "ember/dtype.h"

@@ -68,6 +68,7 @@ struct Device {
   Device(const char* spec) : Device(std::string_view(spec)) {}  // NOLINT
   bool is_cpu() const { return type == DeviceType::CPU; }
   bool is_meta() const { return type == DeviceType::Meta; }
+  bool is_cuda() const { return type == DeviceType::CUDA; }
   bool operator==(const Device& o) const { return type == o.type && index == o.index; }
   std::string str() const;
 };
@@ -75,5 +76,6 @@ std::ostream& operator<<(std::ostream& os, const Device& d);
 
 inline const Device kCPU{DeviceType::CPU};
 inline const Device kMeta{DeviceType::Meta};
+inline const Device kCUDA{DeviceType::CUDA};
 
 }  // namespace ember

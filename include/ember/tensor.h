@@ -39,6 +39,8 @@ class Storage {
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
+  /// The function that releases data() (identifies how it was obtained, e.g. pinned).
+  void (*deleter() const)(void*) { return deleter_; }
   /// Bumped by every in-place write; autograd compares it to detect stale saved tensors.
   uint64_t version() const { return version_.load(std::memory_order_relaxed); }
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
@@ -147,6 +149,9 @@ class Tensor {
   Device device() const { return impl_->device; }
   bool is_meta() const { return impl_->device.is_meta(); }
   bool is_cpu() const { return impl_->device.is_cpu(); }
+  bool is_cuda() const { return impl_->device.is_cuda(); }
+  /// Whether the tensor's (CPU) memory is page-locked, so copies to a GPU can be async.
+  bool is_pinned() const;
   bool is_contiguous() const { return impl_->is_contiguous; }
   bool is_floating_point() const { return ember::is_floating_point(dtype()); }
   size_t element_size() const { return ember::element_size(dtype()); }
@@ -197,6 +202,14 @@ class Tensor {
   Tensor clone(Loc loc = Loc::current()) const;
   Tensor to(ScalarType dtype, Loc loc = Loc::current()) const;
   Tensor to(Device device, Loc loc = Loc::current()) const;
+  /// `non_blocking`: a copy between pinned host memory and a GPU returns before it is done
+  /// (it is ordered on the current stream).
+  Tensor to(Device device, bool non_blocking, Loc loc = Loc::current()) const;
+  /// to(cuda:device) (-1: the current device) and to(cpu), as in PyTorch.
+  Tensor cuda(int device = -1, bool non_blocking = false, Loc loc = Loc::current()) const;
+  Tensor cpu(Loc loc = Loc::current()) const;
+  /// A copy of this CPU tensor in page-locked memory (this tensor if it already is).
+  Tensor pin_memory(Loc loc = Loc::current()) const;
   Tensor operator[](int64_t index) const;
 
   // --- common ops, as methods ----------------------------------------------
@@ -242,6 +255,8 @@ class Tensor {
   Tensor mean(IntArrayRef dim, bool keepdim = false, Loc loc = Loc::current()) const;
   Tensor matmul(const Tensor& other, Loc loc = Loc::current()) const;
   Tensor& copy_(const Tensor& src, Loc loc = Loc::current());
+  /// `non_blocking`: between pinned host memory and a GPU, returns before the copy is done.
+  Tensor& copy_(const Tensor& src, bool non_blocking, Loc loc = Loc::current());
   Tensor& fill_(const Scalar& value, Loc loc = Loc::current());
   Tensor& zero_(Loc loc = Loc::current());
 

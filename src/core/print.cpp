@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "core/cuda.h"
 #include "core/shape.h"
 #include "ember/tensor.h"
 #include "support/call_context.h"
@@ -247,8 +248,10 @@ std::string Tensor::str(Loc loc) const {
   } else {
     if (!default_dtype) suffixes.push_back("dtype=torch." + std::string(dtype_name(dtype())));
     const bool summarize = numel() > kThreshold;
-    Formatter fmt(*this, summarize);
-    Values vals{*this};
+    // A CUDA tensor's values are copied to the host to print, as PyTorch does.
+    const Tensor host = is_cuda() ? core::cuda::host_copy(*this) : *this;
+    Formatter fmt(host, summarize);
+    Values vals{host};
     std::vector<int64_t> idx;
     body = tensor_str(vals, idx, indent, summarize, fmt);
   }

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core/allocator.h"
+#include "core/cuda.h"
 #include "core/fake.h"
 #include "core/shape.h"
 #include "support/call_context.h"
@@ -62,6 +63,10 @@ Storage::Storage(size_t nbytes, Device device) : nbytes_(nbytes), device_(device
   if (device.is_cpu()) {
     data_ = core::cpu_alloc(nbytes);
     deleter_ = core::cpu_free;
+  } else if (device.is_cuda()) {
+    EMBER_INTERNAL_ASSERT(device.index >= 0) << "a CUDA storage needs a device index (core::cuda::normalize_device)";
+    data_ = core::cuda::device_alloc(nbytes, device.index);
+    deleter_ = core::cuda::device_free;
   } else {
     EMBER_CHECK(device.is_meta()) << "device " << device << " is not available in this build";
   }
@@ -73,6 +78,8 @@ Storage::Storage(void* data, size_t nbytes, Device device, void (*deleter)(void*
 Storage::~Storage() {
   if (deleter_ && data_) deleter_(data_);
 }
+
+bool Tensor::is_pinned() const { return impl_ && is_cpu() && core::cuda::is_pinned(*impl_->storage); }
 
 void TensorImpl::refresh() {
   numel = core::numel_of(sizes);
@@ -103,6 +110,7 @@ std::vector<T> Tensor::to_vector(Loc loc) const {
   EMBER_CHECK(defined()) << "to_vector: tensor is undefined";
   require_data("to_vector()", loc);
   EMBER_CHECK(!is_meta()) << "to_vector: a meta tensor has no data";
+  if (is_cuda()) return core::cuda::host_copy(*this).to_vector<T>(loc);
   std::vector<T> out;
   out.reserve(static_cast<size_t>(numel()));
   const char* base = static_cast<const char*>(raw_data_ptr(loc));
@@ -137,6 +145,7 @@ Scalar Tensor::item(Loc loc) const {
   EMBER_CHECK(numel() == 1) << "a Tensor with " << numel() << " elements cannot be converted to Scalar";
   require_data("Tensor.item()", loc);
   EMBER_CHECK(!is_meta()) << "item(): cannot read the value of a meta tensor (it has no data)";
+  if (is_cuda()) return core::cuda::host_copy(*this).item(loc);
   const char* p = static_cast<const char*>(raw_data_ptr(loc));
   return EMBER_DISPATCH_ALL_TYPES(dtype(), "item", [&]() -> Scalar {
     scalar_t v;

@@ -4,6 +4,7 @@
 
 #include "core/shape.h"
 #include "kernels/cpu/copy.h"
+#include "kernels/cuda/loops.h"
 #include "ember/ops/view.h"
 #include "ops/api.h"
 #include "ops/dispatch.h"
@@ -56,7 +57,16 @@ void register_copy_ops(Registry& r) {
         if (self.is_same(src)) return;
         if (may_overlap(self, src)) src = src.clone();
         kernels::cpu::copy_into(self, src);
-      });
+      })
+      // Any copy with a CUDA tensor on either side (Note [cuda]).
+      .set_cuda([](const Stack& a, std::vector<Tensor>&) {
+        const Tensor& self = a[0].to_tensor();
+        Tensor src = a[1].to_tensor();
+        if (self.is_same(src)) return;
+        if (may_overlap(self, src)) src = src.clone();
+        kernels::cuda::copy_into(self, src, a[2].to_bool());
+      })
+      .set_cross_device();
 
   r.def("_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
         "bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor")
@@ -68,7 +78,13 @@ void register_copy_ops(Registry& r) {
         const Tensor& self = a[0].to_tensor();
         EMBER_CHECK(!self.is_meta()) << "cannot copy out of meta tensor; no data!";
         kernels::cpu::copy_into(out[0], self);
-      });
+      })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor& self = a[0].to_tensor();
+        EMBER_CHECK(!self.is_meta()) << "cannot copy out of meta tensor; no data!";
+        kernels::cuda::copy_into(out[0], self, a[5].to_bool());
+      })
+      .set_cross_device();
 
   r.def("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor")
       .set_meta([](const Stack& a) {
@@ -77,13 +93,18 @@ void register_copy_ops(Registry& r) {
           return metas(contiguous_meta(self.sizes(), self.dtype(), self.device()));
         return metas(like(self, std::nullopt, std::nullopt));
       })
-      .set_cpu([](const Stack& a, std::vector<Tensor>& out) { kernels::cpu::copy_into(out[0], a[0].to_tensor()); });
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) { kernels::cpu::copy_into(out[0], a[0].to_tensor()); })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) { kernels::cuda::copy_into(out[0], a[0].to_tensor()); });
 
   r.def("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)")
       .set_meta([](const Stack&) { return std::vector<TensorMeta>{}; })
       .set_cpu([](const Stack& a, std::vector<Tensor>&) {
         const Tensor& self = a[0].to_tensor();
         kernels::cpu::copy_into(self, scalar_tensor(a[1].to_scalar(), self.dtype(), self.device()));
+      })
+      .set_cuda([](const Stack& a, std::vector<Tensor>&) {
+        const Tensor& self = a[0].to_tensor();
+        kernels::cuda::copy_into(self, scalar_tensor(a[1].to_scalar(), self.dtype(), kCPU));
       });
   r.def("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)")
       .set_meta([](const Stack& a) {
@@ -92,7 +113,8 @@ void register_copy_ops(Registry& r) {
             << " dimensions.";
         return std::vector<TensorMeta>{};
       })
-      .set_cpu([](const Stack& a, std::vector<Tensor>&) { kernels::cpu::copy_into(a[0].to_tensor(), a[1].to_tensor()); });
+      .set_cpu([](const Stack& a, std::vector<Tensor>&) { kernels::cpu::copy_into(a[0].to_tensor(), a[1].to_tensor()); })
+      .set_cuda([](const Stack& a, std::vector<Tensor>&) { kernels::cuda::copy_into(a[0].to_tensor(), a[1].to_tensor()); });
   r.def("zero_(Tensor(a!) self) -> Tensor(a!)").set_decomposition([](const Stack& a) {
     return call_op("aten::fill_.Scalar", {a[0], Scalar(0)});
   });

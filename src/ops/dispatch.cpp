@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 
+#include "core/cuda.h"
 #include "core/shape.h"
 #include "support/call_context.h"
 
@@ -15,6 +16,12 @@ namespace {
 std::array<std::atomic<LayerHandler>, kNumLayers> g_handlers{};
 thread_local uint8_t t_excluded = 0;
 thread_local const Storage* t_inplace_target = nullptr;
+
+bool any_cuda_tensor(const Stack& args) {
+  for (const IValue& a : args)
+    if (a.is_tensor() && a.to_tensor().defined() && a.to_tensor().is_cuda()) return true;
+  return false;
+}
 
 Stack pack_outputs(const OpDef& op, std::vector<Tensor> outs) {
   if (!op.schema.returns.empty() && op.schema.returns[0].type.is_list) return {IValue(std::move(outs))};
@@ -46,9 +53,24 @@ Stack run_view(const OpDef& op, Stack& args) {
   return pack_outputs(op, std::move(outs));
 }
 
+/// PyTorch's error for an op without a kernel for the device its tensors are on.
+[[noreturn]] void no_kernel(const OpDef& op, const char* backend) {
+  EMBER_FAIL_KIND(ErrorKind::NotImplementedError)
+      << "Could not run '" << op.name << "' with arguments from the '" << backend
+      << "' backend. Ember has no " << backend << " kernel for this operator yet (it has: CPU"
+      << (op.cuda ? ", CUDA" : "") << "). See Note [cuda] (docs/notes/cuda.md).";
+}
+
 Stack run_functional(const OpDef& op, Stack& args) {
   std::vector<TensorMeta> metas = op.meta(args);
   const std::optional<Device> device = common_device(op, args);
+  // The CUDA kernel runs when any argument or output is on a CUDA device (copies between
+  // the host and a device included); an op without one raises before allocating.
+  const bool cuda = (device && device->is_cuda()) || (!metas.empty() && metas[0].device.is_cuda()) ||
+                    (op.cross_device && any_cuda_tensor(args));
+  if (cuda && !op.cuda) no_kernel(op, "CUDA");
+  // `cuda` means the current CUDA device: an output gets its index.
+  for (auto& m : metas) m.device = core::cuda::normalize_device(m.device);
   std::vector<Tensor> outs;
   outs.reserve(metas.size());
   for (const auto& m : metas) outs.push_back(m.undefined ? Tensor() : empty_from_meta(m));
@@ -62,9 +84,11 @@ Stack run_functional(const OpDef& op, Stack& args) {
   const bool on_meta = !metas.empty() ? metas[0].device.is_meta() : (device && device->is_meta());
   if (!on_meta) {
     EMBER_CHECK(!(device && device->is_meta())) << "Cannot copy out of meta tensor; no data!";
-    EMBER_CHECK(device.value_or(kCPU).is_cpu() && (metas.empty() || metas[0].device.is_cpu()))
-        << "no kernel for device " << device.value_or(metas[0].device);
-    op.cpu(args, outs);
+    if (cuda) {
+      op.cuda(args, outs);
+    } else {
+      op.cpu(args, outs);
+    }
     for (auto& w : written) w.storage()->bump_version();
   }
   if (!written.empty() && outs.empty()) return pack_outputs(op, std::move(written));
@@ -85,6 +109,7 @@ Stack run_backend(const OpDef& op, Stack& args) {
       const std::optional<Device> device = common_device(op, args);
       EMBER_CHECK_KIND(ErrorKind::NotImplementedError, !device || !device->is_meta())
           << "the output shape of this op depends on the input's data, which a meta tensor does not have";
+      if (device && device->is_cuda()) no_kernel(op, "CUDA");
       return op.cpu_dynamic(args);
     }
     case OpKind::InPlace:
@@ -176,24 +201,31 @@ Tensor empty_from_meta(const TensorMeta& m) {
   impl->sizes = m.sizes;
   impl->strides = m.strides;
   impl->dtype = m.dtype;
-  impl->device = m.device;
+  impl->device = core::cuda::normalize_device(m.device);
   impl->refresh();
   int64_t extent = 0;
   if (impl->numel > 0) {
     extent = 1;
     for (size_t i = 0; i < m.sizes.size(); ++i) extent += (m.sizes[i] - 1) * m.strides[i];
   }
-  impl->storage = std::make_shared<Storage>(static_cast<size_t>(extent) * element_size(m.dtype), m.device);
+  impl->storage = std::make_shared<Storage>(static_cast<size_t>(extent) * element_size(m.dtype), impl->device);
   return Tensor(std::move(impl));
 }
 
 std::optional<Device> common_device(const OpDef& op, const Stack& args) {
-  std::optional<Device> device;
+  // Copies move data between devices: their tensors may differ (the first one's wins).
+  // Elsewhere a 0-dim CPU tensor may sit beside tensors of another device (PyTorch's CPU
+  // scalars): it counts only when nothing else is there.
+  std::optional<Device> device, cpu_scalar;
   auto visit = [&](const Tensor& t) {
     if (!t.defined()) return;
+    if (t.is_cpu() && t.dim() == 0 && !op.cross_device) {
+      if (!cpu_scalar) cpu_scalar = t.device();
+      return;
+    }
     if (!device) {
       device = t.device();
-    } else if (!(t.device() == *device)) {
+    } else if (!(t.device() == *device) && !op.cross_device) {
       EMBER_FAIL() << "Expected all tensors to be on the same device, but found at least two devices, " << *device
                    << " and " << t.device() << "!";
     }
@@ -208,7 +240,11 @@ std::optional<Device> common_device(const OpDef& op, const Stack& args) {
         if (t) visit(*t);
     }
   }
-  return device;
+  if (device && cpu_scalar && !device->is_cuda() && !device->is_cpu()) {
+    EMBER_FAIL() << "Expected all tensors to be on the same device, but found at least two devices, " << *device
+                 << " and " << *cpu_scalar << "!";
+  }
+  return device ? device : cpu_scalar;
 }
 
 }  // namespace ember::ops

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/shape.h"
+#include "kernels/cuda/loops.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/view.h"
 #include "ops/api.h"
@@ -187,6 +188,23 @@ void register_factory_ops(Registry& r) {
   r.def("eye(SymInt n, *, " + opts + ") -> Tensor").set_decomposition([](const Stack& a) {
     return call_op("aten::eye.m", {a[0], a[0], a[1], a[2], a[3], a[4]});
   });
+
+  // On CUDA devices (Note [cuda]): empty allocates only, full fills by broadcasting its
+  // value on the device, and sequences are made on the host and copied over.
+  for (const char* name : {"aten::empty.memory_format", "aten::empty_strided", "aten::empty_like"})
+    r.edit(name).set_cuda([](const Stack&, std::vector<Tensor>&) {});
+  auto fill_with = [](size_t value_index) {
+    return [value_index](const Stack& a, std::vector<Tensor>& out) {
+      kernels::cuda::copy_into(out[0], scalar_tensor(a[value_index].to_scalar(), out[0].dtype(), kCPU));
+    };
+  };
+  r.edit("aten::full").set_cuda(fill_with(1));
+  r.edit("aten::full_like").set_cuda(fill_with(1));
+  r.edit("aten::scalar_tensor").set_cuda(fill_with(0));
+  for (const char* name : {"aten::arange.start_step", "aten::linspace", "aten::eye.m"}) {
+    OpDef& op = r.edit(name);
+    op.set_cuda(via_host(op.cpu));
+  }
 }
 
 }  // namespace ember::ops
@@ -253,7 +271,8 @@ Tensor tensor(const std::vector<T>& values, IntArrayRef sizes, TensorOptions opt
   T* p = host.data_ptr<T>();
   for (size_t i = 0; i < values.size(); ++i) p[i] = values[i];
   const ScalarType want = options.dtype_or(natural);
-  return want == natural ? host : ember::to(host, want);
+  Tensor typed = want == natural ? host : ember::to(host, want);
+  return options.device_ ? typed.to(*options.device_) : typed;
 }
 template Tensor tensor<float>(const std::vector<float>&, IntArrayRef, TensorOptions);
 template Tensor tensor<double>(const std::vector<double>&, IntArrayRef, TensorOptions);
@@ -268,7 +287,8 @@ Tensor tensor<bool>(const std::vector<bool>& values, IntArrayRef sizes, TensorOp
   std::vector<uint8_t> bytes(values.begin(), values.end());
   Tensor t = tensor<uint8_t>(bytes, sizes, {});
   Tensor out = ember::to(t, kBool);
-  return options.dtype_ ? ember::to(out, *options.dtype_) : out;
+  if (options.dtype_) out = ember::to(out, *options.dtype_);
+  return options.device_ ? out.to(*options.device_) : out;
 }
 
 Tensor from_blob(void* data, IntArrayRef sizes, ScalarType dtype) {

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "core/shape.h"
+#include "kernels/cuda/loops.h"
 #include "ops/dispatch.h"
 
 namespace ember::ops {
@@ -54,6 +55,9 @@ TensorMeta pointwise_meta(const std::vector<const Tensor*>& inputs, ScalarType d
     if (first || t->dim() > 0) device = t->device();
     first = false;
   }
+  // A 0-dim CPU tensor beside a CUDA tensor is a CPU scalar: the result is on the GPU.
+  for (const Tensor* t : inputs)
+    if (t->is_cuda()) device = t->device();
   const int nd = static_cast<int>(shape.size());
   TensorMeta m;
   m.sizes = shape;
@@ -122,6 +126,8 @@ Tensor scalar_tensor(const Scalar& value, ScalarType dtype, Device device) {
   Tensor t = empty_from_meta(contiguous_meta({}, dtype, device));
   if (device.is_cpu()) {
     EMBER_DISPATCH_ALL_TYPES(dtype, "scalar_tensor", [&] { *t.data_ptr<scalar_t>() = value.to<scalar_t>(); });
+  } else if (device.is_cuda()) {
+    kernels::cuda::copy_into(t, scalar_tensor(value, dtype, kCPU));
   }
   return t;
 }
@@ -134,6 +140,16 @@ Tensor cast(const Tensor& t, ScalarType dtype) {
 void not_implemented(const char* kernel, ScalarType t) {
   EMBER_FAIL_KIND(ErrorKind::NotImplementedError)
       << "\"" << kernel << "\" not implemented for '" << scalar_type_name(t) << "'";
+}
+
+KernelFn via_host(KernelFn cpu) {
+  return [cpu = std::move(cpu)](const Stack& args, std::vector<Tensor>& outs) {
+    std::vector<Tensor> host;
+    for (const Tensor& o : outs) host.push_back(o.defined() ? empty_from_meta(contiguous_meta(o.sizes(), o.dtype(), kCPU)) : Tensor());
+    cpu(args, host);
+    for (size_t i = 0; i < outs.size(); ++i)
+      if (outs[i].defined()) kernels::cuda::copy_into(outs[i], host[i]);
+  };
 }
 
 void check_defined(const Tensor& t, const char* what) { EMBER_CHECK(t.defined()) << what << " is an undefined tensor"; }

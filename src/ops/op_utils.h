@@ -32,6 +32,10 @@ Tensor cast(const Tensor& t, ScalarType dtype);
 /// "\"<kernel>\" not implemented for '<Dtype>'".
 [[noreturn]] void not_implemented(const char* kernel, ScalarType t);
 
+/// A CUDA kernel for a factory whose values are cheap to make on the host (arange, eye,
+/// linspace): `cpu` fills host tensors, which are then copied into the device outputs.
+KernelFn via_host(KernelFn cpu);
+
 /// Raises unless `t` is defined; `what` names the argument.
 void check_defined(const Tensor& t, const char* what);
 

@@ -6,6 +6,7 @@
 
 #include "core/shape.h"
 #include "kernels/cpu/loops.h"
+#include "kernels/cuda/loops.h"
 #include "ember/ops/pointwise.h"
 #include "ops/api.h"
 #include "ops/dispatch.h"
@@ -23,6 +24,7 @@ namespace ember::vec::fns {
 #define EMBER_UNARY(name, kind_, expr)                 \
   struct name##_op {                                        \
     static constexpr ops::Kind kind = ops::Kind::kind_; \
+    static constexpr const char* source = #expr;       \
     double p0 = 0;                                     \
     template <typename T>                              \
     auto operator()(T x) const -> decltype(expr) { return expr; } \
@@ -30,6 +32,7 @@ namespace ember::vec::fns {
 #define EMBER_BINARY(name, kind_, expr)                \
   struct name##_op {                                        \
     static constexpr ops::Kind kind = ops::Kind::kind_; \
+    static constexpr const char* source = #expr;       \
     double p0 = 1;                                     \
     template <typename T>                              \
     auto operator()(T a, T b) const -> decltype(expr) { return expr; } \
@@ -83,6 +86,15 @@ Types types_for(Kind kind, ScalarType common, const char* name) {
       return {common, common};
   }
   EMBER_INTERNAL_ASSERT(false);
+}
+
+/// The CUDA kernel of a scalar_ops.def row for one call (Note [cuda]).
+kernels::cuda::PointwiseKernel cuda_row(const char* name, const char* expr, const std::vector<Tensor>& inputs,
+                                        ScalarType compute, const Tensor& out) {
+  kernels::cuda::PointwiseKernel k{.name = name, .expr = expr, .helpers = {}, .inputs = {}, .compute = compute,
+                                   .out = out.dtype()};
+  for (const Tensor& t : inputs) k.inputs.push_back(t.dtype());
+  return k;
 }
 
 /// Runs functor F over (out, inputs) with inputs cast to `compute`. The kind decides,
@@ -144,6 +156,11 @@ void def_unary(Registry& r, const char* name) {
       .set_cpu([name](const Stack& a, std::vector<Tensor>& out) {
         Types t = types_for(kind, a[0].to_tensor().dtype(), name);
         run<kind, F, 1>(F{}, out[0], {a[0].to_tensor()}, t.compute);
+      })
+      .set_cuda([name](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor& self = a[0].to_tensor();
+        Types t = types_for(kind, self.dtype(), name);
+        kernels::cuda::pointwise(cuda_row(name, F::source, {self}, t.compute, out[0]), out[0], {self});
       });
   if (n != "isnan") r.def(n + "_(Tensor(a!) self) -> Tensor(a!)").set_inplace_of("aten::" + n);
 }
@@ -179,6 +196,26 @@ void check_operands(std::string_view name, const Stack& a) {
   }
 }
 
+/// What both kernels of a binary op compute before running: the dtypes, the right-hand
+/// operand as a tensor (a Scalar becomes a 0-dim tensor on `scalar_device`) and alpha.
+struct BinaryCall {
+  Types types;
+  Tensor other;
+  double p0 = 1;
+};
+BinaryCall binary_call(const Stack& a, Kind kind, const char* name, bool has_alpha, bool divides, Device scalar_device) {
+  BinaryCall c{types_for(kind, result_type({&a[0], &a[1]}), name), Tensor(), 1};
+  c.other = operand(a[1], c.types.compute, scalar_device);
+  if (has_alpha) {
+    const Scalar alpha = a[2].to_scalar();
+    EMBER_CHECK(!(is_integral(c.types.compute, true) && alpha.is_floating_point()))
+        << "For integral input tensors, argument alpha must not be a floating point number.";
+    c.p0 = alpha.to_double();
+  }
+  if (divides) check_int_divisor(c.other, c.types.compute, name);
+  return c;
+}
+
 /// Registers `name.<overload>` computing F(self, other) (alpha, if the schema has one,
 /// becomes F's p0).
 template <typename F>
@@ -200,19 +237,17 @@ void def_binary(Registry& r, const std::string& schema, const char* name, bool i
       return metas(pointwise_meta({&self}, t.out));
     })
       .set_cpu([name, has_alpha, divides](const Stack& a, std::vector<Tensor>& out) {
-        ScalarType common = result_type({&a[0], &a[1]});
-        Types t = types_for(kind, common, name);
-        const Tensor& self = a[0].to_tensor();
-        Tensor other = operand(a[1], t.compute, self.device());
+        const BinaryCall c = binary_call(a, kind, name, has_alpha, divides, a[0].to_tensor().device());
         F f;
-        if (has_alpha) {
-          const Scalar alpha = a[2].to_scalar();
-          EMBER_CHECK(!(is_integral(t.compute, true) && alpha.is_floating_point()))
-              << "For integral input tensors, argument alpha must not be a floating point number.";
-          f.p0 = alpha.to_double();
-        }
-        if (divides) check_int_divisor(other, t.compute, name);
-        run<kind, F, 2>(f, out[0], {self, other}, t.compute);
+        if (has_alpha) f.p0 = c.p0;
+        run<kind, F, 2>(f, out[0], {a[0].to_tensor(), c.other}, c.types.compute);
+      })
+      .set_cuda([name, has_alpha, divides](const Stack& a, std::vector<Tensor>& out) {
+        // A Scalar operand stays a 0-dim CPU tensor; the launcher copies it to the device.
+        const BinaryCall c = binary_call(a, kind, name, has_alpha, divides, kCPU);
+        const Tensor& self = a[0].to_tensor();
+        kernels::cuda::pointwise(cuda_row(name, F::source, {self, c.other}, c.types.compute, out[0]), out[0],
+                                 {self, c.other}, has_alpha ? c.p0 : F{}.p0);
       });
   if (inplace_too) {
     // add.Tensor -> add_.Tensor
@@ -236,10 +271,22 @@ void def_binary_ts(Registry& r, const char* name, const char* extra = "") {
 
 // --- ops with more than a scalar function ----------------------------------------------
 
-Tensor where_impl(const Tensor& cond, const Tensor& self, const Tensor& other, Tensor& out) {
+void check_condition(const Tensor& cond) {
   EMBER_CHECK(cond.dtype() == kBool || cond.dtype() == kUInt8)
       << "where expected condition to be a boolean tensor, but got a tensor with dtype "
       << scalar_type_name(cond.dtype());
+}
+
+/// where on a CUDA device: one kernel reading the condition and both values in their own
+/// dtypes (0-dim CPU values are copied to the device by the launcher).
+void where_cuda(const Tensor& cond, const Tensor& self, const Tensor& other, const Tensor& out) {
+  check_condition(cond);
+  kernels::cuda::pointwise(cuda_row("where", "where(a != T(0), b, c)", {cond, self, other}, out.dtype(), out), out,
+                           {cond, self, other});
+}
+
+Tensor where_impl(const Tensor& cond, const Tensor& self, const Tensor& other, Tensor& out) {
+  check_condition(cond);
   Tensor c = cast(cond, kBool);
   Tensor a = cast(self, out.dtype());
   Tensor b = cast(other, out.dtype());
@@ -273,10 +320,19 @@ void register_where(Registry& r) {
     Tensor y = operand(a[2], out[0].dtype(), cond.device());
     where_impl(cond, x, y, out[0]);
   };
-  r.def("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor").set_meta(meta).set_cpu(kernel);
-  r.def("where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor").set_meta(meta).set_cpu(kernel);
-  r.def("where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor").set_meta(meta).set_cpu(kernel);
-  r.def("where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor").set_meta(meta).set_cpu(kernel);
+  auto cuda = [](const Stack& a, std::vector<Tensor>& out) {
+    where_cuda(a[0].to_tensor(), operand(a[1], out[0].dtype(), kCPU), operand(a[2], out[0].dtype(), kCPU), out[0]);
+  };
+  r.def("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor").set_meta(meta).set_cpu(kernel).set_cuda(cuda);
+  r.def("where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor")
+      .set_meta(meta)
+      .set_cpu(kernel)
+      .set_cuda(cuda);
+  r.def("where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor")
+      .set_meta(meta)
+      .set_cpu(kernel)
+      .set_cuda(cuda);
+  r.def("where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor").set_meta(meta).set_cpu(kernel).set_cuda(cuda);
 }
 
 void register_masked_fill(Registry& r) {
@@ -299,8 +355,13 @@ void register_masked_fill(Registry& r) {
     Tensor value = a[2].is_tensor() ? cast(a[2].to_tensor(), self.dtype()) : scalar_tensor(a[2].to_scalar(), self.dtype(), self.device());
     where_impl(a[1].to_tensor(), value, self, out[0]);
   };
-  r.def("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor").set_meta(meta).set_cpu(kernel);
-  r.def("masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor").set_meta(meta).set_cpu(kernel);
+  auto cuda = [](const Stack& a, std::vector<Tensor>& out) {
+    const Tensor& self = a[0].to_tensor();
+    where_cuda(a[1].to_tensor(), a[2].is_tensor() ? a[2].to_tensor() : scalar_tensor(a[2].to_scalar(), self.dtype(), kCPU),
+               self, out[0]);
+  };
+  r.def("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor").set_meta(meta).set_cpu(kernel).set_cuda(cuda);
+  r.def("masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor").set_meta(meta).set_cpu(kernel).set_cuda(cuda);
   r.def("masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)")
       .set_inplace_of("aten::masked_fill.Scalar");
   r.def("masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)")
@@ -329,27 +390,44 @@ void register_clamp(Registry& r) {
       if (a[i].is_tensor()) ins.push_back(&a[i].to_tensor());
     return metas(pointwise_meta(ins, dt));
   };
-  auto kernel = [](const Stack& a, std::vector<Tensor>& out) {
-    const Tensor& x = a[0].to_tensor();
-    const ScalarType dt = out[0].dtype();
+  // A missing bound is the dtype's extreme, so one three-input kernel covers all forms.
+  auto bounds = [](const Stack& a, ScalarType dt, Device device) {
     EMBER_CHECK(dt != kBool) << "\"clamp\" not implemented for 'Bool'";
-    // A missing bound is the dtype's extreme, so one three-input kernel covers all forms.
     auto bound = [&](const IValue& v, bool lower) -> Tensor {
-      if (!v.is_none()) return cast(operand(v, dt, x.device()), dt);
+      if (!v.is_none()) return v.is_tensor() ? cast(v.to_tensor(), dt) : operand(v, dt, device);
       return EMBER_DISPATCH_ALL_TYPES(dt, "clamp", [&] {
         using lim = std::numeric_limits<opmath_t<scalar_t>>;
         const double extreme = lim::has_infinity ? (lower ? -lim::infinity() : lim::infinity())
                                                  : static_cast<double>(lower ? lim::lowest() : lim::max());
         return lim::has_infinity || sizeof(scalar_t) < 8
-                   ? scalar_tensor(Scalar(extreme), dt, x.device())
+                   ? scalar_tensor(Scalar(extreme), dt, device)
                    : scalar_tensor(Scalar(lower ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max()),
-                                   dt, x.device());
+                                   dt, device);
       });
     };
-    run<Kind::Arith, ClampOp, 3>(ClampOp{}, out[0], {x, bound(a[1], true), bound(a[2], false)}, dt);
+    return std::pair{bound(a[1], true), bound(a[2], false)};
   };
-  r.def("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor").set_meta(meta).set_cpu(kernel);
-  r.def("clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor").set_meta(meta).set_cpu(kernel);
+  auto kernel = [bounds](const Stack& a, std::vector<Tensor>& out) {
+    const Tensor& x = a[0].to_tensor();
+    const auto [lo, hi] = bounds(a, out[0].dtype(), x.device());
+    run<Kind::Arith, ClampOp, 3>(ClampOp{}, out[0], {x, lo, hi}, out[0].dtype());
+  };
+  // On CUDA, clamp is minimum(maximum(x, lo), hi) of the scalar_ops.def rows, which is
+  // ClampOp's formula (NaN in x or a bound propagates; lo > hi gives hi).
+  auto cuda = [bounds](const Stack& a, std::vector<Tensor>& out) {
+    const Tensor& x = a[0].to_tensor();
+    const auto [lo, hi] = bounds(a, out[0].dtype(), kCPU);
+    kernels::cuda::PointwiseKernel k = cuda_row("clamp", "row_minimum(row_maximum(a, b, p0), c, p0)", {x, lo, hi},
+                                                out[0].dtype(), out[0]);
+    k.helpers = {kernels::cuda::render_row_function("maximum", 2, vec::fns::maximum_op::source),
+                 kernels::cuda::render_row_function("minimum", 2, vec::fns::minimum_op::source)};
+    kernels::cuda::pointwise(k, out[0], {x, lo, hi});
+  };
+  r.def("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor").set_meta(meta).set_cpu(kernel).set_cuda(cuda);
+  r.def("clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor")
+      .set_meta(meta)
+      .set_cpu(kernel)
+      .set_cuda(cuda);
   r.def("clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)").set_inplace_of("aten::clamp");
   r.def("clamp_min(Tensor self, Scalar min) -> Tensor").set_decomposition([](const Stack& a) {
     return call_op("aten::clamp", {a[0], a[1], None{}});

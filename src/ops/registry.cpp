@@ -22,6 +22,11 @@ OpDef& OpDef::set_cpu(KernelFn f, std::source_location loc) {
   cpu_site = site(loc);
   return *this;
 }
+OpDef& OpDef::set_cuda(KernelFn f, std::source_location loc) {
+  cuda = std::move(f);
+  cuda_site = site(loc);
+  return *this;
+}
 OpDef& OpDef::set_cpu_dynamic(DynamicKernelFn f, std::source_location loc) {
   cpu_dynamic = std::move(f);
   cpu_site = site(loc);

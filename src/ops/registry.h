@@ -9,6 +9,7 @@
 //   in-place    the functional op, then copy_ into `self` (functionalized at dispatch)
 //   view        meta(args) gives sizes/strides/offset; the output shares self's storage
 //   functional  meta(args) gives outputs; they are allocated; cpu(args, outputs) fills them
+//               (cuda(args, outputs) when an argument or output lives on a CUDA device)
 //   dynamic     the output shape depends on data: cpu_dynamic(args) allocates itself
 #pragma once
 
@@ -85,11 +86,17 @@ struct OpDef {
 
   MetaFn meta;
   KernelFn cpu;
+  /// The kernel for CUDA devices (Note [cuda]); unset: the op raises PyTorch's "Could not
+  /// run 'aten::…' with arguments from the 'CUDA' backend".
+  KernelFn cuda;
   DynamicKernelFn cpu_dynamic;
   DecompFn decomposition;
   /// For in-place ops: the functional op computing the new value of self.
   const OpDef* functional = nullptr;
   std::string functional_name;
+  /// Copies between devices (copy_, _to_copy): tensors on different devices are allowed,
+  /// and the CUDA kernel runs when any of them is on a CUDA device.
+  bool cross_device = false;
   /// Random ops read the generator; capture and codegen treat them specially.
   bool nondeterministic_seeded = false;
 
@@ -100,11 +107,12 @@ struct OpDef {
   /// rand_like, …): the autograd layer records nothing for them.
   bool not_differentiable = false;
 
-  FacetSite schema_site, meta_site, cpu_site, decomposition_site, derivative_site;
+  FacetSite schema_site, meta_site, cpu_site, cuda_site, decomposition_site, derivative_site;
 
   // --- builder ------------------------------------------------------------------
   OpDef& set_meta(MetaFn f, std::source_location loc = std::source_location::current());
   OpDef& set_cpu(KernelFn f, std::source_location loc = std::source_location::current());
+  OpDef& set_cuda(KernelFn f, std::source_location loc = std::source_location::current());
   OpDef& set_cpu_dynamic(DynamicKernelFn f, std::source_location loc = std::source_location::current());
   OpDef& set_decomposition(DecompFn f, std::source_location loc = std::source_location::current());
   /// Marks a view op: meta gives the view geometry, outputs alias argument 0.
@@ -114,6 +122,10 @@ struct OpDef {
   OpDef& set_derivative(std::string node_name, DerivativeFn f,
                         std::source_location loc = std::source_location::current());
   OpDef& set_not_differentiable(std::source_location loc = std::source_location::current());
+  OpDef& set_cross_device() {
+    cross_device = true;
+    return *this;
+  }
   OpDef& set_random() {
     nondeterministic_seeded = true;
     return *this;

@@ -1,11 +1,14 @@
 // ops/tensor_methods.cpp — Tensor's methods and operators for view, copy and pointwise
 // ops; each forwards to the free function of the same name. (Methods of other families
 // are defined in that family's file.)
+#include "core/cuda.h"
+#include "core/shape.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/pointwise.h"
 #include "ember/ops/view.h"
 #include "ops/api.h"
 #include "ops/dispatch.h"
+#include "support/call_context.h"
 
 namespace ember {
 
@@ -37,10 +40,33 @@ Tensor Tensor::unflatten(int64_t dim, IntArrayRef sizes, Loc loc) const { return
 Tensor Tensor::contiguous(Loc loc) const { return ember::contiguous(*this, loc); }
 Tensor Tensor::clone(Loc loc) const { return ember::clone(*this, loc); }
 Tensor Tensor::to(ScalarType dtype, Loc loc) const { return ember::to(*this, dtype, loc); }
-Tensor Tensor::to(Device device, Loc loc) const {
+Tensor Tensor::to(Device device, Loc loc) const { return to(device, false, loc); }
+Tensor Tensor::to(Device device, bool non_blocking, Loc loc) const {
+  support::UserLocScope scope(loc);
+  device = core::cuda::normalize_device(device);
   if (device == this->device()) return *this;
   static const ops::OpDef& to_copy = ops::registry().get("aten::_to_copy");
-  return ops::call_tensor(to_copy, {*this, None{}, None{}, device}, loc);
+  return ops::call_tensor(to_copy, {*this, None{}, None{}, device, None{}, non_blocking}, loc);
+}
+Tensor Tensor::cuda(int device, bool non_blocking, Loc loc) const {
+  return to(Device(DeviceType::CUDA, static_cast<int8_t>(device)), non_blocking, loc);
+}
+Tensor Tensor::cpu(Loc loc) const { return to(kCPU, false, loc); }
+Tensor Tensor::pin_memory(Loc loc) const {
+  support::UserLocScope scope(loc);
+  EMBER_CHECK(is_cpu()) << "cannot pin '" << device() << "' memory: only dense CPU tensors can be pinned";
+  if (is_pinned()) return *this;
+  auto impl = std::make_shared<TensorImpl>();
+  impl->sizes = sizes().vec();
+  impl->strides = core::contiguous_strides(sizes());
+  impl->dtype = dtype();
+  impl->device = kCPU;
+  impl->refresh();
+  const size_t bytes = static_cast<size_t>(numel()) * element_size();
+  impl->storage = std::make_shared<Storage>(core::cuda::pinned_alloc(bytes), bytes, kCPU, core::cuda::pinned_free);
+  Tensor pinned(std::move(impl));
+  ember::copy_(pinned, *this, loc);
+  return pinned;
 }
 Tensor Tensor::operator[](int64_t index) const { return ember::select(*this, 0, index); }
 
@@ -113,6 +139,9 @@ Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max, Loc
   return ops::call_inplace(EMBER_OP("aten::clamp_"), *this, {*this, min, max}, loc);
 }
 Tensor& Tensor::copy_(const Tensor& src, Loc loc) { return ember::copy_(*this, src, loc); }
+Tensor& Tensor::copy_(const Tensor& src, bool non_blocking, Loc loc) {
+  return ops::call_inplace(EMBER_OP("aten::copy_"), *this, {*this, src, non_blocking}, loc);
+}
 Tensor& Tensor::fill_(const Scalar& value, Loc loc) { return ember::fill_(*this, value, loc); }
 Tensor& Tensor::zero_(Loc loc) { return ember::zero_(*this, loc); }
 

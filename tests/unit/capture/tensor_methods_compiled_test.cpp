@@ -96,6 +96,8 @@ std::vector<Row> rows() {
       {"device()", [](const Tensor& a, const Tensor&) { return Results{text((a * 2).device().str())}; }},
       {"is_meta()", [](const Tensor& a, const Tensor&) { return Results{num((a * 2).is_meta())}; }},
       {"is_cpu()", [](const Tensor& a, const Tensor&) { return Results{num((a * 2).is_cpu())}; }},
+      {"is_cuda()", [](const Tensor& a, const Tensor&) { return Results{num((a * 2).is_cuda())}; }},
+      {"is_pinned()", [](const Tensor& a, const Tensor&) { return Results{num((a * 2).is_pinned())}; }},
       {"is_contiguous()",
        [](const Tensor& a, const Tensor&) {
          return Results{num(a.t().is_contiguous()), num((a * 2).is_contiguous())};
@@ -220,6 +222,23 @@ std::vector<Row> rows() {
        [](const Tensor& a, const Tensor&) {
          return Results{a.to(Device("cpu")), (a * 2).to(Device("cpu"))};
        }},
+      {"to(Device,bool)",
+       [](const Tensor& a, const Tensor&) {
+         return Results{a.to(Device("cpu"), true), (a * 2).to(kCPU, false)};
+       }},
+      {"cpu()", [](const Tensor& a, const Tensor&) { return Results{a.cpu(), (a * 2).cpu()}; }},
+      // A GPU and page-locked memory need a CUDA device: without one these rows compare
+      // what they can (is_available), with one they go there and back.
+      {"cuda(int,bool)",
+       [](const Tensor& a, const Tensor&) {
+         if (!cuda::is_available()) return Results{num(cuda::device_count())};
+         return Results{(a * 2).cuda().cpu()};
+       }},
+      {"pin_memory()",
+       [](const Tensor& a, const Tensor&) {
+         if (!cuda::is_available()) return Results{num(cuda::device_count())};
+         return Results{(a * 2).pin_memory()};
+       }},
       {"operator[](int64_t)",
        [](const Tensor& a, const Tensor&) {
          return Results{a[1], a[-1] * 2};
@@ -290,6 +309,12 @@ std::vector<Row> rows() {
        [](const Tensor& a, const Tensor& b) {
          Tensor x = a;
          x.copy_(b.t().t() * 2);
+         return Results{x};
+       }},
+      {"copy_(Tensor,bool)",
+       [](const Tensor& a, const Tensor& b) {
+         Tensor x = a * 1;
+         x.copy_(b * 2, /*non_blocking=*/true);
          return Results{x};
        }},
       {"fill_(Scalar)",

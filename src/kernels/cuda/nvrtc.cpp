@@ -1,0 +1,247 @@
+// kernels/cuda/nvrtc.cpp — see nvrtc.h. Built only with EMBER_CUDA.
+#include "kernels/cuda/nvrtc.h"
+
+#include <cuda.h>
+#include <dlfcn.h>
+#include <nvrtc.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "core/cuda_runtime.h"
+#include "ember/config.h"
+#include "ember/cuda.h"
+#include "ember/error.h"
+
+namespace ember::kernels::cuda {
+namespace fs = std::filesystem;
+namespace {
+
+/// The NVRTC functions Ember uses, from the library opened at run time.
+struct Nvrtc {
+  decltype(&::nvrtcVersion) version = nullptr;
+  decltype(&::nvrtcCreateProgram) create = nullptr;
+  decltype(&::nvrtcCompileProgram) compile = nullptr;
+  decltype(&::nvrtcGetProgramLogSize) log_size = nullptr;
+  decltype(&::nvrtcGetProgramLog) log = nullptr;
+  decltype(&::nvrtcGetCUBINSize) cubin_size = nullptr;
+  decltype(&::nvrtcGetCUBIN) cubin = nullptr;
+  decltype(&::nvrtcDestroyProgram) destroy = nullptr;
+  decltype(&::nvrtcGetErrorString) error_string = nullptr;
+  std::string error;  // why it could not be opened
+};
+
+const Nvrtc& nvrtc() {
+  static const Nvrtc lib = [] {
+    Nvrtc n;
+    void* h = nullptr;
+    std::string tried;
+    std::vector<std::string> names;
+    if (const char* env = std::getenv("EMBER_NVRTC_LIBRARY")) names.emplace_back(env);
+    names.emplace_back(EMBER_NVRTC_SONAME);
+    names.emplace_back(std::string(EMBER_NVRTC_LIBRARY_DIR) + "/" + EMBER_NVRTC_SONAME);
+    names.emplace_back(std::string("/usr/local/cuda/lib64/") + EMBER_NVRTC_SONAME);  // the usual toolkit place
+    for (const auto& name : names) {
+      h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (h) break;
+      tried += "\n  " + name + ": " + dlerror();
+    }
+    if (!h) {
+      n.error = "cannot open NVRTC, which compiles Ember's CUDA kernels (set EMBER_NVRTC_LIBRARY to its path):" + tried;
+      return n;
+    }
+    auto sym = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, name));
+      if (!fn && n.error.empty()) n.error = std::string("NVRTC has no function ") + name;
+    };
+    sym(n.version, "nvrtcVersion");
+    sym(n.create, "nvrtcCreateProgram");
+    sym(n.compile, "nvrtcCompileProgram");
+    sym(n.log_size, "nvrtcGetProgramLogSize");
+    sym(n.log, "nvrtcGetProgramLog");
+    sym(n.cubin_size, "nvrtcGetCUBINSize");
+    sym(n.cubin, "nvrtcGetCUBIN");
+    sym(n.destroy, "nvrtcDestroyProgram");
+    sym(n.error_string, "nvrtcGetErrorString");
+    return n;
+  }();
+  EMBER_CHECK(lib.error.empty()) << lib.error;
+  return lib;
+}
+
+void check_nvrtc(nvrtcResult r, const char* what) {
+  EMBER_CHECK(r == NVRTC_SUCCESS) << "NVRTC error in " << what << ": " << nvrtc().error_string(r);
+}
+
+// 128 bits of FNV-1a (two bases), as the inductor's C++ cache names its libraries.
+uint64_t fnv1a(std::string_view data, uint64_t h) {
+  for (unsigned char c : data) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+std::string hash_text(std::string_view data) {
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(fnv1a(data, 14695981039346656037ull)),
+                static_cast<unsigned long long>(fnv1a(data, 0x84222325cbf29ce4ull)));
+  return buf;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::atomic<int> g_temp_counter{0};
+
+void write_atomically(const fs::path& target, const std::string& data) {
+  const fs::path tmp = target.string() + ".tmp." + std::to_string(getpid()) + "." + std::to_string(g_temp_counter++);
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << data;
+    EMBER_CHECK(out.good()) << "cuda: cannot write the kernel cache file " << tmp.string();
+  }
+  fs::rename(tmp, target);
+}
+
+/// The driver API through the runtime's entry points (libcuda is never linked).
+struct Driver {
+  CUresult (*module_load_data)(CUmodule*, const void*) = nullptr;
+  CUresult (*module_get_function)(CUfunction*, CUmodule, const char*) = nullptr;
+  CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, void**,
+                     void**) = nullptr;
+  CUresult (*error_string)(CUresult, const char**) = nullptr;
+};
+
+const Driver& driver() {
+  static const Driver d = [] {
+    Driver r;
+    r.module_load_data = reinterpret_cast<decltype(r.module_load_data)>(core::cuda_rt::driver_entry_point("cuModuleLoadData"));
+    r.module_get_function =
+        reinterpret_cast<decltype(r.module_get_function)>(core::cuda_rt::driver_entry_point("cuModuleGetFunction"));
+    r.launch = reinterpret_cast<decltype(r.launch)>(core::cuda_rt::driver_entry_point("cuLaunchKernel"));
+    r.error_string = reinterpret_cast<decltype(r.error_string)>(core::cuda_rt::driver_entry_point("cuGetErrorString"));
+    return r;
+  }();
+  return d;
+}
+
+void check_driver(CUresult r, const char* what) {
+  if (r == CUDA_SUCCESS) return;
+  const char* msg = "unknown error";
+  driver().error_string(r, &msg);
+  EMBER_FAIL() << "CUDA driver error in " << what << ": " << msg;
+}
+
+}  // namespace
+
+bool nvrtc_available(std::string* reason) {
+  try {
+    nvrtc();
+    return true;
+  } catch (const Error& e) {
+    if (reason) *reason = e.what();
+    return false;
+  }
+}
+
+std::string nvrtc_version() {
+  int major = 0, minor = 0;
+  check_nvrtc(nvrtc().version(&major, &minor), "nvrtcVersion");
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+std::vector<std::string> nvrtc_flags(const std::string& arch) {
+  // IEEE semantics as the CPU kernels have them (no fast math), C++17 for `if constexpr`.
+  return {"--gpu-architecture=" + arch, "--std=c++17", "-default-device", "--fmad=false"};
+}
+
+std::string cubin_cache_dir() {
+  std::string dir = config().inductor.cache_dir;
+  if (dir.empty()) dir = (fs::temp_directory_path() / "torchinductor_ember").string();
+  return (fs::path(dir) / "cuda").string();
+}
+
+CubinResult compile_cubin(const std::string& source, const std::string& arch) {
+  const std::vector<std::string> flags = nvrtc_flags(arch);
+  std::string key_text = source + "\nnvrtc " + nvrtc_version() + "\n" + arch + "\n";
+  for (const auto& f : flags) key_text += f + " ";
+  CubinResult result;
+  const fs::path dir = cubin_cache_dir();
+  const fs::path file = dir / (hash_text(key_text) + ".cubin");
+  result.path = file.string();
+  std::error_code ec;
+  if (fs::exists(file, ec)) {
+    result.cubin = read_file(file);
+    if (!result.cubin.empty()) {
+      result.from_cache = true;
+      return result;
+    }
+  }
+  const Nvrtc& n = nvrtc();
+  nvrtcProgram prog = nullptr;
+  check_nvrtc(n.create(&prog, source.c_str(), "ember_kernel.cu", 0, nullptr, nullptr), "nvrtcCreateProgram");
+  std::vector<const char*> opts;
+  for (const auto& f : flags) opts.push_back(f.c_str());
+  const nvrtcResult compiled = n.compile(prog, static_cast<int>(opts.size()), opts.data());
+  size_t log_size = 0;
+  n.log_size(prog, &log_size);
+  std::string log(log_size, '\0');
+  if (log_size) n.log(prog, log.data());
+  if (compiled != NVRTC_SUCCESS) {
+    n.destroy(&prog);
+    EMBER_INTERNAL_ASSERT(false) << "NVRTC could not compile a generated CUDA kernel for " << arch << ": "
+                                 << n.error_string(compiled) << "\n" << log << "\n--- source ---\n" << source;
+  }
+  size_t size = 0;
+  check_nvrtc(n.cubin_size(prog, &size), "nvrtcGetCUBINSize");
+  result.cubin.resize(size);
+  check_nvrtc(n.cubin(prog, result.cubin.data()), "nvrtcGetCUBIN");
+  n.destroy(&prog);
+  fs::create_directories(dir, ec);
+  // A cache that cannot be written only costs a recompile next time.
+  if (!ec) {
+    try {
+      write_atomically(file, result.cubin);
+    } catch (const Error&) {
+    }
+  }
+  return result;
+}
+
+void* get_kernel(const std::string& source, const std::string& symbol, int device) {
+  static std::mutex mu;
+  static std::map<std::pair<int, std::string>, CUfunction> loaded;
+  const auto key = std::make_pair(device, source);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = loaded.find(key);
+    if (it != loaded.end()) return it->second;
+  }
+  const auto [major, minor] = ember::cuda::get_device_capability(device);
+  const CubinResult cubin = compile_cubin(source, "sm_" + std::to_string(major) + std::to_string(minor));
+  ember::cuda::DeviceGuard guard(device);
+  core::cuda_rt::set_device(device);  // makes the primary context current on this thread
+  CUmodule module = nullptr;
+  check_driver(driver().module_load_data(&module, cubin.cubin.data()), "cuModuleLoadData");
+  CUfunction fn = nullptr;
+  check_driver(driver().module_get_function(&fn, module, symbol.c_str()), "cuModuleGetFunction");
+  std::lock_guard<std::mutex> lock(mu);
+  return loaded.emplace(key, fn).first->second;
+}
+
+void launch_kernel(void* function, unsigned grid, unsigned block, void** args, void* stream) {
+  check_driver(driver().launch(static_cast<CUfunction>(function), grid, 1, 1, block, 1, 1, 0,
+                               static_cast<CUstream>(stream), args, nullptr),
+               "cuLaunchKernel");
+}
+
+}  // namespace ember::kernels::cuda

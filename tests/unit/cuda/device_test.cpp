@@ -1,0 +1,102 @@
+// The cuda device as seen without running a kernel: devices in the API, the dispatcher's
+// device checks (mixed devices, ops without a CUDA kernel) on tensors that claim to live
+// on cuda:0, which facets the registry has, and what a machine without a GPU says.
+#include <gtest/gtest.h>
+
+#include "ember/cuda.h"
+#include "ember/ember.h"
+#include "ops/op_utils.h"
+#include "ops/registry.h"
+#include "support/error_of.h"
+
+namespace ember {
+namespace {
+
+/// A tensor on cuda:0 whose memory is never read: the checks under test raise first.
+Tensor claimed_cuda_tensor(std::vector<int64_t> sizes) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->sizes = sizes;
+  impl->strides = std::vector<int64_t>(sizes.size(), 1);
+  if (!sizes.empty()) {
+    for (int64_t d = static_cast<int64_t>(sizes.size()) - 2; d >= 0; --d)
+      impl->strides[static_cast<size_t>(d)] = impl->strides[static_cast<size_t>(d) + 1] * sizes[static_cast<size_t>(d) + 1];
+  }
+  impl->device = Device("cuda:0");
+  impl->dtype = kFloat;
+  impl->refresh();
+  impl->storage = std::make_shared<Storage>(nullptr, 0, impl->device, nullptr);
+  return Tensor(std::move(impl));
+}
+
+TEST(CudaDevice, DeviceStringsParseAndPrint) {
+  EXPECT_EQ(Device("cuda:1").str(), "cuda:1");
+  EXPECT_TRUE(Device("cuda").is_cuda());
+  EXPECT_EQ(Device("cuda").index, -1);
+  EXPECT_EQ(kCUDA.str(), "cuda");
+}
+
+TEST(CudaDevice, MixingCudaAndCpuTensorsRaisesPyTorchsError) {
+  const Tensor g = claimed_cuda_tensor({2, 3});
+  const Tensor c = ones({2, 3});
+  ember::testing::expect_error([&] { add(g, c); },
+                     "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!");
+  ember::testing::expect_error([&] { mul(c, g); },
+                     "Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:0!");
+}
+
+TEST(CudaDevice, ACpuScalarBesideACudaTensorPutsTheResultOnTheGpu) {
+  const Tensor g = claimed_cuda_tensor({});
+  const Tensor c = scalar_tensor(2.0);
+  EXPECT_EQ(ops::pointwise_meta({&c, &g}, kFloat).device.str(), "cuda:0");
+  EXPECT_EQ(ops::pointwise_meta({&g, &c}, kFloat).device.str(), "cuda:0");
+}
+
+TEST(CudaDevice, OpWithoutACudaKernelRaisesNotImplementedNamingOpAndBackend) {
+  const Tensor g = claimed_cuda_tensor({2, 2});
+  ember::testing::expect_error([&] { matmul(g, g); }, "Could not run 'aten::mm' with arguments from the 'CUDA' backend",
+                     ErrorKind::NotImplementedError);
+}
+
+TEST(CudaDevice, EveryScalarOpsRowHasACudaKernel) {
+  std::vector<std::string> names = {
+#define EMBER_UNARY(name, kind, expr) "aten::" #name,
+#define EMBER_BINARY(name, kind, expr)
+#include "ops/scalar_ops.def"
+#undef EMBER_UNARY
+#undef EMBER_BINARY
+  };
+  for (const char* n : {"add.Tensor", "add.Scalar", "sub.Tensor", "sub.Scalar", "mul.Tensor", "mul.Scalar",
+                        "div.Tensor", "div.Scalar", "_div_trunc", "_div_floor", "remainder.Tensor", "remainder.Scalar",
+                        "fmod.Tensor", "fmod.Scalar", "pow.Tensor_Tensor", "pow.Tensor_Scalar", "maximum", "minimum",
+                        "atan2", "eq.Tensor", "eq.Scalar", "ne.Tensor", "lt.Scalar", "le.Tensor", "gt.Tensor", "ge.Scalar",
+                        "logical_and", "logical_or", "logical_xor", "bitwise_and.Tensor", "bitwise_or.Scalar",
+                        "bitwise_xor.Tensor", "where.self", "where.ScalarOther", "clamp", "clamp.Tensor",
+                        "masked_fill.Scalar", "copy_", "_to_copy", "clone", "fill_.Scalar", "fill_.Tensor", "full",
+                        "full_like", "empty.memory_format", "empty_like", "empty_strided", "scalar_tensor",
+                        "arange.start_step"})
+    names.push_back(std::string("aten::") + n);
+  for (const auto& n : names) {
+    const ops::OpDef& op = ops::registry().get(n);
+    EXPECT_TRUE(static_cast<bool>(op.cuda)) << n << " has no CUDA kernel";
+    EXPECT_TRUE(op.cuda_site.present()) << n;
+  }
+}
+
+TEST(CudaDevice, WithoutAGpuDeviceCountIsZeroWithAReason) {
+  if (cuda::is_available()) GTEST_SKIP() << "this machine has a GPU";
+  EXPECT_EQ(cuda::device_count(), 0);
+  EXPECT_FALSE(cuda::unavailable_reason().empty());
+}
+
+TEST(CudaDevice, WithoutAGpuMakingACudaTensorRaisesWithTheRuntimesReason) {
+  if (cuda::is_available()) GTEST_SKIP() << "this machine has a GPU";
+  try {
+    zeros({2}, Device("cuda:0"));
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(cuda::unavailable_reason()), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ember
