@@ -16,9 +16,13 @@
 #include "ember/config.h"
 #include "ember/error.h"
 #include "inductor/pipeline.h"
+#include "support/disk_cache.h"
 #include "support/logging.h"
 
 namespace ember::inductor {
+
+using support::hash_text;
+using support::read_file;
 
 /// The text of kernels/cpu/vec.h at build time (generated: cmake/embed_text.cmake).
 extern const char* const kEmbeddedVecHeader;
@@ -28,50 +32,11 @@ namespace {
 namespace fs = std::filesystem;
 
 std::atomic<int64_t> g_compiles{0};
-std::atomic<int64_t> g_temp_counter{0};
-
-uint64_t fnv1a(std::string_view data, uint64_t basis) {
-  uint64_t h = basis;
-  for (unsigned char c : data) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-std::string hex(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-/// 128 bits from two FNV-1a passes with different bases.
-std::string hash_text(std::string_view data) {
-  return hex(fnv1a(data, 14695981039346656037ull)) + hex(fnv1a(data, 0x84222325cbf29ce4ull));
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string quote(const std::string& s) {
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
-}
-
-/// Writes `data` to `target` atomically: a unique temp name in the same directory, then rename.
-void write_atomically(const fs::path& target, const std::string& data) {
-  const fs::path tmp = target.string() + ".tmp." + std::to_string(getpid()) + "." + std::to_string(g_temp_counter++);
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << data;
-    EMBER_CHECK(out.good()) << "inductor: cannot write " << tmp.string();
-  }
-  fs::rename(tmp, target);
 }
 
 fs::path cache_root() {
@@ -95,7 +60,7 @@ void ensure_codegen_header() {
   std::error_code ec;
   fs::create_directories(header.parent_path(), ec);
   EMBER_CHECK(!ec) << "inductor: cannot create " << header.parent_path().string() << ": " << ec.message();
-  write_atomically(header, kEmbeddedVecHeader);
+  support::write_atomically(header, kEmbeddedVecHeader, "inductor");
 }
 
 /// Flags after build_info's: optimized, OpenMP, a loadable library.
@@ -139,9 +104,9 @@ LoadedCode load_or_build(const std::string& source) {
     }
   }
 
-  write_atomically(cpp, source);
+  support::write_atomically(cpp, source, "inductor");
   ensure_codegen_header();
-  const fs::path tmp_so = so.string() + ".tmp." + std::to_string(getpid()) + "." + std::to_string(g_temp_counter++);
+  const fs::path tmp_so = support::temp_path_beside(so);
   const std::string cmd =
       quote(compiler) + " " + flags + " " + quote(cpp.string()) + " -o " + quote(tmp_so.string()) + " " +
       quote(EMBER_INDUCTOR_SLEEF_LIBRARY) + " 2>&1";
@@ -161,7 +126,7 @@ LoadedCode load_or_build(const std::string& source) {
   }
   const std::string checksum = hash_text(read_file(tmp_so));
   fs::rename(tmp_so, so);
-  write_atomically(sum, checksum);
+  support::write_atomically(sum, checksum, "inductor");
   out.handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
   EMBER_CHECK(out.handle) << "inductor: cannot load " << so.string() << ": " << dlerror();
   return out;

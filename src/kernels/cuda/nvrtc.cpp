@@ -17,6 +17,7 @@
 #include "ember/config.h"
 #include "ember/cuda.h"
 #include "ember/error.h"
+#include "support/disk_cache.h"
 
 namespace ember::kernels::cuda {
 namespace fs = std::filesystem;
@@ -76,40 +77,6 @@ const Nvrtc& nvrtc() {
 
 void check_nvrtc(nvrtcResult r, const char* what) {
   EMBER_CHECK(r == NVRTC_SUCCESS) << "NVRTC error in " << what << ": " << nvrtc().error_string(r);
-}
-
-// 128 bits of FNV-1a (two bases), as the inductor's C++ cache names its libraries.
-uint64_t fnv1a(std::string_view data, uint64_t h) {
-  for (unsigned char c : data) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-std::string hash_text(std::string_view data) {
-  char buf[33];
-  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(fnv1a(data, 14695981039346656037ull)),
-                static_cast<unsigned long long>(fnv1a(data, 0x84222325cbf29ce4ull)));
-  return buf;
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::atomic<int> g_temp_counter{0};
-
-void write_atomically(const fs::path& target, const std::string& data) {
-  const fs::path tmp = target.string() + ".tmp." + std::to_string(getpid()) + "." + std::to_string(g_temp_counter++);
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << data;
-    EMBER_CHECK(out.good()) << "cuda: cannot write the kernel cache file " << tmp.string();
-  }
-  fs::rename(tmp, target);
 }
 
 /// The driver API through the runtime's entry points (libcuda is never linked).
@@ -176,11 +143,11 @@ CubinResult compile_cubin(const std::string& source, const std::string& arch) {
   for (const auto& f : flags) key_text += f + " ";
   CubinResult result;
   const fs::path dir = cubin_cache_dir();
-  const fs::path file = dir / (hash_text(key_text) + ".cubin");
+  const fs::path file = dir / (support::hash_text(key_text) + ".cubin");
   result.path = file.string();
   std::error_code ec;
   if (fs::exists(file, ec)) {
-    result.cubin = read_file(file);
+    result.cubin = support::read_file(file);
     if (!result.cubin.empty()) {
       result.from_cache = true;
       return result;
@@ -210,7 +177,7 @@ CubinResult compile_cubin(const std::string& source, const std::string& arch) {
   // A cache that cannot be written only costs a recompile next time.
   if (!ec) {
     try {
-      write_atomically(file, result.cubin);
+      support::write_atomically(file, result.cubin, "cuda: the kernel cache");
     } catch (const Error&) {
     }
   }
