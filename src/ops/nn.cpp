@@ -10,6 +10,7 @@
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/norm.h"
 #include "kernels/cpu/softmax.h"
+#include "kernels/cuda/reduce.h"
 #include "ops/api.h"
 #include "ops/dispatch.h"
 #include "ops/families.h"
@@ -54,6 +55,9 @@ void def_softmax(Registry& r, bool log) {
         const Tensor self = contiguous(a[0].to_tensor());
         const SoftmaxGeometry g = softmax_geometry(self, core::wrap_dim(a[1].to_int(), self.dim()));
         kernels::cpu::softmax(self, out[0], g.outer, g.dim, g.inner, log);
+      })
+      .set_cuda([log](const Stack& a, std::vector<Tensor>& out) {
+        kernels::cuda::softmax(a[0].to_tensor(), a[1].to_int(), out[0], log);
       });
   const std::string qualified = "aten::" + name;
   r.def(name.substr(1) + ".int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor")

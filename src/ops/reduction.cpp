@@ -1,6 +1,7 @@
 // ops/reduction.cpp — reductions: sum, mean, prod, amax/amin, max/min (all and along a
 // dim, with indices), argmax/argmin, var/std, any/all, cumsum, logsumexp. Schemas and
-// dtype rules follow ATen; the kernels live in kernels/cpu/reduce.cpp. std and logsumexp
+// dtype rules follow ATen; the kernels live in kernels/cpu/reduce.cpp (CPU) and
+// kernels/cuda/reduce.cpp (CUDA: sum, mean, prod, amax/amin, max/min, var). std and logsumexp
 // are composites, as in ATen.
 #include <cmath>
 #include <limits>
@@ -8,6 +9,7 @@
 #include "core/shape.h"
 #include "ember/ops/reduction.h"
 #include "kernels/cpu/reduce.h"
+#include "kernels/cuda/reduce.h"
 #include "ops/api.h"
 #include "ops/dispatch.h"
 #include "ops/families.h"
@@ -93,6 +95,32 @@ void check_arg_dtype(const Tensor& self, bool is_max) {
   EMBER_CHECK(self.dtype() != kBool) << (is_max ? "\"argmax_cpu\"" : "\"argmin_cpu\"") << " not implemented for 'Bool'";
 }
 
+// --- CUDA kernels ----------------------------------------------------------------------------
+
+namespace kc = kernels::cuda;
+
+/// Which dims a reduction's arguments name: every dim, the `int[1]? dim` list at a[1], or
+/// the one `int dim` at a[1].
+enum class Dims { All, List, One };
+
+std::vector<bool> dims_of(const Tensor& self, const Stack& a, Dims dims) {
+  switch (dims) {
+    case Dims::All: return mask_of(self, {});
+    case Dims::List: return mask_of(self, a[1].to_optional_int_list());
+    case Dims::One: return mask_of_dim(self, a[1].to_int());
+  }
+  EMBER_INTERNAL_ASSERT(false) << "unknown reduction dims";
+}
+
+/// The CUDA kernel of a reduction (kernels/cuda/reduce.h); the meta function has already
+/// given out[0] its sizes and result dtype and raised where the op has no answer.
+KernelFn cuda_reduce(kc::Reduction op, Dims dims) {
+  return [op, dims](const Stack& a, std::vector<Tensor>& out) {
+    const Tensor& self = a[0].to_tensor();
+    kc::reduce(op, self, dims_of(self, a, dims), out[0]);
+  };
+}
+
 // --- registration ----------------------------------------------------------------------------
 
 void register_sum_mean_prod(Registry& r) {
@@ -104,7 +132,8 @@ void register_sum_mean_prod(Registry& r) {
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         const Tensor& self = a[0].to_tensor();
         k::sum_kernel(cast(self, out[0].dtype()), mask_of(self, {}), out[0], false);
-      });
+      })
+      .set_cuda(cuda_reduce(kc::Reduction::Sum, Dims::All));
   r.def("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor")
       .set_meta([](const Stack& a) {
         const Tensor& self = a[0].to_tensor();
@@ -114,7 +143,8 @@ void register_sum_mean_prod(Registry& r) {
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         const Tensor& self = a[0].to_tensor();
         k::sum_kernel(cast(self, out[0].dtype()), mask_of(self, a[1].to_optional_int_list()), out[0], false);
-      });
+      })
+      .set_cuda(cuda_reduce(kc::Reduction::Sum, Dims::List));
   r.def("mean(Tensor self, *, ScalarType? dtype=None) -> Tensor")
       .set_meta([](const Stack& a) {
         const Tensor& self = a[0].to_tensor();
@@ -123,7 +153,8 @@ void register_sum_mean_prod(Registry& r) {
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         const Tensor& self = a[0].to_tensor();
         k::sum_kernel(cast(self, out[0].dtype()), mask_of(self, {}), out[0], true);
-      });
+      })
+      .set_cuda(cuda_reduce(kc::Reduction::Mean, Dims::All));
   r.def("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor")
       .set_meta([](const Stack& a) {
         const Tensor& self = a[0].to_tensor();
@@ -133,7 +164,8 @@ void register_sum_mean_prod(Registry& r) {
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         const Tensor& self = a[0].to_tensor();
         k::sum_kernel(cast(self, out[0].dtype()), mask_of(self, a[1].to_optional_int_list()), out[0], true);
-      });
+      })
+      .set_cuda(cuda_reduce(kc::Reduction::Mean, Dims::List));
   r.def("prod(Tensor self, *, ScalarType? dtype=None) -> Tensor")
       .set_meta([](const Stack& a) {
         const Tensor& self = a[0].to_tensor();
@@ -142,7 +174,8 @@ void register_sum_mean_prod(Registry& r) {
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         const Tensor& self = a[0].to_tensor();
         k::prod_kernel(cast(self, out[0].dtype()), mask_of(self, {}), out[0]);
-      });
+      })
+      .set_cuda(cuda_reduce(kc::Reduction::Prod, Dims::All));
   r.def("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor")
       .set_meta([](const Stack& a) {
         const Tensor& self = a[0].to_tensor();
@@ -152,7 +185,8 @@ void register_sum_mean_prod(Registry& r) {
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         const Tensor& self = a[0].to_tensor();
         k::prod_kernel(cast(self, out[0].dtype()), mask_of_dim(self, a[1].to_int()), out[0]);
-      });
+      })
+      .set_cuda(cuda_reduce(kc::Reduction::Prod, Dims::One));
 }
 
 void register_min_max(Registry& r) {
@@ -169,7 +203,8 @@ void register_min_max(Registry& r) {
         .set_cpu([is_max](const Stack& a, std::vector<Tensor>& out) {
           const Tensor& self = a[0].to_tensor();
           k::minmax_kernel(self, mask_of(self, a[1].to_int_list()), out[0], is_max);
-        });
+        })
+        .set_cuda(cuda_reduce(is_max ? kc::Reduction::Max : kc::Reduction::Min, Dims::List));
     const std::string short_name = is_max ? "max" : "min";
     r.def(short_name + "(Tensor self) -> Tensor")
         .set_meta([name = is_max ? "max" : "min"](const Stack& a) {
@@ -180,7 +215,8 @@ void register_min_max(Registry& r) {
         .set_cpu([is_max](const Stack& a, std::vector<Tensor>& out) {
           const Tensor& self = a[0].to_tensor();
           k::minmax_kernel(self, mask_of(self, {}), out[0], is_max);
-        });
+        })
+        .set_cuda(cuda_reduce(is_max ? kc::Reduction::Max : kc::Reduction::Min, Dims::All));
     r.def(short_name + ".dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)")
         .set_meta([name = is_max ? "max" : "min"](const Stack& a) {
           const Tensor& self = a[0].to_tensor();
@@ -235,6 +271,11 @@ void register_var_std(Registry& r) {
         const Tensor& self = a[0].to_tensor();
         const double correction = a[2].is_none() ? 1.0 : a[2].to_scalar().to_double();
         k::var_kernel(self, mask_of(self, a[1].to_optional_int_list()), out[0], correction);
+      })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor& self = a[0].to_tensor();
+        const double correction = a[2].is_none() ? 1.0 : a[2].to_scalar().to_double();
+        kc::reduce(kc::Reduction::Var, self, dims_of(self, a, Dims::List), out[0], correction);
       });
   r.def("std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor")
       .set_decomposition([](const Stack& a) {

@@ -183,7 +183,9 @@ struct Geometry {
 }  // namespace ember_dev
 )CUDA";
 
-const char* type_name(ScalarType t) {
+}  // namespace
+
+const char* cuda_type_name(ScalarType t) {
   switch (t) {
     case kBool: return "bool";
     case kUInt8: return "unsigned char";
@@ -199,7 +201,7 @@ const char* type_name(ScalarType t) {
   EMBER_INTERNAL_ASSERT(false) << "no CUDA type for dtype " << t;
 }
 
-const char* short_name(ScalarType t) {
+const char* dtype_tag(ScalarType t) {
   switch (t) {
     case kBool: return "b8";
     case kUInt8: return "u8";
@@ -214,6 +216,8 @@ const char* short_name(ScalarType t) {
   }
   EMBER_INTERNAL_ASSERT(false) << "no short name for dtype " << t;
 }
+
+namespace {
 
 std::string params(const std::vector<std::string>& names) {
   std::string s;
@@ -239,10 +243,16 @@ std::string render_row_function(const std::string& name, int arity, const std::s
          params(input_names(static_cast<size_t>(arity))) + ") { return " + expr + "; }\n";
 }
 
+std::string render_prelude() {
+  std::ostringstream os;
+  os << "#define EMBER_MAX_DIMS " << kMaxDims << "\n#define EMBER_MAX_OPERANDS " << kMaxOperands << "\n" << kPrelude;
+  return os.str();
+}
+
 std::string kernel_symbol(const PointwiseKernel& k) {
   std::string s = "ember_pointwise_" + k.name;
-  for (ScalarType t : k.inputs) s += std::string("_") + short_name(t);
-  s += std::string("_") + short_name(k.compute) + "_to_" + short_name(k.out);
+  for (ScalarType t : k.inputs) s += std::string("_") + dtype_tag(t);
+  s += std::string("_") + dtype_tag(k.compute) + "_to_" + dtype_tag(k.out);
   return s;
 }
 
@@ -252,15 +262,14 @@ std::string render_pointwise(const PointwiseKernel& k) {
   const std::vector<std::string> names = input_names(n);
   std::ostringstream os;
   os << "// " << k.name << ": " << k.expr << "\n";
-  os << "#define EMBER_MAX_DIMS " << kMaxDims << "\n#define EMBER_MAX_OPERANDS " << kMaxOperands << "\n";
-  os << kPrelude << "\nnamespace ember_dev {\n";
+  os << render_prelude() << "\nnamespace ember_dev {\n";
   for (const auto& h : k.helpers) os << h;
   os << "template <typename T> __device__ __forceinline__ auto body(" << params(names) << ") { return " << k.expr
      << "; }\n}  // namespace ember_dev\n\n";
-  os << "extern \"C\" __global__ void " << kernel_symbol(k) << "(" << type_name(k.out) << "* out";
-  for (size_t i = 0; i < n; ++i) os << ", const " << type_name(k.inputs[i]) << "* in" << i;
+  os << "extern \"C\" __global__ void " << kernel_symbol(k) << "(" << cuda_type_name(k.out) << "* out";
+  for (size_t i = 0; i < n; ++i) os << ", const " << cuda_type_name(k.inputs[i]) << "* in" << i;
   os << ", double p0, ember_dev::Geometry g) {\n";
-  os << "  typedef " << type_name(k.compute) << " C;\n";
+  os << "  typedef " << cuda_type_name(k.compute) << " C;\n";
   os << "  typedef ember_dev::OpMath<C>::type T;\n";
   os << "  const long long step = static_cast<long long>(gridDim.x) * blockDim.x;\n";
   os << "  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < g.numel; i += step) {\n";
@@ -273,7 +282,7 @@ std::string render_pointwise(const PointwiseKernel& k) {
   os << "    }\n";
   for (size_t i = 0; i < n; ++i)
     os << "    const T " << names[i] << " = ember_dev::cvt<T>(ember_dev::cvt<C>(in" << i << "[off[" << i + 1 << "]]));\n";
-  os << "    out[off[0]] = ember_dev::cvt<" << type_name(k.out) << ">(ember_dev::body<T>(";
+  os << "    out[off[0]] = ember_dev::cvt<" << cuda_type_name(k.out) << ">(ember_dev::body<T>(";
   for (size_t i = 0; i < n; ++i) os << names[i] << ", ";
   os << "p0));\n  }\n}\n";
   return os.str();

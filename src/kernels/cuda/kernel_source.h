@@ -37,6 +37,14 @@ struct PointwiseKernel {
 /// minimum).
 std::string render_row_function(const std::string& name, int arity, const std::string& expr);
 
+/// The device prelude every rendered translation unit starts with (kMaxDims and
+/// kMaxOperands as macros, Half/BFloat16, cvt<To>(from), the math helpers, Geometry).
+std::string render_prelude();
+/// The CUDA C++ type of a dtype's elements ("ember_dev::Half", "long long").
+const char* cuda_type_name(ScalarType t);
+/// The short tag kernel symbols use ("f16", "i64").
+const char* dtype_tag(ScalarType t);
+
 /// The kernel's extern "C" symbol: "ember_pointwise_add_f32_f32_to_f32".
 std::string kernel_symbol(const PointwiseKernel& k);
 /// The whole translation unit for `k`.

@@ -13,6 +13,7 @@
 #include "ember/error.h"
 #include "kernels/cuda/kernel_source.h"
 #include "kernels/cuda/nvrtc.h"
+#include "nvrtc_fixture.h"
 
 namespace ember::kernels::cuda {
 namespace {
@@ -85,24 +86,6 @@ TEST(CudaKernelSource, RowFunctionsComposeForClamp) {
                "where(a != a, a, where(a > b, a, b)); }\n");
 }
 
-class Nvrtc : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string reason;
-    if (!nvrtc_available(&reason)) GTEST_SKIP() << "NVRTC not available: " << reason;
-    saved_dir_ = config().inductor.cache_dir;
-    dir_ = std::filesystem::temp_directory_path() / ("ember_nvrtc_test_" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir_);
-    config().inductor.cache_dir = dir_.string();
-  }
-  void TearDown() override {
-    if (dir_.empty()) return;
-    config().inductor.cache_dir = saved_dir_;
-    std::filesystem::remove_all(dir_);
-  }
-  std::filesystem::path dir_;
-  std::string saved_dir_;
-};
 
 TEST_F(Nvrtc, EveryRowCompilesForSm90InFloat32) {
   for (const Row& r : rows()) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 #include "ember/cuda.h"
@@ -30,9 +31,12 @@ inline std::pair<double, double> tolerances(ScalarType t) {
   }
 }
 
+/// (rtol, atol); none means tolerances(dtype).
+using Tolerance = std::optional<std::pair<double, double>>;
+
 /// Empty when `actual` (any device) equals `expected` (CPU) in dtype, sizes, strides and
 /// values within tolerance (NaN equals NaN); otherwise what differs.
-inline std::string mismatch(const Tensor& actual, const Tensor& expected) {
+inline std::string mismatch(const Tensor& actual, const Tensor& expected, Tolerance tol = std::nullopt) {
   std::ostringstream os;
   if (actual.dtype() != expected.dtype()) {
     os << "dtype " << actual.dtype() << ", expected " << expected.dtype();
@@ -50,7 +54,7 @@ inline std::string mismatch(const Tensor& actual, const Tensor& expected) {
   }
   const auto a = actual.to_vector<double>();
   const auto e = expected.to_vector<double>();
-  const auto [rtol, atol] = tolerances(expected.dtype());
+  const auto [rtol, atol] = tol ? *tol : tolerances(expected.dtype());
   for (size_t i = 0; i < a.size(); ++i) {
     if (std::isnan(a[i]) && std::isnan(e[i])) continue;
     if (a[i] == e[i]) continue;
@@ -60,6 +64,36 @@ inline std::string mismatch(const Tensor& actual, const Tensor& expected) {
     return os.str();
   }
   return "";
+}
+
+/// Runs `op` on `cpu_args` and on `gpu_args` (the same values on the GPU); both must raise
+/// or agree. Returns a failure message, empty on success.
+inline std::string compare(const std::string& op, const Stack& cpu_args, const Stack& gpu_args,
+                           Tolerance tol = std::nullopt) {
+  std::optional<Tensor> expected;
+  std::string cpu_error;
+  try {
+    expected = call_op(op, cpu_args).at(0).to_tensor();
+  } catch (const Error& e) {
+    cpu_error = e.what();
+  }
+  try {
+    Tensor actual = call_op(op, gpu_args).at(0).to_tensor();
+    if (!expected) return op + ": the CPU raised (" + cpu_error + ") but CUDA did not";
+    if (!actual.is_cuda()) return op + ": result on " + actual.device().str();
+    std::string m = mismatch(actual, *expected, tol);
+    return m.empty() ? "" : op + ": " + m;
+  } catch (const Error& e) {
+    if (expected) return op + ": CUDA raised but the CPU did not: " + e.what();
+    return "";
+  }
+}
+
+/// compare() with the CPU arguments' tensors copied to the GPU.
+inline std::string compare(const std::string& op, const Stack& cpu_args, Tolerance tol = std::nullopt) {
+  Stack gpu_args;
+  for (const IValue& v : cpu_args) gpu_args.push_back(v.is_tensor() ? IValue(v.to_tensor().cuda()) : v);
+  return compare(op, cpu_args, gpu_args, tol);
 }
 
 }  // namespace ember::gpu_test

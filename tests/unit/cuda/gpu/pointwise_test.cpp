@@ -2,8 +2,6 @@
 // each dtype its kind allows, broadcasting, non-contiguous inputs, Scalar overloads,
 // mixed dtypes (promotion), in-place forms, where, clamp, masked_fill, and CPU scalars
 // beside CUDA tensors. The same error where the CPU raises.
-#include <optional>
-
 #include "gpu_helpers.h"
 
 namespace ember::gpu_test {
@@ -17,30 +15,6 @@ Tensor sample(ScalarType dtype, double shift = 0) {
   if (dtype == kBool) return gt(t, 0.0);
   if (dtype == kUInt8) return abs(t).to(dtype);
   return t.to(dtype);
-}
-
-/// Runs `op` on CPU inputs and on the same inputs copied to the GPU; both must raise or
-/// agree. Returns a failure message, empty on success.
-std::string compare(const std::string& op, const Stack& cpu_args) {
-  Stack gpu_args;
-  for (const IValue& v : cpu_args) gpu_args.push_back(v.is_tensor() ? IValue(v.to_tensor().cuda()) : v);
-  std::optional<Tensor> expected;
-  std::string cpu_error;
-  try {
-    expected = call_op(op, cpu_args).at(0).to_tensor();
-  } catch (const Error& e) {
-    cpu_error = e.what();
-  }
-  try {
-    Tensor actual = call_op(op, gpu_args).at(0).to_tensor();
-    if (!expected) return op + ": the CPU raised (" + cpu_error + ") but CUDA did not";
-    if (!actual.is_cuda()) return op + ": result on " + actual.device().str();
-    std::string m = mismatch(actual, *expected);
-    return m.empty() ? "" : op + ": " + m;
-  } catch (const Error& e) {
-    if (expected) return op + ": CUDA raised but the CPU did not: " + e.what();
-    return "";
-  }
 }
 
 std::vector<std::string> unary_ops() {

@@ -1,0 +1,31 @@
+// kernels/cuda/reduce.h — running the row kernels of reduce_source.h on tensors: the
+// row geometry of a call (reduced dims inner, the others outer, each side's dims merged
+// where the output's and the input's strides allow, at most kMaxDims each), compilation
+// through the NVRTC cache, and the launch on the current stream. Shapes, dtypes and
+// errors come from the ops' meta functions; these only fill `out`. See Note [cuda]
+// (docs/notes/cuda.md), "Reductions and softmax".
+#pragma once
+
+#include <vector>
+
+#include "ember/tensor.h"
+#include "kernels/cuda/reduce_source.h"
+
+namespace ember::kernels::cuda {
+
+/// out = op over the dims of `self` that `mask` marks (self.dim() entries). `out` has the
+/// reduced sizes, with or without the kept size-1 dims, and any dtype (the result dtype);
+/// `correction` is var's. An empty row gives the reduction's identity (sum 0, prod 1; mean
+/// and var NaN).
+void reduce(Reduction op, const Tensor& self, const std::vector<bool>& mask, const Tensor& out, double correction = 0);
+
+/// out = (log_)softmax(self) along `dim` (wrapped); out has self's sizes, any strides.
+void softmax(const Tensor& self, int64_t dim, const Tensor& out, bool log);
+
+/// The row geometry of a call: per input dim, the output's and the input's strides and
+/// whether the dim is inner (reduced). Size-1 dims are dropped and neighbours merged;
+/// raises NotImplementedError past kMaxDims on either side.
+RowGeometry make_row_geometry(IntArrayRef sizes, IntArrayRef out_strides, IntArrayRef in_strides,
+                              const std::vector<bool>& inner);
+
+}  // namespace ember::kernels::cuda
