@@ -164,10 +164,25 @@ void more_reduction_rows(Registry& r) {
   row(r, "aten::min", "MinBackward1", evenly_distributed);
 }
 
+/// Whether a matrix is stored column by column (the transpose of a contiguous one), as a
+/// Linear's weight.t() is.
+bool column_major(const Tensor& m) { return m.stride(0) == 1 && m.stride(1) == m.size(0); }
+
+/// The gradients of mm(mat1, mat2) as PyTorch's mm_mat1_backward / mm_mat2_backward form
+/// them: a column-major operand gets its gradient column-major too (the product computed
+/// transposed), so a Linear's weight gradient comes out in the weight's own layout and is
+/// never transposed in memory by what reads it later (accumulation, the optimizer).
+Tensor mm_mat1_backward(const Tensor& grad, const Tensor& mat1, const Tensor& mat2) {
+  return column_major(mat1) ? mm(mat2, grad.t()).t() : mm(grad, mat2.t());
+}
+Tensor mm_mat2_backward(const Tensor& grad, const Tensor& mat1, const Tensor& mat2) {
+  return column_major(mat2) ? mm(grad.t(), mat1).t() : mm(mat1.t(), grad);
+}
+
 void linalg_rows(Registry& r) {
   row(r, "aten::mm", "MmBackward0", [](const Ctx& c) -> Grads {
-    return {c.needs_grad(0) ? mm(c.grad(), c.input(1).t()) : Tensor(),
-            c.needs_grad(1) ? mm(c.input(0).t(), c.grad()) : Tensor()};
+    return {c.needs_grad(0) ? mm_mat1_backward(c.grad(), c.input(0), c.input(1)) : Tensor(),
+            c.needs_grad(1) ? mm_mat2_backward(c.grad(), c.input(0), c.input(1)) : Tensor()};
   });
   row(r, "aten::bmm", "BmmBackward0", [](const Ctx& c) -> Grads {
     return {c.needs_grad(0) ? bmm(c.grad(), c.input(1).transpose(1, 2)) : Tensor(),
@@ -184,8 +199,8 @@ void linalg_rows(Registry& r) {
     const Scalar beta = c.arg(3).to_scalar(), alpha = c.arg(4).to_scalar();
     auto scaled = [](const Tensor& t, const Scalar& s) { return s.to_double() == 1.0 ? t : t * s; };
     return {c.needs_grad(0) ? scaled(c.grad(), beta) : Tensor(),
-            c.needs_grad(1) ? scaled(mm(c.grad(), c.input(2).t()), alpha) : Tensor(),
-            c.needs_grad(2) ? scaled(mm(c.input(1).t(), c.grad()), alpha) : Tensor()};
+            c.needs_grad(1) ? scaled(mm_mat1_backward(c.grad(), c.input(1), c.input(2)), alpha) : Tensor(),
+            c.needs_grad(2) ? scaled(mm_mat2_backward(c.grad(), c.input(1), c.input(2)), alpha) : Tensor()};
   });
 }
 

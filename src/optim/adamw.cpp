@@ -51,13 +51,18 @@ void AdamW::step() {
       st.exp_avg_sq = zeros_like(param);
       if (o.amsgrad) st.max_exp_avg_sq = zeros_like(param);
     }
+    // A gradient laid out unlike its parameter (a weight's, through a transposed product)
+    // is copied once into the parameter's layout: every pass below then reads and writes
+    // all of its tensors in the same order. The values are unchanged.
     Tensor grad = o.maximize ? g.neg() : g;
+    if (grad.strides() != param.strides() && param.is_contiguous()) grad = grad.contiguous();
     st.step.add_(1);
-    param.mul_(1 - o.lr * o.weight_decay);
-    st.exp_avg.mul_(beta1);
-    st.exp_avg.add_(grad, 1 - beta1);
-    st.exp_avg_sq.mul_(beta2);
-    st.exp_avg_sq.add_(mul(mul(grad, 1 - beta2), grad));
+    // Each of param, exp_avg and exp_avg_sq is written once: the chain of PyTorch's in-place
+    // ops (p.mul_(...); p.add_(...)) is the same chain of float32 roundings as functional
+    // ops whose result is copied back at the end, without an in-place op's copy per link.
+    const Tensor decayed = mul(param, 1 - o.lr * o.weight_decay);
+    st.exp_avg.copy_(add(mul(st.exp_avg, beta1), grad, 1 - beta1));
+    st.exp_avg_sq.copy_(add(mul(st.exp_avg_sq, beta2), mul(mul(grad, 1 - beta2), grad)));
     const Tensor step = st.step.to(kDouble);
     // -step_size = -lr / bias_correction1 (negating lr is exact); both enter the float32
     // ops as 0-dim float64 tensors, which do not promote.
@@ -70,7 +75,7 @@ void AdamW::step() {
     } else {
       denom = add(div(st.exp_avg_sq.sqrt(), bias_correction2_sqrt), o.eps);
     }
-    param.add_(div(mul(st.exp_avg, neg_step_size), denom));
+    param.copy_(add(decayed, div(mul(st.exp_avg, neg_step_size), denom)));
   }
 }
 

@@ -45,6 +45,21 @@ TEST(Autograd, LinearReluLayerNormSoftmaxMatchesPyTorch) {
   expect_close(b.grad(), {-0.36284101009368896, -0.12266099452972412, 0.0013548098504543304, 0.2582477331161499});
 }
 
+TEST(Autograd, LinearWeightGradientHasTheWeightsLayout) {
+  // linear multiplies by weight.t(), a column-major operand: its gradient is computed
+  // transposed (as PyTorch's mm_mat2_backward does), so weight.grad is row-major like the
+  // weight, and equals g.t() @ x.
+  Tensor x = pattern({5, 3}, 7, 11, 5, 4).requires_grad_();
+  Tensor w = pattern({4, 3}, 5, 13, 6, 5).requires_grad_();
+  Tensor b = pattern({4}, 3, 7, 3, 2).requires_grad_();
+  Tensor g = pattern({5, 4}, 3, 5, 2, 3);
+  sum(linear(x, w, b) * g).backward();
+  EXPECT_EQ(w.grad().strides().vec(), (std::vector<int64_t>{3, 1}));
+  expect_close(w.grad(), mm(g.t(), x.detach()).to_vector<double>());
+  EXPECT_EQ(x.grad().strides().vec(), (std::vector<int64_t>{3, 1}));
+  expect_close(x.grad(), mm(g, w.detach()).to_vector<double>());
+}
+
 TEST(Autograd, BroadcastGradientIsSummedAndKeepsTheInputDtype) {
   Tensor x = tensor<float>({1, 2, 3}).requires_grad_();
   Tensor y = pattern({2, 3}, 5, 7, 3, 2, kDouble).requires_grad_();
