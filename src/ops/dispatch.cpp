@@ -69,8 +69,6 @@ Stack run_functional(const OpDef& op, Stack& args) {
   const bool cuda = (device && device->is_cuda()) || (!metas.empty() && metas[0].device.is_cuda()) ||
                     (op.cross_device && any_cuda_tensor(args));
   if (cuda && !op.cuda) no_kernel(op, "CUDA");
-  // `cuda` means the current CUDA device: an output gets its index.
-  for (auto& m : metas) m.device = core::cuda::normalize_device(m.device);
   std::vector<Tensor> outs;
   outs.reserve(metas.size());
   for (const auto& m : metas) outs.push_back(m.undefined ? Tensor() : empty_from_meta(m));
@@ -201,7 +199,7 @@ Tensor empty_from_meta(const TensorMeta& m) {
   impl->sizes = m.sizes;
   impl->strides = m.strides;
   impl->dtype = m.dtype;
-  impl->device = core::cuda::normalize_device(m.device);
+  impl->device = core::cuda::normalize_device(m.device);  // `cuda` means the current CUDA device
   impl->refresh();
   int64_t extent = 0;
   if (impl->numel > 0) {
