@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "core/shape_env.h"
 #include "ember/ember.h"
 #include "support/compile_helpers.h"
 
@@ -54,6 +55,14 @@ void slow_inductor_code() {
       {.backend = "inductor"})(ones({4}));
   compile([](const Tensor& x) { return ember::cumsum(x * 2, 0) + 1; }, {.backend = "inductor"})(ones({4}));
 }
+// Until capture makes sizes symbolic, a shape environment used directly: two symbols and
+// a guard between them.
+void symbolic_sizes() {
+  core::ShapeEnv env;
+  const core::SymInt a = env.create_size(8, "x.size(0)");
+  const core::SymInt b = env.create_size(6, "y.size(0)");
+  (void)(a * 2 == b + 10);
+}
 void gemm_of_a_new_shape() {
   // A product large enough to be tuned (Note [sgemm autotuning]), of a shape no other test
   // multiplies: it is timed the first time.
@@ -63,6 +72,7 @@ void gemm_of_a_new_shape() {
 const std::map<std::string, std::function<void()>>& scenarios() {
   static const std::map<std::string, std::function<void()>> s = {
       {"dynamo", eager_compile},
+      {"dynamic", symbolic_sizes},
       {"aot", aot_compile},
       {"inductor", inductor_compile},
       {"graph", eager_compile},

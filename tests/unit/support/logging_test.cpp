@@ -140,7 +140,7 @@ TEST_F(Logging, UnknownNameRaisesValueErrorListingValidSettings) {
             "registered artifact names (unknown name 'bogus').\n"
             "For more info on various settings, try TORCH_LOGS=\"help\"\n"
             "Valid settings:\n"
-            "all, dynamo, aot, inductor, graph, graph_code, graph_sizes, graph_breaks, guards, recompiles, "
+            "all, dynamo, dynamic, aot, inductor, graph, graph_code, graph_sizes, graph_breaks, guards, recompiles, "
             "recompiles_verbose, aot_joint_graph, aot_graphs, post_grad_graphs, schedule, fusion, perf_hints, "
             "output_code, autotuning");
   // The settings before the bad call stay.
@@ -391,7 +391,7 @@ TEST_F(Logging, IsEnabledByNameRejectsUnknownNames) {
   EXPECT_FALSE(logging::is_enabled("aot", Level::kDebug));
   EXPECT_TRUE(logging::is_enabled("guards"));
   std::string msg = error_of([] { logging::is_enabled("dynamos"); }, ErrorKind::ValueError);
-  EXPECT_NE(msg.find("unknown log channel 'dynamos'; valid names: dynamo, aot"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("unknown log channel 'dynamos'; valid names: dynamo, dynamic, aot"), std::string::npos) << msg;
 }
 
 TEST_F(Logging, LogByNameWritesToTheChannel) {
@@ -452,7 +452,7 @@ TEST_F(Logging, TorchLogsWithABadNameWarnsOnceAndAppliesTheOtherNames) {
                    "apply"),
             std::string::npos)
       << w;
-  EXPECT_NE(w.find("Valid settings:\nall, dynamo, aot, inductor"), std::string::npos) << w;
+  EXPECT_NE(w.find("Valid settings:\nall, dynamo, dynamic, aot, inductor"), std::string::npos) << w;
   EXPECT_EQ(cap.lines.size(), 1u) << w;
   EXPECT_TRUE(logging::is_enabled(Component::inductor, Level::kDebug));
   EXPECT_TRUE(logging::is_enabled(Artifact::fusion));
@@ -473,8 +473,9 @@ TEST_F(Logging, RegistryListsComponentsFirstAndArtifactsUnderComponents) {
   auto channels = logging::channels();
   ASSERT_EQ(channels.size(), size_t(logging::kNumChannels));
   EXPECT_STREQ(channels[0].name, "dynamo");
-  EXPECT_STREQ(channels[1].name, "aot");
-  EXPECT_STREQ(channels[2].name, "inductor");
+  EXPECT_STREQ(channels[1].name, "dynamic");
+  EXPECT_STREQ(channels[2].name, "aot");
+  EXPECT_STREQ(channels[3].name, "inductor");
   for (size_t i = 0; i < channels.size(); ++i) {
     EXPECT_EQ(channels[i].artifact, int(i) >= logging::kNumComponents) << channels[i].name;
     EXPECT_NE(std::string(channels[i].description), "") << channels[i].name;

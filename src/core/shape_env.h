@@ -1,0 +1,103 @@
+// core/shape_env.h — the shape environment of one compile: the size symbols (each with
+// the source it was read from, its example value and its range), the guards the trace
+// relied on, and the replacements that equalities imply. Checking the guards on a call
+// allocates nothing. See Note [dynamic shapes].
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/sym_expr.h"
+#include "core/sym_int.h"
+#include "support/call_context.h"
+
+namespace ember::core {
+
+/// lhs REL rhs; `>` and `>=` are recorded with the sides swapped.
+enum class Relation { Eq, Ne, Lt, Le };
+const char* relation_text(Relation rel);
+
+struct ShapeGuard {
+  Relation rel;
+  sym::Expr lhs;
+  sym::Expr rhs;
+  support::UserLoc loc;
+};
+
+struct SymbolInfo {
+  /// Where the value is read on each call, e.g. `x.size(0)`.
+  std::string source;
+  int64_t hint = 0;
+  /// The values the compiled code is valid for; guards on the symbol alone narrow it.
+  sym::Range range;
+  /// Where the range was last narrowed (or the symbol created).
+  support::UserLoc loc;
+};
+
+class ShapeEnv {
+ public:
+  struct Options {
+    /// Sizes 0 and 1 stay static (PyTorch's specialize_zero_one): broadcasting and
+    /// contiguity depend on them.
+    bool specialize_zero_one = true;
+    /// Sizes with equal example values get one symbol (PyTorch's duck shaping); the
+    /// equality of their sources becomes a guard.
+    bool duck_shape = true;
+  };
+
+  ShapeEnv() : ShapeEnv(Options{}) {}
+  explicit ShapeEnv(Options options) : options_(options) {}
+  ShapeEnv(const ShapeEnv&) = delete;
+  ShapeEnv& operator=(const ShapeEnv&) = delete;
+
+  /// A size read from `source` whose example value is `hint`: a plain SymInt for 0 and
+  /// 1 (the caller guards the exact value), else a symbol with range [2, ∞) narrowed
+  /// by `min`/`max` (mark_dynamic's bounds; a hint outside them is a user error).
+  SymInt create_size(int64_t hint, std::string source, std::optional<int64_t> min = std::nullopt,
+                     std::optional<int64_t> max = std::nullopt);
+
+  /// Answers `lhs REL rhs` with the hints; records a guard unless the symbols' ranges
+  /// already decide it.
+  bool evaluate(Relation rel, const sym::Expr& lhs, const sym::Expr& rhs);
+  /// Guards that `e` keeps its example value and returns that value.
+  int64_t specialize(const sym::Expr& e);
+
+  /// The example value of `e`.
+  int64_t hint(const sym::Expr& e) const;
+  /// `e` with the replacements applied and what the ranges decide folded
+  /// (`Min(s0, 1)` → 1 for s0 ≥ 2).
+  sym::Expr simplify(const sym::Expr& e) const;
+  /// Interval bounds of `e` over the symbols' ranges.
+  sym::Range range(const sym::Expr& e) const;
+
+  size_t num_symbols() const { return symbols_.size(); }
+  const SymbolInfo& symbol(int32_t id) const;
+  const std::vector<ShapeGuard>& guards() const { return guards_; }
+
+  /// Whether every symbol's range and every guard hold when symbol i has value
+  /// `values[i]` (one value per symbol, read from its source). Allocates nothing.
+  bool check(std::span<const int64_t> values) const;
+  /// The first range or guard that fails for `values`, readable; empty when all hold.
+  std::string first_failure(std::span<const int64_t> values) const;
+  /// Every guard over sources, readable: `2 <= x.size(0)`, `x.size(0) == y.size(0)`.
+  std::vector<std::string> format_guards() const;
+  /// `e` with symbols named s0, s1, … or by their sources.
+  std::string format(const sym::Expr& e) const;
+  std::string format_with_sources(const sym::Expr& e) const;
+
+ private:
+  void record(Relation rel, const sym::Expr& lhs, const sym::Expr& rhs);
+  bool narrow_range(Relation rel, const sym::Expr& difference);
+  void set_replacement(int32_t id, const sym::Expr& value);
+  std::string format_range_guard(const SymbolInfo& s) const;
+
+  Options options_;
+  std::vector<SymbolInfo> symbols_;
+  /// replacements_[i]: what symbol i equals, in terms of symbols without a replacement.
+  std::vector<std::optional<sym::Expr>> replacements_;
+  std::vector<ShapeGuard> guards_;
+};
+
+}  // namespace ember::core
