@@ -37,34 +37,26 @@ struct Lt {
 const Lt& lt() {
   static const Lt lib = [] {
     Lt l;
-    void* h = nullptr;
-    try {
-      h = open_library({.what = "cuBLASLt, which runs Ember's CUDA matrix products",
-                        .env = "EMBER_CUBLASLT_LIBRARY",
-                        .soname = EMBER_CUBLASLT_SONAME,
-                        .dirs = {EMBER_CUDA_LIBRARY_DIR, "/usr/local/cuda/lib64"}});
-    } catch (const Error& e) {
-      l.error = e.what();
-      return l;
-    }
-    auto sym = [&](auto& fn, const char* name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(library_symbol(h, name));
-      if (!fn && l.error.empty()) l.error = std::string("cuBLASLt has no function ") + name;
-    };
-    sym(l.version, "cublasLtGetVersion");
-    sym(l.status_string, "cublasLtGetStatusString");
-    sym(l.create, "cublasLtCreate");
-    sym(l.desc_create, "cublasLtMatmulDescCreate");
-    sym(l.desc_destroy, "cublasLtMatmulDescDestroy");
-    sym(l.desc_set, "cublasLtMatmulDescSetAttribute");
-    sym(l.layout_create, "cublasLtMatrixLayoutCreate");
-    sym(l.layout_destroy, "cublasLtMatrixLayoutDestroy");
-    sym(l.layout_set, "cublasLtMatrixLayoutSetAttribute");
-    sym(l.pref_create, "cublasLtMatmulPreferenceCreate");
-    sym(l.pref_destroy, "cublasLtMatmulPreferenceDestroy");
-    sym(l.pref_set, "cublasLtMatmulPreferenceSetAttribute");
-    sym(l.heuristic, "cublasLtMatmulAlgoGetHeuristic");
-    sym(l.matmul, "cublasLtMatmul");
+    SymbolLoader load({.what = "cuBLASLt, which runs Ember's CUDA matrix products",
+                       .env = "EMBER_CUBLASLT_LIBRARY",
+                       .soname = EMBER_CUBLASLT_SONAME,
+                       .dirs = {EMBER_CUDA_LIBRARY_DIR, "/usr/local/cuda/lib64"}},
+                      "cuBLASLt");
+    load.get(l.version, "cublasLtGetVersion");
+    load.get(l.status_string, "cublasLtGetStatusString");
+    load.get(l.create, "cublasLtCreate");
+    load.get(l.desc_create, "cublasLtMatmulDescCreate");
+    load.get(l.desc_destroy, "cublasLtMatmulDescDestroy");
+    load.get(l.desc_set, "cublasLtMatmulDescSetAttribute");
+    load.get(l.layout_create, "cublasLtMatrixLayoutCreate");
+    load.get(l.layout_destroy, "cublasLtMatrixLayoutDestroy");
+    load.get(l.layout_set, "cublasLtMatrixLayoutSetAttribute");
+    load.get(l.pref_create, "cublasLtMatmulPreferenceCreate");
+    load.get(l.pref_destroy, "cublasLtMatmulPreferenceDestroy");
+    load.get(l.pref_set, "cublasLtMatmulPreferenceSetAttribute");
+    load.get(l.heuristic, "cublasLtMatmulAlgoGetHeuristic");
+    load.get(l.matmul, "cublasLtMatmul");
+    l.error = load.error();
     return l;
   }();
   EMBER_CHECK(lib.error.empty()) << lib.error;
@@ -145,13 +137,7 @@ constexpr uint64_t kMaxWorkspace = uint64_t{32} << 20;
 }  // namespace
 
 bool cublaslt_available(std::string* reason) {
-  try {
-    lt();
-    return true;
-  } catch (const Error& e) {
-    if (reason) *reason = e.what();
-    return false;
-  }
+  return library_available([] { lt(); }, reason);
 }
 
 int64_t cublaslt_version() { return static_cast<int64_t>(lt().version()); }

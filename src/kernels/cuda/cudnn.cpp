@@ -44,41 +44,33 @@ struct Dnn {
 const Dnn& dnn() {
   static const Dnn lib = [] {
     Dnn l;
-    void* h = nullptr;
-    try {
-      h = open_library({.what = "cuDNN 9, which runs Ember's CUDA convolutions",
-                        .env = "EMBER_CUDNN_LIBRARY",
-                        .soname = "libcudnn.so.9",
-                        .dirs = {EMBER_CUDA_LIBRARY_DIR, "/usr/local/cuda/lib64"}});
-    } catch (const Error& e) {
-      l.error = e.what();
-      return l;
-    }
-    auto sym = [&](auto& fn, const char* name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(library_symbol(h, name));
-      if (!fn && l.error.empty()) l.error = std::string("cuDNN has no function ") + name;
-    };
-    sym(l.version, "cudnnGetVersion");
-    sym(l.error_string, "cudnnGetErrorString");
-    sym(l.create, "cudnnCreate");
-    sym(l.set_stream, "cudnnSetStream");
-    sym(l.tensor_create, "cudnnCreateTensorDescriptor");
-    sym(l.tensor_destroy, "cudnnDestroyTensorDescriptor");
-    sym(l.tensor_set, "cudnnSetTensorNdDescriptor");
-    sym(l.filter_create, "cudnnCreateFilterDescriptor");
-    sym(l.filter_destroy, "cudnnDestroyFilterDescriptor");
-    sym(l.filter_set, "cudnnSetFilterNdDescriptor");
-    sym(l.conv_create, "cudnnCreateConvolutionDescriptor");
-    sym(l.conv_destroy, "cudnnDestroyConvolutionDescriptor");
-    sym(l.conv_set, "cudnnSetConvolutionNdDescriptor");
-    sym(l.conv_groups, "cudnnSetConvolutionGroupCount");
-    sym(l.conv_math, "cudnnSetConvolutionMathType");
-    sym(l.forward_algos, "cudnnGetConvolutionForwardAlgorithm_v7");
-    sym(l.data_algos, "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-    sym(l.filter_algos, "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-    sym(l.forward, "cudnnConvolutionForward");
-    sym(l.backward_data, "cudnnConvolutionBackwardData");
-    sym(l.backward_filter, "cudnnConvolutionBackwardFilter");
+    SymbolLoader load({.what = "cuDNN 9, which runs Ember's CUDA convolutions",
+                       .env = "EMBER_CUDNN_LIBRARY",
+                       .soname = "libcudnn.so.9",
+                       .dirs = {EMBER_CUDA_LIBRARY_DIR, "/usr/local/cuda/lib64"}},
+                      "cuDNN");
+    load.get(l.version, "cudnnGetVersion");
+    load.get(l.error_string, "cudnnGetErrorString");
+    load.get(l.create, "cudnnCreate");
+    load.get(l.set_stream, "cudnnSetStream");
+    load.get(l.tensor_create, "cudnnCreateTensorDescriptor");
+    load.get(l.tensor_destroy, "cudnnDestroyTensorDescriptor");
+    load.get(l.tensor_set, "cudnnSetTensorNdDescriptor");
+    load.get(l.filter_create, "cudnnCreateFilterDescriptor");
+    load.get(l.filter_destroy, "cudnnDestroyFilterDescriptor");
+    load.get(l.filter_set, "cudnnSetFilterNdDescriptor");
+    load.get(l.conv_create, "cudnnCreateConvolutionDescriptor");
+    load.get(l.conv_destroy, "cudnnDestroyConvolutionDescriptor");
+    load.get(l.conv_set, "cudnnSetConvolutionNdDescriptor");
+    load.get(l.conv_groups, "cudnnSetConvolutionGroupCount");
+    load.get(l.conv_math, "cudnnSetConvolutionMathType");
+    load.get(l.forward_algos, "cudnnGetConvolutionForwardAlgorithm_v7");
+    load.get(l.data_algos, "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+    load.get(l.filter_algos, "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+    load.get(l.forward, "cudnnConvolutionForward");
+    load.get(l.backward_data, "cudnnConvolutionBackwardData");
+    load.get(l.backward_filter, "cudnnConvolutionBackwardFilter");
+    l.error = load.error();
     if (l.error.empty() && l.version() / 10000 != 9)
       l.error = "Ember's convolutions need cuDNN 9; the library opened is version " + std::to_string(l.version());
     return l;
@@ -173,13 +165,7 @@ const char* pass_name(ConvPass p) {
 }  // namespace
 
 bool cudnn_available(std::string* reason) {
-  try {
-    dnn();
-    return true;
-  } catch (const Error& e) {
-    if (reason) *reason = e.what();
-    return false;
-  }
+  return library_available([] { dnn(); }, reason);
 }
 
 int64_t cudnn_version() { return static_cast<int64_t>(dnn().version()); }

@@ -34,4 +34,22 @@ void* open_library(const LibrarySearch& s) {
 
 void* library_symbol(void* handle, const char* name) { return dlsym(handle, name); }
 
+SymbolLoader::SymbolLoader(const LibrarySearch& s, std::string short_name) : short_name_(std::move(short_name)) {
+  try {
+    handle_ = open_library(s);
+  } catch (const Error& e) {
+    error_ = e.what();
+  }
+}
+
+bool library_available(void (*load)(), std::string* reason) {
+  try {
+    load();
+    return true;
+  } catch (const Error& e) {
+    if (reason) *reason = e.what();
+    return false;
+  }
+}
+
 }  // namespace ember::kernels::cuda

@@ -29,4 +29,27 @@ void* open_library(const LibrarySearch& s);
 /// The address of `name` in `handle`, or nullptr.
 void* library_symbol(void* handle, const char* name);
 
+/// Fills a table of function pointers from a library: `open` never raises; what went
+/// wrong (the library not opening, the first function missing) is kept in `error`, which
+/// the table's users raise on each call, so a program without the library runs on.
+class SymbolLoader {
+ public:
+  /// `short_name` names the library in "cuDNN has no function X".
+  SymbolLoader(const LibrarySearch& s, std::string short_name);
+  template <typename Fn>
+  void get(Fn& fn, const char* name) {
+    fn = reinterpret_cast<Fn>(handle_ ? library_symbol(handle_, name) : nullptr);
+    if (!fn && error_.empty()) error_ = short_name_ + " has no function " + name;
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  void* handle_ = nullptr;
+  std::string short_name_;
+  std::string error_;
+};
+
+/// Whether `load` (which raises what a SymbolLoader kept) succeeds; `reason` says why not.
+bool library_available(void (*load)(), std::string* reason);
+
 }  // namespace ember::kernels::cuda
