@@ -1,6 +1,8 @@
 // kernels/cuda/conv.cpp — see conv.h.
 #include "kernels/cuda/conv.h"
 
+#include <algorithm>
+
 #include "kernels/cuda/cudnn.h"
 #include "kernels/cuda/gemm.h"
 #include "kernels/cuda/loops.h"
@@ -80,12 +82,33 @@ bool sums_nothing(const Conv2dParams& p) {
   return p.batch == 0 || p.in_channels == 0 || p.out_channels == 0 || p.kernel_h == 0 || p.kernel_w == 0;
 }
 
-void check_fits(const Conv2dParams& p, bool transposed) {
-  EMBER_CHECK_KIND(ErrorKind::NotImplementedError, cudnn_fits(p, transposed))
-      << "CUDA transposed convolutions need output_padding smaller than the stride (cuDNN computes them); got an "
-         "output of "
-      << p.out_h << " x " << p.out_w << " from an input of " << p.in_h << " x " << p.in_w << " with stride "
-      << p.stride_h << " x " << p.stride_w;
+/// A transposed convolution whose output_padding reaches its stride has no cuDNN geometry
+/// (the convolution of its output is longer than its input). It is computed on the full
+/// output of padding 0 (every position an input reaches, F = (in - 1)·stride +
+/// dilation·(kernel - 1) + 1), of which the output is the window starting at the padding;
+/// output positions past the full one are reached by no input.
+Conv2dParams full_geometry(const Conv2dParams& p) {
+  Conv2dParams f = p;
+  f.pad_h = f.pad_w = 0;
+  f.out_h = (p.in_h - 1) * p.stride_h + p.dilation_h * (p.kernel_h - 1) + 1;
+  f.out_w = (p.in_w - 1) * p.stride_w + p.dilation_w * (p.kernel_w - 1) + 1;
+  return f;
+}
+
+/// Rows [h0, h0 + hn) and columns [w0, w0 + wn) of a 4-D tensor, as a view.
+Tensor window(const Tensor& t, int64_t h0, int64_t hn, int64_t w0, int64_t wn) {
+  auto impl = std::make_shared<TensorImpl>(*t.impl());
+  impl->sizes = {t.size(0), t.size(1), hn, wn};
+  impl->storage_offset += h0 * t.stride(2) + w0 * t.stride(3);
+  impl->refresh();
+  return Tensor(std::move(impl));
+}
+
+/// The part of the output (out_h x out_w) inside the full output: the output's
+/// window [0, n) is the full one's [pad, pad + n).
+std::pair<int64_t, int64_t> overlap(const Conv2dParams& p, const Conv2dParams& full) {
+  return {std::max<int64_t>(0, std::min(p.out_h, full.out_h - p.pad_h)),
+          std::max<int64_t>(0, std::min(p.out_w, full.out_w - p.pad_w))};
 }
 
 }  // namespace
@@ -110,11 +133,21 @@ void conv_forward(const Tensor& input, const Tensor& weight, const Tensor& bias,
   if (sums_nothing(p)) {
     fill_zero(o);
   } else {
-    check_fits(p, transposed);
     const Tensor in = nchw(input, transposed ? r.y : r.x);
     const Tensor w = nchw(weight, r.w);
-    if (transposed) run(ConvPass::BackwardData, p, r, o, w, in, allow_tf32);
-    else run(ConvPass::Forward, p, r, in, w, o, allow_tf32);
+    if (!transposed) {
+      run(ConvPass::Forward, p, r, in, w, o, allow_tf32);
+    } else if (cudnn_fits(p, true)) {
+      run(ConvPass::BackwardData, p, r, o, w, in, allow_tf32);
+    } else {
+      const Conv2dParams f = full_geometry(p);
+      const Roles rf = roles(f, true);
+      const Tensor full = empty_device(rf.x, out.dtype(), out.device());
+      run(ConvPass::BackwardData, f, rf, full, w, in, allow_tf32);
+      const auto [nh, nw] = overlap(p, f);
+      if (nh < p.out_h || nw < p.out_w) fill_zero(o);
+      copy_into(window(o, 0, nh, 0, nw), window(full, p.pad_h, nh, p.pad_w, nw));
+    }
   }
   if (bias.defined()) {
     auto impl = std::make_shared<TensorImpl>(*bias.impl());
@@ -143,19 +176,27 @@ void conv_backward(const Tensor& grad_output, const Tensor& input, const Tensor&
     if (want_weight) fill_zero(grads[1]);
     return;
   }
-  check_fits(p, transposed);
   const Tensor w = nchw(weight, r.w);
-  if (want_input) {
-    const Tensor gi = nchw_out(grads[0], in_sizes);
-    if (transposed) run(ConvPass::Forward, p, r, grad, w, gi, allow_tf32);
-    else run(ConvPass::BackwardData, p, r, gi, w, grad, allow_tf32);
+  if (!transposed) {
+    if (want_input) run(ConvPass::BackwardData, p, r, nchw_out(grads[0], in_sizes), w, grad, allow_tf32);
+    if (want_weight) run(ConvPass::BackwardFilter, p, r, nchw(input, in_sizes), nchw_out(grads[1], r.w), grad, allow_tf32);
+    return;
   }
-  if (want_weight) {
-    const Tensor in = nchw(input, in_sizes);
-    const Tensor gw = nchw_out(grads[1], r.w);
-    if (transposed) run(ConvPass::BackwardFilter, p, r, grad, gw, in, allow_tf32);
-    else run(ConvPass::BackwardFilter, p, r, in, gw, grad, allow_tf32);
+  // A transposed convolution is the convolution of its output: x is grad_output (or, for a
+  // geometry cuDNN lacks, grad_output placed into the full output of padding 0).
+  Conv2dParams g = p;
+  Roles rg = r;
+  Tensor x = grad;
+  if (!cudnn_fits(p, true)) {
+    g = full_geometry(p);
+    rg = roles(g, true);
+    x = empty_device(rg.x, grad.dtype(), grad.device());
+    fill_zero(x);
+    const auto [nh, nw] = overlap(p, g);
+    copy_into(window(x, p.pad_h, nh, p.pad_w, nw), window(grad, 0, nh, 0, nw));
   }
+  if (want_input) run(ConvPass::Forward, g, rg, x, w, nchw_out(grads[0], in_sizes), allow_tf32);
+  if (want_weight) run(ConvPass::BackwardFilter, g, rg, x, nchw_out(grads[1], r.w), nchw(input, in_sizes), allow_tf32);
 }
 
 }  // namespace ember::kernels::cuda

@@ -25,9 +25,9 @@ void conv_forward(const Tensor& input, const Tensor& weight, const Tensor& bias,
 void conv_backward(const Tensor& grad_output, const Tensor& input, const Tensor& weight,
                    const std::vector<Tensor>& grads, const cpu::Conv2dParams& p, bool transposed, bool allow_tf32);
 
-/// Whether cuDNN can compute this geometry: a transposed convolution's output_padding must
-/// be below its stride (the output is then the size whose convolution is the input).
-/// PyTorch leaves larger output paddings to a kernel of its own; here they raise.
+/// Whether cuDNN takes this geometry as it is: a transposed convolution's output_padding
+/// must be below its stride (the output is then the size whose convolution is the input).
+/// Larger ones (allowed below the dilation) run on the full output of padding 0, cropped.
 bool cudnn_fits(const cpu::Conv2dParams& p, bool transposed);
 
 /// out += bias over channels: out and bias (broadcast over N, H, W) of one dtype.

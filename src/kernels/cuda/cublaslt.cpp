@@ -147,6 +147,7 @@ void lt_matmul(const LtMatmul& c) {
   EMBER_CHECK_KIND(ErrorKind::NotImplementedError, c.batch <= INT32_MAX)
       << "CUDA batched matrix products take at most " << INT32_MAX << " matrices, got " << c.batch;
   const Lt& l = lt();
+  ember::cuda::DeviceGuard guard(c.device);  // the heuristics ask the current device
   const bool is_double = c.dtype == kDouble;
   const cublasComputeType_t compute = is_double                          ? CUBLAS_COMPUTE_64F
                                       : c.dtype == kFloat && c.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
@@ -184,7 +185,6 @@ void lt_matmul(const LtMatmul& c) {
                          << " by " << c.k << "x" << c.n << " (batch " << c.batch << ", leading dimensions " << c.ld_a
                          << ", " << c.ld_b << ", " << c.ld_d << ")";
 
-  ember::cuda::DeviceGuard guard(c.device);
   void* stream = core::cuda::current_stream_handle(c.device);
   // Stream-ordered: the block returns to the allocator at once but is reused only by work
   // queued after this product on the same stream.
