@@ -26,25 +26,19 @@ inline Tensor quarters(IntArrayRef sizes, ScalarType dtype, uint64_t seed = 1) {
 
 inline const std::vector<ScalarType> kFloatDtypes = {kFloat, kDouble, kHalf, kBFloat16};
 
-class GpuBlas : public Gpu {
+/// A GPU test that also needs a library (`available`: cublaslt_available, cudnn_available).
+template <bool (*available)(std::string*)>
+class GpuWithLibrary : public Gpu {
  protected:
   void SetUp() override {
     Gpu::SetUp();
     if (IsSkipped()) return;
     std::string reason;
-    ASSERT_TRUE(kernels::cuda::cublaslt_available(&reason)) << reason;
+    ASSERT_TRUE(available(&reason)) << reason;
   }
 };
-
-class GpuDnn : public Gpu {
- protected:
-  void SetUp() override {
-    Gpu::SetUp();
-    if (IsSkipped()) return;
-    std::string reason;
-    ASSERT_TRUE(kernels::cuda::cudnn_available(&reason)) << reason;
-  }
-};
+using GpuBlas = GpuWithLibrary<kernels::cuda::cublaslt_available>;
+using GpuDnn = GpuWithLibrary<kernels::cuda::cudnn_available>;
 
 /// Sets a config bool for the life of the object.
 class ScopedFlag {
