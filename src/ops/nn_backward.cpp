@@ -15,6 +15,7 @@
 #include "ember/ops/view.h"
 #include "kernels/cpu/conv_backward.h"
 #include "kernels/cpu/norm_backward.h"
+#include "kernels/cuda/norm.h"
 #include "ops/api.h"
 #include "ops/conv_geometry.h"
 #include "ops/families.h"
@@ -228,12 +229,15 @@ BatchNormBackwardSetup batch_norm_backward_setup(const Stack& a) {
   for (int i = 2; i <= 6; ++i) {
     if (a[i].is_none()) continue;
     const Tensor& t = a[i].to_tensor();
+    EMBER_CHECK(t.numel() == s.C) << names[i] << " should contain " << s.C << " elements not " << t.numel();
+    // On CUDA the saved statistics come in the kernels' statistics dtype (float beside a
+    // float16/bfloat16 input), whatever the parameters' dtype.
+    if (i >= 5 && input.is_cuda() && t.dtype() == kernels::cuda::norm_stat_dtype(input.dtype())) continue;
     // ATen's mixed-type rule: float parameters beside a float16/bfloat16 input.
     if (first && is_reduced_float(input.dtype()) && t.dtype() == kFloat) s.param_type = kFloat;
     first = false;
     EMBER_CHECK(t.dtype() == s.param_type)
         << "mixed dtype (CPU): expect parameter to have scalar type of " << scalar_type_name(s.param_type);
-    EMBER_CHECK(t.numel() == s.C) << names[i] << " should contain " << s.C << " elements not " << t.numel();
   }
   const bool train = a[7].to_bool();
   if (train) {
@@ -256,6 +260,17 @@ std::vector<double> doubles_of(const IValue& v) {
 void batch_norm_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
   const BatchNormBackwardSetup s = batch_norm_backward_setup(a);
   const bool train = a[7].to_bool();
+  if (a[1].to_tensor().is_cuda()) {
+    // The statistics the mode reads, in one dtype (the saved ones may differ from each other
+    // when a caller mixes them).
+    auto flat = [](const Tensor& t) { return t.dim() == 1 ? t : dense(t).reshape({t.numel()}); };
+    const Tensor mean = flat((train ? a[5] : a[3]).to_tensor());
+    Tensor var = flat((train ? a[6] : a[4]).to_tensor());
+    if (var.dtype() != mean.dtype()) var = cast(var, mean.dtype());
+    const Tensor weight = a[2].is_none() ? Tensor() : flat(a[2].to_tensor());
+    return kernels::cuda::batch_norm_backward(dense(a[0].to_tensor()), dense(a[1].to_tensor()), s.N, s.C, s.S, weight,
+                                              mean, var, train, a[8].to_double(), out[0], out[1], out[2]);
+  }
   kernels::cpu::BatchNormBackwardStats st;
   st.weight = doubles_of(a[2]);
   if (train) {
@@ -347,7 +362,8 @@ void register_nn_backward_ops(Registry& r) {
                                        maybe_meta(mask[1], {s.C}, s.param_type, input.device()),
                                        maybe_meta(mask[2], {s.C}, s.param_type, input.device())};
       })
-      .set_cpu(batch_norm_backward_kernel);
+      .set_cpu(batch_norm_backward_kernel)
+      .set_cuda(batch_norm_backward_kernel);
 
   r.def("embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, "
         "bool scale_grad_by_freq) -> Tensor")

@@ -64,18 +64,23 @@ void launch_rows(const std::string& source, const std::string& symbol, const Ten
                  RowGeometry g, double p0) {
   EMBER_INTERNAL_ASSERT(out.is_cuda() && in.device() == out.device())
       << "CUDA row kernel '" << symbol << "' with tensors on " << in.device() << " and " << out.device();
-  if (g.outer_numel == 0) return;
-  void* fn = get_kernel(source, symbol, out.device().index);
   void* out_ptr = out.raw_data_ptr();
   void* in_ptr = in.raw_data_ptr();
   void* args[] = {&out_ptr, &in_ptr, &p0, &g};
-  const int64_t blocks = std::min<int64_t>(g.outer_numel, kMaxGrid);
-  ember::cuda::DeviceGuard guard(out.device().index);
-  launch_kernel(fn, static_cast<unsigned>(blocks), block_for(g.inner_numel), args,
-                core::cuda::current_stream_handle(out.device().index));
+  launch_row_kernel(source, symbol, out.device().index, args, g.outer_numel, g.inner_numel);
 }
 
 }  // namespace
+
+void launch_row_kernel(const std::string& source, const std::string& symbol, int device, void** args, int64_t rows,
+                       int64_t row_length) {
+  if (rows == 0) return;
+  void* fn = get_kernel(source, symbol, device);
+  const int64_t blocks = std::min<int64_t>(rows, kMaxGrid);
+  ember::cuda::DeviceGuard guard(device);
+  launch_kernel(fn, static_cast<unsigned>(blocks), block_for(row_length), args,
+                core::cuda::current_stream_handle(device));
+}
 
 RowGeometry make_row_geometry(IntArrayRef sizes, IntArrayRef out_strides, IntArrayRef in_strides,
                               const std::vector<bool>& inner) {

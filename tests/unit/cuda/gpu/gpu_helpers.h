@@ -89,6 +89,23 @@ inline std::string compare(const std::string& op, const Stack& cpu_args, const S
   }
 }
 
+/// `sizes` filled with deterministic values spread over [lo, hi) (a seeded linear
+/// congruential generator), as `dtype`: integers are rounded, bool is `> (lo + hi) / 2`.
+inline Tensor random_values(IntArrayRef sizes, ScalarType dtype, double lo = -1, double hi = 2, uint64_t seed = 7) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  std::vector<double> v(static_cast<size_t>(n));
+  uint64_t state = seed;
+  for (double& x : v) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    x = lo + (hi - lo) * static_cast<double>(state >> 11) / 9007199254740992.0;
+  }
+  Tensor t = tensor(v, {n}, TensorOptions(kDouble)).reshape(sizes);
+  if (dtype == kBool) return gt(t, (lo + hi) / 2);
+  if (is_floating_point(dtype)) return t.to(dtype);
+  return round(t).to(dtype);
+}
+
 /// compare() with the CPU arguments' tensors copied to the GPU.
 inline std::string compare(const std::string& op, const Stack& cpu_args, Tolerance tol = std::nullopt) {
   Stack gpu_args;
