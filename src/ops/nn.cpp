@@ -1,6 +1,7 @@
 // ops/nn.cpp — softmax/log_softmax, layer and batch norm, embedding and constant padding
 // (torch.nn.functional's ops under their ATen names). The fused kernels live in
-// kernels/cpu/softmax and kernels/cpu/norm; convolution and pooling are in conv.cpp.
+// kernels/cpu/softmax and kernels/cpu/norm (CUDA: kernels/cuda/reduce and kernels/cuda/norm);
+// convolution and pooling are in conv.cpp.
 #include <cstring>
 #include <sstream>
 

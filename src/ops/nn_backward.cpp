@@ -3,6 +3,7 @@
 // embedding_dense_backward. Their derivative rows (derivatives_nn.cpp) call them, so a
 // traced backward pass holds the same ops as PyTorch's. Each checks its arguments as the
 // forward op did (conv_geometry.h) and that grad_output has the forward output's shape.
+// The pooling and batch norm backwards have CUDA kernels (kernels/cuda/pool, norm).
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -16,6 +17,7 @@
 #include "kernels/cpu/conv_backward.h"
 #include "kernels/cpu/norm_backward.h"
 #include "kernels/cuda/norm.h"
+#include "kernels/cuda/pool.h"
 #include "ops/api.h"
 #include "ops/conv_geometry.h"
 #include "ops/families.h"
@@ -194,6 +196,30 @@ Pool2dParams adaptive_backward_setup(const Stack& a) {
   return p;
 }
 
+// The kernels (CPU and CUDA): grad_output (and indices) made contiguous.
+void max_pool_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
+  const Pool2dParams p = max_pool_backward_setup(a);
+  const Tensor grad = dense(a[0].to_tensor()), indices = dense(a[7].to_tensor());
+  if (grad.is_cuda()) return kernels::cuda::max_pool2d_backward(grad, indices, out[0], p);
+  kernels::cpu::max_pool2d_backward(grad, indices, out[0], p);
+}
+
+void avg_pool_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
+  const Pool2dParams p = avg_pool_backward_setup(a);
+  const Tensor grad = dense(a[0].to_tensor());
+  const bool count_include_pad = a[6].to_bool();
+  const std::optional<int64_t> divisor = a[7].to_optional_int();
+  if (grad.is_cuda()) return kernels::cuda::avg_pool2d_backward(grad, out[0], p, count_include_pad, divisor);
+  kernels::cpu::avg_pool2d_backward(grad, out[0], p, count_include_pad, divisor);
+}
+
+void adaptive_avg_pool_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
+  const Pool2dParams p = adaptive_backward_setup(a);
+  const Tensor grad = dense(a[0].to_tensor());
+  if (grad.is_cuda()) return kernels::cuda::adaptive_avg_pool2d_backward(grad, out[0], p);
+  kernels::cpu::adaptive_avg_pool2d_backward(grad, out[0], p);
+}
+
 TensorMeta like_self(const Stack& a) {
   const Tensor& self = a[1].to_tensor();
   return contiguous_meta(self.sizes(), self.dtype(), self.device());
@@ -327,29 +353,23 @@ void register_nn_backward_ops(Registry& r) {
         max_pool_backward_setup(a);
         return metas(like_self(a));
       })
-      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
-        const Pool2dParams p = max_pool_backward_setup(a);
-        kernels::cpu::max_pool2d_backward(dense(a[0].to_tensor()), dense(a[7].to_tensor()), out[0], p);
-      });
+      .set_cpu(max_pool_backward_kernel)
+      .set_cuda(max_pool_backward_kernel);
   r.def("avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, "
         "bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor")
       .set_meta([](const Stack& a) {
         avg_pool_backward_setup(a);
         return metas(like_self(a));
       })
-      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
-        const Pool2dParams p = avg_pool_backward_setup(a);
-        kernels::cpu::avg_pool2d_backward(dense(a[0].to_tensor()), out[0], p, a[6].to_bool(), a[7].to_optional_int());
-      });
+      .set_cpu(avg_pool_backward_kernel)
+      .set_cuda(avg_pool_backward_kernel);
   r.def("_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor")
       .set_meta([](const Stack& a) {
         adaptive_backward_setup(a);
         return metas(like_self(a));
       })
-      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
-        const Pool2dParams p = adaptive_backward_setup(a);
-        kernels::cpu::adaptive_avg_pool2d_backward(dense(a[0].to_tensor()), out[0], p);
-      });
+      .set_cpu(adaptive_avg_pool_backward_kernel)
+      .set_cuda(adaptive_avg_pool_backward_kernel);
 
   r.def("native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, "
         "Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) "

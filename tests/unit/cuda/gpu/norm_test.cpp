@@ -111,13 +111,13 @@ TEST_F(CudaNorm, LayerNormGradientsThroughAutogradMatchTheCpu) {
       run(xc, wc, bc, gy.cuda());
       const Tensor xr = widen(x).clone(), wr = widen(w).clone(), br = widen(b).clone();
       run(xr, wr, br, widen(gy));
-      EXPECT_TRUE(check("x.grad", xc.grad(), xr.grad(), t, grad_tolerance(t)).empty())
-          << check("x.grad", xc.grad(), xr.grad(), t, grad_tolerance(t));
+      EXPECT_TRUE(check("x.grad", xc.grad().contiguous(), xr.grad().contiguous(), t, grad_tolerance(t)).empty())
+          << check("x.grad", xc.grad().contiguous(), xr.grad().contiguous(), t, grad_tolerance(t));
       if (!affine) continue;
-      EXPECT_TRUE(check("weight.grad", wc.grad(), wr.grad(), t, grad_tolerance(t)).empty())
-          << check("weight.grad", wc.grad(), wr.grad(), t, grad_tolerance(t));
-      EXPECT_TRUE(check("bias.grad", bc.grad(), br.grad(), t, grad_tolerance(t)).empty())
-          << check("bias.grad", bc.grad(), br.grad(), t, grad_tolerance(t));
+      EXPECT_TRUE(check("weight.grad", wc.grad().contiguous(), wr.grad().contiguous(), t, grad_tolerance(t)).empty())
+          << check("weight.grad", wc.grad().contiguous(), wr.grad().contiguous(), t, grad_tolerance(t));
+      EXPECT_TRUE(check("bias.grad", bc.grad().contiguous(), br.grad().contiguous(), t, grad_tolerance(t)).empty())
+          << check("bias.grad", bc.grad().contiguous(), br.grad().contiguous(), t, grad_tolerance(t));
     }
   }
 }
@@ -241,9 +241,10 @@ TEST_F(CudaNorm, BatchNormGradientsThroughAutogradMatchTheCpuInTrainingAndEvalua
         run(xc, wc, bc, a.running_mean.cuda(), a.running_var.cuda(), gy.cuda());
         const Tensor xr = widen(a.x).clone(), wr = widen(a.weight).clone(), br = widen(a.bias).clone();
         run(xr, wr, br, widen(a.running_mean).clone(), widen(a.running_var).clone(), widen(gy));
-        for (const std::string& m : {check("x.grad", xc.grad(), xr.grad(), t, grad_tolerance(t)),
-                                     check("weight.grad", wc.grad(), wr.grad(), t, grad_tolerance(t)),
-                                     check("bias.grad", bc.grad(), br.grad(), t, grad_tolerance(t))})
+        for (const std::string& m :
+             {check("x.grad", xc.grad().contiguous(), xr.grad().contiguous(), t, grad_tolerance(t)),
+              check("weight.grad", wc.grad().contiguous(), wr.grad().contiguous(), t, grad_tolerance(t)),
+              check("bias.grad", bc.grad().contiguous(), br.grad().contiguous(), t, grad_tolerance(t))})
           EXPECT_TRUE(m.empty()) << m << (training ? " training" : " evaluation");
       }
     }
