@@ -94,10 +94,9 @@ RowGeometry make_row_geometry(IntArrayRef sizes, IntArrayRef out_strides, IntArr
   return g;
 }
 
-void reduce(Reduction op, const Tensor& self, const std::vector<bool>& mask, const Tensor& out, double correction) {
+RowGeometry reduction_geometry(const Tensor& self, const std::vector<bool>& mask, const Tensor& out) {
   EMBER_INTERNAL_ASSERT(mask.size() == static_cast<size_t>(self.dim())) << "reduction mask of " << mask.size()
                                                                          << " dims for a " << self.dim() << "-d input";
-  if (out.numel() == 0) return;
   // The output's stride for each input dim: kept dims in order (with or without keepdim's
   // size-1 dims between them), 0 for reduced ones.
   const bool keepdim = out.dim() == self.dim();
@@ -107,7 +106,12 @@ void reduce(Reduction op, const Tensor& self, const std::vector<bool>& mask, con
     if (keepdim) out_strides[d] = mask[d] ? 0 : out.stride(d);
     else if (!mask[d]) out_strides[d] = out.stride(next++);
   }
-  const RowGeometry g = make_row_geometry(self.sizes(), out_strides, self.strides(), mask);
+  return make_row_geometry(self.sizes(), out_strides, self.strides(), mask);
+}
+
+void reduce(Reduction op, const Tensor& self, const std::vector<bool>& mask, const Tensor& out, double correction) {
+  if (out.numel() == 0) return;
+  const RowGeometry g = reduction_geometry(self, mask, out);
   const ReduceKernel k{.op = op, .in = self.dtype(), .out = out.dtype()};
   launch_rows(render_reduce(k), kernel_symbol(k), out, self, g, correction);
 }

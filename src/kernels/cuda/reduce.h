@@ -19,6 +19,11 @@ namespace ember::kernels::cuda {
 /// and var NaN).
 void reduce(Reduction op, const Tensor& self, const std::vector<bool>& mask, const Tensor& out, double correction = 0);
 
+/// The row geometry of reducing the dims of `self` that `mask` marks into `out` (the
+/// reduced sizes, with or without keepdim's size-1 dims): operand 0 is `out`, whose
+/// stride of a reduced dim is 0.
+RowGeometry reduction_geometry(const Tensor& self, const std::vector<bool>& mask, const Tensor& out);
+
 /// out = (log_)softmax(self) along `dim` (wrapped); out has self's sizes, any strides.
 void softmax(const Tensor& self, int64_t dim, const Tensor& out, bool log);
 

@@ -113,4 +113,20 @@ inline std::string compare(const std::string& op, const Stack& cpu_args, Toleran
   return compare(op, cpu_args, gpu_args, tol);
 }
 
+/// Every output of `op` on `cpu_args` and on the same arguments with their tensors copied
+/// to the GPU (ops with several results: max.dim's values and indices). Both must agree;
+/// returns a failure message, empty on success.
+inline std::string compare_outputs(const std::string& op, const Stack& cpu_args, Tolerance tol = std::nullopt) {
+  Stack gpu_args;
+  for (const IValue& v : cpu_args) gpu_args.push_back(v.is_tensor() ? IValue(v.to_tensor().cuda()) : v);
+  const Stack want = call_op(op, cpu_args), got = call_op(op, gpu_args);
+  for (size_t i = 0; i < want.size(); ++i) {
+    const Tensor& g = got.at(i).to_tensor();
+    if (!g.is_cuda()) return op + ": output " + std::to_string(i) + " on " + g.device().str();
+    const std::string m = mismatch(g, want[i].to_tensor(), tol);
+    if (!m.empty()) return op + " output " + std::to_string(i) + ": " + m;
+  }
+  return "";
+}
+
 }  // namespace ember::gpu_test

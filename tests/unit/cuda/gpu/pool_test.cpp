@@ -18,19 +18,11 @@ Tensor pool_input(IntArrayRef sizes, ScalarType t, bool channels_last, uint64_t 
   return random_values({sizes[0], sizes[2], sizes[3], sizes[1]}, t, -2, 3, seed).permute({0, 3, 1, 2});
 }
 
-/// Every output of `op` on the CPU and on the GPU (the first argument copied over).
+/// compare_outputs with `x` first and `rest` after it.
 std::string compare_all(const std::string& op, const Tensor& x, const Stack& rest, Tolerance tol = std::nullopt) {
-  Stack cpu{x}, gpu{x.cuda()};
-  cpu.insert(cpu.end(), rest.begin(), rest.end());
-  gpu.insert(gpu.end(), rest.begin(), rest.end());
-  const Stack want = call_op(op, cpu), got = call_op(op, gpu);
-  for (size_t i = 0; i < want.size(); ++i) {
-    const Tensor& g = got.at(i).to_tensor();
-    if (!g.is_cuda()) return op + ": output on " + g.device().str();
-    const std::string m = mismatch(g, want[i].to_tensor(), tol);
-    if (!m.empty()) return op + " output " + std::to_string(i) + ": " + m;
-  }
-  return "";
+  Stack args{x};
+  args.insert(args.end(), rest.begin(), rest.end());
+  return compare_outputs(op, args, tol);
 }
 
 using Ints = std::vector<int64_t>;
