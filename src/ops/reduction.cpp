@@ -2,7 +2,8 @@
 // dim, with indices), argmax/argmin, var/std, any/all, cumsum, logsumexp. Schemas and
 // dtype rules follow ATen; the kernels live in kernels/cpu/reduce.cpp (CPU) and
 // kernels/cuda/reduce.cpp (CUDA: sum, mean, prod, amax/amin, max/min, var, any/all) and
-// kernels/cuda/arg_reduce.cpp (max.dim/min.dim, argmax/argmin). std and logsumexp are
+// kernels/cuda/arg_reduce.cpp (max.dim/min.dim, argmax/argmin) and kernels/cuda/scan.cpp
+// (cumsum). std and logsumexp are
 // composites, as in ATen.
 #include <cmath>
 #include <limits>
@@ -13,6 +14,7 @@
 #include "kernels/cuda/arg_reduce.h"
 #include "kernels/cuda/loops.h"
 #include "kernels/cuda/reduce.h"
+#include "kernels/cuda/scan.h"
 #include "ops/api.h"
 #include "ops/dispatch.h"
 #include "ops/families.h"
@@ -349,7 +351,8 @@ void register_cumsum(Registry& r) {
         const Tensor& self = a[0].to_tensor();
         Tensor x = cast(self, out[0].dtype()).contiguous();
         k::cumsum_kernel(x, core::wrap_dim(a[1].to_int(), self.dim()), out[0]);
-      });
+      })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) { kc::cumsum(a[0].to_tensor(), a[1].to_int(), out[0]); });
 }
 
 /// ATen's logsumexp: max-shifted so exp cannot overflow; rows whose max is ±inf use a
