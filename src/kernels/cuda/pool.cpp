@@ -91,7 +91,8 @@ __device__ void avg_forward(T* out, long long*, const T* in, const PoolGeometry&
 }
 
 template <typename T>
-__device__ void adaptive_avg_forward(T* out, long long*, const T* in, const PoolGeometry& p, int, long long, long long i) {
+__device__ void adaptive_avg_forward(T* out, long long*, const T* in, const PoolGeometry& p, int, long long,
+                                     long long i) {
   typedef typename OpMath<T>::type A;
   const long long ow = i % p.out_w, oh = (i / p.out_w) % p.out_h, plane = i / (p.out_w * p.out_h);
   const T* src = in + plane * p.in_h * p.in_w;
@@ -111,7 +112,8 @@ __device__ void max_backward(T* out, long long* ind, const T* in, const PoolGeom
   const long long span_h = (p.kernel_h - 1) * p.dilation_h + 1, span_w = (p.kernel_w - 1) * p.dilation_w + 1;
   const long long ph0 = h + p.pad_h < span_h ? 0 : (h + p.pad_h - span_h) / p.stride_h + 1;
   const long long pw0 = w + p.pad_w < span_w ? 0 : (w + p.pad_w - span_w) / p.stride_w + 1;
-  const long long ph1 = min_((h + p.pad_h) / p.stride_h + 1, p.out_h), pw1 = min_((w + p.pad_w) / p.stride_w + 1, p.out_w);
+  const long long ph1 = min_((h + p.pad_h) / p.stride_h + 1, p.out_h);
+  const long long pw1 = min_((w + p.pad_w) / p.stride_w + 1, p.out_w);
   const long long base = plane * p.out_h * p.out_w, self = h * p.in_w + w;
   A g = A(0);
   for (long long ph = ph0; ph < ph1; ++ph)
@@ -127,7 +129,8 @@ __device__ void avg_backward(T* out, long long*, const T* in, const PoolGeometry
   const long long w = i % p.in_w, h = (i / p.in_w) % p.in_h, plane = i / (p.in_w * p.in_h);
   const long long ph0 = h + p.pad_h < p.kernel_h ? 0 : (h + p.pad_h - p.kernel_h) / p.stride_h + 1;
   const long long pw0 = w + p.pad_w < p.kernel_w ? 0 : (w + p.pad_w - p.kernel_w) / p.stride_w + 1;
-  const long long ph1 = min_((h + p.pad_h) / p.stride_h + 1, p.out_h), pw1 = min_((w + p.pad_w) / p.stride_w + 1, p.out_w);
+  const long long ph1 = min_((h + p.pad_h) / p.stride_h + 1, p.out_h);
+  const long long pw1 = min_((w + p.pad_w) / p.stride_w + 1, p.out_w);
   const long long base = plane * p.out_h * p.out_w;
   A g = A(0);
   for (long long ph = ph0; ph < ph1; ++ph) {
@@ -141,7 +144,8 @@ __device__ void avg_backward(T* out, long long*, const T* in, const PoolGeometry
 }
 
 template <typename T>
-__device__ void adaptive_avg_backward(T* out, long long*, const T* in, const PoolGeometry& p, int, long long, long long i) {
+__device__ void adaptive_avg_backward(T* out, long long*, const T* in, const PoolGeometry& p, int, long long,
+                                      long long i) {
   typedef typename OpMath<T>::type A;
   const long long w = i % p.in_w, h = (i / p.in_w) % p.in_h, plane = i / (p.in_w * p.in_h);
   const long long base = plane * p.out_h * p.out_w;

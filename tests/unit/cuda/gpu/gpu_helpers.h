@@ -34,6 +34,18 @@ inline std::pair<double, double> tolerances(ScalarType t) {
 /// (rtol, atol); none means tolerances(dtype).
 using Tolerance = std::optional<std::pair<double, double>>;
 
+/// Gradients through autograd: sums in another order than the CPU's and, for half and
+/// bfloat16, products rounded on the way (the CPU reference runs on float32 copies or
+/// rounds each addition).
+inline Tolerance gradient_tolerance(ScalarType t) {
+  switch (t) {
+    case kFloat: return std::pair{1e-4, 1e-5};
+    case kDouble: return std::pair{1e-7, 1e-7};
+    case kHalf: return std::pair{1e-2, 1e-2};
+    default: return std::pair{5e-2, 5e-2};
+  }
+}
+
 /// Empty when `actual` (any device) equals `expected` (CPU) in dtype, sizes, strides and
 /// values within tolerance (NaN equals NaN); otherwise what differs.
 inline std::string mismatch(const Tensor& actual, const Tensor& expected, Tolerance tol = std::nullopt) {

@@ -14,30 +14,13 @@ Tensor widen(const Tensor& t) { return t.defined() && is_reduced_float(t.dtype()
 std::optional<Tensor> opt(const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; }
 Tensor on_gpu(const Tensor& t) { return t.defined() ? t.cuda() : t; }
 
-/// Values: one rounding of the result's dtype; statistics and gradients: sums in another
-/// order (and, for gradients of half and bfloat16, products rounded on the way).
+/// Values: one rounding of the result's dtype, and statistics summed in another order.
 Tolerance value_tolerance(ScalarType t) {
   switch (t) {
-    case kFloat:
-      return std::pair{1e-5, 1e-5};
-    case kDouble:
-      return std::pair{1e-7, 1e-7};
-    case kHalf:
-      return std::pair{5e-3, 2e-3};
-    default:
-      return std::pair{2e-2, 2e-2};
-  }
-}
-Tolerance grad_tolerance(ScalarType t) {
-  switch (t) {
-    case kFloat:
-      return std::pair{1e-4, 1e-5};
-    case kDouble:
-      return std::pair{1e-7, 1e-7};
-    case kHalf:
-      return std::pair{1e-2, 1e-2};
-    default:
-      return std::pair{5e-2, 5e-2};
+    case kFloat: return std::pair{1e-5, 1e-5};
+    case kDouble: return std::pair{1e-7, 1e-7};
+    case kHalf: return std::pair{5e-3, 2e-3};
+    default: return std::pair{2e-2, 2e-2};
   }
 }
 
@@ -111,13 +94,13 @@ TEST_F(CudaNorm, LayerNormGradientsThroughAutogradMatchTheCpu) {
       run(xc, wc, bc, gy.cuda());
       const Tensor xr = widen(x).clone(), wr = widen(w).clone(), br = widen(b).clone();
       run(xr, wr, br, widen(gy));
-      EXPECT_TRUE(check("x.grad", xc.grad().contiguous(), xr.grad().contiguous(), t, grad_tolerance(t)).empty())
-          << check("x.grad", xc.grad().contiguous(), xr.grad().contiguous(), t, grad_tolerance(t));
+      EXPECT_TRUE(check("x.grad", xc.grad().contiguous(), xr.grad().contiguous(), t, gradient_tolerance(t)).empty())
+          << check("x.grad", xc.grad().contiguous(), xr.grad().contiguous(), t, gradient_tolerance(t));
       if (!affine) continue;
-      EXPECT_TRUE(check("weight.grad", wc.grad().contiguous(), wr.grad().contiguous(), t, grad_tolerance(t)).empty())
-          << check("weight.grad", wc.grad().contiguous(), wr.grad().contiguous(), t, grad_tolerance(t));
-      EXPECT_TRUE(check("bias.grad", bc.grad().contiguous(), br.grad().contiguous(), t, grad_tolerance(t)).empty())
-          << check("bias.grad", bc.grad().contiguous(), br.grad().contiguous(), t, grad_tolerance(t));
+      EXPECT_TRUE(check("weight.grad", wc.grad().contiguous(), wr.grad().contiguous(), t, gradient_tolerance(t)).empty())
+          << check("weight.grad", wc.grad().contiguous(), wr.grad().contiguous(), t, gradient_tolerance(t));
+      EXPECT_TRUE(check("bias.grad", bc.grad().contiguous(), br.grad().contiguous(), t, gradient_tolerance(t)).empty())
+          << check("bias.grad", bc.grad().contiguous(), br.grad().contiguous(), t, gradient_tolerance(t));
     }
   }
 }
@@ -242,9 +225,9 @@ TEST_F(CudaNorm, BatchNormGradientsThroughAutogradMatchTheCpuInTrainingAndEvalua
         const Tensor xr = widen(a.x).clone(), wr = widen(a.weight).clone(), br = widen(a.bias).clone();
         run(xr, wr, br, widen(a.running_mean).clone(), widen(a.running_var).clone(), widen(gy));
         for (const std::string& m :
-             {check("x.grad", xc.grad().contiguous(), xr.grad().contiguous(), t, grad_tolerance(t)),
-              check("weight.grad", wc.grad().contiguous(), wr.grad().contiguous(), t, grad_tolerance(t)),
-              check("bias.grad", bc.grad().contiguous(), br.grad().contiguous(), t, grad_tolerance(t))})
+             {check("x.grad", xc.grad().contiguous(), xr.grad().contiguous(), t, gradient_tolerance(t)),
+              check("weight.grad", wc.grad().contiguous(), wr.grad().contiguous(), t, gradient_tolerance(t)),
+              check("bias.grad", bc.grad().contiguous(), br.grad().contiguous(), t, gradient_tolerance(t))})
           EXPECT_TRUE(m.empty()) << m << (training ? " training" : " evaluation");
       }
     }
@@ -266,7 +249,7 @@ TEST_F(CudaNorm, BatchNormBackwardHonoursTheOutputMask) {
     for (int i = 0; i < 3; ++i) {
       EXPECT_EQ(got[i].defined(), mask[i]) << "output " << i;
       if (got[i].defined()) {
-        const std::string m = check("output " + std::to_string(i), got[i], want[i], kFloat, grad_tolerance(kFloat));
+        const std::string m = check("output " + std::to_string(i), got[i], want[i], kFloat, gradient_tolerance(kFloat));
         EXPECT_TRUE(m.empty()) << m;
       }
     }

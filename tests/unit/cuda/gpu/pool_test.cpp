@@ -116,21 +116,6 @@ TEST_F(CudaPool, PoolingRaisesWhereTheCpuRaises) {
   }
 }
 
-/// Tolerances for gradients summed from several windows (the CPU rounds each addition in
-/// half and bfloat16).
-Tolerance grad_tolerance(ScalarType t) {
-  switch (t) {
-    case kFloat:
-      return std::pair{1e-5, 1e-5};
-    case kDouble:
-      return std::pair{1e-7, 1e-7};
-    case kHalf:
-      return std::pair{5e-3, 5e-3};
-    default:
-      return std::pair{3e-2, 3e-2};
-  }
-}
-
 /// x.grad of `pool(x)` with upstream gradient `g`, on x's device.
 template <typename F>
 Tensor grad_of(const Tensor& x, const Tensor& g, const F& pool) {
@@ -160,7 +145,7 @@ TEST_F(CudaPool, PoolingGradientsThroughAutogradMatchTheCpu) {
         const Tensor want = grad_of(x.clone(), g, pool);
         EXPECT_TRUE(got.is_cuda()) << name;
         // Gradients are compared in value: their layout is the engine's, not the kernels'.
-        const std::string m = mismatch(got.contiguous(), want.contiguous(), grad_tolerance(t));
+        const std::string m = mismatch(got.contiguous(), want.contiguous(), gradient_tolerance(t));
         EXPECT_TRUE(m.empty()) << name << " (" << t << (channels_last ? ", channels last" : "") << "): " << m;
       }
     }
