@@ -13,6 +13,7 @@ const ScalarType kFloats[] = {kFloat, kDouble, kHalf, kBFloat16};
 Tensor widen(const Tensor& t) { return t.defined() && is_reduced_float(t.dtype()) ? t.to(kFloat) : t; }
 std::optional<Tensor> opt(const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; }
 Tensor on_gpu(const Tensor& t) { return t.defined() ? t.cuda() : t; }
+Tensor copy_of(const Tensor& t) { return t.defined() ? t.clone() : t; }
 
 /// Values: one rounding of the result's dtype, and statistics summed in another order.
 Tolerance value_tolerance(ScalarType t) {
@@ -153,8 +154,8 @@ TEST_F(CudaNorm, BatchNormTrainingMatchesTheCpuAndUpdatesTheRunningStatsInPlace)
       if (pt != t && !is_reduced_float(t)) continue;
       for (const BatchNormCase& c : cases) {
         const BatchNormArgs a = batch_norm_args(c.sizes, t, pt, c.affine, c.running, c.channels_last);
-        const Tensor rm = on_gpu(a.running_mean).clone(), rv = on_gpu(a.running_var).clone();
-        const Tensor rm_ref = widen(a.running_mean).clone(), rv_ref = widen(a.running_var).clone();
+        const Tensor rm = copy_of(on_gpu(a.running_mean)), rv = copy_of(on_gpu(a.running_var));
+        const Tensor rm_ref = copy_of(widen(a.running_mean)), rv_ref = copy_of(widen(a.running_var));
         auto [y, save_mean, save_invstd] = native_batch_norm(a.x.cuda(), opt(on_gpu(a.weight)), opt(on_gpu(a.bias)),
                                                              opt(rm), opt(rv), true, 0.1, 1e-5);
         auto [ey, em, ei] = native_batch_norm(widen(a.x), opt(widen(a.weight)), opt(widen(a.bias)), opt(rm_ref),
