@@ -7,6 +7,7 @@
 
 #include "kernels/cuda/random.h"
 #include "nvrtc_fixture.h"
+#include "ops/registry.h"
 
 namespace ember::kernels::cuda {
 namespace {
@@ -38,6 +39,14 @@ TEST(CudaRandomSource, DoublesTakeTwoElementsPerCounterAsOnTheCpu) {
   EXPECT_EQ(elements_per_counter(RandomKind::Uniform, kHalf), 4);
   EXPECT_EQ(elements_per_counter(RandomKind::Bernoulli, kDouble), 4);
   EXPECT_EQ(elements_per_counter(RandomKind::Dropout, kDouble), 4);
+}
+
+TEST(CudaFacets, TheRandomOpsHaveCudaKernels) {
+  for (const char* n : {"rand", "randn", "rand_like", "randn_like", "bernoulli", "bernoulli.p", "native_dropout"}) {
+    const ops::OpDef& op = ops::registry().get(std::string("aten::") + n);
+    EXPECT_TRUE(static_cast<bool>(op.cuda)) << n << " has no CUDA kernel";
+    EXPECT_TRUE(op.cuda_site.present()) << n;
+  }
 }
 
 TEST_F(Nvrtc, EveryRandomKernelCompilesForSm90) {
