@@ -17,8 +17,4 @@ namespace ember::kernels::cuda {
 /// value is NaN (min and max propagate it, as PyTorch's do). Waits for the stream.
 std::pair<double, double> value_range(const Tensor& t);
 
-/// A view of `t`'s storage with other sizes, strides (elements) and offset; no dispatch,
-/// no autograd state. For kernels that read a tensor through a different index space.
-Tensor strided_view(const Tensor& t, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
-
 }  // namespace ember::kernels::cuda

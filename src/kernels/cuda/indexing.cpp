@@ -7,7 +7,7 @@
 #include "core/cuda.h"
 #include "core/shape.h"
 #include "ember/cuda.h"
-#include "kernels/cuda/host_checks.h"
+#include "kernels/cpu/copy.h"
 #include "kernels/cuda/loops.h"
 #include "kernels/cuda/nvrtc.h"
 
@@ -290,7 +290,7 @@ void gather(const Tensor& out, const Tensor& self, int64_t dim, const Tensor& in
   std::vector<int64_t> strides = self.strides().vec();
   long long self_dim_stride = strides[dim];
   strides[dim] = 0;
-  const Tensor self_view = strided_view(self, index.sizes(), strides, self.storage_offset());
+  const Tensor self_view = cpu::raw_view(self, index.sizes().vec(), strides, self.storage_offset());
   Geometry g = make_geometry({out, index, self_view});
   void* o = out.raw_data_ptr();
   void* i = index.raw_data_ptr();
@@ -304,10 +304,10 @@ void scatter(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& 
   std::vector<int64_t> lines = index.sizes().vec();
   lines[dim] = 1;
   const bool scalar = src.dim() == 0;
-  const Tensor index_line = strided_view(index, lines, index.strides(), index.storage_offset());
-  const Tensor src_line = scalar ? strided_view(src, lines, std::vector<int64_t>(lines.size(), 0), src.storage_offset())
-                                 : strided_view(src, lines, src.strides(), src.storage_offset());
-  const Tensor out_line = strided_view(out, lines, out.strides(), out.storage_offset());
+  const Tensor index_line = cpu::raw_view(index, lines, index.strides().vec(), index.storage_offset());
+  const Tensor src_line = scalar ? cpu::raw_view(src, lines, std::vector<int64_t>(lines.size(), 0), src.storage_offset())
+                                 : cpu::raw_view(src, lines, src.strides().vec(), src.storage_offset());
+  const Tensor out_line = cpu::raw_view(out, lines, out.strides().vec(), out.storage_offset());
   Geometry g = make_geometry({index_line, src_line, out_line});
   void* i = index_line.raw_data_ptr();
   void* s = src_line.raw_data_ptr();
