@@ -14,6 +14,7 @@
 #include "kernels/cuda/host_checks.h"
 #include "kernels/cuda/indexing.h"
 #include "kernels/cuda/loops.h"
+#include "kernels/cuda/sort.h"
 #include "ops/api.h"
 #include "ops/dispatch.h"
 #include "ops/families.h"
@@ -350,6 +351,12 @@ void sort_cpu(const Tensor& self, int64_t dim, bool descending, bool stable, std
   k::sort_kernel(out[0], out[1], core::wrap_dim(dim, self.dim()), descending, stable);
 }
 
+/// On CUDA every sort is stable (kernels/cuda/sort.h): ties keep their index order.
+void sort_cuda(const Tensor& self, int64_t dim, bool descending, std::vector<Tensor>& out) {
+  const int64_t d = core::wrap_dim(dim, self.dim());
+  kc::sort_lines(self, d, descending, nonempty_size(self, d), out[0], out[1]);
+}
+
 }  // namespace
 
 void register_indexing_ops(Registry& r) {
@@ -517,11 +524,17 @@ void register_indexing_ops(Registry& r) {
       .set_meta([](const Stack& a) { return sort_meta(a[0].to_tensor(), a[1].to_int()); })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         sort_cpu(a[0].to_tensor(), a[1].to_int(), a[2].to_bool(), false, out);
+      })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
+        sort_cuda(a[0].to_tensor(), a[1].to_int(), a[2].to_bool(), out);
       });
   r.def("sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)")
       .set_meta([](const Stack& a) { return sort_meta(a[0].to_tensor(), a[2].to_int()); })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         sort_cpu(a[0].to_tensor(), a[2].to_int(), a[3].to_bool(), a[1].to_optional_bool().value_or(false), out);
+      })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
+        sort_cuda(a[0].to_tensor(), a[2].to_int(), a[3].to_bool(), out);
       });
 
   r.def("topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)")
@@ -540,6 +553,12 @@ void register_indexing_ops(Registry& r) {
         const Tensor& self = a[0].to_tensor();
         k::topk_kernel(out[0], out[1], self, a[1].to_int(), core::wrap_dim(a[2].to_int(), self.dim()), a[3].to_bool(),
                        a[4].to_bool());
+      })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
+        // The first k of the line sorted descending (largest) or ascending: sorted whether
+        // or not `sorted` asks, ties in index order.
+        const Tensor& self = a[0].to_tensor();
+        kc::sort_lines(self, core::wrap_dim(a[2].to_int(), self.dim()), a[3].to_bool(), a[1].to_int(), out[0], out[1]);
       });
 
   r.def("nonzero(Tensor self) -> Tensor").set_cpu_dynamic([](const Stack& a) -> Stack {

@@ -1,6 +1,9 @@
-// The CUDA cat and stack (a composite of unsqueeze and cat) against Ember's CPU on the same
-// inputs: every dim, every dtype, mixed dtypes promoted as the CPU's meta function does,
-// strided, broadcast and channels-last inputs, legacy empty inputs, and the CPU's errors.
+// The CUDA cat and stack (a composite of unsqueeze and cat), sort and topk against Ember's
+// CPU on the same inputs. cat/stack: every dim, every dtype, mixed dtypes promoted as the
+// CPU's meta function does, strided, broadcast and channels-last inputs, legacy empty
+// inputs, the CPU's errors. sort/topk: every dtype and dim, both directions, ties (the CUDA
+// sort is always stable: its indices are the CPU's stable sort's), NaN and signed zeros in
+// ATen's order, lines long enough for many network stages, strided and 0-dim inputs.
 #include "data_helpers.h"
 #include "support/error_of.h"
 
@@ -70,6 +73,101 @@ TEST_F(Gpu, StackMatchesTheCpuAlongEveryDimWithMixedDtypes) {
         << dim;
   for (ScalarType t : kAllDtypes)
     EXPECT_EQ(compare_list("aten::stack", {varied({3}, t), varied({3}, t, 1), varied({3}, t, 2)}, 1), "") << t;
+}
+
+// --- sort / topk -----------------------------------------------------------------------------
+
+Stack on_gpu(const Stack& s) {
+  Stack g;
+  for (const IValue& v : s) g.push_back(v.is_tensor() ? IValue(v.to_tensor().cuda()) : v);
+  return g;
+}
+
+TEST_F(Gpu, SortGivesTheCpusStableSortForEveryDtypeDimAndDirection) {
+  // varied() repeats values, so every line has ties.
+  for (ScalarType t : kAllDtypes)
+    for (int64_t dim : {0, 1, 2, -1})
+      for (bool desc : {false, true}) {
+        const Stack args = {varied({5, 37, 3}, t), std::optional<bool>(true), dim, desc};
+        EXPECT_EQ(compare_outputs("aten::sort.stable", args, on_gpu(args)), "") << t << " dim " << dim << " " << desc;
+      }
+}
+
+TEST_F(Gpu, SortPutsNaNAboveEveryNumberAndKeepsSignedZerosInIndexOrder) {
+  const std::vector<double> v = {3, NAN, -0.0, INFINITY, 0.0, -INFINITY, NAN, -2, 0.0, -0.0, 1e-30};
+  for (ScalarType t : {kFloat, kDouble, kHalf, kBFloat16})
+    for (bool desc : {false, true}) {
+      const Stack args = {tensor(v, {11}, TensorOptions(kDouble)).to(t), std::optional<bool>(true), int64_t{0}, desc};
+      EXPECT_EQ(compare_outputs("aten::sort.stable", args, on_gpu(args)), "") << t << " " << desc;
+    }
+}
+
+TEST_F(Gpu, SortWithoutStableGivesTheCpusValuesAndTheStableIndices) {
+  const Tensor x = varied({4, 50}, kFloat);
+  const auto [values, indices] = sort(x.cuda(), 1, true);
+  const auto [cpu_values, cpu_indices] = sort(x, 1, true);
+  const Stack stable = call_op("aten::sort.stable", {x, std::optional<bool>(true), int64_t{1}, true});
+  EXPECT_EQ(mismatch(values, cpu_values, kExact), "");
+  EXPECT_EQ(mismatch(indices, stable[1].to_tensor(), kExact), "");
+}
+
+TEST_F(Gpu, SortOfLongLinesStridedInputsAndZeroDimMatchesTheCpu) {
+  for (int64_t n : {1000, 4097, 70001}) {
+    const Stack args = {rand({2, n}, TensorOptions(kFloat)).to(kHalf), std::optional<bool>(true), int64_t{1}, false};
+    EXPECT_EQ(compare_outputs("aten::sort.stable", args, on_gpu(args)), "") << n;
+  }
+  const Tensor x = varied({6, 9}, kInt32);
+  EXPECT_EQ(compare_outputs("aten::sort.stable", {x.t(), std::optional<bool>(true), int64_t{1}, true},
+                            {x.cuda().t(), std::optional<bool>(true), int64_t{1}, true}),
+            "");
+  const Stack scalar = {varied({}, kDouble), std::optional<bool>(true), int64_t{0}, false};
+  EXPECT_EQ(compare_outputs("aten::sort.stable", scalar, on_gpu(scalar)), "");
+  const Stack empty_args = {empty({3, 0}), std::optional<bool>(true), int64_t{1}, false};
+  EXPECT_EQ(compare_outputs("aten::sort.stable", empty_args, on_gpu(empty_args)), "");
+}
+
+/// A [rows, n] tensor whose lines hold distinct values (a permutation of 0..n-1, shifted).
+Tensor distinct(int64_t rows, int64_t n, ScalarType t) {
+  std::vector<double> v(static_cast<size_t>(rows * n));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < n; ++i) v[r * n + i] = static_cast<double>((i * 37 + r * 11) % n) - static_cast<double>(n / 2);
+  return tensor(v, {rows, n}, TensorOptions(kDouble)).to(t);
+}
+
+TEST_F(Gpu, TopkMatchesTheCpuForLargestAndSmallestWithDistinctValues) {
+  for (ScalarType t : {kFloat, kDouble, kHalf, kBFloat16, kInt64, kInt32, kInt8})
+    for (int64_t k : {1, 3, 101})
+      for (bool largest : {true, false}) {
+        const Stack args = {distinct(3, 101, t), k, int64_t{1}, largest, true};
+        EXPECT_EQ(compare_outputs("aten::topk", args, on_gpu(args)), "") << t << " k " << k << " " << largest;
+      }
+  // Along dim 0 of a transposed input.
+  const Tensor x = distinct(4, 29, kFloat);
+  EXPECT_EQ(compare_outputs("aten::topk", {x.t(), int64_t{5}, int64_t{0}, true, true},
+                            {x.cuda().t(), int64_t{5}, int64_t{0}, true, true}),
+            "");
+}
+
+TEST_F(Gpu, TopkWithTiesGivesTheCpusValuesAndUnsortedTopkTheSameSet) {
+  const Tensor x = varied({3, 60}, kFloat);
+  const auto [values, indices] = topk(x.cuda(), 7, 1, true, true);
+  const auto [cpu_values, cpu_indices] = topk(x, 7, 1, true, true);
+  EXPECT_EQ(mismatch(values, cpu_values, kExact), "");
+  // Unsorted: the same elements in some order (the CUDA kernel returns them sorted).
+  const Tensor d = distinct(3, 60, kFloat);
+  const auto [u_values, u_indices] = topk(d.cuda(), 9, 1, false, false);
+  const auto [c_values, c_indices] = topk(d, 9, 1, false, false);
+  EXPECT_EQ(mismatch(std::get<0>(sort(u_values, 1, false)), std::get<0>(sort(c_values, 1, false)), kExact), "");
+  EXPECT_EQ(mismatch(std::get<0>(sort(u_indices, 1, false)), std::get<0>(sort(c_indices, 1, false)), kExact), "");
+}
+
+TEST_F(Gpu, TopkOfZeroAndOutOfRangeKBehaveAsOnTheCpu) {
+  const Stack zero = {distinct(2, 5, kFloat), int64_t{0}, int64_t{1}, true, true};
+  EXPECT_EQ(compare_outputs("aten::topk", zero, on_gpu(zero)), "");
+  const Tensor x = distinct(2, 5, kFloat);
+  const std::string cpu = testing::error_of([&] { topk(x, 6, 1, true, true); });
+  const std::string gpu = testing::error_of([&] { topk(x.cuda(), 6, 1, true, true); });
+  EXPECT_EQ(gpu.substr(0, gpu.find('\n')), cpu.substr(0, cpu.find('\n')));
 }
 
 }  // namespace

@@ -56,4 +56,28 @@ inline std::string compare_ok(const std::string& op, const Stack& cpu_args, Tole
   return compare_ok(op, cpu_args, gpu_args, tol);
 }
 
+/// Every output of `op` on the GPU against the CPU's (compare() checks the first only);
+/// the CPU call must succeed.
+inline std::string compare_outputs(const std::string& op, const Stack& cpu_args, const Stack& gpu_args,
+                                   Tolerance tol = kExact) {
+  Stack expected, actual;
+  try {
+    expected = call_op(op, cpu_args);
+  } catch (const Error& e) {
+    return op + ": the CPU raised: " + e.what();
+  }
+  try {
+    actual = call_op(op, gpu_args);
+  } catch (const Error& e) {
+    return op + ": CUDA raised: " + e.what();
+  }
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const Tensor& a = actual.at(i).to_tensor();
+    if (!a.is_cuda()) return op + ": output " + std::to_string(i) + " on " + a.device().str();
+    const std::string m = mismatch(a, expected[i].to_tensor(), tol);
+    if (!m.empty()) return op + ": output " + std::to_string(i) + ": " + m;
+  }
+  return "";
+}
+
 }  // namespace ember::gpu_test
