@@ -4,9 +4,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "core/cuda.h"
 #include "core/shape.h"
-#include "ember/cuda.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cuda/loops.h"
 #include "kernels/cuda/nvrtc.h"
@@ -14,23 +12,9 @@
 namespace ember::kernels::cuda {
 namespace {
 
-constexpr unsigned kBlock = 256;
-constexpr int64_t kMaxGrid = int64_t{1} << 20;  // threads stride over the rest
-
-/// The indexing kernels, after the pointwise prelude. Writes that may meet on one element
-/// are made by one thread in the CPU kernel's order: index_put's thread owns a (p, q)
-/// pair and walks b, scatter's thread owns a line along the dim and walks it.
-constexpr const char* kIndexPrelude = R"CUDA(
+/// See index_helpers_source().
+constexpr const char* kIndexHelpers = R"CUDA(
 namespace ember_dev {
-struct IndexGeometry {
-  long long P, B, Q;
-  int pre_ndim, post_ndim;
-  long long pre_sizes[EMBER_MAX_DIMS];
-  long long pre_strides[EMBER_MAX_DIMS];
-  long long post_sizes[EMBER_MAX_DIMS];
-  long long post_strides[EMBER_MAX_DIMS];
-};
-
 /// The element offset of linear index i (row-major over sizes) under strides.
 __device__ __forceinline__ long long dims_offset(long long i, int ndim, const long long* sizes,
                                                  const long long* strides) {
@@ -63,6 +47,22 @@ template <typename T> __device__ __forceinline__ T add_(T a, T b) {
 #define EMBER_GRID_STRIDE(i, n)                                                                  \
   for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);    \
        i += static_cast<long long>(gridDim.x) * blockDim.x)
+}  // namespace ember_dev
+)CUDA";
+
+/// The indexing kernels, after the helpers. Writes that may meet on one element are made by
+/// one thread in the CPU kernel's order: index_put's thread owns a (p, q) pair and walks b,
+/// scatter's thread owns a line along the dim and walks it.
+constexpr const char* kIndexPrelude = R"CUDA(
+namespace ember_dev {
+struct IndexGeometry {
+  long long P, B, Q;
+  int pre_ndim, post_ndim;
+  long long pre_sizes[EMBER_MAX_DIMS];
+  long long pre_strides[EMBER_MAX_DIMS];
+  long long post_sizes[EMBER_MAX_DIMS];
+  long long post_strides[EMBER_MAX_DIMS];
+};
 
 // The first index tensor sets adv (first = 1), the others add to it.
 template <typename I>
@@ -133,23 +133,28 @@ __device__ void scatter_dim(const long long* index, const T* src, T* out, long l
 
 const char* kind_name(IndexKernelKind k) {
   switch (k) {
-    case IndexKernelKind::Offsets: return "index_offsets";
-    case IndexKernelKind::Gather: return "index_gather";
-    case IndexKernelKind::Put: return "index_put";
-    case IndexKernelKind::PutAdd: return "index_put_add";
-    case IndexKernelKind::GatherDim: return "gather";
-    case IndexKernelKind::ScatterDim: return "scatter";
-    case IndexKernelKind::ScatterAdd: return "scatter_add";
+    case IndexKernelKind::Offsets:
+      return "index_offsets";
+    case IndexKernelKind::Gather:
+      return "index_gather";
+    case IndexKernelKind::Put:
+      return "index_put";
+    case IndexKernelKind::PutAdd:
+      return "index_put_add";
+    case IndexKernelKind::GatherDim:
+      return "gather";
+    case IndexKernelKind::ScatterDim:
+      return "scatter";
+    case IndexKernelKind::ScatterAdd:
+      return "scatter_add";
   }
   EMBER_INTERNAL_ASSERT(false) << "unknown indexing kernel";
 }
 
 void launch(const IndexKernel& k, const Tensor& on, int64_t threads, std::vector<void*> args) {
   if (threads == 0) return;
-  void* fn = get_kernel(render_index(k), kernel_symbol(k), on.device().index);
-  const int64_t blocks = std::min<int64_t>((threads + kBlock - 1) / kBlock, kMaxGrid);
-  ember::cuda::DeviceGuard guard(on.device().index);
-  launch_kernel(fn, static_cast<unsigned>(blocks), kBlock, args.data(), core::cuda::current_stream_handle(on.device().index));
+  launch_threads(get_kernel(render_index(k), kernel_symbol(k), on.device().index), on.device(), threads,
+                 std::move(args));
 }
 
 /// `dims` of `t`, innermost first dropped of size-1 dims, into a side of the geometry.
@@ -162,8 +167,7 @@ void fill_side(const Tensor& t, const std::vector<int64_t>& dims, int& ndim, lon
     if (t.size(d) != 1) kept.push_back(d);
   }
   EMBER_CHECK_KIND(ErrorKind::NotImplementedError, kept.size() <= static_cast<size_t>(kMaxDims))
-      << "CUDA advanced indexing handles at most " << kMaxDims << " " << which << "; this call has "
-      << kept.size();
+      << "CUDA advanced indexing handles at most " << kMaxDims << " " << which << "; this call has " << kept.size();
   ndim = static_cast<int>(kept.size());
   for (size_t i = 0; i < kept.size(); ++i) {
     sizes[i] = t.size(kept[i]);
@@ -173,6 +177,8 @@ void fill_side(const Tensor& t, const std::vector<int64_t>& dims, int& ndim, lon
 
 }  // namespace
 
+const char* index_helpers_source() { return kIndexHelpers; }
+
 std::string kernel_symbol(const IndexKernel& k) {
   return std::string("ember_") + kind_name(k.kind) + "_" + dtype_tag(k.dtype);
 }
@@ -180,8 +186,8 @@ std::string kernel_symbol(const IndexKernel& k) {
 std::string render_index(const IndexKernel& k) {
   const std::string T = cuda_type_name(k.dtype);
   std::ostringstream os;
-  os << "// " << kind_name(k.kind) << "\n" << render_prelude() << kIndexPrelude << "\nextern \"C\" __global__ void "
-     << kernel_symbol(k);
+  os << "// " << kind_name(k.kind) << "\n"
+     << render_prelude() << kIndexHelpers << kIndexPrelude << "\nextern \"C\" __global__ void " << kernel_symbol(k);
   switch (k.kind) {
     case IndexKernelKind::Offsets:
       os << "(long long* adv, const " << T
@@ -305,8 +311,9 @@ void scatter(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& 
   lines[dim] = 1;
   const bool scalar = src.dim() == 0;
   const Tensor index_line = cpu::raw_view(index, lines, index.strides().vec(), index.storage_offset());
-  const Tensor src_line = scalar ? cpu::raw_view(src, lines, std::vector<int64_t>(lines.size(), 0), src.storage_offset())
-                                 : cpu::raw_view(src, lines, src.strides().vec(), src.storage_offset());
+  const Tensor src_line = scalar
+                              ? cpu::raw_view(src, lines, std::vector<int64_t>(lines.size(), 0), src.storage_offset())
+                              : cpu::raw_view(src, lines, src.strides().vec(), src.storage_offset());
   const Tensor out_line = cpu::raw_view(out, lines, out.strides().vec(), out.storage_offset());
   Geometry g = make_geometry({index_line, src_line, out_line});
   void* i = index_line.raw_data_ptr();

@@ -32,6 +32,12 @@ struct IndexKernel {
   ScalarType dtype = kFloat;
 };
 
+/// Device helpers for kernels over lines and gathered positions, after the pointwise
+/// prelude: `dims_offset` (a linear index's offset under sizes and strides),
+/// `operand_offsets` (the first n operands' offsets at a linear index of a Geometry) and
+/// the grid-stride loop macro EMBER_GRID_STRIDE(i, n). The sort kernels use them too.
+const char* index_helpers_source();
+
 /// "ember_index_gather_f32", "ember_scatter_add_i64", "ember_index_offsets_i32".
 std::string kernel_symbol(const IndexKernel& k);
 /// The whole translation unit: the pointwise prelude, the indexing helpers and one

@@ -4,16 +4,12 @@
 #include <algorithm>
 #include <sstream>
 
-#include "core/cuda.h"
-#include "ember/cuda.h"
 #include "kernels/cuda/kernel_source.h"
+#include "kernels/cuda/loops.h"
 #include "kernels/cuda/nvrtc.h"
 
 namespace ember::kernels::cuda {
 namespace {
-
-constexpr unsigned kBlock = 256;
-constexpr int64_t kMaxGrid = int64_t{1} << 20;  // threads stride over the rest of the counters
 
 /// The per-counter bodies, after philox.h. `w` holds the counter's four words, `first`
 /// and `count` the elements it feeds; each line is the CPU kernel's (ops/random.cpp).
@@ -77,10 +73,14 @@ __device__ __forceinline__ void dropout_body(T* out, bool* mask, const T* x, dou
 
 const char* kind_name(RandomKind k) {
   switch (k) {
-    case RandomKind::Uniform: return "rand";
-    case RandomKind::Normal: return "randn";
-    case RandomKind::Bernoulli: return "bernoulli";
-    case RandomKind::Dropout: return "dropout";
+    case RandomKind::Uniform:
+      return "rand";
+    case RandomKind::Normal:
+      return "randn";
+    case RandomKind::Bernoulli:
+      return "bernoulli";
+    case RandomKind::Dropout:
+      return "dropout";
   }
   EMBER_INTERNAL_ASSERT(false) << "unknown random kernel kind";
 }
@@ -117,17 +117,24 @@ std::string render_random(const RandomKernel& k) {
      << "* in, long long n, unsigned long long seed, unsigned long long offset, double p0, double p1) {\n";
   os << "  const long long counters = (n + " << per - 1 << ") / " << per << ";\n";
   os << "  const long long step = static_cast<long long>(gridDim.x) * blockDim.x;\n";
-  os << "  for (long long b = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; b < counters; b += step) {\n";
+  os << "  for (long long b = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; b < counters; b += step) "
+        "{\n";
   os << "    const ember::philox::Words w = ember::philox::block(seed, offset + static_cast<unsigned long long>(b));\n";
   os << "    const long long first = b * " << per << ";\n";
   os << "    const int count = n - first < " << per << " ? static_cast<int>(n - first) : " << per << ";\n";
   switch (k.kind) {
-    case RandomKind::Uniform: os << "    ember_dev::uniform_body(out, w, first, count);\n"; break;
-    case RandomKind::Normal: os << "    ember_dev::normal_body(out, w, first, count);\n"; break;
+    case RandomKind::Uniform:
+      os << "    ember_dev::uniform_body(out, w, first, count);\n";
+      break;
+    case RandomKind::Normal:
+      os << "    ember_dev::normal_body(out, w, first, count);\n";
+      break;
     case RandomKind::Bernoulli:
       os << "    ember_dev::bernoulli_body<" << (k.has_in ? "true" : "false") << ">(out, in, p0, w, first, count);\n";
       break;
-    case RandomKind::Dropout: os << "    ember_dev::dropout_body(out, mask, in, p0, p1, w, first, count);\n"; break;
+    case RandomKind::Dropout:
+      os << "    ember_dev::dropout_body(out, mask, in, p0, p1, w, first, count);\n";
+      break;
   }
   os << "  }\n}\n";
   return os.str();
@@ -137,24 +144,22 @@ namespace {
 
 void launch(const RandomKernel& k, const Tensor& out, void* mask, const void* in, uint64_t seed, uint64_t offset,
             double p0, double p1) {
-  EMBER_INTERNAL_ASSERT(out.is_cuda() && out.is_contiguous()) << "CUDA random kernel with an output on "
-                                                              << out.device();
+  EMBER_INTERNAL_ASSERT(out.is_cuda() && out.is_contiguous())
+      << "CUDA random kernel with an output on " << out.device();
   long long n = out.numel();
   if (n == 0) return;
   const int64_t counters = (n + elements_per_counter(k.kind, k.out) - 1) / elements_per_counter(k.kind, k.out);
   void* fn = get_kernel(render_random(k), kernel_symbol(k), out.device().index);
   void* out_ptr = out.raw_data_ptr();
   unsigned long long s = seed, o = offset;
-  void* args[] = {&out_ptr, &mask, &in, &n, &s, &o, &p0, &p1};
-  const int64_t blocks = std::min<int64_t>((counters + kBlock - 1) / kBlock, kMaxGrid);
-  ember::cuda::DeviceGuard guard(out.device().index);
-  launch_kernel(fn, static_cast<unsigned>(blocks), kBlock, args, core::cuda::current_stream_handle(out.device().index));
+  launch_threads(fn, out.device(), counters, {&out_ptr, &mask, &in, &n, &s, &o, &p0, &p1});
 }
 
 }  // namespace
 
 void random_fill(RandomKind kind, const Tensor& out, uint64_t seed, uint64_t offset) {
-  EMBER_INTERNAL_ASSERT(kind == RandomKind::Uniform || kind == RandomKind::Normal) << "random_fill of " << kind_name(kind);
+  EMBER_INTERNAL_ASSERT(kind == RandomKind::Uniform || kind == RandomKind::Normal)
+      << "random_fill of " << kind_name(kind);
   launch(RandomKernel{.kind = kind, .out = out.dtype()}, out, nullptr, nullptr, seed, offset, 0, 0);
 }
 
@@ -164,15 +169,15 @@ void bernoulli(const Tensor& out, const Tensor& p, double p_scalar, uint64_t see
     EMBER_INTERNAL_ASSERT(p.device() == out.device() && p.is_contiguous() && p.numel() == out.numel())
         << "bernoulli's probabilities must be contiguous, on the output's device and of its size";
   }
-  const RandomKernel k{.kind = RandomKind::Bernoulli, .out = out.dtype(), .has_in = has_p,
-                       .in = has_p ? p.dtype() : kFloat};
+  const RandomKernel k{
+      .kind = RandomKind::Bernoulli, .out = out.dtype(), .has_in = has_p, .in = has_p ? p.dtype() : kFloat};
   launch(k, out, nullptr, has_p ? p.raw_data_ptr() : nullptr, seed, offset, p_scalar, 0);
 }
 
 void dropout(const Tensor& out, const Tensor& mask, const Tensor& x, double keep, double scale, uint64_t seed,
              uint64_t offset) {
-  EMBER_INTERNAL_ASSERT(x.is_contiguous() && mask.is_contiguous() && mask.dtype() == kBool && x.dtype() == out.dtype() &&
-                        x.device() == out.device() && mask.device() == out.device())
+  EMBER_INTERNAL_ASSERT(x.is_contiguous() && mask.is_contiguous() && mask.dtype() == kBool &&
+                        x.dtype() == out.dtype() && x.device() == out.device() && mask.device() == out.device())
       << "dropout's input, mask and output must be contiguous on one device";
   const RandomKernel k{.kind = RandomKind::Dropout, .out = out.dtype(), .has_in = true, .in = x.dtype()};
   launch(k, out, mask.raw_data_ptr(), x.raw_data_ptr(), seed, offset, keep, scale);

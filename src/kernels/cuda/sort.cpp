@@ -4,9 +4,8 @@
 #include <algorithm>
 #include <sstream>
 
-#include "core/cuda.h"
-#include "ember/cuda.h"
 #include "kernels/cpu/copy.h"
+#include "kernels/cuda/indexing.h"
 #include "kernels/cuda/kernel_source.h"
 #include "kernels/cuda/loops.h"
 #include "kernels/cuda/nvrtc.h"
@@ -14,10 +13,8 @@
 namespace ember::kernels::cuda {
 namespace {
 
-constexpr unsigned kBlock = 256;
-constexpr int64_t kMaxGrid = int64_t{1} << 20;  // threads stride over the rest
-
-/// The scratch buffer holds, per line, L = 2^m (key, index) pairs; an index >= n marks
+/// The sort kernels, after the indexing helpers (line offsets, the grid-stride loop). The
+/// scratch buffer holds, per line, L = 2^m (key, index) pairs; an index >= n marks
 /// padding, which sorts after every element. `before(a, b)` is ATen's KeyValueComp
 /// (NaN above every number) made total by the index, so the network's result is the
 /// stable sort's whatever the order of its exchanges.
@@ -36,22 +33,6 @@ __device__ __forceinline__ bool before(K a, long long ia, K b, long long ib, lon
   return ia < ib;
 }
 
-/// The offset of line l's first element for each of the first n operands of g (the
-/// operands' sizes are 1 along the sorted dim).
-__device__ __forceinline__ void line_offsets(long long l, const Geometry& g, int n, long long* off) {
-  for (int k = 0; k < n; ++k) off[k] = 0;
-#pragma unroll 1
-  for (int d = g.ndim - 1; d >= 0; --d) {
-    const long long idx = l % g.sizes[d];
-    l /= g.sizes[d];
-    for (int k = 0; k < n; ++k) off[k] += idx * g.strides[k][d];
-  }
-}
-
-#define EMBER_GRID_STRIDE(i, n)                                                                  \
-  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);    \
-       i += static_cast<long long>(gridDim.x) * blockDim.x)
-
 template <typename T>
 __device__ void sort_load(typename OpMath<T>::type* keys, long long* idx, const T* self, long long n, long long L,
                           long long xs, long long lines, const Geometry& g) {
@@ -61,7 +42,7 @@ __device__ void sort_load(typename OpMath<T>::type* keys, long long* idx, const 
     idx[t] = j;
     if (j < n) {
       long long off;
-      line_offsets(line, g, 1, &off);
+      operand_offsets(line, g, 1, &off);
       keys[t] = cvt<K>(self[off + j * xs]);
     } else {
       keys[t] = K(0);
@@ -100,7 +81,7 @@ __device__ void sort_store(T* values, long long* indices, const typename OpMath<
   EMBER_GRID_STRIDE(t, lines * count) {
     const long long line = t / count, c = t % count;
     long long off[2];
-    line_offsets(line, g, 2, off);
+    operand_offsets(line, g, 2, off);
     values[off[0] + c * vs] = cvt<T>(keys[line * L + c]);
     indices[off[1] + c * is] = idx[line * L + c];
   }
@@ -110,9 +91,12 @@ __device__ void sort_store(T* values, long long* indices, const typename OpMath<
 
 const char* stage_name(SortStage s) {
   switch (s) {
-    case SortStage::Load: return "load";
-    case SortStage::Step: return "step";
-    case SortStage::Store: return "store";
+    case SortStage::Load:
+      return "load";
+    case SortStage::Step:
+      return "step";
+    case SortStage::Store:
+      return "store";
   }
   EMBER_INTERNAL_ASSERT(false) << "unknown sort stage";
 }
@@ -126,13 +110,8 @@ int64_t padded(int64_t n) {
   return L;
 }
 
-void* function(const SortKernel& k, const Tensor& on) { return get_kernel(render_sort(k), kernel_symbol(k), on.device().index); }
-
-void launch(void* fn, const Tensor& on, int64_t threads, std::vector<void*> args) {
-  if (threads == 0) return;
-  const int64_t blocks = std::min<int64_t>((threads + kBlock - 1) / kBlock, kMaxGrid);
-  ember::cuda::DeviceGuard guard(on.device().index);
-  launch_kernel(fn, static_cast<unsigned>(blocks), kBlock, args.data(), core::cuda::current_stream_handle(on.device().index));
+void* function(const SortKernel& k, const Tensor& on) {
+  return get_kernel(render_sort(k), kernel_symbol(k), on.device().index);
 }
 
 /// `t` seen as lines along `dim`: its sizes with 1 at dim, its strides.
@@ -152,7 +131,8 @@ std::string render_sort(const SortKernel& k) {
   const std::string T = cuda_type_name(k.dtype);
   const std::string K = cuda_type_name(key_dtype(k.dtype));
   std::ostringstream os;
-  os << "// sort: " << stage_name(k.stage) << "\n" << render_prelude() << kSortPrelude << "\nextern \"C\" __global__ void "
+  os << "// sort: " << stage_name(k.stage) << "\n"
+     << render_prelude() << index_helpers_source() << kSortPrelude << "\nextern \"C\" __global__ void "
      << kernel_symbol(k);
   switch (k.stage) {
     case SortStage::Load:
@@ -201,21 +181,22 @@ void sort_lines(const Tensor& self_in, int64_t dim_in, bool descending, int64_t 
   Geometry load_g = make_geometry({self_lines});
   void* sp = self_lines.raw_data_ptr();
   long long xs = self.stride(dim);
-  launch(function(SortKernel{.stage = SortStage::Load, .dtype = self.dtype()}, self), self, lines * L,
-         {&kp, &ip, &sp, &n, &L, &xs, &lines, &load_g});
+  launch_threads(function(SortKernel{.stage = SortStage::Load, .dtype = self.dtype()}, self), self.device(), lines * L,
+                 {&kp, &ip, &sp, &n, &L, &xs, &lines, &load_g});
 
   int desc = descending ? 1 : 0;
   void* step = function(SortKernel{.stage = SortStage::Step, .dtype = self.dtype()}, self);
   for (long long k = 2; k <= L; k *= 2)
-    for (long long j = k / 2; j > 0; j /= 2) launch(step, self, lines * (L / 2), {&kp, &ip, &n, &L, &k, &j, &desc, &lines});
+    for (long long j = k / 2; j > 0; j /= 2)
+      launch_threads(step, self.device(), lines * (L / 2), {&kp, &ip, &n, &L, &k, &j, &desc, &lines});
 
   const Tensor values_lines = lines_of(values, dim), indices_lines = lines_of(indices, dim);
   Geometry store_g = make_geometry({values_lines, indices_lines});
   void* vp = values_lines.raw_data_ptr();
   void* op = indices_lines.raw_data_ptr();
   long long c = count, vs = values.stride(dim), is = indices.stride(dim);
-  launch(function(SortKernel{.stage = SortStage::Store, .dtype = self.dtype()}, self), self, lines * c,
-         {&vp, &op, &kp, &ip, &L, &c, &vs, &is, &lines, &store_g});
+  launch_threads(function(SortKernel{.stage = SortStage::Store, .dtype = self.dtype()}, self), self.device(), lines * c,
+                 {&vp, &op, &kp, &ip, &L, &c, &vs, &is, &lines, &store_g});
 }
 
 }  // namespace ember::kernels::cuda

@@ -14,8 +14,8 @@
 namespace ember::kernels::cuda {
 namespace {
 
-const std::vector<IndexKernelKind> kDataKinds = {IndexKernelKind::Gather,    IndexKernelKind::Put,
-                                                 IndexKernelKind::PutAdd,    IndexKernelKind::GatherDim,
+const std::vector<IndexKernelKind> kDataKinds = {IndexKernelKind::Gather,     IndexKernelKind::Put,
+                                                 IndexKernelKind::PutAdd,     IndexKernelKind::GatherDim,
                                                  IndexKernelKind::ScatterDim, IndexKernelKind::ScatterAdd};
 
 TEST(CudaIndexSource, SymbolsNameTheKernelAndDtype) {
@@ -60,13 +60,14 @@ TEST(CudaIndexGeometry, MoreThanSixteenDimsAroundTheIndexIsNotImplemented) {
   const Tensor t = ember::empty(IntArrayRef(sizes));
   std::vector<int64_t> post;
   for (int64_t d = 1; d < 18; ++d) post.push_back(d);
-  const std::string msg = testing::error_of([&] { make_index_geometry(t, {}, 2, post); },
-                                            ErrorKind::NotImplementedError);
+  const std::string msg =
+      testing::error_of([&] { make_index_geometry(t, {}, 2, post); }, ErrorKind::NotImplementedError);
   EXPECT_NE(msg.find("at most 16 dims after the indexed ones; this call has 17"), std::string::npos) << msg;
 }
 
 TEST(CudaFacets, TheIndexingOpsHaveCudaKernels) {
-  for (const char* n : {"index_select", "gather", "scatter.src", "scatter.value", "scatter_add", "index.Tensor", "index_put", "embedding"}) {
+  for (const char* n : {"index_select", "gather", "scatter.src", "scatter.value", "scatter_add", "index.Tensor",
+                        "index_put", "embedding"}) {
     const ops::OpDef& op = ops::registry().get(std::string("aten::") + n);
     EXPECT_TRUE(static_cast<bool>(op.cuda)) << n << " has no CUDA kernel";
     EXPECT_TRUE(op.cuda_site.present()) << n;

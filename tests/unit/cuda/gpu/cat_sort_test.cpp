@@ -38,9 +38,9 @@ TEST_F(Gpu, CatPromotesMixedDtypesAsTheCpu) {
 }
 
 TEST_F(Gpu, CatOfStridedAndBroadcastInputsMatchesTheCpu) {
-  const Tensor t = varied({4, 6}, kFloat).t();                                     // transposed
-  const Tensor s = varied({6, 8}, kFloat).slice(1, 0, 8, 2);                       // every other column
-  const Tensor e = varied({6, 1}, kFloat).expand({6, 3});                          // stride 0
+  const Tensor t = varied({4, 6}, kFloat).t();                // transposed
+  const Tensor s = varied({6, 8}, kFloat).slice(1, 0, 8, 2);  // every other column
+  const Tensor e = varied({6, 1}, kFloat).expand({6, 3});     // stride 0
   EXPECT_EQ(compare_list("aten::cat", {t, s, e}, 1), "");
   EXPECT_EQ(compare_list("aten::cat", {t.t(), s.t()}, 0), "");
 }
@@ -68,9 +68,7 @@ TEST_F(Gpu, CatRaisesTheCpusErrors) {
 
 TEST_F(Gpu, StackMatchesTheCpuAlongEveryDimWithMixedDtypes) {
   for (int64_t dim : {0, 1, 2, -1})
-    EXPECT_EQ(compare_list("aten::stack", {varied({2, 3}, kFloat), varied({3, 2}, kHalf, 5).t()}, dim),
-              "")
-        << dim;
+    EXPECT_EQ(compare_list("aten::stack", {varied({2, 3}, kFloat), varied({3, 2}, kHalf, 5).t()}, dim), "") << dim;
   for (ScalarType t : kAllDtypes)
     EXPECT_EQ(compare_list("aten::stack", {varied({3}, t), varied({3}, t, 1), varied({3}, t, 2)}, 1), "") << t;
 }
@@ -130,7 +128,8 @@ TEST_F(Gpu, SortOfLongLinesStridedInputsAndZeroDimMatchesTheCpu) {
 Tensor distinct(int64_t rows, int64_t n, ScalarType t) {
   std::vector<double> v(static_cast<size_t>(rows * n));
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t i = 0; i < n; ++i) v[r * n + i] = static_cast<double>((i * 37 + r * 11) % n) - static_cast<double>(n / 2);
+    for (int64_t i = 0; i < n; ++i)
+      v[r * n + i] = static_cast<double>((i * 37 + r * 11) % n) - static_cast<double>(n / 2);
   return tensor(v, {rows, n}, TensorOptions(kDouble)).to(t);
 }
 

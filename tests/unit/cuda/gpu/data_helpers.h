@@ -7,7 +7,7 @@
 
 namespace ember::gpu_test {
 
-inline const std::vector<ScalarType> kAllDtypes = {kFloat, kDouble, kHalf,  kBFloat16, kInt64,
+inline const std::vector<ScalarType> kAllDtypes = {kFloat, kDouble, kHalf, kBFloat16, kInt64,
                                                    kInt32, kInt16,  kInt8, kUInt8,    kBool};
 inline const Tolerance kExact = std::pair{0.0, 0.0};
 
@@ -47,7 +47,8 @@ inline std::string compare_ok(const std::string& op, const Stack& cpu_args, Tole
       gpu_args.push_back(ts);
     } else if (std::holds_alternative<std::vector<std::optional<Tensor>>>(v.variant())) {
       std::vector<std::optional<Tensor>> ts;
-      for (const auto& t : v.to_optional_tensor_list()) ts.push_back(t ? std::optional<Tensor>(t->cuda()) : std::nullopt);
+      for (const auto& t : v.to_optional_tensor_list())
+        ts.push_back(t ? std::optional<Tensor>(t->cuda()) : std::nullopt);
       gpu_args.push_back(ts);
     } else {
       gpu_args.push_back(v);

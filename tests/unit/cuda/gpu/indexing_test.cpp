@@ -65,16 +65,19 @@ TEST_F(Gpu, EmbeddingMatchesTheCpuForFloatDtypesAndIndexDtypes) {
       EXPECT_EQ(compare_ok("aten::embedding", {varied({10, 7}, t), idx, int64_t{-1}, false, false}, kExact), "") << t;
     }
   // A transposed weight and a 0-dim index.
-  EXPECT_EQ(compare_ok("aten::embedding", {varied({7, 10}, kFloat).t(), longs({3}, {}), int64_t{-1}, false, false},
-                    kExact),
-            "");
+  EXPECT_EQ(
+      compare_ok("aten::embedding", {varied({7, 10}, kFloat).t(), longs({3}, {}), int64_t{-1}, false, false}, kExact),
+      "");
 }
 
 TEST_F(Gpu, EmbeddingOutOfRangeRaisesIndexError) {
   const Tensor w = varied({4, 3}, kFloat).cuda();
   for (int64_t bad : {4, -1}) {
-    const std::string msg =
-        testing::error_of([&] { embedding(w, longs({0, bad}, {2}).cuda()); }, ErrorKind::IndexError);
+    const std::string msg = testing::error_of(
+        [&] {
+          embedding(w, longs({0, bad}, {2}).cuda());
+        },
+        ErrorKind::IndexError);
     EXPECT_EQ(first_line(msg).find("index out of range in self") != std::string::npos, true) << msg;
   }
 }
@@ -222,14 +225,14 @@ TEST_F(Gpu, IndexPutMatchesTheCpuExactlyWithAndWithoutAccumulate) {
         const Tensor x = varied({3, 5, 6}, t);
         const Tensor result = index(x, patterns[i]);
         const Tensor v = varied(result.sizes(), t);
-        EXPECT_EQ(compare_ok("aten::index_put", {x, patterns[i], v, acc}, {x.cuda(), on_gpu(patterns[i]), v.cuda(), acc},
-                          kExact),
+        EXPECT_EQ(compare_ok("aten::index_put", {x, patterns[i], v, acc},
+                             {x.cuda(), on_gpu(patterns[i]), v.cuda(), acc}, kExact),
                   "")
             << t << " accumulate=" << acc << " pattern " << i;
         // A value that broadcasts.
         const Tensor one = varied({1}, t);
         EXPECT_EQ(compare_ok("aten::index_put", {x, patterns[i], one, acc},
-                          {x.cuda(), on_gpu(patterns[i]), one.cuda(), acc}, kExact),
+                             {x.cuda(), on_gpu(patterns[i]), one.cuda(), acc}, kExact),
                   "")
             << t << " broadcast, accumulate=" << acc << " pattern " << i;
       }
@@ -259,8 +262,11 @@ TEST_F(Gpu, IndexPutOutOfRangeRaisesTheCpusMessage) {
   const Tensor x = zeros({3, 4});
   const Indices idx = {std::nullopt, longs({0, -5}, {2})};
   const std::string cpu = testing::error_of([&] { index_put(x, idx, ones({3, 2}), false); }, ErrorKind::IndexError);
-  const std::string gpu =
-      testing::error_of([&] { index_put(x.cuda(), on_gpu(idx), ones({3, 2}).cuda(), false); }, ErrorKind::IndexError);
+  const std::string gpu = testing::error_of(
+      [&] {
+        index_put(x.cuda(), on_gpu(idx), ones({3, 2}).cuda(), false);
+      },
+      ErrorKind::IndexError);
   EXPECT_EQ(first_line(gpu), first_line(cpu));
 }
 

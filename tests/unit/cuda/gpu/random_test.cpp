@@ -134,7 +134,8 @@ TEST_F(Gpu, BernoulliOutOfRangeRaisesTheCpusErrorAndReservesNothing) {
 /// Values with negatives (so dropped elements are -0.0, as on the CPU), zeros and an inf.
 Tensor dropout_input(int64_t n, ScalarType t) {
   std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[i] = i % 11 == 3 ? 0.0 : (i % 13 == 5 ? INFINITY : 0.37 * static_cast<double>(i - n / 2));
+  for (int64_t i = 0; i < n; ++i)
+    v[i] = i % 11 == 3 ? 0.0 : (i % 13 == 5 ? INFINITY : 0.37 * static_cast<double>(i - n / 2));
   return tensor(v, {n}, TensorOptions(kDouble)).to(t);
 }
 
