@@ -94,14 +94,21 @@ void check_dim_indices(const Tensor& index, int64_t dim, int64_t size) {
   }
 }
 
-/// On CUDA: raises as check_dim_indices when `index` (on the device) has a value outside
-/// [0, size); the range comes from one reduction, the message from the CPU's check.
-void check_dim_indices_cuda(const Tensor& index, int64_t dim, int64_t size) {
+/// On CUDA: nothing when every value of `index` (on the device) lies in [lo_ok, hi_end),
+/// which one reduction tells; otherwise `cpu_check` runs on a host copy of the index and
+/// raises the CPU's error with the CPU's message.
+template <typename F>
+void check_range_cuda(const Tensor& index, int64_t lo_ok, int64_t hi_end, F&& cpu_check) {
   if (index.numel() == 0) return;
   const auto [lo, hi] = kc::value_range(index);
-  if (lo >= 0 && hi < size) return;
-  check_dim_indices(dense(core::cuda::host_copy(index)), dim, size);
-  EMBER_INTERNAL_ASSERT(false) << "an index in [" << lo << ", " << hi << "] passed the CPU's check for size " << size;
+  if (lo >= static_cast<double>(lo_ok) && hi < static_cast<double>(hi_end)) return;
+  cpu_check(core::cuda::host_copy(index));
+  EMBER_INTERNAL_ASSERT(false) << "indices in [" << lo << ", " << hi << "] passed the CPU's check for [" << lo_ok
+                               << ", " << hi_end << ")";
+}
+
+void check_dim_indices_cuda(const Tensor& index, int64_t dim, int64_t size) {
+  check_range_cuda(index, 0, size, [&](const Tensor& host) { check_dim_indices(dense(host), dim, size); });
 }
 
 std::vector<TensorMeta> scatter_meta(const Stack& a, bool has_src) {
@@ -301,12 +308,10 @@ Tensor index_offsets_cuda(const Tensor& t, const Expanded& e, const Plan& p) {
   for (size_t i = 0; i < e.tensors.size(); ++i) {
     const int64_t d = e.dims[i], size = t.size(d);
     Tensor index = kc::on_device(e.tensors[i], t.device());
-    if (any && index.numel() > 0) {
-      const auto [lo, hi] = kc::value_range(index);
-      if (!(lo >= -size && hi < size)) {
-        for (int64_t v : k::read_indices(core::cuda::host_copy(index), p.index_shape)) checked_index(v, d, size);
-        EMBER_INTERNAL_ASSERT(false) << "indices in [" << lo << ", " << hi << "] passed the check for size " << size;
-      }
+    if (any) {
+      check_range_cuda(index, -size, size, [&](const Tensor& host) {
+        for (int64_t v : k::read_indices(host, p.index_shape)) checked_index(v, d, size);
+      });
     }
     indices.push_back(std::move(index));
     sizes.push_back(size);
@@ -391,13 +396,9 @@ void register_indexing_ops(Registry& r) {
         const int64_t dim = core::wrap_dim(a[1].to_int(), a[0].to_tensor().dim());
         const Tensor index = kc::on_device(a[2].to_tensor(), self.device());
         const int64_t size = self.size(dim);
-        if (index.numel() > 0) {
-          const auto [lo, hi] = kc::value_range(index);
-          if (!(lo >= 0 && hi < size)) {
-            check_index_select(a[0].to_tensor(), dim, k::read_indices(core::cuda::host_copy(index), {index.numel()}));
-            EMBER_INTERNAL_ASSERT(false) << "index_select: indices in [" << lo << ", " << hi << "] passed the check";
-          }
-        }
+        check_range_cuda(index, 0, size, [&](const Tensor& host) {
+          check_index_select(a[0].to_tensor(), dim, k::read_indices(host, {index.numel()}));
+        });
         if (out[0].numel() == 0) return;
         std::vector<int64_t> pre, post;
         for (int64_t d = 0; d < self.dim(); ++d) (d < dim ? pre : post).push_back(d);
