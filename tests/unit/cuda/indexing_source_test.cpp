@@ -7,6 +7,7 @@
 
 #include "ember/ember.h"
 #include "kernels/cuda/indexing.h"
+#include "kernels/cuda/reduce_source.h"
 #include "nvrtc_fixture.h"
 #include "ops/registry.h"
 #include "support/error_of.h"
@@ -86,6 +87,16 @@ TEST_F(Nvrtc, EveryIndexingKernelCompilesForSm90) {
     for (IndexKernelKind kind : kDataKinds)
       if (kind != IndexKernelKind::PutAdd && kind != IndexKernelKind::ScatterAdd) compiles({kind, t});
   for (ScalarType t : {kInt64, kInt32}) compiles({IndexKernelKind::Offsets, t});
+}
+
+TEST_F(Nvrtc, TheRangeChecksReductionsCompileForSm90) {
+  // value_range (host_checks.h): min and max of indices and of bernoulli's probabilities,
+  // as doubles.
+  for (ScalarType t : {kInt64, kInt32, kFloat, kDouble, kHalf, kBFloat16})
+    for (Reduction op : {Reduction::Min, Reduction::Max}) {
+      const ReduceKernel k{.op = op, .in = t, .out = kDouble};
+      EXPECT_EQ(compile_cubin(render_reduce(k), "sm_90").cubin.substr(1, 3), "ELF") << kernel_symbol(k);
+    }
 }
 
 }  // namespace
