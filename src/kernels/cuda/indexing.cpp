@@ -8,6 +8,7 @@
 #include "kernels/cpu/copy.h"
 #include "kernels/cuda/loops.h"
 #include "kernels/cuda/nvrtc.h"
+#include "kernels/cuda/sort.h"
 
 namespace ember::kernels::cuda {
 namespace {
@@ -128,6 +129,58 @@ __device__ void scatter_dim(const long long* index, const T* src, T* out, long l
     }
   }
 }
+
+// The sorted forms: `sorted` holds the offsets (index_put) or each line's indices (scatter)
+// sorted stably, `perm` where each came from. A thread takes one run of equal targets and
+// writes it in index order; other threads of the run return at once.
+template <bool Accumulate, typename T>
+__device__ void index_put_sorted(T* self, const T* values, const long long* sorted, const long long* perm,
+                                 const IndexGeometry& g) {
+  EMBER_GRID_STRIDE(t, g.B * g.P * g.Q) {
+    const long long q = t % g.Q, r = t / g.Q;
+    const long long p = r % g.P, s = r / g.P;
+    const long long key = sorted[s];
+    if (s > 0 && sorted[s - 1] == key) continue;
+    T* d = self + dims_offset(p, g.pre_ndim, g.pre_sizes, g.pre_strides) + key +
+           dims_offset(q, g.post_ndim, g.post_sizes, g.post_strides);
+    const T* v = values + p * g.B * g.Q + q;
+    long long e = s;
+    if constexpr (Accumulate) {
+      T acc = *d;
+      for (; e < g.B && sorted[e] == key; ++e) acc = add_(acc, v[perm[e] * g.Q]);
+      *d = acc;
+    } else {
+      while (e + 1 < g.B && sorted[e + 1] == key) ++e;
+      *d = v[perm[e] * g.Q];
+    }
+  }
+}
+
+// Operands of g: 0 the sorted indices and their permutation (one layout), 1 src, 2 out, at
+// each line's first position; st, ss, os their strides along the dim.
+template <bool Add, typename T>
+__device__ void scatter_sorted(const long long* sorted, const long long* perm, const T* src, T* out, long long n,
+                               long long st, long long ss, long long os, const Geometry& g) {
+  EMBER_GRID_STRIDE(t, g.numel * n) {
+    const long long l = t / n, s = t % n;
+    long long off[3];
+    operand_offsets(l, g, 3, off);
+    const long long* line = sorted + off[0];
+    const long long* from = perm + off[0];
+    const long long key = line[s * st];
+    if (s > 0 && line[(s - 1) * st] == key) continue;
+    T* d = out + off[2] + key * os;
+    long long e = s;
+    if constexpr (Add) {
+      T acc = *d;
+      for (; e < n && line[e * st] == key; ++e) acc = add_(acc, src[off[1] + from[e * st] * ss]);
+      *d = acc;
+    } else {
+      while (e + 1 < n && line[(e + 1) * st] == key) ++e;
+      *d = src[off[1] + from[e * st] * ss];
+    }
+  }
+}
 }  // namespace ember_dev
 )CUDA";
 
@@ -180,7 +233,7 @@ void fill_side(const Tensor& t, const std::vector<int64_t>& dims, int& ndim, lon
 const char* index_helpers_source() { return kIndexHelpers; }
 
 std::string kernel_symbol(const IndexKernel& k) {
-  return std::string("ember_") + kind_name(k.kind) + "_" + dtype_tag(k.dtype);
+  return std::string("ember_") + kind_name(k.kind) + (k.sorted ? "_sorted_" : "_") + dtype_tag(k.dtype);
 }
 
 std::string render_index(const IndexKernel& k) {
@@ -199,23 +252,37 @@ std::string render_index(const IndexKernel& k) {
          << "  ember_dev::index_gather(out, self, adv, g);\n";
       break;
     case IndexKernelKind::Put:
-    case IndexKernelKind::PutAdd:
-      os << "(" << T << "* self, const " << T << "* values, const long long* adv, ember_dev::IndexGeometry g) {\n"
-         << "  ember_dev::index_put<" << (k.kind == IndexKernelKind::PutAdd ? "true" : "false")
-         << ">(self, values, adv, g);\n";
+    case IndexKernelKind::PutAdd: {
+      const char* acc = k.kind == IndexKernelKind::PutAdd ? "true" : "false";
+      if (k.sorted) {
+        os << "(" << T << "* self, const " << T
+           << "* values, const long long* sorted, const long long* perm, ember_dev::IndexGeometry g) {\n"
+           << "  ember_dev::index_put_sorted<" << acc << ">(self, values, sorted, perm, g);\n";
+      } else {
+        os << "(" << T << "* self, const " << T << "* values, const long long* adv, ember_dev::IndexGeometry g) {\n"
+           << "  ember_dev::index_put<" << acc << ">(self, values, adv, g);\n";
+      }
       break;
+    }
     case IndexKernelKind::GatherDim:
       os << "(" << T << "* out, const long long* index, const " << T
          << "* self, long long self_dim_stride, ember_dev::Geometry g) {\n"
          << "  ember_dev::gather_dim(out, index, self, self_dim_stride, g);\n";
       break;
     case IndexKernelKind::ScatterDim:
-    case IndexKernelKind::ScatterAdd:
-      os << "(const long long* index, const " << T << "* src, " << T
-         << "* out, long long n, long long is, long long ss, long long os, ember_dev::Geometry g) {\n"
-         << "  ember_dev::scatter_dim<" << (k.kind == IndexKernelKind::ScatterAdd ? "true" : "false")
-         << ">(index, src, out, n, is, ss, os, g);\n";
+    case IndexKernelKind::ScatterAdd: {
+      const char* add = k.kind == IndexKernelKind::ScatterAdd ? "true" : "false";
+      if (k.sorted) {
+        os << "(const long long* sorted, const long long* perm, const " << T << "* src, " << T
+           << "* out, long long n, long long st, long long ss, long long os, ember_dev::Geometry g) {\n"
+           << "  ember_dev::scatter_sorted<" << add << ">(sorted, perm, src, out, n, st, ss, os, g);\n";
+      } else {
+        os << "(const long long* index, const " << T << "* src, " << T
+           << "* out, long long n, long long is, long long ss, long long os, ember_dev::Geometry g) {\n"
+           << "  ember_dev::scatter_dim<" << add << ">(index, src, out, n, is, ss, os, g);\n";
+      }
       break;
+    }
   }
   os << "}\n";
   return os.str();
@@ -228,6 +295,12 @@ IndexGeometry make_index_geometry(const Tensor& t, const std::vector<int64_t>& p
   fill_side(t, pre_dims, g.pre_ndim, g.pre_sizes, g.pre_strides, g.P, "dims before the indexed ones");
   fill_side(t, post_dims, g.post_ndim, g.post_sizes, g.post_strides, g.Q, "dims after the indexed ones");
   return g;
+}
+
+bool use_sorted_writes(int64_t B, int64_t parallel) {
+  // Walking B writes in one thread costs B dependent steps; sorting costs O(log^2 B)
+  // launches. Past a few dozen writes per thread, with too few threads to fill a GPU, sort.
+  return B > 32 && parallel < (int64_t{1} << 16);
 }
 
 Tensor on_device(const Tensor& t, Device device) {
@@ -286,9 +359,18 @@ void index_put(const Tensor& self, const Tensor& values, const std::vector<int64
   if (g.B == 0) return;
   void* s = self.raw_data_ptr();
   void* v = values.raw_data_ptr();
-  void* a = adv.raw_data_ptr();
-  const IndexKernel k{.kind = accumulate ? IndexKernelKind::PutAdd : IndexKernelKind::Put, .dtype = self.dtype()};
-  launch(k, self, g.P * g.Q, {&s, &v, &a, &g});
+  const IndexKernelKind kind = accumulate ? IndexKernelKind::PutAdd : IndexKernelKind::Put;
+  if (!use_sorted_writes(g.B, g.P * g.Q)) {
+    void* a = adv.raw_data_ptr();
+    launch(IndexKernel{.kind = kind, .dtype = self.dtype()}, self, g.P * g.Q, {&s, &v, &a, &g});
+    return;
+  }
+  const Tensor sorted = empty_device({g.B}, kInt64, self.device()), perm = empty_device({g.B}, kInt64, self.device());
+  sort_lines(cpu::raw_view(adv, {g.B}, {1}, adv.storage_offset()), 0, false, g.B, sorted, perm);
+  void* sp = sorted.raw_data_ptr();
+  void* pp = perm.raw_data_ptr();
+  launch(IndexKernel{.kind = kind, .dtype = self.dtype(), .sorted = true}, self, g.B * g.P * g.Q,
+         {&s, &v, &sp, &pp, &g});
 }
 
 void gather(const Tensor& out, const Tensor& self, int64_t dim, const Tensor& index) {
@@ -315,13 +397,29 @@ void scatter(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& 
                               ? cpu::raw_view(src, lines, std::vector<int64_t>(lines.size(), 0), src.storage_offset())
                               : cpu::raw_view(src, lines, src.strides().vec(), src.storage_offset());
   const Tensor out_line = cpu::raw_view(out, lines, out.strides().vec(), out.storage_offset());
-  Geometry g = make_geometry({index_line, src_line, out_line});
-  void* i = index_line.raw_data_ptr();
   void* s = src_line.raw_data_ptr();
   void* o = out_line.raw_data_ptr();
-  long long n = index.size(dim), is = index.stride(dim), ss = scalar ? 0 : src.stride(dim), os = out.stride(dim);
-  const IndexKernel k{.kind = add ? IndexKernelKind::ScatterAdd : IndexKernelKind::ScatterDim, .dtype = out.dtype()};
-  launch(k, out, index_line.numel(), {&i, &s, &o, &n, &is, &ss, &os, &g});
+  long long n = index.size(dim), ss = scalar ? 0 : src.stride(dim), os = out.stride(dim);
+  const IndexKernelKind kind = add ? IndexKernelKind::ScatterAdd : IndexKernelKind::ScatterDim;
+  if (!use_sorted_writes(n, index_line.numel())) {
+    Geometry g = make_geometry({index_line, src_line, out_line});
+    void* i = index_line.raw_data_ptr();
+    long long is = index.stride(dim);
+    launch(IndexKernel{.kind = kind, .dtype = out.dtype()}, out, index_line.numel(),
+           {&i, &s, &o, &n, &is, &ss, &os, &g});
+    return;
+  }
+  // Each line's indices sorted stably (one layout for both results, contiguous).
+  const Tensor sorted = empty_device(index.sizes(), kInt64, out.device());
+  const Tensor perm = empty_device(index.sizes(), kInt64, out.device());
+  sort_lines(index, dim, false, n, sorted, perm);
+  const Tensor sorted_line = cpu::raw_view(sorted, lines, sorted.strides().vec(), 0);
+  Geometry g = make_geometry({sorted_line, src_line, out_line});
+  void* sp = sorted.raw_data_ptr();
+  void* pp = perm.raw_data_ptr();
+  long long st = sorted.stride(dim);
+  launch(IndexKernel{.kind = kind, .dtype = out.dtype(), .sorted = true}, out, index_line.numel() * n,
+         {&sp, &pp, &s, &o, &n, &st, &ss, &os, &g});
 }
 
 }  // namespace ember::kernels::cuda

@@ -27,9 +27,14 @@ enum class IndexKernelKind {
 };
 
 /// One indexing kernel: `dtype` is the data's dtype (the index's for Offsets: int32/int64).
+/// `sorted` (Put, PutAdd, ScatterDim, ScatterAdd): the writes come from runs of equal
+/// targets in a stably sorted copy of the offsets or indices, one thread per run, instead
+/// of one thread walking every write in order; for many writes to few (p, q) pairs or
+/// lines. Either way the writes to one element happen in index order.
 struct IndexKernel {
   IndexKernelKind kind = IndexKernelKind::Gather;
   ScalarType dtype = kFloat;
+  bool sorted = false;
 };
 
 /// Device helpers for kernels over lines and gathered positions, after the pointwise
@@ -38,7 +43,7 @@ struct IndexKernel {
 /// the grid-stride loop macro EMBER_GRID_STRIDE(i, n). The sort kernels use them too.
 const char* index_helpers_source();
 
-/// "ember_index_gather_f32", "ember_scatter_add_i64", "ember_index_offsets_i32".
+/// "ember_index_gather_f32", "ember_scatter_add_i64", "ember_index_put_sorted_f16".
 std::string kernel_symbol(const IndexKernel& k);
 /// The whole translation unit: the pointwise prelude, the indexing helpers and one
 /// extern "C" kernel.
@@ -70,13 +75,19 @@ void index_gather(const Tensor& out, const Tensor& self, const std::vector<int64
                   const std::vector<int64_t>& post_dims);
 /// self at the offsets = values (contiguous, result-shaped), or += when `accumulate`;
 /// repeated offsets are written in index order (last write wins; sums in index order).
+/// Many writes (B) over few (p, q) pairs go through the sorted kernel.
 void index_put(const Tensor& self, const Tensor& values, const std::vector<int64_t>& pre_dims, const Tensor& adv,
                const std::vector<int64_t>& post_dims, bool accumulate);
 /// out[pos] = self[pos with pos[dim] = index[pos]]; out has index's sizes; rank >= 1.
 void gather(const Tensor& out, const Tensor& self, int64_t dim, const Tensor& index);
 /// out[pos with pos[dim] = index[pos]] = src[pos] (or +=); `src` is index-shaped or
-/// bigger, or a 0-dim tensor (scatter.value) on the device; rank >= 1.
+/// bigger, or a 0-dim tensor (scatter.value) on the device; rank >= 1. Long lines, few of
+/// them, go through the sorted kernel.
 void scatter(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src, bool add);
+
+/// Whether B writes over `parallel` independent targets (index_put's (p, q) pairs,
+/// scatter's lines) go through the sorted kernels: many writes, little parallelism.
+bool use_sorted_writes(int64_t B, int64_t parallel);
 
 /// `t` on `device`: itself when there, else a copy (index tensors made on the host).
 Tensor on_device(const Tensor& t, Device device);

@@ -25,6 +25,8 @@ TEST(CudaIndexSource, SymbolsNameTheKernelAndDtype) {
   EXPECT_EQ(kernel_symbol(IndexKernel{.kind = IndexKernelKind::ScatterAdd, .dtype = kBFloat16}),
             "ember_scatter_add_bf16");
   EXPECT_EQ(kernel_symbol(IndexKernel{.kind = IndexKernelKind::GatherDim, .dtype = kBool}), "ember_gather_b8");
+  EXPECT_EQ(kernel_symbol(IndexKernel{.kind = IndexKernelKind::Put, .dtype = kFloat, .sorted = true}),
+            "ember_index_put_sorted_f32");
 }
 
 TEST(CudaIndexSource, AccumulationsAddInTheMathTypeInOneThreadsOrder) {
@@ -33,6 +35,16 @@ TEST(CudaIndexSource, AccumulationsAddInTheMathTypeInOneThreadsOrder) {
   EXPECT_NE(put.find("return cvt<T>(cvt<M>(a) + cvt<M>(b));"), std::string::npos);
   const std::string scatter = render_index(IndexKernel{.kind = IndexKernelKind::ScatterDim, .dtype = kFloat});
   EXPECT_NE(scatter.find("ember_dev::scatter_dim<false>(index, src, out, n, is, ss, os, g);"), std::string::npos);
+}
+
+TEST(CudaIndexSource, ManyWritesOverFewTargetsGoThroughTheSortedKernels) {
+  EXPECT_TRUE(use_sorted_writes(100000, 1));      // x[idx] = v on a 1-d x
+  EXPECT_TRUE(use_sorted_writes(4096, 768));      // embedding's backward
+  EXPECT_FALSE(use_sorted_writes(8, 1));          // a few writes: one thread walks them
+  EXPECT_FALSE(use_sorted_writes(100, 1 << 20));  // enough threads already
+  const std::string src =
+      render_index(IndexKernel{.kind = IndexKernelKind::ScatterAdd, .dtype = kHalf, .sorted = true});
+  EXPECT_NE(src.find("ember_dev::scatter_sorted<true>(sorted, perm, src, out, n, st, ss, os, g);"), std::string::npos);
 }
 
 TEST(CudaIndexGeometry, PreAndPostDimsKeepTheirStridesAndDropSizeOne) {
@@ -82,10 +94,13 @@ TEST_F(Nvrtc, EveryIndexingKernelCompilesForSm90) {
   // The accumulating kernels do arithmetic in each dtype's math type: every dtype. The
   // others only move elements: one dtype of each width and bool.
   for (ScalarType t : {kFloat, kDouble, kHalf, kBFloat16, kInt64, kInt32, kInt16, kInt8, kUInt8, kBool})
-    for (IndexKernelKind kind : {IndexKernelKind::PutAdd, IndexKernelKind::ScatterAdd}) compiles({kind, t});
+    for (IndexKernelKind kind : {IndexKernelKind::PutAdd, IndexKernelKind::ScatterAdd})
+      for (bool sorted : {false, true}) compiles({kind, t, sorted});
   for (ScalarType t : {kDouble, kFloat, kBFloat16, kInt8, kBool})
     for (IndexKernelKind kind : kDataKinds)
       if (kind != IndexKernelKind::PutAdd && kind != IndexKernelKind::ScatterAdd) compiles({kind, t});
+  for (ScalarType t : {kDouble, kHalf, kBool})
+    for (IndexKernelKind kind : {IndexKernelKind::Put, IndexKernelKind::ScatterDim}) compiles({kind, t, true});
   for (ScalarType t : {kInt64, kInt32}) compiles({IndexKernelKind::Offsets, t});
 }
 

@@ -251,6 +251,34 @@ TEST_F(Gpu, IndexPutAccumulateOfManyRepeatsIsTheCpusSumAndDeterministic) {
   EXPECT_EQ(mismatch(b, a.cpu(), kExact), "");
 }
 
+TEST_F(Gpu, IndexPutOfManyRepeatedWritesToAOneDTensorKeepsTheLastWriteAsTheCpu) {
+  // B = 5000 writes over 1000 targets: the sorted kernel (one thread per run of targets).
+  const int64_t n = 5000;
+  std::vector<int64_t> idx(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) idx[i] = (i * 7919) % 1000 - (i % 3 == 0 ? 1000 : 0);  // some negative
+  const Indices cpu_idx = {longs(idx, {n})};
+  for (ScalarType t : {kFloat, kHalf, kInt64, kBool})
+    for (bool acc : {false, true}) {
+      const Tensor x = varied({1000}, t), v = varied({n}, t, 3);
+      EXPECT_EQ(compare_ok("aten::index_put", {x, cpu_idx, v, acc}, {x.cuda(), on_gpu(cpu_idx), v.cuda(), acc}), "")
+          << t << " accumulate=" << acc;
+    }
+}
+
+TEST_F(Gpu, ScatterAlongLongLinesWithRepeatsMatchesTheCpuExactly) {
+  // Lines of 300 positions onto 40 targets: the sorted kernel, per line, along either dim.
+  std::vector<int64_t> idx(900);
+  for (int64_t i = 0; i < 900; ++i) idx[i] = (i * 13) % 40;
+  for (ScalarType t : {kFloat, kBFloat16, kInt32})
+    for (bool add : {false, true}) {
+      const std::string op = add ? "aten::scatter_add" : "aten::scatter.src";
+      const Tensor rows = longs(idx, {3, 300});
+      EXPECT_EQ(compare_ok(op, {varied({3, 40}, t), 1, rows, varied({3, 300}, t, 5)}), "") << t << " " << op;
+      EXPECT_EQ(compare_ok(op, {varied({40, 3}, t), 0, rows.t(), varied({300, 3}, t, 5)}), "") << t << " " << op;
+    }
+  EXPECT_EQ(compare_ok("aten::scatter.value", {varied({3, 40}, kFloat), 1, longs(idx, {3, 300}), Scalar(1.5)}), "");
+}
+
 TEST_F(Gpu, IndexPutInPlaceWritesIntoTheCudaTensor) {
   Tensor gpu = zeros({4}, kInt64).cuda();
   index_put_(gpu, {longs({1, 3, 1}, {3}).cuda()}, longs({5, 6, 7}, {3}).cuda(), true);
