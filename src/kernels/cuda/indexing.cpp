@@ -356,7 +356,7 @@ void index_put(const Tensor& self, const Tensor& values, const std::vector<int64
   EMBER_INTERNAL_ASSERT(values.is_contiguous() && adv.is_contiguous() && values.dtype() == self.dtype())
       << "index_put: the values and the offsets must be contiguous";
   IndexGeometry g = make_index_geometry(self, pre_dims, adv.numel(), post_dims);
-  if (g.B == 0) return;
+  if (g.B * g.P * g.Q == 0) return;
   void* s = self.raw_data_ptr();
   void* v = values.raw_data_ptr();
   const IndexKernelKind kind = accumulate ? IndexKernelKind::PutAdd : IndexKernelKind::Put;
