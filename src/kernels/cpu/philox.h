@@ -78,23 +78,25 @@ EMBER_PHILOX_HD inline double uniform_double(uint32_t lo, uint32_t hi) {
 EMBER_PHILOX_HD inline double uniform32(uint32_t x) { return static_cast<double>(x) * (1.0 / 4294967296.0); }
 
 // --- portable double math (see the file's head) ------------------------------------
+// Device code (__CUDA_ARCH__, under NVRTC or nvcc) calls the CUDA built-ins; host code the
+// standard library. Both are exact: fma and sqrt are correctly rounded everywhere.
 
 EMBER_PHILOX_HD inline double fma_(double a, double b, double c) {
-#if defined(__CUDACC_RTC__)
+#if defined(__CUDA_ARCH__)
   return ::fma(a, b, c);
 #else
   return std::fma(a, b, c);
 #endif
 }
 EMBER_PHILOX_HD inline double sqrt_(double x) {
-#if defined(__CUDACC_RTC__)
+#if defined(__CUDA_ARCH__)
   return ::sqrt(x);
 #else
   return std::sqrt(x);
 #endif
 }
 EMBER_PHILOX_HD inline uint64_t bits_of(double x) {
-#if defined(__CUDACC_RTC__)
+#if defined(__CUDA_ARCH__)
   return static_cast<uint64_t>(__double_as_longlong(x));
 #else
   uint64_t u;
@@ -103,7 +105,7 @@ EMBER_PHILOX_HD inline uint64_t bits_of(double x) {
 #endif
 }
 EMBER_PHILOX_HD inline double from_bits(uint64_t u) {
-#if defined(__CUDACC_RTC__)
+#if defined(__CUDA_ARCH__)
   return __longlong_as_double(static_cast<long long>(u));
 #else
   double x;
