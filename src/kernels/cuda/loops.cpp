@@ -140,6 +140,13 @@ void pointwise(const PointwiseKernel& k, const Tensor& out, const std::vector<Te
   launch_kernel(fn, static_cast<unsigned>(blocks), kBlock, args.data(), stream_of(out.device()));
 }
 
+void launch_threads(void* function, Device device, int64_t threads, std::vector<void*> args) {
+  if (threads == 0) return;
+  const int64_t blocks = std::min<int64_t>((threads + kBlock - 1) / kBlock, kMaxGrid);
+  ember::cuda::DeviceGuard guard(device.index);
+  launch_kernel(function, static_cast<unsigned>(blocks), kBlock, args.data(), stream_of(device));
+}
+
 void copy_into(const Tensor& dst, const Tensor& src, bool non_blocking) {
   if (dst.numel() == 0) return;
   if (dst.is_cuda() && src.is_cuda()) {

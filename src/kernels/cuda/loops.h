@@ -31,4 +31,9 @@ Tensor empty_device(IntArrayRef sizes, ScalarType dtype, Device device);
 /// allow. Raises if more than kMaxDims dims remain.
 Geometry make_geometry(const std::vector<Tensor>& operands);
 
+/// Launches `function` (from get_kernel) on `device`'s current stream with enough blocks of
+/// 256 threads for `threads` work items (at most 2^20 blocks: the kernel's grid-stride loop
+/// takes the rest). Nothing runs for 0 items.
+void launch_threads(void* function, Device device, int64_t threads, std::vector<void*> args);
+
 }  // namespace ember::kernels::cuda
