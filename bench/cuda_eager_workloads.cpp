@@ -12,9 +12,9 @@
 // Built with EMBER_CUDA=OFF it says that CUDA is not compiled in.
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -73,30 +73,12 @@ std::string op_without_cuda_kernel(const Error& e) {
   return msg.substr(start, msg.find('\'', start) - start);
 }
 
-std::string json_text(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* json_path = nullptr;
-  int iters = 21;
-  std::vector<std::string> only;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
-    else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) iters = std::max(1, std::atoi(argv[++i]));
-    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = bench::split_ids(argv[++i]);
-  }
+  const auto options = bench::parse_options(argc, argv);
+  if (!options) return 2;
+  const auto& [json_path, iters, only] = *options;
   if (!kCudaCompiledIn) {
     std::printf("bench_cuda_eager_workloads: CUDA is not compiled into this build of Ember (EMBER_CUDA=OFF); "
                 "configure with -DEMBER_CUDA=ON and the CUDA toolkit\n");
@@ -113,25 +95,27 @@ int main(int argc, char** argv) {
               device.c_str(), major, minor, copy);
   std::printf("ms: median of %d calls, CUDA events around each call, after 3 warm-up calls\n", iters);
   std::printf("%-8s | %-36s | %10s | %8s | %s\n", "id", "workload", "eager ms", "GB/s", "% of copy");
-  std::string json = "{\"device\": " + json_text(device) + ", \"capability\": \"" + std::to_string(major) + "." +
-                     std::to_string(minor) + "\", \"copy_gbps\": " + std::to_string(copy) +
-                     ", \"iters\": " + std::to_string(iters) + ", \"rows\": [";
-  bool first = true, failed = false;
+  nlohmann::json json = {{"device", device},
+                         {"capability", std::to_string(major) + "." + std::to_string(minor)},
+                         {"copy_gbps", copy},
+                         {"iters", iters},
+                         {"rows", nlohmann::json::array()}};
+  bool failed = false;
   auto workloads = bench::memory_bound_workloads({}, kCUDA);
   for (auto& w : bench::block_workloads({}, kCUDA)) workloads.push_back(std::move(w));
   for (const auto& w : workloads) {
     if (!bench::selected(w.id, only)) continue;
-    std::string row = "{\"id\": " + json_text(w.id) + ", \"workload\": " + json_text(w.what);
+    nlohmann::json row = {{"id", w.id}, {"workload", w.what}};
     try {
       const Tensor out = w.run();
       EMBER_CHECK(out.is_cuda()) << w.id << " returned a tensor on " << out.device().str() << ", not on cuda";
       const double ms = cuda_median_ms([&] { (void)w.run(); }, 3, iters);
-      row += ", \"eager_ms\": " + std::to_string(ms);
+      row["eager_ms"] = ms;
       if (w.min_bytes > 0) {
         const double gbps = w.min_bytes / (ms * 1e-3) / 1e9;
         std::printf("%-8s | %-36s | %10.3f | %8.1f | %5.1f%%\n", w.id.c_str(), w.what.c_str(), ms, gbps,
                     100 * gbps / copy);
-        row += ", \"gbps\": " + std::to_string(gbps);
+        row["gbps"] = gbps;
       } else {
         std::printf("%-8s | %-36s | %10.3f | %8s | %6s\n", w.id.c_str(), w.what.c_str(), ms, "-", "-");
       }
@@ -139,18 +123,16 @@ int main(int argc, char** argv) {
       const std::string op = op_without_cuda_kernel(e);
       if (!op.empty()) {
         std::printf("%-8s | %-36s | skipped: %s has no CUDA kernel\n", w.id.c_str(), w.what.c_str(), op.c_str());
-        row += ", \"skipped\": " + json_text(op + " has no CUDA kernel");
+        row["skipped"] = op + " has no CUDA kernel";
       } else {
         failed = true;
         std::printf("%-8s | %-36s | error: %s\n", w.id.c_str(), w.what.c_str(), e.what());
-        row += ", \"error\": " + json_text(e.what());
+        row["error"] = e.what();
       }
     }
     std::fflush(stdout);
-    json += std::string(first ? "" : ", ") + row + "}";
-    first = false;
+    json["rows"].push_back(std::move(row));
   }
-  json += "]}\n";
-  if (json_path) std::ofstream(json_path) << json;
+  if (json_path) std::ofstream(json_path) << json.dump() << "\n";
   return failed ? 1 : 0;
 }
