@@ -1,9 +1,14 @@
 // bench/bench_util.h — what the workload benchmark programs share besides the workloads:
-// the STREAM-style triad they print beside their GB/s, and the `--only` row filter.
+// the STREAM-style triad they print beside their GB/s, their command-line options and the
+// `--only` row filter.
 #pragma once
 
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -39,6 +44,37 @@ inline std::vector<std::string> split_ids(const std::string& s) {
   for (std::string id; std::getline(in, id, ',');)
     if (!id.empty()) out.push_back(id);
   return out;
+}
+
+/// The options of the workload programs: `--iters N` timed calls per row (default 21),
+/// `--only W1,W4` the rows whose id starts with one of these, `--json FILE` the rows as JSON.
+struct Options {
+  const char* json_path = nullptr;
+  int iters = 21;
+  std::vector<std::string> only;
+};
+
+/// The options of argv; nullopt, after saying why on stderr, for an unknown argument or
+/// an --iters below 1.
+inline std::optional<Options> parse_options(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--json") && i + 1 < argc) {
+      o.json_path = argv[++i];
+    } else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) {
+      o.iters = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
+      o.only = split_ids(argv[++i]);
+    } else {
+      std::fprintf(stderr, "usage: %s [--iters N] [--only W1,W4] [--json FILE]\n", argv[0]);
+      return std::nullopt;
+    }
+  }
+  if (o.iters < 1) {
+    std::fprintf(stderr, "--iters: expected a positive number, got %d\n", o.iters);
+    return std::nullopt;
+  }
+  return o;
 }
 
 /// Whether the row `id` starts with one of the `--only` prefixes (any row when none).

@@ -7,7 +7,6 @@
 #include <omp.h>
 
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -16,14 +15,9 @@
 #include "training_workloads.h"
 
 int main(int argc, char** argv) {
-  const char* json_path = nullptr;
-  int iters = 21;
-  std::vector<std::string> only;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
-    else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) iters = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = ember::bench::split_ids(argv[++i]);
-  }
+  const auto options = ember::bench::parse_options(argc, argv);
+  if (!options) return 2;
+  const auto& [json_path, iters, only] = *options;
   const double triad = ember::bench::triad_gbps();
   std::printf("Ember eager, %d threads; STREAM triad: %.1f GB/s\n", omp_get_max_threads(), triad);
   std::printf("%-8s | %-36s | %10s | %8s | %s\n", "id", "workload", "eager ms", "GB/s", "% of triad");

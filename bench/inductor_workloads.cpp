@@ -33,7 +33,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -247,25 +246,9 @@ std::string training_notes(const TrainingFigures& t) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* json_path = nullptr;
-  int iters = 21;
-  std::vector<std::string> only;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--json") && i + 1 < argc)
-      json_path = argv[++i];
-    else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc)
-      iters = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
-      only = bench::split_ids(argv[++i]);
-    else {
-      std::fprintf(stderr, "usage: %s [--iters N] [--only W1,W4] [--json FILE]\n", argv[0]);
-      return 2;
-    }
-  }
-  if (iters < 1) {
-    std::fprintf(stderr, "--iters: expected a positive number, got %d\n", iters);
-    return 2;
-  }
+  const auto options = bench::parse_options(argc, argv);
+  if (!options) return 2;
+  const auto& [json_path, iters, only] = *options;
   const fs::path cache_root = fs::temp_directory_path() / ("ember_bench_inductor_" + std::to_string(getpid()));
   fs::remove_all(cache_root);
 

@@ -33,9 +33,9 @@ class CausalSelfAttention(nn.Module):
         self.n_embd, self.n_head = n_embd, n_head
         self._mask = None
 
-    def causal_mask(self, T):
-        if self._mask is None or self._mask.size(0) != T:
-            self._mask = torch.ones(T, T, dtype=torch.bool).triu(1)
+    def causal_mask(self, T, device):
+        if self._mask is None or self._mask.size(0) != T or self._mask.device != device:
+            self._mask = torch.ones(T, T, dtype=torch.bool, device=device).triu(1)
         return self._mask
 
     def forward(self, x):
@@ -46,7 +46,7 @@ class CausalSelfAttention(nn.Module):
         k = k.view(B, T, self.n_head, hs).transpose(1, 2)
         v = v.view(B, T, self.n_head, hs).transpose(1, 2)
         att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hs))
-        att = F.softmax(att.masked_fill(self.causal_mask(T), float("-inf")), dim=-1)
+        att = F.softmax(att.masked_fill(self.causal_mask(T, x.device), float("-inf")), dim=-1)
         y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
         return self.c_proj(y)
 

@@ -25,7 +25,14 @@ rows, --compile prints the training table of W7-W9 (saved bytes, training agains
 forward-only cold compile), as bench_inductor_workloads does.
 Under PyTorch 1.13 (no torch.compile) --compile prints a message and the eager columns.
 `--only W4,W5` runs the rows whose id starts with one of the given prefixes; --json FILE
-writes the rows as JSON."""
+writes the rows as JSON.
+
+--device cuda runs W1-W7 eagerly on cuda:0 (bench_cuda_eager_workloads' columns): the
+same values, drawn on the CPU and moved there with the blocks' parameters; each row the
+median of --iters calls, each timed by torch.cuda.Event records before and after the
+call, after 3 warm-up calls; GB/s of W1-W3 against the device-to-device copy bandwidth of
+a 1 GiB copy_ measured in the same run (bytes read + written). TF32 is off (full float32
+GEMMs and convolutions, like the rows' dtype says)."""
 import argparse
 import json
 import os
@@ -46,9 +53,14 @@ def parse_args():
     p.add_argument("--cache-dir", help="TORCHINDUCTOR_CACHE_DIR for --compile (default: a fresh temp dir)")
     p.add_argument("--only", default="", help="comma-separated id prefixes (default: every row)")
     p.add_argument("--json")
+    p.add_argument("--device", default="cpu", help="cpu (default) or cuda: W1-W7 eagerly on cuda:0")
     args = p.parse_args()
     if args.iters < 1:
         p.error(f"--iters: expected a positive number, got {args.iters}")
+    if args.device not in ("cpu", "cuda"):
+        p.error(f"--device: expected cpu or cuda, got {args.device!r}")
+    if args.device == "cuda" and args.compile:
+        p.error("--device cuda times the eager rows only; --compile is for the CPU rows")
     return args
 
 
@@ -161,18 +173,37 @@ def w7_row(block, x, g):
                make_compiled=lambda: (lambda cm=torch.compile(block): step(cm)), results=results, training=parts)
 
 
-def block_workloads():
-    """The rows W4-W9."""
+def memory_bound_rows(device="cpu"):
+    """The rows W1-W3, inputs drawn on the CPU and moved to `device`."""
+    torch.manual_seed(0)
+    mib = 1024 * 1024
+    x1 = torch.randn(4096, 4096).to(device)
+    x2 = torch.randn(8192, 1024).to(device)
+    x3 = torch.randn(8192, 1024).to(device)
+    w3, b3 = torch.randn(1024).to(device), torch.randn(1024).to(device)
+    return [
+        Row("W1", "pointwise chain, x[4096,4096]", lambda: w1(x1), 128 * mib),
+        Row("W2", "softmax(dim=-1), x[8192,1024]", lambda: torch.softmax(x2, -1), 64 * mib),
+        Row("W3", "layer_norm(1024), x[8192,1024]",
+            lambda: torch.nn.functional.layer_norm(x3, (1024,), w3, b3, 1e-5), 64 * mib + 8 * 1024),
+    ]
+
+
+def block_workloads(device="cpu"):
+    """The rows W4-W9 (on a device: W4-W7), parameters and inputs made on the CPU and
+    moved to `device`."""
     torch.manual_seed(0)
     mlp, gpt, basic, mlp_train = MLPBlock(), Block(), BasicBlock(), MLPBlock()
     for m in (mlp, gpt, basic):
         m.eval()
-    x4 = torch.randn(256, 1024)
-    x5a = torch.randn(8, 128, 768)
-    x5b = torch.randn(1, 512, 768)
-    x6 = torch.randn(8, 64, 56, 56)
-    x7 = torch.randn(256, 1024).requires_grad_()
-    g7 = torch.randn(256, 1024)
+    for m in (mlp, gpt, basic, mlp_train):
+        m.to(device)
+    x4 = torch.randn(256, 1024).to(device)
+    x5a = torch.randn(8, 128, 768).to(device)
+    x5b = torch.randn(1, 512, 768).to(device)
+    x6 = torch.randn(8, 64, 56, 56).to(device)
+    x7 = torch.randn(256, 1024).to(device).requires_grad_()
+    g7 = torch.randn(256, 1024).to(device)
     rows = [
         infer("W4", "MLP block, x[256,1024]", mlp, x4),
         infer("W5-8x128", "GPT-2 block, x[8,128,768]", gpt, x5a),
@@ -180,6 +211,8 @@ def block_workloads():
         infer("W6", "BasicBlock eval, x[8,64,56,56]", basic, x6),
         w7_row(mlp_train, x7, g7),
     ]
+    if device != "cpu":
+        return rows
     for t in training_workloads():
         rows.append(Row(t.id, t.what, t.eager_step, make_compiled=t.make_compiled_step, results=t.results,
                         training=t.parts))
@@ -229,24 +262,77 @@ def compiled_row(w, expected, args):
             "max_abs_diff": diff, "within_tolerance": close, "mismatched": failed}
 
 
+def cuda_median_ms(f, warmup=3, iters=21):
+    """Median ms of `iters` calls, each between two torch.cuda.Event records on the current
+    stream, after `warmup` calls (bench_cuda_eager_workloads' timing)."""
+    for _ in range(warmup):
+        f()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(iters):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        f()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def copy_gbps():
+    """GB/s of dst.copy_(src) between two 1 GiB float32 tensors on the device, bytes read
+    and written (bench_cuda_eager_workloads' copy)."""
+    n = 1 << 28
+    src, dst = torch.zeros(n, device="cuda"), torch.empty(n, device="cuda")
+    ms = cuda_median_ms(lambda: dst.copy_(src), warmup=2, iters=9)
+    return 2.0 * n * 4 / (ms * 1e-3) / 1e9
+
+
+def cuda_main(args):
+    """W1-W7 eagerly on cuda:0, as bench_cuda_eager_workloads prints them."""
+    if not torch.cuda.is_available():
+        print(f"torch_workloads.py --device cuda: PyTorch {torch.__version__} sees no CUDA device")
+        return 1
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    name = torch.cuda.get_device_name(0)
+    major, minor = torch.cuda.get_device_capability(0)
+    copy = copy_gbps()
+    print(f"PyTorch {torch.__version__} eager on cuda:0, {name} (sm_{major}{minor}); device-to-device copy_: "
+          f"{copy:.1f} GB/s (read + written); TF32 off")
+    print(f"ms: median of {args.iters} calls, torch.cuda.Event around each call, after 3 warm-up calls")
+    print(f"{'id':8} | {'workload':36} | {'eager ms':>10} | {'GB/s':>8} | % of copy")
+    only = [o for o in args.only.split(",") if o]
+    rows = []
+    with torch.no_grad():
+        for w in memory_bound_rows("cuda") + block_workloads("cuda"):
+            if only and not any(w.id.startswith(o) for o in only):
+                continue
+            ms = cuda_median_ms(w.run, iters=args.iters)
+            row = {"id": w.id, "workload": w.what, "eager_ms": ms}
+            if w.nbytes:
+                row["gbps"] = w.nbytes / (ms * 1e-3) / 1e9
+                print(f"{w.id:8} | {w.what:36} | {ms:10.3f} | {row['gbps']:8.1f} | {100 * row['gbps'] / copy:5.1f}%",
+                      flush=True)
+            else:
+                print(f"{w.id:8} | {w.what:36} | {ms:10.3f} | {'-':>8} | {'-':>6}", flush=True)
+            rows.append(row)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"torch": torch.__version__, "device": name, "capability": f"{major}.{minor}",
+                       "copy_gbps": copy, "iters": args.iters, "rows": rows}, fh)
+    return 0
+
+
 def main():
     args = ARGS
+    if args.device == "cuda":
+        return cuda_main(args)
     torch.set_num_threads(args.threads)
     compiling = args.compile and hasattr(torch, "compile")
     if args.compile and not compiling:
         print(f"PyTorch {torch.__version__} has no torch.compile (needs >= 2): compile columns skipped")
-    torch.manual_seed(0)
-    mib = 1024 * 1024
-    x1 = torch.randn(4096, 4096)
-    x2 = torch.randn(8192, 1024)
-    x3 = torch.randn(8192, 1024)
-    w3, b3 = torch.randn(1024), torch.randn(1024)
-    workloads = [
-        Row("W1", "pointwise chain, x[4096,4096]", lambda: w1(x1), 128 * mib),
-        Row("W2", "softmax(dim=-1), x[8192,1024]", lambda: torch.softmax(x2, -1), 64 * mib),
-        Row("W3", "layer_norm(1024), x[8192,1024]",
-            lambda: torch.nn.functional.layer_norm(x3, (1024,), w3, b3, 1e-5), 64 * mib + 8 * 1024),
-    ] + block_workloads()
+    workloads = memory_bound_rows() + block_workloads()
     only = [o for o in args.only.split(",") if o]
     triad = triad_gbps()
     mode = "eager vs torch.compile (default inductor)" if compiling else "eager"

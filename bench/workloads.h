@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <utility>
@@ -140,16 +141,17 @@ struct MemoryBoundShapes {
   int64_t rows = 8192, cols = 1024;        ///< W2, W3: x[rows, cols], W3's weight and bias [cols]
 };
 
-/// Inputs drawn from a normal distribution with a fixed seed, as docs/workloads.md requires.
+/// Inputs drawn from a normal distribution with a fixed seed, as docs/workloads.md requires,
+/// on the CPU and then moved to `device` (the GPU rows get the CPU rows' values).
 /// min_bytes: each input read once and each output written once (W1: 128 MiB, W2: 64 MiB,
 /// W3: 64 MiB + 8 KiB at the workload shapes).
-inline std::vector<Workload> memory_bound_workloads(const MemoryBoundShapes& shapes = {}) {
+inline std::vector<Workload> memory_bound_workloads(const MemoryBoundShapes& shapes = {}, Device device = kCPU) {
   manual_seed(0);
-  Tensor x1 = randn({shapes.w1_rows, shapes.w1_cols});
-  Tensor x2 = randn({shapes.rows, shapes.cols});
-  Tensor x3 = randn({shapes.rows, shapes.cols});
-  Tensor w3 = randn({shapes.cols});
-  Tensor b3 = randn({shapes.cols});
+  Tensor x1 = randn({shapes.w1_rows, shapes.w1_cols}).to(device);
+  Tensor x2 = randn({shapes.rows, shapes.cols}).to(device);
+  Tensor x3 = randn({shapes.rows, shapes.cols}).to(device);
+  Tensor w3 = randn({shapes.cols}).to(device);
+  Tensor b3 = randn({shapes.cols}).to(device);
   auto bytes = [](const Tensor& t) { return 4.0 * static_cast<double>(t.numel()); };
   const std::string x1_text = detail::shape_text(x1.sizes().vec()), x2_text = detail::shape_text(x2.sizes().vec());
   return {
@@ -188,13 +190,15 @@ struct BlockShapes {
 /// gradients set to None before each step (zero_grad(set_to_none)) so every step
 /// allocates them afresh, as PyTorch's does. W7's compiled form compiles the forward, which
 /// AOT autograd turns into a compiled forward and backward: backward() on its output runs
-/// the compiled backward.
-inline std::vector<Workload> block_workloads(const BlockShapes& shapes = {}) {
+/// the compiled backward. Parameters and inputs are made on the CPU and moved to `device`.
+inline std::vector<Workload> block_workloads(const BlockShapes& shapes = {}, Device device = kCPU) {
   manual_seed(0);
   auto mlp = std::make_shared<nn::MLPBlock>();
   auto gpt = std::make_shared<nn::GPT2Block>();
   auto basic = std::make_shared<nn::BasicBlock>();
   auto mlp_train = std::make_shared<nn::MLPBlock>();
+  for (nn::Module* m : std::initializer_list<nn::Module*>{mlp.get(), gpt.get(), basic.get(), mlp_train.get()})
+    m->to(device);
   mlp->eval();
   gpt->eval();
   basic->eval();
@@ -208,7 +212,7 @@ inline std::vector<Workload> block_workloads(const BlockShapes& shapes = {}) {
     return [m, x, name](const std::string& backend) { return detail::compiled_infer(m, x, backend, name); };
   };
   std::vector<Workload> out;
-  Tensor x4 = randn({shapes.mlp_rows, 1024});
+  Tensor x4 = randn({shapes.mlp_rows, 1024}).to(device);
   out.push_back({"W4",
                  "MLP block, " + detail::shape_text(x4.sizes().vec()),
                  infer(mlp, x4),
@@ -216,7 +220,7 @@ inline std::vector<Workload> block_workloads(const BlockShapes& shapes = {}) {
                  compiled_infer(mlp, x4, "W4"),
                  {}});
   for (const auto& [b, t] : shapes.gpt) {
-    Tensor x5 = randn({b, t, 768});
+    Tensor x5 = randn({b, t, 768}).to(device);
     const std::string id = "W5-" + std::to_string(b) + "x" + std::to_string(t);
     out.push_back({id,
                    "GPT-2 block, " + detail::shape_text(x5.sizes().vec()),
@@ -225,15 +229,15 @@ inline std::vector<Workload> block_workloads(const BlockShapes& shapes = {}) {
                    compiled_infer(gpt, x5, id),
                    {}});
   }
-  Tensor x6 = randn({shapes.conv_batch, 64, shapes.conv_hw, shapes.conv_hw});
+  Tensor x6 = randn({shapes.conv_batch, 64, shapes.conv_hw, shapes.conv_hw}).to(device);
   out.push_back({"W6",
                  "BasicBlock eval, " + detail::shape_text(x6.sizes().vec()),
                  infer(basic, x6),
                  0,
                  compiled_infer(basic, x6, "W6"),
                  {}});
-  Tensor x7 = randn({shapes.mlp_rows, 1024}).requires_grad_();
-  Tensor g7 = randn({shapes.mlp_rows, 1024});
+  Tensor x7 = randn({shapes.mlp_rows, 1024}).to(device).requires_grad_();
+  Tensor g7 = randn({shapes.mlp_rows, 1024}).to(device);
   // One training step around `forward` (the block's own, or its compiled form).
   auto step = [mlp_train, x7, g7](const std::function<Tensor()>& forward) {
     mlp_train->zero_grad();

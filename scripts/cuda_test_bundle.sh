@@ -1,25 +1,44 @@
 #!/usr/bin/env bash
-# Builds test_cuda and test_cuda_host for any x86-64-v3 machine (build-gpu/) and packs
-# them, stripped, with the shared libraries they load that a GPU machine may lack
-# (OpenBLAS, Sleef, oneDNN, their runtimes) into build-gpu/bundle/cuda_tests.tar.xz.
+# Builds the GPU programs for any x86-64-v3 machine (build-gpu/) and packs what a GPU
+# machine without Ember's build needs into build-gpu/bundle/cuda_tests.tar.xz:
+#   test_cuda, test_cuda_host       the CUDA unit tests (docs/testing.md, "CUDA tests")
+#   test_cuda_conformance           every op on CUDA against PyTorch's CUDA results
+#   bench_cuda_eager_workloads      W1–W7 eagerly on CUDA (docs/workloads.md)
+#   lib/                            the shared libraries they load that the machine may lack
+#                                   (OpenBLAS, Sleef, oneDNN, their runtimes), stripped
+#   gen/tests/ops/, gen/src/ops/    the conformance case generator and the derivative
+#                                   tables it reads (which ops get gradient cases)
+#   cases_cuda/                     tests/ops/cases_cuda/, when this checkout has it
+#   bench/                          torch_workloads.py (and its blocks) and
+#                                   run_cuda_side_by_side.sh, for the PyTorch side
 # NVRTC is not packed: the GPU machine's CUDA 13 toolkit provides it. On that machine:
-#   mkdir -p /tmp/ct && tar -C /tmp/ct -xJf cuda_tests.tar.xz
-#   LD_LIBRARY_PATH=/tmp/ct/lib:/usr/local/cuda/lib64 /tmp/ct/test_cuda
-# See README.md, "The GPU build".
+#   mkdir -p /tmp/ct && tar -C /tmp/ct -xJf cuda_tests.tar.xz && cd /tmp/ct
+#   export LD_LIBRARY_PATH=/tmp/ct/lib:/usr/local/cuda/lib64
+#   ./test_cuda
+#   python3 gen/tests/ops/gen_cases.py --device cuda --out cases_cuda   # PyTorch's CUDA cases
+#   EMBER_CUDA_CASES_DIR=cases_cuda ./test_cuda_conformance
+#   compute-sanitizer --tool memcheck ./test_cuda_conformance           # (EMBER_CUDA_CASES_DIR as above)
+#   bash bench/run_cuda_side_by_side.sh --ember ./bench_cuda_eager_workloads --out /tmp/side
+# See README.md, "The GPU build", and docs/testing.md, "Conformance on CUDA".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${EMBER_BUILD_DIR:-build-gpu}
+programs=(tests/test_cuda tests/test_cuda_host tests/test_cuda_conformance bench/bench_cuda_eager_workloads)
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=ON -DEMBER_ARCH=x86-64-v3 >/dev/null
-ninja -C "$build" test_cuda test_cuda_host
+ninja -C "$build" "${programs[@]##*/}"
 stage="$build/bundle/stage"
-rm -rf "$stage" && mkdir -p "$stage/lib"
-for t in test_cuda test_cuda_host; do
-  cp "$build/tests/$t" "$stage/" && strip "$stage/$t"
+rm -rf "$stage" && mkdir -p "$stage/lib" "$stage/gen/tests/ops" "$stage/gen/src/ops" "$stage/bench"
+for p in "${programs[@]}"; do
+  cp "$build/$p" "$stage/" && strip "$stage/${p##*/}"
+  # Everything the programs load except the C library itself.
+  for lib in $(ldd "$build/$p" | awk '/=> \// {print $3}'); do
+    case "$(basename "$lib")" in libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*) continue ;; esac
+    cp -L "$lib" "$stage/lib/"
+  done
 done
-# Everything the programs load except the C library itself.
-for lib in $(ldd "$build/tests/test_cuda" | awk '/=> \// {print $3}'); do
-  case "$(basename "$lib")" in libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*) continue ;; esac
-  cp -L "$lib" "$stage/lib/"
-done
+cp tests/ops/gen_cases.py tests/ops/opinfo.py tests/ops/loss_rows.py "$stage/gen/tests/ops/"
+cp src/ops/derivatives*.cpp "$stage/gen/src/ops/"
+[[ -d tests/ops/cases_cuda ]] && cp -r tests/ops/cases_cuda "$stage/"
+cp bench/torch_workloads.py bench/torch_blocks.py bench/torch_training.py bench/run_cuda_side_by_side.sh "$stage/bench/"
 tar -C "$stage" -cJf "$build/bundle/cuda_tests.tar.xz" .
 ls -l "$build/bundle/cuda_tests.tar.xz"

@@ -32,8 +32,9 @@ CausalSelfAttention::CausalSelfAttention(int64_t n_embd_, int64_t n_head_)
   c_proj = register_module("c_proj", std::make_shared<Linear>(n_embd, n_embd));
 }
 
-Tensor CausalSelfAttention::causal_mask(int64_t T) {
-  if (!mask_.defined() || mask_.size(0) != T) mask_ = triu(ones({T, T}, kBool), 1);
+Tensor CausalSelfAttention::causal_mask(int64_t T, Device device) {
+  // Made on the host and copied: the mask is built once per length and device.
+  if (!mask_.defined() || mask_.size(0) != T || mask_.device() != device) mask_ = triu(ones({T, T}, kBool), 1).to(device);
   return mask_;
 }
 
@@ -46,7 +47,7 @@ Tensor CausalSelfAttention::forward(const Tensor& x) {
   auto heads = [&](const Tensor& t) { return t.view({B, T, n_head, hs}).transpose(1, 2); };
   Tensor q = heads(qkv[0]), k = heads(qkv[1]), v = heads(qkv[2]);
   Tensor att = matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(hs)));
-  att = softmax(masked_fill(att, causal_mask(T), -std::numeric_limits<double>::infinity()), -1);
+  att = softmax(masked_fill(att, causal_mask(T, x.device()), -std::numeric_limits<double>::infinity()), -1);
   Tensor y = matmul(att, v).transpose(1, 2).contiguous().view({B, T, n_embd});
   return c_proj->forward(y);
 }

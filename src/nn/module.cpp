@@ -150,6 +150,23 @@ void Module::to(ScalarType dtype) {
   for (auto& [n, m] : children_) m->to(dtype);
 }
 
+void Module::to(Device device) {
+  NoGradGuard no_grad;
+  for (auto& [n, t] : params_) {
+    if (!t.defined()) continue;
+    Tensor moved = t.detach().to(device);
+    if (moved.storage() == t.storage()) continue;  // already there: keep the tensor itself
+    const bool rg = t.requires_grad();
+    const Tensor grad = t.grad();
+    t = moved;
+    t.requires_grad_(rg);
+    if (grad.defined()) t.mutable_grad() = grad.to(device);
+  }
+  for (auto& [n, t] : buffers_)
+    if (t.defined()) t = t.to(device);
+  for (auto& [n, m] : children_) m->to(device);
+}
+
 void Module::zero_grad(bool set_to_none) {
   for (auto& p : parameters()) {
     Tensor& g = p.mutable_grad();

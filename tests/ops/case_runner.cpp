@@ -8,14 +8,15 @@
 #include <sstream>
 
 #include "ember/serialize.h"
+#include "ops/dispatch.h"
 
 namespace ember::conformance {
 
 namespace fs = std::filesystem;
 
-std::vector<CaseFile> load_case_files() {
+std::vector<CaseFile> load_case_files(const std::string& dir) {
   std::vector<fs::path> paths;
-  for (const auto& entry : fs::directory_iterator(EMBER_CASES_DIR))
+  for (const auto& entry : fs::directory_iterator(dir))
     if (entry.path().extension() == ".json") paths.push_back(entry.path());
   std::sort(paths.begin(), paths.end());
   std::vector<CaseFile> files;
@@ -53,13 +54,16 @@ ScalarType dtype_of(const std::string& name) {
 
 namespace {
 
-/// Rebuilds an input: a fresh copy of the stored base (on meta: a meta tensor of its
-/// sizes), then the recorded view transforms through Ember's own view ops.
-Tensor rebuild(const CaseFile& f, const json& ref, bool meta) {
+/// Rebuilds an input: a fresh copy of the stored base on `device` (on meta: a meta tensor
+/// of its sizes), then the recorded view transforms through Ember's own view ops.
+Tensor rebuild(const CaseFile& f, const json& ref, Device device) {
   const std::string name = ref.at("ref").get<std::string>();
   auto it = f.tensors.find(name);
   if (it == f.tensors.end()) throw Mismatch{"tensor '" + name + "' missing from " + f.family + ".safetensors"};
-  Tensor t = meta ? empty(it->second.sizes(), TensorOptions(it->second.dtype()).device(kMeta)) : it->second.clone();
+  const Tensor& base = it->second;
+  Tensor t = device.is_meta()   ? empty(base.sizes(), TensorOptions(base.dtype()).device(kMeta))
+             : device.is_cuda() ? base.to(device)
+                                : base.clone();
   for (const json& tr : ref.value("transform", json::array())) {
     const std::string kind = tr.at(0).get<std::string>();
     if (kind == "transpose")
@@ -76,21 +80,22 @@ Tensor rebuild(const CaseFile& f, const json& ref, bool meta) {
   return t;
 }
 
-IValue build_arg(const CaseFile& f, const json& a, bool meta) {
+IValue build_arg(const CaseFile& f, const json& a, Device device) {
   const std::string type = a.at("type").get<std::string>();
   if (type == "None") return IValue();
-  if (type == "Tensor") return rebuild(f, a, meta);
+  if (type == "Tensor") return rebuild(f, a, device);
   if (type == "Tensor[]") {
     std::vector<Tensor> list;
-    for (const json& r : a.at("value")) list.push_back(rebuild(f, r, meta));
+    for (const json& r : a.at("value")) list.push_back(rebuild(f, r, device));
     return list;
   }
   if (type == "Tensor?[]") {
     std::vector<std::optional<Tensor>> list;
     for (const json& r : a.at("value"))
-      list.push_back(r.is_null() ? std::nullopt : std::optional<Tensor>(rebuild(f, r, meta)));
+      list.push_back(r.is_null() ? std::nullopt : std::optional<Tensor>(rebuild(f, r, device)));
     return list;
   }
+  if (type == "Device") return device;
   const json& v = a.at("value");
   if (type == "int") return v.get<int64_t>();
   if (type == "float") return number(v);
@@ -99,7 +104,6 @@ IValue build_arg(const CaseFile& f, const json& a, bool meta) {
   if (type == "bool[]") return v.get<std::vector<bool>>();
   if (type == "str") return v.get<std::string>();
   if (type == "ScalarType") return dtype_of(v.get<std::string>());
-  if (type == "Device") return Device(v.get<std::string>());
   if (type == "Scalar") {
     const std::string kind = a.at("kind").get<std::string>();
     if (kind == "bool") return Scalar(v.get<bool>());
@@ -111,14 +115,15 @@ IValue build_arg(const CaseFile& f, const json& a, bool meta) {
 
 }  // namespace
 
-Stack build_stack(const CaseFile& f, const ops::OpDef& op, const json& c, bool meta) {
+Stack build_stack(const CaseFile& f, const ops::OpDef& op, const json& c, Device device) {
+  const bool meta = device.is_meta();
   const auto& schema = op.schema;
   std::vector<std::optional<IValue>> slots(schema.arguments.size());
   for (const json& a : c.at("args")) {
     const std::string name = a.at("name").get<std::string>();
     const int i = schema.index_of(name);
     if (i < 0) throw Mismatch{"argument '" + name + "' is not in Ember's schema " + schema.str()};
-    slots[i] = build_arg(f, a, meta);
+    slots[i] = build_arg(f, a, device);
   }
   Stack stack;
   for (size_t i = 0; i < slots.size(); ++i) {
@@ -139,6 +144,7 @@ Stack build_stack(const CaseFile& f, const ops::OpDef& op, const json& c, bool m
 
 /// Element i (row-major) of any tensor, as double.
 std::vector<double> values_of(const Tensor& t) {
+  if (t.is_cuda()) return values_of(t.cpu());
   std::vector<double> out(static_cast<size_t>(t.numel()));
   if (t.numel() == 0) return out;
   const auto* base = static_cast<const char*>(t.raw_data_ptr());
@@ -325,6 +331,16 @@ void Tally::fail(const std::string& op, const json& c, const char* prefix, const
 
 void Tally::report() const {
   std::cout << label << ": " << ops.size() << " ops, " << cases << " cases, " << failed << " failed" << std::endl;
+  if (!skipped.empty()) {
+    int64_t n = 0;
+    std::ostringstream why;
+    for (const auto& [op, count] : skipped) {
+      n += count;
+      why << (why.tellp() > 0 ? ", " : "") << op << " (" << count << ")";
+    }
+    std::cout << label << ": " << n << " cases skipped, reaching ops without a kernel for their device: "
+              << why.str() << std::endl;
+  }
   EXPECT_EQ(failed, 0);
 }
 
@@ -342,6 +358,267 @@ Tensor grad_input(const ops::OpDef& op, const Stack& args, const json& in) {
   const auto& opt = v.to_optional_tensor_list().at(j);
   if (!opt) throw Mismatch{"gradient of argument '" + name + "'[" + std::to_string(j) + "], which is None"};
   return *opt;
+}
+
+// --- running a case -----------------------------------------------------------------
+
+namespace {
+
+const Tensor* first_tensor_arg(const Stack& args) {
+  for (const auto& a : args)
+    if (a.is_tensor()) return &a.to_tensor();
+  return nullptr;
+}
+
+double mean_of(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+/// An error saying that an op has no kernel for `device` ("Could not run 'aten::mm' with
+/// arguments from the 'CUDA' backend", ops/dispatch.cpp) becomes NoKernel naming that op.
+void throw_if_no_kernel(const Error& e, Device device) {
+  if (!device.is_cuda() || e.kind() != ErrorKind::NotImplementedError) return;
+  const std::string msg = e.what();
+  const std::string head = "Could not run '";
+  const size_t at = msg.find(head);
+  if (at == std::string::npos || msg.find("with arguments from the 'CUDA' backend", at) == std::string::npos) return;
+  const size_t start = at + head.size();
+  throw NoKernel{msg.substr(start, msg.find('\'', start) - start)};
+}
+
+/// An output entry recorded on a device names its type ("cuda"): Ember's output must be
+/// on that device type too.
+void check_device(const Tensor& actual, const json& e, const std::string& what) {
+  if (!e.contains("device") || !actual.defined()) return;
+  const Device want(e.at("device").get<std::string>());
+  if (actual.device().type != want.type)
+    throw Mismatch{what + ": on " + actual.device().str() + ", PyTorch's is on " + want.str()};
+}
+
+}  // namespace
+
+/// Random ops: statistics of Ember's sample against PyTorch's distribution.
+void check_stat(const Stack& args, const std::vector<std::pair<Tensor, json>>& outs, const json& stat) {
+  const std::string kind = stat.at("kind").get<std::string>();
+  const Tensor& out = outs.at(0).first;
+  const auto v = values_of(out);
+  if (v.empty()) return;
+  const double m = mean_of(v);
+  auto near = [&](double got, const char* name, double want, double tol) {
+    if (std::fabs(got - want) > tol) {
+      std::ostringstream os;
+      os << kind << " " << name << " " << got << ", PyTorch's distribution gives " << want << " (tolerance " << tol
+         << ")";
+      throw Mismatch{os.str()};
+    }
+  };
+  if (kind == "uniform" || kind == "normal") {
+    double var = 0;
+    for (double x : v) var += (x - m) * (x - m);
+    const double sd = std::sqrt(var / static_cast<double>(v.size() > 1 ? v.size() - 1 : 1));
+    if (kind == "uniform") {
+      const double lo = stat.at("low").get<double>(), hi = stat.at("high").get<double>();
+      for (size_t i = 0; i < v.size(); ++i) {
+        const bool upper_ok = is_reduced_float(out.dtype()) ? v[i] <= hi : v[i] < hi;
+        if (!(v[i] >= lo && upper_ok)) {
+          throw Mismatch{"uniform value " + std::to_string(v[i]) + " at " + index_str(i, out.sizes()) + " outside [" +
+                         std::to_string(lo) + ", " + std::to_string(hi) + ")"};
+        }
+      }
+    }
+    near(m, "mean", stat.at("mean").get<double>(), stat.at("tol_mean").get<double>());
+    near(sd, "std", stat.at("std").get<double>(), stat.at("tol_std").get<double>());
+  } else if (kind == "bernoulli") {
+    for (size_t i = 0; i < v.size(); ++i)
+      if (v[i] != 0 && v[i] != 1) throw Mismatch{"bernoulli value " + std::to_string(v[i]) + " is neither 0 nor 1"};
+    near(m, "mean", stat.at("mean").get<double>(), stat.at("tol_mean").get<double>());
+  } else if (kind == "dropout") {
+    const Tensor* input = first_tensor_arg(args);
+    if (!input) throw Mismatch{"dropout case without an input tensor"};
+    const auto in = values_of(*input);
+    const double p = stat.at("p").get<double>();
+    const bool train = stat.at("train").get<bool>();
+    const double scale = train ? (p == 1 ? 0 : 1 / (1 - p)) : 1;
+    std::vector<double> keep(v.size());
+    if (outs.size() > 1)
+      keep = values_of(outs[1].first);
+    else
+      for (size_t i = 0; i < v.size(); ++i) keep[i] = v[i] != 0;
+    const auto [rtol, atol] = tolerances(out.dtype());
+    for (size_t i = 0; i < v.size(); ++i) {
+      const double want = keep[i] != 0 ? in[i] * scale : 0;
+      if (std::fabs(v[i] - want) > atol + rtol * std::fabs(want) + 1e-7) {
+        throw Mismatch{"dropout output " + std::to_string(v[i]) + " at " + index_str(i, out.sizes()) + ", expected " +
+                       std::to_string(want) + " (input " + std::to_string(in[i]) + ", kept " + std::to_string(keep[i]) +
+                       ")"};
+      }
+    }
+    near(mean_of(keep), "kept fraction", stat.at("keep_mean").get<double>(), stat.at("tol_mean").get<double>());
+  } else {
+    throw Mismatch{"unknown statistical check '" + kind + "'"};
+  }
+}
+
+/// Views: an output PyTorch returns as a view of (or as) argument `view_of` must have
+/// PyTorch's strides on every dim (size-1 dims too: a later view or a compiled graph
+/// recorded by PyTorch reads them) and its storage offset, and (off meta) share that
+/// argument's storage; an output PyTorch returns as a new tensor must share no
+/// argument's storage (a write to it would show through the input).
+void check_aliasing(const Tensor& actual, const json& e, const ops::OpDef& op, const Stack& args,
+                    const std::string& what, bool meta) {
+  if (!actual.defined()) return;
+  if (e.contains("view_of")) {
+    const auto st = e.at("strides").get<std::vector<int64_t>>();
+    if (actual.strides() != IntArrayRef(st))
+      throw Mismatch{what + ": strides " + shape_str(actual.strides()) + ", PyTorch's view has " + shape_str(st)};
+    const auto offset = e.at("storage_offset").get<int64_t>();
+    if (actual.storage_offset() != offset) {
+      throw Mismatch{what + ": storage offset " + std::to_string(actual.storage_offset()) + ", PyTorch's view has " +
+                     std::to_string(offset)};
+    }
+    if (meta) return;
+    const std::string name = e.at("view_of").get<std::string>();
+    const int i = op.schema.index_of(name);
+    if (i < 0 || !args[static_cast<size_t>(i)].is_tensor())
+      throw Mismatch{"view_of names no tensor argument '" + name + "'"};
+    if (actual.storage() != args[static_cast<size_t>(i)].to_tensor().storage())
+      throw Mismatch{what + ": a new tensor; PyTorch returns a view of argument '" + name + "'"};
+    return;
+  }
+  if (meta || actual.numel() == 0) return;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].is_tensor() && args[i].to_tensor().defined() && args[i].to_tensor().storage() == actual.storage()) {
+      throw Mismatch{what + ": a view of argument '" + op.schema.arguments[i].name + "'; PyTorch returns a new tensor"};
+    }
+  }
+}
+
+CaseRun run_case(const CaseFile& f, const ops::OpDef& op, const json& c, Device device) {
+  Stack args = build_stack(f, op, c, device);
+  const Stack kept = args;  // handles to the inputs, to check in-place writes afterwards
+  const json& expect = c.at("expect");
+  if (expect.contains("error")) {
+    try {
+      ops::call(op, args);
+    } catch (const InternalError& e) {
+      throw Mismatch{"expected a user error (" + expect.at("error").get<std::string>() + ": " +
+                     expect.value("message", "") + "), got an internal error: " + e.what()};
+    } catch (const Error& e) {
+      throw_if_no_kernel(e, device);
+      return {kept, {}};
+    }
+    throw Mismatch{"PyTorch raises " + expect.at("error").get<std::string>() + " (" + expect.value("message", "") +
+                   "), Ember returned normally"};
+  }
+  Stack result;
+  try {
+    result = ops::call(op, args);
+  } catch (const Error& e) {
+    throw_if_no_kernel(e, device);
+    throw Mismatch{std::string("raised ") + error_kind_name(e.kind()) + ": " + e.what()};
+  }
+  const bool values = c.value("values", true) && !expect.contains("stat");
+  const bool strides = c.value("check_strides", false);
+  auto outs = pair_outputs(result, expect.at("outputs"));
+  for (size_t i = 0; i < outs.size(); ++i) {
+    check_output(f, outs[i].first, outs[i].second, "output " + std::to_string(i), values, strides);
+    check_device(outs[i].first, outs[i].second, "output " + std::to_string(i));
+    check_aliasing(outs[i].first, outs[i].second, op, kept, "output " + std::to_string(i), /*meta=*/false);
+  }
+  for (const json& m : expect.value("mutated", json::array())) {
+    const std::string name = m.at("arg").get<std::string>();
+    const int i = op.schema.index_of(name);
+    if (i < 0 || !kept[i].is_tensor()) throw Mismatch{"mutated argument '" + name + "' not found"};
+    check_output(f, kept[i].to_tensor(), m, "argument '" + name + "' after the call", values, false);
+  }
+  if (expect.contains("stat")) check_stat(kept, outs, expect.at("stat"));
+  return {kept, std::move(result)};
+}
+
+void run_grad(const CaseFile& f, const ops::OpDef& op, const json& c, Device device) {
+  EnableGradGuard enable;
+  Stack args = build_stack(f, op, c, device);
+  const json& g = c.at("grads");
+  std::vector<Tensor> inputs;
+  for (const json& in : g.at("inputs")) {
+    Tensor t = grad_input(op, args, in);
+    t.requires_grad_();
+    inputs.push_back(t);
+  }
+  // In-place ops write a clone of their leaf input, as the generator did.
+  for (const json& name : g.value("clone_written", json::array())) {
+    const int i = op.schema.index_of(name.get<std::string>());
+    if (i < 0 || !args[static_cast<size_t>(i)].is_tensor())
+      throw Mismatch{"clone_written: no tensor argument " + name.dump()};
+    args[static_cast<size_t>(i)] = args[static_cast<size_t>(i)].to_tensor().clone();
+  }
+  Stack result;
+  try {
+    result = ops::call(op, args);
+  } catch (const Error& e) {
+    throw_if_no_kernel(e, device);
+    throw Mismatch{std::string("[grad] forward raised ") + error_kind_name(e.kind()) + ": " + e.what()};
+  }
+  std::vector<Tensor> flat;
+  for (const IValue& r : result) {
+    if (r.is_tensor_list()) {
+      for (const Tensor& t : r.to_tensor_list()) flat.push_back(t);
+    } else if (r.is_tensor()) {
+      flat.push_back(r.to_tensor());
+    }
+  }
+  const json& up = g.at("upstream");
+  if (up.size() != flat.size()) {
+    throw Mismatch{"[grad] " + std::to_string(flat.size()) + " outputs, PyTorch has " + std::to_string(up.size())};
+  }
+  std::vector<Tensor> outs, ups;
+  for (size_t k = 0; k < flat.size(); ++k) {
+    if (up[k].is_null()) continue;
+    outs.push_back(flat[k]);
+    ups.push_back(f.tensors.at(up[k].get<std::string>()).to(device).clone());
+  }
+  std::vector<Tensor> got;
+  try {
+    got = autograd::grad(outs, inputs, ups, /*retain_graph=*/false, /*allow_unused=*/true);
+  } catch (const Error& e) {
+    throw_if_no_kernel(e, device);
+    throw Mismatch{std::string("[grad] autograd::grad raised ") + error_kind_name(e.kind()) + ": " + e.what()};
+  }
+  if (got.size() != inputs.size()) throw Mismatch{"[grad] autograd::grad returned the wrong number of gradients"};
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const json& in = g.at("inputs")[k];
+    const std::string what = "gradient of '" + in.at("arg").get<std::string>() +
+                             (in.contains("index") ? "'[" + std::to_string(in.at("index").get<int64_t>()) + "]" : "'");
+    if (in.at("ref").is_null()) {
+      if (got[k].defined()) {
+        for (double v : values_of(got[k]))
+          if (v != 0) throw Mismatch{what + ": PyTorch gives none (unused input), Ember a nonzero gradient"};
+      }
+      continue;
+    }
+    const Tensor& expected = f.tensors.at(in.at("ref").get<std::string>());
+    if (!got[k].defined()) {
+      for (double v : values_of(expected))
+        if (v != 0) throw Mismatch{what + ": Ember gives none, PyTorch a nonzero gradient"};
+      continue;
+    }
+    if (got[k].device().type != device.type)
+      throw Mismatch{what + ": on " + got[k].device().str() + ", expected " + device.str()};
+    if (got[k].dtype() != expected.dtype()) {
+      throw Mismatch{what + ": dtype " + std::string(dtype_name(got[k].dtype())) + ", expected " +
+                     std::string(dtype_name(expected.dtype()))};
+    }
+    if (got[k].sizes() != expected.sizes()) {
+      throw Mismatch{what + ": shape " + shape_str(got[k].sizes()) + ", expected " + shape_str(expected.sizes())};
+    }
+    // tol_dtype: the gradient was computed in a lower precision than the input's (the
+    // case's grads.tol_reason says why).
+    std::optional<ScalarType> tol;
+    if (in.contains("tol_dtype")) tol = dtype_of(in.at("tol_dtype").get<std::string>());
+    check_close(got[k], expected, what, tol);
+  }
 }
 
 }  // namespace ember::conformance

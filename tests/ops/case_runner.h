@@ -1,7 +1,9 @@
 // tests/ops/case_runner.h — what the conformance tests share: reading the case files
 // tests/ops/gen_cases.py writes, rebuilding a case's arguments (PyTorch's geometry through
-// Ember's view ops), assert_close-style comparisons, and the tally that prints one line
-// per failing case and the summary. See docs/testing.md.
+// Ember's view ops) on a device, assert_close-style comparisons, running one case or its
+// gradients against PyTorch's results, and the tally that prints one line per failing
+// case and the summary. test_conformance reads tests/ops/cases/ (PyTorch on the CPU),
+// test_cuda_conformance tests/ops/cases_cuda/ (PyTorch on CUDA). See docs/testing.md.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -30,22 +32,34 @@ struct CaseFile {
   std::map<std::string, Tensor> tensors;
 };
 
-/// Every case file under EMBER_CASES_DIR, sorted by name.
-std::vector<CaseFile> load_case_files();
+/// Every case file under `dir`, sorted by name.
+std::vector<CaseFile> load_case_files(const std::string& dir);
+/// Every case file under EMBER_CASES_DIR.
+inline std::vector<CaseFile> load_case_files() { return load_case_files(EMBER_CASES_DIR); }
 
 /// A failed check; thrown inside one case and reported with the case's id.
 struct Mismatch {
   std::string what;
 };
 
+/// The case needs an op that has no kernel for the device it runs on (a part of a
+/// composite, a backward op): thrown inside one case, which the tally counts as skipped.
+struct NoKernel {
+  std::string op;
+};
+
 ScalarType dtype_of(const std::string& name);
 
 /// Arguments in the order of Ember's schema; omitted ones take the schema's default. Each
-/// tensor is a fresh copy of the stored base with the recorded view transforms applied
-/// (on `meta`: a meta tensor of its sizes, and factories get device=meta).
-Stack build_stack(const CaseFile& f, const ops::OpDef& op, const json& c, bool meta);
+/// tensor is a fresh copy of the stored base on `device` with the recorded view
+/// transforms applied (on meta: a meta tensor of its sizes). A Device argument the case
+/// gives becomes `device` (on meta, factories get device=meta when the case gives none).
+Stack build_stack(const CaseFile& f, const ops::OpDef& op, const json& c, Device device);
+inline Stack build_stack(const CaseFile& f, const ops::OpDef& op, const json& c, bool meta) {
+  return build_stack(f, op, c, meta ? Device(kMeta) : Device(kCPU));
+}
 
-/// Element i (row-major) of any tensor, as double.
+/// Element i (row-major) of any tensor (a CUDA one is copied to the host), as double.
 std::vector<double> values_of(const Tensor& t);
 std::string shape_str(IntArrayRef s);
 /// The multi-index of row-major element `flat` of `sizes`, as text.
@@ -69,31 +83,64 @@ std::vector<std::pair<Tensor, json>> pair_outputs(const Stack& result, const jso
 /// `arg` of `args`, element `index` of a list.
 Tensor grad_input(const ops::OpDef& op, const Stack& args, const json& in);
 
+/// Views: an output PyTorch returns as a view of (or as) argument `view_of` must have
+/// PyTorch's strides and storage offset and (off meta) share that argument's storage; an
+/// output PyTorch returns as a new tensor must share no argument's storage.
+void check_aliasing(const Tensor& actual, const json& e, const ops::OpDef& op, const Stack& args,
+                    const std::string& what, bool meta);
+/// Random ops: statistics of Ember's sample against PyTorch's distribution.
+void check_stat(const Stack& args, const std::vector<std::pair<Tensor, json>>& outs, const json& stat);
+
+/// What running a case left: the arguments as passed (handles to the inputs, showing
+/// in-place writes) and the result (empty when the case expects an error).
+struct CaseRun {
+  Stack args;
+  Stack result;
+};
+/// Runs one case on `device` and checks it against PyTorch's recorded results: an error
+/// where PyTorch raised, else each output's dtype, sizes and values (assert_close), views'
+/// geometry and aliasing, written arguments and random ops' statistics; an output entry
+/// that names a device (cases from a device) must be on that device type. Throws
+/// Mismatch, or NoKernel when an op the call reaches has no kernel for `device`.
+CaseRun run_case(const CaseFile& f, const ops::OpDef& op, const json& c, Device device);
+/// Runs one case's gradients on `device`: the same float32/float64 inputs as PyTorch's
+/// require grad, the op runs through the dispatcher, autograd::grad takes the stored
+/// upstream gradients, and each input's gradient must be PyTorch's (an absent one counts
+/// as zeros) and on `device`. Throws Mismatch or NoKernel.
+void run_grad(const CaseFile& f, const ops::OpDef& op, const json& c, Device device);
+
 /// EMBER_CONFORMANCE_FILTER: only ops whose name contains it ("" for all).
 std::string filter();
 
 /// Counts the ops and cases a test ran and reports each failing case on one line.
 struct Tally {
   explicit Tally(const char* l) : label(l) {}
-  const char* label;  // "conformance", "gradients" or "compiled"
+  const char* label;  // "conformance", "gradients", "compiled", "cuda conformance", …
   std::set<std::string> ops;
   int64_t cases = 0, failed = 0;
+  /// Cases skipped because an op they reach has no kernel for their device, per that op.
+  std::map<std::string, int64_t> skipped;
 
-  /// Runs `check` for one case, counting it and reporting what went wrong.
+  /// Runs `check` for one case, counting it and reporting what went wrong (a NoKernel
+  /// case is counted in `skipped` only).
   template <typename F>
   void run(const std::string& op, const json& c, const char* prefix, F&& check) {
-    ops.insert(op);
-    ++cases;
     try {
       check();
+    } catch (const NoKernel& k) {
+      ++skipped[k.op];
+      return;
     } catch (const Mismatch& m) {
       fail(op, c, prefix, m.what);
     } catch (const std::exception& e) {
       fail(op, c, prefix, std::string("harness error: ") + e.what());
     }
+    ops.insert(op);
+    ++cases;
   }
   void fail(const std::string& op, const json& c, const char* prefix, const std::string& why);
-  /// Prints `<label>: <ops> ops, <cases> cases, <failed> failed` and expects no failure.
+  /// Prints `<label>: <ops> ops, <cases> cases, <failed> failed` (and the skipped cases,
+  /// per missing kernel) and expects no failure.
   void report() const;
 };
 

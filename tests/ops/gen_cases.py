@@ -5,8 +5,17 @@ pairs, non-contiguous layouts, empty and 0-dim tensors. Writes, per family,
 tests/ops/cases/<family>.safetensors (inputs and expected outputs, contiguous) and
 tests/ops/cases/<family>.json (the cases). Run: /usr/bin/python3 tests/ops/gen_cases.py
 
+On a GPU machine, `python3 tests/ops/gen_cases.py --device cuda` runs the same rows on
+PyTorch's CUDA backend and writes the same files to tests/ops/cases_cuda/ (--out DIR
+elsewhere), read by test_cuda_conformance; samples meant to fail, and samples PyTorch's
+CPU rejects, are left out there (opinfo.py says why). Both write summary.txt beside the
+files: what was stored per family, and on a device each sample left out and why.
+`--only SUBSTRING --out DIR` runs the rows whose op name contains it (for trying a row;
+the seeds stay those of the full run).
+
 The table below has one row (OpInfo) per op; see docs/testing.md for how to add one.
 """
+import argparse
 import math
 import os
 import re
@@ -15,6 +24,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import opinfo  # noqa: E402
 from opinfo import OTL, TL, Family, Gen, OpInfo, S  # noqa: E402
 from loss_rows import loss_rows  # noqa: E402
 
@@ -1230,25 +1240,97 @@ def differentiable_ops():
     return names
 
 
+def parse_args():
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = argparse.ArgumentParser(description="Writes the conformance cases (see the module's docstring).")
+    p.add_argument("--device", default="cpu", help="where PyTorch runs the cases: cpu (default) or cuda")
+    p.add_argument("--out", help="output directory (default tests/ops/cases, or tests/ops/cases_cuda for cuda)")
+    p.add_argument("--only", default="", help="only the rows whose op name contains this (a trial run)")
+    args = p.parse_args()
+    if args.device not in ("cpu", "cuda"):
+        p.error("--device: expected cpu or cuda, got %r" % args.device)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        p.error("--device cuda: PyTorch %s sees no CUDA device" % torch.__version__)
+    if args.only and not args.out:
+        p.error("--only writes a partial case set: give --out DIR (not the committed cases)")
+    args.out = args.out or os.path.join(here, "cases" if args.device == "cpu" else "cases_cuda")
+    return args
+
+
+def on_device_settings():
+    """Full float32 precision on CUDA: no TF32 in matrix products and convolutions, no
+    reduced-precision accumulation in half/bfloat16 products (PyTorch's defaults allow some
+    of these), so the references are what assert_close's tolerances assume."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+    if hasattr(torch.backends.cuda.matmul, "allow_bf16_reduced_precision_reduction"):
+        torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+    return ("torch.backends.cuda.matmul.allow_tf32 = False, torch.backends.cudnn.allow_tf32 = False, "
+            "allow_fp16/bf16_reduced_precision_reduction = False")
+
+
+def summary(args, families, settings):
+    """summary.txt: what was stored, per family, and (on a device) each sample left out."""
+    lines = ["conformance cases written by tests/ops/gen_cases.py --device %s" % args.device,
+             "torch %s on %s" % (torch.__version__, opinfo.device_name())]
+    if settings:
+        lines.append("settings: " + settings)
+    if args.only:
+        lines.append("only rows whose op name contains %r (a trial run: not a full case set)" % args.only)
+    lines.append("%-12s %5s %6s %6s %9s" % ("family", "ops", "cases", "grads", "left out"))
+    total = [0, 0, 0, 0]
+    for name, fam in families.items():
+        grads = sum(1 for c in fam.cases if "grads" in c)
+        row = [len(fam.ops), len(fam.cases), grads, len(fam.left_out)]
+        total = [a + b for a, b in zip(total, row)]
+        lines.append("%-12s %5d %6d %6d %9d" % (name, *row))
+    lines.append("%-12s %5d %6d %6d %9d" % ("total", *total))
+    empty = [op for fam in families.values() for op, e in fam.ops.items() if e["cases"] == 0 and "reason" not in e]
+    if empty and args.device != "cpu":
+        lines.append("ops with no case on %s (every sample left out): %s" % (args.device, ", ".join(empty)))
+    errors = [x for fam in families.values() for x in fam.row_errors]
+    if errors:
+        lines.append("rows the generator failed on, left out whole (%d):" % len(errors))
+        lines += ["  %s: %s" % (x["op"], x["why"]) for x in errors]
+    rejects = [x for fam in families.values() for x in fam.device_rejects]
+    if rejects:
+        lines.append("samples PyTorch's CPU accepts and %s rejects, stored as error cases (%d):" %
+                     (args.device, len(rejects)))
+        lines += ["  %s (%s): %s" % (x["id"], x["desc"], x["why"]) for x in rejects]
+    left = [x for fam in families.values() for x in fam.left_out]
+    if left:
+        lines.append("left out on %s (%d samples):" % (args.device, len(left)))
+        lines += ["  %s (%s): %s" % (x["id"], x["desc"], x["why"]) for x in left]
+    return "\n".join(lines) + "\n"
+
+
 def main():
+    args = parse_args()
+    opinfo.DEVICE = args.device
+    settings = on_device_settings() if args.device != "cpu" else ""
     torch.manual_seed(0)
     diff = differentiable_ops()
-    outdir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases")
+    outdir = args.out
     os.makedirs(outdir, exist_ok=True)
     families = {}
     for seed, info in enumerate(all_rows()):
+        if args.only and args.only not in info.name:
+            continue
         fam = families.setdefault(info.family, Family(info.family))
         if info.name in diff:
             info.grads = True
         torch.manual_seed(seed)
-        fam.record(info, Gen(1000 + seed))
-    total = 0
-    for name, fam in families.items():
+        fam.record_row(info, Gen(1000 + seed))
+    for fam in families.values():
         fam.write(outdir)
-        total += len(fam.cases)
-        print("%-10s %4d ops %5d cases" % (name, len(fam.ops), len(fam.cases)))
-    print("total %d cases" % total)
-    write_torch_layout_file(os.path.join(os.path.dirname(os.path.dirname(outdir)), "data", "torch_layout.safetensors"))
+    text = summary(args, families, settings)
+    with open(os.path.join(outdir, "summary.txt"), "w") as f:
+        f.write(text)
+    print(text if len(text) < 4000 else text[:4000] + "... (see %s)" % os.path.join(outdir, "summary.txt"))
+    if args.device == "cpu" and not args.only:
+        write_torch_layout_file(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data",
+                                             "torch_layout.safetensors"))
 
 
 

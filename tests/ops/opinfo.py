@@ -2,6 +2,17 @@
 safetensors writer, schema parsing, calling PyTorch and recording cases.
 
 gen_cases.py holds the op table (one row per op); this module knows nothing of ops.
+
+DEVICE is where PyTorch runs the cases ("cpu", or "cuda" for tests/ops/cases_cuda/).
+Inputs are always drawn on the CPU from the same seeded generators; on "cuda" each
+tensor argument's base is copied to the device before its view transforms are applied,
+so PyTorch sees the same values and geometry there. The CUDA path differs from the CPU
+path in four places only (Family.one_case, record_grads): samples meant to fail and
+samples PyTorch's CPU rejects are left out (argument checks are device-independent and
+covered by the CPU cases; a data-dependent check that CUDA skips could trip a device-side
+assert and end the process), a factory without tensor arguments gets device="cuda",
+outputs and gradients are copied back for storing, and upstream gradients go to the
+device.
 """
 import json
 import math
@@ -22,6 +33,7 @@ ST_NAME = {
     torch.uint8: "U8", torch.bool: "BOOL",
 }
 REDUCED = (torch.float16, torch.bfloat16)
+DEVICE = "cpu"  # set by gen_cases.py --device
 
 
 # --- tensor arguments ------------------------------------------------------------------
@@ -35,8 +47,8 @@ class T:
         self.base = base.contiguous()
         self.transforms = [list(t) for t in transforms]
 
-    def value(self):
-        x = self.base.clone()
+    def value(self, device="cpu"):
+        x = self.base.clone().to(device)
         for tr in self.transforms:
             x = apply_transform(x, tr)
         return x
@@ -237,7 +249,7 @@ class Store:
         self.by_key = {}
 
     def add(self, t):
-        t = t.detach().contiguous()
+        t = t.detach().cpu().contiguous()
         if t.dtype in REDUCED or t.dtype == torch.bool:
             raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
         else:
@@ -296,11 +308,11 @@ def encode_arg(store, arg, value):
     return out
 
 
-def materialize(v):
+def materialize(v, device="cpu"):
     if isinstance(v, T):
-        return v.value()
+        return v.value(device)
     if isinstance(v, (TL, OTL)):
-        return [None if x is None else x.value() for x in v]
+        return [None if x is None else x.value(device) for x in v]
     return v
 
 
@@ -338,6 +350,8 @@ def describe_out(store, t, values=True, inputs=()):
     if t is None:  # an output a backward op's output_mask left out
         return {"none": True}
     d = {"shape": list(t.shape), "dtype": DTYPE_NAME[t.dtype], "strides": list(t.stride())}
+    if DEVICE != "cpu":
+        d["device"] = t.device.type  # the runner checks Ember's output is on that device type too
     if values:
         d["ref"] = store.add(t)
     of = view_of(t, inputs)
@@ -421,12 +435,48 @@ class _NoGrad(Exception):
     pass
 
 
+def with_device(schema, s):
+    """On a device: a factory sample (an op with a `device` argument and no tensor argument)
+    with device=DEVICE added, so PyTorch makes its output there (the case records it, and
+    the runner passes it to Ember); any other sample as it is."""
+    names = [a.name for a in schema.args]
+    if DEVICE == "cpu" or "device" not in names or "device" in s.kwargs or len(s.args) > names.index("device"):
+        return s
+    given = list(s.args) + list(s.kwargs.values())
+    if any(isinstance(v, (T, TL, OTL)) for v in given):
+        return s
+    return S(*s.args, desc=s.desc, expect=s.expect, meta_reason=s.meta_reason, **dict(s.kwargs, device=DEVICE))
+
+
+def reduced_gap_in(msg):
+    """The reduced dtype an older PyTorch's CPU backend has no kernel for, from its error."""
+    return re.search(r"not implemented for '(Half|BFloat16)'", msg)
+
+
 class Family:
     def __init__(self, name):
         self.name = name
         self.store = Store()
         self.cases = []
         self.ops = {}
+        self.left_out = []  # on a device: samples not run there, each with why
+        self.device_rejects = []  # on a device: samples its CPU accepts and the device rejects
+        self.row_errors = []  # on a device: rows the generator failed on, left out whole
+
+    def record_row(self, info, gen):
+        """record(); on a device, a row that fails in the generator (an error of PyTorch's
+        that is no sample's, a reference or statistic that assumes the CPU) is left out
+        whole and listed, so that one row cannot stop the others' cases from being written."""
+        if DEVICE == "cpu":
+            return self.record(info, gen)
+        cases, left_out, rejects = len(self.cases), len(self.left_out), len(self.device_rejects)
+        try:
+            self.record(info, gen)
+        except Exception as e:  # noqa: BLE001 — reported in summary.txt and the op's entry
+            del self.cases[cases:], self.left_out[left_out:], self.device_rejects[rejects:]
+            why = "%s: %s" % (type(e).__name__, str(e).split("\n")[0])
+            self.ops[info.name] = {"cases": 0, "generator_error": why}
+            self.row_errors.append({"op": info.name, "why": why})
 
     def record(self, info, gen):
         entry = {"cases": 0}
@@ -446,6 +496,9 @@ class Family:
         copies = []
         for k, s in enumerate(samples):
             case = self.one_case(info, s, k)
+            if case is None:  # left out on this device (self.left_out says why)
+                entry["left_out"] = entry.get("left_out", 0) + 1
+                continue
             self.cases.append(case)
             entry["cases"] += 1
             if "grads" in case:
@@ -456,14 +509,17 @@ class Family:
         # float64 copies of the float32 gradient samples: gradients at float64's precision
         for s in copies:
             case = self.one_case(info, s, len(samples))
-            if "grads" in case:  # kept only where PyTorch runs and differentiates it
+            if case is not None and "grads" in case:  # kept only where PyTorch runs and differentiates it
                 samples.append(s)
                 self.cases.append(case)
                 entry["cases"] += 1
                 entry["grad_cases"] += 1
 
     def one_case(self, info, s, k):
+        """The case of sample `s` (its k-th), run by PyTorch on DEVICE; None when it is left
+        out on a device (recorded in self.left_out)."""
         schema = info.schema
+        s = with_device(schema, s)
         named = {}
         positional = [a for a in schema.args]
         for i, v in enumerate(s.args):
@@ -472,7 +528,6 @@ class Family:
             schema.arg(n)  # raises for a name the schema lacks
             named[n] = v
         case = {"id": "%s/%s/%d" % (self.name, info.name, k), "op": info.name, "desc": s.desc}
-        case["args"] = [encode_arg(self.store, a, named[a.name]) for a in schema.args if a.name in named]
 
         # torch 1.13's torch.ops turns a Python bool passed as a Scalar into an int, which
         # changes type promotion; the Python API keeps it a bool, so use that instead.
@@ -482,10 +537,17 @@ class Family:
             base = schema.name.split(".")[0]
             fn = getattr(torch, base, None) or getattr(torch.Tensor, base)
 
-        def call(transform):
-            pos = [transform(materialize(v)) for v in s.args]
-            kw = {n: transform(materialize(v)) for n, v in s.kwargs.items()}
+        def call(transform, device=DEVICE):
+            pos = [transform(materialize(v, device)) for v in s.args]
+            kw = {n: transform(materialize(v, device)) for n, v in s.kwargs.items()}
             return fn(*pos, **kw), pos, kw
+
+        if DEVICE != "cpu":
+            why = self.left_out_reason(s, call)
+            if why:
+                self.left_out.append({"id": case["id"], "op": info.name, "desc": s.desc, "why": why})
+                return None
+        case["args"] = [encode_arg(self.store, a, named[a.name]) for a in schema.args if a.name in named]
 
         note, target = None, None
         if bool_scalar and info.ref is None:
@@ -498,7 +560,7 @@ class Family:
             result, pos, kw = call(lambda v: v)
         except Exception as e:  # noqa: BLE001 — any PyTorch failure is data for the case
             msg = str(e).split("\n")[0]
-            reduced_gap = re.search(r"not implemented for '(Half|BFloat16)'", msg)
+            reduced_gap = reduced_gap_in(msg)
             if reduced_gap and s.expect != "error":
                 # torch 1.13's CPU backend lacks this reduced-precision kernel; later PyTorch
                 # computes in float32 (opmath) and rounds, which is what we record.
@@ -515,7 +577,10 @@ class Family:
                         ("torch 1.13's reduced-precision kernel rounds intermediates" if info.reduced_in_float
                          else "torch 1.13 has no CPU %s kernel" % reduced_gap.group(1)))
             else:
-                if s.expect == "ok" or (s.expect == "maybe" and isinstance(e, TypeError)):
+                if DEVICE != "cpu":  # its CPU accepted it (left_out_reason): a gap of the device's
+                    self.device_rejects.append({"id": case["id"], "op": info.name, "desc": s.desc,
+                                                "why": "%s: %s" % (error_kind(e), msg)})
+                elif s.expect == "ok" or (s.expect == "maybe" and isinstance(e, TypeError)):
                     raise RuntimeError("%s: PyTorch rejected a sample meant to pass (%s): %s" %
                                        (case["id"], s.desc, msg)) from e
                 case["expect"] = {"error": error_kind(e), "message": msg}
@@ -561,6 +626,27 @@ class Family:
                 case["grads"] = grads
         return case
 
+    @staticmethod
+    def left_out_reason(s, call):
+        """Why a sample is not run on DEVICE (None: it is). Samples meant to fail are left
+        out, and so are those PyTorch's CPU rejects: their checks are device-independent
+        (the CPU cases hold them), and a data-dependent one that a CUDA kernel skips (an
+        index out of range) could trip a device-side assert, which ends the process."""
+        if s.expect == "error":
+            return "meant to fail (argument checks are checked by the CPU cases)"
+        try:
+            call(lambda v: v, "cpu")
+        except Exception as e:  # noqa: BLE001 — any rejection
+            msg = str(e).split("\n")[0]
+            if reduced_gap_in(msg):
+                try:
+                    call(upcast, "cpu")
+                    return None
+                except Exception:  # noqa: BLE001 — not a reduced-precision gap
+                    pass
+            return "PyTorch's CPU rejects it (%s: %s)" % (error_kind(e), msg)
+        return None
+
     def record_grads(self, info, s, case_id, fn):
         """PyTorch's gradients of one sample: every float32/float64 tensor input requires
         grad; each floating output that has a grad_fn gets a fixed random upstream gradient
@@ -571,7 +657,7 @@ class Family:
         leaves, where = [], []  # leaf tensors; (arg name, list index or None)
 
         def prep(v, name, idx):
-            x = v.value()
+            x = v.value(DEVICE)
             if x.dtype in REDUCED:
                 raise _NoGrad()
             if x.dtype in (torch.float32, torch.float64) and name not in info.no_grad_args:
@@ -618,7 +704,7 @@ class Family:
                 g = torch.randn(o.shape, generator=gen, dtype=torch.float64).to(o.dtype)
                 upstream.append(self.store.add(g))
                 outs.append(o)
-                grads_out.append(g)
+                grads_out.append(g.to(o.device))
             else:
                 upstream.append(None)
         if not outs:
@@ -647,14 +733,25 @@ class Family:
 
     def write(self, outdir):
         meta = {"family": self.name, "generator": "tests/ops/gen_cases.py", "torch": torch.__version__}
+        on_device = ""
+        if DEVICE != "cpu":
+            meta["device"] = DEVICE
+            on_device = ' "device": %s,\n "device_name": %s,\n' % (json.dumps(DEVICE), json.dumps(device_name()))
         self.store.write("%s/%s.safetensors" % (outdir, self.name), meta)
         with open("%s/%s.json" % (outdir, self.name), "w") as f:
-            f.write('{"family": %s,\n "torch_version": %s,\n "tensors": %s,\n "ops": {\n' % (
-                json.dumps(self.name), json.dumps(torch.__version__), json.dumps(self.name + ".safetensors")))
+            f.write('{"family": %s,\n "torch_version": %s,\n%s "tensors": %s,\n "ops": {\n' % (
+                json.dumps(self.name), json.dumps(torch.__version__), on_device, json.dumps(self.name + ".safetensors")))
             f.write(",\n".join("  %s: %s" % (json.dumps(n), json.dumps(e, sort_keys=True)) for n, e in self.ops.items()))
             f.write('\n },\n "cases": [\n')
             f.write(",\n".join("  " + json.dumps(c, separators=(", ", ": ")) for c in self.cases))
             f.write("\n ]\n}\n")
+
+
+def device_name():
+    """The GPU PyTorch runs the cases on ("NVIDIA H100 80GB HBM3"), or DEVICE."""
+    if DEVICE.startswith("cuda") and torch.cuda.is_available():
+        return torch.cuda.get_device_name(torch.device(DEVICE))
+    return DEVICE
 
 
 def rounded(result, target):

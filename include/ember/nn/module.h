@@ -50,6 +50,9 @@ class Module {
 
   /// Converts floating parameters and buffers to `dtype` in place (keeps requires_grad).
   void to(ScalarType dtype);
+  /// Moves every parameter (with its gradient) and buffer to `device` in place, keeping
+  /// requires_grad, as torch.nn.Module.to(device).
+  void to(Device device);
   /// Drops every parameter's gradient (set_to_none, PyTorch 2's default) or zeroes it.
   void zero_grad(bool set_to_none = true);
 

@@ -270,6 +270,27 @@ TEST(NnModule, ToDtypeConvertsParametersKeepingRequiresGrad) {
   EXPECT_EQ(lin(ones({1, 2}, TensorOptions().dtype(kDouble))).scalar_type(), kDouble);
 }
 
+TEST(NnModule, ToDeviceMovesParametersGradientsAndBuffersKeepingRequiresGrad) {
+  BatchNorm2d bn(2);
+  bn.tensor("weight").mutable_grad() = ones({2});
+  bn.to(kMeta);
+  for (auto& p : bn.parameters()) {
+    EXPECT_TRUE(p.is_meta());
+    EXPECT_TRUE(p.requires_grad());
+  }
+  EXPECT_TRUE(bn.tensor("weight").grad().is_meta());
+  EXPECT_TRUE(bn.tensor("running_mean").is_meta());
+  EXPECT_TRUE(bn.tensor("num_batches_tracked").is_meta());
+  EXPECT_EQ(bn.tensor("num_batches_tracked").scalar_type(), kLong);
+}
+
+TEST(NnModule, ToTheDeviceItIsOnKeepsItsTensors) {
+  Linear lin(2, 2);
+  const Tensor w = lin.weight();
+  lin.to(kCPU);
+  EXPECT_TRUE(lin.weight().is_same(w));
+}
+
 TEST(NnModule, RegisterRejectsDuplicateAndDottedNames) {
   Linear lin(2, 2);
   EXPECT_THROW(lin.register_buffer("weight", zeros({1})), Error);

@@ -1,0 +1,138 @@
+// bench/cuda_eager_workloads.cpp — times W1–W7 of docs/workloads.md in Ember eager on
+// cuda:0: the CPU rows' shapes and values (bench/workloads.h draws them on the CPU and
+// moves inputs and parameters to the device). Each row: the median of --iters calls,
+// each timed by CUDA events recorded on the current stream before and after the call,
+// after 3 warm-up calls (which also compile the row's kernels); for the memory-bound
+// W1–W3 also GB/s and its share of the device-to-device copy bandwidth, measured in the
+// same run by a large copy_ (bytes read plus bytes written, as the rows count theirs).
+// A row that reaches an op without a CUDA kernel in this build prints
+// "skipped: <op> has no CUDA kernel". `--json FILE` also writes the rows as JSON;
+// `--only W4,W5` runs the rows whose id starts with one of the given prefixes.
+// bench/run_cuda_side_by_side.sh runs it beside bench/torch_workloads.py --device cuda.
+// Built with EMBER_CUDA=OFF it says that CUDA is not compiled in.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "bench_util.h"
+#include "ember/cuda.h"
+
+namespace {
+
+using namespace ember;
+
+#ifdef EMBER_CUDA
+constexpr bool kCudaCompiledIn = true;
+#else
+constexpr bool kCudaCompiledIn = false;
+#endif
+
+/// Median milliseconds of `iters` calls of `f`, each between two CUDA events on the
+/// current stream (so it counts the host's launch work when that is the slower side),
+/// after `warmup` calls.
+double cuda_median_ms(const std::function<void()>& f, int warmup, int iters) {
+  for (int i = 0; i < warmup; ++i) f();
+  cuda::synchronize();
+  std::vector<double> times;
+  for (int i = 0; i < iters; ++i) {
+    cuda::Event start(/*enable_timing=*/true), end(/*enable_timing=*/true);
+    start.record();
+    f();
+    end.record();
+    end.synchronize();
+    times.push_back(start.elapsed_time(end));
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+/// GB/s of dst.copy_(src) between two 1 GiB float32 tensors on the device, counting the
+/// bytes read and the bytes written.
+double copy_gbps() {
+  const int64_t n = int64_t{1} << 28;
+  Tensor src = zeros({n}, TensorOptions(kFloat).device(kCUDA));
+  Tensor dst = empty({n}, TensorOptions(kFloat).device(kCUDA));
+  const double ms = cuda_median_ms([&] { dst.copy_(src); }, 2, 9);
+  return 2.0 * static_cast<double>(n) * sizeof(float) / (ms * 1e-3) / 1e9;
+}
+
+/// The op an error says has no CUDA kernel ("Could not run 'aten::mm' with arguments from
+/// the 'CUDA' backend", ops/dispatch.cpp); empty for any other error.
+std::string op_without_cuda_kernel(const Error& e) {
+  const std::string msg = e.what();
+  const std::string head = "Could not run '";
+  const size_t at = msg.find(head);
+  if (e.kind() != ErrorKind::NotImplementedError || at == std::string::npos ||
+      msg.find("with arguments from the 'CUDA' backend", at) == std::string::npos)
+    return "";
+  const size_t start = at + head.size();
+  return msg.substr(start, msg.find('\'', start) - start);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto options = bench::parse_options(argc, argv);
+  if (!options) return 2;
+  const auto& [json_path, iters, only] = *options;
+  if (!kCudaCompiledIn) {
+    std::printf("bench_cuda_eager_workloads: CUDA is not compiled into this build of Ember (EMBER_CUDA=OFF); "
+                "configure with -DEMBER_CUDA=ON and the CUDA toolkit\n");
+    return 1;
+  }
+  if (!cuda::is_available()) {
+    std::printf("bench_cuda_eager_workloads: no CUDA device: %s\n", cuda::unavailable_reason().c_str());
+    return 1;
+  }
+  const std::string device = cuda::get_device_name(0);
+  const auto [major, minor] = cuda::get_device_capability(0);
+  const double copy = copy_gbps();
+  std::printf("Ember eager on cuda:0, %s (sm_%d%d); device-to-device copy_: %.1f GB/s (read + written)\n",
+              device.c_str(), major, minor, copy);
+  std::printf("ms: median of %d calls, CUDA events around each call, after 3 warm-up calls\n", iters);
+  std::printf("%-8s | %-36s | %10s | %8s | %s\n", "id", "workload", "eager ms", "GB/s", "% of copy");
+  nlohmann::json json = {{"device", device},
+                         {"capability", std::to_string(major) + "." + std::to_string(minor)},
+                         {"copy_gbps", copy},
+                         {"iters", iters},
+                         {"rows", nlohmann::json::array()}};
+  bool failed = false;
+  auto workloads = bench::memory_bound_workloads({}, kCUDA);
+  for (auto& w : bench::block_workloads({}, kCUDA)) workloads.push_back(std::move(w));
+  for (const auto& w : workloads) {
+    if (!bench::selected(w.id, only)) continue;
+    nlohmann::json row = {{"id", w.id}, {"workload", w.what}};
+    try {
+      const Tensor out = w.run();
+      EMBER_CHECK(out.is_cuda()) << w.id << " returned a tensor on " << out.device().str() << ", not on cuda";
+      const double ms = cuda_median_ms([&] { (void)w.run(); }, 3, iters);
+      row["eager_ms"] = ms;
+      if (w.min_bytes > 0) {
+        const double gbps = w.min_bytes / (ms * 1e-3) / 1e9;
+        std::printf("%-8s | %-36s | %10.3f | %8.1f | %5.1f%%\n", w.id.c_str(), w.what.c_str(), ms, gbps,
+                    100 * gbps / copy);
+        row["gbps"] = gbps;
+      } else {
+        std::printf("%-8s | %-36s | %10.3f | %8s | %6s\n", w.id.c_str(), w.what.c_str(), ms, "-", "-");
+      }
+    } catch (const Error& e) {
+      const std::string op = op_without_cuda_kernel(e);
+      if (!op.empty()) {
+        std::printf("%-8s | %-36s | skipped: %s has no CUDA kernel\n", w.id.c_str(), w.what.c_str(), op.c_str());
+        row["skipped"] = op + " has no CUDA kernel";
+      } else {
+        failed = true;
+        std::printf("%-8s | %-36s | error: %s\n", w.id.c_str(), w.what.c_str(), e.what());
+        row["error"] = e.what();
+      }
+    }
+    std::fflush(stdout);
+    json["rows"].push_back(std::move(row));
+  }
+  if (json_path) std::ofstream(json_path) << json.dump() << "\n";
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,215 @@
+// Conformance on CUDA: every case of every op that runs on CUDA in this build, replayed on
+// cuda:0 from tests/ops/cases_cuda/ (written on a GPU machine by `gen_cases.py --device
+// cuda`: the CPU cases' samples, run by PyTorch's CUDA backend), and checked twice:
+//   - against PyTorch's CUDA results: an error where PyTorch raised, else dtype, sizes,
+//     values within assert_close's default tolerances, views' strides, offset and
+//     aliasing, written arguments, random ops' statistics, and outputs on the device;
+//   - against Ember's CPU on the same inputs: dtype, sizes, strides and values.
+// Gradients of the differentiable ops run through Ember's autograd on CUDA against
+// PyTorch's CUDA gradients. Which ops run is asked of the registry, so kernels added later
+// are covered without a list here (cuda_path below). A case that reaches an op without a
+// CUDA kernel (a composite's part, a backward op) is counted as skipped, naming the op.
+// Skips, saying why, without a GPU or without the case files. See docs/testing.md
+// ("Conformance on CUDA"), also for running it under compute-sanitizer.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "case_runner.h"
+#include "ember/cuda.h"
+#include "ember/ember.h"
+#include "ops/dispatch.h"
+#include "ops/registry.h"
+
+namespace ember::conformance {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// How an op reaches CUDA in this build.
+enum class CudaPath {
+  Kernel,     // a functional op with a CUDA kernel (its `cuda` facet)
+  InPlace,    // an in-place op whose functional op runs on CUDA (then copy_)
+  View,       // a view: no kernel, the output shares the input's device memory
+  Composite,  // decomposes into other ops; a case reaching one without a kernel is skipped
+  None,       // no CUDA kernel, or a data-dependent output shape (raises on CUDA)
+};
+
+CudaPath cuda_path(const ops::OpDef& op) {
+  switch (op.kind) {
+    case ops::OpKind::Functional:
+      return op.cuda ? CudaPath::Kernel : CudaPath::None;
+    case ops::OpKind::InPlace:
+      return op.functional && cuda_path(*op.functional) != CudaPath::None ? CudaPath::InPlace : CudaPath::None;
+    case ops::OpKind::View:
+      return CudaPath::View;
+    case ops::OpKind::Composite:
+      return CudaPath::Composite;
+    case ops::OpKind::Dynamic:
+      return CudaPath::None;
+  }
+  return CudaPath::None;
+}
+
+/// The CUDA cases' directory: EMBER_CUDA_CASES_DIR when set (on a GPU machine, where the
+/// source tree is elsewhere), else tests/ops/cases_cuda/ of the source tree.
+std::string cuda_cases_dir() {
+  const char* env = std::getenv("EMBER_CUDA_CASES_DIR");
+  return env && *env ? std::string(env) : std::string(EMBER_CASES_DIR);
+}
+
+bool has_case_files(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return false;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (entry.path().extension() == ".json") return true;
+  return false;
+}
+
+/// The case files, read once for all tests.
+const std::vector<CaseFile>& cuda_case_files() {
+  static const std::vector<CaseFile> files = load_case_files(cuda_cases_dir());
+  return files;
+}
+
+class CudaConformance : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device: " << cuda::unavailable_reason();
+    const std::string dir = cuda_cases_dir();
+    if (!has_case_files(dir)) {
+      GTEST_SKIP() << "no CUDA conformance cases in " << dir
+                   << ": generate them on a machine with a GPU and PyTorch: `python3 tests/ops/gen_cases.py "
+                      "--device cuda` (writes tests/ops/cases_cuda/), or point EMBER_CUDA_CASES_DIR at a "
+                      "directory holding them (docs/testing.md, \"Conformance on CUDA\")";
+    }
+  }
+
+  /// Calls f(file, case, op) for every case whose op matches EMBER_CONFORMANCE_FILTER.
+  template <typename F>
+  static void for_each_cuda_case(F&& f) {
+    const std::string only = filter();
+    for (const CaseFile& file : cuda_case_files()) {
+      for (const json& c : file.doc.at("cases")) {
+        const std::string name = c.at("op").get<std::string>();
+        if (only.empty() || name.find(only) != std::string::npos) f(file, c, name);
+      }
+    }
+  }
+};
+
+/// A CUDA result against Ember's CPU result of the same call: dtype, sizes, strides of
+/// dims larger than 1 and (with `values`) values within the dtype's tolerances.
+void same_as_cpu(const Tensor& gpu, const Tensor& cpu, const std::string& what, bool values) {
+  if (gpu.defined() != cpu.defined())
+    throw Mismatch{what + ": " + (gpu.defined() ? "CUDA" : "the CPU") + " gives an undefined tensor"};
+  if (!gpu.defined()) return;
+  if (gpu.dtype() != cpu.dtype()) {
+    throw Mismatch{what + ": dtype " + std::string(dtype_name(gpu.dtype())) + ", the CPU's " +
+                   std::string(dtype_name(cpu.dtype()))};
+  }
+  if (gpu.sizes() != cpu.sizes())
+    throw Mismatch{what + ": shape " + shape_str(gpu.sizes()) + ", the CPU's " + shape_str(cpu.sizes())};
+  for (int64_t d = 0; d < cpu.dim() && cpu.numel() > 0; ++d) {
+    if (cpu.size(d) > 1 && gpu.stride(d) != cpu.stride(d))
+      throw Mismatch{what + ": strides " + shape_str(gpu.strides()) + ", the CPU's " + shape_str(cpu.strides())};
+  }
+  if (values) check_close(gpu, cpu, what);
+}
+
+/// The same case on Ember's CPU, against what it gave on CUDA (outputs and written
+/// arguments).
+void compare_with_cpu(const CaseFile& f, const ops::OpDef& op, const json& c, const CaseRun& gpu) {
+  Stack args = build_stack(f, op, c, kCPU);
+  const Stack kept = args;
+  Stack result;
+  try {
+    result = ops::call(op, args);
+  } catch (const Error& e) {
+    throw Mismatch{std::string("[vs Ember's CPU] the CPU raises ") + error_kind_name(e.kind()) + ", CUDA does not: " +
+                   e.what()};
+  }
+  const json& expect = c.at("expect");
+  const bool values = c.value("values", true) && !expect.contains("stat");
+  const auto cpu_outs = pair_outputs(result, expect.at("outputs"));
+  const auto gpu_outs = pair_outputs(gpu.result, expect.at("outputs"));
+  for (size_t i = 0; i < gpu_outs.size(); ++i)
+    same_as_cpu(gpu_outs[i].first, cpu_outs[i].first, "[vs Ember's CPU] output " + std::to_string(i), values);
+  for (const json& m : expect.value("mutated", json::array())) {
+    const std::string name = m.at("arg").get<std::string>();
+    const auto i = static_cast<size_t>(op.schema.index_of(name));
+    same_as_cpu(gpu.args.at(i).to_tensor(), kept.at(i).to_tensor(),
+                "[vs Ember's CPU] argument '" + name + "' after the call", values);
+  }
+}
+
+/// Which registered ops run on CUDA in this build, by path, as one line.
+std::string selection_line() {
+  std::map<CudaPath, int> n;
+  for (const ops::OpDef* op : ops::registry().all()) ++n[cuda_path(*op)];
+  std::ostringstream os;
+  os << "cuda conformance: this build runs on CUDA " << n[CudaPath::Kernel] << " ops with a CUDA kernel, "
+     << n[CudaPath::InPlace] << " in-place forms of them, " << n[CudaPath::View] << " views and "
+     << n[CudaPath::Composite] << " composites; " << n[CudaPath::None]
+     << " registered ops do not run on CUDA (no CUDA kernel, or a data-dependent output shape)";
+  return os.str();
+}
+
+TEST_F(CudaConformance, EveryCaseOfEveryOpOnCudaMatchesPyTorchAndEmbersCpu) {
+  std::cout << selection_line() << std::endl;
+  Tally tally("cuda conformance");
+  for_each_cuda_case([&](const CaseFile& f, const json& c, const std::string& name) {
+    const ops::OpDef* op = ops::registry().find(name);
+    if (op && cuda_path(*op) == CudaPath::None) return;
+    tally.run(name, c, "cuda ", [&] {
+      if (!op) throw Mismatch{"op not registered"};
+      const CaseRun gpu = run_case(f, *op, c, kCUDA);
+      cuda::synchronize();  // a failing kernel is reported with its own case
+      if (!c.at("expect").contains("error")) compare_with_cpu(f, *op, c, gpu);
+    });
+  });
+  tally.report();
+}
+
+TEST_F(CudaConformance, EveryGradientOnCudaMatchesPyTorch) {
+  Tally tally("cuda gradients");
+  for_each_cuda_case([&](const CaseFile& f, const json& c, const std::string& name) {
+    if (!c.contains("grads")) return;
+    const ops::OpDef* op = ops::registry().find(name);
+    // Composite ops (the losses) differentiate through the ops they decompose into.
+    if (!op || cuda_path(*op) == CudaPath::None || !(op->derivative || op->decomposition)) return;
+    tally.run(name, c, "cuda grad ", [&] {
+      run_grad(f, *op, c, kCUDA);
+      cuda::synchronize();
+    });
+  });
+  tally.report();
+}
+
+TEST_F(CudaConformance, EveryOpWithACudaKernelHasCudaCases) {
+  std::map<std::string, json> entries;  // op -> its entry in a case file's "ops"
+  for (const CaseFile& f : cuda_case_files())
+    for (auto it = f.doc.at("ops").begin(); it != f.doc.at("ops").end(); ++it) entries[it.key()] = *it;
+  std::vector<std::string> missing;
+  for (const ops::OpDef* op : ops::registry().all()) {
+    const CudaPath path = cuda_path(*op);
+    if (path != CudaPath::Kernel && path != CudaPath::InPlace) continue;
+    auto it = entries.find(op->name);
+    if (it != entries.end() && (it->second.value("cases", int64_t{0}) > 0 || it->second.contains("reason"))) continue;
+    std::string why = it == entries.end() ? "not in the case files (regenerate them)" : "no case";
+    if (it != entries.end() && it->second.contains("generator_error"))
+      why = "the generator failed: " + it->second.at("generator_error").get<std::string>();
+    else if (it != entries.end() && it->second.contains("left_out"))
+      why = "every sample left out (summary.txt says why)";
+    std::cout << "no CUDA conformance cases: " << op->name << ": " << why << "\n";
+    missing.push_back(op->name);
+  }
+  EXPECT_TRUE(missing.empty()) << missing.size() << " ops with a CUDA kernel have no CUDA cases in "
+                               << cuda_cases_dir();
+}
+
+}  // namespace
+}  // namespace ember::conformance
