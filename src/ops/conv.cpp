@@ -1,12 +1,13 @@
 // ops/conv.cpp — convolution and pooling: aten::convolution (1-D and 2-D, grouped,
 // strided, padded, dilated, transposed) with its composites conv1d/conv2d, and 2-D max, average and
 // adaptive-average pooling. Shape checks and messages follow ATen's; the kernels live in
-// kernels/cpu/conv.cpp.
+// kernels/cpu/conv.cpp and, for pooling on CUDA, kernels/cuda/pool.cpp.
 #include <sstream>
 
 #include "core/shape.h"
 #include "ember/ops/nn.h"
 #include "kernels/cpu/conv.h"
+#include "kernels/cuda/pool.h"
 #include "ops/api.h"
 #include "ops/conv_geometry.h"
 #include "ops/dispatch.h"
@@ -318,6 +319,35 @@ Pool2dParams adaptive_setup(const Stack& a) {
   return p;
 }
 
+namespace {
+
+// --- pooling kernels (CPU and CUDA: the input made contiguous, the geometry checked) -----
+
+void max_pool_kernel(const Stack& a, std::vector<Tensor>& out) {
+  const Pool2dParams p = max_pool_setup(a);
+  const Tensor input = dense(a[0].to_tensor());
+  if (input.is_cuda()) return kernels::cuda::max_pool2d(input, out[0], out[1], p);
+  kernels::cpu::max_pool2d_forward(input, out[0], out[1], p);
+}
+
+void avg_pool_kernel(const Stack& a, std::vector<Tensor>& out) {
+  const Pool2dParams p = avg_pool_setup(a);
+  const Tensor input = dense(a[0].to_tensor());
+  const bool count_include_pad = a[5].to_bool();
+  const std::optional<int64_t> divisor = a[6].to_optional_int();
+  if (input.is_cuda()) return kernels::cuda::avg_pool2d(input, out[0], p, count_include_pad, divisor);
+  kernels::cpu::avg_pool2d_forward(input, out[0], p, count_include_pad, divisor);
+}
+
+void adaptive_avg_pool_kernel(const Stack& a, std::vector<Tensor>& out) {
+  const Pool2dParams p = adaptive_setup(a);
+  const Tensor input = dense(a[0].to_tensor());
+  if (input.is_cuda()) return kernels::cuda::adaptive_avg_pool2d(input, out[0], p);
+  kernels::cpu::adaptive_avg_pool2d_forward(input, out[0], p);
+}
+
+}  // namespace
+
 void register_conv_ops(Registry& r) {
   r.def("convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, "
         "SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor")
@@ -353,10 +383,8 @@ void register_conv_ops(Registry& r) {
         return std::vector<TensorMeta>{contiguous_meta(sizes, self.dtype(), self.device()),
                                        contiguous_meta(sizes, kLong, self.device())};
       })
-      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
-        const Pool2dParams p = max_pool_setup(a);
-        kernels::cpu::max_pool2d_forward(dense(a[0].to_tensor()), out[0], out[1], p);
-      });
+      .set_cpu(max_pool_kernel)
+      .set_cuda(max_pool_kernel);
   r.def("max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, "
         "bool ceil_mode=False) -> Tensor")
       .set_decomposition([](const Stack& a) -> Stack {
@@ -370,10 +398,8 @@ void register_conv_ops(Registry& r) {
         const Pool2dParams p = avg_pool_setup(a);
         return metas(contiguous_meta(pooled_sizes(self, p.out_h, p.out_w), self.dtype(), self.device()));
       })
-      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
-        const Pool2dParams p = avg_pool_setup(a);
-        kernels::cpu::avg_pool2d_forward(dense(a[0].to_tensor()), out[0], p, a[5].to_bool(), a[6].to_optional_int());
-      });
+      .set_cpu(avg_pool_kernel)
+      .set_cuda(avg_pool_kernel);
 
   r.def("_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor")
       .set_meta([](const Stack& a) {
@@ -381,9 +407,8 @@ void register_conv_ops(Registry& r) {
         const Pool2dParams p = adaptive_setup(a);
         return metas(contiguous_meta(pooled_sizes(self, p.out_h, p.out_w), self.dtype(), self.device()));
       })
-      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
-        kernels::cpu::adaptive_avg_pool2d_forward(dense(a[0].to_tensor()), out[0], adaptive_setup(a));
-      });
+      .set_cpu(adaptive_avg_pool_kernel)
+      .set_cuda(adaptive_avg_pool_kernel);
   // ATen special-cases output_size (1, 1) as a mean over H and W; the general kernel
   // computes the same average, so every size goes to _adaptive_avg_pool2d.
   r.def("adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor").set_decomposition([](const Stack& a) {

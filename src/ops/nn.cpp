@@ -1,6 +1,7 @@
 // ops/nn.cpp — softmax/log_softmax, layer and batch norm, embedding and constant padding
 // (torch.nn.functional's ops under their ATen names). The fused kernels live in
-// kernels/cpu/softmax and kernels/cpu/norm; convolution and pooling are in conv.cpp.
+// kernels/cpu/softmax and kernels/cpu/norm (CUDA: kernels/cuda/reduce and kernels/cuda/norm);
+// convolution and pooling are in conv.cpp.
 #include <cstring>
 #include <sstream>
 
@@ -10,6 +11,7 @@
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/norm.h"
 #include "kernels/cpu/softmax.h"
+#include "kernels/cuda/norm.h"
 #include "kernels/cuda/reduce.h"
 #include "ops/api.h"
 #include "ops/dispatch.h"
@@ -99,9 +101,10 @@ std::vector<TensorMeta> layer_norm_meta(const Stack& a) {
   }
   std::vector<int64_t> stat_shape(input.sizes().begin(), input.sizes().begin() + axis);
   stat_shape.resize(static_cast<size_t>(input.dim()), 1);
+  // PyTorch's CUDA kernel keeps mean and rstd in float for half and bfloat16 inputs.
+  const ScalarType stat = input.is_cuda() ? kernels::cuda::norm_stat_dtype(input.dtype()) : input.dtype();
   return {contiguous_meta(input.sizes(), input.dtype(), input.device()),
-          contiguous_meta(stat_shape, input.dtype(), input.device()),
-          contiguous_meta(stat_shape, input.dtype(), input.device())};
+          contiguous_meta(stat_shape, stat, input.device()), contiguous_meta(stat_shape, stat, input.device())};
 }
 
 void layer_norm_kernel(const Stack& a, std::vector<Tensor>& out) {
@@ -112,7 +115,9 @@ void layer_norm_kernel(const Stack& a, std::vector<Tensor>& out) {
   for (int64_t i = 0; i < input.dim(); ++i) (i < axis ? M : N) *= input.size(i);
   const Tensor weight = a[2].is_none() ? Tensor() : contiguous(a[2].to_tensor());
   const Tensor bias = a[3].is_none() ? Tensor() : contiguous(a[3].to_tensor());
-  kernels::cpu::layer_norm(input, weight, bias, M, N, a[4].to_double(), out[0], out[1], out[2]);
+  const double eps = a[4].to_double();
+  if (input.is_cuda()) return kernels::cuda::layer_norm(input, weight, bias, M, N, eps, out[0], out[1], out[2]);
+  kernels::cpu::layer_norm(input, weight, bias, M, N, eps, out[0], out[1], out[2]);
 }
 
 // --- batch norm -----------------------------------------------------------------------------
@@ -149,6 +154,13 @@ std::vector<TensorMeta> batch_norm_meta(const Stack& a) {
   EMBER_CHECK(training || (!a[3].is_none() && !a[4].is_none()))
       << "running_mean and running_var must be defined in evaluation mode";
   const ScalarType pt = batch_norm_param_type(input, a);
+  if (input.is_cuda()) {
+    // PyTorch's CUDA kernel saves the statistics in float for half and bfloat16 inputs, and
+    // in evaluation too (the running mean and 1/sqrt(running_var + eps)).
+    const ScalarType st = kernels::cuda::norm_stat_dtype(input.dtype());
+    return {contiguous_meta(input.sizes(), input.dtype(), input.device()), contiguous_meta({C}, st, input.device()),
+            contiguous_meta({C}, st, input.device())};
+  }
   const int64_t saved = training ? C : 0;
   return {contiguous_meta(input.sizes(), input.dtype(), input.device()), contiguous_meta({saved}, pt, input.device()),
           contiguous_meta({saved}, pt, input.device())};
@@ -167,6 +179,11 @@ void batch_norm_kernel(const Stack& a, std::vector<Tensor>& out) {
   const Tensor input = contiguous(a[0].to_tensor());
   const int64_t N = input.size(0), C = input.size(1);
   const int64_t S = C == 0 || N == 0 ? 0 : input.numel() / (N * C);
+  if (input.is_cuda()) {
+    return kernels::cuda::batch_norm(input, N, C, S, flat_param(a[1]), flat_param(a[2]), flat_param(a[3]),
+                                     flat_param(a[4]), a[5].to_bool(), a[6].to_double(), a[7].to_double(), out[0],
+                                     out[1], out[2]);
+  }
   kernels::cpu::batch_norm(input, N, C, S, flat_param(a[1]), flat_param(a[2]), flat_param(a[3]), flat_param(a[4]),
                            a[5].to_bool(), a[6].to_double(), a[7].to_double(), out[0], out[1], out[2]);
 }
@@ -272,7 +289,8 @@ void register_nn_ops(Registry& r) {
   r.def("native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> "
         "(Tensor, Tensor, Tensor)")
       .set_meta(layer_norm_meta)
-      .set_cpu(layer_norm_kernel);
+      .set_cpu(layer_norm_kernel)
+      .set_cuda(layer_norm_kernel);
   r.def("layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, "
         "bool cudnn_enable=True) -> Tensor")
       .set_decomposition([](const Stack& a) -> Stack {
@@ -285,7 +303,8 @@ void register_nn_ops(Registry& r) {
   r.def("native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!)? running_mean, "
         "Tensor(b!)? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)")
       .set_meta(batch_norm_meta)
-      .set_cpu(batch_norm_kernel);
+      .set_cpu(batch_norm_kernel)
+      .set_cuda(batch_norm_kernel);
   r.def("batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
         "bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor")
       .set_decomposition([](const Stack& a) -> Stack {

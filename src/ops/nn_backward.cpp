@@ -3,6 +3,7 @@
 // embedding_dense_backward. Their derivative rows (derivatives_nn.cpp) call them, so a
 // traced backward pass holds the same ops as PyTorch's. Each checks its arguments as the
 // forward op did (conv_geometry.h) and that grad_output has the forward output's shape.
+// The pooling and batch norm backwards have CUDA kernels (kernels/cuda/pool, norm).
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -15,6 +16,8 @@
 #include "ember/ops/view.h"
 #include "kernels/cpu/conv_backward.h"
 #include "kernels/cpu/norm_backward.h"
+#include "kernels/cuda/norm.h"
+#include "kernels/cuda/pool.h"
 #include "ops/api.h"
 #include "ops/conv_geometry.h"
 #include "ops/families.h"
@@ -193,6 +196,30 @@ Pool2dParams adaptive_backward_setup(const Stack& a) {
   return p;
 }
 
+// The kernels (CPU and CUDA): grad_output (and indices) made contiguous.
+void max_pool_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
+  const Pool2dParams p = max_pool_backward_setup(a);
+  const Tensor grad = dense(a[0].to_tensor()), indices = dense(a[7].to_tensor());
+  if (grad.is_cuda()) return kernels::cuda::max_pool2d_backward(grad, indices, out[0], p);
+  kernels::cpu::max_pool2d_backward(grad, indices, out[0], p);
+}
+
+void avg_pool_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
+  const Pool2dParams p = avg_pool_backward_setup(a);
+  const Tensor grad = dense(a[0].to_tensor());
+  const bool count_include_pad = a[6].to_bool();
+  const std::optional<int64_t> divisor = a[7].to_optional_int();
+  if (grad.is_cuda()) return kernels::cuda::avg_pool2d_backward(grad, out[0], p, count_include_pad, divisor);
+  kernels::cpu::avg_pool2d_backward(grad, out[0], p, count_include_pad, divisor);
+}
+
+void adaptive_avg_pool_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
+  const Pool2dParams p = adaptive_backward_setup(a);
+  const Tensor grad = dense(a[0].to_tensor());
+  if (grad.is_cuda()) return kernels::cuda::adaptive_avg_pool2d_backward(grad, out[0], p);
+  kernels::cpu::adaptive_avg_pool2d_backward(grad, out[0], p);
+}
+
 TensorMeta like_self(const Stack& a) {
   const Tensor& self = a[1].to_tensor();
   return contiguous_meta(self.sizes(), self.dtype(), self.device());
@@ -228,12 +255,15 @@ BatchNormBackwardSetup batch_norm_backward_setup(const Stack& a) {
   for (int i = 2; i <= 6; ++i) {
     if (a[i].is_none()) continue;
     const Tensor& t = a[i].to_tensor();
+    EMBER_CHECK(t.numel() == s.C) << names[i] << " should contain " << s.C << " elements not " << t.numel();
+    // On CUDA the saved statistics come in the kernels' statistics dtype (float beside a
+    // float16/bfloat16 input), whatever the parameters' dtype.
+    if (i >= 5 && input.is_cuda() && t.dtype() == kernels::cuda::norm_stat_dtype(input.dtype())) continue;
     // ATen's mixed-type rule: float parameters beside a float16/bfloat16 input.
     if (first && is_reduced_float(input.dtype()) && t.dtype() == kFloat) s.param_type = kFloat;
     first = false;
     EMBER_CHECK(t.dtype() == s.param_type)
         << "mixed dtype (CPU): expect parameter to have scalar type of " << scalar_type_name(s.param_type);
-    EMBER_CHECK(t.numel() == s.C) << names[i] << " should contain " << s.C << " elements not " << t.numel();
   }
   const bool train = a[7].to_bool();
   if (train) {
@@ -256,6 +286,17 @@ std::vector<double> doubles_of(const IValue& v) {
 void batch_norm_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
   const BatchNormBackwardSetup s = batch_norm_backward_setup(a);
   const bool train = a[7].to_bool();
+  if (a[1].to_tensor().is_cuda()) {
+    // The statistics the mode reads, in one dtype (the saved ones may differ from each other
+    // when a caller mixes them).
+    auto flat = [](const Tensor& t) { return t.dim() == 1 ? t : dense(t).reshape({t.numel()}); };
+    const Tensor mean = flat((train ? a[5] : a[3]).to_tensor());
+    Tensor var = flat((train ? a[6] : a[4]).to_tensor());
+    if (var.dtype() != mean.dtype()) var = cast(var, mean.dtype());
+    const Tensor weight = a[2].is_none() ? Tensor() : flat(a[2].to_tensor());
+    return kernels::cuda::batch_norm_backward(dense(a[0].to_tensor()), dense(a[1].to_tensor()), s.N, s.C, s.S, weight,
+                                              mean, var, train, a[8].to_double(), out[0], out[1], out[2]);
+  }
   kernels::cpu::BatchNormBackwardStats st;
   st.weight = doubles_of(a[2]);
   if (train) {
@@ -312,29 +353,23 @@ void register_nn_backward_ops(Registry& r) {
         max_pool_backward_setup(a);
         return metas(like_self(a));
       })
-      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
-        const Pool2dParams p = max_pool_backward_setup(a);
-        kernels::cpu::max_pool2d_backward(dense(a[0].to_tensor()), dense(a[7].to_tensor()), out[0], p);
-      });
+      .set_cpu(max_pool_backward_kernel)
+      .set_cuda(max_pool_backward_kernel);
   r.def("avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, "
         "bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor")
       .set_meta([](const Stack& a) {
         avg_pool_backward_setup(a);
         return metas(like_self(a));
       })
-      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
-        const Pool2dParams p = avg_pool_backward_setup(a);
-        kernels::cpu::avg_pool2d_backward(dense(a[0].to_tensor()), out[0], p, a[6].to_bool(), a[7].to_optional_int());
-      });
+      .set_cpu(avg_pool_backward_kernel)
+      .set_cuda(avg_pool_backward_kernel);
   r.def("_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor")
       .set_meta([](const Stack& a) {
         adaptive_backward_setup(a);
         return metas(like_self(a));
       })
-      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
-        const Pool2dParams p = adaptive_backward_setup(a);
-        kernels::cpu::adaptive_avg_pool2d_backward(dense(a[0].to_tensor()), out[0], p);
-      });
+      .set_cpu(adaptive_avg_pool_backward_kernel)
+      .set_cuda(adaptive_avg_pool_backward_kernel);
 
   r.def("native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, "
         "Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) "
@@ -347,7 +382,8 @@ void register_nn_backward_ops(Registry& r) {
                                        maybe_meta(mask[1], {s.C}, s.param_type, input.device()),
                                        maybe_meta(mask[2], {s.C}, s.param_type, input.device())};
       })
-      .set_cpu(batch_norm_backward_kernel);
+      .set_cpu(batch_norm_backward_kernel)
+      .set_cuda(batch_norm_backward_kernel);
 
   r.def("embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, "
         "bool scale_grad_by_freq) -> Tensor")

@@ -1,15 +1,20 @@
 // ops/reduction.cpp — reductions: sum, mean, prod, amax/amin, max/min (all and along a
 // dim, with indices), argmax/argmin, var/std, any/all, cumsum, logsumexp. Schemas and
 // dtype rules follow ATen; the kernels live in kernels/cpu/reduce.cpp (CPU) and
-// kernels/cuda/reduce.cpp (CUDA: sum, mean, prod, amax/amin, max/min, var). std and logsumexp
-// are composites, as in ATen.
+// kernels/cuda/reduce.cpp (CUDA: sum, mean, prod, amax/amin, max/min, var, any/all) and
+// kernels/cuda/arg_reduce.cpp (max.dim/min.dim, argmax/argmin) and kernels/cuda/scan.cpp
+// (cumsum). std and logsumexp are
+// composites, as in ATen.
 #include <cmath>
 #include <limits>
 
 #include "core/shape.h"
 #include "ember/ops/reduction.h"
 #include "kernels/cpu/reduce.h"
+#include "kernels/cuda/arg_reduce.h"
+#include "kernels/cuda/loops.h"
 #include "kernels/cuda/reduce.h"
+#include "kernels/cuda/scan.h"
 #include "ops/api.h"
 #include "ops/dispatch.h"
 #include "ops/families.h"
@@ -121,6 +126,19 @@ KernelFn cuda_reduce(kc::Reduction op, Dims dims) {
   };
 }
 
+/// any/all on CUDA: the max/min row kernels over the input's truth values (each element
+/// converted to bool, so NaN is true); a uint8 result gets them as 0/1.
+KernelFn cuda_any_all(bool is_all, Dims dims) {
+  return [is_all, dims](const Stack& a, std::vector<Tensor>& out) {
+    const Tensor& self = a[0].to_tensor();
+    const kc::Reduction op = is_all ? kc::Reduction::Min : kc::Reduction::Max;
+    if (out[0].dtype() == kBool) return kc::reduce(op, self, dims_of(self, a, dims), out[0]);
+    const Tensor truth = kc::empty_device(out[0].sizes(), kBool, out[0].device());
+    kc::reduce(op, self, dims_of(self, a, dims), truth);
+    kc::copy_into(out[0], truth);
+  };
+}
+
 // --- registration ----------------------------------------------------------------------------
 
 void register_sum_mean_prod(Registry& r) {
@@ -229,6 +247,10 @@ void register_min_max(Registry& r) {
         .set_cpu([is_max](const Stack& a, std::vector<Tensor>& out) {
           const Tensor& self = a[0].to_tensor();
           k::arg_minmax_kernel(self, core::wrap_dim(a[1].to_int(), self.dim()), out[0], out[1], is_max);
+        })
+        .set_cuda([is_max](const Stack& a, std::vector<Tensor>& out) {
+          const Tensor& self = a[0].to_tensor();
+          kc::arg_reduce(self, mask_of_dim(self, a[1].to_int()), out[0], out[1], is_max);
         });
     const char* arg_name = is_max ? "argmax" : "argmin";
     r.def(std::string(arg_name) + "(Tensor self, int? dim=None, bool keepdim=False) -> Tensor")
@@ -256,6 +278,12 @@ void register_min_max(Registry& r) {
             return;
           }
           k::arg_minmax_kernel(self, core::wrap_dim(*dim, self.dim()), Tensor(), out[0], is_max);
+        })
+        .set_cuda([is_max](const Stack& a, std::vector<Tensor>& out) {
+          // Every dim reduced, the row-major index among them is the flattened input's.
+          const Tensor& self = a[0].to_tensor();
+          const std::optional<int64_t> dim = a[1].to_optional_int();
+          kc::arg_reduce(self, dim ? mask_of_dim(self, *dim) : mask_of(self, {}), Tensor(), out[0], is_max);
         });
   }
 }
@@ -297,7 +325,8 @@ void register_any_all(Registry& r) {
         .set_cpu([is_all](const Stack& a, std::vector<Tensor>& out) {
           const Tensor& self = a[0].to_tensor();
           k::any_all_kernel(self, mask_of(self, {}), out[0], is_all);
-        });
+        })
+        .set_cuda(cuda_any_all(is_all, Dims::All));
     r.def(name + ".dim(Tensor self, int dim, bool keepdim=False) -> Tensor")
         .set_meta([out_dtype](const Stack& a) {
           const Tensor& self = a[0].to_tensor();
@@ -306,7 +335,8 @@ void register_any_all(Registry& r) {
         .set_cpu([is_all](const Stack& a, std::vector<Tensor>& out) {
           const Tensor& self = a[0].to_tensor();
           k::any_all_kernel(self, mask_of_dim(self, a[1].to_int()), out[0], is_all);
-        });
+        })
+        .set_cuda(cuda_any_all(is_all, Dims::One));
   }
 }
 
@@ -321,7 +351,8 @@ void register_cumsum(Registry& r) {
         const Tensor& self = a[0].to_tensor();
         Tensor x = cast(self, out[0].dtype()).contiguous();
         k::cumsum_kernel(x, core::wrap_dim(a[1].to_int(), self.dim()), out[0]);
-      });
+      })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) { kc::cumsum(a[0].to_tensor(), a[1].to_int(), out[0]); });
 }
 
 /// ATen's logsumexp: max-shifted so exp cannot overflow; rows whose max is ±inf use a

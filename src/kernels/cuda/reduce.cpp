@@ -64,18 +64,23 @@ void launch_rows(const std::string& source, const std::string& symbol, const Ten
                  RowGeometry g, double p0) {
   EMBER_INTERNAL_ASSERT(out.is_cuda() && in.device() == out.device())
       << "CUDA row kernel '" << symbol << "' with tensors on " << in.device() << " and " << out.device();
-  if (g.outer_numel == 0) return;
-  void* fn = get_kernel(source, symbol, out.device().index);
   void* out_ptr = out.raw_data_ptr();
   void* in_ptr = in.raw_data_ptr();
   void* args[] = {&out_ptr, &in_ptr, &p0, &g};
-  const int64_t blocks = std::min<int64_t>(g.outer_numel, kMaxGrid);
-  ember::cuda::DeviceGuard guard(out.device().index);
-  launch_kernel(fn, static_cast<unsigned>(blocks), block_for(g.inner_numel), args,
-                core::cuda::current_stream_handle(out.device().index));
+  launch_row_kernel(source, symbol, out.device().index, args, g.outer_numel, g.inner_numel);
 }
 
 }  // namespace
+
+void launch_row_kernel(const std::string& source, const std::string& symbol, int device, void** args, int64_t rows,
+                       int64_t row_length) {
+  if (rows == 0) return;
+  void* fn = get_kernel(source, symbol, device);
+  const int64_t blocks = std::min<int64_t>(rows, kMaxGrid);
+  ember::cuda::DeviceGuard guard(device);
+  launch_kernel(fn, static_cast<unsigned>(blocks), block_for(row_length), args,
+                core::cuda::current_stream_handle(device));
+}
 
 RowGeometry make_row_geometry(IntArrayRef sizes, IntArrayRef out_strides, IntArrayRef in_strides,
                               const std::vector<bool>& inner) {
@@ -89,10 +94,9 @@ RowGeometry make_row_geometry(IntArrayRef sizes, IntArrayRef out_strides, IntArr
   return g;
 }
 
-void reduce(Reduction op, const Tensor& self, const std::vector<bool>& mask, const Tensor& out, double correction) {
+RowGeometry reduction_geometry(const Tensor& self, const std::vector<bool>& mask, const Tensor& out) {
   EMBER_INTERNAL_ASSERT(mask.size() == static_cast<size_t>(self.dim())) << "reduction mask of " << mask.size()
                                                                          << " dims for a " << self.dim() << "-d input";
-  if (out.numel() == 0) return;
   // The output's stride for each input dim: kept dims in order (with or without keepdim's
   // size-1 dims between them), 0 for reduced ones.
   const bool keepdim = out.dim() == self.dim();
@@ -102,7 +106,12 @@ void reduce(Reduction op, const Tensor& self, const std::vector<bool>& mask, con
     if (keepdim) out_strides[d] = mask[d] ? 0 : out.stride(d);
     else if (!mask[d]) out_strides[d] = out.stride(next++);
   }
-  const RowGeometry g = make_row_geometry(self.sizes(), out_strides, self.strides(), mask);
+  return make_row_geometry(self.sizes(), out_strides, self.strides(), mask);
+}
+
+void reduce(Reduction op, const Tensor& self, const std::vector<bool>& mask, const Tensor& out, double correction) {
+  if (out.numel() == 0) return;
+  const RowGeometry g = reduction_geometry(self, mask, out);
   const ReduceKernel k{.op = op, .in = self.dtype(), .out = out.dtype()};
   launch_rows(render_reduce(k), kernel_symbol(k), out, self, g, correction);
 }

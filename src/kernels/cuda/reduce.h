@@ -19,8 +19,20 @@ namespace ember::kernels::cuda {
 /// and var NaN).
 void reduce(Reduction op, const Tensor& self, const std::vector<bool>& mask, const Tensor& out, double correction = 0);
 
+/// The row geometry of reducing the dims of `self` that `mask` marks into `out` (the
+/// reduced sizes, with or without keepdim's size-1 dims): operand 0 is `out`, whose
+/// stride of a reduced dim is 0.
+RowGeometry reduction_geometry(const Tensor& self, const std::vector<bool>& mask, const Tensor& out);
+
 /// out = (log_)softmax(self) along `dim` (wrapped); out has self's sizes, any strides.
 void softmax(const Tensor& self, int64_t dim, const Tensor& out, bool log);
+
+/// Launches `symbol` of `source` on `device`'s current stream: one block per row (blocks
+/// stride over the rest past 2^20 rows) of a power of two from 32 to kRowBlock threads,
+/// enough for `row_length`. `args` are the kernel's argument addresses. Nothing runs
+/// when there are no rows.
+void launch_row_kernel(const std::string& source, const std::string& symbol, int device, void** args, int64_t rows,
+                       int64_t row_length);
 
 /// The row geometry of a call: per input dim, the output's and the input's strides and
 /// whether the dim is inner (reduced). Size-1 dims are dropped and neighbours merged;

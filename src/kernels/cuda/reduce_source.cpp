@@ -179,12 +179,6 @@ __device__ void softmax_rows(Out* out, const In* in, const RowGeometry& g) {
 }  // namespace ember_dev
 )CUDA";
 
-std::string head() {
-  std::ostringstream os;
-  os << render_prelude() << "#define EMBER_ROW_BLOCK " << kRowBlock << "\n" << kRowPrelude << "\n";
-  return os.str();
-}
-
 const char* op_struct(Reduction op) {
   switch (op) {
     case Reduction::Sum: return "SumOp";
@@ -203,6 +197,12 @@ std::string signature(const std::string& symbol, ScalarType out, ScalarType in) 
 }
 
 }  // namespace
+
+std::string render_row_head() {
+  std::ostringstream os;
+  os << render_prelude() << "#define EMBER_ROW_BLOCK " << kRowBlock << "\n" << kRowPrelude << "\n";
+  return os.str();
+}
 
 const char* reduction_name(Reduction op) {
   switch (op) {
@@ -226,7 +226,7 @@ std::string kernel_symbol(const SoftmaxKernel& k) {
 
 std::string render_reduce(const ReduceKernel& k) {
   std::ostringstream os;
-  os << "// " << reduction_name(k.op) << " over rows\n" << head();
+  os << "// " << reduction_name(k.op) << " over rows\n" << render_row_head();
   os << signature(kernel_symbol(k), k.out, k.in) << " {\n";
   os << "  ember_dev::reduce_rows<ember_dev::" << op_struct(k.op) << "<" << cuda_type_name(k.out) << "> >(out, in, p0, g);\n}\n";
   return os.str();
@@ -234,7 +234,7 @@ std::string render_reduce(const ReduceKernel& k) {
 
 std::string render_softmax(const SoftmaxKernel& k) {
   std::ostringstream os;
-  os << "// " << (k.log ? "log_softmax" : "softmax") << " over rows\n" << head();
+  os << "// " << (k.log ? "log_softmax" : "softmax") << " over rows\n" << render_row_head();
   os << signature(kernel_symbol(k), k.out, k.in) << " {\n";
   os << "  ember_dev::softmax_rows<" << (k.log ? "true" : "false") << ">(out, in, g);\n}\n";
   return os.str();

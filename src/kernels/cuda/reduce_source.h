@@ -46,6 +46,11 @@ std::string kernel_symbol(const SoftmaxKernel& k);
 /// kernel `(Out* out, const In* in, double p0, RowGeometry g)`; p0 is var's correction.
 std::string render_reduce(const ReduceKernel& k);
 std::string render_softmax(const SoftmaxKernel& k);
+/// What every row kernel's translation unit starts with: the pointwise prelude and the row
+/// helpers (RowGeometry, offset_of, the reduction structs with Welford's VarOp, lowest_ /
+/// highest_, block_combine). Other row kernels (kernels/cuda/norm.cpp, arg_reduce.cpp)
+/// render their own templates after it.
+std::string render_row_head();
 
 /// The kernels' geometry argument, laid out as the rendered `RowGeometry`. Operand 0 is
 /// the output, 1 the input; strides are in elements.

@@ -34,6 +34,18 @@ inline std::pair<double, double> tolerances(ScalarType t) {
 /// (rtol, atol); none means tolerances(dtype).
 using Tolerance = std::optional<std::pair<double, double>>;
 
+/// Gradients through autograd: sums in another order than the CPU's and, for half and
+/// bfloat16, products rounded on the way (the CPU reference runs on float32 copies or
+/// rounds each addition).
+inline Tolerance gradient_tolerance(ScalarType t) {
+  switch (t) {
+    case kFloat: return std::pair{1e-4, 1e-5};
+    case kDouble: return std::pair{1e-7, 1e-7};
+    case kHalf: return std::pair{1e-2, 1e-2};
+    default: return std::pair{5e-2, 5e-2};
+  }
+}
+
 /// Empty when `actual` (any device) equals `expected` (CPU) in dtype, sizes, strides and
 /// values within tolerance (NaN equals NaN); otherwise what differs.
 inline std::string mismatch(const Tensor& actual, const Tensor& expected, Tolerance tol = std::nullopt) {
@@ -89,11 +101,44 @@ inline std::string compare(const std::string& op, const Stack& cpu_args, const S
   }
 }
 
+/// `sizes` filled with deterministic values spread over [lo, hi) (a seeded linear
+/// congruential generator), as `dtype`: integers are rounded, bool is `> (lo + hi) / 2`.
+inline Tensor random_values(IntArrayRef sizes, ScalarType dtype, double lo = -1, double hi = 2, uint64_t seed = 7) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  std::vector<double> v(static_cast<size_t>(n));
+  uint64_t state = seed;
+  for (double& x : v) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    x = lo + (hi - lo) * static_cast<double>(state >> 11) / 9007199254740992.0;
+  }
+  Tensor t = tensor(v, {n}, TensorOptions(kDouble)).reshape(sizes);
+  if (dtype == kBool) return gt(t, (lo + hi) / 2);
+  if (is_floating_point(dtype)) return t.to(dtype);
+  return round(t).to(dtype);
+}
+
 /// compare() with the CPU arguments' tensors copied to the GPU.
 inline std::string compare(const std::string& op, const Stack& cpu_args, Tolerance tol = std::nullopt) {
   Stack gpu_args;
   for (const IValue& v : cpu_args) gpu_args.push_back(v.is_tensor() ? IValue(v.to_tensor().cuda()) : v);
   return compare(op, cpu_args, gpu_args, tol);
+}
+
+/// Every output of `op` on `cpu_args` and on the same arguments with their tensors copied
+/// to the GPU (ops with several results: max.dim's values and indices). Both must agree;
+/// returns a failure message, empty on success.
+inline std::string compare_outputs(const std::string& op, const Stack& cpu_args, Tolerance tol = std::nullopt) {
+  Stack gpu_args;
+  for (const IValue& v : cpu_args) gpu_args.push_back(v.is_tensor() ? IValue(v.to_tensor().cuda()) : v);
+  const Stack want = call_op(op, cpu_args), got = call_op(op, gpu_args);
+  for (size_t i = 0; i < want.size(); ++i) {
+    const Tensor& g = got.at(i).to_tensor();
+    if (!g.is_cuda()) return op + ": output " + std::to_string(i) + " on " + g.device().str();
+    const std::string m = mismatch(g, want[i].to_tensor(), tol);
+    if (!m.empty()) return op + " output " + std::to_string(i) + ": " + m;
+  }
+  return "";
 }
 
 }  // namespace ember::gpu_test
