@@ -1,14 +1,20 @@
 // ops/indexing.cpp — gathering and scattering (index_select, gather, scatter, scatter_add),
 // advanced indexing (index.Tensor, index_put), sorting (sort, topk) and nonzero. Every
 // index is checked here, with ATen's messages, before a kernel of kernels/cpu/indexing.h
-// touches memory.
+// or kernels/cuda/indexing.h touches memory; on CUDA a min/max reduction checks the range
+// and, only when it fails, the CPU's check runs on a host copy for the same message.
 #include "ember/ops/indexing.h"
 
 #include <cstring>
 #include <sstream>
 
+#include "core/cuda.h"
 #include "core/shape.h"
 #include "kernels/cpu/indexing.h"
+#include "kernels/cuda/host_checks.h"
+#include "kernels/cuda/indexing.h"
+#include "kernels/cuda/loops.h"
+#include "kernels/cuda/sort.h"
 #include "ops/api.h"
 #include "ops/dispatch.h"
 #include "ops/families.h"
@@ -18,6 +24,7 @@ namespace ember::ops {
 namespace {
 
 namespace k = kernels::cpu;
+namespace kc = kernels::cuda;
 using OptTensors = std::vector<std::optional<Tensor>>;
 
 /// A 0-dim tensor seen as [1], as ATen's ensure_nonempty_dim; no dispatch.
@@ -87,6 +94,16 @@ void check_dim_indices(const Tensor& index, int64_t dim, int64_t size) {
   }
 }
 
+/// On CUDA: raises as check_dim_indices when `index` (on the device) has a value outside
+/// [0, size); the range comes from one reduction, the message from the CPU's check.
+void check_dim_indices_cuda(const Tensor& index, int64_t dim, int64_t size) {
+  if (index.numel() == 0) return;
+  const auto [lo, hi] = kc::value_range(index);
+  if (lo >= 0 && hi < size) return;
+  check_dim_indices(dense(core::cuda::host_copy(index)), dim, size);
+  EMBER_INTERNAL_ASSERT(false) << "an index in [" << lo << ", " << hi << "] passed the CPU's check for size " << size;
+}
+
 std::vector<TensorMeta> scatter_meta(const Stack& a, bool has_src) {
   const Tensor& self = a[0].to_tensor();
   const Tensor& index = a[2].to_tensor();
@@ -113,6 +130,20 @@ void scatter_cpu(const Stack& a, std::vector<Tensor>& out, bool has_src, bool ad
   } else {
     k::scatter_kernel(out1, dim, index, Tensor(), scalar_tensor(a[3].to_scalar(), self.dtype(), kCPU), add);
   }
+}
+
+void scatter_cuda(const Stack& a, std::vector<Tensor>& out, bool has_src, bool add) {
+  const Tensor& self = a[0].to_tensor();
+  const Device device = out[0].device();
+  const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
+  kc::copy_into(out[0], self);
+  const Tensor index = as_1d(kc::on_device(a[2].to_tensor(), device));
+  if (index.numel() == 0) return;
+  const Tensor out1 = as_1d(out[0]);
+  check_dim_indices_cuda(index, dim, out1.size(dim));
+  const Tensor src = has_src ? as_1d(kc::on_device(a[3].to_tensor(), device))
+                             : kc::on_device(scalar_tensor(a[3].to_scalar(), self.dtype(), kCPU), device);
+  kc::scatter(out1, dim, index, src, add);
 }
 
 // --- advanced indexing -------------------------------------------------------------
@@ -164,8 +195,9 @@ Expanded expand_indices(const Tensor& self, const OptTensors& indices) {
     if (t->is_meta()) {
       e.meta_mask = true;
     } else {
-      // The mask's coordinates, one int64 column per mask dim.
-      auto [count, coords] = k::nonzero_kernel(*t);
+      // The mask's coordinates, one int64 column per mask dim (read on the host, as
+      // PyTorch's CUDA nonzero waits for the device too).
+      auto [count, coords] = k::nonzero_kernel(t->is_cuda() ? core::cuda::host_copy(*t) : *t);
       const int64_t nd = t->dim();
       for (int64_t j = 0; j < nd; ++j) {
         Tensor col = empty_from_meta(contiguous_meta({count}, kInt64, kCPU));
@@ -238,6 +270,14 @@ std::vector<int64_t> dim_offsets(const Tensor& t, const std::vector<int64_t>& di
   return offs;
 }
 
+/// Index v of a dim of `size` wrapped into [0, size); raises ATen's IndexError outside
+/// [-size, size).
+int64_t checked_index(int64_t v, int64_t d, int64_t size) {
+  EMBER_CHECK_INDEX(v >= -size && v < size)
+      << "index " << v << " is out of bounds for dimension " << d << " with size " << size;
+  return v < 0 ? v + size : v;
+}
+
 /// The offset tables of `t[indices]`, checking and wrapping every index first.
 k::IndexOffsets index_offsets(const Tensor& t, const Expanded& e, const Plan& p) {
   k::IndexOffsets o;
@@ -247,15 +287,32 @@ k::IndexOffsets index_offsets(const Tensor& t, const Expanded& e, const Plan& p)
   for (size_t i = 0; i < e.tensors.size(); ++i) {
     const int64_t d = e.dims[i], size = t.size(d), stride = t.stride(d);
     const std::vector<int64_t> values = k::read_indices(e.tensors[i], p.index_shape);
-    for (size_t b = 0; b < values.size(); ++b) {
-      int64_t v = values[b];
-      EMBER_CHECK_INDEX(v >= -size && v < size)
-          << "index " << v << " is out of bounds for dimension " << d << " with size " << size;
-      if (v < 0) v += size;
-      o.adv[b] += v * stride;
-    }
+    for (size_t b = 0; b < values.size(); ++b) o.adv[b] += checked_index(values[b], d, size) * stride;
   }
   return o;
+}
+
+/// On CUDA: the offsets of `t[indices]` (int64, on t's device, the index shape), every
+/// index checked first as index_offsets checks it, tensor by tensor.
+Tensor index_offsets_cuda(const Tensor& t, const Expanded& e, const Plan& p) {
+  const bool any = core::numel_of(p.index_shape) > 0;
+  std::vector<Tensor> indices;
+  std::vector<int64_t> sizes, strides;
+  for (size_t i = 0; i < e.tensors.size(); ++i) {
+    const int64_t d = e.dims[i], size = t.size(d);
+    Tensor index = kc::on_device(e.tensors[i], t.device());
+    if (any && index.numel() > 0) {
+      const auto [lo, hi] = kc::value_range(index);
+      if (!(lo >= -size && hi < size)) {
+        for (int64_t v : k::read_indices(core::cuda::host_copy(index), p.index_shape)) checked_index(v, d, size);
+        EMBER_INTERNAL_ASSERT(false) << "indices in [" << lo << ", " << hi << "] passed the check for size " << size;
+      }
+    }
+    indices.push_back(std::move(index));
+    sizes.push_back(size);
+    strides.push_back(t.stride(d));
+  }
+  return kc::index_offsets(indices, sizes, strides, p.index_shape, t.device());
 }
 
 bool expandable_to(IntArrayRef from, IntArrayRef to) {
@@ -264,6 +321,21 @@ bool expandable_to(IntArrayRef from, IntArrayRef to) {
   for (size_t i = 0; i < from.size(); ++i)
     if (from[i] != 1 && from[i] != to[off + i]) return false;
   return true;
+}
+
+/// index_select's range errors, worded by path as ATen's CPU kernel words them.
+void check_index_select(const Tensor& self, int64_t dim, const std::vector<int64_t>& idx) {
+  const int64_t size = nonempty_size(self, dim);
+  if (self.dim() > 1 && self.numel() == 0 && !idx.empty()) {
+    EMBER_CHECK(size > 0) << "index_select(): self indexing axis dim should be positive";
+  }
+  for (int64_t v : idx) {
+    if (v >= 0 && v < size) continue;
+    if (self.dim() > 1 && (self.numel() == 0 || dim == 1)) {
+      EMBER_FAIL() << "INDICES element is out of DATA bounds, id=" << v << " axis_dim=" << size;
+    }
+    EMBER_FAIL_KIND(ErrorKind::IndexError) << "index out of range in self";
+  }
 }
 
 // --- sorting -------------------------------------------------------------------------
@@ -277,6 +349,12 @@ std::vector<TensorMeta> sort_meta(const Tensor& self, int64_t dim) {
 void sort_cpu(const Tensor& self, int64_t dim, bool descending, bool stable, std::vector<Tensor>& out) {
   k::copy_elements(out[0], self);
   k::sort_kernel(out[0], out[1], core::wrap_dim(dim, self.dim()), descending, stable);
+}
+
+/// On CUDA every sort is stable (kernels/cuda/sort.h): ties keep their index order.
+void sort_cuda(const Tensor& self, int64_t dim, bool descending, std::vector<Tensor>& out) {
+  const int64_t d = core::wrap_dim(dim, self.dim());
+  kc::sort_lines(self, d, descending, nonempty_size(self, d), out[0], out[1]);
 }
 
 }  // namespace
@@ -304,20 +382,28 @@ void register_indexing_ops(Registry& r) {
         const Tensor& index = a[2].to_tensor();
         const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
         const std::vector<int64_t> idx = k::read_indices(index, {index.numel()});
-        const int64_t size = nonempty_size(self, dim);
-        // ATen's CPU kernel words its range error by path: these are its three paths.
-        if (self.dim() > 1 && self.numel() == 0 && !idx.empty()) {
-          EMBER_CHECK(size > 0) << "index_select(): self indexing axis dim should be positive";
-        }
-        for (int64_t v : idx) {
-          if (v >= 0 && v < size) continue;
-          if (self.dim() > 1 && (self.numel() == 0 || dim == 1)) {
-            EMBER_FAIL() << "INDICES element is out of DATA bounds, id=" << v << " axis_dim=" << size;
-          }
-          EMBER_FAIL_KIND(ErrorKind::IndexError) << "index out of range in self";
-        }
+        check_index_select(self, dim, idx);
         if (out[0].numel() == 0) return;
         k::index_select_kernel(out[0], dense(self), dim, idx);
+      })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor self = as_1d(a[0].to_tensor());
+        const int64_t dim = core::wrap_dim(a[1].to_int(), a[0].to_tensor().dim());
+        const Tensor index = kc::on_device(a[2].to_tensor(), self.device());
+        const int64_t size = self.size(dim);
+        if (index.numel() > 0) {
+          const auto [lo, hi] = kc::value_range(index);
+          if (!(lo >= 0 && hi < size)) {
+            check_index_select(a[0].to_tensor(), dim, k::read_indices(core::cuda::host_copy(index), {index.numel()}));
+            EMBER_INTERNAL_ASSERT(false) << "index_select: indices in [" << lo << ", " << hi << "] passed the check";
+          }
+        }
+        if (out[0].numel() == 0) return;
+        std::vector<int64_t> pre, post;
+        for (int64_t d = 0; d < self.dim(); ++d) (d < dim ? pre : post).push_back(d);
+        post.erase(std::remove(post.begin(), post.end(), dim), post.end());
+        const Tensor adv = kc::index_offsets({index}, {size}, {self.stride(dim)}, {index.numel()}, self.device());
+        kc::index_gather(out[0], self, pre, adv, post);
       });
 
   r.def("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor")
@@ -336,17 +422,28 @@ void register_indexing_ops(Registry& r) {
         if (index.numel() == 0) return;
         check_dim_indices(index, dim, self.size(dim));
         k::gather_kernel(as_1d(out[0]), self, dim, index);
+      })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor self = as_1d(a[0].to_tensor());
+        const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
+        const Tensor index = as_1d(kc::on_device(a[2].to_tensor(), self.device()));
+        if (index.numel() == 0) return;
+        check_dim_indices_cuda(index, dim, self.size(dim));
+        kc::gather(as_1d(out[0]), self, dim, index);
       });
 
   r.def("scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor")
       .set_meta([](const Stack& a) { return scatter_meta(a, true); })
-      .set_cpu([](const Stack& a, std::vector<Tensor>& out) { scatter_cpu(a, out, true, false); });
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) { scatter_cpu(a, out, true, false); })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) { scatter_cuda(a, out, true, false); });
   r.def("scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor")
       .set_meta([](const Stack& a) { return scatter_meta(a, false); })
-      .set_cpu([](const Stack& a, std::vector<Tensor>& out) { scatter_cpu(a, out, false, false); });
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) { scatter_cpu(a, out, false, false); })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) { scatter_cuda(a, out, false, false); });
   r.def("scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor")
       .set_meta([](const Stack& a) { return scatter_meta(a, true); })
-      .set_cpu([](const Stack& a, std::vector<Tensor>& out) { scatter_cpu(a, out, true, true); });
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) { scatter_cpu(a, out, true, true); })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) { scatter_cuda(a, out, true, true); });
   r.def("scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)")
       .set_inplace_of("aten::scatter.src");
   r.def("scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)")
@@ -372,6 +469,14 @@ void register_indexing_ops(Registry& r) {
         const k::IndexOffsets o = index_offsets(self, e, p);
         if (out[0].numel() == 0) return;
         k::index_gather_kernel(out[0], self, o);
+      })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor& self = a[0].to_tensor();
+        const Expanded e = expand_indices(self, a[1].to_optional_tensor_list());
+        const Plan p = make_plan(self, e);
+        const Tensor adv = index_offsets_cuda(self, e, p);
+        if (out[0].numel() == 0) return;
+        kc::index_gather(out[0], self, p.pre_dims, adv, p.post_dims);
       });
 
   r.def("index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor")
@@ -399,6 +504,18 @@ void register_indexing_ops(Registry& r) {
         Tensor values = empty_from_meta(contiguous_meta(p.result_shape, self.dtype(), kCPU));
         k::copy_elements(values, a[2].to_tensor());
         k::index_put_kernel(out[0], values, o, a[3].to_bool());
+      })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
+        // Repeated indices are written in index order, as on the CPU: deterministic, and
+        // accumulation gives the CPU's sums bit for bit (Note [cuda], "Indexing").
+        const Tensor& self = a[0].to_tensor();
+        const Expanded e = expand_indices(self, a[1].to_optional_tensor_list());
+        const Plan p = make_plan(self, e);
+        const Tensor adv = index_offsets_cuda(out[0], e, p);
+        kc::copy_into(out[0], self);
+        const Tensor values = kc::empty_device(p.result_shape, self.dtype(), out[0].device());
+        kc::copy_into(values, a[2].to_tensor());
+        kc::index_put(out[0], values, p.pre_dims, adv, p.post_dims, a[3].to_bool());
       });
   r.def("index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)")
       .set_inplace_of("aten::index_put");
@@ -407,11 +524,17 @@ void register_indexing_ops(Registry& r) {
       .set_meta([](const Stack& a) { return sort_meta(a[0].to_tensor(), a[1].to_int()); })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         sort_cpu(a[0].to_tensor(), a[1].to_int(), a[2].to_bool(), false, out);
+      })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
+        sort_cuda(a[0].to_tensor(), a[1].to_int(), a[2].to_bool(), out);
       });
   r.def("sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)")
       .set_meta([](const Stack& a) { return sort_meta(a[0].to_tensor(), a[2].to_int()); })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         sort_cpu(a[0].to_tensor(), a[2].to_int(), a[3].to_bool(), a[1].to_optional_bool().value_or(false), out);
+      })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
+        sort_cuda(a[0].to_tensor(), a[2].to_int(), a[3].to_bool(), out);
       });
 
   r.def("topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)")
@@ -430,6 +553,12 @@ void register_indexing_ops(Registry& r) {
         const Tensor& self = a[0].to_tensor();
         k::topk_kernel(out[0], out[1], self, a[1].to_int(), core::wrap_dim(a[2].to_int(), self.dim()), a[3].to_bool(),
                        a[4].to_bool());
+      })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
+        // The first k of the line sorted descending (largest) or ascending: sorted whether
+        // or not `sorted` asks, ties in index order.
+        const Tensor& self = a[0].to_tensor();
+        kc::sort_lines(self, core::wrap_dim(a[2].to_int(), self.dim()), a[3].to_bool(), a[1].to_int(), out[0], out[1]);
       });
 
   r.def("nonzero(Tensor self) -> Tensor").set_cpu_dynamic([](const Stack& a) -> Stack {

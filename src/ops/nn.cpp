@@ -12,6 +12,8 @@
 #include "kernels/cpu/norm.h"
 #include "kernels/cpu/softmax.h"
 #include "kernels/cuda/norm.h"
+#include "kernels/cuda/host_checks.h"
+#include "kernels/cuda/indexing.h"
 #include "kernels/cuda/reduce.h"
 #include "ops/api.h"
 #include "ops/dispatch.h"
@@ -234,6 +236,22 @@ void embedding_kernel(const Stack& a, std::vector<Tensor>& out) {
   else embedding_rows<int32_t>(weight, indices, out[0]);
 }
 
+/// On CUDA: advanced indexing of weight's rows (kernels/cuda/indexing.h), the indices'
+/// range checked first with one reduction.
+void embedding_cuda(const Stack& a, std::vector<Tensor>& out) {
+  namespace kc = kernels::cuda;
+  const Tensor& weight = a[0].to_tensor();
+  const Tensor indices = kc::on_device(a[1].to_tensor(), weight.device());
+  const int64_t rows = weight.size(0);
+  if (indices.numel() > 0) {
+    const auto [lo, hi] = kc::value_range(indices);
+    EMBER_CHECK_INDEX(lo >= 0 && hi < rows) << "index out of range in self";
+  }
+  if (out[0].numel() == 0) return;
+  const Tensor adv = kc::index_offsets({indices}, {rows}, {weight.stride(0)}, indices.sizes(), weight.device());
+  kc::index_gather(out[0], weight, {}, adv, {1});
+}
+
 // --- constant_pad_nd ---------------------------------------------------------------------------
 
 std::vector<int64_t> padded_sizes(const Tensor& self, IntArrayRef pad) {
@@ -315,7 +333,8 @@ void register_nn_ops(Registry& r) {
   r.def("embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, "
         "bool sparse=False) -> Tensor")
       .set_meta(embedding_meta)
-      .set_cpu(embedding_kernel);
+      .set_cpu(embedding_kernel)
+      .set_cuda(embedding_cuda);
 
   r.def("constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor")
       .set_meta([](const Stack& a) {

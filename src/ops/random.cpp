@@ -11,6 +11,9 @@
 #include "ember/ops/random.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/philox.h"
+#include "kernels/cuda/host_checks.h"
+#include "kernels/cuda/loops.h"
+#include "kernels/cuda/random.h"
 #include "ops/api.h"
 #include "ops/dispatch.h"
 #include "ops/families.h"
@@ -108,6 +111,21 @@ void apply_dropout(const scalar_t* x, const bool* mask, scalar_t* y, int64_t n, 
   }
 }
 
+// --- CUDA: the same counters, reserved the same way (Note [random]) -----------------
+
+namespace kc = kernels::cuda;
+
+void fill_cuda(kc::RandomKind kind, Tensor& out) {
+  const int64_t n = out.numel();
+  const core::PhiloxState s = core::default_generator().reserve(counters_for(n, per_counter(out.dtype())));
+  kc::random_fill(kind, out, s.seed, s.offset);
+}
+
+void bernoulli_cuda(Tensor& out, const Tensor& p, double p_scalar) {
+  const core::PhiloxState s = core::default_generator().reserve(counters_for(out.numel(), 4));
+  kc::bernoulli(out, p, p_scalar, s.seed, s.offset);
+}
+
 void check_uniform_dtype(ScalarType t) {
   EMBER_CHECK(is_floating_point(t)) << "\"check_uniform_bounds\" not implemented for '" << scalar_type_name(t) << "'";
 }
@@ -144,18 +162,22 @@ void register_random_ops(Registry& r) {
   r.def("rand(SymInt[] size, *, " + opts + ") -> Tensor")
       .set_meta([](const Stack& a) { return metas(factory_meta(a, false)); })
       .set_cpu([](const Stack&, std::vector<Tensor>& out) { fill_uniform(out[0]); })
+      .set_cuda([](const Stack&, std::vector<Tensor>& out) { fill_cuda(kc::RandomKind::Uniform, out[0]); })
       .set_random();
   r.def("randn(SymInt[] size, *, " + opts + ") -> Tensor")
       .set_meta([](const Stack& a) { return metas(factory_meta(a, true)); })
       .set_cpu([](const Stack&, std::vector<Tensor>& out) { fill_normal(out[0]); })
+      .set_cuda([](const Stack&, std::vector<Tensor>& out) { fill_cuda(kc::RandomKind::Normal, out[0]); })
       .set_random();
   r.def("rand_like(Tensor self, *, " + like_opts + ") -> Tensor")
       .set_meta([](const Stack& a) { return metas(like_meta(a, false)); })
       .set_cpu([](const Stack&, std::vector<Tensor>& out) { fill_uniform(out[0]); })
+      .set_cuda([](const Stack&, std::vector<Tensor>& out) { fill_cuda(kc::RandomKind::Uniform, out[0]); })
       .set_random();
   r.def("randn_like(Tensor self, *, " + like_opts + ") -> Tensor")
       .set_meta([](const Stack& a) { return metas(like_meta(a, true)); })
       .set_cpu([](const Stack&, std::vector<Tensor>& out) { fill_normal(out[0]); })
+      .set_cuda([](const Stack&, std::vector<Tensor>& out) { fill_cuda(kc::RandomKind::Normal, out[0]); })
       .set_random();
 
   r.def("bernoulli(Tensor self, *, Generator? generator=None) -> Tensor")
@@ -179,6 +201,16 @@ void register_random_ops(Registry& r) {
                          [&](int64_t i) { return static_cast<double>(static_cast<opmath_t<scalar_t>>(pp[i])); });
         });
       })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor p = a[0].to_tensor().contiguous();
+        // Every probability is checked before any counter is reserved, as on the CPU; the
+        // range's NaN fails the check too.
+        if (p.numel() > 0) {
+          const auto [lo, hi] = kc::value_range(p);
+          EMBER_CHECK(lo >= 0 && hi <= 1) << "Expected p_in >= 0 && p_in <= 1 to be true, but got false.";
+        }
+        bernoulli_cuda(out[0], p, 0);
+      })
       .set_random();
   r.def("bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor")
       .set_meta([](const Stack& a) {
@@ -191,6 +223,7 @@ void register_random_ops(Registry& r) {
         EMBER_DISPATCH_ALL_TYPES(out[0].dtype(), "bernoulli",
                                  [&] { fill_bernoulli(out[0].data_ptr<scalar_t>(), out[0].numel(), [p](int64_t) { return p; }); });
       })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) { bernoulli_cuda(out[0], Tensor(), a[1].to_double()); })
       .set_random();
 
   // As ATen: an empty input gives an empty mask of the input's dtype; otherwise the mask is
@@ -223,6 +256,19 @@ void register_random_ops(Registry& r) {
         EMBER_DISPATCH_FLOATING_TYPES(input.dtype(), "native_dropout", [&] {
           apply_dropout(input.data_ptr<scalar_t>(), mask, out[0].data_ptr<scalar_t>(), n, scale);
         });
+      })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor input = a[0].to_tensor().contiguous();
+        const int64_t n = input.numel();
+        if (n == 0) return;
+        if (!dropout_trains(a)) {
+          kc::copy_into(out[0], input);
+          kc::copy_into(out[1], scalar_tensor(true, kBool, kCPU));
+          return;
+        }
+        const double p1m = 1 - a[1].to_double();
+        const core::PhiloxState s = core::default_generator().reserve(counters_for(n, 4));
+        kc::dropout(out[0], out[1], input, p1m, p1m == 0 ? 0.0 : 1.0 / p1m, s.seed, s.offset);
       })
       .set_random();
 

@@ -8,6 +8,7 @@
 #include "ember/ops/shape.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/loops.h"
+#include "kernels/cuda/loops.h"
 #include "ops/api.h"
 #include "ops/dispatch.h"
 #include "ops/families.h"
@@ -99,14 +100,16 @@ CatPlan cat_plan(const std::vector<Tensor>& ts, int64_t dim) {
   return plan;
 }
 
+/// Each input copied into its slice of `out` along `dim`, converted to out's dtype. On
+/// CUDA the device copy converts (the CPU's conversion rules) and takes any strides.
 void cat_kernel(const std::vector<Tensor>& ts, int64_t dim, const Tensor& out) {
   int64_t offset = 0;
   for (const Tensor& t : ts) {
     if (cat_skips(t)) continue;
-    const Tensor src = cast(t, out.dtype());
-    const Tensor dst = raw_view(out, src.sizes().vec(), out.strides().vec(),
+    const Tensor dst = raw_view(out, t.sizes().vec(), out.strides().vec(),
                                 out.storage_offset() + offset * out.stride(dim));
-    copy_into(dst, src);
+    if (out.is_cuda()) kernels::cuda::copy_into(dst, t);
+    else copy_into(dst, cast(t, out.dtype()));
     offset += t.size(dim);
   }
 }
@@ -181,12 +184,14 @@ void tri_kernel(const Tensor& self, const Tensor& out, int64_t diagonal, bool lo
 }  // namespace
 
 void register_shape_ops(Registry& r) {
+  const auto cat = [](const Stack& a, std::vector<Tensor>& out) {
+    const auto& ts = a[0].to_tensor_list();
+    cat_kernel(ts, cat_plan(ts, a[1].to_int()).dim, out[0]);
+  };
   r.def("cat(Tensor[] tensors, int dim=0) -> Tensor")
       .set_meta([](const Stack& a) { return metas(cat_plan(a[0].to_tensor_list(), a[1].to_int()).out); })
-      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
-        const auto& ts = a[0].to_tensor_list();
-        cat_kernel(ts, cat_plan(ts, a[1].to_int()).dim, out[0]);
-      });
+      .set_cpu(cat)
+      .set_cuda(cat);
 
   r.def("stack(Tensor[] tensors, int dim=0) -> Tensor").set_decomposition([](const Stack& a) {
     const auto& ts = a[0].to_tensor_list();

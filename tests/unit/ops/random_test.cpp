@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "ember/ember.h"
@@ -35,6 +36,38 @@ TEST(Philox, BlockPutsCounterLowWordFirstAndSeedInTheKey) {
   const philox::Words a = philox::block(seed, counter);
   const philox::Words b = philox::philox4x32_10({{0x76543210u, 0xfedcba98u, 0, 0}}, 0x89abcdefu, 0x01234567u);
   for (int j = 0; j < 4; ++j) EXPECT_EQ(a.w[j], b.w[j]);
+}
+
+/// |a - b| in units of b's last place.
+double ulps(double a, double b) { return std::fabs(a - b) / (std::nextafter(std::fabs(b), INFINITY) - std::fabs(b)); }
+
+TEST(Philox, PortableLogIsWithinFourUlpsOverBoxMullersRange) {
+  // philox.h's own log (the same bits on every device) against libm on [2^-53, 1].
+  double worst = 0;
+  for (int i = 1; i <= 200000; ++i) {
+    const philox::Words w = philox::block(11, static_cast<uint64_t>(i));
+    const double x = 1.0 - philox::uniform_double(w.w[0], w.w[1]);
+    if (x != 1.0) worst = std::max(worst, ulps(philox::log_(x), std::log(x)));
+  }
+  EXPECT_EQ(philox::log_(1.0), 0.0);
+  EXPECT_EQ(philox::log_(0x1p-53), std::log(0x1p-53));
+  EXPECT_LE(worst, 4.0);
+}
+
+TEST(Philox, PortableCosSinOfTurnsIsWithinTwoUlpsOfOne) {
+  for (int i = 0; i < 200000; ++i) {
+    const philox::Words w = philox::block(12, static_cast<uint64_t>(i));
+    const double t = philox::uniform_double(w.w[0], w.w[1]);
+    double c, s;
+    philox::cos_sin_turns(t, c, s);
+    const long double th = 2 * 3.14159265358979323846264338327950288L * t;
+    EXPECT_NEAR(c, static_cast<double>(cosl(th)), 0x1p-52) << t;
+    EXPECT_NEAR(s, static_cast<double>(sinl(th)), 0x1p-52) << t;
+  }
+  double c, s;
+  philox::cos_sin_turns(0.25, c, s);
+  EXPECT_EQ(c, 0.0);
+  EXPECT_EQ(s, 1.0);
 }
 
 TEST(Generator, ManualSeedResetsOffset) {

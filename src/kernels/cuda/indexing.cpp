@@ -1,0 +1,320 @@
+// kernels/cuda/indexing.cpp — see indexing.h.
+#include "kernels/cuda/indexing.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/cuda.h"
+#include "core/shape.h"
+#include "ember/cuda.h"
+#include "kernels/cpu/copy.h"
+#include "kernels/cuda/loops.h"
+#include "kernels/cuda/nvrtc.h"
+
+namespace ember::kernels::cuda {
+namespace {
+
+constexpr unsigned kBlock = 256;
+constexpr int64_t kMaxGrid = int64_t{1} << 20;  // threads stride over the rest
+
+/// The indexing kernels, after the pointwise prelude. Writes that may meet on one element
+/// are made by one thread in the CPU kernel's order: index_put's thread owns a (p, q)
+/// pair and walks b, scatter's thread owns a line along the dim and walks it.
+constexpr const char* kIndexPrelude = R"CUDA(
+namespace ember_dev {
+struct IndexGeometry {
+  long long P, B, Q;
+  int pre_ndim, post_ndim;
+  long long pre_sizes[EMBER_MAX_DIMS];
+  long long pre_strides[EMBER_MAX_DIMS];
+  long long post_sizes[EMBER_MAX_DIMS];
+  long long post_strides[EMBER_MAX_DIMS];
+};
+
+/// The element offset of linear index i (row-major over sizes) under strides.
+__device__ __forceinline__ long long dims_offset(long long i, int ndim, const long long* sizes,
+                                                 const long long* strides) {
+  long long off = 0;
+#pragma unroll 1
+  for (int d = ndim - 1; d >= 0; --d) {
+    off += (i % sizes[d]) * strides[d];
+    i /= sizes[d];
+  }
+  return off;
+}
+
+/// The offsets of the first n operands of a pointwise geometry at linear index i.
+__device__ __forceinline__ void operand_offsets(long long i, const Geometry& g, int n, long long* off) {
+  for (int k = 0; k < n; ++k) off[k] = 0;
+#pragma unroll 1
+  for (int d = g.ndim - 1; d >= 0; --d) {
+    const long long idx = i % g.sizes[d];
+    i /= g.sizes[d];
+    for (int k = 0; k < n; ++k) off[k] += idx * g.strides[k][d];
+  }
+}
+
+/// a + b rounded to T, computed in T's math type: the CPU's accumulation (dispatch_add).
+template <typename T> __device__ __forceinline__ T add_(T a, T b) {
+  typedef typename OpMath<T>::type M;
+  return cvt<T>(cvt<M>(a) + cvt<M>(b));
+}
+
+#define EMBER_GRID_STRIDE(i, n)                                                                  \
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);    \
+       i += static_cast<long long>(gridDim.x) * blockDim.x)
+
+// The first index tensor sets adv (first = 1), the others add to it.
+template <typename I>
+__device__ void index_offsets(long long* adv, const I* index, long long size, long long stride, int first,
+                              const Geometry& g) {
+  EMBER_GRID_STRIDE(i, g.numel) {
+    long long off[2];
+    operand_offsets(i, g, 2, off);
+    long long v = static_cast<long long>(index[off[1]]);
+    if (v < 0) v += size;
+    adv[off[0]] = (first ? 0 : adv[off[0]]) + v * stride;
+  }
+}
+
+template <typename T>
+__device__ void index_gather(T* out, const T* self, const long long* adv, const IndexGeometry& g) {
+  EMBER_GRID_STRIDE(i, g.P * g.B * g.Q) {
+    const long long q = i % g.Q, r = i / g.Q;
+    const long long b = r % g.B, p = r / g.B;
+    out[i] = self[dims_offset(p, g.pre_ndim, g.pre_sizes, g.pre_strides) + adv[b] +
+                  dims_offset(q, g.post_ndim, g.post_sizes, g.post_strides)];
+  }
+}
+
+template <bool Accumulate, typename T>
+__device__ void index_put(T* self, const T* values, const long long* adv, const IndexGeometry& g) {
+  EMBER_GRID_STRIDE(t, g.P * g.Q) {
+    const long long p = t / g.Q, q = t % g.Q;
+    T* base = self + dims_offset(p, g.pre_ndim, g.pre_sizes, g.pre_strides) +
+              dims_offset(q, g.post_ndim, g.post_sizes, g.post_strides);
+    const T* v = values + p * g.B * g.Q + q;
+    for (long long b = 0; b < g.B; ++b) {
+      T* d = base + adv[b];
+      if constexpr (Accumulate) *d = add_(*d, v[b * g.Q]);
+      else *d = v[b * g.Q];
+    }
+  }
+}
+
+// Operands of g: 0 out, 1 index, 2 self with the dim's stride 0.
+template <typename T>
+__device__ void gather_dim(T* out, const long long* index, const T* self, long long self_dim_stride, const Geometry& g) {
+  EMBER_GRID_STRIDE(i, g.numel) {
+    long long off[3];
+    operand_offsets(i, g, 3, off);
+    out[off[0]] = self[off[2] + index[off[1]] * self_dim_stride];
+  }
+}
+
+// One thread per line along the dim; operands of g: 0 index, 1 src, 2 out, all at the
+// line's first position. n positions with strides is, ss, os along the dim.
+template <bool Add, typename T>
+__device__ void scatter_dim(const long long* index, const T* src, T* out, long long n, long long is, long long ss,
+                            long long os, const Geometry& g) {
+  EMBER_GRID_STRIDE(l, g.numel) {
+    long long off[3];
+    operand_offsets(l, g, 3, off);
+    for (long long j = 0; j < n; ++j) {
+      T* d = out + off[2] + index[off[0] + j * is] * os;
+      const T s = src[off[1] + j * ss];
+      if constexpr (Add) *d = add_(*d, s);
+      else *d = s;
+    }
+  }
+}
+}  // namespace ember_dev
+)CUDA";
+
+const char* kind_name(IndexKernelKind k) {
+  switch (k) {
+    case IndexKernelKind::Offsets: return "index_offsets";
+    case IndexKernelKind::Gather: return "index_gather";
+    case IndexKernelKind::Put: return "index_put";
+    case IndexKernelKind::PutAdd: return "index_put_add";
+    case IndexKernelKind::GatherDim: return "gather";
+    case IndexKernelKind::ScatterDim: return "scatter";
+    case IndexKernelKind::ScatterAdd: return "scatter_add";
+  }
+  EMBER_INTERNAL_ASSERT(false) << "unknown indexing kernel";
+}
+
+void launch(const IndexKernel& k, const Tensor& on, int64_t threads, std::vector<void*> args) {
+  if (threads == 0) return;
+  void* fn = get_kernel(render_index(k), kernel_symbol(k), on.device().index);
+  const int64_t blocks = std::min<int64_t>((threads + kBlock - 1) / kBlock, kMaxGrid);
+  ember::cuda::DeviceGuard guard(on.device().index);
+  launch_kernel(fn, static_cast<unsigned>(blocks), kBlock, args.data(), core::cuda::current_stream_handle(on.device().index));
+}
+
+/// `dims` of `t`, innermost first dropped of size-1 dims, into a side of the geometry.
+void fill_side(const Tensor& t, const std::vector<int64_t>& dims, int& ndim, long long* sizes, long long* strides,
+               long long& numel, const char* which) {
+  std::vector<int64_t> kept;
+  numel = 1;
+  for (int64_t d : dims) {
+    numel *= t.size(d);
+    if (t.size(d) != 1) kept.push_back(d);
+  }
+  EMBER_CHECK_KIND(ErrorKind::NotImplementedError, kept.size() <= static_cast<size_t>(kMaxDims))
+      << "CUDA advanced indexing handles at most " << kMaxDims << " " << which << "; this call has "
+      << kept.size();
+  ndim = static_cast<int>(kept.size());
+  for (size_t i = 0; i < kept.size(); ++i) {
+    sizes[i] = t.size(kept[i]);
+    strides[i] = t.stride(kept[i]);
+  }
+}
+
+}  // namespace
+
+std::string kernel_symbol(const IndexKernel& k) {
+  return std::string("ember_") + kind_name(k.kind) + "_" + dtype_tag(k.dtype);
+}
+
+std::string render_index(const IndexKernel& k) {
+  const std::string T = cuda_type_name(k.dtype);
+  std::ostringstream os;
+  os << "// " << kind_name(k.kind) << "\n" << render_prelude() << kIndexPrelude << "\nextern \"C\" __global__ void "
+     << kernel_symbol(k);
+  switch (k.kind) {
+    case IndexKernelKind::Offsets:
+      os << "(long long* adv, const " << T
+         << "* index, long long size, long long stride, int first, ember_dev::Geometry g) {\n"
+         << "  ember_dev::index_offsets(adv, index, size, stride, first, g);\n";
+      break;
+    case IndexKernelKind::Gather:
+      os << "(" << T << "* out, const " << T << "* self, const long long* adv, ember_dev::IndexGeometry g) {\n"
+         << "  ember_dev::index_gather(out, self, adv, g);\n";
+      break;
+    case IndexKernelKind::Put:
+    case IndexKernelKind::PutAdd:
+      os << "(" << T << "* self, const " << T << "* values, const long long* adv, ember_dev::IndexGeometry g) {\n"
+         << "  ember_dev::index_put<" << (k.kind == IndexKernelKind::PutAdd ? "true" : "false")
+         << ">(self, values, adv, g);\n";
+      break;
+    case IndexKernelKind::GatherDim:
+      os << "(" << T << "* out, const long long* index, const " << T
+         << "* self, long long self_dim_stride, ember_dev::Geometry g) {\n"
+         << "  ember_dev::gather_dim(out, index, self, self_dim_stride, g);\n";
+      break;
+    case IndexKernelKind::ScatterDim:
+    case IndexKernelKind::ScatterAdd:
+      os << "(const long long* index, const " << T << "* src, " << T
+         << "* out, long long n, long long is, long long ss, long long os, ember_dev::Geometry g) {\n"
+         << "  ember_dev::scatter_dim<" << (k.kind == IndexKernelKind::ScatterAdd ? "true" : "false")
+         << ">(index, src, out, n, is, ss, os, g);\n";
+      break;
+  }
+  os << "}\n";
+  return os.str();
+}
+
+IndexGeometry make_index_geometry(const Tensor& t, const std::vector<int64_t>& pre_dims, int64_t B,
+                                  const std::vector<int64_t>& post_dims) {
+  IndexGeometry g;
+  g.B = B;
+  fill_side(t, pre_dims, g.pre_ndim, g.pre_sizes, g.pre_strides, g.P, "dims before the indexed ones");
+  fill_side(t, post_dims, g.post_ndim, g.post_sizes, g.post_strides, g.Q, "dims after the indexed ones");
+  return g;
+}
+
+Tensor on_device(const Tensor& t, Device device) {
+  if (t.device() == device) return t;
+  Tensor d = empty_device(t.sizes(), t.dtype(), device);
+  copy_into(d, t);
+  return d;
+}
+
+Tensor index_offsets(const std::vector<Tensor>& indices, const std::vector<int64_t>& sizes,
+                     const std::vector<int64_t>& strides, IntArrayRef shape, Device device) {
+  Tensor adv = empty_device(shape, kInt64, device);
+  if (adv.numel() == 0) return adv;
+  if (indices.empty()) {  // no index tensor: one position, offset 0
+    auto impl = std::make_shared<TensorImpl>();
+    impl->dtype = kInt64;
+    impl->device = kCPU;
+    impl->refresh();
+    impl->storage = std::make_shared<Storage>(sizeof(int64_t), kCPU);
+    Tensor host(std::move(impl));
+    *host.data_ptr<int64_t>() = 0;
+    copy_into(adv, host);
+    return adv;
+  }
+  for (size_t k = 0; k < indices.size(); ++k) {
+    const Tensor& index = indices[k];
+    EMBER_INTERNAL_ASSERT(index.device() == device && (index.dtype() == kInt64 || index.dtype() == kInt32))
+        << "index_offsets: an index of dtype " << index.dtype() << " on " << index.device();
+    Geometry g = make_geometry({adv, index});
+    void* a = adv.raw_data_ptr();
+    void* i = index.raw_data_ptr();
+    long long size = sizes[k], stride = strides[k];
+    int first = k == 0 ? 1 : 0;
+    launch(IndexKernel{.kind = IndexKernelKind::Offsets, .dtype = index.dtype()}, adv, adv.numel(),
+           {&a, &i, &size, &stride, &first, &g});
+  }
+  return adv;
+}
+
+void index_gather(const Tensor& out, const Tensor& self, const std::vector<int64_t>& pre_dims, const Tensor& adv,
+                  const std::vector<int64_t>& post_dims) {
+  EMBER_INTERNAL_ASSERT(out.is_contiguous() && adv.is_contiguous() && adv.dtype() == kInt64)
+      << "index_gather: the output and the offsets must be contiguous";
+  IndexGeometry g = make_index_geometry(self, pre_dims, adv.numel(), post_dims);
+  void* o = out.raw_data_ptr();
+  void* s = self.raw_data_ptr();
+  void* a = adv.raw_data_ptr();
+  launch(IndexKernel{.kind = IndexKernelKind::Gather, .dtype = self.dtype()}, out, g.P * g.B * g.Q, {&o, &s, &a, &g});
+}
+
+void index_put(const Tensor& self, const Tensor& values, const std::vector<int64_t>& pre_dims, const Tensor& adv,
+               const std::vector<int64_t>& post_dims, bool accumulate) {
+  EMBER_INTERNAL_ASSERT(values.is_contiguous() && adv.is_contiguous() && values.dtype() == self.dtype())
+      << "index_put: the values and the offsets must be contiguous";
+  IndexGeometry g = make_index_geometry(self, pre_dims, adv.numel(), post_dims);
+  if (g.B == 0) return;
+  void* s = self.raw_data_ptr();
+  void* v = values.raw_data_ptr();
+  void* a = adv.raw_data_ptr();
+  const IndexKernel k{.kind = accumulate ? IndexKernelKind::PutAdd : IndexKernelKind::Put, .dtype = self.dtype()};
+  launch(k, self, g.P * g.Q, {&s, &v, &a, &g});
+}
+
+void gather(const Tensor& out, const Tensor& self, int64_t dim, const Tensor& index) {
+  if (index.numel() == 0) return;
+  std::vector<int64_t> strides = self.strides().vec();
+  long long self_dim_stride = strides[dim];
+  strides[dim] = 0;
+  const Tensor self_view = cpu::raw_view(self, index.sizes().vec(), strides, self.storage_offset());
+  Geometry g = make_geometry({out, index, self_view});
+  void* o = out.raw_data_ptr();
+  void* i = index.raw_data_ptr();
+  void* s = self_view.raw_data_ptr();
+  launch(IndexKernel{.kind = IndexKernelKind::GatherDim, .dtype = self.dtype()}, out, out.numel(),
+         {&o, &i, &s, &self_dim_stride, &g});
+}
+
+void scatter(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src, bool add) {
+  if (index.numel() == 0) return;
+  std::vector<int64_t> lines = index.sizes().vec();
+  lines[dim] = 1;
+  const bool scalar = src.dim() == 0;
+  const Tensor index_line = cpu::raw_view(index, lines, index.strides().vec(), index.storage_offset());
+  const Tensor src_line = scalar ? cpu::raw_view(src, lines, std::vector<int64_t>(lines.size(), 0), src.storage_offset())
+                                 : cpu::raw_view(src, lines, src.strides().vec(), src.storage_offset());
+  const Tensor out_line = cpu::raw_view(out, lines, out.strides().vec(), out.storage_offset());
+  Geometry g = make_geometry({index_line, src_line, out_line});
+  void* i = index_line.raw_data_ptr();
+  void* s = src_line.raw_data_ptr();
+  void* o = out_line.raw_data_ptr();
+  long long n = index.size(dim), is = index.stride(dim), ss = scalar ? 0 : src.stride(dim), os = out.stride(dim);
+  const IndexKernel k{.kind = add ? IndexKernelKind::ScatterAdd : IndexKernelKind::ScatterDim, .dtype = out.dtype()};
+  launch(k, out, index_line.numel(), {&i, &s, &o, &n, &is, &ss, &os, &g});
+}
+
+}  // namespace ember::kernels::cuda
