@@ -104,6 +104,23 @@ struct Config {
       bool kernel_profile = false;
     } trace;
   } inductor;
+
+  /// torch.backends: how the CUDA libraries compute (Note [cuda], "GEMM and convolution").
+  struct Backends {
+    struct Cuda {
+      struct Matmul {
+        /// float32 matrix products (mm, bmm, addmm, matmul, linear) on CUDA may round their
+        /// inputs to TF32 (10-bit mantissa) for tensor cores. Off, as
+        /// torch.backends.cuda.matmul.allow_tf32. TORCH_ALLOW_TF32_CUBLAS_OVERRIDE.
+        bool allow_tf32 = false;
+      } matmul;
+    } cuda;
+    struct Cudnn {
+      /// float32 convolutions on CUDA may use TF32. On, as torch.backends.cudnn.allow_tf32.
+      /// EMBER_CUDNN_ALLOW_TF32.
+      bool allow_tf32 = true;
+    } cudnn;
+  } backends;
 };
 
 /// The process's config. The first call applies the environment; a bad value is said

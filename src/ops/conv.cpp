@@ -1,12 +1,14 @@
 // ops/conv.cpp — convolution and pooling: aten::convolution (1-D and 2-D, grouped,
 // strided, padded, dilated, transposed) with its composites conv1d/conv2d, and 2-D max, average and
 // adaptive-average pooling. Shape checks and messages follow ATen's; the kernels live in
-// kernels/cpu/conv.cpp and, for pooling on CUDA, kernels/cuda/pool.cpp.
+// kernels/cpu/conv.cpp and, on CUDA, kernels/cuda/conv.cpp (cuDNN) and kernels/cuda/pool.cpp.
 #include <sstream>
 
 #include "core/shape.h"
+#include "ember/config.h"
 #include "ember/ops/nn.h"
 #include "kernels/cpu/conv.h"
+#include "kernels/cuda/conv.h"
 #include "kernels/cuda/pool.h"
 #include "ops/api.h"
 #include "ops/conv_geometry.h"
@@ -366,6 +368,18 @@ void register_conv_ops(Registry& r) {
         else
           kernels::cpu::conv2d_forward(input, weight, bias, out[0], s.p);
       });
+
+  // On CUDA, cuDNN (Note [cuda], "Convolution"); float32 may use TF32 unless
+  // config().backends.cudnn.allow_tf32 is off.
+  r.edit("aten::convolution").set_cuda([](const Stack& a, std::vector<Tensor>& out) {
+    const ConvSetup s = conv_setup(a);
+    const Tensor& input = a[0].to_tensor();
+    if (!is_floating_point(input.dtype())) not_implemented("slow_conv2d_cuda", input.dtype());
+    Tensor bias;
+    if (!a[2].is_none()) bias = cast(a[2].to_tensor(), input.dtype());
+    kernels::cuda::conv_forward(input, a[1].to_tensor(), bias, out[0], s.p, s.transposed,
+                                config().backends.cudnn.allow_tf32);
+  });
 
   r.def("conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, "
         "SymInt[1] dilation=1, SymInt groups=1) -> Tensor")

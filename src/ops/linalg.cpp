@@ -1,12 +1,16 @@
 // ops/linalg.cpp — matrix products: mm, bmm, addmm, mv and dot run the batched GEMM of
-// kernels/cpu/gemm; matmul and linear are composites that fold to them the way ATen's
-// matmul does (so exported graphs and eager agree op for op).
+// kernels/cpu/gemm (on CUDA, cuBLASLt's through kernels/cuda/gemm); matmul and linear are
+// composites that fold to them the way ATen's matmul does (so exported graphs and eager
+// agree op for op).
 #include <cstring>
 
 #include "core/shape.h"
+#include "ember/config.h"
 #include "ember/ops/linalg.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/loops.h"
+#include "kernels/cuda/gemm.h"
+#include "kernels/cuda/loops.h"
 #include "ops/api.h"
 #include "ops/dispatch.h"
 #include "ops/families.h"
@@ -238,6 +242,46 @@ Tensor linear_impl(const Tensor& input, const Tensor& weight, const std::optiona
   return output;
 }
 
+/// The CUDA kernels (cuBLASLt; Note [cuda], "GEMM"): integer products raise as PyTorch's
+/// CUDA kernels do; float32 mm/bmm/addmm use TF32 only when
+/// config().backends.cuda.matmul.allow_tf32, and mv/dot never (PyTorch's gemv and dot).
+void register_linalg_cuda(Registry& r) {
+  namespace kc = kernels::cuda;
+  auto floating = [](const Tensor& t, const char* kernel) {
+    if (!is_floating_point(t.dtype())) not_implemented(kernel, t.dtype());
+  };
+  auto tf32 = [] { return config().backends.cuda.matmul.allow_tf32; };
+  r.edit("aten::mm").set_cuda([=](const Stack& a, std::vector<Tensor>& out) {
+    floating(out[0], "addmm_cuda");
+    kc::gemm(as_batch(a[0].to_tensor()), as_batch(a[1].to_tensor()), as_batch(out[0]), 1, 0, tf32());
+  });
+  r.edit("aten::bmm").set_cuda([=](const Stack& a, std::vector<Tensor>& out) {
+    floating(out[0], "bmm_cuda");
+    kc::gemm(a[0].to_tensor(), a[1].to_tensor(), out[0], 1, 0, tf32());
+  });
+  r.edit("aten::addmm").set_cuda([=](const Stack& a, std::vector<Tensor>& out) {
+    floating(out[0], "addmm_cuda");
+    const double beta = a[3].to_scalar().to_double(), alpha = a[4].to_scalar().to_double();
+    // With beta == 0 self is not read at all: NaN in it does not propagate.
+    if (beta != 0) kc::copy_into(out[0], a[0].to_tensor());
+    kc::gemm(as_batch(a[1].to_tensor()), as_batch(a[2].to_tensor()), as_batch(out[0]), alpha, beta, tf32());
+  });
+  r.edit("aten::mv").set_cuda([=](const Stack& a, std::vector<Tensor>& out) {
+    floating(out[0], "addmv_impl_cuda");
+    const Tensor& mat = a[0].to_tensor();
+    const Tensor& vec = a[1].to_tensor();
+    kc::gemm(as_batch(mat), restrided(vec, {1, vec.size(0), 1}, {0, vec.stride(0), 1}),
+             restrided(out[0], {1, mat.size(0), 1}, {0, 1, 1}), 1, 0, false);
+  });
+  r.edit("aten::dot").set_cuda([=](const Stack& a, std::vector<Tensor>& out) {
+    floating(out[0], "dot");
+    const Tensor& x = a[0].to_tensor();
+    const Tensor& y = a[1].to_tensor();
+    kc::gemm(restrided(x, {1, 1, x.size(0)}, {0, 1, x.stride(0)}), restrided(y, {1, y.size(0), 1}, {0, y.stride(0), 1}),
+             restrided(out[0], {1, 1, 1}, {1, 1, 1}), 1, 0, false);
+  });
+}
+
 }  // namespace
 
 void register_linalg_ops(Registry& r) {
@@ -278,6 +322,7 @@ void register_linalg_ops(Registry& r) {
   r.def("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor").set_decomposition([](const Stack& a) -> Stack {
     return {linear_impl(a[0].to_tensor(), a[1].to_tensor(), a[2].to_optional_tensor())};
   });
+  register_linalg_cuda(r);
 }
 
 }  // namespace ember::ops

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/shape.h"
+#include "ember/config.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/indexing.h"
 #include "ember/ops/nn.h"
@@ -16,6 +17,7 @@
 #include "ember/ops/view.h"
 #include "kernels/cpu/conv_backward.h"
 #include "kernels/cpu/norm_backward.h"
+#include "kernels/cuda/conv.h"
 #include "kernels/cuda/norm.h"
 #include "kernels/cuda/pool.h"
 #include "ops/api.h"
@@ -345,7 +347,12 @@ void register_nn_backward_ops(Registry& r) {
         "SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, "
         "SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)")
       .set_meta(convolution_backward_meta)
-      .set_cpu(convolution_backward_kernel);
+      .set_cpu(convolution_backward_kernel)
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
+        const ConvSetup s = conv_backward_setup(a);
+        kernels::cuda::conv_backward(a[0].to_tensor(), a[1].to_tensor(), a[2].to_tensor(), out, s.p, s.transposed,
+                                     config().backends.cudnn.allow_tf32);
+      });
 
   r.def("max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
         "int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor")

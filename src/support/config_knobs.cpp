@@ -195,6 +195,16 @@ const std::vector<Knob>& knob_table() {
        .env = {"EMBER_KERNEL_PROFILE"},
        .field = EMBER_FIELD(inductor.trace.kernel_profile),
        .meaning = "trace directory: kernel_profile.txt, each kernel's and extern call's time and GB/s"},
+      {.name = "backends.cuda.matmul.allow_tf32",
+       .aliases = {},
+       .env = {"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"},
+       .field = EMBER_FIELD(backends.cuda.matmul.allow_tf32),
+       .meaning = "float32 matrix products on CUDA (mm, bmm, addmm, matmul, linear) may use TF32 tensor cores"},
+      {.name = "backends.cudnn.allow_tf32",
+       .aliases = {},
+       .env = {"EMBER_CUDNN_ALLOW_TF32"},
+       .field = EMBER_FIELD(backends.cudnn.allow_tf32),
+       .meaning = "float32 convolutions on CUDA (cuDNN) may use TF32 tensor cores"},
   };
   return table;
 }

@@ -2,7 +2,6 @@
 #include "kernels/cuda/nvrtc.h"
 
 #include <cuda.h>
-#include <dlfcn.h>
 #include <nvrtc.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include "ember/config.h"
 #include "ember/cuda.h"
 #include "ember/error.h"
+#include "kernels/cuda/dynlib.h"
 #include "support/disk_cache.h"
 
 namespace ember::kernels::cuda {
@@ -40,35 +40,21 @@ struct Nvrtc {
 const Nvrtc& nvrtc() {
   static const Nvrtc lib = [] {
     Nvrtc n;
-    void* h = nullptr;
-    std::string tried;
-    std::vector<std::string> names;
-    if (const char* env = std::getenv("EMBER_NVRTC_LIBRARY")) names.emplace_back(env);
-    names.emplace_back(EMBER_NVRTC_SONAME);
-    names.emplace_back(std::string(EMBER_NVRTC_LIBRARY_DIR) + "/" + EMBER_NVRTC_SONAME);
-    names.emplace_back(std::string("/usr/local/cuda/lib64/") + EMBER_NVRTC_SONAME);  // the usual toolkit place
-    for (const auto& name : names) {
-      h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (h) break;
-      tried += "\n  " + name + ": " + dlerror();
-    }
-    if (!h) {
-      n.error = "cannot open NVRTC, which compiles Ember's CUDA kernels (set EMBER_NVRTC_LIBRARY to its path):" + tried;
-      return n;
-    }
-    auto sym = [&](auto& fn, const char* name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, name));
-      if (!fn && n.error.empty()) n.error = std::string("NVRTC has no function ") + name;
-    };
-    sym(n.version, "nvrtcVersion");
-    sym(n.create, "nvrtcCreateProgram");
-    sym(n.compile, "nvrtcCompileProgram");
-    sym(n.log_size, "nvrtcGetProgramLogSize");
-    sym(n.log, "nvrtcGetProgramLog");
-    sym(n.cubin_size, "nvrtcGetCUBINSize");
-    sym(n.cubin, "nvrtcGetCUBIN");
-    sym(n.destroy, "nvrtcDestroyProgram");
-    sym(n.error_string, "nvrtcGetErrorString");
+    SymbolLoader load({.what = "NVRTC, which compiles Ember's CUDA kernels",
+                       .env = "EMBER_NVRTC_LIBRARY",
+                       .soname = EMBER_NVRTC_SONAME,
+                       .dirs = {EMBER_NVRTC_LIBRARY_DIR, "/usr/local/cuda/lib64"}},  // the usual toolkit place
+                      "NVRTC");
+    load.get(n.version, "nvrtcVersion");
+    load.get(n.create, "nvrtcCreateProgram");
+    load.get(n.compile, "nvrtcCompileProgram");
+    load.get(n.log_size, "nvrtcGetProgramLogSize");
+    load.get(n.log, "nvrtcGetProgramLog");
+    load.get(n.cubin_size, "nvrtcGetCUBINSize");
+    load.get(n.cubin, "nvrtcGetCUBIN");
+    load.get(n.destroy, "nvrtcDestroyProgram");
+    load.get(n.error_string, "nvrtcGetErrorString");
+    n.error = load.error();
     return n;
   }();
   EMBER_CHECK(lib.error.empty()) << lib.error;
@@ -111,13 +97,7 @@ void check_driver(CUresult r, const char* what) {
 }  // namespace
 
 bool nvrtc_available(std::string* reason) {
-  try {
-    nvrtc();
-    return true;
-  } catch (const Error& e) {
-    if (reason) *reason = e.what();
-    return false;
-  }
+  return library_available([] { nvrtc(); }, reason);
 }
 
 std::string nvrtc_version() {

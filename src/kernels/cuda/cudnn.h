@@ -1,0 +1,46 @@
+// kernels/cuda/cudnn.h — one cuDNN convolution pass on the current stream, through
+// cuDNN 9's convolution API (cudnnConvolutionForward / BackwardData / BackwardFilter,
+// the algorithm from cuDNN's heuristics, cudnnGetConvolution*Algorithm_v7), with cuDNN
+// opened by dlopen on first use (EMBER_CUDNN_LIBRARY, libcudnn.so.9, the toolkit's library
+// directory) and reached through a table of function pointers. A handle per thread and
+// device; the workspace from the caching allocator on the current stream. A build without
+// CUDA (or without cuDNN's headers) links cudnn_off.cpp, which raises. See Note [cuda],
+// "Convolution".
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ember/dtype.h"
+
+namespace ember::kernels::cuda {
+
+/// Whether cuDNN can be opened and has every function Ember calls; `reason` says why not.
+bool cudnn_available(std::string* reason);
+/// cuDNN's version number (cudnnGetVersion: 91900 for 9.19.0).
+int64_t cudnn_version();
+
+/// Which pass of the convolution y = conv(x, w) a call computes, and so which of x, w, y
+/// it writes: Forward writes y, BackwardData writes x (from y as dy), BackwardFilter
+/// writes w (from x and y as dy).
+enum class ConvPass { Forward, BackwardData, BackwardFilter };
+
+/// One pass over contiguous NCHW tensors (a 1-D convolution has H = 1): x [N, C, H, W],
+/// w [K, C / groups, R, S], y [N, K, P, Q], with P and Q the convolution's output sizes
+/// of H and W. float32 computes in float32 (TF32 when `allow_tf32`), half and bfloat16 in
+/// float32, float64 in float64. The written tensor is overwritten.
+struct CudnnConv {
+  ConvPass pass = ConvPass::Forward;
+  ScalarType dtype = kFloat;
+  bool allow_tf32 = false;
+  int64_t x[4] = {}, w[4] = {}, y[4] = {};
+  int64_t pad[2] = {}, stride[2] = {1, 1}, dilation[2] = {1, 1};
+  int64_t groups = 1;
+  void* x_ptr = nullptr;
+  void* w_ptr = nullptr;
+  void* y_ptr = nullptr;
+  int device = 0;
+};
+void cudnn_convolution(const CudnnConv& call);
+
+}  // namespace ember::kernels::cuda

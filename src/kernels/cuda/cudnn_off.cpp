@@ -1,0 +1,18 @@
+// kernels/cuda/cudnn_off.cpp — cudnn.h in a build without CUDA, or without cuDNN's
+// headers (cudnn.h was not found next to the toolkit's): no convolution runs.
+#include "ember/error.h"
+#include "kernels/cuda/cudnn.h"
+
+namespace ember::kernels::cuda {
+namespace {
+constexpr const char* kNotBuilt = EMBER_CUDNN_OFF_REASON;
+}
+
+bool cudnn_available(std::string* reason) {
+  if (reason) *reason = kNotBuilt;
+  return false;
+}
+int64_t cudnn_version() { EMBER_FAIL() << kNotBuilt; }
+void cudnn_convolution(const CudnnConv&) { EMBER_FAIL() << kNotBuilt; }
+
+}  // namespace ember::kernels::cuda

@@ -1,0 +1,210 @@
+// Convolutions on CUDA (cuDNN) against Ember's CPU results: aten::convolution forward
+// (1-D and 2-D, stride, padding, dilation, groups, depthwise, bias, transposed, empty
+// batches, non-contiguous inputs) and aten::convolution_backward (grad_input, grad_weight
+// and grad_bias for each output_mask) for every floating dtype; a small conv + linear
+// model's gradients through autograd on CUDA; TF32 for float32 only when allowed;
+// integer convolutions raising.
+#include "ember/config.h"
+#include "library_helpers.h"
+#include "support/error_of.h"
+
+namespace ember::gpu_test {
+namespace {
+
+/// One aten::convolution call's geometry.
+struct Geo {
+  std::string name;
+  std::vector<int64_t> input, weight;
+  bool bias;
+  std::vector<int64_t> stride, padding, dilation;
+  bool transposed;
+  std::vector<int64_t> output_padding;
+  int64_t groups;
+};
+
+const std::vector<Geo> kGeometries = {
+    {"3x3 padded, bias", {2, 3, 7, 6}, {4, 3, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, false, {0, 0}, 1},
+    {"strided, dilated", {2, 3, 9, 8}, {4, 3, 3, 3}, false, {2, 2}, {0, 0}, {2, 2}, false, {0, 0}, 1},
+    {"grouped, asymmetric", {1, 4, 8, 7}, {6, 2, 3, 2}, true, {2, 1}, {1, 0}, {1, 1}, false, {0, 0}, 2},
+    {"depthwise", {2, 4, 6, 6}, {4, 1, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, false, {0, 0}, 4},
+    {"1x1", {3, 8, 5, 4}, {16, 8, 1, 1}, true, {1, 1}, {0, 0}, {1, 1}, false, {0, 0}, 1},
+    {"1-d", {2, 3, 11}, {5, 3, 3}, true, {2}, {1}, {1}, false, {0}, 1},
+    {"1-d dilated, grouped", {2, 4, 13}, {6, 2, 3}, false, {1}, {2}, {2}, false, {0}, 2},
+    {"transposed, output_padding", {2, 4, 5, 5}, {4, 3, 3, 3}, true, {2, 2}, {1, 1}, {1, 1}, true, {1, 1}, 1},
+    {"transposed, grouped", {1, 4, 4, 6}, {4, 2, 3, 2}, true, {1, 2}, {0, 1}, {1, 1}, true, {0, 1}, 2},
+    {"transposed 1-d", {2, 3, 7}, {3, 2, 4}, false, {3}, {1}, {1}, true, {2}, 1},
+    // output_padding past the stride (allowed below the dilation): no cuDNN geometry, so
+    // the full output is computed and cropped; with padding 0 its last position is reached
+    // by no input.
+    {"transposed, output_padding past the stride", {1, 2, 5, 4}, {2, 3, 3, 2}, true, {1, 2}, {1, 0}, {2, 1}, true,
+     {1, 1}, 1},
+    {"transposed 1-d, output_padding past the stride", {2, 2, 5}, {2, 2, 3}, true, {1}, {0}, {2}, true, {1}, 1},
+    {"empty batch", {0, 3, 5, 5}, {4, 3, 3, 3}, true, {1, 1}, {0, 0}, {1, 1}, false, {0, 0}, 1},
+};
+
+/// cuDNN may pick Winograd or FFT algorithms, which round along the way even on exact
+/// inputs: PyTorch-like tolerances rather than exact equality.
+Tolerance conv_tolerance(ScalarType t) {
+  switch (t) {
+    case kFloat: return std::pair{1e-4, 1e-3};
+    case kDouble: return std::pair{1e-10, 1e-9};
+    case kHalf: return std::pair{2e-3, 1e-2};
+    case kBFloat16: return std::pair{1.6e-2, 5e-2};
+    default: return std::pair{0.0, 0.0};
+  }
+}
+
+int64_t out_channels(const Geo& g) { return g.transposed ? g.weight[1] * g.groups : g.weight[0]; }
+
+/// aten::convolution's arguments; an undefined bias is None.
+Stack forward_args(const Geo& g, const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  return {input,     weight,    bias.defined() ? IValue(bias) : IValue(), g.stride, g.padding, g.dilation, g.transposed,
+          g.output_padding, g.groups};
+}
+
+std::string where(ScalarType t, const std::string& what) {
+  std::ostringstream os;
+  os << " (" << t << ", " << what << ")";
+  return os.str();
+}
+
+class CudaConv : public GpuDnn {};
+
+TEST_F(CudaConv, ForwardMatchesTheCpuForEveryGeometryAndDtype) {
+  for (ScalarType t : kFloatDtypes) {
+    for (const Geo& g : kGeometries) {
+      const Tensor x = quarters(g.input, t, 1), w = quarters(g.weight, t, 2);
+      const Tensor b = g.bias ? quarters({out_channels(g)}, t, 3) : Tensor();
+      auto dev = [](const Tensor& v) { return v.defined() ? v.cuda() : v; };
+      const std::string r = compare("aten::convolution", forward_args(g, x, w, b),
+                                    forward_args(g, x.cuda(), w.cuda(), dev(b)), conv_tolerance(t));
+      EXPECT_TRUE(r.empty()) << r << where(t, g.name);
+    }
+  }
+}
+
+TEST_F(CudaConv, NonContiguousInputsAndWeightsMatchTheCpu) {
+  const Geo& g = kGeometries[0];
+  for (ScalarType t : kFloatDtypes) {
+    // Input stored channels-last; weight a slice of a wider one.
+    const Tensor x = quarters({2, 7, 6, 3}, t, 4), w = quarters({4, 3, 3, 5}, t, 5), b = quarters({8}, t, 6);
+    auto views = [](const Tensor& xx, const Tensor& ww, const Tensor& bb) {
+      return std::tuple{xx.permute({0, 3, 1, 2}), ww.narrow(3, 1, 3).permute({0, 3, 1, 2}).transpose(2, 3),
+                        bb.slice(0, 0, std::nullopt, 2)};
+    };
+    const auto [xc, wc, bc] = views(x, w, b);
+    const auto [xg, wg, bg] = views(x.cuda(), w.cuda(), b.cuda());
+    Geo strided = g;
+    strided.weight = {4, 3, 3, 3};
+    const std::string r =
+        compare("aten::convolution", forward_args(strided, xc, wc, bc), forward_args(strided, xg, wg, bg),
+                conv_tolerance(t));
+    EXPECT_TRUE(r.empty()) << r << where(t, "permuted input, sliced weight and bias");
+  }
+}
+
+/// convolution_backward on both devices; each output the mask asks for must agree.
+std::string backward_mismatch(const Geo& g, ScalarType t, std::array<bool, 3> mask) {
+  const Tensor x = quarters(g.input, t, 7), w = quarters(g.weight, t, 8);
+  const Tensor y = call_op("aten::convolution", forward_args(g, x, w, Tensor())).at(0).to_tensor();
+  const Tensor gy = quarters(y.sizes(), t, 9);
+  auto args = [&](const Tensor& gg, const Tensor& xx, const Tensor& ww) {
+    return Stack{gg,        xx,     ww,        g.bias ? IValue(std::vector<int64_t>{out_channels(g)}) : IValue(),
+                 g.stride, g.padding, g.dilation, g.transposed, g.output_padding, g.groups,
+                 std::vector<bool>{mask[0], mask[1], mask[2]}};
+  };
+  const Stack cpu = call_op("aten::convolution_backward", args(gy, x, w));
+  const Stack gpu = call_op("aten::convolution_backward", args(gy.cuda(), x.cuda(), w.cuda()));
+  const char* names[3] = {"grad_input", "grad_weight", "grad_bias"};
+  for (size_t i = 0; i < 3; ++i) {
+    const Tensor e = cpu.at(i).is_none() ? Tensor() : cpu.at(i).to_tensor();
+    const Tensor a = gpu.at(i).is_none() ? Tensor() : gpu.at(i).to_tensor();
+    if (e.defined() != a.defined()) return std::string(names[i]) + ": defined on one device only";
+    if (!e.defined()) continue;
+    if (!a.is_cuda()) return std::string(names[i]) + ": not on the GPU";
+    // Gradients sum over the batch and the positions too: a little more room.
+    auto [rtol, atol] = *conv_tolerance(t);
+    const std::string m = gpu_test::mismatch(a, e, std::pair{rtol * 2, atol * 4});
+    if (!m.empty()) return std::string(names[i]) + ": " + m;
+  }
+  return "";
+}
+
+TEST_F(CudaConv, BackwardMatchesTheCpuForEveryGeometryDtypeAndOutputMask) {
+  const std::vector<std::array<bool, 3>> masks = {
+      {true, true, true}, {true, false, false}, {false, true, false}, {false, false, true}};
+  for (ScalarType t : kFloatDtypes) {
+    for (const Geo& g : kGeometries) {
+      for (const auto& mask : masks) {
+        if (mask[2] && !g.bias) continue;
+        const std::string r = backward_mismatch(g, t, mask);
+        EXPECT_TRUE(r.empty()) << r << where(t, g.name + ", mask " + std::to_string(mask[0]) +
+                                                   std::to_string(mask[1]) + std::to_string(mask[2]));
+      }
+    }
+  }
+}
+
+TEST_F(CudaConv, AConvAndLinearModelHasTheCpusGradientsThroughAutograd) {
+  for (ScalarType t : {kFloat, kDouble}) {
+    // conv2d (3 -> 4 channels, 3x3, padding 1, stride 2) -> flatten -> linear(64 -> 5) -> sum of squares.
+    struct Leaves {
+      Tensor x, cw, cb, lw, lb;
+    };
+    auto leaves = [&](bool cuda) {
+      auto leaf = [&](Tensor v) {
+        if (cuda) v = v.cuda();
+        v.requires_grad_(true);
+        return v;
+      };
+      return Leaves{leaf(quarters({2, 3, 8, 8}, t, 10)), leaf(quarters({4, 3, 3, 3}, t, 11)),
+                    leaf(quarters({4}, t, 12)), leaf(quarters({5, 64}, t, 13).mul(0.25)), leaf(quarters({5}, t, 14))};
+    };
+    auto run = [&](const Leaves& p) {
+      const Tensor h = conv2d(p.x, p.cw, p.cb, {2, 2}, {1, 1});
+      const Tensor y = linear(flatten(h, 1), p.lw, p.lb);
+      sum(y * y).backward();
+    };
+    const Leaves cpu = leaves(false), gpu = leaves(true);
+    run(cpu);
+    run(gpu);
+    const std::pair<const char*, std::pair<Tensor, Tensor>> grads[] = {{"input", {gpu.x.grad(), cpu.x.grad()}},
+                                                                       {"conv weight", {gpu.cw.grad(), cpu.cw.grad()}},
+                                                                       {"conv bias", {gpu.cb.grad(), cpu.cb.grad()}},
+                                                                       {"linear weight", {gpu.lw.grad(), cpu.lw.grad()}},
+                                                                       {"linear bias", {gpu.lb.grad(), cpu.lb.grad()}}};
+    for (const auto& [name, pair] : grads) {
+      ASSERT_TRUE(pair.first.defined()) << name << where(t, "no gradient on CUDA");
+      EXPECT_TRUE(pair.first.is_cuda()) << name;
+      const std::string m = gpu_test::mismatch(pair.first, pair.second, t == kFloat ? std::pair{1e-4, 1e-3} : std::pair{1e-9, 1e-9});
+      EXPECT_TRUE(m.empty()) << name << ": " << m << where(t, "autograd");
+    }
+  }
+}
+
+TEST_F(CudaConv, Float32ConvolutionsRoundToTF32OnlyWhenAllowed) {
+  EXPECT_TRUE(config().backends.cudnn.allow_tf32) << "on by default, as PyTorch's";
+  // 1 + 2^-12 is 1 in TF32: with TF32 every product loses 2^-12 of its value.
+  const Tensor x = full({4, 64, 16, 16}, 1.0 + std::ldexp(1.0, -12), TensorOptions(kFloat));
+  const Tensor w = full({64, 64, 3, 3}, 1.0, TensorOptions(kFloat));
+  const Geo g{"tf32", {4, 64, 16, 16}, {64, 64, 3, 3}, false, {1, 1}, {1, 1}, {1, 1}, false, {0, 0}, 1};
+  {
+    ScopedFlag off(config().backends.cudnn.allow_tf32, false);
+    const std::string r = compare("aten::convolution", forward_args(g, x, w, Tensor()),
+                                  forward_args(g, x.cuda(), w.cuda(), Tensor()), std::pair{2e-5, 0.0});
+    EXPECT_TRUE(r.empty()) << r << " (TF32 off)";
+  }
+  const std::string r = compare("aten::convolution", forward_args(g, x, w, Tensor()),
+                                forward_args(g, x.cuda(), w.cuda(), Tensor()), std::pair{1e-3, 0.0});
+  EXPECT_TRUE(r.empty()) << r << " (TF32 on: within TF32's rounding)";
+}
+
+TEST_F(CudaConv, IntegerConvolutionsRaiseAsPyTorchsCudaKernelsDo) {
+  const Tensor x = ones({1, 2, 4, 4}, TensorOptions(kLong)).cuda(), w = ones({3, 2, 3, 3}, TensorOptions(kLong)).cuda();
+  const std::string m =
+      testing::error_of([&] { conv2d(x, w); }, ErrorKind::NotImplementedError);
+  EXPECT_NE(m.find("\"slow_conv2d_cuda\" not implemented for 'Long'"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace ember::gpu_test
