@@ -120,6 +120,7 @@ class Context final : public ops::DerivativeContext {
   }
   IntArrayRef output_sizes(size_t i) const override { return node_.output_geometry_.at(i).sizes; }
   ScalarType output_dtype(size_t i) const override { return node_.output_geometry_.at(i).dtype; }
+  Device output_device(size_t i) const override { return node_.output_geometry_.at(i).device; }
   size_t num_outputs() const override { return node_.outputs_.size(); }
   const Tensor& grad(size_t i) const override { return grads_.at(i); }
   bool needs_grad(size_t slot) const override { return node_.next_edges_.at(slot).is_valid(); }
