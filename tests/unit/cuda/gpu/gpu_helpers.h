@@ -126,12 +126,24 @@ inline std::string compare(const std::string& op, const Stack& cpu_args, Toleran
 }
 
 /// Every output of `op` on `cpu_args` and on the same arguments with their tensors copied
-/// to the GPU (ops with several results: max.dim's values and indices). Both must agree;
-/// returns a failure message, empty on success.
+/// to the GPU (ops with several results: max.dim's values and indices). Both must raise or
+/// agree; returns a failure message, empty on success.
 inline std::string compare_outputs(const std::string& op, const Stack& cpu_args, Tolerance tol = std::nullopt) {
   Stack gpu_args;
   for (const IValue& v : cpu_args) gpu_args.push_back(v.is_tensor() ? IValue(v.to_tensor().cuda()) : v);
-  const Stack want = call_op(op, cpu_args), got = call_op(op, gpu_args);
+  Stack want, got;
+  std::string cpu_error;
+  try {
+    want = call_op(op, cpu_args);
+  } catch (const Error& e) {
+    cpu_error = e.what();
+  }
+  try {
+    got = call_op(op, gpu_args);
+  } catch (const Error& e) {
+    return cpu_error.empty() ? op + ": CUDA raised but the CPU did not: " + e.what() : "";
+  }
+  if (!cpu_error.empty()) return op + ": the CPU raised (" + cpu_error + ") but CUDA did not";
   for (size_t i = 0; i < want.size(); ++i) {
     const Tensor& g = got.at(i).to_tensor();
     if (!g.is_cuda()) return op + ": output " + std::to_string(i) + " on " + g.device().str();
