@@ -17,10 +17,12 @@ struct Geometry {
   ScalarType dtype = kFloat;
   std::vector<int64_t> strides;
   int64_t storage_offset = 0;
+  Device device;
 };
 
 Geometry geometry_of(const Tensor& t) {
-  return t.defined() ? Geometry{t.sizes().vec(), t.dtype(), t.strides().vec(), t.storage_offset()} : Geometry{};
+  return t.defined() ? Geometry{t.sizes().vec(), t.dtype(), t.strides().vec(), t.storage_offset(), t.device()}
+                     : Geometry{};
 }
 
 /// The tensor inputs ("slots") of a call, in the order derivative formulas return
