@@ -17,6 +17,7 @@
 #include "ember/ops/pointwise.h"
 #include "ember/ops/reduction.h"
 #include "ember/ops/view.h"
+#include "kernels/cpu/copy.h"
 #include "ops/api.h"
 #include "ops/families.h"
 #include "ops/op_utils.h"
@@ -283,7 +284,12 @@ void nll_loss_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
 /// gathered, weighted and reduced in double (the CPU kernel's accumulation), the result
 /// rounded once to the output dtype. The targets are checked on the host (a copy of N
 /// integers) so that a bad target raises the CPU's message instead of a device assert.
-/// Inputs are detached: the nested ops are the kernel, not part of any autograd graph.
+/// Inputs are read through aliases without autograd state: the nested ops are the
+/// kernel, not part of any autograd graph.
+Tensor plain(const Tensor& t) {
+  return kernels::cpu::raw_view(t, t.sizes().vec(), t.strides().vec(), t.storage_offset());
+}
+
 struct NllRows {
   Tensor safe_target;  // [N]: the target, 0 where ignored
   Tensor weight;       // [N] in double: the class weight, 0 where ignored
@@ -291,19 +297,19 @@ struct NllRows {
 
 NllRows nll_rows_cuda(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
                       int64_t ignore_index) {
-  const Tensor host_target = target.detach().cpu().contiguous();
+  const Tensor host_target = plain(target).cpu().contiguous();
   for (int64_t i = 0; i < host_target.numel(); ++i) {
     class_of(host_target.data_ptr<int64_t>(), i, self.size(-1), ignore_index);
   }
-  const Tensor t = target.detach().reshape({-1});
+  const Tensor t = plain(target).reshape({-1});
   const Tensor keep = t != ignore_index;
   const Tensor safe = where(keep, t, zeros_like(t));
-  Tensor w = weight ? index_select(weight->detach(), 0, safe).to(kDouble) : ones_like(t, kDouble);
+  Tensor w = weight ? index_select(plain(*weight), 0, safe).to(kDouble) : ones_like(t, kDouble);
   return NllRows{safe, where(keep, w, zeros_like(w))};
 }
 
 void nll_loss_forward_cuda(const Stack& a, std::vector<Tensor>& out) {
-  const Tensor self = a[0].to_tensor().detach();
+  const Tensor self = plain(a[0].to_tensor());
   const int64_t reduction = a[3].to_int();
   const NllRows r = nll_rows_cuda(self, a[1].to_tensor(), a[2].to_optional_tensor(), a[4].to_int());
   const Tensor rows = self.dim() == 1 ? self.unsqueeze(0) : self;
@@ -320,13 +326,13 @@ void nll_loss_forward_cuda(const Stack& a, std::vector<Tensor>& out) {
 
 void nll_loss_backward_cuda(const Stack& a, std::vector<Tensor>& out) {
   check_nll_backward_args(a);
-  const Tensor grad = a[0].to_tensor().detach().to(kDouble);
+  const Tensor grad = plain(a[0].to_tensor()).to(kDouble);
   const Tensor& self = a[1].to_tensor();
   const int64_t reduction = a[4].to_int();
   const NllRows r = nll_rows_cuda(self, a[2].to_tensor(), a[3].to_optional_tensor(), a[5].to_int());
   const bool per_row = reduction == kNone && self.dim() == 2;
   Tensor scale = per_row ? grad.reshape({-1}) : grad.reshape({});
-  if (reduction == kMean) scale = scale / a[6].to_tensor().detach().to(kDouble).reshape({});
+  if (reduction == kMean) scale = scale / plain(a[6].to_tensor()).to(kDouble).reshape({});
   const Tensor values = -(r.weight * scale);  // [N]
   Tensor grad_rows = zeros(self.dim() == 1 ? std::vector<int64_t>{1, self.size(0)} : self.sizes().vec(),
                            TensorOptions(kDouble).device(self.device()));
