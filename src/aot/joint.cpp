@@ -74,6 +74,7 @@ class TracedContext final : public ops::DerivativeContext {
   const Tensor& output(size_t i) const override { return outputs_.at(i); }
   IntArrayRef output_sizes(size_t i) const override { return n_.meta().at(i).sizes; }
   ScalarType output_dtype(size_t i) const override { return n_.meta().at(i).dtype; }
+  Device output_device(size_t i) const override { return n_.meta().at(i).device; }
   size_t num_outputs() const override { return n_.num_outputs(); }
   const Tensor& grad(size_t i) const override { return grads_.at(i); }
   bool needs_grad(size_t slot) const override { return needs_.at(slot); }

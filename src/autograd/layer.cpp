@@ -17,10 +17,12 @@ struct Geometry {
   ScalarType dtype = kFloat;
   std::vector<int64_t> strides;
   int64_t storage_offset = 0;
+  Device device;
 };
 
 Geometry geometry_of(const Tensor& t) {
-  return t.defined() ? Geometry{t.sizes().vec(), t.dtype(), t.strides().vec(), t.storage_offset()} : Geometry{};
+  return t.defined() ? Geometry{t.sizes().vec(), t.dtype(), t.strides().vec(), t.storage_offset(), t.device()}
+                     : Geometry{};
 }
 
 /// The tensor inputs ("slots") of a call, in the order derivative formulas return
@@ -120,6 +122,7 @@ class Context final : public ops::DerivativeContext {
   }
   IntArrayRef output_sizes(size_t i) const override { return node_.output_geometry_.at(i).sizes; }
   ScalarType output_dtype(size_t i) const override { return node_.output_geometry_.at(i).dtype; }
+  Device output_device(size_t i) const override { return node_.output_geometry_.at(i).device; }
   size_t num_outputs() const override { return node_.outputs_.size(); }
   const Tensor& grad(size_t i) const override { return grads_.at(i); }
   bool needs_grad(size_t slot) const override { return node_.next_edges_.at(slot).is_valid(); }

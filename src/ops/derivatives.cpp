@@ -21,7 +21,11 @@ namespace ember::ops {
 
 Tensor DerivativeContext::grad_or_zeros(size_t i) const {
   if (grad(i).defined()) return grad(i);
-  return zeros(output_sizes(i), output_dtype(i));
+  return zeros(output_sizes(i), TensorOptions(output_dtype(i)).device(output_device(i)));
+}
+
+Tensor zeros_as(IntArrayRef sizes, const Tensor& like) {
+  return zeros(sizes, TensorOptions(like.dtype()).device(like.device()));
 }
 
 Tensor sum_to(const Tensor& grad, IntArrayRef sizes) {
@@ -45,13 +49,14 @@ Tensor sum_to(const Tensor& grad, IntArrayRef sizes) {
 namespace {
 
 /// The storage position of each element of a geometry, as an int64 tensor of its sizes.
-Tensor storage_positions(IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
+Tensor storage_positions(IntArrayRef sizes, IntArrayRef strides, int64_t offset, Device device) {
   const int64_t nd = static_cast<int64_t>(sizes.size());
-  Tensor pos = full({}, offset, kLong);
+  const TensorOptions longs = TensorOptions(kLong).device(device);
+  Tensor pos = full({}, offset, longs);
   for (int64_t d = 0; d < nd; ++d) {
     std::vector<int64_t> shape(static_cast<size_t>(nd), 1);
     shape[static_cast<size_t>(d)] = sizes[d];
-    pos = pos + (arange(sizes[d], kLong) * strides[d]).reshape(shape);
+    pos = pos + (arange(sizes[d], longs) * strides[d]).reshape(shape);
   }
   return pos.expand(sizes);
 }
@@ -88,15 +93,15 @@ Tensor as_strided_backward(const Tensor& grad, IntArrayRef in_sizes, IntArrayRef
   const int64_t base = std::min(in_offset, out_offset);
   const int64_t extent = std::max(last_position(in_sizes, in_strides, in_offset),
                                   last_position(out_sizes, out_strides, out_offset)) - base + 1;
-  Tensor storage = zeros({std::max<int64_t>(extent, 0)}, grad.dtype());
+  Tensor storage = zeros_as({std::max<int64_t>(extent, 0)}, grad);
   if (grad.numel() > 0) {
-    Tensor out_pos = storage_positions(out_sizes, out_strides, out_offset - base).reshape({-1});
+    Tensor out_pos = storage_positions(out_sizes, out_strides, out_offset - base, grad.device()).reshape({-1});
     storage = index_put(storage, {out_pos}, grad.reshape({-1}), /*accumulate=*/true);
   }
-  Tensor in_pos = storage_positions(in_sizes, in_strides, in_offset - base);
+  Tensor in_pos = storage_positions(in_sizes, in_strides, in_offset - base, grad.device());
   if (maybe_overlapping(in_sizes, in_strides) && core::numel_of(in_sizes) > 0) {
     Tensor flat = in_pos.reshape({-1});
-    Tensor counts = index_put(zeros({extent}, grad.dtype()), {flat}, ones({flat.numel()}, grad.dtype()), true);
+    Tensor counts = index_put(zeros_as({extent}, grad), {flat}, ones_like(flat, grad.dtype()), /*accumulate=*/true);
     storage = storage / counts;  // positions the input does not reach (0 / 0) are never read
   }
   return index(storage, {in_pos});
@@ -332,8 +337,8 @@ void view_rows(Registry& r) {
     if (step == 1) return {constant_pad_nd(g, pad_dim(ndim, dim, start, size - start - n))};
     // Strided slice: scatter the rows back into zeros.
     std::vector<std::optional<Tensor>> indices(static_cast<size_t>(dim), std::nullopt);
-    indices.push_back(arange(start, start + n * step, step, kLong));
-    return {index_put(zeros(sizes, g.dtype()), indices, g)};
+    indices.push_back(arange(start, start + n * step, step, TensorOptions(kLong).device(g.device())));
+    return {index_put(zeros_as(sizes, g), indices, g)};
   });
   row(r, "aten::select.int", "SelectBackward0", [](const Ctx& c) -> Grads {
     IntArrayRef sizes = c.arg_sizes(0);
@@ -395,7 +400,7 @@ void shape_rows(Registry& r) {
       split.push_back(s);
     }
     const Tensor& g = c.grad();
-    if (g.numel() == 0) return {zeros(sizes, g.dtype())};
+    if (g.numel() == 0) return {zeros_as(sizes, g)};
     return {sum(g.reshape(split), dims).reshape(sizes)};
   });
   row(r, "aten::tril", "TrilBackward0", [](const Ctx& c) -> Grads { return {tril(c.grad(), c.arg(1).to_int())}; });
@@ -433,11 +438,11 @@ void indexing_rows(Registry& r) {
     if (sizes.empty()) return {g.reshape({}), Tensor()};
     const int64_t dim = core::wrap_dim(c.arg(1).to_int(), static_cast<int64_t>(sizes.size()));
     Tensor index = c.input(2).reshape({-1});
-    return {index_put(zeros(sizes, g.dtype()), index_at(dim, index), g, /*accumulate=*/true), Tensor()};
+    return {index_put(zeros_as(sizes, g), index_at(dim, index), g, /*accumulate=*/true), Tensor()};
   });
   row(r, "aten::gather", "GatherBackward0", [](const Ctx& c) -> Grads {
     const Tensor& g = c.grad();
-    return {scatter_add(zeros(c.arg_sizes(0), g.dtype()), c.arg(1).to_int(), c.input(2), g), Tensor()};
+    return {scatter_add(zeros_as(c.arg_sizes(0), g), c.arg(1).to_int(), c.input(2), g), Tensor()};
   });
   row(r, "aten::scatter_add", "ScatterAddBackward0", [](const Ctx& c) -> Grads {
     const Tensor& g = c.grad();
@@ -461,7 +466,7 @@ void indexing_rows(Registry& r) {
     Grads out;
     if (!c.needs_grad(0)) out.push_back(Tensor());
     else if (c.arg(3).to_bool()) out.push_back(g);
-    else out.push_back(index_put(g, indices, zeros({}, g.dtype())));  // overwritten elements get nothing
+    else out.push_back(index_put(g, indices, zeros_as({}, g)));  // overwritten elements get nothing
     out.resize(1 + indices.size());
     const size_t values_slot = out.size();
     out.push_back(c.needs_grad(values_slot) ? index(g, indices) : Tensor());  // summed to values' shape
@@ -469,7 +474,7 @@ void indexing_rows(Registry& r) {
   });
   row(r, "aten::index.Tensor", "IndexBackward0", [](const Ctx& c) -> Grads {
     const Tensor& g = c.grad();
-    Grads out{index_put(zeros(c.arg_sizes(0), g.dtype()), c.arg(1).to_optional_tensor_list(), g, /*accumulate=*/true)};
+    Grads out{index_put(zeros_as(c.arg_sizes(0), g), c.arg(1).to_optional_tensor_list(), g, /*accumulate=*/true)};
     out.resize(1 + c.arg(1).to_optional_tensor_list().size());
     return out;
   });

@@ -135,7 +135,7 @@ void more_reduction_rows(Registry& r) {
     const bool keepdim = c.arg(2).to_bool();
     Tensor idx = keepdim ? c.output(1) : c.output(1).unsqueeze(dim);
     Tensor gk = keepdim ? g : g.unsqueeze(dim);
-    return {scatter(zeros(sizes, g.dtype()), dim, idx, gk)};
+    return {scatter(zeros_as(sizes, g), dim, idx, gk)};
   };
   row(r, "aten::max.dim", "MaxBackward0", value_selecting);
   row(r, "aten::min.dim", "MinBackward0", value_selecting);
@@ -147,7 +147,7 @@ void more_reduction_rows(Registry& r) {
       if (!g.defined()) return {Tensor()};
       if (sizes.empty()) return {g};
       const int64_t dim = core::wrap_dim(c.arg(dim_arg).to_int(), static_cast<int64_t>(sizes.size()));
-      return {scatter(zeros(sizes, g.dtype()), dim, c.output(1), g)};
+      return {scatter(zeros_as(sizes, g), dim, c.output(1), g)};
     };
   };
   row(r, "aten::sort", "SortBackward0", sorted_back(1));

@@ -17,6 +17,7 @@
 #include "ember/ops/pointwise.h"
 #include "ember/ops/reduction.h"
 #include "ember/ops/view.h"
+#include "kernels/cpu/copy.h"
 #include "ops/api.h"
 #include "ops/families.h"
 #include "ops/op_utils.h"
@@ -279,6 +280,66 @@ void nll_loss_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
   });
 }
 
+/// On CUDA, nll_loss is written with ops that have CUDA kernels: each row's picked value
+/// gathered, weighted and reduced in double (the CPU kernel's accumulation), the result
+/// rounded once to the output dtype. The targets are checked on the host (a copy of N
+/// integers) so that a bad target raises the CPU's message instead of a device assert.
+/// Inputs are read through aliases without autograd state: the nested ops are the
+/// kernel, not part of any autograd graph.
+Tensor plain(const Tensor& t) {
+  return kernels::cpu::raw_view(t, t.sizes().vec(), t.strides().vec(), t.storage_offset());
+}
+
+struct NllRows {
+  Tensor safe_target;  // [N]: the target, 0 where ignored
+  Tensor weight;       // [N] in double: the class weight, 0 where ignored
+};
+
+NllRows nll_rows_cuda(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
+                      int64_t ignore_index) {
+  const Tensor host_target = plain(target).cpu().contiguous();
+  for (int64_t i = 0; i < host_target.numel(); ++i) {
+    class_of(host_target.data_ptr<int64_t>(), i, self.size(-1), ignore_index);
+  }
+  const Tensor t = plain(target).reshape({-1});
+  const Tensor keep = t != ignore_index;
+  const Tensor safe = where(keep, t, zeros_like(t));
+  Tensor w = weight ? index_select(plain(*weight), 0, safe).to(kDouble) : ones_like(t, kDouble);
+  return NllRows{safe, where(keep, w, zeros_like(w))};
+}
+
+void nll_loss_forward_cuda(const Stack& a, std::vector<Tensor>& out) {
+  const Tensor self = plain(a[0].to_tensor());
+  const int64_t reduction = a[3].to_int();
+  const NllRows r = nll_rows_cuda(self, a[1].to_tensor(), a[2].to_optional_tensor(), a[4].to_int());
+  const Tensor rows = self.dim() == 1 ? self.unsqueeze(0) : self;
+  const Tensor losses = -(r.weight * gather(rows, 1, r.safe_target.unsqueeze(1)).squeeze(1).to(kDouble));
+  if (reduction == kNone && self.dim() == 2) {
+    out[0].copy_(losses);
+    out[1].fill_(0);
+    return;
+  }
+  const Tensor weights = sum(r.weight);
+  out[0].copy_(reduction == kMean ? sum(losses) / weights : sum(losses));
+  out[1].copy_(weights);
+}
+
+void nll_loss_backward_cuda(const Stack& a, std::vector<Tensor>& out) {
+  check_nll_backward_args(a);
+  const Tensor grad = plain(a[0].to_tensor()).to(kDouble);
+  const Tensor& self = a[1].to_tensor();
+  const int64_t reduction = a[4].to_int();
+  const NllRows r = nll_rows_cuda(self, a[2].to_tensor(), a[3].to_optional_tensor(), a[5].to_int());
+  const bool per_row = reduction == kNone && self.dim() == 2;
+  Tensor scale = per_row ? grad.reshape({-1}) : grad.reshape({});
+  if (reduction == kMean) scale = scale / plain(a[6].to_tensor()).to(kDouble).reshape({});
+  const Tensor values = -(r.weight * scale);  // [N]
+  Tensor grad_rows = zeros(self.dim() == 1 ? std::vector<int64_t>{1, self.size(0)} : self.sizes().vec(),
+                           TensorOptions(kDouble).device(self.device()));
+  grad_rows = scatter(grad_rows, 1, r.safe_target.unsqueeze(1), values.unsqueeze(1));
+  out[0].copy_(grad_rows.reshape(self.sizes()));
+}
+
 /// ATen's nll_loss_nd: 1-D and 2-D inputs go to nll_loss; (N, C, d1, …) inputs are laid
 /// out as (N·d1·…, C) rows (ATen goes through nll_loss2d; the values are the same).
 Stack nll_loss_nd_decomposition(const Stack& a) {
@@ -410,7 +471,8 @@ void register_loss_ops(Registry& r) {
        "nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index) -> "
        "(Tensor output, Tensor total_weight)")
       .set_meta(nll_loss_forward_meta)
-      .set_cpu(nll_loss_forward_kernel);
+      .set_cpu(nll_loss_forward_kernel)
+      .set_cuda(nll_loss_forward_cuda);
   r.def(
        "nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, "
        "int ignore_index, Tensor total_weight) -> Tensor")
@@ -419,7 +481,8 @@ void register_loss_ops(Registry& r) {
         const Tensor& self = a[1].to_tensor();
         return metas(contiguous_meta(self.sizes(), self.dtype(), self.device()));
       })
-      .set_cpu(nll_loss_backward_kernel);
+      .set_cpu(nll_loss_backward_kernel)
+      .set_cuda(nll_loss_backward_cuda);
   r.def("nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100) -> Tensor")
       .set_decomposition([](const Stack& a) -> Stack {
         return {call_op("aten::nll_loss_forward", {a[0], a[1], a[2], a[3], a[4]})[0]};

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/shape.h"
+#include "ember/ops/creation.h"
 #include "ember/ops/nn.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/loops.h"
@@ -14,6 +15,7 @@
 #include "kernels/cuda/norm.h"
 #include "kernels/cuda/host_checks.h"
 #include "kernels/cuda/indexing.h"
+#include "kernels/cuda/loops.h"
 #include "kernels/cuda/reduce.h"
 #include "ops/api.h"
 #include "ops/dispatch.h"
@@ -103,10 +105,11 @@ std::vector<TensorMeta> layer_norm_meta(const Stack& a) {
   }
   std::vector<int64_t> stat_shape(input.sizes().begin(), input.sizes().begin() + axis);
   stat_shape.resize(static_cast<size_t>(input.dim()), 1);
-  // PyTorch's CUDA kernel keeps mean and rstd in float for half and bfloat16 inputs.
-  const ScalarType stat = input.is_cuda() ? kernels::cuda::norm_stat_dtype(input.dtype()) : input.dtype();
+  // mean and rstd come in the input's dtype on both devices (PyTorch 2.11 on an H200:
+  // bfloat16 statistics for a bfloat16 input); the CUDA kernel computes them in float.
   return {contiguous_meta(input.sizes(), input.dtype(), input.device()),
-          contiguous_meta(stat_shape, stat, input.device()), contiguous_meta(stat_shape, stat, input.device())};
+          contiguous_meta(stat_shape, input.dtype(), input.device()),
+          contiguous_meta(stat_shape, input.dtype(), input.device())};
 }
 
 void layer_norm_kernel(const Stack& a, std::vector<Tensor>& out) {
@@ -272,9 +275,26 @@ std::vector<int64_t> padded_sizes(const Tensor& self, IntArrayRef pad) {
   return sizes;
 }
 
+/// Where constant_pad_nd's input lands in its output: the part of the input that
+/// survives cropping (a view of `self`) and the part of `o` it is copied into; nullopt
+/// when nothing survives.
+std::optional<std::pair<Tensor, Tensor>> pad_copy_views(const Tensor& self, IntArrayRef pad, const Tensor& o) {
+  std::vector<int64_t> lengths = self.sizes().vec();
+  int64_t in_offset = self.storage_offset(), out_offset = 0;
+  for (size_t i = 0; i < pad.size() / 2; ++i) {
+    const int64_t d = self.dim() - 1 - static_cast<int64_t>(i);
+    const int64_t lo = pad[2 * i], hi = pad[2 * i + 1];
+    lengths[d] = self.size(d) - std::max<int64_t>(0, -lo) - std::max<int64_t>(0, -hi);
+    if (lengths[d] <= 0) return std::nullopt;
+    in_offset += std::max<int64_t>(0, -lo) * self.stride(d);
+    out_offset += std::max<int64_t>(0, lo) * o.stride(d);
+  }
+  return std::pair{kernels::cpu::raw_view(self, lengths, self.strides().vec(), in_offset),
+                   kernels::cpu::raw_view(o, lengths, o.strides().vec(), out_offset)};
+}
+
 void constant_pad_kernel(const Stack& a, std::vector<Tensor>& out) {
   const Tensor& self = a[0].to_tensor();
-  const std::vector<int64_t>& pad = a[1].to_int_list();
   Tensor& o = out[0];
   if (o.numel() == 0) return;
   const Scalar value = a[2].to_scalar();
@@ -283,19 +303,17 @@ void constant_pad_kernel(const Stack& a, std::vector<Tensor>& out) {
     scalar_t* p = o.data_ptr<scalar_t>();
     std::fill(p, p + o.numel(), v);
   });
-  // The part of the input that survives cropping, and where it lands in the output.
-  std::vector<int64_t> lengths = self.sizes().vec();
-  int64_t in_offset = self.storage_offset(), out_offset = 0;
-  for (size_t i = 0; i < pad.size() / 2; ++i) {
-    const int64_t d = self.dim() - 1 - static_cast<int64_t>(i);
-    const int64_t lo = pad[2 * i], hi = pad[2 * i + 1];
-    lengths[d] = self.size(d) - std::max<int64_t>(0, -lo) - std::max<int64_t>(0, -hi);
-    if (lengths[d] <= 0) return;
-    in_offset += std::max<int64_t>(0, -lo) * self.stride(d);
-    out_offset += std::max<int64_t>(0, lo) * o.stride(d);
-  }
-  kernels::cpu::copy_into(kernels::cpu::raw_view(o, lengths, o.strides().vec(), out_offset),
-                          kernels::cpu::raw_view(self, lengths, self.strides().vec(), in_offset));
+  if (auto views = pad_copy_views(self, a[1].to_int_list(), o)) kernels::cpu::copy_into(views->second, views->first);
+}
+
+/// On CUDA: the value broadcast from a 0-dim host tensor by the device copy (which
+/// converts it to the output dtype as the CPU's fill does), then the surviving input.
+void constant_pad_cuda(const Stack& a, std::vector<Tensor>& out) {
+  const Tensor& self = a[0].to_tensor();
+  Tensor& o = out[0];
+  if (o.numel() == 0) return;
+  kernels::cuda::copy_into(o, scalar_tensor(a[2].to_scalar(), o.dtype()));
+  if (auto views = pad_copy_views(self, a[1].to_int_list(), o)) kernels::cuda::copy_into(views->second, views->first);
 }
 
 }  // namespace
@@ -341,7 +359,8 @@ void register_nn_ops(Registry& r) {
         const Tensor& self = a[0].to_tensor();
         return metas(contiguous_meta(padded_sizes(self, a[1].to_int_list()), self.dtype(), self.device()));
       })
-      .set_cpu(constant_pad_kernel);
+      .set_cpu(constant_pad_kernel)
+      .set_cuda(constant_pad_cuda);
 }
 
 }  // namespace ember::ops

@@ -211,7 +211,11 @@ void avg_pool_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
   const Tensor grad = dense(a[0].to_tensor());
   const bool count_include_pad = a[6].to_bool();
   const std::optional<int64_t> divisor = a[7].to_optional_int();
-  if (grad.is_cuda()) return kernels::cuda::avg_pool2d_backward(grad, out[0], p, count_include_pad, divisor);
+  if (grad.is_cuda()) {
+    // PyTorch's CUDA kernel takes floating types only (its CPU one takes integers too).
+    if (!is_floating_point(grad.dtype())) not_implemented("avg_pool2d_backward_out_cuda_frame", grad.dtype());
+    return kernels::cuda::avg_pool2d_backward(grad, out[0], p, count_include_pad, divisor);
+  }
   kernels::cpu::avg_pool2d_backward(grad, out[0], p, count_include_pad, divisor);
 }
 

@@ -53,6 +53,7 @@ class DerivativeContext {
   virtual const Tensor& output(size_t i) const = 0;
   virtual IntArrayRef output_sizes(size_t i) const = 0;
   virtual ScalarType output_dtype(size_t i) const = 0;
+  virtual Device output_device(size_t i) const = 0;
   virtual size_t num_outputs() const = 0;
   /// The gradient flowing into output `i`; undefined when none did.
   virtual const Tensor& grad(size_t i = 0) const = 0;
@@ -150,6 +151,10 @@ class Registry {
   void finalize();
   std::map<std::string, std::unique_ptr<OpDef>, std::less<>> ops_;
 };
+
+/// Zeros of `sizes` with `like`'s dtype and device: what a derivative formula scatters or
+/// accumulates a gradient into (on the gradient's device, so formulas run on CUDA too).
+Tensor zeros_as(IntArrayRef sizes, const Tensor& like);
 
 /// Sums `grad` down to `sizes` over the dimensions that broadcasting expanded (the
 /// inverse of expand). Raises an internal error unless `sizes` expands to grad's shape.

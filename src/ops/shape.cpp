@@ -181,6 +181,19 @@ void tri_kernel(const Tensor& self, const Tensor& out, int64_t diagonal, bool lo
   }
 }
 
+/// `self` read backwards along `dims`: negative strides from the last element of each
+/// flipped dim. Both devices' copies read it into flip's output.
+Tensor flipped_view(const Tensor& self, IntArrayRef dims) {
+  std::vector<int64_t> strides = self.strides().vec();
+  int64_t offset = self.storage_offset();
+  for (int64_t d : core::wrap_dims(dims, self.dim())) {
+    if (d >= self.dim()) continue;  // dim 0 of a 0-dim tensor
+    offset += (self.size(d) - 1) * strides[d];
+    strides[d] = -strides[d];
+  }
+  return raw_view(self, self.sizes().vec(), strides, offset);
+}
+
 }  // namespace
 
 void register_shape_ops(Registry& r) {
@@ -225,16 +238,12 @@ void register_shape_ops(Registry& r) {
         return metas(like_meta(self));
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
-        const Tensor& self = a[0].to_tensor();
-        if (self.numel() == 0) return;
-        std::vector<int64_t> strides = self.strides().vec();
-        int64_t offset = self.storage_offset();
-        for (int64_t d : core::wrap_dims(a[1].to_int_list(), self.dim())) {
-          if (d >= self.dim()) continue;  // dim 0 of a 0-dim tensor
-          offset += (self.size(d) - 1) * strides[d];
-          strides[d] = -strides[d];
+        if (a[0].to_tensor().numel() > 0) copy_into(out[0], flipped_view(a[0].to_tensor(), a[1].to_int_list()));
+      })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
+        if (a[0].to_tensor().numel() > 0) {
+          kernels::cuda::copy_into(out[0], flipped_view(a[0].to_tensor(), a[1].to_int_list()));
         }
-        copy_into(out[0], raw_view(self, self.sizes().vec(), strides, offset));
       });
 
   for (const bool lower : {true, false}) {
