@@ -63,15 +63,8 @@ struct Chunks {
   long long K;
   long long chunk;
 };
-/// Block b's chunk: channel c, elements [j0, j1) of the channel's count; `first` is the
-/// channel's first chunk.
-struct Chunk {
-  long long c, j0, j1;
-  bool first;
-};
-__device__ __forceinline__ Chunk chunk_of(long long b, Chunks ch, long long count) {
-  const long long j0 = (b % ch.K) * ch.chunk;
-  return Chunk{b / ch.K, j0, j0 + ch.chunk < count ? j0 + ch.chunk : count, b % ch.K == 0};
+__device__ __forceinline__ long long chunk_end(long long j0, long long chunk, long long count) {
+  return j0 + chunk < count ? j0 + chunk : count;
 }
 
 /// Training, pass 1: each chunk's Welford statistics (mean, m2, n) into partial[3b..3b+2].
@@ -83,8 +76,7 @@ __device__ void batch_norm_partials(typename OpMath<T>::type* partial, const T* 
   __shared__ typename W::Acc buf[EMBER_ROW_BLOCK];
   const long long count = N * Sz;
   for (long long b = blockIdx.x; b < C * ch.K; b += gridDim.x) {
-    const Chunk part = chunk_of(b, ch, count);
-    const long long c = part.c, j0 = part.j0, j1 = part.j1;
+    const long long c = b / ch.K, j0 = (b % ch.K) * ch.chunk, j1 = chunk_end(j0, ch.chunk, count);
     typename W::Acc acc = W::init();
     for (long long j = j0 + threadIdx.x; j < j1; j += blockDim.x)
       acc = W::step(acc, cvt<A>(x[channel_offset(j, c, C, Sz)]));
@@ -110,9 +102,8 @@ __device__ void batch_norm_apply(T* y, S* save_mean, S* save_invstd, const T* x,
   __shared__ typename W::Acc buf[EMBER_ROW_BLOCK];
   const long long count = N * Sz;
   for (long long blk = blockIdx.x; blk < C * ch.K; blk += gridDim.x) {
-    const Chunk part = chunk_of(blk, ch, count);
-    const long long c = part.c, j0 = part.j0, j1 = part.j1;
-    const bool first = part.first;
+    const long long c = blk / ch.K, j0 = (blk % ch.K) * ch.chunk, j1 = chunk_end(j0, ch.chunk, count);
+    const bool first = blk % ch.K == 0;
     A mean, invstd;
     if (training) {
       typename W::Acc acc = W::init();
@@ -173,8 +164,7 @@ __device__ void batch_norm_backward_partials(typename OpMath<T>::type* partial, 
   __shared__ typename Op::Acc buf[EMBER_ROW_BLOCK];
   const long long count = N * Sz;
   for (long long b = blockIdx.x; b < C * ch.K; b += gridDim.x) {
-    const Chunk part = chunk_of(b, ch, count);
-    const long long c = part.c, j0 = part.j0, j1 = part.j1;
+    const long long c = b / ch.K, j0 = (b % ch.K) * ch.chunk, j1 = chunk_end(j0, ch.chunk, count);
     A mean, invstd;
     backward_stats(mean_p, var_p, c, train, eps, mean, invstd);
     typename Op::Acc acc{A(0), A(0)};
@@ -205,8 +195,7 @@ __device__ void batch_norm_backward_apply(T* dx, P* dw, P* db, const T* dy, cons
   __shared__ typename Op::Acc buf[EMBER_ROW_BLOCK];
   const long long count = N * Sz;
   for (long long b = blockIdx.x; b < C * ch.K; b += gridDim.x) {
-    const Chunk part = chunk_of(b, ch, count);
-    const long long c = part.c, j0 = part.j0, j1 = part.j1;
+    const long long c = b / ch.K, j0 = (b % ch.K) * ch.chunk, j1 = chunk_end(j0, ch.chunk, count);
     A mean, invstd;
     backward_stats(mean_p, var_p, c, train, eps, mean, invstd);
     typename Op::Acc acc{A(0), A(0)};
@@ -215,7 +204,7 @@ __device__ void batch_norm_backward_apply(T* dx, P* dw, P* db, const T* dy, cons
       acc = Op::combine(acc, typename Op::Acc{p[0], p[1]});
     }
     acc = block_combine<Op>(acc, buf);
-    if (threadIdx.x == 0 && part.first) {
+    if (threadIdx.x == 0 && b % ch.K == 0) {
       if (dw) dw[c] = cvt<P>(acc.dot * invstd);
       if (db) db[c] = cvt<P>(acc.sum);
     }
