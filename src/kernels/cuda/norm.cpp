@@ -1,10 +1,8 @@
 // kernels/cuda/norm.cpp — see norm.h.
 #include "kernels/cuda/norm.h"
 
-#include <algorithm>
 #include <sstream>
 
-#include "kernels/cuda/loops.h"
 #include "kernels/cuda/reduce.h"
 #include "kernels/cuda/reduce_source.h"
 
@@ -57,64 +55,26 @@ __device__ __forceinline__ long long channel_offset(long long j, long long c, lo
   return (j / S * C + c) * S + j % S;
 }
 
-/// Each channel's elements in K chunks of `chunk`: block b (grid-stride) takes chunk b % K
-/// of channel b / K, so that few channels still give the GPU many blocks.
-struct Chunks {
-  long long K;
-  long long chunk;
-};
-__device__ __forceinline__ long long chunk_end(long long j0, long long chunk, long long count) {
-  return j0 + chunk < count ? j0 + chunk : count;
-}
-
-/// Training, pass 1: each chunk's Welford statistics (mean, m2, n) into partial[3b..3b+2].
-template <typename T>
-__device__ void batch_norm_partials(typename OpMath<T>::type* partial, const T* x, long long N, long long C,
-                                    long long Sz, Chunks ch) {
-  typedef typename OpMath<T>::type A;
-  typedef VarOp<T> W;
-  __shared__ typename W::Acc buf[EMBER_ROW_BLOCK];
-  const long long count = N * Sz;
-  for (long long b = blockIdx.x; b < C * ch.K; b += gridDim.x) {
-    const long long c = b / ch.K, j0 = (b % ch.K) * ch.chunk, j1 = chunk_end(j0, ch.chunk, count);
-    typename W::Acc acc = W::init();
-    for (long long j = j0 + threadIdx.x; j < j1; j += blockDim.x)
-      acc = W::step(acc, cvt<A>(x[channel_offset(j, c, C, Sz)]));
-    acc = block_combine<W>(acc, buf);
-    if (threadIdx.x == 0) {
-      partial[3 * b] = acc.mean;
-      partial[3 * b + 1] = acc.m2;
-      partial[3 * b + 2] = acc.n;
-    }
-  }
-}
-
-/// Pass 2: the statistics (in training, every block of a channel merges the channel's K
-/// partial ones in the same order, so all get the same; in evaluation, the running ones),
-/// saved and the running stats updated by the channel's first block, then each block
-/// normalizes its chunk.
+/// One block per channel: the statistics (the batch's in training, the running ones in
+/// evaluation), the running stats' update, then the normalized channel.
 template <typename T, typename P, typename S>
-__device__ void batch_norm_apply(T* y, S* save_mean, S* save_invstd, const T* x, Param<P> w, Param<P> b,
-                                 Param<P> rm, Param<P> rv, const typename OpMath<T>::type* partial, long long N,
-                                 long long C, long long Sz, Chunks ch, int training, double momentum, double eps) {
+__device__ void batch_norm_channels(T* y, S* save_mean, S* save_invstd, const T* x, Param<P> w, Param<P> b,
+                                    Param<P> rm, Param<P> rv, long long N, long long C, long long Sz, int training,
+                                    double momentum, double eps) {
   typedef typename OpMath<T>::type A;
   typedef VarOp<T> W;
   __shared__ typename W::Acc buf[EMBER_ROW_BLOCK];
   const long long count = N * Sz;
-  for (long long blk = blockIdx.x; blk < C * ch.K; blk += gridDim.x) {
-    const long long c = blk / ch.K, j0 = (blk % ch.K) * ch.chunk, j1 = chunk_end(j0, ch.chunk, count);
-    const bool first = blk % ch.K == 0;
+  for (long long c = blockIdx.x; c < C; c += gridDim.x) {
     A mean, invstd;
     if (training) {
       typename W::Acc acc = W::init();
-      for (long long i = threadIdx.x; i < ch.K; i += blockDim.x) {
-        const A* p = partial + 3 * (c * ch.K + i);
-        acc = W::combine(acc, typename W::Acc{p[0], p[1], p[2]});
-      }
+      for (long long j = threadIdx.x; j < count; j += blockDim.x)
+        acc = W::step(acc, cvt<A>(x[channel_offset(j, c, C, Sz)]));
       acc = block_combine<W>(acc, buf);
       mean = count > 0 ? acc.mean : A(0);
       invstd = count > 0 ? A(1) / sqrt(acc.m2 / acc.n + static_cast<A>(eps)) : A(0);
-      if (threadIdx.x == 0 && first && count > 0) {
+      if (threadIdx.x == 0 && count > 0) {
         const A m = static_cast<A>(momentum);
         if (rm.data) rm.data[c * rm.stride] = cvt<P>(m * acc.mean + (A(1) - m) * cvt<A>(rm.data[c * rm.stride]));
         if (rv.data) {
@@ -126,12 +86,12 @@ __device__ void batch_norm_apply(T* y, S* save_mean, S* save_invstd, const T* x,
       mean = cvt<A>(rm.data[c * rm.stride]);
       invstd = A(1) / sqrt(cvt<A>(rv.data[c * rv.stride]) + static_cast<A>(eps));
     }
-    if (threadIdx.x == 0 && first) {
+    if (threadIdx.x == 0) {
       save_mean[c] = cvt<S>(mean);
       save_invstd[c] = cvt<S>(invstd);
     }
     const A weight = param_or(w, c, A(1)), bias = param_or(b, c, A(0));
-    for (long long j = j0 + threadIdx.x; j < j1; j += blockDim.x) {
+    for (long long j = threadIdx.x; j < count; j += blockDim.x) {
       const long long off = channel_offset(j, c, C, Sz);
       y[off] = cvt<T>((cvt<A>(x[off]) - mean) * invstd * weight + bias);
     }
@@ -145,30 +105,22 @@ template <typename A> struct SumDotOp {
   static __device__ Acc combine(Acc a, Acc b) { return Acc{a.sum + b.sum, a.dot + b.dot}; }
 };
 
-/// The mean and invstd batch norm's backward reads for channel c.
-template <typename A, typename S>
-__device__ __forceinline__ void backward_stats(Param<const S> mean_p, Param<const S> var_p, long long c, int train,
-                                               double eps, A& mean, A& invstd) {
-  mean = cvt<A>(mean_p.data[c * mean_p.stride]);
-  const A v = cvt<A>(var_p.data[c * var_p.stride]);
-  invstd = train ? v : A(1) / sqrt(v + static_cast<A>(eps));
-}
-
-/// Backward, pass 1: each chunk's sum(dy) and sum((x - mean) * dy) into partial[2b..2b+1].
-template <typename T, typename S>
-__device__ void batch_norm_backward_partials(typename OpMath<T>::type* partial, const T* dy, const T* x,
+/// One block per channel: sum(dy) and sum((x - mean) * dy), then the input's gradient
+/// (the batch-statistics formula in training, the affine one in evaluation).
+template <typename T, typename P, typename S>
+__device__ void batch_norm_backward_channels(T* dx, P* dw, P* db, const T* dy, const T* x, Param<P> w,
                                              Param<const S> mean_p, Param<const S> var_p, long long N, long long C,
-                                             long long Sz, Chunks ch, int train, double eps) {
+                                             long long Sz, int train, double eps) {
   typedef typename OpMath<T>::type A;
   typedef SumDotOp<A> Op;
   __shared__ typename Op::Acc buf[EMBER_ROW_BLOCK];
   const long long count = N * Sz;
-  for (long long b = blockIdx.x; b < C * ch.K; b += gridDim.x) {
-    const long long c = b / ch.K, j0 = (b % ch.K) * ch.chunk, j1 = chunk_end(j0, ch.chunk, count);
-    A mean, invstd;
-    backward_stats(mean_p, var_p, c, train, eps, mean, invstd);
+  for (long long c = blockIdx.x; c < C; c += gridDim.x) {
+    const A mean = cvt<A>(mean_p.data[c * mean_p.stride]);
+    const A v = cvt<A>(var_p.data[c * var_p.stride]);
+    const A invstd = train ? v : A(1) / sqrt(v + static_cast<A>(eps));
     typename Op::Acc acc{A(0), A(0)};
-    for (long long j = j0 + threadIdx.x; j < j1; j += blockDim.x) {
+    for (long long j = threadIdx.x; j < count; j += blockDim.x) {
       const long long off = channel_offset(j, c, C, Sz);
       const A g = cvt<A>(dy[off]);
       acc.sum += g;
@@ -176,42 +128,13 @@ __device__ void batch_norm_backward_partials(typename OpMath<T>::type* partial, 
     }
     acc = block_combine<Op>(acc, buf);
     if (threadIdx.x == 0) {
-      partial[2 * b] = acc.sum;
-      partial[2 * b + 1] = acc.dot;
-    }
-  }
-}
-
-/// Backward, pass 2: the channel's sums merged from its partial ones; the channel's first
-/// block writes grad_weight and grad_bias, each block the input's gradient over its chunk
-/// (the batch-statistics formula in training, the affine one in evaluation).
-template <typename T, typename P, typename S>
-__device__ void batch_norm_backward_apply(T* dx, P* dw, P* db, const T* dy, const T* x, Param<P> w,
-                                          Param<const S> mean_p, Param<const S> var_p,
-                                          const typename OpMath<T>::type* partial, long long N, long long C,
-                                          long long Sz, Chunks ch, int train, double eps) {
-  typedef typename OpMath<T>::type A;
-  typedef SumDotOp<A> Op;
-  __shared__ typename Op::Acc buf[EMBER_ROW_BLOCK];
-  const long long count = N * Sz;
-  for (long long b = blockIdx.x; b < C * ch.K; b += gridDim.x) {
-    const long long c = b / ch.K, j0 = (b % ch.K) * ch.chunk, j1 = chunk_end(j0, ch.chunk, count);
-    A mean, invstd;
-    backward_stats(mean_p, var_p, c, train, eps, mean, invstd);
-    typename Op::Acc acc{A(0), A(0)};
-    for (long long i = threadIdx.x; i < ch.K; i += blockDim.x) {
-      const A* p = partial + 2 * (c * ch.K + i);
-      acc = Op::combine(acc, typename Op::Acc{p[0], p[1]});
-    }
-    acc = block_combine<Op>(acc, buf);
-    if (threadIdx.x == 0 && b % ch.K == 0) {
       if (dw) dw[c] = cvt<P>(acc.dot * invstd);
       if (db) db[c] = cvt<P>(acc.sum);
     }
     if (!dx) continue;
     const A scale = invstd * param_or(w, c, A(1));
     const A k = acc.dot * invstd * invstd / static_cast<A>(count), grad_mean = acc.sum / static_cast<A>(count);
-    for (long long j = j0 + threadIdx.x; j < j1; j += blockDim.x) {
+    for (long long j = threadIdx.x; j < count; j += blockDim.x) {
       const long long off = channel_offset(j, c, C, Sz);
       const A g = cvt<A>(dy[off]);
       dx[off] = cvt<T>(train ? (g - grad_mean - (cvt<A>(x[off]) - mean) * k) * scale : g * scale);
@@ -261,44 +184,22 @@ std::string render_layer_norm(const LayerNormKernel& k) {
 
 std::string render_batch_norm(const BatchNormKernel& k) {
   const std::string T = cuda_type_name(k.in), P = cuda_type_name(k.param), S = cuda_type_name(k.stat);
-  const std::string A = cuda_type_name(norm_stat_dtype(k.in));
-  const std::string symbol = kernel_symbol(k);
   std::ostringstream os;
-  os << "// batch norm" << (k.backward ? " backward" : "") << " over chunks of channels, in two passes\n" << head();
+  os << "// batch norm" << (k.backward ? " backward" : "") << " over channels\n" << head();
+  os << "extern \"C\" __global__ void " << kernel_symbol(k) << "(";
   if (!k.backward) {
-    os << "extern \"C\" __global__ void " << symbol << "_partials(" << A << "* partial, const " << T
-       << "* x, long long N, long long C, long long S, ember_dev::Chunks ch) {\n"
-       << "  ember_dev::batch_norm_partials(partial, x, N, C, S, ch);\n}\n";
-    os << "extern \"C\" __global__ void " << symbol << "(" << T << "* y, " << S << "* save_mean, " << S
-       << "* save_invstd, const " << T << "* x, ember_dev::Param<" << P << "> w, ember_dev::Param<" << P
-       << "> b, ember_dev::Param<" << P << "> rm, ember_dev::Param<" << P << "> rv, const " << A
-       << "* partial, long long N, long long C, long long S, ember_dev::Chunks ch, int training, double momentum, "
-          "double eps) {\n"
-       << "  ember_dev::batch_norm_apply(y, save_mean, save_invstd, x, w, b, rm, rv, partial, N, C, S, ch, training, "
-          "momentum, eps);\n}\n";
-  } else {
-    const std::string stats = "ember_dev::Param<const " + S + "> mean, ember_dev::Param<const " + S + "> var";
-    os << "extern \"C\" __global__ void " << symbol << "_partials(" << A << "* partial, const " << T << "* dy, const "
-       << T << "* x, " << stats << ", long long N, long long C, long long S, ember_dev::Chunks ch, int train, "
-       << "double eps) {\n"
-       << "  ember_dev::batch_norm_backward_partials(partial, dy, x, mean, var, N, C, S, ch, train, eps);\n}\n";
-    os << "extern \"C\" __global__ void " << symbol << "(" << T << "* dx, " << P << "* dw, " << P << "* db, const " << T
-       << "* dy, const " << T << "* x, ember_dev::Param<" << P << "> w, " << stats << ", const " << A
-       << "* partial, long long N, long long C, long long S, ember_dev::Chunks ch, int train, double eps) {\n"
-       << "  ember_dev::batch_norm_backward_apply(dx, dw, db, dy, x, w, mean, var, partial, N, C, S, ch, train, "
+    os << T << "* y, " << S << "* save_mean, " << S << "* save_invstd, const " << T << "* x, ember_dev::Param<" << P
+       << "> w, ember_dev::Param<" << P << "> b, ember_dev::Param<" << P << "> rm, ember_dev::Param<" << P
+       << "> rv, long long N, long long C, long long S, int training, double momentum, double eps) {\n";
+    os << "  ember_dev::batch_norm_channels(y, save_mean, save_invstd, x, w, b, rm, rv, N, C, S, training, momentum, "
           "eps);\n}\n";
+  } else {
+    os << T << "* dx, " << P << "* dw, " << P << "* db, const " << T << "* dy, const " << T << "* x, ember_dev::Param<"
+       << P << "> w, ember_dev::Param<const " << S << "> mean, ember_dev::Param<const " << S
+       << "> var, long long N, long long C, long long S, int train, double eps) {\n";
+    os << "  ember_dev::batch_norm_backward_channels(dx, dw, db, dy, x, w, mean, var, N, C, S, train, eps);\n}\n";
   }
   return os.str();
-}
-
-BatchNormChunks batch_norm_chunks(int64_t C, int64_t count) {
-  constexpr int64_t kTargetBlocks = 1024, kMinChunk = 1024, kMaxChunks = 64;
-  const int64_t by_blocks = (kTargetBlocks + std::max<int64_t>(C, 1) - 1) / std::max<int64_t>(C, 1);
-  const int64_t by_length = (count + kMinChunk - 1) / kMinChunk;
-  BatchNormChunks ch;
-  ch.chunks = std::clamp<int64_t>(std::min(by_blocks, by_length), 1, kMaxChunks);
-  ch.chunk = std::max<int64_t>((count + ch.chunks - 1) / ch.chunks, 1);
-  return ch;
 }
 
 void layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t M, int64_t N, double eps,
@@ -320,24 +221,13 @@ void batch_norm(const Tensor& x, int64_t N, int64_t C, int64_t S, const Tensor& 
   for (const Tensor* t : {&weight, &bias, &running_mean, &running_var})
     if (t->defined()) param = t->dtype();
   const BatchNormKernel k{.backward = false, .in = x.dtype(), .param = param, .stat = save_mean.dtype()};
-  const std::string source = render_batch_norm(k), symbol = kernel_symbol(k);
-  BatchNormChunks ch = batch_norm_chunks(C, N * S);
-  const int device = x.device().index;
-  long long n = N, c = C, s = S;
-  // Training's first pass: each chunk's statistics, merged by the second.
-  const Tensor partial = empty_device({training ? C * ch.chunks * 3 : 1}, norm_stat_dtype(x.dtype()), x.device());
-  void* partial_ptr = partial.raw_data_ptr();
-  void* x_ptr = x.raw_data_ptr();
-  if (training) {
-    void* args[] = {&partial_ptr, &x_ptr, &n, &c, &s, &ch};
-    launch_row_kernel(source, symbol + "_partials", device, args, C * ch.chunks, ch.chunk);
-  }
-  void* ptrs[] = {out.raw_data_ptr(), save_mean.raw_data_ptr(), save_invstd.raw_data_ptr()};
+  void* ptrs[] = {out.raw_data_ptr(), save_mean.raw_data_ptr(), save_invstd.raw_data_ptr(), x.raw_data_ptr()};
   ParamArg p[] = {param_arg(weight), param_arg(bias), param_arg(running_mean), param_arg(running_var)};
+  long long n = N, c = C, s = S;
   int train = training ? 1 : 0;
-  void* args[] = {&ptrs[0],     &ptrs[1], &ptrs[2], &x_ptr, &p[0], &p[1],  &p[2],     &p[3],
-                  &partial_ptr, &n,       &c,       &s,     &ch,   &train, &momentum, &eps};
-  launch_row_kernel(source, symbol, device, args, C * ch.chunks, ch.chunk);
+  void* args[] = {&ptrs[0], &ptrs[1], &ptrs[2], &ptrs[3], &p[0],  &p[1],     &p[2],
+                  &p[3],    &n,       &c,       &s,       &train, &momentum, &eps};
+  launch_row_kernel(render_batch_norm(k), kernel_symbol(k), x.device().index, args, C, N * S);
 }
 
 void batch_norm_backward(const Tensor& grad_out, const Tensor& x, int64_t N, int64_t C, int64_t S, const Tensor& weight,
@@ -349,22 +239,13 @@ void batch_norm_backward(const Tensor& grad_out, const Tensor& x, int64_t N, int
   for (const Tensor* t : {&weight, &grad_weight, &grad_bias})
     if (t->defined()) param = t->dtype();
   const BatchNormKernel k{.backward = true, .in = x.dtype(), .param = param, .stat = mean.dtype()};
-  const std::string source = render_batch_norm(k), symbol = kernel_symbol(k);
-  BatchNormChunks ch = batch_norm_chunks(C, N * S);
-  const int device = x.device().index;
+  void* ptrs[] = {ptr_or_null(grad_input), ptr_or_null(grad_weight), ptr_or_null(grad_bias), grad_out.raw_data_ptr(),
+                  x.raw_data_ptr()};
+  ParamArg p[] = {param_arg(weight), param_arg(mean), param_arg(var)};
   long long n = N, c = C, s = S;
   int is_train = train ? 1 : 0;
-  const Tensor partial = empty_device({C * ch.chunks * 2}, norm_stat_dtype(x.dtype()), x.device());
-  void* partial_ptr = partial.raw_data_ptr();
-  void* dy_ptr = grad_out.raw_data_ptr();
-  void* x_ptr = x.raw_data_ptr();
-  ParamArg p[] = {param_arg(weight), param_arg(mean), param_arg(var)};
-  void* first[] = {&partial_ptr, &dy_ptr, &x_ptr, &p[1], &p[2], &n, &c, &s, &ch, &is_train, &eps};
-  launch_row_kernel(source, symbol + "_partials", device, first, C * ch.chunks, ch.chunk);
-  void* ptrs[] = {ptr_or_null(grad_input), ptr_or_null(grad_weight), ptr_or_null(grad_bias)};
-  void* second[] = {&ptrs[0],     &ptrs[1], &ptrs[2], &dy_ptr, &x_ptr, &p[0],     &p[1], &p[2],
-                    &partial_ptr, &n,       &c,       &s,      &ch,    &is_train, &eps};
-  launch_row_kernel(source, symbol, device, second, C * ch.chunks, ch.chunk);
+  void* args[] = {&ptrs[0], &ptrs[1], &ptrs[2], &ptrs[3], &ptrs[4], &p[0], &p[1], &p[2], &n, &c, &s, &is_train, &eps};
+  launch_row_kernel(render_batch_norm(k), kernel_symbol(k), x.device().index, args, C, N * S);
 }
 
 }  // namespace ember::kernels::cuda

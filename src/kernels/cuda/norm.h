@@ -1,8 +1,7 @@
 // kernels/cuda/norm.h — CUDA kernels of layer norm (native_layer_norm) and batch norm
 // (native_batch_norm and native_batch_norm_backward): row kernels rendered after the row
 // head of reduce_source.h (Welford statistics merged with block_combine) and launched a
-// block per row (layer norm) or per chunk of a channel (batch norm, in two passes: the
-// chunks' partial statistics, then each chunk merges its channel's and normalizes). Inputs are contiguous (the ops
+// block per row (layer norm) or per channel (batch norm). Inputs are contiguous (the ops
 // make them so); statistics are kept in float for half and bfloat16, as PyTorch's CUDA
 // kernels keep them. Shapes, dtypes and errors come from the ops' meta functions. See
 // Note [cuda] (docs/notes/cuda.md), "Norms".
@@ -39,16 +38,6 @@ std::string kernel_symbol(const LayerNormKernel& k);
 std::string kernel_symbol(const BatchNormKernel& k);
 std::string render_layer_norm(const LayerNormKernel& k);
 std::string render_batch_norm(const BatchNormKernel& k);
-
-/// How batch norm splits each channel's `count` elements into chunks, a block each, so
-/// that few channels still give the GPU many blocks: about 1024 blocks in all where the
-/// channels allow, chunks of at least 1024 elements, at most 64 a channel. The layout of
-/// the kernels' `Chunks` argument.
-struct BatchNormChunks {
-  long long chunks = 1;  ///< per channel
-  long long chunk = 1;   ///< elements per chunk
-};
-BatchNormChunks batch_norm_chunks(int64_t C, int64_t count);
 
 /// Layer norm of M contiguous rows of N elements: out = (x - mean) * rstd * weight + bias
 /// (weight/bias undefined, or N contiguous elements of x's dtype); mean and rstd get M

@@ -30,22 +30,6 @@ TEST(CudaNormSource, KernelsNameTheirDtypes) {
       << src;
 }
 
-TEST(CudaNormSource, BatchNormSplitsChannelsIntoChunksWhenThereAreFewOfThem) {
-  // Few channels of many elements: chunks of at least 1024 elements, at most 64 a channel.
-  const BatchNormChunks few = batch_norm_chunks(64, 32 * 56 * 56);
-  EXPECT_EQ(few.chunks, 16);  // 64 channels x 16 chunks = 1024 blocks
-  EXPECT_EQ(few.chunk, (32 * 56 * 56 + 15) / 16);
-  EXPECT_EQ(batch_norm_chunks(1, 10'000'000).chunks, 64);
-  EXPECT_EQ(batch_norm_chunks(3, 4000).chunks, 4);
-  EXPECT_EQ(batch_norm_chunks(3, 4000).chunk, 1000);
-  // Many channels, or short ones: a block per channel.
-  EXPECT_EQ(batch_norm_chunks(2048, 1'000'000).chunks, 1);
-  EXPECT_EQ(batch_norm_chunks(3, 500).chunks, 1);
-  EXPECT_EQ(batch_norm_chunks(3, 500).chunk, 500);
-  // An empty batch still has one (empty) chunk a channel, which saves its statistics.
-  EXPECT_EQ(batch_norm_chunks(3, 0).chunks, 1);
-}
-
 TEST_F(Nvrtc, LayerNormCompilesForSm90ForEveryFloatDtype) {
   for (ScalarType t : kFloats) {
     const LayerNormKernel k{.in = t, .stat = norm_stat_dtype(t)};
