@@ -291,6 +291,7 @@ Tensor plain(const Tensor& t) {
 }
 
 struct NllRows {
+  Tensor keep;         // [N]: whether the row's target is not ignore_index
   Tensor safe_target;  // [N]: the target, 0 where ignored
   Tensor weight;       // [N] in double: the class weight, 0 where ignored
 };
@@ -305,7 +306,7 @@ NllRows nll_rows_cuda(const Tensor& self, const Tensor& target, const std::optio
   const Tensor keep = t != ignore_index;
   const Tensor safe = where(keep, t, zeros_like(t));
   Tensor w = weight ? index_select(plain(*weight), 0, safe).to(kDouble) : ones_like(t, kDouble);
-  return NllRows{safe, where(keep, w, zeros_like(w))};
+  return NllRows{keep, safe, where(keep, w, zeros_like(w))};
 }
 
 void nll_loss_forward_cuda(const Stack& a, std::vector<Tensor>& out) {
@@ -333,7 +334,8 @@ void nll_loss_backward_cuda(const Stack& a, std::vector<Tensor>& out) {
   const bool per_row = reduction == kNone && self.dim() == 2;
   Tensor scale = per_row ? grad.reshape({-1}) : grad.reshape({});
   if (reduction == kMean) scale = scale / plain(a[6].to_tensor()).to(kDouble).reshape({});
-  const Tensor values = -(r.weight * scale);  // [N]
+  // Ignored rows get 0, also where the scale is 1/0 (every row ignored, mean).
+  const Tensor values = where(r.keep, -(r.weight * scale), zeros_like(r.weight));  // [N]
   Tensor grad_rows = zeros(self.dim() == 1 ? std::vector<int64_t>{1, self.size(0)} : self.sizes().vec(),
                            TensorOptions(kDouble).device(self.device()));
   grad_rows = scatter(grad_rows, 1, r.safe_target.unsqueeze(1), values.unsqueeze(1));
