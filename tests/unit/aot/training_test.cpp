@@ -72,6 +72,20 @@ TEST_F(AotPartition, MinCutRecomputesAPointwiseChainThatSaveAllSaves) {
   EXPECT_GT(all.saved_outputs, 1u) << *all.forward;
 }
 
+TEST_F(AotPartition, MinCutSavesAPointwiseValueABackwardGemmReadsInsteadOfRecomputingIt) {
+  // fc2's weight gradient is a product reading gelu(fc1): recomputed in the backward, GELU
+  // would run again and its result be written to memory for that product anyway.
+  auto fn = [](const Tensor& x, const Tensor& w1, const Tensor& w2) {
+    return ember::mm(ember::gelu(ember::mm(x, w1)), w2).sum();
+  };
+  Tensor x = leaf({16, 32}), w1 = leaf({32, 64}), w2 = leaf({64, 8});
+  auto g = prepared_graph(fn, x, w1, w2);
+  aot::JointGraph joint = aot::make_joint_graph(*g, {true, true, true});
+  aot::Partition cut = aot::partition_joint_graph(joint, aot::Partitioner::MinCut);
+  EXPECT_EQ(count_target(*cut.backward, "aten::gelu"), 0u) << *cut.backward;
+  EXPECT_EQ(cut.saved_outputs, 2u) << *cut.forward;  // fc1's product (GELU's derivative reads it) and GELU's value
+}
+
 /// A small MLP block: linear, gelu, layer norm, linear, a loss.
 Tensor mlp_loss(nn::Module& m, const Tensor& x) {
   auto& seq = static_cast<nn::Sequential&>(m);
