@@ -29,8 +29,12 @@ std::atomic<int> g_aot_ids{0};
 /// requires_grad, so either kind of call can reach it).
 class AotFunction {
  public:
-  AotFunction(const Graph& g, Backend inner, std::string inner_name)
-      : captured_(g.clone()), inner_(std::move(inner)), inner_name_(std::move(inner_name)), id_(g_aot_ids++) {}
+  AotFunction(const Graph& g, Backend inner, std::string inner_name, CompileAhead ahead)
+      : captured_(g.clone()),
+        inner_(std::move(inner)),
+        inner_name_(std::move(inner_name)),
+        ahead_(std::move(ahead)),
+        id_(g_aot_ids++) {}
 
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) {
     if (auto why = graph::why_autograd_records(*captured_, inputs)) return training(inputs, *why)(inputs);
@@ -97,7 +101,7 @@ class AotFunction {
       std::unique_ptr<Graph> prepared = prepare_inference_graph(*captured_);
       JointGraph joint = make_joint_graph(*prepared, mask);
       auto partition = std::make_shared<Partition>(partition_joint_graph(joint, configured_partitioner()));
-      fn = make_training_function(partition, joint, examples, inner_, inner_name_, id_);
+      fn = make_training_function(partition, joint, examples, inner_, inner_name_, id_, ahead_);
     } catch (const Error& e) {
       // What AOT autograd cannot trace yet runs in the interpreter, where autograd records
       // it as eager would.
@@ -117,6 +121,7 @@ class AotFunction {
   std::shared_ptr<Graph> captured_;
   Backend inner_;
   std::string inner_name_;
+  CompileAhead ahead_;
   std::mutex mu_;
   std::shared_ptr<Graph> prepared_;
   CompiledGraph inference_;
@@ -144,8 +149,8 @@ std::unique_ptr<Graph> prepare_inference_graph(const Graph& g) {
 }
 
 CompiledGraph aot_compile(Graph& g, const std::vector<Tensor>& example_inputs, const Backend& inner,
-                          const std::string& inner_name) {
-  auto fn = std::make_shared<AotFunction>(g, inner, inner_name);
+                          const std::string& inner_name, CompileAhead ahead) {
+  auto fn = std::make_shared<AotFunction>(g, inner, inner_name, std::move(ahead));
   // Compile now what the example call needs; the other kind when a call first needs it.
   if (auto why = graph::why_autograd_records(g, example_inputs)) {
     fn->training(example_inputs, *why);

@@ -5,6 +5,8 @@
 // TORCHDYNAMO_REPRO_AFTER=aot cuts. See Note [aot] (docs/notes/aot.md).
 #pragma once
 
+#include <functional>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -88,7 +90,14 @@ class GraphRoleScope {
 /// interpreter (capture::warn_interpreted says why). The hand-over to `inner` is the cut
 /// of TORCHDYNAMO_REPRO_AFTER=aot (capture/repro_hooks.h): a launcher written there names
 /// `inner_name`, which runs a prepared graph without this stage.
+///
+/// `ahead`, when given, gets each training graph's backward graph as soon as the
+/// partitioner made it, before the forward is compiled: a code generator may start its
+/// slow work there (inductor starts the C++ compiler), so that the backward compiles while
+/// the forward does. It must have no effect a caller can see but speed: `inner` still
+/// compiles the backward at the first backward call.
+using CompileAhead = std::function<void(Graph& backward)>;
 CompiledGraph aot_compile(Graph& g, const std::vector<Tensor>& example_inputs, const Backend& inner,
-                          const std::string& inner_name = "eager");
+                          const std::string& inner_name = "eager", CompileAhead ahead = {});
 
 }  // namespace ember::aot

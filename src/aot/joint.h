@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "aot/aot.h"
 #include "ember/compile.h"
 
 namespace ember::aot {
@@ -75,12 +76,13 @@ Partitioner configured_partitioner();
 /// bytes on `aot`, and both graphs on `aot_graphs`.
 Partition partition_joint_graph(const JointGraph& joint, Partitioner how);
 
-/// The training runtime: compiles `p`'s forward with `inner` now (on `example_inputs`)
-/// and its backward on the first backward call; returns a CompiledGraph whose outputs that
-/// require grad have one grad_fn, a CompiledFunctionBackward node. `joint` gives the
-/// tangent and gradient maps; `aot_id` numbers the graphs' GraphRole (aot.h).
+/// The training runtime: hands `p`'s backward to `ahead` (if given, aot_compile says
+/// why), compiles `p`'s forward with `inner` now (on `example_inputs`) and its backward on
+/// the first backward call; returns a CompiledGraph whose outputs that require grad have
+/// one grad_fn, a CompiledFunctionBackward node. `joint` gives the tangent and gradient
+/// maps; `aot_id` numbers the graphs' GraphRole (aot.h).
 CompiledGraph make_training_function(std::shared_ptr<Partition> p, const JointGraph& joint,
                                      const std::vector<Tensor>& example_inputs, const Backend& inner,
-                                     const std::string& inner_name, int aot_id);
+                                     const std::string& inner_name, int aot_id, const CompileAhead& ahead = {});
 
 }  // namespace ember::aot

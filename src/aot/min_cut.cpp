@@ -4,8 +4,9 @@
 // lead into it and it into its outputs with infinite capacity; forward inputs hang from
 // the source, and every forward value the backward reads (or returns) leads to the sink.
 // Nodes that must not run again — GEMMs, convolutions, large reductions, random ops,
-// writes and readers of written inputs, anything not on the list of cheap ops — hang from
-// the source too, so the cut passes below them. The minimum cut is the cheapest set of
+// writes and readers of written inputs, anything not on the list of cheap ops, values a
+// backward GEMM (or another op that is not pointwise) reads — hang from the source too,
+// so the cut passes below them. The minimum cut is the cheapest set of
 // values to save: forward nodes on the sink side are recomputed in the backward from
 // saved values. See Note [aot], "Partitioners".
 #include <algorithm>
@@ -172,6 +173,46 @@ std::set<const Node*> written_inputs(const Graph& j) {
   return out;
 }
 
+/// Forward nodes whose value a backward node that is not pointwise reads (a GEMM's operand,
+/// directly or through views: fc2's weight gradient reads gelu(fc1(x))): the backward
+/// would have to write such a value to memory to run that node, so recomputing it there is
+/// never free — it costs a pass over memory and the op's arithmetic (GELU's erf) that
+/// reading the saved value does not. They must not run again (PyTorch's
+/// is_materialized_backwards bans their recomputation too).
+std::set<const Node*> materialized_in_backward(const JointGraph& joint) {
+  const Graph& j = *joint.graph;
+  std::map<const Node*, std::vector<const Node*>> readers;
+  for (const auto& n : j.nodes()) {
+    if (n->kind() != NodeKind::Call) continue;
+    for (const Arg& a : n->args()) {
+      if (a.kind == Arg::Kind::Value) readers[a.value.node].push_back(n.get());
+      for (const auto& v : a.values)
+        if (v) readers[v->node].push_back(n.get());
+    }
+  }
+  auto fusible = [](const Node& n) {
+    return n.op()->kind != ops::OpKind::View &&
+           (recomputable_ops().count(base_name(n.target())) || reduction_ops().count(base_name(n.target())));
+  };
+  std::set<const Node*> out;
+  for (const auto& np : j.nodes()) {
+    const Node* n = np.get();
+    if (n->kind() != NodeKind::Call || !joint.forward_nodes.count(n) || n->op()->kind == ops::OpKind::View) continue;
+    std::vector<const Node*> values{n};  // n and its views
+    for (size_t i = 0; i < values.size() && !out.count(n); ++i) {
+      for (const Node* r : readers[values[i]]) {
+        if (r->op()->kind == ops::OpKind::View) {
+          values.push_back(r);
+        } else if (!joint.forward_nodes.count(r) && !fusible(*r)) {
+          out.insert(n);
+          break;
+        }
+      }
+    }
+  }
+  return out;
+}
+
 bool reads_any(const Node& n, const std::set<const Node*>& nodes) {
   for (const Arg& a : n.args()) {
     if (a.kind == Arg::Kind::Value && nodes.count(a.value.node)) return true;
@@ -187,6 +228,7 @@ Partition min_cut_partition(const JointGraph& joint) {
   const Graph& j = *joint.graph;
   using Key = std::pair<const Node*, uint32_t>;
   const std::set<const Node*> written = written_inputs(j);
+  const std::set<const Node*> materialized = materialized_in_backward(joint);
   FlowNetwork net(2);
   const size_t source = 0, sink = 1;
   std::map<const Node*, size_t> node_vertex;
@@ -197,7 +239,7 @@ Partition min_cut_partition(const JointGraph& joint) {
     const size_t nv = net.add_vertex();
     node_vertex[n] = nv;
     const bool input = n->kind() == NodeKind::Placeholder || n->kind() == NodeKind::Attribute;
-    if (input || banned(*n) || reads_any(*n, written)) net.add_edge(source, nv, kInf);
+    if (input || banned(*n) || reads_any(*n, written) || materialized.count(n)) net.add_edge(source, nv, kInf);
     for (const Arg& a : n->args()) {
       auto from = [&](ValueRef v) { net.add_edge(value_vertex.at({v.node, v.index}).second, nv, kInf); };
       if (a.kind == Arg::Kind::Value) from(a.value);

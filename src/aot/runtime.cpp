@@ -1,8 +1,9 @@
 // aot/runtime.cpp — runs a partitioned training graph: the compiled forward under
 // no_grad, its outputs given one grad_fn (CompiledFunctionBackward, as PyTorch names it)
 // that holds the saved values as SavedVariables (version check, freed after backward
-// unless retain_graph) and runs the compiled backward, compiled on its first call as
-// PyTorch's AOT autograd does. Contract in aot/joint.h; see Note [aot], "The runtime".
+// unless retain_graph) and runs the compiled backward, compiled on its first call (a code
+// generator may start on it ahead, while the forward compiles). Contract in aot/joint.h;
+// see Note [aot], "The runtime".
 #include <mutex>
 
 #include "aot/aot.h"
@@ -86,7 +87,7 @@ std::string producer_of(const Tensor& t) {
 
 CompiledGraph make_training_function(std::shared_ptr<Partition> p, const JointGraph& joint,
                                      const std::vector<Tensor>& example_inputs, const Backend& inner,
-                                     const std::string& inner_name, int aot_id) {
+                                     const std::string& inner_name, int aot_id, const CompileAhead& ahead) {
   auto state = std::make_shared<TrainingState>();
   state->partition = p;
   state->tangent_of_output = joint.tangent_of_output;
@@ -98,6 +99,10 @@ CompiledGraph make_training_function(std::shared_ptr<Partition> p, const JointGr
   state->inner = inner;
   state->inner_name = inner_name;
   state->aot_id = aot_id;
+  if (ahead) {
+    GraphRoleScope role({GraphRole::Kind::Backward, aot_id});
+    ahead(*p->backward);
+  }
   {
     NoGradGuard no_grad;
     GraphRoleScope role({GraphRole::Kind::Forward, aot_id});

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <sstream>
 
+#include "core/shape.h"
 #include "ember/ops/pointwise.h"
 
 namespace ember {
@@ -118,6 +119,22 @@ Tensor SavedVariable::unpack() const {
 
 // --- AccumulateGrad ------------------------------------------------------------------
 
+namespace {
+
+/// Whether `g` may become a leaf's .grad without a copy: no other handle, view or base
+/// shares its TensorImpl or its buffer, it carries no autograd state, and its buffer is
+/// exactly its elements in a dense layout — the layout clone() would give it, so taking
+/// it changes nothing a caller can observe but the copy.
+bool owned_alone(const Tensor& g) {
+  const TensorImpl& impl = *g.impl();
+  if (g.impl_ptr().use_count() != 1 || !impl.storage || impl.storage.use_count() != 1) return false;
+  if (impl.is_view || impl.is_fake || impl.view_base || impl.autograd_meta || impl.storage_offset != 0) return false;
+  if (!core::is_non_overlapping_and_dense(impl.sizes, impl.strides)) return false;
+  return impl.storage->nbytes() == static_cast<size_t>(impl.numel) * element_size(impl.dtype);
+}
+
+}  // namespace
+
 AccumulateGrad::AccumulateGrad(Tensor variable) : Node(1), variable_(std::move(variable)) {
   // Leaves run as soon as they are ready, as in PyTorch, so .grad fills early.
   sequence_nr_ = UINT64_MAX;
@@ -132,9 +149,10 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
     if (r.defined()) g = r;
   }
   if (!m.grad.defined()) {
-    // A new tensor the first time: the incoming gradient may alias a user's tensor or be
-    // an expanded (stride-0) view.
-    m.grad = g.clone();
+    // The first gradient: taken as it is when nothing else can see it (PyTorch's
+    // AccumulateGrad steals it too), otherwise a new tensor — it may alias a user's
+    // tensor or be an expanded (stride-0) view.
+    m.grad = owned_alone(g) ? std::move(g) : g.clone();
   } else {
     m.grad.add_(g);
   }

@@ -85,6 +85,13 @@ bool bisect_allows(BisectSubsystem s, const std::string& what) {
   return max < 0 || static_cast<int64_t>(d.size()) <= max;
 }
 
+bool bisect_active() {
+  if (t_spans > 0) return true;
+  for (BisectSubsystem s : {BisectSubsystem::GraphPasses, BisectSubsystem::Lowerings, BisectSubsystem::Fusions})
+    if (bisect_limit(s) >= 0) return true;
+  return false;
+}
+
 std::string bisect_disabled_reason(BisectSubsystem s) {
   return "the compiler bisector's limit " + bisect_limit_knob(s) + "=" + std::to_string(bisect_limit(s)) +
          " disables " + bisect_decision_noun(s) + std::string(" #") +

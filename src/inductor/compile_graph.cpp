@@ -346,7 +346,24 @@ std::shared_ptr<KernelProfile> make_profile(Program& p, const std::filesystem::p
 }
 
 CompiledGraph compile_graph(Graph& captured, const std::vector<Tensor>& example_inputs) {
-  return aot::aot_compile(captured, example_inputs, compile_fx_inner, "inductor_inner");
+  return aot::aot_compile(captured, example_inputs, compile_fx_inner, "inductor_inner", compile_fx_ahead);
+}
+
+void compile_fx_ahead(Graph& g) {
+  // The bisector counts decisions in the order graphs compile; running the backward's
+  // steps ahead would count them twice.
+  if (bisect_active()) return;
+  try {
+    // The same steps as compile_fx_inner up to the source, without its logs (they come
+    // when it compiles the graph for real) or trace files.
+    logging::MuteScope mute;
+    std::unique_ptr<Graph> transformed = run_graph_passes(g);
+    const LoweredGraph lowered = lower(*transformed);
+    std::vector<Kernel> kernels = schedule(*transformed, lowered);
+    start_build(generate_cpp(lowered, kernels));
+  } catch (const std::exception&) {
+    // Nothing is reported ahead: compile_fx_inner meets the same failure and reports it.
+  }
 }
 
 CompiledGraph compile_fx_inner(Graph& input_graph, const std::vector<Tensor>& example_inputs) {

@@ -19,6 +19,14 @@ CompiledGraph compile_graph(Graph& g, const std::vector<Tensor>& example_inputs)
 /// it. Where TORCHDYNAMO_REPRO_AFTER=aot cuts. `g` is copied.
 CompiledGraph compile_fx_inner(Graph& g, const std::vector<Tensor>& example_inputs);
 
+/// Starts compile_fx_inner's slowest step for `g` ahead: its source generated as
+/// compile_fx_inner would (quietly: no logs, no trace files) and the C++ compiler started
+/// on it in the background (start_build), so that a later compile_fx_inner of `g` finds
+/// the library built or being built. The "inductor" backend calls it on a training graph's
+/// backward graph before compiling its forward (aot_compile's `ahead`), so the two compile
+/// at once. Does nothing while the compiler bisector counts; never raises.
+void compile_fx_ahead(Graph& g);
+
 /// Registers "inductor", "inductor_inner" (compile_fx_inner alone) and "aot_eager"; safe to
 /// call any number of times. register_builtin_backends() (ember_debug) calls it.
 void register_inductor_backends();

@@ -48,6 +48,11 @@ class BisectSpan {
 /// compile are (all of them when the limit is -1), the rest are not.
 bool bisect_allows(BisectSubsystem s, const std::string& what);
 
+/// Whether the compiler bisector counts decisions now: a limit is set, or a BisectSpan is
+/// open on this thread. Compiling ahead (compile_fx_ahead) is off then, since the count
+/// follows the order in which graphs are compiled.
+bool bisect_active();
+
 /// One decision the limit disabled, for the log line of the step that asked:
 /// "the compiler bisector's limit inductor.bisect_max_lowerings=2 disables lowering #3".
 std::string bisect_disabled_reason(BisectSubsystem s);
@@ -133,6 +138,12 @@ struct LoadedCode {
 /// and flags, and dlopens it. A cached library whose checksum sidecar does not match, or
 /// that dlopen rejects, is rebuilt. Writes are atomic (temp name, then rename).
 LoadedCode load_or_build(const std::string& source);
+
+/// Starts building `source` as load_or_build would, on a thread of its own, unless the
+/// cache already holds it or a build of it is under way: the compiler runs while the
+/// caller goes on, and the load_or_build of the same source (same cache directory) waits
+/// for it instead of running the compiler again, raising its error if it failed.
+void start_build(const std::string& source);
 
 /// How many times this process has run the C++ compiler for generated code.
 int64_t compiler_invocations();

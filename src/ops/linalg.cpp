@@ -7,6 +7,7 @@
 #include "core/shape.h"
 #include "ember/config.h"
 #include "ember/ops/linalg.h"
+#include "kernels/cpu/copy.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cuda/gemm.h"
@@ -75,15 +76,9 @@ Tensor restrided(const Tensor& t, std::vector<int64_t> sizes, std::vector<int64_
 /// A matrix as a batch of one.
 Tensor as_batch(const Tensor& m) { return restrided(m, {1, m.size(0), m.size(1)}, {0, m.stride(0), m.stride(1)}); }
 
-/// dst = src broadcast to dst's shape; both of one dtype.
-void broadcast_copy(const Tensor& dst, const Tensor& src) {
-  if (dst.numel() == 0) return;
-  kernels::cpu::PointwiseLoop loop(dst, {src});
-  const int64_t es = static_cast<int64_t>(dst.element_size());
-  loop.for_each_row([&](char** p, const int64_t* s, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) std::memcpy(p[0] + i * s[0], p[1] + i * s[1], static_cast<size_t>(es));
-  });
-}
+/// dst = src broadcast to dst's shape; both of one dtype. copy_into copies whole rows
+/// (a bias broadcast over a GEMM's rows is one memcpy per row).
+void broadcast_copy(const Tensor& dst, const Tensor& src) { kernels::cpu::copy_into(dst, src); }
 
 // --- meta functions ---------------------------------------------------------------------
 

@@ -27,6 +27,13 @@ std::atomic<uint8_t> g_min_level[kNumChannels] = {};
 }  // namespace detail
 
 namespace {
+thread_local bool t_muted = false;
+}  // namespace
+
+MuteScope::MuteScope() : saved_(t_muted) { t_muted = true; }
+MuteScope::~MuteScope() { t_muted = saved_; }
+
+namespace {
 
 // A channel's lowest accepted level when nothing is accepted.
 constexpr uint8_t kOff = 4;
@@ -367,6 +374,7 @@ std::span<const ChannelInfo> channels() { return kChannels; }
 namespace detail {
 
 bool should_log_slow(int channel, Level level) {
+  if (t_muted) return false;
   if (state().initialized.load(std::memory_order_acquire)) return true;
   initialize();
   return static_cast<uint8_t>(level) >= g_min_level[channel].load(std::memory_order_relaxed);

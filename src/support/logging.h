@@ -89,6 +89,19 @@ inline bool is_enabled(Component component, Level level) {
 /// Whether the artifact is on for stderr or a sink.
 inline bool is_enabled(Artifact artifact) { return detail::should_log(detail::channel_id(artifact), Level::kDebug); }
 
+/// Drops every line this thread logs while it lives, for stderr and sinks alike: for work
+/// done ahead whose lines come when it is done for real (inductor's compile_fx_ahead).
+class MuteScope {
+ public:
+  MuteScope();
+  ~MuteScope();
+  MuteScope(const MuteScope&) = delete;
+  MuteScope& operator=(const MuteScope&) = delete;
+
+ private:
+  bool saved_;
+};
+
 /// What the last read of TORCH_LOGS found wrong ("invalid environment: TORCH_LOGS: …"),
 /// or "" (config_environment_problems() reports it with the knobs').
 std::string environment_problem();

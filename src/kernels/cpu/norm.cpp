@@ -1,7 +1,8 @@
 // kernels/cpu/norm.cpp — see norm.h. Row sums run in float vectors over chunks of 256
 // elements whose partial sums are added in double, so long rows stay accurate without
 // giving up SIMD width; the mean is subtracted before squaring (two passes over a
-// cached row) rather than using E[x^2] - E[x]^2, which cancels badly.
+// cached row) rather than using E[x^2] - E[x]^2, which cancels badly. Batch norm's
+// per-channel statistics are sums in double over independent lanes (wide_sum.h).
 #include "kernels/cpu/norm.h"
 
 #include <omp.h>
@@ -12,6 +13,7 @@
 
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/vec.h"
+#include "kernels/cpu/wide_sum.h"
 
 namespace ember::kernels::cpu {
 namespace {
@@ -165,20 +167,20 @@ void batch_norm_impl(const Tensor& in, int64_t N, int64_t C, int64_t S, const Te
   for (int64_t c = 0; c < C; ++c) {
     acc_t mean, invstd;
     if (training) {
-      double sum = 0;
+      WideSums<1> sums, squares;
       for (int64_t n = 0; n < N; ++n) {
         const T* p = x + (n * C + c) * S;
-        for (int64_t s = 0; s < S; ++s) sum += static_cast<double>(p[s]);
+        sums.add(S, [p](int64_t s, double(&t)[1]) { t[0] = static_cast<double>(p[s]); });
       }
-      const double dmean = count > 0 ? sum / static_cast<double>(count) : 0.0;
-      double var_sum = 0;
+      const double dmean = count > 0 ? sums.total(0) / static_cast<double>(count) : 0.0;
       for (int64_t n = 0; n < N; ++n) {
         const T* p = x + (n * C + c) * S;
-        for (int64_t s = 0; s < S; ++s) {
+        squares.add(S, [p, dmean](int64_t s, double(&t)[1]) {
           const double d = static_cast<double>(p[s]) - dmean;
-          var_sum += d * d;
-        }
+          t[0] = d * d;
+        });
       }
+      const double var_sum = squares.total(0);
       const double dinvstd = count > 0 ? 1.0 / std::sqrt(var_sum / static_cast<double>(count) + eps) : 0.0;
       sm.set(c, dmean);
       si.set(c, dinvstd);

@@ -1,12 +1,13 @@
 // kernels/cpu/norm_backward.cpp — see norm_backward.h. One channel per task: its sum of
 // grad_out and of (x - mean) * grad_out, accumulated in double (ATen accumulates float in
 // float; double agrees with it within float's tolerance and does not drift on long
-// channels), then the input gradient.
+// channels) over independent lanes (wide_sum.h), then the input gradient.
 #include "kernels/cpu/norm_backward.h"
 
 #include <omp.h>
 
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/wide_sum.h"
 
 namespace ember::kernels::cpu {
 namespace {
@@ -20,16 +21,17 @@ void batch_norm_backward_impl(const T* dy, const T* x, int64_t N, int64_t C, int
   for (int64_t c = 0; c < C; ++c) {
     const double mean = st.mean[c], invstd = st.invstd[c];
     const double w = st.weight.empty() ? 1.0 : st.weight[c];
-    double s = 0, d = 0;
+    WideSums<2> sums;
     for (int64_t n = 0; n < N; ++n) {
       const T* gy = dy + (n * C + c) * S;
       const T* xx = x + (n * C + c) * S;
-      for (int64_t i = 0; i < S; ++i) {
+      sums.add(S, [gy, xx, mean](int64_t i, double(&t)[2]) {
         const double g = static_cast<double>(gy[i]);
-        s += g;
-        d += (static_cast<double>(xx[i]) - mean) * g;
-      }
+        t[0] = g;
+        t[1] = (static_cast<double>(xx[i]) - mean) * g;
+      });
     }
+    const double s = sums.total(0), d = sums.total(1);
     sum[c] = s;
     dotp[c] = d;
     if (!dx) continue;

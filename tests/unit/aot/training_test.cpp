@@ -72,6 +72,20 @@ TEST_F(AotPartition, MinCutRecomputesAPointwiseChainThatSaveAllSaves) {
   EXPECT_GT(all.saved_outputs, 1u) << *all.forward;
 }
 
+TEST_F(AotPartition, MinCutSavesAPointwiseValueABackwardGemmReadsInsteadOfRecomputingIt) {
+  // fc2's weight gradient is a product reading gelu(fc1): recomputed in the backward, GELU
+  // would run again and its result be written to memory for that product anyway.
+  auto fn = [](const Tensor& x, const Tensor& w1, const Tensor& w2) {
+    return ember::mm(ember::gelu(ember::mm(x, w1)), w2).sum();
+  };
+  Tensor x = leaf({16, 32}), w1 = leaf({32, 64}), w2 = leaf({64, 8});
+  auto g = prepared_graph(fn, x, w1, w2);
+  aot::JointGraph joint = aot::make_joint_graph(*g, {true, true, true});
+  aot::Partition cut = aot::partition_joint_graph(joint, aot::Partitioner::MinCut);
+  EXPECT_EQ(count_target(*cut.backward, "aten::gelu"), 0u) << *cut.backward;
+  EXPECT_EQ(cut.saved_outputs, 2u) << *cut.forward;  // fc1's product (GELU's derivative reads it) and GELU's value
+}
+
 /// A small MLP block: linear, gelu, layer norm, linear, a loss.
 Tensor mlp_loss(nn::Module& m, const Tensor& x) {
   auto& seq = static_cast<nn::Sequential&>(m);
@@ -125,6 +139,21 @@ TEST_P(AotTraining, HooksAndRetainGraphBehaveAsEager) {
   EXPECT_EQ(calls, 2);
   Tensor expected = (1 - (x * w).tanh().pow(2)) * x * 4;  // two backward passes, each hooked x2
   expect_close(w.grad(), expected.detach(), 1e-5, 1e-6, "w.grad");
+}
+
+TEST_P(AotTraining, AGradientTheCompiledBackwardReturnsBecomesTheLeafsGradWithoutACopy) {
+  Tensor x = randn({8, 16}), w = leaf({16, 32});
+  const void* seen = nullptr;  // the buffer the backward graph returned (the hook keeps no handle)
+  w.register_hook([&seen](const Tensor& g) {
+    seen = g.raw_data_ptr();
+    return Tensor();
+  });
+  auto compiled = compile([](const Tensor& x, const Tensor& w) { return mm(x, w).tanh().sum(); },
+                          {.backend = GetParam()});
+  compiled(x, w).backward();
+  EXPECT_EQ(w.grad().raw_data_ptr(), seen);
+  const Tensor t = mm(x, w.detach()).tanh();
+  expect_close(w.grad(), mm(x.t(), 1 - t * t), 1e-4, 1e-5, "w.grad");
 }
 
 TEST_P(AotTraining, ASecondBackwardWithoutRetainGraphRaisesEagersMessage) {

@@ -118,6 +118,32 @@ TEST(Autograd, GradAccumulatesAcrossBackwardCalls) {
   EXPECT_TRUE(x.grad().is_same(first));  // accumulated in place, as PyTorch does
 }
 
+TEST(Autograd, ALeafTakesAFirstGradientNothingElseHoldsWithoutACopy) {
+  Tensor x = pattern({4, 5}, 3, 7, 3, 2).requires_grad_();
+  const void* seen = nullptr;  // the buffer the gradient arrives in (the hook keeps no handle)
+  x.register_hook([&seen](const Tensor& g) {
+    seen = g.raw_data_ptr();
+    return Tensor();
+  });
+  exp(x).sum().backward();
+  expect_close(x.grad(), exp(x.detach()).to_vector<double>());
+  EXPECT_EQ(x.grad().raw_data_ptr(), seen);
+}
+
+TEST(Autograd, ALeafCopiesAFirstGradientTheCallerStillHolds) {
+  Tensor x = tensor<float>({1, 2, 3}).requires_grad_();
+  Tensor g = tensor<float>({4, 5, 6});
+  x.backward(g);
+  EXPECT_NE(x.grad().raw_data_ptr(), g.raw_data_ptr());
+  g.add_(1);  // the caller's tensor changes; the gradient does not
+  expect_close(x.grad(), {4, 5, 6});
+  // An expanded gradient (stride 0) becomes a dense tensor of its own.
+  Tensor y = tensor<float>({1, 2, 3}).requires_grad_();
+  y.sum().backward();
+  EXPECT_EQ(y.grad().strides().vec(), std::vector<int64_t>{1});
+  expect_close(y.grad(), {1, 1, 1});
+}
+
 TEST(Autograd, SecondBackwardThroughAFreedGraphRaises) {
   Tensor x = tensor<float>({1, 2, 3}).requires_grad_();
   Tensor s = exp(x).sum();

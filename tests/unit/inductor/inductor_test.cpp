@@ -167,6 +167,22 @@ TEST_F(InductorTest, CorruptCachedLibraryIsDetectedAndRebuilt) {
   EXPECT_GT(fs::file_size(so), 1000u);
 }
 
+TEST_F(InductorTest, ATrainingGraphsBackwardCompilesWhileItsForwardDoesAndBackwardWaitsForIt) {
+  Tensor x = randn({8, 16}), w = randn({16, 32}).requires_grad_();
+  auto fn = [](const Tensor& x, const Tensor& w) { return mm(x, w).tanh().sum(); };
+  testing::LogCapture logs("inductor");
+  const int64_t before = inductor::compiler_invocations();
+  Tensor loss = compile(fn, {.backend = "inductor"})(x, w);
+  EXPECT_EQ(inductor::compiler_invocations(), before + 2) << "the forward call started the backward's compiler too";
+  EXPECT_EQ(logs.text().find("waiting for the compiler started ahead"), std::string::npos) << logs.text();
+  loss.backward();
+  EXPECT_EQ(inductor::compiler_invocations(), before + 2) << "backward waits for the build it started, once";
+  EXPECT_NE(logs.text().find("waiting for the compiler started ahead"), std::string::npos) << logs.text();
+  EXPECT_FALSE(inductor::last_compile_report().cache_hit);
+  const Tensor t = mm(x, w.detach()).tanh();
+  expect_close(w.grad(), mm(x.t(), 1 - t * t), 1e-5, 1e-5);
+}
+
 // Rows of 1000: a vector body and a scalar tail for 8 and 16 float lanes alike; 64 rows
 // of 1000 are more than one thread's worth, so the row loop runs in parallel.
 TEST_F(InductorTest, SoftmaxOverTheLastDimOfW2IsOneRowKernelAndEqualsEager) {
