@@ -166,6 +166,16 @@ TEST_F(Autocast, CpuLossesRunInFloat32) {
   EXPECT_EQ(nll.dtype(), kFloat) << "nll_loss_nd is on no list; the nll_loss it expands into is";
 }
 
+TEST_F(Autocast, CpuBinaryCrossEntropyRunsInFloat32WhereCudaBansIt) {
+  const Tensor p = sigmoid(randn({6})).to(kBFloat16), t = rand({6}).to(kBFloat16);
+  Tensor bce;
+  {
+    autocast scope(kCPU);
+    bce = binary_cross_entropy(p, t);
+  }
+  expect_identical(bce, binary_cross_entropy(p.to(kFloat), t.to(kFloat)));
+}
+
 TEST_F(Autocast, CpuProdRunsInFloat32AndSoftmaxIsNotOnTheCpuList) {
   const Tensor x = (randn({3, 4}) * 0.5 + 1).to(kBFloat16);
   Tensor p, s;
