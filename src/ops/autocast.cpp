@@ -150,6 +150,21 @@ Tensor cached_cast(ScalarType to, const Tensor& t, DeviceType device) {
   return cast;
 }
 
+/// Calls `visit` on every tensor of `args`, in lists too.
+template <typename F>
+void for_each_tensor(const Stack& args, F&& visit) {
+  for (const IValue& a : args) {
+    if (a.is_tensor()) {
+      visit(a.to_tensor());
+    } else if (a.is_tensor_list()) {
+      for (const Tensor& t : a.to_tensor_list()) visit(t);
+    } else if (a.is_optional_tensor_list()) {
+      for (const auto& t : a.to_optional_tensor_list())
+        if (t) visit(*t);
+    }
+  }
+}
+
 IValue cast_value(ScalarType to, const IValue& a, DeviceType device) {
   if (a.is_tensor()) return IValue(cached_cast(to, a.to_tensor(), device));
   if (a.is_tensor_list()) {
@@ -192,16 +207,7 @@ ScalarType promote_type(const Stack& args, DeviceType device) {
         << scalar_type_name(lower) << "), and an argument is " << scalar_type_name(next)
         << "; cast it to one of them first";
   };
-  for (const IValue& a : args) {
-    if (a.is_tensor()) {
-      visit(a.to_tensor());
-    } else if (a.is_tensor_list()) {
-      for (const Tensor& t : a.to_tensor_list()) visit(t);
-    } else if (a.is_optional_tensor_list()) {
-      for (const auto& t : a.to_optional_tensor_list())
-        if (t) visit(*t);
-    }
-  }
+  for_each_tensor(args, visit);
   return current;
 }
 
@@ -214,16 +220,7 @@ std::optional<DeviceType> device_type_of(const Stack& args) {
     if (t.is_cuda()) found = DeviceType::CUDA;
     if (t.is_cpu() && !found) found = DeviceType::CPU;
   };
-  for (const IValue& a : args) {
-    if (a.is_tensor()) {
-      visit(a.to_tensor());
-    } else if (a.is_tensor_list()) {
-      for (const Tensor& t : a.to_tensor_list()) visit(t);
-    } else if (a.is_optional_tensor_list()) {
-      for (const auto& t : a.to_optional_tensor_list())
-        if (t) visit(*t);
-    }
-  }
+  for_each_tensor(args, visit);
   return found;
 }
 
@@ -319,6 +316,7 @@ Stack apply_cast_policy(CastPolicy policy, DeviceType device, const OpDef& op, c
 }
 
 std::optional<Stack> autocast_args(const OpDef& op, const Stack& args) {
+  if (!policy_index().contains(&op)) return std::nullopt;  // most ops: one lookup
   const std::optional<DeviceType> device = device_type_of(args);
   if (!device) return std::nullopt;
   const int slot = slot_of(*device);

@@ -44,6 +44,12 @@ struct OneParam {
   Tensor p = tensor<float>({1.0f, -2.0f, 0.5f}).requires_grad_();
   optim::SGD opt{{p}, {.lr = 0.5}};
   void set_grad(std::vector<float> g) { p.mutable_grad() = tensor<float>(g); }
+  /// A step of finite gradients through `scaler`, then its update.
+  void clean_step(GradScaler& scaler) {
+    set_grad({1.0f, 1.0f, 1.0f});
+    EXPECT_TRUE(scaler.step(opt));
+    scaler.update();
+  }
 };
 
 TEST(GradScaler, ScaleMultipliesByTheInitialScaleOfTwoToTheSixteen) {
@@ -126,9 +132,7 @@ TEST(GradScaler, TheScaleDoesNotGrowPastFloat32sRange) {
   OneParam m;
   GradScaler scaler(kCPU, {.init_scale = 3e38, .growth_interval = 1});
   scaler.scale(ones({1}));
-  m.set_grad({1.0f, 1.0f, 1.0f});
-  scaler.step(m.opt);
-  scaler.update();
+  m.clean_step(scaler);
   EXPECT_EQ(static_cast<float>(scaler.get_scale()), 3e38f);
   EXPECT_EQ(scaler.growth_tracker(), 0) << "the tracker resets even when the scale cannot grow";
 }
@@ -205,9 +209,7 @@ TEST(GradScaler, StateDictRoundTripsAndALoadedTrackerContinues) {
   OneParam m;
   GradScaler a(kCPU, {.init_scale = 4.0, .growth_interval = 3});
   a.scale(ones({1}));
-  m.set_grad({1.0f, 1.0f, 1.0f});
-  a.step(m.opt);
-  a.update();
+  m.clean_step(a);
   const amp::GradScalerState s = a.state_dict();
   EXPECT_EQ(s.scale, 4.0);
   EXPECT_EQ(s.growth_tracker, 1);
@@ -216,11 +218,7 @@ TEST(GradScaler, StateDictRoundTripsAndALoadedTrackerContinues) {
   b.load_state_dict(s);
   EXPECT_EQ(b.get_scale(), 4.0);
   b.scale(ones({1}));
-  for (int i = 0; i < 2; ++i) {
-    m.set_grad({1.0f, 1.0f, 1.0f});
-    b.step(m.opt);
-    b.update();
-  }
+  for (int i = 0; i < 2; ++i) m.clean_step(b);
   EXPECT_EQ(b.get_scale(), 8.0) << "1 loaded + 2 clean steps reach the interval of 3";
 }
 
