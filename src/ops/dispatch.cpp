@@ -154,8 +154,11 @@ Stack run_inplace(const OpDef& op, Stack& args) {
   return call(copy, {self, value});
 }
 
+}  // namespace
+
 /// call() after normalizing and autocast: expands composite and in-place ops, else runs
-/// the layers.
+/// the layers. Not in the anonymous namespace: verbose errors print the internal stack
+/// by exported names, and its first frame should name Ember's dispatcher.
 Stack call_normalized(const OpDef& op, Stack& args) {
   switch (op.kind) {
     case OpKind::Composite:
@@ -166,8 +169,6 @@ Stack call_normalized(const OpDef& op, Stack& args) {
       return dispatch_from(0, op, args);
   }
 }
-
-}  // namespace
 
 void set_layer_handler(DispatchLayer layer, LayerHandler handler) {
   g_handlers[static_cast<int>(layer)].store(handler, std::memory_order_relaxed);
