@@ -1,6 +1,7 @@
 // ember/ember.h — the whole public API.
 #pragma once
 
+#include "ember/amp.h"
 #include "ember/autograd.h"
 #include "ember/compile.h"
 #include "ember/config.h"

@@ -177,6 +177,9 @@ void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& gra
   for (const Tensor& t : tensors) t.require_data("Tensor.backward()", loc);
   for (const Tensor& t : grad_tensors) t.require_data("Tensor.backward()", loc);
   ops::ExcludeLayerGuard eager(ops::DispatchLayer::Capture);
+  // The backward pass undoes the forward's casts and runs each derivative in the dtypes
+  // its forward ran in, inside an autocast scope or not (Note [autocast]).
+  ops::ExcludeLayerGuard no_autocast(ops::DispatchLayer::Autocast);
   std::vector<Tensor> seeds;
   std::vector<Edge> roots;
   {
@@ -192,6 +195,9 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
   for (const Tensor& t : outputs) t.require_data("Tensor.backward()", loc);
   for (const Tensor& t : grad_outputs) t.require_data("Tensor.backward()", loc);
   ops::ExcludeLayerGuard eager(ops::DispatchLayer::Capture);
+  // The backward pass undoes the forward's casts and runs each derivative in the dtypes
+  // its forward ran in, inside an autocast scope or not (Note [autocast]).
+  ops::ExcludeLayerGuard no_autocast(ops::DispatchLayer::Autocast);
   std::vector<Tensor> seeds;
   std::vector<Edge> roots, capture;
   {

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "autograd/autograd_meta.h"
+#include "ops/autocast.h"
 #include "ops/dispatch.h"
 
 namespace ember::autograd {
@@ -298,7 +299,11 @@ Stack autograd_layer(const ops::OpDef& op, Stack& args) {
 
 void install_autograd_layer() {
   static std::once_flag once;
-  std::call_once(once, [] { ops::set_layer_handler(ops::DispatchLayer::Autograd, &autograd_layer); });
+  std::call_once(once, [] {
+    ops::set_layer_handler(ops::DispatchLayer::Autograd, &autograd_layer);
+    // Autocast caches the casts of weights: float32 leaves that require grad (Note [autocast]).
+    ops::set_autocast_leaf_test([](const Tensor& t) { return requires_grad(t) && t.is_leaf(); });
+  });
 }
 
 }  // namespace ember::autograd

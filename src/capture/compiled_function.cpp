@@ -18,6 +18,7 @@
 #include "capture/tracer.h"
 #include "ember/config.h"
 #include "graph/text.h"
+#include "ops/dispatch.h"
 #include "support/compile_debug.h"
 #include "support/logging.h"
 
@@ -213,6 +214,8 @@ class CompiledFunctionState {
             case InputSource::Kind::Grad: inputs.push_back(grad_slot(s.bound)); break;
           }
         }
+        // The graph holds the casts autocast made while tracing (Note [autocast]).
+        ops::ExcludeLayerGuard no_autocast(ops::DispatchLayer::Autocast);
         return assemble_results(e.slots, e.compiled(inputs));
       }
       case Entry::Mode::Segments: {

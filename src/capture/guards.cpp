@@ -114,6 +114,7 @@ std::string arg_name(const std::vector<std::string>& names, size_t i) {
 GuardSet GuardSet::for_call(const std::vector<CallArg>& args, const std::vector<std::string>& arg_names) {
   GuardSet gs;
   gs.grad_enabled_ = is_grad_enabled();
+  gs.autocast_ = ops::autocast_state();
   auto add_tensor = [&](int arg, int element, std::string name, const Tensor& t) {
     TensorGuard g;
     g.arg = arg;
@@ -298,6 +299,7 @@ std::optional<std::string> GuardSet::fail_grad(const GradGuard& g) {
 
 bool GuardSet::check(const std::vector<CallArg>& args) const {
   if (is_grad_enabled() != grad_enabled_) return false;
+  if (ops::autocast_state() != autocast_) return false;
   for (const auto& g : tensors_) {
     const Tensor* t = tensor_of(args, g);
     if (!t || !t->defined()) return false;
@@ -334,6 +336,12 @@ bool GuardSet::check(const std::vector<CallArg>& args) const {
   return true;
 }
 
+std::optional<std::string> GuardSet::autocast_failure() const {
+  const ops::AutocastState now = ops::autocast_state();
+  if (now == autocast_) return std::nullopt;
+  return "autocast state mismatch. expected " + autocast_.str() + ", actual " + now.str();
+}
+
 void GuardSet::guard_storage_offset(int arg, int element) {
   for (TensorGuard& g : tensors_)
     if (g.arg == arg && g.element == element) g.check_offset = true;
@@ -347,6 +355,7 @@ std::vector<std::string> GuardSet::all_failures(const std::vector<CallArg>& args
   if (is_grad_enabled() != grad_enabled_) {
     out.push_back(std::string("grad mode mismatch. expected ") + (grad_enabled_ ? "enabled" : "disabled"));
   }
+  add(autocast_failure());
   for (const auto& g : values_)
     if (g.is_length) add(fail_value(args, g));
   for (const auto& g : tensors_) add(fail_tensor(args, g));
@@ -360,7 +369,7 @@ std::vector<std::string> GuardSet::all_failures(const std::vector<CallArg>& args
 }
 
 std::optional<std::string> GuardSet::value_change_hint(const std::vector<CallArg>& args) const {
-  if (is_grad_enabled() != grad_enabled_) return std::nullopt;
+  if (is_grad_enabled() != grad_enabled_ || autocast_failure()) return std::nullopt;
   for (const auto& g : values_)
     if (g.is_length && fail_value(args, g)) return std::nullopt;
   for (const auto& g : tensors_)
@@ -391,6 +400,7 @@ std::optional<std::string> GuardSet::first_failure(const std::vector<CallArg>& a
   if (is_grad_enabled() != grad_enabled_) {
     return std::string("grad mode mismatch. expected ") + (grad_enabled_ ? "enabled" : "disabled");
   }
+  if (auto f = autocast_failure()) return f;
   for (const auto& g : values_)
     if (g.is_length)
       if (auto f = fail_value(args, g)) return f;
@@ -415,6 +425,8 @@ std::optional<std::string> GuardSet::first_failure(const std::vector<CallArg>& a
 std::vector<std::string> GuardSet::describe() const {
   std::vector<std::string> out;
   out.push_back(std::string("grad mode is ") + (grad_enabled_ ? "enabled" : "disabled"));
+  // Always checked; said when the trace ran under autocast.
+  if (autocast_.any_enabled()) out.push_back(autocast_.str());
   for (const auto& g : values_) {
     const std::string value = g.doubles ? show_doubles(*g.doubles) : show(g.expected);
     out.push_back(g.is_length ? "len('" + g.name + "') == " + value : "'" + g.name + "' == " + value);

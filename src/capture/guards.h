@@ -2,6 +2,7 @@
 // in place of the user function (docs/design.md, "Capture"): tensor sizes, strides, dtype,
 // device and requires_grad (the storage offset only where the traced code read it);
 // scalar values; list lengths; module identity, tensors and training flags; grad mode;
+// the autocast state;
 // aliasing between arguments; values declared with guard_on(); module attributes
 // (nn::Attribute) the trace read. See Note [capture], "Guards".
 #pragma once
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "ember/compile.h"
+#include "ops/autocast.h"
 
 namespace ember::capture {
 
@@ -47,7 +49,8 @@ Tensor grad_slot(const Tensor& owner);
 
 class GuardSet {
  public:
-  /// Guards on every argument of a call as it is now, and on the thread's grad mode.
+  /// Guards on every argument of a call as it is now, and on the thread's grad mode and
+  /// autocast state.
   static GuardSet for_call(const std::vector<CallArg>& args, const std::vector<std::string>& arg_names);
   void add_user_guard(UserGuard g) { user_.push_back(std::move(g)); }
   /// Also guards the storage offset of tensor argument `arg` (element `element` of a
@@ -111,6 +114,7 @@ class GuardSet {
   std::optional<std::string> fail_user(const UserGuard& g) const;
   static std::optional<std::string> fail_attribute(const AttributeGuard& g);
   static std::optional<std::string> fail_grad(const GradGuard& g);
+  std::optional<std::string> autocast_failure() const;
 
   std::vector<TensorGuard> tensors_;
   std::vector<ValueGuard> values_;
@@ -120,6 +124,7 @@ class GuardSet {
   std::vector<AttributeGuard> attributes_;
   std::vector<GradGuard> grads_;
   bool grad_enabled_ = true;
+  ops::AutocastState autocast_;  // the casts the graph holds depend on it
 };
 
 /// "arg0", … unless the user named the arguments.

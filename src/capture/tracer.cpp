@@ -12,6 +12,7 @@
 #include "ember/config.h"
 #include "ember/optim.h"
 #include "nn/attribute_hook.h"
+#include "ops/autocast.h"
 #include "ops/dispatch.h"
 #include "support/call_context.h"
 #include "support/logging.h"
@@ -511,6 +512,9 @@ std::vector<Tensor> Tracer::flush(const std::vector<ValueRef>& outputs) {
   graph_->set_output(outputs);
   graph_->eliminate_dead_code();
   SuspendTracing real;
+  // The graph holds the casts autocast made while tracing: it runs (and compiles) without
+  // autocast, as PyTorch runs compiled code.
+  ops::ExcludeLayerGuard no_autocast(ops::DispatchLayer::Autocast);
   std::vector<Tensor> results;
   if (graph_->op_count() == 0) {
     results = run_graph(*graph_, input_values_);
@@ -588,6 +592,8 @@ std::vector<IValue> Tracer::run(const std::vector<CallArg>& args, const Invoker&
         --g_traces_running;
       }
     } restore{this};
+    // Casts made under autocast are recorded, never cached (Note [autocast]).
+    ops::AutocastCacheDisabled no_cast_cache;
     fake_results = invoke(fakes);
   }
 

@@ -1,11 +1,13 @@
 // ops/dispatch.cpp — see dispatch.h.
 #include "ops/dispatch.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 
 #include "core/cuda.h"
 #include "core/shape.h"
+#include "ops/autocast.h"
 #include "support/call_context.h"
 
 namespace ember::ops {
@@ -96,6 +98,7 @@ Stack run_functional(const OpDef& op, Stack& args) {
 Stack run_backend(const OpDef& op, Stack& args) {
   // Ops that a kernel calls internally (e.g. a cast or a contiguous copy of an input) are
   // implementation details of this op: layers above the backend must not see them.
+  ExcludeLayerGuard no_autocast(DispatchLayer::Autocast);
   ExcludeLayerGuard no_capture(DispatchLayer::Capture);
   ExcludeLayerGuard no_autograd(DispatchLayer::Autograd);
   switch (op.kind) {
@@ -118,6 +121,8 @@ Stack run_backend(const OpDef& op, Stack& args) {
 }
 
 Stack dispatch_from(int first_layer, const OpDef& op, Stack& args) {
+  // Autocast has no handler: call() applies it before composite ops expand.
+  first_layer = std::max(first_layer, static_cast<int>(DispatchLayer::Capture));
   for (int l = first_layer; l < static_cast<int>(DispatchLayer::Backend); ++l) {
     if (t_excluded & (1u << l)) continue;
     if (LayerHandler h = g_handlers[l].load(std::memory_order_relaxed)) return h(op, args);
@@ -151,6 +156,20 @@ Stack run_inplace(const OpDef& op, Stack& args) {
 
 }  // namespace
 
+/// call() after normalizing and autocast: expands composite and in-place ops, else runs
+/// the layers. Not in the anonymous namespace: verbose errors print the internal stack
+/// by exported names, and its first frame should name Ember's dispatcher.
+Stack call_normalized(const OpDef& op, Stack& args) {
+  switch (op.kind) {
+    case OpKind::Composite:
+      return op.decomposition(args);
+    case OpKind::InPlace:
+      return run_inplace(op, args);
+    default:
+      return dispatch_from(0, op, args);
+  }
+}
+
 void set_layer_handler(DispatchLayer layer, LayerHandler handler) {
   g_handlers[static_cast<int>(layer)].store(handler, std::memory_order_relaxed);
 }
@@ -169,14 +188,20 @@ ExcludeLayerGuard::~ExcludeLayerGuard() {
 Stack call(const OpDef& op, Stack args) {
   support::OpScope scope(op.name.c_str());
   normalize_args(op.schema, args);
-  switch (op.kind) {
-    case OpKind::Composite:
-      return op.decomposition(args);
-    case OpKind::InPlace:
-      return run_inplace(op, args);
-    default:
-      return dispatch_from(0, op, args);
+  if (autocast_active() && !layer_excluded(DispatchLayer::Autocast)) [[unlikely]] {
+    // In-place ops are on no list (PyTorch runs `x.addmm_(…)` in x's dtype): their
+    // functional op must not be cast either.
+    if (op.kind == OpKind::InPlace) {
+      ExcludeLayerGuard no_autocast(DispatchLayer::Autocast);
+      return call_normalized(op, args);
+    }
+    if (std::optional<Stack> cast = autocast_args(op, args)) {
+      // A listed op runs with autocast off, so a composite's expansion is not cast again.
+      ExcludeLayerGuard no_autocast(DispatchLayer::Autocast);
+      return call_normalized(op, *cast);
+    }
   }
+  return call_normalized(op, args);
 }
 
 Stack redispatch(DispatchLayer layer, const OpDef& op, Stack& args) {

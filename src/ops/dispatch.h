@@ -1,8 +1,11 @@
 // ops/dispatch.h — the single path every op call takes.
 //
-// call(op, args) normalizes the arguments against the schema, expands composite and
-// in-place ops, and then passes the call down a fixed stack of layers:
+// call(op, args) normalizes the arguments against the schema, applies autocast, expands
+// composite and in-place ops, and then passes the call down a fixed stack of layers:
 //
+//     Autocast  (built in, ops/autocast.h: inside an autocast scope, casts the arguments of
+//                the ops on its lists; runs before composite ops expand, as PyTorch's
+//                Autocast key sits above its Autograd keys)
 //     Capture   (registered by the capture library: records ops into graphs)
 //     Autograd  (registered by the autograd library: builds grad_fn nodes)
 //     Backend   (built in: meta functions, allocation, CPU kernels)
@@ -19,12 +22,12 @@
 
 namespace ember::ops {
 
-enum class DispatchLayer : uint8_t { Capture = 0, Autograd = 1, Backend = 2 };
-inline constexpr int kNumLayers = 3;
+enum class DispatchLayer : uint8_t { Autocast = 0, Capture = 1, Autograd = 2, Backend = 3 };
+inline constexpr int kNumLayers = 4;
 
 using LayerHandler = Stack (*)(const OpDef& op, Stack& args);
 
-/// Installs the handler of a layer (Capture or Autograd). The slot is atomic, so a library may
+/// Installs the handler of a layer (Capture or Autograd; Autocast is built in). The slot is atomic, so a library may
 /// install its handler lazily while other threads dispatch.
 void set_layer_handler(DispatchLayer layer, LayerHandler handler);
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -43,6 +44,19 @@ inline void expect_close(const Tensor& actual, const Tensor& expected, double rt
   ASSERT_EQ(actual.dtype(), expected.dtype()) << what;
   const auto a = actual.to_vector<double>(), e = expected.to_vector<double>();
   for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], e[i], atol + rtol * std::abs(e[i])) << what << " at " << i;
+}
+
+/// Asserts the same sizes, strides and dtype and bitwise-equal values (NaN equal to NaN):
+/// what a rule that promises eager's exact result must give.
+inline void expect_identical(const Tensor& actual, const Tensor& expected, const std::string& what = {}) {
+  ASSERT_EQ(actual.sizes().vec(), expected.sizes().vec()) << what;
+  ASSERT_EQ(actual.strides().vec(), expected.strides().vec()) << what;
+  ASSERT_EQ(actual.dtype(), expected.dtype()) << what;
+  const auto a = actual.to_vector<double>(), e = expected.to_vector<double>();
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) && std::isnan(e[i])) continue;
+    ASSERT_EQ(a[i], e[i]) << what << " at " << i;
+  }
 }
 
 /// A whole file as a string ("" when it cannot be read).
