@@ -437,21 +437,21 @@ void register_clamp(Registry& r) {
   });
 }
 
-struct GeluErf {
-  template <typename T>
-  auto operator()(T x) const {
-    using namespace vec;
-    return T(0.5) * x * (T(1) + erf(x * T(M_SQRT1_2)));
-  }
-};
-struct GeluTanh {
-  template <typename T>
-  auto operator()(T x) const {
-    using namespace vec;
-    const T k = T(M_SQRT2 * M_2_SQRTPI * 0.5);
-    return T(0.5) * x * (T(1) + tanh(k * (x + T(0.044715) * x * x * x)));
-  }
-};
+// GELU's two forms, like a scalar_ops.def row: the CPU instantiates the expression, the
+// CUDA kernel is rendered from its text.
+#define EMBER_GELU_ROW(name, expr)                   \
+  struct name {                                      \
+    static constexpr const char* source = #expr;     \
+    template <typename T>                            \
+    auto operator()(T x) const {                     \
+      using namespace vec;                           \
+      return expr;                                   \
+    }                                                \
+  };
+// 0.7071… is 1/sqrt(2); 0.7978… is sqrt(2/pi).
+EMBER_GELU_ROW(GeluErf, T(0.5) * x * (T(1) + erf(x * T(0.70710678118654752440))))
+EMBER_GELU_ROW(GeluTanh, T(0.5) * x * (T(1) + tanh(T(0.79788456080286535588) * (x + T(0.044715) * x * x * x))))
+#undef EMBER_GELU_ROW
 
 void register_gelu(Registry& r) {
   r.def("gelu(Tensor self, *, str approximate=\"none\") -> Tensor")
@@ -467,6 +467,13 @@ void register_gelu(Registry& r) {
         const Tensor& self = a[0].to_tensor();
         if (a[1].to_string_ref() == "tanh") run<Kind::FloatOnly, GeluTanh, 1>(GeluTanh{}, out[0], {self}, self.dtype());
         else run<Kind::FloatOnly, GeluErf, 1>(GeluErf{}, out[0], {self}, self.dtype());
+      })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor& self = a[0].to_tensor();
+        const bool tanh = a[1].to_string_ref() == "tanh";
+        kernels::cuda::pointwise(cuda_row(tanh ? "gelu_tanh" : "gelu", tanh ? GeluTanh::source : GeluErf::source,
+                                          {self}, self.dtype(), out[0]),
+                                 out[0], {self});
       });
 }
 
