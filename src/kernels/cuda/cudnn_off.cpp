@@ -5,7 +5,12 @@
 
 namespace ember::kernels::cuda {
 namespace {
-constexpr const char* kNotBuilt = EMBER_CUDNN_OFF_REASON;
+#ifdef EMBER_CUDNN_HEADERS_MISSING
+constexpr const char* kNotBuilt =
+    "Ember was built without cuDNN's headers (cudnn.h was not found beside the CUDA toolkit's)";
+#else
+constexpr const char* kNotBuilt = "Ember was built without CUDA (EMBER_CUDA=OFF)";
+#endif
 }
 
 bool cudnn_available(std::string* reason) {
