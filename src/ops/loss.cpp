@@ -17,7 +17,6 @@
 #include "ember/ops/pointwise.h"
 #include "ember/ops/reduction.h"
 #include "ember/ops/view.h"
-#include "kernels/cpu/copy.h"
 #include "ops/api.h"
 #include "ops/families.h"
 #include "ops/op_utils.h"
@@ -284,11 +283,9 @@ void nll_loss_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
 /// gathered, weighted and reduced in double (the CPU kernel's accumulation), the result
 /// rounded once to the output dtype. The targets are checked on the host (a copy of N
 /// integers) so that a bad target raises the CPU's message instead of a device assert.
-/// Inputs are read through aliases without autograd state: the nested ops are the
-/// kernel, not part of any autograd graph.
-Tensor plain(const Tensor& t) {
-  return kernels::cpu::raw_view(t, t.sizes().vec(), t.strides().vec(), t.storage_offset());
-}
+/// Inputs are read through `aten::detach` (as binary_cross_entropy's input check above):
+/// the nested ops are the kernel, not part of any autograd graph.
+Tensor plain(const Tensor& t) { return call_op_tensor("aten::detach", {t}); }
 
 struct NllRows {
   Tensor keep;         // [N]: whether the row's target is not ignore_index
