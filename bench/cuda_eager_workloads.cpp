@@ -2,7 +2,8 @@
 // cuda:0: the CPU rows' shapes and values (bench/workloads.h draws them on the CPU and
 // moves inputs and parameters to the device). Each row: the median of --iters calls,
 // each timed by CUDA events recorded on the current stream before and after the call,
-// after 3 warm-up calls (which also compile the row's kernels); for the memory-bound
+// after 3 warm-up calls (which also compile the row's kernels), and the host's time to
+// return from the call (its launch overhead); for the memory-bound
 // W1–W3 also GB/s and its share of the device-to-device copy bandwidth, measured in the
 // same run by a large copy_ (bytes read plus bytes written, as the rows count theirs).
 // A row that reaches an op without a CUDA kernel in this build prints
@@ -11,6 +12,7 @@
 // bench/run_cuda_side_by_side.sh runs it beside bench/torch_workloads.py --device cuda.
 // Built with EMBER_CUDA=OFF it says that CUDA is not compiled in.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -31,23 +33,32 @@ constexpr bool kCudaCompiledIn = true;
 constexpr bool kCudaCompiledIn = false;
 #endif
 
-/// Median milliseconds of `iters` calls of `f`, each between two CUDA events on the
-/// current stream (so it counts the host's launch work when that is the slower side),
-/// after `warmup` calls.
-double cuda_median_ms(const std::function<void()>& f, int warmup, int iters) {
+/// Medians over `iters` calls of `f` after `warmup` calls: the device time between two CUDA
+/// events on the current stream around each call (which counts the host's launch work when
+/// that is the slower side), and the host's time to return from the call (its launch
+/// overhead: when it is near the device time, the row is bound by the host).
+struct Timing {
+  double device_ms = 0, host_ms = 0;
+};
+Timing cuda_median_ms(const std::function<void()>& f, int warmup, int iters) {
   for (int i = 0; i < warmup; ++i) f();
   cuda::synchronize();
-  std::vector<double> times;
+  std::vector<double> device, host;
   for (int i = 0; i < iters; ++i) {
     cuda::Event start(/*enable_timing=*/true), end(/*enable_timing=*/true);
     start.record();
+    const auto t0 = std::chrono::steady_clock::now();
     f();
+    host.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     end.record();
     end.synchronize();
-    times.push_back(start.elapsed_time(end));
+    device.push_back(start.elapsed_time(end));
   }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  auto median = [](std::vector<double>& v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  return {median(device), median(host)};
 }
 
 /// GB/s of dst.copy_(src) between two 1 GiB float32 tensors on the device, counting the
@@ -56,7 +67,7 @@ double copy_gbps() {
   const int64_t n = int64_t{1} << 28;
   Tensor src = zeros({n}, TensorOptions(kFloat).device(kCUDA));
   Tensor dst = empty({n}, TensorOptions(kFloat).device(kCUDA));
-  const double ms = cuda_median_ms([&] { dst.copy_(src); }, 2, 9);
+  const double ms = cuda_median_ms([&] { dst.copy_(src); }, 2, 9).device_ms;
   return 2.0 * static_cast<double>(n) * sizeof(float) / (ms * 1e-3) / 1e9;
 }
 
@@ -94,7 +105,7 @@ int main(int argc, char** argv) {
   std::printf("Ember eager on cuda:0, %s (sm_%d%d); device-to-device copy_: %.1f GB/s (read + written)\n",
               device.c_str(), major, minor, copy);
   std::printf("ms: median of %d calls, CUDA events around each call, after 3 warm-up calls\n", iters);
-  std::printf("%-8s | %-36s | %10s | %8s | %s\n", "id", "workload", "eager ms", "GB/s", "% of copy");
+  std::printf("%-8s | %-36s | %10s | %8s | %8s | %s\n", "id", "workload", "eager ms", "host ms", "GB/s", "% of copy");
   nlohmann::json json = {{"device", device},
                          {"capability", std::to_string(major) + "." + std::to_string(minor)},
                          {"copy_gbps", copy},
@@ -109,15 +120,18 @@ int main(int argc, char** argv) {
     try {
       const Tensor out = w.run();
       EMBER_CHECK(out.is_cuda()) << w.id << " returned a tensor on " << out.device().str() << ", not on cuda";
-      const double ms = cuda_median_ms([&] { (void)w.run(); }, 3, iters);
+      const Timing t = cuda_median_ms([&] { (void)w.run(); }, 3, iters);
+      const double ms = t.device_ms;
       row["eager_ms"] = ms;
+      row["host_ms"] = t.host_ms;
       if (w.min_bytes > 0) {
         const double gbps = w.min_bytes / (ms * 1e-3) / 1e9;
-        std::printf("%-8s | %-36s | %10.3f | %8.1f | %5.1f%%\n", w.id.c_str(), w.what.c_str(), ms, gbps,
-                    100 * gbps / copy);
+        std::printf("%-8s | %-36s | %10.3f | %8.3f | %8.1f | %5.1f%%\n", w.id.c_str(), w.what.c_str(), ms, t.host_ms,
+                    gbps, 100 * gbps / copy);
         row["gbps"] = gbps;
       } else {
-        std::printf("%-8s | %-36s | %10.3f | %8s | %6s\n", w.id.c_str(), w.what.c_str(), ms, "-", "-");
+        std::printf("%-8s | %-36s | %10.3f | %8.3f | %8s | %6s\n", w.id.c_str(), w.what.c_str(), ms, t.host_ms, "-",
+                    "-");
       }
     } catch (const Error& e) {
       const std::string op = op_without_cuda_kernel(e);

@@ -79,7 +79,7 @@ void arg_reduce(const Tensor& self, const std::vector<bool>& mask, const Tensor&
   void* indices_ptr = indices.raw_data_ptr();
   void* in_ptr = self.raw_data_ptr();
   void* args[] = {&values_ptr, &indices_ptr, &in_ptr, &g};
-  launch_row_kernel(render_arg_reduce(k), kernel_symbol(k), indices.device().index, args, g.outer_numel, g.inner_numel);
+  launch_row_kernel(kernel_symbol(k), [&] { return render_arg_reduce(k); }, indices.device().index, args, g.outer_numel, g.inner_numel);
 }
 
 }  // namespace ember::kernels::cuda

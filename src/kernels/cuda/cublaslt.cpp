@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <vector>
 
 #include "core/cuda.h"
 #include "ember/cuda.h"
@@ -101,11 +103,14 @@ uint32_t alignment_of(const void* p) {
   return a;
 }
 
-/// Owns the descriptors of one call.
+/// Owns the descriptors of one geometry.
 struct Descriptors {
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
   cublasLtMatmulPreference_t pref = nullptr;
+  Descriptors() = default;
+  Descriptors(const Descriptors&) = delete;
+  Descriptors& operator=(const Descriptors&) = delete;
   ~Descriptors() {
     const Lt& l = lt();
     if (pref) l.pref_destroy(pref);
@@ -142,18 +147,31 @@ bool cublaslt_available(std::string* reason) {
 
 int64_t cublaslt_version() { return static_cast<int64_t>(lt().version()); }
 
-void lt_matmul(const LtMatmul& c) {
-  EMBER_INTERNAL_ASSERT(c.m > 0 && c.n > 0 && c.k > 0 && c.batch > 0) << "empty cuBLASLt matrix product";
-  EMBER_CHECK_KIND(ErrorKind::NotImplementedError, c.batch <= INT32_MAX)
-      << "CUDA batched matrix products take at most " << INT32_MAX << " matrices, got " << c.batch;
+namespace {
+
+/// A product's descriptors and the algorithm cuBLASLt's heuristics gave for them: made on
+/// the first call of a geometry (dtypes, transposes, sizes, leading dimensions, batch
+/// strides, the operands' alignments, the device) and reused by later calls, so a call
+/// after the first makes no descriptors and asks no heuristics.
+struct Plan {
+  Descriptors desc;
+  cublasLtMatmulHeuristicResult_t result{};
+};
+
+std::vector<int64_t> plan_key(const LtMatmul& c) {
+  return {static_cast<int64_t>(c.dtype), c.allow_tf32, c.trans_a, c.trans_b, c.m, c.n, c.k, c.batch, c.ld_a,
+          c.stride_a, c.ld_b, c.stride_b, c.ld_d, c.stride_d, alignment_of(c.a), alignment_of(c.b),
+          alignment_of(c.d), c.device};
+}
+
+void make_plan(Plan& plan, const LtMatmul& c) {
   const Lt& l = lt();
-  ember::cuda::DeviceGuard guard(c.device);  // the heuristics ask the current device
   const bool is_double = c.dtype == kDouble;
   const cublasComputeType_t compute = is_double                          ? CUBLAS_COMPUTE_64F
                                       : c.dtype == kFloat && c.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
                                                                           : CUBLAS_COMPUTE_32F;
   const cudaDataType_t scale = is_double ? CUDA_R_64F : CUDA_R_32F;
-  Descriptors desc;
+  Descriptors& desc = plan.desc;
   check(l.desc_create(&desc.op, compute, scale), "cublasLtMatmulDescCreate");
   const cublasOperation_t ta = c.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t tb = c.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -176,14 +194,37 @@ void lt_matmul(const LtMatmul& c) {
     check(l.pref_set(desc.pref, attr, &bytes, sizeof(bytes)), "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT)");
   }
 
-  const cublasLtHandle_t handle = handle_for(c.device);
-  cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  check(l.heuristic(handle, desc.op, desc.a, desc.b, desc.d, desc.d, desc.pref, 1, &result, &found),
+  check(l.heuristic(handle_for(c.device), desc.op, desc.a, desc.b, desc.d, desc.d, desc.pref, 1, &plan.result, &found),
         "cublasLtMatmulAlgoGetHeuristic");
   EMBER_CHECK(found > 0) << "cuBLASLt has no algorithm for a " << c.dtype << " matrix product of " << c.m << "x" << c.k
                          << " by " << c.k << "x" << c.n << " (batch " << c.batch << ", leading dimensions " << c.ld_a
                          << ", " << c.ld_b << ", " << c.ld_d << ")";
+}
+
+/// The plan of `c`'s geometry on this thread (handles are per thread).
+const Plan& plan_for(const LtMatmul& c) {
+  thread_local std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans;
+  std::vector<int64_t> key = plan_key(c);
+  auto it = plans.find(key);
+  if (it != plans.end()) return *it->second;
+  auto plan = std::make_unique<Plan>();
+  make_plan(*plan, c);
+  return *plans.emplace(std::move(key), std::move(plan)).first->second;
+}
+
+}  // namespace
+
+void lt_matmul(const LtMatmul& c) {
+  EMBER_INTERNAL_ASSERT(c.m > 0 && c.n > 0 && c.k > 0 && c.batch > 0) << "empty cuBLASLt matrix product";
+  EMBER_CHECK_KIND(ErrorKind::NotImplementedError, c.batch <= INT32_MAX)
+      << "CUDA batched matrix products take at most " << INT32_MAX << " matrices, got " << c.batch;
+  const Lt& l = lt();
+  ember::cuda::DeviceGuard guard(c.device);  // the heuristics ask the current device
+  const Plan& plan = plan_for(c);
+  const Descriptors& desc = plan.desc;
+  const cublasLtMatmulHeuristicResult_t& result = plan.result;
+  const bool is_double = c.dtype == kDouble;
 
   void* stream = core::cuda::current_stream_handle(c.device);
   // Stream-ordered: the block returns to the allocator at once but is reused only by work
@@ -192,8 +233,9 @@ void lt_matmul(const LtMatmul& c) {
   const float alpha_f = static_cast<float>(c.alpha), beta_f = static_cast<float>(c.beta);
   const void* alpha = is_double ? static_cast<const void*>(&c.alpha) : &alpha_f;
   const void* beta = is_double ? static_cast<const void*>(&c.beta) : &beta_f;
-  const cublasStatus_t s = l.matmul(handle, desc.op, alpha, c.a, desc.a, c.b, desc.b, beta, c.d, desc.d, c.d, desc.d,
-                                    &result.algo, workspace, result.workspaceSize, static_cast<cudaStream_t>(stream));
+  const cublasStatus_t s =
+      l.matmul(handle_for(c.device), desc.op, alpha, c.a, desc.a, c.b, desc.b, beta, c.d, desc.d, c.d, desc.d,
+               &result.algo, workspace, result.workspaceSize, static_cast<cudaStream_t>(stream));
   if (workspace) core::cuda::device_free(workspace);
   check(s, "cublasLtMatmul");
 }

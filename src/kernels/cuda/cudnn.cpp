@@ -5,6 +5,7 @@
 
 #include <climits>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "core/cuda.h"
@@ -115,11 +116,14 @@ std::vector<int> ints(const int64_t (&v)[4]) {
   return {static_cast<int>(v[0]), static_cast<int>(v[1]), static_cast<int>(v[2]), static_cast<int>(v[3])};
 }
 
-/// Owns the descriptors of one call.
+/// Owns the descriptors of one geometry.
 struct Descriptors {
   cudnnTensorDescriptor_t x = nullptr, y = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
+  Descriptors() = default;
+  Descriptors(const Descriptors&) = delete;
+  Descriptors& operator=(const Descriptors&) = delete;
   ~Descriptors() {
     const Dnn& l = dnn();
     if (x) l.tensor_destroy(x);
@@ -170,12 +174,34 @@ bool cudnn_available(std::string* reason) {
 
 int64_t cudnn_version() { return static_cast<int64_t>(dnn().version()); }
 
-void cudnn_convolution(const CudnnConv& c) {
+namespace {
+
+/// One call's geometry without its pointers: what a plan is cached under.
+std::vector<int64_t> plan_key(const CudnnConv& c) {
+  std::vector<int64_t> k{static_cast<int64_t>(c.pass), static_cast<int64_t>(c.dtype), c.allow_tf32 ? 1 : 0, c.groups,
+                         c.device};
+  for (const auto* v : {&c.x, &c.w, &c.y}) k.insert(k.end(), std::begin(*v), std::end(*v));
+  for (const auto* v : {&c.pad, &c.stride, &c.dilation}) k.insert(k.end(), std::begin(*v), std::end(*v));
+  return k;
+}
+
+/// A geometry's descriptors and the algorithm that ran for it: made on the first call of a
+/// geometry (cuDNN's heuristics, then each candidate in turn until one runs, as PyTorch
+/// does without benchmark mode), reused by later calls of the same geometry, so a call
+/// after the first makes no descriptors and asks no heuristics.
+struct Plan {
+  Descriptors d;
+  bool chosen = false;
+  int algo = 0;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  size_t workspace = 0;
+};
+
+void set_descriptors(Plan& plan, const CudnnConv& c) {
   const Dnn& l = dnn();
   const cudnnDataType_t type = data_type(c.dtype);
   const bool is_double = c.dtype == kDouble;
-  const bool fma_only = c.dtype == kFloat && !c.allow_tf32;
-  Descriptors d;
+  Descriptors& d = plan.d;
   d.x = tensor_descriptor(type, c.x);
   d.y = tensor_descriptor(type, c.y);
   const std::vector<int> wdims = ints(c.w);
@@ -191,10 +217,32 @@ void cudnn_convolution(const CudnnConv& c) {
   check(l.conv_groups(d.conv, static_cast<int>(c.groups)), "cudnnSetConvolutionGroupCount");
   // PyTorch's math types: tensor cores for half and bfloat16, FMA only for float32 without
   // TF32; the candidates then say which each algorithm uses.
+  const bool fma_only = c.dtype == kFloat && !c.allow_tf32;
   const cudnnMathType_t math = c.dtype == kHalf || c.dtype == kBFloat16 ? CUDNN_TENSOR_OP_MATH
                                : fma_only                                 ? CUDNN_FMA_MATH
                                                                           : CUDNN_DEFAULT_MATH;
   check(l.conv_math(d.conv, math), "cudnnSetConvolutionMathType");
+}
+
+/// The plan of `c`'s geometry on this thread (handles and descriptors are per thread).
+Plan& plan_for(const CudnnConv& c) {
+  thread_local std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans;
+  std::vector<int64_t> key = plan_key(c);
+  auto it = plans.find(key);
+  if (it != plans.end()) return *it->second;
+  auto plan = std::make_unique<Plan>();
+  set_descriptors(*plan, c);
+  return *plans.emplace(std::move(key), std::move(plan)).first->second;
+}
+
+}  // namespace
+
+void cudnn_convolution(const CudnnConv& c) {
+  const Dnn& l = dnn();
+  const bool is_double = c.dtype == kDouble;
+  const bool fma_only = c.dtype == kFloat && !c.allow_tf32;
+  Plan& plan = plan_for(c);
+  const Descriptors& d = plan.d;
 
   ember::cuda::DeviceGuard guard(c.device);
   const cudnnHandle_t handle = handle_for(c.device);
@@ -205,52 +253,84 @@ void cudnn_convolution(const CudnnConv& c) {
   const void* one = is_double ? static_cast<const void*>(&one_d) : &one_f;
   const void* zero = is_double ? static_cast<const void*>(&zero_d) : &zero_f;
 
-  // Each candidate in turn until one runs; the workspace it asks for comes from the
-  // caching allocator (stream-ordered, so it is given back as soon as the call is queued).
-  auto run_each = [&](const auto& candidates, auto&& launch) {
+  // One algorithm with its math type; the workspace it asks for comes from the caching
+  // allocator (stream-ordered, so it is given back as soon as the call is queued).
+  auto run = [&](auto&& launch, int algo, cudnnMathType_t math, size_t bytes) {
+    check(l.conv_math(d.conv, fma_only ? CUDNN_FMA_MATH : math), "cudnnSetConvolutionMathType");
+    void* ws = bytes ? core::cuda::device_alloc(bytes, c.device) : nullptr;
+    const cudnnStatus_t status = launch(algo, ws, bytes);
+    if (ws) core::cuda::device_free(ws);
+    return status;
+  };
+  // The plan's algorithm when one has run for this geometry; otherwise each candidate in
+  // turn until one runs, which the plan keeps.
+  auto run_plan = [&](auto&& heuristics, auto&& launch) {
+    if (plan.chosen) {
+      check(run(launch, plan.algo, plan.math, plan.workspace), pass_name(c.pass));
+      return;
+    }
+    const auto candidates = heuristics();
     EMBER_CHECK(!candidates.empty()) << "cuDNN has no algorithm for this " << c.dtype << " convolution ("
                                      << pass_name(c.pass) << ", input [" << c.x[0] << ", " << c.x[1] << ", " << c.x[2]
                                      << ", " << c.x[3] << "], weight [" << c.w[0] << ", " << c.w[1] << ", " << c.w[2]
                                      << ", " << c.w[3] << "], groups " << c.groups << ")";
     cudnnStatus_t last = CUDNN_STATUS_NOT_SUPPORTED;
     for (const auto& perf : candidates) {
-      check(l.conv_math(d.conv, fma_only ? CUDNN_FMA_MATH : perf.mathType), "cudnnSetConvolutionMathType");
-      void* ws = perf.memory ? core::cuda::device_alloc(perf.memory, c.device) : nullptr;
-      last = launch(perf.algo, ws, perf.memory);
-      if (ws) core::cuda::device_free(ws);
+      last = run(launch, static_cast<int>(perf.algo), perf.mathType, perf.memory);
+      if (last == CUDNN_STATUS_SUCCESS) {
+        plan.chosen = true;
+        plan.algo = static_cast<int>(perf.algo);
+        plan.math = perf.mathType;
+        plan.workspace = perf.memory;
+        break;
+      }
       if (!not_supported(last)) break;
     }
     check(last, pass_name(c.pass));
   };
-  int found = 0;
   switch (c.pass) {
-    case ConvPass::Forward: {
-      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-      check(l.forward_algos(handle, d.x, d.w, d.conv, d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
-            "cudnnGetConvolutionForwardAlgorithm_v7");
-      run_each(usable(perf, found, fma_only), [&](cudnnConvolutionFwdAlgo_t algo, void* ws, size_t bytes) {
-        return l.forward(handle, one, d.x, c.x_ptr, d.w, c.w_ptr, d.conv, algo, ws, bytes, zero, d.y, c.y_ptr);
-      });
+    case ConvPass::Forward:
+      run_plan(
+          [&] {
+            cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+            int found = 0;
+            check(l.forward_algos(handle, d.x, d.w, d.conv, d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
+                  "cudnnGetConvolutionForwardAlgorithm_v7");
+            return usable(perf, found, fma_only);
+          },
+          [&](int algo, void* ws, size_t bytes) {
+            return l.forward(handle, one, d.x, c.x_ptr, d.w, c.w_ptr, d.conv, static_cast<cudnnConvolutionFwdAlgo_t>(algo),
+                             ws, bytes, zero, d.y, c.y_ptr);
+          });
       break;
-    }
-    case ConvPass::BackwardData: {
-      cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-      check(l.data_algos(handle, d.w, d.y, d.conv, d.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf),
-            "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-      run_each(usable(perf, found, fma_only), [&](cudnnConvolutionBwdDataAlgo_t algo, void* ws, size_t bytes) {
-        return l.backward_data(handle, one, d.w, c.w_ptr, d.y, c.y_ptr, d.conv, algo, ws, bytes, zero, d.x, c.x_ptr);
-      });
+    case ConvPass::BackwardData:
+      run_plan(
+          [&] {
+            cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+            int found = 0;
+            check(l.data_algos(handle, d.w, d.y, d.conv, d.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf),
+                  "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+            return usable(perf, found, fma_only);
+          },
+          [&](int algo, void* ws, size_t bytes) {
+            return l.backward_data(handle, one, d.w, c.w_ptr, d.y, c.y_ptr, d.conv,
+                                   static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), ws, bytes, zero, d.x, c.x_ptr);
+          });
       break;
-    }
-    case ConvPass::BackwardFilter: {
-      cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-      check(l.filter_algos(handle, d.x, d.y, d.conv, d.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &found, perf),
-            "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-      run_each(usable(perf, found, fma_only), [&](cudnnConvolutionBwdFilterAlgo_t algo, void* ws, size_t bytes) {
-        return l.backward_filter(handle, one, d.x, c.x_ptr, d.y, c.y_ptr, d.conv, algo, ws, bytes, zero, d.w, c.w_ptr);
-      });
+    case ConvPass::BackwardFilter:
+      run_plan(
+          [&] {
+            cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+            int found = 0;
+            check(l.filter_algos(handle, d.x, d.y, d.conv, d.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &found, perf),
+                  "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+            return usable(perf, found, fma_only);
+          },
+          [&](int algo, void* ws, size_t bytes) {
+            return l.backward_filter(handle, one, d.x, c.x_ptr, d.y, c.y_ptr, d.conv,
+                                     static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), ws, bytes, zero, d.w, c.w_ptr);
+          });
       break;
-    }
   }
 }
 

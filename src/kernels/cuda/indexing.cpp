@@ -206,7 +206,7 @@ const char* kind_name(IndexKernelKind k) {
 
 void launch(const IndexKernel& k, const Tensor& on, int64_t threads, std::vector<void*> args) {
   if (threads == 0) return;
-  launch_threads(get_kernel(render_index(k), kernel_symbol(k), on.device().index), on.device(), threads,
+  launch_threads(get_kernel(kernel_symbol(k), on.device().index, [&] { return render_index(k); }), on.device(), threads,
                  std::move(args));
 }
 

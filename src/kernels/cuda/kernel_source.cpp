@@ -1,6 +1,7 @@
 // kernels/cuda/kernel_source.cpp — see kernel_source.h.
 #include "kernels/cuda/kernel_source.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "ember/error.h"
@@ -174,6 +175,15 @@ template <typename T> __device__ __forceinline__ T pow_(T a, T b) {
   }
 }
 
+/// An element passed by value as its bits (the low bytes of a 64-bit argument).
+template <typename T> __device__ __forceinline__ T from_bits(unsigned long long bits) {
+  union { unsigned long long u; T v; } b;
+  b.u = bits;
+  return b.v;
+}
+/// N elements read or written with one access.
+template <typename T, int N> struct alignas(sizeof(T) * N) Vec { T v[N]; };
+
 struct Geometry {
   long long numel;
   int ndim;
@@ -249,16 +259,106 @@ std::string render_prelude() {
   return os.str();
 }
 
-std::string kernel_symbol(const PointwiseKernel& k) {
+PointwiseLayout strided_layout(const PointwiseKernel& k) {
+  return PointwiseLayout{.contiguous = false, .vec = 1, .inputs = std::vector<Access>(k.inputs.size(), Access::Strided)};
+}
+
+std::string kernel_symbol(const PointwiseKernel& k, const PointwiseLayout& layout) {
   std::string s = "ember_pointwise_" + k.name;
   for (ScalarType t : k.inputs) s += std::string("_") + dtype_tag(t);
   s += std::string("_") + dtype_tag(k.compute) + "_to_" + dtype_tag(k.out);
+  const bool plain = !layout.contiguous && std::all_of(layout.inputs.begin(), layout.inputs.end(),
+                                                       [](Access a) { return a == Access::Strided; });
+  if (plain) return s;
+  s += layout.contiguous ? "_c" + std::to_string(layout.vec) : std::string("_s");
+  if (!layout.inputs.empty()) s += "_";
+  for (Access a : layout.inputs) s += static_cast<char>(a);
   return s;
 }
 
-std::string render_pointwise(const PointwiseKernel& k) {
+std::string kernel_symbol(const PointwiseKernel& k) { return kernel_symbol(k, strided_layout(k)); }
+
+namespace {
+
+void check_layout(const PointwiseKernel& k, const PointwiseLayout& layout) {
+  EMBER_INTERNAL_ASSERT(k.inputs.size() + 1 <= static_cast<size_t>(kMaxOperands)) << "too many inputs for a pointwise kernel";
+  EMBER_INTERNAL_ASSERT(layout.inputs.size() == k.inputs.size()) << "pointwise layout of " << layout.inputs.size()
+                                                                 << " inputs for kernel '" << k.name << "'";
+  EMBER_INTERNAL_ASSERT(layout.vec >= 1) << "pointwise layout with vectors of " << layout.vec;
+  for (Access a : layout.inputs) {
+    const bool fits = a == Access::Value || (layout.contiguous ? a != Access::Strided : a == Access::Strided);
+    EMBER_INTERNAL_ASSERT(fits) << "input access '" << static_cast<char>(a) << "' in a "
+                                << (layout.contiguous ? "contiguous" : "strided") << " pointwise kernel";
+  }
+}
+
+/// "ember_dev::cvt<T>(ember_dev::cvt<C>(<raw>))": an input as the formula sees it.
+std::string as_math(const std::string& raw) { return "ember_dev::cvt<T>(ember_dev::cvt<C>(" + raw + "))"; }
+
+/// The call of the formula on the inputs' names, converted to the output's dtype.
+std::string result(const PointwiseKernel& k, const std::vector<std::string>& names) {
+  std::string r = std::string("ember_dev::cvt<") + cuda_type_name(k.out) + ">(ember_dev::body<T>(";
+  for (const auto& n : names) r += n + ", ";
+  return r + "p0))";
+}
+
+/// The grid-stride loop over the Geometry: per-operand offsets from the linear index.
+void render_strided_body(std::ostringstream& os, const PointwiseKernel& k, const PointwiseLayout& layout,
+                         const std::vector<std::string>& names) {
+  int pointers = 1;  // the output is operand 0 of the Geometry
+  std::vector<int> operand(k.inputs.size(), -1);
+  for (size_t i = 0; i < k.inputs.size(); ++i)
+    if (layout.inputs[i] == Access::Strided) operand[i] = pointers++;
+  os << "  const long long step = static_cast<long long>(gridDim.x) * blockDim.x;\n";
+  os << "  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < g.numel; i += step) {\n";
+  os << "    long long off[" << pointers << "] = {};\n";
+  os << "    long long rest = i;\n";
+  os << "    for (int d = g.ndim - 1; d >= 0; --d) {\n";
+  os << "      const long long idx = rest % g.sizes[d];\n";
+  os << "      rest /= g.sizes[d];\n";
+  os << "      for (int k = 0; k < " << pointers << "; ++k) off[k] += idx * g.strides[k][d];\n";
+  os << "    }\n";
+  for (size_t i = 0; i < k.inputs.size(); ++i)
+    if (operand[i] >= 0)
+      os << "    const T " << names[i] << " = " << as_math("in" + std::to_string(i) + "[off[" + std::to_string(operand[i]) + "]]")
+         << ";\n";
+  os << "    out[off[0]] = " << result(k, names) << ";\n  }\n";
+}
+
+/// Aligned: `vec` elements per access of every dense operand, then the remainder one by
+/// one; unaligned: every element one by one. The flag is the same for the whole grid.
+void render_contiguous_body(std::ostringstream& os, const PointwiseKernel& k, const PointwiseLayout& layout,
+                            const std::vector<std::string>& names) {
+  const std::string V = std::to_string(layout.vec);
+  const std::string out_t = cuda_type_name(k.out);
+  os << "  const long long step = static_cast<long long>(gridDim.x) * blockDim.x;\n";
+  os << "  const long long first = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;\n";
+  os << "  const long long vectors = aligned ? n / " << V << " : 0;\n";
+  os << "  for (long long v = first; v < vectors; v += step) {\n";
+  for (size_t i = 0; i < k.inputs.size(); ++i) {
+    if (layout.inputs[i] != Access::Dense) continue;
+    const std::string vt = std::string("ember_dev::Vec<") + cuda_type_name(k.inputs[i]) + ", " + V + ">";
+    os << "    const " << vt << " v" << i << " = reinterpret_cast<const " << vt << "*>(in" << i << ")[v];\n";
+  }
+  os << "    ember_dev::Vec<" << out_t << ", " << V << "> r;\n";
+  os << "#pragma unroll\n    for (int j = 0; j < " << V << "; ++j) {\n";
+  for (size_t i = 0; i < k.inputs.size(); ++i)
+    if (layout.inputs[i] == Access::Dense)
+      os << "      const T " << names[i] << " = " << as_math("v" + std::to_string(i) + ".v[j]") << ";\n";
+  os << "      r.v[j] = " << result(k, names) << ";\n    }\n";
+  os << "    reinterpret_cast<ember_dev::Vec<" << out_t << ", " << V << ">*>(out)[v] = r;\n  }\n";
+  os << "  for (long long i = vectors * " << V << " + first; i < n; i += step) {\n";
+  for (size_t i = 0; i < k.inputs.size(); ++i)
+    if (layout.inputs[i] == Access::Dense)
+      os << "    const T " << names[i] << " = " << as_math("in" + std::to_string(i) + "[i]") << ";\n";
+  os << "    out[i] = " << result(k, names) << ";\n  }\n";
+}
+
+}  // namespace
+
+std::string render_pointwise(const PointwiseKernel& k, const PointwiseLayout& layout) {
+  check_layout(k, layout);
   const size_t n = k.inputs.size();
-  EMBER_INTERNAL_ASSERT(n + 1 <= static_cast<size_t>(kMaxOperands)) << "too many inputs for a pointwise kernel";
   const std::vector<std::string> names = input_names(n);
   std::ostringstream os;
   os << "// " << k.name << ": " << k.expr << "\n";
@@ -266,26 +366,29 @@ std::string render_pointwise(const PointwiseKernel& k) {
   for (const auto& h : k.helpers) os << h;
   os << "template <typename T> __device__ __forceinline__ auto body(" << params(names) << ") { return " << k.expr
      << "; }\n}  // namespace ember_dev\n\n";
-  os << "extern \"C\" __global__ void " << kernel_symbol(k) << "(" << cuda_type_name(k.out) << "* out";
-  for (size_t i = 0; i < n; ++i) os << ", const " << cuda_type_name(k.inputs[i]) << "* in" << i;
-  os << ", double p0, ember_dev::Geometry g) {\n";
+  os << "extern \"C\" __global__ void " << kernel_symbol(k, layout) << "(" << cuda_type_name(k.out) << "* out";
+  for (size_t i = 0; i < n; ++i) {
+    if (layout.inputs[i] == Access::Value) os << ", unsigned long long in" << i;
+    else os << ", const " << cuda_type_name(k.inputs[i]) << "* in" << i;
+  }
+  os << (layout.contiguous ? ", double p0, long long n, int aligned) {\n" : ", double p0, ember_dev::Geometry g) {\n");
   os << "  typedef " << cuda_type_name(k.compute) << " C;\n";
   os << "  typedef ember_dev::OpMath<C>::type T;\n";
-  os << "  const long long step = static_cast<long long>(gridDim.x) * blockDim.x;\n";
-  os << "  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < g.numel; i += step) {\n";
-  os << "    long long off[" << n + 1 << "] = {};\n";
-  os << "    long long rest = i;\n";
-  os << "    for (int d = g.ndim - 1; d >= 0; --d) {\n";
-  os << "      const long long idx = rest % g.sizes[d];\n";
-  os << "      rest /= g.sizes[d];\n";
-  os << "      for (int k = 0; k < " << n + 1 << "; ++k) off[k] += idx * g.strides[k][d];\n";
-  os << "    }\n";
-  for (size_t i = 0; i < n; ++i)
-    os << "    const T " << names[i] << " = ember_dev::cvt<T>(ember_dev::cvt<C>(in" << i << "[off[" << i + 1 << "]]));\n";
-  os << "    out[off[0]] = ember_dev::cvt<" << cuda_type_name(k.out) << ">(ember_dev::body<T>(";
-  for (size_t i = 0; i < n; ++i) os << names[i] << ", ";
-  os << "p0));\n  }\n}\n";
+  // Inputs that are the same for every element are read once.
+  for (size_t i = 0; i < n; ++i) {
+    const std::string in = "in" + std::to_string(i);
+    if (layout.inputs[i] == Access::Value)
+      os << "  const T " << names[i] << " = "
+         << as_math(std::string("ember_dev::from_bits<") + cuda_type_name(k.inputs[i]) + ">(" + in + ")") << ";\n";
+    else if (layout.inputs[i] == Access::Broadcast)
+      os << "  const T " << names[i] << " = " << as_math(in + "[0]") << ";\n";
+  }
+  if (layout.contiguous) render_contiguous_body(os, k, layout, names);
+  else render_strided_body(os, k, layout, names);
+  os << "}\n";
   return os.str();
 }
+
+std::string render_pointwise(const PointwiseKernel& k) { return render_pointwise(k, strided_layout(k)); }
 
 }  // namespace ember::kernels::cuda

@@ -32,6 +32,28 @@ struct PointwiseKernel {
   ScalarType out = kFloat;
 };
 
+/// How a kernel reads one input (Note [cuda], "Pointwise kernels").
+enum class Access : char {
+  Strided = 's',    ///< a pointer, offsets from the Geometry's sizes and strides
+  Dense = 'd',      ///< a pointer read at the linear index (contiguous kernels)
+  Broadcast = 'b',  ///< a pointer to one element that every index reads (contiguous kernels)
+  Value = 'v',      ///< one element passed by value as its bits (a CPU scalar beside CUDA tensors)
+};
+
+/// How a kernel indexes its operands. A *strided* kernel walks the Geometry (any strides,
+/// up to kMaxDims dims); its inputs are Strided or Value. A *contiguous* kernel takes the
+/// element count and a flag saying whether every Dense pointer (and the output) is aligned
+/// to `vec` elements: aligned, each thread reads and writes `vec` elements per access;
+/// otherwise one element at a time. Its inputs are Dense, Broadcast or Value.
+struct PointwiseLayout {
+  bool contiguous = false;
+  int vec = 1;                  ///< elements per vector access (contiguous kernels)
+  std::vector<Access> inputs;   ///< one per input
+};
+
+/// The strided layout with every input a pointer: what render_pointwise(k) renders.
+PointwiseLayout strided_layout(const PointwiseKernel& k);
+
 /// A device function `row_<name>(T a, T b, double p0)` (or `(T x, double p0)`) computing
 /// a scalar_ops.def row: for kernels built from several rows (clamp from maximum and
 /// minimum).
@@ -45,9 +67,13 @@ const char* cuda_type_name(ScalarType t);
 /// The short tag kernel symbols use ("f16", "i64").
 const char* dtype_tag(ScalarType t);
 
-/// The kernel's extern "C" symbol: "ember_pointwise_add_f32_f32_to_f32".
+/// The kernel's extern "C" symbol: "ember_pointwise_add_f32_f32_to_f32" for the strided
+/// layout with pointer inputs; other layouts append theirs ("…_to_f32_c4_dv": contiguous,
+/// 4-element vectors, a dense input and a value).
+std::string kernel_symbol(const PointwiseKernel& k, const PointwiseLayout& layout);
 std::string kernel_symbol(const PointwiseKernel& k);
-/// The whole translation unit for `k`.
+/// The whole translation unit for `k` in `layout`.
+std::string render_pointwise(const PointwiseKernel& k, const PointwiseLayout& layout);
 std::string render_pointwise(const PointwiseKernel& k);
 /// The input names of an arity: {"x"}, {"a", "b"}, {"a", "b", "c"}.
 std::vector<std::string> input_names(size_t arity);

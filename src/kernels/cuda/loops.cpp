@@ -2,6 +2,9 @@
 #include "kernels/cuda/loops.h"
 
 #include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
 
 #include "core/cuda.h"
 #include "core/cuda_runtime.h"
@@ -109,42 +112,125 @@ Geometry make_geometry(const std::vector<Tensor>& operands) {
   return g;
 }
 
+namespace {
+
+/// The compiled function of a kernel in a layout on a device. Rendering and NVRTC run once
+/// per (device, symbol, formula); later calls cost one hash lookup.
+void* pointwise_function(const PointwiseKernel& k, const PointwiseLayout& layout, int device) {
+  std::string key = std::to_string(device) + ' ' + kernel_symbol(k, layout) + '\n' + k.expr;
+  for (const std::string& h : k.helpers) key += h;
+  static std::mutex mu;
+  static std::unordered_map<std::string, void*> functions;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = functions.find(key);
+    if (it != functions.end()) return it->second;
+  }
+  void* fn = get_kernel(render_pointwise(k, layout), kernel_symbol(k, layout), device);
+  std::lock_guard<std::mutex> lock(mu);
+  return functions.emplace(std::move(key), fn).first->second;
+}
+
+/// The bits of a 0-dim CPU tensor's element in the low bytes of a 64-bit argument.
+unsigned long long value_bits(const Tensor& scalar) {
+  unsigned long long bits = 0;
+  std::memcpy(&bits, scalar.raw_data_ptr(), scalar.element_size());
+  return bits;
+}
+
+/// The widest vector access (at most 16 bytes, at most 8 elements) of the dense operands.
+int vector_width(const Tensor& out, const std::vector<const Tensor*>& dense) {
+  int64_t widest = out.element_size();
+  for (const Tensor* t : dense) widest = std::max<int64_t>(widest, t->element_size());
+  return static_cast<int>(std::clamp<int64_t>(16 / widest, 1, 8));
+}
+
+bool aligned_to(const Tensor& t, int vec) {
+  return reinterpret_cast<uintptr_t>(t.raw_data_ptr()) % static_cast<uintptr_t>(vec * t.element_size()) == 0;
+}
+
+}  // namespace
+
 void pointwise(const PointwiseKernel& k, const Tensor& out, const std::vector<Tensor>& inputs, double p0) {
   EMBER_INTERNAL_ASSERT(out.is_cuda()) << "CUDA pointwise kernel '" << k.name << "' with an output on " << out.device();
   EMBER_INTERNAL_ASSERT(inputs.size() == k.inputs.size()) << "pointwise kernel '" << k.name << "' arity";
   if (out.numel() == 0) return;
+  // Device operands index the Geometry; a 0-dim CPU tensor (a wrapped number, allowed
+  // beside CUDA tensors as in PyTorch) is passed by value.
   std::vector<Tensor> operands{out};
+  PointwiseLayout layout{.contiguous = false, .vec = 1, .inputs = {}};
   for (const Tensor& t : inputs) {
     if (t.is_cuda()) {
       EMBER_INTERNAL_ASSERT(t.device() == out.device()) << "pointwise kernel inputs on " << t.device();
       operands.push_back(t);
+      layout.inputs.push_back(Access::Strided);
     } else {
-      // A 0-dim CPU tensor (a wrapped number) is allowed beside CUDA tensors, as in PyTorch.
       EMBER_INTERNAL_ASSERT(t.is_cpu() && t.dim() == 0) << "pointwise kernel input on " << t.device();
-      Tensor d = empty_device({}, t.dtype(), out.device());
-      copy_into(d, t);
-      operands.push_back(d);
+      layout.inputs.push_back(Access::Value);
     }
   }
-  Geometry g = make_geometry(operands);
-  const std::string source = render_pointwise(k);
-  void* fn = get_kernel(source, kernel_symbol(k), out.device().index);
+  const Geometry g = make_geometry(operands);
+  // Contiguous when one linear index reaches every element: at most one dim left, the
+  // output dense along it, each input dense or one broadcast element.
+  bool contiguous = g.ndim == 0 || (g.ndim == 1 && g.strides[0][0] == 1);
+  for (size_t op = 1; op < operands.size() && contiguous && g.ndim == 1; ++op)
+    contiguous = g.strides[op][0] == 1 || g.strides[op][0] == 0;
+  std::vector<const Tensor*> dense;
+  if (contiguous) {
+    layout.contiguous = true;
+    size_t op = 1;
+    for (Access& a : layout.inputs) {
+      if (a == Access::Value) continue;
+      const bool broadcast = g.ndim == 1 && g.strides[op][0] == 0;
+      a = broadcast ? Access::Broadcast : Access::Dense;
+      if (!broadcast) dense.push_back(&operands[op]);
+      ++op;
+    }
+    layout.vec = vector_width(out, dense);
+  }
+  void* fn = pointwise_function(k, layout, out.device().index);
+
+  // The arguments point into these two, so neither may grow past its reserve.
   std::vector<void*> ptrs;
-  for (const Tensor& t : operands) ptrs.push_back(t.raw_data_ptr());
-  std::vector<void*> args;
-  for (void*& p : ptrs) args.push_back(&p);
+  ptrs.reserve(inputs.size() + 1);
+  std::vector<unsigned long long> values;
+  values.reserve(inputs.size());
+  ptrs.push_back(out.raw_data_ptr());
+  std::vector<void*> args{&ptrs[0]};
+  for (const Tensor& t : inputs) {
+    if (t.is_cuda()) {
+      ptrs.push_back(t.raw_data_ptr());
+      args.push_back(&ptrs.back());
+    } else {
+      values.push_back(value_bits(t));
+      args.push_back(&values.back());
+    }
+  }
   args.push_back(&p0);
-  args.push_back(&g);
-  const int64_t blocks = std::min<int64_t>((out.numel() + kBlock - 1) / kBlock, kMaxGrid);
-  ember::cuda::DeviceGuard guard(out.device().index);
-  launch_kernel(fn, static_cast<unsigned>(blocks), kBlock, args.data(), stream_of(out.device()));
+  long long n = out.numel();
+  int aligned = 0;
+  int64_t threads = n;
+  Geometry geometry = g;
+  if (contiguous) {
+    aligned = aligned_to(out, layout.vec);
+    for (const Tensor* t : dense) aligned = aligned && aligned_to(*t, layout.vec);
+    if (aligned) threads = std::max<int64_t>(n / layout.vec, n % layout.vec);
+    args.push_back(&n);
+    args.push_back(&aligned);
+  } else {
+    args.push_back(&geometry);
+  }
+  launch_threads(fn, out.device(), threads, std::move(args));
 }
 
 void launch_threads(void* function, Device device, int64_t threads, std::vector<void*> args) {
-  if (threads == 0) return;
-  const int64_t blocks = std::min<int64_t>((threads + kBlock - 1) / kBlock, kMaxGrid);
+  launch_blocks(function, device, (threads + kBlock - 1) / kBlock, kBlock, args.data());
+}
+
+void launch_blocks(void* function, Device device, int64_t blocks, unsigned threads, void** args) {
+  if (blocks == 0) return;
   ember::cuda::DeviceGuard guard(device.index);
-  launch_kernel(function, static_cast<unsigned>(blocks), kBlock, args.data(), stream_of(device));
+  launch_kernel(function, static_cast<unsigned>(std::min(blocks, kMaxGrid)), threads, args, stream_of(device));
 }
 
 void copy_into(const Tensor& dst, const Tensor& src, bool non_blocking) {

@@ -36,4 +36,8 @@ Geometry make_geometry(const std::vector<Tensor>& operands);
 /// takes the rest). Nothing runs for 0 items.
 void launch_threads(void* function, Device device, int64_t threads, std::vector<void*> args);
 
+/// Launches `function` on `device`'s current stream with `blocks` blocks (at most 2^20: the
+/// kernel strides over the rest) of `threads` threads. Nothing runs for 0 blocks.
+void launch_blocks(void* function, Device device, int64_t blocks, unsigned threads, void** args);
+
 }  // namespace ember::kernels::cuda

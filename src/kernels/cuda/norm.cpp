@@ -3,11 +3,17 @@
 
 #include <sstream>
 
+#include "kernels/cuda/loops.h"
+#include "kernels/cuda/nvrtc.h"
 #include "kernels/cuda/reduce.h"
 #include "kernels/cuda/reduce_source.h"
 
 namespace ember::kernels::cuda {
 namespace {
+
+/// Elements of one (n, c) plane per block of batch norm in evaluation, and its threads.
+constexpr int64_t kPlaneChunk = 1024;
+constexpr unsigned kPlaneBlock = 256;
 
 /// The norm templates, rendered after the row head. A = the math type (float for half,
 /// bfloat16 and float; double for double), which is also PyTorch's CUDA accumulation type.
@@ -39,6 +45,51 @@ __device__ void layer_norm_rows(T* y, S* mean_out, S* rstd_out, const T* x, cons
       yr[j] = cvt<T>(v);
     }
   }
+}
+
+/// layer_norm_rows over warp rows (N at most 32 * EMBER_WARP_CACHE), each lane's elements
+/// at constant offsets from the row; the row in registers allows the exact two-pass
+/// variance instead of Welford's running one.
+template <typename T, typename S>
+__device__ void layer_norm_warp_rows(T* y, S* mean_out, S* rstd_out, const T* x, const T* gamma, const T* beta,
+                                     long long M, long long N, double eps) {
+  typedef typename OpMath<T>::type A;
+  const int n = static_cast<int>(N);
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  for_each_warp_row(M, [&](long long r) {
+    const T* xr = x + r * N + lane;
+    T* yr = y + r * N + lane;
+    A v[EMBER_WARP_CACHE];
+#pragma unroll
+    for (int t = 0; t < EMBER_WARP_CACHE; ++t) v[t] = lane + 32 * t < n ? cvt<A>(xr[32 * t]) : A(0);
+    // Two passes over the registers: the mean, then the mean squared deviation from it.
+    A sum = A(0);
+#pragma unroll
+    for (int t = 0; t < EMBER_WARP_CACHE; ++t) sum += v[t];
+    const A total = warp_combine<SumOp<T> >(sum);
+    const A mean = n > 0 ? total / static_cast<A>(n) : A(0);  // an empty row: mean 0, rstd NaN
+    A m2 = A(0);
+#pragma unroll
+    for (int t = 0; t < EMBER_WARP_CACHE; ++t) {
+      const A d = lane + 32 * t < n ? v[t] - mean : A(0);
+      m2 += d * d;
+    }
+    const A rstd = A(1) / sqrt(warp_combine<SumOp<T> >(m2) / static_cast<A>(n) + static_cast<A>(eps));
+    if (lane == 0) {
+      mean_out[r] = cvt<S>(mean);
+      rstd_out[r] = cvt<S>(rstd);
+    }
+#pragma unroll
+    for (int t = 0; t < EMBER_WARP_CACHE; ++t) {
+      const int j = lane + 32 * t;
+      if (j < n) {
+        A o = (v[t] - mean) * rstd;
+        if (gamma) o = o * cvt<A>(gamma[j]);
+        if (beta) o = o + cvt<A>(beta[j]);
+        yr[32 * t] = cvt<T>(o);
+      }
+    }
+  });
 }
 
 /// A parameter of C elements with its own stride, or none.
@@ -98,6 +149,31 @@ __device__ void batch_norm_channels(T* y, S* save_mean, S* save_invstd, const T*
   }
 }
 
+/// Evaluation: a pointwise pass with the running statistics. Each block takes a chunk of
+/// EMBER_PLANE_CHUNK elements of one (n, c) plane, so the channel's constants are
+/// computed once per block, not per element; blocks stride over the rest past the grid.
+template <typename T, typename P, typename S>
+__device__ void batch_norm_eval_planes(T* y, S* save_mean, S* save_invstd, const T* x, Param<P> w, Param<P> b,
+                                       Param<P> rm, Param<P> rv, long long N, long long C, long long Sz,
+                                       double eps) {
+  typedef typename OpMath<T>::type A;
+  const long long chunks = (Sz + EMBER_PLANE_CHUNK - 1) / EMBER_PLANE_CHUNK;
+  for (long long blk = blockIdx.x; blk < N * C * chunks; blk += gridDim.x) {
+    const long long plane = blk / chunks, chunk = blk - plane * chunks, c = plane % C;
+    const A mean = cvt<A>(rm.data[c * rm.stride]);
+    const A invstd = A(1) / sqrt(cvt<A>(rv.data[c * rv.stride]) + static_cast<A>(eps));
+    const A weight = param_or(w, c, A(1)), bias = param_or(b, c, A(0));
+    if (plane == c && chunk == 0 && threadIdx.x == 0) {
+      save_mean[c] = cvt<S>(mean);
+      save_invstd[c] = cvt<S>(invstd);
+    }
+    const long long begin = plane * Sz + chunk * EMBER_PLANE_CHUNK;
+    const long long end = plane * Sz + (Sz < (chunk + 1) * EMBER_PLANE_CHUNK ? Sz : (chunk + 1) * EMBER_PLANE_CHUNK);
+    for (long long i = begin + threadIdx.x; i < end; i += blockDim.x)
+      y[i] = cvt<T>((cvt<A>(x[i]) - mean) * invstd * weight + bias);
+  }
+}
+
 /// The two sums batch norm's backward needs per channel.
 template <typename A> struct SumDot { A sum; A dot; };
 template <typename A> struct SumDotOp {
@@ -144,7 +220,9 @@ __device__ void batch_norm_backward_channels(T* dx, P* dw, P* db, const T* dy, c
 }  // namespace ember_dev
 )CUDA";
 
-std::string head() { return render_row_head() + kNormSource + "\n"; }
+std::string head() {
+  return render_row_head() + "#define EMBER_PLANE_CHUNK " + std::to_string(kPlaneChunk) + "\n" + kNormSource + "\n";
+}
 
 /// A kernel argument for a 1-D parameter: its data (null when undefined) and stride.
 struct ParamArg {
@@ -163,11 +241,12 @@ void* ptr_or_null(const Tensor& t) { return t.defined() ? t.raw_data_ptr() : nul
 ScalarType norm_stat_dtype(ScalarType input) { return is_reduced_float(input) ? kFloat : input; }
 
 std::string kernel_symbol(const LayerNormKernel& k) {
-  return std::string("ember_layer_norm_") + dtype_tag(k.in) + "_stat_" + dtype_tag(k.stat);
+  return std::string("ember_layer_norm_") + dtype_tag(k.in) + "_stat_" + dtype_tag(k.stat) + (k.warp_rows ? "_warp" : "");
 }
 
 std::string kernel_symbol(const BatchNormKernel& k) {
-  return std::string(k.backward ? "ember_batch_norm_backward_" : "ember_batch_norm_") + dtype_tag(k.in) + "_param_" +
+  const char* head = k.backward ? "ember_batch_norm_backward_" : k.eval ? "ember_batch_norm_eval_" : "ember_batch_norm_";
+  return std::string(head) + dtype_tag(k.in) + "_param_" +
          dtype_tag(k.param) + "_stat_" + dtype_tag(k.stat);
 }
 
@@ -175,19 +254,25 @@ std::string render_layer_norm(const LayerNormKernel& k) {
   const std::string T = cuda_type_name(k.in), S = cuda_type_name(k.stat);
   std::ostringstream os;
   os << "// layer norm over rows\n" << head();
-  os << "extern \"C\" __global__ void " << kernel_symbol(k) << "(" << T << "* y, " << S << "* mean, " << S
+  os << (k.warp_rows ? warp_row_kernel_head() : std::string("extern \"C\" __global__ void ")) << kernel_symbol(k) << "("
+     << T << "* y, " << S << "* mean, " << S
      << "* rstd, const " << T << "* x, const " << T << "* gamma, const " << T
      << "* beta, long long M, long long N, double eps) {\n";
-  os << "  ember_dev::layer_norm_rows(y, mean, rstd, x, gamma, beta, M, N, eps);\n}\n";
+  os << "  ember_dev::layer_norm_" << (k.warp_rows ? "warp_rows" : "rows") << "(y, mean, rstd, x, gamma, beta, M, N, eps);\n}\n";
   return os.str();
 }
 
 std::string render_batch_norm(const BatchNormKernel& k) {
   const std::string T = cuda_type_name(k.in), P = cuda_type_name(k.param), S = cuda_type_name(k.stat);
   std::ostringstream os;
-  os << "// batch norm" << (k.backward ? " backward" : "") << " over channels\n" << head();
+  os << "// batch norm" << (k.backward ? " backward" : k.eval ? " in evaluation" : "") << " over channels\n" << head();
   os << "extern \"C\" __global__ void " << kernel_symbol(k) << "(";
-  if (!k.backward) {
+  if (k.eval) {
+    os << T << "* y, " << S << "* save_mean, " << S << "* save_invstd, const " << T << "* x, ember_dev::Param<" << P
+       << "> w, ember_dev::Param<" << P << "> b, ember_dev::Param<" << P << "> rm, ember_dev::Param<" << P
+       << "> rv, long long N, long long C, long long S, double eps) {\n";
+    os << "  ember_dev::batch_norm_eval_planes(y, save_mean, save_invstd, x, w, b, rm, rv, N, C, S, eps);\n}\n";
+  } else if (!k.backward) {
     os << T << "* y, " << S << "* save_mean, " << S << "* save_invstd, const " << T << "* x, ember_dev::Param<" << P
        << "> w, ember_dev::Param<" << P << "> b, ember_dev::Param<" << P << "> rm, ember_dev::Param<" << P
        << "> rv, long long N, long long C, long long S, int training, double momentum, double eps) {\n";
@@ -205,12 +290,14 @@ std::string render_batch_norm(const BatchNormKernel& k) {
 void layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t M, int64_t N, double eps,
                 const Tensor& out, const Tensor& mean, const Tensor& rstd) {
   EMBER_INTERNAL_ASSERT(x.is_contiguous() && out.is_contiguous()) << "CUDA layer norm of a strided tensor";
-  const LayerNormKernel k{.in = x.dtype(), .stat = mean.dtype()};
+  const LayerNormKernel k{.in = x.dtype(), .stat = mean.dtype(), .warp_rows = fits_warp_row(N, x.dtype())};
   void* ptrs[] = {out.raw_data_ptr(), mean.raw_data_ptr(), rstd.raw_data_ptr(),
                   x.raw_data_ptr(),   ptr_or_null(weight), ptr_or_null(bias)};
   long long m = M, n = N;
   void* args[] = {&ptrs[0], &ptrs[1], &ptrs[2], &ptrs[3], &ptrs[4], &ptrs[5], &m, &n, &eps};
-  launch_row_kernel(render_layer_norm(k), kernel_symbol(k), x.device().index, args, M, N);
+  const auto render = [&] { return render_layer_norm(k); };
+  if (k.warp_rows) return launch_warp_rows(kernel_symbol(k), render, x.device().index, args, M);
+  launch_row_kernel(kernel_symbol(k), render, x.device().index, args, M, N);
 }
 
 void batch_norm(const Tensor& x, int64_t N, int64_t C, int64_t S, const Tensor& weight, const Tensor& bias,
@@ -220,14 +307,23 @@ void batch_norm(const Tensor& x, int64_t N, int64_t C, int64_t S, const Tensor& 
   ScalarType param = x.dtype();
   for (const Tensor* t : {&weight, &bias, &running_mean, &running_var})
     if (t->defined()) param = t->dtype();
-  const BatchNormKernel k{.backward = false, .in = x.dtype(), .param = param, .stat = save_mean.dtype()};
+  const BatchNormKernel k{
+      .backward = false, .eval = !training, .in = x.dtype(), .param = param, .stat = save_mean.dtype()};
   void* ptrs[] = {out.raw_data_ptr(), save_mean.raw_data_ptr(), save_invstd.raw_data_ptr(), x.raw_data_ptr()};
   ParamArg p[] = {param_arg(weight), param_arg(bias), param_arg(running_mean), param_arg(running_var)};
   long long n = N, c = C, s = S;
-  int train = training ? 1 : 0;
+  if (!training) {
+    // Blocks of chunks of planes, as batch_norm_eval_planes takes them.
+    void* args[] = {&ptrs[0], &ptrs[1], &ptrs[2], &ptrs[3], &p[0], &p[1], &p[2], &p[3], &n, &c, &s, &eps};
+    void* fn = get_kernel(kernel_symbol(k), x.device().index, [&] { return render_batch_norm(k); });
+    const int64_t chunks = (S + kPlaneChunk - 1) / kPlaneChunk;
+    launch_blocks(fn, x.device(), N * C * chunks, kPlaneBlock, args);
+    return;
+  }
+  int train = 1;
   void* args[] = {&ptrs[0], &ptrs[1], &ptrs[2], &ptrs[3], &p[0],  &p[1],     &p[2],
                   &p[3],    &n,       &c,       &s,       &train, &momentum, &eps};
-  launch_row_kernel(render_batch_norm(k), kernel_symbol(k), x.device().index, args, C, N * S);
+  launch_row_kernel(kernel_symbol(k), [&] { return render_batch_norm(k); }, x.device().index, args, C, N * S);
 }
 
 void batch_norm_backward(const Tensor& grad_out, const Tensor& x, int64_t N, int64_t C, int64_t S, const Tensor& weight,
@@ -245,7 +341,7 @@ void batch_norm_backward(const Tensor& grad_out, const Tensor& x, int64_t N, int
   long long n = N, c = C, s = S;
   int is_train = train ? 1 : 0;
   void* args[] = {&ptrs[0], &ptrs[1], &ptrs[2], &ptrs[3], &ptrs[4], &p[0], &p[1], &p[2], &n, &c, &s, &is_train, &eps};
-  launch_row_kernel(render_batch_norm(k), kernel_symbol(k), x.device().index, args, C, N * S);
+  launch_row_kernel(kernel_symbol(k), [&] { return render_batch_norm(k); }, x.device().index, args, C, N * S);
 }
 
 }  // namespace ember::kernels::cuda

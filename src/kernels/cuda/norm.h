@@ -22,6 +22,7 @@ ScalarType norm_stat_dtype(ScalarType input);
 struct LayerNormKernel {
   ScalarType in = kFloat;
   ScalarType stat = kFloat;
+  bool warp_rows = false;  ///< a warp per row (N at most kWarpRowMax), else a block per row
 };
 /// One batch norm kernel: input/output `in`, parameters (weight, bias, running stats)
 /// `param`, saved statistics `stat`. The backward kernel reads the statistics as `stat`
@@ -29,6 +30,7 @@ struct LayerNormKernel {
 /// stats' dtype) and writes grad_weight/grad_bias as `param`.
 struct BatchNormKernel {
   bool backward = false;
+  bool eval = false;  ///< forward with the running statistics: a pointwise pass over planes
   ScalarType in = kFloat;
   ScalarType param = kFloat;
   ScalarType stat = kFloat;

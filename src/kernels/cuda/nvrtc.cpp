@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <unordered_map>
 #include <sstream>
 
 #include "core/cuda_runtime.h"
@@ -183,6 +184,20 @@ void* get_kernel(const std::string& source, const std::string& symbol, int devic
   check_driver(driver().module_get_function(&fn, module, symbol.c_str()), "cuModuleGetFunction");
   std::lock_guard<std::mutex> lock(mu);
   return loaded.emplace(key, fn).first->second;
+}
+
+void* get_kernel(const std::string& symbol, int device, const std::function<std::string()>& render) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, void*> by_symbol;
+  std::string key = std::to_string(device) + ' ' + symbol;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = by_symbol.find(key);
+    if (it != by_symbol.end()) return it->second;
+  }
+  void* fn = get_kernel(render(), symbol, device);
+  std::lock_guard<std::mutex> lock(mu);
+  return by_symbol.emplace(std::move(key), fn).first->second;
 }
 
 void launch_kernel(void* function, unsigned grid, unsigned block, void** args, void* stream) {

@@ -6,6 +6,7 @@
 // raises. See Note [cuda] (docs/notes/cuda.md), "Why NVRTC".
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,10 @@ CubinResult compile_cubin(const std::string& source, const std::string& arch);
 /// The function `symbol` of `source` compiled for and loaded on `device` (cached per
 /// process); a CUfunction.
 void* get_kernel(const std::string& source, const std::string& symbol, int device);
+/// The same, for a symbol that names its source: every kernel family's symbol spells out
+/// all that its renderer takes (dtypes, variant), so `render` runs only on the first call
+/// for (device, symbol), and later calls cost one hash lookup, not a rendering.
+void* get_kernel(const std::string& symbol, int device, const std::function<std::string()>& render);
 /// Launches a 1-D grid on `stream` (a cudaStream_t) with the kernel's argument pointers.
 void launch_kernel(void* function, unsigned grid, unsigned block, void** args, void* stream);
 

@@ -17,6 +17,7 @@ std::vector<std::string> nvrtc_flags(const std::string&) { EMBER_FAIL() << kNotB
 std::string cubin_cache_dir() { EMBER_FAIL() << kNotBuilt; }
 CubinResult compile_cubin(const std::string&, const std::string&) { EMBER_FAIL() << kNotBuilt; }
 void* get_kernel(const std::string&, const std::string&, int) { EMBER_FAIL() << kNotBuilt; }
+void* get_kernel(const std::string&, int, const std::function<std::string()>&) { EMBER_FAIL() << kNotBuilt; }
 void launch_kernel(void*, unsigned, unsigned, void**, void*) { EMBER_FAIL() << kNotBuilt; }
 
 }  // namespace ember::kernels::cuda

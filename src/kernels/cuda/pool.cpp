@@ -181,7 +181,7 @@ void launch(const PoolKernel& k, const Tensor& out, const Tensor& indices, const
       << "CUDA pooling kernel '" << kernel_symbol(k) << "' with a strided or misplaced tensor";
   if (out.numel() == 0) return;
   const int device = out.device().index;
-  void* fn = get_kernel(render_pool(k), kernel_symbol(k), device);
+  void* fn = get_kernel(kernel_symbol(k), device, [&] { return render_pool(k); });
   void* out_ptr = out.raw_data_ptr();
   void* ind_ptr = indices.defined() ? indices.raw_data_ptr() : nullptr;
   void* in_ptr = in.raw_data_ptr();

@@ -149,7 +149,7 @@ void launch(const RandomKernel& k, const Tensor& out, void* mask, const void* in
   long long n = out.numel();
   if (n == 0) return;
   const int64_t counters = (n + elements_per_counter(k.kind, k.out) - 1) / elements_per_counter(k.kind, k.out);
-  void* fn = get_kernel(render_random(k), kernel_symbol(k), out.device().index);
+  void* fn = get_kernel(kernel_symbol(k), out.device().index, [&] { return render_random(k); });
   void* out_ptr = out.raw_data_ptr();
   unsigned long long s = seed, o = offset;
   launch_threads(fn, out.device(), counters, {&out_ptr, &mask, &in, &n, &s, &o, &p0, &p1});

@@ -60,26 +60,41 @@ unsigned block_for(int64_t row) {
   return b;
 }
 
-void launch_rows(const std::string& source, const std::string& symbol, const Tensor& out, const Tensor& in,
-                 RowGeometry g, double p0) {
+void launch_rows(const std::string& symbol, const std::function<std::string()>& render, const Tensor& out,
+                 const Tensor& in, RowGeometry g, double p0, bool warp_rows = false) {
   EMBER_INTERNAL_ASSERT(out.is_cuda() && in.device() == out.device())
       << "CUDA row kernel '" << symbol << "' with tensors on " << in.device() << " and " << out.device();
   void* out_ptr = out.raw_data_ptr();
   void* in_ptr = in.raw_data_ptr();
   void* args[] = {&out_ptr, &in_ptr, &p0, &g};
-  launch_row_kernel(source, symbol, out.device().index, args, g.outer_numel, g.inner_numel);
+  if (warp_rows) return launch_warp_rows(symbol, render, out.device().index, args, g.outer_numel);
+  launch_row_kernel(symbol, render, out.device().index, args, g.outer_numel, g.inner_numel);
 }
 
 }  // namespace
 
-void launch_row_kernel(const std::string& source, const std::string& symbol, int device, void** args, int64_t rows,
-                       int64_t row_length) {
+void launch_row_kernel(const std::string& symbol, const std::function<std::string()>& render, int device, void** args,
+                       int64_t rows, int64_t row_length) {
   if (rows == 0) return;
-  void* fn = get_kernel(source, symbol, device);
+  void* fn = get_kernel(symbol, device, render);
   const int64_t blocks = std::min<int64_t>(rows, kMaxGrid);
   ember::cuda::DeviceGuard guard(device);
   launch_kernel(fn, static_cast<unsigned>(blocks), block_for(row_length), args,
                 core::cuda::current_stream_handle(device));
+}
+
+bool fits_warp_row(int64_t length, ScalarType dtype) {
+  return length <= kWarpRowMax && element_size(dtype) <= 4;
+}
+
+void launch_warp_rows(const std::string& symbol, const std::function<std::string()>& render, int device, void** args,
+                      int64_t rows) {
+  if (rows == 0) return;
+  void* fn = get_kernel(symbol, device, render);
+  const int64_t warps = kWarpRowBlock / 32;
+  const int64_t blocks = std::min<int64_t>((rows + warps - 1) / warps, kMaxGrid);
+  ember::cuda::DeviceGuard guard(device);
+  launch_kernel(fn, static_cast<unsigned>(blocks), kWarpRowBlock, args, core::cuda::current_stream_handle(device));
 }
 
 RowGeometry make_row_geometry(IntArrayRef sizes, IntArrayRef out_strides, IntArrayRef in_strides,
@@ -113,15 +128,20 @@ void reduce(Reduction op, const Tensor& self, const std::vector<bool>& mask, con
   if (out.numel() == 0) return;
   const RowGeometry g = reduction_geometry(self, mask, out);
   const ReduceKernel k{.op = op, .in = self.dtype(), .out = out.dtype()};
-  launch_rows(render_reduce(k), kernel_symbol(k), out, self, g, correction);
+  launch_rows(kernel_symbol(k), [&] { return render_reduce(k); }, out, self, g, correction);
 }
 
 void softmax(const Tensor& self, int64_t dim, const Tensor& out, bool log) {
   std::vector<bool> inner(static_cast<size_t>(self.dim()), false);
   if (self.dim() > 0) inner[core::wrap_dim(dim, self.dim())] = true;
   const RowGeometry g = make_row_geometry(self.sizes(), out.strides(), self.strides(), inner);
-  const SoftmaxKernel k{.log = log, .in = self.dtype(), .out = out.dtype()};
-  launch_rows(render_softmax(k), kernel_symbol(k), out, self, g, 0);
+  // Short rows of unit stride (the last dim of a contiguous tensor) go a warp each.
+  const bool unit = g.inner_ndim == 0 || (g.inner_ndim == 1 && g.inner_strides[0][0] == 1 && g.inner_strides[1][0] == 1);
+  const SoftmaxKernel k{.log = log,
+                        .warp_rows = unit && fits_warp_row(g.inner_numel, self.dtype()),
+                        .in = self.dtype(),
+                        .out = out.dtype()};
+  launch_rows(kernel_symbol(k), [&] { return render_softmax(k); }, out, self, g, 0, k.warp_rows);
 }
 
 }  // namespace ember::kernels::cuda

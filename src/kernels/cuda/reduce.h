@@ -6,6 +6,8 @@
 // (docs/notes/cuda.md), "Reductions and softmax".
 #pragma once
 
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "ember/tensor.h"
@@ -27,12 +29,21 @@ RowGeometry reduction_geometry(const Tensor& self, const std::vector<bool>& mask
 /// out = (log_)softmax(self) along `dim` (wrapped); out has self's sizes, any strides.
 void softmax(const Tensor& self, int64_t dim, const Tensor& out, bool log);
 
-/// Launches `symbol` of `source` on `device`'s current stream: one block per row (blocks
-/// stride over the rest past 2^20 rows) of a power of two from 32 to kRowBlock threads,
-/// enough for `row_length`. `args` are the kernel's argument addresses. Nothing runs
-/// when there are no rows.
-void launch_row_kernel(const std::string& source, const std::string& symbol, int device, void** args, int64_t rows,
-                       int64_t row_length);
+/// Launches `symbol` (its source from `render`, on first use: get_kernel) on `device`'s
+/// current stream: one block per row (blocks stride over the rest past 2^20 rows) of a
+/// power of two from 32 to kRowBlock threads, enough for `row_length`. `args` are the
+/// kernel's argument addresses. Nothing runs when there are no rows.
+void launch_row_kernel(const std::string& symbol, const std::function<std::string()>& render, int device, void** args,
+                       int64_t rows, int64_t row_length);
+
+/// Whether rows of `length` elements of `dtype` go a warp each: at most kWarpRowMax
+/// elements of at most 4 bytes (a row of doubles would not fit the registers).
+bool fits_warp_row(int64_t length, ScalarType dtype);
+
+/// Launches a warp-row kernel (rows of at most kWarpRowMax elements, a warp each): blocks
+/// of kWarpRowBlock threads, enough for every row (blocks stride over the rest past 2^20).
+void launch_warp_rows(const std::string& symbol, const std::function<std::string()>& render, int device, void** args,
+                      int64_t rows);
 
 /// The row geometry of a call: per input dim, the output's and the input's strides and
 /// whether the dim is inner (reduced). Size-1 dims are dropped and neighbours merged;

@@ -111,18 +111,57 @@ template <typename C> struct VarOp {
   }
 };
 
-/// Folds every thread's value of the block into one, which every thread gets back.
-/// blockDim.x is a power of two no larger than EMBER_ROW_BLOCK.
+/// v of the lane `lane ^ mask` of the warp, for any trivially copyable accumulator (moved
+/// as 32-bit words).
+template <typename A> __device__ __forceinline__ A shfl_xor_(A v, int mask) {
+  union Words { A a; int w[(sizeof(A) + 3) / 4]; } u;
+  u.a = v;
+#pragma unroll
+  for (int i = 0; i < static_cast<int>((sizeof(A) + 3) / 4); ++i) u.w[i] = __shfl_xor_sync(0xffffffffu, u.w[i], mask);
+  return u.a;
+}
+template <typename A> __device__ __forceinline__ A shfl_first_(A v) {
+  union Words { A a; int w[(sizeof(A) + 3) / 4]; } u;
+  u.a = v;
+#pragma unroll
+  for (int i = 0; i < static_cast<int>((sizeof(A) + 3) / 4); ++i) u.w[i] = __shfl_sync(0xffffffffu, u.w[i], 0);
+  return u.a;
+}
+
+/// Folds every thread's value of the block into one, which every thread gets back: a
+/// butterfly within each warp, the warps' results through `buf`, then a butterfly over
+/// those in every warp. blockDim.x is a power of two from 32 to EMBER_ROW_BLOCK.
+/// Folds the 32 values of a warp into one, which every lane gets back.
+template <typename Op> __device__ __forceinline__ typename Op::Acc warp_combine(typename Op::Acc v) {
+#pragma unroll
+  for (int m = 16; m > 0; m >>= 1) v = Op::combine(v, shfl_xor_(v, m));
+  return v;
+}
+
 template <typename Op> __device__ typename Op::Acc block_combine(typename Op::Acc v, typename Op::Acc* buf) {
-  buf[threadIdx.x] = v;
+  v = warp_combine<Op>(v);
+  const int warps = static_cast<int>(blockDim.x / 32);
+  if (warps == 1) return v;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  if (lane == 0) buf[threadIdx.x / 32] = v;
   __syncthreads();
-  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) buf[threadIdx.x] = Op::combine(buf[threadIdx.x], buf[threadIdx.x + s]);
-    __syncthreads();
-  }
-  const typename Op::Acc r = buf[0];
-  __syncthreads();
-  return r;
+  v = buf[lane < warps ? lane : 0];
+  // Lanes below `warps` exchange only among themselves; lane 0 ends with all of them.
+  for (int m = warps / 2; m > 0; m >>= 1) v = Op::combine(v, shfl_xor_(v, m));
+  v = shfl_first_(v);
+  __syncthreads();  // buf is free for the next call
+  return v;
+}
+
+/// Warp rows: rows of at most 32 * EMBER_WARP_CACHE elements go a warp each (the launcher
+/// gives blocks of several warps); for_each_warp_row calls f(row) for every row of this warp.
+/// Every lane holds its elements j = lane + 32 t in registers, and only warp shuffles
+/// combine them: no shared memory and no block barriers.
+#define EMBER_WARP_CACHE 32
+template <typename F> __device__ __forceinline__ void for_each_warp_row(long long rows, F f) {
+  const long long warps = static_cast<long long>(gridDim.x) * (blockDim.x / 32);
+  for (long long o = static_cast<long long>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32; o < rows; o += warps)
+    f(o);
 }
 
 template <typename Op, typename Out, typename In>
@@ -152,7 +191,45 @@ __device__ void reduce_rows(Out* out, const In* in, double p0, const RowGeometry
   }
 }
 
+/// softmax over warp rows: rows of at most 32 * EMBER_WARP_CACHE elements, contiguous
+/// (unit inner stride in and out), each lane's elements at constant offsets from the row.
+template <bool Log, typename Out, typename In>
+__device__ void softmax_warp_rows(Out* out, const In* in, const RowGeometry& g) {
+  typedef typename OpMath<In>::type A;
+  const int n = static_cast<int>(g.inner_numel);
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  for_each_warp_row(g.outer_numel, [&](long long o) {
+    const In* x = in + offset_of(o, g.outer_ndim, g.outer_sizes, g.outer_strides[1]) + lane;
+    Out* y = out + offset_of(o, g.outer_ndim, g.outer_sizes, g.outer_strides[0]) + lane;
+    A v[EMBER_WARP_CACHE];
+#pragma unroll
+    for (int t = 0; t < EMBER_WARP_CACHE; ++t) v[t] = lane + 32 * t < n ? cvt<A>(x[32 * t]) : MaxOp<In>::init();
+    A m = v[0];
+#pragma unroll
+    for (int t = 1; t < EMBER_WARP_CACHE; ++t) m = MaxOp<In>::combine(m, v[t]);
+    m = warp_combine<MaxOp<In> >(m);
+    // softmax keeps exp(x - max) in place of x, so each element's exp is taken once.
+    A s = A(0);
+#pragma unroll
+    for (int t = 0; t < EMBER_WARP_CACHE; ++t) {
+      if (lane + 32 * t < n) {
+        const A e = exp(v[t] - m);
+        s += e;
+        if constexpr (!Log) v[t] = e;
+      }
+    }
+    s = warp_combine<SumOp<In> >(s);
+    A shift = A(0);
+    if constexpr (Log) shift = m + log(s);
+#pragma unroll
+    for (int t = 0; t < EMBER_WARP_CACHE; ++t)
+      if (lane + 32 * t < n) y[32 * t] = cvt<Out>(Log ? v[t] - shift : v[t] / s);
+  });
+}
+
 /// softmax(x) = exp(x - max) / sum(exp(x - max)); log_softmax(x) = x - max - log(sum(…)).
+/// A block per row, reading it three times (max, sum, result): for rows longer than a warp
+/// row or with strides.
 template <bool Log, typename Out, typename In>
 __device__ void softmax_rows(Out* out, const In* in, const RowGeometry& g) {
   typedef typename OpMath<In>::type A;
@@ -191,12 +268,16 @@ const char* op_struct(Reduction op) {
   EMBER_INTERNAL_ASSERT(false) << "unknown reduction";
 }
 
-std::string signature(const std::string& symbol, ScalarType out, ScalarType in) {
-  return "extern \"C\" __global__ void " + symbol + "(" + cuda_type_name(out) + "* out, const " + cuda_type_name(in) +
-         "* in, double p0, ember_dev::RowGeometry g)";
+std::string signature(const std::string& symbol, ScalarType out, ScalarType in, bool warp_rows = false) {
+  return (warp_rows ? warp_row_kernel_head() : std::string("extern \"C\" __global__ void ")) + symbol + "(" +
+         cuda_type_name(out) + "* out, const " + cuda_type_name(in) + "* in, double p0, ember_dev::RowGeometry g)";
 }
 
 }  // namespace
+
+std::string warp_row_kernel_head() {
+  return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kWarpRowBlock) + ", 8) ";
+}
 
 std::string render_row_head() {
   std::ostringstream os;
@@ -221,7 +302,8 @@ std::string kernel_symbol(const ReduceKernel& k) {
 }
 
 std::string kernel_symbol(const SoftmaxKernel& k) {
-  return std::string(k.log ? "ember_log_softmax_" : "ember_softmax_") + dtype_tag(k.in) + "_to_" + dtype_tag(k.out);
+  return std::string(k.log ? "ember_log_softmax_" : "ember_softmax_") + dtype_tag(k.in) + "_to_" + dtype_tag(k.out) +
+         (k.warp_rows ? "_warp" : "");
 }
 
 std::string render_reduce(const ReduceKernel& k) {
@@ -235,8 +317,9 @@ std::string render_reduce(const ReduceKernel& k) {
 std::string render_softmax(const SoftmaxKernel& k) {
   std::ostringstream os;
   os << "// " << (k.log ? "log_softmax" : "softmax") << " over rows\n" << render_row_head();
-  os << signature(kernel_symbol(k), k.out, k.in) << " {\n";
-  os << "  ember_dev::softmax_rows<" << (k.log ? "true" : "false") << ">(out, in, g);\n}\n";
+  os << signature(kernel_symbol(k), k.out, k.in, k.warp_rows) << " {\n";
+  os << "  ember_dev::softmax_" << (k.warp_rows ? "warp_rows<" : "rows<") << (k.log ? "true" : "false")
+     << ">(out, in, g);\n}\n";
   return os.str();
 }
 

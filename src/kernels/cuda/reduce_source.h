@@ -17,6 +17,14 @@ namespace ember::kernels::cuda {
 
 /// Threads per block of a row kernel at most (a power of two; the shared buffers' size).
 inline constexpr int kRowBlock = 256;
+/// The longest row a warp-row kernel takes (32 lanes times EMBER_WARP_CACHE registers).
+inline constexpr int64_t kWarpRowMax = 32 * 32;
+/// Threads per block of a warp-row kernel (4 rows per block).
+inline constexpr unsigned kWarpRowBlock = 128;
+/// What a warp-row kernel's signature starts with: its launch bounds, 8 blocks of
+/// kWarpRowBlock threads per SM (at most 64 registers a thread, which the row in registers
+/// fits without spilling), for the latency of its loads to hide behind other warps.
+std::string warp_row_kernel_head();
 
 enum class Reduction { Sum, Mean, Prod, Max, Min, Var };
 
@@ -34,6 +42,7 @@ struct ReduceKernel {
 /// One softmax kernel: rows of `in` to rows of `out`, computed in in's math type.
 struct SoftmaxKernel {
   bool log = false;
+  bool warp_rows = false;  ///< a warp per row (rows of at most kWarpRowMax): launch_warp_rows
   ScalarType in = kFloat;
   ScalarType out = kFloat;
 };

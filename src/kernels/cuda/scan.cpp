@@ -76,7 +76,7 @@ void cumsum(const Tensor& self, int64_t dim, const Tensor& out) {
   void* in_ptr = self.raw_data_ptr();
   double p0 = 0;
   void* args[] = {&out_ptr, &in_ptr, &p0, &g};
-  launch_row_kernel(render_cumsum(k), kernel_symbol(k), out.device().index, args, g.outer_numel, g.inner_numel);
+  launch_row_kernel(kernel_symbol(k), [&] { return render_cumsum(k); }, out.device().index, args, g.outer_numel, g.inner_numel);
 }
 
 }  // namespace ember::kernels::cuda

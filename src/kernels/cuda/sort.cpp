@@ -111,7 +111,7 @@ int64_t padded(int64_t n) {
 }
 
 void* function(const SortKernel& k, const Tensor& on) {
-  return get_kernel(render_sort(k), kernel_symbol(k), on.device().index);
+  return get_kernel(kernel_symbol(k), on.device().index, [&] { return render_sort(k); });
 }
 
 /// `t` seen as lines along `dim`: its sizes with 1 at dim, its strides.

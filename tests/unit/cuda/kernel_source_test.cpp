@@ -80,6 +80,26 @@ TEST(CudaKernelSource, CompareRowWritesBool) {
   EXPECT_NE(src.find("out[off[0]] = ember_dev::cvt<bool>("), std::string::npos);
 }
 
+TEST(CudaKernelSource, LayoutsNameTheirSymbolAndSignature) {
+  PointwiseKernel k = kernel_for(row("mul"), kFloat, kFloat, kFloat);
+  const PointwiseLayout contiguous{.contiguous = true, .vec = 4, .inputs = {Access::Dense, Access::Value}};
+  EXPECT_EQ(kernel_symbol(k, contiguous), "ember_pointwise_mul_f32_f32_f32_to_f32_c4_dv");
+  const std::string src = render_pointwise(k, contiguous);
+  EXPECT_NE(src.find("(float* out, const float* in0, unsigned long long in1, double p0, long long n, int aligned)"),
+            std::string::npos)
+      << src;
+  // The value is read once, before the loops; the dense input once per vector.
+  EXPECT_NE(src.find("const T b = ember_dev::cvt<T>(ember_dev::cvt<C>(ember_dev::from_bits<float>(in1)));"),
+            std::string::npos)
+      << src;
+  EXPECT_NE(src.find("reinterpret_cast<const ember_dev::Vec<float, 4>*>(in0)[v]"), std::string::npos) << src;
+  const PointwiseLayout strided{.contiguous = false, .vec = 1, .inputs = {Access::Strided, Access::Value}};
+  EXPECT_EQ(kernel_symbol(k, strided), "ember_pointwise_mul_f32_f32_f32_to_f32_s_sv");
+  EXPECT_NE(render_pointwise(k, strided).find("long long off[2] = {};"), std::string::npos);
+  // The plain strided layout keeps the plain symbol.
+  EXPECT_EQ(kernel_symbol(k, strided_layout(k)), kernel_symbol(k));
+}
+
 TEST(CudaKernelSource, RowFunctionsComposeForClamp) {
   const std::string f = render_row_function("maximum", 2, row("maximum").expr);
   EXPECT_EQ(f, "template <typename T> __device__ __forceinline__ auto row_maximum(T a, T b, double p0) { return "
@@ -97,6 +117,21 @@ TEST_F(Nvrtc, EveryRowCompilesForSm90InFloat32) {
     const CubinResult c = compile_cubin(render_pointwise(k), "sm_90");
     EXPECT_GT(c.cubin.size(), 0u) << r.name;
     EXPECT_EQ(c.cubin.substr(1, 3), "ELF") << r.name;
+  }
+}
+
+TEST_F(Nvrtc, ContiguousAndValueLayoutsCompileForEveryOperandKindAndDtype) {
+  const std::vector<PointwiseLayout> layouts = {
+      {.contiguous = true, .vec = 4, .inputs = {Access::Dense, Access::Dense}},
+      {.contiguous = true, .vec = 8, .inputs = {Access::Dense, Access::Value}},
+      {.contiguous = true, .vec = 2, .inputs = {Access::Broadcast, Access::Dense}},
+      {.contiguous = false, .vec = 1, .inputs = {Access::Value, Access::Strided}}};
+  for (ScalarType t : {kFloat, kHalf, kBFloat16, kDouble, kInt64, kBool}) {
+    for (const PointwiseLayout& layout : layouts) {
+      const PointwiseKernel k = kernel_for(row("add"), t, t, t);
+      const CubinResult c = compile_cubin(render_pointwise(k, layout), "sm_90");
+      EXPECT_EQ(c.cubin.substr(1, 3), "ELF") << kernel_symbol(k, layout);
+    }
   }
 }
 

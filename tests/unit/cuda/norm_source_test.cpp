@@ -30,21 +30,26 @@ TEST(CudaNormSource, KernelsNameTheirDtypes) {
       << src;
 }
 
-TEST_F(Nvrtc, LayerNormCompilesForSm90ForEveryFloatDtype) {
+TEST_F(Nvrtc, LayerNormCompilesForSm90ForEveryFloatDtypeInBothRowForms) {
   for (ScalarType t : kFloats) {
-    const LayerNormKernel k{.in = t, .stat = norm_stat_dtype(t)};
-    EXPECT_EQ(compile_cubin(render_layer_norm(k), "sm_90").cubin.substr(1, 3), "ELF") << kernel_symbol(k);
+    for (bool warp_rows : {false, true}) {
+      const LayerNormKernel k{.in = t, .stat = norm_stat_dtype(t), .warp_rows = warp_rows};
+      EXPECT_EQ(compile_cubin(render_layer_norm(k), "sm_90").cubin.substr(1, 3), "ELF") << kernel_symbol(k);
+    }
   }
 }
 
-TEST_F(Nvrtc, BatchNormAndItsBackwardCompileForSm90ForEveryDtypeCombination) {
+TEST_F(Nvrtc, BatchNormItsEvaluationPassAndItsBackwardCompileForSm90ForEveryDtypeCombination) {
   for (ScalarType t : kFloats) {
-    for (bool backward : {false, true}) {
+    for (auto [backward, eval] : {std::pair{false, false}, std::pair{false, true}, std::pair{true, false}}) {
       // Parameters in the input's dtype, or float beside half/bfloat16; the backward reads
       // running stats (the parameters' dtype) in evaluation.
-      std::vector<BatchNormKernel> kernels = {{backward, t, t, norm_stat_dtype(t)}};
-      if (is_reduced_float(t)) kernels.push_back({backward, t, kFloat, kFloat});
-      if (backward) kernels.push_back({backward, t, t, t});
+      auto kernel = [&](ScalarType param, ScalarType stat) {
+        return BatchNormKernel{.backward = backward, .eval = eval, .in = t, .param = param, .stat = stat};
+      };
+      std::vector<BatchNormKernel> kernels = {kernel(t, norm_stat_dtype(t))};
+      if (is_reduced_float(t)) kernels.push_back(kernel(kFloat, kFloat));
+      if (backward) kernels.push_back(kernel(t, t));
       for (const BatchNormKernel& k : kernels)
         EXPECT_EQ(compile_cubin(render_batch_norm(k), "sm_90").cubin.substr(1, 3), "ELF") << kernel_symbol(k);
     }

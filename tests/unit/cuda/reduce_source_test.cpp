@@ -102,13 +102,17 @@ TEST_F(Nvrtc, EveryReductionCompilesForSm90ForEveryDtypeItAllows) {
   }
 }
 
-TEST_F(Nvrtc, SoftmaxAndLogSoftmaxCompileForSm90ForEveryFloatDtype) {
+TEST_F(Nvrtc, SoftmaxAndLogSoftmaxCompileForSm90ForEveryFloatDtypeInBothRowForms) {
   for (ScalarType t : {kFloat, kDouble, kHalf, kBFloat16}) {
     for (bool log : {false, true}) {
-      const SoftmaxKernel k{.log = log, .in = t, .out = t};
-      EXPECT_EQ(compile_cubin(render_softmax(k), "sm_90").cubin.substr(1, 3), "ELF") << kernel_symbol(k);
+      for (bool warp_rows : {false, true}) {
+        const SoftmaxKernel k{.log = log, .warp_rows = warp_rows, .in = t, .out = t};
+        EXPECT_EQ(compile_cubin(render_softmax(k), "sm_90").cubin.substr(1, 3), "ELF") << kernel_symbol(k);
+      }
     }
   }
+  EXPECT_EQ(kernel_symbol(SoftmaxKernel{.log = false, .warp_rows = true, .in = kFloat, .out = kFloat}),
+            "ember_softmax_f32_to_f32_warp");
   const SoftmaxKernel widening{.log = false, .in = kHalf, .out = kFloat};
   EXPECT_GT(compile_cubin(render_softmax(widening), "sm_90").cubin.size(), 0u);
 }

@@ -197,6 +197,26 @@ TEST_F(CudaNorm, BatchNormEvaluationUsesAndSavesTheRunningStats) {
   }
 }
 
+// Evaluation runs a block per chunk of an (n, c) plane: planes shorter and longer than a
+// chunk, and more planes than channels.
+TEST_F(CudaNorm, BatchNormEvaluationCoversPlanesOfEveryLength) {
+  for (const std::vector<int64_t>& sizes : {std::vector<int64_t>{2, 3, 40, 30}, std::vector<int64_t>{5, 2, 1025},
+                                            std::vector<int64_t>{3, 7}, std::vector<int64_t>{4, 3, 2048}}) {
+    for (ScalarType t : {kFloat, kHalf}) {
+      const BatchNormArgs a = batch_norm_args(sizes, t, kFloat, true, true, false);
+      auto [y, save_mean, save_invstd] = native_batch_norm(a.x.cuda(), a.weight.cuda(), a.bias.cuda(),
+                                                           a.running_mean.cuda(), a.running_var.cuda(), false, 0.1, 1e-5);
+      const Tensor ey = std::get<0>(native_batch_norm(widen(a.x), widen(a.weight), widen(a.bias),
+                                                      widen(a.running_mean), widen(a.running_var), false, 0.1, 1e-5));
+      for (const std::string& m :
+           {check("output", y, ey, t, value_tolerance(t)),
+            check("save_mean", save_mean, a.running_mean, kFloat, std::pair{0.0, 0.0}),
+            check("save_invstd", save_invstd, rsqrt(a.running_var + 1e-5), kFloat, value_tolerance(kFloat))})
+        EXPECT_TRUE(m.empty()) << m << " sizes " << IntArrayRef(sizes);
+    }
+  }
+}
+
 TEST_F(CudaNorm, BatchNormRaisesWhereTheCpuRaises) {
   const Tensor x = random_values({2, 3, 4}, kFloat);
   const Tensor four = random_values({4}, kFloat);

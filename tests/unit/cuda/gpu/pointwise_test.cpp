@@ -123,6 +123,34 @@ TEST_F(CudaPointwise, ZeroDimCpuTensorsMayJoinCudaTensors) {
   EXPECT_EQ(both_0dim.item().to_double(), 6.0);
 }
 
+// Contiguous calls run the vectorized kernel: every length around the vector width (the
+// remainder loop), starts off the vector alignment (the unaligned loop), Scalars passed by
+// value and 0-dim CUDA tensors read once per thread.
+TEST_F(CudaPointwise, ContiguousKernelsCoverEveryLengthStartAndOperandKind) {
+  for (ScalarType t : {kFloat, kHalf, kInt64, kBool}) {
+    for (int64_t n : {1, 3, 7, 8, 9, 17, 1023, 1025, 4099}) {
+      for (int64_t start : {0, 1, 3}) {
+        const Tensor base = random_values({n + start}, t, -3, 3, static_cast<uint64_t>(n + start));
+        const Tensor other = random_values({n + start}, t, -3, 3, 5);
+        const Tensor gpu_base = base.cuda(), gpu_other = other.cuda();
+        const Tensor x = base.slice(0, start, n + start), y = other.slice(0, start, n + start);
+        const Tensor gx = gpu_base.slice(0, start, n + start), gy = gpu_other.slice(0, start, n + start);
+        const std::string where = " (" + std::string(dtype_name(t)) + ", length " + std::to_string(n) + ", start " +
+                                  std::to_string(start) + ")";
+        for (const std::string& m :
+             {compare(t == kBool ? "aten::logical_not" : "aten::neg", {x}, {gx}),
+              compare("aten::mul.Tensor", {x, y}, {gx, gy}),
+              compare("aten::mul.Tensor", {x, y.slice(0, 0, 1).reshape({})}, {gx, gy.slice(0, 0, 1).reshape({})}),
+              compare("aten::mul.Scalar", {x, Scalar(int64_t{3})}, {gx, Scalar(int64_t{3})}),
+              compare("aten::add.Tensor", {x, scalar_tensor(2.0, kDouble)}, {gx, scalar_tensor(2.0, kDouble)}),
+              compare("aten::lt.Tensor", {x, y}, {gx, gy}),
+              compare("aten::_to_copy", {x, kDouble}, {gx, kDouble})})
+          EXPECT_TRUE(m.empty()) << m << where;
+      }
+    }
+  }
+}
+
 TEST_F(CudaPointwise, InPlaceFormsWriteIntoTheCudaTensor) {
   Tensor cpu = sample(kFloat);
   Tensor gpu = cpu.cuda();

@@ -227,7 +227,8 @@ class CudaSoftmax : public Gpu {};
 TEST_F(CudaSoftmax, SoftmaxAndLogSoftmaxMatchTheCpuOverEveryDim) {
   for (ScalarType t : kFloats) {
     for (const std::vector<int64_t>& sizes :
-         {std::vector<int64_t>{7, 13, 5}, std::vector<int64_t>{3, 4097}, std::vector<int64_t>{1}, std::vector<int64_t>{}}) {
+         {std::vector<int64_t>{7, 13, 5}, std::vector<int64_t>{3, 4097}, std::vector<int64_t>{2, 2048},
+          std::vector<int64_t>{2, 2049}, std::vector<int64_t>{1}, std::vector<int64_t>{}}) {
       const Tensor x = values(sizes, t, -4, 4);
       const int64_t nd = std::max<int64_t>(static_cast<int64_t>(sizes.size()), 1);  // a 0-d input takes dims 0 and -1
       for (int64_t dim = -nd; dim < nd; ++dim) {
