@@ -4,8 +4,9 @@
 // each timed by CUDA events recorded on the current stream before and after the call,
 // after 3 warm-up calls (which also compile the row's kernels), and the host's time to
 // return from the call (its launch overhead); for the memory-bound
-// W1–W3 also GB/s and its share of the device-to-device copy bandwidth, measured in the
-// same run by a large copy_ (bytes read plus bytes written, as the rows count theirs).
+// W1–W3 also GB/s of the bytes their kernels move and its share of the device-to-device
+// copy bandwidth, measured in the same run by a copy_ between two 1 GiB tensors and by a copy_ moving the row's
+// own bytes (bytes read plus bytes written, as the rows count theirs).
 // A row that reaches an op without a CUDA kernel in this build prints
 // "skipped: <op> has no CUDA kernel". `--json FILE` also writes the rows as JSON;
 // `--only W4,W5` runs the rows whose id starts with one of the given prefixes.
@@ -61,10 +62,11 @@ Timing cuda_median_ms(const std::function<void()>& f, int warmup, int iters) {
   return {median(device), median(host)};
 }
 
-/// GB/s of dst.copy_(src) between two 1 GiB float32 tensors on the device, counting the
-/// bytes read and the bytes written.
-double copy_gbps() {
-  const int64_t n = int64_t{1} << 28;
+/// GB/s of dst.copy_(src) between two float32 tensors that move `bytes` in all (read plus
+/// written): two 1 GiB tensors for the device's bandwidth, a row's own bytes for what one kernel moving
+/// that much reaches (launch latency and the L2 cache count at tens of MiB).
+double copy_gbps(double bytes) {
+  const int64_t n = static_cast<int64_t>(bytes / (2 * sizeof(float)));
   Tensor src = zeros({n}, TensorOptions(kFloat).device(kCUDA));
   Tensor dst = empty({n}, TensorOptions(kFloat).device(kCUDA));
   const double ms = cuda_median_ms([&] { dst.copy_(src); }, 2, 9).device_ms;
@@ -101,11 +103,15 @@ int main(int argc, char** argv) {
   }
   const std::string device = cuda::get_device_name(0);
   const auto [major, minor] = cuda::get_device_capability(0);
-  const double copy = copy_gbps();
+  const double copy = copy_gbps(2.0 * (int64_t{1} << 30));
   std::printf("Ember eager on cuda:0, %s (sm_%d%d); device-to-device copy_: %.1f GB/s (read + written)\n",
               device.c_str(), major, minor, copy);
   std::printf("ms: median of %d calls, CUDA events around each call, after 3 warm-up calls\n", iters);
-  std::printf("%-8s | %-36s | %10s | %8s | %8s | %s\n", "id", "workload", "eager ms", "host ms", "GB/s", "% of copy");
+  std::printf("GB/s: the bytes the row's kernels read and write (W1's eager chain moves %d times x's bytes); "
+              "%% of copy: of the copy_ above; %% of same: of a copy_ moving the row's own bytes\n",
+              bench::kW1EagerPasses);
+  std::printf("%-8s | %-36s | %10s | %8s | %8s | %9s | %s\n", "id", "workload", "eager ms", "host ms", "GB/s",
+              "% of copy", "% of same");
   nlohmann::json json = {{"device", device},
                          {"capability", std::to_string(major) + "." + std::to_string(minor)},
                          {"copy_gbps", copy},
@@ -125,13 +131,17 @@ int main(int argc, char** argv) {
       row["eager_ms"] = ms;
       row["host_ms"] = t.host_ms;
       if (w.min_bytes > 0) {
-        const double gbps = w.min_bytes / (ms * 1e-3) / 1e9;
-        std::printf("%-8s | %-36s | %10.3f | %8.3f | %8.1f | %5.1f%%\n", w.id.c_str(), w.what.c_str(), ms, t.host_ms,
-                    gbps, 100 * gbps / copy);
+        const double bytes = w.eager_bytes > 0 ? w.eager_bytes : w.min_bytes;
+        const double gbps = bytes / (ms * 1e-3) / 1e9;
+        const double same = copy_gbps(w.min_bytes);
+        std::printf("%-8s | %-36s | %10.3f | %8.3f | %8.1f | %8.1f%% | %8.1f%%\n", w.id.c_str(), w.what.c_str(), ms,
+                    t.host_ms, gbps, 100 * gbps / copy, 100 * gbps / same);
         row["gbps"] = gbps;
+        row["min_gbps"] = w.min_bytes / (ms * 1e-3) / 1e9;
+        row["copy_same_gbps"] = same;
       } else {
-        std::printf("%-8s | %-36s | %10.3f | %8.3f | %8s | %6s\n", w.id.c_str(), w.what.c_str(), ms, t.host_ms, "-",
-                    "-");
+        std::printf("%-8s | %-36s | %10.3f | %8.3f | %8s | %9s | %s\n", w.id.c_str(), w.what.c_str(), ms, t.host_ms, "-",
+                    "-", "-");
       }
     } catch (const Error& e) {
       const std::string op = op_without_cuda_kernel(e);

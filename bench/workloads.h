@@ -22,6 +22,10 @@ namespace ember::bench {
 inline Tensor w1_pointwise(const Tensor& x) {
   return sigmoid(relu(x * 2 + 1) * x - 0.5) * tanh(x) + clamp(exp(x), std::nullopt, Scalar(10));
 }
+/// W1 in eager mode runs 11 kernels over tensors of x's size: x*2, +1, relu, *x, -0.5,
+/// sigmoid, tanh(x), the product, exp(x), clamp, the sum. They read 14 such tensors and write
+/// 11 (a Scalar operand is a kernel argument, not a tensor read): 25 passes over x's bytes.
+inline constexpr int kW1EagerPasses = 25;
 /// W2: softmax over the last dim.
 inline Tensor w2_softmax(const Tensor& x) { return softmax(x, -1); }
 /// W3: layer_norm over the last dim, with weight and bias.
@@ -86,6 +90,9 @@ struct Workload {
   StepState state = {};
   /// W7–W9: the parts of the step measured on their own; null otherwise.
   std::shared_ptr<const TrainingParts> training = {};
+  /// Bytes the eager kernels read and write in one call, when they move more than
+  /// min_bytes (W1's chain: see kW1EagerPasses); 0: min_bytes.
+  double eager_bytes = 0;
 };
 
 inline double CheckedTensors::atol_for(const Tensor& expected) const {
@@ -160,7 +167,10 @@ inline std::vector<Workload> memory_bound_workloads(const MemoryBoundShapes& sha
        [=] { return w1_pointwise(x1); },
        2 * bytes(x1),
        [=](const std::string& backend) { return detail::compiled_call(w1_pointwise, backend, "W1", x1); },
-       {}},
+       {},
+       {},
+       {},
+       kW1EagerPasses * bytes(x1)},
       {"W2",
        "softmax(dim=-1), " + x2_text,
        [=] { return w2_softmax(x2); },

@@ -180,8 +180,8 @@ namespace {
 std::vector<int64_t> plan_key(const CudnnConv& c) {
   std::vector<int64_t> k{static_cast<int64_t>(c.pass), static_cast<int64_t>(c.dtype), c.allow_tf32 ? 1 : 0, c.groups,
                          c.device};
-  for (const auto* v : {&c.x, &c.w, &c.y}) k.insert(k.end(), std::begin(*v), std::end(*v));
-  for (const auto* v : {&c.pad, &c.stride, &c.dilation}) k.insert(k.end(), std::begin(*v), std::end(*v));
+  for (int i = 0; i < 4; ++i) k.insert(k.end(), {c.x[i], c.w[i], c.y[i]});
+  for (int i = 0; i < 2; ++i) k.insert(k.end(), {c.pad[i], c.stride[i], c.dilation[i]});
   return k;
 }
 
