@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "core/shape.h"
+#include "core/sym_geometry.h"
 #include "kernels/cuda/loops.h"
 #include "ops/dispatch.h"
 
@@ -47,11 +48,12 @@ ScalarType result_type(std::initializer_list<const IValue*> values) {
 }
 
 TensorMeta pointwise_meta(const std::vector<const Tensor*>& inputs, ScalarType dtype) {
-  std::vector<int64_t> shape;
+  // Over SymInt (Note [dynamic shapes]): for static inputs the same int64 arithmetic.
+  core::SymInts shape;
   Device device = kCPU;
   bool first = true;
   for (const Tensor* t : inputs) {
-    shape = first ? t->sizes().vec() : core::broadcast_shapes(shape, t->sizes());
+    shape = first ? core::sym_sizes(*t) : core::sym_broadcast_shapes(shape, core::sym_sizes(*t));
     if (first || t->dim() > 0) device = t->device();
     first = false;
   }
@@ -59,32 +61,26 @@ TensorMeta pointwise_meta(const std::vector<const Tensor*>& inputs, ScalarType d
   for (const Tensor* t : inputs)
     if (t->is_cuda()) device = t->device();
   const int nd = static_cast<int>(shape.size());
-  TensorMeta m;
-  m.sizes = shape;
-  m.dtype = dtype;
-  m.device = device;
 
   // Broadcast strides of each input that has the full rank.
-  std::vector<std::vector<int64_t>> strides;
+  std::vector<core::SymInts> strides;
   for (const Tensor* t : inputs) {
     if (t->dim() == 0) continue;
-    strides.push_back(core::broadcast_strides(t->sizes(), t->strides(), shape));
+    strides.push_back(core::sym_broadcast_strides(core::sym_sizes(*t), core::sym_strides(*t), shape));
   }
   // Fast path: one layout shared by every full-shape input.
   bool all_contiguous = true;
   for (const Tensor* t : inputs)
     if (t->dim() > 0 && !t->is_contiguous()) all_contiguous = false;
-  if (all_contiguous || strides.empty()) {
-    m.strides = core::contiguous_strides(shape);
-    return m;
-  }
+  if (all_contiguous || strides.empty()) return core::contiguous_sym_meta(shape, dtype, device);
   // TensorIterator's reorder_dimensions: sort dims from fastest to slowest by the
   // inputs' strides (ties: smaller size first), skipping broadcast dims.
   std::vector<int> perm(static_cast<size_t>(nd));
   for (int i = 0; i < nd; ++i) perm[i] = nd - 1 - i;
   auto should_swap = [&](int d0, int d1) {
     for (const auto& s : strides) {
-      const int64_t s0 = s[d0], s1 = s[d1];
+      const core::SymInt& s0 = s[d0];
+      const core::SymInt& s1 = s[d1];
       if (s0 == 0 || s1 == 0) continue;
       if (s0 < s1) return -1;
       if (s0 > s1) return 1;
@@ -104,13 +100,14 @@ TensorMeta pointwise_meta(const std::vector<const Tensor*>& inputs, ScalarType d
       }
     }
   }
-  m.strides.assign(static_cast<size_t>(nd), 0);
-  int64_t next = 1;
+  core::SymInts out_strides(static_cast<size_t>(nd), 0);
+  core::SymInt next = 1;
   for (int i = 0; i < nd; ++i) {
-    m.strides[perm[i]] = next;
-    next *= std::max<int64_t>(shape[perm[i]], 1);
+    out_strides[perm[i]] = next;
+    const core::SymInt& size = shape[perm[i]];
+    next = next * (size.maybe_int() == 0 ? core::SymInt(1) : size);
   }
-  return m;
+  return core::make_meta(shape, out_strides, 0, dtype, device);
 }
 
 TensorMeta contiguous_meta(IntArrayRef sizes, ScalarType dtype, Device device) {

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/shape.h"
+#include "core/sym_geometry.h"
 #include "ember/ops/shape.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/loops.h"
@@ -25,7 +26,7 @@ using kernels::cpu::raw_view;
 
 /// ATen keeps skipping 1-D empty tensors in cat from the days when they were the only
 /// empty tensors.
-bool cat_skips(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
+bool cat_skips(const Tensor& t) { return t.dim() == 1 && core::sym_numel(t) == 0; }
 
 /// c10's is_channels_last_strides_2d: whether a 4-D tensor is laid out NHWC.
 bool is_channels_last(const Tensor& t) {
@@ -73,7 +74,9 @@ CatPlan cat_plan(const std::vector<Tensor>& ts, int64_t dim) {
   }
   const Tensor& first = ts[valid];
   EMBER_CHECK(dim <= first.dim()) << "torch.cat(): dimension " << dim << "out of range";
-  int64_t size_at_dim = 0;
+  // Over SymInt (Note [dynamic shapes]): the other dims must match (a guard where
+  // symbolic), the cat dim is their sum.
+  core::SymInt size_at_dim = 0;
   bool channels_last = true;
   for (size_t i = 0; i < ts.size(); ++i) {
     const Tensor& t = ts[i];
@@ -83,18 +86,19 @@ CatPlan cat_plan(const std::vector<Tensor>& ts, int64_t dim) {
                                         << " and " << t.dim();
     for (int64_t d = 0; d < first.dim(); ++d) {
       if (d == dim) continue;
-      EMBER_CHECK(first.size(d) == t.size(d))
+      EMBER_CHECK(core::sym_size(first, d) == core::sym_size(t, d))
           << "Sizes of tensors must match except in dimension " << dim << ". Expected size " << first.size(d)
           << " but got size " << t.size(d) << " for tensor number " << i << " in the list.";
     }
-    size_at_dim += t.size(dim);
+    size_at_dim = size_at_dim + core::sym_size(t, dim);
   }
-  std::vector<int64_t> sizes = first.sizes().vec();
+  core::SymInts sizes = core::sym_sizes(first);
   sizes[dim] = size_at_dim;
-  plan.out = contiguous_meta(sizes, dtype, first.device());
+  plan.out = core::contiguous_sym_meta(sizes, dtype, first.device());
   if (channels_last) {
-    // NHWC: C fastest, then W, H, N (ATen keeps the inputs' common memory format).
-    const int64_t c = sizes[1], h = sizes[2], w = sizes[3];
+    // NHWC: C fastest, then W, H, N (ATen keeps the inputs' common memory format). Deciding
+    // it read the sizes as integers, so they are static here.
+    const int64_t c = sizes[1].hint(), h = sizes[2].hint(), w = sizes[3].hint();
     plan.out.strides = {h * w * c, 1, w * c, c};
   }
   return plan;

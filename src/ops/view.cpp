@@ -3,6 +3,7 @@
 // dispatcher makes the aliasing tensor. Composite forms (reshape, flatten, narrow, …)
 // decompose into these.
 #include "core/shape.h"
+#include "core/sym_geometry.h"
 #include "ember/ops/view.h"
 #include "ops/api.h"
 #include "ops/dispatch.h"
@@ -12,23 +13,27 @@
 namespace ember::ops {
 namespace {
 
-TensorMeta view_of(const Tensor& self, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset) {
-  TensorMeta m;
-  m.sizes = std::move(sizes);
-  m.strides = std::move(strides);
-  m.storage_offset = offset;
-  m.dtype = self.dtype();
-  m.device = self.device();
-  return m;
+// The geometry of views is computed over SymInt (Note [dynamic shapes]): a view of a
+// tensor with symbolic sizes has symbolic sizes, strides and offset.
+using core::SymInt;
+using core::SymInts;
+
+TensorMeta view_of(const Tensor& self, const SymInts& sizes, const SymInts& strides, const SymInt& offset) {
+  return core::make_meta(sizes, strides, offset, self.dtype(), self.device());
+}
+
+/// The same geometry as `self`'s (alias, detach).
+TensorMeta same_view(const Tensor& self) {
+  return view_of(self, core::sym_sizes(self), core::sym_strides(self), core::sym_storage_offset(self));
 }
 
 TensorMeta view_meta(const Tensor& self, IntArrayRef size) {
-  std::vector<int64_t> shape = core::infer_size(size, self.numel());
-  std::vector<int64_t> strides;
-  EMBER_CHECK(core::compute_view_strides(self.sizes(), self.strides(), shape, strides))
+  SymInts shape = core::sym_infer_size(size, core::sym_numel(self));
+  SymInts strides;
+  EMBER_CHECK(core::sym_compute_view_strides(core::sym_sizes(self), core::sym_strides(self), shape, strides))
       << "view size is not compatible with input tensor's size and stride (at least one dimension spans across "
          "two contiguous subspaces). Use .reshape(...) instead.";
-  return view_of(self, shape, strides, self.storage_offset());
+  return view_of(self, shape, strides, core::sym_storage_offset(self));
 }
 
 TensorMeta slice_meta(const Tensor& self, int64_t dim, std::optional<int64_t> start_opt,
@@ -36,43 +41,51 @@ TensorMeta slice_meta(const Tensor& self, int64_t dim, std::optional<int64_t> st
   EMBER_CHECK(self.dim() > 0) << "slice() cannot be applied to a 0-dim tensor.";
   dim = core::wrap_dim(dim, self.dim());
   EMBER_CHECK(step > 0) << "slice step must be positive";
-  const int64_t size = self.size(dim);
-  int64_t start = start_opt.value_or(0), end = end_opt.value_or(size);
-  if (start < 0) start += size;
-  if (end < 0) end += size;
-  start = std::clamp<int64_t>(start, 0, size);
-  end = std::clamp<int64_t>(end, start, size);
-  std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
-  sizes[dim] = (end - start + step - 1) / step;
-  strides[dim] *= step;
-  return view_of(self, sizes, strides, self.storage_offset() + start * self.stride(dim));
+  const SymInt size = core::sym_size(self, dim);
+  SymInt start = start_opt.value_or(0);
+  SymInt end = end_opt ? SymInt(*end_opt) : size;
+  if (start_opt && *start_opt < 0) start = start + size;
+  if (end_opt && *end_opt < 0) end = end + size;
+  // Clamped into [0, size] as ATen does; against a symbolic size each comparison is a guard.
+  if (start < 0) start = 0;
+  if (start > size) start = size;
+  if (end < start) end = start;
+  if (end > size) end = size;
+  SymInts sizes = core::sym_sizes(self), strides = core::sym_strides(self);
+  const SymInt stride = strides[dim];
+  sizes[dim] = core::floordiv(end - start + step - 1, step);
+  strides[dim] = stride * step;
+  return view_of(self, sizes, strides, core::sym_storage_offset(self) + start * stride);
 }
 
 TensorMeta squeeze_meta(const Tensor& self, const std::vector<bool>& which) {
-  std::vector<int64_t> sizes, strides;
+  SymInts sizes, strides;
   for (int64_t d = 0; d < self.dim(); ++d) {
-    if (which[d] && self.size(d) == 1) continue;
-    sizes.push_back(self.size(d));
-    strides.push_back(self.stride(d));
+    const SymInt size = core::sym_size(self, d);
+    if (which[d] && size == 1) continue;
+    sizes.push_back(size);
+    strides.push_back(core::sym_stride(self, d));
   }
-  return view_of(self, sizes, strides, self.storage_offset());
+  return view_of(self, sizes, strides, core::sym_storage_offset(self));
 }
 
 /// expand's strides, as ATen's inferExpandGeometry: a dim that keeps its size keeps its
 /// stride (a size-1 dim too), a size-1 dim expanded to another size gets stride 0, and a
 /// new leading dim gets the stride a contiguous tensor would have there (size * stride of
 /// the dim after it) when it has size 1, else 0; a 0-dim input expands with all strides 0.
-std::vector<int64_t> expand_strides(const Tensor& self, IntArrayRef size) {
+SymInts expand_strides(const Tensor& self, const SymInts& size) {
   const int64_t nd = static_cast<int64_t>(size.size()), in_nd = self.dim();
-  std::vector<int64_t> strides(size.size(), 0);
+  SymInts strides(size.size(), 0);
   if (in_nd == 0) return strides;
   for (int64_t i = nd - 1; i >= 0; --i) {
     const int64_t d = in_nd - (nd - i);
-    const int64_t in_size = d >= 0 ? self.size(d) : 1;
-    int64_t stride = d >= 0 ? self.stride(d) : size[i + 1] * strides[i + 1];
+    const SymInt in_size = d >= 0 ? core::sym_size(self, d) : SymInt(1);
+    SymInt stride = d >= 0 ? core::sym_stride(self, d) : size[i + 1] * strides[i + 1];
     if (in_size != size[i]) {
-      EMBER_CHECK(in_size == 1) << "The expanded size of the tensor (" << size[i] << ") must match the existing size ("
-                                << in_size << ") at non-singleton dimension " << i << ".  Target sizes: " << size
+      EMBER_CHECK(in_size == 1) << "The expanded size of the tensor (" << size[i].hint()
+                                << ") must match the existing size (" << in_size.hint()
+                                << ") at non-singleton dimension " << i
+                                << ".  Target sizes: " << IntArrayRef(core::hints(size))
                                 << ".  Tensor sizes: " << self.sizes();
       stride = 0;
     }
@@ -121,7 +134,8 @@ void register_view_ops(Registry& r) {
 
   r.def("_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)").set_view([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
-    return metas(view_of(self, a[1].to_int_list(), a[2].to_int_list(), self.storage_offset()));
+    return metas(view_of(self, core::to_sym(a[1].to_int_list()), core::to_sym(a[2].to_int_list()),
+                         core::sym_storage_offset(self)));
   });
 
   r.def("permute(Tensor(a) self, int[] dims) -> Tensor(a)").set_view([](const Stack& a) {
@@ -132,23 +146,23 @@ void register_view_ops(Registry& r) {
            "ordering of dimensions i.e. input.dim() = "
         << self.dim() << " is not equal to len(dims) = " << dims.size();
     std::vector<int64_t> perm = core::wrap_dims(dims, self.dim());
-    std::vector<int64_t> sizes, strides;
+    SymInts sizes, strides;
     for (int64_t d : perm) {
-      sizes.push_back(self.size(d));
-      strides.push_back(self.stride(d));
+      sizes.push_back(core::sym_size(self, d));
+      strides.push_back(core::sym_stride(self, d));
     }
-    return metas(view_of(self, sizes, strides, self.storage_offset()));
+    return metas(view_of(self, sizes, strides, core::sym_storage_offset(self)));
   });
 
   r.def("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)").set_view([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
     const int64_t d0 = core::wrap_dim(a[1].to_int(), self.dim()), d1 = core::wrap_dim(a[2].to_int(), self.dim());
-    std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
+    SymInts sizes = core::sym_sizes(self), strides = core::sym_strides(self);
     if (self.dim() > 0) {
       std::swap(sizes[d0], sizes[d1]);
       std::swap(strides[d0], strides[d1]);
     }
-    return metas(view_of(self, sizes, strides, self.storage_offset()));
+    return metas(view_of(self, sizes, strides, core::sym_storage_offset(self)));
   });
 
   r.def("t(Tensor(a) self) -> Tensor(a)").set_decomposition([](const Stack& a) -> Stack {
@@ -160,7 +174,7 @@ void register_view_ops(Registry& r) {
 
   r.def("alias(Tensor(a) self) -> Tensor(a)").set_view([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
-    return metas(view_of(self, self.sizes().vec(), self.strides().vec(), self.storage_offset()));
+    return metas(same_view(self));
   });
 
   // Tensor::detach(): an alias outside the autograd graph (not differentiable, so the
@@ -168,24 +182,25 @@ void register_view_ops(Registry& r) {
   // history, as in PyTorch). An op, not a TensorImpl made in C++, so that capture records it.
   r.def("detach(Tensor(a) self) -> Tensor(a)").set_view([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
-    return metas(view_of(self, self.sizes().vec(), self.strides().vec(), self.storage_offset()));
+    return metas(same_view(self));
   });
 
   r.def("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)").set_view([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
-    std::vector<int64_t> size = a[1].to_int_list();
+    const std::vector<int64_t>& literal = a[1].to_int_list();
+    SymInts size = core::to_sym(literal);
     EMBER_CHECK(static_cast<int64_t>(size.size()) >= self.dim())
         << "the number of sizes provided (" << size.size() << ") must be greater or equal to the number of dimensions "
         << "in the tensor (" << self.dim() << ")";
     const size_t off = size.size() - static_cast<size_t>(self.dim());
     for (size_t i = 0; i < size.size(); ++i) {
-      if (size[i] == -1) {
+      if (literal[i] == -1) {
         EMBER_CHECK(i >= off) << "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension "
                               << i;
-        size[i] = self.size(static_cast<int64_t>(i - off));
+        size[i] = core::sym_size(self, static_cast<int64_t>(i - off));
       }
     }
-    return metas(view_of(self, size, expand_strides(self, size), self.storage_offset()));
+    return metas(view_of(self, size, expand_strides(self, size), core::sym_storage_offset(self)));
   });
   r.def("expand_as(Tensor(a) self, Tensor other) -> Tensor(a)").set_decomposition([](const Stack& a) {
     return call_op("aten::expand", {a[0], a[1].to_tensor().sizes().vec()});
@@ -216,15 +231,17 @@ void register_view_ops(Registry& r) {
     const Tensor& self = a[0].to_tensor();
     EMBER_CHECK_INDEX(self.dim() > 0) << "select() cannot be applied to a 0-dim tensor.";
     const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
-    int64_t index = a[2].to_int();
-    const int64_t size = self.size(dim);
-    EMBER_CHECK_INDEX(index >= -size && index < size)
-        << "select(): index " << index << " out of range for tensor of size " << self.sizes() << " at dimension " << dim;
-    if (index < 0) index += size;
-    std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
+    const int64_t literal = a[2].to_int();
+    const SymInt size = core::sym_size(self, dim);
+    EMBER_CHECK_INDEX(literal >= -size && literal < size)
+        << "select(): index " << literal << " out of range for tensor of size " << self.sizes() << " at dimension "
+        << dim;
+    const SymInt index = literal < 0 ? size + literal : SymInt(literal);
+    SymInts sizes = core::sym_sizes(self), strides = core::sym_strides(self);
+    const SymInt stride = strides[dim];
     sizes.erase(sizes.begin() + dim);
     strides.erase(strides.begin() + dim);
-    return metas(view_of(self, sizes, strides, self.storage_offset() + index * self.stride(dim)));
+    return metas(view_of(self, sizes, strides, core::sym_storage_offset(self) + index * stride));
   });
 
   r.def("squeeze(Tensor(a) self) -> Tensor(a)").set_view([](const Stack& a) {
@@ -243,11 +260,11 @@ void register_view_ops(Registry& r) {
   r.def("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)").set_view([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
     const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim() + 1);
-    std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
-    const int64_t stride = dim >= self.dim() ? 1 : self.size(dim) * self.stride(dim);
+    SymInts sizes = core::sym_sizes(self), strides = core::sym_strides(self);
+    const SymInt stride = dim >= self.dim() ? SymInt(1) : sizes[dim] * strides[dim];
     sizes.insert(sizes.begin() + dim, 1);
     strides.insert(strides.begin() + dim, stride);
-    return metas(view_of(self, sizes, strides, self.storage_offset()));
+    return metas(view_of(self, sizes, strides, core::sym_storage_offset(self)));
   });
 
   r.def("as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)")
@@ -271,7 +288,7 @@ void register_view_ops(Registry& r) {
             << ", storage offset " << offset << ", and itemsize " << self.element_size()
             << " requiring a storage size of " << (extent + 1) * static_cast<int64_t>(self.element_size())
             << " are out of bounds for storage of size " << self.storage()->nbytes();
-        return metas(view_of(self, size, stride, offset));
+        return metas(view_of(self, core::to_sym(size), core::to_sym(stride), offset));
       });
 
   r.def("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)")
@@ -310,7 +327,7 @@ void register_view_ops(Registry& r) {
       std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
       sizes.erase(sizes.begin() + dim);
       strides.erase(strides.begin() + dim);
-      out.push_back(view_of(self, sizes, strides, self.storage_offset() + i * self.stride(dim)));
+      out.push_back(view_of(self, core::to_sym(sizes), core::to_sym(strides), self.storage_offset() + i * self.stride(dim)));
     }
     return out;
   });
