@@ -108,13 +108,8 @@ class AotFunction {
     if (traced_with_symbolic_sizes(*captured_)) {
       // Note [dynamic shapes]: the joint graph is traced for the sizes of one call; a graph
       // that serves many sizes runs its training calls in the interpreter instead.
-      const std::string reason = why + "; it was traced with symbolic sizes, and AOT autograd traces the joint "
-                                       "graph for fixed sizes";
-      std::shared_ptr<Graph> g = captured_;
-      fn = [g, reason](const std::vector<Tensor>& inputs) {
-        capture::warn_interpreted(g->name(), reason);
-        return run_graph(*g, inputs);
-      };
+      fn = interpreted(why + "; it was traced with symbolic sizes, and AOT autograd traces the joint graph for fixed "
+                             "sizes");
       training_.emplace(mask, fn);
       return fn;
     }
@@ -127,18 +122,21 @@ class AotFunction {
       // What AOT autograd cannot trace yet runs in the interpreter, where autograd records
       // it as eager would.
       EMBER_LOG(aot, INFO) << "aot: graph " << captured_->name() << " is not compiled for training: " << e.what();
-      const std::string reason = why + "; AOT autograd cannot compile it for training: " + e.message();
-      std::shared_ptr<Graph> g = captured_;
-      fn = [g, reason](const std::vector<Tensor>& inputs) {
-        capture::warn_interpreted(g->name(), reason);
-        return run_graph(*g, inputs);
-      };
+      fn = interpreted(why + "; AOT autograd cannot compile it for training: " + e.message());
     }
     training_.emplace(mask, fn);
     return fn;
   }
 
  private:
+  /// The captured graph run by the interpreter, saying `reason` once (warn_interpreted).
+  CompiledGraph interpreted(std::string reason) const {
+    return [g = captured_, reason = std::move(reason)](const std::vector<Tensor>& inputs) {
+      capture::warn_interpreted(g->name(), reason);
+      return run_graph(*g, inputs);
+    };
+  }
+
   std::shared_ptr<Graph> captured_;
   Backend inner_;
   std::string inner_name_;

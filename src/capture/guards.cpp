@@ -334,6 +334,10 @@ bool GuardSet::check(const std::vector<CallArg>& args) const {
       if (tensor_of(args, tensors_[k])->is_same(*t) != (root(i) == root(k))) return false;
     }
   }
+  return others_pass(args);
+}
+
+bool GuardSet::others_pass(const std::vector<CallArg>& args) const {
   for (const auto& g : values_)
     if (fail_value(args, g)) return false;
   for (const auto& g : modules_)
@@ -589,20 +593,7 @@ std::optional<std::string> GuardSet::shape_failure(const std::vector<CallArg>& a
 }
 
 bool GuardSet::other_guard_fails(const std::vector<CallArg>& args) const {
-  if (is_grad_enabled() != grad_enabled_ || autocast_failure()) return true;
-  for (const auto& g : values_)
-    if (fail_value(args, g)) return true;
-  for (const auto& g : modules_)
-    if (fail_module(args, g)) return true;
-  for (const auto& g : optimizers_)
-    if (fail_optimizer(args, g)) return true;
-  for (const auto& g : user_)
-    if (fail_user(g)) return true;
-  for (const auto& g : attributes_)
-    if (fail_attribute(g)) return true;
-  for (const auto& g : grads_)
-    if (fail_grad(g)) return true;
-  return false;
+  return is_grad_enabled() != grad_enabled_ || autocast_failure() || !others_pass(args);
 }
 
 std::vector<SizeChange> GuardSet::size_changes(const std::vector<CallArg>& args) const {

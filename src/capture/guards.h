@@ -164,6 +164,9 @@ class GuardSet {
   bool check_shapes(const std::vector<CallArg>& args) const;
   std::optional<std::string> shape_failure(const std::vector<CallArg>& args) const;
   std::vector<int64_t> symbol_values(const std::vector<CallArg>& args) const;
+  /// Whether the guards after the tensors' (values, modules, optimizers, guard_on,
+  /// attributes, gradient slots) pass. No allocation unless one fails.
+  bool others_pass(const std::vector<CallArg>& args) const;
   /// Whether any guard other than the tensors' geometry fails.
   bool other_guard_fails(const std::vector<CallArg>& args) const;
   static constexpr size_t kInlineSymbols = 16;

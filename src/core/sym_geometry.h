@@ -6,8 +6,10 @@
 // sizes: plain SymInts are int64 arithmetic and record nothing. See Note [dynamic shapes].
 #pragma once
 
+#include <initializer_list>
 #include <vector>
 
+#include "core/shape_rules.h"
 #include "core/sym_int.h"
 #include "ember/tensor.h"
 
@@ -20,6 +22,50 @@ struct SymGeometry {
   SymInts strides;
   SymInt storage_offset;
 };
+
+/// Whether `t` has symbolic geometry (a fake traced with dynamic shapes).
+inline bool is_symbolic(const Tensor& t) { return t.defined() && t.impl()->sym != nullptr; }
+
+/// A meta function's reads and result over one integer type, so that it is written once
+/// as a template and instantiated twice: over int64_t for tensors without symbolic
+/// geometry (the plain fields, no copies: the static path costs what it did) and over
+/// SymInt when any input has it.
+template <typename Int>
+struct Geometry;
+template <>
+struct Geometry<int64_t> {
+  static IntArrayRef sizes(const Tensor& t) { return t.impl()->sizes; }
+  static IntArrayRef strides(const Tensor& t) { return t.impl()->strides; }
+  static int64_t size(const Tensor& t, int64_t d) { return t.impl()->sizes[static_cast<size_t>(d)]; }
+  static int64_t stride(const Tensor& t, int64_t d) { return t.impl()->strides[static_cast<size_t>(d)]; }
+  static int64_t offset(const Tensor& t) { return t.impl()->storage_offset; }
+  static int64_t numel(const Tensor& t) { return t.impl()->numel; }
+  static TensorMeta meta(std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset, ScalarType dtype,
+                         Device device) {
+    TensorMeta m;
+    m.sizes = std::move(sizes);
+    m.strides = std::move(strides);
+    m.storage_offset = offset;
+    m.dtype = dtype;
+    m.device = device;
+    return m;
+  }
+};
+template <>
+struct Geometry<SymInt>;  // below, after the SymInt accessors
+
+/// A contiguous output of `sizes` over either integer type.
+inline TensorMeta contiguous_meta_over(std::vector<int64_t> sizes, ScalarType dtype, Device device);
+inline TensorMeta contiguous_meta_over(const SymInts& sizes, ScalarType dtype, Device device);
+
+/// Calls `f.template operator()<Int>()` with Int = SymInt when any of `tensors` has
+/// symbolic geometry, else int64_t: how a templated meta function is entered.
+template <typename F>
+decltype(auto) over_geometry(std::initializer_list<const Tensor*> tensors, F&& f) {
+  for (const Tensor* t : tensors)
+    if (is_symbolic(*t)) return f.template operator()<SymInt>();
+  return f.template operator()<int64_t>();
+}
 
 /// The geometry of `t` as SymInts; reading it specializes nothing.
 SymInts sym_sizes(const Tensor& t);
@@ -40,6 +86,28 @@ std::vector<int64_t> hints(const SymInts& v);
 SymInts to_sym(IntArrayRef v);
 /// Whether any element is symbolic.
 bool any_symbolic(const SymInts& v);
+
+template <>
+struct Geometry<SymInt> {
+  static SymInts sizes(const Tensor& t) { return sym_sizes(t); }
+  static SymInts strides(const Tensor& t) { return sym_strides(t); }
+  static SymInt size(const Tensor& t, int64_t d) { return sym_size(t, d); }
+  static SymInt stride(const Tensor& t, int64_t d) { return sym_stride(t, d); }
+  static SymInt offset(const Tensor& t) { return sym_storage_offset(t); }
+  static SymInt numel(const Tensor& t) { return sym_numel(t); }
+  static TensorMeta meta(const SymInts& sizes, const SymInts& strides, const SymInt& offset, ScalarType dtype,
+                         Device device) {
+    return make_meta(sizes, strides, offset, dtype, device);
+  }
+};
+
+inline TensorMeta contiguous_meta_over(std::vector<int64_t> sizes, ScalarType dtype, Device device) {
+  std::vector<int64_t> strides = rules::contiguous_strides(IntArrayRef(sizes));
+  return Geometry<int64_t>::meta(std::move(sizes), std::move(strides), 0, dtype, device);
+}
+inline TensorMeta contiguous_meta_over(const SymInts& sizes, ScalarType dtype, Device device) {
+  return contiguous_sym_meta(sizes, dtype, device);
+}
 
 // The shape rules of core/shape.h over SymInts (the same checks, the same messages).
 SymInt sym_numel_of(const SymInts& sizes);

@@ -56,7 +56,10 @@ void def_softmax(Registry& r, bool log) {
                                   : "softmax_kernel_impl",
                           self.dtype());
         }
-        return metas(core::contiguous_sym_meta(core::sym_sizes(self), self.dtype(), self.device()));
+        return metas(core::over_geometry({&self}, [&]<typename Int>() {
+          const auto sizes = core::Geometry<Int>::sizes(self);
+          return core::contiguous_meta_over(std::vector<Int>(sizes.begin(), sizes.end()), self.dtype(), self.device());
+        }));
       })
       .set_cpu([log](const Stack& a, std::vector<Tensor>& out) {
         const Tensor self = contiguous(a[0].to_tensor());

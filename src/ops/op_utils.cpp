@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "core/shape.h"
+#include "core/shape_rules.h"
 #include "core/sym_geometry.h"
 #include "kernels/cuda/loops.h"
 #include "ops/dispatch.h"
@@ -47,13 +48,19 @@ ScalarType result_type(std::initializer_list<const IValue*> values) {
   return combine_categories(dim_result, lower);
 }
 
-TensorMeta pointwise_meta(const std::vector<const Tensor*>& inputs, ScalarType dtype) {
-  // Over SymInt (Note [dynamic shapes]): for static inputs the same int64 arithmetic.
-  core::SymInts shape;
+namespace {
+
+/// pointwise_meta over int64_t (static inputs) or SymInt (core::Geometry).
+template <typename Int>
+TensorMeta pointwise_meta_over(const std::vector<const Tensor*>& inputs, ScalarType dtype) {
+  using G = core::Geometry<Int>;
+  std::vector<Int> shape;
   Device device = kCPU;
   bool first = true;
   for (const Tensor* t : inputs) {
-    shape = first ? core::sym_sizes(*t) : core::sym_broadcast_shapes(shape, core::sym_sizes(*t));
+    const auto sizes = G::sizes(*t);
+    shape = first ? std::vector<Int>(sizes.begin(), sizes.end())
+                  : core::rules::broadcast_shapes(ArrayRef<Int>(shape), ArrayRef<Int>(sizes));
     if (first || t->dim() > 0) device = t->device();
     first = false;
   }
@@ -63,24 +70,29 @@ TensorMeta pointwise_meta(const std::vector<const Tensor*>& inputs, ScalarType d
   const int nd = static_cast<int>(shape.size());
 
   // Broadcast strides of each input that has the full rank.
-  std::vector<core::SymInts> strides;
+  std::vector<std::vector<Int>> strides;
   for (const Tensor* t : inputs) {
     if (t->dim() == 0) continue;
-    strides.push_back(core::sym_broadcast_strides(core::sym_sizes(*t), core::sym_strides(*t), shape));
+    const auto sizes = G::sizes(*t);
+    const auto in_strides = G::strides(*t);
+    strides.push_back(core::rules::broadcast_strides(ArrayRef<Int>(sizes), ArrayRef<Int>(in_strides), ArrayRef<Int>(shape)));
   }
   // Fast path: one layout shared by every full-shape input.
   bool all_contiguous = true;
   for (const Tensor* t : inputs)
     if (t->dim() > 0 && !t->is_contiguous()) all_contiguous = false;
-  if (all_contiguous || strides.empty()) return core::contiguous_sym_meta(shape, dtype, device);
+  if (all_contiguous || strides.empty()) {
+    std::vector<Int> out_strides = core::rules::contiguous_strides(ArrayRef<Int>(shape));
+    return G::meta(std::move(shape), std::move(out_strides), Int(0), dtype, device);
+  }
   // TensorIterator's reorder_dimensions: sort dims from fastest to slowest by the
   // inputs' strides (ties: smaller size first), skipping broadcast dims.
   std::vector<int> perm(static_cast<size_t>(nd));
   for (int i = 0; i < nd; ++i) perm[i] = nd - 1 - i;
   auto should_swap = [&](int d0, int d1) {
     for (const auto& s : strides) {
-      const core::SymInt& s0 = s[d0];
-      const core::SymInt& s1 = s[d1];
+      const Int& s0 = s[d0];
+      const Int& s1 = s[d1];
       if (s0 == 0 || s1 == 0) continue;
       if (s0 < s1) return -1;
       if (s0 > s1) return 1;
@@ -100,14 +112,22 @@ TensorMeta pointwise_meta(const std::vector<const Tensor*>& inputs, ScalarType d
       }
     }
   }
-  core::SymInts out_strides(static_cast<size_t>(nd), 0);
-  core::SymInt next = 1;
+  std::vector<Int> out_strides(static_cast<size_t>(nd), Int(0));
+  Int next = 1;
   for (int i = 0; i < nd; ++i) {
     out_strides[perm[i]] = next;
-    const core::SymInt& size = shape[perm[i]];
-    next = next * (size.maybe_int() == 0 ? core::SymInt(1) : size);
+    next = next * core::rules::at_least_one(shape[perm[i]]);
   }
-  return core::make_meta(shape, out_strides, 0, dtype, device);
+  return G::meta(std::move(shape), std::move(out_strides), Int(0), dtype, device);
+}
+
+}  // namespace
+
+TensorMeta pointwise_meta(const std::vector<const Tensor*>& inputs, ScalarType dtype) {
+  // Note [dynamic shapes]: written once, over SymInt when an input has symbolic sizes.
+  for (const Tensor* t : inputs)
+    if (core::is_symbolic(*t)) return pointwise_meta_over<core::SymInt>(inputs, dtype);
+  return pointwise_meta_over<int64_t>(inputs, dtype);
 }
 
 TensorMeta contiguous_meta(IntArrayRef sizes, ScalarType dtype, Device device) {

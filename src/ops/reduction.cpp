@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "core/shape.h"
+#include "core/shape_rules.h"
 #include "core/sym_geometry.h"
 #include "ember/ops/reduction.h"
 #include "kernels/cpu/reduce.h"
@@ -41,14 +42,23 @@ std::vector<bool> mask_of_dim(const Tensor& self, int64_t dim) {
   return mask;
 }
 
-/// Over SymInt: a reduction keeps the symbolic sizes it does not reduce.
-TensorMeta reduce_meta(const Tensor& self, const std::vector<bool>& mask, bool keepdim, ScalarType dtype) {
-  core::SymInts sizes;
+/// Over int64_t or SymInt (core::Geometry): a reduction keeps the symbolic sizes it does
+/// not reduce.
+template <typename Int>
+TensorMeta reduce_meta_over(const Tensor& self, const std::vector<bool>& mask, bool keepdim, ScalarType dtype) {
+  using G = core::Geometry<Int>;
+  std::vector<Int> sizes;
   for (int64_t d = 0; d < self.dim(); ++d) {
-    if (!mask[d]) sizes.push_back(core::sym_size(self, d));
+    if (!mask[d]) sizes.push_back(G::size(self, d));
     else if (keepdim) sizes.push_back(1);
   }
-  return core::contiguous_sym_meta(sizes, dtype, self.device());
+  std::vector<Int> strides = core::rules::contiguous_strides(ArrayRef<Int>(sizes));
+  return G::meta(std::move(sizes), std::move(strides), Int(0), dtype, self.device());
+}
+
+TensorMeta reduce_meta(const Tensor& self, const std::vector<bool>& mask, bool keepdim, ScalarType dtype) {
+  return core::is_symbolic(self) ? reduce_meta_over<core::SymInt>(self, mask, keepdim, dtype)
+                                 : reduce_meta_over<int64_t>(self, mask, keepdim, dtype);
 }
 
 /// sum/prod/cumsum: an explicit dtype wins; integers and bool accumulate as int64.
