@@ -381,7 +381,7 @@ std::vector<std::string> GuardSet::all_failures(const std::vector<CallArg>& args
   for (const auto& g : values_)
     if (g.is_length) add(fail_value(args, g));
   for (const auto& g : tensors_) add(fail_tensor(args, g));
-  if (out.empty()) add(shape_failure(args));  // the values are read from tensors that passed
+  add(shape_failure(args));
   for (const auto& g : values_)
     if (!g.is_length) add(fail_value(args, g));
   for (const auto& g : modules_) add(fail_module(args, g));

@@ -113,6 +113,21 @@ TEST_F(DynamicShapes, DynamicFalseCompilesEverySize) {
   EXPECT_EQ(fn.cache_size(), 3u);
 }
 
+TEST_F(DynamicShapes, InPlaceOpsKeepSizesSymbolic) {
+  auto f = [](const Tensor& x, const Tensor& y) {
+    Tensor z = x * 2.0;
+    z.add_(y);  // the functional add, then copy_ into z: both compare sizes over SymInt
+    z.relu_();
+    return z;
+  };
+  auto fn = compile(f, {.backend = "eager", .dynamic = true});
+  for (int64_t n : {3, 4, 9}) {
+    Tensor x = randn({n, 5}), y = randn({5});
+    expect_identical(fn(x, y), f(x, y));
+  }
+  EXPECT_EQ(fn.cache_size(), 1u);
+}
+
 TEST_F(DynamicShapes, ReadingASizeAsAnIntegerSpecializesItAndTheLogSaysWhere) {
   LogCapture logs;
   set_logs("dynamic");
