@@ -514,8 +514,6 @@ void Tracer::on_symbolic_read(const Tensor& t, core::SymbolicRead what) {
   } else if (what.kind == Kind::Stride) {
     collect(g->strides[static_cast<size_t>(what.dim)]);
   } else {
-    // Every symbol it has is specialized: it is static from now on.
-    t.impl()->sym = nullptr;
     for (const core::SymInt& s : g->sizes) collect(s);
     for (const core::SymInt& s : g->strides) collect(s);
     collect(g->storage_offset);
@@ -528,6 +526,12 @@ void Tracer::on_symbolic_read(const Tensor& t, core::SymbolicRead what) {
     const core::SymbolInfo& info = shape_env_->symbol(id);
     specialized += std::string(specialized.empty() ? "" : ", ") + "s" + std::to_string(id) + " (" + info.source +
                    ") = " + std::to_string(value);
+  }
+  // Once every size, stride and the offset are constants, `t` is static.
+  auto constant = [](const core::SymInt& s) { return !core::current(s).is_symbolic(); };
+  if (std::all_of(g->sizes.begin(), g->sizes.end(), constant) &&
+      std::all_of(g->strides.begin(), g->strides.end(), constant) && constant(g->storage_offset)) {
+    t.impl()->sym = nullptr;
   }
   if (specialized.empty()) return;
   const support::CallContext& c = support::call_context();

@@ -2,6 +2,7 @@
 #include "core/sym_geometry.h"
 
 #include "core/shape.h"
+#include "core/shape_env.h"
 #include "core/shape_rules.h"
 
 namespace ember::core {
@@ -21,37 +22,50 @@ bool any_symbolic(const SymInts& v) {
   return false;
 }
 
+SymInt current(const SymInt& s) {
+  return s.is_symbolic() ? SymInt(s.env()->simplify(s.expr()), s.hint(), s.env()) : s;
+}
+
+namespace {
+SymInts current(const SymInts& v) {
+  SymInts out;
+  out.reserve(v.size());
+  for (const SymInt& s : v) out.push_back(current(s));
+  return out;
+}
+}  // namespace
+
 // The accessors read TensorImpl's fields directly: Tensor::sizes() would specialize.
 SymInts sym_sizes(const Tensor& t) {
   const TensorImpl& impl = *t.impl();
-  return impl.sym ? impl.sym->sizes : to_sym(impl.sizes);
+  return impl.sym ? current(impl.sym->sizes) : to_sym(impl.sizes);
 }
 
 SymInts sym_strides(const Tensor& t) {
   const TensorImpl& impl = *t.impl();
-  return impl.sym ? impl.sym->strides : to_sym(impl.strides);
+  return impl.sym ? current(impl.sym->strides) : to_sym(impl.strides);
 }
 
 SymInt sym_size(const Tensor& t, int64_t dim) {
   const TensorImpl& impl = *t.impl();
   const int64_t d = wrap_dim(dim, static_cast<int64_t>(impl.sizes.size()));
-  return impl.sym ? impl.sym->sizes[d] : SymInt(impl.sizes[d]);
+  return impl.sym ? current(impl.sym->sizes[d]) : SymInt(impl.sizes[d]);
 }
 
 SymInt sym_stride(const Tensor& t, int64_t dim) {
   const TensorImpl& impl = *t.impl();
   const int64_t d = wrap_dim(dim, static_cast<int64_t>(impl.sizes.size()));
-  return impl.sym ? impl.sym->strides[d] : SymInt(impl.strides[d]);
+  return impl.sym ? current(impl.sym->strides[d]) : SymInt(impl.strides[d]);
 }
 
 SymInt sym_numel(const Tensor& t) {
   const TensorImpl& impl = *t.impl();
-  return impl.sym ? sym_numel_of(impl.sym->sizes) : SymInt(impl.numel);
+  return impl.sym ? sym_numel_of(current(impl.sym->sizes)) : SymInt(impl.numel);
 }
 
 SymInt sym_storage_offset(const Tensor& t) {
   const TensorImpl& impl = *t.impl();
-  return impl.sym ? impl.sym->storage_offset : SymInt(impl.storage_offset);
+  return impl.sym ? current(impl.sym->storage_offset) : SymInt(impl.storage_offset);
 }
 
 TensorMeta make_meta(const SymInts& sizes, const SymInts& strides, const SymInt& storage_offset, ScalarType dtype,

@@ -67,7 +67,12 @@ decltype(auto) over_geometry(std::initializer_list<const Tensor*> tensors, F&& f
   return f.template operator()<int64_t>();
 }
 
-/// The geometry of `t` as SymInts; reading it specializes nothing.
+/// `s` with what its environment knows now applied (a specialized symbol is a constant,
+/// so the SymInt becomes plain).
+SymInt current(const SymInt& s);
+
+/// The geometry of `t` as SymInts, as the environment knows it now; reading it
+/// specializes nothing.
 SymInts sym_sizes(const Tensor& t);
 SymInts sym_strides(const Tensor& t);
 /// Size and stride of `dim` (negative counts from the end).

@@ -114,14 +114,17 @@ std::vector<TensorMeta> layer_norm_meta(const Stack& a) {
     EMBER_CHECK(!p || p->dtype() == input.dtype()) << "expected scalar type " << scalar_type_name(input.dtype())
                                                    << " but found " << scalar_type_name(p->dtype());
   }
-  const core::SymInts sizes = core::sym_sizes(input);
-  core::SymInts stat_shape(sizes.begin(), sizes.begin() + axis);
-  stat_shape.resize(static_cast<size_t>(input.dim()), 1);
-  // mean and rstd come in the input's dtype on both devices (PyTorch 2.11 on an H200:
-  // bfloat16 statistics for a bfloat16 input); the CUDA kernel computes them in float.
-  return {core::contiguous_sym_meta(sizes, input.dtype(), input.device()),
-          core::contiguous_sym_meta(stat_shape, input.dtype(), input.device()),
-          core::contiguous_sym_meta(stat_shape, input.dtype(), input.device())};
+  return core::over_geometry({&input}, [&]<typename Int>() {
+    const auto in_sizes = core::Geometry<Int>::sizes(input);
+    std::vector<Int> sizes(in_sizes.begin(), in_sizes.end());
+    std::vector<Int> stat_shape(sizes.begin(), sizes.begin() + axis);
+    stat_shape.resize(static_cast<size_t>(input.dim()), Int(1));
+    // mean and rstd come in the input's dtype on both devices (PyTorch 2.11 on an H200:
+    // bfloat16 statistics for a bfloat16 input); the CUDA kernel computes them in float.
+    const TensorMeta stat = core::contiguous_meta_over(std::move(stat_shape), input.dtype(), input.device());
+    return std::vector<TensorMeta>{core::contiguous_meta_over(std::move(sizes), input.dtype(), input.device()), stat,
+                                   stat};
+  });
 }
 
 void layer_norm_kernel(const Stack& a, std::vector<Tensor>& out) {

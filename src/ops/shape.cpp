@@ -2,6 +2,7 @@
 // type promotion and legacy skipping of 1-D empty inputs), stack, repeat, flip, tril,
 // triu. Their kernels are strided copies: each op describes its output and input as
 // views over the same index space and one byte-copy loop moves the data.
+#include <algorithm>
 #include <cstring>
 
 #include "core/shape.h"
@@ -74,32 +75,40 @@ CatPlan cat_plan(const std::vector<Tensor>& ts, int64_t dim) {
   }
   const Tensor& first = ts[valid];
   EMBER_CHECK(dim <= first.dim()) << "torch.cat(): dimension " << dim << "out of range";
-  // Over SymInt (Note [dynamic shapes]): the other dims must match (a guard where
-  // symbolic), the cat dim is their sum.
-  core::SymInt size_at_dim = 0;
   bool channels_last = true;
-  for (size_t i = 0; i < ts.size(); ++i) {
-    const Tensor& t = ts[i];
-    channels_last = channels_last && is_channels_last(t);
-    if (cat_skips(t)) continue;
-    EMBER_CHECK(first.dim() == t.dim()) << "Tensors must have same number of dimensions: got " << first.dim()
-                                        << " and " << t.dim();
-    for (int64_t d = 0; d < first.dim(); ++d) {
-      if (d == dim) continue;
-      EMBER_CHECK(core::sym_size(first, d) == core::sym_size(t, d))
-          << "Sizes of tensors must match except in dimension " << dim << ". Expected size " << first.size(d)
-          << " but got size " << t.size(d) << " for tensor number " << i << " in the list.";
+  for (const Tensor& t : ts) channels_last = channels_last && is_channels_last(t);
+  // Over core::Geometry's integer type (SymInt for symbolic sizes, Note [dynamic shapes]):
+  // the other dims must match (a guard where symbolic), the cat dim is their sum.
+  const auto concatenated = [&]<typename Int>() {
+    using G = core::Geometry<Int>;
+    Int size_at_dim = 0;
+    for (size_t i = 0; i < ts.size(); ++i) {
+      const Tensor& t = ts[i];
+      if (cat_skips(t)) continue;
+      EMBER_CHECK(first.dim() == t.dim()) << "Tensors must have same number of dimensions: got " << first.dim()
+                                          << " and " << t.dim();
+      for (int64_t d = 0; d < first.dim(); ++d) {
+        if (d == dim) continue;
+        EMBER_CHECK(G::size(first, d) == G::size(t, d))
+            << "Sizes of tensors must match except in dimension " << dim << ". Expected size " << first.size(d)
+            << " but got size " << t.size(d) << " for tensor number " << i << " in the list.";
+      }
+      size_at_dim = size_at_dim + G::size(t, dim);
     }
-    size_at_dim = size_at_dim + core::sym_size(t, dim);
-  }
-  core::SymInts sizes = core::sym_sizes(first);
-  sizes[dim] = size_at_dim;
-  plan.out = core::contiguous_sym_meta(sizes, dtype, first.device());
+    const auto first_sizes = G::sizes(first);
+    std::vector<Int> sizes(first_sizes.begin(), first_sizes.end());
+    sizes[dim] = size_at_dim;
+    return core::contiguous_meta_over(std::move(sizes), dtype, first.device());
+  };
+  const bool symbolic = std::any_of(ts.begin(), ts.end(), [](const Tensor& t) { return core::is_symbolic(t); });
+  plan.out = symbolic ? concatenated.template operator()<core::SymInt>() : concatenated.template operator()<int64_t>();
   if (channels_last) {
     // NHWC: C fastest, then W, H, N (ATen keeps the inputs' common memory format). Deciding
-    // it read the sizes as integers, so they are static here.
-    const int64_t c = sizes[1].hint(), h = sizes[2].hint(), w = sizes[3].hint();
+    // it read every size as an integer, so they are static here.
+    const std::vector<int64_t>& sizes = plan.out.sizes;
+    const int64_t c = sizes[1], h = sizes[2], w = sizes[3];
     plan.out.strides = {h * w * c, 1, w * c, c};
+    plan.out.sym = nullptr;
   }
   return plan;
 }
