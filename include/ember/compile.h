@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -76,7 +77,25 @@ struct CompileOptions {
   std::string name;
   /// Names of the arguments for guards and messages (default "arg0", "arg1", …).
   std::vector<std::string> arg_names;
+  /// Dynamic shapes (torch.compile's `dynamic`; Note [dynamic shapes]). nullopt
+  /// (automatic): the first compile is static, and a recompile caused only by changed
+  /// sizes makes those sizes symbolic; true: every size of every tensor argument is
+  /// symbolic from the first compile (but 0 and 1, and dims marked static); false: every
+  /// size is static, as are dims passed to mark_dynamic. Sizes stay static for backends
+  /// that generate code for fixed sizes ("inductor", custom backends): only "eager" and
+  /// "aot_eager" (inference graphs) run one graph for many sizes.
+  std::optional<bool> dynamic;
 };
+
+// --- dynamic shapes ----------------------------------------------------------------
+/// Makes dim `dim` of `t` symbolic when a compiled function is next traced with `t` as an
+/// argument (torch._dynamo.mark_dynamic), with the values it may take in [min, max].
+/// Raises for a dim `t` does not have, min > max, or a size outside [min, max].
+void mark_dynamic(const Tensor& t, int64_t dim, std::optional<int64_t> min = std::nullopt,
+                  std::optional<int64_t> max = std::nullopt, Loc loc = Loc::current());
+/// Keeps dim `dim` of `t` static even under dynamic=true or automatic dynamic
+/// (torch._dynamo.mark_static).
+void mark_static(const Tensor& t, int64_t dim, Loc loc = Loc::current());
 
 // --- graph breaks ----------------------------------------------------------------
 

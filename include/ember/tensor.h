@@ -62,6 +62,11 @@ struct AutogradMetaInterface {
 namespace autograd {
 class Node;
 }
+namespace core {
+/// The symbolic sizes, strides and offset of a value traced with dynamic shapes
+/// (core/sym_geometry.h; Note [dynamic shapes]).
+struct SymGeometry;
+}  // namespace core
 
 /// A tensor's geometry without its data: what a meta function computes for an output and
 /// what a graph records about each value.
@@ -74,7 +79,13 @@ struct TensorMeta {
   /// An output the call does not compute (e.g. masked out by a backward op's
   /// output_mask): the kernel gets an undefined Tensor and the op returns None.
   bool undefined = false;
-  bool operator==(const TensorMeta&) const = default;
+  /// While tracing with dynamic shapes: the same geometry over size symbols, when any of
+  /// it is symbolic (the fields above hold the example values). Not part of equality.
+  std::shared_ptr<const core::SymGeometry> sym;
+  bool operator==(const TensorMeta& o) const {
+    return sizes == o.sizes && strides == o.strides && dtype == o.dtype && device == o.device &&
+           storage_offset == o.storage_offset && undefined == o.undefined;
+  }
 };
 
 /// The state behind a Tensor handle.
@@ -99,6 +110,10 @@ struct TensorImpl {
   std::shared_ptr<TensorImpl> view_base;
   /// Null until autograd needs it; views and detach() start without one.
   std::shared_ptr<AutogradMetaInterface> autograd_meta;
+  /// A fake traced with dynamic shapes: its geometry over size symbols (sizes/strides
+  /// above hold the example values). Reading sizes or strides through Tensor outside a
+  /// meta function that reads them symbolically specializes them (Note [dynamic shapes]).
+  std::shared_ptr<const core::SymGeometry> sym;
 
   /// Recomputes numel and is_contiguous after sizes/strides change.
   void refresh();
@@ -131,14 +146,23 @@ class Tensor {
   bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
 
   // --- metadata -------------------------------------------------------------
-  IntArrayRef sizes() const { return impl_->sizes; }
-  IntArrayRef strides() const { return impl_->strides; }
+  IntArrayRef sizes() const {
+    if (impl_->sym) [[unlikely]] note_symbolic_read();
+    return impl_->sizes;
+  }
+  IntArrayRef strides() const {
+    if (impl_->sym) [[unlikely]] note_symbolic_read();
+    return impl_->strides;
+  }
   /// Size of `dim` (negative counts from the end).
   int64_t size(int64_t dim) const;
   int64_t stride(int64_t dim) const;
   int64_t dim() const { return static_cast<int64_t>(impl_->sizes.size()); }
   int64_t ndimension() const { return dim(); }
-  int64_t numel() const { return impl_->numel; }
+  int64_t numel() const {
+    if (impl_->sym) [[unlikely]] note_symbolic_read();
+    return impl_->numel;
+  }
   /// Reading a fake's offset while tracing guards it (Note [capture], "Guards").
   int64_t storage_offset() const {
     if (impl_->is_fake) [[unlikely]] note_offset_read();
@@ -292,6 +316,9 @@ class Tensor {
 
  private:
   void note_offset_read() const;
+  /// A read of a symbolic size or stride (TensorImpl::sym) by code that sees only the
+  /// example values: capture specializes the symbols (core::set_symbolic_read_hook).
+  void note_symbolic_read() const;
   void* typed_data_ptr(ScalarType expected, Loc loc) const;
   std::shared_ptr<TensorImpl> impl_;
 };

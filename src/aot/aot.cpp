@@ -21,6 +21,14 @@ namespace ember::aot {
 namespace {
 
 thread_local GraphRole t_role;
+
+/// Whether a value of `g` has symbolic sizes (TensorMeta::sym; Note [dynamic shapes]).
+bool traced_with_symbolic_sizes(const Graph& g) {
+  for (const auto& n : g.nodes())
+    for (const TensorMeta& m : n->meta())
+      if (m.sym) return true;
+  return false;
+}
 std::atomic<int> g_aot_ids{0};
 
 /// One captured graph as aot_compile hands it out: the inference graph and one training
@@ -97,6 +105,14 @@ class AotFunction {
     auto it = training_.find(mask);
     if (it != training_.end()) return it->second;
     CompiledGraph fn;
+    if (traced_with_symbolic_sizes(*captured_)) {
+      // Note [dynamic shapes]: the joint graph is traced for the sizes of one call; a graph
+      // that serves many sizes runs its training calls in the interpreter instead.
+      fn = interpreted(why + "; it was traced with symbolic sizes, and AOT autograd traces the joint graph for fixed "
+                             "sizes");
+      training_.emplace(mask, fn);
+      return fn;
+    }
     try {
       std::unique_ptr<Graph> prepared = prepare_inference_graph(*captured_);
       JointGraph joint = make_joint_graph(*prepared, mask);
@@ -106,18 +122,21 @@ class AotFunction {
       // What AOT autograd cannot trace yet runs in the interpreter, where autograd records
       // it as eager would.
       EMBER_LOG(aot, INFO) << "aot: graph " << captured_->name() << " is not compiled for training: " << e.what();
-      const std::string reason = why + "; AOT autograd cannot compile it for training: " + e.message();
-      std::shared_ptr<Graph> g = captured_;
-      fn = [g, reason](const std::vector<Tensor>& inputs) {
-        capture::warn_interpreted(g->name(), reason);
-        return run_graph(*g, inputs);
-      };
+      fn = interpreted(why + "; AOT autograd cannot compile it for training: " + e.message());
     }
     training_.emplace(mask, fn);
     return fn;
   }
 
  private:
+  /// The captured graph run by the interpreter, saying `reason` once (warn_interpreted).
+  CompiledGraph interpreted(std::string reason) const {
+    return [g = captured_, reason = std::move(reason)](const std::vector<Tensor>& inputs) {
+      capture::warn_interpreted(g->name(), reason);
+      return run_graph(*g, inputs);
+    };
+  }
+
   std::shared_ptr<Graph> captured_;
   Backend inner_;
   std::string inner_name_;

@@ -50,7 +50,8 @@ Values batch_norm_eval(const Node& n, const std::vector<Arg>& a, GraphBuilder& b
   if (a[5].literal.to_bool() || !is_value(a[0]) || !is_value(a[3]) || !is_value(a[4])) return std::nullopt;
   if (!only_output0_used(n, users)) return std::nullopt;
   const TensorMeta& x = meta_of(a[0]);
-  if (!is_float(x.dtype) || x.sizes.size() < 2) return std::nullopt;
+  // The view below holds the channel count: not for sizes traced symbolically.
+  if (!is_float(x.dtype) || x.sizes.size() < 2 || x.sym) return std::nullopt;
   for (size_t i : {1, 2, 3, 4})
     if (is_value(a[i]) && meta_of(a[i]).dtype != x.dtype) return std::nullopt;
   const double eps = a[7].literal.to_double();
@@ -99,7 +100,8 @@ Values softmax_other_dim(const Node& n, const std::vector<Arg>& a, GraphBuilder&
 
 const std::vector<Row>& rows() {
   static const std::vector<Row> table = {
-      {"aten::native_batch_norm", "training=False, running stats given, only output 0 read, float input of rank >= 2",
+      {"aten::native_batch_norm",
+       "training=False, running stats given, only output 0 read, float input of rank >= 2, static sizes",
        "rsqrt, mul, sub, view, mul, add (a per-channel affine map)", nullptr},
       {"aten::masked_fill.Scalar", "self is floating, mask is bool", "where.ScalarSelf", masked_fill},
       {"aten::masked_fill.Tensor", "self is floating, mask is bool, value a 0-dim tensor of self's dtype", "where.self",

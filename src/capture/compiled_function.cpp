@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "capture/call_reports.h"
+#include "capture/dynamic_shapes.h"
 #include "capture/events.h"
 #include "capture/guards.h"
 #include "capture/record.h"
@@ -155,6 +156,7 @@ class CompiledFunctionState {
     head_.store(nullptr, std::memory_order_release);
     entries_.clear();
     limit_warned_ = false;
+    automatic_dims_.clear();
     std::unique_lock seg(segments_mu_);
     segments_.clear();
     segments_per_site_.clear();
@@ -277,10 +279,18 @@ class CompiledFunctionState {
       return invoke(args);
     }
 
+    note_size_changes(args);
     auto entry = std::make_unique<Entry>();
     entry->guards = GuardSet::for_call(args, options_.arg_names);
     TraceOptions topts = trace_options();
     topts.report_breaks = true;
+    if (backend_takes_symbolic_sizes(options_)) {
+      topts.dynamic = plan_dynamic(args, options_.dynamic, automatic_dims_);
+    } else if (!plan_dynamic(args, options_.dynamic, {}).empty() && first_time("static backend marks")) {
+      EMBER_LOG(dynamic, INFO) << name_ << ": sizes marked dynamic (mark_dynamic, dynamic=true) stay static: "
+                               << (options_.custom_backend ? "a custom backend" : "backend '" + options_.backend + "'")
+                               << " compiles code for fixed sizes, so each entry is guarded on its sizes";
+    }
     if (!entries_.empty()) notify({CompileEvent::Kind::Recompile, name_, SourceLoc(where_), "", failures, 0});
     Tracer tracer(topts, segment_compiler());
     std::vector<IValue> results;
@@ -324,6 +334,9 @@ class CompiledFunctionState {
       return eager;
     }
     for (const auto& [arg, element] : tracer.offset_reads()) entry->guards.guard_storage_offset(arg, element);
+    if (tracer.shape_env() && tracer.shape_env()->num_symbols() > 0) {
+      entry->guards.set_shape_env(tracer.shape_env(), tracer.symbol_sources(), tracer.dynamic_inputs());
+    }
     EMBER_LOG(dynamo, INFO) << "Step 1: torchdynamo done tracing " << name_ << " (" << tracer.graphs().size()
                             << " graph" << (tracer.graphs().size() == 1 ? "" : "s") << ", " << tracer.breaks().size()
                             << " graph break" << (tracer.breaks().size() == 1 ? "" : "s") << ")";
@@ -359,6 +372,35 @@ class CompiledFunctionState {
     }
     publish(std::move(entry));
     return results;
+  }
+
+  /// Automatic dynamic shapes (CompileOptions::dynamic unset): when the newest entry
+  /// fails only because sizes of tensor arguments changed, those sizes are symbolic in
+  /// this and every later trace (unless marked static), as PyTorch's automatic_dynamic_shapes.
+  /// Under mu_.
+  void note_size_changes(const std::vector<CallArg>& args) {
+    if (options_.dynamic.has_value() || entries_.empty()) return;
+    const std::vector<SizeChange> changes = head_.load(std::memory_order_acquire)->guards.size_changes(args);
+    if (changes.empty()) return;
+    if (!backend_takes_symbolic_sizes(options_)) {
+      if (first_time("static backend")) {
+        const std::string backend = options_.custom_backend ? "a custom backend" : "backend '" + options_.backend + "'";
+        EMBER_LOG_ARTIFACT(recompiles) << "automatic dynamic shapes: " << name_ << " recompiles for new sizes, but "
+                                       << backend << " compiles code for fixed sizes: its graphs stay static (said once)";
+      }
+      return;
+    }
+    std::string made;
+    for (const SizeChange& c : changes) {
+      const Tensor* t = tensor_at(args, c.arg, c.element);
+      if ((t && is_marked_static(*t, c.dim)) || !automatic_dims_.insert(ArgDim{c.arg, c.element, c.dim}).second) continue;
+      made += std::string(made.empty() ? "" : ", ") + c.name + ".size(" + std::to_string(c.dim) + ") " +
+              std::to_string(c.before) + " -> " + std::to_string(c.after);
+    }
+    if (!made.empty()) {
+      EMBER_LOG_ARTIFACT(recompiles) << "automatic dynamic shapes: " << name_ << " recompiles because only sizes "
+                                     << "changed (" << made << "); they are symbolic from this compile on";
+    }
   }
 
   void publish(std::unique_ptr<Entry> entry) {
@@ -453,6 +495,7 @@ class CompiledFunctionState {
   std::mutex mu_;
   std::vector<std::unique_ptr<Entry>> entries_;
   bool limit_warned_ = false;  // under mu_
+  std::set<ArgDim> automatic_dims_;  // under mu_: sizes automatic dynamic shapes made symbolic
   std::atomic<bool> matched_filter_{false};
 
   std::mutex said_mu_;

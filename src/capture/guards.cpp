@@ -55,7 +55,8 @@ std::string show(const IValue& v) {
 
 /// How `impl` differs from `meta` (dtype, device, rank, sizes, strides, and the storage
 /// offset when `offset`), worded as PyTorch's tensor guards, or nullopt.
-std::optional<std::string> geometry_mismatch(const TensorImpl& impl, const TensorMeta& meta, bool offset) {
+std::optional<std::string> geometry_mismatch(const TensorImpl& impl, const TensorMeta& meta, bool offset,
+                                             const core::SymGeometry* sym = nullptr) {
   std::ostringstream os;
   if (impl.dtype != meta.dtype) {
     os << "dtype mismatch. expected " << scalar_type_name(meta.dtype) << ", actual " << scalar_type_name(impl.dtype);
@@ -70,12 +71,14 @@ std::optional<std::string> geometry_mismatch(const TensorImpl& impl, const Tenso
     return os.str();
   }
   for (size_t d = 0; d < impl.sizes.size(); ++d) {
+    if (sym && sym->sizes[d].is_symbolic()) continue;  // checked through the shape environment
     if (impl.sizes[d] != meta.sizes[d]) {
       os << "size mismatch at index " << d << ". expected " << meta.sizes[d] << ", actual " << impl.sizes[d];
       return os.str();
     }
   }
   for (size_t d = 0; d < impl.strides.size(); ++d) {
+    if (sym && sym->strides[d].is_symbolic()) continue;
     if (impl.strides[d] != meta.strides[d]) {
       os << "stride mismatch at index " << d << ". expected " << meta.strides[d] << ", actual " << impl.strides[d];
       return os.str();
@@ -181,7 +184,7 @@ std::optional<std::string> GuardSet::fail_tensor(const std::vector<CallArg>& arg
   std::ostringstream os;
   os << "tensor '" << g.name << "' ";
   if (!t || !t->defined()) return os.str() + "is missing";
-  if (auto f = geometry_mismatch(*t->impl(), g.meta, g.check_offset)) return os.str() + *f;
+  if (auto f = geometry_mismatch(*t->impl(), g.meta, g.check_offset, g.sym.get())) return os.str() + *f;
   if (t->requires_grad() != g.requires_grad) {
     os << "requires_grad mismatch. expected requires_grad=" << g.requires_grad;
     return os.str();
@@ -304,18 +307,37 @@ bool GuardSet::check(const std::vector<CallArg>& args) const {
     const Tensor* t = tensor_of(args, g);
     if (!t || !t->defined()) return false;
     const TensorImpl& impl = *t->impl();
+    if (g.sym) [[unlikely]] {
+      // Symbolic dims and strides: check_shapes below.
+      if (impl.dtype != g.meta.dtype || !(impl.device == g.meta.device) || impl.sizes.size() != g.meta.sizes.size() ||
+          (g.check_offset && impl.storage_offset != g.meta.storage_offset) || t->requires_grad() != g.requires_grad) {
+        return false;
+      }
+      for (size_t d = 0; d < impl.sizes.size(); ++d) {
+        if ((!g.sym->sizes[d].is_symbolic() && impl.sizes[d] != g.meta.sizes[d]) ||
+            (!g.sym->strides[d].is_symbolic() && impl.strides[d] != g.meta.strides[d])) {
+          return false;
+        }
+      }
+      continue;
+    }
     if (impl.dtype != g.meta.dtype || !(impl.device == g.meta.device) || impl.sizes != g.meta.sizes ||
         impl.strides != g.meta.strides || (g.check_offset && impl.storage_offset != g.meta.storage_offset) ||
         t->requires_grad() != g.requires_grad) {
       return false;
     }
   }
+  if (shape_env_ && !check_shapes(args)) return false;
   for (size_t i = 1; i < tensors_.size(); ++i) {
     const Tensor* t = tensor_of(args, tensors_[i]);
     for (size_t k = 0; k < i; ++k) {
       if (tensor_of(args, tensors_[k])->is_same(*t) != (root(i) == root(k))) return false;
     }
   }
+  return others_pass(args);
+}
+
+bool GuardSet::others_pass(const std::vector<CallArg>& args) const {
   for (const auto& g : values_)
     if (fail_value(args, g)) return false;
   for (const auto& g : modules_)
@@ -359,6 +381,7 @@ std::vector<std::string> GuardSet::all_failures(const std::vector<CallArg>& args
   for (const auto& g : values_)
     if (g.is_length) add(fail_value(args, g));
   for (const auto& g : tensors_) add(fail_tensor(args, g));
+  add(shape_failure(args));
   for (const auto& g : values_)
     if (!g.is_length) add(fail_value(args, g));
   for (const auto& g : modules_) add(fail_module(args, g));
@@ -406,6 +429,7 @@ std::optional<std::string> GuardSet::first_failure(const std::vector<CallArg>& a
       if (auto f = fail_value(args, g)) return f;
   for (const auto& g : tensors_)
     if (auto f = fail_tensor(args, g)) return f;
+  if (auto f = shape_failure(args)) return f;
   for (const auto& g : values_)
     if (!g.is_length)
       if (auto f = fail_value(args, g)) return f;
@@ -431,10 +455,26 @@ std::vector<std::string> GuardSet::describe() const {
     const std::string value = g.doubles ? show_doubles(*g.doubles) : show(g.expected);
     out.push_back(g.is_length ? "len('" + g.name + "') == " + value : "'" + g.name + "' == " + value);
   }
+  // A symbolic size or stride prints as its expression (`[s0, 16]`); the shape
+  // environment's guards follow the tensors, over sources (`2 <= x.size(0)`).
+  auto show_dims = [this](const std::vector<int64_t>& values, const core::SymInts* sym) {
+    if (!sym) {
+      std::ostringstream os;
+      os << IntArrayRef(values);
+      return os.str();
+    }
+    std::string text = "[";
+    for (size_t d = 0; d < values.size(); ++d) {
+      text += (d ? ", " : "") +
+              ((*sym)[d].is_symbolic() ? shape_env_->format((*sym)[d].expr()) : std::to_string(values[d]));
+    }
+    return text + "]";
+  };
   for (const auto& g : tensors_) {
     std::ostringstream os;
-    os << "tensor '" << g.name << "': " << scalar_type_name(g.meta.dtype) << " " << IntArrayRef(g.meta.sizes)
-       << " strides " << IntArrayRef(g.meta.strides) << " on " << g.meta.device
+    os << "tensor '" << g.name << "': " << scalar_type_name(g.meta.dtype) << " "
+       << show_dims(g.meta.sizes, g.sym ? &g.sym->sizes : nullptr) << " strides "
+       << show_dims(g.meta.strides, g.sym ? &g.sym->strides : nullptr) << " on " << g.meta.device
        << ", requires_grad=" << g.requires_grad;
     if (g.same_as >= 0) os << ", same tensor as '" << tensors_[g.same_as].name << "'";
     out.push_back(os.str());
@@ -442,6 +482,9 @@ std::vector<std::string> GuardSet::describe() const {
       out.push_back("tensor '" + g.name + "': storage offset == " + std::to_string(g.meta.storage_offset) +
                     " (read while tracing)");
     }
+  }
+  if (shape_env_) {
+    for (std::string& line : shape_env_->format_guards()) out.push_back(std::move(line));
   }
   for (const auto& g : modules_) {
     out.push_back("module '" + g.name + "' is the traced module, with its " + std::to_string(g.tensors.size()) +
@@ -466,6 +509,117 @@ std::vector<std::string> GuardSet::describe() const {
     out.push_back(os.str());
   }
   return out;
+}
+
+void GuardSet::set_shape_env(std::shared_ptr<const core::ShapeEnv> env, const std::vector<SymbolSource>& sources,
+                             const std::vector<DynamicInput>& inputs) {
+  EMBER_INTERNAL_ASSERT(env && sources.size() == env->num_symbols())
+      << sources.size() << " sources for " << (env ? env->num_symbols() : 0) << " symbols";
+  auto guard_of = [this](int arg, int element) {
+    for (size_t i = 0; i < tensors_.size(); ++i)
+      if (tensors_[i].arg == arg && tensors_[i].element == element) return i;
+    EMBER_INTERNAL_ASSERT(false) << "no tensor guard for argument " << arg << " element " << element;
+  };
+  for (const DynamicInput& in : inputs) {
+    TensorGuard& g = tensors_[guard_of(in.arg, in.element)];
+    g.sym = in.geometry;
+    // An argument passed twice has one fake: its other guards check the same geometry.
+    for (TensorGuard& other : tensors_)
+      if (other.same_as >= 0 && &tensors_[static_cast<size_t>(other.same_as)] == &g) other.sym = in.geometry;
+  }
+  symbol_reads_.clear();
+  for (const SymbolSource& s : sources) symbol_reads_.emplace_back(guard_of(s.arg, s.element), s.dim);
+  shape_env_ = std::move(env);
+}
+
+bool GuardSet::check_shapes(const std::vector<CallArg>& args) const {
+  const size_t n = symbol_reads_.size();
+  int64_t inline_values[kInlineSymbols];
+  std::vector<int64_t> many;
+  int64_t* values = inline_values;
+  if (n > kInlineSymbols) [[unlikely]] {
+    many.resize(n);
+    values = many.data();
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const auto& [guard, dim] = symbol_reads_[i];
+    values[i] = tensor_of(args, tensors_[guard])->impl()->sizes[static_cast<size_t>(dim)];
+  }
+  const std::span<const int64_t> span(values, n);
+  if (!shape_env_->check(span)) return false;
+  for (const auto& g : tensors_) {
+    if (!g.sym) continue;
+    const TensorImpl& impl = *tensor_of(args, g)->impl();
+    for (size_t d = 0; d < impl.sizes.size(); ++d) {
+      const core::SymInt& size = g.sym->sizes[d];
+      const core::SymInt& stride = g.sym->strides[d];
+      if (size.is_symbolic() && core::sym::evaluate(size.expr(), span) != impl.sizes[d]) return false;
+      if (stride.is_symbolic() && core::sym::evaluate(stride.expr(), span) != impl.strides[d]) return false;
+    }
+  }
+  return true;
+}
+
+std::vector<int64_t> GuardSet::symbol_values(const std::vector<CallArg>& args) const {
+  std::vector<int64_t> values;
+  for (const auto& [guard, dim] : symbol_reads_) {
+    const Tensor* t = tensor_of(args, tensors_[guard]);
+    values.push_back(t->impl()->sizes[static_cast<size_t>(dim)]);
+  }
+  return values;
+}
+
+std::optional<std::string> GuardSet::shape_failure(const std::vector<CallArg>& args) const {
+  if (!shape_env_) return std::nullopt;
+  for (const auto& g : tensors_)
+    if (fail_tensor(args, g)) return std::nullopt;  // reported as the tensor's own failure
+  const std::vector<int64_t> values = symbol_values(args);
+  if (std::string f = shape_env_->first_failure(values); !f.empty()) return f;
+  for (const auto& g : tensors_) {
+    if (!g.sym) continue;
+    const TensorImpl& impl = *tensor_of(args, g)->impl();
+    for (size_t d = 0; d < impl.sizes.size(); ++d) {
+      const core::SymInt& stride = g.sym->strides[d];
+      if (!stride.is_symbolic()) continue;
+      const int64_t expected = core::sym::evaluate(stride.expr(), values);
+      if (expected != impl.strides[d]) {
+        return "tensor '" + g.name + "' stride mismatch at index " + std::to_string(d) + ". expected " +
+               shape_env_->format_with_sources(stride.expr()) + " = " + std::to_string(expected) + ", actual " +
+               std::to_string(impl.strides[d]);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+bool GuardSet::other_guard_fails(const std::vector<CallArg>& args) const {
+  return is_grad_enabled() != grad_enabled_ || autocast_failure() || !others_pass(args);
+}
+
+std::vector<SizeChange> GuardSet::size_changes(const std::vector<CallArg>& args) const {
+  std::vector<SizeChange> changes;
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    const TensorGuard& g = tensors_[i];
+    const Tensor* t = tensor_of(args, g);
+    if (!t || !t->defined()) return {};
+    const TensorImpl& impl = *t->impl();
+    if (impl.dtype != g.meta.dtype || !(impl.device == g.meta.device) || impl.sizes.size() != g.meta.sizes.size() ||
+        t->requires_grad() != g.requires_grad) {
+      return {};
+    }
+    for (size_t k = 0; k < i; ++k) {
+      if (tensor_of(args, tensors_[k])->is_same(*t) != (root(i) == root(k))) return {};
+    }
+    if (g.same_as >= 0) continue;  // the same tensor as an earlier argument
+    for (size_t d = 0; d < impl.sizes.size(); ++d) {
+      if (g.sym && g.sym->sizes[d].is_symbolic()) continue;
+      if (impl.sizes[d] != g.meta.sizes[d]) {
+        changes.push_back({g.arg, g.element, static_cast<int64_t>(d), g.name, g.meta.sizes[d], impl.sizes[d]});
+      }
+    }
+  }
+  if (changes.empty() || other_guard_fails(args)) return {};
+  return changes;
 }
 
 }  // namespace ember::capture

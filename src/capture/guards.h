@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "core/shape_env.h"
+#include "core/sym_geometry.h"
 #include "ember/compile.h"
 #include "ops/autocast.h"
 
@@ -44,6 +46,33 @@ struct GradGuard {
   bool requires_grad = false;
 };
 
+/// A tensor argument traced with symbolic geometry: its sizes and strides over the
+/// symbols (a stride that was the product of the sizes after it is that product). See
+/// Note [dynamic shapes].
+struct DynamicInput {
+  int arg = 0;
+  int element = -1;  // index in a std::vector<Tensor> argument, or -1
+  std::shared_ptr<const core::SymGeometry> geometry;
+};
+
+/// Where the value of a size symbol is read on each call: size `dim` of a tensor argument.
+struct SymbolSource {
+  int arg = 0;
+  int element = -1;
+  int64_t dim = 0;
+};
+
+/// A size of a tensor argument that differs from the one an entry was traced with
+/// (automatic dynamic shapes).
+struct SizeChange {
+  int arg = 0;
+  int element = -1;
+  int64_t dim = 0;
+  std::string name;  // "x", "xs[1]"
+  int64_t before = 0;
+  int64_t after = 0;
+};
+
 /// The gradient held by `owner`'s slot, read without telling capture (replay and guards).
 Tensor grad_slot(const Tensor& owner);
 
@@ -58,6 +87,17 @@ class GuardSet {
   void guard_storage_offset(int arg, int element);
   void add_attribute_guard(AttributeGuard g) { attributes_.push_back(std::move(g)); }
   void add_grad_guard(GradGuard g) { grads_.push_back(std::move(g)); }
+  /// The guards of a trace with dynamic sizes: the sizes that `inputs` made symbolic are
+  /// checked through `env` (each symbol's range and every guard the trace recorded, over
+  /// the values read from `sources`, symbol by symbol) instead of by value, and the
+  /// strides by their expressions.
+  void set_shape_env(std::shared_ptr<const core::ShapeEnv> env, const std::vector<SymbolSource>& sources,
+                     const std::vector<DynamicInput>& inputs);
+  const core::ShapeEnv* shape_env() const { return shape_env_.get(); }
+  /// When `args` fail these guards only because static sizes of tensor arguments changed
+  /// (every other guard, dtype, rank and symbolic relation passing): those sizes. Empty
+  /// otherwise.
+  std::vector<SizeChange> size_changes(const std::vector<CallArg>& args) const;
 
   /// Whether `args` (and the current state) pass every guard. No lock; no allocation
   /// except for guard_on strings.
@@ -82,6 +122,9 @@ class GuardSet {
     bool requires_grad = false;
     bool check_offset = false;  // the traced code read the storage offset
     int same_as = -1;  // index (into tensors_) of an earlier tensor guard with the same TensorImpl
+    /// Traced with symbolic sizes: the symbolic dims and strides are checked through the
+    /// shape environment; the plain ones by value.
+    std::shared_ptr<const core::SymGeometry> sym;
   };
   struct ValueGuard {  // a number argument, or the length of a tensor list
     int arg = 0;
@@ -115,6 +158,18 @@ class GuardSet {
   static std::optional<std::string> fail_attribute(const AttributeGuard& g);
   static std::optional<std::string> fail_grad(const GradGuard& g);
   std::optional<std::string> autocast_failure() const;
+  /// Reads each symbol's value from `args` into `values` (ranks already checked) and
+  /// checks the shape environment and the symbolic strides. Allocates nothing for up to
+  /// kInlineSymbols symbols.
+  bool check_shapes(const std::vector<CallArg>& args) const;
+  std::optional<std::string> shape_failure(const std::vector<CallArg>& args) const;
+  std::vector<int64_t> symbol_values(const std::vector<CallArg>& args) const;
+  /// Whether the guards after the tensors' (values, modules, optimizers, guard_on,
+  /// attributes, gradient slots) pass. No allocation unless one fails.
+  bool others_pass(const std::vector<CallArg>& args) const;
+  /// Whether any guard other than the tensors' geometry fails.
+  bool other_guard_fails(const std::vector<CallArg>& args) const;
+  static constexpr size_t kInlineSymbols = 16;
 
   std::vector<TensorGuard> tensors_;
   std::vector<ValueGuard> values_;
@@ -123,6 +178,9 @@ class GuardSet {
   std::vector<UserGuard> user_;
   std::vector<AttributeGuard> attributes_;
   std::vector<GradGuard> grads_;
+  std::shared_ptr<const core::ShapeEnv> shape_env_;
+  /// Per symbol: the tensor guard (index into tensors_) and dim its value is read from.
+  std::vector<std::pair<size_t, int64_t>> symbol_reads_;
   bool grad_enabled_ = true;
   ops::AutocastState autocast_;  // the casts the graph holds depend on it
 };

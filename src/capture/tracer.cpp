@@ -1,6 +1,7 @@
 // capture/tracer.cpp — see tracer.h and Note [fake tensors].
 #include "capture/tracer.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -114,6 +115,10 @@ void outside_state_hook(const char* what) {
   if (Tracer* tr = Tracer::current()) tr->on_outside_state(what);
 }
 
+void symbolic_read_hook(const Tensor& t, core::SymbolicRead what) {
+  if (Tracer* tr = Tracer::current()) tr->on_symbolic_read(t, what);
+}
+
 void grad_read_hook(const Tensor& owner, const Tensor& grad) {
   if (Tracer* tr = Tracer::current()) tr->on_grad_read(owner, grad);
 }
@@ -138,6 +143,7 @@ void install_capture_hooks() {
     ops::set_layer_handler(ops::DispatchLayer::Capture, &capture_layer);
     core::set_fake_data_hook(&fake_data_hook);
     core::set_fake_offset_hook(&fake_offset_hook);
+    core::set_symbolic_read_hook(&symbolic_read_hook);
     core::set_outside_state_hook(&outside_state_hook);
     core::set_grad_read_hook(&grad_read_hook);
     nn::set_attribute_read_hook(&attribute_read_hook);
@@ -156,7 +162,11 @@ Tracer::Tracer(TraceOptions options, SegmentCompiler compile)
 Tracer::~Tracer() = default;
 
 TensorMeta meta_of(const Tensor& t) {
-  return TensorMeta{t.sizes().vec(), t.strides().vec(), t.dtype(), t.device(), t.storage_offset()};
+  // The fields themselves: the geometry a graph records is not a read that specializes.
+  const TensorImpl& impl = *t.impl();
+  TensorMeta m{impl.sizes, impl.strides, t.dtype(), t.device(), t.storage_offset()};
+  m.sym = impl.sym;
+  return m;
 }
 
 Tensor new_fake(const TensorMeta& m, std::shared_ptr<Storage> storage) {
@@ -231,6 +241,7 @@ BoundArgs bind_args(const ops::OpDef& op, const Stack& args,
 
 Tensor Tracer::make_fake(const TensorMeta& m, std::shared_ptr<Storage> storage, const Tensor* real) {
   Tensor fake = new_fake(m, std::move(storage));
+  fake.impl()->sym = m.sym;
   // The same tensor as far as autograd is concerned: requires_grad, grad(), grad_fn and
   // is_leaf() answer as for the real one (an input's grad() is the caller's gradient).
   if (real) fake.impl()->autograd_meta = real->impl()->autograd_meta;
@@ -273,7 +284,9 @@ void Tracer::start_segment() {
 
 ValueRef Tracer::add_input(const Tensor& real, const Tensor& fake, std::string_view name, InputSource source,
                            bool attribute) {
-  Node* n = attribute ? graph_->add_attribute(name, meta_of(real)) : graph_->add_placeholder(name, meta_of(real));
+  TensorMeta m = meta_of(real);
+  m.sym = fake.impl()->sym;  // an argument traced with symbolic sizes (make_symbolic)
+  Node* n = attribute ? graph_->add_attribute(name, m) : graph_->add_placeholder(name, m);
   const ValueRef ref = n->out(0);
   values_[real.impl()] = {real.impl_ptr(), ref};
   values_[fake.impl()] = {fake.impl_ptr(), ref};
@@ -451,6 +464,88 @@ void Tracer::on_attribute_read(const std::shared_ptr<const nn::AttributeCell>& c
   attribute_guards_.push_back(AttributeGuard{owner + "." + cell->name(), cell, cell->value()});
 }
 
+void Tracer::make_symbolic(Tensor& fake, int arg, int element) {
+  if (!shape_env_) shape_env_ = std::make_shared<core::ShapeEnv>();
+  // Named as the guards name the argument: `x`, or `xs[0]` for an element of a list.
+  const std::string name =
+      arg_name(options_.arg_names, static_cast<size_t>(arg)) + (element >= 0 ? "[" + std::to_string(element) + "]" : "");
+  TensorImpl& impl = *fake.impl();
+  const size_t rank = impl.sizes.size();
+  core::SymGeometry g{core::to_sym(impl.sizes), {}, impl.storage_offset};
+  bool any = false;
+  for (const DynamicDim& d : options_.dynamic) {
+    if (d.arg != arg || d.element != element || d.dim < 0 || static_cast<size_t>(d.dim) >= rank) continue;
+    const size_t before = shape_env_->num_symbols();
+    g.sizes[d.dim] = shape_env_->create_size(impl.sizes[d.dim], name + ".size(" + std::to_string(d.dim) + ")", d.min,
+                                             d.max);
+    if (shape_env_->num_symbols() > before) symbol_sources_.push_back({arg, element, d.dim});
+    any = any || g.sizes[d.dim].is_symbolic();
+  }
+  if (!any) return;
+  // A stride that equals the product of the sizes inside it (dims taken by increasing
+  // stride) is that product, so a contiguous or permuted input keeps its layout at every
+  // size; any other stride stays its value.
+  std::vector<size_t> order(rank);
+  for (size_t i = 0; i < rank; ++i) order[i] = rank - 1 - i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return impl.strides[a] < impl.strides[b]; });
+  g.strides.assign(rank, 0);
+  core::SymInt expected = 1;
+  for (size_t d : order) {
+    g.strides[d] = impl.strides[d] == expected.hint() ? expected : core::SymInt(impl.strides[d]);
+    expected = g.strides[d] * g.sizes[d];
+  }
+  auto geometry = std::make_shared<const core::SymGeometry>(std::move(g));
+  impl.sym = geometry;
+  dynamic_inputs_.push_back({arg, element, std::move(geometry)});
+}
+
+void Tracer::on_symbolic_read(const Tensor& t, core::SymbolicRead what) {
+  const std::shared_ptr<const core::SymGeometry> g = t.impl()->sym;
+  if (!g || !shape_env_) return;
+  std::vector<int32_t> symbols;
+  auto collect = [&](const core::SymInt& s) {
+    if (!s.is_symbolic()) return;
+    for (int32_t id : core::sym::free_symbols(s.expr()))
+      if (std::find(symbols.begin(), symbols.end(), id) == symbols.end()) symbols.push_back(id);
+  };
+  using Kind = core::SymbolicRead::Kind;
+  if (what.kind == Kind::Size) {
+    collect(g->sizes[static_cast<size_t>(what.dim)]);
+  } else if (what.kind == Kind::Stride) {
+    collect(g->strides[static_cast<size_t>(what.dim)]);
+  } else {
+    for (const core::SymInt& s : g->sizes) collect(s);
+    for (const core::SymInt& s : g->strides) collect(s);
+    collect(g->storage_offset);
+  }
+  std::string specialized;
+  for (int32_t id : symbols) {
+    const core::sym::Expr symbol = core::sym::Expr::symbol(id);
+    if (shape_env_->simplify(symbol).is_const()) continue;  // specialized already
+    const int64_t value = shape_env_->specialize(symbol);
+    const core::SymbolInfo& info = shape_env_->symbol(id);
+    specialized += std::string(specialized.empty() ? "" : ", ") + "s" + std::to_string(id) + " (" + info.source +
+                   ") = " + std::to_string(value);
+  }
+  // Once every size, stride and the offset are constants, `t` is static.
+  auto constant = [](const core::SymInt& s) { return !core::current(s).is_symbolic(); };
+  if (std::all_of(g->sizes.begin(), g->sizes.end(), constant) &&
+      std::all_of(g->strides.begin(), g->strides.end(), constant) && constant(g->storage_offset)) {
+    t.impl()->sym = nullptr;
+  }
+  if (specialized.empty()) return;
+  const support::CallContext& c = support::call_context();
+  if (c.op_stack.empty()) {
+    EMBER_LOG(dynamic, INFO) << "specialized " << specialized << ": user code read the sizes as integers"
+                             << (last_loc_.known() ? " at or after " + last_loc_.str() : std::string());
+  } else {
+    EMBER_LOG(dynamic, INFO) << "specialized " << specialized << ": " << c.op_stack.back()
+                             << " reads sizes as integers (its meta function or decomposition is not written "
+                                "over SymInt)"
+                             << (last_loc_.known() ? " at " + last_loc_.str() : std::string());
+  }
+}
+
 void Tracer::on_offset_read(const Tensor& t) {
   for (size_t i = 0; i < input_fakes_.size(); ++i) {
     const InputSource& s = input_sources_[i];
@@ -540,6 +635,7 @@ void Tracer::materialize(TensorImpl& fake, const Tensor& real) {
   fake.is_view = r.is_view;
   fake.view_base = r.view_base;
   fake.autograd_meta = r.autograd_meta;
+  fake.sym = nullptr;
   fake.is_fake = false;
   fake.refresh();
 }
@@ -551,6 +647,7 @@ std::vector<IValue> Tracer::run(const std::vector<CallArg>& args, const Invoker&
   auto fake_arg = [&](const Tensor& real, const std::string& name, InputSource source) -> Tensor {
     if (auto it = fake_of_arg.find(real.impl()); it != fake_of_arg.end()) return it->second;
     Tensor fake = make_fake(meta_of(real), nullptr, &real);
+    if (!options_.dynamic.empty()) make_symbolic(fake, source.arg, source.element);
     add_input(real, fake, name, std::move(source), false);
     fake_of_arg.emplace(real.impl(), fake);
     return fake;

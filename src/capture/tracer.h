@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "capture/guards.h"
+#include "core/fake.h"
 #include "ember/compile.h"
 #include "ops/registry.h"
 
@@ -83,6 +84,16 @@ struct OutputSlot {
 /// Compiles one flushed graph for the given real inputs (the owner caches and picks the backend).
 using SegmentCompiler = std::function<CompiledGraph(const std::shared_ptr<Graph>& graph, const std::vector<Tensor>& inputs)>;
 
+/// A size of a tensor argument (element `element` of a tensor list, or -1) that a trace
+/// makes symbolic, with the values mark_dynamic allows. See Note [dynamic shapes].
+struct DynamicDim {
+  int arg = 0;
+  int element = -1;
+  int64_t dim = 0;
+  std::optional<int64_t> min;
+  std::optional<int64_t> max;
+};
+
 struct TraceOptions {
   std::string name;
   bool fullgraph = false;
@@ -92,6 +103,8 @@ struct TraceOptions {
   bool report_breaks = false;
   /// Where the function was compiled: the line a break names when no user line is known.
   SourceLoc where;
+  /// The sizes traced symbolically (empty: a static trace).
+  std::vector<DynamicDim> dynamic;
 };
 
 class Tracer {
@@ -121,6 +134,10 @@ class Tracer {
   void on_grad_read(const Tensor& owner, const Tensor& grad);
   /// A module attribute read while tracing (nn::Attribute): guarded by value.
   void on_attribute_read(const std::shared_ptr<const nn::AttributeCell>& cell);
+  /// Code that sees only example values (the user's, a composite op's, a meta function not
+  /// written over SymInt) read `what` of `t`, a fake with symbolic geometry: the symbols
+  /// it read are specialized to their example values (guards).
+  void on_symbolic_read(const Tensor& t, core::SymbolicRead what);
 
   // --- results ------------------------------------------------------------------
   const std::vector<GraphBreak>& breaks() const { return breaks_; }
@@ -141,6 +158,11 @@ class Tracer {
   /// How many tensors made during the trace were still held outside the function when it
   /// returned (Note [escaping tensors]); they were made real with the values computed.
   size_t escaped() const { return escaped_; }
+  /// The shape environment of a trace with dynamic sizes (null for a static trace), the
+  /// source of each of its symbols (by id) and the arguments traced symbolically.
+  const std::shared_ptr<core::ShapeEnv>& shape_env() const { return shape_env_; }
+  const std::vector<SymbolSource>& symbol_sources() const { return symbol_sources_; }
+  const std::vector<DynamicInput>& dynamic_inputs() const { return dynamic_inputs_; }
   /// Whether a segment already ran on real data (so re-running the function eagerly would
   /// repeat its side effects).
   bool ran_segment() const { return ran_segment_; }
@@ -174,6 +196,9 @@ class Tracer {
   /// The fake the meta function sees for `t` (itself if fake, else its input's fake).
   Tensor fake_for(const Tensor& t, ValueRef ref) const;
   ValueRef add_input(const Tensor& real, const Tensor& fake, std::string_view name, InputSource source, bool attribute);
+  /// Gives `fake`, standing for tensor argument `arg` (element `element` of a list, or
+  /// -1), the symbolic sizes options_.dynamic asks for.
+  void make_symbolic(Tensor& fake, int arg, int element);
   void start_segment();
   /// Runs the current graph with `outputs` and returns their real values.
   std::vector<Tensor> flush(const std::vector<ValueRef>& outputs);
@@ -212,6 +237,10 @@ class Tracer {
   std::string outside_state_;
   size_t escaped_ = 0;
   bool ran_segment_ = false;
+
+  std::shared_ptr<core::ShapeEnv> shape_env_;
+  std::vector<SymbolSource> symbol_sources_;
+  std::vector<DynamicInput> dynamic_inputs_;
 
   std::shared_ptr<Graph> final_graph_;
   CompiledGraph final_compiled_;

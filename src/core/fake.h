@@ -21,6 +21,21 @@ void set_fake_data_hook(FakeDataHook hook);
 using FakeOffsetHook = void (*)(const Tensor& t);
 
 void set_fake_offset_hook(FakeOffsetHook hook);
+
+/// What code read of a fake with symbolic geometry: everything (sizes(), strides(),
+/// numel()), or one size or stride (size(dim), stride(dim); dim non-negative).
+struct SymbolicRead {
+  enum class Kind { All, Size, Stride };
+  Kind kind = Kind::All;
+  int64_t dim = 0;
+};
+
+/// Called when code reads the geometry of `t`, a fake with symbolic geometry
+/// (TensorImpl::sym), through the Tensor accessors that give example values: while
+/// tracing, capture specializes the symbols read (Note [dynamic shapes]).
+using SymbolicReadHook = void (*)(const Tensor& t, SymbolicRead what);
+
+void set_symbolic_read_hook(SymbolicReadHook hook);
 /// Called by code below capture that reads or writes state kept outside any graph, such
 /// as a gradient slot (Tensor::grad(), mutable_grad()), which a replay of a traced graph
 /// would not read again: while a function is traced, capture then runs it again on every

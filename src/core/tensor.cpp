@@ -18,11 +18,13 @@ namespace core {
 namespace {
 std::atomic<FakeDataHook> g_fake_data_hook{nullptr};
 std::atomic<FakeOffsetHook> g_fake_offset_hook{nullptr};
+std::atomic<SymbolicReadHook> g_symbolic_read_hook{nullptr};
 std::atomic<OutsideStateHook> g_outside_state_hook{nullptr};
 std::atomic<GradReadHook> g_grad_read_hook{nullptr};
 }  // namespace
 void set_fake_data_hook(FakeDataHook hook) { g_fake_data_hook.store(hook); }
 void set_fake_offset_hook(FakeOffsetHook hook) { g_fake_offset_hook.store(hook); }
+void set_symbolic_read_hook(SymbolicReadHook hook) { g_symbolic_read_hook.store(hook); }
 void set_outside_state_hook(OutsideStateHook hook) { g_outside_state_hook.store(hook); }
 void note_outside_state(const char* what) {
   if (OutsideStateHook hook = g_outside_state_hook.load(std::memory_order_relaxed)) hook(what);
@@ -46,6 +48,10 @@ class UserLine {
   std::optional<support::UserLocScope> scope_;
 };
 }  // namespace
+
+void Tensor::note_symbolic_read() const {
+  if (core::SymbolicReadHook hook = core::g_symbolic_read_hook.load(std::memory_order_relaxed)) hook(*this, {});
+}
 
 void Tensor::note_offset_read() const {
   if (core::FakeOffsetHook hook = core::g_fake_offset_hook.load(std::memory_order_relaxed)) hook(*this);
@@ -86,8 +92,23 @@ void TensorImpl::refresh() {
   is_contiguous = core::is_contiguous(sizes, strides);
 }
 
-int64_t Tensor::size(int64_t d) const { return impl_->sizes[core::wrap_dim(d, dim())]; }
-int64_t Tensor::stride(int64_t d) const { return impl_->strides[core::wrap_dim(d, dim())]; }
+namespace {
+/// A read of one size or stride of a fake with symbolic geometry specializes only it.
+void report_symbolic_read(const Tensor& t, core::SymbolicRead::Kind kind, int64_t dim) {
+  if (core::SymbolicReadHook hook = core::g_symbolic_read_hook.load(std::memory_order_relaxed)) hook(t, {kind, dim});
+}
+}  // namespace
+
+int64_t Tensor::size(int64_t d) const {
+  const int64_t w = core::wrap_dim(d, dim());
+  if (impl_->sym) [[unlikely]] report_symbolic_read(*this, core::SymbolicRead::Kind::Size, w);
+  return impl_->sizes[w];
+}
+int64_t Tensor::stride(int64_t d) const {
+  const int64_t w = core::wrap_dim(d, dim());
+  if (impl_->sym) [[unlikely]] report_symbolic_read(*this, core::SymbolicRead::Kind::Stride, w);
+  return impl_->strides[w];
+}
 
 void* Tensor::raw_data_ptr(Loc loc) const {
   const UserLine user_line(loc);

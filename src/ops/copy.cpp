@@ -3,6 +3,8 @@
 #include <cstring>
 
 #include "core/shape.h"
+#include "core/shape_rules.h"
+#include "core/sym_geometry.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cuda/loops.h"
 #include "ember/ops/view.h"
@@ -48,7 +50,15 @@ void register_copy_ops(Registry& r) {
       .set_meta([](const Stack& a) {
         const Tensor& self = a[0].to_tensor();
         const Tensor& src = a[1].to_tensor();
-        core::broadcast_strides(src.sizes(), src.strides(), self.sizes());  // raises if src does not broadcast
+        // Raises if src does not broadcast to self (over SymInt for symbolic sizes: Note [dynamic shapes]).
+        core::over_geometry({&self, &src}, [&]<typename Int>() {
+          using G = core::Geometry<Int>;
+          const auto sizes = G::sizes(src);
+          const auto strides = G::strides(src);
+          const auto target = G::sizes(self);
+          return core::rules::broadcast_strides(ArrayRef<Int>(sizes), ArrayRef<Int>(strides), ArrayRef<Int>(target))
+              .size();
+        });
         return std::vector<TensorMeta>{};
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>&) {

@@ -7,6 +7,7 @@
 
 #include "core/cuda.h"
 #include "core/shape.h"
+#include "core/sym_geometry.h"
 #include "ops/autocast.h"
 #include "support/call_context.h"
 
@@ -145,7 +146,13 @@ Stack run_inplace(const OpDef& op, Stack& args) {
     t_inplace_target = outer;
   }
   const Tensor& value = result[0].to_tensor();
-  EMBER_CHECK(value.sizes() == self.sizes())
+  // Compared over SymInt when either has symbolic sizes (a guard, not a specialization).
+  const bool same_sizes = core::over_geometry({&value, &self}, [&]<typename Int>() {
+    const auto a = core::Geometry<Int>::sizes(value);
+    const auto b = core::Geometry<Int>::sizes(self);
+    return ArrayRef<Int>(a) == ArrayRef<Int>(b);
+  });
+  EMBER_CHECK(same_sizes)
       << "output with shape " << self.sizes() << " doesn't match the broadcast shape " << value.sizes();
   EMBER_CHECK(can_cast(value.dtype(), self.dtype()))
       << "result type " << scalar_type_name(value.dtype()) << " can't be cast to the desired output type "

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/shape.h"
+#include "core/sym_geometry.h"
 #include "ember/config.h"
 #include "ember/ops/linalg.h"
 #include "kernels/cpu/copy.h"
@@ -50,17 +51,20 @@ void check_same_scalar_type(ScalarType expected, ScalarType found) {
 
 /// Raises expand's errors unless `sizes` broadcasts to `target` (no new leading dims
 /// missing, non-1 dims equal).
-void check_expandable(const Tensor& t, IntArrayRef target) {
+template <typename Int>
+void check_expandable(const Tensor& t, const std::vector<Int>& target) {
   const int64_t nd = static_cast<int64_t>(target.size());
   EMBER_CHECK(t.dim() <= nd) << "expand(torch." << scalar_type_name(t.dtype()) << "Tensor{" << t.sizes()
-                             << "}, size=" << target << "): the number of sizes provided (" << nd
-                             << ") must be greater or equal to the number of dimensions in the tensor (" << t.dim()
+                             << "}, size=" << IntArrayRef(core::rules::shown(ArrayRef<Int>(target)))
+                             << "): the number of sizes provided (" << nd << ") must be greater or equal to the number of dimensions in the tensor (" << t.dim()
                              << ")";
   for (int64_t i = t.dim() - 1; i >= 0; --i) {  // innermost first, as expand reports
     const int64_t d = nd - t.dim() + i;
-    EMBER_CHECK(t.size(i) == 1 || t.size(i) == target[d])
-        << "The expanded size of the tensor (" << target[d] << ") must match the existing size (" << t.size(i)
-        << ") at non-singleton dimension " << d << ".  Target sizes: " << target << ".  Tensor sizes: " << t.sizes();
+    const Int size = core::Geometry<Int>::size(t, i);
+    EMBER_CHECK(size == 1 || size == target[d])
+        << "The expanded size of the tensor (" << core::rules::shown(target[d]) << ") must match the existing size ("
+        << core::rules::shown(size) << ") at non-singleton dimension " << d << ".  Target sizes: "
+        << IntArrayRef(core::rules::shown(ArrayRef<Int>(target))) << ".  Tensor sizes: " << t.sizes();
   }
 }
 
@@ -82,6 +86,9 @@ void broadcast_copy(const Tensor& dst, const Tensor& src) { kernels::cpu::copy_i
 
 // --- meta functions ---------------------------------------------------------------------
 
+// mm, bmm and addmm are written once over core::Geometry's integer type: SymInt when an
+// input has symbolic sizes (Note [dynamic shapes]), else int64_t. Messages read example
+// values.
 std::vector<TensorMeta> mm_meta(const Stack& a) {
   const Tensor& self = a[0].to_tensor();
   const Tensor& mat2 = a[1].to_tensor();
@@ -89,10 +96,15 @@ std::vector<TensorMeta> mm_meta(const Stack& a) {
   EMBER_CHECK(mat2.dim() == 2) << "mat2 must be a matrix";
   EMBER_CHECK(self.dtype() == mat2.dtype()) << "expected m1 and m2 to have the same dtype, but got: "
                                             << typemeta_name(self.dtype()) << " != " << typemeta_name(mat2.dtype());
-  EMBER_CHECK(self.size(1) == mat2.size(0)) << "mat1 and mat2 shapes cannot be multiplied (" << self.size(0) << "x"
-                                            << self.size(1) << " and " << mat2.size(0) << "x" << mat2.size(1) << ")";
-  check_gemm_dtype(self.dtype());
-  return metas(contiguous_meta({self.size(0), mat2.size(1)}, self.dtype(), self.device()));
+  return metas(core::over_geometry({&self, &mat2}, [&]<typename Int>() {
+    using G = core::Geometry<Int>;
+    EMBER_CHECK(G::size(self, 1) == G::size(mat2, 0))
+        << "mat1 and mat2 shapes cannot be multiplied (" << self.size(0) << "x" << self.size(1) << " and "
+        << mat2.size(0) << "x" << mat2.size(1) << ")";
+    check_gemm_dtype(self.dtype());
+    return core::contiguous_meta_over(std::vector<Int>{G::size(self, 0), G::size(mat2, 1)}, self.dtype(),
+                                      self.device());
+  }));
 }
 
 std::vector<TensorMeta> bmm_meta(const Stack& a) {
@@ -100,12 +112,16 @@ std::vector<TensorMeta> bmm_meta(const Stack& a) {
   const Tensor& b2 = a[1].to_tensor();
   EMBER_CHECK(b1.dim() == 3) << "batch1 must be a 3D tensor";
   EMBER_CHECK(b2.dim() == 3) << "batch2 must be a 3D tensor";
-  EMBER_CHECK(b2.size(0) == b1.size(0) && b2.size(1) == b1.size(2))
-      << "Expected size for first two dimensions of batch2 tensor to be: [" << b1.size(0) << ", " << b1.size(2)
-      << "] but got: [" << b2.size(0) << ", " << b2.size(1) << "].";
-  check_same_scalar_type(b1.dtype(), b2.dtype());
-  check_gemm_dtype(b1.dtype());
-  return metas(contiguous_meta({b1.size(0), b1.size(1), b2.size(2)}, b1.dtype(), b1.device()));
+  return metas(core::over_geometry({&b1, &b2}, [&]<typename Int>() {
+    using G = core::Geometry<Int>;
+    EMBER_CHECK(G::size(b2, 0) == G::size(b1, 0) && G::size(b2, 1) == G::size(b1, 2))
+        << "Expected size for first two dimensions of batch2 tensor to be: [" << b1.size(0) << ", " << b1.size(2)
+        << "] but got: [" << b2.size(0) << ", " << b2.size(1) << "].";
+    check_same_scalar_type(b1.dtype(), b2.dtype());
+    check_gemm_dtype(b1.dtype());
+    return core::contiguous_meta_over(std::vector<Int>{G::size(b1, 0), G::size(b1, 1), G::size(b2, 2)}, b1.dtype(),
+                                      b1.device());
+  }));
 }
 
 std::vector<TensorMeta> addmm_meta(const Stack& a) {
@@ -118,11 +134,16 @@ std::vector<TensorMeta> addmm_meta(const Stack& a) {
                                           << scalar_type_name(self.dtype()) << " and " << scalar_type_name(m2.dtype());
   EMBER_CHECK(m1.dtype() == m2.dtype()) << "mat1 and mat2 must have the same dtype, but got "
                                         << scalar_type_name(m1.dtype()) << " and " << scalar_type_name(m2.dtype());
-  EMBER_CHECK(m1.size(1) == m2.size(0)) << "mat1 and mat2 shapes cannot be multiplied (" << m1.size(0) << "x"
-                                        << m1.size(1) << " and " << m2.size(0) << "x" << m2.size(1) << ")";
-  check_expandable(self, {m1.size(0), m2.size(1)});
-  check_gemm_dtype(m1.dtype());
-  return metas(contiguous_meta({m1.size(0), m2.size(1)}, m1.dtype(), m1.device()));
+  return metas(core::over_geometry({&self, &m1, &m2}, [&]<typename Int>() {
+    using G = core::Geometry<Int>;
+    EMBER_CHECK(G::size(m1, 1) == G::size(m2, 0))
+        << "mat1 and mat2 shapes cannot be multiplied (" << m1.size(0) << "x" << m1.size(1) << " and " << m2.size(0)
+        << "x" << m2.size(1) << ")";
+    std::vector<Int> out = {G::size(m1, 0), G::size(m2, 1)};
+    check_expandable<Int>(self, out);
+    check_gemm_dtype(m1.dtype());
+    return core::contiguous_meta_over(std::move(out), m1.dtype(), m1.device());
+  }));
 }
 
 std::vector<TensorMeta> mv_meta(const Stack& a) {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/shape.h"
+#include "core/sym_geometry.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/nn.h"
 #include "kernels/cpu/copy.h"
@@ -55,7 +56,10 @@ void def_softmax(Registry& r, bool log) {
                                   : "softmax_kernel_impl",
                           self.dtype());
         }
-        return metas(contiguous_meta(self.sizes(), self.dtype(), self.device()));
+        return metas(core::over_geometry({&self}, [&]<typename Int>() {
+          const auto sizes = core::Geometry<Int>::sizes(self);
+          return core::contiguous_meta_over(std::vector<Int>(sizes.begin(), sizes.end()), self.dtype(), self.device());
+        }));
       })
       .set_cpu([log](const Stack& a, std::vector<Tensor>& out) {
         const Tensor self = contiguous(a[0].to_tensor());
@@ -85,14 +89,21 @@ std::vector<TensorMeta> layer_norm_meta(const Stack& a) {
   EMBER_CHECK(nd >= 1) << "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
                           "element, but got normalized_shape = "
                        << IntArrayRef(shape);
-  EMBER_CHECK(!weight || weight->sizes() == IntArrayRef(shape))
+  // The normalized dims must equal `shape` (over SymInt: a symbolic one is specialized
+  // by the comparison); the leading dims stay symbolic.
+  const auto matches_shape = [&](const Tensor& t, int64_t from) {
+    for (int64_t i = 0; i < nd; ++i)
+      if (core::sym_size(t, from + i) != shape[i]) return false;
+    return true;
+  };
+  EMBER_CHECK(!weight || (weight->dim() == nd && matches_shape(*weight, 0)))
       << "Expected weight to be of same shape as normalized_shape, but got weight of shape " << weight->sizes()
       << " and normalized_shape = " << IntArrayRef(shape);
-  EMBER_CHECK(!bias || bias->sizes() == IntArrayRef(shape))
+  EMBER_CHECK(!bias || (bias->dim() == nd && matches_shape(*bias, 0)))
       << "Expected bias to be of same shape as normalized_shape, but got bias of shape " << bias->sizes()
       << " and normalized_shape = " << IntArrayRef(shape);
   const int64_t axis = input.dim() - nd;
-  if (axis < 0 || IntArrayRef(input.sizes().data() + axis, static_cast<size_t>(nd)) != IntArrayRef(shape)) {
+  if (axis < 0 || !matches_shape(input, axis)) {
     std::ostringstream expected;
     for (int64_t s : shape) expected << ", " << s;
     EMBER_FAIL() << "Given normalized_shape=" << IntArrayRef(shape) << ", expected input with shape [*"
@@ -103,13 +114,17 @@ std::vector<TensorMeta> layer_norm_meta(const Stack& a) {
     EMBER_CHECK(!p || p->dtype() == input.dtype()) << "expected scalar type " << scalar_type_name(input.dtype())
                                                    << " but found " << scalar_type_name(p->dtype());
   }
-  std::vector<int64_t> stat_shape(input.sizes().begin(), input.sizes().begin() + axis);
-  stat_shape.resize(static_cast<size_t>(input.dim()), 1);
-  // mean and rstd come in the input's dtype on both devices (PyTorch 2.11 on an H200:
-  // bfloat16 statistics for a bfloat16 input); the CUDA kernel computes them in float.
-  return {contiguous_meta(input.sizes(), input.dtype(), input.device()),
-          contiguous_meta(stat_shape, input.dtype(), input.device()),
-          contiguous_meta(stat_shape, input.dtype(), input.device())};
+  return core::over_geometry({&input}, [&]<typename Int>() {
+    const auto in_sizes = core::Geometry<Int>::sizes(input);
+    std::vector<Int> sizes(in_sizes.begin(), in_sizes.end());
+    std::vector<Int> stat_shape(sizes.begin(), sizes.begin() + axis);
+    stat_shape.resize(static_cast<size_t>(input.dim()), Int(1));
+    // mean and rstd come in the input's dtype on both devices (PyTorch 2.11 on an H200:
+    // bfloat16 statistics for a bfloat16 input); the CUDA kernel computes them in float.
+    const TensorMeta stat = core::contiguous_meta_over(std::move(stat_shape), input.dtype(), input.device());
+    return std::vector<TensorMeta>{core::contiguous_meta_over(std::move(sizes), input.dtype(), input.device()), stat,
+                                   stat};
+  });
 }
 
 void layer_norm_kernel(const Stack& a, std::vector<Tensor>& out) {

@@ -5,6 +5,8 @@
 #include <numeric>
 
 #include "core/shape.h"
+#include "core/shape_rules.h"
+#include "core/sym_geometry.h"
 #include "kernels/cuda/loops.h"
 #include "ops/dispatch.h"
 
@@ -46,12 +48,19 @@ ScalarType result_type(std::initializer_list<const IValue*> values) {
   return combine_categories(dim_result, lower);
 }
 
-TensorMeta pointwise_meta(const std::vector<const Tensor*>& inputs, ScalarType dtype) {
-  std::vector<int64_t> shape;
+namespace {
+
+/// pointwise_meta over int64_t (static inputs) or SymInt (core::Geometry).
+template <typename Int>
+TensorMeta pointwise_meta_over(const std::vector<const Tensor*>& inputs, ScalarType dtype) {
+  using G = core::Geometry<Int>;
+  std::vector<Int> shape;
   Device device = kCPU;
   bool first = true;
   for (const Tensor* t : inputs) {
-    shape = first ? t->sizes().vec() : core::broadcast_shapes(shape, t->sizes());
+    const auto sizes = G::sizes(*t);
+    shape = first ? std::vector<Int>(sizes.begin(), sizes.end())
+                  : core::rules::broadcast_shapes(ArrayRef<Int>(shape), ArrayRef<Int>(sizes));
     if (first || t->dim() > 0) device = t->device();
     first = false;
   }
@@ -59,24 +68,22 @@ TensorMeta pointwise_meta(const std::vector<const Tensor*>& inputs, ScalarType d
   for (const Tensor* t : inputs)
     if (t->is_cuda()) device = t->device();
   const int nd = static_cast<int>(shape.size());
-  TensorMeta m;
-  m.sizes = shape;
-  m.dtype = dtype;
-  m.device = device;
 
   // Broadcast strides of each input that has the full rank.
-  std::vector<std::vector<int64_t>> strides;
+  std::vector<std::vector<Int>> strides;
   for (const Tensor* t : inputs) {
     if (t->dim() == 0) continue;
-    strides.push_back(core::broadcast_strides(t->sizes(), t->strides(), shape));
+    const auto sizes = G::sizes(*t);
+    const auto in_strides = G::strides(*t);
+    strides.push_back(core::rules::broadcast_strides(ArrayRef<Int>(sizes), ArrayRef<Int>(in_strides), ArrayRef<Int>(shape)));
   }
   // Fast path: one layout shared by every full-shape input.
   bool all_contiguous = true;
   for (const Tensor* t : inputs)
     if (t->dim() > 0 && !t->is_contiguous()) all_contiguous = false;
   if (all_contiguous || strides.empty()) {
-    m.strides = core::contiguous_strides(shape);
-    return m;
+    std::vector<Int> out_strides = core::rules::contiguous_strides(ArrayRef<Int>(shape));
+    return G::meta(std::move(shape), std::move(out_strides), Int(0), dtype, device);
   }
   // TensorIterator's reorder_dimensions: sort dims from fastest to slowest by the
   // inputs' strides (ties: smaller size first), skipping broadcast dims.
@@ -84,7 +91,8 @@ TensorMeta pointwise_meta(const std::vector<const Tensor*>& inputs, ScalarType d
   for (int i = 0; i < nd; ++i) perm[i] = nd - 1 - i;
   auto should_swap = [&](int d0, int d1) {
     for (const auto& s : strides) {
-      const int64_t s0 = s[d0], s1 = s[d1];
+      const Int& s0 = s[d0];
+      const Int& s1 = s[d1];
       if (s0 == 0 || s1 == 0) continue;
       if (s0 < s1) return -1;
       if (s0 > s1) return 1;
@@ -104,13 +112,22 @@ TensorMeta pointwise_meta(const std::vector<const Tensor*>& inputs, ScalarType d
       }
     }
   }
-  m.strides.assign(static_cast<size_t>(nd), 0);
-  int64_t next = 1;
+  std::vector<Int> out_strides(static_cast<size_t>(nd), Int(0));
+  Int next = 1;
   for (int i = 0; i < nd; ++i) {
-    m.strides[perm[i]] = next;
-    next *= std::max<int64_t>(shape[perm[i]], 1);
+    out_strides[perm[i]] = next;
+    next = next * core::rules::at_least_one(shape[perm[i]]);
   }
-  return m;
+  return G::meta(std::move(shape), std::move(out_strides), Int(0), dtype, device);
+}
+
+}  // namespace
+
+TensorMeta pointwise_meta(const std::vector<const Tensor*>& inputs, ScalarType dtype) {
+  // Note [dynamic shapes]: written once, over SymInt when an input has symbolic sizes.
+  for (const Tensor* t : inputs)
+    if (core::is_symbolic(*t)) return pointwise_meta_over<core::SymInt>(inputs, dtype);
+  return pointwise_meta_over<int64_t>(inputs, dtype);
 }
 
 TensorMeta contiguous_meta(IntArrayRef sizes, ScalarType dtype, Device device) {

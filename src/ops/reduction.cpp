@@ -9,6 +9,8 @@
 #include <limits>
 
 #include "core/shape.h"
+#include "core/shape_rules.h"
+#include "core/sym_geometry.h"
 #include "ember/ops/reduction.h"
 #include "kernels/cpu/reduce.h"
 #include "kernels/cuda/arg_reduce.h"
@@ -40,17 +42,23 @@ std::vector<bool> mask_of_dim(const Tensor& self, int64_t dim) {
   return mask;
 }
 
-std::vector<int64_t> reduced_shape(const Tensor& self, const std::vector<bool>& mask, bool keepdim) {
-  std::vector<int64_t> sizes;
+/// Over int64_t or SymInt (core::Geometry): a reduction keeps the symbolic sizes it does
+/// not reduce.
+template <typename Int>
+TensorMeta reduce_meta_over(const Tensor& self, const std::vector<bool>& mask, bool keepdim, ScalarType dtype) {
+  using G = core::Geometry<Int>;
+  std::vector<Int> sizes;
   for (int64_t d = 0; d < self.dim(); ++d) {
-    if (!mask[d]) sizes.push_back(self.size(d));
+    if (!mask[d]) sizes.push_back(G::size(self, d));
     else if (keepdim) sizes.push_back(1);
   }
-  return sizes;
+  std::vector<Int> strides = core::rules::contiguous_strides(ArrayRef<Int>(sizes));
+  return G::meta(std::move(sizes), std::move(strides), Int(0), dtype, self.device());
 }
 
 TensorMeta reduce_meta(const Tensor& self, const std::vector<bool>& mask, bool keepdim, ScalarType dtype) {
-  return contiguous_meta(reduced_shape(self, mask, keepdim), dtype, self.device());
+  return core::is_symbolic(self) ? reduce_meta_over<core::SymInt>(self, mask, keepdim, dtype)
+                                 : reduce_meta_over<int64_t>(self, mask, keepdim, dtype);
 }
 
 /// sum/prod/cumsum: an explicit dtype wins; integers and bool accumulate as int64.
@@ -79,7 +87,7 @@ void check_var_dtype(const Tensor& self) {
 
 /// ATen's zero_numel_check_dims: reductions without an identity need a non-empty range.
 void check_nonempty(const Tensor& self, IntArrayRef dims, const char* name, bool index_error_when_unspecified) {
-  if (self.numel() != 0) return;
+  if (core::sym_numel(self) != 0) return;
   if (dims.empty()) {
     if (index_error_when_unspecified) {
       EMBER_FAIL_KIND(ErrorKind::IndexError)
@@ -91,7 +99,7 @@ void check_nonempty(const Tensor& self, IntArrayRef dims, const char* name, bool
   }
   for (int64_t d : dims) {
     const int64_t w = core::wrap_dim(d, self.dim());
-    EMBER_CHECK_INDEX(self.dim() == 0 || self.size(w) != 0)
+    EMBER_CHECK_INDEX(self.dim() == 0 || core::sym_size(self, w) != 0)
         << name << "(): Expected reduction dim " << d << " to have non-zero size.";
   }
 }

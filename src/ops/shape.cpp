@@ -2,9 +2,11 @@
 // type promotion and legacy skipping of 1-D empty inputs), stack, repeat, flip, tril,
 // triu. Their kernels are strided copies: each op describes its output and input as
 // views over the same index space and one byte-copy loop moves the data.
+#include <algorithm>
 #include <cstring>
 
 #include "core/shape.h"
+#include "core/sym_geometry.h"
 #include "ember/ops/shape.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/loops.h"
@@ -25,7 +27,7 @@ using kernels::cpu::raw_view;
 
 /// ATen keeps skipping 1-D empty tensors in cat from the days when they were the only
 /// empty tensors.
-bool cat_skips(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
+bool cat_skips(const Tensor& t) { return t.dim() == 1 && core::sym_numel(t) == 0; }
 
 /// c10's is_channels_last_strides_2d: whether a 4-D tensor is laid out NHWC.
 bool is_channels_last(const Tensor& t) {
@@ -73,29 +75,40 @@ CatPlan cat_plan(const std::vector<Tensor>& ts, int64_t dim) {
   }
   const Tensor& first = ts[valid];
   EMBER_CHECK(dim <= first.dim()) << "torch.cat(): dimension " << dim << "out of range";
-  int64_t size_at_dim = 0;
   bool channels_last = true;
-  for (size_t i = 0; i < ts.size(); ++i) {
-    const Tensor& t = ts[i];
-    channels_last = channels_last && is_channels_last(t);
-    if (cat_skips(t)) continue;
-    EMBER_CHECK(first.dim() == t.dim()) << "Tensors must have same number of dimensions: got " << first.dim()
-                                        << " and " << t.dim();
-    for (int64_t d = 0; d < first.dim(); ++d) {
-      if (d == dim) continue;
-      EMBER_CHECK(first.size(d) == t.size(d))
-          << "Sizes of tensors must match except in dimension " << dim << ". Expected size " << first.size(d)
-          << " but got size " << t.size(d) << " for tensor number " << i << " in the list.";
+  for (const Tensor& t : ts) channels_last = channels_last && is_channels_last(t);
+  // Over core::Geometry's integer type (SymInt for symbolic sizes, Note [dynamic shapes]):
+  // the other dims must match (a guard where symbolic), the cat dim is their sum.
+  const auto concatenated = [&]<typename Int>() {
+    using G = core::Geometry<Int>;
+    Int size_at_dim = 0;
+    for (size_t i = 0; i < ts.size(); ++i) {
+      const Tensor& t = ts[i];
+      if (cat_skips(t)) continue;
+      EMBER_CHECK(first.dim() == t.dim()) << "Tensors must have same number of dimensions: got " << first.dim()
+                                          << " and " << t.dim();
+      for (int64_t d = 0; d < first.dim(); ++d) {
+        if (d == dim) continue;
+        EMBER_CHECK(G::size(first, d) == G::size(t, d))
+            << "Sizes of tensors must match except in dimension " << dim << ". Expected size " << first.size(d)
+            << " but got size " << t.size(d) << " for tensor number " << i << " in the list.";
+      }
+      size_at_dim = size_at_dim + G::size(t, dim);
     }
-    size_at_dim += t.size(dim);
-  }
-  std::vector<int64_t> sizes = first.sizes().vec();
-  sizes[dim] = size_at_dim;
-  plan.out = contiguous_meta(sizes, dtype, first.device());
+    const auto first_sizes = G::sizes(first);
+    std::vector<Int> sizes(first_sizes.begin(), first_sizes.end());
+    sizes[dim] = size_at_dim;
+    return core::contiguous_meta_over(std::move(sizes), dtype, first.device());
+  };
+  const bool symbolic = std::any_of(ts.begin(), ts.end(), [](const Tensor& t) { return core::is_symbolic(t); });
+  plan.out = symbolic ? concatenated.template operator()<core::SymInt>() : concatenated.template operator()<int64_t>();
   if (channels_last) {
-    // NHWC: C fastest, then W, H, N (ATen keeps the inputs' common memory format).
+    // NHWC: C fastest, then W, H, N (ATen keeps the inputs' common memory format). Deciding
+    // it read every size as an integer, so they are static here.
+    const std::vector<int64_t>& sizes = plan.out.sizes;
     const int64_t c = sizes[1], h = sizes[2], w = sizes[3];
     plan.out.strides = {h * w * c, 1, w * c, c};
+    plan.out.sym = nullptr;
   }
   return plan;
 }

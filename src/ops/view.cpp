@@ -3,6 +3,8 @@
 // dispatcher makes the aliasing tensor. Composite forms (reshape, flatten, narrow, …)
 // decompose into these.
 #include "core/shape.h"
+#include "core/shape_rules.h"
+#include "core/sym_geometry.h"
 #include "ember/ops/view.h"
 #include "ops/api.h"
 #include "ops/dispatch.h"
@@ -12,67 +14,114 @@
 namespace ember::ops {
 namespace {
 
-TensorMeta view_of(const Tensor& self, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset) {
-  TensorMeta m;
-  m.sizes = std::move(sizes);
-  m.strides = std::move(strides);
-  m.storage_offset = offset;
-  m.dtype = self.dtype();
-  m.device = self.device();
-  return m;
+// The geometry of views is written once over an integer type (core::Geometry): int64_t
+// for a static tensor, SymInt for one with symbolic sizes, whose views then have symbolic
+// sizes, strides and offset (Note [dynamic shapes]).
+using core::SymInt;
+namespace rules = core::rules;
+
+template <typename Int>
+using Ints = std::vector<Int>;
+
+template <typename Int>
+TensorMeta view_of(const Tensor& self, Ints<Int> sizes, Ints<Int> strides, const Int& offset) {
+  return core::Geometry<Int>::meta(std::move(sizes), std::move(strides), offset, self.dtype(), self.device());
 }
 
+template <typename Int>
+Ints<Int> sizes_of(const Tensor& self) {
+  const auto s = core::Geometry<Int>::sizes(self);
+  return Ints<Int>(s.begin(), s.end());
+}
+
+template <typename Int>
+Ints<Int> strides_of(const Tensor& self) {
+  const auto s = core::Geometry<Int>::strides(self);
+  return Ints<Int>(s.begin(), s.end());
+}
+
+/// Enters a view's meta function over the integer type of `self`'s geometry.
+template <typename F>
+std::vector<TensorMeta> view_metas(const Tensor& self, F&& f) {
+  return {core::over_geometry({&self}, std::forward<F>(f))};
+}
+
+/// The same geometry as `self`'s (alias, detach).
+template <typename Int>
+TensorMeta same_view(const Tensor& self) {
+  return view_of<Int>(self, sizes_of<Int>(self), strides_of<Int>(self), core::Geometry<Int>::offset(self));
+}
+
+template <typename Int>
 TensorMeta view_meta(const Tensor& self, IntArrayRef size) {
-  std::vector<int64_t> shape = core::infer_size(size, self.numel());
-  std::vector<int64_t> strides;
-  EMBER_CHECK(core::compute_view_strides(self.sizes(), self.strides(), shape, strides))
+  using G = core::Geometry<Int>;
+  Ints<Int> shape = rules::infer_size(size, G::numel(self));
+  Ints<Int> strides;
+  const auto in_sizes = G::sizes(self);
+  const auto in_strides = G::strides(self);
+  EMBER_CHECK(rules::compute_view_strides(ArrayRef<Int>(in_sizes), ArrayRef<Int>(in_strides), ArrayRef<Int>(shape),
+                                          strides))
       << "view size is not compatible with input tensor's size and stride (at least one dimension spans across "
          "two contiguous subspaces). Use .reshape(...) instead.";
-  return view_of(self, shape, strides, self.storage_offset());
+  return view_of<Int>(self, std::move(shape), std::move(strides), G::offset(self));
 }
 
+template <typename Int>
 TensorMeta slice_meta(const Tensor& self, int64_t dim, std::optional<int64_t> start_opt,
                       std::optional<int64_t> end_opt, int64_t step) {
+  using G = core::Geometry<Int>;
   EMBER_CHECK(self.dim() > 0) << "slice() cannot be applied to a 0-dim tensor.";
   dim = core::wrap_dim(dim, self.dim());
   EMBER_CHECK(step > 0) << "slice step must be positive";
-  const int64_t size = self.size(dim);
-  int64_t start = start_opt.value_or(0), end = end_opt.value_or(size);
-  if (start < 0) start += size;
-  if (end < 0) end += size;
-  start = std::clamp<int64_t>(start, 0, size);
-  end = std::clamp<int64_t>(end, start, size);
-  std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
-  sizes[dim] = (end - start + step - 1) / step;
-  strides[dim] *= step;
-  return view_of(self, sizes, strides, self.storage_offset() + start * self.stride(dim));
+  const Int size = G::size(self, dim);
+  Int start = start_opt.value_or(0);
+  Int end = end_opt ? Int(*end_opt) : size;
+  if (start_opt && *start_opt < 0) start = start + size;
+  if (end_opt && *end_opt < 0) end = end + size;
+  // Clamped into [0, size] as ATen does; against a symbolic size each comparison is a guard.
+  if (start < 0) start = 0;
+  if (start > size) start = size;
+  if (end < start) end = start;
+  if (end > size) end = size;
+  Ints<Int> sizes = sizes_of<Int>(self), strides = strides_of<Int>(self);
+  const Int stride = strides[dim];
+  sizes[dim] = rules::divide(end - start + step - 1, Int(step));
+  strides[dim] = stride * step;
+  return view_of<Int>(self, std::move(sizes), std::move(strides), G::offset(self) + start * stride);
 }
 
+template <typename Int>
 TensorMeta squeeze_meta(const Tensor& self, const std::vector<bool>& which) {
-  std::vector<int64_t> sizes, strides;
+  using G = core::Geometry<Int>;
+  Ints<Int> sizes, strides;
   for (int64_t d = 0; d < self.dim(); ++d) {
-    if (which[d] && self.size(d) == 1) continue;
-    sizes.push_back(self.size(d));
-    strides.push_back(self.stride(d));
+    const Int size = G::size(self, d);
+    if (which[d] && size == 1) continue;
+    sizes.push_back(size);
+    strides.push_back(G::stride(self, d));
   }
-  return view_of(self, sizes, strides, self.storage_offset());
+  return view_of<Int>(self, std::move(sizes), std::move(strides), G::offset(self));
 }
 
 /// expand's strides, as ATen's inferExpandGeometry: a dim that keeps its size keeps its
 /// stride (a size-1 dim too), a size-1 dim expanded to another size gets stride 0, and a
 /// new leading dim gets the stride a contiguous tensor would have there (size * stride of
 /// the dim after it) when it has size 1, else 0; a 0-dim input expands with all strides 0.
-std::vector<int64_t> expand_strides(const Tensor& self, IntArrayRef size) {
+template <typename Int>
+Ints<Int> expand_strides(const Tensor& self, const Ints<Int>& size) {
+  using G = core::Geometry<Int>;
   const int64_t nd = static_cast<int64_t>(size.size()), in_nd = self.dim();
-  std::vector<int64_t> strides(size.size(), 0);
+  Ints<Int> strides(size.size(), Int(0));
   if (in_nd == 0) return strides;
   for (int64_t i = nd - 1; i >= 0; --i) {
     const int64_t d = in_nd - (nd - i);
-    const int64_t in_size = d >= 0 ? self.size(d) : 1;
-    int64_t stride = d >= 0 ? self.stride(d) : size[i + 1] * strides[i + 1];
+    const Int in_size = d >= 0 ? G::size(self, d) : Int(1);
+    Int stride = d >= 0 ? G::stride(self, d) : size[i + 1] * strides[i + 1];
     if (in_size != size[i]) {
-      EMBER_CHECK(in_size == 1) << "The expanded size of the tensor (" << size[i] << ") must match the existing size ("
-                                << in_size << ") at non-singleton dimension " << i << ".  Target sizes: " << size
+      EMBER_CHECK(in_size == 1) << "The expanded size of the tensor (" << rules::shown(size[i])
+                                << ") must match the existing size (" << rules::shown(in_size)
+                                << ") at non-singleton dimension " << i
+                                << ".  Target sizes: " << IntArrayRef(rules::shown(ArrayRef<Int>(size)))
                                 << ".  Tensor sizes: " << self.sizes();
       stride = 0;
     }
@@ -96,7 +145,7 @@ std::vector<TensorMeta> split_metas(const Tensor& self, IntArrayRef split_sizes,
   std::vector<TensorMeta> out;
   int64_t start = 0;
   for (int64_t s : split_sizes) {
-    out.push_back(slice_meta(self, dim, start, start + s, 1));
+    out.push_back(slice_meta<int64_t>(self, dim, start, start + s, 1));
     start += s;
   }
   return out;
@@ -106,7 +155,8 @@ std::vector<TensorMeta> split_metas(const Tensor& self, IntArrayRef split_sizes,
 
 void register_view_ops(Registry& r) {
   r.def("view(Tensor(a) self, SymInt[] size) -> Tensor(a)").set_view([](const Stack& a) {
-    return metas(view_meta(a[0].to_tensor(), a[1].to_int_list()));
+    const Tensor& self = a[0].to_tensor();
+    return view_metas(self, [&]<typename Int>() { return view_meta<Int>(self, a[1].to_int_list()); });
   });
 
   r.def("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)").set_decomposition([](const Stack& a) -> Stack {
@@ -121,7 +171,12 @@ void register_view_ops(Registry& r) {
 
   r.def("_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)").set_view([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
-    return metas(view_of(self, a[1].to_int_list(), a[2].to_int_list(), self.storage_offset()));
+    return view_metas(self, [&]<typename Int>() {
+      const auto& size = a[1].to_int_list();
+      const auto& stride = a[2].to_int_list();
+      return view_of<Int>(self, Ints<Int>(size.begin(), size.end()), Ints<Int>(stride.begin(), stride.end()),
+                          core::Geometry<Int>::offset(self));
+    });
   });
 
   r.def("permute(Tensor(a) self, int[] dims) -> Tensor(a)").set_view([](const Stack& a) {
@@ -131,24 +186,29 @@ void register_view_ops(Registry& r) {
         << "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired "
            "ordering of dimensions i.e. input.dim() = "
         << self.dim() << " is not equal to len(dims) = " << dims.size();
-    std::vector<int64_t> perm = core::wrap_dims(dims, self.dim());
-    std::vector<int64_t> sizes, strides;
-    for (int64_t d : perm) {
-      sizes.push_back(self.size(d));
-      strides.push_back(self.stride(d));
-    }
-    return metas(view_of(self, sizes, strides, self.storage_offset()));
+    const std::vector<int64_t> perm = core::wrap_dims(dims, self.dim());
+    return view_metas(self, [&]<typename Int>() {
+      using G = core::Geometry<Int>;
+      Ints<Int> sizes, strides;
+      for (int64_t d : perm) {
+        sizes.push_back(G::size(self, d));
+        strides.push_back(G::stride(self, d));
+      }
+      return view_of<Int>(self, std::move(sizes), std::move(strides), G::offset(self));
+    });
   });
 
   r.def("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)").set_view([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
     const int64_t d0 = core::wrap_dim(a[1].to_int(), self.dim()), d1 = core::wrap_dim(a[2].to_int(), self.dim());
-    std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
-    if (self.dim() > 0) {
-      std::swap(sizes[d0], sizes[d1]);
-      std::swap(strides[d0], strides[d1]);
-    }
-    return metas(view_of(self, sizes, strides, self.storage_offset()));
+    return view_metas(self, [&]<typename Int>() {
+      Ints<Int> sizes = sizes_of<Int>(self), strides = strides_of<Int>(self);
+      if (self.dim() > 0) {
+        std::swap(sizes[d0], sizes[d1]);
+        std::swap(strides[d0], strides[d1]);
+      }
+      return view_of<Int>(self, std::move(sizes), std::move(strides), core::Geometry<Int>::offset(self));
+    });
   });
 
   r.def("t(Tensor(a) self) -> Tensor(a)").set_decomposition([](const Stack& a) -> Stack {
@@ -160,7 +220,7 @@ void register_view_ops(Registry& r) {
 
   r.def("alias(Tensor(a) self) -> Tensor(a)").set_view([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
-    return metas(view_of(self, self.sizes().vec(), self.strides().vec(), self.storage_offset()));
+    return view_metas(self, [&]<typename Int>() { return same_view<Int>(self); });
   });
 
   // Tensor::detach(): an alias outside the autograd graph (not differentiable, so the
@@ -168,24 +228,29 @@ void register_view_ops(Registry& r) {
   // history, as in PyTorch). An op, not a TensorImpl made in C++, so that capture records it.
   r.def("detach(Tensor(a) self) -> Tensor(a)").set_view([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
-    return metas(view_of(self, self.sizes().vec(), self.strides().vec(), self.storage_offset()));
+    return view_metas(self, [&]<typename Int>() { return same_view<Int>(self); });
   });
 
   r.def("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)").set_view([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
-    std::vector<int64_t> size = a[1].to_int_list();
-    EMBER_CHECK(static_cast<int64_t>(size.size()) >= self.dim())
-        << "the number of sizes provided (" << size.size() << ") must be greater or equal to the number of dimensions "
-        << "in the tensor (" << self.dim() << ")";
-    const size_t off = size.size() - static_cast<size_t>(self.dim());
-    for (size_t i = 0; i < size.size(); ++i) {
-      if (size[i] == -1) {
-        EMBER_CHECK(i >= off) << "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension "
-                              << i;
-        size[i] = self.size(static_cast<int64_t>(i - off));
+    const std::vector<int64_t>& literal = a[1].to_int_list();
+    EMBER_CHECK(static_cast<int64_t>(literal.size()) >= self.dim())
+        << "the number of sizes provided (" << literal.size() << ") must be greater or equal to the number of "
+        << "dimensions in the tensor (" << self.dim() << ")";
+    return view_metas(self, [&]<typename Int>() {
+      Ints<Int> size(literal.begin(), literal.end());
+      const size_t off = size.size() - static_cast<size_t>(self.dim());
+      for (size_t i = 0; i < size.size(); ++i) {
+        if (literal[i] == -1) {
+          EMBER_CHECK(i >= off) << "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
+                                   "dimension "
+                                << i;
+          size[i] = core::Geometry<Int>::size(self, static_cast<int64_t>(i - off));
+        }
       }
-    }
-    return metas(view_of(self, size, expand_strides(self, size), self.storage_offset()));
+      Ints<Int> strides = expand_strides<Int>(self, size);
+      return view_of<Int>(self, std::move(size), std::move(strides), core::Geometry<Int>::offset(self));
+    });
   });
   r.def("expand_as(Tensor(a) self, Tensor other) -> Tensor(a)").set_decomposition([](const Stack& a) {
     return call_op("aten::expand", {a[0], a[1].to_tensor().sizes().vec()});
@@ -193,8 +258,10 @@ void register_view_ops(Registry& r) {
 
   r.def("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)")
       .set_view([](const Stack& a) {
-        return metas(slice_meta(a[0].to_tensor(), a[1].to_int(), a[2].to_optional_int(), a[3].to_optional_int(),
-                                a[4].to_int()));
+        const Tensor& self = a[0].to_tensor();
+        return view_metas(self, [&]<typename Int>() {
+          return slice_meta<Int>(self, a[1].to_int(), a[2].to_optional_int(), a[3].to_optional_int(), a[4].to_int());
+        });
       });
   r.def("narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)")
       .set_decomposition([](const Stack& a) {
@@ -216,38 +283,48 @@ void register_view_ops(Registry& r) {
     const Tensor& self = a[0].to_tensor();
     EMBER_CHECK_INDEX(self.dim() > 0) << "select() cannot be applied to a 0-dim tensor.";
     const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
-    int64_t index = a[2].to_int();
-    const int64_t size = self.size(dim);
-    EMBER_CHECK_INDEX(index >= -size && index < size)
-        << "select(): index " << index << " out of range for tensor of size " << self.sizes() << " at dimension " << dim;
-    if (index < 0) index += size;
-    std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
-    sizes.erase(sizes.begin() + dim);
-    strides.erase(strides.begin() + dim);
-    return metas(view_of(self, sizes, strides, self.storage_offset() + index * self.stride(dim)));
+    const int64_t literal = a[2].to_int();
+    return view_metas(self, [&]<typename Int>() {
+      using G = core::Geometry<Int>;
+      const Int size = G::size(self, dim);
+      EMBER_CHECK_INDEX(literal >= -size && literal < size)
+          << "select(): index " << literal << " out of range for tensor of size " << self.sizes() << " at dimension "
+          << dim;
+      const Int index = literal < 0 ? size + literal : Int(literal);
+      Ints<Int> sizes = sizes_of<Int>(self), strides = strides_of<Int>(self);
+      const Int stride = strides[dim];
+      sizes.erase(sizes.begin() + dim);
+      strides.erase(strides.begin() + dim);
+      return view_of<Int>(self, std::move(sizes), std::move(strides), G::offset(self) + index * stride);
+    });
   });
 
   r.def("squeeze(Tensor(a) self) -> Tensor(a)").set_view([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
-    return metas(squeeze_meta(self, std::vector<bool>(static_cast<size_t>(self.dim()), true)));
+    const std::vector<bool> which(static_cast<size_t>(self.dim()), true);
+    return view_metas(self, [&]<typename Int>() { return squeeze_meta<Int>(self, which); });
   });
   r.def("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)").set_view([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
-    return metas(squeeze_meta(self, core::dim_mask({a[1].to_int()}, self.dim())));
+    const std::vector<bool> which = core::dim_mask({a[1].to_int()}, self.dim());
+    return view_metas(self, [&]<typename Int>() { return squeeze_meta<Int>(self, which); });
   });
   r.def("squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)").set_view([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
-    return metas(squeeze_meta(self, core::dim_mask(a[1].to_int_list(), self.dim(), false)));
+    const std::vector<bool> which = core::dim_mask(a[1].to_int_list(), self.dim(), false);
+    return view_metas(self, [&]<typename Int>() { return squeeze_meta<Int>(self, which); });
   });
 
   r.def("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)").set_view([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
     const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim() + 1);
-    std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
-    const int64_t stride = dim >= self.dim() ? 1 : self.size(dim) * self.stride(dim);
-    sizes.insert(sizes.begin() + dim, 1);
-    strides.insert(strides.begin() + dim, stride);
-    return metas(view_of(self, sizes, strides, self.storage_offset()));
+    return view_metas(self, [&]<typename Int>() {
+      Ints<Int> sizes = sizes_of<Int>(self), strides = strides_of<Int>(self);
+      const Int stride = dim >= self.dim() ? Int(1) : sizes[dim] * strides[dim];
+      sizes.insert(sizes.begin() + dim, Int(1));
+      strides.insert(strides.begin() + dim, stride);
+      return view_of<Int>(self, std::move(sizes), std::move(strides), core::Geometry<Int>::offset(self));
+    });
   });
 
   r.def("as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)")
@@ -271,7 +348,7 @@ void register_view_ops(Registry& r) {
             << ", storage offset " << offset << ", and itemsize " << self.element_size()
             << " requiring a storage size of " << (extent + 1) * static_cast<int64_t>(self.element_size())
             << " are out of bounds for storage of size " << self.storage()->nbytes();
-        return metas(view_of(self, size, stride, offset));
+        return metas(view_of<int64_t>(self, size, stride, offset));
       });
 
   r.def("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)")
@@ -310,7 +387,7 @@ void register_view_ops(Registry& r) {
       std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
       sizes.erase(sizes.begin() + dim);
       strides.erase(strides.begin() + dim);
-      out.push_back(view_of(self, sizes, strides, self.storage_offset() + i * self.stride(dim)));
+      out.push_back(view_of<int64_t>(self, sizes, strides, self.storage_offset() + i * self.stride(dim)));
     }
     return out;
   });

@@ -88,5 +88,32 @@ TEST_F(CompileErrors, AnOpOnAnotherThreadDuringCaptureSaysCaptureFollowsTheCalli
   EXPECT_EQ(t.find("kept past the trace"), std::string::npos) << t;
 }
 
+TEST_F(CompileErrors, MarkDynamicOnADimTheTensorLacksNamesTheDimsItHasAndTheUsersLine) {
+  const Tensor x = zeros({4, 3});
+  const int line = __LINE__ + 1;
+  const std::string msg = error_of([&] { mark_dynamic(x, 2); }, ErrorKind::IndexError);
+  EXPECT_NE(msg.find("mark_dynamic: dim 2 is out of range for a tensor of 2 dimensions (sizes [4, 3]); expected a dim "
+                     "in [-2, 1]"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find(here(line)), std::string::npos) << msg;
+  const int static_line = __LINE__ + 1;
+  const std::string static_msg = error_of([&] { mark_static(x, -3); }, ErrorKind::IndexError);
+  EXPECT_NE(static_msg.find("mark_static: dim -3 is out of range"), std::string::npos) << static_msg;
+  EXPECT_NE(static_msg.find(here(static_line)), std::string::npos) << static_msg;
+}
+
+TEST_F(CompileErrors, MarkDynamicWithMinAboveMaxOrASizeOutsideTheRangeSaysSo) {
+  const Tensor x = zeros({4, 3});
+  const int line = __LINE__ + 1;
+  const std::string msg = error_of([&] { mark_dynamic(x, 0, 8, 2); }, ErrorKind::ValueError);
+  EXPECT_NE(msg.find("mark_dynamic: min=8 is greater than max=2 for dim 0"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(here(line)), std::string::npos) << msg;
+  const std::string outside = error_of([&] { mark_dynamic(x, 1, 5); }, ErrorKind::ValueError);
+  EXPECT_NE(outside.find("mark_dynamic: dim 1 has size 3, outside the range [5, inf] given for it"),
+            std::string::npos)
+      << outside;
+}
+
 }  // namespace
 }  // namespace ember

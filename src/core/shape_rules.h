@@ -1,0 +1,160 @@
+// core/shape_rules.h — the shape rules written once over an integer type: int64_t for
+// the plain forms in shape.h, SymInt for the symbolic ones in sym_geometry.h (a
+// comparison of symbolic sizes records a guard; Note [dynamic shapes]). Broadcasting,
+// contiguous strides, -1 in a view's shape and ATen's computeStride for views.
+#pragma once
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "core/sym_int.h"
+#include "ember/array_ref.h"
+#include "ember/error.h"
+
+namespace ember::core::rules {
+
+inline int64_t shown(int64_t v) { return v; }
+inline int64_t shown(const SymInt& v) { return v.hint(); }
+template <typename Int>
+std::vector<int64_t> shown(ArrayRef<Int> v) {
+  std::vector<int64_t> out;
+  for (const Int& x : v) out.push_back(shown(x));
+  return out;
+}
+
+/// A size as a factor of the strides before it: a size-0 dim does not zero them.
+inline int64_t at_least_one(int64_t v) { return std::max<int64_t>(v, 1); }
+inline SymInt at_least_one(const SymInt& v) { return v.maybe_int() == 0 ? SymInt(1) : v; }  // a symbol is >= 2
+
+// Division of non-negative sizes (C++'s and Python's agree there).
+inline int64_t divide(int64_t a, int64_t b) { return a / b; }
+inline SymInt divide(const SymInt& a, const SymInt& b) { return floordiv(a, b); }
+inline int64_t remainder(int64_t a, int64_t b) { return a % b; }
+inline SymInt remainder(const SymInt& a, const SymInt& b) { return mod(a, b); }
+
+template <typename Int>
+Int numel_of(ArrayRef<Int> sizes) {
+  Int n = 1;
+  for (const Int& s : sizes) n = n * s;
+  return n;
+}
+
+template <typename Int>
+std::vector<Int> contiguous_strides(ArrayRef<Int> sizes) {
+  std::vector<Int> strides(sizes.size(), Int(1));
+  Int s = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = s;
+    s = s * at_least_one(sizes[i]);
+  }
+  return strides;
+}
+
+template <typename Int>
+std::vector<Int> broadcast_shapes(ArrayRef<Int> a, ArrayRef<Int> b) {
+  const size_t nd = std::max(a.size(), b.size());
+  std::vector<Int> out(nd, Int(1));
+  // From the last dim down, as ATen's infer_size: with several mismatching dims the error
+  // names the last one, as PyTorch's does.
+  for (size_t i = nd; i-- > 0;) {
+    const int64_t ia = static_cast<int64_t>(i) - static_cast<int64_t>(nd - a.size());
+    const int64_t ib = static_cast<int64_t>(i) - static_cast<int64_t>(nd - b.size());
+    const Int sa = ia >= 0 ? a[ia] : Int(1);
+    const Int sb = ib >= 0 ? b[ib] : Int(1);
+    EMBER_CHECK(sa == sb || sa == 1 || sb == 1)
+        << "The size of tensor a (" << shown(sa) << ") must match the size of tensor b (" << shown(sb)
+        << ") at non-singleton dimension " << i;
+    out[i] = sa == 1 ? sb : sa;
+  }
+  return out;
+}
+
+template <typename Int>
+std::vector<Int> broadcast_strides(ArrayRef<Int> sizes, ArrayRef<Int> strides, ArrayRef<Int> target) {
+  const size_t nd = target.size();
+  EMBER_INTERNAL_ASSERT(sizes.size() <= nd);
+  std::vector<Int> out(nd, Int(0));
+  const size_t off = nd - sizes.size();
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == target[off + i]) {
+      out[off + i] = sizes[i] == 1 ? Int(0) : strides[i];
+    } else {
+      EMBER_CHECK(sizes[i] == 1) << "The expanded size of the tensor (" << shown(target[off + i])
+                                 << ") must match the existing size (" << shown(sizes[i])
+                                 << ") at non-singleton dimension " << off + i
+                                 << ".  Target sizes: " << IntArrayRef(shown(target))
+                                 << ".  Tensor sizes: " << IntArrayRef(shown(sizes));
+      out[off + i] = 0;
+    }
+  }
+  return out;
+}
+
+template <typename Int>
+std::vector<Int> infer_size(IntArrayRef shape, const Int& numel) {
+  std::vector<Int> out(shape.begin(), shape.end());
+  Int known = 1;
+  std::optional<size_t> infer;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (shape[i] == -1) {
+      EMBER_CHECK(!infer) << "only one dimension can be inferred";
+      infer = i;
+    } else {
+      EMBER_CHECK(shape[i] >= 0) << "invalid shape dimension " << shape[i];
+      known = known * out[i];
+    }
+  }
+  if (infer) {
+    EMBER_CHECK(known != 0 && remainder(numel, known) == 0)
+        << "shape '" << shape << "' is invalid for input of size " << shown(numel);
+    out[*infer] = divide(numel, known);
+  } else {
+    EMBER_CHECK(known == numel) << "shape '" << shape << "' is invalid for input of size " << shown(numel);
+  }
+  return out;
+}
+
+// After ATen's computeStride: groups old dims into contiguous chunks and maps the new
+// shape onto them; fails when a new dim would straddle a chunk boundary.
+template <typename Int>
+bool compute_view_strides(ArrayRef<Int> oldshape, ArrayRef<Int> oldstride, ArrayRef<Int> newshape,
+                          std::vector<Int>& newstride) {
+  newstride.assign(newshape.size(), Int(0));
+  if (oldshape.empty()) {
+    std::fill(newstride.begin(), newstride.end(), Int(1));
+    return true;
+  }
+  const Int numel = numel_of(oldshape);
+  if (numel == 0 && oldshape == newshape) {
+    newstride = oldstride.vec();
+    return true;
+  }
+  if (numel == 0) {
+    newstride = contiguous_strides(newshape);
+    return true;
+  }
+  int64_t view_d = static_cast<int64_t>(newshape.size()) - 1;
+  Int chunk_base_stride = oldstride.back();
+  Int tensor_numel = 1;
+  Int view_numel = 1;
+  for (int64_t tensor_d = static_cast<int64_t>(oldshape.size()) - 1; tensor_d >= 0; tensor_d--) {
+    tensor_numel = tensor_numel * oldshape[tensor_d];
+    if (tensor_d == 0 || (oldshape[tensor_d - 1] != 1 && oldstride[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || newshape[view_d] == 1)) {
+        newstride[view_d] = view_numel * chunk_base_stride;
+        view_numel = view_numel * newshape[view_d];
+        view_d--;
+      }
+      if (view_numel != tensor_numel) return false;
+      if (tensor_d > 0) {
+        chunk_base_stride = oldstride[tensor_d - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  return view_d == -1;
+}
+
+}  // namespace ember::core::rules

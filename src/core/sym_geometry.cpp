@@ -1,0 +1,107 @@
+// core/sym_geometry.cpp — see sym_geometry.h.
+#include "core/sym_geometry.h"
+
+#include "core/shape.h"
+#include "core/shape_env.h"
+#include "core/shape_rules.h"
+
+namespace ember::core {
+
+SymInts to_sym(IntArrayRef v) { return SymInts(v.begin(), v.end()); }
+
+std::vector<int64_t> hints(const SymInts& v) {
+  std::vector<int64_t> out;
+  out.reserve(v.size());
+  for (const SymInt& s : v) out.push_back(s.hint());
+  return out;
+}
+
+bool any_symbolic(const SymInts& v) {
+  for (const SymInt& s : v)
+    if (s.is_symbolic()) return true;
+  return false;
+}
+
+SymInt current(const SymInt& s) {
+  return s.is_symbolic() ? SymInt(s.env()->simplify(s.expr()), s.hint(), s.env()) : s;
+}
+
+namespace {
+SymInts current(const SymInts& v) {
+  SymInts out;
+  out.reserve(v.size());
+  for (const SymInt& s : v) out.push_back(current(s));
+  return out;
+}
+}  // namespace
+
+// The accessors read TensorImpl's fields directly: Tensor::sizes() would specialize.
+SymInts sym_sizes(const Tensor& t) {
+  const TensorImpl& impl = *t.impl();
+  return impl.sym ? current(impl.sym->sizes) : to_sym(impl.sizes);
+}
+
+SymInts sym_strides(const Tensor& t) {
+  const TensorImpl& impl = *t.impl();
+  return impl.sym ? current(impl.sym->strides) : to_sym(impl.strides);
+}
+
+SymInt sym_size(const Tensor& t, int64_t dim) {
+  const TensorImpl& impl = *t.impl();
+  const int64_t d = wrap_dim(dim, static_cast<int64_t>(impl.sizes.size()));
+  return impl.sym ? current(impl.sym->sizes[d]) : SymInt(impl.sizes[d]);
+}
+
+SymInt sym_stride(const Tensor& t, int64_t dim) {
+  const TensorImpl& impl = *t.impl();
+  const int64_t d = wrap_dim(dim, static_cast<int64_t>(impl.sizes.size()));
+  return impl.sym ? current(impl.sym->strides[d]) : SymInt(impl.strides[d]);
+}
+
+SymInt sym_numel(const Tensor& t) {
+  const TensorImpl& impl = *t.impl();
+  return impl.sym ? sym_numel_of(current(impl.sym->sizes)) : SymInt(impl.numel);
+}
+
+SymInt sym_storage_offset(const Tensor& t) {
+  const TensorImpl& impl = *t.impl();
+  return impl.sym ? current(impl.sym->storage_offset) : SymInt(impl.storage_offset);
+}
+
+TensorMeta make_meta(const SymInts& sizes, const SymInts& strides, const SymInt& storage_offset, ScalarType dtype,
+                     Device device) {
+  TensorMeta m;
+  m.sizes = hints(sizes);
+  m.strides = hints(strides);
+  m.storage_offset = storage_offset.hint();
+  m.dtype = dtype;
+  m.device = device;
+  if (any_symbolic(sizes) || any_symbolic(strides) || storage_offset.is_symbolic()) {
+    m.sym = std::make_shared<const SymGeometry>(SymGeometry{sizes, strides, storage_offset});
+  }
+  return m;
+}
+
+TensorMeta contiguous_sym_meta(const SymInts& sizes, ScalarType dtype, Device device) {
+  return make_meta(sizes, sym_contiguous_strides(sizes), 0, dtype, device);
+}
+
+SymInt sym_numel_of(const SymInts& sizes) { return rules::numel_of(ArrayRef<SymInt>(sizes)); }
+
+SymInts sym_contiguous_strides(const SymInts& sizes) { return rules::contiguous_strides(ArrayRef<SymInt>(sizes)); }
+
+SymInts sym_broadcast_shapes(const SymInts& a, const SymInts& b) {
+  return rules::broadcast_shapes(ArrayRef<SymInt>(a), ArrayRef<SymInt>(b));
+}
+
+SymInts sym_broadcast_strides(const SymInts& sizes, const SymInts& strides, const SymInts& target) {
+  return rules::broadcast_strides(ArrayRef<SymInt>(sizes), ArrayRef<SymInt>(strides), ArrayRef<SymInt>(target));
+}
+
+SymInts sym_infer_size(IntArrayRef shape, const SymInt& numel) { return rules::infer_size(shape, numel); }
+
+bool sym_compute_view_strides(const SymInts& sizes, const SymInts& strides, const SymInts& shape, SymInts& out) {
+  return rules::compute_view_strides(ArrayRef<SymInt>(sizes), ArrayRef<SymInt>(strides), ArrayRef<SymInt>(shape), out);
+}
+
+}  // namespace ember::core

@@ -1,0 +1,204 @@
+// Tests of dynamic shapes in ember::compile (Note [dynamic shapes]): under the "eager"
+// and "aot_eager" backends a function called with many batch sizes compiles a static
+// entry and then one symbolic entry (automatic dynamic shapes) whose results are eager's;
+// the guards of a symbolic entry check the relations the trace recorded; mark_dynamic and
+// mark_static choose the symbolic sizes; code that reads sizes as integers specializes
+// them, and the `dynamic`, `guards` and `recompiles` logs say what happened; "inductor"
+// keeps every entry static.
+#include <gtest/gtest.h>
+
+#include "ember/ember.h"
+#include "support/compile_helpers.h"
+
+namespace ember {
+namespace {
+
+using testing::expect_close;
+using testing::expect_identical;
+using testing::LogCapture;
+
+class DynamicShapes : public testing::CompileDirTest {};
+class DynamicShapesPerBackend : public testing::CompileDirTest, public ::testing::WithParamInterface<const char*> {};
+
+/// A small model over the op families whose meta functions are written over SymInt:
+/// linear (t + addmm), pointwise with broadcasting, softmax, layer_norm, view with -1,
+/// transpose, unsqueeze, slice, select, cat, sum and mean over dims.
+std::vector<Tensor> model(const Tensor& x, const Tensor& w, const Tensor& b) {
+  Tensor h = (linear(x, w, b).relu() * 2.0 + 1.0) - x.sum({1}, true);
+  Tensor s = softmax(h, -1);
+  Tensor n = layer_norm(h, {8});
+  Tensor v = h.view({-1, 2, 4}).transpose(1, 2);  // [B, 4, 2], a non-contiguous view
+  Tensor c = cat({s, n}, 1);                       // [B, 16]
+  Tensor sl = c.slice(1, 2, 10) + c.select(1, 0).unsqueeze(1);
+  return {c.sum({1}), v * 3.0, c.mean({0}), sl};
+}
+
+TEST_P(DynamicShapesPerBackend, BatchSizesOneToSixtyFourCompileTwiceAndMatchEager) {
+  Tensor w = randn({8, 16}), b = randn({8});
+  int traces = 0;
+  auto fn = compile(
+      [&](const Tensor& x) {
+        ++traces;
+        std::vector<Tensor> out = model(x, w, b);
+        return std::make_tuple(out[0], out[1], out[2], out[3]);
+      },
+      {.backend = GetParam(), .name = "batched", .arg_names = {"x"}});
+  for (int64_t batch = 1; batch <= 64; ++batch) {
+    Tensor x = randn({batch, 16});
+    const auto [a, v, m, sl] = fn(x);
+    const std::vector<Tensor> expected = model(x, w, b);
+    const std::string what = "batch " + std::to_string(batch);
+    expect_identical(a, expected[0], what);
+    expect_identical(v, expected[1], what);
+    expect_close(m, expected[2], 1e-6, 1e-6, what);
+    ASSERT_EQ(m.strides().vec(), expected[2].strides().vec()) << what;
+    expect_identical(sl, expected[3], what);
+  }
+  EXPECT_EQ(fn.cache_size(), 2u) << "a static entry for batch 1, one symbolic entry for 2..64";
+  EXPECT_EQ(traces, 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(InterpretingBackends, DynamicShapesPerBackend, ::testing::Values("eager", "aot_eager"),
+                         [](const auto& info) { return std::string(info.param); });
+
+Tensor sum_both(const Tensor& x, const Tensor& y) { return x.sum({0}) + y.sum({0}); }
+
+TEST_F(DynamicShapes, GuardsRejectACallThatBreaksARecordedEqualityAndRecompile) {
+  LogCapture logs;
+  set_logs("guards,recompiles");
+  auto fn = compile(sum_both, {.backend = "eager", .name = "sum_both", .arg_names = {"x", "y"}, .dynamic = true});
+  // Equal first sizes: one symbol stands for both (duck shaping), and their equality is a guard.
+  Tensor x = randn({4, 3}), y = randn({4, 3});
+  expect_identical(fn(x, y), sum_both(x, y));
+  EXPECT_NE(logs.text().find("2 <= x.size(0)"), std::string::npos) << logs.text();
+  EXPECT_NE(logs.text().find("y.size(0) == x.size(0)"), std::string::npos) << logs.text();
+  Tensor x7 = randn({7, 5}), y7 = randn({7, 5});
+  expect_identical(fn(x7, y7), sum_both(x7, y7));
+  EXPECT_EQ(fn.cache_size(), 1u) << "equal sizes again: the symbolic entry serves them";
+  Tensor y9 = randn({9, 5});
+  expect_identical(fn(x7, y9), sum_both(x7, y9));
+  EXPECT_EQ(fn.cache_size(), 2u) << "y.size(0) == x.size(0) no longer holds: a new entry";
+  EXPECT_NE(logs.text().find("y.size(0) == x.size(0) (9 vs 7)"), std::string::npos) << logs.text();
+}
+
+TEST_F(DynamicShapes, GuardsCheckTheRangesOfMarkDynamic) {
+  auto fn = compile([](const Tensor& x) { return x.relu() * 2.0; }, {.backend = "eager", .arg_names = {"x"}});
+  for (int64_t n : {3, 4, 10, 12}) {
+    Tensor x = randn({n, 2});
+    if (n <= 10) mark_dynamic(x, 0, 2, 10);
+    expect_identical(fn(x), x.relu() * 2.0);
+  }
+  EXPECT_EQ(fn.cache_size(), 2u) << "3, 4 and 10 share the entry made for [2, 10]; 12 is outside it";
+}
+
+TEST_F(DynamicShapes, MarkStaticKeepsADimStaticUnderDynamicTrue) {
+  auto fn = compile([](const Tensor& x) { return x * 2.0; }, {.backend = "eager", .dynamic = true});
+  for (int64_t n : {3, 4}) {
+    Tensor x = randn({n, 5});
+    mark_static(x, 0);
+    expect_identical(fn(x), x * 2.0);
+  }
+  EXPECT_EQ(fn.cache_size(), 2u);
+  Tensor x = randn({3, 6});
+  expect_identical(fn(x), x * 2.0);
+  EXPECT_EQ(fn.cache_size(), 2u) << "dim 1 of the unmarked [3, 6] is symbolic in the first entry";
+}
+
+TEST_F(DynamicShapes, DynamicFalseCompilesEverySize) {
+  auto fn = compile([](const Tensor& x) { return x * 2.0; }, {.backend = "eager", .dynamic = false});
+  for (int64_t n : {3, 4, 5}) {
+    Tensor x = randn({n});
+    expect_identical(fn(x), x * 2.0);
+  }
+  EXPECT_EQ(fn.cache_size(), 3u);
+}
+
+TEST_F(DynamicShapes, InPlaceOpsKeepSizesSymbolic) {
+  auto f = [](const Tensor& x, const Tensor& y) {
+    Tensor z = x * 2.0;
+    z.add_(y);  // the functional add, then copy_ into z: both compare sizes over SymInt
+    z.relu_();
+    return z;
+  };
+  auto fn = compile(f, {.backend = "eager", .dynamic = true});
+  for (int64_t n : {3, 4, 9}) {
+    Tensor x = randn({n, 5}), y = randn({5});
+    expect_identical(fn(x, y), f(x, y));
+  }
+  EXPECT_EQ(fn.cache_size(), 1u);
+}
+
+TEST_F(DynamicShapes, ReadingASizeAsAnIntegerSpecializesItAndTheLogSaysWhere) {
+  LogCapture logs;
+  set_logs("dynamic");
+  auto fn = compile([](const Tensor& x) { return x.view({x.size(0) * 2, -1}); },
+                    {.backend = "eager", .name = "reads_size", .arg_names = {"x"}, .dynamic = true});
+  for (int64_t n : {4, 6}) {
+    Tensor x = randn({n, 6});
+    expect_identical(fn(x), x.view({n * 2, -1}));
+  }
+  EXPECT_EQ(fn.cache_size(), 2u) << "x.size(0) was specialized: each size is its own entry";
+  EXPECT_NE(logs.text().find("create_symbol s0 = 4 for x.size(0)"), std::string::npos) << logs.text();
+  EXPECT_NE(logs.text().find("specialized s0 (x.size(0)) = 4: user code read the sizes as integers"),
+            std::string::npos)
+      << logs.text();
+}
+
+TEST_F(DynamicShapes, AnOpWithoutASymbolicMetaFunctionSpecializesItsInputAndIsNamed) {
+  LogCapture logs;
+  set_logs("dynamic");
+  auto fn = compile([](const Tensor& x) { return cumsum(x.relu(), 0); },
+                    {.backend = "eager", .name = "cumsum_fn", .dynamic = true});
+  for (int64_t n : {4, 5}) {
+    Tensor x = randn({n, 3});
+    expect_identical(fn(x), cumsum(x.relu(), 0));
+  }
+  EXPECT_EQ(fn.cache_size(), 2u);
+  EXPECT_NE(logs.text().find("aten::cumsum reads sizes as integers"), std::string::npos) << logs.text();
+}
+
+TEST_F(DynamicShapes, RecompilesLogSaysWhichSizesAutomaticDynamicMadeSymbolic) {
+  LogCapture logs;
+  set_logs("recompiles");
+  auto fn = compile([](const Tensor& x) { return x.exp(); }, {.backend = "eager", .name = "grows", .arg_names = {"x"}});
+  for (int64_t n : {5, 6, 7, 1}) fn(randn({n, 2}));
+  EXPECT_EQ(fn.cache_size(), 3u) << "5, then 6 and 7 in one symbolic entry, then 1 (sizes 0 and 1 stay static)";
+  EXPECT_NE(logs.text().find("automatic dynamic shapes: grows recompiles because only sizes changed (x.size(0) 5 -> 6)"),
+            std::string::npos)
+      << logs.text();
+  EXPECT_NE(logs.text().find("size mismatch at index 0. expected 5, actual 6"), std::string::npos)
+      << "the failed guard of the static entry\n"
+      << logs.text();
+  EXPECT_NE(logs.text().find("2 <= x.size(0) (x.size(0) is 1)"), std::string::npos) << logs.text();
+}
+
+TEST_F(DynamicShapes, InductorSpecializesEveryEntryToItsSizes) {
+  auto f = [](const Tensor& x) { return (x * 2.0).relu().sum({1}); };
+  auto fn = compile(f, {.backend = "inductor", .dynamic = true});
+  for (int64_t n : {3, 5, 3}) {
+    Tensor x = randn({n, 4});
+    expect_close(fn(x), f(x));
+  }
+  EXPECT_EQ(fn.cache_size(), 2u) << "one entry per size: the code generator takes fixed sizes";
+}
+
+TEST_F(DynamicShapes, AotEagerTrainingOfASymbolicGraphMatchesEagerGradients) {
+  Tensor w = randn({3, 4}).requires_grad_();
+  auto f = [&w](const Tensor& x) { return x.matmul(w).tanh().sum(); };
+  auto fn = compile(f, {.backend = "aot_eager", .dynamic = true});
+  for (int64_t n : {2, 5}) {
+    Tensor x = randn({n, 3});
+    w.mutable_grad() = Tensor();
+    Tensor loss = fn(x);
+    loss.backward();
+    const Tensor compiled_grad = w.grad().clone();
+    w.mutable_grad() = Tensor();
+    f(x).backward();
+    expect_close(compiled_grad, w.grad());
+    expect_close(loss, f(x));
+  }
+  EXPECT_EQ(fn.cache_size(), 1u);
+}
+
+}  // namespace
+}  // namespace ember
