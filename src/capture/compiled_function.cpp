@@ -444,7 +444,7 @@ class CompiledFunctionState {
         for (const auto& n : g->nodes()) {
           for (size_t k = 0; k < n->meta().size(); ++k) {
             sizes << "\n" << n->name() << (n->meta().size() > 1 ? "." + std::to_string(k) : "") << ": "
-                  << IntArrayRef(n->meta()[k].sizes);
+                  << graph_text::format_sizes(n->meta()[k]);
           }
         }
         EMBER_LOG_ARTIFACT(graph_sizes) << "TRACED GRAPH TENSOR SIZES\n===== " << name_ << " =====" << sizes.str();

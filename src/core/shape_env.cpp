@@ -64,6 +64,8 @@ std::string range_end(int64_t v) {
 
 }  // namespace
 
+std::string ShapeEnv::format_range(sym::Range r) { return "[" + range_end(r.lo) + ", " + range_end(r.hi) + "]"; }
+
 const char* relation_text(Relation rel) {
   switch (rel) {
     case Relation::Eq:
@@ -111,8 +113,8 @@ SymInt ShapeEnv::create_size(int64_t hint, std::string source, std::optional<int
       }
     }
   }
-  EMBER_LOG(dynamic, INFO) << "create_symbol s" << id << " = " << hint << " for " << info.source << " ["
-                           << range_end(range.lo) << ", " << range_end(range.hi) << "]" << at_user_line(loc);
+  EMBER_LOG(dynamic, INFO) << "create_symbol s" << id << " = " << hint << " for " << info.source << " "
+                           << format_range(range) << at_user_line(loc);
   return SymInt(symbol, hint, this);
 }
 
@@ -186,6 +188,23 @@ void ShapeEnv::record(Relation rel, const sym::Expr& lhs, const sym::Expr& rhs) 
   const support::UserLoc loc = current_user_loc();
   EMBER_LOG(dynamic, INFO) << "eval " << format(lhs) << " " << relation_text(rel) << " " << format(rhs)
                            << " [guard added]" << at_user_line(loc);
+  add_guard(rel, lhs, rhs, loc);
+}
+
+SymInt ShapeEnv::restore_symbol(std::string source, int64_t hint, sym::Range range) {
+  EMBER_CHECK(range.contains(hint)) << "symbol s" << symbols_.size() << " (" << source << ") has example value "
+                                    << hint << " outside its range " << format_range(range);
+  const auto id = static_cast<int32_t>(symbols_.size());
+  symbols_.push_back(SymbolInfo{std::move(source), hint, range, {}});
+  replacements_.emplace_back();
+  return SymInt(sym::Expr::symbol(id), hint, this);
+}
+
+void ShapeEnv::restore_guard(Relation rel, const sym::Expr& lhs, const sym::Expr& rhs) {
+  add_guard(rel, lhs, rhs, {});
+}
+
+void ShapeEnv::add_guard(Relation rel, const sym::Expr& lhs, const sym::Expr& rhs, const support::UserLoc& loc) {
   const sym::Expr difference = lhs - rhs;
   if (narrow_range(rel, difference)) return;
   guards_.push_back(ShapeGuard{rel, lhs, rhs, loc});

@@ -58,6 +58,13 @@ class ShapeEnv {
   SymInt create_size(int64_t hint, std::string source, std::optional<int64_t> min = std::nullopt,
                      std::optional<int64_t> max = std::nullopt);
 
+  /// A symbol read back from a graph's text (graph/parser.cpp): the next id, with exactly
+  /// this source, hint and range (no duck shaping, no 0/1 specialization).
+  SymInt restore_symbol(std::string source, int64_t hint, sym::Range range);
+  /// A guard read back from a graph's text: recorded as evaluate() records what it found
+  /// true (narrowing ranges, setting replacements), without evaluating or logging it.
+  void restore_guard(Relation rel, const sym::Expr& lhs, const sym::Expr& rhs);
+
   /// Answers `lhs REL rhs` with the hints; records a guard unless the symbols' ranges
   /// already decide it.
   bool evaluate(Relation rel, const sym::Expr& lhs, const sym::Expr& rhs);
@@ -86,9 +93,12 @@ class ShapeEnv {
   /// `e` with symbols named s0, s1, … or by their sources.
   std::string format(const sym::Expr& e) const;
   std::string format_with_sources(const sym::Expr& e) const;
+  /// `[2, inf]`.
+  static std::string format_range(sym::Range r);
 
  private:
   void record(Relation rel, const sym::Expr& lhs, const sym::Expr& rhs);
+  void add_guard(Relation rel, const sym::Expr& lhs, const sym::Expr& rhs, const support::UserLoc& loc);
   bool narrow_range(Relation rel, const sym::Expr& difference);
   void set_replacement(int32_t id, const sym::Expr& value);
   std::string format_range_guard(const SymbolInfo& s) const;

@@ -4,6 +4,7 @@
 #include "core/sym_expr.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <numeric>
 #include <ostream>
@@ -747,10 +748,12 @@ class Parser {
     const size_t start = pos_;
     if (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
       while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) ++pos_;
-      const std::string digits(text_.substr(start, pos_ - start));
-      EMBER_CHECK(digits.size() <= 18 || digits <= "9223372036854775807")
+      const std::string_view digits = text_.substr(start, pos_ - start);
+      int64_t value = 0;
+      const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+      EMBER_CHECK(ec == std::errc() && end == digits.data() + digits.size())
           << "the size expression '" << text_ << "' has a constant that does not fit int64: " << digits;
-      return Expr(static_cast<int64_t>(std::stoull(digits)));
+      return Expr(value);
     }
     while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) ++pos_;
     if (start == pos_) fail("a number, a symbol, a call or '('");

@@ -15,6 +15,8 @@
 #include <thread>
 
 #include "capture/repro_hooks.h"
+#include "core/shape_env.h"
+#include "core/sym_geometry.h"
 #include "ember/build_info.h"
 #include "ember/config.h"
 #include "ember/debug.h"
@@ -260,6 +262,29 @@ std::string new_output_dir(const std::string& graph_name) {
 
 // --- writing -------------------------------------------------------------------------------
 
+namespace {
+
+/// mark_dynamic calls for the dims of an input whose recorded size is a symbol, so that
+/// the repro's compile traces them symbolically again (with the symbol's range).
+std::string dynamic_marks(const TensorMeta& m, const std::string& tensor) {
+  std::string out;
+  if (!m.sym) return out;
+  for (size_t d = 0; d < m.sym->sizes.size(); ++d) {
+    const core::SymInt s = core::current(m.sym->sizes[d]);
+    if (!s.is_symbolic() || s.expr().kind() != core::sym::Kind::Symbol) continue;
+    const core::sym::Range range = s.env()->symbol(s.expr().symbol_id()).range;
+    auto end = [](int64_t v, int64_t unbounded) {
+      return v == unbounded ? std::string("std::nullopt") : std::to_string(v);
+    };
+    out += "    ember::mark_dynamic(" + tensor + ", " + std::to_string(d) + ", " +
+           end(range.lo, core::sym::Range::kMinusInfinity) + ", " + end(range.hi, core::sym::Range::kInfinity) +
+           ");  // " + s.str() + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string repro_cpp(const Repro& r, const std::string& inputs_path) {
   const Graph& g = *r.graph;
   auto quoted = [](const std::string& s) {
@@ -294,7 +319,8 @@ std::string repro_cpp(const Repro& r, const std::string& inputs_path) {
   for (size_t i = 0; i < ins.size(); ++i) {
     const TensorMeta& m = ins[i]->meta().at(0);
     main << "    in.push_back(restrided(file.at(\"input." << i << "\"), " << ints(m.strides) << ", " << m.storage_offset
-         << "));  // " << ins[i]->target() << "\n";
+         << "));  // " << ins[i]->target() << "\n"
+         << dynamic_marks(m, "in.back()");
   }
   main << "    return in;\n  };\n"
        << "  const std::vector<ember::Tensor> expected = forward_list(inputs());\n"

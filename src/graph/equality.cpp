@@ -135,6 +135,12 @@ std::string node_difference(const Node& a, const Node& b) {
     return which + ": " + describe_arg(a.args()[i]) + " vs " + describe_arg(b.args()[i]);
   }
   if (a.meta() != b.meta()) return "geometry " + describe_metas(a.meta()) + " vs " + describe_metas(b.meta());
+  for (size_t i = 0; i < a.meta().size(); ++i) {
+    if (!a.meta()[i].sym && !b.meta()[i].sym) continue;
+    // Equal example values; the symbolic geometry (not part of TensorMeta's ==) may differ.
+    const std::string ta = graph_text::format_meta(a.meta()[i]), tb = graph_text::format_meta(b.meta()[i]);
+    if (ta != tb) return "geometry of output " + std::to_string(i) + ": " + ta + " vs " + tb;
+  }
   if (a.loc() != b.loc()) return "location " + a.loc().str() + " vs " + b.loc().str();
   if (a.grad_enabled() != b.grad_enabled()) {
     return std::string("grad mode ") + (a.grad_enabled() ? "enabled" : "no_grad") + " vs " +
@@ -146,6 +152,15 @@ std::string node_difference(const Node& a, const Node& b) {
 }  // namespace
 
 bool structurally_equal(const Graph& a, const Graph& b, std::string* why) {
+  const std::vector<std::string> sa = graph_text::symbol_lines(a), sb = graph_text::symbol_lines(b);
+  for (size_t i = 0; i < std::max(sa.size(), sb.size()); ++i) {
+    if (i < sa.size() && i < sb.size() && sa[i] == sb[i]) continue;
+    if (why) {
+      *why = "size symbols: " + (i < sa.size() ? "'" + sa[i] + "'" : std::string("none")) + " vs " +
+             (i < sb.size() ? "'" + sb[i] + "'" : std::string("none"));
+    }
+    return false;
+  }
   const auto& na = a.nodes();
   const auto& nb = b.nodes();
   for (size_t i = 0; i < std::min(na.size(), nb.size()); ++i) {

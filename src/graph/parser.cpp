@@ -8,6 +8,8 @@
 #include <map>
 
 #include "core/shape.h"
+#include "core/shape_env.h"
+#include "core/sym_geometry.h"
 #include "graph/text.h"
 #include "ops/registry.h"
 
@@ -91,6 +93,7 @@ class Parser {
     next_content_line();
     if (at_eof()) fail_line("'graph <name> {'", "end of text");
     std::unique_ptr<Graph> g = header();
+    symbols();
     bool closed = false;
     while (!closed) {
       next_content_line();
@@ -189,21 +192,141 @@ class Parser {
     return v;
   }
 
-  std::vector<int64_t> int_list(std::string_view what) {
+  // --- size symbols (the header of a graph traced with dynamic shapes) ---------------
+  /// `symbol s0 = 8 for x.size(0) [2, inf]` and `guard Mod(s0, 4) == 0` lines, in order.
+  void symbols() {
+    for (;;) {
+      next_content_line();
+      if (at_eof()) return;
+      start_line();
+      skip_spaces();
+      if (consume("symbol ")) {
+        symbol();
+      } else if (consume("guard ")) {
+        guard();
+      } else {
+        return;
+      }
+      ++line_no_;
+    }
+  }
+
+  void symbol() {
+    if (!env_) env_ = std::make_shared<core::ShapeEnv>();
+    skip_spaces();
+    const std::string expected_name = core::sym::default_symbol_name(static_cast<int32_t>(env_->num_symbols()));
+    const std::string_view name = ident("a symbol name");
+    if (name != expected_name) fail_at("symbol " + expected_name + " (symbols are numbered in order)", name);
+    skip_spaces();
+    expect("=", "'=' after the symbol name");
+    skip_spaces();
+    const size_t hint_at = pos_;
+    const int64_t hint = integer("the symbol's example value (an integer)");
+    skip_spaces();
+    expect("for ", "'for SOURCE [LO, HI]' after the example value");
+    const size_t open = line_.rfind(" [");
+    if (open == std::string_view::npos || open < pos_) fail("a source and its range '[LO, HI]'");
+    const std::string source(line_.substr(pos_, open - pos_));
+    pos_ = open + 1;
+    expect("[", "'[' opening the range");
+    core::sym::Range range;
+    range.lo = range_end("the range's lower end (an integer or -inf)");
+    skip_spaces();
+    expect(",", "',' in the range");
+    skip_spaces();
+    range.hi = range_end("the range's upper end (an integer or inf)");
+    expect("]", "']' closing the range");
+    skip_spaces();
+    if (!done()) fail("end of line after the range");
+    if (!range.contains(hint)) {
+      fail_at("an example value inside the range " + core::ShapeEnv::format_range(range),
+              line_.substr(hint_at, open - hint_at));
+    }
+    env_->restore_symbol(source, hint, range);
+  }
+
+  int64_t range_end(std::string_view what) {
+    if (consume("-inf")) return core::sym::Range::kMinusInfinity;
+    if (consume("inf")) return core::sym::Range::kInfinity;
+    return integer(what);
+  }
+
+  void guard() {
+    if (!env_) fail_line("'symbol …' lines before a guard", quote(line_));
+    skip_spaces();
+    static constexpr std::pair<const char*, core::Relation> kRelations[] = {
+        {" == ", core::Relation::Eq}, {" != ", core::Relation::Ne}, {" <= ", core::Relation::Le},
+        {" < ", core::Relation::Lt}};
+    for (const auto& [text, rel] : kRelations) {
+      const size_t at = line_.find(text, pos_);
+      if (at == std::string_view::npos) continue;
+      const core::sym::Expr lhs = expression(line_.substr(pos_, at - pos_));
+      const core::sym::Expr rhs = expression(line_.substr(at + std::string_view(text).size()));
+      pos_ = line_.size();
+      env_->restore_guard(rel, lhs, rhs);
+      return;
+    }
+    fail("a guard 'LHS REL RHS' (REL one of ==, !=, <=, <)");
+  }
+
+  /// A size expression over the header's symbols.
+  core::sym::Expr expression(std::string_view text) {
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+    const size_t n = env_ ? env_->num_symbols() : 0;
+    try {
+      return core::sym::parse(text, [n](std::string_view name) -> int32_t {
+        for (size_t i = 0; i < n; ++i)
+          if (name == core::sym::default_symbol_name(static_cast<int32_t>(i))) return static_cast<int32_t>(i);
+        return -1;
+      });
+    } catch (const Error& e) {
+      fail_at("a size expression over the symbols of the header (" + e.message() + ")", text);
+    }
+  }
+
+  // --- geometry -----------------------------------------------------------------------
+  /// An integer, or with a `symbol` header also a size expression (`s0*16`,
+  /// `Mod(s0, 8)`): up to a ',' or ']' outside parentheses in a list, up to a space, ','
+  /// or ')' outside parentheses elsewhere.
+  core::SymInt size_value(std::string_view what, bool in_list) {
+    if (!env_) return integer(what);
+    const size_t start = pos_;
+    int depth = 0;
+    for (; !done(); ++pos_) {
+      const char c = line_[pos_];
+      if (c == '(') {
+        ++depth;
+      } else if (c == ')' && depth > 0) {
+        --depth;
+      } else if (depth == 0 && (c == ',' || c == ']' || c == ')' || (!in_list && (c == ' ' || c == '\t')))) {
+        break;
+      }
+    }
+    std::string_view token = line_.substr(start, pos_ - start);
+    while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
+    if (token.empty()) fail(std::string(what) + " or a size expression");
+    const core::sym::Expr e = env_->simplify(expression(token));
+    try {
+      return core::SymInt(e, env_->hint(e), env_.get());
+    } catch (const Error& err) {
+      fail_at("a size expression defined at the symbols' example values (" + err.message() + ")", token);
+    }
+  }
+
+  core::SymInts size_list(std::string_view what) {
     expect("[", what);
-    std::vector<int64_t> out;
+    core::SymInts out;
     skip_spaces();
     if (consume("]")) return out;
     for (;;) {
       skip_spaces();
-      out.push_back(integer(std::string("an integer in ") + std::string(what)));
+      out.push_back(size_value(std::string("an integer in ") + std::string(what), /*in_list=*/true));
       skip_spaces();
       if (consume("]")) return out;
       expect(",", "',' or ']'");
     }
   }
 
-  // --- geometry -----------------------------------------------------------------------
   TensorMeta meta() {
     if (consume("None")) {  // an output the call does not compute
       TensorMeta m;
@@ -218,33 +341,34 @@ class Parser {
       pos_ = start;
       fail("a dtype (f32, f64, f16, bf16, i64, i32, i16, i8, u8, b8)");
     }
-    TensorMeta m;
-    m.dtype = *dtype;
-    m.sizes = int_list("sizes '[…]' after the dtype");
-    for (int64_t s : m.sizes)
-      if (s < 0) fail_at("sizes >= 0", line_.substr(start, pos_ - start));
-    bool strides = false, offset = false, device = false;
+    const core::SymInts sizes = size_list("sizes '[…]' after the dtype");
+    for (const core::SymInt& s : sizes)
+      if (s.hint() < 0) fail_at("sizes >= 0", line_.substr(start, pos_ - start));
+    core::SymInts strides;
+    core::SymInt offset = 0;
+    Device device;
+    bool has_strides = false, has_offset = false, has_device = false;
     for (;;) {
       const size_t before = pos_;
       skip_spaces();
-      if (!strides && consume("strides=")) {
-        strides = true;
+      if (!has_strides && consume("strides=")) {
+        has_strides = true;
         const size_t at = pos_;
-        m.strides = int_list("strides '[…]'");
-        if (m.strides.size() != m.sizes.size())
-          fail_at("as many strides as sizes (" + std::to_string(m.sizes.size()) + ")", line_.substr(at, pos_ - at));
-        for (int64_t s : m.strides)
-          if (s < 0) fail_at("strides >= 0", line_.substr(at, pos_ - at));
-      } else if (!offset && consume("offset=")) {
-        offset = true;
+        strides = size_list("strides '[…]'");
+        if (strides.size() != sizes.size())
+          fail_at("as many strides as sizes (" + std::to_string(sizes.size()) + ")", line_.substr(at, pos_ - at));
+        for (const core::SymInt& s : strides)
+          if (s.hint() < 0) fail_at("strides >= 0", line_.substr(at, pos_ - at));
+      } else if (!has_offset && consume("offset=")) {
+        has_offset = true;
         const size_t at = pos_;
-        m.storage_offset = integer("an integer offset");
-        if (m.storage_offset < 0) fail_at("an offset >= 0", line_.substr(at, pos_ - at));
-      } else if (!device && consume("device=")) {
-        device = true;
+        offset = size_value("an integer offset", /*in_list=*/false);
+        if (offset.hint() < 0) fail_at("an offset >= 0", line_.substr(at, pos_ - at));
+      } else if (!has_device && consume("device=")) {
+        has_device = true;
         const size_t at = pos_;
         while (!done() && (is_ident_char(line_[pos_]) || line_[pos_] == ':')) ++pos_;
-        m.device = device_of(line_.substr(at, pos_ - at), at);
+        device = device_of(line_.substr(at, pos_ - at), at);
       } else {
         pos_ = before;
         break;
@@ -252,11 +376,17 @@ class Parser {
     }
     // Contiguous strides are products of sizes: they must fit in 64 bits.
     int64_t span = 1;
-    for (int64_t s : m.sizes) {
-      if (__builtin_mul_overflow(span, std::max<int64_t>(s, 1), &span))
+    for (const core::SymInt& s : sizes) {
+      if (__builtin_mul_overflow(span, std::max<int64_t>(s.hint(), 1), &span))
         fail_at("sizes whose product fits in 64 bits", line_.substr(start, pos_ - start));
     }
-    if (!strides) m.strides = core::contiguous_strides(m.sizes);
+    if (!has_strides) strides = core::sym_contiguous_strides(sizes);
+    TensorMeta m = core::make_meta(sizes, strides, offset, *dtype, device);
+    if (m.sym) {
+      // The graph's values keep the shape environment their expressions refer to alive.
+      m.sym = std::shared_ptr<const core::SymGeometry>(
+          new core::SymGeometry(*m.sym), [env = env_](const core::SymGeometry* p) { delete p; });
+    }
     // Every reader of a graph (the interpreter, runnable programs, repros' inputs) sizes
     // the storage as offset + sum((size - 1) * stride) + 1 elements: its bytes must fit
     // in 64 bits too, or they would silently wrap.
@@ -701,6 +831,9 @@ class Parser {
   std::string_view line_;
   size_t pos_ = 0;
   std::map<std::string, Node*> defined_;
+  /// The size symbols of the header, when it has any; the symbolic geometry of the
+  /// parsed values owns it.
+  std::shared_ptr<core::ShapeEnv> env_;
 };
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "core/shape.h"
+#include "core/shape_env.h"
+#include "core/sym_geometry.h"
 #include "graph/text.h"
 #include "ops/registry.h"
 
@@ -60,7 +62,66 @@ std::string format_list(const std::vector<T>& items, F&& each) {
   return out + "]";
 }
 
+/// A size, stride or offset as the environment knows it now: `s0*16`, or `8`.
+std::string sym_text(const core::SymInt& s) { return core::current(s).str(); }
+
+bool same_value(const core::SymInt& a, const core::SymInt& b) {
+  return core::current(a).expr() == core::current(b).expr();
+}
+
+/// format_meta of a value with symbolic geometry: the same fields, over the symbols.
+std::string format_sym_meta(const TensorMeta& m) {
+  const core::SymGeometry& g = *m.sym;
+  std::string out(short_dtype(m.dtype));
+  out += format_list(g.sizes, sym_text);
+  const core::SymInts contiguous = core::sym_contiguous_strides(g.sizes);
+  bool is_contiguous = true;
+  for (size_t d = 0; d < g.strides.size(); ++d) is_contiguous = is_contiguous && same_value(g.strides[d], contiguous[d]);
+  if (!is_contiguous) out += " strides=" + format_list(g.strides, sym_text);
+  if (!same_value(g.storage_offset, 0)) {
+    // An expression with spaces is parenthesized: the offset is not inside a list.
+    const std::string offset = sym_text(g.storage_offset);
+    out += " offset=" + (offset.find(' ') == std::string::npos ? offset : "(" + offset + ")");
+  }
+  if (!m.device.is_cpu()) out += " device=" + m.device.str();
+  return out;
+}
+
 }  // namespace
+
+std::string format_sizes(const TensorMeta& m) {
+  if (m.sym) return format_list(m.sym->sizes, sym_text);
+  return format_list(m.sizes, [](int64_t v) { return std::to_string(v); });
+}
+
+const core::ShapeEnv* shape_env_of(const Graph& g) {
+  for (const auto& n : g.nodes()) {
+    for (const TensorMeta& m : n->meta()) {
+      if (!m.sym) continue;
+      for (const core::SymInt& s : m.sym->sizes)
+        if (s.is_symbolic()) return s.env();
+      for (const core::SymInt& s : m.sym->strides)
+        if (s.is_symbolic()) return s.env();
+      if (m.sym->storage_offset.is_symbolic()) return m.sym->storage_offset.env();
+    }
+  }
+  return nullptr;
+}
+
+std::vector<std::string> symbol_lines(const Graph& g) {
+  std::vector<std::string> out;
+  const core::ShapeEnv* env = shape_env_of(g);
+  if (!env) return out;
+  for (size_t i = 0; i < env->num_symbols(); ++i) {
+    const core::SymbolInfo& s = env->symbol(static_cast<int32_t>(i));
+    out.push_back("symbol " + core::sym::default_symbol_name(static_cast<int32_t>(i)) + " = " +
+                  std::to_string(s.hint) + " for " + s.source + " " + core::ShapeEnv::format_range(s.range));
+  }
+  for (const core::ShapeGuard& guard : env->guards())
+    out.push_back("guard " + env->format(guard.lhs) + " " + core::relation_text(guard.rel) + " " +
+                  env->format(guard.rhs));
+  return out;
+}
 
 std::string_view short_dtype(ScalarType t) {
   for (const auto& s : kShortNames)
@@ -76,6 +137,7 @@ std::optional<ScalarType> parse_short_dtype(std::string_view s) {
 
 std::string format_meta(const TensorMeta& m) {
   if (m.undefined) return "None";
+  if (m.sym) return format_sym_meta(m);
   std::ostringstream os;
   os << short_dtype(m.dtype) << IntArrayRef(m.sizes);
   if (m.strides != core::contiguous_strides(m.sizes)) os << " strides=" << IntArrayRef(m.strides);
@@ -194,6 +256,7 @@ std::string to_string(const Graph& g) {
   using namespace graph_text;
   std::ostringstream os;
   os << "graph " << g.name() << " {\n";
+  for (const std::string& line : symbol_lines(g)) os << "  " << line << "\n";
   for (const auto& np : g.nodes()) {
     const Node& n = *np;
     if (n.kind() == NodeKind::Output) {

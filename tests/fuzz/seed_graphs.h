@@ -2,7 +2,7 @@
 // (placeholder, attribute, constant, calls with one and several outputs), strided and
 // offset inputs, every literal type the text has (ints, floats with exponents, inf, nan,
 // None, lists, optional lists, strings, dtypes, devices), locations with ':' in the file
-// name, and a no_grad node. The graph-text and repro fuzzers mutate their text.
+// name, a no_grad node, and a graph with size symbols (Note [dynamic shapes]). The graph-text and repro fuzzers mutate their text.
 #pragma once
 
 #include <cmath>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "support/graph_helpers.h"
+#include "support/symbolic_graph.h"
 
 namespace ember::fuzz {
 
@@ -51,6 +52,9 @@ inline std::vector<std::unique_ptr<Graph>> seed_graphs() {
     g.set_output({cp->out(), s->out()});
     out.push_back(std::move(owned));
   }
+  // A graph traced with dynamic shapes: size symbols, guards, expressions in sizes,
+  // strides and offsets.
+  out.push_back(parse_graph(testing::kSymbolicGraphText));
   return out;
 }
 

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "ember/ember.h"
+#include "core/shape_env.h"
+#include "graph/text.h"
 #include "support/compile_helpers.h"
 
 namespace ember {
@@ -198,6 +200,35 @@ TEST_F(DynamicShapes, AotEagerTrainingOfASymbolicGraphMatchesEagerGradients) {
     expect_close(loss, f(x));
   }
   EXPECT_EQ(fn.cache_size(), 1u);
+}
+
+TEST_F(DynamicShapes, GraphCodeLogPrintsTheSymbolsAndTheTextParsesBack) {
+  LogCapture logs;
+  set_logs("graph_code,graph_sizes");
+  auto f = [](const Tensor& x, const Tensor& w, const Tensor& b) {
+    return (linear(x, w, b).relu() * 2.0).transpose(0, 1);
+  };
+  auto fn = compile(f, {.backend = "eager", .name = "dyn", .arg_names = {"x", "w", "b"}});
+  Tensor x = randn({6, 16}), w = randn({8, 16}), b = randn({8});
+  mark_dynamic(x, 0);
+  expect_identical(fn(x, w, b), f(x, w, b));
+  const std::string text = logs.text();
+  const size_t start = text.find("graph dyn {\n");
+  ASSERT_NE(start, std::string::npos) << text;
+  const std::string graph = text.substr(start, text.find("\n}\n", start) + 3 - start);
+  EXPECT_NE(graph.find("  symbol s0 = 6 for x.size(0) [2, inf]\n"), std::string::npos) << graph;
+  EXPECT_NE(graph.find(": f32[s0, 16] = placeholder[x]"), std::string::npos) << graph;
+  EXPECT_NE(graph.find(": f32[8, s0] strides=[1, 8] = aten::transpose.int("), std::string::npos) << graph;
+  EXPECT_NE(text.find("x: [s0, 16]"), std::string::npos) << "graph_sizes names the symbols\n" << text;
+  // The text reads back into the same graph, over a shape environment of its own, and runs
+  // at the example sizes.
+  std::unique_ptr<Graph> parsed = parse_graph(graph);
+  EXPECT_EQ(to_string(*parsed), graph);
+  const core::ShapeEnv* env = graph_text::shape_env_of(*parsed);
+  ASSERT_TRUE(env);
+  EXPECT_EQ(env->symbol(0).source, "x.size(0)");
+  ASSERT_EQ(parsed->inputs().size(), 3u);
+  expect_identical(run_graph(*parsed, {x, w, b}).at(0), f(x, w, b));
 }
 
 }  // namespace

@@ -121,6 +121,13 @@ TEST(SymExpr, ParseErrorsSayWhatWasExpectedAndWhere) {
   EXPECT_THROW((void)parse("99999999999999999999"), Error);
 }
 
+TEST(SymExpr, ConstantsPastInt64AreParseErrorsWhateverTheirFirstDigit) {
+  // 30 digits that compare below "9223372036854775807" as text.
+  EXPECT_THROW((void)parse("100000000000000000000000000000"), Error);
+  EXPECT_THROW((void)parse("s0 + 9223372036854775808"), Error);
+  EXPECT_EQ(parse("9223372036854775807"), Expr(int64_t{9223372036854775807}));
+}
+
 TEST(SymExpr, BoundsFollowTheSymbolsRanges) {
   const auto ranges = [](int32_t id) { return id == 0 ? Range{2, Range::kInfinity} : Range{3, 10}; };
   EXPECT_EQ(bounds(s0 - 2, ranges), (Range{0, Range::kInfinity}));

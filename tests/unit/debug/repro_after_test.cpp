@@ -1,6 +1,9 @@
 // TORCHDYNAMO_REPRO_AFTER / TORCHDYNAMO_REPRO_LEVEL: what each level writes, where, and
 // when; repro files read back, and malformed ones name the file and line.
 #include "debug_helpers.h"
+#include "ember/build_info.h"
+#include "core/shape_env.h"
+#include "graph/text.h"
 #include "support/compile_helpers.h"
 
 namespace ember::testing {
@@ -302,6 +305,47 @@ TEST_F(ReproTest, ARandomSeedMustFollowRandomAndABlank) {
   EXPECT_NE(repro_error(dir, text).find("its inputs file " + (dir / "randomX42").string() + " cannot be read"),
             std::string::npos)
       << repro_error(dir, text);
+}
+
+TEST_F(ReproTest, AReproOfADynamicGraphKeepsItsSymbolsAndRunsAtTheExampleSizes) {
+  config().dynamo.repro_after = "dynamo";
+  config().dynamo.repro_level = 3;  // a launcher of every graph, before the backend runs
+  auto fn = compile(user_fn, {.backend = "eager", .name = "fn", .arg_names = {"x", "y"}, .dynamic = true});
+  Tensor x = randn({6, 8}), y = randn({6, 8});
+  expect_identical(fn(x, y), user_fn(x, y));
+  const auto dirs = repro_dirs(dir);
+  ASSERT_EQ(dirs.size(), 1u);
+  const fs::path launcher = dirs[0] / "minifier_launcher.txt";
+  const std::string text = read_file(launcher);
+  for (const char* want : {"  symbol s0 = 6 for x.size(0) [2, inf]\n", "  symbol s1 = 8 for x.size(1) [2, inf]\n",
+                           "  guard s2 == s0\n", "  %x : f32[s0, s1] = placeholder[x]\n",
+                           "  %y : f32[s0, s1] = placeholder[y]\n"})
+    EXPECT_NE(text.find(want), std::string::npos) << want << " not in\n" << text;
+
+  // Read back: the symbols, and inputs of the recorded example sizes; it compiles and runs.
+  debug::Repro r = debug::read_repro(launcher.string());
+  const core::ShapeEnv* env = graph_text::shape_env_of(*r.graph);
+  ASSERT_TRUE(env);
+  EXPECT_EQ(env->num_symbols(), 4u);
+  ASSERT_EQ(r.inputs.size(), 2u);
+  EXPECT_EQ(r.inputs[0].sizes().vec(), (std::vector<int64_t>{6, 8}));
+  debug::Checker check{[](Graph& g, const std::vector<Tensor>&) { return eager_backend(g); }};
+  EXPECT_FALSE(check(*r.graph, r.inputs));
+  expect_identical(run_graph(*r.graph, r.inputs).at(0), user_fn(x, y));
+
+  // As a standalone program: its inputs marked dynamic as the symbols were, it compiles the
+  // graph again at the example sizes and runs.
+  r.kind = "repro";
+  const debug::WrittenRepro w = debug::write_repro(r, (dir / "program").string(), "repro");
+  const std::string cpp = read_file(w.cpp);
+  EXPECT_NE(cpp.find("ember::mark_dynamic(in.back(), 0, 2, std::nullopt);  // s0\n"), std::string::npos) << cpp;
+  EXPECT_NE(cpp.find("ember::mark_dynamic(in.back(), 1, 2, std::nullopt);  // s1\n"), std::string::npos) << cpp;
+  const fs::path exe = dir / "program" / "repro";
+  CommandResult built = run_command(build_info::compile_command(w.cpp, exe.string()));
+  ASSERT_EQ(built.status, 0) << built.output << "\n" << cpp;
+  CommandResult ran = run_command("env OMP_NUM_THREADS=2 '" + exe.string() + "'");
+  EXPECT_EQ(ran.status, 0) << ran.output;
+  EXPECT_NE(ran.output.find("not reproduced: backend eager compiles and runs"), std::string::npos) << ran.output;
 }
 
 }  // namespace

@@ -5,7 +5,11 @@
 #include <cmath>
 #include <limits>
 
+#include "core/shape_env.h"
+#include "core/sym_geometry.h"
+#include "graph/text.h"
 #include "support/graph_helpers.h"
+#include "support/symbolic_graph.h"
 
 namespace ember {
 namespace {
@@ -288,6 +292,58 @@ TEST(GraphText, ClonesRoundTrip) {
   std::string why;
   EXPECT_TRUE(structurally_equal(*g, *copy, &why)) << why;
   expect_round_trip(*copy);
+}
+
+TEST(GraphText, SymbolicGeometryAndItsSymbolsRoundTrip) {
+  auto g = parse_graph(testing::kSymbolicGraphText);
+  EXPECT_EQ(to_string(*g), testing::kSymbolicGraphText);
+  expect_round_trip(*g);
+  // The header restores the shape environment: sources, example values, ranges, guards.
+  const core::ShapeEnv* shape_env = graph_text::shape_env_of(*g);
+  ASSERT_TRUE(shape_env);
+  const core::ShapeEnv& env = *shape_env;
+  ASSERT_EQ(env.num_symbols(), 3u);
+  EXPECT_EQ(env.symbol(1).source, "x.size(1)");
+  EXPECT_EQ(env.symbol(1).hint, 6);
+  EXPECT_EQ(env.symbol(1).range, (core::sym::Range{2, 64}));
+  EXPECT_EQ(env.format_guards().back(), "Mod(x.size(1), 2) == 0");
+  EXPECT_TRUE(env.check(std::vector<int64_t>{10, 4, 10}));
+  EXPECT_FALSE(env.check(std::vector<int64_t>{10, 4, 11})) << "y.size(0) == x.size(0)";
+  EXPECT_FALSE(env.check(std::vector<int64_t>{10, 5, 10})) << "Mod(x.size(1), 2) == 0";
+  // Each value's plain geometry holds the example values; `sym` the expressions.
+  const TensorMeta& t = g->find("t")->meta()[0];
+  EXPECT_EQ(t.sizes, (std::vector<int64_t>{6, 8}));
+  EXPECT_EQ(t.strides, (std::vector<int64_t>{1, 6}));
+  ASSERT_TRUE(t.sym);
+  EXPECT_EQ(t.sym->sizes[0].str(), "s1");
+  const TensorMeta& select = g->find("select")->meta()[0];
+  EXPECT_EQ(select.storage_offset, 42);
+  const TensorMeta& half = g->find("half")->meta()[0];
+  EXPECT_EQ(half.sizes, (std::vector<int64_t>{8, 3}));
+  EXPECT_EQ(half.storage_offset, 3);
+  // It runs at the example sizes.
+  std::vector<Tensor> outs = run_graph(*g, {randn({8, 6}), randn({8, 6})});
+  ASSERT_EQ(outs.size(), 4u);
+  EXPECT_EQ(outs[0].sizes().vec(), t.sizes);
+  EXPECT_EQ(outs[3].sizes().vec(), half.sizes);
+}
+
+TEST(GraphText, GraphsThatDifferOnlyInSymbolicGeometryAreNotEqual) {
+  // Without the guard that replaces s2 by s0, %y over s2 is another geometry with the
+  // same example values.
+  std::string unguarded = testing::kSymbolicGraphText;
+  unguarded.erase(unguarded.find("  guard s2 == s0\n"), 17);
+  auto a = parse_graph(unguarded);
+  std::string other = unguarded;
+  other.replace(other.find("%y : f32[s0, s1]"), 16, "%y : f32[s2, s1]");
+  auto b = parse_graph(other);
+  std::string why;
+  EXPECT_FALSE(structurally_equal(*a, *b, &why));
+  EXPECT_EQ(why, "node 1 (%y): geometry of output 0: f32[s0, s1] vs f32[s2, s1]");
+  std::string ranges = testing::kSymbolicGraphText;
+  ranges.replace(ranges.find("[2, 64]"), 7, "[2, 63]");
+  EXPECT_FALSE(structurally_equal(*a, *parse_graph(ranges), &why));
+  EXPECT_EQ(why, "size symbols: 'symbol s1 = 6 for x.size(1) [2, 64]' vs 'symbol s1 = 6 for x.size(1) [2, 63]'");
 }
 
 }  // namespace

@@ -177,5 +177,36 @@ TEST(GraphTextErrors, ControlCharactersAreShownEscaped) {
             "torch.<dtype> or device(\"…\")), found '\\x01%x)'");
 }
 
+TEST(GraphTextErrors, SizeOverASymbolTheHeaderDoesNotDeclare) {
+  const std::string msg = error_of(
+      [] { parse_graph("graph g {\n  symbol s0 = 4 for x.size(0) [2, inf]\n  %x : f32[s0, s1] = placeholder[x]\n}\n"); },
+      ErrorKind::ValueError);
+  EXPECT_TRUE(msg.starts_with("graph text line 3: expected a size expression over the symbols of the header (")) << msg;
+  EXPECT_TRUE(msg.ends_with(", found 's1'")) << msg;
+}
+
+TEST(GraphTextErrors, SymbolicSizeWithoutAHeader) {
+  EXPECT_EQ(parse_error("  %a : f32[s0] = aten::neg(%x)\n"),
+            "graph text line 3: expected an integer in sizes '[…]' after the dtype, found 's0] = aten::neg(%x)'");
+}
+
+TEST(GraphTextErrors, SymbolWhoseExampleValueIsOutsideItsRange) {
+  EXPECT_EQ(error_of([] { parse_graph("graph g {\n  symbol s0 = 1 for x.size(0) [2, inf]\n}\n"); },
+                     ErrorKind::ValueError),
+            "graph text line 2: expected an example value inside the range [2, inf], found '1 for x.size(0)'");
+}
+
+TEST(GraphTextErrors, SymbolsOutOfOrder) {
+  EXPECT_EQ(error_of([] { parse_graph("graph g {\n  symbol s1 = 4 for x.size(0) [2, inf]\n}\n"); },
+                     ErrorKind::ValueError),
+            "graph text line 2: expected symbol s0 (symbols are numbered in order), found 's1'");
+}
+
+TEST(GraphTextErrors, GuardWithoutARelation) {
+  EXPECT_EQ(error_of([] { parse_graph("graph g {\n  symbol s0 = 4 for x.size(0) [2, inf]\n  guard s0 = 4\n}\n"); },
+                     ErrorKind::ValueError),
+            "graph text line 3: expected a guard 'LHS REL RHS' (REL one of ==, !=, <=, <), found 's0 = 4'");
+}
+
 }  // namespace
 }  // namespace ember
