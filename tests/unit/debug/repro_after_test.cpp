@@ -329,8 +329,11 @@ TEST_F(ReproTest, AReproOfADynamicGraphKeepsItsSymbolsAndRunsAtTheExampleSizes) 
   EXPECT_EQ(env->num_symbols(), 4u);
   ASSERT_EQ(r.inputs.size(), 2u);
   EXPECT_EQ(r.inputs[0].sizes().vec(), (std::vector<int64_t>{6, 8}));
-  debug::Checker check{[](Graph& g, const std::vector<Tensor>&) { return eager_backend(g); }};
-  EXPECT_FALSE(check(*r.graph, r.inputs));
+  for (const char* backend : {"eager", "aot_eager", "inductor"}) {
+    debug::Checker check{lookup_backend(backend), /*accuracy=*/true};
+    const std::optional<debug::Failure> failure = check(*r.graph, r.inputs);
+    EXPECT_FALSE(failure) << backend << ": " << failure->str();
+  }
   expect_identical(run_graph(*r.graph, r.inputs).at(0), user_fn(x, y));
 
   // As a standalone program: its inputs marked dynamic as the symbols were, it compiles the
