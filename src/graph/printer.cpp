@@ -95,14 +95,17 @@ std::string format_sizes(const TensorMeta& m) {
 }
 
 const core::ShapeEnv* shape_env_of(const Graph& g) {
+  // Only a value still symbolic counts: a graph whose symbols were all specialized prints
+  // (and parses back) as a static graph.
+  auto env_of = [](const core::SymInt& s) { return core::current(s).env(); };
   for (const auto& n : g.nodes()) {
     for (const TensorMeta& m : n->meta()) {
       if (!m.sym) continue;
       for (const core::SymInt& s : m.sym->sizes)
-        if (s.is_symbolic()) return s.env();
+        if (const core::ShapeEnv* env = env_of(s)) return env;
       for (const core::SymInt& s : m.sym->strides)
-        if (s.is_symbolic()) return s.env();
-      if (m.sym->storage_offset.is_symbolic()) return m.sym->storage_offset.env();
+        if (const core::ShapeEnv* env = env_of(s)) return env;
+      if (const core::ShapeEnv* env = env_of(m.sym->storage_offset)) return env;
     }
   }
   return nullptr;

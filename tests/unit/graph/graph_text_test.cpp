@@ -346,5 +346,15 @@ TEST(GraphText, GraphsThatDifferOnlyInSymbolicGeometryAreNotEqual) {
   EXPECT_EQ(why, "size symbols: 'symbol s1 = 6 for x.size(1) [2, 64]' vs 'symbol s1 = 6 for x.size(1) [2, 63]'");
 }
 
+TEST(GraphText, AGraphWhoseSymbolsAreAllSpecializedPrintsAsAStaticGraph) {
+  auto g = parse_graph(
+      "graph pinned {\n  symbol s0 = 8 for x.size(0) [2, inf]\n  guard s0 == 8\n"
+      "  %x : f32[s0, 2] = placeholder[x]\n  %n : f32[s0, 2] = aten::neg(%x)\n  return (%n)\n}\n");
+  EXPECT_EQ(graph_text::shape_env_of(*g), nullptr);
+  EXPECT_EQ(to_string(*g),
+            "graph pinned {\n  %x : f32[8, 2] = placeholder[x]\n  %n : f32[8, 2] = aten::neg(%x)\n  return (%n)\n}\n");
+  expect_round_trip(*g);
+}
+
 }  // namespace
 }  // namespace ember
