@@ -5,11 +5,12 @@
 # warm-up calls, each program measuring the device-to-device copy bandwidth in its own
 # run), logs and JSON written to one directory, then one table:
 #
-#   id | workload | Ember ms | PyTorch ms | Ember/PyTorch | Ember GB/s | % of copy | % of same | Ember host ms
+#   id | workload | Ember ms | PyTorch ms | Ember/PyTorch | Ember GB/s | % of copy | % of same | Ember host ms | PyTorch host ms
 #
 # (Ember GB/s: the bytes Ember's kernels read and write, W1's eager chain 25 passes over x;
 # % of copy: of a copy_ between two 1 GiB tensors; % of same: of a copy_ moving the row's own bytes; Ember host
-# ms: the host's time to return from one call, its launch overhead)
+# ms, PyTorch host ms: the host's time to return from one call, its launch overhead; L1,
+# x + 1 on one element, is launch overhead alone)
 #
 # with the GPU's name as nvidia-smi and each program (cudaGetDeviceProperties,
 # torch.cuda.get_device_name) report it. A row Ember skips (an op without a CUDA kernel in
@@ -89,7 +90,7 @@ print(f"\nEmber:   {ember.get('device', '?')} (sm {ember.get('capability', '?')}
 print(f"PyTorch: {torch.get('device', '?')} (sm {torch.get('capability', '?')}), copy_ "
       f"{torch.get('copy_gbps', 0):.1f} GB/s, torch {torch.get('torch', '?')}")
 print(f"{'id':8} | {'workload':36} | {'Ember ms':>9} | {'PyTorch ms':>10} | {'Ember/PyTorch':>13} | "
-      f"{'Ember GB/s':>10} | {'% of copy':>9} | {'% of same':>9} | Ember host ms")
+      f"{'Ember GB/s':>10} | {'% of copy':>9} | {'% of same':>9} | Ember host ms | PyTorch host ms")
 theirs = {r["id"]: r for r in torch["rows"]}
 copy = ember.get("copy_gbps") or 0
 for r in ember["rows"]:
@@ -103,8 +104,9 @@ for r in ember["rows"]:
     gb = f"{r['gbps']:10.1f}" if "gbps" in r else f"{'-':>10}"
     pct = f"{100 * r['gbps'] / copy:8.1f}%" if "gbps" in r and copy else f"{'-':>9}"
     same = f"{100 * r['gbps'] / r['copy_same_gbps']:8.1f}%" if "copy_same_gbps" in r else f"{'-':>9}"
-    host = f"{r['host_ms']:.3f}" if "host_ms" in r else "-"
-    print(f"{r['id']:8} | {r['workload']:36} | {r['eager_ms']:9.3f} | {tms} | {ratio} | {gb} | {pct} | {same} | {host}")
+    host = f"{r['host_ms']:13.3f}" if "host_ms" in r else f"{'-':>13}"
+    thost = f"{t['host_ms']:.3f}" if "host_ms" in t else "-"
+    print(f"{r['id']:8} | {r['workload']:36} | {r['eager_ms']:9.3f} | {tms} | {ratio} | {gb} | {pct} | {same} | {host} | {thost}")
 EOF
 echo "logs and JSON in $out"
 exit $status

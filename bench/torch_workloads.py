@@ -42,6 +42,7 @@ import statistics
 import sys
 import tempfile
 import time
+import types
 
 ATOL = RTOL = 1e-4
 
@@ -267,20 +268,25 @@ def compiled_row(w, expected, args):
             "max_abs_diff": diff, "within_tolerance": close, "mismatched": failed}
 
 
-def cuda_median_ms(f, warmup=3, iters=21):
+def cuda_median_ms(f, warmup=3, iters=21, host=False):
     """Median ms of `iters` calls, each between two torch.cuda.Event records on the current
-    stream, after `warmup` calls (bench_cuda_eager_workloads' timing)."""
+    stream, after `warmup` calls (bench_cuda_eager_workloads' timing). host=True also
+    returns the median time the host took to return from the call (its launch overhead)."""
     for _ in range(warmup):
         f()
     torch.cuda.synchronize()
-    times = []
+    times, host_times = [], []
     for _ in range(iters):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
+        t0 = time.perf_counter()
         f()
+        host_times.append((time.perf_counter() - t0) * 1e3)
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end))
+    if host:
+        return statistics.median(times), statistics.median(host_times)
     return statistics.median(times)
 
 
@@ -291,6 +297,13 @@ def copy_gbps():
     src, dst = torch.zeros(n, device="cuda"), torch.empty(n, device="cuda")
     ms = cuda_median_ms(lambda: dst.copy_(src), warmup=2, iters=9)
     return 2.0 * n * 4 / (ms * 1e-3) / 1e9
+
+
+def launch_row():
+    """L1: x + 1 on a one-element tensor, where the time is the host's launch work
+    (bench_cuda_eager_workloads' L1)."""
+    x = torch.zeros(1, device="cuda")
+    return types.SimpleNamespace(id="L1", what="x + 1, x[1] (launch overhead)", run=lambda: x + 1, nbytes=0)
 
 
 def cuda_main(args):
@@ -310,11 +323,11 @@ def cuda_main(args):
     only = [o for o in args.only.split(",") if o]
     rows = []
     with torch.no_grad():
-        for w in memory_bound_rows("cuda") + block_workloads("cuda"):
+        for w in memory_bound_rows("cuda") + block_workloads("cuda") + [launch_row()]:
             if only and not any(w.id.startswith(o) for o in only):
                 continue
-            ms = cuda_median_ms(w.run, iters=args.iters)
-            row = {"id": w.id, "workload": w.what, "eager_ms": ms}
+            ms, host_ms = cuda_median_ms(w.run, iters=args.iters, host=True)
+            row = {"id": w.id, "workload": w.what, "eager_ms": ms, "host_ms": host_ms}
             if w.nbytes:
                 row["gbps"] = w.nbytes / (ms * 1e-3) / 1e9
                 print(f"{w.id:8} | {w.what:36} | {ms:10.3f} | {row['gbps']:8.1f} | {100 * row['gbps'] / copy:5.1f}%",
