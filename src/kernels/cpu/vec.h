@@ -212,18 +212,19 @@ inline constexpr float kInf = __builtin_inff();
 }  // namespace detail
 
 /// e^x: x = n ln2 + r with |r| <= ln2/2 (ln2 in two parts, Cody and Waite), e^r = 1 + r +
-/// r^2 P(r), then 2^n as two factors so that results down in the subnormals round once.
+/// r^2 P(r), times 2^n: one vscalefps with AVX-512, else two power-of-two factors, so that
+/// results down in the subnormals are rounded once.
 inline VecF exp(VecF x) {
   using namespace detail;
-  // Outside [-104, 89] the result is 0 or inf whatever n is; the clamp keeps n's
-  // exponent bits in range. NaN passes both selects and propagates.
+  // Outside [-104, 89] the result is 0 or inf whatever n is; the clamp keeps r finite for
+  // x = +-inf and n's exponent bits in range. NaN passes both selects and propagates.
   const VecF xc = where(x < VecF(-104.f), VecF(-104.f), where(x > VecF(89.f), VecF(89.f), x));
   const VecF shifter(0x1.8p23f);  // adding it rounds to an integer, held in the low bits
   const VecF t = fmadd(xc, VecF(0x1.715476p+0f), shifter);
   const VecF n = t - shifter;
   VecF r = fmadd(n, VecF(-0x1.62e4p-1f), xc);  // ln2's high part has 8 trailing zero bits
   r = fmadd(n, VecF(-0x1.7f7d1cp-20f), r);
-  const VecF p = poly(r, 4.999923110e-01f, 1.666711420e-01f, 4.189014807e-02f, 8.312521502e-03f);
+  const VecF p = poly(r, 4.999923110e-01f, 1.666711420e-01f, 4.189011455e-02f, 8.312525228e-03f);
   const VecF er = fmadd(r * r, p, r) + VecF(1.f);
 #if defined(__AVX512F__)
   return VecF(_mm512_maskz_scalef_ps(__mmask16(0xffff), er.v, n.v));  // er * 2^n, rounded once
@@ -252,7 +253,8 @@ inline VecF erf(VecF x) {
   using namespace detail;
   const VecF a = abs_bits(x);
   const VecF hi = a * a;
-  // 2/sqrt(pi) in two parts, so that its product with |x| is rounded once.
+  // P's leading coefficient, 2/sqrt(pi), in two parts, so that its product with |x| is
+  // rounded once; q holds the rest of P.
   const VecF q = poly(hi, -3.761262596e-01f, 1.128358543e-01f, -2.685381100e-02f, 5.188327748e-03f,
                       -8.010193123e-04f, 7.853860006e-05f);
   const VecF small = fmadd(a, VecF(0x1.20dd76p+0f), a * fmadd(hi, q, VecF(-0x1.f7ac92p-25f)));
@@ -260,8 +262,8 @@ inline VecF erf(VecF x) {
   const VecF al = where(a > VecF(4.f), VecF(4.f), a);
   const VecF hl = al * al, lo = fmadd(al, al, -hl);
   const VecF e = exp(-hl);
-  const VecF g = poly(VecF(1.f) / al, 2.649800736e-04f, 5.591317415e-01f, 4.136652872e-02f, -4.690473676e-01f,
-                      4.905752540e-01f, -2.322443426e-01f, 1.497941185e-02f, 3.292967752e-02f, -1.037234627e-02f);
+  const VecF g = poly(VecF(1.f) / al, 2.649826638e-04f, 5.591317415e-01f, 4.136681929e-02f, -4.690484703e-01f,
+                      4.905777872e-01f, -2.322479337e-01f, 1.498250570e-02f, 3.292819858e-02f, -1.037204545e-02f);
   const VecF large = VecF(1.f) - fmadd(e, -lo, e) * g;
   return with_sign_of(where(a < VecF(1.f), small, large), x);
 }
