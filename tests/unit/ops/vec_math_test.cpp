@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "ember/ember.h"
 #include "ops/vec_math_cases.h"
@@ -31,24 +32,12 @@ const ulp::MathCase& math_case(const std::string& name) {
 ulp::SweepResult sampled(const std::string& name) { return ulp::sweep(math_case(name), 4099); }
 
 // The bounds: the every-float maxima of the Note, rounded up.
-TEST(VecMath, ExpWithinTwoAndAHalfUlpOverSampledFloats) {
-  const auto r = sampled("exp");
-  EXPECT_LE(r.max_ulp, 2.5) << "at x = " << r.max_ulp_at;
-}
-
-TEST(VecMath, LogWithinTwoUlpOverSampledFloats) {
-  const auto r = sampled("log");
-  EXPECT_LE(r.max_ulp, 2.0) << "at x = " << r.max_ulp_at;
-}
-
-TEST(VecMath, TanhWithinTwoUlpOverSampledFloats) {
-  const auto r = sampled("tanh");
-  EXPECT_LE(r.max_ulp, 2.0) << "at x = " << r.max_ulp_at;
-}
-
-TEST(VecMath, ErfWithinOneAndAHalfUlpOverSampledFloats) {
-  const auto r = sampled("erf");
-  EXPECT_LE(r.max_ulp, 1.5) << "at x = " << r.max_ulp_at;
+TEST(VecMath, ExpLogTanhErfWithinTheirUlpBoundsOverSampledFloats) {
+  const std::pair<const char*, double> bounds[] = {{"exp", 2.5}, {"log", 2.0}, {"tanh", 2.0}, {"erf", 1.5}};
+  for (const auto& [name, bound] : bounds) {
+    const auto r = sampled(name);
+    EXPECT_LE(r.max_ulp, bound) << name << " at x = " << r.max_ulp_at;
+  }
 }
 
 // sigmoid's formula, 1 / (1 + e^-x), gives 0 where e^-x overflows (x < -88.7) though the
