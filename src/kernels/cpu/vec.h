@@ -2,7 +2,8 @@
 // AVX-512, else 256-bit) with the same operators and math functions as plain scalars,
 // so that one expression from
 // ops/scalar_ops.def compiles to both the scalar tail loop and the SIMD main loop (and,
-// later, into generated kernels). Math functions come from Sleef (ULP-bounded).
+// later, into generated kernels). Math functions come from Sleef (ULP-bounded), except
+// float32 exp, log, tanh and erf: inline polynomials (See Note [vectorized math]).
 //
 // Scalar overloads live in the same namespace, so an expression written as
 // `where(x < T(0), T(0), x)` works for T = float, double, int, Vectorized<float>, ….
@@ -14,6 +15,9 @@
 #include <type_traits>
 
 #include <sleef.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace ember::vec {
 
@@ -149,9 +153,7 @@ inline bool isnan(T x) {
 #define EMBER_SLEEF_2(name, sleef, suffix)                                                \
   inline VecF name(VecF a, VecF b) { return VecF(EMBER_SLEEF_F(sleef, suffix)(a.v, b.v)); } \
   inline VecD name(VecD a, VecD b) { return VecD(EMBER_SLEEF_D(sleef, suffix)(a.v, b.v)); }
-EMBER_SLEEF_1(exp, exp, _u10)
 EMBER_SLEEF_1(expm1, expm1, _u10)
-EMBER_SLEEF_1(log, log, _u10)
 EMBER_SLEEF_1(log1p, log1p, _u10)
 EMBER_SLEEF_1(log2, log2, _u10)
 EMBER_SLEEF_1(log10, log10, _u10)
@@ -159,8 +161,6 @@ EMBER_SLEEF_1(sqrt, sqrt, _u05)
 EMBER_SLEEF_1(sin, sin, _u10)
 EMBER_SLEEF_1(cos, cos, _u10)
 EMBER_SLEEF_1(tan, tan, _u10)
-EMBER_SLEEF_1(tanh, tanh, _u10)
-EMBER_SLEEF_1(erf, erf, _u10)
 EMBER_SLEEF_1(floor, floor, )
 EMBER_SLEEF_1(ceil, ceil, )
 EMBER_SLEEF_1(trunc, trunc, )
@@ -171,8 +171,122 @@ EMBER_SLEEF_2(atan2, atan2, _u10)
 EMBER_SLEEF_2(fmod, fmod, )
 #undef EMBER_SLEEF_1
 #undef EMBER_SLEEF_2
+// exp, log, tanh and erf: Sleef's 1.0-ULP functions for double; the float ones are the
+// inline polynomials below.
+inline VecD exp(VecD x) { return VecD(EMBER_SLEEF_D(exp, _u10)(x.v)); }
+inline VecD log(VecD x) { return VecD(EMBER_SLEEF_D(log, _u10)(x.v)); }
+inline VecD tanh(VecD x) { return VecD(EMBER_SLEEF_D(tanh, _u10)(x.v)); }
+inline VecD erf(VecD x) { return VecD(EMBER_SLEEF_D(erf, _u10)(x.v)); }
 inline VecF::Mask isnan(VecF x) { return x != x; }
 inline VecD::Mask isnan(VecD x) { return x != x; }
+
+// --- float32 exp, log, tanh, erf: inline polynomials ----------------------------------
+// The hot transcendentals of pointwise kernels, inline so that a fused kernel keeps its
+// values in registers (a Sleef call per vector and function costs more than the memory
+// traffic of W1). Each is a range reduction, a polynomial fitted (near-minimax, in long
+// double, by tools/fit_vec_math.cpp) for float32, and selects for the special values,
+// evaluated branch-free for every lane. Measured errors against float64 and why they are
+// within PyTorch's float32 tolerances: Note [vectorized math] (docs/notes/vec_math.md).
+namespace detail {
+using RawF = VecF::raw_type;
+using RawI = VecF::mask_raw;
+inline VecF fmadd(VecF a, VecF b, VecF c) {
+#if defined(__AVX512F__)
+  return VecF(_mm512_fmadd_ps(a.v, b.v, c.v));
+#elif defined(__FMA__)
+  return VecF(_mm256_fmadd_ps(a.v, b.v, c.v));
+#else
+  return a * b + c;
+#endif
+}
+/// c0 + x * (c1 + x * (c2 + …)), Horner's scheme with fused multiply-adds.
+inline VecF poly(VecF, float c0) { return VecF(c0); }
+template <typename... Cs>
+inline VecF poly(VecF x, float c0, Cs... cs) { return fmadd(poly(x, cs...), x, VecF(c0)); }
+inline VecF from_bits(RawI i) { return VecF(reinterpret_cast<RawF>(i)); }
+inline RawI bits(VecF x) { return reinterpret_cast<RawI>(x.v); }
+/// |x|, and `y` with the sign bit of `x` or-ed in (y >= 0).
+inline VecF abs_bits(VecF x) { return from_bits(bits(x) & 0x7fffffff); }
+inline VecF with_sign_of(VecF y, VecF x) { return from_bits(bits(y) | (bits(x) & int32_t(0x80000000))); }
+inline constexpr float kInf = __builtin_inff();
+}  // namespace detail
+
+/// e^x: x = n ln2 + r with |r| <= ln2/2 (ln2 in two parts, Cody and Waite), e^r = 1 + r +
+/// r^2 P(r), times 2^n: one vscalefps with AVX-512, else two power-of-two factors, so that
+/// results down in the subnormals are rounded once.
+inline VecF exp(VecF x) {
+  using namespace detail;
+  // Outside [-104, 89] the result is 0 or inf whatever n is; the clamp keeps r finite for
+  // x = +-inf and n's exponent bits in range. NaN passes both selects and propagates.
+  const VecF xc = where(x < VecF(-104.f), VecF(-104.f), where(x > VecF(89.f), VecF(89.f), x));
+  const VecF shifter(0x1.8p23f);  // adding it rounds to an integer, held in the low bits
+  const VecF t = fmadd(xc, VecF(0x1.715476p+0f), shifter);
+  const VecF n = t - shifter;
+  VecF r = fmadd(n, VecF(-0x1.62e4p-1f), xc);  // ln2's high part has 8 trailing zero bits
+  r = fmadd(n, VecF(-0x1.7f7d1cp-20f), r);
+  const VecF p = poly(r, 4.999923110e-01f, 1.666711420e-01f, 4.189011455e-02f, 8.312525228e-03f);
+  const VecF er = fmadd(r * r, p, r) + VecF(1.f);
+#if defined(__AVX512F__)
+  return VecF(_mm512_maskz_scalef_ps(__mmask16(0xffff), er.v, n.v));  // er * 2^n, rounded once
+#else
+  const RawI ni = bits(t) - 0x4B400000;
+  const RawI n1 = ni >> 1;
+  return er * from_bits((n1 + 127) << 23) * from_bits((ni - n1 + 127) << 23);
+#endif
+}
+
+/// tanh(x) = sign(x) tanh(|x|): below 0.5493 (where tanh is 1/2) |x| + |x|^3 Q(x^2); above,
+/// 1 - 2 / (e^(2|x|) + 1), whose cancellation costs at most a factor 2 there.
+inline VecF tanh(VecF x) {
+  using namespace detail;
+  const VecF a = abs_bits(x);
+  const VecF a2 = a * a;
+  const VecF small = fmadd(a * a2, poly(a2, -3.333294988e-01f, 1.332081258e-01f, -5.267762765e-02f,
+                                        1.644900441e-02f), a);
+  const VecF large = VecF(1.f) - VecF(2.f) / (exp(a + a) + VecF(1.f));  // e^(2|x|) = inf: 1
+  return with_sign_of(where(a < VecF(0.5493f), small, large), x);
+}
+
+/// erf(x) = sign(x) erf(|x|): below 1 |x| P(x^2); above, 1 - e^(-x^2) G(1/|x|) with x^2
+/// split exactly into hi + lo (so e^(-x^2) = e^(-hi) (1 - lo)), G fitted to erfc(x) e^(x^2).
+inline VecF erf(VecF x) {
+  using namespace detail;
+  const VecF a = abs_bits(x);
+  const VecF hi = a * a;
+  // P's leading coefficient, 2/sqrt(pi), in two parts, so that its product with |x| is
+  // rounded once; q holds the rest of P.
+  const VecF q = poly(hi, -3.761262596e-01f, 1.128358543e-01f, -2.685381100e-02f, 5.188327748e-03f,
+                      -8.010193123e-04f, 7.853860006e-05f);
+  const VecF small = fmadd(a, VecF(0x1.20dd76p+0f), a * fmadd(hi, q, VecF(-0x1.f7ac92p-25f)));
+  // Past 4, erf(x) rounds to 1: clamping keeps x^2 finite (NaN passes).
+  const VecF al = where(a > VecF(4.f), VecF(4.f), a);
+  const VecF hl = al * al, lo = fmadd(al, al, -hl);
+  const VecF e = exp(-hl);
+  const VecF g = poly(VecF(1.f) / al, 2.649826638e-04f, 5.591317415e-01f, 4.136681929e-02f, -4.690484703e-01f,
+                      4.905777872e-01f, -2.322479337e-01f, 1.498250570e-02f, 3.292819858e-02f, -1.037204545e-02f);
+  const VecF large = VecF(1.f) - fmadd(e, -lo, e) * g;
+  return with_sign_of(where(a < VecF(1.f), small, large), x);
+}
+
+/// log(x) = k ln2 + log(m), m in [sqrt(1/2), sqrt(2)); log(m) = 2 atanh(s) = 2s + s^3 R(s^2)
+/// with s = (m - 1) / (m + 1). Subnormal inputs are scaled by 2^23 first.
+inline VecF log(VecF x) {
+  using namespace detail;
+  const VecF::Mask sub = x < VecF(0x1p-126f);
+  const VecF xs = where(sub, x * VecF(0x1p23f), x);
+  const RawI ix = bits(xs);
+  const RawI k = (ix - 0x3f3504f3) >> 23;  // 0x3f3504f3: sqrt(1/2)
+  const VecF m = from_bits(ix - (k << 23));
+  const VecF kf = VecF(__builtin_convertvector(k, RawF)) - where(sub, VecF(23.f), VecF(0.f));
+  const VecF f = m - VecF(1.f);
+  const VecF s = f / (VecF(2.f) + f);
+  const VecF s2 = s * s;
+  const VecF logm = fmadd(s * s2, poly(s2, 6.666677594e-01f, 3.997752666e-01f, 2.987215221e-01f), s + s);
+  const VecF y = fmadd(kf, VecF(0x1.62e4p-1f), fmadd(kf, VecF(0x1.7f7d1cp-20f), logm));
+  // 0 and -0: -inf; negative: NaN; inf: inf; NaN: NaN.
+  const VecF special = where(x == VecF(0.f), VecF(-kInf), where(x == VecF(kInf), x, VecF(__builtin_nanf(""))));
+  return where(x > VecF(0.f) && x < VecF(kInf), y, special);
+}
 
 }  // namespace ember::vec
 
