@@ -13,6 +13,7 @@
 #include "ember/cuda.h"
 #include "ember/error.h"
 #include "kernels/cuda/dynlib.h"
+#include "kernels/cuda/plan_cache.h"
 
 namespace ember::kernels::cuda {
 namespace {
@@ -204,13 +205,7 @@ void make_plan(Plan& plan, const LtMatmul& c) {
 
 /// The plan of `c`'s geometry on this thread (handles are per thread).
 const Plan& plan_for(const LtMatmul& c) {
-  thread_local std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans;
-  std::vector<int64_t> key = plan_key(c);
-  auto it = plans.find(key);
-  if (it != plans.end()) return *it->second;
-  auto plan = std::make_unique<Plan>();
-  make_plan(*plan, c);
-  return *plans.emplace(std::move(key), std::move(plan)).first->second;
+  return cached_plan<Plan>(plan_key(c), [&](Plan& plan) { make_plan(plan, c); });
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "ember/cuda.h"
 #include "ember/error.h"
 #include "kernels/cuda/dynlib.h"
+#include "kernels/cuda/plan_cache.h"
 
 namespace ember::kernels::cuda {
 namespace {
@@ -226,13 +227,7 @@ void set_descriptors(Plan& plan, const CudnnConv& c) {
 
 /// The plan of `c`'s geometry on this thread (handles and descriptors are per thread).
 Plan& plan_for(const CudnnConv& c) {
-  thread_local std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans;
-  std::vector<int64_t> key = plan_key(c);
-  auto it = plans.find(key);
-  if (it != plans.end()) return *it->second;
-  auto plan = std::make_unique<Plan>();
-  set_descriptors(*plan, c);
-  return *plans.emplace(std::move(key), std::move(plan)).first->second;
+  return cached_plan<Plan>(plan_key(c), [&](Plan& plan) { set_descriptors(plan, c); });
 }
 
 }  // namespace
