@@ -415,17 +415,13 @@ CompiledGraph compile_fx_inner(Graph& input_graph, const std::vector<Tensor>& ex
     // graph given to "inductor_inner" directly saw no rule): one whose code would take
     // fixed sizes runs in the interpreter, correct for every size.
     std::string why;
-    for (const auto& [node, role] : program->lowered.roles) {
-      const bool pointwise_only = role != NodeRole::Row &&
-                                  (role != NodeRole::Extern || node->target() == "aten::mm" ||
-                                   node->target() == "aten::addmm" || node->target() == "aten::bmm");
-      if (!pointwise_only && why.empty()) why = "%" + node->name() + " (" + node->target() + ")";
-    }
+    for (const auto& [node, role] : program->lowered.roles)
+      if (why.empty() && (role == NodeRole::Row || (role == NodeRole::Extern && !takes_any_size(*node))))
+        why = "%" + node->name() + " (" + node->target() + ") lowers to code for fixed sizes";
     if (why.empty()) why = why_not_symbolic(g, example_inputs);
     if (!why.empty()) {
       auto graph = std::shared_ptr<Graph>(std::move(program->graph));
-      const std::string reason = "graph " + graph->name() + " has size symbols and " + why +
-                                 " needs fixed sizes in the generated code";
+      const std::string reason = "graph " + graph->name() + " has size symbols, and " + why;
       return [graph, reason](const std::vector<Tensor>& inputs) {
         capture::warn_interpreted(graph->name(), reason);
         return run_graph(*graph, inputs);

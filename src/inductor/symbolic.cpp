@@ -52,13 +52,12 @@ bool is_polynomial(const sym::Expr& e) {
   }
 }
 
-/// Extern calls whose eager kernels take any size and whose graph arguments hold no sizes.
-const std::set<std::string>& any_size_externs() {
-  static const std::set<std::string> names = {"aten::mm", "aten::addmm", "aten::bmm"};
-  return names;
-}
-
 }  // namespace
+
+bool takes_any_size(const Node& n) {
+  static const std::set<std::string> names = {"aten::mm", "aten::addmm", "aten::bmm"};
+  return names.count(n.target()) > 0;
+}
 
 std::vector<sym::Expr> sym_sizes_of(const TensorMeta& m) {
   std::vector<sym::Expr> out;
@@ -88,7 +87,7 @@ std::string why_not_symbolic(const Graph& g, const std::vector<Tensor>& examples
   if (auto why = graph::why_autograd_records(g, examples)) return "it may need gradients (" + *why + ")";
   std::set<int32_t> used, bound;
   for (const auto& n : g.nodes()) {
-    if (n->kind() == NodeKind::Call && n->op()->kind != ops::OpKind::View && !any_size_externs().count(n->target()) &&
+    if (n->kind() == NodeKind::Call && n->op()->kind != ops::OpKind::View && !takes_any_size(*n) &&
         !lowers_as_pointwise(*n))
       return "%" + n->name() + " (" + n->target() + ") is not a pointwise op, a view or mm/addmm/bmm";
     for (const TensorMeta& m : n->meta()) {
