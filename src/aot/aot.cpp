@@ -15,6 +15,7 @@
 #include "capture/repro_hooks.h"
 #include "ember/autograd.h"
 #include "graph/interpreter.h"
+#include "graph/text.h"
 #include "support/logging.h"
 
 namespace ember::aot {
@@ -22,13 +23,9 @@ namespace {
 
 thread_local GraphRole t_role;
 
-/// Whether a value of `g` has symbolic sizes (TensorMeta::sym; Note [dynamic shapes]).
-bool traced_with_symbolic_sizes(const Graph& g) {
-  for (const auto& n : g.nodes())
-    for (const TensorMeta& m : n->meta())
-      if (m.sym) return true;
-  return false;
-}
+/// Whether a value of `g` has symbolic sizes still (TensorMeta::sym, a symbol not
+/// specialized since, as a backend may do while it compiles; Note [dynamic shapes]).
+bool traced_with_symbolic_sizes(const Graph& g) { return graph_text::shape_env_of(g) != nullptr; }
 std::atomic<int> g_aot_ids{0};
 
 /// One captured graph as aot_compile hands it out: the inference graph and one training

@@ -2,10 +2,12 @@
 // simpler ops, one row each (op, when, into, how). A row's function builds the
 // replacement with a GraphBuilder from the node's mapped arguments, or declines (nullopt)
 // when its condition does not hold. Contract in aot/aot.h; see Note [aot] (docs/notes/aot.md).
+#include <algorithm>
 #include <functional>
 #include <map>
 
 #include "aot/aot.h"
+#include "core/sym_geometry.h"
 #include "graph/rewrite.h"
 #include "ops/registry.h"
 
@@ -50,8 +52,12 @@ Values batch_norm_eval(const Node& n, const std::vector<Arg>& a, GraphBuilder& b
   if (a[5].literal.to_bool() || !is_value(a[0]) || !is_value(a[3]) || !is_value(a[4])) return std::nullopt;
   if (!only_output0_used(n, users)) return std::nullopt;
   const TensorMeta& x = meta_of(a[0]);
-  // The view below holds the channel count: not for sizes traced symbolically.
-  if (!is_float(x.dtype) || x.sizes.size() < 2 || x.sym) return std::nullopt;
+  // The view below holds the channel count: not for sizes still symbolic (a backend may
+  // have specialized them since the trace).
+  auto symbolic = [](const core::SymInt& s) { return core::current(s).is_symbolic(); };
+  if (!is_float(x.dtype) || x.sizes.size() < 2 ||
+      (x.sym && std::any_of(x.sym->sizes.begin(), x.sym->sizes.end(), symbolic)))
+    return std::nullopt;
   for (size_t i : {1, 2, 3, 4})
     if (is_value(a[i]) && meta_of(a[i]).dtype != x.dtype) return std::nullopt;
   const double eps = a[7].literal.to_double();

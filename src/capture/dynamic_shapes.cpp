@@ -71,7 +71,8 @@ void set_mark(const Tensor& t, int64_t dim, DimMark mark) {
 }  // namespace
 
 bool backend_takes_symbolic_sizes(const CompileOptions& options) {
-  return !options.custom_backend && (options.backend == "eager" || options.backend == "aot_eager");
+  return !options.custom_backend &&
+         (options.backend == "eager" || options.backend == "aot_eager" || options.backend == "inductor");
 }
 
 const Tensor* tensor_at(const std::vector<CallArg>& args, int arg, int element) {

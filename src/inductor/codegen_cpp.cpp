@@ -9,10 +9,12 @@
 #include <cstdlib>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "inductor/pipeline.h"
+#include "inductor/symbolic.h"
 
 namespace ember::inductor {
 namespace {
@@ -45,7 +47,55 @@ struct Operand {
   int buffer = 0;  // index into the kernel's arguments
   ScalarType dtype = kFloat;
   std::vector<int64_t> strides;
+  /// In a kernel over size symbols: the strides as expressions (empty in a static kernel).
+  std::vector<core::sym::Expr> sym;
 };
+
+/// How collapse treats each dim of an index space: dropped (size 1), merged into the
+/// dim kept before it (contiguous for every operand), or kept.
+enum class DimStep : uint8_t { Drop, Merge, Keep };
+
+/// The collapse of `sizes` over the operands' `strides`, over int64 or size expressions
+/// (where a merge must be proved by the expressions, for every size).
+template <typename I>
+std::vector<DimStep> plan_collapse(const std::vector<I>& sizes, const std::vector<const std::vector<I>*>& strides) {
+  std::vector<DimStep> plan;
+  std::optional<size_t> last;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == I(1)) {
+      plan.push_back(DimStep::Drop);
+      continue;
+    }
+    bool merge = last.has_value();
+    for (const std::vector<I>* st : strides) merge = merge && (*st)[*last] == (*st)[d] * sizes[d];
+    plan.push_back(merge ? DimStep::Merge : DimStep::Keep);
+    last = d;
+  }
+  return plan;
+}
+
+/// Applies `plan` to `sizes` and each operand's `strides` (one dim of size 1 when all drop).
+template <typename I>
+void apply_collapse(const std::vector<DimStep>& plan, std::vector<I>& sizes, const std::vector<std::vector<I>*>& strides) {
+  std::vector<I> new_sizes;
+  std::vector<std::vector<I>> new_strides(strides.size());
+  for (size_t d = 0; d < plan.size(); ++d) {
+    if (plan[d] == DimStep::Drop) continue;
+    if (plan[d] == DimStep::Merge) {
+      new_sizes.back() = new_sizes.back() * sizes[d];
+      for (size_t j = 0; j < strides.size(); ++j) new_strides[j].back() = (*strides[j])[d];
+    } else {
+      new_sizes.push_back(sizes[d]);
+      for (size_t j = 0; j < strides.size(); ++j) new_strides[j].push_back((*strides[j])[d]);
+    }
+  }
+  if (new_sizes.empty()) {
+    new_sizes.push_back(I(1));
+    for (auto& st : new_strides) st.push_back(I(0));
+  }
+  sizes = std::move(new_sizes);
+  for (size_t j = 0; j < strides.size(); ++j) *strides[j] = std::move(new_strides[j]);
+}
 
 class KernelWriter {
  public:
@@ -59,10 +109,12 @@ class KernelWriter {
   std::string write() {
     if (k_.row) return write_row();
     const PointwiseNode& root = *k_.root;
+    symbolic_ = !root.sym_sizes.empty();
+    sym_sizes_ = root.sym_sizes;
     // Collect loads (slots) and buffers in the order the bodies read them.
     for (const PointwiseNode* p : k_.nodes)
       for (const PwOp& op : p->body)
-        if (op.kind == PwOp::Kind::Load && !members_.count(op.value.node)) slot_for_[&op] = slot_of(op, op.strides, false);
+        if (op.kind == PwOp::Kind::Load && !members_.count(op.value.node)) slot_for_[&op] = slot_of(op, op.strides, false, op.sym_strides);
     // Outputs: every node it stores (all over the root's sizes and dtype).
     std::vector<const PointwiseNode*> stored = k_.outputs;
     if (stored.empty()) stored.push_back(&root);
@@ -74,6 +126,10 @@ class KernelWriter {
       o.strides.assign(root.sizes.size(), 0);
       for (size_t d = 0; d < root.sizes.size(); ++d)
         if (root.sizes[d] != 1) o.strides[d] = m.strides[d];
+      if (symbolic_) {
+        const std::vector<core::sym::Expr> strides = sym_strides_of(m);
+        for (size_t d = 0; d < root.sizes.size(); ++d) o.sym.push_back(root.sizes[d] != 1 ? strides[d] : 0);
+      }
       outs_.push_back(std::move(o));
       stored_.push_back(p);
     }
@@ -83,13 +139,23 @@ class KernelWriter {
 
     const char* T = c_type(root.dtype);
     std::ostringstream os;
-    os << "// " << k_.name << ": " << scalar_type_name(root.dtype) << IntArrayRef(root.sizes) << ", computes";
+    os << "// " << k_.name << ": " << scalar_type_name(root.dtype);
+    if (symbolic_) {
+      os << "[";
+      for (size_t d = 0; d < root.sym_sizes.size(); ++d) os << (d ? ", " : "") << root.sym_sizes[d];
+      os << "]";
+    } else {
+      os << IntArrayRef(root.sizes);
+    }
+    os << ", computes";
     for (const PointwiseNode* p : k_.nodes) os << " %" << p->node->name();
     if (stored_.size() > 1) {
       os << ", stores";
       for (const PointwiseNode* p : stored_) os << " %" << p->node->name();
     }
-    os << "\nextern \"C\" void " << k_.name << "(void* const* bufs) {\n";
+    // A kernel over size symbols reads their values from `ks` (Note [dynamic shapes]).
+    os << "\nextern \"C\" void " << k_.name << "(void* const* bufs" << (symbolic_ ? ", const int64_t* ks" : "")
+       << ") {\n";
     os << "  using T = " << T << ";\n  using V = Vectorized<T>;\n";
     declare_inputs(os);
     for (size_t i = 0; i < outs_.size(); ++i) {
@@ -99,32 +165,50 @@ class KernelWriter {
     }
     int64_t numel = 1;
     for (int64_t s : sizes_) numel *= s;
-    if (numel == 0) {
+    core::sym::Expr sym_numel(1);
+    for (const core::sym::Expr& e : sym_sizes_) sym_numel = sym_numel * e;
+    if (symbolic_ ? sym_numel == core::sym::Expr(0) : numel == 0) {
       for (size_t i = 0; i < outs_.size(); ++i) os << "  (void)" << out_name(i) << ";\n";
       os << "}\n";
       return os.str();
     }
     const size_t nd = sizes_.size();
-    const int64_t inner = sizes_.back();
-    const int64_t rows = nd == 1 ? (inner + kBlock - 1) / kBlock : numel / inner;
-    if (numel >= kParallelNumel && rows > 1) os << "#pragma omp parallel for schedule(static)\n";
-    os << "  for (int64_t r = 0; r < " << rows << "; ++r) {\n";
+    // The loop bounds: numbers in a static kernel, values computed from `ks` once per call
+    // in a kernel over size symbols (the OpenMP `if` decides at run time).
+    std::string inner_text, rows_text;
+    if (!symbolic_) {
+      const int64_t inner = sizes_.back();
+      const int64_t rows = nd == 1 ? (inner + kBlock - 1) / kBlock : numel / inner;
+      inner_text = std::to_string(inner);
+      rows_text = std::to_string(rows);
+      if (numel >= kParallelNumel && rows > 1) os << "#pragma omp parallel for schedule(static)\n";
+    } else {
+      os << "  const int64_t numel = " << c_expr(sym_numel) << ";\n";
+      os << "  const int64_t inner = " << size_text(nd - 1) << ";\n";
+      os << "  const int64_t rows = " << (nd == 1 ? "(inner + " + std::to_string(kBlock - 1) + ") / " + std::to_string(kBlock)
+                                                   : std::string("numel / inner"))
+         << ";\n";
+      inner_text = "inner";
+      rows_text = "rows";
+      os << "#pragma omp parallel for schedule(static) if(numel >= " << kParallelNumel << " && rows > 1)\n";
+    }
+    os << "  for (int64_t r = 0; r < " << rows_text << "; ++r) {\n";
     std::vector<const Operand*> all;
     for (const Operand& s : slots_) all.push_back(&s);
     for (const Operand& o : outs_) all.push_back(&o);
     if (nd == 1) {
-      os << "    const int64_t begin = r * " << kBlock << ", end = std::min<int64_t>(" << inner << ", begin + " << kBlock
-         << ");\n";
+      os << "    const int64_t begin = r * " << kBlock << ", end = std::min<int64_t>(" << inner_text << ", begin + "
+         << kBlock << ");\n";
       for (size_t j = 0; j < all.size(); ++j) os << "    const int64_t o" << j << " = 0;\n";
     } else {
-      os << "    const int64_t begin = 0, end = " << inner << ";\n    int64_t rem = r;\n";
+      os << "    const int64_t begin = 0, end = " << inner_text << ";\n    int64_t rem = r;\n";
       for (size_t d = nd - 1; d-- > 0;) {
-        os << "    const int64_t i" << d << " = rem % " << sizes_[d] << ";\n    rem /= " << sizes_[d] << ";\n";
+        os << "    const int64_t i" << d << " = rem % " << size_text(d) << ";\n    rem /= " << size_text(d) << ";\n";
       }
       for (size_t j = 0; j < all.size(); ++j) {
         os << "    const int64_t o" << j << " = 0";
         for (size_t d = 0; d + 1 < nd; ++d)
-          if (all[j]->strides[d]) os << " + i" << d << " * " << all[j]->strides[d];
+          if (st_value(*all[j], d) != 0) os << " + i" << d << " * " << st_text(*all[j], d);
         os << ";\n";
       }
     }
@@ -141,10 +225,12 @@ class KernelWriter {
 
   /// The slot of a load with `strides` (over the kernel's index space); `primary`: a
   /// row kernel's input-side load (the first one orders the reduction's loops).
-  int slot_of(const PwOp& op, const std::vector<int64_t>& strides, bool primary) {
+  int slot_of(const PwOp& op, const std::vector<int64_t>& strides, bool primary,
+              const std::vector<core::sym::Expr>& sym = {}) {
     for (size_t j = 0; j < slots_.size(); ++j) {
       const Operand& s = slots_[j];
-      if (k_.inputs[s.buffer] == op.value && s.strides == strides && s.dtype == op.dtype) return static_cast<int>(j);
+      if (k_.inputs[s.buffer] == op.value && s.strides == strides && s.sym == sym && s.dtype == op.dtype)
+        return static_cast<int>(j);
     }
     if (primary && primary_ < 0) primary_ = static_cast<int>(slots_.size());
     Operand s;
@@ -157,51 +243,59 @@ class KernelWriter {
     }
     s.dtype = op.dtype;
     s.strides = strides;
+    s.sym = sym;
     slots_.push_back(std::move(s));
     return static_cast<int>(slots_.size()) - 1;
   }
 
-  /// Drops size-1 dims and merges dims that are contiguous for every operand.
+  /// Drops size-1 dims and merges dims that are contiguous for every operand; in a kernel
+  /// over size symbols, as the expressions prove it (the example values follow the plan).
   void collapse(const std::vector<int64_t>& sizes) {
     std::vector<Operand*> all;
     for (Operand& s : slots_) all.push_back(&s);
     for (Operand& o : outs_) all.push_back(&o);
-    std::vector<int64_t> new_sizes;
-    std::vector<std::vector<int64_t>> new_strides(all.size());
-    for (size_t d = 0; d < sizes.size(); ++d) {
-      if (sizes[d] == 1) continue;
-      bool merge = !new_sizes.empty();
-      for (size_t j = 0; j < all.size(); ++j) merge = merge && new_strides[j].back() == all[j]->strides[d] * sizes[d];
-      if (merge) {
-        new_sizes.back() *= sizes[d];
-        for (size_t j = 0; j < all.size(); ++j) new_strides[j].back() = all[j]->strides[d];
-      } else {
-        new_sizes.push_back(sizes[d]);
-        for (size_t j = 0; j < all.size(); ++j) new_strides[j].push_back(all[j]->strides[d]);
-      }
+    std::vector<const std::vector<int64_t>*> ints;
+    std::vector<std::vector<int64_t>*> ints_out;
+    std::vector<const std::vector<core::sym::Expr>*> exprs;
+    std::vector<std::vector<core::sym::Expr>*> exprs_out;
+    for (Operand* o : all) {
+      ints.push_back(&o->strides);
+      ints_out.push_back(&o->strides);
+      exprs.push_back(&o->sym);
+      exprs_out.push_back(&o->sym);
     }
-    if (new_sizes.empty()) {
-      new_sizes.push_back(1);
-      for (auto& s : new_strides) s.push_back(0);
-    }
-    sizes_ = new_sizes;
-    for (size_t j = 0; j < all.size(); ++j) all[j]->strides = new_strides[j];
+    const std::vector<DimStep> plan = symbolic_ ? plan_collapse(sym_sizes_, exprs) : plan_collapse(sizes, ints);
+    sizes_ = sizes;
+    apply_collapse(plan, sizes_, ints_out);
+    if (symbolic_) apply_collapse(plan, sym_sizes_, exprs_out);
   }
+
+  /// Operand o's stride along dim d as C text: its digits, or over `ks` in a symbolic kernel.
+  static std::string st_text(const Operand& o, size_t d) {
+    return o.sym.empty() ? std::to_string(o.strides[d]) : c_expr(o.sym[d]);
+  }
+  /// Its value when the kernel's text may rely on it (not when read at run time).
+  static std::optional<int64_t> st_value(const Operand& o, size_t d) {
+    if (o.sym.empty()) return o.strides[d];
+    return o.sym[d].is_const() ? std::optional<int64_t>(o.sym[d].value()) : std::nullopt;
+  }
+  /// Size d of the collapsed index space as C text.
+  std::string size_text(size_t d) const { return symbolic_ ? c_expr(sym_sizes_[d]) : std::to_string(sizes_[d]); }
 
   std::string load(int j, bool vec) {
     const Operand& s = slots_[j];
-    const int64_t st = s.strides[x_dim_];
+    const std::optional<int64_t> stv = st_value(s, x_dim_);
+    const std::string st = st_text(s, x_dim_);
     // Inside a lambda over reduced elements, p<j> is o<j> plus the reduced offset.
     const std::string off = in_reduced_lambda_ && reduced_offset(s) ? " + p" : " + o";
     const std::string p = "in" + std::to_string(s.buffer) + off + std::to_string(j);
     if (s.dtype == kBool) {
-      return vec ? "ld_mask<V>(" + p + " + x * " + std::to_string(st) + ", " + std::to_string(st) + ")"
-                 : "(" + p + ")[x * " + std::to_string(st) + "]";
+      return vec ? "ld_mask<V>(" + p + " + x * " + st + ", " + st + ")" : "(" + p + ")[x * " + st + "]";
     }
-    if (!vec) return "static_cast<T>((" + p + ")[x * " + std::to_string(st) + "])";
-    if (st == 0) return "V(static_cast<T>(*(" + p + ")))";
-    if (st == 1 && s.dtype == dtype_) return "V::load(" + p + " + x)";
-    return "ld<V>(" + p + " + x * " + std::to_string(st) + ", " + std::to_string(st) + ")";
+    if (!vec) return "static_cast<T>((" + p + ")[x * " + st + "])";
+    if (stv == 0) return "V(static_cast<T>(*(" + p + ")))";
+    if (stv == 1 && s.dtype == dtype_) return "V::load(" + p + " + x)";
+    return "ld<V>(" + p + " + x * " + st + ", " + st + ")";
   }
 
   /// Emits node `p`'s operations (and, first, those of the members it reads); returns
@@ -245,13 +339,14 @@ class KernelWriter {
     counter_ = 0;
     for (size_t i = 0; i < outs_.size(); ++i) {
       const std::string result = emit(*stored_[i], vec, os, done);
-      const int64_t st = outs_[i].strides.back();
+      const std::string st = st_text(outs_[i], x_dim_);
       const std::string p = out_name(i) + " + o" + std::to_string(slots_.size() + i);
       if (vec && outs_[i].dtype == kBool) {
         os << "      st_mask(" << p << " + x * " << st << ", " << st << ", " << result << ");\n";
       } else if (vec) {
-        os << "      " << (st == 1 ? result + ".store(" + p + " + x)" : "st(" + p + " + x * " + std::to_string(st) + ", " +
-                                                                            std::to_string(st) + ", " + result + ")")
+        os << "      "
+           << (st_value(outs_[i], x_dim_) == 1 ? result + ".store(" + p + " + x)"
+                                               : "st(" + p + " + x * " + st + ", " + st + ", " + result + ")")
            << ";\n";
       } else {
         os << "      (" << p << ")[x * " << st << "] = " << result << ";\n";
@@ -292,7 +387,7 @@ class KernelWriter {
       if (k_.inputs[b].node->meta()[k_.inputs[b].index].dtype != out.dtype) continue;
       bool same = true;
       for (const Operand& sl : slots_)
-        if (sl.buffer == static_cast<int>(b)) same = same && sl.strides == out.strides && sl.dtype == out.dtype;
+        if (sl.buffer == static_cast<int>(b)) same = same && sl.strides == out.strides && sl.sym == out.sym && sl.dtype == out.dtype;
       if (same) k_.may_alias_output.push_back(static_cast<int>(b));
     }
   }
@@ -776,6 +871,9 @@ class KernelWriter {
   std::vector<Operand> outs_;                 // pointwise kernels: one per stored node
   std::vector<const PointwiseNode*> stored_;  // the nodes stored, in outs_'s order
   std::vector<int64_t> sizes_;
+  /// A pointwise kernel over size symbols: its (collapsed) sizes as expressions.
+  bool symbolic_ = false;
+  std::vector<core::sym::Expr> sym_sizes_;
   size_t x_dim_ = 0;  // the dim the inner loop's x runs along
   // Row kernels: kept dims (the first nk_ of sizes_), column kernel or row kernel, whether
   // loads are being emitted inside a lambda over reduced elements, the primary slot.

@@ -22,6 +22,7 @@
 #include "inductor/inductor.h"
 #include "inductor/kernel_profile.h"
 #include "inductor/pipeline.h"
+#include "inductor/symbolic.h"
 #include "inductor/trace.h"
 #include "ops/dispatch.h"
 #include "ops/registry.h"
@@ -37,6 +38,8 @@ std::mutex g_report_mu;
 CompileReport g_last_report;
 
 using GeneratedKernelFn = void (*)(void* const*);
+/// A kernel over size symbols: also the symbols' values, by id.
+using SymbolicKernelFn = void (*)(void* const*, const int64_t*);
 
 /// The compiled program: the graph (owned), its kernels, and per Call node what runs it.
 struct Program {
@@ -44,6 +47,11 @@ struct Program {
   LoweredGraph lowered;
   std::vector<Kernel> kernels;
   std::vector<GeneratedKernelFn> fns;
+  /// A graph compiled over size symbols: where each symbol is read, and per kernel its
+  /// entry point when it takes the symbols' values (null: a static kernel, in fns).
+  bool symbolic = false;
+  SymbolTable symbols;
+  std::vector<SymbolicKernelFn> sym_fns;
   std::map<const Node*, int> kernel_at;  // kernel roots, by root node
   std::map<const Node*, size_t> index;   // node -> position
   std::set<int> raise_after;             // inject_relu_bug_TESTING_ONLY=runtime_error
@@ -70,16 +78,15 @@ std::string geometry_text(ScalarType dtype, IntArrayRef sizes) {
 }
 
 /// Kernel input `v` (holding `t`) as the kernel reads it, through the strides the graph
-/// recorded for it (`m`): `t` itself when its sizes and dtype are the recorded ones and its
+/// recorded for it (`m`, evaluated at this call's sizes in a graph over size symbols): `t` itself when its sizes and dtype are the recorded ones and its
 /// strides address the same elements (strides of size-1 dims and of empty tensors never
 /// do: a graph recorded elsewhere, by PyTorch's rules, may give them other values);
 /// otherwise, when only the strides of larger dims differ (a graph whose recorded layout is
 /// not the one Ember's op gives), a copy of `t` in the recorded layout, kept in `hold`. A
 /// size or dtype that differs, or a recorded layout that overlaps itself, is an error
 /// naming the value. See Note [inductor] ("The wrapper").
-const Tensor& as_recorded(const Tensor& t, const ValueRef& v, const Graph& g, std::atomic<bool>& logged,
-                          std::vector<Tensor>& hold) {
-  const TensorMeta& m = v.node->meta()[v.index];
+const Tensor& as_recorded(const Tensor& t, const ValueRef& v, const TensorMeta& m, const Graph& g,
+                          std::atomic<bool>& logged, std::vector<Tensor>& hold) {
   auto where = [&] {
     return "inductor: %" + v.node->name() + (v.node->num_outputs() > 1 ? "." + std::to_string(v.index) : "") +
            " of graph " + g.name();
@@ -158,6 +165,10 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   std::vector<void*> ptrs;
   std::vector<Tensor> restrided_inputs;  // kernel inputs copied to their recorded layout
   std::vector<int64_t> step_ns;  // this call's time per profiled step
+  // Over size symbols: their values on this call, and each value's geometry at them.
+  std::vector<int64_t> ks;
+  if (symbolic) read_symbols(symbols, inputs, ks);
+  std::vector<TensorMeta> evaluated;  // a symbolic kernel's output geometry on this call
   if (profile) step_ns.assign(profile->steps().size(), 0);
   // Times node i's step into step_ns when profiling (a no-op timer otherwise).
   auto time_step = [&](size_t i) {
@@ -192,6 +203,14 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
             const Node& root = kernel.root ? *kernel.root->node : *kernel.row->node;
             for (size_t o = 0; o < (kernel.root ? 1 : root.meta().size()); ++o) metas.push_back(&root.meta()[o]);
           }
+          if (symbolic) {
+            evaluated.clear();
+            evaluated.reserve(metas.size());
+            for (const TensorMeta*& mp : metas) {
+              evaluated.push_back(evaluate_meta(*mp, ks));
+              mp = &evaluated.back();
+            }
+          }
           std::vector<Tensor> outs;
           for (const TensorMeta* mp : metas) {
             const TensorMeta& m = *mp;
@@ -216,12 +235,21 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           restrided_inputs.reserve(kernel.inputs.size());  // as_recorded returns references into it
           // The kernel's index maps are the recorded strides (guards and meta functions
           // usually make the real ones equal).
-          for (const ValueRef& v : kernel.inputs)
-            ptrs.push_back(as_recorded(value_of(v), v, g, restrided, restrided_inputs).raw_data_ptr());
+          for (const ValueRef& v : kernel.inputs) {
+            const TensorMeta& recorded = v.node->meta()[v.index];
+            TensorMeta at_call;
+            if (symbolic) at_call = evaluate_meta(recorded, ks);
+            ptrs.push_back(
+                as_recorded(value_of(v), v, symbolic ? at_call : recorded, g, restrided, restrided_inputs).raw_data_ptr());
+          }
           for (const Tensor& out : outs) ptrs.push_back(out.raw_data_ptr());
           {
             const StepTimer timer = time_step(i);
-            fns[k->second](ptrs.data());
+            if (SymbolicKernelFn fn = symbolic ? sym_fns[k->second] : nullptr) {
+              fn(ptrs.data(), ks.data());
+            } else {
+              fns[k->second](ptrs.data());
+            }
           }
           EMBER_CHECK(!raise_after.count(k->second))
               << "inductor: injected runtime error after kernel " << kernel.name << " of graph " << g.name()
@@ -346,6 +374,12 @@ std::shared_ptr<KernelProfile> make_profile(Program& p, const std::filesystem::p
 }
 
 CompiledGraph compile_graph(Graph& captured, const std::vector<Tensor>& example_inputs) {
+  // A graph traced over size symbols compiles once for every size when symbolic.cpp's rule
+  // admits it; otherwise its symbols are specialized now, while the entry is traced (its
+  // guards then pin every size), and it compiles as a static graph.
+  if (has_symbols(captured)) {
+    if (std::string why = why_not_symbolic(captured, example_inputs); !why.empty()) specialize_symbols(captured, why);
+  }
   return aot::aot_compile(captured, example_inputs, compile_fx_inner, "inductor_inner", compile_fx_ahead);
 }
 
@@ -367,7 +401,6 @@ void compile_fx_ahead(Graph& g) {
 }
 
 CompiledGraph compile_fx_inner(Graph& input_graph, const std::vector<Tensor>& example_inputs) {
-  (void)example_inputs;
   auto program = std::make_shared<Program>();
   GraphTrace trace(input_graph);
   EMBER_LOG(inductor, INFO) << "Step 3: torchinductor compiling graph " << input_graph.name();
@@ -376,6 +409,26 @@ CompiledGraph compile_fx_inner(Graph& input_graph, const std::vector<Tensor>& ex
   trace.stage_done("graph passes");
   trace.transformed(g);
   program->lowered = lower(g);
+  program->symbolic = has_symbols(g);
+  if (program->symbolic) {
+    // The AOT stage and the graph passes may make calls symbolic.cpp's rule did not see (a
+    // graph given to "inductor_inner" directly saw no rule): one whose code would take
+    // fixed sizes runs in the interpreter, correct for every size.
+    std::string why;
+    for (const auto& [node, role] : program->lowered.roles)
+      if (why.empty() && (role == NodeRole::Row || (role == NodeRole::Extern && !takes_any_size(*node))))
+        why = "%" + node->name() + " (" + node->target() + ") lowers to code for fixed sizes";
+    if (why.empty()) why = why_not_symbolic(g, example_inputs);
+    if (!why.empty()) {
+      auto graph = std::shared_ptr<Graph>(std::move(program->graph));
+      const std::string reason = "graph " + graph->name() + " has size symbols, and " + why;
+      return [graph, reason](const std::vector<Tensor>& inputs) {
+        capture::warn_interpreted(graph->name(), reason);
+        return run_graph(*graph, inputs);
+      };
+    }
+    program->symbols = bind_symbols(g);
+  }
   trace.stage_done("lowering");
   trace.lowered(g, program->lowered);
   program->kernels = schedule(g, program->lowered);
@@ -405,9 +458,12 @@ CompiledGraph compile_fx_inner(Graph& input_graph, const std::vector<Tensor>& ex
   program->handle = code.handle;
   for (size_t k = 0; k < program->kernels.size(); ++k) {
     const Kernel& kernel = program->kernels[k];
-    auto fn = reinterpret_cast<GeneratedKernelFn>(dlsym(code.handle, kernel.name.c_str()));
+    void* fn = dlsym(code.handle, kernel.name.c_str());
     EMBER_INTERNAL_ASSERT(fn) << "inductor: " << code.so_path << " has no kernel " << kernel.name;
-    program->fns.push_back(fn);
+    // A pointwise kernel over size symbols takes their values too (codegen_cpp.cpp).
+    const bool takes_symbols = program->symbolic && kernel.root && !kernel.root->sym_sizes.empty();
+    program->fns.push_back(takes_symbols ? nullptr : reinterpret_cast<GeneratedKernelFn>(fn));
+    if (program->symbolic) program->sym_fns.push_back(takes_symbols ? reinterpret_cast<SymbolicKernelFn>(fn) : nullptr);
     program->kernel_at[kernel.root_node()] = static_cast<int>(k);
     if (injects_relu_runtime_error())
       for (const PointwiseNode* p : kernel.nodes)
@@ -428,8 +484,12 @@ CompiledGraph compile_fx_inner(Graph& input_graph, const std::vector<Tensor>& ex
     for (int b : kernel.outputs.size() > 1 ? std::vector<int>{} : kernel.may_alias_output) {
       const ValueRef& v = kernel.inputs[b];
       const TensorMeta& m = v.node->meta()[v.index];
+      // Over size symbols, the same expressions (equal example values are not enough).
+      const bool same_symbols =
+          !program->symbolic || (sym_sizes_of(m) == sym_sizes_of(out) && sym_strides_of(m) == sym_strides_of(out));
       if (std::find(dying.begin(), dying.end(), program->index.at(v.node)) != dying.end() && m.sizes == out.sizes &&
-          core::strides_equivalent(m.sizes, m.strides, out.strides) && m.storage_offset == 0 && m.dtype == out.dtype)
+          core::strides_equivalent(m.sizes, m.strides, out.strides) && m.storage_offset == 0 && m.dtype == out.dtype &&
+          same_symbols)
         candidates.push_back(v);
     }
     program->in_place.push_back(std::move(candidates));

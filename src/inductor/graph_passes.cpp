@@ -7,6 +7,7 @@
 
 #include "graph/rewrite.h"
 #include "inductor/pipeline.h"
+#include "inductor/symbolic.h"
 #include "support/logging.h"
 
 namespace ember::inductor {
@@ -38,12 +39,14 @@ bool read_only_by_pointwise(const Node* n, const std::map<const Node*, std::vect
 /// and only pointwise readers (directly, or through views keeping the last dim) becomes
 /// `mm(a, b)` with `add(·, bias)` where it is read — after the view, in the reader's index
 /// space — so the bias add fuses into the readers' kernel instead of being copied into the
-/// GEMM's output first. Other nodes are unchanged.
+/// GEMM's output first. Other nodes are unchanged. A graph over size symbols is left as
+/// it is (the new nodes' geometry would be computed for the example sizes only).
 std::unique_ptr<Graph> unfuse_bias_add_to_pointwise(const Graph& g, size_t* changed) {
   const auto users = g.users();
   std::set<const Node*> unfuse;
+  const bool symbolic = has_symbols(g);
   for (const auto& n : g.nodes()) {
-    if (n->target() != "aten::addmm") continue;
+    if (symbolic || n->target() != "aten::addmm") continue;
     const auto& a = n->args();
     if (a[0].kind != Arg::Kind::Value || a[3].literal.to_scalar().to_double() != 1 ||
         a[4].literal.to_scalar().to_double() != 1)

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/sym_expr.h"
 #include "ember/graph.h"
 
 namespace ember::inductor {
@@ -22,6 +23,9 @@ struct PwOp {
   ValueRef value;
   ScalarType dtype = kFloat;
   std::vector<int64_t> strides;
+  /// In a symbolic body (PointwiseNode::sym_sizes set): the same strides as expressions
+  /// over the size symbols (constants where static); empty otherwise.
+  std::vector<core::sym::Expr> sym_strides;
   /// Constant: its value, converted to the body's dtype as eager converts a Scalar.
   double constant = 0;
   /// Call: a function of the generated code's prelude (`op_sigmoid`, `where`) applied to
@@ -36,6 +40,9 @@ struct PwOp {
 struct PointwiseNode {
   const Node* node = nullptr;
   std::vector<int64_t> sizes;
+  /// In a graph compiled over size symbols: `sizes` as expressions (constants where
+  /// static); empty for a static node. `sizes` then holds the example values.
+  std::vector<core::sym::Expr> sym_sizes;
   /// The type the body computes in: the result's, or for a comparison (`mask`) the type
   /// it compares in.
   ScalarType dtype = kFloat;

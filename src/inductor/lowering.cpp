@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "inductor/pipeline.h"
+#include "inductor/symbolic.h"
 #include "inductor/trace.h"
 #include "ops/registry.h"
 #include "support/logging.h"
@@ -97,6 +98,12 @@ class BodyBuilder {
       const int64_t s = m.sizes[d - (n - r)];
       if (s != 1 && s != p_.sizes[d]) return fail("an input does not broadcast to the result");
       if (s != 1) op.strides[d] = m.strides[d - (n - r)];
+    }
+    if (!p_.sym_sizes.empty()) {
+      const std::vector<core::sym::Expr> strides = sym_strides_of(m);
+      op.sym_strides.assign(n, core::sym::Expr(0));
+      for (size_t d = n - r; d < n; ++d)
+        if (op.strides[d] != 0 || m.sizes[d - (n - r)] != 1) op.sym_strides[d] = strides[d - (n - r)];
     }
     return push(std::move(op));
   }
@@ -451,6 +458,11 @@ std::string lower_pointwise(const Node& n, PointwiseNode& p) {
     return mask ? "result is not bool on the CPU" : "result is not f32/f64 on the CPU";
   if (n.meta()[0].storage_offset != 0 || n.is_impure()) return "writes an argument or draws random numbers";
   p.sizes = n.meta()[0].sizes;
+  // Over size symbols when the result or an argument has them (Note [dynamic shapes]).
+  bool symbolic = has_symbols(n.meta()[0]);
+  for (const Arg& a : n.args())
+    symbolic = symbolic || (a.kind == Arg::Kind::Value && has_symbols(a.value.node->meta().at(a.value.index)));
+  if (symbolic) p.sym_sizes = sym_sizes_of(n.meta()[0]);
   p.dtype = n.meta()[0].dtype;
   p.mask = mask;
   if (mask)

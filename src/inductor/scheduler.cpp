@@ -19,6 +19,12 @@ std::string base_name(const std::string& target) {
   return s.empty() || s[0] != '_' ? s : s.substr(1);
 }
 
+/// Whether two pointwise nodes run over one index space: equal sizes, and over size
+/// symbols equal expressions (two symbols may share an example value).
+bool same_sizes(const PointwiseNode& a, const PointwiseNode& b) {
+  return a.sizes == b.sizes && a.sym_sizes == b.sym_sizes;
+}
+
 }  // namespace
 
 bool row_shaped_epilogue(const RowNode& r) {
@@ -167,7 +173,7 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
         }
       } else if (c == lowered.pointwise.end()) {
         read_outside(user, "%" + user->name() + " is not pointwise");
-      } else if (c->second.sizes != pw->second.sizes || c->second.dtype != pw->second.dtype) {
+      } else if (!same_sizes(c->second, pw->second) || c->second.dtype != pw->second.dtype) {
         read_outside(user, "%" + user->name() + " has other sizes or dtype");
       } else if (target >= 0 && kernel_of.at(user) != target) {
         why = "its users are in different kernels";
@@ -258,7 +264,7 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
       if (built[a].merged) continue;
       for (size_t j = i + 1; j < by_run.size(); ++j) {
         const int b = by_run[j];
-        if (built[b].merged || built[b].root->sizes != built[a].root->sizes ||
+        if (built[b].merged || !same_sizes(*built[b].root, *built[a].root) ||
             built[b].root->dtype != built[a].root->dtype)
           continue;
         const auto ra = reads(a), rb = reads(b);

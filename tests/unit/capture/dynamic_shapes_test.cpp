@@ -4,7 +4,7 @@
 // the guards of a symbolic entry check the relations the trace recorded; mark_dynamic and
 // mark_static choose the symbolic sizes; code that reads sizes as integers specializes
 // them, and the `dynamic`, `guards` and `recompiles` logs say what happened; "inductor"
-// keeps every entry static.
+// specializes a graph it cannot compile over its symbols.
 #include <gtest/gtest.h>
 
 #include "ember/ember.h"
@@ -174,14 +174,16 @@ TEST_F(DynamicShapes, RecompilesLogSaysWhichSizesAutomaticDynamicMadeSymbolic) {
   EXPECT_NE(logs.text().find("2 <= x.size(0) (x.size(0) is 1)"), std::string::npos) << logs.text();
 }
 
-TEST_F(DynamicShapes, InductorSpecializesEveryEntryToItsSizes) {
+TEST_F(DynamicShapes, InductorSpecializesEveryEntryOfAGraphWithARowKernelToItsSizes) {
+  // A reduction: its row kernel takes fixed sizes, so "inductor" specializes the graph's
+  // symbols while it compiles (pointwise graphs compile once: tests/unit/inductor/symbolic_test.cpp).
   auto f = [](const Tensor& x) { return (x * 2.0).relu().sum({1}); };
   auto fn = compile(f, {.backend = "inductor", .dynamic = true});
   for (int64_t n : {3, 5, 3}) {
     Tensor x = randn({n, 4});
     expect_close(fn(x), f(x));
   }
-  EXPECT_EQ(fn.cache_size(), 2u) << "one entry per size: the code generator takes fixed sizes";
+  EXPECT_EQ(fn.cache_size(), 2u) << "one entry per size: row kernels take fixed sizes";
 }
 
 TEST_F(DynamicShapes, AotEagerTrainingOfASymbolicGraphMatchesEagerGradients) {

@@ -124,19 +124,20 @@ TEST_F(GuardsTest, ADoubleArgumentIsGuardedByValueAndTheRecompileLogNamesIt) {
 }
 
 TEST_F(GuardsTest, CacheSizeLimitWarningComesOncePerFunction) {
+  // Static sizes throughout (dynamic = false): each new size is an entry.
   config().dynamo.cache_size_limit = 2;
   testing::LogCapture logs;
-  auto grows = compile([](const Tensor& x) { return x + 1; }, {.name = "grows_once", .arg_names = {"x"}});
+  auto grows = compile([](const Tensor& x) { return x + 1; }, {.name = "grows_once", .arg_names = {"x"}, .dynamic = false});
   for (int64_t n = 1; n <= 6; ++n) expect_close(grows(ones({n})), full({n}, 2.0));
   EXPECT_EQ(count_of(logs.text(), "hit config.cache_size_limit"), 1u) << logs.text();
-  auto other = compile([](const Tensor& x) { return x - 1; }, {.name = "grows_too", .arg_names = {"x"}});
+  auto other = compile([](const Tensor& x) { return x - 1; }, {.name = "grows_too", .arg_names = {"x"}, .dynamic = false});
   for (int64_t n = 1; n <= 4; ++n) other(ones({n}));
   EXPECT_EQ(count_of(logs.text(), "hit config.cache_size_limit"), 2u) << "another function warns once too";
 }
 
 TEST_F(GuardsTest, RecompileLogSaysAFailureSharedByEveryEntryOnce) {
   set_logs("recompiles");
-  auto f = compile([](const Tensor& x) { return x * 2; }, {.name = "modes", .arg_names = {"x"}});
+  auto f = compile([](const Tensor& x) { return x * 2; }, {.name = "modes", .arg_names = {"x"}, .dynamic = false});
   f(ones({1}));
   f(ones({2}));
   f(ones({3}));

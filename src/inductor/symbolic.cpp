@@ -1,0 +1,185 @@
+// inductor/symbolic.cpp — the inductor over size symbols: the rule that decides whether a
+// graph compiles once for every size (else it is specialized while it is traced), the
+// table of where each symbol is read, size expressions as C text, geometry evaluated per
+// call. See Note [dynamic shapes] ("The inductor over symbolic graphs").
+#include "inductor/symbolic.h"
+
+#include <algorithm>
+#include <set>
+
+#include "core/shape_env.h"
+#include "core/sym_geometry.h"
+#include "graph/interpreter.h"
+#include "inductor/pipeline.h"
+#include "ops/registry.h"
+#include "support/logging.h"
+
+namespace ember::inductor {
+namespace sym = core::sym;
+
+namespace {
+
+sym::Expr expr_of(const core::SymInt& s) { return core::current(s).expr(); }
+
+/// The environment `m`'s symbols belong to (null when none is left symbolic).
+core::ShapeEnv* env_of(const TensorMeta& m) {
+  if (!m.sym) return nullptr;
+  auto env = [](const core::SymInt& s) { return core::current(s).env(); };
+  for (const core::SymInt& s : m.sym->sizes)
+    if (core::ShapeEnv* e = env(s)) return e;
+  for (const core::SymInt& s : m.sym->strides)
+    if (core::ShapeEnv* e = env(s)) return e;
+  return env(m.sym->storage_offset);
+}
+
+core::ShapeEnv* env_of(const Graph& g) {
+  for (const auto& n : g.nodes())
+    for (const TensorMeta& m : n->meta())
+      if (core::ShapeEnv* e = env_of(m)) return e;
+  return nullptr;
+}
+
+/// Sums and products of symbols and constants only: what a kernel evaluates and the
+/// wrapper reads (no `//`, `%`, Min, Max).
+bool is_polynomial(const sym::Expr& e) {
+  switch (e.kind()) {
+    case sym::Kind::Const:
+    case sym::Kind::Symbol: return true;
+    case sym::Kind::Sum:
+    case sym::Kind::Product:
+      return std::all_of(e.node().args.begin(), e.node().args.end(), [](const sym::Expr& a) { return is_polynomial(a); });
+    default: return false;
+  }
+}
+
+}  // namespace
+
+bool takes_any_size(const Node& n) {
+  static const std::set<std::string> names = {"aten::mm", "aten::addmm", "aten::bmm"};
+  return names.count(n.target()) > 0;
+}
+
+std::vector<sym::Expr> sym_sizes_of(const TensorMeta& m) {
+  std::vector<sym::Expr> out;
+  for (size_t d = 0; d < m.sizes.size(); ++d) out.push_back(m.sym ? expr_of(m.sym->sizes[d]) : sym::Expr(m.sizes[d]));
+  return out;
+}
+
+std::vector<sym::Expr> sym_strides_of(const TensorMeta& m) {
+  std::vector<sym::Expr> out;
+  for (size_t d = 0; d < m.strides.size(); ++d)
+    out.push_back(m.sym ? expr_of(m.sym->strides[d]) : sym::Expr(m.strides[d]));
+  return out;
+}
+
+bool has_symbols(const TensorMeta& m) { return env_of(m) != nullptr; }
+bool has_symbols(const Graph& g) { return env_of(g) != nullptr; }
+
+/// A graph compiles over its symbols when (rule by rule, the first that fails is the why):
+///
+/// | rule | why |
+/// | --- | --- |
+/// | no result records autograd history | training graphs are compiled per size by the AOT stage |
+/// | every call is pointwise (lowers as one), a view, or `mm`/`addmm`/`bmm` | row kernels and other externs take fixed sizes |
+/// | every size, stride and offset is a polynomial of the symbols | kernels evaluate sums and products only |
+/// | every symbol is a size of an input, read directly | the wrapper reads each symbol from an input |
+std::string why_not_symbolic(const Graph& g, const std::vector<Tensor>& examples) {
+  if (auto why = graph::why_autograd_records(g, examples)) return "it may need gradients (" + *why + ")";
+  std::set<int32_t> used, bound;
+  for (const auto& n : g.nodes()) {
+    if (n->kind() == NodeKind::Call && n->op()->kind != ops::OpKind::View && !takes_any_size(*n) &&
+        !lowers_as_pointwise(*n))
+      return "%" + n->name() + " (" + n->target() + ") is not a pointwise op, a view or mm/addmm/bmm";
+    for (const TensorMeta& m : n->meta()) {
+      if (!m.sym) continue;
+      std::vector<sym::Expr> all = sym_sizes_of(m);
+      for (const sym::Expr& e : sym_strides_of(m)) all.push_back(e);
+      all.push_back(expr_of(m.sym->storage_offset));
+      for (const sym::Expr& e : all) {
+        if (!is_polynomial(e)) return "%" + n->name() + " has a size, stride or offset that is not a polynomial";
+        for (int32_t id : sym::free_symbols(e)) used.insert(id);
+      }
+      if (n->kind() == NodeKind::Placeholder || n->kind() == NodeKind::Attribute)
+        for (const sym::Expr& e : sym_sizes_of(m))
+          if (e.kind() == sym::Kind::Symbol) bound.insert(e.symbol_id());
+    }
+  }
+  for (int32_t id : used)
+    if (!bound.count(id)) return "s" + std::to_string(id) + " is not the size of an input";
+  return "";
+}
+
+void specialize_symbols(const Graph& g, const std::string& why) {
+  core::ShapeEnv* env = env_of(g);
+  if (!env) return;
+  std::string specialized;
+  for (size_t i = 0; i < env->num_symbols(); ++i) {
+    const sym::Expr symbol = sym::Expr::symbol(static_cast<int32_t>(i));
+    if (env->simplify(symbol).is_const()) continue;
+    const int64_t value = env->specialize(symbol);
+    specialized += std::string(specialized.empty() ? "" : ", ") + "s" + std::to_string(i) + " (" +
+                   env->symbol(static_cast<int32_t>(i)).source + ") = " + std::to_string(value);
+  }
+  if (!specialized.empty())
+    EMBER_LOG(dynamic, INFO) << "specialized " << specialized << ": inductor compiles graph " << g.name()
+                             << " for fixed sizes, because " << why;
+}
+
+SymbolTable bind_symbols(const Graph& g) {
+  SymbolTable table;
+  if (core::ShapeEnv* env = env_of(g)) table.num_symbols = env->num_symbols();
+  std::set<int32_t> bound;
+  size_t input = 0;
+  for (const auto& n : g.nodes()) {
+    if (n->kind() != NodeKind::Placeholder && n->kind() != NodeKind::Attribute) continue;
+    if (!n->meta().empty() && n->meta()[0].sym) {
+      const std::vector<sym::Expr> sizes = sym_sizes_of(n->meta()[0]);
+      for (size_t d = 0; d < sizes.size(); ++d)
+        if (sizes[d].kind() == sym::Kind::Symbol && bound.insert(sizes[d].symbol_id()).second)
+          table.bindings.push_back({sizes[d].symbol_id(), input, d});
+    }
+    ++input;
+  }
+  return table;
+}
+
+void read_symbols(const SymbolTable& table, const std::vector<Tensor>& inputs, std::vector<int64_t>& values) {
+  values.assign(table.num_symbols, 0);
+  for (const SymbolBinding& b : table.bindings) values[static_cast<size_t>(b.symbol)] = inputs.at(b.input).size(b.dim);
+}
+
+TensorMeta evaluate_meta(const TensorMeta& m, std::span<const int64_t> values) {
+  if (!m.sym) return m;
+  TensorMeta out = m;
+  out.sym = nullptr;
+  for (size_t d = 0; d < m.sizes.size(); ++d) out.sizes[d] = sym::evaluate(expr_of(m.sym->sizes[d]), values);
+  for (size_t d = 0; d < m.strides.size(); ++d) out.strides[d] = sym::evaluate(expr_of(m.sym->strides[d]), values);
+  out.storage_offset = sym::evaluate(expr_of(m.sym->storage_offset), values);
+  return out;
+}
+
+std::string c_expr(const sym::Expr& e) {
+  const sym::Node& n = e.node();
+  switch (e.kind()) {
+    case sym::Kind::Const: return std::to_string(e.value());
+    case sym::Kind::Symbol: return "ks[" + std::to_string(e.symbol_id()) + "]";
+    case sym::Kind::Sum: {
+      std::string s = "(" + (n.value ? std::to_string(n.value) : std::string());
+      for (size_t i = 0; i < n.args.size(); ++i) {
+        if (s.size() > 1) s += " + ";
+        s += (n.coeffs[i] == 1 ? "" : std::to_string(n.coeffs[i]) + " * ") + c_expr(n.args[i]);
+      }
+      return s + ")";
+    }
+    case sym::Kind::Product: {
+      std::string s;
+      for (size_t i = 0; i < n.args.size(); ++i)
+        for (int64_t k = 0; k < n.coeffs[i]; ++k) s += (s.empty() ? "" : " * ") + c_expr(n.args[i]);
+      return "(" + s + ")";
+    }
+    default: EMBER_INTERNAL_ASSERT(false) << "inductor: size expression " << e << " is not a polynomial";
+  }
+  return "";
+}
+
+}  // namespace ember::inductor

@@ -1,0 +1,62 @@
+// inductor/symbolic.h — the inductor over size symbols: whether a graph traced with
+// symbols compiles once for every size or is specialized to its example sizes, where the
+// wrapper reads each symbol's value on a call, the C text of a size expression in a
+// generated kernel, and a value's geometry evaluated at a call's symbol values. See Note
+// [dynamic shapes] ("The inductor over symbolic graphs") and Note [inductor].
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/sym_expr.h"
+#include "ember/graph.h"
+
+namespace ember::inductor {
+
+/// A value's sizes / strides as the shape environment knows them now (constants where
+/// static); for a static value, its plain sizes / strides as constants.
+std::vector<core::sym::Expr> sym_sizes_of(const TensorMeta& m);
+std::vector<core::sym::Expr> sym_strides_of(const TensorMeta& m);
+/// Whether any size, stride or the offset of `m` is still symbolic.
+bool has_symbols(const TensorMeta& m);
+/// Whether any value of `g` is still symbolic.
+bool has_symbols(const Graph& g);
+
+/// Whether `n` is an extern call whose eager kernel takes any size and whose arguments
+/// hold no sizes (`mm`, `addmm`, `bmm`): one a graph over size symbols may hold.
+bool takes_any_size(const Node& n);
+
+/// Why graph `g` (given to "inductor" with size symbols, before the AOT stage) cannot be
+/// compiled over its symbols; empty when it can. See symbolic.cpp for the rule.
+std::string why_not_symbolic(const Graph& g, const std::vector<Tensor>& examples);
+/// Specializes every symbol of `g`'s shape environment to its example value (guards of the
+/// entry being traced), logging why on `dynamic`; afterwards `g` is a static graph.
+void specialize_symbols(const Graph& g, const std::string& why);
+
+/// Where a compiled symbolic graph reads its symbols: symbol `symbol`'s value is input
+/// `input`'s size(dim).
+struct SymbolBinding {
+  int32_t symbol = 0;
+  size_t input = 0;
+  size_t dim = 0;
+};
+struct SymbolTable {
+  /// One slot per symbol of the environment (ids index it; unbound slots stay 0).
+  size_t num_symbols = 0;
+  std::vector<SymbolBinding> bindings;
+};
+/// The binding table of graph `g`, whose every symbol must be a bare input size (why_not_symbolic).
+SymbolTable bind_symbols(const Graph& g);
+/// Reads the symbols' values from `inputs` into `values` (num_symbols of them).
+void read_symbols(const SymbolTable& table, const std::vector<Tensor>& inputs, std::vector<int64_t>& values);
+
+/// `m` with its sizes, strides and offset evaluated at `values` (symbol id → value).
+TensorMeta evaluate_meta(const TensorMeta& m, std::span<const int64_t> values);
+
+/// The C++ text of a polynomial size expression in a kernel whose symbol values are the
+/// array `ks` (`ks[0] * 16`); a constant prints as its digits.
+std::string c_expr(const core::sym::Expr& e);
+
+}  // namespace ember::inductor

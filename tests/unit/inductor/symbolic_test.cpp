@@ -1,0 +1,138 @@
+// Tests of the inductor backend over size symbols (Note [dynamic shapes], "The inductor
+// over symbolic graphs"): a graph of pointwise ops and views compiled with dynamic=true
+// runs every batch size from one compile (one shared library, kernels that read the sizes
+// at run time) with eager's values, sizes and strides; a graph the rule does not admit
+// (a reduction, one that may need gradients) is specialized while it is traced and
+// compiles per size, as before.
+#include <gtest/gtest.h>
+
+#include "ember/ember.h"
+#include "inductor/inductor.h"
+#include "support/compile_helpers.h"
+#include "support/log_capture.h"
+
+namespace ember {
+namespace {
+
+using testing::expect_close;
+using testing::expect_identical;
+using testing::LogCapture;
+
+class InductorSymbolic : public testing::CompileDirTest {};
+
+TEST_F(InductorSymbolic, PointwiseGraphCompilesOnceForEveryBatchSizeAndMatchesEager) {
+  Tensor b = randn({16});
+  auto f = [&b](const Tensor& x) { return std::make_tuple((x * 2.0 + 1.0).relu(), x + b); };
+  auto fn = compile(f, {.backend = "inductor", .name = "pw", .arg_names = {"x"}, .dynamic = true});
+  const int64_t before = inductor::compiler_invocations();
+  // 3000 rows: over the kernels' parallel threshold, decided at run time.
+  for (int64_t batch : {7, 64, 100, 3000, 7}) {
+    Tensor x = randn({batch, 16});
+    const auto [r, s] = fn(x);
+    const auto [er, es] = f(x);
+    const std::string what = "batch " + std::to_string(batch);
+    expect_identical(r, er, what);
+    expect_identical(s, es, what);
+  }
+  EXPECT_EQ(fn.cache_size(), 1u) << "one symbolic entry for every batch size";
+  EXPECT_EQ(inductor::compiler_invocations() - before, 1);
+  const inductor::CompileReport report = inductor::last_compile_report();
+  EXPECT_NE(report.source.find("(void* const* bufs, const int64_t* ks)"), std::string::npos) << report.source;
+  EXPECT_NE(report.source.find("ks[0]"), std::string::npos) << report.source;
+  // Batch 1 stays static (sizes 0 and 1 are specialized): an entry of its own.
+  Tensor one = randn({1, 16});
+  const auto [r1, s1] = fn(one);
+  const auto [e1, f1] = f(one);
+  expect_identical(r1, e1, "batch 1");
+  expect_identical(s1, f1, "batch 1");
+  EXPECT_EQ(fn.cache_size(), 2u);
+}
+
+TEST_F(InductorSymbolic, NonContiguousViewsAndOneDimInputsRunAtEverySize) {
+  // A transposed view read through symbolic strides, a 1-d input whose only dim is a
+  // symbol (blocks of a runtime length), and a broadcast of a [N, 1] column.
+  auto f = [](const Tensor& x, const Tensor& v) {
+    return std::make_tuple((x.t() * 2.0 - 1.0).relu(), (v - 0.5).abs(), x + x.select(1, 0).unsqueeze(1));
+  };
+  auto fn = compile(f, {.backend = "inductor", .name = "views", .arg_names = {"x", "v"}, .dynamic = true});
+  const int64_t before = inductor::compiler_invocations();
+  for (int64_t n : {5, 33, 9000}) {
+    Tensor x = randn({n, 6}), v = randn({n * 2 + 1});
+    const auto [a, c, d] = fn(x, v);
+    const auto [ea, ec, ed] = f(x, v);
+    const std::string what = "n " + std::to_string(n);
+    expect_identical(a, ea, what);
+    expect_identical(c, ec, what);
+    expect_identical(d, ed, what);
+  }
+  EXPECT_EQ(fn.cache_size(), 1u);
+  EXPECT_EQ(inductor::compiler_invocations() - before, 1);
+  const inductor::CompileReport report = inductor::last_compile_report();
+  EXPECT_EQ(report.graph_name.find("views"), 0u) << report.graph_name;
+  EXPECT_EQ(report.kernels.size(), 3u);
+  EXPECT_NE(report.source.find("ld<V>(in0 + o0 + x * ks["), std::string::npos)
+      << "the transposed view: a load strided by a runtime size\n"
+      << report.source;
+}
+
+TEST_F(InductorSymbolic, GraphWithAReductionIsSpecializedToEachEntrysSizes) {
+  LogCapture logs;
+  set_logs("dynamic");
+  auto f = [](const Tensor& x) { return (x * 2.0).relu().sum({1}); };
+  auto fn = compile(f, {.backend = "inductor", .name = "red", .arg_names = {"x"}, .dynamic = true});
+  for (int64_t n : {3, 5, 3}) {
+    Tensor x = randn({n, 4});
+    expect_close(fn(x), f(x));
+  }
+  EXPECT_EQ(fn.cache_size(), 2u) << "one entry per size: row kernels take fixed sizes";
+  EXPECT_NE(logs.text().find("specialized s0 (x.size(0)) = 3, s1 (x.size(1)) = 4: inductor compiles graph red for fixed sizes"), std::string::npos)
+      << logs.text();
+  EXPECT_NE(logs.text().find("aten::sum.dim_IntList) is not a pointwise op, a view or mm/addmm/bmm"), std::string::npos)
+      << logs.text();
+}
+
+TEST_F(InductorSymbolic, GraphThatMayNeedGradientsIsSpecializedAndTrainsAsBefore) {
+  Tensor w = randn({4}).requires_grad_();
+  auto f = [&w](const Tensor& x) { return (x * w).relu(); };
+  auto fn = compile(f, {.backend = "inductor", .name = "train", .arg_names = {"x"}, .dynamic = true});
+  const int64_t before = inductor::compiler_invocations();
+  for (int64_t n : {3, 5}) {
+    Tensor x = randn({n, 4});
+    w.mutable_grad() = Tensor();
+    Tensor y = fn(x);
+    y.sum().backward();
+    const Tensor compiled_grad = w.grad().clone();
+    w.mutable_grad() = Tensor();
+    Tensor e = f(x);
+    e.sum().backward();
+    expect_close(y, e);
+    expect_close(compiled_grad, w.grad());
+  }
+  EXPECT_EQ(fn.cache_size(), 2u) << "training graphs compile per size";
+  EXPECT_GE(inductor::compiler_invocations() - before, 2) << "compiled by the AOT stage, not interpreted";
+}
+
+TEST_F(InductorSymbolic, MlpBlockWithAddmmCompilesOnceForEveryBatchSize) {
+  // linear (t + addmm, whose eager kernel takes the runtime M), GELU, linear, the residual.
+  Tensor w1 = randn({32, 16}), b1 = randn({32}), w2 = randn({16, 32}), b2 = randn({16});
+  auto f = [&](const Tensor& x) { return linear(gelu(linear(x, w1, b1)), w2, b2) + x; };
+  auto fn = compile(f, {.backend = "inductor", .name = "mlp", .arg_names = {"x"}, .dynamic = true});
+  const int64_t before = inductor::compiler_invocations();
+  for (int64_t batch : {7, 64, 100, 256}) {
+    Tensor x = randn({batch, 16});
+    const Tensor got = fn(x), want = f(x);
+    const std::string what = "batch " + std::to_string(batch);
+    ASSERT_EQ(got.sizes().vec(), want.sizes().vec()) << what;
+    ASSERT_EQ(got.strides().vec(), want.strides().vec()) << what;
+    expect_close(got, want, 1e-5, 1e-5, what);
+  }
+  EXPECT_EQ(fn.cache_size(), 1u);
+  EXPECT_EQ(inductor::compiler_invocations() - before, 1);
+  const inductor::CompileReport report = inductor::last_compile_report();
+  EXPECT_EQ(report.graph_name.find("mlp"), 0u) << report.graph_name;
+  EXPECT_EQ(report.extern_calls.size(), 2u) << "the matrix products run as extern calls";
+  EXPECT_NE(report.source.find("const int64_t* ks"), std::string::npos) << report.source;
+}
+
+}  // namespace
+}  // namespace ember
