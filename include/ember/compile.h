@@ -81,9 +81,11 @@ struct CompileOptions {
   /// (automatic): the first compile is static, and a recompile caused only by changed
   /// sizes makes those sizes symbolic; true: every size of every tensor argument is
   /// symbolic from the first compile (but 0 and 1, and dims marked static); false: every
-  /// size is static, as are dims passed to mark_dynamic. Sizes stay static for backends
-  /// that generate code for fixed sizes ("inductor", custom backends): only "eager" and
-  /// "aot_eager" (inference graphs) run one graph for many sizes.
+  /// size is static, as are dims passed to mark_dynamic. "eager" and "aot_eager"
+  /// (inference graphs) run one graph for many sizes; "inductor" compiles one for many
+  /// sizes when the graph needs no gradients and holds only pointwise ops, views and
+  /// mm/addmm/bmm, and otherwise fixes each entry to its sizes; custom backends always get
+  /// fixed sizes.
   std::optional<bool> dynamic;
 };
 
