@@ -24,7 +24,9 @@ inline constexpr int kMaxOperands = 4;
 /// converted to `out`. Inputs are named x (one input), a and b (two), a, b and c (three);
 /// `p0` is the op's scalar parameter (alpha).
 struct PointwiseKernel {
-  std::string name;                 ///< names the kernel's symbol ("add", "copy")
+  /// Names the kernel's symbol ("add", "copy"), so one name is one formula (with its
+  /// helpers): kernels are looked up by symbol (get_kernel), not by their text.
+  std::string name;
   std::string expr;                 ///< C++ over T-typed inputs and `double p0`
   std::vector<std::string> helpers; ///< device functions `expr` calls (other rows)
   std::vector<ScalarType> inputs;   ///< storage dtypes of the inputs

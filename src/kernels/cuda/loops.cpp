@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
-#include <unordered_map>
 
 #include "core/cuda.h"
 #include "core/cuda_runtime.h"
@@ -114,23 +112,6 @@ Geometry make_geometry(const std::vector<Tensor>& operands) {
 
 namespace {
 
-/// The compiled function of a kernel in a layout on a device. Rendering and NVRTC run once
-/// per (device, symbol, formula); later calls cost one hash lookup.
-void* pointwise_function(const PointwiseKernel& k, const PointwiseLayout& layout, int device) {
-  std::string key = std::to_string(device) + ' ' + kernel_symbol(k, layout) + '\n' + k.expr;
-  for (const std::string& h : k.helpers) key += h;
-  static std::mutex mu;
-  static std::unordered_map<std::string, void*> functions;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = functions.find(key);
-    if (it != functions.end()) return it->second;
-  }
-  void* fn = get_kernel(render_pointwise(k, layout), kernel_symbol(k, layout), device);
-  std::lock_guard<std::mutex> lock(mu);
-  return functions.emplace(std::move(key), fn).first->second;
-}
-
 /// The bits of a 0-dim CPU tensor's element in the low bytes of a 64-bit argument.
 unsigned long long value_bits(const Tensor& scalar) {
   unsigned long long bits = 0;
@@ -188,7 +169,7 @@ void pointwise(const PointwiseKernel& k, const Tensor& out, const std::vector<Te
     }
     layout.vec = vector_width(out, dense);
   }
-  void* fn = pointwise_function(k, layout, out.device().index);
+  void* fn = get_kernel(kernel_symbol(k, layout), out.device().index, [&] { return render_pointwise(k, layout); });
 
   // The arguments point into these two, so neither may grow past its reserve.
   std::vector<void*> ptrs;

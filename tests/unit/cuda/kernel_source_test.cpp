@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,16 @@ TEST(CudaKernelSource, LayoutsNameTheirSymbolAndSignature) {
   EXPECT_NE(render_pointwise(k, strided).find("long long off[2] = {};"), std::string::npos);
   // The plain strided layout keeps the plain symbol.
   EXPECT_EQ(kernel_symbol(k, strided_layout(k)), kernel_symbol(k));
+}
+
+// Kernels are looked up by symbol, which spells the kernel's name, not its formula: each
+// name must stand for one formula. The rows' names, and those the ops and libraries give
+// their own formulas (loops.cpp, ops/pointwise.cpp, gemm.cpp, conv.cpp), are all distinct.
+TEST(CudaKernelSource, EveryKernelNameStandsForOneFormula) {
+  std::set<std::string> names = {"copy", "where", "clamp", "gelu", "gelu_tanh", "scale", "zero", "add_bias"};
+  const size_t own = names.size();
+  for (const Row& r : rows()) EXPECT_TRUE(names.insert(r.name).second) << r.name << " names two formulas";
+  EXPECT_EQ(names.size(), own + rows().size());
 }
 
 TEST(CudaKernelSource, RowFunctionsComposeForClamp) {
