@@ -2,7 +2,8 @@
 // cuda:0: the CPU rows' shapes and values (bench/workloads.h draws them on the CPU and
 // moves inputs and parameters to the device). Each row: the median of --iters calls,
 // each timed by CUDA events recorded on the current stream before and after the call,
-// after 3 warm-up calls (which also compile the row's kernels), and the host's time to
+// after 3 warm-up calls (which also compile the row's kernels) and with the L2 cache
+// flushed before each call (cuda_median_ms), and the host's time to
 // return from the call (its launch overhead); for the memory-bound
 // W1–W3 also GB/s of the bytes their kernels move and its share of the device-to-device
 // copy bandwidth, measured in the same run by a copy_ between two 1 GiB tensors and by a copy_ moving the row's
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <deque>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -36,26 +38,32 @@ constexpr bool kCudaCompiledIn = false;
 #endif
 
 /// Medians over `iters` calls of `f` after `warmup` calls: the device time between two CUDA
-/// events on the current stream around each call (which counts the host's launch work when
-/// that is the slower side), and the host's time to return from the call (its launch
-/// overhead: when it is near the device time, the row is bound by the host).
+/// events on the current stream around each call, and the host's time to return from the
+/// call (its launch overhead: when it is near the device time, the row is bound by the
+/// host). Before each timed call the stream zeroes a 256 MiB buffer, which evicts the
+/// inputs from the L2 cache and keeps the device busy while the host launches the call,
+/// so the events time the call's kernels from a queue that is not empty (the way Triton's
+/// do_bench times kernels); where the host's launch work outlasts the zeroing, the
+/// device waits for it and the time counts it. One synchronization at the end.
 struct Timing {
   double device_ms = 0, host_ms = 0;
 };
 Timing cuda_median_ms(const std::function<void()>& f, int warmup, int iters) {
+  Tensor flush = empty({int64_t{64} << 20}, TensorOptions(kInt32).device(kCUDA));
   for (int i = 0; i < warmup; ++i) f();
   cuda::synchronize();
+  std::deque<cuda::Event> starts, ends;  // events neither copy nor move
   std::vector<double> device, host;
   for (int i = 0; i < iters; ++i) {
-    cuda::Event start(/*enable_timing=*/true), end(/*enable_timing=*/true);
-    start.record();
+    flush.zero_();
+    starts.emplace_back(/*enable_timing=*/true).record();
     const auto t0 = std::chrono::steady_clock::now();
     f();
     host.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    end.record();
-    end.synchronize();
-    device.push_back(start.elapsed_time(end));
+    ends.emplace_back(/*enable_timing=*/true).record();
   }
+  cuda::synchronize();
+  for (int i = 0; i < iters; ++i) device.push_back(starts[i].elapsed_time(ends[i]));
   auto median = [](std::vector<double>& v) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
@@ -107,7 +115,9 @@ int main(int argc, char** argv) {
   const double copy = copy_gbps(2.0 * (int64_t{1} << 30));
   std::printf("Ember eager on cuda:0, %s (sm_%d%d); device-to-device copy_: %.1f GB/s (read + written)\n",
               device.c_str(), major, minor, copy);
-  std::printf("ms: median of %d calls, CUDA events around each call, after 3 warm-up calls\n", iters);
+  std::printf("ms: median of %d calls, CUDA events around each call, each after a 256 MiB zeroing that flushes the L2 "
+              "cache and keeps the queue busy, after 3 warm-up calls\n",
+              iters);
   std::printf("GB/s: the bytes the row's kernels read and write (W1's eager chain moves %d times x's bytes); "
               "%% of copy: of the copy_ above; %% of same: of a copy_ moving the row's own bytes\n",
               bench::kW1EagerPasses);

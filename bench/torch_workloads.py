@@ -270,21 +270,26 @@ def compiled_row(w, expected, args):
 
 def cuda_median_ms(f, warmup=3, iters=21, host=False):
     """Median ms of `iters` calls, each between two torch.cuda.Event records on the current
-    stream, after `warmup` calls (bench_cuda_eager_workloads' timing). host=True also
+    stream, after `warmup` calls, each call after a 256 MiB zeroing that flushes the L2
+    cache and keeps the device busy while the host launches the call; one synchronization
+    at the end (bench_cuda_eager_workloads' timing, Triton's do_bench's way). host=True also
     returns the median time the host took to return from the call (its launch overhead)."""
+    flush = torch.empty(64 << 20, dtype=torch.int32, device="cuda")
     for _ in range(warmup):
         f()
     torch.cuda.synchronize()
-    times, host_times = [], []
+    events, host_times = [], []
     for _ in range(iters):
+        flush.zero_()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         t0 = time.perf_counter()
         f()
         host_times.append((time.perf_counter() - t0) * 1e3)
         end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
+        events.append((start, end))
+    torch.cuda.synchronize()
+    times = [start.elapsed_time(end) for start, end in events]
     if host:
         return statistics.median(times), statistics.median(host_times)
     return statistics.median(times)
@@ -318,7 +323,8 @@ def cuda_main(args):
     copy = copy_gbps()
     print(f"PyTorch {torch.__version__} eager on cuda:0, {name} (sm_{major}{minor}); device-to-device copy_: "
           f"{copy:.1f} GB/s (read + written); TF32 off")
-    print(f"ms: median of {args.iters} calls, torch.cuda.Event around each call, after 3 warm-up calls")
+    print(f"ms: median of {args.iters} calls, torch.cuda.Event around each call, each after a 256 MiB zeroing that "
+          f"flushes the L2 cache and keeps the queue busy, after 3 warm-up calls")
     print(f"{'id':8} | {'workload':36} | {'eager ms':>10} | {'GB/s':>8} | % of copy")
     only = [o for o in args.only.split(",") if o]
     rows = []

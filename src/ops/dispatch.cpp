@@ -245,7 +245,8 @@ Tensor empty_from_meta(const TensorMeta& m) {
 std::optional<Device> common_device(const OpDef& op, const Stack& args) {
   // Copies move data between devices: their tensors may differ (the first one's wins).
   // Elsewhere a 0-dim CPU tensor may sit beside tensors of another device (PyTorch's CPU
-  // scalars): it counts only when nothing else is there.
+  // scalars): it counts only when nothing else is there; so do the CPU index tensors of
+  // index/index_put (op.host_indices).
   std::optional<Device> device, cpu_scalar;
   auto visit = [&](const Tensor& t) {
     if (!t.defined()) return;
@@ -266,8 +267,14 @@ std::optional<Device> common_device(const OpDef& op, const Stack& args) {
     } else if (a.is_tensor_list()) {
       for (const auto& t : a.to_tensor_list()) visit(t);
     } else if (std::holds_alternative<std::vector<std::optional<Tensor>>>(a.variant())) {
-      for (const auto& t : a.to_optional_tensor_list())
-        if (t) visit(*t);
+      for (const auto& t : a.to_optional_tensor_list()) {
+        if (!t) continue;
+        if (op.host_indices && t->is_cpu()) {
+          if (!cpu_scalar) cpu_scalar = t->device();
+          continue;
+        }
+        visit(*t);
+      }
     }
   }
   if (device && cpu_scalar && !device->is_cuda() && !device->is_cpu()) {

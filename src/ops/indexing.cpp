@@ -455,6 +455,7 @@ void register_indexing_ops(Registry& r) {
   // A bool/uint8 mask makes the output's shape depend on the mask's values: on CPU the
   // meta function reads them; a mask on the meta device raises (there is nothing to read).
   r.def("index.Tensor(Tensor self, Tensor?[] indices) -> Tensor")
+      .set_host_indices()
       .set_meta([](const Stack& a) {
         const Tensor& self = a[0].to_tensor();
         const Expanded e = expand_indices(self, a[1].to_optional_tensor_list());
@@ -481,6 +482,7 @@ void register_indexing_ops(Registry& r) {
       });
 
   r.def("index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor")
+      .set_host_indices()
       .set_meta([](const Stack& a) {
         const Tensor& self = a[0].to_tensor();
         const Tensor& values = a[2].to_tensor();

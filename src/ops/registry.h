@@ -98,6 +98,9 @@ struct OpDef {
   /// Copies between devices (copy_, _to_copy): tensors on different devices are allowed,
   /// and the CUDA kernel runs when any of them is on a CUDA device.
   bool cross_device = false;
+  /// index and index_put: index tensors on the CPU may sit beside a tensor on another
+  /// device (the kernel moves them), as PyTorch accepts `x_cuda[cpu_index]`.
+  bool host_indices = false;
   /// Random ops read the generator; capture and codegen treat them specially.
   bool nondeterministic_seeded = false;
 
@@ -125,6 +128,10 @@ struct OpDef {
   OpDef& set_not_differentiable(std::source_location loc = std::source_location::current());
   OpDef& set_cross_device() {
     cross_device = true;
+    return *this;
+  }
+  OpDef& set_host_indices() {
+    host_indices = true;
     return *this;
   }
   OpDef& set_random() {

@@ -95,6 +95,7 @@ EMBER_DEV_MATH2(pow, powf, pow)
 EMBER_DEV_MATH2(atan2, atan2f, atan2)
 EMBER_DEV_MATH2(fmod, fmodf, fmod)
 EMBER_DEV_MATH2(copysign, copysignf, copysign)
+EMBER_DEV_MATH2(fmax, fmaxf, fmax)
 #undef EMBER_DEV_MATH2
 // Integers are their own floor, ceil, trunc and rounding, and never NaN.
 template <typename T> __device__ __forceinline__ T floor(T x) { return x; }

@@ -47,31 +47,28 @@ __device__ void layer_norm_rows(T* y, S* mean_out, S* rstd_out, const T* x, cons
   }
 }
 
-/// layer_norm_rows over warp rows (N at most 32 * EMBER_WARP_CACHE), each lane's elements
-/// at constant offsets from the row; the row in registers allows the exact two-pass
-/// variance instead of Welford's running one.
-template <typename T, typename S>
+/// layer_norm_rows over warp rows (N at most 32 * C), read and written V elements at a
+/// time (warp_slot); the row in registers allows the exact two-pass variance instead of
+/// Welford's running one.
+template <int V, int C, typename T, typename S>
 __device__ void layer_norm_warp_rows(T* y, S* mean_out, S* rstd_out, const T* x, const T* gamma, const T* beta,
                                      long long M, long long N, double eps) {
   typedef typename OpMath<T>::type A;
   const int n = static_cast<int>(N);
   const int lane = static_cast<int>(threadIdx.x % 32);
   for_each_warp_row(M, [&](long long r) {
-    const T* xr = x + r * N + lane;
-    T* yr = y + r * N + lane;
-    A v[EMBER_WARP_CACHE];
-#pragma unroll
-    for (int t = 0; t < EMBER_WARP_CACHE; ++t) v[t] = lane + 32 * t < n ? cvt<A>(xr[32 * t]) : A(0);
+    A v[C];
+    load_warp_row<V>(v, x + r * N, lane, n, A(0));
     // Two passes over the registers: the mean, then the mean squared deviation from it.
     A sum = A(0);
 #pragma unroll
-    for (int t = 0; t < EMBER_WARP_CACHE; ++t) sum += v[t];
+    for (int t = 0; t < C; ++t) sum += v[t];
     const A total = warp_combine<SumOp<T> >(sum);
     const A mean = n > 0 ? total / static_cast<A>(n) : A(0);  // an empty row: mean 0, rstd NaN
     A m2 = A(0);
 #pragma unroll
-    for (int t = 0; t < EMBER_WARP_CACHE; ++t) {
-      const A d = lane + 32 * t < n ? v[t] - mean : A(0);
+    for (int t = 0; t < C; ++t) {
+      const A d = warp_slot<V>(t, lane) < n ? v[t] - mean : A(0);
       m2 += d * d;
     }
     const A rstd = A(1) / sqrt(warp_combine<SumOp<T> >(m2) / static_cast<A>(n) + static_cast<A>(eps));
@@ -79,16 +76,12 @@ __device__ void layer_norm_warp_rows(T* y, S* mean_out, S* rstd_out, const T* x,
       mean_out[r] = cvt<S>(mean);
       rstd_out[r] = cvt<S>(rstd);
     }
-#pragma unroll
-    for (int t = 0; t < EMBER_WARP_CACHE; ++t) {
-      const int j = lane + 32 * t;
-      if (j < n) {
-        A o = (v[t] - mean) * rstd;
-        if (gamma) o = o * cvt<A>(gamma[j]);
-        if (beta) o = o + cvt<A>(beta[j]);
-        yr[32 * t] = cvt<T>(o);
-      }
-    }
+    store_warp_row<V, C>(y + r * N, lane, n, [&](int t, int j) {
+      A o = (v[t] - mean) * rstd;
+      if (gamma) o = o * cvt<A>(gamma[j]);
+      if (beta) o = o + cvt<A>(beta[j]);
+      return cvt<T>(o);
+    });
   });
 }
 
@@ -208,12 +201,15 @@ __device__ void batch_norm_backward_channels(T* dx, P* dw, P* db, const T* dy, c
       if (db) db[c] = cvt<P>(acc.sum);
     }
     if (!dx) continue;
+    // PyTorch's CUDA kernel's roundings, in its order: a reciprocal of the count multiplies,
+    // and the projection is subtracted before the mean gradient.
+    const A norm = A(1) / static_cast<A>(count);
+    const A grad_mean = acc.sum * norm, proj_scale = acc.dot * norm * invstd * invstd;
     const A scale = invstd * param_or(w, c, A(1));
-    const A k = acc.dot * invstd * invstd / static_cast<A>(count), grad_mean = acc.sum / static_cast<A>(count);
     for (long long j = threadIdx.x; j < count; j += blockDim.x) {
       const long long off = channel_offset(j, c, C, Sz);
       const A g = cvt<A>(dy[off]);
-      dx[off] = cvt<T>(train ? (g - grad_mean - (cvt<A>(x[off]) - mean) * k) * scale : g * scale);
+      dx[off] = cvt<T>(train ? (g - (cvt<A>(x[off]) - mean) * proj_scale - grad_mean) * scale : g * scale);
     }
   }
 }
@@ -241,7 +237,8 @@ void* ptr_or_null(const Tensor& t) { return t.defined() ? t.raw_data_ptr() : nul
 ScalarType norm_stat_dtype(ScalarType input) { return is_reduced_float(input) ? kFloat : input; }
 
 std::string kernel_symbol(const LayerNormKernel& k) {
-  return std::string("ember_layer_norm_") + dtype_tag(k.in) + "_stat_" + dtype_tag(k.stat) + (k.warp_rows ? "_warp" : "");
+  return std::string("ember_layer_norm_") + dtype_tag(k.in) + "_stat_" + dtype_tag(k.stat) +
+         (k.warp_rows ? "_warp_v" + std::to_string(k.vec) + "_s" + std::to_string(k.slots) : "");
 }
 
 std::string kernel_symbol(const BatchNormKernel& k) {
@@ -258,7 +255,9 @@ std::string render_layer_norm(const LayerNormKernel& k) {
      << T << "* y, " << S << "* mean, " << S
      << "* rstd, const " << T << "* x, const " << T << "* gamma, const " << T
      << "* beta, long long M, long long N, double eps) {\n";
-  os << "  ember_dev::layer_norm_" << (k.warp_rows ? "warp_rows" : "rows") << "(y, mean, rstd, x, gamma, beta, M, N, eps);\n}\n";
+  os << "  ember_dev::layer_norm_"
+     << (k.warp_rows ? "warp_rows<" + std::to_string(k.vec) + ", " + std::to_string(k.slots) + ">" : std::string("rows"))
+     << "(y, mean, rstd, x, gamma, beta, M, N, eps);\n}\n";
   return os.str();
 }
 
@@ -290,7 +289,13 @@ std::string render_batch_norm(const BatchNormKernel& k) {
 void layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t M, int64_t N, double eps,
                 const Tensor& out, const Tensor& mean, const Tensor& rstd) {
   EMBER_INTERNAL_ASSERT(x.is_contiguous() && out.is_contiguous()) << "CUDA layer norm of a strided tensor";
-  const LayerNormKernel k{.in = x.dtype(), .stat = mean.dtype(), .warp_rows = fits_warp_row(N, x.dtype())};
+  const bool warp_rows = fits_warp_row(N, x.dtype());
+  const int vec = warp_rows ? warp_row_vector(N, x.dtype(), {x.raw_data_ptr(), out.raw_data_ptr()}, {N}) : 1;
+  const LayerNormKernel k{.in = x.dtype(),
+                          .stat = mean.dtype(),
+                          .warp_rows = warp_rows,
+                          .vec = vec,
+                          .slots = warp_rows ? warp_row_slots(N, vec) : 0};
   void* ptrs[] = {out.raw_data_ptr(), mean.raw_data_ptr(), rstd.raw_data_ptr(),
                   x.raw_data_ptr(),   ptr_or_null(weight), ptr_or_null(bias)};
   long long m = M, n = N;

@@ -23,6 +23,8 @@ struct LayerNormKernel {
   ScalarType in = kFloat;
   ScalarType stat = kFloat;
   bool warp_rows = false;  ///< a warp per row (N at most kWarpRowMax), else a block per row
+  int vec = 1;             ///< a warp row's elements per access: warp_row_vector
+  int slots = 32;          ///< a warp row's elements per lane: warp_row_slots
 };
 /// One batch norm kernel: input/output `in`, parameters (weight, bias, running stats)
 /// `param`, saved statistics `stat`. The backward kernel reads the statistics as `stat`

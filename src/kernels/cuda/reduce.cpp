@@ -87,6 +87,23 @@ bool fits_warp_row(int64_t length, ScalarType dtype) {
   return length <= kWarpRowMax && element_size(dtype) <= 4;
 }
 
+int warp_row_vector(int64_t length, ScalarType dtype, std::initializer_list<const void*> data,
+                    IntArrayRef row_strides) {
+  const int64_t v = 16 / static_cast<int64_t>(element_size(dtype));
+  if (v <= 1 || length % v != 0) return 1;
+  for (const void* p : data)
+    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return 1;
+  for (int64_t s : row_strides)
+    if (s % v != 0) return 1;
+  return static_cast<int>(v);
+}
+
+int warp_row_slots(int64_t length, int vec) {
+  int slots = 1;
+  while (slots < 32 && int64_t{32} * slots < length) slots *= 2;
+  return std::max(slots, vec);
+}
+
 void launch_warp_rows(const std::string& symbol, const std::function<std::string()>& render, int device, void** args,
                       int64_t rows) {
   if (rows == 0) return;
@@ -137,8 +154,19 @@ void softmax(const Tensor& self, int64_t dim, const Tensor& out, bool log) {
   const RowGeometry g = make_row_geometry(self.sizes(), out.strides(), self.strides(), inner);
   // Short rows of unit stride (the last dim of a contiguous tensor) go a warp each.
   const bool unit = g.inner_ndim == 0 || (g.inner_ndim == 1 && g.inner_strides[0][0] == 1 && g.inner_strides[1][0] == 1);
+  const bool warp_rows = unit && fits_warp_row(g.inner_numel, self.dtype());
+  int vec = 1;
+  if (warp_rows) {
+    // Rows start at multiples of the outer strides of both sides; the wider dtype sets V.
+    std::vector<int64_t> strides;
+    for (int d = 0; d < g.outer_ndim; ++d) strides.insert(strides.end(), {g.outer_strides[0][d], g.outer_strides[1][d]});
+    const ScalarType wider = element_size(out.dtype()) > element_size(self.dtype()) ? out.dtype() : self.dtype();
+    vec = warp_row_vector(g.inner_numel, wider, {self.raw_data_ptr(), out.raw_data_ptr()}, strides);
+  }
   const SoftmaxKernel k{.log = log,
-                        .warp_rows = unit && fits_warp_row(g.inner_numel, self.dtype()),
+                        .warp_rows = warp_rows,
+                        .vec = vec,
+                        .slots = warp_rows ? warp_row_slots(g.inner_numel, vec) : 0,
                         .in = self.dtype(),
                         .out = out.dtype()};
   launch_rows(kernel_symbol(k), [&] { return render_softmax(k); }, out, self, g, 0, k.warp_rows);

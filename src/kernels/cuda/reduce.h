@@ -40,6 +40,17 @@ void launch_row_kernel(const std::string& symbol, const std::function<std::strin
 /// elements of at most 4 bytes (a row of doubles would not fit the registers).
 bool fits_warp_row(int64_t length, ScalarType dtype);
 
+/// Elements per access of a warp row of `length` elements of `dtype`: 16 bytes' worth when
+/// every row of every pointer in `data` starts 16-byte aligned (each pointer aligned, each
+/// of `row_strides` a multiple of it) and the row holds a whole number of them, else 1.
+int warp_row_vector(int64_t length, ScalarType dtype, std::initializer_list<const void*> data,
+                    IntArrayRef row_strides);
+
+/// Elements each lane of a warp row of `length` holds in registers: the power of two that
+/// covers the row (1 to 32 slots), and at least one access of `vec` elements. Short rows
+/// (attention's 128) then take a few registers and no work on empty slots.
+int warp_row_slots(int64_t length, int vec);
+
 /// Launches a warp-row kernel (rows of at most kWarpRowMax elements, a warp each): blocks
 /// of kWarpRowBlock threads, enough for every row (blocks stride over the rest past 2^20).
 void launch_warp_rows(const std::string& symbol, const std::function<std::string()>& render, int device, void** args,

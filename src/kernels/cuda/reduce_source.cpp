@@ -153,15 +153,54 @@ template <typename Op> __device__ typename Op::Acc block_combine(typename Op::Ac
   return v;
 }
 
-/// Warp rows: rows of at most 32 * EMBER_WARP_CACHE elements go a warp each (the launcher
-/// gives blocks of several warps); for_each_warp_row calls f(row) for every row of this warp.
-/// Every lane holds its elements j = lane + 32 t in registers, and only warp shuffles
-/// combine them: no shared memory and no block barriers.
-#define EMBER_WARP_CACHE 32
+/// Warp rows: rows of at most 32 * C elements go a warp each (the launcher gives blocks of
+/// several warps; C, the slots a lane holds, is a power of two up to 32 chosen for the row
+/// length); for_each_warp_row calls f(row) for every row of this warp. Every lane holds its
+/// elements in C registers, and only warp shuffles combine them: no shared memory and no
+/// block barriers.
 template <typename F> __device__ __forceinline__ void for_each_warp_row(long long rows, F f) {
   const long long warps = static_cast<long long>(gridDim.x) * (blockDim.x / 32);
   for (long long o = static_cast<long long>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32; o < rows; o += warps)
     f(o);
+}
+
+/// A lane's registers hold its elements read V at a time (V elements of 16 bytes, or 1):
+/// slot t holds element warp_slot<V>(t, lane) = (t / V) * 32 * V + lane * V + t % V, so each
+/// access of the warp covers 32 * V contiguous elements (V = 1: element lane + 32 t). With
+/// V > 1 the launcher checks that the row holds a whole number of V-element groups and
+/// starts 16-byte aligned.
+template <int V> __device__ __forceinline__ int warp_slot(int t, int lane) { return t / V * 32 * V + lane * V + t % V; }
+
+/// Reads a warp row of n elements into the slots, `fill` past its end.
+template <int V, int C, typename A, typename T>
+__device__ __forceinline__ void load_warp_row(A (&v)[C], const T* row, int lane, int n, A fill) {
+#pragma unroll
+  for (int g = 0; g < C / V; ++g) {
+    const int j = g * 32 * V + lane * V;
+    if (j < n) {
+      const Vec<T, V> w = *reinterpret_cast<const Vec<T, V>*>(row + j);
+#pragma unroll
+      for (int k = 0; k < V; ++k) v[g * V + k] = cvt<A>(w.v[k]);
+    } else {
+#pragma unroll
+      for (int k = 0; k < V; ++k) v[g * V + k] = fill;
+    }
+  }
+}
+
+/// Writes value(t, j) for every slot t holding an element j < n of the row.
+template <int V, int C, typename T, typename F>
+__device__ __forceinline__ void store_warp_row(T* row, int lane, int n, F value) {
+#pragma unroll
+  for (int g = 0; g < C / V; ++g) {
+    const int j = g * 32 * V + lane * V;
+    if (j < n) {
+      Vec<T, V> w;
+#pragma unroll
+      for (int k = 0; k < V; ++k) w.v[k] = value(g * V + k, j + k);
+      *reinterpret_cast<Vec<T, V>*>(row + j) = w;
+    }
+  }
 }
 
 template <typename Op, typename Out, typename In>
@@ -191,39 +230,40 @@ __device__ void reduce_rows(Out* out, const In* in, double p0, const RowGeometry
   }
 }
 
-/// softmax over warp rows: rows of at most 32 * EMBER_WARP_CACHE elements, contiguous
-/// (unit inner stride in and out), each lane's elements at constant offsets from the row.
-template <bool Log, typename Out, typename In>
+/// softmax over warp rows: rows of at most 32 * C elements, contiguous (unit inner stride
+/// in and out), read and written V elements at a time (warp_slot).
+template <bool Log, int V, int C, typename Out, typename In>
 __device__ void softmax_warp_rows(Out* out, const In* in, const RowGeometry& g) {
   typedef typename OpMath<In>::type A;
   const int n = static_cast<int>(g.inner_numel);
   const int lane = static_cast<int>(threadIdx.x % 32);
   for_each_warp_row(g.outer_numel, [&](long long o) {
-    const In* x = in + offset_of(o, g.outer_ndim, g.outer_sizes, g.outer_strides[1]) + lane;
-    Out* y = out + offset_of(o, g.outer_ndim, g.outer_sizes, g.outer_strides[0]) + lane;
-    A v[EMBER_WARP_CACHE];
-#pragma unroll
-    for (int t = 0; t < EMBER_WARP_CACHE; ++t) v[t] = lane + 32 * t < n ? cvt<A>(x[32 * t]) : MaxOp<In>::init();
+    const In* x = in + offset_of(o, g.outer_ndim, g.outer_sizes, g.outer_strides[1]);
+    Out* y = out + offset_of(o, g.outer_ndim, g.outer_sizes, g.outer_strides[0]);
+    // Slots past the row's end hold -inf, whose exp(-inf - m) adds 0 to the sum. The max
+    // skips NaN (fmax): a NaN element still makes its exp, the sum and so the whole row
+    // NaN, as a NaN-propagating max would, and the row's result is NaN whenever a slot's
+    // exp is (m = -inf: every element is -inf). Both keep the per-element work to one max,
+    // one exp and one add, which the memory-bound kernel needs to keep pace with a copy.
+    A v[C];
+    load_warp_row<V>(v, x, lane, n, lowest_<A>());
     A m = v[0];
 #pragma unroll
-    for (int t = 1; t < EMBER_WARP_CACHE; ++t) m = MaxOp<In>::combine(m, v[t]);
-    m = warp_combine<MaxOp<In> >(m);
+    for (int t = 1; t < C; ++t) m = fmax(m, v[t]);
+#pragma unroll
+    for (int mask = 16; mask > 0; mask >>= 1) m = fmax(m, shfl_xor_(m, mask));
     // softmax keeps exp(x - max) in place of x, so each element's exp is taken once.
     A s = A(0);
 #pragma unroll
-    for (int t = 0; t < EMBER_WARP_CACHE; ++t) {
-      if (lane + 32 * t < n) {
-        const A e = exp(v[t] - m);
-        s += e;
-        if constexpr (!Log) v[t] = e;
-      }
+    for (int t = 0; t < C; ++t) {
+      const A e = exp(v[t] - m);
+      s += e;
+      if constexpr (!Log) v[t] = e;
     }
     s = warp_combine<SumOp<In> >(s);
     A shift = A(0);
     if constexpr (Log) shift = m + log(s);
-#pragma unroll
-    for (int t = 0; t < EMBER_WARP_CACHE; ++t)
-      if (lane + 32 * t < n) y[32 * t] = cvt<Out>(Log ? v[t] - shift : v[t] / s);
+    store_warp_row<V, C>(y, lane, n, [&](int t, int) { return cvt<Out>(Log ? v[t] - shift : v[t] / s); });
   });
 }
 
@@ -303,7 +343,7 @@ std::string kernel_symbol(const ReduceKernel& k) {
 
 std::string kernel_symbol(const SoftmaxKernel& k) {
   return std::string(k.log ? "ember_log_softmax_" : "ember_softmax_") + dtype_tag(k.in) + "_to_" + dtype_tag(k.out) +
-         (k.warp_rows ? "_warp" : "");
+         (k.warp_rows ? "_warp_v" + std::to_string(k.vec) + "_s" + std::to_string(k.slots) : "");
 }
 
 std::string render_reduce(const ReduceKernel& k) {
@@ -318,8 +358,9 @@ std::string render_softmax(const SoftmaxKernel& k) {
   std::ostringstream os;
   os << "// " << (k.log ? "log_softmax" : "softmax") << " over rows\n" << render_row_head();
   os << signature(kernel_symbol(k), k.out, k.in, k.warp_rows) << " {\n";
-  os << "  ember_dev::softmax_" << (k.warp_rows ? "warp_rows<" : "rows<") << (k.log ? "true" : "false")
-     << ">(out, in, g);\n}\n";
+  os << "  ember_dev::softmax_" << (k.warp_rows ? "warp_rows<" : "rows<") << (k.log ? "true" : "false");
+  if (k.warp_rows) os << ", " << k.vec << ", " << k.slots;
+  os << ">(out, in, g);\n}\n";
   return os.str();
 }
 

@@ -17,7 +17,7 @@ namespace ember::kernels::cuda {
 
 /// Threads per block of a row kernel at most (a power of two; the shared buffers' size).
 inline constexpr int kRowBlock = 256;
-/// The longest row a warp-row kernel takes (32 lanes times EMBER_WARP_CACHE registers).
+/// The longest row a warp-row kernel takes (32 lanes times 32 registers).
 inline constexpr int64_t kWarpRowMax = 32 * 32;
 /// Threads per block of a warp-row kernel (4 rows per block).
 inline constexpr unsigned kWarpRowBlock = 128;
@@ -43,6 +43,8 @@ struct ReduceKernel {
 struct SoftmaxKernel {
   bool log = false;
   bool warp_rows = false;  ///< a warp per row (rows of at most kWarpRowMax): launch_warp_rows
+  int vec = 1;             ///< a warp row's elements per access: warp_row_vector
+  int slots = 32;          ///< a warp row's elements per lane: warp_row_slots
   ScalarType in = kFloat;
   ScalarType out = kFloat;
 };

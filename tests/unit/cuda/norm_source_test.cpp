@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 
 #include "kernels/cuda/norm.h"
 #include "nvrtc_fixture.h"
@@ -32,8 +33,10 @@ TEST(CudaNormSource, KernelsNameTheirDtypes) {
 
 TEST_F(Nvrtc, LayerNormCompilesForSm90ForEveryFloatDtypeInBothRowForms) {
   for (ScalarType t : kFloats) {
-    for (bool warp_rows : {false, true}) {
-      const LayerNormKernel k{.in = t, .stat = norm_stat_dtype(t), .warp_rows = warp_rows};
+    const int wide = static_cast<int>(16 / element_size(t));
+    for (auto [warp_rows, vec, slots] : {std::tuple{false, 1, 0}, std::tuple{true, 1, 32}, std::tuple{true, wide, 32},
+                                         std::tuple{true, wide, wide}}) {
+      const LayerNormKernel k{.in = t, .stat = norm_stat_dtype(t), .warp_rows = warp_rows, .vec = vec, .slots = slots};
       EXPECT_EQ(compile_cubin(render_layer_norm(k), "sm_90").cubin.substr(1, 3), "ELF") << kernel_symbol(k);
     }
   }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernels/cuda/reduce.h"
@@ -105,16 +106,45 @@ TEST_F(Nvrtc, EveryReductionCompilesForSm90ForEveryDtypeItAllows) {
 TEST_F(Nvrtc, SoftmaxAndLogSoftmaxCompileForSm90ForEveryFloatDtypeInBothRowForms) {
   for (ScalarType t : {kFloat, kDouble, kHalf, kBFloat16}) {
     for (bool log : {false, true}) {
-      for (bool warp_rows : {false, true}) {
-        const SoftmaxKernel k{.log = log, .warp_rows = warp_rows, .in = t, .out = t};
+      // Block rows, and warp rows read one element or 16 bytes at a time.
+      const int wide = static_cast<int>(16 / element_size(t));
+      for (auto [warp_rows, vec, slots] : {std::tuple{false, 1, 0}, std::tuple{true, 1, 32}, std::tuple{true, wide, 32},
+                                           std::tuple{true, 1, 1}, std::tuple{true, wide, wide}}) {
+        const SoftmaxKernel k{.log = log, .warp_rows = warp_rows, .vec = vec, .slots = slots, .in = t, .out = t};
         EXPECT_EQ(compile_cubin(render_softmax(k), "sm_90").cubin.substr(1, 3), "ELF") << kernel_symbol(k);
       }
     }
   }
-  EXPECT_EQ(kernel_symbol(SoftmaxKernel{.log = false, .warp_rows = true, .in = kFloat, .out = kFloat}),
-            "ember_softmax_f32_to_f32_warp");
-  const SoftmaxKernel widening{.log = false, .in = kHalf, .out = kFloat};
-  EXPECT_GT(compile_cubin(render_softmax(widening), "sm_90").cubin.size(), 0u);
+  EXPECT_EQ(kernel_symbol(SoftmaxKernel{.log = false, .warp_rows = true, .vec = 4, .slots = 8, .in = kFloat, .out = kFloat}),
+            "ember_softmax_f32_to_f32_warp_v4_s8");
+  for (int vec : {1, 4}) {
+    const SoftmaxKernel widening{.log = false, .warp_rows = vec > 1, .vec = vec, .in = kHalf, .out = kFloat};
+    EXPECT_GT(compile_cubin(render_softmax(widening), "sm_90").cubin.size(), 0u) << kernel_symbol(widening);
+  }
+}
+
+TEST(CudaReduceSource, WarpRowLanesHoldThePowerOfTwoSlotsThatCoverTheRowAndOneAccess) {
+  EXPECT_EQ(warp_row_slots(1024, 4), 32);
+  EXPECT_EQ(warp_row_slots(1000, 8), 32);
+  EXPECT_EQ(warp_row_slots(128, 4), 4);  // attention rows of 128 floats: one float4 a lane
+  EXPECT_EQ(warp_row_slots(256, 8), 8);
+  EXPECT_EQ(warp_row_slots(33, 1), 2);
+  EXPECT_EQ(warp_row_slots(8, 1), 1);
+  EXPECT_EQ(warp_row_slots(8, 4), 4);  // fewer elements than a lane's one access
+  EXPECT_EQ(warp_row_slots(0, 1), 1);
+}
+
+TEST(CudaReduceSource, WarpRowsReadSixteenBytesAtATimeOnlyWhereEveryRowStartsAlignedAndHoldsWholeGroups) {
+  alignas(16) static float buffer[64];
+  const void* aligned = buffer;
+  const void* off = buffer + 1;
+  EXPECT_EQ(warp_row_vector(1024, kFloat, {aligned, aligned}, {1024}), 4);
+  EXPECT_EQ(warp_row_vector(1024, kHalf, {aligned}, {1024, 2048}), 8);
+  EXPECT_EQ(warp_row_vector(1000, kHalf, {aligned}, {}), 8);
+  EXPECT_EQ(warp_row_vector(1020, kHalf, {aligned}, {1020}), 1);  // 1020 is no multiple of 8
+  EXPECT_EQ(warp_row_vector(1024, kFloat, {aligned, off}, {1024}), 1);
+  EXPECT_EQ(warp_row_vector(1024, kFloat, {aligned}, {1024, 1026}), 1);  // the second row would start unaligned
+  EXPECT_EQ(warp_row_vector(6, kFloat, {aligned}, {6}), 1);
 }
 
 }  // namespace

@@ -197,6 +197,29 @@ TEST_F(Gpu, IndexMatchesTheCpuForEveryPatternAndDtype) {
     }
 }
 
+TEST_F(Gpu, IndexAndIndexPutTakeIndicesOnTheCpuBesideACudaTensorAsPyTorchDoes) {
+  // x_cuda[cpu_index]: the indices move to x's device; the result stays there.
+  for (const Indices& p : index_patterns()) {
+    const Tensor x = varied({3, 5, 6}, kFloat);
+    const Tensor got = index(x.cuda(), p);
+    EXPECT_TRUE(got.is_cuda());
+    EXPECT_EQ(mismatch(got, index(x, p), kExact), "");
+    const Tensor v = varied(got.sizes(), kFloat, 3);
+    Tensor target = x.cuda();
+    index_put_(target, p, v.cuda(), true);
+    EXPECT_EQ(mismatch(target, index_put(x, p, v, true), kExact), "");
+  }
+  // Gradients flow back through index_put with the same CPU indices.
+  const Tensor w = varied({6, 4}, kFloat).cuda().requires_grad_(true);
+  const Indices rows = {longs({5, 0, 5}, {3})};
+  index(w, rows).sum().backward();
+  EXPECT_TRUE(w.grad().is_cuda());
+  EXPECT_EQ(w.grad().cpu().select(0, 5).to_vector<float>(), (std::vector<float>{2, 2, 2, 2}));
+  // Indices on a CUDA device beside a CPU tensor are not moved: PyTorch raises too.
+  const std::string e = testing::error_of([&] { index(varied({4}, kFloat), on_gpu(rows)); });
+  EXPECT_NE(e.find("Expected all tensors to be on the same device"), std::string::npos) << e;
+}
+
 TEST_F(Gpu, IndexOfAStridedInputMatchesTheCpu) {
   const Tensor x = varied({6, 5, 3}, kFloat).permute({2, 0, 1});
   for (const Indices& p : index_patterns())

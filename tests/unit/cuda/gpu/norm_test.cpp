@@ -68,6 +68,26 @@ TEST_F(CudaNorm, LayerNormMatchesTheCpuWithMeanAndRstdInTheInputDtype) {
   }
 }
 
+TEST_F(CudaNorm, LayerNormWarpRowsOfEveryVectorWidthMatchTheCpu) {
+  // Rows of whole 16-byte groups (read a vector at a time) and rows that are not; a slice
+  // off the front starts the rows unaligned where the row length is odd.
+  for (ScalarType t : {kFloat, kHalf, kBFloat16}) {
+    for (int64_t n : {4, 8, 24, 1000, 1017, 1020, 1024}) {
+      for (bool from_second_row : {false, true}) {
+        Tensor x = random_values({38, n}, t, -2, 3, 11);
+        if (from_second_row) x = x.slice(0, 1, 38, 1);
+        const Tensor w = random_values({n}, t, 0.5, 1.5, 3), b = random_values({n}, t, -1, 1, 5);
+        auto [y, mean, rstd] = native_layer_norm(x.cuda(), {n}, w.cuda(), b.cuda(), 1e-5);
+        auto [ey, em, er] = native_layer_norm(widen(x), {n}, widen(w), widen(b), 1e-5);
+        for (const std::string& m : {check("output", y, ey, t, value_tolerance(t)),
+                                     check("mean", mean, em, t, value_tolerance(t)),
+                                     check("rstd", rstd, er, t, value_tolerance(t))})
+          EXPECT_TRUE(m.empty()) << m << " n " << n << (from_second_row ? " from the second row" : "");
+      }
+    }
+  }
+}
+
 TEST_F(CudaNorm, LayerNormRaisesWhereTheCpuRaises) {
   const Tensor x = random_values({3, 4}, kFloat);
   for (const Stack& args : {Stack{x, std::vector<int64_t>{5}, IValue(), IValue(), 1e-5},

@@ -5,6 +5,8 @@
 // inputs, and the same error where the CPU raises.
 #include <functional>
 
+#include <limits>
+
 #include "gpu_helpers.h"
 #include "support/error_of.h"
 
@@ -256,6 +258,46 @@ TEST_F(CudaSoftmax, NonContiguousInputsGiveContiguousResultsAsOnTheCpu) {
   // The public functions (softmax.int with a dtype) reach the same kernels.
   const Tensor h = values({4, 9}, kHalf);
   EXPECT_EQ(mismatch(softmax(h.cuda(), 1, kFloat), softmax(h, 1, kFloat)), "");
+}
+
+TEST_F(CudaSoftmax, WarpRowsOfEveryVectorWidthAndAlignmentMatchTheCpu) {
+  // Rows of whole 16-byte groups (read a vector at a time), rows that are not (one element
+  // at a time), and rows that start unaligned: a column slice, and a slice off the front.
+  const View skip_first_column = [](const Tensor& t) { return t.slice(1, 1, t.size(1), 1); };
+  const View skip_first_row = [](const Tensor& t) { return t.slice(0, 1, t.size(0), 1); };
+  for (ScalarType t : {kFloat, kHalf, kBFloat16}) {
+    for (int64_t n : {4, 8, 24, 128, 200, 1000, 1016, 1020, 1024}) {
+      for (const auto& [view, extra_column] :
+           {std::pair{kSame, 0}, std::pair{skip_first_column, 1}, std::pair{skip_first_row, 0}}) {
+        const Tensor x = values({37, n + extra_column}, t, -4, 4);
+        for (const char* op : {"aten::_softmax", "aten::_log_softmax"}) {
+          const std::string m = check(op, x, view, {int64_t{-1}, false}, tolerances(t));
+          EXPECT_TRUE(m.empty()) << m << where(t, x.sizes().vec());
+        }
+      }
+    }
+  }
+  const Tensor h = values({5, 1000}, kHalf);
+  EXPECT_EQ(mismatch(softmax(h.cuda(), 1, kFloat), softmax(h, 1, kFloat)), "");  // half to float, 4 a time
+}
+
+TEST_F(CudaSoftmax, WarpRowsWithInfinitiesAndNaNGiveTheCpusResults) {
+  // Rows with +inf, with NaN, all -inf, half -inf (a masked attention row), and a plain
+  // one: the warp-row max skips NaN, and the sum makes such rows NaN as on the CPU.
+  const double inf = std::numeric_limits<double>::infinity();
+  for (ScalarType t : {kFloat, kHalf, kBFloat16}) {
+    for (int64_t n : {8, 1000, 1024}) {
+      Tensor x = values({5, n}, t, -4, 4);
+      x.select(0, 0).select(0, n / 2).fill_(inf);
+      x.select(0, 1).select(0, 1).fill_(std::numeric_limits<double>::quiet_NaN());
+      x.select(0, 2).fill_(-inf);
+      x.select(0, 3).slice(0, 0, n / 2, 1).fill_(-inf);
+      for (const char* op : {"aten::_softmax", "aten::_log_softmax"}) {
+        const std::string m = check(op, x, kSame, {int64_t{-1}, false}, tolerances(t));
+        EXPECT_TRUE(m.empty()) << m << where(t, x.sizes().vec());
+      }
+    }
+  }
 }
 
 TEST_F(CudaSoftmax, IntegerInputsRaiseAsOnTheCpu) {
