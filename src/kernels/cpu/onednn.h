@@ -38,7 +38,9 @@ inline dnnl::primitive_attr user_scratchpad() {
 }
 
 /// oneDNN memory for the length of one primitive call: either the caller's own memory, or
-/// a temporary of a given layout whose buffer comes from core::cpu_alloc.
+/// a temporary of a given layout whose buffer comes from core::cpu_alloc. (oneDNN's CPU
+/// runtime here is OpenMP, whose execute() returns after the primitive ran, so a temporary
+/// may be freed as soon as the last execute() reading it returned.)
 class CallMemory {
  public:
   /// A temporary of layout `desc` (no buffer for an empty desc, e.g. a scratchpad of 0 bytes).
