@@ -2,7 +2,10 @@
 // scalar_ops.def; this file gives their schemas (ATen's overloads), the dtype rules of
 // each kind, and the ops with more than a scalar function (where, clamp, masked_fill,
 // gelu, div rounding modes).
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <type_traits>
 
 #include "core/shape.h"
 #include "kernels/cpu/loops.h"
@@ -258,6 +261,31 @@ void where_cuda(const Tensor& cond, const Tensor& self, const Tensor& other, con
                            {cond, self, other});
 }
 
+/// `m ? x : y` without a branch (a ternary GCC compiles to one): the bits of x where the
+/// mask of m is all ones, else those of y.
+template <typename T>
+T select(bool m, const T& x, const T& y) {
+  if constexpr (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) {
+    using U = std::conditional_t<sizeof(T) == 1, uint8_t,
+                                 std::conditional_t<sizeof(T) == 2, uint16_t,
+                                                    std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+    const U mask = static_cast<U>(-static_cast<U>(m));
+    return std::bit_cast<T>(static_cast<U>((std::bit_cast<U>(x) & mask) | (std::bit_cast<U>(y) & ~mask)));
+  } else {
+    return m ? x : y;
+  }
+}
+
+/// o[i] = c[i] ? a[i * kAStep] : b[i * kBStep] over a dense row (a step of 0: a broadcast
+/// scalar), vectorized.
+template <typename T, int64_t kAStep, int64_t kBStep>
+void select_row(T* __restrict__ o, const uint8_t* __restrict__ c, const T* __restrict__ a, const T* __restrict__ b,
+                int64_t n) {
+  // (The mask is read as bytes: GCC does not vectorize loads of bool.)
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) o[i] = select(c[i] != 0, a[i * kAStep], b[i * kBStep]);
+}
+
 Tensor where_impl(const Tensor& cond, const Tensor& self, const Tensor& other, Tensor& out) {
   check_condition(cond);
   Tensor c = cast(cond, kBool);
@@ -266,10 +294,33 @@ Tensor where_impl(const Tensor& cond, const Tensor& self, const Tensor& other, T
   PointwiseLoop loop(out, {c, a, b});
   EMBER_DISPATCH_ALL_TYPES(out.dtype(), "where", [&] {
     loop.for_each_row([&](char** p, const int64_t* s, int64_t n) {
+      // Both values are read and one kept, without a branch: a condition like relu's
+      // backward mask (`where(out <= 0, 0, grad)`) is random, and a branch on it
+      // mispredicted every other element. Dense rows (a value may be a broadcast scalar)
+      // take a loop the compiler vectorizes.
+      constexpr int64_t kSize = sizeof(scalar_t);
+      const auto* c = reinterpret_cast<const bool*>(p[1]);
+      auto* o = reinterpret_cast<scalar_t*>(p[0]);
+      const auto* a = reinterpret_cast<const scalar_t*>(p[2]);
+      const auto* b = reinterpret_cast<const scalar_t*>(p[3]);
+      const auto dense = [&](auto a_step, auto b_step) {
+        select_row<scalar_t, decltype(a_step)::value, decltype(b_step)::value>(o, reinterpret_cast<const uint8_t*>(c), a,
+                                                                                b, n);
+      };
+      const bool a_scalar = s[2] == 0, b_scalar = s[3] == 0;
+      if (s[0] == kSize && s[1] == 1 && (a_scalar || s[2] == kSize) && (b_scalar || s[3] == kSize)) {
+        using Zero = std::integral_constant<int64_t, 0>;
+        using One = std::integral_constant<int64_t, 1>;
+        if (a_scalar && b_scalar) return dense(Zero{}, Zero{});
+        if (a_scalar) return dense(Zero{}, One{});
+        if (b_scalar) return dense(One{}, Zero{});
+        return dense(One{}, One{});
+      }
       for (int64_t i = 0; i < n; ++i) {
         const bool m = *reinterpret_cast<const bool*>(p[1] + i * s[1]);
-        *reinterpret_cast<scalar_t*>(p[0] + i * s[0]) =
-            *reinterpret_cast<const scalar_t*>(p[m ? 2 : 3] + i * s[m ? 2 : 3]);
+        const scalar_t x = *reinterpret_cast<const scalar_t*>(p[2] + i * s[2]);
+        const scalar_t y = *reinterpret_cast<const scalar_t*>(p[3] + i * s[3]);
+        *reinterpret_cast<scalar_t*>(p[0] + i * s[0]) = select(m, x, y);
       }
     });
   });

@@ -39,7 +39,7 @@ struct DnnlConv {
   dnnl_conv::Geometry g;
   memory::format_tag activations;  // what the primitive was asked to read and write
   dnnl::convolution_forward prim;
-  memory::desc src, wei, dst;  // the primitive's layouts
+  memory::desc src, wei, dst, scratchpad;  // the primitive's layouts
   std::unique_ptr<dnnl::reorder> src_reorder, wei_reorder, dst_reorder;
 };
 
@@ -58,11 +58,12 @@ std::shared_ptr<DnnlConv> make_dnnl_conv(const Conv2dParams& p, bool has_bias, m
                   ? dnnl::convolution_forward::desc(kind, alg, src, g.any_wei, g.user_bias, dst, g.strides, g.dilates,
                                                     g.pad, g.pad)
                   : dnnl::convolution_forward::desc(kind, alg, src, g.any_wei, dst, g.strides, g.dilates, g.pad, g.pad);
-  dnnl::convolution_forward::primitive_desc pd(desc, dnnl_conv::engine());
+  dnnl::convolution_forward::primitive_desc pd(desc, onednn::user_scratchpad(), dnnl_conv::engine());
   c->prim = dnnl::convolution_forward(pd);
   c->src = pd.src_desc();
   c->wei = pd.weights_desc();
   c->dst = pd.dst_desc();
+  c->scratchpad = pd.scratchpad_desc();
   c->src_reorder = dnnl_conv::reorder(g.user_src, c->src);
   c->wei_reorder = dnnl_conv::reorder(g.user_wei, c->wei);
   c->dst_reorder = dnnl_conv::reorder(c->dst, g.user_dst);
@@ -75,20 +76,17 @@ void run_dnnl_conv(const DnnlConv& c, const float* in, const float* w, const flo
   memory user_src(c.g.user_src, eng, const_cast<float*>(in));
   memory user_wei(c.g.user_wei, eng, const_cast<float*>(w));
   memory user_dst(c.g.user_dst, eng, out);
-  memory src = user_src, wei = user_wei, dst = user_dst;
-  if (c.src_reorder) {
-    src = memory(c.src, eng);
-    c.src_reorder->execute(stream, user_src, src);
-  }
-  if (c.wei_reorder) {
-    wei = memory(c.wei, eng);
-    c.wei_reorder->execute(stream, user_wei, wei);
-  }
-  if (c.dst_reorder) dst = memory(c.dst, eng);
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+  onednn::CallMemory src = onednn::in_layout(stream, user_src, c.src, c.src_reorder);
+  onednn::CallMemory wei = onednn::in_layout(stream, user_wei, c.wei, c.wei_reorder);
+  onednn::CallMemory dst = onednn::out_layout(user_dst, c.dst, c.dst_reorder);
+  onednn::CallMemory scratchpad(c.scratchpad);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src.memory()},
+                                       {DNNL_ARG_WEIGHTS, wei.memory()},
+                                       {DNNL_ARG_DST, dst.memory()},
+                                       {DNNL_ARG_SCRATCHPAD, scratchpad.memory()}};
   if (bias) args.emplace(DNNL_ARG_BIAS, memory(c.g.user_bias, eng, const_cast<float*>(bias)));
   c.prim.execute(stream, args);
-  if (c.dst_reorder) c.dst_reorder->execute(stream, dst, user_dst);
+  if (c.dst_reorder) c.dst_reorder->execute(stream, dst.memory(), user_dst);
   stream.wait();
 }
 

@@ -2,11 +2,14 @@
 // backward-data and backward-weights primitives (as ATen's mkldnn path), cached by
 // geometry like the forward ones: creating a primitive costs more than running it on
 // small inputs. Tensors stay NCHW/OIHW; oneDNN's preferred layouts are reached by
-// reorders, themselves cached.
+// reorders, themselves cached, into temporaries of Ember's allocator (onednn.h). When both
+// gradients are wanted and both primitives read grad_output in the same layout, it is
+// reordered once.
 #include <array>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "kernels/cpu/conv_backward.h"
@@ -24,11 +27,11 @@ struct DnnlConvBackward {
   dnnl_conv::Geometry g;
   // backward data: diff_dst, weights -> diff_src
   dnnl::convolution_backward_data data;
-  memory::desc data_diff_dst, data_wei, data_diff_src;
+  memory::desc data_diff_dst, data_wei, data_diff_src, data_scratchpad;
   std::unique_ptr<dnnl::reorder> data_dst_in, data_wei_in, data_src_out;
   // backward weights: src, diff_dst -> diff_weights (, diff_bias)
   dnnl::convolution_backward_weights weights;
-  memory::desc w_src, w_diff_dst, w_diff_wei;
+  memory::desc w_src, w_diff_dst, w_diff_wei, w_scratchpad;
   std::unique_ptr<dnnl::reorder> w_src_in, w_dst_in, w_wei_out;
 };
 
@@ -44,8 +47,9 @@ std::shared_ptr<DnnlConvBackward> make(const Conv2dParams& p, bool want_data, bo
   if (want_data) {
     const dnnl::convolution_backward_data::desc d(alg, g.any_src, g.any_wei, g.any_dst, g.strides, g.dilates, g.pad,
                                                   g.pad);
-    const dnnl::convolution_backward_data::primitive_desc pd(d, engine(), fwd_pd);
+    const dnnl::convolution_backward_data::primitive_desc pd(d, onednn::user_scratchpad(), engine(), fwd_pd);
     c->data = dnnl::convolution_backward_data(pd);
+    c->data_scratchpad = pd.scratchpad_desc();
     c->data_diff_dst = pd.diff_dst_desc();
     c->data_wei = pd.weights_desc();
     c->data_diff_src = pd.diff_src_desc();
@@ -58,8 +62,9 @@ std::shared_ptr<DnnlConvBackward> make(const Conv2dParams& p, bool want_data, bo
                                                                         g.any_dst, g.strides, g.dilates, g.pad, g.pad)
                              : dnnl::convolution_backward_weights::desc(alg, g.any_src, g.any_wei, g.any_dst, g.strides,
                                                                         g.dilates, g.pad, g.pad);
-    const dnnl::convolution_backward_weights::primitive_desc pd(d, engine(), fwd_pd);
+    const dnnl::convolution_backward_weights::primitive_desc pd(d, onednn::user_scratchpad(), engine(), fwd_pd);
     c->weights = dnnl::convolution_backward_weights(pd);
+    c->w_scratchpad = pd.scratchpad_desc();
     c->w_src = pd.src_desc();
     c->w_diff_dst = pd.diff_dst_desc();
     c->w_diff_wei = pd.diff_weights_desc();
@@ -86,14 +91,6 @@ std::shared_ptr<DnnlConvBackward> cached(const Conv2dParams& p, bool want_data, 
   return c;
 }
 
-/// `user` in the primitive's layout: a reordered copy, or `user` itself.
-memory to_primitive(dnnl::stream& s, memory& user, const memory::desc& want, const std::unique_ptr<dnnl::reorder>& r) {
-  if (!r) return user;
-  memory m(want, engine());
-  r->execute(s, user, m);
-  return m;
-}
-
 }  // namespace
 
 bool conv2d_backward_dnnl(const float* grad_out, const float* input, const float* weight, float* grad_input,
@@ -108,26 +105,40 @@ bool conv2d_backward_dnnl(const float* grad_out, const float* input, const float
   }
   dnnl::stream s(engine());
   memory user_dst(c->g.user_dst, engine(), const_cast<float*>(grad_out));
+  using onednn::CallMemory;
+  // grad_output in the layout of the data gradient's primitive, kept for the weight
+  // gradient's when that reads the same layout.
+  std::optional<CallMemory> data_diff_dst;
   if (want_data) {
     memory user_wei(c->g.user_wei, engine(), const_cast<float*>(weight));
     memory user_src(c->g.user_src, engine(), grad_input);
-    memory diff_dst = to_primitive(s, user_dst, c->data_diff_dst, c->data_dst_in);
-    memory wei = to_primitive(s, user_wei, c->data_wei, c->data_wei_in);
-    memory diff_src = c->data_src_out ? memory(c->data_diff_src, engine()) : user_src;
-    c->data.execute(s, {{DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_SRC, diff_src}});
-    if (c->data_src_out) c->data_src_out->execute(s, diff_src, user_src);
+    data_diff_dst.emplace(onednn::in_layout(s, user_dst, c->data_diff_dst, c->data_dst_in));
+    CallMemory wei = onednn::in_layout(s, user_wei, c->data_wei, c->data_wei_in);
+    CallMemory diff_src = onednn::out_layout(user_src, c->data_diff_src, c->data_src_out);
+    CallMemory scratchpad(c->data_scratchpad);
+    c->data.execute(s, {{DNNL_ARG_DIFF_DST, data_diff_dst->memory()},
+                        {DNNL_ARG_WEIGHTS, wei.memory()},
+                        {DNNL_ARG_DIFF_SRC, diff_src.memory()},
+                        {DNNL_ARG_SCRATCHPAD, scratchpad.memory()}});
+    if (c->data_src_out) c->data_src_out->execute(s, diff_src.memory(), user_src);
   }
   if (want_weights) {
     memory user_src(c->g.user_src, engine(), const_cast<float*>(input));
     memory user_wei(c->g.user_wei, engine(), grad_weight);
-    memory src = to_primitive(s, user_src, c->w_src, c->w_src_in);
-    memory diff_dst = to_primitive(s, user_dst, c->w_diff_dst, c->w_dst_in);
-    memory diff_wei = c->w_wei_out ? memory(c->w_diff_wei, engine()) : user_wei;
-    std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_DIFF_WEIGHTS, diff_wei}};
+    CallMemory src = onednn::in_layout(s, user_src, c->w_src, c->w_src_in);
+    const bool shared_dst = data_diff_dst && c->w_diff_dst == c->data_diff_dst;
+    std::optional<CallMemory> own_dst;
+    if (!shared_dst) own_dst.emplace(onednn::in_layout(s, user_dst, c->w_diff_dst, c->w_dst_in));
+    CallMemory& diff_dst = shared_dst ? *data_diff_dst : *own_dst;
+    CallMemory diff_wei = onednn::out_layout(user_wei, c->w_diff_wei, c->w_wei_out);
+    CallMemory scratchpad(c->w_scratchpad);
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src.memory()},
+                                         {DNNL_ARG_DIFF_DST, diff_dst.memory()},
+                                         {DNNL_ARG_DIFF_WEIGHTS, diff_wei.memory()},
+                                         {DNNL_ARG_SCRATCHPAD, scratchpad.memory()}};
     if (grad_bias) args.emplace(DNNL_ARG_DIFF_BIAS, memory(c->g.user_bias, engine(), grad_bias));
     c->weights.execute(s, args);
-    if (c->w_wei_out) c->w_wei_out->execute(s, diff_wei, user_wei);
+    if (c->w_wei_out) c->w_wei_out->execute(s, diff_wei.memory(), user_wei);
   }
   s.wait();
   return true;
