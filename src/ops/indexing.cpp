@@ -10,6 +10,7 @@
 
 #include "core/cuda.h"
 #include "core/shape.h"
+#include "core/sym_geometry.h"
 #include "kernels/cpu/indexing.h"
 #include "kernels/cuda/host_checks.h"
 #include "kernels/cuda/indexing.h"
@@ -164,6 +165,17 @@ struct Expanded {
 };
 
 bool is_mask(const Tensor& t) { return t.dtype() == kBool || t.dtype() == kUInt8; }
+
+/// Whether `a` and `b` have the same sizes, compared without reading them as integers (a
+/// symbolic size is compared as an expression; nothing is specialized or guarded).
+bool same_sizes_unread(const Tensor& a, const Tensor& b) {
+  const core::SymInts sa = core::sym_sizes(a);
+  const core::SymInts sb = core::sym_sizes(b);
+  if (sa.size() != sb.size()) return false;
+  for (size_t i = 0; i < sa.size(); ++i)
+    if (sa[i].expr() != sb[i].expr()) return false;
+  return true;
+}
 
 Expanded expand_indices(const Tensor& self, const OptTensors& indices) {
   int64_t consumed = 0;
@@ -562,6 +574,26 @@ void register_indexing_ops(Registry& r) {
         kc::sort_lines(self, core::wrap_dim(a[2].to_int(), self.dim()), a[3].to_bool(), a[1].to_int(), out[0], out[1]);
       });
 
+  // The elements where the broadcast mask is true, in order: indexing with the mask once
+  // both have the broadcast shape (a 0-dim pair as one element), so the graph holds
+  // index.Tensor with a bool mask and the gradient is index's. Sizes already equal
+  // (compared as expressions, so symbolic sizes stay unread) need no expand.
+  r.def("masked_select(Tensor self, Tensor mask) -> Tensor").set_decomposition([](const Stack& a) -> Stack {
+    Tensor self = a[0].to_tensor();
+    Tensor mask = a[1].to_tensor();
+    EMBER_CHECK(mask.dtype() == kBool) << "masked_select: expected BoolTensor for mask";
+    if (!same_sizes_unread(self, mask)) {
+      const std::vector<int64_t> shape = core::broadcast_shapes(self.sizes(), mask.sizes());
+      self = call_op_tensor("aten::expand", {self, shape, false});
+      mask = call_op_tensor("aten::expand", {mask, shape, false});
+    }
+    if (self.dim() == 0) {
+      self = call_op_tensor("aten::unsqueeze", {self, int64_t{0}});
+      mask = call_op_tensor("aten::unsqueeze", {mask, int64_t{0}});
+    }
+    return call_op("aten::index.Tensor", {self, OptTensors{mask}});
+  });
+
   r.def("nonzero(Tensor self) -> Tensor").set_cpu_dynamic([](const Stack& a) -> Stack {
     const Tensor& self = a[0].to_tensor();
     auto [count, coords] = k::nonzero_kernel(self);
@@ -610,5 +642,8 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool
   return ops::tuple2(ops::call_at(EMBER_OP("aten::topk"), {self, k, dim, largest, sorted}, loc));
 }
 Tensor nonzero(const Tensor& self, Loc loc) { return call_tensor(EMBER_OP("aten::nonzero"), {self}, loc); }
+Tensor masked_select(const Tensor& self, const Tensor& mask, Loc loc) {
+  return call_tensor(EMBER_OP("aten::masked_select"), {self, mask}, loc);
+}
 
 }  // namespace ember
