@@ -228,6 +228,56 @@ TEST_F(UnbackedSizes, AotEagerTrainingThroughAMaskIndexMatchesEagerGradients) {
   }
 }
 
+TEST_F(UnbackedSizes, AnOpThatReadsSizesAsIntegersBreaksTheGraphAtItsCall) {
+  // cumsum's meta function is not written over SymInt: it reads the sizes, which a
+  // data-dependent size cannot give, so the graph breaks there and cumsum runs for real.
+  auto f = [](const Tensor& x) { return cumsum(index(x, {x > 0}) * 2.0, 0); };
+  Tensor x = with_positives(7);
+  const ExplainOutput out = explain(f)(x);
+  ASSERT_EQ(out.break_reasons.size(), 1u) << out.str();
+  EXPECT_NE(out.break_reasons[0].reason.find("read as an integer"), std::string::npos) << out.break_reasons[0].reason;
+  auto fn = compile(f, {.backend = "eager"});
+  for (int64_t positives : {7, 0, 2}) {
+    Tensor y = with_positives(positives);
+    expect_identical(fn(y), f(y), std::to_string(positives) + " positives");
+  }
+}
+
+TEST_F(UnbackedSizes, ShapeEnvDecidesComparisonsWithZeroOrOneAsIfTheSizeWereAtLeastTwo) {
+  core::ShapeEnv env;
+  const core::SymInt u = env.create_unbacked("aten::nonzero");
+  EXPECT_EQ(u.str(), "u0");
+  EXPECT_EQ(env.num_unbacked(), 1u);
+  EXPECT_EQ(env.num_symbols(), 0u) << "an unbacked symbol is not read from an input";
+  EXPECT_TRUE(u >= 0) << "decided by the range [0, inf]";
+  EXPECT_FALSE(u == 1) << "size-oblivious";
+  EXPECT_TRUE(u * 3 > 1) << "size-oblivious";
+  EXPECT_TRUE(u - u == 0);
+  EXPECT_TRUE(env.guards().empty()) << "nothing about an unbacked symbol is a guard";
+  const std::string msg = error_of([&] { (void)(u == 5); });
+  EXPECT_NE(msg.find("Could not guard on data-dependent expression u0 == 5 (u0 is the size aten::nonzero computes "
+                     "from data"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(error_of([&] { (void)u.guard_int(); })
+                .find("Could not extract specialized integer from data-dependent expression u0"),
+            std::string::npos);
+  EXPECT_EQ(core::sym::to_string(core::sym::parse("u0*2 + s1")), "s1 + 2*u0");
+}
+
+TEST_F(UnbackedSizes, GraphTextRejectsAGuardOnADataDependentSizeAndANegativeRange) {
+  const std::string head = "graph g {\n  symbol u0 for aten::nonzero [0, inf]\n";
+  const std::string body = "  %x : f32[4] = placeholder[x]\n  return (%x)\n}\n";
+  EXPECT_NE(error_of([&] { parse_graph(head + "  guard u0 == 3\n" + body); }).find("names a data-dependent size"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { parse_graph("graph g {\n  symbol u0 for aten::nonzero [-1, inf]\n" + body); })
+                .find("a range of sizes (from 0 up)"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { parse_graph("graph g {\n  symbol u1 for aten::nonzero [0, inf]\n" + body); })
+                .find("symbol u0 (symbols are numbered in order)"),
+            std::string::npos);
+}
+
 TEST_F(UnbackedSizes, MaskedSelectBroadcastsTheMaskAsPyTorchDoes) {
   Tensor x = arange(12).to(kFloat).view({4, 3});
   Tensor mask = tensor({1.0f, 0.0f, 1.0f}) > 0.5;
