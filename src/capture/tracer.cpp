@@ -534,7 +534,8 @@ void Tracer::on_symbolic_read(const Tensor& t, core::SymbolicRead what) {
       if (core::sym::is_unbacked(id))
         names += (names.empty() ? "" : ", ") + core::sym::default_symbol_name(id) + " (" +
                  shape_env_->symbol(id).source + ")";
-    on_graph_break(BreakKind::DynamicShape, "the data-dependent size " + names + " read as an integer", current_user_loc());
+    on_graph_break(BreakKind::DynamicShape, "the data-dependent size " + names + " read as an integer",
+                   current_user_loc());
     return;
   }
   std::string specialized;

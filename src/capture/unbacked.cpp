@@ -41,15 +41,6 @@ std::string sizes_text(const core::SymInts& sizes) {
   return out + "]";
 }
 
-// One row per op whose output size is data-dependent:
-//
-// | op | outputs | form traced (others break the graph) |
-// | --- | --- | --- |
-// | `aten::nonzero` | `[u, self.dim()]` int64, contiguous | any |
-// | `aten::index.Tensor` | self's sizes before the mask's dims, `u`, self's sizes after; self's dtype, contiguous | one index tensor, a bool/uint8 mask of rank ≥ 1 whose sizes equal the dims it indexes (x[mask], x[:, mask]) |
-//
-// `masked_select` decomposes to `index.Tensor` with a full-rank mask.
-
 std::vector<TensorMeta> nonzero_meta(const Stack& a, core::ShapeEnv& env) {
   const Tensor& self = a[0].to_tensor();
   const core::SymInts sizes{env.create_unbacked("aten::nonzero"), core::SymInt(self.dim())};
@@ -76,39 +67,65 @@ std::vector<TensorMeta> index_mask_meta(const Stack& a, core::ShapeEnv& env) {
   return {core::contiguous_sym_meta(sizes, self.dtype(), self.device())};
 }
 
-bool is_index(const ops::OpDef& op) { return op.name == "aten::index.Tensor"; }
+std::string any_form(const Stack&) { return ""; }
+
+std::string one_mask_alone(const Stack& a) {
+  const TensorIndices idx = tensor_indices(a[1]);
+  if (idx.tensors.size() == 1 && idx.tensors[0].dim() > 0) return "";
+  return "a bool mask beside other index tensors (or a 0-dim mask) is not traced with a data-dependent size; only "
+         "x[mask] and x[:, mask] are";
+}
+
+/// One row per op whose output size is data-dependent. `masked_select` decomposes to
+/// `index.Tensor` with a full-rank mask, so it needs no row.
+struct Rule {
+  const char* op;
+  /// Why a call of this form breaks the graph instead; empty when it is traced.
+  std::string (*why_not)(const Stack& args);
+  /// The outputs' geometry over a new unbacked symbol.
+  std::vector<TensorMeta> (*meta)(const Stack& fake_args, core::ShapeEnv& env);
+};
+constexpr Rule kRules[] = {
+    // [u, self.dim()] int64, contiguous.
+    {"aten::nonzero", any_form, nonzero_meta},
+    // Self's sizes before the mask's dims, u, self's sizes after; contiguous. The mask's
+    // sizes must equal the dims it indexes (compared over SymInt: a guard or a constant).
+    {"aten::index.Tensor", one_mask_alone, index_mask_meta},
+};
+
+const Rule* rule_of(const ops::OpDef& op) {
+  for (const Rule& r : kRules)
+    if (op.name == r.op) return &r;
+  return nullptr;
+}
 
 }  // namespace
 
 bool has_data_dependent_size(const ops::OpDef& op, const Stack& args) {
   if (op.kind == ops::OpKind::Dynamic) return true;
-  if (!is_index(op) || args.size() < 2) return false;
+  if (op.name != "aten::index.Tensor" || args.size() < 2) return false;
   for (const Tensor& t : tensor_indices(args[1]).tensors)
     if (is_mask(t)) return true;
   return false;
 }
 
 std::string why_not_unbacked(const ops::OpDef& op, const Stack& args) {
+  const std::string what = "dynamic shape operator: " + op.name;
   if (!config().dynamo.capture_dynamic_output_shape_ops) {
-    return "dynamic shape operator: " + op.name +
+    return what +
            "; to enable, set ember::config().dynamo.capture_dynamic_output_shape_ops = true "
            "(TORCHDYNAMO_CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS=1)";
   }
-  if (op.name == "aten::nonzero") return "";
-  if (is_index(op)) {
-    const TensorIndices idx = tensor_indices(args[1]);
-    if (idx.tensors.size() == 1 && idx.tensors[0].dim() > 0) return "";
-    return "dynamic shape operator: " + op.name +
-           " with a bool mask beside other index tensors (or a 0-dim mask) is not traced with a data-dependent "
-           "size; only x[mask] and x[:, mask] are";
-  }
-  return "dynamic shape operator: " + op.name + " has no rule for a data-dependent size";
+  const Rule* rule = rule_of(op);
+  if (!rule) return what + " has no rule for a data-dependent size";
+  const std::string why = rule->why_not(args);
+  return why.empty() ? why : what + ": " + why;
 }
 
 std::vector<TensorMeta> unbacked_meta(const ops::OpDef& op, const Stack& fake_args, core::ShapeEnv& env) {
-  if (op.name == "aten::nonzero") return nonzero_meta(fake_args, env);
-  EMBER_INTERNAL_ASSERT(is_index(op)) << op.name << " has no rule for a data-dependent size";
-  return index_mask_meta(fake_args, env);
+  const Rule* rule = rule_of(op);
+  EMBER_INTERNAL_ASSERT(rule) << op.name << " has no rule for a data-dependent size";
+  return rule->meta(fake_args, env);
 }
 
 }  // namespace ember::capture

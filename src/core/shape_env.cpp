@@ -126,9 +126,10 @@ std::string ShapeEnv::unbacked_origins(const sym::Expr& e) const {
 
 void ShapeEnv::data_dependent(Relation rel, const sym::Expr& lhs, const sym::Expr& rhs) const {
   EMBER_FAIL() << "Could not guard on data-dependent expression " << format(lhs) << " " << relation_text(rel) << " "
-               << format(rhs) << " (" << unbacked_origins(lhs - rhs) << "; it is known only at run time, so the traced code cannot branch "
-               << "on it). Compute with the size without comparing it to a fixed value, or call ember::graph_break() "
-               << "before this line so that the size is a number there";
+               << format(rhs) << " (" << unbacked_origins(lhs - rhs)
+               << "; it is known only at run time, so the traced code cannot branch on it). Compute with the size "
+                  "without comparing it to a fixed value, or call ember::graph_break() before this line so that the "
+                  "size is a number there";
 }
 
 SymInt ShapeEnv::create_size(int64_t hint, std::string source, std::optional<int64_t> min, std::optional<int64_t> max) {
@@ -167,8 +168,9 @@ SymInt ShapeEnv::create_size(int64_t hint, std::string source, std::optional<int
 int64_t ShapeEnv::hint(const sym::Expr& e) const {
   if (has_unbacked(e)) {
     EMBER_FAIL() << "Could not extract specialized integer from data-dependent expression " << format(e) << " ("
-                 << unbacked_origins(e) << "; it is known only at run time). Code that reads this size as an integer (sizes(), "
-                    "size(d), numel(), or an op whose meta function is not written over SymInt) needs it; call "
+                 << unbacked_origins(e)
+                 << "; it is known only at run time). Code that reads this size as an integer (sizes(), size(d), "
+                    "numel(), or an op whose meta function is not written over SymInt) needs it; call "
                     "ember::graph_break() before this line so that the size is a number there";
   }
   return placeholder_hint(e);
