@@ -4,6 +4,7 @@
 // or kernels/cuda/indexing.h touches memory; on CUDA a min/max reduction checks the range
 // and, only when it fails, the CPU's check runs on a host copy for the same message.
 #include "ember/ops/indexing.h"
+#include "ember/ops/view.h"
 
 #include <cstring>
 #include <sstream>
@@ -20,6 +21,7 @@
 #include "ops/dispatch.h"
 #include "ops/families.h"
 #include "ops/op_utils.h"
+#include "support/call_context.h"
 
 namespace ember::ops {
 namespace {
@@ -574,26 +576,6 @@ void register_indexing_ops(Registry& r) {
         kc::sort_lines(self, core::wrap_dim(a[2].to_int(), self.dim()), a[3].to_bool(), a[1].to_int(), out[0], out[1]);
       });
 
-  // The elements where the broadcast mask is true, in order: indexing with the mask once
-  // both have the broadcast shape (a 0-dim pair as one element), so the graph holds
-  // index.Tensor with a bool mask and the gradient is index's. Sizes already equal
-  // (compared as expressions, so symbolic sizes stay unread) need no expand.
-  r.def("masked_select(Tensor self, Tensor mask) -> Tensor").set_decomposition([](const Stack& a) -> Stack {
-    Tensor self = a[0].to_tensor();
-    Tensor mask = a[1].to_tensor();
-    EMBER_CHECK(mask.dtype() == kBool) << "masked_select: expected BoolTensor for mask";
-    if (!same_sizes_unread(self, mask)) {
-      const std::vector<int64_t> shape = core::broadcast_shapes(self.sizes(), mask.sizes());
-      self = call_op_tensor("aten::expand", {self, shape, false});
-      mask = call_op_tensor("aten::expand", {mask, shape, false});
-    }
-    if (self.dim() == 0) {
-      self = call_op_tensor("aten::unsqueeze", {self, int64_t{0}});
-      mask = call_op_tensor("aten::unsqueeze", {mask, int64_t{0}});
-    }
-    return call_op("aten::index.Tensor", {self, OptTensors{mask}});
-  });
-
   r.def("nonzero(Tensor self) -> Tensor").set_cpu_dynamic([](const Stack& a) -> Stack {
     const Tensor& self = a[0].to_tensor();
     auto [count, coords] = k::nonzero_kernel(self);
@@ -643,7 +625,25 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool
 }
 Tensor nonzero(const Tensor& self, Loc loc) { return call_tensor(EMBER_OP("aten::nonzero"), {self}, loc); }
 Tensor masked_select(const Tensor& self, const Tensor& mask, Loc loc) {
-  return call_tensor(EMBER_OP("aten::masked_select"), {self, mask}, loc);
+  // PyTorch's masked_select, written over ops rather than registered as one: indexing
+  // with the mask once both have the broadcast shape (a 0-dim pair as one element), so a
+  // graph holds index.Tensor with a bool mask (a data-dependent size, Note [dynamic
+  // shapes]) and the gradient is index's. Sizes already equal (compared as expressions,
+  // so symbolic sizes stay unread) need no expand.
+  support::UserLocScope at_user(loc);
+  EMBER_CHECK(mask.dtype() == kBool) << "masked_select: expected BoolTensor for mask";
+  Tensor s = self;
+  Tensor m = mask;
+  if (!ops::same_sizes_unread(s, m)) {
+    const std::vector<int64_t> shape = core::broadcast_shapes(s.sizes(), m.sizes());
+    s = expand(s, shape, loc);
+    m = expand(m, shape, loc);
+  }
+  if (s.dim() == 0) {
+    s = s.unsqueeze(0, loc);
+    m = m.unsqueeze(0, loc);
+  }
+  return index(s, {m}, loc);
 }
 
 }  // namespace ember
