@@ -76,7 +76,7 @@ std::string one_mask_alone(const Stack& a) {
          "x[mask] and x[:, mask] are";
 }
 
-/// One row per op whose output size is data-dependent. `masked_select` decomposes to
+/// One row per op whose output size is data-dependent. `masked_select` is written as
 /// `index.Tensor` with a full-rank mask, so it needs no row.
 struct Rule {
   const char* op;

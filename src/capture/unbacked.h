@@ -1,5 +1,5 @@
 // capture/unbacked.h — ops whose output size is computed from their input's data
-// (`nonzero`, indexing with a bool mask, `masked_select` which decomposes to it), traced
+// (`nonzero`, indexing with a bool mask, `masked_select` which is written as one), traced
 // under config().dynamo.capture_dynamic_output_shape_ops: the size becomes an unbacked
 // symbol u0, u1, … of the trace's shape environment and the graph goes on past the op;
 // with the knob off such a call breaks the graph with PyTorch's reason. See Note
