@@ -51,6 +51,10 @@ struct Config {
     /// A compile error falls back to eager with a warning instead of raising.
     /// TORCHDYNAMO_SUPPRESS_ERRORS.
     bool suppress_errors = false;
+    /// Ops whose output size depends on data (`nonzero`, `masked_select`, indexing with a
+    /// bool mask) stay in the graph, their size an unbacked symbol u0, u1, …, instead of
+    /// breaking it. TORCHDYNAMO_CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS. See Note [dynamic shapes].
+    bool capture_dynamic_output_shape_ops = false;
   } dynamo;
 
   /// torch._functorch's AOT autograd: training graphs.

@@ -1,5 +1,6 @@
 // capture/tracer.cpp — see tracer.h and Note [fake tensors].
 #include "capture/tracer.h"
+#include "capture/unbacked.h"
 
 #include <algorithm>
 #include <atomic>
@@ -327,13 +328,19 @@ ValueRef Tracer::value_for(const Tensor& t) {
 
 Stack Tracer::record(const ops::OpDef& op, Stack& args) {
   const SourceLoc loc = current_user_loc();
-  if (op.kind == ops::OpKind::Dynamic) {
-    on_graph_break(BreakKind::DynamicShape, op.name, loc);
-    SuspendTracing real;
-    return ops::redispatch(ops::DispatchLayer::Capture, op, args);
+  // An output size computed from data: an unbacked symbol when the knob allows it
+  // (capture/unbacked.h), else a break, after which the op runs for real.
+  const bool data_dependent = has_data_dependent_size(op, args);
+  if (data_dependent) {
+    if (std::string why = why_not_unbacked(op, args); !why.empty()) {
+      on_graph_break(BreakKind::DynamicShape, std::move(why), loc);
+      SuspendTracing real;
+      return ops::redispatch(ops::DispatchLayer::Capture, op, args);
+    }
+    if (!shape_env_) shape_env_ = std::make_shared<core::ShapeEnv>();
   }
   // Registry::finalize makes every functional and view op have one.
-  EMBER_INTERNAL_ASSERT(op.meta) << op.name << " reached capture without a meta function";
+  EMBER_INTERNAL_ASSERT(op.meta || data_dependent) << op.name << " reached capture without a meta function";
   if (loc.known()) last_loc_ = loc;
 
   // Arguments: tensors become graph values; the meta function sees their fakes.
@@ -355,7 +362,7 @@ Stack Tracer::record(const ops::OpDef& op, Stack& args) {
   Stack& fake_args = bound.fakes;
 
   const size_t breaks_before = breaks_.size();
-  std::vector<TensorMeta> metas = op.meta(fake_args);
+  std::vector<TensorMeta> metas = data_dependent ? unbacked_meta(op, fake_args, *shape_env_) : op.meta(fake_args);
   if (breaks_.size() != breaks_before) {
     // The meta function read data (index.Tensor with a bool mask): that broke the graph and
     // made every fake real, and graph_args name values of the graph just flushed. The op
@@ -504,8 +511,9 @@ void Tracer::on_symbolic_read(const Tensor& t, core::SymbolicRead what) {
   if (!g || !shape_env_) return;
   std::vector<int32_t> symbols;
   auto collect = [&](const core::SymInt& s) {
-    if (!s.is_symbolic()) return;
-    for (int32_t id : core::sym::free_symbols(s.expr()))
+    const core::SymInt now = core::current(s);
+    if (!now.is_symbolic()) return;
+    for (int32_t id : core::sym::free_symbols(now.expr()))
       if (std::find(symbols.begin(), symbols.end(), id) == symbols.end()) symbols.push_back(id);
   };
   using Kind = core::SymbolicRead::Kind;
@@ -517,6 +525,18 @@ void Tracer::on_symbolic_read(const Tensor& t, core::SymbolicRead what) {
     for (const core::SymInt& s : g->sizes) collect(s);
     for (const core::SymInt& s : g->strides) collect(s);
     collect(g->storage_offset);
+  }
+  if (std::any_of(symbols.begin(), symbols.end(), core::sym::is_unbacked)) {
+    // A data-dependent size read as an integer has no value until the graph runs: break
+    // the graph there (every fake the code holds, `t` too, becomes real), as an item() does.
+    std::string names;
+    for (int32_t id : symbols)
+      if (core::sym::is_unbacked(id))
+        names += (names.empty() ? "" : ", ") + core::sym::default_symbol_name(id) + " (" +
+                 shape_env_->symbol(id).source + ")";
+    on_graph_break(BreakKind::DynamicShape, "the data-dependent size " + names + " read as an integer",
+                   current_user_loc());
+    return;
   }
   std::string specialized;
   for (int32_t id : symbols) {

@@ -81,8 +81,55 @@ const char* relation_text(Relation rel) {
 }
 
 const SymbolInfo& ShapeEnv::symbol(int32_t id) const {
+  if (sym::is_unbacked(id)) {
+    const auto k = static_cast<size_t>(id - sym::kUnbackedBase);
+    EMBER_INTERNAL_ASSERT(k < unbacked_.size()) << "no symbol " << sym::default_symbol_name(id);
+    return unbacked_[k];
+  }
   EMBER_INTERNAL_ASSERT(id >= 0 && static_cast<size_t>(id) < symbols_.size()) << "no symbol s" << id;
   return symbols_[static_cast<size_t>(id)];
+}
+
+bool ShapeEnv::has_unbacked(const sym::Expr& e) {
+  for (int32_t id : sym::free_symbols(e))
+    if (sym::is_unbacked(id)) return true;
+  return false;
+}
+
+SymInt ShapeEnv::create_unbacked(std::string origin) {
+  const SymInt s = restore_unbacked(std::move(origin), sym::Range{0, sym::Range::kInfinity});
+  SymbolInfo& info = unbacked_.back();
+  info.loc = current_user_loc();
+  EMBER_LOG(dynamic, INFO) << "create_unbacked_symint " << s.str() << " " << format_range(info.range) << " for "
+                           << info.source << at_user_line(info.loc);
+  return s;
+}
+
+SymInt ShapeEnv::restore_unbacked(std::string origin, sym::Range range) {
+  const auto id = sym::kUnbackedBase + static_cast<int32_t>(unbacked_.size());
+  EMBER_CHECK(range.lo >= 0) << "the data-dependent size " << sym::default_symbol_name(id) << " (" << origin
+                             << ") has range " << format_range(range) << "; a size is never negative";
+  unbacked_.push_back(SymbolInfo{std::move(origin), kUnbackedPlaceholder, range, {}});
+  return SymInt(sym::Expr::symbol(id), kUnbackedPlaceholder, this);
+}
+
+std::string ShapeEnv::unbacked_origins(const sym::Expr& e) const {
+  std::string out;
+  for (int32_t id : sym::free_symbols(e)) {
+    if (!sym::is_unbacked(id)) continue;
+    const SymbolInfo& u = symbol(id);
+    out += (out.empty() ? "" : "; ") + sym::default_symbol_name(id) + " is the size " + u.source +
+           " computes from data" + at_user_line(u.loc);
+  }
+  return out;
+}
+
+void ShapeEnv::data_dependent(Relation rel, const sym::Expr& lhs, const sym::Expr& rhs) const {
+  EMBER_FAIL() << "Could not guard on data-dependent expression " << format(lhs) << " " << relation_text(rel) << " "
+               << format(rhs) << " (" << unbacked_origins(lhs - rhs)
+               << "; it is known only at run time, so the traced code cannot branch on it). Compute with the size "
+                  "without comparing it to a fixed value, or call ember::graph_break() before this line so that the "
+                  "size is a number there";
 }
 
 SymInt ShapeEnv::create_size(int64_t hint, std::string source, std::optional<int64_t> min, std::optional<int64_t> max) {
@@ -119,9 +166,24 @@ SymInt ShapeEnv::create_size(int64_t hint, std::string source, std::optional<int
 }
 
 int64_t ShapeEnv::hint(const sym::Expr& e) const {
+  if (has_unbacked(e)) {
+    EMBER_FAIL() << "Could not extract specialized integer from data-dependent expression " << format(e) << " ("
+                 << unbacked_origins(e)
+                 << "; it is known only at run time). Code that reads this size as an integer (sizes(), size(d), "
+                    "numel(), or an op whose meta function is not written over SymInt) needs it; call "
+                    "ember::graph_break() before this line so that the size is a number there";
+  }
+  return placeholder_hint(e);
+}
+
+int64_t ShapeEnv::placeholder_hint(const sym::Expr& e) const {
+  // Unbacked ids are not indices of this vector: put them at the placeholder first.
+  const sym::Expr at_placeholder = sym::substitute(e, [](int32_t id) -> std::optional<sym::Expr> {
+    return sym::is_unbacked(id) ? std::optional<sym::Expr>(kUnbackedPlaceholder) : std::nullopt;
+  });
   std::vector<int64_t> hints(symbols_.size());
   for (size_t i = 0; i < symbols_.size(); ++i) hints[i] = symbols_[i].hint;
-  return sym::evaluate(e, hints);
+  return sym::evaluate(at_placeholder, hints);
 }
 
 sym::Range ShapeEnv::range(const sym::Expr& e) const {
@@ -131,7 +193,10 @@ sym::Range ShapeEnv::range(const sym::Expr& e) const {
 sym::Expr ShapeEnv::simplify(const sym::Expr& e) const {
   return sym::rewrite_atoms(e, [this](const sym::Expr& atom) -> std::optional<sym::Expr> {
     const sym::Node& n = atom.node();
-    if (n.kind == sym::Kind::Symbol) return replacements_[static_cast<size_t>(atom.symbol_id())];
+    if (n.kind == sym::Kind::Symbol) {
+      if (sym::is_unbacked(atom.symbol_id())) return std::nullopt;  // never replaced: no guard names one
+      return replacements_[static_cast<size_t>(atom.symbol_id())];
+    }
     const sym::Range a = range(n.args[0]);
     const sym::Range b = range(n.args[1]);
     switch (n.kind) {
@@ -159,6 +224,21 @@ bool ShapeEnv::evaluate(Relation rel, const sym::Expr& lhs, const sym::Expr& rhs
   const sym::Expr l = simplify(lhs);
   const sym::Expr r = simplify(rhs);
   if (std::optional<bool> known = decide(rel, range(l - r))) return *known;
+  if (has_unbacked(l - r)) {
+    // guard_size_oblivious: compared with 0 or 1, a data-dependent size is taken to be
+    // neither (as if its range were [2, inf]); nothing is recorded.
+    const bool against_0_1 = (r.is_const() && (r.value() == 0 || r.value() == 1)) ||
+                             (l.is_const() && (l.value() == 0 || l.value() == 1));
+    if (against_0_1) {
+      const sym::Range oblivious = sym::bounds(l - r, [this](int32_t id) {
+        sym::Range range = symbol(id).range;
+        if (sym::is_unbacked(id)) range.lo = std::max<int64_t>(range.lo, 2);
+        return range;
+      });
+      if (std::optional<bool> known = decide(rel, oblivious)) return *known;
+    }
+    data_dependent(rel, l, r);
+  }
   const bool value = holds(rel, hint(l), hint(r));
   // Record what was found true: a false `a < b` is the guard `b <= a`.
   switch (rel) {
@@ -201,6 +281,8 @@ SymInt ShapeEnv::restore_symbol(std::string source, int64_t hint, sym::Range ran
 }
 
 void ShapeEnv::restore_guard(Relation rel, const sym::Expr& lhs, const sym::Expr& rhs) {
+  EMBER_CHECK(!has_unbacked(lhs - rhs)) << "the guard " << format(lhs) << " " << relation_text(rel) << " "
+                                        << format(rhs) << " names a data-dependent size, which no guard can read";
   add_guard(rel, lhs, rhs, {});
 }
 

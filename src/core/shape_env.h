@@ -27,7 +27,8 @@ struct ShapeGuard {
 };
 
 struct SymbolInfo {
-  /// Where the value is read on each call, e.g. `x.size(0)`.
+  /// Where the value is read on each call, e.g. `x.size(0)`; for an unbacked symbol, the
+  /// op that computes it (`aten::nonzero`).
   std::string source;
   int64_t hint = 0;
   /// The values the compiled code is valid for; guards on the symbol alone narrow it.
@@ -58,6 +59,17 @@ class ShapeEnv {
   SymInt create_size(int64_t hint, std::string source, std::optional<int64_t> min = std::nullopt,
                      std::optional<int64_t> max = std::nullopt);
 
+  /// A size that an op computes from its input's data (`nonzero`'s count, a boolean
+  /// mask's): the unbacked symbol u<k> (PyTorch's create_unbacked_symint), range [0, ∞),
+  /// no example value. `origin` names the op. Comparisons that its range does not decide
+  /// raise "could not guard on data-dependent expression" (see evaluate()).
+  SymInt create_unbacked(std::string origin);
+  /// An unbacked symbol read back from a graph's text (the next u<k>).
+  SymInt restore_unbacked(std::string origin, sym::Range range);
+  /// The value unbacked symbols stand at in a fake's plain fields (PyTorch's
+  /// unbacked_symint_fallback); nothing is decided from it.
+  static constexpr int64_t kUnbackedPlaceholder = 8192;
+
   /// A symbol read back from a graph's text (graph/parser.cpp): the next id, with exactly
   /// this source, hint and range (no duck shaping, no 0/1 specialization).
   SymInt restore_symbol(std::string source, int64_t hint, sym::Range range);
@@ -66,21 +78,35 @@ class ShapeEnv {
   void restore_guard(Relation rel, const sym::Expr& lhs, const sym::Expr& rhs);
 
   /// Answers `lhs REL rhs` with the hints; records a guard unless the symbols' ranges
-  /// already decide it.
+  /// already decide it. A relation over unbacked symbols has no hint: one against the
+  /// constant 0 or 1 (`u0 == 1`, `1 < 3*u0`) is answered as PyTorch's
+  /// guard_size_oblivious does, as if u0 were at least 2 (broadcasting, contiguity and
+  /// views ask them, and the eager kernels that run the graph handle 0 and 1 themselves);
+  /// anything else the range does not decide raises, naming the expression, the op that
+  /// made the symbol and the user's line.
   bool evaluate(Relation rel, const sym::Expr& lhs, const sym::Expr& rhs);
   /// Guards that `e` keeps its example value and returns that value.
   int64_t specialize(const sym::Expr& e);
 
-  /// The example value of `e`.
+  /// The example value of `e`; raises for an expression over unbacked symbols.
   int64_t hint(const sym::Expr& e) const;
+  /// The example value of `e` with unbacked symbols at kUnbackedPlaceholder (what a
+  /// fake's plain fields hold; never a reason for a decision).
+  int64_t placeholder_hint(const sym::Expr& e) const;
   /// `e` with the replacements applied and what the ranges decide folded
   /// (`Min(s0, 1)` → 1 for s0 ≥ 2).
   sym::Expr simplify(const sym::Expr& e) const;
   /// Interval bounds of `e` over the symbols' ranges.
   sym::Range range(const sym::Expr& e) const;
 
+  /// The symbols read from inputs, s0 … s<n-1> (the values check() takes).
   size_t num_symbols() const { return symbols_.size(); }
+  /// The unbacked symbols, u0 … u<n-1> (ids sym::kUnbackedBase + k).
+  size_t num_unbacked() const { return unbacked_.size(); }
+  /// Any symbol by id, backed or unbacked.
   const SymbolInfo& symbol(int32_t id) const;
+  /// Whether `e` holds an unbacked symbol.
+  static bool has_unbacked(const sym::Expr& e);
   const std::vector<ShapeGuard>& guards() const { return guards_; }
 
   /// Whether every symbol's range and every guard hold when symbol i has value
@@ -102,9 +128,16 @@ class ShapeEnv {
   bool narrow_range(Relation rel, const sym::Expr& difference);
   void set_replacement(int32_t id, const sym::Expr& value);
   std::string format_range_guard(const SymbolInfo& s) const;
+  /// The error of a relation over unbacked symbols that needs a value to answer.
+  /// `u0 is the size aten::nonzero computes from data at model.cpp:12` for each unbacked
+  /// symbol of `e`.
+  std::string unbacked_origins(const sym::Expr& e) const;
+  [[noreturn]] void data_dependent(Relation rel, const sym::Expr& lhs, const sym::Expr& rhs) const;
 
   Options options_;
   std::vector<SymbolInfo> symbols_;
+  /// unbacked_[k]: symbol u<k> (hint unused).
+  std::vector<SymbolInfo> unbacked_;
   /// replacements_[i]: what symbol i equals, in terms of symbols without a replacement.
   std::vector<std::optional<sym::Expr>> replacements_;
   std::vector<ShapeGuard> guards_;

@@ -549,7 +549,9 @@ Range bounds(const Expr& e, const std::function<Range(int32_t)>& range_of) {
 
 // --- printing ---------------------------------------------------------------------------
 
-std::string default_symbol_name(int32_t id) { return "s" + std::to_string(id); }
+std::string default_symbol_name(int32_t id) {
+  return is_unbacked(id) ? "u" + std::to_string(id - kUnbackedBase) : "s" + std::to_string(id);
+}
 
 namespace {
 
@@ -777,13 +779,15 @@ class Parser {
 };
 
 int32_t default_symbol_id(std::string_view name) {
-  if (name.size() < 2 || name[0] != 's' || name.size() > 10) return -1;
+  if (name.size() < 2 || (name[0] != 's' && name[0] != 'u') || name.size() > 10) return -1;
   int64_t id = 0;
   for (char c : name.substr(1)) {
     if (!std::isdigit(static_cast<unsigned char>(c))) return -1;
     id = id * 10 + (c - '0');
   }
-  return id <= INT32_MAX ? static_cast<int32_t>(id) : -1;
+  const int64_t limit = name[0] == 'u' ? INT32_MAX - kUnbackedBase : kUnbackedBase - 1;
+  if (id > limit) return -1;
+  return static_cast<int32_t>(name[0] == 'u' ? id + kUnbackedBase : id);
 }
 
 }  // namespace

@@ -113,7 +113,13 @@ struct Range {
 /// set of values lies inside, the interval may be wider).
 Range bounds(const Expr& e, const std::function<Range(int32_t)>& range_of);
 
-/// Names a symbol when printing; the default names symbol i `s<i>`.
+/// Symbols of id kUnbackedBase + k are *unbacked*: sizes an op computes from data (the
+/// count `nonzero` returns), known only at run time. They print as `u<k>`, as PyTorch's
+/// create_unbacked_symint names them; symbols below it are sizes of inputs, `s<i>`.
+inline constexpr int32_t kUnbackedBase = int32_t{1} << 24;
+inline bool is_unbacked(int32_t id) { return id >= kUnbackedBase; }
+
+/// Names a symbol when printing; the default names symbol i `s<i>` (`u<k>` unbacked).
 using SymbolNamer = std::function<std::string(int32_t)>;
 std::string default_symbol_name(int32_t id);
 /// sympy-like text: `2*s0*s1 + s1//8 - 1`, `Mod(s0, 8)`, `Min(s0, 4)`, `s0**2`.
@@ -123,7 +129,7 @@ std::ostream& operator<<(std::ostream& os, const Expr& e);
 /// Parses what to_string prints (also `%`, `min`, `max`, and parentheses anywhere);
 /// `symbol` maps a name to its id or returns -1 for an unknown name (an error naming it).
 Expr parse(std::string_view text, const std::function<int32_t(std::string_view)>& symbol);
-/// parse() with the default names s0, s1, ….
+/// parse() with the default names s0, s1, … and u0, u1, ….
 Expr parse(std::string_view text);
 
 }  // namespace ember::core::sym

@@ -214,20 +214,44 @@ class Parser {
   void symbol() {
     if (!env_) env_ = std::make_shared<core::ShapeEnv>();
     skip_spaces();
-    const std::string expected_name = core::sym::default_symbol_name(static_cast<int32_t>(env_->num_symbols()));
     const std::string_view name = ident("a symbol name");
+    // `symbol u0 for aten::nonzero [0, inf]`: a data-dependent size has no example value.
+    const bool unbacked = !name.empty() && name[0] == 'u';
+    const std::string expected_name =
+        unbacked ? core::sym::default_symbol_name(core::sym::kUnbackedBase + static_cast<int32_t>(env_->num_unbacked()))
+                 : core::sym::default_symbol_name(static_cast<int32_t>(env_->num_symbols()));
     if (name != expected_name) fail_at("symbol " + expected_name + " (symbols are numbered in order)", name);
     skip_spaces();
-    expect("=", "'=' after the symbol name");
-    skip_spaces();
-    const size_t hint_at = pos_;
-    const int64_t hint = integer("the symbol's example value (an integer)");
-    skip_spaces();
-    expect("for ", "'for SOURCE [LO, HI]' after the example value");
+    size_t hint_at = pos_;
+    int64_t hint = 0;
+    if (!unbacked) {
+      expect("=", "'=' after the symbol name");
+      skip_spaces();
+      hint_at = pos_;
+      hint = integer("the symbol's example value (an integer)");
+      skip_spaces();
+    }
+    expect("for ", unbacked ? "'for OP [LO, HI]' after a data-dependent symbol's name"
+                            : "'for SOURCE [LO, HI]' after the example value");
     const size_t open = line_.rfind(" [");
     if (open == std::string_view::npos || open < pos_) fail("a source and its range '[LO, HI]'");
     const std::string source(line_.substr(pos_, open - pos_));
     pos_ = open + 1;
+    const core::sym::Range range = symbol_range();
+    if (unbacked) {
+      if (range.lo < 0) fail_at("a range of sizes (from 0 up)", line_.substr(open + 1));
+      env_->restore_unbacked(source, range);
+      return;
+    }
+    if (!range.contains(hint)) {
+      fail_at("an example value inside the range " + core::ShapeEnv::format_range(range),
+              line_.substr(hint_at, open - hint_at));
+    }
+    env_->restore_symbol(source, hint, range);
+  }
+
+  /// `[LO, HI]` ending the line.
+  core::sym::Range symbol_range() {
     expect("[", "'[' opening the range");
     core::sym::Range range;
     range.lo = range_end("the range's lower end (an integer or -inf)");
@@ -238,11 +262,7 @@ class Parser {
     expect("]", "']' closing the range");
     skip_spaces();
     if (!done()) fail("end of line after the range");
-    if (!range.contains(hint)) {
-      fail_at("an example value inside the range " + core::ShapeEnv::format_range(range),
-              line_.substr(hint_at, open - hint_at));
-    }
-    env_->restore_symbol(source, hint, range);
+    return range;
   }
 
   int64_t range_end(std::string_view what) {
@@ -273,10 +293,15 @@ class Parser {
   core::sym::Expr expression(std::string_view text) {
     while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
     const size_t n = env_ ? env_->num_symbols() : 0;
+    const size_t nu = env_ ? env_->num_unbacked() : 0;
     try {
-      return core::sym::parse(text, [n](std::string_view name) -> int32_t {
+      return core::sym::parse(text, [n, nu](std::string_view name) -> int32_t {
         for (size_t i = 0; i < n; ++i)
           if (name == core::sym::default_symbol_name(static_cast<int32_t>(i))) return static_cast<int32_t>(i);
+        for (size_t k = 0; k < nu; ++k) {
+          const int32_t id = core::sym::kUnbackedBase + static_cast<int32_t>(k);
+          if (name == core::sym::default_symbol_name(id)) return id;
+        }
         return -1;
       });
     } catch (const Error& e) {
@@ -307,7 +332,7 @@ class Parser {
     if (token.empty()) fail(std::string(what) + " or a size expression");
     const core::sym::Expr e = env_->simplify(expression(token));
     try {
-      return core::SymInt(e, env_->hint(e), env_.get());
+      return core::SymInt(e, env_->placeholder_hint(e), env_.get());
     } catch (const Error& err) {
       fail_at("a size expression defined at the symbols' example values (" + err.message() + ")", token);
     }

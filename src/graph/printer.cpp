@@ -120,6 +120,12 @@ std::vector<std::string> symbol_lines(const Graph& g) {
     out.push_back("symbol " + core::sym::default_symbol_name(static_cast<int32_t>(i)) + " = " +
                   std::to_string(s.hint) + " for " + s.source + " " + core::ShapeEnv::format_range(s.range));
   }
+  for (size_t k = 0; k < env->num_unbacked(); ++k) {
+    const int32_t id = core::sym::kUnbackedBase + static_cast<int32_t>(k);
+    const core::SymbolInfo& u = env->symbol(id);
+    out.push_back("symbol " + core::sym::default_symbol_name(id) + " for " + u.source + " " +
+                  core::ShapeEnv::format_range(u.range));
+  }
   for (const core::ShapeGuard& guard : env->guards())
     out.push_back("guard " + env->format(guard.lhs) + " " + core::relation_text(guard.rel) + " " +
                   env->format(guard.rhs));

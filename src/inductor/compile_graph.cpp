@@ -15,6 +15,8 @@
 #include "aot/aot.h"
 #include "capture/events.h"
 #include "core/shape.h"
+#include "core/shape_env.h"
+#include "core/sym_geometry.h"
 #include "ember/autograd.h"
 #include "ember/config.h"
 #include "ember/ops/creation.h"
@@ -373,7 +375,41 @@ std::shared_ptr<KernelProfile> make_profile(Program& p, const std::filesystem::p
   return std::make_shared<KernelProfile>(g.name(), file, std::move(steps));
 }
 
+namespace {
+
+/// The first data-dependent size (unbacked symbol) in `g`'s geometry, `u0 (aten::nonzero)`,
+/// or empty.
+std::string first_unbacked_symbol(const Graph& g) {
+  for (const auto& n : g.nodes()) {
+    for (const TensorMeta& m : n->meta()) {
+      if (!m.sym) continue;
+      for (const core::SymInt& s : m.sym->sizes) {
+        if (!s.is_symbolic()) continue;
+        for (int32_t id : core::sym::free_symbols(s.expr()))
+          if (core::sym::is_unbacked(id))
+            return core::sym::default_symbol_name(id) + " (" + s.env()->symbol(id).source + ", %" + n->name() + ")";
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 CompiledGraph compile_graph(Graph& captured, const std::vector<Tensor>& example_inputs) {
+  // A graph with a data-dependent size runs in the interpreter, whose eager kernels
+  // allocate from the size each call computes: generated kernels would need that size from
+  // the op that computes it in the middle of the wrapper (Note [dynamic shapes]).
+  if (std::string u = first_unbacked_symbol(captured); !u.empty()) {
+    std::shared_ptr<Graph> graph(captured.clone());
+    const std::string reason = "it has the data-dependent size " + u +
+                               ", and the inductor compiles graphs whose sizes are known before they run";
+    EMBER_LOG(inductor, INFO) << "graph " << graph->name() << " runs in the interpreter: " << reason;
+    return [graph, reason](const std::vector<Tensor>& inputs) {
+      capture::warn_interpreted(graph->name(), reason);
+      return run_graph(*graph, inputs);
+    };
+  }
   // A graph traced over size symbols compiles once for every size when symbolic.cpp's rule
   // admits it; otherwise its symbols are specialized now, while the entry is traced (its
   // guards then pin every size), and it compiles as a static graph.

@@ -4,12 +4,14 @@
 // or kernels/cuda/indexing.h touches memory; on CUDA a min/max reduction checks the range
 // and, only when it fails, the CPU's check runs on a host copy for the same message.
 #include "ember/ops/indexing.h"
+#include "ember/ops/view.h"
 
 #include <cstring>
 #include <sstream>
 
 #include "core/cuda.h"
 #include "core/shape.h"
+#include "core/sym_geometry.h"
 #include "kernels/cpu/indexing.h"
 #include "kernels/cuda/host_checks.h"
 #include "kernels/cuda/indexing.h"
@@ -19,6 +21,7 @@
 #include "ops/dispatch.h"
 #include "ops/families.h"
 #include "ops/op_utils.h"
+#include "support/call_context.h"
 
 namespace ember::ops {
 namespace {
@@ -164,6 +167,17 @@ struct Expanded {
 };
 
 bool is_mask(const Tensor& t) { return t.dtype() == kBool || t.dtype() == kUInt8; }
+
+/// Whether `a` and `b` have the same sizes, compared without reading them as integers (a
+/// symbolic size is compared as an expression; nothing is specialized or guarded).
+bool same_sizes_unread(const Tensor& a, const Tensor& b) {
+  const core::SymInts sa = core::sym_sizes(a);
+  const core::SymInts sb = core::sym_sizes(b);
+  if (sa.size() != sb.size()) return false;
+  for (size_t i = 0; i < sa.size(); ++i)
+    if (sa[i].expr() != sb[i].expr()) return false;
+  return true;
+}
 
 Expanded expand_indices(const Tensor& self, const OptTensors& indices) {
   int64_t consumed = 0;
@@ -612,5 +626,26 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool
   return ops::tuple2(ops::call_at(EMBER_OP("aten::topk"), {self, k, dim, largest, sorted}, loc));
 }
 Tensor nonzero(const Tensor& self, Loc loc) { return call_tensor(EMBER_OP("aten::nonzero"), {self}, loc); }
+Tensor masked_select(const Tensor& self, const Tensor& mask, Loc loc) {
+  // PyTorch's masked_select, written over ops rather than registered as one: indexing
+  // with the mask once both have the broadcast shape (a 0-dim pair as one element), so a
+  // graph holds index.Tensor with a bool mask (a data-dependent size, Note [dynamic
+  // shapes]) and the gradient is index's. Sizes already equal (compared as expressions,
+  // so symbolic sizes stay unread) need no expand.
+  support::UserLocScope at_user(loc);
+  EMBER_CHECK(mask.dtype() == kBool) << "masked_select: expected BoolTensor for mask";
+  Tensor s = self;
+  Tensor m = mask;
+  if (!ops::same_sizes_unread(s, m)) {
+    const std::vector<int64_t> shape = core::broadcast_shapes(s.sizes(), m.sizes());
+    s = expand(s, shape, loc);
+    m = expand(m, shape, loc);
+  }
+  if (s.dim() == 0) {
+    s = s.unsqueeze(0, loc);
+    m = m.unsqueeze(0, loc);
+  }
+  return index(s, {m}, loc);
+}
 
 }  // namespace ember

@@ -90,6 +90,12 @@ const std::vector<Knob>& knob_table() {
        .env = {"TORCHDYNAMO_SUPPRESS_ERRORS"},
        .field = EMBER_FIELD(dynamo.suppress_errors),
        .meaning = "a compile error falls back to eager with a warning instead of raising"},
+      {.name = "dynamo.capture_dynamic_output_shape_ops",
+       .aliases = {},
+       .env = {"TORCHDYNAMO_CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS"},
+       .field = EMBER_FIELD(dynamo.capture_dynamic_output_shape_ops),
+       .meaning = "ops whose output size depends on data (nonzero, masked_select, a bool-mask index) stay in the "
+                  "graph with an unbacked size symbol u0, u1, … instead of breaking it"},
       {.name = "aot.partitioner",
        .aliases = {},
        .env = {"EMBER_AOT_PARTITIONER"},

@@ -27,5 +27,8 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim = -1,
                                 bool sorted = true, Loc loc = Loc::current());
 /// Indices of non-zero elements, [n, ndim] (its size depends on the data).
 Tensor nonzero(const Tensor& self, Loc loc = Loc::current());
+/// The elements of self where the bool `mask` (broadcast with self) is true, in order, as
+/// a 1-D tensor (its size depends on the data).
+Tensor masked_select(const Tensor& self, const Tensor& mask, Loc loc = Loc::current());
 
 }  // namespace ember
