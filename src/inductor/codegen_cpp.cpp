@@ -42,6 +42,19 @@ std::string constant_text(double v) {
   return buf;
 }
 
+/// A kernel comment's sizes: the expressions of a kernel over size symbols, else the numbers.
+std::string sizes_comment(const std::vector<int64_t>& sizes, const std::vector<core::sym::Expr>& sym) {
+  std::ostringstream os;
+  if (sym.empty()) {
+    os << IntArrayRef(sizes);
+    return os.str();
+  }
+  os << "[";
+  for (size_t d = 0; d < sym.size(); ++d) os << (d ? ", " : "") << sym[d];
+  os << "]";
+  return os.str();
+}
+
 /// One strided operand of a kernel's loop nest: a load slot or the output.
 struct Operand {
   int buffer = 0;  // index into the kernel's arguments
@@ -139,15 +152,8 @@ class KernelWriter {
 
     const char* T = c_type(root.dtype);
     std::ostringstream os;
-    os << "// " << k_.name << ": " << scalar_type_name(root.dtype);
-    if (symbolic_) {
-      os << "[";
-      for (size_t d = 0; d < root.sym_sizes.size(); ++d) os << (d ? ", " : "") << root.sym_sizes[d];
-      os << "]";
-    } else {
-      os << IntArrayRef(root.sizes);
-    }
-    os << ", computes";
+    os << "// " << k_.name << ": " << scalar_type_name(root.dtype) << sizes_comment(root.sizes, root.sym_sizes)
+       << ", computes";
     for (const PointwiseNode* p : k_.nodes) os << " %" << p->node->name();
     if (stored_.size() > 1) {
       os << ", stores";
@@ -576,14 +582,7 @@ class KernelWriter {
 
     std::ostringstream os;
     os << "// " << k_.name << ": " << row_kind_name(R.kind) << (column_ ? " columns of " : " rows of ")
-       << scalar_type_name(R.dtype);
-    if (symbolic_) {
-      os << "[";
-      for (size_t d = 0; d < R.sym_in_sizes.size(); ++d) os << (d ? ", " : "") << R.sym_in_sizes[d];
-      os << "]";
-    } else {
-      os << IntArrayRef(R.in_sizes);
-    }
+       << scalar_type_name(R.dtype) << sizes_comment(R.in_sizes, R.sym_in_sizes);
     os << (R.reduces_last_dim_only() ? "" : " " + row_dims_text(R)) << " (row %" << R.node->name() << "), computes";
     for (const PointwiseNode* p : k_.nodes) os << " %" << p->node->name();
     os << "\nextern \"C\" void " << k_.name << "(void* const* bufs" << (symbolic_ ? ", const int64_t* ks" : "") << ") {\n";
@@ -620,8 +619,10 @@ class KernelWriter {
     // one thread it computes what the unsplit pass does).
     const bool one_segment = sizes_.size() - no == 1;
     const std::string segments = product_text(no, sizes_.size() - 1);
-    const bool runtime_split = symbolic_ && R.is_reduction() && no == 0 && !sym_sizes_[0].is_const();
-    const bool split = runtime_split || (R.is_reduction() && rows == 1 && K >= kParallelNumel);
+    bool reduced_static = true;
+    for (size_t d = no; symbolic_ && d < sizes_.size(); ++d) reduced_static = reduced_static && sym_sizes_[d].is_const();
+    const bool split = R.is_reduction() && (symbolic_ ? no == 0 : rows == 1) && (!reduced_static || K >= kParallelNumel);
+    const bool runtime_split = split && !reduced_static;
     // in_v/in_s read the row's input at x; in_v<i>/in_s<i> further row i's (more_rows).
     auto define_lambdas = [&](const std::string& indent) {
       for (size_t i = 0; i <= k_.more_rows.size(); ++i)
