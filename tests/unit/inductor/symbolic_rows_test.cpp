@@ -65,11 +65,11 @@ class InductorSymbolicRows : public testing::CompileDirTest {
 TEST_F(InductorSymbolicRows, ReductionsAlongAnyDimsCompileOnceForEverySize) {
   // Rows of a runtime length (sum, amax keepdim, var, prod along dim 1), columns (mean and
   // a prologue's sum along dim 0: 40000 rows split their reduced range at run time), a
-  // whole-tensor sum (split across threads once it has 32768 elements), and segments (sum
-  // over dims 0 and 2 of a [n, 3, m] tensor; amin over its middle dim).
+  // whole-tensor sum with an epilogue (split across threads once it has 32768 elements),
+  // and segments (sum over dims 0 and 2 of a [n, 3, m] tensor; amin over its middle dim).
   Fn f = [](const Tensor& x, const Tensor& y) {
     return Outputs{x.sum({1}),         amax(x, {1}, true),    var(x, std::vector<int64_t>{1}),
-                   x.mean({0}),        (x * 2.0).sum({0}),    x.sum(),
+                   x.mean({0}),        (x * 2.0).sum({0}),    x.sum() * 2.0 + 1.0,
                    y.sum({0, 2}),      amin(y, {1}),          prod(x.abs() + 0.5, 1)};
   };
   std::vector<std::pair<Tensor, Tensor>> inputs;
