@@ -28,6 +28,9 @@ Under PyTorch 1.13 (no torch.compile) --compile prints a message and the eager c
 `--only W4,W5` runs the rows whose id starts with one of the given prefixes; --json FILE
 writes the rows as JSON.
 
+--dynamic runs W10 and W11 (torch_dynamic.py): torch.compile(dynamic=True), one compile for
+every size, against a static compile per size, bench_inductor_dynamic's columns.
+
 --device cuda runs W1-W7 eagerly on cuda:0 (bench_cuda_eager_workloads' columns): the
 same values, drawn on the CPU and moved there with the blocks' parameters; each row the
 median of --iters calls, each timed by torch.cuda.Event records before and after the
@@ -56,6 +59,8 @@ def parse_args():
     p.add_argument("--only", default="", help="comma-separated id prefixes (default: every row)")
     p.add_argument("--json")
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda: W1-W7 eagerly on cuda:0")
+    p.add_argument("--dynamic", action="store_true",
+                   help="W10/W11: torch.compile(dynamic=True) against a static compile per size (torch_dynamic.py)")
     args = p.parse_args()
     if args.iters < 1:
         p.error(f"--iters: expected a positive number, got {args.iters}")
@@ -70,7 +75,7 @@ def parse_args():
 ARGS = parse_args() if __name__ == "__main__" else None
 CACHE_DIR = None
 REMOVE_CACHE_DIR = False
-if ARGS is not None and ARGS.compile:
+if ARGS is not None and (ARGS.compile or ARGS.dynamic):
     if ARGS.cache_dir:
         CACHE_DIR = os.path.abspath(ARGS.cache_dir)
         os.makedirs(CACHE_DIR, exist_ok=True)
@@ -352,6 +357,12 @@ def main():
     args = ARGS
     if args.device == "cuda":
         return cuda_main(args)
+    if args.dynamic:
+        from torch_dynamic import dynamic_main
+        status = dynamic_main(args)
+        if REMOVE_CACHE_DIR:
+            shutil.rmtree(CACHE_DIR, ignore_errors=True)
+        return status
     torch.set_num_threads(args.threads)
     compiling = args.compile and hasattr(torch, "compile")
     if args.compile and not compiling:

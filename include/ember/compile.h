@@ -83,9 +83,9 @@ struct CompileOptions {
   /// symbolic from the first compile (but 0 and 1, and dims marked static); false: every
   /// size is static, as are dims passed to mark_dynamic. "eager" and "aot_eager"
   /// (inference graphs) run one graph for many sizes; "inductor" compiles one for many
-  /// sizes when the graph needs no gradients and holds only pointwise ops, views and
-  /// mm/addmm/bmm, and otherwise fixes each entry to its sizes; custom backends always get
-  /// fixed sizes.
+  /// sizes when the graph needs no gradients and holds only pointwise ops, the reductions,
+  /// softmax and layer norm it lowers, views and mm/addmm/bmm, and otherwise fixes each
+  /// entry to its sizes; custom backends always get fixed sizes.
   std::optional<bool> dynamic;
 };
 

@@ -19,6 +19,9 @@ Tensor meta_tensor(const TensorMeta& m) {
   impl->sizes = m.sizes;
   impl->strides = m.strides;
   impl->storage_offset = m.storage_offset;
+  // Symbolic geometry too, so that a meta function written over SymInt gives the new
+  // node's geometry over the same symbols (Note [dynamic shapes]).
+  impl->sym = m.sym;
   impl->dtype = m.dtype;
   impl->device = kMeta;
   impl->refresh();

@@ -42,6 +42,19 @@ std::string constant_text(double v) {
   return buf;
 }
 
+/// A kernel comment's sizes: the expressions of a kernel over size symbols, else the numbers.
+std::string sizes_comment(const std::vector<int64_t>& sizes, const std::vector<core::sym::Expr>& sym) {
+  std::ostringstream os;
+  if (sym.empty()) {
+    os << IntArrayRef(sizes);
+    return os.str();
+  }
+  os << "[";
+  for (size_t d = 0; d < sym.size(); ++d) os << (d ? ", " : "") << sym[d];
+  os << "]";
+  return os.str();
+}
+
 /// One strided operand of a kernel's loop nest: a load slot or the output.
 struct Operand {
   int buffer = 0;  // index into the kernel's arguments
@@ -139,15 +152,8 @@ class KernelWriter {
 
     const char* T = c_type(root.dtype);
     std::ostringstream os;
-    os << "// " << k_.name << ": " << scalar_type_name(root.dtype);
-    if (symbolic_) {
-      os << "[";
-      for (size_t d = 0; d < root.sym_sizes.size(); ++d) os << (d ? ", " : "") << root.sym_sizes[d];
-      os << "]";
-    } else {
-      os << IntArrayRef(root.sizes);
-    }
-    os << ", computes";
+    os << "// " << k_.name << ": " << scalar_type_name(root.dtype) << sizes_comment(root.sizes, root.sym_sizes)
+       << ", computes";
     for (const PointwiseNode* p : k_.nodes) os << " %" << p->node->name();
     if (stored_.size() > 1) {
       os << ", stores";
@@ -281,6 +287,29 @@ class KernelWriter {
   }
   /// Size d of the collapsed index space as C text.
   std::string size_text(size_t d) const { return symbolic_ ? c_expr(sym_sizes_[d]) : std::to_string(sizes_[d]); }
+  /// Whether operand o moves along dim d (its stride is not the constant 0).
+  static bool st_nonzero(const Operand& o, size_t d) {
+    return o.sym.empty() ? o.strides[d] != 0 : !(o.sym[d] == core::sym::Expr(0));
+  }
+  /// An integer's C text as a double: `64.0`, or `static_cast<double>(red)` at run time.
+  std::string as_double(const std::string& t) const { return symbolic_ ? "static_cast<double>(" + t + ")" : t + ".0"; }
+  /// Var's divisor max(0, N - correction), N the reduced elements (C text `red` at run time).
+  std::string var_divisor(int64_t K, const std::string& red) const {
+    const RowNode& R = *k_.row;
+    if (!symbolic_) return constant_text(std::max(0.0, static_cast<double>(K) - R.correction));
+    return "std::max(0.0, static_cast<double>(" + red + ") - " + constant_text(R.correction) + ")";
+  }
+  /// The product of sizes [b, e) of the collapsed index space as C text.
+  std::string product_text(size_t b, size_t e) const {
+    if (!symbolic_) {
+      int64_t p = 1;
+      for (size_t d = b; d < e; ++d) p *= sizes_[d];
+      return std::to_string(p);
+    }
+    core::sym::Expr p(1);
+    for (size_t d = b; d < e; ++d) p = p * sym_sizes_[d];
+    return c_expr(p);
+  }
 
   std::string load(int j, bool vec) {
     const Operand& s = slots_[j];
@@ -358,10 +387,11 @@ class KernelWriter {
 
   /// `strides` of a load over the output's index space (an epilogue's), over the input's:
   /// kept dims take the output's strides in order, reduced dims 0 (keepdim or not).
-  std::vector<int64_t> to_input_space(const std::vector<int64_t>& strides, bool over_input) const {
+  template <typename I>
+  std::vector<I> to_input_space(const std::vector<I>& strides, bool over_input) const {
     const RowNode& R = *k_.row;
     if (over_input) return strides;
-    std::vector<int64_t> in(R.in_sizes.size(), 0);
+    std::vector<I> in(R.in_sizes.size(), I(0));
     const bool keepdim = strides.size() == in.size();
     for (size_t d = 0, j = 0; d < in.size(); ++d) {
       if (R.reduced[d]) {
@@ -409,15 +439,24 @@ class KernelWriter {
     std::vector<Operand*> all;
     for (Operand& s : slots_) all.push_back(&s);
     for (Operand& o : outs) all.push_back(&o);
+    // Over size symbols, each dim also carries its size and strides as expressions: a
+    // dim drops when its size is the constant 1 and merges when the expressions prove it;
+    // the example values (st) only order the dims.
     struct Dim {
       int64_t size;
       std::vector<int64_t> st;
+      core::sym::Expr ssize = core::sym::Expr(1);
+      std::vector<core::sym::Expr> sst;
     };
     std::vector<Dim> kept, red;
     for (size_t d = 0; d < R.in_sizes.size(); ++d) {
-      if (R.in_sizes[d] == 1) continue;
+      if (symbolic_ ? R.sym_in_sizes[d] == core::sym::Expr(1) : R.in_sizes[d] == 1) continue;
       Dim dim{R.in_sizes[d], {}};
       for (Operand* o : all) dim.st.push_back(o->strides[d]);
+      if (symbolic_) {
+        dim.ssize = R.sym_in_sizes[d];
+        for (Operand* o : all) dim.sst.push_back(o->sym[d]);
+      }
       (R.reduced[d] ? red : kept).push_back(std::move(dim));
     }
     // Stride 0 (broadcast) sorts outermost: it is no reason to vectorize along a dim.
@@ -431,25 +470,37 @@ class KernelWriter {
       std::vector<Dim> merged;
       for (Dim& d : *group) {
         bool merge = !merged.empty();
-        for (size_t j = 0; merge && j < all.size(); ++j) merge = merged.back().st[j] == d.st[j] * d.size;
+        for (size_t j = 0; merge && j < all.size(); ++j)
+          merge = symbolic_ ? merged.back().sst[j] == d.sst[j] * d.ssize : merged.back().st[j] == d.st[j] * d.size;
         if (merge) {
           merged.back().size *= d.size;
           merged.back().st = d.st;
+          merged.back().ssize = merged.back().ssize * d.ssize;
+          merged.back().sst = d.sst;
         } else {
           merged.push_back(std::move(d));
         }
       }
       *group = std::move(merged);
     }
-    if (red.empty()) red.push_back(Dim{1, std::vector<int64_t>(all.size(), 0)});
+    if (red.empty())
+      red.push_back(Dim{1, std::vector<int64_t>(all.size(), 0), core::sym::Expr(1),
+                        std::vector<core::sym::Expr>(symbolic_ ? all.size() : 0, core::sym::Expr(0))});
     column_ = R.is_reduction() && !row_shaped_ && !kept.empty() && key(kept.back()) < key(red.back());
     nk_ = kept.size();
     sizes_.clear();
-    for (Operand* o : all) o->strides.clear();
+    sym_sizes_.clear();
+    for (Operand* o : all) {
+      o->strides.clear();
+      o->sym.clear();
+    }
     for (const std::vector<Dim>* group : {&kept, &red})
       for (const Dim& d : *group) {
         sizes_.push_back(d.size);
         for (size_t j = 0; j < all.size(); ++j) all[j]->strides.push_back(d.st[j]);
+        if (!symbolic_) continue;
+        sym_sizes_.push_back(d.ssize);
+        for (size_t j = 0; j < all.size(); ++j) all[j]->sym.push_back(d.sst[j]);
       }
     x_dim_ = column_ ? nk_ - 1 : sizes_.size() - 1;
   }
@@ -464,11 +515,11 @@ class KernelWriter {
   void write_kept_offsets(std::ostringstream& os, const std::vector<Operand>& outs) const {
     const size_t no = column_ ? nk_ - 1 : nk_;
     for (size_t d = no; d-- > 0;)
-      os << "    const int64_t i" << d << " = rem % " << sizes_[d] << ";\n    rem /= " << sizes_[d] << ";\n";
+      os << "    const int64_t i" << d << " = rem % " << size_text(d) << ";\n    rem /= " << size_text(d) << ";\n";
     auto offset = [&](const Operand& o) {
       std::string e = "0";
       for (size_t d = 0; d < no; ++d)
-        if (o.strides[d]) e += " + i" + std::to_string(d) + " * " + std::to_string(o.strides[d]);
+        if (st_nonzero(o, d)) e += " + i" + std::to_string(d) + " * " + st_text(o, d);
       return e;
     };
     for (size_t j = 0; j < slots_.size(); ++j) os << "    const int64_t o" << j << " = " << offset(slots_[j]) << ";\n";
@@ -477,6 +528,13 @@ class KernelWriter {
 
   std::string write_row() {
     const RowNode& R = *k_.row;
+    // Over size symbols (Note [dynamic shapes]): every operand also carries its strides as
+    // expressions, and sizes, row counts and strides print as C expressions over `ks`.
+    symbolic_ = !R.sym_in_sizes.empty();
+    auto exprs = [&](const std::vector<core::sym::Expr>& sym, const std::vector<int64_t>& ints) {
+      if (!symbolic_ || !sym.empty()) return sym;
+      return std::vector<core::sym::Expr>(ints.begin(), ints.end());
+    };
     // A row-shaped epilogue (scheduler's row_shaped_epilogue): the last pass runs over the
     // row, the reductions' values broadcast.
     row_shaped_ = R.is_reduction() && k_.root && k_.root->sizes == R.in_sizes && R.in_sizes != R.out_sizes;
@@ -487,12 +545,13 @@ class KernelWriter {
     for (const PointwiseNode* p : k_.nodes)
       for (const PwOp& op : p->body)
         if (op.kind == PwOp::Kind::Load && !members_.count(op.value.node))
-          slot_for_[&op] = slot_of(op, to_input_space(op.strides, p->sizes == R.in_sizes), p->sizes == R.in_sizes);
+          slot_for_[&op] = slot_of(op, to_input_space(op.strides, p->sizes == R.in_sizes), p->sizes == R.in_sizes,
+                                   to_input_space(exprs(op.sym_strides, op.strides), p->sizes == R.in_sizes));
     std::vector<const PwOp*> row_loads = {&R.input, &R.weight, &R.bias};
     for (const RowNode* m : k_.more_rows) row_loads.push_back(&m->input);
     for (const PwOp* op : row_loads)
       if (op->kind == PwOp::Kind::Load && !members_.count(op->value.node))
-        slot_for_[op] = slot_of(*op, op->strides, true);
+        slot_for_[op] = slot_of(*op, op->strides, true, exprs(op->sym_strides, op->strides));
     // Outputs: the root's, or every output of the row node.
     std::vector<Operand> outs;
     const Node* root = k_.root ? k_.root->node : k_.row->node;
@@ -503,6 +562,11 @@ class KernelWriter {
       o.dtype = m.dtype;
       for (size_t d = 0; d < m.sizes.size(); ++d) o.strides.push_back(m.sizes[d] == 1 ? 0 : m.strides[d]);
       o.strides = to_input_space(o.strides, m.sizes.size() == R.in_sizes.size());
+      if (symbolic_) {
+        const std::vector<core::sym::Expr> sizes = sym_sizes_of(m), strides = sym_strides_of(m);
+        for (size_t d = 0; d < m.sizes.size(); ++d) o.sym.push_back(sizes[d] == core::sym::Expr(1) ? 0 : strides[d]);
+        o.sym = to_input_space(o.sym, m.sizes.size() == R.in_sizes.size());
+      }
       outs.push_back(std::move(o));
     }
     reduction_geometry(outs);
@@ -518,29 +582,47 @@ class KernelWriter {
 
     std::ostringstream os;
     os << "// " << k_.name << ": " << row_kind_name(R.kind) << (column_ ? " columns of " : " rows of ")
-       << scalar_type_name(R.dtype) << IntArrayRef(R.in_sizes)
-       << (R.reduces_last_dim_only() ? "" : " " + row_dims_text(R)) << " (row %" << R.node->name() << "), computes";
+       << scalar_type_name(R.dtype) << sizes_comment(R.in_sizes, R.sym_in_sizes);
+    os << (R.reduces_last_dim_only() ? "" : " " + row_dims_text(R)) << " (row %" << R.node->name() << "), computes";
     for (const PointwiseNode* p : k_.nodes) os << " %" << p->node->name();
-    os << "\nextern \"C\" void " << k_.name << "(void* const* bufs) {\n";
+    os << "\nextern \"C\" void " << k_.name << "(void* const* bufs" << (symbolic_ ? ", const int64_t* ks" : "") << ") {\n";
     os << "  using T = " << c_type(dtype_) << ";\n  using V = Vectorized<T>;\n";
     declare_inputs(os);
     for (size_t i = 0; i < outs.size(); ++i)
       os << "  T*" << (i == 0 ? restrict_out() : " __restrict") << " out" << i << " = static_cast<T*>(bufs["
          << outs[i].buffer << "]);\n";
+    // The row count, the reduced elements per row and the innermost reduced length: numbers
+    // in a static kernel, values computed from `ks` once per call over size symbols.
+    std::string rows_t = std::to_string(rows), K_t = std::to_string(K), n_t = std::to_string(n);
+    if (symbolic_) {
+      os << "  const int64_t rows = " << product_text(0, no) << ", red = " << product_text(no, sizes_.size())
+         << ", len = " << size_text(sizes_.size() - 1) << ";\n  (void)rows;\n  (void)red;\n  (void)len;\n";
+      rows_t = "rows";
+      K_t = "red";
+      n_t = "len";
+    }
     if (column_) {
-      write_columns(os, outs, rows, K);
+      write_columns(os, outs, rows, K, rows_t, K_t);
       return os.str();
     }
-    if (rows > 1 && rows * K >= kParallelNumel) os << "#pragma omp parallel for schedule(static)\n";
-    os << "  for (int64_t r = 0; r < " << rows << "; ++r) {\n    int64_t rem = r;\n    (void)rem;\n";
+    if (!symbolic_ && rows > 1 && rows * K >= kParallelNumel) os << "#pragma omp parallel for schedule(static)\n";
+    if (symbolic_ && no > 0)
+      os << "#pragma omp parallel for schedule(static) if(rows > 1 && rows * red >= " << kParallelNumel << ")\n";
+    os << "  for (int64_t r = 0; r < " << rows_t << "; ++r) {\n    int64_t rem = r;\n    (void)rem;\n";
     write_kept_offsets(os, outs);
     // The reduced dims but the innermost are segments: each pass runs over every segment
     // (the row's input at column x of segment s), its per-segment results combined. A
     // reduction to one value (nothing kept) over at least kParallelNumel elements splits
     // its range across threads: contiguous pieces of the row, or ranges of segments, each
     // thread's partial combined in thread order.
-    const int64_t segments = K / n;
-    const bool split = R.is_reduction() && rows == 1 && K >= kParallelNumel;
+    // Over size symbols the split is decided at run time (the parallel region's `if`; on
+    // one thread it computes what the unsplit pass does).
+    const bool one_segment = sizes_.size() - no == 1;
+    const std::string segments = product_text(no, sizes_.size() - 1);
+    bool reduced_static = true;
+    for (size_t d = no; symbolic_ && d < sizes_.size(); ++d) reduced_static = reduced_static && sym_sizes_[d].is_const();
+    const bool split = R.is_reduction() && (symbolic_ ? no == 0 : rows == 1) && (!reduced_static || K >= kParallelNumel);
+    const bool runtime_split = split && !reduced_static;
     // in_v/in_s read the row's input at x; in_v<i>/in_s<i> further row i's (more_rows).
     auto define_lambdas = [&](const std::string& indent) {
       for (size_t i = 0; i <= k_.more_rows.size(); ++i)
@@ -550,20 +632,20 @@ class KernelWriter {
           os << "      return " << v << ";\n" << indent << "};\n";
         }
     };
-    if (segments == 1 && !split) define_lambdas("    ");
+    if (one_segment && !split) define_lambdas("    ");
     // Opens `for (s = begin; s < end; ++s)` with segment s's offsets p<j> and lambdas.
     auto open_segment = [&](const std::string& begin, const std::string& end, const std::string& indent) {
       os << indent << "for (int64_t s = " << begin << "; s < " << end << "; ++s) {\n" << indent << "  int64_t srem = s;\n";
       const size_t last = sizes_.size() - 1;
       for (size_t d = last; d-- > no;)
-        os << indent << "  const int64_t k" << d << " = srem % " << sizes_[d] << ";\n" << indent << "  srem /= " << sizes_[d]
-           << ";\n";
+        os << indent << "  const int64_t k" << d << " = srem % " << size_text(d) << ";\n" << indent << "  srem /= "
+           << size_text(d) << ";\n";
       in_reduced_lambda_ = true;
       for (size_t j = 0; j < slots_.size(); ++j) {
         if (!reduced_offset(slots_[j])) continue;
         os << indent << "  const int64_t p" << j << " = o" << j;
         for (size_t d = no; d < last; ++d)
-          if (slots_[j].strides[d]) os << " + k" << d << " * " << slots_[j].strides[d];
+          if (st_nonzero(slots_[j], d)) os << " + k" << d << " * " << st_text(slots_[j], d);
         os << ";\n";
       }
       define_lambdas(indent + "  ");
@@ -575,28 +657,29 @@ class KernelWriter {
     using Combine = std::function<std::string(const std::string&, const std::string&)>;
     auto reduce_pass = [&](const std::string& var, const std::string& type, const std::string& identity,
                            const Combine& combine, const Piece& piece, size_t which = 0) {
-      const std::string N = std::to_string(n), lv = lambda_name(true, which), ls = lambda_name(false, which);
+      const std::string N = n_t, lv = lambda_name(true, which), ls = lambda_name(false, which);
       if (!split) {
-        if (segments == 1) {
+        if (one_segment) {
           os << "    " << type << " " << var << " = " << piece(N, lv, ls) << ";\n";
           return;
         }
         os << "    " << type << " " << var << " = " << identity << ";\n";
-        open_segment("0", std::to_string(segments), "    ");
+        open_segment("0", segments, "    ");
         os << "      " << var << " = " << combine(var, piece(N, lv, ls)) << ";\n    }\n";
         return;
       }
       os << "    std::vector<" << type << "> part_" << var << "(omp_get_max_threads(), " << identity << ");\n"
-         << "#pragma omp parallel num_threads(static_cast<int>(part_" << var << ".size()))\n    {\n"
+         << "#pragma omp parallel num_threads(static_cast<int>(part_" << var << ".size()))"
+         << (runtime_split ? " if(red >= " + std::to_string(kParallelNumel) + ")" : "") << "\n    {\n"
          << "      const int64_t t = omp_get_thread_num(), nth = omp_get_num_threads();\n";
-      if (segments == 1) {
+      if (one_segment) {
         os << "      const int64_t x0 = " << N << " * t / nth, x1 = " << N << " * (t + 1) / nth;\n";
         define_lambdas("      ");
         os << "      auto pv = [&](int64_t i) { return " << lv << "(x0 + i); };\n"
            << "      auto ps = [&](int64_t i) { return " << ls << "(x0 + i); };\n"
            << "      if (x1 > x0) part_" << var << "[t] = " << piece("x1 - x0", "pv", "ps") << ";\n";
       } else {
-        const std::string S = std::to_string(segments);
+        const std::string& S = segments;
         os << "      " << type << " a = " << identity << ";\n";
         open_segment(S + " * t / nth", S + " * (t + 1) / nth", "      ");
         os << "        a = " << combine("a", piece(N, lv, ls)) << ";\n      }\n"
@@ -609,13 +692,13 @@ class KernelWriter {
     const Piece sum_piece = [](const std::string& len, const std::string& fv, const std::string& fs) {
       return "row_sum<V>(" + len + ", " + fv + ", " + fs + ")";
     };
-    const std::string N = std::to_string(n), KS = std::to_string(K);
+    const std::string N = n_t, KS = K_t;
     std::string value_v, value_s;  // the row node's output 0 at x, for the last pass
     switch (R.kind) {
       case RowKind::Sum:
       case RowKind::Mean:
         reduce_pass("total", "double", "0.0", add, sum_piece);
-        os << "    const T acc = static_cast<T>(total" << (R.kind == RowKind::Mean ? " / " + KS + ".0" : "") << ");\n";
+        os << "    const T acc = static_cast<T>(total" << (R.kind == RowKind::Mean ? " / " + as_double(KS) : "") << ");\n";
         value_s = "acc";
         break;
       case RowKind::Max:
@@ -632,13 +715,12 @@ class KernelWriter {
       case RowKind::Var: {
         // Two passes as eager: the mean, then the squared deviations from it.
         reduce_pass("total", "double", "0.0", add, sum_piece);
-        os << "    const T mean = static_cast<T>(total / " << KS << ".0);\n";
+        os << "    const T mean = static_cast<T>(total / " << as_double(KS) << ");\n";
         reduce_pass("sq", "double", "0.0", add, [](const std::string& len, const std::string& fv, const std::string& fs) {
           return "row_sum<V>(" + len + ", [&](int64_t x) { const V d = " + fv + "(x) - V(mean); return d * d; }, " +
                  "[&](int64_t x) { const T d = " + fs + "(x) - mean; return d * d; })";
         });
-        os << "    const T acc = static_cast<T>(sq / " << constant_text(std::max(0.0, static_cast<double>(K) - R.correction))
-           << ");\n";
+        os << "    const T acc = static_cast<T>(sq / " << var_divisor(K, KS) << ");\n";
         value_s = "acc";
         break;
       }
@@ -652,8 +734,8 @@ class KernelWriter {
       case RowKind::Softmax: {
         // exp(x - max) is stored into the output row by the sum pass and scaled by the
         // last pass (the epilogue then reads the scaled value), as the eager kernel does.
-        const int64_t st = outs[0].strides[x_dim_];
-        const std::string S = std::to_string(st);
+        const std::optional<int64_t> st = st_value(outs[0], x_dim_);
+        const std::string S = st_text(outs[0], x_dim_);
         os << "    const T mx = softmax_max<V>(" << N << ", in_v, in_s);\n"
            << "    const T rs = T(1) / softmax_sum<V>(" << N << ", mx, in_v, in_s, out0 + q0, " << S << ");\n";
         value_v = (st == 1 ? "V::load(out0 + q0 + x)" : "ld<V>(out0 + q0 + x * " + S + ", " + S + ")") + " * V(rs)";
@@ -667,9 +749,9 @@ class KernelWriter {
         value_s = "(in_s(x) - mx) - lse";
         break;
       case RowKind::LayerNorm: {
-        os << "    const T mean = static_cast<T>(row_sum<V>(" << N << ", in_v, in_s) / " << N << ".0);\n"
+        os << "    const T mean = static_cast<T>(row_sum<V>(" << N << ", in_v, in_s) / " << as_double(N) << ");\n"
            << "    const double var = row_sum<V>(" << N << ", [&](int64_t x) { const V d = in_v(x) - V(mean); return d * d; },"
-           << " [&](int64_t x) { const T d = in_s(x) - mean; return d * d; }) / " << N << ".0;\n"
+           << " [&](int64_t x) { const T d = in_s(x) - mean; return d * d; }) / " << as_double(N) << ";\n"
            << "    const T rstd = static_cast<T>(1.0 / std::sqrt(std::max(var, 0.0) + " << constant_text(R.eps) << "));\n"
            << "    const T shift = -rstd * mean;\n";
         // ATen's form: (x * rstd + (-rstd * mean)) * gamma + beta.
@@ -690,7 +772,7 @@ class KernelWriter {
       const RowNode& M = *k_.more_rows[i - 1];
       const std::string I = std::to_string(i);
       reduce_pass("total" + I, "double", "0.0", add, sum_piece, i);
-      os << "    const T acc" << I << " = static_cast<T>(total" << I << (M.kind == RowKind::Mean ? " / " + KS + ".0" : "")
+      os << "    const T acc" << I << " = static_cast<T>(total" << I << (M.kind == RowKind::Mean ? " / " + as_double(KS) : "")
          << ");\n";
     }
     if (row_shaped_) value_v = "V(" + value_s + ")";
@@ -717,10 +799,10 @@ class KernelWriter {
         done[k_.more_rows[i - 1]->node] = vec ? "V(acc" + std::to_string(i) + ")" : "acc" + std::to_string(i);
       result = emit(*k_.root, vec, b, done);
     }
-    const int64_t st = outs[0].strides[x_dim_];
+    const std::string st = st_text(outs[0], x_dim_);
     if (vec) {
-      b << "      " << (st == 1 ? result + ".store(out0 + q0 + x)"
-                                : "st(out0 + q0 + x * " + std::to_string(st) + ", " + std::to_string(st) + ", " + result + ")")
+      b << "      " << (st_value(outs[0], x_dim_) == 1 ? result + ".store(out0 + q0 + x)"
+                                                      : "st(out0 + q0 + x * " + st + ", " + st + ", " + result + ")")
         << ";\n";
     } else {
       b << "      (out0 + q0)[x * " << st << "] = " << result << ";\n";
@@ -732,7 +814,7 @@ class KernelWriter {
   /// index offsets it).
   bool reduced_offset(const Operand& o) const {
     for (size_t d = nk_; d < o.strides.size(); ++d)
-      if (o.strides[d] && d != x_dim_) return true;
+      if (st_nonzero(o, d) && d != x_dim_) return true;
     return false;
   }
 
@@ -741,44 +823,61 @@ class KernelWriter {
   /// dim at one index of the outer kept dims; it reads every reduced element k of those
   /// columns as Vectorized lanes (col_* helpers), then evaluates the epilogue and stores
   /// column by column.
-  void write_columns(std::ostringstream& os, const std::vector<Operand>& outs, int64_t rows, int64_t K) {
+  /// Over size symbols, `rows_t` and `K_t` name the row count and the reduced elements
+  /// computed at entry, the column block width and the split are decided at run time
+  /// (the same formulas), and CB, the blocks' array bound, is its largest value.
+  void write_columns(std::ostringstream& os, const std::vector<Operand>& outs, int64_t rows, int64_t K,
+                     const std::string& rows_t, const std::string& K_t) {
     const RowNode& R = *k_.row;
     const size_t no = nk_ - 1;  // outer kept dims; dim nk_ - 1 is the columns
     const int64_t C = sizes_[no];
     const int64_t outer = rows / C;
     // Blocks of columns as wide as possible (up to 1024: whole rows stream from memory)
     // while every thread still gets a block: per = the blocks each outer index needs.
-    const bool parallel = rows * K >= kParallelNumel;
+    const bool parallel = symbolic_ || rows * K >= kParallelNumel;
     // When the blocks are still fewer than the threads (few, narrow columns), each block's
     // reduced range splits in KS parts (at least 1024 elements each), accumulated into
     // per-part results and combined in order afterwards. var (two passes) does not split.
-    const bool can_split = parallel && R.kind != RowKind::Var && K >= 2048;
-    os << "  constexpr int64_t CB = std::min<int64_t>(1024, (" << C << " + V::size() - 1) / V::size() * V::size());\n"
-       << "  const int64_t per = (" << (parallel ? "omp_get_max_threads()" : "1") << " + " << outer - 1 << ") / " << outer
-       << ";\n"
-       << "  const int64_t cbw = std::min<int64_t>(CB, std::max<int64_t>(2 * V::size(), ((" << C
-       << " + per - 1) / per + V::size() - 1) / V::size() * V::size()));\n"
-       << "  const int64_t NB = (" << C << " + cbw - 1) / cbw;\n";
-    const std::string units = std::to_string(outer) + " * NB";
+    const bool can_split = parallel && R.kind != RowKind::Var && (symbolic_ || K >= 2048);
+    std::string C_t = std::to_string(C), units = std::to_string(outer) + " * NB";
+    if (!symbolic_) {
+      os << "  constexpr int64_t CB = std::min<int64_t>(1024, (" << C << " + V::size() - 1) / V::size() * V::size());\n"
+         << "  const int64_t per = (" << (parallel ? "omp_get_max_threads()" : "1") << " + " << outer - 1 << ") / "
+         << outer << ";\n"
+         << "  const int64_t cbw = std::min<int64_t>(CB, std::max<int64_t>(2 * V::size(), ((" << C
+         << " + per - 1) / per + V::size() - 1) / V::size() * V::size()));\n";
+    } else {
+      C_t = "C";
+      units = "outer * NB";
+      os << "  constexpr int64_t CB = 1024;\n"
+         << "  const int64_t C = " << size_text(no) << ", outer = " << product_text(0, no) << ";\n"
+         << "  const bool par = " << rows_t << " * " << K_t << " >= " << kParallelNumel << ";\n"
+         << "  const int64_t per = ((par ? omp_get_max_threads() : 1) + outer - 1) / outer;\n"
+         << "  const int64_t cbw = std::min<int64_t>(std::min<int64_t>(CB, (C + V::size() - 1) / V::size() * V::size()), "
+         << "std::max<int64_t>(2 * V::size(), ((C + per - 1) / per + V::size() - 1) / V::size() * V::size()));\n";
+    }
+    os << "  const int64_t NB = (" << C_t << " + cbw - 1) / cbw;\n";
     const char* acc_type = R.kind == RowKind::Sum || R.kind == RowKind::Mean || R.kind == RowKind::Var ? "double" : "T";
     if (can_split) {
-      os << "  const int64_t KS = std::max<int64_t>(1, std::min<int64_t>(" << K / 1024 << ", (omp_get_max_threads() + "
-         << units << " - 1) / (" << units << ")));\n"
+      const std::string ks = symbolic_ ? K_t + " / 1024" : std::to_string(K / 1024);
+      os << "  const int64_t KS = " << (symbolic_ ? "par && " + K_t + " >= 2048 ? " : "")
+         << "std::max<int64_t>(1, std::min<int64_t>(" << ks << ", (omp_get_max_threads() + " << units << " - 1) / ("
+         << units << ")))" << (symbolic_ ? " : 1" : "") << ";\n"
          << "  std::vector<" << acc_type << "> part(KS > 1 ? " << units << " * KS * cbw : 0);\n";
     }
     // Block u's columns [c0, c0 + cn) and its offsets: i<d> (outer kept), o<j>, q<i>.
     auto unit_offsets = [&](const std::string& u) {
-      os << "    const int64_t c0 = " << u << " % NB * cbw, cn = std::min<int64_t>(cbw, " << C << " - c0);\n"
+      os << "    const int64_t c0 = " << u << " % NB * cbw, cn = std::min<int64_t>(cbw, " << C_t << " - c0);\n"
          << "    int64_t rem = " << u << " / NB;\n    (void)rem;\n";
       write_kept_offsets(os, outs);
     };
-    if (parallel) os << "#pragma omp parallel for schedule(static)\n";
+    if (parallel) os << "#pragma omp parallel for schedule(static)" << (symbolic_ ? " if(par)" : "") << "\n";
     if (can_split) {
       os << "  for (int64_t w = 0; w < " << units << " * KS; ++w) {\n"
-         << "    const int64_t u = w / KS, kp = w % KS, kb = " << K << " * kp / KS, ke = " << K << " * (kp + 1) / KS;\n";
+         << "    const int64_t u = w / KS, kp = w % KS, kb = " << K_t << " * kp / KS, ke = " << K_t << " * (kp + 1) / KS;\n";
     } else {
       os << "  for (int64_t u = 0; u < " << units << "; ++u) {\n"
-         << "    const int64_t kb = 0, ke = " << K << ";\n";
+         << "    const int64_t kb = 0, ke = " << K_t << ";\n";
     }
     unit_offsets("u");
     // in_v(k, x) / in_s(k, x): the input at reduced element k, column x.
@@ -787,26 +886,26 @@ class KernelWriter {
       os << "    auto in_" << (vec ? "v" : "s") << " = [&](int64_t k, int64_t x) {\n      int64_t krem = k;\n"
          << "      (void)krem;\n";
       for (size_t d = sizes_.size(); d-- > nk_;)
-        os << "      const int64_t k" << d << " = krem % " << sizes_[d] << ";\n      krem /= " << sizes_[d] << ";\n";
+        os << "      const int64_t k" << d << " = krem % " << size_text(d) << ";\n      krem /= " << size_text(d) << ";\n";
       for (size_t j = 0; j < slots_.size(); ++j) {
         if (!reduced_offset(slots_[j])) continue;
         os << "      const int64_t p" << j << " = o" << j;
         for (size_t d = nk_; d < sizes_.size(); ++d)
-          if (slots_[j].strides[d]) os << " + k" << d << " * " << slots_[j].strides[d];
+          if (st_nonzero(slots_[j], d)) os << " + k" << d << " * " << st_text(slots_[j], d);
         os << ";\n";
       }
       const std::string v = prologue(R, vec, os);
       os << "      return " << v << ";\n    };\n";
     }
     in_reduced_lambda_ = false;
-    const std::string KS = std::to_string(K), args = "(kb, ke, c0, cn, in_v, in_s, res)";
+    const std::string KS = K_t, args = "(kb, ke, c0, cn, in_v, in_s, res)";
     std::string value, combine;  // output 0 at column x; res[j] combined with a part p[j]
     os << "    " << acc_type << " res[CB];\n";
     switch (R.kind) {
       case RowKind::Sum:
       case RowKind::Mean:
         os << "    col_sum<V, CB>" << args << ";\n";
-        value = "static_cast<T>(res[x - c0]" + std::string(R.kind == RowKind::Mean ? " / " + KS + ".0" : "") + ")";
+        value = "static_cast<T>(res[x - c0]" + std::string(R.kind == RowKind::Mean ? " / " + as_double(KS) : "") + ")";
         combine = "res[j] += p[j]";
         break;
       case RowKind::Max:
@@ -822,11 +921,11 @@ class KernelWriter {
         break;
       case RowKind::Var:
         os << "    col_sum<V, CB>" << args << ";\n"
-           << "    T mt[CB];\n    for (int64_t j = 0; j < cn; ++j) mt[j] = static_cast<T>(res[j] / " << KS << ".0);\n"
+           << "    T mt[CB];\n    for (int64_t j = 0; j < cn; ++j) mt[j] = static_cast<T>(res[j] / " << as_double(KS) << ");\n"
            << "    col_sum<V, CB>(kb, ke, c0, cn, [&](int64_t k, int64_t x) { const V d = in_v(k, x) - "
            << "V::load(mt + (x - c0)); return d * d; }, [&](int64_t k, int64_t x) { const T d = in_s(k, x) - mt[x - c0]; "
            << "return d * d; }, res);\n";
-        value = "static_cast<T>(res[x - c0] / " + constant_text(std::max(0.0, static_cast<double>(K) - R.correction)) + ")";
+        value = "static_cast<T>(res[x - c0] / " + var_divisor(K, KS) + ")";
         break;
       default: EMBER_INTERNAL_ASSERT(false) << "inductor codegen: " << row_kind_name(R.kind) << " has no column kernel";
     }

@@ -452,7 +452,7 @@ CompiledGraph compile_fx_inner(Graph& input_graph, const std::vector<Tensor>& ex
     // fixed sizes runs in the interpreter, correct for every size.
     std::string why;
     for (const auto& [node, role] : program->lowered.roles)
-      if (why.empty() && (role == NodeRole::Row || (role == NodeRole::Extern && !takes_any_size(*node))))
+      if (why.empty() && role == NodeRole::Extern && !takes_any_size(*node))
         why = "%" + node->name() + " (" + node->target() + ") lowers to code for fixed sizes";
     if (why.empty()) why = why_not_symbolic(g, example_inputs);
     if (!why.empty()) {
@@ -497,7 +497,7 @@ CompiledGraph compile_fx_inner(Graph& input_graph, const std::vector<Tensor>& ex
     void* fn = dlsym(code.handle, kernel.name.c_str());
     EMBER_INTERNAL_ASSERT(fn) << "inductor: " << code.so_path << " has no kernel " << kernel.name;
     // A pointwise kernel over size symbols takes their values too (codegen_cpp.cpp).
-    const bool takes_symbols = program->symbolic && kernel.root && !kernel.root->sym_sizes.empty();
+    const bool takes_symbols = program->symbolic && kernel.symbolic();
     program->fns.push_back(takes_symbols ? nullptr : reinterpret_cast<GeneratedKernelFn>(fn));
     if (program->symbolic) program->sym_fns.push_back(takes_symbols ? reinterpret_cast<SymbolicKernelFn>(fn) : nullptr);
     program->kernel_at[kernel.root_node()] = static_cast<int>(k);

@@ -39,14 +39,18 @@ bool read_only_by_pointwise(const Node* n, const std::map<const Node*, std::vect
 /// and only pointwise readers (directly, or through views keeping the last dim) becomes
 /// `mm(a, b)` with `add(·, bias)` where it is read — after the view, in the reader's index
 /// space — so the bias add fuses into the readers' kernel instead of being copied into the
-/// GEMM's output first. Other nodes are unchanged. A graph over size symbols is left as
-/// it is (the new nodes' geometry would be computed for the example sizes only).
+/// GEMM's output first. Other nodes are unchanged. In a graph over size symbols, only an
+/// addmm whose readers are all direct and whose weight and bias are static: the new `mm`
+/// and `add` get their geometry over the symbols from their meta functions (the rows of
+/// `a` the only symbol), and no view's literal sizes are needed.
 std::unique_ptr<Graph> unfuse_bias_add_to_pointwise(const Graph& g, size_t* changed) {
   const auto users = g.users();
   std::set<const Node*> unfuse;
   const bool symbolic = has_symbols(g);
+  auto static_value = [](const Arg& a) { return a.kind == Arg::Kind::Value && !has_symbols(a.value.node->meta()[a.value.index]); };
   for (const auto& n : g.nodes()) {
-    if (symbolic || n->target() != "aten::addmm") continue;
+    if (n->target() != "aten::addmm") continue;
+    if (symbolic && (!static_value(n->args()[0]) || !static_value(n->args()[2]))) continue;
     const auto& a = n->args();
     if (a[0].kind != Arg::Kind::Value || a[3].literal.to_scalar().to_double() != 1 ||
         a[4].literal.to_scalar().to_double() != 1)
@@ -55,7 +59,7 @@ std::unique_ptr<Graph> unfuse_bias_add_to_pointwise(const Graph& g, size_t* chan
     const TensorMeta& out = n->meta()[0];
     if (bias.sizes.size() != 1 || bias.sizes[0] != out.sizes.back() || bias.dtype != out.dtype) continue;
     if (out.dtype != kFloat && out.dtype != kDouble) continue;
-    if (!read_only_by_pointwise(n.get(), users, out.sizes.back(), true)) continue;
+    if (!read_only_by_pointwise(n.get(), users, out.sizes.back(), !symbolic)) continue;
     // Each rewrite is one decision of the compiler bisector (Note [minifier]).
     const std::string what = "unfuse_bias_add_to_pointwise on aten::addmm (%" + n->name() + ")";
     if (bisect_allows(BisectSubsystem::GraphPasses, what)) {

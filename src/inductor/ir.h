@@ -70,6 +70,9 @@ struct RowNode {
   RowKind kind = RowKind::Sum;
   std::vector<int64_t> in_sizes;
   std::vector<int64_t> out_sizes;
+  /// In a graph compiled over size symbols: in_sizes / out_sizes as expressions (constants
+  /// where static), and the loads' PwOp::sym_strides set; empty for a static row.
+  std::vector<core::sym::Expr> sym_in_sizes, sym_out_sizes;
   /// One flag per dim of in_sizes: whether it is reduced.
   std::vector<bool> reduced;
   ScalarType dtype = kFloat;
@@ -116,6 +119,8 @@ struct Kernel {
 
   /// The node at whose position the wrapper runs it.
   const Node* root_node() const { return run_at ? run_at : root ? root->node : row->node; }
+  /// Whether it is generated over size symbols (then it also takes their values, `ks`).
+  bool symbolic() const { return row ? !row->sym_in_sizes.empty() : !root->sym_sizes.empty(); }
 };
 
 /// Lowering's result: the role of every Call node, the pointwise and row nodes by node.

@@ -410,10 +410,18 @@ std::string lower_row(const Node& n, RowNode& r) {
   }
   r.in_sizes = in.sizes;
   r.out_sizes = out.sizes;
+  // Over size symbols when the input or a result has them (Note [dynamic shapes]).
+  bool symbolic = has_symbols(in);
+  for (const TensorMeta& m : n.meta()) symbolic = symbolic || has_symbols(m);
+  if (symbolic) {
+    r.sym_in_sizes = sym_sizes_of(in);
+    r.sym_out_sizes = sym_sizes_of(out);
+  }
   r.dtype = in.dtype;
   PointwiseNode loads;
   loads.node = &n;
   loads.sizes = in.sizes;
+  loads.sym_sizes = r.sym_in_sizes;
   loads.dtype = in.dtype;
   BodyBuilder b(n, loads);
   if (b.load(0) < 0) return b.why();
@@ -476,6 +484,12 @@ std::string lower_pointwise(const Node& n, PointwiseNode& p) {
 }
 
 }  // namespace
+
+bool lowers_as_row(const Node& n) {
+  if (n.kind() != NodeKind::Call || n.op()->kind == ops::OpKind::View) return false;
+  RowNode r;
+  return lower_row(n, r).empty();
+}
 
 bool lowers_as_pointwise(const Node& n) {
   if (n.kind() != NodeKind::Call || n.op()->kind == ops::OpKind::View) return false;

@@ -24,6 +24,10 @@ std::string base_name(const std::string& target) {
 bool same_sizes(const PointwiseNode& a, const PointwiseNode& b) {
   return a.sizes == b.sizes && a.sym_sizes == b.sym_sizes;
 }
+/// Whether pointwise node `p` runs over a row node's input (`in`) or output space.
+bool over_row_space(const PointwiseNode& p, const RowNode& r, bool in) {
+  return p.sizes == (in ? r.in_sizes : r.out_sizes) && p.sym_sizes == (in ? r.sym_in_sizes : r.sym_out_sizes);
+}
 
 }  // namespace
 
@@ -34,7 +38,8 @@ bool row_shaped_epilogue(const RowNode& r) {
 
 bool joins_rows(const RowNode& first, const RowNode& r) {
   return (r.kind == RowKind::Sum || r.kind == RowKind::Mean) && row_shaped_epilogue(first) &&
-         first.in_sizes == r.in_sizes && first.reduced == r.reduced && first.dtype == r.dtype;
+         first.in_sizes == r.in_sizes && first.sym_in_sizes == r.sym_in_sizes && first.reduced == r.reduced &&
+         first.dtype == r.dtype;
 }
 
 std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
@@ -138,13 +143,13 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
         // a second sum or mean over the same rows joins a kernel that has one (layer
         // norm's backward: two means, each its own pass over the row, one kernel).
         const RowNode& r = rw->second;
-        const bool row_shaped = c != lowered.pointwise.end() && c->second.sizes == r.in_sizes && row_shaped_epilogue(r);
+        const bool row_shaped = c != lowered.pointwise.end() && over_row_space(c->second, r, true) && row_shaped_epilogue(r);
         const Building* k = c != lowered.pointwise.end() ? &built[kernel_of.at(user)] : nullptr;
         if (c == lowered.pointwise.end()) {
           why = "%" + user->name() + " is not pointwise";
         } else if (!reads_only(user, n, 0, -1)) {
           why = "%" + user->name() + " reads its other outputs";
-        } else if ((c->second.sizes != r.out_sizes && !row_shaped) || c->second.dtype != r.dtype) {
+        } else if ((!over_row_space(c->second, r, false) && !row_shaped) || c->second.dtype != r.dtype) {
           why = "%" + user->name() + " has other sizes or dtype";
         } else if (k->row && !(row_shaped && joins_rows(*k->row, r))) {
           why = "%" + user->name() + "'s kernel already has a reduction" +
@@ -163,7 +168,7 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
       } else if (cr != lowered.rows.end()) {
         // Prologue: a pointwise node read only as a row node's input, elementwise.
         const RowNode& r = cr->second;
-        if (!reads_only(user, n, 0, 0) || r.in_sizes != pw->second.sizes || r.dtype != pw->second.dtype) {
+        if (!reads_only(user, n, 0, 0) || !over_row_space(pw->second, r, true) || r.dtype != pw->second.dtype) {
           why = "%" + user->name() + " reads it other than elementwise as its input";
         } else if (target >= 0 && kernel_of.at(user) != target) {
           why = "its users are in different kernels";

@@ -88,8 +88,9 @@ std::string why_not_symbolic(const Graph& g, const std::vector<Tensor>& examples
   std::set<int32_t> used, bound;
   for (const auto& n : g.nodes()) {
     if (n->kind() == NodeKind::Call && n->op()->kind != ops::OpKind::View && !takes_any_size(*n) &&
-        !lowers_as_pointwise(*n))
-      return "%" + n->name() + " (" + n->target() + ") is not a pointwise op, a view or mm/addmm/bmm";
+        !lowers_as_pointwise(*n) && !lowers_as_row(*n))
+      return "%" + n->name() + " (" + n->target() + ") is not a pointwise op, a reduction, softmax or layer norm it "
+             "lowers, a view or mm/addmm/bmm";
     for (const TensorMeta& m : n->meta()) {
       if (!m.sym) continue;
       std::vector<sym::Expr> all = sym_sizes_of(m);

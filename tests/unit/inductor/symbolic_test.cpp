@@ -2,8 +2,8 @@
 // over symbolic graphs"): a graph of pointwise ops and views compiled with dynamic=true
 // runs every batch size from one compile (one shared library, kernels that read the sizes
 // at run time) with eager's values, sizes and strides; a graph the rule does not admit
-// (a reduction, one that may need gradients) is specialized while it is traced and
-// compiles per size, as before.
+// (an op it cannot generate over symbols, one that may need gradients) is specialized
+// while it is traced and compiles per size, as before. Row kernels: symbolic_rows_test.cpp.
 #include <gtest/gtest.h>
 
 #include "ember/ember.h"
@@ -75,19 +75,23 @@ TEST_F(InductorSymbolic, NonContiguousViewsAndOneDimInputsRunAtEverySize) {
       << report.source;
 }
 
-TEST_F(InductorSymbolic, GraphWithAReductionIsSpecializedToEachEntrysSizes) {
+TEST_F(InductorSymbolic, GraphWithARowKernelItDoesNotLowerIsSpecializedToEachEntrysSizes) {
+  // softmax over a dim other than the last runs as an eager kernel whose sizes the
+  // inductor does not generate over symbols.
   LogCapture logs;
   set_logs("dynamic");
-  auto f = [](const Tensor& x) { return (x * 2.0).relu().sum({1}); };
+  auto f = [](const Tensor& x) { return softmax((x * 2.0).relu(), 0); };
   auto fn = compile(f, {.backend = "inductor", .name = "red", .arg_names = {"x"}, .dynamic = true});
   for (int64_t n : {3, 5, 3}) {
     Tensor x = randn({n, 4});
     expect_close(fn(x), f(x));
   }
-  EXPECT_EQ(fn.cache_size(), 2u) << "one entry per size: row kernels take fixed sizes";
+  EXPECT_EQ(fn.cache_size(), 2u) << "one entry per size";
   EXPECT_NE(logs.text().find("specialized s0 (x.size(0)) = 3, s1 (x.size(1)) = 4: inductor compiles graph red for fixed sizes"), std::string::npos)
       << logs.text();
-  EXPECT_NE(logs.text().find("aten::sum.dim_IntList) is not a pointwise op, a view or mm/addmm/bmm"), std::string::npos)
+  EXPECT_NE(logs.text().find("aten::_softmax) is not a pointwise op, a reduction, softmax or layer norm it lowers, a view or "
+                             "mm/addmm/bmm"),
+            std::string::npos)
       << logs.text();
 }
 
@@ -130,8 +134,29 @@ TEST_F(InductorSymbolic, MlpBlockWithAddmmCompilesOnceForEveryBatchSize) {
   EXPECT_EQ(inductor::compiler_invocations() - before, 1);
   const inductor::CompileReport report = inductor::last_compile_report();
   EXPECT_EQ(report.graph_name.find("mlp"), 0u) << report.graph_name;
-  EXPECT_EQ(report.extern_calls.size(), 2u) << "the matrix products run as extern calls";
+  EXPECT_EQ(report.extern_calls, (std::vector<std::string>{"aten::mm", "aten::mm"}))
+      << "the matrix products run as extern calls, their biases moved into the kernels that read them";
   EXPECT_NE(report.source.find("const int64_t* ks"), std::string::npos) << report.source;
+}
+
+TEST_F(InductorSymbolic, MlpBlockWithLayerNormCompilesOnceForEveryBatchSize) {
+  // W4's block (smaller): x + fc2(gelu(fc1(ln(x)))); batch 1 is its own static entry.
+  manual_seed(0);
+  auto block = std::make_shared<nn::MLPBlock>(64, 256);
+  block->eval();
+  auto forward = [](nn::MLPBlock& m, const Tensor& x) { return m.forward(x); };
+  auto fn = compile(forward, {.backend = "inductor", .name = "mlp_block", .dynamic = true});
+  NoGradGuard no_grad;
+  const int64_t before = inductor::compiler_invocations();
+  for (int64_t batch : {7, 64, 100, 256, 1}) {
+    Tensor x = randn({batch, 64});
+    const Tensor got = fn(*block, x), want = block->forward(x);
+    const std::string what = "batch " + std::to_string(batch);
+    ASSERT_EQ(got.strides().vec(), want.strides().vec()) << what;
+    expect_close(got, want, 1e-5, 1e-5, what);
+  }
+  EXPECT_EQ(fn.cache_size(), 2u) << "one symbolic entry for batch 7..256, one static for batch 1";
+  EXPECT_EQ(inductor::compiler_invocations() - before, 2);
 }
 
 }  // namespace

@@ -1,0 +1,157 @@
+// bench/inductor_dynamic.cpp — W10 and W11 of docs/workloads.md: a block compiled once
+// with dynamic=true (one symbolic entry for every size) against a function compiled
+// statically for each size and against eager, one row per size:
+//
+//   id | size | eager ms | dynamic ms | static ms | dynamic/static | dynamic compiles | static compiles | max |diff|
+//
+// ms: medians of --iters calls of each (eager, dynamic, static alternating, after 3
+// warm-up calls), in eval mode under NoGradGuard. dynamic compiles: C++ compiler runs of
+// the dynamic function up to and including this size (then its cache entries); static
+// compiles: those of this size's static function (one per size by construction). Every
+// result is checked against eager (atol 1e-4 + rtol 1e-4, as bench_inductor_workloads): a
+// row outside it is marked MISMATCH and the exit status is 1. The kernel cache starts as a
+// fresh empty directory, so every compile is counted.
+//
+// W10: the GPT-2 block (W5) at batch 1 over sequence lengths 32, 77, 128, 200, 384, 512.
+// W11: the MLP block (W4) over batch sizes 1, 7, 64, 100, 256 (batch 1 is its own static
+// entry under dynamic=true: sizes 0 and 1 are specialized).
+// Then `x + 1` over x[n, 16] with n symbolic: the compiled call's overhead above eager's,
+// in µs (medians of 2001 calls), for the dynamic and a static function.
+//
+// `--only W10` runs one workload; `--iters N` sets the timed calls. Threads:
+// OMP_NUM_THREADS (bench/torch_workloads.py --dynamic runs PyTorch's side).
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench_util.h"
+#include "inductor/inductor.h"
+
+namespace {
+
+using namespace ember;
+namespace fs = std::filesystem;
+
+constexpr double kAtol = 1e-4, kRtol = 1e-4;
+
+struct DynamicWorkload {
+  std::string id, what, size_name;
+  std::vector<int64_t> sizes;
+  std::shared_ptr<nn::UnaryModule> module;
+  std::function<Tensor(int64_t)> input;
+};
+
+/// Medians of `iters` calls of each function, called in turn, after 3 warm-up rounds.
+std::vector<double> interleaved_medians(const std::vector<std::function<void()>>& fns, int iters) {
+  std::vector<std::vector<double>> times(fns.size());
+  for (int i = -3; i < iters; ++i)
+    for (size_t f = 0; f < fns.size(); ++f) {
+      const auto t0 = std::chrono::steady_clock::now();
+      fns[f]();
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (i >= 0) times[f].push_back(ms);
+    }
+  std::vector<double> out;
+  for (auto& t : times) {
+    std::sort(t.begin(), t.end());
+    out.push_back(t[t.size() / 2]);
+  }
+  return out;
+}
+
+/// The largest |a - e| and whether every element is within kAtol + kRtol * |e|.
+std::pair<double, bool> compare(const Tensor& a, const Tensor& e) {
+  NoGradGuard no_grad;
+  if (a.sizes().vec() != e.sizes().vec() || a.strides().vec() != e.strides().vec()) return {INFINITY, false};
+  const Tensor err = (a - e).abs();
+  const double excess = max(err - (e.abs() * kRtol + kAtol)).item<double>();
+  return {max(err).item<double>(), excess <= 0};
+}
+
+std::vector<DynamicWorkload> workloads() {
+  manual_seed(0);
+  auto gpt = std::make_shared<nn::GPT2Block>();
+  auto mlp = std::make_shared<nn::MLPBlock>();
+  gpt->eval();
+  mlp->eval();
+  return {
+      {"W10", "GPT-2 block, x[1, T, 768]", "T", {32, 77, 128, 200, 384, 512}, gpt,
+       [](int64_t t) { return randn({1, t, 768}); }},
+      {"W11", "MLP block, x[B, 1024]", "B", {1, 7, 64, 100, 256}, mlp, [](int64_t b) { return randn({b, 1024}); }},
+  };
+}
+
+Tensor forward(nn::UnaryModule& m, const Tensor& x) { return m.forward(x); }
+
+/// `x + 1` compiled, dynamic and static, against eager: µs above eager per call.
+void call_overhead() {
+  auto add_one = [](const Tensor& x) { return x + 1.0; };
+  auto dyn = compile(add_one, {.backend = "inductor", .name = "add_one_dynamic", .dynamic = true});
+  auto fixed = compile(add_one, {.backend = "inductor", .name = "add_one_static", .dynamic = false});
+  Tensor x = randn({8, 16});
+  (void)dyn(randn({5, 16}));  // the symbolic entry, traced at another size
+  NoGradGuard no_grad;
+  const std::vector<double> ms = interleaved_medians(
+      {[&] { (void)add_one(x); }, [&] { (void)dyn(x); }, [&] { (void)fixed(x); }}, 2001);
+  std::printf("\nx + 1, x[8, 16] (n symbolic): eager %.2f us, dynamic %.2f us (+%.2f), static %.2f us (+%.2f); "
+              "dynamic entries %zu\n",
+              ms[0] * 1e3, ms[1] * 1e3, (ms[1] - ms[0]) * 1e3, ms[2] * 1e3, (ms[2] - ms[0]) * 1e3, dyn.cache_size());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::optional<bench::Options> options = bench::parse_options(argc, argv);
+  if (!options) return 2;
+  const fs::path cache = fs::temp_directory_path() / ("ember_bench_dynamic_" + std::to_string(getpid()));
+  fs::remove_all(cache);
+  fs::create_directories(cache);
+  config().inductor.cache_dir = cache.string();
+  std::printf("threads %d; ms: medians of %d calls each (eager, dynamic, static alternating, after 3 warm-up calls)\n",
+              omp_get_max_threads(), options->iters);
+  std::printf("%-4s | %-7s | %9s | %10s | %9s | %14s | %16s | %15s | %10s\n", "id", "size", "eager ms", "dynamic ms",
+              "static ms", "dynamic/static", "dynamic compiles", "static compiles", "max |diff|");
+  bool all_close = true;
+  for (const DynamicWorkload& w : workloads()) {
+    if (!bench::selected(w.id, options->only)) continue;
+    std::printf("%s: %s\n", w.id.c_str(), w.what.c_str());
+    auto dyn = compile(forward, {.backend = "inductor", .name = w.id + "_dynamic", .dynamic = true});
+    int64_t dynamic_compiles = 0;
+    for (int64_t size : w.sizes) {
+      NoGradGuard no_grad;
+      const Tensor x = w.input(size);
+      nn::UnaryModule& m = *w.module;
+      const Tensor expected = m.forward(x);
+      int64_t before = inductor::compiler_invocations();
+      const Tensor got_dynamic = dyn(m, x);
+      dynamic_compiles += inductor::compiler_invocations() - before;
+      auto fixed = compile(forward, {.backend = "inductor", .name = w.id + "_static_" + std::to_string(size),
+                                     .dynamic = false});
+      before = inductor::compiler_invocations();
+      const Tensor got_static = fixed(m, x);
+      const int64_t static_compiles = inductor::compiler_invocations() - before;
+      const auto [diff_dynamic, close_dynamic] = compare(got_dynamic, expected);
+      const auto [diff_static, close_static] = compare(got_static, expected);
+      const bool close = close_dynamic && close_static;
+      all_close = all_close && close;
+      const std::vector<double> ms = interleaved_medians(
+          {[&] { (void)m.forward(x); }, [&] { (void)dyn(m, x); }, [&] { (void)fixed(m, x); }}, options->iters);
+      const std::string size_text = w.size_name + "=" + std::to_string(size);
+      std::printf("%-4s | %-7s | %9.3f | %10.3f | %9.3f | %14.2f | %5lld (%zu entries) | %15lld | %10.2e%s\n",
+                  w.id.c_str(), size_text.c_str(), ms[0], ms[1], ms[2], ms[1] / ms[2],
+                  static_cast<long long>(dynamic_compiles), dyn.cache_size(), static_cast<long long>(static_compiles),
+                  std::max(diff_dynamic, diff_static), close ? "" : " MISMATCH");
+    }
+  }
+  if (bench::selected("overhead", options->only) || options->only.empty()) call_overhead();
+  fs::remove_all(cache);
+  return all_close ? 0 : 1;
+}
