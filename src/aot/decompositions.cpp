@@ -40,6 +40,20 @@ bool symbolic_geometry(const TensorMeta& m) {
          std::any_of(m.sym->strides.begin(), m.sym->strides.end(), symbolic) || symbolic(m.sym->storage_offset);
 }
 
+/// Whether each value standing for an output of `n` has that output's strides (on every
+/// dim longer than 1) and offset.
+bool same_layout(const Node& n, const std::vector<ValueRef>& values) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!values[i].node || n.meta()[i].undefined) continue;
+    const TensorMeta& want = n.meta()[i];
+    const TensorMeta& got = GraphBuilder::meta(values[i]);
+    if (got.storage_offset != want.storage_offset) return false;
+    for (size_t d = 0; d < want.sizes.size(); ++d)
+      if (want.sizes[d] > 1 && got.strides[d] != want.strides[d]) return false;
+  }
+  return true;
+}
+
 /// Whether only output 0 of `n` is read by `users`.
 bool only_output0_used(const Node& n, const std::map<const Node*, std::vector<Node*>>& users) {
   auto it = users.find(&n);
@@ -146,8 +160,12 @@ std::unique_ptr<Graph> decompose(const Graph& g, size_t* decomposed) {
         if (std::any_of(n.meta().begin(), n.meta().end(), symbolic_geometry)) return std::nullopt;
         for (const Arg& a : args)
           if (is_value(a) && symbolic_geometry(meta_of(a))) return std::nullopt;
-        if (n.target() == "aten::native_batch_norm") return batch_norm_eval(n, args, b, users);
-        return it->second->fn(n, args, b);
+        Values values = n.target() == "aten::native_batch_norm" ? batch_norm_eval(n, args, b, users)
+                                                                 : it->second->fn(n, args, b);
+        // The node's layout is eager's: a replacement that lays a result out otherwise (where
+        // follows its mask's strides, masked_fill its self's) is not taken.
+        if (values && !same_layout(n, *values)) return std::nullopt;
+        return values;
       },
       decomposed);
 }
