@@ -46,6 +46,7 @@ int64_t other_size(int64_t hint, int which) { return which == 0 ? hint + 1 : 2 *
 /// One case: its file entry, its stack at the case's sizes and where its tensors start in
 /// the function's flat argument list.
 struct DynCase {
+  const ops::OpDef* op = nullptr;
   const CaseFile* file = nullptr;
   const json* c = nullptr;
   Stack stack;
@@ -62,7 +63,6 @@ struct DynCase {
 /// The function the cases are compiled as: every case's call through the dispatcher, its
 /// tensors taken from `ts` in order; the outputs flattened.
 struct CaseCalls {
-  const ops::OpDef* op = nullptr;
   std::vector<DynCase> cases;
   std::vector<Tensor> inputs;  // at the case's sizes, in order
   std::vector<size_t> out_counts;
@@ -72,7 +72,7 @@ struct CaseCalls {
     out_counts.assign(cases.size(), 0);
     for (size_t k = 0; k < cases.size(); ++k) {
       const std::optional<std::vector<Tensor>> r =
-          result_tensors(ops::call(*op, TensorSlots::with(cases[k].stack, ts, cases[k].first)));
+          result_tensors(ops::call(*cases[k].op, TensorSlots::with(cases[k].stack, ts, cases[k].first)));
       EMBER_CHECK(r) << "not tensors";
       out_counts[k] = r->size();
       outs.insert(outs.end(), r->begin(), r->end());
@@ -165,8 +165,8 @@ std::vector<std::unique_ptr<Graph>> parse_logged(const std::vector<std::string>&
 /// Traces case `k` alone with `.dynamic = true` under the "eager" backend (no C++
 /// compile) and fills in its inputs at the other sizes, derived from the first graph's
 /// shape environment, and whether the inductor would compile its graphs over symbols.
-void plan_sizes(const ops::OpDef& op, DynCase& k) {
-  CaseCalls calls{&op, {k}, k.at.at(0), {}};
+void plan_sizes(DynCase& k) {
+  CaseCalls calls{{k}, k.at.at(0), {}};
   calls.cases[0].first = 0;
   std::vector<std::string> texts;
   bool specialized = false;  // the trace specialized a symbol (an op read sizes as integers)
@@ -287,7 +287,7 @@ SizeResults run_eager(const CaseCalls& calls, const std::vector<Tensor>& inputs)
     std::vector<Tensor> outs;
     std::string error;
     try {
-      outs = *result_tensors(ops::call(*calls.op, args));
+      outs = *result_tensors(ops::call(*k.op, args));
     } catch (const Error& e) {
       error = e.what();
     }
@@ -367,13 +367,17 @@ void check_at(const CaseCalls& calls, size_t k, const std::vector<Tensor>& input
 /// that duck shaping never makes two cases share a symbol (each case's sizes vary as when
 /// it is compiled alone).
 constexpr int64_t kRangeTop = int64_t{1} << 40;
+/// How many ops' cases one compiled function holds (each C++ compile costs a fixed part
+/// for the headers, whatever the graph).
+constexpr size_t kOpsPerFunction = 16;
 
-/// Compiles the cases of `calls` (each planned by plan_sizes) as one function with
-/// `.dynamic = true` and the inductor backend and calls it at the case's sizes and at the
-/// two others; when the function fails as a whole at some size (a compiled error, or
-/// eager rejecting a case there), reruns each case alone.
-std::vector<CaseOutcome> replay(const ops::OpDef& op, const std::vector<DynCase>& cases) {
-  CaseCalls calls{&op, cases, {}, {}};
+/// Compiles `cases` (each planned by plan_sizes) as one function with `.dynamic = true`
+/// and the inductor backend and calls it at the case's sizes and at the two others. When
+/// the function fails as a whole at some size (a compiled error, or eager rejecting a
+/// case there), or recompiles though every case's graph compiles over its symbols, the
+/// cases are rerun each op alone, then each case alone, so each failure names its case.
+std::vector<CaseOutcome> replay(const std::vector<DynCase>& cases) {
+  CaseCalls calls{cases, {}, {}};
   std::vector<std::vector<Tensor>> sizes(1 + kOtherSizes);
   for (DynCase& k : calls.cases) {
     k.first = sizes[0].size();
@@ -394,9 +398,18 @@ std::vector<CaseOutcome> replay(const ops::OpDef& op, const std::vector<DynCase>
     }));
     whole_failed = whole_failed || !compiled.back().error.empty();
   }
+  const bool symbolic = std::all_of(cases.begin(), cases.end(), [](const DynCase& k) { return k.not_symbolic.empty(); });
   std::vector<CaseOutcome> out;
-  if (whole_failed && calls.cases.size() > 1) {
-    for (const DynCase& k : cases) out.push_back(replay(op, {k}).at(0));
+  if ((whole_failed || (symbolic && fn.cache_size() > 1)) && cases.size() > 1) {
+    const bool one_op = std::all_of(cases.begin(), cases.end(), [&](const DynCase& k) { return k.op == cases[0].op; });
+    for (size_t k = 0; k < cases.size();) {
+      size_t end = k + 1;
+      while (!one_op && end < cases.size() && cases[end].op == cases[k].op) ++end;
+      for (const CaseOutcome& o : replay({cases.begin() + static_cast<std::ptrdiff_t>(k),
+                                          cases.begin() + static_cast<std::ptrdiff_t>(end)}))
+        out.push_back(o);
+      k = end;
+    }
     return out;
   }
   for (size_t k = 0; k < calls.cases.size(); ++k) {
@@ -422,30 +435,41 @@ TEST(Conformance, EveryOpCompiledDynamicEqualsEagerAtOtherSizes) {
   ASSERT_FALSE(files.empty()) << "no case files in " << EMBER_CASES_DIR;
   int64_t varied = 0, one_compile = 0, specialized = 0;
   std::map<std::string, int64_t> kept;
+  // Two lists: the cases the inductor compiles over their symbols, and the others.
+  std::vector<DynCase> groups[2];
   for (const auto& [name, entries] : cases_by_op(files)) {
     const ops::OpDef* op = ops::registry().find(name);
     if (!op) continue;  // the eager test reports it
-    // Per op two functions: the cases the inductor compiles over symbols, and the others.
-    std::vector<DynCase> groups[2];
     for (const auto& [f, c] : entries) {
       if (!runs_eagerly(*f, *op, *c)) continue;
-      DynCase k{f, c, build_stack(*f, *op, *c, /*meta=*/false)};
+      DynCase k{op, f, c, build_stack(*f, *op, *c, /*meta=*/false)};
       k.at.push_back(TensorSlots(k.stack).tensors);
       k.num_inputs = k.at[0].size();
       try {
-        plan_sizes(*op, k);
+        plan_sizes(k);
       } catch (const std::exception& e) {
         tally.run(name, *c, "dynamic ", [&] { throw Mismatch{std::string("tracing it: ") + e.what()}; });
         continue;
       }
       groups[k.not_symbolic.empty() ? 0 : 1].push_back(std::move(k));
     }
-    for (const std::vector<DynCase>& cases : groups) {
-      if (cases.empty()) continue;
-      const std::vector<CaseOutcome> outcomes = replay(*op, cases);
+  }
+  // The cases of kOpsPerFunction ops per compiled function: one C++ compile per size
+  // serves them all.
+  for (const std::vector<DynCase>& group : groups) {
+    for (size_t first = 0; first < group.size();) {
+      size_t end = first, ops_in = 0;
+      for (; end < group.size(); ++end) {
+        if (end == first || group[end].op != group[end - 1].op) ++ops_in;
+        if (ops_in > kOpsPerFunction) break;
+      }
+      const std::vector<DynCase> cases(group.begin() + static_cast<std::ptrdiff_t>(first),
+                                       group.begin() + static_cast<std::ptrdiff_t>(end));
+      first = end;
+      const std::vector<CaseOutcome> outcomes = replay(cases);
       for (size_t k = 0; k < outcomes.size(); ++k) {
         const CaseOutcome& o = outcomes[k];
-        tally.run(name, *cases[k].c, "dynamic ", [&] {
+        tally.run(cases[k].op->name, *cases[k].c, "dynamic ", [&] {
           if (!o.failure.empty()) throw Mismatch{o.failure};
           if (cases[k].varied && cases[k].not_symbolic.empty() && !o.one_compile)
             throw Mismatch{"recompiled at the other sizes, though its graph compiles over its symbols"};
