@@ -30,6 +30,30 @@ bool is_float(ScalarType t) { return t == kFloat || t == kDouble; }
 const TensorMeta& meta_of(const Arg& a) { return GraphBuilder::meta(a.value); }
 bool is_value(const Arg& a) { return a.kind == Arg::Kind::Value; }
 
+/// Whether a size, stride or the offset of `m` is still a symbol's expression (a backend
+/// may have specialized them since the trace). A replacement's nodes get their geometry
+/// from meta functions run at the example sizes, so a node over symbols keeps its op.
+bool symbolic_geometry(const TensorMeta& m) {
+  if (!m.sym) return false;
+  auto symbolic = [](const core::SymInt& s) { return core::current(s).is_symbolic(); };
+  return std::any_of(m.sym->sizes.begin(), m.sym->sizes.end(), symbolic) ||
+         std::any_of(m.sym->strides.begin(), m.sym->strides.end(), symbolic) || symbolic(m.sym->storage_offset);
+}
+
+/// Whether each value standing for an output of `n` has that output's strides (on every
+/// dim longer than 1) and offset.
+bool same_layout(const Node& n, const std::vector<ValueRef>& values) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!values[i].node || n.meta()[i].undefined) continue;
+    const TensorMeta& want = n.meta()[i];
+    const TensorMeta& got = GraphBuilder::meta(values[i]);
+    if (got.storage_offset != want.storage_offset) return false;
+    for (size_t d = 0; d < want.sizes.size(); ++d)
+      if (want.sizes[d] > 1 && got.strides[d] != want.strides[d]) return false;
+  }
+  return true;
+}
+
 /// Whether only output 0 of `n` is read by `users`.
 bool only_output0_used(const Node& n, const std::map<const Node*, std::vector<Node*>>& users) {
   auto it = users.find(&n);
@@ -52,12 +76,7 @@ Values batch_norm_eval(const Node& n, const std::vector<Arg>& a, GraphBuilder& b
   if (a[5].literal.to_bool() || !is_value(a[0]) || !is_value(a[3]) || !is_value(a[4])) return std::nullopt;
   if (!only_output0_used(n, users)) return std::nullopt;
   const TensorMeta& x = meta_of(a[0]);
-  // The view below holds the channel count: not for sizes still symbolic (a backend may
-  // have specialized them since the trace).
-  auto symbolic = [](const core::SymInt& s) { return core::current(s).is_symbolic(); };
-  if (!is_float(x.dtype) || x.sizes.size() < 2 ||
-      (x.sym && std::any_of(x.sym->sizes.begin(), x.sym->sizes.end(), symbolic)))
-    return std::nullopt;
+  if (!is_float(x.dtype) || x.sizes.size() < 2) return std::nullopt;
   for (size_t i : {1, 2, 3, 4})
     if (is_value(a[i]) && meta_of(a[i]).dtype != x.dtype) return std::nullopt;
   const double eps = a[7].literal.to_double();
@@ -107,7 +126,7 @@ Values softmax_other_dim(const Node& n, const std::vector<Arg>& a, GraphBuilder&
 const std::vector<Row>& rows() {
   static const std::vector<Row> table = {
       {"aten::native_batch_norm",
-       "training=False, running stats given, only output 0 read, float input of rank >= 2, static sizes",
+       "training=False, running stats given, only output 0 read, float input of rank >= 2",
        "rsqrt, mul, sub, view, mul, add (a per-channel affine map)", nullptr},
       {"aten::masked_fill.Scalar", "self is floating, mask is bool", "where.ScalarSelf", masked_fill},
       {"aten::masked_fill.Tensor", "self is floating, mask is bool, value a 0-dim tensor of self's dtype", "where.self",
@@ -138,8 +157,15 @@ std::unique_ptr<Graph> decompose(const Graph& g, size_t* decomposed) {
       [&](const Node& n, const std::vector<Arg>& args, GraphBuilder& b) -> Values {
         auto it = by_op.find(n.target());
         if (it == by_op.end()) return std::nullopt;
-        if (n.target() == "aten::native_batch_norm") return batch_norm_eval(n, args, b, users);
-        return it->second->fn(n, args, b);
+        if (std::any_of(n.meta().begin(), n.meta().end(), symbolic_geometry)) return std::nullopt;
+        for (const Arg& a : args)
+          if (is_value(a) && symbolic_geometry(meta_of(a))) return std::nullopt;
+        Values values = n.target() == "aten::native_batch_norm" ? batch_norm_eval(n, args, b, users)
+                                                                 : it->second->fn(n, args, b);
+        // The node's layout is eager's: a replacement that lays a result out otherwise (where
+        // follows its mask's strides, masked_fill its self's) is not taken.
+        if (values && !same_layout(n, *values)) return std::nullopt;
+        return values;
       },
       decomposed);
 }

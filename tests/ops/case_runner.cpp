@@ -228,6 +228,94 @@ std::pair<double, double> tolerances(ScalarType t) {
   }
 }
 
+TensorSlots::TensorSlots(const Stack& s) {
+  for (const IValue& v : s) {
+    if (v.is_tensor()) tensors.push_back(v.to_tensor());
+    if (v.is_tensor_list())
+      for (const Tensor& t : v.to_tensor_list()) tensors.push_back(t);
+    if (v.is_optional_tensor_list())
+      for (const auto& t : v.to_optional_tensor_list())
+        if (t) tensors.push_back(*t);
+  }
+}
+
+Stack TensorSlots::with(Stack s, const std::vector<Tensor>& ts, size_t first) {
+  size_t k = first;
+  for (IValue& v : s) {
+    if (v.is_tensor()) v = ts.at(k++);
+    if (v.is_tensor_list()) {
+      std::vector<Tensor> list = v.to_tensor_list();
+      for (Tensor& t : list) t = ts.at(k++);
+      v = list;
+    }
+    if (v.is_optional_tensor_list()) {
+      std::vector<std::optional<Tensor>> list = v.to_optional_tensor_list();
+      for (auto& t : list)
+        if (t) t = ts.at(k++);
+      v = list;
+    }
+  }
+  return s;
+}
+
+std::optional<std::vector<Tensor>> result_tensors(const Stack& r) {
+  std::vector<Tensor> out;
+  for (const IValue& v : r) {
+    if (v.is_tensor())
+      out.push_back(v.to_tensor());
+    else if (v.is_tensor_list())
+      for (const Tensor& t : v.to_tensor_list()) out.push_back(t);
+    else if (!v.is_none())
+      return std::nullopt;
+  }
+  return out;
+}
+
+void check_same(const Tensor& got, const Tensor& want, const std::string& what, bool values, bool strides) {
+  if (got.sizes() != want.sizes() || got.dtype() != want.dtype())
+    throw Mismatch{what + ": " + shape_str(got.sizes()) + " " + std::string(scalar_type_name(got.dtype())) +
+                   ", eager gives " + shape_str(want.sizes()) + " " + std::string(scalar_type_name(want.dtype()))};
+  if (strides && got.numel() > 0)
+    for (int64_t d = 0; d < want.dim(); ++d)
+      if (want.size(d) > 1 && got.stride(d) != want.stride(d))
+        throw Mismatch{what + ": strides " + shape_str(got.strides()) + ", eager gives " + shape_str(want.strides())};
+  if (!values) return;
+  const auto [rtol, atol] = tolerances(want.dtype());
+  const std::vector<double> g = values_of(got), w = values_of(want);
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (std::isnan(w[i]) ? std::isnan(g[i]) : (g[i] == w[i] || std::abs(g[i] - w[i]) <= atol + rtol * std::abs(w[i])))
+      continue;
+    std::ostringstream os;
+    os.precision(9);
+    os << what << " at " << index_str(i, want.sizes()) << ": compiled " << g[i] << ", eager " << w[i];
+    throw Mismatch{os.str()};
+  }
+}
+
+std::vector<CasesOfOp> cases_by_op(const std::vector<CaseFile>& files) {
+  std::vector<CasesOfOp> out;
+  std::map<std::string, size_t> index;
+  const std::string only = filter();
+  for (const CaseFile& f : files)
+    for (const json& c : f.doc.at("cases")) {
+      const std::string name = c.at("op").get<std::string>();
+      if (!only.empty() && name.find(only) == std::string::npos) continue;
+      auto [it, fresh] = index.emplace(name, out.size());
+      if (fresh) out.push_back({name, {}});
+      out[it->second].second.emplace_back(&f, &c);
+    }
+  return out;
+}
+
+bool runs_eagerly(const CaseFile& f, const ops::OpDef& op, const json& c) {
+  if (c.at("expect").contains("error")) return false;
+  try {
+    return result_tensors(ops::call(op, build_stack(f, op, c, /*meta=*/false))).has_value();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 /// Sizes and dtype (and strides when asked) of `actual` against an expected entry.
 void check_geometry(const Tensor& actual, const json& e, const std::string& what, bool strides) {
   if (!actual.defined()) throw Mismatch{what + ": undefined tensor"};

@@ -109,6 +109,32 @@ CaseRun run_case(const CaseFile& f, const ops::OpDef& op, const json& c, Device 
 /// as zeros) and on `device`. Throws Mismatch or NoKernel.
 void run_grad(const CaseFile& f, const ops::OpDef& op, const json& c, Device device);
 
+/// A stack's tensors (Tensor, Tensor[] and Tensor?[] arguments, in order) and how to put
+/// others in their places: what the compiled replays pass to a compiled function.
+struct TensorSlots {
+  std::vector<Tensor> tensors;
+  explicit TensorSlots(const Stack& s);
+  /// `s` with its tensors replaced by ts[first], ts[first + 1], … in order.
+  static Stack with(Stack s, const std::vector<Tensor>& ts, size_t first = 0);
+};
+
+/// The tensors of a result, in order (lists flattened; None skipped); nullopt when it
+/// holds a value of another kind.
+std::optional<std::vector<Tensor>> result_tensors(const Stack& r);
+
+/// A compiled result `got` against eager's `want`: sizes, dtype, (with `strides`) the
+/// strides of dims larger than 1, and (with `values`) values within the dtype's
+/// assert_close tolerances (NaN where NaN). Throws Mismatch naming `what`.
+void check_same(const Tensor& got, const Tensor& want, const std::string& what, bool values, bool strides = false);
+
+/// Every case of every op whose name matches EMBER_CONFORMANCE_FILTER, grouped by op in
+/// the order the files first name them (pointing into `files`).
+using CasesOfOp = std::pair<std::string, std::vector<std::pair<const CaseFile*, const json*>>>;
+std::vector<CasesOfOp> cases_by_op(const std::vector<CaseFile>& files);
+/// Whether eager Ember runs case `c` and returns tensors (the compiled replays compare only
+/// those; the eager test reports the others).
+bool runs_eagerly(const CaseFile& f, const ops::OpDef& op, const json& c);
+
 /// EMBER_CONFORMANCE_FILTER: only ops whose name contains it ("" for all).
 std::string filter();
 

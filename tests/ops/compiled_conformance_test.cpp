@@ -30,75 +30,6 @@
 namespace ember::conformance {
 namespace {
 
-/// A stack's tensors (Tensor, Tensor[] and Tensor?[] arguments, in order) and how to put
-/// others in their places.
-struct TensorSlots {
-  std::vector<Tensor> tensors;
-  explicit TensorSlots(const Stack& s) {
-    for (const IValue& v : s) {
-      if (v.is_tensor()) tensors.push_back(v.to_tensor());
-      if (v.is_tensor_list())
-        for (const Tensor& t : v.to_tensor_list()) tensors.push_back(t);
-      if (v.is_optional_tensor_list())
-        for (const auto& t : v.to_optional_tensor_list())
-          if (t) tensors.push_back(*t);
-    }
-  }
-  /// `s` with its tensors replaced by ts[first], ts[first + 1], … in order.
-  static Stack with(Stack s, const std::vector<Tensor>& ts, size_t first = 0) {
-    size_t k = first;
-    for (IValue& v : s) {
-      if (v.is_tensor()) v = ts.at(k++);
-      if (v.is_tensor_list()) {
-        std::vector<Tensor> list = v.to_tensor_list();
-        for (Tensor& t : list) t = ts.at(k++);
-        v = list;
-      }
-      if (v.is_optional_tensor_list()) {
-        std::vector<std::optional<Tensor>> list = v.to_optional_tensor_list();
-        for (auto& t : list)
-          if (t) t = ts.at(k++);
-        v = list;
-      }
-    }
-    return s;
-  }
-};
-
-/// The tensors of a result, in order (lists flattened; None skipped); nullopt when it
-/// holds a value of another kind.
-std::optional<std::vector<Tensor>> result_tensors(const Stack& r) {
-  std::vector<Tensor> out;
-  for (const IValue& v : r) {
-    if (v.is_tensor())
-      out.push_back(v.to_tensor());
-    else if (v.is_tensor_list())
-      for (const Tensor& t : v.to_tensor_list()) out.push_back(t);
-    else if (!v.is_none())
-      return std::nullopt;
-  }
-  return out;
-}
-
-/// `got` against `want`: sizes, dtype, and (when `values`) values within the dtype's
-/// assert_close tolerances (NaN where NaN).
-void check_same(const Tensor& got, const Tensor& want, const std::string& what, bool values) {
-  if (got.sizes() != want.sizes() || got.dtype() != want.dtype())
-    throw Mismatch{what + ": " + shape_str(got.sizes()) + " " + std::string(scalar_type_name(got.dtype())) +
-                   ", eager gives " + shape_str(want.sizes()) + " " + std::string(scalar_type_name(want.dtype()))};
-  if (!values) return;
-  const auto [rtol, atol] = tolerances(want.dtype());
-  const std::vector<double> g = values_of(got), w = values_of(want);
-  for (size_t i = 0; i < g.size(); ++i) {
-    if (std::isnan(w[i]) ? std::isnan(g[i]) : (g[i] == w[i] || std::abs(g[i] - w[i]) <= atol + rtol * std::abs(w[i])))
-      continue;
-    std::ostringstream os;
-    os.precision(9);
-    os << what << " at " << index_str(i, want.sizes()) << ": compiled " << g[i] << ", eager " << w[i];
-    throw Mismatch{os.str()};
-  }
-}
-
 /// One case of the op under test, as both compiled forms run it.
 struct Case {
   const CaseFile* file = nullptr;
@@ -342,34 +273,18 @@ TEST(Conformance, EveryOpCompiledWithInductorEqualsEager) {
   const bool stderr_was = logging::set_stderr_enabled(false);
   const auto start = std::chrono::steady_clock::now();
   const int64_t compiles_before = inductor::compiler_invocations();
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<std::pair<const CaseFile*, const json*>>> by_op;
   const std::vector<CaseFile> files = load_case_files();  // the cases point into it
   ASSERT_FALSE(files.empty()) << "no case files in " << EMBER_CASES_DIR;
-  const std::string only = filter();
-  for (const CaseFile& f : files)
-    for (const json& c : f.doc.at("cases")) {
-      const std::string name = c.at("op").get<std::string>();
-      if (!only.empty() && name.find(only) == std::string::npos) continue;
-      if (!by_op.count(name)) order.push_back(name);
-      by_op[name].emplace_back(&f, &c);
-    }
-  for (const std::string& name : order) {
+  for (const auto& [name, entries] : cases_by_op(files)) {
     const ops::OpDef* op = ops::registry().find(name);
     if (!op) continue;  // the eager test reports it
     std::vector<Case> cases;
-    for (const auto& [f, c] : by_op[name]) {
+    for (const auto& [f, c] : entries) {
       if (c->at("expect").contains("error")) {
         tally.run(name, *c, "compiled ", [&] { check_error_case(*f, *op, *c); });
         continue;
       }
-      // Only cases eager Ember runs (the eager test reports the others) whose results are tensors.
-      try {
-        const Stack args = build_stack(*f, *op, *c, /*meta=*/false);
-        if (!result_tensors(ops::call(*op, args))) continue;
-      } catch (const std::exception&) {
-        continue;
-      }
+      if (!runs_eagerly(*f, *op, *c)) continue;
       Case k;
       k.file = f;
       k.c = c;

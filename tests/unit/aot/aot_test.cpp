@@ -222,6 +222,52 @@ TEST(Decompose, MaskedFillWithAUint8MaskIsKeptSoItStillRaises) {
   EXPECT_THROW(run_graph(*d, {randn({2, 3}), zeros({2, 3}, TensorOptions(kUInt8))}), Error);
 }
 
+TEST(Decompose, AReplacementThatLaysItsResultOutOtherwiseIsNotTaken) {
+  // Eager masked_fill keeps self's layout, where follows its first operand (the mask);
+  // eager softmax is contiguous, its decomposition's pointwise ops keep a permuted input's
+  // order. Both nodes stay, so a compiled graph gives eager's strides.
+  auto fill = [](const Tensor& x, const Tensor& mask) { return masked_fill(x.t(), mask, 0.5); };
+  auto soft = [](const Tensor& x) { return softmax(x.permute({2, 1, 0}), 0); };
+  Tensor x = randn({4, 3}), mask = randn({3, 4}) > 0, y = randn({4, 3, 2});
+  auto g = capture(fill, x, mask);
+  size_t n = 0;
+  auto d = aot::decompose(*g, &n);
+  EXPECT_EQ(n, 0u) << *d;
+  EXPECT_EQ(run_graph(*d, {x, mask})[0].strides().vec(), fill(x, mask).strides().vec());
+  auto h = capture(soft, y);
+  auto e = aot::decompose(*h, &n);
+  EXPECT_EQ(n, 0u) << *e;
+  EXPECT_EQ(run_graph(*e, {y})[0].strides().vec(), soft(y).strides().vec());
+  // Contiguous, they decompose as before.
+  auto c = capture([](const Tensor& x) { return softmax(x, 0); }, y);
+  aot::decompose(*c, &n);
+  EXPECT_EQ(n, 1u);
+}
+
+TEST(Decompose, AMaskedFillOverSizeSymbolsIsKeptAndRunsAtOtherSizes) {
+  // A replacement's nodes get the geometry of the example sizes; where over [3, 4] would
+  // write 12 elements whatever the call's sizes. masked_fill over [s0, s1] stays, and
+  // the inductor lowers it over the symbols.
+  std::unique_ptr<Graph> g = parse_graph(R"(graph masked {
+  symbol s0 = 3 for x.size(0) [2, inf]
+  symbol s1 = 4 for x.size(1) [2, inf]
+  %x : f32[s0, s1] = placeholder[x]
+  %mask : b8[s0, s1] = placeholder[mask]
+  %masked_fill : f32[s0, s1] = aten::masked_fill.Scalar(%x, %mask, 0.5)
+  return (%masked_fill)
+})");
+  size_t n = 0;
+  auto d = aot::decompose(*g, &n);
+  EXPECT_EQ(n, 0u) << *d;
+  EXPECT_EQ(count_target(*d, "aten::masked_fill.Scalar"), 1u) << *d;
+  auto f = [](const Tensor& x, const Tensor& mask) { return masked_fill(x, mask, 0.5); };
+  auto fn = compile(f, {.backend = "inductor", .name = "masked", .dynamic = true});
+  for (int64_t rows : {3, 4, 9}) {
+    Tensor x = randn({rows, rows + 1}), mask = randn({rows, rows + 1}) > 0;
+    expect_close(fn(x, mask), f(x, mask));
+  }
+}
+
 TEST(Decompose, SoftmaxOverAnOuterDimIsReductionsAndPointwiseAndTheLastDimIsKept) {
   auto fn = [](const Tensor& x) { return std::make_tuple(softmax(x, 0), log_softmax(x, 1), softmax(x, -1)); };
   Tensor x = randn({7, 5, 3}) * 4;
