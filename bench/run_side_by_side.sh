@@ -40,6 +40,10 @@
 #     --sleef .devcarry/include --libs .devcarry/lib --out bench/results/side_by_side_<date> 2
 #   (then the same with 16, into the same --out)
 #
+# The generated code also links the Sleef library by the path the build machine had
+# (/usr/lib/x86_64-linux-gnu/libsleef.so on Debian); on a host without libsleef-dev, link
+# that path to the carried libsleef.so.3 first, or every compile fails at the link step.
+#
 # The training rows cost the most time: W7–W9 each compile four times in each program
 # (the row's cold and warm compile, then the training graphs and the forward alone, cold)
 # and W8's eager step is the slowest of all rows. Where one call cannot hold a whole
