@@ -8,7 +8,8 @@
 // W1–W3 also GB/s of the bytes their kernels move and its share of the device-to-device
 // copy bandwidth, measured in the same run by a copy_ between two 1 GiB tensors and by a copy_ moving the row's
 // own bytes (bytes read plus bytes written, as the rows count theirs).
-// Last, L1: `x + 1` on a one-element tensor, whose time is the host's launch work.
+// Last, L1: `x + 1` on a one-element tensor: its host ms is the launch work of one op,
+// its device ms one tiny kernel's time.
 // A row that reaches an op without a CUDA kernel in this build prints
 // "skipped: <op> has no CUDA kernel". `--json FILE` also writes the rows as JSON;
 // `--only W4,W5` runs the rows whose id starts with one of the given prefixes.
@@ -131,9 +132,9 @@ int main(int argc, char** argv) {
   bool failed = false;
   auto workloads = bench::memory_bound_workloads({}, kCUDA);
   for (auto& w : bench::block_workloads({}, kCUDA)) workloads.push_back(std::move(w));
-  // L1: one tiny kernel, so the time is the host's launch work (torch_workloads.py's L1).
+  // L1: one tiny kernel; its host ms is one op's launch work (torch_workloads.py's L1).
   const Tensor one = zeros({1}, TensorOptions(kFloat).device(kCUDA));
-  workloads.push_back({"L1", "x + 1, x[1] (launch overhead)", [one] { return one + 1; }, 0, {}, {}});
+  workloads.push_back({"L1", "x + 1, x[1] (one tiny op)", [one] { return one + 1; }, 0, {}, {}});
   for (const auto& w : workloads) {
     if (!bench::selected(w.id, only)) continue;
     nlohmann::json row = {{"id", w.id}, {"workload", w.what}};

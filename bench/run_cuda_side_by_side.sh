@@ -10,7 +10,7 @@
 # (Ember GB/s: the bytes Ember's kernels read and write, W1's eager chain 25 passes over x;
 # % of copy: of a copy_ between two 1 GiB tensors; % of same: of a copy_ moving the row's own bytes; Ember host
 # ms, PyTorch host ms: the host's time to return from one call, its launch overhead; L1,
-# x + 1 on one element, is launch overhead alone)
+# x + 1 on one element: its host ms is one op's launch work, its ms one tiny kernel's)
 #
 # with the GPU's name as nvidia-smi and each program (cudaGetDeviceProperties,
 # torch.cuda.get_device_name) report it. A row Ember skips (an op without a CUDA kernel in

@@ -310,10 +310,11 @@ def copy_gbps():
 
 
 def launch_row():
-    """L1: x + 1 on a one-element tensor, where the time is the host's launch work
+    """L1: x + 1 on a one-element tensor: its host ms is one op's launch work, its device
+    time one tiny kernel's
     (bench_cuda_eager_workloads' L1)."""
     x = torch.zeros(1, device="cuda")
-    return types.SimpleNamespace(id="L1", what="x + 1, x[1] (launch overhead)", run=lambda: x + 1, nbytes=0)
+    return types.SimpleNamespace(id="L1", what="x + 1, x[1] (one tiny op)", run=lambda: x + 1, nbytes=0)
 
 
 def cuda_main(args):

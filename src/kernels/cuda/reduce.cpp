@@ -158,10 +158,14 @@ void softmax(const Tensor& self, int64_t dim, const Tensor& out, bool log) {
   int vec = 1;
   if (warp_rows) {
     // Rows start at multiples of the outer strides of both sides; the wider dtype sets V.
-    std::vector<int64_t> strides;
-    for (int d = 0; d < g.outer_ndim; ++d) strides.insert(strides.end(), {g.outer_strides[0][d], g.outer_strides[1][d]});
+    int64_t strides[2 * kMaxDims];
+    for (int d = 0; d < g.outer_ndim; ++d) {
+      strides[2 * d] = g.outer_strides[0][d];
+      strides[2 * d + 1] = g.outer_strides[1][d];
+    }
     const ScalarType wider = element_size(out.dtype()) > element_size(self.dtype()) ? out.dtype() : self.dtype();
-    vec = warp_row_vector(g.inner_numel, wider, {self.raw_data_ptr(), out.raw_data_ptr()}, strides);
+    vec = warp_row_vector(g.inner_numel, wider, {self.raw_data_ptr(), out.raw_data_ptr()},
+                          IntArrayRef(strides, static_cast<size_t>(2 * g.outer_ndim)));
   }
   const SoftmaxKernel k{.log = log,
                         .warp_rows = warp_rows,
