@@ -74,18 +74,8 @@ void check_geometry(const Tensor& actual, const json& e, const std::string& what
 /// and bool); NaN equals NaN; infinities must match exactly.
 void check_close(const Tensor& actual, const Tensor& expected, const std::string& what,
                  std::optional<ScalarType> tol_dtype = std::nullopt);
-/// check_geometry, then (with `values`) check_close against the entry's reference, at
-/// `tol_dtype`'s tolerances where given (see case_tolerance_dtype).
 void check_output(const CaseFile& f, const Tensor& actual, const json& e, const std::string& what, bool values,
-                  bool strides, std::optional<ScalarType> tol_dtype = std::nullopt);
-/// The dtype whose tolerances a mixed-precision case's outputs are compared at: the
-/// least precise floating dtype among its tensor arguments (bfloat16 before float16
-/// before float32), as PyTorch's op tests take a sample's tolerance from the dtype under
-/// test. A float32 output of a bfloat16 input with float32 parameters (batch norm's
-/// backward) is compared at bfloat16's tolerances: it is computed from bfloat16 data,
-/// and PyTorch's own CUDA kernel lands that far from the exact sum. nullopt when the
-/// arguments carry no half-precision tensor.
-std::optional<ScalarType> case_tolerance_dtype(const Stack& args);
+                  bool strides);
 /// Flattens an op's result to the tensors matching the expected outputs, in order.
 std::vector<std::pair<Tensor, json>> pair_outputs(const Stack& result, const json& expected);
 
