@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "case_runner.h"
@@ -145,6 +146,44 @@ bool values_differ_from_cpu(const std::string& op, const Tensor& out) {
   return false;
 }
 
+/// Cases where PyTorch's CUDA values depart from PyTorch's own CPU values and from the
+/// exact result, so Ember cannot match both: checked against PyTorch's CUDA dtype, shape
+/// and strides, and against Ember's CPU values (compare_with_cpu), which the CPU
+/// conformance run holds to PyTorch's CPU. PyTorch's own op tests mark native_batch_norm's
+/// CPU/CUDA comparison as an expected failure.
+struct PyTorchCudaDeparts {
+  const char* op;
+  const char* arg;                  // the argument whose dtype selects the cases
+  std::vector<ScalarType> dtypes;   // of that argument
+  const char* beside;               // an argument that must be float32 (mixed precision)
+  const char* why;
+};
+const std::vector<PyTorchCudaDeparts>& pytorch_cuda_departs() {
+  static const std::vector<PyTorchCudaDeparts> table = {
+      {"aten::native_batch_norm_backward", "input", {kBFloat16, kHalf}, "weight",
+       "PyTorch 2.11's CUDA kernel, for bfloat16 input beside float32 parameters, gives grad_bias 4.0137 where "
+       "the float64 sum of grad_out, PyTorch's CPU and Ember give 4.0027 (case nn_backward/…/8), and grad_input "
+       "follows it"},
+  };
+  return table;
+}
+/// The dtype of the case's tensor argument `name`; nullopt when it is no tensor.
+std::optional<ScalarType> case_arg_dtype(const CaseFile& f, const json& c, const std::string& name) {
+  for (const json& a : c.at("args"))
+    if (a.at("name") == name && a.contains("ref")) return f.tensors.at(a.at("ref").get<std::string>()).dtype();
+  return std::nullopt;
+}
+bool pytorch_cuda_departs_on(const CaseFile& f, const json& c, const std::string& op) {
+  for (const PyTorchCudaDeparts& d : pytorch_cuda_departs()) {
+    if (op != d.op) continue;
+    const std::optional<ScalarType> t = case_arg_dtype(f, c, d.arg);
+    if (t && std::find(d.dtypes.begin(), d.dtypes.end(), *t) != d.dtypes.end() &&
+        case_arg_dtype(f, c, d.beside) == kFloat)
+      return true;
+  }
+  return false;
+}
+
 /// The same case on Ember's CPU, against what it gave on CUDA (outputs and written
 /// arguments).
 void compare_with_cpu(const CaseFile& f, const ops::OpDef& op, const json& c, const CaseRun& gpu) {
@@ -200,7 +239,9 @@ TEST_F(CudaConformance, EveryCaseOfEveryOpOnCudaMatchesPyTorchAndEmbersCpu) {
     if (op && cuda_path(*op) == CudaPath::None) return;
     tally.run(name, c, "cuda ", [&] {
       if (!op) throw Mismatch{"op not registered"};
-      const CaseRun gpu = run_case(f, *op, c, kCUDA);
+      json checked = c;
+      if (pytorch_cuda_departs_on(f, c, name)) checked["values"] = false;  // Ember's CPU checks them
+      const CaseRun gpu = run_case(f, *op, checked, kCUDA);
       cuda::synchronize();  // a failing kernel is reported with its own case
       if (!c.at("expect").contains("error")) compare_with_cpu(f, *op, c, gpu);
     });
