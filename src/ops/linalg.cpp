@@ -278,6 +278,11 @@ void register_linalg_cuda(Registry& r) {
   r.edit("aten::addmm").set_cuda([=](const Stack& a, std::vector<Tensor>& out) {
     floating(out[0], "addmm_cuda");
     const double beta = a[3].to_scalar().to_double(), alpha = a[4].to_scalar().to_double();
+    // A bias vector with beta 1 rides cuBLASLt's bias epilogue, as PyTorch's addmm: no copy
+    // of it into out first.
+    if (beta == 1 && kc::gemm_bias(as_batch(a[1].to_tensor()), as_batch(a[2].to_tensor()), a[0].to_tensor(),
+                                   as_batch(out[0]), alpha, tf32()))
+      return;
     // With beta == 0 self is not read at all: NaN in it does not propagate.
     if (beta != 0) kc::copy_into(out[0], a[0].to_tensor());
     kc::gemm(as_batch(a[1].to_tensor()), as_batch(a[2].to_tensor()), as_batch(out[0]), alpha, beta, tf32());

@@ -162,7 +162,7 @@ struct Plan {
 std::vector<int64_t> plan_key(const LtMatmul& c) {
   return {static_cast<int64_t>(c.dtype), c.allow_tf32, c.trans_a, c.trans_b, c.m, c.n, c.k, c.batch, c.ld_a,
           c.stride_a, c.ld_b, c.stride_b, c.ld_d, c.stride_d, alignment_of(c.a), alignment_of(c.b),
-          alignment_of(c.d), c.device};
+          alignment_of(c.d), c.device, c.bias != nullptr};
 }
 
 void make_plan(Plan& plan, const LtMatmul& c) {
@@ -178,6 +178,14 @@ void make_plan(Plan& plan, const LtMatmul& c) {
   const cublasOperation_t tb = c.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   check(l.desc_set(desc.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)), "cublasLtMatmulDescSetAttribute(TRANSA)");
   check(l.desc_set(desc.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)), "cublasLtMatmulDescSetAttribute(TRANSB)");
+  if (c.bias) {
+    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    check(l.desc_set(desc.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)),
+          "cublasLtMatmulDescSetAttribute(EPILOGUE)");
+    // The heuristics see a bias pointer; each call sets its own (lt_matmul).
+    check(l.desc_set(desc.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &c.bias, sizeof(c.bias)),
+          "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
+  }
   desc.a = make_layout(c.dtype, c.trans_a ? c.k : c.m, c.trans_a ? c.m : c.k, c.ld_a, c.batch, c.stride_a);
   desc.b = make_layout(c.dtype, c.trans_b ? c.n : c.k, c.trans_b ? c.k : c.n, c.ld_b, c.batch, c.stride_b);
   desc.d = make_layout(c.dtype, c.m, c.n, c.ld_d, c.batch, c.stride_d);
@@ -216,8 +224,13 @@ void lt_matmul(const LtMatmul& c) {
       << "CUDA batched matrix products take at most " << INT32_MAX << " matrices, got " << c.batch;
   const Lt& l = lt();
   ember::cuda::DeviceGuard guard(c.device);  // the heuristics ask the current device
+  EMBER_INTERNAL_ASSERT(!c.bias || c.beta == 0) << "cuBLASLt's bias epilogue with beta " << c.beta;
   const Plan& plan = plan_for(c);
   const Descriptors& desc = plan.desc;
+  if (c.bias) {
+    check(l.desc_set(desc.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &c.bias, sizeof(c.bias)),
+          "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
+  }
   const cublasLtMatmulHeuristicResult_t& result = plan.result;
   const bool is_double = c.dtype == kDouble;
 

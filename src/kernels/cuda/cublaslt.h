@@ -35,6 +35,9 @@ struct LtMatmul {
   void* d = nullptr;
   int64_t ld_d = 1, stride_d = 0;
   double alpha = 1, beta = 0;
+  /// When set: a vector of m elements (D's dtype, 16-byte aligned) added to every column
+  /// of D by cuBLASLt's bias epilogue, D = alpha·op(A)·op(B) + bias; beta must be 0.
+  const void* bias = nullptr;
   int device = 0;
 };
 void lt_matmul(const LtMatmul& call);

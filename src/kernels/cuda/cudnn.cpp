@@ -4,6 +4,7 @@
 #include <cudnn.h>
 
 #include <climits>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <vector>
@@ -40,6 +41,14 @@ struct Dnn {
   decltype(&::cudnnConvolutionForward) forward = nullptr;
   decltype(&::cudnnConvolutionBackwardData) backward_data = nullptr;
   decltype(&::cudnnConvolutionBackwardFilter) backward_filter = nullptr;
+  // The graph ("backend") API: descriptors made once per geometry, an execution plan, and
+  // per call only a variant pack of pointers.
+  decltype(&::cudnnBackendCreateDescriptor) backend_create = nullptr;
+  decltype(&::cudnnBackendDestroyDescriptor) backend_destroy = nullptr;
+  decltype(&::cudnnBackendSetAttribute) backend_set = nullptr;
+  decltype(&::cudnnBackendGetAttribute) backend_get = nullptr;
+  decltype(&::cudnnBackendFinalize) backend_finalize = nullptr;
+  decltype(&::cudnnBackendExecute) backend_execute = nullptr;
   std::string error;  // why it cannot be used
 };
 
@@ -72,6 +81,12 @@ const Dnn& dnn() {
     load.get(l.forward, "cudnnConvolutionForward");
     load.get(l.backward_data, "cudnnConvolutionBackwardData");
     load.get(l.backward_filter, "cudnnConvolutionBackwardFilter");
+    load.get(l.backend_create, "cudnnBackendCreateDescriptor");
+    load.get(l.backend_destroy, "cudnnBackendDestroyDescriptor");
+    load.get(l.backend_set, "cudnnBackendSetAttribute");
+    load.get(l.backend_get, "cudnnBackendGetAttribute");
+    load.get(l.backend_finalize, "cudnnBackendFinalize");
+    load.get(l.backend_execute, "cudnnBackendExecute");
     l.error = load.error();
     if (l.error.empty() && l.version() / 10000 != 9)
       l.error = "Ember's convolutions need cuDNN 9; the library opened is version " + std::to_string(l.version());
@@ -230,19 +245,264 @@ Plan& plan_for(const CudnnConv& c) {
   return cached_plan<Plan>(plan_key(c), [&](Plan& plan) { set_descriptors(plan, c); });
 }
 
+/// One descriptor of cuDNN's graph API, destroyed with its owner.
+class BackendDescriptor {
+ public:
+  explicit BackendDescriptor(cudnnBackendDescriptorType_t type) {
+    check(dnn().backend_create(type, &d_), "cudnnBackendCreateDescriptor");
+  }
+  BackendDescriptor(const BackendDescriptor&) = delete;
+  BackendDescriptor& operator=(const BackendDescriptor&) = delete;
+  ~BackendDescriptor() {
+    if (d_) dnn().backend_destroy(d_);
+  }
+  cudnnBackendDescriptor_t get() const { return d_; }
+  template <typename T>
+  void set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, int64_t n, const T* values) {
+    check(dnn().backend_set(d_, name, type, n, values), "cudnnBackendSetAttribute");
+  }
+  void set(cudnnBackendAttributeName_t name, const BackendDescriptor& other) {
+    const cudnnBackendDescriptor_t d = other.get();
+    set(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d);
+  }
+  cudnnStatus_t finalize() { return dnn().backend_finalize(d_); }
+
+ private:
+  cudnnBackendDescriptor_t d_ = nullptr;
+};
+using Backend = std::unique_ptr<BackendDescriptor>;
+
+/// The variant pack's ids of x, w and y (dx, dw, dy in the backward passes).
+constexpr int64_t kX = 1, kW = 2, kY = 3;
+
+/// The largest power of two up to 16 dividing `p`: a tensor descriptor's byte alignment,
+/// part of a graph plan's key (an engine chosen for aligned pointers may need them).
+int64_t alignment_of(const void* p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  int64_t align = 16;
+  while (align > 1 && a % static_cast<uintptr_t>(align) != 0) align /= 2;
+  return align;
+}
+
+Backend graph_tensor(int64_t id, const int64_t (&sizes)[4], cudnnDataType_t type, const void* ptr) {
+  const int64_t strides[4] = {sizes[1] * sizes[2] * sizes[3], sizes[2] * sizes[3], sizes[3], 1};
+  const int64_t align = alignment_of(ptr);
+  auto t = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  t->set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type);
+  t->set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, sizes);
+  t->set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides);
+  t->set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &id);
+  t->set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align);
+  check(t->finalize(), "cudnnBackendFinalize (tensor)");
+  return t;
+}
+
+/// A geometry's execution plan in cuDNN's graph API: the descriptors it was built from and
+/// the plan, or no plan when none of cuDNN's engines fits (the v7 API then runs the call).
+struct GraphPlan {
+  std::vector<Backend> parts;  // tensors, convolution, operation, graph, engine configs
+  Backend plan;
+  int64_t workspace = 0;
+};
+
+/// Whether an engine's numerical notes rule it out, as PyTorch's filter does: never an
+/// engine that converts its inputs down; for float32 without TF32, none using tensor cores.
+bool engine_ruled_out(const BackendDescriptor& config, const CudnnConv& c) {
+  BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  cudnnBackendDescriptor_t e = engine.get();
+  int64_t n = 0;
+  check(dnn().backend_get(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &e),
+        "cudnnBackendGetAttribute (engine)");
+  cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+  check(dnn().backend_get(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                          CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &n, notes),
+        "cudnnBackendGetAttribute (numerical notes)");
+  for (int64_t i = 0; i < n; ++i) {
+    if (notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS) return true;
+    if (notes[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE && c.dtype == kFloat && !c.allow_tf32) return true;
+  }
+  return false;
+}
+
+/// The operation of `c`'s pass over the tensors x, w, y (as dx/dw/dy where written).
+Backend graph_operation(const CudnnConv& c, const BackendDescriptor& conv, const BackendDescriptor& x,
+                        const BackendDescriptor& w, const BackendDescriptor& y) {
+  struct Names {
+    cudnnBackendDescriptorType_t type;
+    cudnnBackendAttributeName_t x, w, y, conv, alpha, beta;
+  };
+  static const Names forward{CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+                             CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+                             CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+                             CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+                             CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+                             CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+                             CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA};
+  static const Names data{CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+                          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
+                          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+                          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+                          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+                          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
+                          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA};
+  static const Names filter{CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+                            CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
+                            CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
+                            CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY,
+                            CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC,
+                            CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA,
+                            CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA};
+  const Names& n = c.pass == ConvPass::Forward ? forward : c.pass == ConvPass::BackwardData ? data : filter;
+  auto op = std::make_unique<BackendDescriptor>(n.type);
+  op->set(n.x, x);
+  op->set(n.w, w);
+  op->set(n.y, y);
+  op->set(n.conv, conv);
+  if (c.dtype == kDouble) {
+    const double one = 1, zero = 0;
+    op->set(n.alpha, CUDNN_TYPE_DOUBLE, 1, &one);
+    op->set(n.beta, CUDNN_TYPE_DOUBLE, 1, &zero);
+  } else {
+    const float one = 1, zero = 0;
+    op->set(n.alpha, CUDNN_TYPE_FLOAT, 1, &one);
+    op->set(n.beta, CUDNN_TYPE_FLOAT, 1, &zero);
+  }
+  check(op->finalize(), "cudnnBackendFinalize (convolution operation)");
+  return op;
+}
+
+/// Builds `c`'s operation graph and keeps the execution plans of cuDNN's heuristic
+/// engine configurations (instant mode, best first) that pass engine_ruled_out and
+/// finalize, for the first call to try in turn.
+std::vector<GraphPlan> graph_candidates(const CudnnConv& c, cudnnHandle_t handle) {
+  const cudnnDataType_t type = data_type(c.dtype);
+  const cudnnDataType_t compute = c.dtype == kDouble ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  (void)ints(c.x), (void)ints(c.w), (void)ints(c.y);  // sizes cuDNN takes
+  auto x = graph_tensor(kX, c.x, type, c.x_ptr);
+  auto w = graph_tensor(kW, c.w, type, c.w_ptr);
+  auto y = graph_tensor(kY, c.y, type, c.y_ptr);
+  auto conv = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+  const int64_t spatial = 2;
+  const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  conv->set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute);
+  conv->set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
+  conv->set(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial);
+  conv->set(CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, c.dilation);
+  conv->set(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, c.stride);
+  conv->set(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, c.pad);
+  conv->set(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, c.pad);
+  check(conv->finalize(), "cudnnBackendFinalize (convolution)");
+  auto op = graph_operation(c, *conv, *x, *w, *y);
+  auto graph = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  const cudnnBackendDescriptor_t ops = op->get();
+  graph->set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &ops);
+  graph->set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+  std::vector<GraphPlan> out;
+  if (graph->finalize() != CUDNN_STATUS_SUCCESS) return out;  // no graph for it: the v7 API runs it
+  BackendDescriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+  const cudnnBackendHeurMode_t heur_mode = CUDNN_HEUR_MODE_INSTANT;
+  heuristics.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, *graph);
+  heuristics.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &heur_mode);
+  if (heuristics.finalize() != CUDNN_STATUS_SUCCESS) return out;
+  int64_t n = 0;
+  check(dnn().backend_get(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &n,
+                          nullptr),
+        "cudnnBackendGetAttribute (heuristic results)");
+  std::vector<Backend> configs;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (int64_t i = 0; i < n; ++i) {
+    configs.push_back(std::make_unique<BackendDescriptor>(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
+    raw.push_back(configs.back()->get());
+  }
+  check(dnn().backend_get(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, n, &n,
+                          raw.data()),
+        "cudnnBackendGetAttribute (heuristic results)");
+  for (int64_t i = 0; i < n; ++i) {
+    if (engine_ruled_out(*configs[i], c)) continue;
+    auto plan = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+    plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+    plan->set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *configs[i]);
+    if (plan->finalize() != CUDNN_STATUS_SUCCESS) continue;
+    GraphPlan g;
+    int64_t count = 0;
+    check(dnn().backend_get(plan->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &count,
+                            &g.workspace),
+          "cudnnBackendGetAttribute (workspace size)");
+    g.plan = std::move(plan);
+    out.push_back(std::move(g));
+  }
+  // The plans keep what they were built from alive with the first candidate.
+  if (!out.empty()) {
+    for (Backend* b : {&x, &w, &y, &conv, &op, &graph}) out.front().parts.push_back(std::move(*b));
+    for (Backend& b : configs) out.front().parts.push_back(std::move(b));
+  }
+  return out;
+}
+
+/// Runs one execution plan on `c`'s pointers: a variant pack per call, the workspace from
+/// the caching allocator on the current stream.
+cudnnStatus_t execute(const GraphPlan& g, const CudnnConv& c, cudnnHandle_t handle) {
+  void* ws = g.workspace ? core::cuda::device_alloc(static_cast<size_t>(g.workspace), c.device) : nullptr;
+  BackendDescriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  void* pointers[3] = {c.x_ptr, c.w_ptr, c.y_ptr};
+  const int64_t ids[3] = {kX, kW, kY};
+  pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, pointers);
+  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, ids);
+  pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws);
+  check(pack.finalize(), "cudnnBackendFinalize (variant pack)");
+  const cudnnStatus_t status = dnn().backend_execute(handle, g.plan->get(), pack.get());
+  if (ws) core::cuda::device_free(ws);
+  return status;
+}
+
+/// The graph plan cached for a geometry and its pointers' alignments: made on its first
+/// call (the first candidate that runs), or none when no candidate does.
+struct CachedGraphPlan {
+  bool tried = false;
+  std::unique_ptr<GraphPlan> plan;
+};
+
+/// Runs `c` through the graph API; false when cuDNN offers no plan for it there.
+bool run_graph(const CudnnConv& c, cudnnHandle_t handle) {
+  std::vector<int64_t> key = plan_key(c);
+  for (const void* p : {c.x_ptr, c.w_ptr, c.y_ptr}) key.push_back(alignment_of(p));
+  CachedGraphPlan& cached = cached_plan<CachedGraphPlan>(std::move(key), [](CachedGraphPlan&) {});
+  if (cached.plan) {
+    check(execute(*cached.plan, c, handle), pass_name(c.pass));
+    return true;
+  }
+  if (cached.tried) return false;
+  cached.tried = true;
+  std::vector<GraphPlan> candidates = graph_candidates(c, handle);
+  std::vector<Backend> parts = candidates.empty() ? std::vector<Backend>{} : std::move(candidates.front().parts);
+  for (GraphPlan& g : candidates) {
+    const cudnnStatus_t status = execute(g, c, handle);
+    if (status == CUDNN_STATUS_SUCCESS) {
+      cached.plan = std::make_unique<GraphPlan>(std::move(g));
+      cached.plan->parts = std::move(parts);
+      return true;
+    }
+    if (!not_supported(status)) check(status, pass_name(c.pass));
+  }
+  return false;
+}
+
 }  // namespace
 
 void cudnn_convolution(const CudnnConv& c) {
   const Dnn& l = dnn();
   const bool is_double = c.dtype == kDouble;
   const bool fma_only = c.dtype == kFloat && !c.allow_tf32;
-  Plan& plan = plan_for(c);
-  const Descriptors& d = plan.d;
-
   ember::cuda::DeviceGuard guard(c.device);
   const cudnnHandle_t handle = handle_for(c.device);
   check(l.set_stream(handle, static_cast<cudaStream_t>(core::cuda::current_stream_handle(c.device))),
         "cudnnSetStream");
+  // The graph API first: its host work per call is a variant pack (about 10 µs on an H100's
+  // host for a 3x3 convolution, where cudnnConvolutionForward takes 72 µs); the v7 API for
+  // a geometry it has no plan for.
+  if (run_graph(c, handle)) return;
+  Plan& plan = plan_for(c);
+  const Descriptors& d = plan.d;
   const double one_d = 1, zero_d = 0;
   const float one_f = 1, zero_f = 0;
   const void* one = is_double ? static_cast<const void*>(&one_d) : &one_f;

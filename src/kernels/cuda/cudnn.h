@@ -1,6 +1,8 @@
 // kernels/cuda/cudnn.h — one cuDNN convolution pass on the current stream, through
-// cuDNN 9's convolution API (cudnnConvolutionForward / BackwardData / BackwardFilter,
-// the algorithm from cuDNN's heuristics, cudnnGetConvolution*Algorithm_v7), with cuDNN
+// cuDNN 9's graph API (an execution plan per geometry from the instant heuristics, made
+// on its first call; per call a variant pack of pointers), or, for a geometry the graph
+// API offers no plan for, its v7 convolution API (cudnnConvolutionForward / BackwardData
+// / BackwardFilter, the algorithm from cudnnGetConvolution*Algorithm_v7), with cuDNN
 // opened by dlopen on first use (EMBER_CUDNN_LIBRARY, libcudnn.so.9, the toolkit's library
 // directory) and reached through a table of function pointers. A handle per thread and
 // device; the workspace from the caching allocator on the current stream. A build without

@@ -1,6 +1,8 @@
 // kernels/cuda/gemm.cpp — see gemm.h.
 #include "kernels/cuda/gemm.h"
 
+#include <cstdint>
+
 #include "kernels/cuda/cublaslt.h"
 #include "kernels/cuda/gemm_plan.h"
 #include "kernels/cuda/loops.h"
@@ -27,25 +29,12 @@ PointwiseKernel empty_product_kernel(ScalarType dtype, bool scale) {
   return {.name = "zero", .expr = "T(0)", .helpers = {}, .inputs = {}, .compute = dtype, .out = dtype};
 }
 
-void gemm(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, double beta, bool allow_tf32) {
-  EMBER_INTERNAL_ASSERT(a.dim() == 3 && b.dim() == 3 && out.dim() == 3) << "CUDA gemm takes batches of matrices";
-  EMBER_INTERNAL_ASSERT(out.is_cuda() && a.device() == out.device() && b.device() == out.device())
-      << "CUDA gemm with tensors on " << a.device() << ", " << b.device() << " and " << out.device();
-  EMBER_INTERNAL_ASSERT(a.dtype() == out.dtype() && b.dtype() == out.dtype()) << "CUDA gemm of mixed dtypes";
-  const int64_t batch = out.size(0), m = out.size(1), n = out.size(2), k = a.size(2);
-  if (out.numel() == 0) return;
-  if (k == 0) {
-    // Nothing to sum: beta · out, or zeros (out unread).
-    const bool scale = beta != 0;
-    pointwise(empty_product_kernel(out.dtype(), scale), out, scale ? std::vector<Tensor>{out} : std::vector<Tensor>{},
-              beta);
-    return;
-  }
-  int64_t sa[2], sb[2], so[2];
-  matrix_strides(a, sa);
-  matrix_strides(b, sb);
-  matrix_strides(out, so);
-  const GemmPlan p = plan_gemm(m, n, k, sa, sb, so);
+namespace {
+
+/// The cuBLASLt call of `plan` for out = alpha · a @ b + beta · out (+ bias).
+void run_plan(const GemmPlan& p, const Tensor& a, const Tensor& b, const Tensor& out, double alpha, double beta,
+              bool allow_tf32, const void* bias) {
+  const int64_t batch = out.size(0);
   const Tensor ca = p.copy_a ? contiguous_copy(a) : a;
   const Tensor cb = p.copy_b ? contiguous_copy(b) : b;
   Tensor d = out;
@@ -73,9 +62,54 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, dou
   c.stride_d = batch_stride(d);
   c.alpha = alpha;
   c.beta = beta;
+  c.bias = bias;
   c.device = out.device().index;
   lt_matmul(c);
   if (p.copy_out) copy_into(out, d);
+}
+
+void check_operands(const Tensor& a, const Tensor& b, const Tensor& out) {
+  EMBER_INTERNAL_ASSERT(a.dim() == 3 && b.dim() == 3 && out.dim() == 3) << "CUDA gemm takes batches of matrices";
+  EMBER_INTERNAL_ASSERT(out.is_cuda() && a.device() == out.device() && b.device() == out.device())
+      << "CUDA gemm with tensors on " << a.device() << ", " << b.device() << " and " << out.device();
+  EMBER_INTERNAL_ASSERT(a.dtype() == out.dtype() && b.dtype() == out.dtype()) << "CUDA gemm of mixed dtypes";
+}
+
+GemmPlan plan_of(const Tensor& a, const Tensor& b, const Tensor& out) {
+  int64_t sa[2], sb[2], so[2];
+  matrix_strides(a, sa);
+  matrix_strides(b, sb);
+  matrix_strides(out, so);
+  return plan_gemm(out.size(1), out.size(2), a.size(2), sa, sb, so);
+}
+
+}  // namespace
+
+void gemm(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, double beta, bool allow_tf32) {
+  check_operands(a, b, out);
+  if (out.numel() == 0) return;
+  if (a.size(2) == 0) {
+    // Nothing to sum: beta · out, or zeros (out unread).
+    const bool scale = beta != 0;
+    pointwise(empty_product_kernel(out.dtype(), scale), out, scale ? std::vector<Tensor>{out} : std::vector<Tensor>{},
+              beta);
+    return;
+  }
+  run_plan(plan_of(a, b, out), a, b, out, alpha, beta, allow_tf32, nullptr);
+}
+
+bool gemm_bias(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out, double alpha,
+               bool allow_tf32) {
+  check_operands(a, b, out);
+  if (out.numel() == 0 || out.size(0) != 1 || a.size(2) == 0) return false;
+  if (bias.dim() != 1 || bias.size(0) != out.size(2) || bias.stride(0) != 1 || bias.dtype() != out.dtype() ||
+      bias.device() != out.device() || reinterpret_cast<uintptr_t>(bias.raw_data_ptr()) % 16 != 0)
+    return false;
+  // The epilogue adds a vector along D's rows: out's columns only when D is outᵀ.
+  const GemmPlan p = plan_of(a, b, out);
+  if (!p.swapped || p.copy_out) return false;
+  run_plan(p, a, b, out, alpha, 0, allow_tf32, bias.raw_data_ptr());
+  return true;
 }
 
 }  // namespace ember::kernels::cuda

@@ -17,6 +17,15 @@ namespace ember::kernels::cuda {
 /// `allow_tf32`: float32 products may round their inputs to TF32.
 void gemm(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, double beta, bool allow_tf32);
 
+/// out = alpha · a @ b + bias for a single product (a [1, m, k], b [1, k, n], out [1, m, n])
+/// with `bias` a contiguous, 16-byte aligned vector of n elements added to every row,
+/// through cuBLASLt's bias epilogue, as PyTorch's addmm with a 1-D self and beta 1 does.
+/// Returns false, doing nothing, where the epilogue does not fit (k == 0, an output
+/// cuBLASLt writes transposed or through a copy, a misaligned bias): the caller then
+/// copies the bias into out and runs gemm with beta 1.
+bool gemm_bias(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out, double alpha,
+               bool allow_tf32);
+
 /// The pointwise kernels of an empty product (k == 0): out = beta · out (`scale`) or
 /// out = 0.
 PointwiseKernel empty_product_kernel(ScalarType dtype, bool scale);

@@ -6,6 +6,7 @@
 // Values are multiples of 1/4 (library_helpers.h), so both devices round the same exact
 // sums and assert_close's default tolerances hold for every dtype.
 #include <functional>
+#include <tuple>
 
 #include "ember/config.h"
 #include "library_helpers.h"
@@ -127,6 +128,26 @@ TEST_F(CudaGemm, AddmmAppliesAlphaAndBetaToABroadcastBias) {
         const std::string r = check("aten::addmm", {quarters(bs, t, 11), quarters({3, 4}, t, 12), quarters({4, 5}, t, 13)},
                                     {kSame, kSame, kSame}, {Scalar(beta), Scalar(alpha)});
         EXPECT_TRUE(r.empty()) << r << where(t, "bias " + shape(bs) + " beta " + std::to_string(beta));
+      }
+    }
+  }
+}
+
+// A vector bias with beta 1 rides cuBLASLt's bias epilogue (kernels/cuda/gemm.h); a bias
+// one element into its storage is not 16-byte aligned and takes the copy-and-beta path.
+// Both give the CPU's values, with and without alpha, and transposed operands.
+TEST_F(CudaGemm, AddmmWithAVectorBiasMatchesTheCpuThroughTheEpilogueOrTheCopy) {
+  const View aligned = kSame;
+  const View shifted = [](const Tensor& t) { return t.slice(0, 1, t.size(0)); };
+  const View transposed = [](const Tensor& t) { return t.t(); };
+  for (ScalarType t : kFloatDtypes) {
+    for (const auto& [bias_view, bias_size, what] :
+         std::vector<std::tuple<View, int64_t, std::string>>{{aligned, 80, "aligned"}, {shifted, 81, "shifted"}}) {
+      for (double alpha : {1.0, 0.5}) {
+        const std::string r = check("aten::addmm", {quarters({bias_size}, t, 31), quarters({64, 96}, t, 32),
+                                                    quarters({80, 96}, t, 33)},
+                                    {bias_view, kSame, transposed}, {Scalar(1.0), Scalar(alpha)});
+        EXPECT_TRUE(r.empty()) << r << where(t, what + " bias, alpha " + std::to_string(alpha));
       }
     }
   }
