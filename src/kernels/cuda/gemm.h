@@ -20,7 +20,8 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, dou
 /// out = alpha · a @ b + bias for a single product (a [1, m, k], b [1, k, n], out [1, m, n])
 /// with `bias` a contiguous, 16-byte aligned vector of n elements added to every row,
 /// through cuBLASLt's bias epilogue, as PyTorch's addmm with a 1-D self and beta 1 does.
-/// Returns false, doing nothing, where the epilogue does not fit (k == 0, an output
+/// float32 and float64 only. Returns false, doing nothing, where the epilogue does not fit
+/// (half and bfloat16, k == 0, an output
 /// cuBLASLt writes transposed or through a copy, a misaligned bias): the caller then
 /// copies the bias into out and runs gemm with beta 1.
 bool gemm_bias(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out, double alpha,
