@@ -8,6 +8,7 @@
 // unit: all its passes run in the same warp or block, so softmax and layer norm are one
 // kernel. See Note [inductor] (docs/notes/inductor.md), "CUDA".
 #include <algorithm>
+#include <cstdlib>
 
 #include "ember/error.h"
 #include "inductor/codegen_cuda.h"
@@ -24,6 +25,8 @@ namespace {
 constexpr int64_t kSplitRowsBelow = 64;
 constexpr int64_t kSplitMinElements = 32768;
 constexpr int64_t kSplitBlocks = 528;  // 4 blocks per SM of an H100
+/// Column reductions go a thread per row from this many rows (fewer: a warp per row).
+constexpr int64_t kColumnRowsMin = 1024;
 
 /// The combining functor of a reduction kind (the prelude's).
 const char* op_of(RowKind k) {
@@ -113,9 +116,20 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
                      rows < kSplitRowsBelow && red >= kSplitMinElements;
   const int64_t parts = split ? std::clamp<int64_t>((kSplitBlocks + rows - 1) / rows, 2, red / 4096) : 1;
   const int64_t chunk = (red + parts - 1) / parts;
-  const bool warp = !split && red <= kWarpRowMax;
-  const int block = split ? 256 : warp ? 128 : (red >= 16384 ? 512 : 256);
-  const int lanes = warp ? 32 : block;
+  // A column reduction (the innermost kept dim is the input's contiguous one, as in a bias
+  // gradient's sum over dim 0) with many rows goes a thread per row: neighbouring threads
+  // read neighbouring elements while each walks its row in order.
+  bool column = !split && R.is_reduction() && !row_shaped && k_.more_rows.empty() && nk > 0 && red_sizes.size() > 0 &&
+                rows >= kColumnRowsMin;
+  if (column) {
+    const Operand* primary = nullptr;
+    for (const Operand& sl : slots_)
+      if (!primary && sl.strides.back() != 0) primary = &sl;  // the first slot reading along the row
+    column = primary && std::llabs(primary->strides[nk - 1]) == 1 && std::llabs(primary->strides.back()) > 1;
+  }
+  const bool warp = !split && !column && red <= kWarpRowMax;
+  const int block = split || column ? 256 : warp ? 128 : (red >= 16384 ? 512 : 256);
+  const int lanes = column ? 1 : warp ? 32 : block;
   const std::string A = math_type(R.dtype);  // accumulation: float for f16/bf16/f32, double for f64
   const std::string M = A;
   const std::string RED = std::to_string(red), LANES = std::to_string(lanes);
@@ -127,7 +141,10 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
   os << "// " << k_.name << ": " << row_kind_name(R.kind) << " rows of " << scalar_type_name(R.dtype)
      << IntArrayRef(R.in_sizes) << (R.reduces_last_dim_only() ? "" : " " + row_dims_text(R)) << " (row %"
      << R.node->name() << "), " << rows << " rows of " << red << ", "
-     << (split ? std::to_string(parts) + " blocks per row, then a warp per row" : warp ? "a warp per row" : "a block per row")
+     << (split    ? std::to_string(parts) + " blocks per row, then a warp per row"
+         : column ? "a thread per row (columns)"
+         : warp   ? "a warp per row"
+                  : "a block per row")
      << (k_.nodes.empty() ? "" : ", computes");
   for (const PointwiseNode* p : k_.nodes) os << " %" << p->node->name();
   os << "\n";
@@ -139,7 +156,10 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
     os << "extern \"C\" __global__ void __launch_bounds__(" << threads << ") " << name << "(" << parameters(outs)
        << (split ? ", " + A + "* __restrict__ ws" : std::string()) << ") {\n";
     os << "  typedef " << idx_type << " IDX;\n";
-    if (warp_rows) {
+    if (column) {
+      os << "  const IDX row = static_cast<IDX>(blockIdx.x) * " << threads << " + threadIdx.x;\n"
+         << "  const int lane = 0;\n  if (row >= " << rows << ") return;\n";
+    } else if (warp_rows) {
       os << "  const IDX row = static_cast<IDX>(blockIdx.x) * " << threads / 32 << " + (threadIdx.x >> 5);\n"
          << "  const int lane = threadIdx.x & 31;\n  if (row >= " << rows << ") return;\n";
     } else {
@@ -206,8 +226,8 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
     os << "  " << A << " " << acc << " = " << identity_of(kind, A) << ";\n"
        << "  for (IDX r = " << (split ? "rbegin + " : "") << "lane; r < " << stop << "; r += " << LANES << ") {\n"
        << code << "    const " << A << " x = " << x << ";\n"
-       << "    " << acc << " = " << op_of(kind) << "(" << acc << ", " << A << "(" << f << "));\n  }\n"
-       << "  " << acc << " = " << group(acc, op_of(kind)) << ";\n";
+       << "    " << acc << " = " << op_of(kind) << "(" << acc << ", " << A << "(" << f << "));\n  }\n";
+    if (!column) os << "  " << acc << " = " << group(acc, op_of(kind)) << ";\n";
   };
   std::string value;  // the row node's output 0 at element r (elementwise rows) or per row
   const bool elementwise = !R.is_reduction() || row_shaped;
@@ -314,8 +334,9 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
   }
   os << "}\n";
   launch.block = split ? 128 : block;
-  launch.grid = split || warp ? (rows + 3) / 4 : rows;
-  launch.how = std::to_string(rows) + " rows of " + std::to_string(red) + ", " + (warp ? "a warp" : "a block") + " per row";
+  launch.grid = column ? (rows + block - 1) / block : split || warp ? (rows + 3) / 4 : rows;
+  launch.how = std::to_string(rows) + " rows of " + std::to_string(red) + ", " +
+               (column ? "a thread per row (columns)" : warp ? "a warp per row" : "a block per row");
   if (split) {
     launch.split_symbol = k_.name + "_split";
     launch.split_grid = rows * parts;

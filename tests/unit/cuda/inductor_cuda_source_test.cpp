@@ -113,6 +113,24 @@ TEST_F(InductorCudaSource, ShortRowsGoAWarpPerRowAndLongRowsABlockPerRow) {
   expect_compiles(r);
 }
 
+TEST_F(InductorCudaSource, ColumnReductionsGoAThreadPerColumn) {
+  const Generated r = generate(R"(graph columns {
+  %g : f32[256, 4096] device=cuda:0 = placeholder[g]
+  %h : f16[8192, 16] device=cuda:0 = placeholder[h]
+  %sum : f32[1, 4096] device=cuda:0 = aten::sum.dim_IntList(%g, [0], True, None)
+  %var : f32[4096] device=cuda:0 = aten::var.correction(%g, [0], 1, False)
+  %mean : f16[16] device=cuda:0 = aten::mean.dim(%h, [0], False, None)
+  return (%sum, %var, %mean)
+})");
+  ASSERT_EQ(r.code.launches.size(), 3u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_NE(r.code.launches[i].how.find("a thread per row (columns)"), std::string::npos) << r.code.launches[i].how;
+    EXPECT_EQ(r.code.launches[i].grid, 4096 / 256);
+  }
+  EXPECT_NE(r.code.launches[2].how.find("a block per row"), std::string::npos) << "16 columns: too few for a thread each";
+  expect_compiles(r);
+}
+
 TEST_F(InductorCudaSource, FewLongRowsSplitIntoPartsCombinedByASecondKernel) {
   const Generated r = generate(R"(graph split {
   %x : f32[1024, 1024] device=cuda:0 = placeholder[x]

@@ -82,6 +82,9 @@ TEST_P(InductorCuda, ReductionsOverAnyDimsEqualEager) {
   expect_compiled_equals_eager([](const Tensor& x) { return x - mean(x, {-1}, true); }, on_gpu({50, 300}, t));
   expect_compiled_equals_eager([](const Tensor& x) { return var(x, std::vector<int64_t>{1}); }, on_gpu({20, 2000}, t));
   expect_compiled_equals_eager([](const Tensor& x) { return amin(x.t(), {1}); }, on_gpu({70, 30}, t));
+  // Column reductions (a thread per column), the bias gradient's shape.
+  expect_compiled_equals_eager([](const Tensor& x) { return sum(x, {0}, true) + 1; }, on_gpu({300, 2000}, t));
+  expect_compiled_equals_eager([](const Tensor& x) { return var(x, std::vector<int64_t>{0}); }, on_gpu({50, 1500}, t));
   // Split reductions: few long rows.
   expect_compiled_equals_eager([](const Tensor& x) { return sum(x) * 2; }, on_gpu({512, 1024}, t));
   expect_compiled_equals_eager([](const Tensor& x) { return mean(x, {1}); }, on_gpu({3, 70000}, t));
