@@ -152,6 +152,7 @@ TEST_F(InductorCudaDevices, CpuAndCudaCallsOfOneFunctionAreSeparateEntries) {
   EXPECT_TRUE(on_cpu.is_cpu()) << "the CPU call compiled its own graph (the device is guarded)";
   EXPECT_EQ(mismatch(on_cpu, f(x)), "");
   EXPECT_EQ(inductor::last_compile_report().source.find("__global__"), std::string::npos);
+  EXPECT_EQ(compiled.cache_size(), 2u);
 }
 
 TEST_F(InductorCudaDevices, AGraphMixingCpuAndCudaTensorsRunsEagerly) {
