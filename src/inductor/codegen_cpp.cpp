@@ -341,14 +341,10 @@ class KernelWriter {
         case PwOp::Kind::Constant:
           os << (vec ? "V(T(" : "T(") << constant_text(op.constant) << (vec ? "))" : ")");
           break;
-        case PwOp::Kind::Call: {
+        case PwOp::Kind::Call:
           functions_.insert(op.fn);
-          os << op.fn << "(";
-          for (size_t a = 0; a < op.args.size(); ++a) os << (a ? ", " : "") << vars[op.args[a]];
-          if (!op.literal.empty()) os << ", " << op.literal;
-          os << ")";
+          os << call_text(op, vars);
           break;
-        }
       }
       os << ";\n";
     }

@@ -133,14 +133,10 @@ std::string CudaKernelWriter::emit(const PointwiseNode& p, std::ostringstream& o
           os << "ember_dev::cvt<" << M << ">(ember_dev::cvt<" << cuda_type_name(p.dtype) << ">("
              << double_text(op.constant) << "))";
         break;
-      case PwOp::Kind::Call: {
+      case PwOp::Kind::Call:
         functions_.insert(op.fn);
-        os << "ember_dev::" << op.fn << "(";
-        for (size_t a = 0; a < op.args.size(); ++a) os << (a ? ", " : "") << vars[op.args[a]];
-        if (!op.literal.empty()) os << ", " << op.literal;
-        os << ")";
+        os << call_text(op, vars, "ember_dev::");
         break;
-      }
     }
     os << ";\n";
   }

@@ -156,6 +156,10 @@ struct LoweredGraph {
   std::map<const Node*, RowNode> rows;
 };
 
+/// A Call operation as code: `<prefix><fn>(<args>[, <literal>])`, its arguments the
+/// variables `vars` holds for earlier operations (both code generators emit calls so).
+std::string call_text(const PwOp& op, const std::vector<std::string>& vars, const std::string& prefix = "");
+
 /// Text of a pointwise body, one operation per line (ir_pre_fusion / debug logs).
 std::string to_string(const PointwiseNode& p);
 std::string to_string(const RowNode& r);

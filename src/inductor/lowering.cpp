@@ -651,6 +651,13 @@ std::string to_string(const PointwiseNode& p) {
   return os.str();
 }
 
+std::string call_text(const PwOp& op, const std::vector<std::string>& vars, const std::string& prefix) {
+  std::string s = prefix + op.fn + "(";
+  for (size_t a = 0; a < op.args.size(); ++a) s += (a ? ", " : "") + vars[op.args[a]];
+  if (!op.literal.empty()) s += ", " + op.literal;
+  return s + ")";
+}
+
 bool RowNode::reduces_last_dim_only() const {
   for (size_t d = 0; d < reduced.size(); ++d)
     if (reduced[d] != (d + 1 == reduced.size())) return false;
