@@ -141,7 +141,7 @@ const Tensor& as_recorded(const Tensor& t, const ValueRef& v, const TensorMeta& 
       << where() << " is " << (t.defined() ? geometry_text(t.dtype(), t.sizes()) : "undefined")
       << ", but the graph records " << geometry_text(m.dtype, m.sizes) << " for it, and its kernels were generated "
       << "for that";
-  EMBER_CHECK(t.device() == m.device) << where() << " is on " << t.device() << ", but the graph was compiled for "
+  EMBER_CHECK(t.device() == core::cuda::normalize_device(m.device)) << where() << " is on " << t.device() << ", but the graph was compiled for "
                                       << m.device;
   if (core::strides_equivalent(m.sizes, t.strides(), m.strides)) return t;
   EMBER_CHECK(core::is_non_overlapping_and_dense(m.sizes, m.strides))
@@ -462,11 +462,12 @@ std::optional<Device> graph_device(const Graph& g, std::string& why) {
   for (const auto& n : g.nodes()) {
     for (const TensorMeta& m : n->meta()) {
       if (m.undefined || (m.device.type == DeviceType::CPU && m.sizes.empty())) continue;
+      const Device d = core::cuda::normalize_device(m.device);  // `cuda`: the current device
       if (!device) {
-        device = m.device;
+        device = d;
         first = n.get();
-      } else if (!(*device == m.device)) {
-        why = "it mixes tensors on " + device->str() + " (%" + first->name() + ") and " + m.device.str() + " (%" +
+      } else if (!(*device == d)) {
+        why = "it mixes tensors on " + device->str() + " (%" + first->name() + ") and " + d.str() + " (%" +
               n->name() + ")";
         return std::nullopt;
       }

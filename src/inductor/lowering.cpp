@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/cuda.h"
 #include "inductor/pipeline.h"
 #include "inductor/symbolic.h"
 #include "inductor/trace.h"
@@ -87,14 +88,15 @@ std::string literal_text(double v) {
 /// Builds one node's body; a check that fails makes the node an extern call.
 class BodyBuilder {
  public:
-  BodyBuilder(const Node& n, PointwiseNode& p) : n_(n), p_(p), device_(n.meta().at(0).device) {}
+  BodyBuilder(const Node& n, PointwiseNode& p)
+      : n_(n), p_(p), device_(core::cuda::normalize_device(n.meta().at(0).device)) {}
 
   /// Reads tensor argument `i`; `mask` for where's condition (bool storage).
   int load(size_t i, bool mask = false) {
     const Arg& a = n_.args().at(i);
     if (a.kind != Arg::Kind::Value) return fail("argument " + std::to_string(i) + " is not a tensor");
     const TensorMeta& m = a.value.node->meta().at(a.value.index);
-    if (m.undefined || !(m.device == device_))
+    if (m.undefined || !(core::cuda::normalize_device(m.device) == device_))
       return fail(device_.type == DeviceType::CPU ? "an input is not a CPU tensor" : "an input is not on " + device_.str());
     if (mask ? m.dtype != kBool : !lowered_dtype(m.dtype, device_)) {
       return fail(std::string("an input has dtype ") + std::string(scalar_type_name(m.dtype)));
