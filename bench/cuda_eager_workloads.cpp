@@ -26,51 +26,20 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "cuda_timing.h"
 #include "ember/cuda.h"
 
 namespace {
 
 using namespace ember;
+using bench::cuda_median_ms;
+using bench::Timing;
 
 #ifdef EMBER_CUDA
 constexpr bool kCudaCompiledIn = true;
 #else
 constexpr bool kCudaCompiledIn = false;
 #endif
-
-/// Medians over `iters` calls of `f` after `warmup` calls: the device time between two CUDA
-/// events on the current stream around each call, and the host's time to return from the
-/// call (its launch overhead: when it is near the device time, the row is bound by the
-/// host). Before each timed call the stream zeroes a 256 MiB buffer, which evicts the
-/// inputs from the L2 cache and keeps the device busy while the host launches the call,
-/// so the events time the call's kernels from a queue that is not empty (the way Triton's
-/// do_bench times kernels); where the host's launch work outlasts the zeroing, the
-/// device waits for it and the time counts it. One synchronization at the end.
-struct Timing {
-  double device_ms = 0, host_ms = 0;
-};
-Timing cuda_median_ms(const std::function<void()>& f, int warmup, int iters) {
-  Tensor flush = empty({int64_t{64} << 20}, TensorOptions(kInt32).device(kCUDA));
-  for (int i = 0; i < warmup; ++i) f();
-  cuda::synchronize();
-  std::deque<cuda::Event> starts, ends;  // events neither copy nor move
-  std::vector<double> device, host;
-  for (int i = 0; i < iters; ++i) {
-    flush.zero_();
-    starts.emplace_back(/*enable_timing=*/true).record();
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    host.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    ends.emplace_back(/*enable_timing=*/true).record();
-  }
-  cuda::synchronize();
-  for (int i = 0; i < iters; ++i) device.push_back(starts[i].elapsed_time(ends[i]));
-  auto median = [](std::vector<double>& v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
-  return {median(device), median(host)};
-}
 
 /// GB/s of dst.copy_(src) between two float32 tensors that move `bytes` in all (read plus
 /// written): two 1 GiB tensors for the device's bandwidth, a row's own bytes for what one kernel moving

@@ -3,7 +3,9 @@
 # machine without Ember's build needs into build-gpu/bundle/cuda_tests.tar.xz:
 #   test_cuda, test_cuda_host       the CUDA unit tests (docs/testing.md, "CUDA tests")
 #   test_cuda_conformance           every op on CUDA against PyTorch's CUDA results
+#   test_cuda_compiled_conformance  the same cases inside graphs the inductor compiles for CUDA
 #   bench_cuda_eager_workloads      W1–W7 eagerly on CUDA (docs/workloads.md)
+#   bench_cuda_inductor_workloads   W1–W7 eager against inductor-compiled on CUDA, and L1's overhead
 #   lib/                            the shared libraries they load that the machine may lack
 #                                   (OpenBLAS, Sleef, oneDNN, their runtimes), stripped
 #   gen/tests/ops/, gen/src/ops/    the conformance case generator and the derivative
@@ -17,13 +19,16 @@
 #   ./test_cuda
 #   python3 gen/tests/ops/gen_cases.py --device cuda --out cases_cuda   # PyTorch's CUDA cases
 #   EMBER_CUDA_CASES_DIR=cases_cuda ./test_cuda_conformance
+#   EMBER_CUDA_CASES_DIR=cases_cuda ./test_cuda_compiled_conformance
+#   ./bench_cuda_inductor_workloads
 #   compute-sanitizer --tool memcheck ./test_cuda_conformance           # (EMBER_CUDA_CASES_DIR as above)
 #   bash bench/run_cuda_side_by_side.sh --ember ./bench_cuda_eager_workloads --out /tmp/side
 # See README.md, "The GPU build", and docs/testing.md, "Conformance on CUDA".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${EMBER_BUILD_DIR:-build-gpu}
-programs=(tests/test_cuda tests/test_cuda_host tests/test_cuda_conformance bench/bench_cuda_eager_workloads)
+programs=(tests/test_cuda tests/test_cuda_host tests/test_cuda_conformance tests/test_cuda_compiled_conformance
+          bench/bench_cuda_eager_workloads bench/bench_cuda_inductor_workloads)
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=ON -DEMBER_ARCH=x86-64-v3 >/dev/null
 ninja -C "$build" "${programs[@]##*/}"
 stage="$build/bundle/stage"

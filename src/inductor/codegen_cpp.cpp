@@ -240,13 +240,7 @@ class KernelWriter {
     }
     if (primary && primary_ < 0) primary_ = static_cast<int>(slots_.size());
     Operand s;
-    s.buffer = -1;
-    for (size_t b = 0; b < k_.inputs.size(); ++b)
-      if (k_.inputs[b] == op.value) s.buffer = static_cast<int>(b);
-    if (s.buffer < 0) {
-      s.buffer = static_cast<int>(k_.inputs.size());
-      k_.inputs.push_back(op.value);
-    }
+    s.buffer = k_.input_index(op.value);
     s.dtype = op.dtype;
     s.strides = strides;
     s.sym = sym;
@@ -347,14 +341,10 @@ class KernelWriter {
         case PwOp::Kind::Constant:
           os << (vec ? "V(T(" : "T(") << constant_text(op.constant) << (vec ? "))" : ")");
           break;
-        case PwOp::Kind::Call: {
+        case PwOp::Kind::Call:
           functions_.insert(op.fn);
-          os << op.fn << "(";
-          for (size_t a = 0; a < op.args.size(); ++a) os << (a ? ", " : "") << vars[op.args[a]];
-          if (!op.literal.empty()) os << ", " << op.literal;
-          os << ")";
+          os << call_text(op, vars);
           break;
-        }
       }
       os << ";\n";
     }
@@ -389,19 +379,7 @@ class KernelWriter {
   /// kept dims take the output's strides in order, reduced dims 0 (keepdim or not).
   template <typename I>
   std::vector<I> to_input_space(const std::vector<I>& strides, bool over_input) const {
-    const RowNode& R = *k_.row;
-    if (over_input) return strides;
-    std::vector<I> in(R.in_sizes.size(), I(0));
-    const bool keepdim = strides.size() == in.size();
-    for (size_t d = 0, j = 0; d < in.size(); ++d) {
-      if (R.reduced[d]) {
-        if (keepdim) ++j;
-        continue;
-      }
-      if (j < strides.size()) in[d] = strides[j];
-      ++j;
-    }
-    return in;
+    return inductor::to_input_space(*k_.row, strides, over_input);
   }
 
   /// The reduction's loop geometry over the input's index space: size-1 dims dropped,

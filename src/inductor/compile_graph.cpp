@@ -18,7 +18,9 @@
 #include "core/shape_env.h"
 #include "core/sym_geometry.h"
 #include "ember/autograd.h"
+#include "core/cuda.h"
 #include "ember/config.h"
+#include "ember/cuda.h"
 #include "ember/ops/creation.h"
 #include "graph/interpreter.h"
 #include "inductor/inductor.h"
@@ -26,6 +28,7 @@
 #include "inductor/pipeline.h"
 #include "inductor/symbolic.h"
 #include "inductor/trace.h"
+#include "kernels/cuda/nvrtc.h"
 #include "ops/dispatch.h"
 #include "ops/registry.h"
 #include "support/call_context.h"
@@ -58,6 +61,12 @@ struct Program {
   std::map<const Node*, size_t> index;   // node -> position
   std::set<int> raise_after;             // inject_relu_bug_TESTING_ONLY=runtime_error
   void* handle = nullptr;
+  /// A graph whose tensors live on cuda:N (cuda_device = N): per kernel its function in
+  /// the loaded module and its launch (grid, block, arguments); -1 on the CPU.
+  int cuda_device = -1;
+  std::vector<void*> cuda_fns;
+  std::vector<void*> split_fns;  // per kernel, a split reduction's first kernel (else null)
+  std::vector<CudaLaunch> launches;
   /// Memory plan: the values of node i die after the node at position i runs
   /// (dies_after[i]), so their buffers can be handed to later kernels of the same size.
   std::vector<std::vector<size_t>> dies_after;
@@ -70,7 +79,42 @@ struct Program {
   mutable std::atomic<bool> restrided{false};
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
+  /// Launches kernel k on the current stream of cuda_device with its buffers `ptrs`.
+  void launch(size_t k, std::vector<void*>& ptrs) const;
 };
+
+void Program::launch(size_t k, std::vector<void*>& ptrs) const {
+  const CudaLaunch& l = launches[k];
+  if (l.grid == 0) return;  // an empty kernel
+  void* args[64];
+  EMBER_INTERNAL_ASSERT(ptrs.size() < 64) << "inductor: kernel " << kernels[k].name << " takes " << ptrs.size()
+                                          << " buffers, more than a launch holds";
+  size_t n = 0;
+  int aligned = 1;
+  for (void*& p : ptrs) {
+    args[n++] = &p;
+    aligned = aligned && reinterpret_cast<uintptr_t>(p) % 16 == 0;
+  }
+  if (l.aligned_check) args[n++] = &aligned;
+  void* stream = core::cuda::current_stream_handle(cuda_device);
+  if (l.workspace_bytes == 0) {
+    kernels::cuda::launch_kernel(cuda_fns[k], static_cast<unsigned>(l.grid), static_cast<unsigned>(l.block), args, stream);
+    return;
+  }
+  // A split reduction: the parts into the workspace, then their combination. The
+  // workspace goes back to the allocator once both are queued (stream order keeps it).
+  void* ws = core::cuda::device_alloc(l.workspace_bytes, cuda_device);
+  args[n++] = &ws;
+  try {
+    kernels::cuda::launch_kernel(split_fns[k], static_cast<unsigned>(l.split_grid), static_cast<unsigned>(l.split_block),
+                                 args, stream);
+    kernels::cuda::launch_kernel(cuda_fns[k], static_cast<unsigned>(l.grid), static_cast<unsigned>(l.block), args, stream);
+  } catch (...) {
+    core::cuda::device_free(ws);
+    throw;
+  }
+  core::cuda::device_free(ws);
+}
 
 /// "float32 [3, 4]".
 std::string geometry_text(ScalarType dtype, IntArrayRef sizes) {
@@ -97,6 +141,8 @@ const Tensor& as_recorded(const Tensor& t, const ValueRef& v, const TensorMeta& 
       << where() << " is " << (t.defined() ? geometry_text(t.dtype(), t.sizes()) : "undefined")
       << ", but the graph records " << geometry_text(m.dtype, m.sizes) << " for it, and its kernels were generated "
       << "for that";
+  EMBER_CHECK(t.device() == core::cuda::normalize_device(m.device)) << where() << " is on " << t.device() << ", but the graph was compiled for "
+                                      << m.device;
   if (core::strides_equivalent(m.sizes, t.strides(), m.strides)) return t;
   EMBER_CHECK(core::is_non_overlapping_and_dense(m.sizes, m.strides))
       << where() << " has strides " << t.strides() << ", but the graph records strides " << IntArrayRef(m.strides)
@@ -106,7 +152,7 @@ const Tensor& as_recorded(const Tensor& t, const ValueRef& v, const TensorMeta& 
                               << "recorded strides " << IntArrayRef(m.strides)
                               << "; it is copied to that layout on each call";
   }
-  Tensor copy = empty_strided(m.sizes, m.strides, TensorOptions(m.dtype));
+  Tensor copy = empty_strided(m.sizes, m.strides, TensorOptions(m.dtype).device(m.device));
   copy.copy_(t);
   hold.push_back(std::move(copy));
   return hold.back();
@@ -172,9 +218,17 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   if (symbolic) read_symbols(symbols, inputs, ks);
   std::vector<TensorMeta> evaluated;  // a symbolic kernel's output geometry on this call
   if (profile) step_ns.assign(profile->steps().size(), 0);
+  std::optional<ember::cuda::DeviceGuard> device_guard;
+  if (cuda_device >= 0) device_guard.emplace(cuda_device);
   // Times node i's step into step_ns when profiling (a no-op timer otherwise).
+  // On a CUDA device the steps are timed with events (launches return before kernels run).
+  std::unique_ptr<CudaStepEvents> events;
+  if (profile && cuda_device >= 0) events = std::make_unique<CudaStepEvents>(profile->steps().size());
   auto time_step = [&](size_t i) {
-    return StepTimer(profile && step_of[i] >= 0 ? &step_ns : nullptr, profile ? step_of[i] : 0);
+    return StepTimer(profile && !events && step_of[i] >= 0 ? &step_ns : nullptr, profile ? step_of[i] : 0);
+  };
+  auto time_cuda_step = [&](size_t i) {
+    return CudaStepTimer(events && step_of[i] >= 0 ? events.get() : nullptr, profile ? step_of[i] : 0);
   };
   for (size_t i = 0; i < g.nodes().size(); ++i) {
     const Node& n = *g.nodes()[i];
@@ -229,7 +283,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
               pool.erase(reuse);
               g_buffers_reused.fetch_add(1, std::memory_order_relaxed);
             } else {
-              outs.push_back(empty_strided(m.sizes, m.strides, TensorOptions(m.dtype)));
+              outs.push_back(empty_strided(m.sizes, m.strides, TensorOptions(m.dtype).device(m.device)));
             }
           }
           ptrs.clear();
@@ -247,7 +301,10 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           for (const Tensor& out : outs) ptrs.push_back(out.raw_data_ptr());
           {
             const StepTimer timer = time_step(i);
-            if (SymbolicKernelFn fn = symbolic ? sym_fns[k->second] : nullptr) {
+            const CudaStepTimer cuda_timer = time_cuda_step(i);
+            if (cuda_device >= 0) {
+              launch(static_cast<size_t>(k->second), ptrs);
+            } else if (SymbolicKernelFn fn = symbolic ? sym_fns[k->second] : nullptr) {
               fn(ptrs.data(), ks.data());
             } else {
               fns[k->second](ptrs.data());
@@ -265,6 +322,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
         }
         // Views and extern calls run their eager kernels, as the interpreter does.
         const StepTimer timer = time_step(i);
+        const CudaStepTimer cuda_timer = time_cuda_step(i);
         env[i] = graph::run_call_node(n, value_of);
         break;
       }
@@ -280,6 +338,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
       env[dead].clear();
     }
   }
+  if (events) events->collect(step_ns);
   if (profile) profile->add_call(step_ns);
   return results;
 }
@@ -394,6 +453,38 @@ std::string first_unbacked_symbol(const Graph& g) {
   return {};
 }
 
+/// The one device `g`'s tensors live on, or why there is none: tensors on two devices
+/// (0-dim CPU tensors beside CUDA ones are CPU scalars, as PyTorch allows, and do not
+/// count). A graph without tensors is a CPU graph.
+std::optional<Device> graph_device(const Graph& g, std::string& why) {
+  std::optional<Device> device;
+  const Node* first = nullptr;
+  for (const auto& n : g.nodes()) {
+    for (const TensorMeta& m : n->meta()) {
+      if (m.undefined || (m.device.type == DeviceType::CPU && m.sizes.empty())) continue;
+      const Device d = core::cuda::normalize_device(m.device);  // `cuda`: the current device
+      if (!device) {
+        device = d;
+        first = n.get();
+      } else if (!(*device == d)) {
+        why = "it mixes tensors on " + device->str() + " (%" + first->name() + ") and " + d.str() + " (%" +
+              n->name() + ")";
+        return std::nullopt;
+      }
+    }
+  }
+  return device.value_or(Device(DeviceType::CPU));
+}
+
+/// A compiled graph that runs `graph` in the interpreter (eager kernels), saying why.
+CompiledGraph interpreted(std::shared_ptr<Graph> graph, const std::string& reason) {
+  EMBER_LOG(inductor, INFO) << "graph " << graph->name() << " runs in the interpreter: " << reason;
+  return [graph, reason](const std::vector<Tensor>& inputs) {
+    capture::warn_interpreted(graph->name(), reason);
+    return run_graph(*graph, inputs);
+  };
+}
+
 }  // namespace
 
 CompiledGraph compile_graph(Graph& captured, const std::vector<Tensor>& example_inputs) {
@@ -423,6 +514,8 @@ void compile_fx_ahead(Graph& g) {
   // The bisector counts decisions in the order graphs compile; running the backward's
   // steps ahead would count them twice.
   if (bisect_active()) return;
+  std::string mixed;
+  if (auto d = graph_device(g, mixed); !d || d->type != DeviceType::CPU) return;  // only the C++ compiler runs ahead
   try {
     // The same steps as compile_fx_inner up to the source, without its logs (they come
     // when it compiles the graph for real) or trace files.
@@ -436,7 +529,28 @@ void compile_fx_ahead(Graph& g) {
   }
 }
 
+namespace {
+/// The steps after code generation and loading, shared by both devices: kernel positions,
+/// the memory plan, in-place outputs, the profile, the report; returns the wrapper.
+CompiledGraph finish(const std::shared_ptr<Program>& program, GraphTrace& trace, const std::string& source,
+                     const std::string& so_path, bool cache_hit);
+CompiledGraph finish_cuda(const std::shared_ptr<Program>& program, GraphTrace& trace);
+}  // namespace
+
 CompiledGraph compile_fx_inner(Graph& input_graph, const std::vector<Tensor>& example_inputs) {
+  // One device per graph: a graph mixing CPU and CUDA tensors (other than 0-dim CPU
+  // scalars) runs eagerly; a CUDA graph gets CUDA kernels (static sizes only).
+  std::string mixed;
+  const std::optional<Device> device = graph_device(input_graph, mixed);
+  if (!device) {
+    return interpreted(std::shared_ptr<Graph>(input_graph.clone()),
+                       mixed + ", and the inductor compiles a graph for one device");
+  }
+  const bool on_cuda = device->type == DeviceType::CUDA;
+  if (on_cuda && has_symbols(input_graph)) {
+    return interpreted(std::shared_ptr<Graph>(input_graph.clone()),
+                       "it has size symbols, and the CUDA code generator compiles static sizes");
+  }
   auto program = std::make_shared<Program>();
   GraphTrace trace(input_graph);
   EMBER_LOG(inductor, INFO) << "Step 3: torchinductor compiling graph " << input_graph.name();
@@ -468,8 +582,13 @@ CompiledGraph compile_fx_inner(Graph& input_graph, const std::vector<Tensor>& ex
   trace.stage_done("lowering");
   trace.lowered(g, program->lowered);
   program->kernels = schedule(g, program->lowered);
+  if (on_cuda) name_cuda_kernels(program->kernels);
   trace.stage_done("scheduling and fusion");
   trace.scheduled(g, program->lowered, program->kernels);
+  if (on_cuda) {
+    program->cuda_device = device->index < 0 ? ember::cuda::current_device() : device->index;
+    return finish_cuda(program, trace);
+  }
   const std::string source = generate_cpp(program->lowered, program->kernels);
   trace.stage_done("code generation");
   trace.generated(source);
@@ -500,6 +619,17 @@ CompiledGraph compile_fx_inner(Graph& input_graph, const std::vector<Tensor>& ex
     const bool takes_symbols = program->symbolic && kernel.symbolic();
     program->fns.push_back(takes_symbols ? nullptr : reinterpret_cast<GeneratedKernelFn>(fn));
     if (program->symbolic) program->sym_fns.push_back(takes_symbols ? reinterpret_cast<SymbolicKernelFn>(fn) : nullptr);
+  }
+  return finish(program, trace, source, code.so_path, code.cache_hit);
+}
+
+namespace {
+
+CompiledGraph finish(const std::shared_ptr<Program>& program, GraphTrace& trace, const std::string& source,
+                     const std::string& so_path, bool cache_hit) {
+  const Graph& g = *program->graph;
+  for (size_t k = 0; k < program->kernels.size(); ++k) {
+    const Kernel& kernel = program->kernels[k];
     program->kernel_at[kernel.root_node()] = static_cast<int>(k);
     if (injects_relu_runtime_error())
       for (const PointwiseNode* p : kernel.nodes)
@@ -548,13 +678,13 @@ CompiledGraph compile_fx_inner(Graph& input_graph, const std::vector<Tensor>& ex
     if (n->kind() == NodeKind::Call && program->lowered.roles.at(n.get()) == NodeRole::Extern)
       report.extern_calls.push_back(n->target());
   report.source = source;
-  report.so_path = code.so_path;
-  report.cache_hit = code.cache_hit;
+  report.so_path = so_path;
+  report.cache_hit = cache_hit;
   {
     std::lock_guard lock(g_report_mu);
     g_last_report = std::move(report);
   }
-  trace.finished(g, program->lowered, program->kernels, code.cache_hit);
+  trace.finished(g, program->lowered, program->kernels, cache_hit);
   EMBER_LOG(inductor, INFO) << "Step 3: torchinductor done compiling graph " << g.name() << " ("
                             << program->kernels.size() << " kernels)";
 
@@ -576,6 +706,43 @@ CompiledGraph compile_fx_inner(Graph& input_graph, const std::vector<Tensor>& ex
     return program->run(inputs);
   };
 }
+
+/// The CUDA half of compile_fx_inner: CUDA source for the kernels, NVRTC (or the cubin
+/// cache) for the device's architecture, the module loaded, the launch plan kept.
+CompiledGraph finish_cuda(const std::shared_ptr<Program>& program, GraphTrace& trace) {
+  const Graph& g = *program->graph;
+  const CudaCode code = generate_cuda(program->lowered, program->kernels);
+  const std::string text = code.source + "\n/*\n" + launch_plan_text(program->kernels, code) + "*/\n";
+  trace.stage_done("code generation");
+  trace.generated_cuda(text);
+  std::vector<std::string> symbols;
+  for (const CudaLaunch& l : code.launches) symbols.push_back(l.symbol);
+  for (const CudaLaunch& l : code.launches)
+    if (!l.split_symbol.empty()) symbols.push_back(l.split_symbol);
+  kernels::cuda::CubinResult cubin;
+  try {
+    const auto [major, minor] = ember::cuda::get_device_capability(program->cuda_device);
+    cubin = kernels::cuda::compile_cubin(code.source, "sm_" + std::to_string(major) + std::to_string(minor));
+    std::vector<void*> fns = kernels::cuda::get_kernels(code.source, symbols, program->cuda_device);
+    size_t next_split = code.launches.size();
+    for (size_t k = 0; k < code.launches.size(); ++k) {
+      program->cuda_fns.push_back(fns[k]);
+      program->split_fns.push_back(code.launches[k].split_symbol.empty() ? nullptr : fns[next_split++]);
+    }
+  } catch (const std::exception& e) {
+    EMBER_FAIL() << "inductor: the generated CUDA code of graph " << g.name() << " does not compile or load"
+                 << (trace.dir() ? "; its files are in " + trace.dir()->string() : "") << "\n"
+                 << e.what();
+  }
+  trace.stage_done(cubin.from_cache ? "load (cache hit)" : "NVRTC compile and load");
+  EMBER_LOG_ARTIFACT(output_code) << "Output code (cuda:" << program->cuda_device << ") compiled to: " << cubin.path
+                                  << "\n"
+                                  << text;
+  program->launches = code.launches;
+  return finish(program, trace, text, cubin.path, cubin.from_cache);
+}
+
+}  // namespace
 
 CompileReport last_compile_report() {
   std::lock_guard lock(g_report_mu);

@@ -89,6 +89,25 @@ struct RowNode {
   bool reduces_last_dim_only() const;
 };
 
+/// `strides` of a load over row node `r`'s output index space (an epilogue's) as strides
+/// over its input's: kept dims take the output's strides in order, reduced dims 0 (keepdim
+/// or not). `over_input`: they are over the input's already. Both code generators use it.
+template <typename I>
+std::vector<I> to_input_space(const RowNode& r, const std::vector<I>& strides, bool over_input) {
+  if (over_input) return strides;
+  std::vector<I> in(r.in_sizes.size(), I(0));
+  const bool keepdim = strides.size() == in.size();
+  for (size_t d = 0, j = 0; d < in.size(); ++d) {
+    if (r.reduced[d]) {
+      if (keepdim) ++j;
+      continue;
+    }
+    if (j < strides.size()) in[d] = strides[j];
+    ++j;
+  }
+  return in;
+}
+
 /// How each Call node of the graph is run.
 enum class NodeRole : uint8_t { Pointwise, Row, View, Extern };
 
@@ -119,6 +138,13 @@ struct Kernel {
 
   /// The node at whose position the wrapper runs it.
   const Node* root_node() const { return run_at ? run_at : root ? root->node : row->node; }
+  /// The position of buffer `v` among `inputs`, appended when it is not there yet.
+  int input_index(const ValueRef& v) {
+    for (size_t b = 0; b < inputs.size(); ++b)
+      if (inputs[b] == v) return static_cast<int>(b);
+    inputs.push_back(v);
+    return static_cast<int>(inputs.size()) - 1;
+  }
   /// Whether it is generated over size symbols (then it also takes their values, `ks`).
   bool symbolic() const { return row ? !row->sym_in_sizes.empty() : !root->sym_sizes.empty(); }
 };
@@ -129,6 +155,10 @@ struct LoweredGraph {
   std::map<const Node*, PointwiseNode> pointwise;
   std::map<const Node*, RowNode> rows;
 };
+
+/// A Call operation as code: `<prefix><fn>(<args>[, <literal>])`, its arguments the
+/// variables `vars` holds for earlier operations (both code generators emit calls so).
+std::string call_text(const PwOp& op, const std::vector<std::string>& vars, const std::string& prefix = "");
 
 /// Text of a pointwise body, one operation per line (ir_pre_fusion / debug logs).
 std::string to_string(const PointwiseNode& p);

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "ember/cuda.h"
 #include "support/logging.h"
 
 namespace ember::inductor {
@@ -67,6 +68,30 @@ void KernelProfile::write_locked(bool log_failure) const {
   std::ofstream out(file_, std::ios::trunc);
   out << table_locked();
   if (!out && log_failure) EMBER_LOG(inductor, WARNING) << "kernel profile: cannot write " << file_.string();
+}
+
+struct CudaStepEvents::Pair {
+  ember::cuda::Event begin{true}, end{true};
+  bool ran = false;
+};
+
+CudaStepEvents::CudaStepEvents(size_t steps) {
+  for (size_t i = 0; i < steps; ++i) pairs_.push_back(std::make_unique<Pair>());
+}
+CudaStepEvents::~CudaStepEvents() = default;
+
+void CudaStepEvents::start(int step) {
+  pairs_[step]->begin.record();
+  pairs_[step]->ran = true;
+}
+void CudaStepEvents::stop(int step) { pairs_[step]->end.record(); }
+
+void CudaStepEvents::collect(std::vector<int64_t>& ns) {
+  for (size_t i = 0; i < pairs_.size(); ++i) {
+    if (!pairs_[i]->ran) continue;
+    pairs_[i]->end.synchronize();
+    ns[i] += static_cast<int64_t>(static_cast<double>(pairs_[i]->begin.elapsed_time(pairs_[i]->end)) * 1e6);
+  }
 }
 
 }  // namespace ember::inductor

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -68,6 +69,42 @@ class StepTimer {
   std::vector<int64_t>* ns_;
   int step_;
   std::chrono::steady_clock::time_point start_;
+};
+
+/// A call's steps on a CUDA device, timed with CUDA events: a step records an event pair
+/// on the current stream around its launches (CudaStepTimer); collect() waits for the
+/// events and adds each step's device time, in nanoseconds, to `ns`. (A host clock would
+/// time the launches, which return before the kernels run.)
+class CudaStepEvents {
+ public:
+  explicit CudaStepEvents(size_t steps);
+  ~CudaStepEvents();
+  CudaStepEvents(const CudaStepEvents&) = delete;
+  CudaStepEvents& operator=(const CudaStepEvents&) = delete;
+  void start(int step);
+  void stop(int step);
+  void collect(std::vector<int64_t>& ns);
+
+ private:
+  struct Pair;
+  std::vector<std::unique_ptr<Pair>> pairs_;
+};
+
+/// Times a step with `events` when profiling a CUDA graph (null: does nothing).
+class CudaStepTimer {
+ public:
+  CudaStepTimer(CudaStepEvents* events, int step) : events_(events), step_(step) {
+    if (events_) events_->start(step_);
+  }
+  ~CudaStepTimer() {
+    if (events_) events_->stop(step_);
+  }
+  CudaStepTimer(const CudaStepTimer&) = delete;
+  CudaStepTimer& operator=(const CudaStepTimer&) = delete;
+
+ private:
+  CudaStepEvents* events_;
+  int step_;
 };
 
 }  // namespace ember::inductor

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/cuda.h"
 #include "inductor/pipeline.h"
 #include "inductor/symbolic.h"
 #include "inductor/trace.h"
@@ -67,6 +68,17 @@ const std::map<std::string, std::string>& extra_functions() {
 
 bool is_float(ScalarType t) { return t == kFloat || t == kDouble; }
 
+/// The floating dtypes bodies compute in on `d`: f32/f64 on the CPU; on a CUDA device also
+/// f16/bf16 (computed in float, as the eager CUDA kernels do).
+bool lowered_dtype(ScalarType t, const Device& d) {
+  if (d.type == DeviceType::CUDA) return is_float(t) || t == kHalf || t == kBFloat16;
+  return d.type == DeviceType::CPU && is_float(t);
+}
+/// "f32/f64" on the CPU, "f32/f64/f16/bf16" on CUDA: the dtypes lowered_dtype admits.
+std::string lowered_dtypes_text(const Device& d) {
+  return d.type == DeviceType::CUDA ? "f32/f64/f16/bf16 on " + d.str() : std::string("f32/f64 on the CPU");
+}
+
 std::string literal_text(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.17g", v);
@@ -76,15 +88,17 @@ std::string literal_text(double v) {
 /// Builds one node's body; a check that fails makes the node an extern call.
 class BodyBuilder {
  public:
-  BodyBuilder(const Node& n, PointwiseNode& p) : n_(n), p_(p) {}
+  BodyBuilder(const Node& n, PointwiseNode& p)
+      : n_(n), p_(p), device_(core::cuda::normalize_device(n.meta().at(0).device)) {}
 
   /// Reads tensor argument `i`; `mask` for where's condition (bool storage).
   int load(size_t i, bool mask = false) {
     const Arg& a = n_.args().at(i);
     if (a.kind != Arg::Kind::Value) return fail("argument " + std::to_string(i) + " is not a tensor");
     const TensorMeta& m = a.value.node->meta().at(a.value.index);
-    if (m.undefined || m.device.type != DeviceType::CPU) return fail("an input is not a CPU tensor");
-    if (mask ? m.dtype != kBool : !is_float(m.dtype)) {
+    if (m.undefined || !(core::cuda::normalize_device(m.device) == device_))
+      return fail(device_.type == DeviceType::CPU ? "an input is not a CPU tensor" : "an input is not on " + device_.str());
+    if (mask ? m.dtype != kBool : !lowered_dtype(m.dtype, device_)) {
       return fail(std::string("an input has dtype ") + std::string(scalar_type_name(m.dtype)));
     }
     const size_t n = p_.sizes.size(), r = m.sizes.size();
@@ -143,6 +157,7 @@ class BodyBuilder {
   }
   const Node& n_;
   PointwiseNode& p_;
+  Device device_;  // the result's: every load reads a tensor on it
   std::string why_;
 };
 
@@ -363,8 +378,11 @@ std::string lower_row(const Node& n, RowNode& r) {
   if (a0.kind != Arg::Kind::Value) return "argument 0 is not a tensor";
   const TensorMeta& in = a0.value.node->meta().at(a0.value.index);
   const TensorMeta& out = n.meta().at(0);
-  if (in.undefined || out.undefined || in.device.type != DeviceType::CPU) return "the input is not a CPU tensor";
-  if (!is_float(in.dtype) || out.dtype != in.dtype) return "the input and result are not both f32 or both f64";
+  if (in.undefined || out.undefined || !(in.device == out.device) ||
+      (in.device.type != DeviceType::CPU && in.device.type != DeviceType::CUDA))
+    return "the input is not a CPU or CUDA tensor beside its result";
+  if (!lowered_dtype(in.dtype, in.device) || out.dtype != in.dtype)
+    return "the input and result are not of one dtype of " + lowered_dtypes_text(in.device);
   const int64_t rank = static_cast<int64_t>(in.sizes.size());
   if (rank == 0) return "the input is 0-dim";
   int64_t numel = 1;
@@ -448,7 +466,8 @@ std::string compare_dtype(const Node& n, ScalarType& dtype) {
     const Arg& a = n.args()[i];
     if (a.kind != Arg::Kind::Value) continue;
     const TensorMeta& m = a.value.node->meta().at(a.value.index);
-    if (!is_float(m.dtype)) return std::string("an input has dtype ") + std::string(scalar_type_name(m.dtype));
+    if (!lowered_dtype(m.dtype, n.meta().at(0).device))
+      return std::string("an input has dtype ") + std::string(scalar_type_name(m.dtype));
     if (t && *t != m.dtype) return "its inputs' dtypes differ (the promotion is not lowered)";
     t = m.dtype;
   }
@@ -462,8 +481,10 @@ std::string lower_pointwise(const Node& n, PointwiseNode& p) {
   if (n.meta().size() != 1 || n.meta()[0].undefined) return "not one output";
   auto lowering = pointwise_lowerings().find(n.target());
   const bool mask = lowering != pointwise_lowerings().end() && lowering->second.mask;
-  if (!(mask ? n.meta()[0].dtype == kBool : is_float(n.meta()[0].dtype)) || n.meta()[0].device.type != DeviceType::CPU)
-    return mask ? "result is not bool on the CPU" : "result is not f32/f64 on the CPU";
+  const Device& device = n.meta()[0].device;
+  if (device.type != DeviceType::CPU && device.type != DeviceType::CUDA) return "result is not on the CPU or CUDA";
+  if (!(mask ? n.meta()[0].dtype == kBool : lowered_dtype(n.meta()[0].dtype, device)))
+    return mask ? "result is not bool" : "result is not " + lowered_dtypes_text(device);
   if (n.meta()[0].storage_offset != 0 || n.is_impure()) return "writes an argument or draws random numbers";
   p.sizes = n.meta()[0].sizes;
   // Over size symbols when the result or an argument has them (Note [dynamic shapes]).
@@ -602,10 +623,15 @@ LoweredGraph lower(const Graph& g) {
   return out;
 }
 
+namespace {
+/// " device=cuda:0" for a node off the CPU; "" on the CPU (its text predates devices).
+std::string device_text(const Device& d) { return d.type == DeviceType::CPU ? "" : " device=" + d.str(); }
+}  // namespace
+
 std::string to_string(const PointwiseNode& p) {
   std::ostringstream os;
   os << "pointwise %" << p.node->name() << " " << scalar_type_name(p.dtype) << IntArrayRef(p.sizes)
-     << (p.mask ? " -> bool mask" : "") << "\n";
+     << (p.mask ? " -> bool mask" : "") << device_text(p.node->meta()[0].device) << "\n";
   for (size_t i = 0; i < p.body.size(); ++i) {
     const PwOp& op = p.body[i];
     os << "  v" << i << " = ";
@@ -625,6 +651,13 @@ std::string to_string(const PointwiseNode& p) {
     os << "\n";
   }
   return os.str();
+}
+
+std::string call_text(const PwOp& op, const std::vector<std::string>& vars, const std::string& prefix) {
+  std::string s = prefix + op.fn + "(";
+  for (size_t a = 0; a < op.args.size(); ++a) s += (a ? ", " : "") + vars[op.args[a]];
+  if (!op.literal.empty()) s += ", " + op.literal;
+  return s + ")";
 }
 
 bool RowNode::reduces_last_dim_only() const {
@@ -654,7 +687,8 @@ std::string to_string(const RowNode& r) {
     return l.str();
   };
   os << "row %" << r.node->name() << " " << row_kind_name(r.kind) << " " << scalar_type_name(r.dtype)
-     << IntArrayRef(r.in_sizes) << " -> " << IntArrayRef(r.out_sizes) << " " << row_dims_text(r) << "\n  input = "
+     << IntArrayRef(r.in_sizes) << " -> " << IntArrayRef(r.out_sizes) << " " << row_dims_text(r)
+     << device_text(r.node->meta()[0].device) << "\n  input = "
      << load(r.input) << "\n";
   if (r.kind == RowKind::LayerNorm)
     os << "  weight = " << load(r.weight) << "\n  bias = " << load(r.bias) << "\n  eps = " << literal_text(r.eps) << "\n";

@@ -128,6 +128,48 @@ std::string generate_cpp(const LoweredGraph& lowered, std::vector<Kernel>& kerne
 /// helpers kernels call (ld/st, row_sum, row_minmax, col_sum, softmax passes, ...).
 const char* cpp_prelude();
 
+/// How the wrapper launches one generated CUDA kernel (codegen_cuda*.cpp): its symbol, an
+/// exact 1-D grid of `block`-thread blocks, and its arguments — the kernel's buffer
+/// pointers (Kernel::inputs, then its outputs), then, when `aligned_check`, an int saying
+/// whether every buffer is 16-byte aligned (the vector path's condition; the wrapper
+/// computes it per call from the pointers).
+struct CudaLaunch {
+  std::string symbol;
+  int64_t grid = 1;
+  int block = 128;
+  bool aligned_check = false;
+  /// One line for the trace's launch plan ("grid 4096 x 128, a warp per row").
+  std::string how;
+  /// A split reduction: `split_symbol` runs first (grid split_grid x split_block), writing
+  /// per-part results into a workspace of `workspace_bytes` from the caching allocator;
+  /// both kernels take the buffers, then the workspace.
+  std::string split_symbol;
+  int64_t split_grid = 0;
+  int split_block = 0;
+  size_t workspace_bytes = 0;
+};
+
+/// The CUDA code of a graph: one translation unit for all its kernels (NVRTC-compiled for
+/// the device's architecture), and one launch per kernel, in `kernels`' order.
+struct CudaCode {
+  std::string source;
+  std::vector<CudaLaunch> launches;
+};
+
+/// Renames the scheduler's kernels (cpp_fused_<ops>_<k>) for CUDA (cuda_fused_<ops>_<k>);
+/// generate_cuda does it too, so a trace written before it shows the same names.
+void name_cuda_kernels(std::vector<Kernel>& kernels);
+
+/// Code generation for a graph whose tensors live on a CUDA device (codegen_cuda.cpp):
+/// the same kernels `schedule` made, as CUDA C++ (pointwise kernels with 16-byte vector
+/// accesses where contiguous and aligned; row kernels a warp per row for short rows, a
+/// block per row otherwise). Fills Kernel::inputs and may_alias_output as generate_cpp does.
+/// Static sizes only (the caller runs graphs over size symbols in the interpreter).
+CudaCode generate_cuda(const LoweredGraph& lowered, std::vector<Kernel>& kernels);
+
+/// The launch plan as readable text (output_code.cu's closing comment and the trace).
+std::string launch_plan_text(const std::vector<Kernel>& kernels, const CudaCode& code);
+
 /// A loaded shared library of generated code (cpp_builder.cpp).
 struct LoadedCode {
   void* handle = nullptr;

@@ -385,6 +385,10 @@ void GraphTrace::generated(const std::string& source) {
   if (dir_ && config().inductor.trace.output_code) write("output_code.cpp", source);
 }
 
+void GraphTrace::generated_cuda(const std::string& source) {
+  if (dir_ && config().inductor.trace.output_code) write("output_code.cu", source);
+}
+
 void GraphTrace::finished(const Graph& g, const LoweredGraph& lowered, const std::vector<Kernel>& kernels,
                           bool cache_hit) {
   const double total = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();

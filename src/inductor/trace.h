@@ -38,6 +38,8 @@ class GraphTrace {
   void lowered(const Graph& g, const LoweredGraph& lowered);
   void scheduled(const Graph& g, const LoweredGraph& lowered, const std::vector<Kernel>& kernels);
   void generated(const std::string& source);
+  /// The CUDA translation unit and its launch plan (output_code.cu).
+  void generated_cuda(const std::string& source);
   /// After the code is loaded: timings, and the optional profile and diagram.
   void finished(const Graph& g, const LoweredGraph& lowered, const std::vector<Kernel>& kernels, bool cache_hit);
 

@@ -200,6 +200,36 @@ void* get_kernel(const std::string& symbol, int device, const std::function<std:
   return by_symbol.emplace(std::move(key), fn).first->second;
 }
 
+std::vector<void*> get_kernels(const std::string& source, const std::vector<std::string>& symbols, int device) {
+  static std::mutex mu;
+  static std::map<std::pair<int, std::string>, std::vector<CUfunction>> loaded;
+  const auto key = std::make_pair(device, source);
+  std::vector<void*> out;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = loaded.find(key); it != loaded.end() && it->second.size() == symbols.size()) {
+      for (CUfunction f : it->second) out.push_back(f);
+      return out;
+    }
+  }
+  const auto [major, minor] = ember::cuda::get_device_capability(device);
+  const CubinResult cubin = compile_cubin(source, "sm_" + std::to_string(major) + std::to_string(minor));
+  ember::cuda::DeviceGuard guard(device);
+  core::cuda_rt::set_device(device);
+  CUmodule module = nullptr;
+  check_driver(driver().module_load_data(&module, cubin.cubin.data()), "cuModuleLoadData");
+  std::vector<CUfunction> fns;
+  for (const std::string& symbol : symbols) {
+    CUfunction fn = nullptr;
+    check_driver(driver().module_get_function(&fn, module, symbol.c_str()), "cuModuleGetFunction");
+    fns.push_back(fn);
+    out.push_back(fn);
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  loaded[key] = std::move(fns);
+  return out;
+}
+
 void launch_kernel(void* function, unsigned grid, unsigned block, void** args, void* stream) {
   check_driver(driver().launch(static_cast<CUfunction>(function), grid, 1, 1, block, 1, 1, 0,
                                static_cast<CUstream>(stream), args, nullptr),

@@ -38,6 +38,10 @@ void* get_kernel(const std::string& source, const std::string& symbol, int devic
 /// all that its renderer takes (dtypes, variant), so `render` runs only on the first call
 /// for (device, symbol), and later calls cost one hash lookup, not a rendering.
 void* get_kernel(const std::string& symbol, int device, const std::function<std::string()>& render);
+/// The functions `symbols` of one translation unit `source` (several kernels compiled
+/// together, as the inductor's CUDA code generator emits them), loaded on `device` as one
+/// module; cached per process by (device, source).
+std::vector<void*> get_kernels(const std::string& source, const std::vector<std::string>& symbols, int device);
 /// Launches a 1-D grid on `stream` (a cudaStream_t) with the kernel's argument pointers.
 void launch_kernel(void* function, unsigned grid, unsigned block, void** args, void* stream);
 

@@ -18,6 +18,7 @@ std::string cubin_cache_dir() { EMBER_FAIL() << kNotBuilt; }
 CubinResult compile_cubin(const std::string&, const std::string&) { EMBER_FAIL() << kNotBuilt; }
 void* get_kernel(const std::string&, const std::string&, int) { EMBER_FAIL() << kNotBuilt; }
 void* get_kernel(const std::string&, int, const std::function<std::string()>&) { EMBER_FAIL() << kNotBuilt; }
+std::vector<void*> get_kernels(const std::string&, const std::vector<std::string>&, int) { EMBER_FAIL() << kNotBuilt; }
 void launch_kernel(void*, unsigned, unsigned, void**, void*) { EMBER_FAIL() << kNotBuilt; }
 
 }  // namespace ember::kernels::cuda

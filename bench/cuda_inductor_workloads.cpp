@@ -1,0 +1,95 @@
+// bench/cuda_inductor_workloads.cpp — W1–W7 of docs/workloads.md on cuda:0, eager against
+// compiled with the "inductor" backend (graphs on CUDA: generated NVRTC kernels, GEMMs and
+// convolutions as the eager CUDA ops). Each row: eager ms and compiled ms (device time,
+// CUDA events, the median of --iters calls after warm-up, as bench_cuda_eager_workloads
+// times them: bench/cuda_timing.h), the compiled call's host ms (the time to return from
+// it: launch work and the wrapper's overhead), the kernels and extern calls of its last
+// compiled graph, and max |compiled - eager| with MISMATCH past atol 1e-2 + rtol 1e-2 (GEMMs
+// of hundreds of terms and float kernels summing in another order). Last, L1: `x + 1` on a
+// one-element tensor, whose compiled host ms is the per-call overhead of a compiled graph
+// of one kernel (the goal: at most 5 µs, cuLaunchKernel included). `--only W1,L1` selects
+// rows. Built with EMBER_CUDA=OFF it says that CUDA is not compiled in.
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "bench_util.h"
+#include "cuda_timing.h"
+#include "ember/compile.h"
+#include "ember/cuda.h"
+#include "inductor/inductor.h"
+
+namespace {
+
+using namespace ember;
+
+#ifdef EMBER_CUDA
+constexpr bool kCudaCompiledIn = true;
+#else
+constexpr bool kCudaCompiledIn = false;
+#endif
+
+double max_abs_diff(const Tensor& a, const Tensor& b) {
+  const std::vector<double> x = a.to(kDouble).cpu().to_vector<double>(), y = b.to(kDouble).cpu().to_vector<double>();
+  double m = 0;
+  for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
+    if (std::isnan(x[i]) != std::isnan(y[i])) return INFINITY;
+    if (!std::isnan(x[i])) m = std::max(m, std::fabs(x[i] - y[i]) / (1 + std::fabs(y[i])));
+  }
+  return x.size() == y.size() ? m : INFINITY;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto options = bench::parse_options(argc, argv);
+  if (!options) return 2;
+  const auto& [json_path, iters, only] = *options;
+  (void)json_path;
+  if (!kCudaCompiledIn) {
+    std::printf("bench_cuda_inductor_workloads: CUDA is not compiled into this build of Ember (EMBER_CUDA=OFF)\n");
+    return 1;
+  }
+  if (!cuda::is_available()) {
+    std::printf("bench_cuda_inductor_workloads: no CUDA device: %s\n", cuda::unavailable_reason().c_str());
+    return 1;
+  }
+  register_builtin_backends();
+  std::printf("Ember on cuda:0, %s: eager against inductor-compiled; ms: median of %d calls (CUDA events)\n",
+              cuda::get_device_name(0).c_str(), iters);
+  std::printf("%-6s | %-36s | %9s | %9s | %8s | %7s | %7s | %s\n", "id", "workload", "eager ms", "comp ms", "host ms",
+              "kernels", "externs", "max rel diff");
+  auto workloads = bench::memory_bound_workloads({}, kCUDA);
+  for (auto& w : bench::block_workloads({}, kCUDA)) workloads.push_back(std::move(w));
+  const Tensor one = zeros({1}, TensorOptions(kFloat).device(kCUDA));
+  auto l1 = [](const Tensor& x) { return x + 1; };
+  workloads.push_back({"L1", "x + 1, x[1] (one tiny op)", [one, l1] { return l1(one); }, 0,
+                       [one, l1](const std::string& backend) {
+                         auto f = std::make_shared<decltype(compile(l1, {.backend = backend}))>(
+                             compile(l1, {.backend = backend}));
+                         return bench::CompiledCall{[f, one] { return (*f)(one); }, [f] { f->reset(); }};
+                       }});
+  bool failed = false;
+  for (const auto& w : workloads) {
+    if (!bench::selected(w.id, only) || !w.compile) continue;
+    try {
+      const bench::CompiledCall compiled = w.compile("inductor");
+      const Tensor got = compiled.call(), want = w.run();
+      const double diff = max_abs_diff(got, want);
+      const inductor::CompileReport report = inductor::last_compile_report();
+      const bench::Timing e = bench::cuda_median_ms([&] { (void)w.run(); }, 3, iters);
+      const bench::Timing c = bench::cuda_median_ms([&] { (void)compiled.call(); }, 3, iters);
+      const bool mismatch = !(diff <= 1e-2);
+      failed = failed || mismatch;
+      std::printf("%-6s | %-36s | %9.3f | %9.3f | %8.4f | %7zu | %7zu | %.2e%s\n", w.id.c_str(), w.what.c_str(),
+                  e.device_ms, c.device_ms, c.host_ms, report.kernels.size(), report.extern_calls.size(), diff,
+                  mismatch ? " MISMATCH" : "");
+    } catch (const Error& e) {
+      failed = true;
+      std::printf("%-6s | %-36s | error: %s\n", w.id.c_str(), w.what.c_str(), e.what());
+    }
+    std::fflush(stdout);
+  }
+  return failed ? 1 : 0;
+}

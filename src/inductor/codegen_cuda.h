@@ -1,0 +1,84 @@
+// inductor/codegen_cuda.h — the CUDA code generator's kernel writer, shared by its files:
+// codegen_cuda.cpp (operands, bodies, pointwise kernels, the translation unit and the
+// launch plan) and codegen_cuda_rows.cpp (row kernels). Internal to the inductor. See
+// Note [inductor] (docs/notes/inductor.md), "CUDA".
+#pragma once
+
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "inductor/pipeline.h"
+
+namespace ember::inductor::cuda_codegen {
+
+/// Threads per block of pointwise kernels.
+inline constexpr int kPointwiseBlock = 256;
+/// Rows of at most this many elements go a warp per row (4 warps per block); longer rows a
+/// block per row.
+inline constexpr int64_t kWarpRowMax = 1024;
+
+/// One way a kernel reads or writes a buffer: its index into the kernel's buffers (inputs
+/// then outputs), its storage dtype, and its element stride along each dim of the kernel's
+/// index space (0 where broadcast).
+struct Operand {
+  int buffer = 0;
+  ScalarType dtype = kFloat;
+  std::vector<int64_t> strides;
+};
+
+/// Writes one kernel's CUDA C++ and its launch. Sizes and strides are compiled in (static
+/// shapes); offsets are computed from them per element.
+class CudaKernelWriter {
+ public:
+  CudaKernelWriter(Kernel& k, std::set<std::string>& functions);
+  std::string write(CudaLaunch& launch);
+
+ private:
+  std::string write_pointwise(CudaLaunch& launch);
+  std::string write_row(CudaLaunch& launch);  // codegen_cuda_rows.cpp
+
+  /// The slot (index into slots_) of a load of `op` through `strides`, registering its
+  /// buffer in Kernel::inputs on first use.
+  int slot_of(const PwOp& op, const std::vector<int64_t>& strides);
+  /// Emits node `p`'s operations (members it reads first) at `indent`; returns the
+  /// variable holding its value. Loads read slot j at offset `o<j>` (recorded in used_).
+  std::string emit(const PointwiseNode& p, std::ostringstream& os, std::map<const Node*, std::string>& done,
+                   const std::string& indent);
+  /// Slot j's element converted to `body`'s math type (bool for a bool load).
+  std::string load_text(int j, ScalarType body, bool direct = false);
+  /// The kernel's parameter list: `const S* __restrict__ in<b>`, then `O* out<i>`.
+  std::string parameters(const std::vector<Operand>& outs) const;
+  /// "IDX o<j> = <base><j> + sum idx * stride" for each used slot.
+  std::string offsets(const std::string& indent, const std::string& base, const std::vector<std::string>& idx,
+                      size_t first_dim) const;
+
+  Kernel& k_;
+  std::set<std::string>& functions_;
+  std::set<const Node*> members_;
+  std::vector<Operand> slots_;
+  std::map<const PwOp*, int> slot_for_;
+  std::set<int> used_;  // slots read by the code emitted since it was last cleared
+  int counter_ = 0;
+};
+
+/// The helpers generated kernels call beyond kernels/cuda's prelude: warp and block
+/// reductions, NaN-propagating min/max, the math constants of the lowering's formulas.
+const char* cuda_codegen_prelude();
+/// The C++ type a body of `t` computes in: float for f16/bf16/f32, double for f64.
+const char* math_type(ScalarType t);
+/// A number as CUDA C++ text of type double (non-finite values through their bits).
+std::string double_text(double v);
+/// Drops size-1 dims and merges dim d into the one before it when every operand's
+/// strides allow (st[d-1] == st[d] * size[d]); updates `sizes` and every operand.
+void collapse(std::vector<int64_t>& sizes, std::vector<Operand*> operands);
+/// Declarations `<prefix><d>` of the multi-index of linear index `lin` over `sizes`.
+std::string decompose_text(const std::string& indent, const std::string& lin, const std::string& prefix,
+                           const std::vector<int64_t>& sizes, std::vector<std::string>& names);
+/// "int" when every index and offset of the operands over `sizes` fits in 31 bits, else
+/// "long long".
+const char* index_type(const std::vector<int64_t>& sizes, const std::vector<const Operand*>& operands);
+
+}  // namespace ember::inductor::cuda_codegen

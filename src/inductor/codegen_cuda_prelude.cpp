@@ -1,0 +1,59 @@
+// inductor/codegen_cuda_prelude.cpp — what the inductor's generated CUDA code needs beyond
+// kernels/cuda's device prelude (kernel_source.cpp: Half/BFloat16, cvt, the math of
+// scalar_ops.def's rows, Vec): the math constants of the lowering's formulas, the
+// combining functors of reductions (min/max propagate NaN, as eager's), warp and block
+// reductions whose result every lane reads the same, and a typed store. See Note
+// [inductor] (docs/notes/inductor.md), "CUDA".
+#include "inductor/codegen_cuda.h"
+
+namespace ember::inductor::cuda_codegen {
+
+const char* cuda_codegen_prelude() {
+  return R"CUDA(
+#ifndef M_SQRT1_2
+#define M_SQRT1_2 0.70710678118654752440
+#endif
+#ifndef M_SQRT2
+#define M_SQRT2 1.41421356237309504880
+#endif
+#ifndef M_2_SQRTPI
+#define M_2_SQRTPI 1.12837916709551257390
+#endif
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+namespace ember_dev {
+template <typename T> __device__ __forceinline__ T inf() { return static_cast<T>(__longlong_as_double(0x7ff0000000000000LL)); }
+template <typename T> __device__ __forceinline__ void assign(T& dst, T v) { dst = v; }
+struct SumOp { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; } };
+struct ProdOp { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a * b; } };
+struct MaxOp {
+  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return (a != a || a > b) ? a : b; }
+};
+struct MinOp {
+  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return (a != a || a < b) ? a : b; }
+};
+/// The combination of v over the warp's 32 lanes; every lane gets lane 0's result (the
+/// butterfly's order differs per lane, so its bits could).
+template <typename T, typename Op> __device__ __forceinline__ T warp_reduce(T v, Op op) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return __shfl_sync(0xffffffffu, v, 0);
+}
+/// The combination of v over the block (a multiple of 32 threads): each warp's, then the
+/// warps' in order from shared memory (`smem`, 32 elements), the same in every thread.
+template <typename T, typename Op> __device__ __forceinline__ T block_reduce(T v, Op op, T* smem) {
+  v = warp_reduce(v, op);
+  const int warps = blockDim.x >> 5;
+  if ((threadIdx.x & 31) == 0) smem[threadIdx.x >> 5] = v;
+  __syncthreads();
+  v = smem[0];
+  for (int w = 1; w < warps; ++w) v = op(v, smem[w]);
+  __syncthreads();
+  return v;
+}
+}  // namespace ember_dev
+)CUDA";
+}
+
+}  // namespace ember::inductor::cuda_codegen

@@ -1,0 +1,352 @@
+// inductor/codegen_cuda_rows.cpp — the CUDA code generator's row kernels: reductions
+// (sum, mean, amax, amin, var, prod over any dims), softmax, log_softmax and layer norm,
+// each with its prologue (pointwise producers recomputed at each read of the row) and
+// epilogue (pointwise users evaluated on the row's value), a row-shaped epilogue and
+// further sums over the same rows. Rows of at most kWarpRowMax elements go a warp per row
+// (4 rows per block, combined with warp shuffles); longer rows a block per row (warp
+// shuffles, then the warps' results through shared memory). Every row is one persistent
+// unit: all its passes run in the same warp or block, so softmax and layer norm are one
+// kernel. See Note [inductor] (docs/notes/inductor.md), "CUDA".
+#include <algorithm>
+#include <cstdlib>
+
+#include "ember/error.h"
+#include "inductor/codegen_cuda.h"
+#include "kernels/cuda/kernel_source.h"
+
+namespace ember::inductor::cuda_codegen {
+
+using kernels::cuda::cuda_type_name;
+
+namespace {
+
+/// A reduction splits its rows (split reduction) when it has fewer rows than this, each of
+/// at least kSplitMinElements, into parts so that about kSplitBlocks blocks run.
+constexpr int64_t kSplitRowsBelow = 64;
+constexpr int64_t kSplitMinElements = 32768;
+constexpr int64_t kSplitBlocks = 528;  // 4 blocks per SM of an H100
+/// Column reductions go a thread per row from this many rows (fewer: a warp per row).
+constexpr int64_t kColumnRowsMin = 1024;
+
+/// The combining functor of a reduction kind (the prelude's).
+const char* op_of(RowKind k) {
+  switch (k) {
+    case RowKind::Max: return "ember_dev::MaxOp()";
+    case RowKind::Min: return "ember_dev::MinOp()";
+    case RowKind::Prod: return "ember_dev::ProdOp()";
+    default: return "ember_dev::SumOp()";
+  }
+}
+
+std::string identity_of(RowKind k, const std::string& A) {
+  switch (k) {
+    case RowKind::Max: return "-ember_dev::inf<" + A + ">()";
+    case RowKind::Min: return "ember_dev::inf<" + A + ">()";
+    case RowKind::Prod: return A + "(1)";
+    default: return A + "(0)";
+  }
+}
+
+}  // namespace
+
+std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
+  const RowNode& R = *k_.row;
+  const bool row_shaped = R.is_reduction() && k_.root && k_.root->sizes == R.in_sizes && R.in_sizes != R.out_sizes;
+  EMBER_INTERNAL_ASSERT(k_.more_rows.empty() || row_shaped)
+      << "inductor CUDA codegen: kernel " << k_.name << " has several reductions but no row-shaped epilogue";
+  for (const PointwiseNode* p : k_.nodes)
+    for (const PwOp& op : p->body)
+      if (op.kind == PwOp::Kind::Load && !members_.count(op.value.node))
+        slot_for_[&op] = slot_of(op, inductor::to_input_space(R, op.strides, p->sizes == R.in_sizes));
+  std::vector<const PwOp*> row_loads = {&R.input, &R.weight, &R.bias};
+  for (const RowNode* m : k_.more_rows) row_loads.push_back(&m->input);
+  for (const PwOp* op : row_loads)
+    if (op->kind == PwOp::Kind::Load && !members_.count(op->value.node)) slot_for_[op] = slot_of(*op, op->strides);
+  std::vector<Operand> outs;
+  const Node* root = k_.root ? k_.root->node : R.node;
+  for (size_t i = 0; i < (k_.root ? 1 : root->meta().size()); ++i) {
+    const TensorMeta& m = root->meta()[i];
+    Operand o;
+    o.buffer = static_cast<int>(k_.inputs.size() + i);
+    o.dtype = m.dtype;
+    for (size_t d = 0; d < m.sizes.size(); ++d) o.strides.push_back(m.sizes[d] == 1 ? 0 : m.strides[d]);
+    o.strides = inductor::to_input_space(R, o.strides, m.sizes.size() == R.in_sizes.size());
+    outs.push_back(std::move(o));
+  }
+  k_.may_alias_output.clear();  // a row kernel reads its input in several passes: never in place
+
+  // Geometry: the kept dims (one row per index), then the reduced dims, each group with
+  // size-1 dims dropped and neighbours merged where every operand allows.
+  std::vector<int64_t> kept_sizes, red_sizes;
+  std::vector<Operand> kept_ops, red_ops;
+  std::vector<Operand*> all;
+  for (Operand& s : slots_) all.push_back(&s);
+  for (Operand& o : outs) all.push_back(&o);
+  for (const Operand* o : all) {
+    Operand kk{o->buffer, o->dtype, {}}, rr{o->buffer, o->dtype, {}};
+    for (size_t d = 0; d < R.in_sizes.size(); ++d) (R.reduced[d] ? rr : kk).strides.push_back(o->strides[d]);
+    kept_ops.push_back(std::move(kk));
+    red_ops.push_back(std::move(rr));
+  }
+  for (size_t d = 0; d < R.in_sizes.size(); ++d) (R.reduced[d] ? red_sizes : kept_sizes).push_back(R.in_sizes[d]);
+  {
+    std::vector<Operand*> kp, rp;
+    for (Operand& o : kept_ops) kp.push_back(&o);
+    for (Operand& o : red_ops) rp.push_back(&o);
+    collapse(kept_sizes, kp);
+    collapse(red_sizes, rp);
+  }
+  // Each operand's strides: kept dims, then reduced dims (offsets() indexes them so).
+  const size_t nk = kept_sizes.size();
+  for (size_t j = 0; j < all.size(); ++j) {
+    all[j]->strides = kept_ops[j].strides;
+    all[j]->strides.insert(all[j]->strides.end(), red_ops[j].strides.begin(), red_ops[j].strides.end());
+  }
+  int64_t rows = 1, red = 1;
+  for (int64_t s : kept_sizes) rows *= s;
+  for (int64_t s : red_sizes) red *= s;
+  std::vector<int64_t> sizes = kept_sizes;
+  sizes.insert(sizes.end(), red_sizes.begin(), red_sizes.end());
+  std::vector<const Operand*> call(all.begin(), all.end());
+
+  // A reduction of few long rows splits each row in `parts` chunks, a block each, whose
+  // partial results go to a workspace; a second kernel combines each row's parts in order
+  // (a warp per row) and runs the epilogue (kind Var, two passes, does not split).
+  const bool split = R.is_reduction() && !row_shaped && k_.more_rows.empty() && R.kind != RowKind::Var &&
+                     rows < kSplitRowsBelow && red >= kSplitMinElements;
+  const int64_t parts = split ? std::clamp<int64_t>((kSplitBlocks + rows - 1) / rows, 2, red / 4096) : 1;
+  const int64_t chunk = (red + parts - 1) / parts;
+  // A column reduction (the innermost kept dim is the input's contiguous one, as in a bias
+  // gradient's sum over dim 0) with many rows goes a thread per row: neighbouring threads
+  // read neighbouring elements while each walks its row in order.
+  bool column = !split && R.is_reduction() && !row_shaped && k_.more_rows.empty() && nk > 0 && red_sizes.size() > 0 &&
+                rows >= kColumnRowsMin;
+  if (column) {
+    const Operand* primary = nullptr;
+    for (const Operand& sl : slots_)
+      if (!primary && sl.strides.back() != 0) primary = &sl;  // the first slot reading along the row
+    column = primary && std::llabs(primary->strides[nk - 1]) == 1 && std::llabs(primary->strides.back()) > 1;
+  }
+  const bool warp = !split && !column && red <= kWarpRowMax;
+  const int block = split || column ? 256 : warp ? 128 : (red >= 16384 ? 512 : 256);
+  const int lanes = column ? 1 : warp ? 32 : block;
+  const std::string A = math_type(R.dtype);  // accumulation: float for f16/bf16/f32, double for f64
+  const std::string M = A;
+  const std::string RED = std::to_string(red), LANES = std::to_string(lanes);
+  auto group = [&](const std::string& v, const std::string& op) {
+    return warp ? "ember_dev::warp_reduce(" + v + ", " + op + ")" : "ember_dev::block_reduce(" + v + ", " + op + ", smem)";
+  };
+
+  std::ostringstream os;
+  os << "// " << k_.name << ": " << row_kind_name(R.kind) << " rows of " << scalar_type_name(R.dtype)
+     << IntArrayRef(R.in_sizes) << (R.reduces_last_dim_only() ? "" : " " + row_dims_text(R)) << " (row %"
+     << R.node->name() << "), " << rows << " rows of " << red << ", "
+     << (split    ? std::to_string(parts) + " blocks per row, then a warp per row"
+         : column ? "a thread per row (columns)"
+         : warp   ? "a warp per row"
+                  : "a block per row")
+     << (k_.nodes.empty() ? "" : ", computes");
+  for (const PointwiseNode* p : k_.nodes) os << " %" << p->node->name();
+  os << "\n";
+  const std::string idx_type = index_type(sizes, call);
+  // Opens kernel `name` (a warp per row, or a block per row or per part of a row) and
+  // declares each operand's offset at the row: b<j> (slots), c<i> (outputs).
+  std::vector<std::string> kidx;
+  auto open_kernel = [&](const std::string& name, int threads, bool warp_rows, const std::string& row_expr) {
+    os << "extern \"C\" __global__ void __launch_bounds__(" << threads << ") " << name << "(" << parameters(outs)
+       << (split ? ", " + A + "* __restrict__ ws" : std::string()) << ") {\n";
+    os << "  typedef " << idx_type << " IDX;\n";
+    if (column) {
+      os << "  const IDX row = static_cast<IDX>(blockIdx.x) * " << threads << " + threadIdx.x;\n"
+         << "  const int lane = 0;\n  if (row >= " << rows << ") return;\n";
+    } else if (warp_rows) {
+      os << "  const IDX row = static_cast<IDX>(blockIdx.x) * " << threads / 32 << " + (threadIdx.x >> 5);\n"
+         << "  const int lane = threadIdx.x & 31;\n  if (row >= " << rows << ") return;\n";
+    } else {
+      os << "  __shared__ " << A << " smem[32];\n  const IDX row = " << row_expr << ";\n  const int lane = threadIdx.x;\n";
+    }
+    if (nk > 0) os << decompose_text("  ", "row", "k", kept_sizes, kidx);
+    auto base = [&](const Operand& o) {
+      std::string b = "0";
+      for (size_t d = 0; d < nk; ++d)
+        if (o.strides[d] != 0) b += " + " + kidx[d] + " * " + std::to_string(o.strides[d]);
+      return b;
+    };
+    for (size_t j = 0; j < slots_.size(); ++j) os << "  const IDX b" << j << " = " << base(slots_[j]) << ";\n";
+    for (size_t i = 0; i < outs.size(); ++i) os << "  const IDX c" << i << " = " << base(outs[i]) << ";\n";
+  };
+  if (split) {
+    os << "// " << k_.name << "_split: part blockIdx.x % " << parts << " (" << chunk << " elements) of row blockIdx.x / "
+       << parts << "\n";
+    open_kernel(k_.name + "_split", block, false, "static_cast<IDX>(blockIdx.x) / " + std::to_string(parts));
+  } else {
+    open_kernel(k_.name, block, warp, "blockIdx.x");
+  }
+  // Reduced element r's multi-index and the offsets of the slots the code after it reads.
+  auto at_element = [&](const std::string& indent, std::string code) {
+    std::vector<std::string> ridx;
+    std::string pre = red_sizes.size() == 1 ? "" : decompose_text(indent, "r", "r", red_sizes, ridx);
+    if (red_sizes.size() == 1) ridx = {"r"};
+    return pre + offsets(indent, "b", ridx, nk) + code;
+  };
+  auto out_offset = [&](size_t i, bool at_r) {
+    std::string s = "c" + std::to_string(i);
+    if (!at_r) return s;
+    std::vector<std::string> ridx;
+    if (red_sizes.size() == 1) ridx = {"r"};
+    else
+      for (size_t d = 0; d < red_sizes.size(); ++d) ridx.push_back("r" + std::to_string(d));
+    for (size_t d = 0; d < ridx.size(); ++d)
+      if (outs[i].strides[nk + d] != 0) s += " + " + ridx[d] + " * " + std::to_string(outs[i].strides[nk + d]);
+    return s;
+  };
+  // Row `r`'s input at element r (its prologue, or a load), as code ending in `var`.
+  auto input_at = [&](const RowNode& row, const std::string& indent, std::string& var) {
+    std::ostringstream b;
+    std::map<const Node*, std::string> done;
+    used_.clear();
+    var.clear();
+    for (const PointwiseNode* m : k_.nodes)
+      if (m->node == row.input.value.node) var = emit(*m, b, done, indent);
+    if (var.empty()) {
+      var = "t" + std::to_string(counter_++);
+      b << indent << "const " << M << " " << var << " = " << load_text(slot_for_.at(&row.input), R.dtype) << ";\n";
+    }
+    return at_element(indent, b.str());
+  };
+  // One pass: `acc` = the group's combination of f(x) over the row, f given as text of x.
+  auto pass = [&](const std::string& acc, RowKind kind, const RowNode& row, const std::string& f) {
+    std::string x;
+    const std::string code = input_at(row, "    ", x);
+    const std::string first = split ? "static_cast<IDX>(blockIdx.x) % " + std::to_string(parts) + " * " + std::to_string(chunk) : "0";
+    const std::string stop = split ? "rend" : RED;
+    if (split)
+      os << "  const IDX rbegin = " << first << ", rend = rbegin + " << chunk << " < " << RED << " ? rbegin + " << chunk
+         << " : " << RED << ";\n";
+    os << "  " << A << " " << acc << " = " << identity_of(kind, A) << ";\n"
+       << "  for (IDX r = " << (split ? "rbegin + " : "") << "lane; r < " << stop << "; r += " << LANES << ") {\n"
+       << code << "    const " << A << " x = " << x << ";\n"
+       << "    " << acc << " = " << op_of(kind) << "(" << acc << ", " << A << "(" << f << "));\n  }\n";
+    if (!column) os << "  " << acc << " = " << group(acc, op_of(kind)) << ";\n";
+  };
+  std::string value;  // the row node's output 0 at element r (elementwise rows) or per row
+  const bool elementwise = !R.is_reduction() || row_shaped;
+  std::vector<int> value_slots;  // slots `value` reads (layer norm's weight and bias)
+  switch (R.kind) {
+    case RowKind::Sum:
+    case RowKind::Max:
+    case RowKind::Min:
+    case RowKind::Prod:
+      pass("acc", R.kind, R, "x");
+      value = "acc";
+      break;
+    case RowKind::Mean:
+      pass("acc", RowKind::Sum, R, "x");
+      value = "acc / " + A + "(" + RED + ")";
+      break;
+    case RowKind::Var:
+      // Two passes: the mean, then the squared deviations from it.
+      pass("total", RowKind::Sum, R, "x");
+      os << "  const " << A << " mean = total / " << A << "(" << RED << ");\n";
+      pass("sq", RowKind::Sum, R, "(x - mean) * (x - mean)");
+      value = "sq / " + A + "(" + double_text(std::max(0.0, static_cast<double>(red) - R.correction)) + ")";
+      break;
+    case RowKind::Softmax:
+      pass("mx", RowKind::Max, R, "x");
+      pass("sum", RowKind::Sum, R, "ember_dev::exp(x - mx)");
+      value = "ember_dev::exp(x - mx) / sum";
+      break;
+    case RowKind::LogSoftmax:
+      pass("mx", RowKind::Max, R, "x");
+      pass("sum", RowKind::Sum, R, "ember_dev::exp(x - mx)");
+      os << "  const " << A << " lse = ember_dev::log(sum);\n";
+      value = "(x - mx) - lse";
+      break;
+    case RowKind::LayerNorm: {
+      pass("total", RowKind::Sum, R, "x");
+      os << "  const " << A << " mean = total / " << A << "(" << RED << ");\n";
+      pass("sq", RowKind::Sum, R, "(x - mean) * (x - mean)");
+      os << "  const " << A << " rstd = " << A << "(1) / ember_dev::sqrt(sq / " << A << "(" << RED << ") + " << A << "("
+         << double_text(R.eps) << "));\n";
+      value = "(x - mean) * rstd";
+      for (const PwOp* p : {&R.weight, &R.bias}) {
+        if (p->kind != PwOp::Kind::Load) continue;
+        value = "(" + value + (p == &R.weight ? ") * " : ") + ") + load_text(slot_for_.at(p), R.dtype, true);
+        value_slots.push_back(slot_for_.at(p));
+      }
+      if (!k_.root)
+        os << "  if (lane == 0) {\n    out1[c1] = ember_dev::cvt<" << cuda_type_name(outs[1].dtype)
+           << ">(mean);\n    out2[c2] = ember_dev::cvt<" << cuda_type_name(outs[2].dtype) << ">(rstd);\n  }\n";
+      break;
+    }
+  }
+  if (split) {
+    // The part's result to the workspace; the second kernel combines a row's parts in order.
+    os << "  if (lane == 0) ws[blockIdx.x] = acc;\n}\n\n";
+    open_kernel(k_.name, 128, true, "");
+    os << "  " << A << " acc = " << identity_of(R.kind == RowKind::Mean ? RowKind::Sum : R.kind, A) << ";\n"
+       << "  for (int i = lane; i < " << parts << "; i += 32) acc = " << op_of(R.kind == RowKind::Mean ? RowKind::Sum : R.kind)
+       << "(acc, ws[row * " << parts << " + i]);\n"
+       << "  acc = ember_dev::warp_reduce(acc, " << op_of(R.kind == RowKind::Mean ? RowKind::Sum : R.kind) << ");\n";
+  }
+  // Further sums/means over the same rows (a row-shaped epilogue reads them): acc<i>.
+  for (size_t i = 1; i <= k_.more_rows.size(); ++i) {
+    const RowNode& m = *k_.more_rows[i - 1];
+    const std::string I = std::to_string(i);
+    pass("total" + I, RowKind::Sum, m, "x");
+    os << "  const " << A << " acc" << I << " = total" << I
+       << (m.kind == RowKind::Mean ? " / " + A + "(" + RED + ")" : std::string()) << ";\n";
+  }
+  // The last pass: the row's value, the epilogue over it, the store of output 0 — over the
+  // row's elements (softmax, layer norm, a row-shaped epilogue), or once per row.
+  auto last = [&](const std::string& indent) {
+    std::ostringstream b;
+    std::map<const Node*, std::string> done;
+    used_.clear();
+    used_.insert(value_slots.begin(), value_slots.end());
+    std::string x;
+    if (elementwise && !row_shaped) {
+      std::map<const Node*, std::string> in_done;
+      for (const PointwiseNode* m : k_.nodes)
+        if (m->node == R.input.value.node) x = emit(*m, b, in_done, indent);
+      if (x.empty()) x = load_text(slot_for_.at(&R.input), R.dtype);
+      b << indent << "const " << A << " x = " << x << ";\n";
+    }
+    b << indent << "const " << A << " rv = " << value << ";\n";
+    std::string result = "rv";
+    if (k_.root) {
+      done[R.node] = "rv";
+      for (size_t i = 1; i <= k_.more_rows.size(); ++i) done[k_.more_rows[i - 1]->node] = "acc" + std::to_string(i);
+      result = emit(*k_.root, b, done, indent);
+    }
+    b << indent << "out0[" << out_offset(0, elementwise) << "] = ember_dev::cvt<" << cuda_type_name(outs[0].dtype) << ">("
+      << result << ");\n";
+    return b.str();
+  };
+  if (elementwise) {
+    os << "  for (IDX r = lane; r < " << RED << "; r += " << LANES << ") {\n" << at_element("    ", last("    "))
+       << "  }\n";
+  } else {
+    std::vector<std::string> none;
+    os << "  if (lane == 0) {\n";
+    const std::string code = last("    ");
+    os << offsets("    ", "b", none, nk) << code << "  }\n";
+  }
+  os << "}\n";
+  launch.block = split ? 128 : block;
+  launch.grid = column ? (rows + block - 1) / block : split || warp ? (rows + 3) / 4 : rows;
+  launch.how = std::to_string(rows) + " rows of " + std::to_string(red) + ", " +
+               (column ? "a thread per row (columns)" : warp ? "a warp per row" : "a block per row");
+  if (split) {
+    launch.split_symbol = k_.name + "_split";
+    launch.split_grid = rows * parts;
+    launch.split_block = block;
+    launch.workspace_bytes = static_cast<size_t>(rows * parts) * (R.dtype == kDouble ? 8 : 4);
+    launch.how = std::to_string(rows) + " rows of " + std::to_string(red) + ", each in " + std::to_string(parts) +
+                 " parts of " + std::to_string(chunk) + " (" + launch.split_symbol + "<<<" + std::to_string(rows * parts) +
+                 ", " + std::to_string(block) + ">>>), combined a warp per row";
+  }
+  return os.str();
+}
+
+}  // namespace ember::inductor::cuda_codegen

@@ -1,0 +1,204 @@
+// GPU tests of the inductor's CUDA code generator: functions like the workloads W1–W7,
+// compiled with the "inductor" backend on cuda:0, equal eager CUDA (values within the
+// dtype's tolerance, dtypes, sizes, strides) in float32, float16 and bfloat16; the
+// generated code runs on the GPU (last_compile_report's source is CUDA); a CPU call of the
+// same function is a separate cache entry; a graph mixing CPU and CUDA tensors runs eagerly.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "ember/compile.h"
+#include "ember/config.h"
+#include "ember/ember.h"
+#include "gpu_helpers.h"
+#include "inductor/inductor.h"
+
+namespace ember::gpu_test {
+namespace {
+
+/// Compiled results may differ from eager's by the rounding eager does between ops in
+/// half and bfloat16 (generated kernels keep float between fused ops, as PyTorch's inductor).
+Tolerance compiled_tolerance(ScalarType t) {
+  switch (t) {
+    case kHalf: return std::pair{1e-2, 1e-2};
+    case kBFloat16: return std::pair{5e-2, 5e-2};
+    default: return std::pair{1e-5, 1e-5};
+  }
+}
+
+class InductorCuda : public Gpu, public ::testing::WithParamInterface<ScalarType> {};
+
+/// Every output of `fn` compiled for CUDA against eager CUDA.
+template <typename Fn, typename... Args>
+void expect_compiled_equals_eager(Fn fn, const Args&... args) {
+  auto compiled = compile(fn, {.backend = "inductor"});
+  const Tensor got = compiled(args...);
+  const Tensor want = fn(args...);
+  ASSERT_TRUE(got.is_cuda()) << "the compiled result stays on the GPU";
+  const inductor::CompileReport r = inductor::last_compile_report();
+  EXPECT_NE(r.source.find("__global__"), std::string::npos) << "compiled to CUDA kernels:\n" << r.source;
+  EXPECT_EQ(mismatch(got, want.cpu(), compiled_tolerance(want.dtype())), "") << r.source;
+}
+
+Tensor on_gpu(IntArrayRef sizes, ScalarType dtype, uint64_t seed = 7) {
+  return random_values(sizes, dtype, -2, 2, seed).cuda();
+}
+
+TEST_P(InductorCuda, W1PointwiseChainEqualsEager) {
+  auto w1 = [](const Tensor& x) {
+    return sigmoid(relu(x * 2 + 1) * x - 0.5) * tanh(x) + clamp(exp(x), std::nullopt, Scalar(10));
+  };
+  expect_compiled_equals_eager(w1, on_gpu({301, 257}, GetParam()));
+  // Transposed (strided kernel) and an odd length (the vector kernel's scalar tail).
+  expect_compiled_equals_eager(w1, on_gpu({64, 96}, GetParam()).t());
+  expect_compiled_equals_eager(w1, on_gpu({1027}, GetParam()));
+}
+
+TEST_P(InductorCuda, W2SoftmaxWithAnEpilogueEqualsEager) {
+  auto f = [](const Tensor& x) { return softmax(x, -1) * 3; };
+  expect_compiled_equals_eager(f, on_gpu({64, 1000}, GetParam()));   // a warp per row
+  expect_compiled_equals_eager(f, on_gpu({16, 5000}, GetParam()));   // a block per row
+  auto g = [](const Tensor& x) { return log_softmax(x + 1, -1); };
+  expect_compiled_equals_eager(g, on_gpu({33, 77}, GetParam()));
+}
+
+TEST_P(InductorCuda, W3LayerNormEqualsEager) {
+  const ScalarType t = GetParam();
+  const Tensor w = on_gpu({1024}, t, 3), b = on_gpu({1024}, t, 5);
+  auto f = [](const Tensor& x, const Tensor& w, const Tensor& b) { return layer_norm(x, {1024}, w, b); };
+  expect_compiled_equals_eager(f, on_gpu({128, 1024}, t), w, b);
+  auto g = [](const Tensor& x) { return relu(layer_norm(x * 2, {3000})); };
+  expect_compiled_equals_eager(g, on_gpu({8, 3000}, t));
+}
+
+TEST_P(InductorCuda, ReductionsOverAnyDimsEqualEager) {
+  const ScalarType t = GetParam();
+  expect_compiled_equals_eager([](const Tensor& x) { return sum(x * x, {1}) * 0.5; }, on_gpu({64, 4096}, t));
+  expect_compiled_equals_eager([](const Tensor& x) { return amax(x, {0}, true) - 1; }, on_gpu({33, 17}, t));
+  expect_compiled_equals_eager([](const Tensor& x) { return mean(x, {0, 2}); }, on_gpu({6, 5, 40}, t));
+  expect_compiled_equals_eager([](const Tensor& x) { return x - mean(x, {-1}, true); }, on_gpu({50, 300}, t));
+  expect_compiled_equals_eager([](const Tensor& x) { return var(x, std::vector<int64_t>{1}); }, on_gpu({20, 2000}, t));
+  expect_compiled_equals_eager([](const Tensor& x) { return amin(x.t(), {1}); }, on_gpu({70, 30}, t));
+  // Column reductions (a thread per column), the bias gradient's shape.
+  expect_compiled_equals_eager([](const Tensor& x) { return sum(x, {0}, true) + 1; }, on_gpu({300, 2000}, t));
+  expect_compiled_equals_eager([](const Tensor& x) { return var(x, std::vector<int64_t>{0}); }, on_gpu({50, 1500}, t));
+  // Split reductions: few long rows.
+  expect_compiled_equals_eager([](const Tensor& x) { return sum(x) * 2; }, on_gpu({512, 1024}, t));
+  expect_compiled_equals_eager([](const Tensor& x) { return mean(x, {1}); }, on_gpu({3, 70000}, t));
+  expect_compiled_equals_eager([](const Tensor& x) { return amax(exp(x), {0}); }, on_gpu({100000, 2}, t));
+}
+
+TEST_P(InductorCuda, W4MlpBlockWithGemmExternCallsEqualsEager) {
+  const ScalarType t = GetParam();
+  const Tensor w1 = on_gpu({256, 64}, t, 3) * 0.1, b1 = on_gpu({256}, t, 4);
+  const Tensor w2 = on_gpu({64, 256}, t, 5) * 0.1, b2 = on_gpu({64}, t, 6);
+  auto f = [](const Tensor& x, const Tensor& w1, const Tensor& b1, const Tensor& w2, const Tensor& b2) {
+    return x + linear(gelu(linear(layer_norm(x, {64}), w1, b1)), w2, b2);
+  };
+  expect_compiled_equals_eager(f, on_gpu({32, 64}, t), w1, b1, w2, b2);
+}
+
+TEST_P(InductorCuda, W5MaskedAttentionEqualsEager) {
+  const ScalarType t = GetParam();
+  auto f = [](const Tensor& q, const Tensor& k, const Tensor& v) {
+    const Tensor s = matmul(q, k.transpose(-2, -1)) * 0.125;
+    const Tensor mask = triu(ones({s.size(-2), s.size(-1)}, TensorOptions(kBool).device(s.device())), 1);
+    return matmul(softmax(masked_fill(s, mask, -1e4), -1), v);
+  };
+  expect_compiled_equals_eager(f, on_gpu({2, 4, 16, 32}, t, 1), on_gpu({2, 4, 16, 32}, t, 2), on_gpu({2, 4, 16, 32}, t, 3));
+}
+
+TEST_P(InductorCuda, W6ConvolutionBlockEqualsEager) {
+  const ScalarType t = GetParam();
+  const Tensor w = on_gpu({8, 8, 3, 3}, t, 3) * 0.2;
+  const Tensor rm = zeros({8}, TensorOptions(t).device(Device("cuda:0")));
+  const Tensor rv = ones({8}, TensorOptions(t).device(Device("cuda:0")));
+  auto f = [](const Tensor& x, const Tensor& w, const Tensor& rm, const Tensor& rv) {
+    const Tensor y = batch_norm(conv2d(x, w, std::nullopt, {1, 1}, {1, 1}), std::nullopt, std::nullopt, rm, rv, false);
+    return relu(y + x);
+  };
+  NoGradGuard no_grad;
+  expect_compiled_equals_eager(f, on_gpu({2, 8, 12, 12}, t), w, rm, rv);
+}
+
+TEST_P(InductorCuda, W7TrainingStepGradientsEqualEager) {
+  const ScalarType t = GetParam();
+  auto f = [](const Tensor& x, const Tensor& w) { return sum(gelu(matmul(layer_norm(x, {64}), w)) * 2); };
+  const Tensor x = on_gpu({16, 64}, t), w = on_gpu({64, 32}, t, 9) * 0.1;
+  Tensor xc = x.detach().requires_grad_(true), wc = w.detach().requires_grad_(true);
+  Tensor xe = x.detach().requires_grad_(true), we = w.detach().requires_grad_(true);
+  auto compiled = compile(f, {.backend = "inductor"});
+  compiled(xc, wc).backward();
+  f(xe, we).backward();
+  EXPECT_EQ(mismatch(xc.grad(), xe.grad().cpu(), compiled_tolerance(t)), "");
+  EXPECT_EQ(mismatch(wc.grad(), we.grad().cpu(), compiled_tolerance(t)), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, InductorCuda, ::testing::Values(kFloat, kHalf, kBFloat16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+using InductorCudaDevices = Gpu;
+
+TEST_F(InductorCudaDevices, CpuAndCudaCallsOfOneFunctionAreSeparateEntries) {
+  auto f = [](const Tensor& x) { return exp(x) + 1; };
+  auto compiled = compile(f, {.backend = "inductor"});
+  const Tensor x = random_values({40, 50}, kFloat);
+  EXPECT_EQ(mismatch(compiled(x.cuda()), f(x)), "");
+  EXPECT_EQ(inductor::last_compile_report().source.find("__global__") != std::string::npos, true);
+  const Tensor on_cpu = compiled(x);
+  EXPECT_TRUE(on_cpu.is_cpu()) << "the CPU call compiled its own graph (the device is guarded)";
+  EXPECT_EQ(mismatch(on_cpu, f(x)), "");
+  EXPECT_EQ(inductor::last_compile_report().source.find("__global__"), std::string::npos);
+  EXPECT_EQ(compiled.cache_size(), 2u);
+}
+
+TEST_F(InductorCudaDevices, AGraphMixingCpuAndCudaTensorsRunsEagerly) {
+  auto f = [](const Tensor& x, const Tensor& y) { return exp(x) + y.cuda(); };
+  auto compiled = compile(f, {.backend = "inductor"});
+  const Tensor x = random_values({8, 9}, kFloat), y = random_values({8, 9}, kFloat, -1, 2, 3);
+  EXPECT_EQ(mismatch(compiled(x.cuda(), y), f(x.cuda(), y).cpu()), "");
+}
+
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST_F(InductorCudaDevices, TraceHoldsOutputCodeCuAndTheKernelProfileTimesCudaSteps) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("ember_cuda_trace_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  const auto saved = config().inductor.trace;
+  config().inductor.trace.enabled = true;
+  config().inductor.trace.debug_dir = root.string();
+  config().inductor.trace.kernel_profile = true;
+  auto fn = [](const Tensor& x, const Tensor& w) { return relu(mm(x * 2, w) + 1); };
+  {
+    auto compiled = compile(fn, {.backend = "inductor"});
+    const Tensor x = random_values({64, 32}, kFloat).cuda(), w = random_values({32, 48}, kFloat, -1, 1, 3).cuda();
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(mismatch(compiled(x, w), fn(x, w).cpu()), "");
+  }
+  config().inductor.trace = saved;
+  std::vector<fs::path> graphs;
+  for (const auto& run : fs::directory_iterator(root / "torch_compile_debug"))
+    for (const auto& g : fs::directory_iterator(run.path() / "torchinductor"))
+      if (g.is_directory()) graphs.push_back(g.path());
+  ASSERT_EQ(graphs.size(), 1u);
+  const std::string code = read_file(graphs[0] / "output_code.cu");
+  EXPECT_NE(code.find("extern \"C\" __global__ void"), std::string::npos) << code;
+  EXPECT_NE(code.find("launch plan"), std::string::npos) << code;
+  EXPECT_NE(read_file(graphs[0] / "ir_pre_fusion.txt").find("device=cuda:0"), std::string::npos);
+  const std::string profile = read_file(graphs[0] / "kernel_profile.txt");
+  EXPECT_NE(profile.find(": 3 calls, 3 steps"), std::string::npos) << profile;
+  EXPECT_NE(profile.find("kernel cuda_fused_mul_0"), std::string::npos) << profile;
+  EXPECT_NE(profile.find("extern aten::mm (%mm)"), std::string::npos) << profile;
+  fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace ember::gpu_test

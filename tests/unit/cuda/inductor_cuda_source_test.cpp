@@ -1,0 +1,216 @@
+// Host tests of the inductor's CUDA code generator (inductor/codegen_cuda*.cpp): graphs
+// whose tensors live on cuda:0 (graph text: no device needed) lower and fuse as on the
+// CPU, their generated CUDA C++ NVRTC-compiles for sm_90, and the launch plan's geometry
+// (vector or scalar pointwise kernels, a warp or a block per row, exact grids) is the one
+// the generator promises.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "ember/graph.h"
+#include "inductor/pipeline.h"
+#include "kernels/cuda/nvrtc.h"
+#include "nvrtc_fixture.h"
+
+namespace ember::inductor {
+namespace {
+
+/// A graph through the shared steps (graph passes, lowering, fusion) and the CUDA code generator.
+struct Generated {
+  std::unique_ptr<Graph> graph;
+  LoweredGraph lowered;
+  std::vector<Kernel> kernels;
+  CudaCode code;
+};
+
+Generated generate(const std::string& text) {
+  Generated r;
+  std::unique_ptr<Graph> parsed = parse_graph(text);
+  r.graph = run_graph_passes(*parsed);
+  r.lowered = lower(*r.graph);
+  r.kernels = schedule(*r.graph, r.lowered);
+  r.code = generate_cuda(r.lowered, r.kernels);
+  return r;
+}
+
+using InductorCudaSource = kernels::cuda::Nvrtc;
+
+/// NVRTC compiles the source for sm_90 (the H100's architecture); the failure names the log.
+void expect_compiles(const Generated& r) {
+  EXPECT_NO_THROW(kernels::cuda::compile_cubin(r.code.source, "sm_90")) << r.code.source;
+}
+
+TEST_F(InductorCudaSource, PointwiseChainIsOneVectorKernelThatCompilesForSm90) {
+  // W1: sigmoid(relu(x * 2 + 1) * x - 0.5) * tanh(x) + clamp(exp(x), max=10).
+  const Generated r = generate(R"(graph w1 {
+  %x : f32[300, 257] device=cuda:0 = placeholder[x]
+  %mul : f32[300, 257] device=cuda:0 = aten::mul.Scalar(%x, 2)
+  %add : f32[300, 257] device=cuda:0 = aten::add.Scalar(%mul, 1, 1)
+  %relu : f32[300, 257] device=cuda:0 = aten::relu(%add)
+  %mul_1 : f32[300, 257] device=cuda:0 = aten::mul.Tensor(%relu, %x)
+  %sub : f32[300, 257] device=cuda:0 = aten::sub.Scalar(%mul_1, 0.5, 1)
+  %sigmoid : f32[300, 257] device=cuda:0 = aten::sigmoid(%sub)
+  %tanh : f32[300, 257] device=cuda:0 = aten::tanh(%x)
+  %mul_2 : f32[300, 257] device=cuda:0 = aten::mul.Tensor(%sigmoid, %tanh)
+  %exp : f32[300, 257] device=cuda:0 = aten::exp(%x)
+  %clamp : f32[300, 257] device=cuda:0 = aten::clamp(%exp, None, 10)
+  %add_1 : f32[300, 257] device=cuda:0 = aten::add.Tensor(%mul_2, %clamp, 1)
+  return (%add_1)
+})");
+  ASSERT_EQ(r.kernels.size(), 1u);
+  ASSERT_EQ(r.code.launches.size(), 1u);
+  const CudaLaunch& l = r.code.launches[0];
+  EXPECT_TRUE(l.aligned_check) << "contiguous float32: 4 elements per 16-byte access";
+  EXPECT_EQ(l.block, 256);
+  EXPECT_EQ(l.grid, (300 * 257 / 4 + 255) / 256) << "one thread per 4 elements, exact";
+  EXPECT_NE(r.code.source.find("ember_dev::Vec<float, 4>"), std::string::npos) << r.code.source;
+  EXPECT_NE(r.code.source.find("scalar_ops.def: sigmoid"), std::string::npos) << "formulas come from the table";
+  expect_compiles(r);
+}
+
+TEST_F(InductorCudaSource, HalfAndBFloat16PointwiseOverTransposedInputsCompileAsStridedKernels) {
+  const Generated r = generate(R"(graph halves {
+  %x : f16[64, 48] device=cuda:0 = placeholder[x]
+  %y : bf16[48, 64] device=cuda:0 = placeholder[y]
+  %t : f16[48, 64] strides=[1, 48] device=cuda:0 = aten::t(%x)
+  %gelu : f16[48, 64] device=cuda:0 = aten::gelu(%t, "tanh")
+  %mul : f16[48, 64] device=cuda:0 = aten::mul.Scalar(%gelu, 0.25)
+  %cast : bf16[48, 64] device=cuda:0 = aten::_to_copy(%mul, torch.bfloat16, None, None, None, False, None)
+  %add : bf16[48, 64] device=cuda:0 = aten::add.Tensor(%cast, %y, 1)
+  %lt : b8[48, 64] device=cuda:0 = aten::lt.Scalar(%y, 0)
+  %where : bf16[48, 64] device=cuda:0 = aten::where.self(%lt, %add, %y)
+  return (%where, %mul)
+})");
+  ASSERT_FALSE(r.kernels.empty());
+  for (const CudaLaunch& l : r.code.launches) EXPECT_GT(l.grid, 0);
+  EXPECT_NE(r.code.source.find("ember_dev::cvt<float>(in"), std::string::npos) << "half loads compute in float";
+  expect_compiles(r);
+}
+
+TEST_F(InductorCudaSource, ShortRowsGoAWarpPerRowAndLongRowsABlockPerRow) {
+  const Generated r = generate(R"(graph rows {
+  %x : f32[64, 4096] device=cuda:0 = placeholder[x]
+  %y : f32[33, 17] device=cuda:0 = placeholder[y]
+  %sum : f32[64] device=cuda:0 = aten::sum.dim_IntList(%x, [1], False, None)
+  %mul : f32[64] device=cuda:0 = aten::mul.Scalar(%sum, 0.5)
+  %amax : f32[1, 17] device=cuda:0 = aten::amax(%y, [0], True)
+  %var : f32[64] device=cuda:0 = aten::var.correction(%x, [1], 1, False)
+  return (%mul, %amax, %var)
+})");
+  ASSERT_EQ(r.code.launches.size(), 3u);
+  int warp_rows = 0, block_rows = 0;
+  for (const CudaLaunch& l : r.code.launches) {
+    if (l.how.find("a warp per row") != std::string::npos) {
+      ++warp_rows;
+      EXPECT_EQ(l.grid, (17 + 3) / 4) << "17 rows of 33, 4 warps per block";
+    } else {
+      ++block_rows;
+      EXPECT_EQ(l.grid, 64) << "a block per row of 4096";
+    }
+  }
+  EXPECT_EQ(warp_rows, 1);
+  EXPECT_EQ(block_rows, 2);
+  expect_compiles(r);
+}
+
+TEST_F(InductorCudaSource, ColumnReductionsGoAThreadPerColumn) {
+  const Generated r = generate(R"(graph columns {
+  %g : f32[256, 4096] device=cuda:0 = placeholder[g]
+  %h : f16[8192, 16] device=cuda:0 = placeholder[h]
+  %sum : f32[1, 4096] device=cuda:0 = aten::sum.dim_IntList(%g, [0], True, None)
+  %var : f32[4096] device=cuda:0 = aten::var.correction(%g, [0], 1, False)
+  %mean : f16[16] device=cuda:0 = aten::mean.dim(%h, [0], False, None)
+  return (%sum, %var, %mean)
+})");
+  ASSERT_EQ(r.code.launches.size(), 3u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_NE(r.code.launches[i].how.find("a thread per row (columns)"), std::string::npos) << r.code.launches[i].how;
+    EXPECT_EQ(r.code.launches[i].grid, 4096 / 256);
+  }
+  EXPECT_NE(r.code.launches[2].how.find("a block per row"), std::string::npos) << "16 columns: too few for a thread each";
+  expect_compiles(r);
+}
+
+TEST_F(InductorCudaSource, FewLongRowsSplitIntoPartsCombinedByASecondKernel) {
+  const Generated r = generate(R"(graph split {
+  %x : f32[1024, 1024] device=cuda:0 = placeholder[x]
+  %y : bf16[3, 70000] device=cuda:0 = placeholder[y]
+  %sum : f32[] device=cuda:0 = aten::sum(%x, None)
+  %mul : f32[] device=cuda:0 = aten::mul.Scalar(%sum, 2)
+  %mean : bf16[3] device=cuda:0 = aten::mean.dim(%y, [1], False, None)
+  %amax : f32[1024] device=cuda:0 = aten::amax(%x, [1], False)
+  return (%mul, %mean, %amax)
+})");
+  ASSERT_EQ(r.code.launches.size(), 3u);
+  const CudaLaunch& full = r.code.launches[0];
+  EXPECT_EQ(full.split_symbol, r.kernels[0].name + "_split") << "one row of 2^20: split";
+  EXPECT_EQ(full.split_grid, 256) << "parts of at least 4096 elements";
+  EXPECT_EQ(full.grid, 1) << "a warp combines the row's parts";
+  EXPECT_EQ(full.workspace_bytes, 256u * 4);
+  const CudaLaunch& mean = r.code.launches[1];
+  EXPECT_EQ(mean.split_grid, 3 * 17) << "3 rows of 70000, 17 parts each";
+  EXPECT_TRUE(r.code.launches[2].split_symbol.empty()) << "1024 rows: no split";
+  expect_compiles(r);
+}
+
+TEST_F(InductorCudaSource, SoftmaxRowWithEpilogueAndLayerNormCompile) {
+  const Generated r = generate(R"(graph norms {
+  %x : f16[128, 1000] device=cuda:0 = placeholder[x]
+  %z : bf16[8, 2048] device=cuda:0 = placeholder[z]
+  %w : f32[2048] device=cuda:0 = placeholder[w]
+  %b : f32[2048] device=cuda:0 = placeholder[b]
+  %softmax : f16[128, 1000] device=cuda:0 = aten::_softmax(%x, -1, False)
+  %mul : f16[128, 1000] device=cuda:0 = aten::mul.Scalar(%softmax, 3)
+  %ln : (bf16[8, 2048] device=cuda:0, bf16[8, 1] device=cuda:0, bf16[8, 1] device=cuda:0) = aten::native_layer_norm(%z, [2048], %w, %b, 1e-05)
+  %logsm : f16[128, 1000] device=cuda:0 = aten::_log_softmax(%x, 1, False)
+  return (%mul, %ln.0, %ln.1, %ln.2, %logsm)
+})");
+  ASSERT_EQ(r.kernels.size(), 3u) << "softmax with its epilogue, layer norm, log_softmax";
+  EXPECT_EQ(r.code.launches[0].grid, 128 / 4) << "rows of 1000 go a warp per row";
+  expect_compiles(r);
+}
+
+TEST_F(InductorCudaSource, GemmIsAnExternCallAndItsEpilogueAKernel) {
+  const Generated r = generate(R"(graph linear {
+  %x : f32[32, 64] device=cuda:0 = placeholder[x]
+  %w : f32[128, 64] device=cuda:0 = placeholder[w]
+  %bias : f32[128] device=cuda:0 = placeholder[bias]
+  %t : f32[64, 128] strides=[1, 64] device=cuda:0 = aten::t(%w)
+  %addmm : f32[32, 128] device=cuda:0 = aten::addmm(%bias, %x, %t, 1, 1)
+  %gelu : f32[32, 128] device=cuda:0 = aten::gelu(%addmm, "none")
+  return (%gelu)
+})");
+  for (const auto& [node, role] : r.lowered.roles) {
+    if (node->target() == "aten::mm") {
+      EXPECT_EQ(role, NodeRole::Extern) << "the GEMM runs cuBLASLt through its eager CUDA op";
+    }
+    if (node->target() == "aten::add.Tensor" || node->target() == "aten::gelu") {
+      EXPECT_EQ(role, NodeRole::Pointwise) << node->target();
+    }
+  }
+  ASSERT_EQ(r.kernels.size(), 1u) << "bias add + gelu";
+  expect_compiles(r);
+  EXPECT_NE(launch_plan_text(r.kernels, r.code).find(r.kernels[0].name + "<<<"), std::string::npos);
+}
+
+TEST(InductorCudaLowering, ACudaInputBesideACpuResultIsNotLowered) {
+  // A node reading a tensor on another device (a copy to the CPU) stays an extern call.
+  std::unique_ptr<Graph> g = parse_graph(R"(graph copies {
+  %x : f32[4] device=cuda:0 = placeholder[x]
+  %cpu : f32[4] = aten::_to_copy(%x, None, None, device("cpu"), None, False, None)
+  %exp : f32[4] device=cuda:0 = aten::exp(%x)
+  return (%cpu, %exp)
+})");
+  const LoweredGraph l = lower(*g);
+  for (const auto& [node, role] : l.roles) {
+    if (node->name() == "cpu") {
+      EXPECT_EQ(role, NodeRole::Extern);
+    }
+    if (node->name() == "exp") {
+      EXPECT_EQ(role, NodeRole::Pointwise);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ember::inductor
