@@ -1,0 +1,106 @@
+// ember/export.h — programs exported by PyTorch (`torch.export.save`'s .pt2 archives):
+// load_exported reads one into an ExportedProgram, a Graph of Core ATen calls with its
+// signature and its parameters, buffers and constants, which runs with the interpreter or
+// any backend; save_exported writes one that `torch.export.load` reads. See Note [export]
+// (docs/notes/export.md).
+//
+//   ember::ExportedProgram p = ember::load_exported("model.pt2");
+//   std::vector<ember::Tensor> out = p({x});                // the interpreter
+//   auto fast = p.compile("inductor");                      // any registered backend
+//   std::vector<ember::Tensor> again = fast({x});
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ember/graph.h"
+
+namespace ember {
+
+/// What one input of an exported program's graph is bound to.
+enum class ExportInputKind { UserInput, Parameter, Buffer, TensorConstant };
+/// What one output of an exported program's graph is.
+enum class ExportOutputKind { UserOutput, BufferMutation };
+
+struct ExportInputSpec {
+  ExportInputKind kind = ExportInputKind::UserInput;
+  /// The graph value's name ("x", "p_fc1_weight").
+  std::string name;
+  /// Parameters, buffers, constants: the state-dict name ("fc1.weight"); user inputs: the name.
+  std::string target;
+  bool persistent = true;  // buffers only
+};
+
+struct ExportOutputSpec {
+  ExportOutputKind kind = ExportOutputKind::UserOutput;
+  std::string name;    // the graph value's name
+  std::string target;  // buffer mutations: the buffer written
+};
+
+/// The graph signature: one entry per graph input and output, in the program's order.
+struct ExportSignature {
+  std::vector<ExportInputSpec> inputs;
+  std::vector<ExportOutputSpec> outputs;
+  std::vector<std::string> user_inputs() const;
+  std::vector<std::string> user_outputs() const;
+};
+
+/// A callable made from an exported program by a backend: user inputs in, user outputs out
+/// (mutated buffers are written back into the program's state).
+using ExportedCallable = std::function<std::vector<Tensor>(const std::vector<Tensor>& user_inputs)>;
+
+/// An exported program: a graph whose Attribute inputs are the parameters and buffers of
+/// `state()` (by state-dict name), whose Constant nodes hold the tensor constants, and whose
+/// Placeholder inputs are the user inputs. Copies share the graph and the state.
+class ExportedProgram {
+ public:
+  ExportedProgram();
+  /// Takes a graph whose inputs are Placeholders (user inputs) and Attributes (named by
+  /// `state`'s keys) and whose outputs are all user outputs.
+  ExportedProgram(std::shared_ptr<Graph> graph, std::map<std::string, Tensor> state);
+  ExportedProgram(std::shared_ptr<Graph> graph, ExportSignature signature, std::map<std::string, Tensor> state);
+
+  const Graph& graph() const;
+  const ExportSignature& signature() const;
+  /// Parameters and buffers by state-dict name (buffers hold their values after the last run).
+  std::map<std::string, Tensor>& state();
+  const std::map<std::string, Tensor>& state() const;
+  /// The archive's schema version ("8.17") and the PyTorch that wrote it; empty when built here.
+  const std::string& schema_version() const;
+  const std::string& torch_version() const;
+
+  /// Runs the graph with the interpreter on the user inputs (in signature order), writes
+  /// mutated buffers back into state(), returns the user outputs. Raises an ember::Error
+  /// naming the input when their number, dtypes, sizes or devices differ from the program's.
+  std::vector<Tensor> operator()(const std::vector<Tensor>& user_inputs) const;
+  /// The same with inputs and outputs by their signature names.
+  std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& named_inputs) const;
+  /// Compiles the graph with a registered backend ("eager", "aot_eager", "inductor", …) on
+  /// the first call, with that call's inputs as example inputs.
+  ExportedCallable compile(const std::string& backend = "inductor") const;
+  /// Checks user inputs against the program's (count, dtype, sizes, device).
+  void check_user_inputs(const std::vector<Tensor>& user_inputs) const;
+
+  struct Impl;
+
+ private:
+  std::shared_ptr<Impl> impl_;
+  friend ExportedProgram load_exported(const std::string& path);
+};
+
+/// Reads a .pt2 archive written by torch.export.save (PyTorch 2.11; schema major 8). Raises
+/// an ember::Error naming the archive and the problem for a corrupt or truncated archive,
+/// an unknown schema major version, an op Ember lacks (naming the node), a dynamic size, or
+/// anything else it cannot represent.
+ExportedProgram load_exported(const std::string& path);
+
+/// Writes `program` as a .pt2 archive that torch.export.load (PyTorch 2.11) reads.
+void save_exported(const ExportedProgram& program, const std::string& path);
+/// Writes a graph (captured, or built by hand) with the values of its Attribute inputs
+/// from `state` (by qualified name); its Placeholders become user inputs, its outputs user outputs.
+void save_exported(const Graph& graph, const std::map<std::string, Tensor>& state, const std::string& path);
+
+}  // namespace ember

@@ -1,0 +1,168 @@
+"""Writes the exported programs Ember's import tests read, with PyTorch's outputs.
+
+Run with PyTorch 2.11 (CPU):  python tests/export/make_programs.py [out_dir]
+For each model: <name>.pt2 (torch.export.save of the program after run_decompositions(),
+i.e. Core ATen), <name>_io.safetensors holding the user inputs under their signature names
+("input.<name>") and PyTorch's outputs ("output.<k>", and "state.<buffer>" for each buffer
+after one run when the program mutates buffers).
+"""
+import os
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import json
+import struct
+
+torch.manual_seed(0)
+
+_DTYPES = {torch.float32: "F32", torch.float64: "F64", torch.int64: "I64", torch.int32: "I32",
+           torch.bool: "BOOL", torch.float16: "F16", torch.bfloat16: "BF16", torch.uint8: "U8"}
+
+
+def save_file(tensors, path):
+    """A safetensors file (the format's header and little-endian data), written here so
+    that the script needs nothing beside torch."""
+    header, blobs, offset = {}, [], 0
+    for name, t in tensors.items():
+        data = t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
+        header[name] = {"dtype": _DTYPES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(16, 32)
+        self.fc2 = nn.Linear(32, 8)
+
+    def forward(self, x):
+        return self.fc2(F.gelu(self.fc1(x)))
+
+
+class SmallCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.bn2 = nn.BatchNorm2d(16)
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        x = F.relu(self.bn1(self.conv1(x)))
+        x = F.max_pool2d(x, 2)
+        x = F.relu(self.bn2(self.conv2(x)))
+        x = x.mean(dim=(2, 3))
+        return self.fc(x)
+
+
+class Block(nn.Module):
+    """A pre-norm transformer block: causal self-attention written out, then an MLP."""
+
+    def __init__(self, d=32, heads=4, t=8):
+        super().__init__()
+        self.heads = heads
+        self.ln1 = nn.LayerNorm(d)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.ln2 = nn.LayerNorm(d)
+        self.fc1 = nn.Linear(d, 4 * d)
+        self.fc2 = nn.Linear(4 * d, d)
+        self.register_buffer("mask", torch.tril(torch.ones(t, t, dtype=torch.bool)))
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
+        q = q.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        k = k.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        v = v.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / (d // self.heads) ** 0.5)
+        att = att.masked_fill(~self.mask[:t, :t], float("-inf"))
+        att = torch.softmax(att, dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(b, t, d)
+        x = x + self.proj(y)
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
+
+
+class Stateful(nn.Module):
+    """Buffers, a tensor constant, several outputs (one an integer tensor), a norm and
+    in-place buffer updates."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 4)
+        self.register_buffer("running", torch.zeros(4))
+        self.register_buffer("steps", torch.zeros((), dtype=torch.int64))
+        self.scale = torch.tensor([0.5, 1.0, 2.0, 4.0])
+
+    def forward(self, x, y):
+        h = self.lin(x) * self.scale
+        self.running.mul_(0.9).add_(h.mean(0), alpha=0.1)
+        self.steps.add_(1)
+        n = torch.linalg.vector_norm(h, dim=1, keepdim=True)
+        values, indices = h.max(dim=1)
+        return h / n + y, values, indices, h.max()
+
+
+def models():
+    return {
+        "mlp": (MLP(), (torch.randn(4, 16),)),
+        "cnn": (SmallCNN(), (torch.randn(2, 3, 16, 16),)),
+        "block": (Block(), (torch.randn(2, 8, 32),)),
+        "stateful": (Stateful(), (torch.randn(3, 6), torch.randn(3, 4))),
+    }
+
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+
+
+def relative_paths(ep):
+    """Stack traces name this script relative to the repository, as a user's file would be."""
+    for n in ep.graph.nodes:
+        if n.meta.get("stack_trace"):
+            n.meta["stack_trace"] = n.meta["stack_trace"].replace(REPO_ROOT, "")
+    return ep
+
+
+def user_input_names(ep):
+    from torch.export.graph_signature import InputKind
+
+    return [s.arg.name for s in ep.graph_signature.input_specs if s.kind == InputKind.USER_INPUT]
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__)) + "/programs"
+    os.makedirs(out, exist_ok=True)
+    for name, (model, args) in models().items():
+        model.eval()
+        ep = relative_paths(torch.export.export(model, args).run_decompositions())
+        torch.export.save(ep, f"{out}/{name}.pt2")
+        # Run the saved program, as a loader of the file would.
+        loaded = torch.export.load(f"{out}/{name}.pt2").module()
+        outs = loaded(*args)
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        tensors = {}
+        for n, a in zip(user_input_names(ep), args):
+            tensors[f"input.{n}"] = a.contiguous()
+        for k, o in enumerate(outs):
+            tensors[f"output.{k}"] = o.detach().contiguous()
+        for bname, b in loaded.named_buffers():
+            tensors[f"state.{bname}"] = b.detach().contiguous()
+        save_file(tensors, f"{out}/{name}_io.safetensors")
+        print(name, " ".join(sorted({str(n.target) for n in ep.graph.nodes if n.op == "call_function"})))
+    # A program with a dynamic batch dim, which Ember refuses naming the dim.
+    batch = torch.export.Dim("batch", min=2, max=64)
+    ep = torch.export.export(MLP(), (torch.randn(4, 16),), dynamic_shapes={"x": {0: batch}})
+    ep = relative_paths(ep.run_decompositions())
+    torch.export.save(ep, f"{out}/mlp_dynamic.pt2")
+
+
+if __name__ == "__main__":
+    main()
