@@ -237,6 +237,12 @@ std::shared_ptr<ExportedProgram::Impl> import_archive(const ZipContents& zip, co
   } catch (const json::exception& e) {
     // A field missing or of the wrong type: the JSON does not follow the schema.
     EMBER_FAIL_KIND(ErrorKind::ValueError) << where << " does not follow torch.export's schema: " << e.what();
+  } catch (const InternalError&) {
+    throw;
+  } catch (const Error& e) {
+    // Errors of the pieces below (a meta function, a schema check) learn which archive.
+    if (e.message().find("'" + path + "'") != std::string::npos) throw;
+    throw Error(e.kind(), where + ": " + e.message(), e.context());
   }
   return impl;
 }

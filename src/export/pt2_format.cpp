@@ -126,6 +126,19 @@ TensorMeta json_to_meta(const json& j, const std::string& where) {
   EMBER_CHECK_VALUE(offset.has_value() && *offset >= 0 && *offset < (int64_t{1} << 40))
       << where << ": the storage offset " << j.at("storage_offset").dump() << " is symbolic or out of range";
   m.storage_offset = *offset;
+  // The storage the geometry reaches must fit in 64-bit byte offsets, so that no reader
+  // of the graph computes a size that wraps (as the graph text parser requires).
+  int64_t extent = m.storage_offset + 1, term = 0;
+  bool empty = false;
+  for (size_t d = 0; d < m.sizes.size(); ++d) {
+    empty = empty || m.sizes[d] == 0;
+    const bool overflow = __builtin_mul_overflow(std::max<int64_t>(m.sizes[d] - 1, 0), m.strides[d], &term) ||
+                          __builtin_add_overflow(extent, term, &extent);
+    EMBER_CHECK_VALUE(!overflow) << where << ": sizes and strides reach past 64-bit offsets";
+  }
+  int64_t bytes = 0;
+  EMBER_CHECK_VALUE(empty || !__builtin_mul_overflow(extent, static_cast<int64_t>(element_size(m.dtype)), &bytes))
+      << where << ": sizes and strides reach past 64-bit offsets";
   return m;
 }
 
