@@ -4,8 +4,6 @@
 // that update buffers in place, with PyTorch's buffers after the run.
 #include <gtest/gtest.h>
 
-#include <cmath>
-
 #include "ember/ember.h"
 #include "ember/export.h"
 #include "ember/serialize.h"
@@ -15,28 +13,9 @@ namespace {
 
 std::string program_path(const std::string& name) { return std::string(EMBER_EXPORT_PROGRAMS_DIR) + "/" + name; }
 
-/// torch.testing.assert_close's default tolerances for a dtype.
-std::pair<double, double> tolerances(ScalarType t) {
-  switch (t) {
-    case kFloat: return {1.3e-6, 1e-5};
-    case kDouble: return {1e-7, 1e-7};
-    case kHalf: return {1e-3, 1e-5};
-    case kBFloat16: return {1.6e-2, 1e-5};
-    default: return {0, 0};
-  }
-}
-
 void expect_close(const Tensor& got, const Tensor& want, const std::string& what) {
-  ASSERT_EQ(got.dtype(), want.dtype()) << what;
-  ASSERT_EQ(got.sizes().vec(), want.sizes().vec()) << what;
-  const auto [rtol, atol] = tolerances(want.dtype());
-  Tensor g = got.to(kDouble).contiguous(), w = want.to(kDouble).contiguous();
-  const double* gp = g.data_ptr<double>();
-  const double* wp = w.data_ptr<double>();
-  for (int64_t i = 0; i < g.numel(); ++i) {
-    // The model's outputs are finite; a NaN anywhere is a failure.
-    ASSERT_LE(std::abs(gp[i] - wp[i]), atol + rtol * std::abs(wp[i])) << what << " element " << i;
-  }
+  const CloseCheck c = check_close(got, want);
+  EXPECT_TRUE(c.ok) << what << ": " << c.mismatch << " (max abs error " << c.max_abs_error << ")";
 }
 
 class ImportedProgram : public ::testing::TestWithParam<std::string> {};
@@ -66,6 +45,18 @@ TEST_P(ImportedProgram, InductorMatchesPyTorchOutputsAndBuffers) { check_program
 
 INSTANTIATE_TEST_SUITE_P(Programs, ImportedProgram, ::testing::Values("mlp", "cnn", "block", "stateful"),
                          [](const auto& info) { return info.param; });
+
+TEST(CheckClose, AppliesAssertCloseDefaultTolerancesPerDtype) {
+  const Tensor want = full({3}, Scalar(100.0));
+  EXPECT_TRUE(check_close(want + 1e-4, want).ok);   // within 1e-5 + 1.3e-6 * 100
+  EXPECT_FALSE(check_close(want + 2e-4, want).ok);  // past it
+  EXPECT_FALSE(check_close(want.to(kDouble), want).ok);
+  EXPECT_FALSE(check_close(want.reshape({3, 1}), want).ok);
+  const Tensor ints = full({2}, Scalar(int64_t{5}), TensorOptions(kInt64));
+  EXPECT_FALSE(check_close(ints + 1, ints).ok);  // integers must be equal
+  const Tensor nan = full({1}, Scalar(std::nan("")));
+  EXPECT_TRUE(check_close(nan, nan).ok);
+}
 
 TEST(ImportedProgram, SignatureNamesInputsOutputsAndState) {
   ExportedProgram p = load_exported(program_path("stateful.pt2"));
