@@ -97,6 +97,31 @@ class ExportedProgram {
 /// anything else it cannot represent.
 ExportedProgram load_exported(const std::string& path);
 
+/// One op an archive's graph calls, for `ember inspect`: what Ember makes of its target.
+struct ExportedOpUse {
+  std::string target;               // "torch.ops.aten.gelu.default"
+  std::string op;                   // "aten::gelu", or "" outside torch.ops.aten
+  enum class Status { Registered, Folded, Missing } status = Status::Missing;
+  std::vector<std::string> nodes;   // the nodes calling it, in graph order
+};
+/// Every target the archive's graph calls, in order of first use, without building the
+/// graph (so that a program with ops Ember lacks still lists them all). Raises like
+/// load_exported for an unreadable archive or an unknown schema major.
+std::vector<ExportedOpUse> list_exported_ops(const std::string& path);
+
+/// torch.testing.assert_close's default tolerances (rtol, atol) for a dtype: (0, 0) for
+/// integers and bool, which must be equal.
+std::pair<double, double> default_tolerances(ScalarType dtype);
+/// How a result compares with the expected tensor under assert_close's rule
+/// (|got - want| <= atol + rtol * |want|, NaN equal to NaN, dtypes and sizes equal).
+struct CloseCheck {
+  bool ok = false;
+  double max_abs_error = 0;  // over the elements (inf when a NaN or inf differs)
+  double rtol = 0, atol = 0;
+  std::string mismatch;  // why not, when dtypes or sizes differ or an element is off
+};
+CloseCheck check_close(const Tensor& got, const Tensor& want);
+
 /// Writes `program` as a .pt2 archive that torch.export.load (PyTorch 2.11) reads.
 void save_exported(const ExportedProgram& program, const std::string& path);
 /// Writes a graph (captured, or built by hand) with the values of its Attribute inputs

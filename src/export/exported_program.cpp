@@ -1,7 +1,11 @@
 // export/exported_program.cpp — ExportedProgram: binding the graph's inputs (state by
 // name, then user inputs), checking user inputs, running with the interpreter or a backend,
 // writing mutated buffers back; load_exported. See Note [export].
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <sstream>
+#include <tuple>
 
 #include "ember/autograd.h"
 #include "ember/compile.h"
@@ -149,6 +153,49 @@ ExportedCallable ExportedProgram::compile(const std::string& backend) const {
     }
     return finish(*impl, (*compiled)(inputs));
   };
+}
+
+std::pair<double, double> default_tolerances(ScalarType dtype) {
+  switch (dtype) {
+    case kFloat: return {1.3e-6, 1e-5};
+    case kDouble: return {1e-7, 1e-7};
+    case kHalf: return {1e-3, 1e-5};
+    case kBFloat16: return {1.6e-2, 1e-5};
+    default: return {0.0, 0.0};
+  }
+}
+
+CloseCheck check_close(const Tensor& got, const Tensor& want) {
+  CloseCheck c;
+  std::tie(c.rtol, c.atol) = default_tolerances(want.dtype());
+  if (got.dtype() != want.dtype() || got.sizes() != want.sizes()) {
+    std::ostringstream os;
+    os << "expected " << graph_text::short_dtype(want.dtype()) << want.sizes() << ", got "
+       << graph_text::short_dtype(got.dtype()) << got.sizes();
+    c.mismatch = os.str();
+    c.max_abs_error = std::numeric_limits<double>::infinity();
+    return c;
+  }
+  NoGradGuard no_grad;
+  const Tensor g = got.cpu().to(kDouble).contiguous(), w = want.cpu().to(kDouble).contiguous();
+  const double* gp = g.data_ptr<double>();
+  const double* wp = w.data_ptr<double>();
+  int64_t first_bad = -1;
+  for (int64_t i = 0; i < g.numel(); ++i) {
+    const bool both_nan = std::isnan(gp[i]) && std::isnan(wp[i]);
+    const bool same_inf = std::isinf(wp[i]) && gp[i] == wp[i];
+    const double err = both_nan || same_inf ? 0.0 : std::abs(gp[i] - wp[i]);
+    const double e = std::isnan(err) ? std::numeric_limits<double>::infinity() : err;
+    c.max_abs_error = std::max(c.max_abs_error, e);
+    if (first_bad < 0 && !both_nan && !same_inf && !(e <= c.atol + c.rtol * std::abs(wp[i]))) first_bad = i;
+  }
+  c.ok = first_bad < 0;
+  if (!c.ok) {
+    std::ostringstream os;
+    os << "element " << first_bad << " is " << gp[first_bad] << ", expected " << wp[first_bad];
+    c.mismatch = os.str();
+  }
+  return c;
 }
 
 ExportedProgram load_exported(const std::string& path) {

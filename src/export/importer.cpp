@@ -2,11 +2,13 @@
 // and format marker, the schema version (unknown majors refused), the weights and
 // constants by their stored dtype/sizes/strides/offset (aliases kept), the signature, and
 // the graph node by node (node_import.cpp). See Note [export].
+#include <algorithm>
 #include <cstring>
 
 #include "ember/ops/creation.h"
 #include "export/node_import.h"
 #include "export/program_impl.h"
+#include "ops/registry.h"
 
 namespace ember::exporting {
 namespace {
@@ -205,15 +207,21 @@ void import_output(const ImportScope& s, const json& spec, std::vector<ValueRef>
   sig.outputs.push_back(std::move(out));
 }
 
-}  // namespace
-
-std::shared_ptr<ExportedProgram::Impl> import_archive(const ZipContents& zip, const std::string& path) {
-  auto impl = std::make_shared<ExportedProgram::Impl>();
+/// The archive's root folder, after checking its format and version markers.
+std::string checked_root(const ZipContents& zip, const std::string& path) {
   const std::string root = find_root(zip, path);
   auto version = zip.entries.find(root + std::string(kArchiveVersionPath));
   EMBER_CHECK_VALUE(version == zip.entries.end() || version->second == "0")
       << "'" << path << "': archive version '" << version->second.substr(0, 16)
       << "'; Ember reads version 0 (PyTorch 2.11's)";
+  return root;
+}
+
+}  // namespace
+
+std::shared_ptr<ExportedProgram::Impl> import_archive(const ZipContents& zip, const std::string& path) {
+  auto impl = std::make_shared<ExportedProgram::Impl>();
+  const std::string root = checked_root(zip, path);
   const std::string where = "'" + path + "': " + std::string(kModelJsonPath);
   try {
     const json program = parse_json(entry(zip, root, kModelJsonPath, path), where);
@@ -248,3 +256,38 @@ std::shared_ptr<ExportedProgram::Impl> import_archive(const ZipContents& zip, co
 }
 
 }  // namespace ember::exporting
+
+namespace ember {
+
+std::vector<ExportedOpUse> list_exported_ops(const std::string& path) {
+  using namespace exporting;
+  const ZipContents zip = read_zip(path);
+  const std::string root = checked_root(zip, path);
+  const std::string where = "'" + path + "': " + std::string(kModelJsonPath);
+  std::vector<ExportedOpUse> uses;
+  try {
+    const json program = parse_json(entry(zip, root, kModelJsonPath, path), where);
+    ExportedProgram::Impl versions;
+    check_versions(program, path, versions);
+    for (const json& node : program.at("graph_module").at("graph").at("nodes")) {
+      const std::string target = node.at("target").get<std::string>();
+      auto it = std::find_if(uses.begin(), uses.end(), [&](const ExportedOpUse& u) { return u.target == target; });
+      if (it == uses.end()) {
+        ExportedOpUse u;
+        u.target = target;
+        u.op = aten_name_of_target(target).value_or("");
+        u.status = is_folded_target(target)                                     ? ExportedOpUse::Status::Folded
+                   : !u.op.empty() && ops::registry().find(u.op) != nullptr ? ExportedOpUse::Status::Registered
+                                                                             : ExportedOpUse::Status::Missing;
+        uses.push_back(std::move(u));
+        it = uses.end() - 1;
+      }
+      it->nodes.push_back(node.value("name", std::string("?")));
+    }
+  } catch (const json::exception& e) {
+    EMBER_FAIL_KIND(ErrorKind::ValueError) << where << " does not follow torch.export's schema: " << e.what();
+  }
+  return uses;
+}
+
+}  // namespace ember

@@ -368,6 +368,13 @@ const ops::OpDef* op_for(const json& node, const ops::OpDef* op) {
 
 }  // namespace
 
+bool is_folded_target(const std::string& target) {
+  if (folders().contains(target)) return true;
+  for (const IntOpRow& row : int_op_rows())
+    if (target == row.target) return true;
+  return false;
+}
+
 TensorMeta recorded_meta(const ImportScope& scope, const std::string& name) {
   EMBER_CHECK_VALUE(scope.tensor_values->contains(name))
       << scope.where << ": the program records no geometry for the value %" << name;

@@ -38,6 +38,9 @@ TensorMeta recorded_meta(const ImportScope& scope, const std::string& name);
 /// node for unknown ops and unrepresentable arguments.
 void import_node(ImportScope& scope, const json& node);
 
+/// Whether a target is one import_node folds or drops (sym_size.int, _assert_scalar, …).
+bool is_folded_target(const std::string& target);
+
 /// "torch.ops.aten.add.Tensor" → "aten::add.Tensor", ".default" → no overload; nullopt
 /// for targets outside torch.ops.aten.
 std::optional<std::string> aten_name_of_target(const std::string& target);

@@ -28,5 +28,11 @@ namespace exporting {
 /// Builds a program from the entries of a .pt2 archive; `path` names it in errors.
 std::shared_ptr<ExportedProgram::Impl> import_archive(const ZipContents& zip, const std::string& path);
 
+/// Writes `g` (its Attribute inputs' values from `state`, its Constant nodes' from the
+/// graph) as a .pt2 archive; `sig` says which attributes are parameters and which outputs
+/// buffer mutations (empty: attributes requiring grad are parameters, all outputs user outputs).
+void write_archive(const Graph& g, const ExportSignature& sig, const std::map<std::string, Tensor>& state,
+                   const std::string& path);
+
 }  // namespace exporting
 }  // namespace ember

@@ -12,28 +12,11 @@ import sys
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-import json
-import struct
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from safetensors_lite import save_file  # noqa: E402
 
 torch.manual_seed(0)
-
-_DTYPES = {torch.float32: "F32", torch.float64: "F64", torch.int64: "I64", torch.int32: "I32",
-           torch.bool: "BOOL", torch.float16: "F16", torch.bfloat16: "BF16", torch.uint8: "U8"}
-
-
-def save_file(tensors, path):
-    """A safetensors file (the format's header and little-endian data), written here so
-    that the script needs nothing beside torch."""
-    header, blobs, offset = {}, [], 0
-    for name, t in tensors.items():
-        data = t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
-        header[name] = {"dtype": _DTYPES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
 class MLP(nn.Module):
