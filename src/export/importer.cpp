@@ -237,6 +237,8 @@ std::shared_ptr<ExportedProgram::Impl> import_archive(const ZipContents& zip, co
     scope.graph = impl->graph.get();
     scope.tensor_values = &graph.at("tensor_values");
     scope.where = where;
+    for (const json& node : graph.at("nodes")) collect_tensor_names(node.at("inputs"), scope.used);
+    collect_tensor_names(gm.at("signature").at("output_specs"), scope.used);
     for (const json& spec : gm.at("signature").at("input_specs")) import_input(scope, spec, weights, constants, *impl);
     for (const json& node : graph.at("nodes")) import_node(scope, node);
     std::vector<ValueRef> outs;

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <functional>
 
+#include "capture/graph_recorder.h"
 #include "core/shape.h"
 #include "ember/ops/creation.h"
 #include "graph/text.h"
@@ -366,7 +367,80 @@ const ops::OpDef* op_for(const json& node, const ops::OpDef* op) {
   return wrapped ? alt : op;
 }
 
+/// Requires Ember's geometry of output `k` (%name) to have the program's sizes and dtype,
+/// when a later node or the signature reads it (unread outputs, such as batch norm's saved
+/// statistics in eval, may differ).
+void check_output(const ImportScope& s, const std::string& where, const std::string& op, const std::string& name,
+                  size_t k, const TensorMeta& ember) {
+  if (!s.used.contains(name)) return;
+  const TensorMeta recorded = recorded_meta(s, name);
+  EMBER_CHECK_VALUE(ember.sizes == recorded.sizes && ember.dtype == recorded.dtype)
+      << where << ": output " << k << " (%" << name << ") is " << graph_text::format_meta(recorded)
+      << " in the program but Ember's " << op << " computes " << graph_text::format_meta(ember);
+}
+
+/// A composite op (one Ember defines by a decomposition) is recorded as the calls its
+/// decomposition makes, as capture records it, so that backends see only ops they lower.
+void expand_composite(ImportScope& s, const ops::OpDef& op, const std::vector<Arg>& args,
+                      const std::vector<std::string>& outs, SourceLoc loc, const std::string& where) {
+  capture::GraphRecorder rec(*s.graph);
+  rec.set_origin(std::move(loc), true);
+  Stack stack;
+  for (const Arg& a : args) {
+    if (a.kind == Arg::Kind::Literal) {
+      stack.push_back(a.literal);
+    } else if (a.kind == Arg::Kind::Value) {
+      stack.emplace_back(rec.fake(a.value));
+    } else {
+      std::vector<std::optional<Tensor>> l;
+      for (const auto& v : a.values) l.push_back(v ? std::optional<Tensor>(rec.fake(*v)) : std::nullopt);
+      stack.emplace_back(std::move(l));
+    }
+  }
+  // A Tensor[] argument holds no None: its list goes to the op as Tensor[].
+  for (size_t i = 0; i < stack.size(); ++i) {
+    if (!stack[i].is_optional_tensor_list() || op.schema.arguments[i].type.element_optional) continue;
+    std::vector<Tensor> l;
+    for (const auto& t : stack[i].to_optional_tensor_list()) l.push_back(*t);
+    stack[i] = IValue(std::move(l));
+  }
+  std::vector<Tensor> results;
+  for (const IValue& v : ops::call(op, stack)) {
+    if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list()) results.push_back(t);
+    } else {
+      results.push_back(v.is_none() ? Tensor() : v.to_tensor());
+    }
+  }
+  EMBER_CHECK_VALUE(results.size() == outs.size())
+      << where << ": Ember's " << op.name << " has " << results.size() << " outputs, the program records "
+      << outs.size();
+  for (size_t k = 0; k < outs.size(); ++k) {
+    if (outs[k].empty() || !results[k].defined()) continue;
+    const ValueRef v = rec.value(results[k]);
+    check_output(s, where, op.name, outs[k], k, v.node->meta().at(v.index));
+    s.values[outs[k]] = v;
+  }
+}
+
 }  // namespace
+
+void collect_tensor_names(const json& j, std::set<std::string>& out) {
+  if (j.is_array()) {
+    for (const json& e : j) collect_tensor_names(e, out);
+  } else if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) {
+      if (k == "as_tensor" && v.is_object() && v.contains("name") && v["name"].is_string()) {
+        out.insert(v["name"].get<std::string>());
+      } else if (k == "as_tensors" && v.is_array()) {
+        for (const json& e : v)
+          if (e.is_object() && e.contains("name") && e["name"].is_string()) out.insert(e["name"].get<std::string>());
+      } else {
+        collect_tensor_names(v, out);
+      }
+    }
+  }
+}
 
 bool is_folded_target(const std::string& target) {
   if (folders().contains(target)) return true;
@@ -452,22 +526,26 @@ void import_node(ImportScope& s, const json& node) {
   for (size_t i = 0; i < slots.size(); ++i)
     args.push_back(slots[i]->kind == Arg::Kind::Literal ? Arg::of_literal(example[i]) : *slots[i]);
 
-  // Outputs: the program's recorded geometry, checked against Ember's meta function.
   const std::vector<std::string> outs = output_names(node, where);
-  std::vector<TensorMeta> recorded;
-  for (const std::string& o : outs) recorded.push_back(o.empty() ? TensorMeta{} : recorded_meta(s, o));
-  std::vector<TensorMeta> metas = recorded;
-  if (op->meta && op->kind != ops::OpKind::Composite && op->kind != ops::OpKind::InPlace) {
+  for (const std::string& o : outs)
+    EMBER_CHECK_VALUE(o.empty() || !s.values.contains(o)) << where << ": the value %" << o << " is defined twice";
+  if (op->kind == ops::OpKind::Composite) {
+    expand_composite(s, *op, args, outs, loc_of(node), where);
+    return;
+  }
+
+  // Outputs: the program's recorded geometry, checked against Ember's meta function.
+  std::vector<TensorMeta> metas;
+  for (const std::string& o : outs) metas.push_back(o.empty() ? TensorMeta{} : recorded_meta(s, o));
+  if (op->meta && op->kind != ops::OpKind::InPlace) {
     std::vector<TensorMeta> ember = op->meta(example);
     EMBER_CHECK_VALUE(ember.size() == outs.size())
         << where << ": Ember's " << *name << " has " << ember.size() << " outputs, the program records " << outs.size();
     for (size_t k = 0; k < outs.size(); ++k) {
       if (outs[k].empty()) continue;
       // Ember's strides are what its kernels write; sizes and dtype must agree.
-      EMBER_CHECK_VALUE(ember[k].sizes == recorded[k].sizes && ember[k].dtype == recorded[k].dtype)
-          << where << ": output " << k << " (%" << outs[k] << ") is " << graph_text::format_meta(recorded[k])
-          << " in the program but Ember's " << *name << " computes " << graph_text::format_meta(ember[k]);
-      ember[k].device = recorded[k].device;
+      check_output(s, where, *name, outs[k], k, ember[k]);
+      ember[k].device = metas[k].device;
       metas[k] = ember[k];
     }
   }
@@ -479,11 +557,8 @@ void import_node(ImportScope& s, const json& node) {
                 ? s.graph->add_named(NodeKind::Call, node_name, op->name, op, std::move(args), std::move(metas),
                                      loc_of(node), true)
                 : s.graph->add_call(*op, std::move(args), std::move(metas), loc_of(node));
-  for (size_t k = 0; k < outs.size(); ++k) {
-    if (outs[k].empty()) continue;
-    EMBER_CHECK_VALUE(!s.values.contains(outs[k])) << where << ": the value %" << outs[k] << " is defined twice";
-    s.values[outs[k]] = n->out(static_cast<uint32_t>(k));
-  }
+  for (size_t k = 0; k < outs.size(); ++k)
+    if (!outs[k].empty()) s.values[outs[k]] = n->out(static_cast<uint32_t>(k));
 }
 
 }  // namespace ember::exporting

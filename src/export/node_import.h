@@ -7,6 +7,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ struct ImportScope {
   /// Integers and booleans of static shapes (sym_size and friends folded), by name.
   std::map<std::string, int64_t> ints;
   std::map<std::string, bool> bools;
+  /// Names of the tensor values some node or the signature reads.
+  std::set<std::string> used;
   /// Names the archive in errors.
   std::string where;
 };
@@ -32,7 +35,11 @@ struct ImportScope {
 /// The recorded geometry of tensor value `name`.
 TensorMeta recorded_meta(const ImportScope& scope, const std::string& name);
 
-/// Imports one schema.Node: appends its call, or folds it into `scope` (sym_size.int,
+/// The tensor values a node reads (every "as_tensor" and list entry in its inputs).
+void collect_tensor_names(const json& j, std::set<std::string>& out);
+
+/// Imports one schema.Node: appends its call (a composite op: the calls of its
+/// decomposition, recorded as capture records them), or folds it into `scope` (sym_size.int,
 /// sym_numel, sym_stride.int, sym_storage_offset, integer arithmetic of _operator),
 /// or checks and drops it (_assert_tensor_metadata, _assert_scalar). Raises naming the
 /// node for unknown ops and unrepresentable arguments.
