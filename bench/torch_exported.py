@@ -14,64 +14,19 @@ import sys
 import time
 
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "export"))
+from make_programs import Block, SmallCNN  # noqa: E402  (the test programs' models, at other sizes)
 from safetensors_lite import save_file  # noqa: E402
-
-
-class Block(nn.Module):
-    """Pre-norm transformer block with causal attention, as bench_exported_models writes it."""
-
-    def __init__(self, d=256, heads=8, t=128):
-        super().__init__()
-        self.heads = heads
-        self.ln1 = nn.LayerNorm(d)
-        self.qkv = nn.Linear(d, 3 * d)
-        self.proj = nn.Linear(d, d)
-        self.ln2 = nn.LayerNorm(d)
-        self.fc1 = nn.Linear(d, 4 * d)
-        self.fc2 = nn.Linear(4 * d, d)
-        self.register_buffer("mask", torch.tril(torch.ones(t, t, dtype=torch.bool)))
-
-    def forward(self, x):
-        b, t, d = x.shape
-        h = d // self.heads
-        q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
-        q = q.view(b, t, self.heads, h).transpose(1, 2)
-        k = k.view(b, t, self.heads, h).transpose(1, 2)
-        v = v.view(b, t, self.heads, h).transpose(1, 2)
-        att = (q @ k.transpose(-2, -1)) * (1.0 / h**0.5)
-        att = att.masked_fill(~self.mask[:t, :t], float("-inf"))
-        y = (torch.softmax(att, dim=-1) @ v).transpose(1, 2).contiguous().view(b, t, d)
-        x = x + self.proj(y)
-        return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
-
-
-class SmallCNN(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv1 = nn.Conv2d(3, 32, 3, padding=1)
-        self.bn1 = nn.BatchNorm2d(32)
-        self.conv2 = nn.Conv2d(32, 64, 3, stride=2, padding=1)
-        self.bn2 = nn.BatchNorm2d(64)
-        self.fc = nn.Linear(64, 10)
-
-    def forward(self, x):
-        x = F.relu(self.bn1(self.conv1(x)))
-        x = F.max_pool2d(x, 2)
-        x = F.relu(self.bn2(self.conv2(x)))
-        return self.fc(x.mean(dim=(2, 3)))
 
 
 def models():
     torch.manual_seed(0)
-    cnn = SmallCNN()
+    cnn = SmallCNN(32, 64)
     for bn in (cnn.bn1, cnn.bn2):  # non-trivial running statistics
         bn.running_mean.uniform_(-0.5, 0.5)
         bn.running_var.uniform_(0.5, 1.5)
-    return {"block": (Block(), torch.randn(8, 128, 256)), "cnn": (cnn, torch.randn(16, 3, 64, 64))}
+    return {"block": (Block(d=256, heads=8, t=128), torch.randn(8, 128, 256)), "cnn": (cnn, torch.randn(16, 3, 64, 64))}
 
 
 def main():

@@ -71,15 +71,10 @@ std::map<std::string, Tensor> load_payload(const ZipContents& zip, const std::st
     }
     const Tensor& flat = f->second;
     EMBER_CHECK_VALUE(flat.dtype() == m.dtype) << w << ": shares " << file << " with a tensor of another dtype";
-    int64_t extent = m.storage_offset;
-    bool empty_tensor = false;
-    for (size_t d = 0; d < m.sizes.size(); ++d) {
-      empty_tensor = empty_tensor || m.sizes[d] == 0;
-      extent += (m.sizes[d] - 1) * m.strides[d];
-    }
-    EMBER_CHECK_VALUE(empty_tensor || extent < flat.numel())
-        << w << ": its sizes, strides and offset reach element " << extent << " but " << file << " holds "
-        << flat.numel();
+    const bool empty_tensor = std::find(m.sizes.begin(), m.sizes.end(), 0) != m.sizes.end();
+    EMBER_CHECK_VALUE(empty_tensor || storage_extent(m) <= flat.numel())
+        << w << ": its sizes, strides and offset reach element " << storage_extent(m) - 1 << " but " << file
+        << " holds " << flat.numel();
     Tensor t = empty_tensor ? empty(m.sizes, TensorOptions(m.dtype)) : flat.as_strided(m.sizes, m.strides, m.storage_offset);
     out.emplace(fqn, t);
   }

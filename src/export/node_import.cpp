@@ -51,15 +51,7 @@ std::string union_kind(const json& j, const std::string& where) {
 
 /// An Ember example tensor on the meta device with `m`'s geometry, for meta functions.
 Tensor meta_tensor(const TensorMeta& m) {
-  int64_t extent = m.storage_offset + 1;
-  for (size_t d = 0; d < m.sizes.size(); ++d) {
-    if (m.sizes[d] == 0) {
-      extent = m.storage_offset;
-      break;
-    }
-    extent += (m.sizes[d] - 1) * m.strides[d];
-  }
-  return empty({extent}, TensorOptions(m.dtype).device(kMeta)).as_strided(m.sizes, m.strides, m.storage_offset);
+  return empty({storage_extent(m)}, TensorOptions(m.dtype).device(kMeta)).as_strided(m.sizes, m.strides, m.storage_offset);
 }
 
 int64_t sym_int_arg(const ImportScope& s, const json& a, const std::string& where) {

@@ -142,6 +142,15 @@ TensorMeta json_to_meta(const json& j, const std::string& where) {
   return m;
 }
 
+int64_t storage_extent(const TensorMeta& m) {
+  int64_t extent = m.storage_offset + 1;
+  for (size_t d = 0; d < m.sizes.size(); ++d) {
+    if (m.sizes[d] == 0) return m.storage_offset;
+    extent += (m.sizes[d] - 1) * m.strides[d];
+  }
+  return extent;
+}
+
 json meta_to_json(const TensorMeta& m, bool requires_grad) {
   json j;
   j["dtype"] = dtype_code(m.dtype);

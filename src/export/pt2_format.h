@@ -52,6 +52,10 @@ json device_to_json(Device d);
 TensorMeta json_to_meta(const json& j, const std::string& where);
 json meta_to_json(const TensorMeta& m, bool requires_grad = false);
 
+/// Elements of storage a geometry reaches: offset + Σ(size-1)·stride + 1, or the offset
+/// alone when a size is 0 (json_to_meta has checked that it fits).
+int64_t storage_extent(const TensorMeta& m);
+
 /// The integer of a schema.SymInt ({"as_int": 4}), or nullopt for an expression.
 std::optional<int64_t> static_sym_int(const json& j);
 

@@ -30,13 +30,13 @@ class MLP(nn.Module):
 
 
 class SmallCNN(nn.Module):
-    def __init__(self):
+    def __init__(self, c1=8, c2=16):
         super().__init__()
-        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
-        self.bn1 = nn.BatchNorm2d(8)
-        self.conv2 = nn.Conv2d(8, 16, 3, stride=2, padding=1)
-        self.bn2 = nn.BatchNorm2d(16)
-        self.fc = nn.Linear(16, 10)
+        self.conv1 = nn.Conv2d(3, c1, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(c1)
+        self.conv2 = nn.Conv2d(c1, c2, 3, stride=2, padding=1)
+        self.bn2 = nn.BatchNorm2d(c2)
+        self.fc = nn.Linear(c2, 10)
 
     def forward(self, x):
         x = F.relu(self.bn1(self.conv1(x)))
