@@ -229,8 +229,10 @@ void write_archive(const Graph& g, const ExportSignature& sig, const std::map<st
   }
 
   json nodes = json::array();
+  bool writes_in_place = false;
   for (const auto& n : g.nodes()) {
     if (n->kind() != NodeKind::Call) continue;
+    writes_in_place = writes_in_place || n->op()->schema.is_mutable();
     nodes.push_back(node_json(*n, names));
     for (uint32_t k = 0; k < n->num_outputs(); ++k)
       tensor_values[names({n.get(), k})] = meta_to_json(n->meta()[k]);
@@ -274,7 +276,9 @@ void write_archive(const Graph& g, const ExportSignature& sig, const std::map<st
       {"opset_version", {{"aten", 10}}},
       {"range_constraints", json::object()},
       {"schema_version", {{"major", kSchemaMajor}, {"minor", kSchemaMinor}}},
-      {"verifiers", json::array({"ATEN"})},
+      // ATen's verifier requires functional calls; a graph that writes in place (a
+      // training-IR program's buffer updates) is what PyTorch's training IR holds.
+      {"verifiers", json::array({writes_in_place ? "TRAINING" : "ATEN"})},
       {"torch_version", "2.11.0"},
       {"guards_code", json::array()}};
 

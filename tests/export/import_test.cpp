@@ -44,7 +44,7 @@ TEST_P(ImportedProgram, InterpreterMatchesPyTorchOutputsAndBuffers) { check_prog
 
 TEST_P(ImportedProgram, InductorMatchesPyTorchOutputsAndBuffers) { check_program(GetParam(), "inductor"); }
 
-INSTANTIATE_TEST_SUITE_P(Programs, ImportedProgram, ::testing::Values("mlp", "cnn", "block", "stateful"),
+INSTANTIATE_TEST_SUITE_P(Programs, ImportedProgram, ::testing::Values("mlp", "cnn", "block", "stateful", "stateful_training_ir"),
                          [](const auto& info) { return info.param; });
 
 TEST(CheckClose, AppliesAssertCloseDefaultTolerancesPerDtype) {

@@ -2,7 +2,7 @@
 
 Run with PyTorch 2.11 (CPU):  python tests/export/make_programs.py [out_dir]
 For each model: <name>.pt2 (torch.export.save of the program after run_decompositions(),
-i.e. Core ATen), <name>_io.safetensors holding the user inputs under their signature names
+i.e. Core ATen; <name>_training_ir.pt2 without it), <name>_io.safetensors holding the user inputs under their signature names
 ("input.<name>") and PyTorch's outputs ("output.<k>", and "state.<buffer>" for each buffer
 after one run when the program mutates buffers).
 """
@@ -100,6 +100,8 @@ def models():
         "cnn": (SmallCNN(), (torch.randn(2, 3, 16, 16),)),
         "block": (Block(), (torch.randn(2, 8, 32),)),
         "stateful": (Stateful(), (torch.randn(3, 6), torch.randn(3, 4))),
+        # The same model left in the training IR: in-place buffer updates, linear, contiguous.
+        "stateful_training_ir": (Stateful(), (torch.randn(3, 6), torch.randn(3, 4))),
     }
 
 
@@ -125,7 +127,8 @@ def main():
     os.makedirs(out, exist_ok=True)
     for name, (model, args) in models().items():
         model.eval()
-        ep = relative_paths(torch.export.export(model, args).run_decompositions())
+        ep = torch.export.export(model, args)
+        ep = relative_paths(ep if name.endswith("_training_ir") else ep.run_decompositions())
         torch.export.save(ep, f"{out}/{name}.pt2")
         # Run the saved program, as a loader of the file would.
         loaded = torch.export.load(f"{out}/{name}.pt2").module()

@@ -64,7 +64,7 @@ TEST_P(SavedProgram, TorchExportLoadRunsItToPyTorchsOutputs) {
   std::filesystem::remove(path);
 }
 
-INSTANTIATE_TEST_SUITE_P(Programs, SavedProgram, ::testing::Values("mlp", "cnn", "block", "stateful"),
+INSTANTIATE_TEST_SUITE_P(Programs, SavedProgram, ::testing::Values("mlp", "cnn", "block", "stateful", "stateful_training_ir"),
                          [](const auto& info) { return info.param; });
 
 /// A function Ember captures: a module's parameters become Attribute inputs.
