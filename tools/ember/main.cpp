@@ -65,18 +65,6 @@ const Command kCommands[] = {
      "  --accuracy      also compare with eager against a float64 run\n"
      "Exit status: 0 when it compiles and runs (and matches), 1 when it fails (or FILE is bad), 2 on usage errors.\n",
      run_repro},
-    {"run-exported", "run a program exported by PyTorch (.pt2) on inputs from a safetensors file",
-     "usage: ember run-exported MODEL.pt2 --inputs IN.safetensors [--backend NAME] [--out OUT.safetensors]\n"
-     "                          [--check EXPECTED.safetensors]\n"
-     "  MODEL.pt2       an archive written by torch.export.save (PyTorch 2.11)\n"
-     "  --inputs IN     the user inputs, each under its name in the program's signature (or input.<name>)\n"
-     "  --backend NAME  compile with this backend (inductor, aot_eager, eager, ...); default: the interpreter\n"
-     "  --out OUT       write the outputs as output.<k> and the buffers the program updates as state.<name>\n"
-     "  --check EXP     compare with EXP's output.<k> and state.<name> by torch.testing.assert_close's rule\n"
-     "                  (default tolerances of each dtype); prints each one's max abs error and PASS/FAIL\n"
-     "Prints each output's dtype and sizes. Exit status: 0, or 1 when a check fails or the program cannot\n"
-     "run on the inputs; 2 on usage errors.\n",
-     run_run_exported},
     {"replay", "re-run the frame an execution record holds, in the program that wrote it, and say what it raises",
      "usage: ember replay FILE\n"
      "  FILE  an execution record, <base_dir>/replay/<fn>_pid<P>_<k>.record.safetensors, written when the\n"
@@ -89,6 +77,18 @@ const Command kCommands[] = {
      "one (fixed), 2 when FILE is missing or not a record, or the program cannot run or ends without\n"
      "calling the function.\n",
      run_replay},
+    {"run-exported", "run a program exported by PyTorch (.pt2) on inputs from a safetensors file",
+     "usage: ember run-exported MODEL.pt2 --inputs IN.safetensors [--backend NAME] [--out OUT.safetensors]\n"
+     "                          [--check EXPECTED.safetensors]\n"
+     "  MODEL.pt2       an archive written by torch.export.save (PyTorch 2.11)\n"
+     "  --inputs IN     the user inputs, each under its name in the program's signature (or input.<name>)\n"
+     "  --backend NAME  compile with this backend (inductor, aot_eager, eager, ...); default: the interpreter\n"
+     "  --out OUT       write the outputs as output.<k> and the buffers the program updates as state.<name>\n"
+     "  --check EXP     compare with EXP's output.<k> and state.<name> by torch.testing.assert_close's rule\n"
+     "                  (default tolerances of each dtype); prints each one's max abs error and PASS/FAIL\n"
+     "Prints each output's dtype and sizes. Exit status: 0, or 1 when a check fails or the program cannot\n"
+     "run on the inputs; 2 on usage errors.\n",
+     run_run_exported},
 };
 
 const Command* find_command(std::string_view name) {
