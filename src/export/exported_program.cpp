@@ -138,12 +138,13 @@ std::map<std::string, Tensor> ExportedProgram::run(const std::map<std::string, T
 ExportedCallable ExportedProgram::compile(const std::string& backend) const {
   register_builtin_backends();
   Backend b = lookup_backend(backend);
-  auto impl = impl_;
+  // The backend may rewrite the graph it is given: it gets a clone, compiled on the first call.
   auto compiled = std::make_shared<CompiledGraph>();
-  auto graph = std::shared_ptr<Graph>(impl->graph->clone());
-  return [self = *this, impl, b, compiled, graph, backend](const std::vector<Tensor>& user_inputs) {
+  auto graph = std::shared_ptr<Graph>(impl_->graph->clone());
+  return [self = *this, b, compiled, graph, backend](const std::vector<Tensor>& user_inputs) {
     self.check_user_inputs(user_inputs);
-    std::vector<Tensor> inputs = bind_inputs(*impl, user_inputs);
+    Impl& impl = *self.impl_;
+    std::vector<Tensor> inputs = bind_inputs(impl, user_inputs);
     if (!*compiled) {
       try {
         *compiled = b(*graph, inputs);
@@ -151,7 +152,7 @@ ExportedCallable ExportedProgram::compile(const std::string& backend) const {
         throw BackendCompilerFailed(backend, e);
       }
     }
-    return finish(*impl, (*compiled)(inputs));
+    return finish(impl, (*compiled)(inputs));
   };
 }
 
