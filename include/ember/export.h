@@ -75,9 +75,9 @@ class ExportedProgram {
   /// Runs the graph with the interpreter on the user inputs (in signature order), writes
   /// mutated buffers back into state(), returns the user outputs. Raises an ember::Error
   /// naming the input when their number, dtypes, sizes or devices differ from the program's.
-  std::vector<Tensor> operator()(const std::vector<Tensor>& user_inputs) const;
+  std::vector<Tensor> operator()(const std::vector<Tensor>& user_inputs, Loc loc = Loc::current()) const;
   /// The same with inputs and outputs by their signature names.
-  std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& named_inputs) const;
+  std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& named_inputs, Loc loc = Loc::current()) const;
   /// Compiles the graph with a registered backend ("eager", "aot_eager", "inductor", …) on
   /// the first call, with that call's inputs as example inputs.
   ExportedCallable compile(const std::string& backend = "inductor") const;
@@ -88,14 +88,14 @@ class ExportedProgram {
 
  private:
   std::shared_ptr<Impl> impl_;
-  friend ExportedProgram load_exported(const std::string& path);
+  friend ExportedProgram load_exported(const std::string& path, Loc loc);
 };
 
 /// Reads a .pt2 archive written by torch.export.save (PyTorch 2.11; schema major 8). Raises
-/// an ember::Error naming the archive and the problem for a corrupt or truncated archive,
+/// an ember::Error naming the archive, the problem and the caller's line for a corrupt or truncated archive,
 /// an unknown schema major version, an op Ember lacks (naming the node), a dynamic size, or
 /// anything else it cannot represent.
-ExportedProgram load_exported(const std::string& path);
+ExportedProgram load_exported(const std::string& path, Loc loc = Loc::current());
 
 /// One op an archive's graph calls, for `ember inspect`: what Ember makes of its target.
 struct ExportedOpUse {
@@ -107,7 +107,7 @@ struct ExportedOpUse {
 /// Every target the archive's graph calls, in order of first use, without building the
 /// graph (so that a program with ops Ember lacks still lists them all). Raises like
 /// load_exported for an unreadable archive or an unknown schema major.
-std::vector<ExportedOpUse> list_exported_ops(const std::string& path);
+std::vector<ExportedOpUse> list_exported_ops(const std::string& path, Loc loc = Loc::current());
 
 /// torch.testing.assert_close's default tolerances (rtol, atol) for a dtype: (0, 0) for
 /// integers and bool, which must be equal.
@@ -123,9 +123,10 @@ struct CloseCheck {
 CloseCheck check_close(const Tensor& got, const Tensor& want);
 
 /// Writes `program` as a .pt2 archive that torch.export.load (PyTorch 2.11) reads.
-void save_exported(const ExportedProgram& program, const std::string& path);
+void save_exported(const ExportedProgram& program, const std::string& path, Loc loc = Loc::current());
 /// Writes a graph (captured, or built by hand) with the values of its Attribute inputs
 /// from `state` (by qualified name); its Placeholders become user inputs, its outputs user outputs.
-void save_exported(const Graph& graph, const std::map<std::string, Tensor>& state, const std::string& path);
+void save_exported(const Graph& graph, const std::map<std::string, Tensor>& state, const std::string& path,
+                   Loc loc = Loc::current());
 
 }  // namespace ember

@@ -11,6 +11,7 @@
 #include "ember/compile.h"
 #include "export/program_impl.h"
 #include "graph/text.h"
+#include "support/call_context.h"
 
 namespace ember {
 
@@ -112,12 +113,14 @@ std::vector<Tensor> finish(ExportedProgram::Impl& impl, std::vector<Tensor> outp
 
 }  // namespace
 
-std::vector<Tensor> ExportedProgram::operator()(const std::vector<Tensor>& user_inputs) const {
+std::vector<Tensor> ExportedProgram::operator()(const std::vector<Tensor>& user_inputs, Loc loc) const {
+  support::UserLocScope scope(loc);
   check_user_inputs(user_inputs);
   return finish(*impl_, run_graph(*impl_->graph, bind_inputs(*impl_, user_inputs)));
 }
 
-std::map<std::string, Tensor> ExportedProgram::run(const std::map<std::string, Tensor>& named_inputs) const {
+std::map<std::string, Tensor> ExportedProgram::run(const std::map<std::string, Tensor>& named_inputs, Loc loc) const {
+  support::UserLocScope scope(loc);
   std::vector<Tensor> inputs;
   const std::vector<std::string> names = impl_->signature.user_inputs();
   for (const std::string& n : names) {
@@ -128,7 +131,7 @@ std::map<std::string, Tensor> ExportedProgram::run(const std::map<std::string, T
   for (const auto& [n, t] : named_inputs)
     EMBER_CHECK_VALUE(std::find(names.begin(), names.end(), n) != names.end())
         << "the exported program has no input named '" << n << "'";
-  std::vector<Tensor> outs = (*this)(inputs);
+  std::vector<Tensor> outs = (*this)(inputs, loc);
   std::map<std::string, Tensor> named;
   const std::vector<std::string> out_names = impl_->signature.user_outputs();
   for (size_t k = 0; k < outs.size(); ++k) named[out_names.at(k)] = outs[k];
@@ -199,7 +202,8 @@ CloseCheck check_close(const Tensor& got, const Tensor& want) {
   return c;
 }
 
-ExportedProgram load_exported(const std::string& path) {
+ExportedProgram load_exported(const std::string& path, Loc loc) {
+  support::UserLocScope scope(loc);
   ExportedProgram p;
   p.impl_ = exporting::import_archive(exporting::read_zip(path), path);
   return p;

@@ -11,6 +11,7 @@
 #include "export/program_impl.h"
 #include "export/pt2_format.h"
 #include "ops/registry.h"
+#include "support/call_context.h"
 
 namespace ember {
 namespace exporting {
@@ -302,11 +303,13 @@ void write_archive(const Graph& g, const ExportSignature& sig, const std::map<st
 
 }  // namespace exporting
 
-void save_exported(const ExportedProgram& program, const std::string& path) {
+void save_exported(const ExportedProgram& program, const std::string& path, Loc loc) {
+  support::UserLocScope scope(loc);
   exporting::write_archive(program.graph(), program.signature(), program.state(), path);
 }
 
-void save_exported(const Graph& graph, const std::map<std::string, Tensor>& state, const std::string& path) {
+void save_exported(const Graph& graph, const std::map<std::string, Tensor>& state, const std::string& path, Loc loc) {
+  support::UserLocScope scope(loc);
   EMBER_CHECK_VALUE(graph.output_node() != nullptr) << "save_exported: the graph has no outputs";
   exporting::write_archive(graph, ExportSignature{}, state, path);
 }

@@ -9,6 +9,7 @@
 #include "export/node_import.h"
 #include "export/program_impl.h"
 #include "ops/registry.h"
+#include "support/call_context.h"
 
 namespace ember::exporting {
 namespace {
@@ -256,7 +257,8 @@ std::shared_ptr<ExportedProgram::Impl> import_archive(const ZipContents& zip, co
 
 namespace ember {
 
-std::vector<ExportedOpUse> list_exported_ops(const std::string& path) {
+std::vector<ExportedOpUse> list_exported_ops(const std::string& path, Loc loc) {
+  support::UserLocScope scope(loc);
   using namespace exporting;
   const ZipContents zip = read_zip(path);
   const std::string root = checked_root(zip, path);

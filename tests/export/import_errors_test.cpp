@@ -72,9 +72,10 @@ TEST(ImportErrors, FileThatIsNotAZipIsRefusedNamingIt) {
   std::filesystem::remove(path);
 }
 
-TEST(ImportErrors, MissingFileIsRefusedNamingIt) {
+TEST(ImportErrors, MissingFileIsRefusedNamingItAndTheCallersLine) {
   const std::string msg = error_of([] { load_exported("/nonexistent/model.pt2"); });
   EXPECT_NE(msg.find("'/nonexistent/model.pt2'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("import_errors_test.cpp:" + std::to_string(__LINE__ - 2)), std::string::npos) << msg;
 }
 
 TEST(ImportErrors, TruncatedArchiveIsRefused) {
@@ -174,6 +175,7 @@ TEST(ImportErrors, UserInputOfWrongSizesIsNamed) {
   const std::string msg = error_of([&] { p({zeros({5, 16})}); });
   EXPECT_NE(msg.find("input 'x' of the exported program: expected f32[4, 16], got f32[5, 16]"), std::string::npos)
       << msg;
+  EXPECT_NE(msg.find("import_errors_test.cpp:" + std::to_string(__LINE__ - 3)), std::string::npos) << msg;
 }
 
 TEST(ImportErrors, UserInputOfWrongDtypeIsNamed) {
