@@ -2,6 +2,11 @@
 # (cmake/dependencies.cmake) and for a project that uses the installed package.
 include(CMakeFindDependencyMacro)
 find_dependency(OpenMP)
+# libzip, for the .pt2 archives of programs exported by PyTorch (ember_export).
+find_dependency(PkgConfig)
+if(NOT TARGET PkgConfig::LIBZIP)
+  pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)
+endif()
 # The static CUDA runtime the cuda device links (EMBER_CUDA builds).
 if(EMBER_CUDA)
   find_dependency(CUDAToolkit)

@@ -70,6 +70,7 @@ constexpr AutocastRow kPolicies[] = {
     {"aten::prod", kSetDtype, kFp32},
     {"aten::prod.dim_int", kSetDtype, kFp32},
     {"aten::cumsum", kSetDtype, kNone},
+    {"aten::linalg_vector_norm", kSetDtype, kNone},
     // Ops of several floating inputs: the widest of them.
     {"aten::atan2", kPromote, kNone},
     {"aten::dot", kPromote, kNone},

@@ -391,9 +391,40 @@ void register_logsumexp(Registry& r) {
   });
 }
 
+/// ATen's linalg_vector_norm: max|x| for ord=inf, min|x| for -inf, the count of nonzeros
+/// for 0, and (sum |x|^ord)^(1/ord) otherwise, computed in `dtype` when given.
+void register_vector_norm(Registry& r) {
+  r.def("linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
+        "ScalarType? dtype=None) -> Tensor")
+      .set_decomposition([](const Stack& a) -> Stack {
+        Tensor self = a[0].to_tensor();
+        const double ord = a[1].to_scalar().to_double();
+        const std::vector<int64_t> dims = a[2].is_none() ? std::vector<int64_t>{} : a[2].to_int_list();
+        const bool keepdim = a[3].to_bool();
+        EMBER_CHECK_TYPE(is_floating_point(self.dtype()))
+            << "linalg.vector_norm: expected a floating point input, got " << self.dtype();
+        if (!a[4].is_none()) self = cast(self, a[4].to_scalar_type());
+        Tensor abs = call_op_tensor("aten::abs", {self});
+        if (std::isinf(ord)) return call_op(ord > 0 ? "aten::amax" : "aten::amin", {abs, dims, keepdim});
+        if (ord == 0) {
+          Tensor nonzero = cast(call_op_tensor("aten::ne.Scalar", {abs, Scalar(0.0)}), self.dtype());
+          return call_op("aten::sum.dim_IntList", {nonzero, dims, keepdim});
+        }
+        if (ord == 1) return call_op("aten::sum.dim_IntList", {abs, dims, keepdim});
+        if (ord == 2) {
+          Tensor sq = call_op_tensor("aten::mul.Tensor", {abs, abs});
+          return call_op("aten::sqrt", {call_op_tensor("aten::sum.dim_IntList", {sq, dims, keepdim})});
+        }
+        Tensor powed = call_op_tensor("aten::pow.Tensor_Scalar", {abs, Scalar(ord)});
+        Tensor total = call_op_tensor("aten::sum.dim_IntList", {powed, dims, keepdim});
+        return call_op("aten::pow.Tensor_Scalar", {total, Scalar(1.0 / ord)});
+      });
+}
+
 }  // namespace
 
 void register_reduction_ops(Registry& r) {
+  register_vector_norm(r);
   register_sum_mean_prod(r);
   register_min_max(r);
   register_var_std(r);

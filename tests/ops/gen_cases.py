@@ -580,6 +580,18 @@ def var_samples(g):
     return out
 
 
+def vector_norm_samples(g):
+    out = [S(g.t((3, 4)), o, [1], desc="ord %r dim 1" % o) for o in (2, 1, 3, 0.5, 0, float("inf"), float("-inf"))]
+    out += [S(g.t((2, 3, 4), lay="permute"), 2, None, desc="all dims"),
+            S(g.t((2, 3, 4)), 2, [0, 2], True, desc="dims 0,2 keepdim"),
+            S(g.t((3, 4), lay="transposed"), 1, [0], desc="transposed"),
+            S(g.t((3, 4)), 2, [1], dtype=f64, desc="dtype f64"),
+            S(g.t((3, 4), f64), 3, [0], desc="f64 ord 3"),
+            S(g.t((0, 3)), 2, [1], desc="empty rows"),
+            S(g.t((3, 4), i64), 2, [1], desc="integer input", expect="error")]
+    return out
+
+
 def reduction_rows():
     R = "reduction"
     num = [f64, f16, bf16, i64, i32, u8, b8]
@@ -602,6 +614,7 @@ def reduction_rows():
         OpInfo("aten::argmin", R, lambda g: [S(g.t((2, 3, 4), kind="unique", lay="permute"), desc="all permuted")] +
                red_dims(1, [f64, i64, u8, bf16], "unique", list_dims=False)(g)),
         OpInfo("aten::var.correction", R, var_samples),
+        OpInfo("aten::linalg_vector_norm", R, vector_norm_samples),
         OpInfo("aten::std.correction", R, var_samples),
         OpInfo("aten::any", R, red_full([f64, i64, u8, b8, bf16])),
         OpInfo("aten::any.dim", R, red_dims(1, [f64, i64, u8, b8], list_dims=False)),
@@ -737,6 +750,17 @@ def batch_norm_samples(native):
     return samples
 
 
+def legit_no_training(x, w, b, rm, rv, momentum, eps):
+    return torch.ops.aten.native_batch_norm(x, w, b, rm, rv, False, momentum, eps)
+
+
+def legit_no_training_samples(g):
+    return [S(g.t((4, 3, 2, 2)), g.t((3,)), g.t((3,)), g.t((3,)), g.t((3,), kind="pos"), 0.1, 1e-5, desc="4-D"),
+            S(g.t((4, 3, 5), lay="transposed"), None, None, g.t((3,)), g.t((3,), kind="pos"), 0.1, 1e-3, desc="no affine"),
+            S(g.t((4, 3), f64), g.t((3,), f64), g.t((3,), f64), g.t((3,), f64), g.t((3,), f64, kind="pos"), 0.1, 1e-5,
+              desc="f64 2-D")]
+
+
 def TIES(sign=1):
     from opinfo import T
     return T(sign * torch.tensor([[1.5, 3.0, 3.0], [0.5, 3.0, -2.0]]))
@@ -780,6 +804,11 @@ def nn_rows():
         OpInfo("aten::layer_norm", N, layer_norm_samples(False), reduced_in_float=True),
         OpInfo("aten::native_batch_norm", N, batch_norm_samples(True), no_grad_args=("running_mean", "running_var")),
         OpInfo("aten::batch_norm", N, batch_norm_samples(False)),
+        OpInfo("aten::_native_batch_norm_legit_no_training", N, legit_no_training_samples, ref=legit_no_training,
+               schema="_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, "
+                      "Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+               note="the eval batch norm of torch.export's Core ATen graphs (PyTorch 2); reference "
+                    "native_batch_norm(..., training=False, ...)"),
         OpInfo("aten::embedding", N, embedding_samples),
         OpInfo("aten::constant_pad_nd", N, lambda g: [
             S(g.t((2, 3, 4)), [1, 2], desc="last dim"), S(g.t((2, 3, 4)), [1, 0, 2, 1], 1.5, desc="two dims value"),

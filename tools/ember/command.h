@@ -55,8 +55,10 @@ void print_usage(const Command& command);
 // Subcommands.
 int run_bisect(const Args& args);
 int run_config(const Args& args);
+int run_inspect(const Args& args);
 int run_minify(const Args& args);
 int run_replay(const Args& args);
+int run_run_exported(const Args& args);
 int run_repro(const Args& args);
 
 }  // namespace ember::tool

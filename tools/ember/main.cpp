@@ -35,6 +35,13 @@ const Command kCommands[] = {
      "  --markdown     the same as a Markdown table (for docs/diagnostics.md)\n"
      "  NAME           the current value of one knob (C++ name, alias or environment name)\n",
      run_config},
+    {"inspect", "show what Ember makes of a program exported by PyTorch (.pt2): ops it lacks, signature, graph",
+     "usage: ember inspect MODEL.pt2\n"
+     "  MODEL.pt2  an archive written by torch.export.save (PyTorch 2.11)\n"
+     "Prints the targets the program calls and those Ember lacks (then exits 1), the schema and PyTorch\n"
+     "versions, the signature (parameters, buffers, constants, user inputs and outputs, buffer mutations)\n"
+     "and the graph as Ember's graph text. Exit status: 0, or 1 when the program cannot be imported.\n",
+     run_inspect},
     {"minify", "shrink a failing graph (a minifier launcher, a repro or a graph text file) to the smallest that fails",
      "usage: ember minify FILE [--backend NAME] [--backend-lib LIB]... [--accuracy] [--out DIR] [--max-compiles N]\n"
      "                   [--no-shrink]\n"
@@ -70,6 +77,18 @@ const Command kCommands[] = {
      "one (fixed), 2 when FILE is missing or not a record, or the program cannot run or ends without\n"
      "calling the function.\n",
      run_replay},
+    {"run-exported", "run a program exported by PyTorch (.pt2) on inputs from a safetensors file",
+     "usage: ember run-exported MODEL.pt2 --inputs IN.safetensors [--backend NAME] [--out OUT.safetensors]\n"
+     "                          [--check EXPECTED.safetensors]\n"
+     "  MODEL.pt2       an archive written by torch.export.save (PyTorch 2.11)\n"
+     "  --inputs IN     the user inputs, each under its name in the program's signature (or input.<name>)\n"
+     "  --backend NAME  compile with this backend (inductor, aot_eager, eager, ...); default: the interpreter\n"
+     "  --out OUT       write the outputs as output.<k> and the buffers the program updates as state.<name>\n"
+     "  --check EXP     compare with EXP's output.<k> and state.<name> by torch.testing.assert_close's rule\n"
+     "                  (default tolerances of each dtype); prints each one's max abs error and PASS/FAIL\n"
+     "Prints each output's dtype and sizes. Exit status: 0, or 1 when a check fails or the program cannot\n"
+     "run on the inputs; 2 on usage errors.\n",
+     run_run_exported},
 };
 
 const Command* find_command(std::string_view name) {

@@ -117,7 +117,9 @@ TEST(EmberTool, UnknownCommandExitsWithUsageError) {
 TEST(EmberTool, HelpListsTheCommands) {
   ToolRun r = run_ember("", "help");
   EXPECT_EQ(r.status, 0);
-  EXPECT_NE(r.output.find("  config  list every knob"), std::string::npos) << r.output;
+  // One line per command, summaries aligned after the longest name (run-exported).
+  EXPECT_NE(r.output.find("  config        list every knob"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("  run-exported  run a program exported by PyTorch"), std::string::npos) << r.output;
   ToolRun usage = run_ember("", "config --help");
   EXPECT_EQ(usage.status, 0);
   EXPECT_EQ(usage.output.rfind("usage: ember config", 0), 0u) << usage.output;

@@ -1,0 +1,201 @@
+// What load_exported and an imported program refuse, each with an ember::Error saying
+// what was expected and what came: files that are not archives, truncated or corrupt
+// archives, unknown schema versions, ops Ember lacks, dynamic dims, and user inputs of the
+// wrong number, names, sizes or dtypes.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ember/ember.h"
+#include "ember/export.h"
+#include "export/zip_archive.h"
+
+namespace ember {
+namespace {
+
+std::string program_path(const std::string& name) { return std::string(EMBER_EXPORT_PROGRAMS_DIR) + "/" + name; }
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("ember_export_" + std::to_string(getpid()) + "_" + name)).string();
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out << bytes;
+}
+
+/// The message of the ember::Error `f` raises (failing the test when it raises none, or
+/// raises an internal error).
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const InternalError& e) {
+    ADD_FAILURE() << "internal error: " << e.what();
+    return "";
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no error raised";
+  return "";
+}
+
+/// mlp.pt2 with one entry's text edited by `edit`, written to a temporary file.
+std::string edited_archive(const std::string& entry, const std::function<void(std::string&)>& edit) {
+  auto zip = exporting::read_zip(program_path("mlp.pt2"));
+  std::vector<std::pair<std::string, std::string>> entries(zip.entries.begin(), zip.entries.end());
+  for (auto& [name, data] : entries)
+    if (name == "mlp/" + entry) edit(data);
+  const std::string path = temp_path(entry.substr(entry.rfind('/') + 1) + ".pt2");
+  exporting::write_zip(path, entries);
+  return path;
+}
+
+void replace_once(std::string& s, const std::string& from, const std::string& to) {
+  const size_t at = s.find(from);
+  ASSERT_NE(at, std::string::npos) << from;
+  s.replace(at, from.size(), to);
+}
+
+TEST(ImportErrors, FileThatIsNotAZipIsRefusedNamingIt) {
+  const std::string path = temp_path("not_a_zip.pt2");
+  write_bytes(path, "this is not an archive");
+  const std::string msg = error_of([&] { load_exported(path); });
+  EXPECT_NE(msg.find("cannot read '" + path + "' as a zip archive"), std::string::npos) << msg;
+  std::filesystem::remove(path);
+}
+
+TEST(ImportErrors, MissingFileIsRefusedNamingItAndTheCallersLine) {
+  const std::string msg = error_of([] { load_exported("/nonexistent/model.pt2"); });
+  EXPECT_NE(msg.find("'/nonexistent/model.pt2'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("import_errors_test.cpp:" + std::to_string(__LINE__ - 2)), std::string::npos) << msg;
+}
+
+TEST(ImportErrors, TruncatedArchiveIsRefused) {
+  const std::string bytes = read_bytes(program_path("mlp.pt2"));
+  const std::string path = temp_path("truncated.pt2");
+  for (size_t keep : {bytes.size() / 2, bytes.size() - 10, size_t{100}}) {
+    write_bytes(path, bytes.substr(0, keep));
+    const std::string msg = error_of([&] { load_exported(path); });
+    EXPECT_NE(msg.find(path), std::string::npos) << keep << ": " << msg;
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(ImportErrors, CorruptEntryFailsItsChecksum) {
+  std::string bytes = read_bytes(program_path("mlp.pt2"));
+  // PyTorch stores entries uncompressed: the JSON text is in the file as is.
+  const size_t at = bytes.find("\"graph_module\"");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 3] = 'X';
+  const std::string path = temp_path("corrupt.pt2");
+  write_bytes(path, bytes);
+  const std::string msg = error_of([&] { load_exported(path); });
+  EXPECT_NE(msg.find("is truncated or corrupt"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("models/model.json"), std::string::npos) << msg;
+  std::filesystem::remove(path);
+}
+
+TEST(ImportErrors, UnknownSchemaMajorVersionIsRefused) {
+  const std::string path = edited_archive("models/model.json", [](std::string& s) {
+    replace_once(s, "\"schema_version\": {\"major\": 8", "\"schema_version\": {\"major\": 9");
+  });
+  const std::string msg = error_of([&] { load_exported(path); });
+  EXPECT_NE(msg.find("schema version 9.17"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Ember reads schema major version 8"), std::string::npos) << msg;
+  std::filesystem::remove(path);
+}
+
+TEST(ImportErrors, UnknownOpNamesTheOpAndTheNode) {
+  const std::string path = edited_archive("models/model.json", [](std::string& s) {
+    replace_once(s, "torch.ops.aten.gelu.default", "torch.ops.aten.frobnicate.default");
+  });
+  const std::string msg = error_of([&] { load_exported(path); });
+  EXPECT_NE(msg.find("node %gelu (torch.ops.aten.frobnicate.default)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("calls aten::frobnicate, an op Ember does not have"), std::string::npos) << msg;
+  std::filesystem::remove(path);
+}
+
+TEST(ImportErrors, NonAtenTargetIsRefusedNamingIt) {
+  const std::string path = edited_archive("models/model.json", [](std::string& s) {
+    replace_once(s, "torch.ops.aten.gelu.default", "torch.ops.higher_order.cond");
+  });
+  const std::string msg = error_of([&] { load_exported(path); });
+  EXPECT_NE(msg.find("calls 'torch.ops.higher_order.cond', which is not an ATen op"), std::string::npos) << msg;
+  std::filesystem::remove(path);
+}
+
+TEST(ImportErrors, ArgumentTheSchemaLacksIsNamed) {
+  const std::string path = edited_archive("models/model.json", [](std::string& s) {
+    replace_once(s, "\"name\": \"mat1\"", "\"name\": \"matrix1\"");
+  });
+  const std::string msg = error_of([&] { load_exported(path); });
+  EXPECT_NE(msg.find("aten::addmm has no argument 'matrix1'"), std::string::npos) << msg;
+  std::filesystem::remove(path);
+}
+
+TEST(ImportErrors, MalformedJsonIsRefused) {
+  const std::string path = edited_archive("models/model.json", [](std::string& s) { s.resize(s.size() / 2); });
+  const std::string msg = error_of([&] { load_exported(path); });
+  EXPECT_NE(msg.find("models/model.json is not a JSON object"), std::string::npos) << msg;
+  std::filesystem::remove(path);
+}
+
+TEST(ImportErrors, PickledWeightsAreRefused) {
+  const std::string path = edited_archive("data/weights/model_weights_config.json", [](std::string& s) {
+    replace_once(s, "\"use_pickle\": false", "\"use_pickle\": true");
+  });
+  const std::string msg = error_of([&] { load_exported(path); });
+  EXPECT_NE(msg.find("is pickled"), std::string::npos) << msg;
+  std::filesystem::remove(path);
+}
+
+TEST(ImportErrors, WeightSmallerThanItsGeometryIsRefused) {
+  const std::string path = edited_archive("data/weights/weight_0", [](std::string& s) { s.resize(8); });
+  const std::string msg = error_of([&] { load_exported(path); });
+  EXPECT_NE(msg.find("reach element"), std::string::npos) << msg;
+  std::filesystem::remove(path);
+}
+
+TEST(ImportErrors, DynamicDimsAreNamedWithTheirRanges) {
+  const std::string msg = error_of([] { load_exported(program_path("mlp_dynamic.pt2")); });
+  EXPECT_NE(msg.find("exported with dynamic dims (s77 in [2, 64])"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("input 'x' dim 0: s77"), std::string::npos) << msg;
+}
+
+TEST(ImportErrors, UserInputOfWrongSizesIsNamed) {
+  ExportedProgram p = load_exported(program_path("mlp.pt2"));
+  const std::string msg = error_of([&] { p({zeros({5, 16})}); });
+  EXPECT_NE(msg.find("input 'x' of the exported program: expected f32[4, 16], got f32[5, 16]"), std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("import_errors_test.cpp:" + std::to_string(__LINE__ - 3)), std::string::npos) << msg;
+}
+
+TEST(ImportErrors, UserInputOfWrongDtypeIsNamed) {
+  ExportedProgram p = load_exported(program_path("mlp.pt2"));
+  const std::string msg = error_of([&] { p.compile("eager")({zeros({4, 16}, TensorOptions(kDouble))}); });
+  EXPECT_NE(msg.find("expected f32[4, 16], got f64[4, 16]"), std::string::npos) << msg;
+}
+
+TEST(ImportErrors, WrongNumberOfUserInputsIsRefused) {
+  ExportedProgram p = load_exported(program_path("stateful.pt2"));
+  const std::string msg = error_of([&] { p({zeros({3, 6})}); });
+  EXPECT_NE(msg.find("takes 2 user inputs, got 1"), std::string::npos) << msg;
+}
+
+TEST(ImportErrors, UnknownAndMissingInputNamesAreNamed) {
+  ExportedProgram p = load_exported(program_path("mlp.pt2"));
+  EXPECT_NE(error_of([&] { p.run({}); }).find("input 'x' is missing"), std::string::npos);
+  EXPECT_NE(error_of([&] { p.run({{"x", zeros({4, 16})}, {"z", zeros({1})}}); }).find("no input named 'z'"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace ember
