@@ -1,5 +1,6 @@
 // ops/copy.cpp — copying and conversion: copy_ (the one primitive that writes into an
-// existing tensor, with broadcasting and dtype conversion), _to_copy, clone, fill_.
+// existing tensor, with broadcasting and dtype conversion), _to_copy, clone, fill_, the
+// functional fill.Scalar and copy, and _local_scalar_dense (item() as an op).
 #include <cstring>
 
 #include "core/shape.h"
@@ -43,22 +44,54 @@ TensorMeta like(const Tensor& self, std::optional<ScalarType> dtype, std::option
   return m;
 }
 
+/// Raises unless src broadcasts to self's sizes (over SymInt for symbolic sizes: Note
+/// [dynamic shapes]).
+void check_broadcasts_to(const Tensor& src, const Tensor& self) {
+  core::over_geometry({&self, &src}, [&]<typename Int>() {
+    using G = core::Geometry<Int>;
+    const auto sizes = G::sizes(src);
+    const auto strides = G::strides(src);
+    const auto target = G::sizes(self);
+    return core::rules::broadcast_strides(ArrayRef<Int>(sizes), ArrayRef<Int>(strides), ArrayRef<Int>(target)).size();
+  });
+}
+
+/// The functional forms of fill_ and copy_ (Core ATen's fill.Scalar and copy): a new tensor
+/// of self's geometry (empty_like's strides), dtype and device, written as the in-place op
+/// would write self. Their derivative rows are in derivatives.cpp.
+void register_functional_fill_copy(Registry& r) {
+  r.def("fill.Scalar(Tensor self, Scalar value) -> Tensor")
+      .set_meta([](const Stack& a) { return metas(like(a[0].to_tensor(), std::nullopt, std::nullopt)); })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
+        kernels::cpu::copy_into(out[0], scalar_tensor(a[1].to_scalar(), out[0].dtype(), out[0].device()));
+      })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
+        kernels::cuda::copy_into(out[0], scalar_tensor(a[1].to_scalar(), out[0].dtype(), kCPU));
+      });
+  r.def("copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor")
+      .set_meta([](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
+        check_broadcasts_to(a[1].to_tensor(), self);
+        return metas(like(self, std::nullopt, std::nullopt));
+      })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) { kernels::cpu::copy_into(out[0], a[1].to_tensor()); })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
+        kernels::cuda::copy_into(out[0], a[1].to_tensor(), a[2].to_bool());
+      })
+      .set_cross_device();
+  // Tensor::item as an op: composite, so that under capture the read of a traced tensor's
+  // value is the graph break `Tensor.item()` is (Note [capture]).
+  r.def("_local_scalar_dense(Tensor self) -> Scalar").set_decomposition([](const Stack& a) -> Stack {
+    return {a[0].to_tensor().item()};
+  });
+}
+
 }  // namespace
 
 void register_copy_ops(Registry& r) {
   r.def("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)")
       .set_meta([](const Stack& a) {
-        const Tensor& self = a[0].to_tensor();
-        const Tensor& src = a[1].to_tensor();
-        // Raises if src does not broadcast to self (over SymInt for symbolic sizes: Note [dynamic shapes]).
-        core::over_geometry({&self, &src}, [&]<typename Int>() {
-          using G = core::Geometry<Int>;
-          const auto sizes = G::sizes(src);
-          const auto strides = G::strides(src);
-          const auto target = G::sizes(self);
-          return core::rules::broadcast_strides(ArrayRef<Int>(sizes), ArrayRef<Int>(strides), ArrayRef<Int>(target))
-              .size();
-        });
+        check_broadcasts_to(a[1].to_tensor(), a[0].to_tensor());
         return std::vector<TensorMeta>{};
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>&) {
@@ -134,6 +167,7 @@ void register_copy_ops(Registry& r) {
         if (self.is_contiguous()) return {self};
         return call_op("aten::clone", {self, std::string("contiguous_format")});
       });
+  register_functional_fill_copy(r);
 }
 
 }  // namespace ember::ops
@@ -156,5 +190,14 @@ Tensor& fill_(Tensor& self, const Scalar& value, Loc loc) {
   return call_inplace(EMBER_OP("aten::fill_.Scalar"), self, {self, value}, loc);
 }
 Tensor& zero_(Tensor& self, Loc loc) { return call_inplace(EMBER_OP("aten::zero_"), self, {self}, loc); }
+Tensor fill(const Tensor& self, const Scalar& value, Loc loc) {
+  return call_tensor(EMBER_OP("aten::fill.Scalar"), {self, value}, loc);
+}
+Tensor copy(const Tensor& self, const Tensor& src, bool non_blocking, Loc loc) {
+  return call_tensor(EMBER_OP("aten::copy"), {self, src, non_blocking}, loc);
+}
+Scalar _local_scalar_dense(const Tensor& self, Loc loc) {
+  return ops::call_at(EMBER_OP("aten::_local_scalar_dense"), {self}, loc).at(0).to_scalar();
+}
 
 }  // namespace ember

@@ -173,6 +173,31 @@ void unary_rows(Registry& r) {
   });
 }
 
+/// Core ATen ops: the trigonometric, hyperbolic and log10 rows, fill and copy (PyTorch's
+/// derivatives.yaml).
+void core_aten_rows(Registry& r) {
+  row(r, "aten::acos", "AcosBackward0",
+      [](const Ctx& c) -> Grads { return {neg(c.grad()) * rsqrt(1 - c.input(0) * c.input(0))}; });
+  row(r, "aten::asin", "AsinBackward0",
+      [](const Ctx& c) -> Grads { return {c.grad() * rsqrt(1 - c.input(0) * c.input(0))}; });
+  row(r, "aten::atan", "AtanBackward0",
+      [](const Ctx& c) -> Grads { return {c.grad() / (c.input(0) * c.input(0) + 1)}; });
+  row(r, "aten::acosh", "AcoshBackward0",
+      [](const Ctx& c) -> Grads { return {c.grad() * rsqrt(c.input(0) * c.input(0) - 1)}; });
+  row(r, "aten::asinh", "AsinhBackward0",
+      [](const Ctx& c) -> Grads { return {c.grad() * rsqrt(c.input(0) * c.input(0) + 1)}; });
+  row(r, "aten::atanh", "AtanhBackward0",
+      [](const Ctx& c) -> Grads { return {c.grad() / (1 - c.input(0) * c.input(0))}; });
+  row(r, "aten::sinh", "SinhBackward0", [](const Ctx& c) -> Grads { return {c.grad() * cosh(c.input(0))}; });
+  row(r, "aten::cosh", "CoshBackward0", [](const Ctx& c) -> Grads { return {c.grad() * sinh(c.input(0))}; });
+  row(r, "aten::tan", "TanBackward0",
+      [](const Ctx& c) -> Grads { return {c.grad() * (c.output(0) * c.output(0) + 1)}; });
+  row(r, "aten::log10", "Log10Backward0", [](const Ctx& c) -> Grads { return {c.grad() / (c.input(0) * M_LN10)}; });
+  // The functional fill and copy: self's values are overwritten, so its gradient is zero.
+  row(r, "aten::fill.Scalar", "FillBackward0", [](const Ctx& c) -> Grads { return {zeros_of(c.grad())}; });
+  row(r, "aten::copy", "CopyBackwards", [](const Ctx& c) -> Grads { return {zeros_of(c.grad()), c.grad()}; });
+}
+
 Tensor scaled(const Tensor& g, const Scalar& alpha) { return alpha.to_double() == 1.0 ? g : g * alpha; }
 
 void binary_rows(Registry& r) {
@@ -484,6 +509,7 @@ void indexing_rows(Registry& r) {
 
 void register_derivatives(Registry& r) {
   unary_rows(r);
+  core_aten_rows(r);
   binary_rows(r);
   select_rows(r);
   copy_rows(r);

@@ -6,7 +6,7 @@
 namespace ember::ops {
 class Registry;
 
-void register_copy_ops(Registry& r);        // copy.cpp: copy_, _to_copy, clone, fill_
+void register_copy_ops(Registry& r);        // copy.cpp: copy_, _to_copy, clone, fill_, fill, copy
 void register_factory_ops(Registry& r);     // factory.cpp: empty, zeros, full, arange, …
 void register_view_ops(Registry& r);        // view.cpp: view, permute, expand, slice, …
 void register_pointwise_ops(Registry& r);   // pointwise.cpp: scalar_ops.def + where, clamp, …
@@ -19,6 +19,7 @@ void register_indexing_ops(Registry& r);    // indexing.cpp: gather, scatter, in
 void register_random_ops(Registry& r);      // random.cpp: rand, randn, bernoulli, native_dropout
 void register_nn_backward_ops(Registry& r); // nn_backward.cpp: convolution_backward, pooling/batch norm backward
 void register_loss_ops(Registry& r);        // loss.cpp: mse, l1, smooth_l1, binary cross entropy, nll, cross entropy
+void register_pointwise_composite_ops(Registry& r); // pointwise_composite.cpp: elu, leaky_relu, hardtanh, pow.Scalar, atan2.out
 // Derivative formulas, attached to the ops above (one row per op; see Note [autograd]).
 void register_derivatives(Registry& r);     // derivatives.cpp: pointwise, copy, view ops
 void register_nn_derivatives(Registry& r);  // derivatives_nn.cpp: reductions, linalg, nn

@@ -138,7 +138,7 @@ void def_unary(Registry& r, const char* name) {
         Types t = types_for(kind, self.dtype(), name);
         kernels::cuda::pointwise(cuda_row(name, F::source, {self}, t.compute, out[0]), out[0], {self});
       });
-  if (n != "isnan") r.def(n + "_(Tensor(a!) self) -> Tensor(a!)").set_inplace_of("aten::" + n);
+  if (n != "isnan" && n != "isinf") r.def(n + "_(Tensor(a!) self) -> Tensor(a!)").set_inplace_of("aten::" + n);
 }
 
 // --- binary --------------------------------------------------------------------------
@@ -597,6 +597,16 @@ EMBER_UNARY_INPLACE(round)
 EMBER_UNARY_INPLACE(trunc)
 EMBER_UNARY_INPLACE(logical_not)
 EMBER_UNARY_INPLACE(bitwise_not)
+EMBER_UNARY_INPLACE(acos)
+EMBER_UNARY_INPLACE(asin)
+EMBER_UNARY_INPLACE(atan)
+EMBER_UNARY_INPLACE(acosh)
+EMBER_UNARY_INPLACE(asinh)
+EMBER_UNARY_INPLACE(atanh)
+EMBER_UNARY_INPLACE(sinh)
+EMBER_UNARY_INPLACE(cosh)
+EMBER_UNARY_INPLACE(tan)
+EMBER_UNARY_INPLACE(log10)
 #undef EMBER_UNARY_INPLACE
 
 Tensor gelu(const Tensor& self, const std::string& approximate, Loc loc) {

@@ -1,10 +1,12 @@
-// ops/random.cpp — random ops (rand, randn, *_like, bernoulli, native_dropout, dropout) over
+// ops/random.cpp — random ops (rand, randn, *_like, randperm, bernoulli, native_dropout, dropout) over
 // the counter-based Philox generator of kernels/cpu/philox.h. Each kernel reserves its
 // counters from the default generator and fills element ranges in parallel; the numbers
 // depend only on (seed, offset, element index), never on the thread count (Note [random]).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <vector>
 
 #include "core/generator.h"
 #include "core/shape.h"
@@ -142,6 +144,48 @@ TensorMeta factory_meta(const Stack& a, bool normal) {
   return contiguous_meta(size, dt, a[3].is_none() ? kCPU : a[3].to_device());
 }
 
+/// randperm's checks, as ATen's: n >= 0, a dtype that is not bool, and n - 1 representable
+/// in it (every integer up to 2^digits + 1 for float16/32/64; ATen checks no bound for
+/// bfloat16, whose values past 257 round).
+TensorMeta randperm_meta(const Stack& a) {
+  const int64_t n = a[0].to_int();
+  const ScalarType dt = a[1].to_optional_scalar_type().value_or(kLong);
+  EMBER_CHECK(n >= 0) << "Trying to create tensor with negative dimension " << n << ": [" << n << "]";
+  if (dt == kBool) not_implemented("randperm", dt);
+  EMBER_DISPATCH_ALL_TYPES(dt, "randperm", [&] {
+    if constexpr (std::is_same_v<scalar_t, BFloat16>) {
+      return;
+    } else if constexpr (std::is_floating_point_v<scalar_t> || std::is_same_v<scalar_t, Half>) {
+      const int digits = std::is_same_v<scalar_t, Half> ? 11 : std::numeric_limits<scalar_t>::digits;
+      const int64_t most = digits >= 62 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << digits) + 1;
+      EMBER_CHECK(n <= most) << "n cannot be greater than " << most << " for " << scalar_type_name(dt) << " type.";
+    } else if constexpr (!std::is_same_v<scalar_t, bool>) {
+      EMBER_CHECK(n - 1 <= static_cast<int64_t>(std::numeric_limits<scalar_t>::max()))
+          << "value cannot be converted to type " << scalar_type_name(dt) << " without overflow";
+    }
+  });
+  return contiguous_meta({n}, dt, a[3].is_none() ? kCPU : a[3].to_device());
+}
+
+/// A uniformly random permutation of 0 … n-1 by Fisher–Yates: swap i with j drawn from
+/// [0, i] for i = n-1 … 1, j from the 64 bits of one Philox counter per step (two words), so
+/// the modulo bias is below 2^-32 for any n an int64 tensor can hold.
+void fill_randperm(Tensor& out) {
+  const int64_t n = out.numel();
+  std::vector<int64_t> perm(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) perm[static_cast<size_t>(i)] = i;
+  const core::PhiloxState s = core::default_generator().reserve(counters_for(n, 2));
+  for (int64_t i = n - 1; i > 0; --i) {
+    const philox::Words w = philox::block(s.seed, s.offset + static_cast<uint64_t>(i / 2));
+    const uint64_t bits = (static_cast<uint64_t>(w.w[2 * (i % 2) + 1]) << 32) | w.w[2 * (i % 2)];
+    std::swap(perm[static_cast<size_t>(i)], perm[static_cast<size_t>(bits % static_cast<uint64_t>(i + 1))]);
+  }
+  EMBER_DISPATCH_ALL_TYPES(out.dtype(), "randperm", [&] {
+    scalar_t* p = out.data_ptr<scalar_t>();
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<scalar_t>(perm[static_cast<size_t>(i)]);
+  });
+}
+
 TensorMeta like_meta(const Stack& a, bool normal) {
   const Tensor& self = a[0].to_tensor();
   const ScalarType dt = a[1].to_optional_scalar_type().value_or(self.dtype());
@@ -168,6 +212,11 @@ void register_random_ops(Registry& r) {
       .set_meta([](const Stack& a) { return metas(factory_meta(a, true)); })
       .set_cpu([](const Stack&, std::vector<Tensor>& out) { fill_normal(out[0]); })
       .set_cuda([](const Stack&, std::vector<Tensor>& out) { fill_cuda(kc::RandomKind::Normal, out[0]); })
+      .set_random();
+  r.def("randperm(SymInt n, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, "
+        "bool? pin_memory=None) -> Tensor")
+      .set_meta([](const Stack& a) { return metas(randperm_meta(a)); })
+      .set_cpu([](const Stack&, std::vector<Tensor>& out) { fill_randperm(out[0]); })
       .set_random();
   r.def("rand_like(Tensor self, *, " + like_opts + ") -> Tensor")
       .set_meta([](const Stack& a) { return metas(like_meta(a, false)); })
@@ -304,6 +353,9 @@ Tensor rand(IntArrayRef size, TensorOptions o, Loc loc) {
 }
 Tensor randn(IntArrayRef size, TensorOptions o, Loc loc) {
   return call_tensor(EMBER_OP("aten::randn"), {size, dtype_arg(o), None{}, device_arg(o)}, loc);
+}
+Tensor randperm(int64_t n, TensorOptions o, Loc loc) {
+  return call_tensor(EMBER_OP("aten::randperm"), {n, dtype_arg(o), None{}, device_arg(o)}, loc);
 }
 Tensor rand_like(const Tensor& self, Loc loc) { return call_tensor(EMBER_OP("aten::rand_like"), {self}, loc); }
 Tensor randn_like(const Tensor& self, Loc loc) { return call_tensor(EMBER_OP("aten::randn_like"), {self}, loc); }

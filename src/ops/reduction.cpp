@@ -1,5 +1,5 @@
 // ops/reduction.cpp — reductions: sum, mean, prod, amax/amin, max/min (all and along a
-// dim, with indices), argmax/argmin, var/std, any/all, cumsum, logsumexp. Schemas and
+// dim, with indices), argmax/argmin, var/std (var.dim too), any/all (any.dims too), cumsum, logsumexp. Schemas and
 // dtype rules follow ATen; the kernels live in kernels/cpu/reduce.cpp (CPU) and
 // kernels/cuda/reduce.cpp (CUDA: sum, mean, prod, amax/amin, max/min, var, any/all) and
 // kernels/cuda/arg_reduce.cpp (max.dim/min.dim, argmax/argmin) and kernels/cuda/scan.cpp
@@ -136,14 +136,17 @@ KernelFn cuda_reduce(kc::Reduction op, Dims dims) {
 
 /// any/all on CUDA: the max/min row kernels over the input's truth values (each element
 /// converted to bool, so NaN is true); a uint8 result gets them as 0/1.
+void any_all_cuda(bool is_all, const Tensor& self, const std::vector<bool>& mask, const Tensor& out) {
+  const kc::Reduction op = is_all ? kc::Reduction::Min : kc::Reduction::Max;
+  if (out.dtype() == kBool) return kc::reduce(op, self, mask, out);
+  const Tensor truth = kc::empty_device(out.sizes(), kBool, out.device());
+  kc::reduce(op, self, mask, truth);
+  kc::copy_into(out, truth);
+}
 KernelFn cuda_any_all(bool is_all, Dims dims) {
   return [is_all, dims](const Stack& a, std::vector<Tensor>& out) {
     const Tensor& self = a[0].to_tensor();
-    const kc::Reduction op = is_all ? kc::Reduction::Min : kc::Reduction::Max;
-    if (out[0].dtype() == kBool) return kc::reduce(op, self, dims_of(self, a, dims), out[0]);
-    const Tensor truth = kc::empty_device(out[0].sizes(), kBool, out[0].device());
-    kc::reduce(op, self, dims_of(self, a, dims), truth);
-    kc::copy_into(out[0], truth);
+    any_all_cuda(is_all, self, dims_of(self, a, dims), out[0]);
   };
 }
 
@@ -319,6 +322,11 @@ void register_var_std(Registry& r) {
         Tensor var = call_op_tensor("aten::var.correction", {a[0], a[1], a[2], a[3]});
         return call_op("aten::sqrt", {var});
       });
+  // var.dim: unbiased is correction 1 (Bessel's), else 0.
+  r.def("var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor")
+      .set_decomposition([](const Stack& a) {
+        return call_op("aten::var.correction", {a[0], a[1], Scalar(a[2].to_bool() ? 1 : 0), a[3]});
+      });
 }
 
 void register_any_all(Registry& r) {
@@ -346,6 +354,23 @@ void register_any_all(Registry& r) {
         })
         .set_cuda(cuda_any_all(is_all, Dims::One));
   }
+  // any over a dim list: None reduces every dim, [] none (each element's truth value).
+  auto dims_mask = [](const Tensor& self, const IValue& dims) {
+    return dims.is_none() ? mask_of(self, {}) : core::dim_mask(dims.to_int_list(), self.dim(), false);
+  };
+  r.def("any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor")
+      .set_meta([dims_mask](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
+        return metas(reduce_meta(self, dims_mask(self, a[1]), a[2].to_bool(), self.dtype() == kUInt8 ? kUInt8 : kBool));
+      })
+      .set_cpu([dims_mask](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor& self = a[0].to_tensor();
+        k::any_all_kernel(self, dims_mask(self, a[1]), out[0], false);
+      })
+      .set_cuda([dims_mask](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor& self = a[0].to_tensor();
+        any_all_cuda(false, self, dims_mask(self, a[1]), out[0]);
+      });
 }
 
 void register_cumsum(Registry& r) {
@@ -487,6 +512,9 @@ Tensor std(const Tensor& self, std::optional<std::vector<int64_t>> dim, std::opt
   return call_tensor(EMBER_OP("aten::std.correction"), {self, dim, correction, keepdim}, loc);
 }
 Tensor any(const Tensor& self, Loc loc) { return call_tensor(EMBER_OP("aten::any"), {self}, loc); }
+Tensor any(const Tensor& self, const std::optional<std::vector<int64_t>>& dims, bool keepdim, Loc loc) {
+  return call_tensor(EMBER_OP("aten::any.dims"), {self, dims ? IValue(*dims) : IValue(), keepdim}, loc);
+}
 Tensor any(const Tensor& self, int64_t dim, bool keepdim, Loc loc) {
   return call_tensor(EMBER_OP("aten::any.dim"), {self, dim, keepdim}, loc);
 }

@@ -8,6 +8,20 @@
 namespace ember::ops {
 namespace {
 
+/// ATen prints a ScalarType default as c10's enum value (`randperm(…, ScalarType? dtype=4)`):
+/// the dtypes Ember has, by that number.
+constexpr std::pair<int, ScalarType> kC10ScalarTypes[] = {
+    {0, kUInt8}, {1, kInt8}, {2, kInt16}, {3, kInt32}, {4, kInt64}, {5, kHalf},
+    {6, kFloat}, {7, kDouble}, {11, kBool}, {15, kBFloat16}};
+
+std::optional<ScalarType> c10_scalar_type(const std::string& code) {
+  if (code.empty() || !std::isdigit(static_cast<unsigned char>(code[0]))) return std::nullopt;
+  const long n = std::strtol(code.c_str(), nullptr, 10);
+  for (const auto& [c10, t] : kC10ScalarTypes)
+    if (c10 == n) return t;
+  return std::nullopt;
+}
+
 class Parser {
  public:
   explicit Parser(std::string_view text) : s_(text) {}
@@ -183,7 +197,8 @@ class Parser {
       return IValue(items);
     }
     if (t.base == BaseType::ScalarType) {
-      auto dt = parse_dtype(v);
+      auto dt = c10_scalar_type(v);
+      if (!dt) dt = parse_dtype(v);
       if (!dt) fail("a dtype");
       return IValue(*dt);
     }
@@ -233,7 +248,11 @@ std::string format_default(const IValue& v) {
     os << "]";
     return os.str();
   }
-  if (const auto* t = std::get_if<ScalarType>(&v.variant())) return std::string(scalar_type_name(*t));
+  if (const auto* t = std::get_if<ScalarType>(&v.variant())) {
+    for (const auto& [c10, s] : kC10ScalarTypes)
+      if (s == *t) return std::to_string(c10);
+    return std::string(scalar_type_name(*t));
+  }
   os << v;
   return os.str();
 }

@@ -1,6 +1,7 @@
 // tests/ops/case_runner.cpp — see case_runner.h.
 #include "case_runner.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -548,6 +549,17 @@ void check_stat(const Stack& args, const std::vector<std::pair<Tensor, json>>& o
       }
     }
     near(mean_of(keep), "kept fraction", stat.at("keep_mean").get<double>(), stat.at("tol_mean").get<double>());
+  } else if (kind == "permutation") {
+    // randperm: each of 0 … n-1 exactly once (the order is the generator's).
+    std::vector<double> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t i = 0; i < sorted.size(); ++i) {
+      if (sorted[i] != static_cast<double>(i)) {
+        throw Mismatch{"not a permutation of 0 … " + std::to_string(sorted.size() - 1) + ": sorted, position " +
+                       std::to_string(i) + " holds " + std::to_string(sorted[i])};
+      }
+    }
+    if (static_cast<int64_t>(v.size()) != stat.at("n").get<int64_t>()) throw Mismatch{"permutation of the wrong length"};
   } else {
     throw Mismatch{"unknown statistical check '" + kind + "'"};
   }

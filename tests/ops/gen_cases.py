@@ -1251,10 +1251,152 @@ def late_rows():
     ]
 
 
+def core_pointwise_rows():
+    """The Core ATen elementwise ops added after the families above (seeds after theirs):
+    the trigonometric and hyperbolic functions, log10, isinf, elu, leaky_relu, hardtanh,
+    pow with a scalar base and atan2's out= form."""
+    P = "pointwise"
+    FLOAT_DOMAIN.update({"acos": "unit", "asin": "unit", "atanh": "unit", "acosh": "above1", "log10": "pos"})
+    rows = []
+    for n in ["acos", "asin", "atan", "acosh", "asinh", "atanh", "sinh", "cosh", "tan", "log10"]:
+        rows.append(OpInfo("aten::" + n, P, unary(n)))
+        rows.append(OpInfo("aten::%s_" % n, P, unary_inplace(n)))
+    rows.append(OpInfo("aten::isinf", P, unary("isinf")))
+
+    def activation(extra, bad_dtype_expect="error"):
+        def samples(g):
+            out = [S(g.t(s), *args, desc="%s %s" % (list(s), d)) for s in [(3, 4), (), (0, 3)] for args, d in extra]
+            out += [S(g.t((3, 4), lay=lay, kind="wide"), *extra[1][0], desc=lay) for lay in LAYOUTS + ["permute"]]
+            out += [S(g.special(d), *extra[1][0], desc="special values %s" % d) for d in (f32, f64)]
+            out += [S(g.t((3, 4), d), *extra[1][0], desc="dtype %s" % d, expect="maybe") for d in (f64, f16, bf16)]
+            out += [S(g.t((3, 4), d), *extra[0][0], desc="dtype %s" % d, expect=bad_dtype_expect)
+                    for d in (i64, u8, b8)]
+            return out
+        return samples
+    rows.append(OpInfo("aten::elu", P, activation([((), "defaults"), ((0.5, 2.0, 1.5), "alpha 0.5 scale 2 input 1.5"),
+                                                   ((-1.2, 1.0507, 0.7), "negative alpha")]), grads=True))
+    rows.append(OpInfo("aten::leaky_relu", P, activation([((), "default slope"), ((0.2,), "slope 0.2"),
+                                                          ((-0.5,), "negative slope")]), grads=True))
+    rows.append(OpInfo("aten::hardtanh", P, lambda g: activation([((), "defaults"), ((-0.5, 0.75), "-0.5, 0.75"),
+                                                                  ((0.5, -0.5), "min > max")], "maybe")(g) + [
+        S(g.t((3, 4), i64), -2, 3, desc="int bounds on int64"), S(g.t((3, 4), i32), -1.5, 2.5, desc="float bounds on int32"),
+        S(g.t((3, 4), u8), 1, 5, desc="uint8, positive bounds"), S(g.t((3, 4), u8), -1, 5, desc="uint8, negative bound",
+                                                                  expect="error"),
+        S(torch_tensor_T([-1.0, -0.5, 0.0, 0.5, 1.0, 2.0]), desc="at the bounds")], grads=True))
+
+    def pow_scalar(g):
+        out = [S(b, g.t((3, 4), kind="normal"), desc="base %r" % b) for b in (2, 0.5, 1, 0, -1.5, True)]
+        out += [S(b, g.t((3, 4), d, kind="small"), desc="base %r, %s exponent" % (b, d), expect="maybe")
+                for b in (2, 0.5, -3, True) for d in (i64, i32, u8, b8, f64, f16, bf16)]
+        out += [S(2.5, g.t((3, 4), lay=lay), desc=lay) for lay in LAYOUTS]
+        out += [S(2, g.t(()), desc="0-dim"), S(3, g.t((0, 2)), desc="empty"), S(0.5, g.special(f32), desc="special values"),
+                S(2, g.t((3, 4), i64, kind="normal"), desc="int base, negative int exponents", expect="maybe")]
+        return out
+    rows.append(OpInfo("aten::pow.Scalar", P, pow_scalar, grads=True))
+
+    def atan2_out(g):
+        return [S(g.t((3, 4)), g.t((3, 4)), out=g.t((3, 4)), desc="same shape"),
+                S(g.t((3, 1)), g.t((4,)), out=g.t((3, 4)), desc="broadcast"),
+                S(g.t((3, 4), lay="transposed"), g.t((3, 4), lay="step"), out=g.t((3, 4), lay="transposed"),
+                  desc="non-contiguous out"),
+                S(g.t((3, 4)), g.t((3, 4)), out=g.t((3, 4), f64), desc="float64 out"),
+                S(g.t((3, 4), i64), g.t((3, 4), i32), out=g.t((3, 4)), desc="int inputs, float out"),
+                S(g.t(()), g.t(()), out=g.t(()), desc="0-dim"), S(g.t((0, 4)), g.t((4,)), out=g.t((0, 4)), desc="empty"),
+                S(g.t((3, 4)), g.t((3, 4)), out=g.t((3, 4), i64), desc="int64 out", expect="error")]
+    rows.append(OpInfo("aten::atan2.out", P, atan2_out))
+    return rows
+
+
+def any_dims(x, dim=None, keepdim=False):
+    """PyTorch 2's any.dims (torch 1.13 lacks it) from 1.13's any and any.dim: no dims
+    (None) reduces every dim, an empty list none (each element's truth value)."""
+    out_dtype = torch.uint8 if x.dtype == torch.uint8 else torch.bool
+    if dim is None:
+        r = torch.ops.aten.any.default(x)
+        return r.reshape([1] * x.dim()) if keepdim else r
+    wrapped = [d % max(x.dim(), 1) if -max(x.dim(), 1) <= d < max(x.dim(), 1) else d for d in dim]
+    for d in wrapped:
+        if not -max(x.dim(), 1) <= d < max(x.dim(), 1):
+            raise IndexError("Dimension out of range (expected to be in range of [%d, %d], but got %d)"
+                             % (-max(x.dim(), 1), max(x.dim(), 1) - 1, d))
+    if len(set(wrapped)) != len(wrapped):
+        raise RuntimeError("dim %d appears multiple times in the list of dims" % wrapped[0])
+    if not wrapped:
+        return (x != 0).to(out_dtype)
+    for d in sorted(wrapped, reverse=True):
+        x = torch.ops.aten.any.dim(x, d, keepdim)
+    return x
+
+
+def copy_2x(self, src, non_blocking=False):
+    """PyTorch 2's functional copy: a clone of self (its strides) with src copied in. torch
+    1.13's aten::copy returned src converted and expanded, often a view of it."""
+    r = self.clone()
+    r.copy_(src, non_blocking)
+    return r
+
+
+def permutation_stat(pos, kw, result):
+    return {"kind": "permutation", "n": int(pos[0])}
+
+
+def core_other_rows():
+    """Core ATen ops added after core_pointwise_rows: the functional fill and copy,
+    _local_scalar_dense, any.dims, var.dim and randperm."""
+    C, R = "copy", "reduction"
+    return [
+        OpInfo("aten::fill.Scalar", C, lambda g: [
+            S(g.t((3, 4), d, lay), v, desc="%s %s %r" % (d, lay, v)) for d, v in
+            [(f32, 1.5), (i64, -2.7), (b8, True), (bf16, 0.1), (u8, 7), (f64, False)]
+            for lay in ("contiguous", "transposed", "step")] + [S(g.t(()), 4.0, desc="0-dim"), S(g.t((0,)), 1, desc="empty")],
+            grads=True),
+        OpInfo("aten::copy", C, lambda g: [
+            S(g.t((3, 4)), g.t((3, 4)), desc="same"), S(g.t((3, 4)), g.t((4,)), desc="broadcast src"),
+            S(g.t((3, 4), lay="transposed"), g.t((3, 4), lay="step"), desc="non-contiguous both"),
+            S(g.t((3, 4)), g.t((3, 4), i64), desc="i64 -> f32", expect="maybe"),
+            S(g.t((3, 4), i64), g.t((3, 4), kind="wide"), desc="f32 -> i64"),
+            S(g.t((3, 4), b8), g.t((3, 4)), desc="f32 -> bool"), S(g.t((3, 4), f16), g.t((3, 4), f64), desc="f64 -> f16"),
+            S(g.t((3, 4), bf16), g.t(()), desc="0-dim src"), S(g.t((0, 4)), g.t((4,)), desc="empty"),
+            S(g.t((3, 4)), g.t((3, 4)), True, desc="non_blocking"),
+            S(g.t((3, 4)), g.t((2, 4)), desc="bad shape", expect="error")], grads=True,
+            ref=copy_2x, schema="copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor",
+            note="PyTorch 2's copy (clone of self, then copy_); torch 1.13's returned a view of src"),
+        OpInfo("aten::_local_scalar_dense", C,
+               reason="returns a Scalar, which the case files cannot hold (their outputs are tensors): checked by "
+                      "CoreOps.LocalScalarDense* in tests/unit/ops/core_ops_test.cpp"),
+        OpInfo("aten::any.dims", R, lambda g: red_dims(1, [f64, i64, u8, b8])(g) + [
+            S(g.t((2, 3, 4), kind="small"), None, desc="None = all"), S(g.t((2, 3, 4)), None, True, desc="None keepdim"),
+            S(g.t((2, 3, 4), i64, kind="small"), [], desc="[] = none"), S(g.t((2, 3), u8, kind="small"), [], True, desc="[] uint8"),
+            S(g.t((2, 3, 4)), [0, -3], desc="repeated dim", expect="error"), S(g.special(f32), [0], desc="special values"),
+            S(g.t((2, 3, 4), b8, "permute"), [0, 1], True, desc="bool permuted keepdim")],
+            ref=any_dims, schema="any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor",
+            note="PyTorch 2's any.dims, which torch 1.13 lacks: reference from 1.13's any and any.dim (gen_cases.any_dims)"),
+        OpInfo("aten::var.dim", R, lambda g: [
+            S(g.t((3, 4)), [1], u, desc="dim 1 unbiased %r" % u) for u in (True, False)] + [
+            S(g.t((2, 3, 4), lay="permute"), None, False, True, desc="all, biased, keepdim"),
+            S(g.t((2, 3, 4)), [0, 2], desc="dims 0,2 default"), S(g.t((3, 4), lay="transposed"), [0], True, True,
+                                                                 desc="transposed keepdim"),
+            S(g.t((1, 4)), [0], desc="single element (nan)"), S(g.t((0, 3)), [1], desc="empty rows"),
+            S(g.t((3, 4)), [2], desc="dim out of range", expect="error")] + [
+            S(g.t((3, 4), d), [0], desc="%s" % d, expect="maybe") for d in (f64, f16, bf16, i64)], grads=True),
+        OpInfo("aten::randperm", "random", lambda g: [
+            S(n, desc="n %d" % n) for n in (0, 1, 7, 1000)] + [
+            S(300, dtype=d, desc="n 300 %s" % d, expect="maybe") for d in (f32, f64, i32, i16, u8, i8)] + [
+            S(257, dtype=bf16, desc="n 257 bfloat16 (past it PyTorch's values round)"), S(256, dtype=u8, desc="n 256 uint8"), S(2049, dtype=f16, desc="n 2049 f16"),
+            S(2050, dtype=f16, desc="n 2050 f16", expect="error"), S(5, dtype=b8, desc="bool", expect="error"),
+            S(-1, desc="negative n", expect="error")], stat=permutation_stat),
+    ]
+
+
+def torch_tensor_T(values, dtype=f32):
+    """A tensor argument holding exactly `values`."""
+    return opinfo.T(torch.tensor(values, dtype=dtype))
+
+
 def all_rows():
     return (pointwise_rows() + view_rows() + copy_rows() + factory_rows() + reduction_rows() + linalg_rows() + nn_rows() +
             conv_rows() + shape_rows() + indexing_rows() + random_rows() + nn_backward_rows() + late_rows() +
-            loss_rows())
+            loss_rows() + core_pointwise_rows() + core_other_rows())
 
 
 def differentiable_ops():

@@ -108,6 +108,8 @@ class Gen:
             v = torch.where(v.abs() < 0.1, torch.full_like(v, 0.5), v)
         elif kind == "wide":
             v = v * 5
+        elif kind == "above1":
+            v = torch.rand(shape, generator=g, dtype=torch.float64) * 3 + 1.05
         return v.to(dtype)
 
     def t(self, shape, dtype=torch.float32, lay="contiguous", kind="normal"):

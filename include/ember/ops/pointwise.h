@@ -8,7 +8,7 @@
 
 namespace ember {
 
-// Unary (each also has an in-place form `name_`, e.g. exp_, except isnan).
+// Unary (each also has an in-place form `name_`, e.g. exp_, except isnan and isinf).
 #define EMBER_DECLARE_UNARY(name)                              \
   Tensor name(const Tensor& self, Loc loc = Loc::current());   \
   Tensor& name##_(Tensor& self, Loc loc = Loc::current());
@@ -36,8 +36,26 @@ EMBER_DECLARE_UNARY(round)
 EMBER_DECLARE_UNARY(trunc)
 EMBER_DECLARE_UNARY(logical_not)
 EMBER_DECLARE_UNARY(bitwise_not)
+EMBER_DECLARE_UNARY(acos)
+EMBER_DECLARE_UNARY(asin)
+EMBER_DECLARE_UNARY(atan)
+EMBER_DECLARE_UNARY(acosh)
+EMBER_DECLARE_UNARY(asinh)
+EMBER_DECLARE_UNARY(atanh)
+EMBER_DECLARE_UNARY(sinh)
+EMBER_DECLARE_UNARY(cosh)
+EMBER_DECLARE_UNARY(tan)
+EMBER_DECLARE_UNARY(log10)
 #undef EMBER_DECLARE_UNARY
 Tensor isnan(const Tensor& self, Loc loc = Loc::current());
+Tensor isinf(const Tensor& self, Loc loc = Loc::current());
+/// ELU: scale·x for x > 0, else scale·alpha·(exp(input_scale·x) − 1) (floating dtypes).
+Tensor elu(const Tensor& self, const Scalar& alpha = 1, const Scalar& scale = 1, const Scalar& input_scale = 1,
+           Loc loc = Loc::current());
+/// x for x > 0, else negative_slope·x (floating dtypes).
+Tensor leaky_relu(const Tensor& self, const Scalar& negative_slope = 0.01, Loc loc = Loc::current());
+/// x clamped to [min_val, max_val], in self's dtype; the gradient is zero at the bounds.
+Tensor hardtanh(const Tensor& self, const Scalar& min_val = -1, const Scalar& max_val = 1, Loc loc = Loc::current());
 /// approximate: "none" (erf form) or "tanh".
 Tensor gelu(const Tensor& self, const std::string& approximate = "none", Loc loc = Loc::current());
 
@@ -53,6 +71,8 @@ Tensor div(const Tensor& self, const Scalar& other, std::optional<std::string> r
            Loc loc = Loc::current());
 Tensor pow(const Tensor& self, const Tensor& exponent, Loc loc = Loc::current());
 Tensor pow(const Tensor& self, const Scalar& exponent, Loc loc = Loc::current());
+/// A scalar base to a tensor of exponents (the result's dtype promotes as PyTorch's).
+Tensor pow(const Scalar& self, const Tensor& exponent, Loc loc = Loc::current());
 #define EMBER_DECLARE_BINARY(name)                                                   \
   Tensor name(const Tensor& self, const Tensor& other, Loc loc = Loc::current());   \
   Tensor name(const Tensor& self, const Scalar& other, Loc loc = Loc::current());
@@ -72,6 +92,9 @@ EMBER_DECLARE_BINARY(bitwise_xor)
 Tensor maximum(const Tensor& self, const Tensor& other, Loc loc = Loc::current());
 Tensor minimum(const Tensor& self, const Tensor& other, Loc loc = Loc::current());
 Tensor atan2(const Tensor& self, const Tensor& other, Loc loc = Loc::current());
+/// atan2 written into `out`, which must have the broadcast shape (Ember does not resize
+/// tensors) and a dtype the result can be cast to; returns `out`.
+Tensor& atan2_out(Tensor& out, const Tensor& self, const Tensor& other, Loc loc = Loc::current());
 Tensor logical_and(const Tensor& self, const Tensor& other, Loc loc = Loc::current());
 Tensor logical_or(const Tensor& self, const Tensor& other, Loc loc = Loc::current());
 Tensor logical_xor(const Tensor& self, const Tensor& other, Loc loc = Loc::current());

@@ -30,5 +30,8 @@ Tensor bernoulli(const Tensor& self, double p, Loc loc = Loc::current());
 std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::optional<bool> train,
                                           Loc loc = Loc::current());
 Tensor dropout(const Tensor& input, double p, bool train, Loc loc = Loc::current());
+/// A random permutation of 0 … n-1 (int64 unless options say otherwise). The values differ
+/// from PyTorch's for the same seed, as every random op's do (Note [random]).
+Tensor randperm(int64_t n, TensorOptions options = {}, Loc loc = Loc::current());
 
 }  // namespace ember

@@ -36,6 +36,9 @@ Tensor std(const Tensor& self, std::optional<std::vector<int64_t>> dim = std::nu
            std::optional<Scalar> correction = std::nullopt, bool keepdim = false, Loc loc = Loc::current());
 Tensor any(const Tensor& self, Loc loc = Loc::current());
 Tensor any(const Tensor& self, int64_t dim, bool keepdim = false, Loc loc = Loc::current());
+/// any over several dims (nullopt: every dim; an empty list: none, only the truth values).
+Tensor any(const Tensor& self, const std::optional<std::vector<int64_t>>& dims, bool keepdim = false,
+           Loc loc = Loc::current());
 Tensor all(const Tensor& self, Loc loc = Loc::current());
 Tensor all(const Tensor& self, int64_t dim, bool keepdim = false, Loc loc = Loc::current());
 Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype = std::nullopt,

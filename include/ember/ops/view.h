@@ -40,5 +40,12 @@ Tensor to(const Tensor& self, ScalarType dtype, Loc loc = Loc::current());
 Tensor& copy_(Tensor& self, const Tensor& src, Loc loc = Loc::current());
 Tensor& fill_(Tensor& self, const Scalar& value, Loc loc = Loc::current());
 Tensor& zero_(Tensor& self, Loc loc = Loc::current());
+/// Functional fill_: a new tensor of self's geometry holding `value`.
+Tensor fill(const Tensor& self, const Scalar& value, Loc loc = Loc::current());
+/// Functional copy_: a new tensor of self's geometry, dtype and device holding src
+/// (broadcast, converted).
+Tensor copy(const Tensor& self, const Tensor& src, bool non_blocking = false, Loc loc = Loc::current());
+/// The value of a one-element tensor (Tensor::item as an op; a graph break when traced).
+Scalar _local_scalar_dense(const Tensor& self, Loc loc = Loc::current());
 
 }  // namespace ember

@@ -119,6 +119,14 @@ EMBER_SCALAR_MATH(sin, std::sin(x))
 EMBER_SCALAR_MATH(cos, std::cos(x))
 EMBER_SCALAR_MATH(tan, std::tan(x))
 EMBER_SCALAR_MATH(tanh, std::tanh(x))
+EMBER_SCALAR_MATH(sinh, std::sinh(x))
+EMBER_SCALAR_MATH(cosh, std::cosh(x))
+EMBER_SCALAR_MATH(asin, std::asin(x))
+EMBER_SCALAR_MATH(acos, std::acos(x))
+EMBER_SCALAR_MATH(atan, std::atan(x))
+EMBER_SCALAR_MATH(asinh, std::asinh(x))
+EMBER_SCALAR_MATH(acosh, std::acosh(x))
+EMBER_SCALAR_MATH(atanh, std::atanh(x))
 EMBER_SCALAR_MATH(erf, std::erf(x))
 EMBER_SCALAR_MATH(floor, std::floor(x))
 EMBER_SCALAR_MATH(ceil, std::ceil(x))
@@ -145,6 +153,11 @@ inline bool isnan(T x) {
   if constexpr (std::is_floating_point_v<T>) return std::isnan(x);
   else return false;
 }
+template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+inline bool isinf(T x) {
+  if constexpr (std::is_floating_point_v<T>) return std::isinf(x);
+  else return false;
+}
 
 // --- math: vector versions (Sleef, 1.0-ULP variants unless noted) ---------------------
 #define EMBER_SLEEF_1(name, sleef, suffix)                                                \
@@ -161,6 +174,14 @@ EMBER_SLEEF_1(sqrt, sqrt, _u05)
 EMBER_SLEEF_1(sin, sin, _u10)
 EMBER_SLEEF_1(cos, cos, _u10)
 EMBER_SLEEF_1(tan, tan, _u10)
+EMBER_SLEEF_1(sinh, sinh, _u10)
+EMBER_SLEEF_1(cosh, cosh, _u10)
+EMBER_SLEEF_1(asin, asin, _u10)
+EMBER_SLEEF_1(acos, acos, _u10)
+EMBER_SLEEF_1(atan, atan, _u10)
+EMBER_SLEEF_1(asinh, asinh, _u10)
+EMBER_SLEEF_1(acosh, acosh, _u10)
+EMBER_SLEEF_1(atanh, atanh, _u10)
 EMBER_SLEEF_1(floor, floor, )
 EMBER_SLEEF_1(ceil, ceil, )
 EMBER_SLEEF_1(trunc, trunc, )
@@ -179,6 +200,8 @@ inline VecD tanh(VecD x) { return VecD(EMBER_SLEEF_D(tanh, _u10)(x.v)); }
 inline VecD erf(VecD x) { return VecD(EMBER_SLEEF_D(erf, _u10)(x.v)); }
 inline VecF::Mask isnan(VecF x) { return x != x; }
 inline VecD::Mask isnan(VecD x) { return x != x; }
+inline VecF::Mask isinf(VecF x) { return fabs(x) == VecF(__builtin_inff()); }
+inline VecD::Mask isinf(VecD x) { return fabs(x) == VecD(__builtin_inf()); }
 
 // --- float32 exp, log, tanh, erf: inline polynomials ----------------------------------
 // The hot transcendentals of pointwise kernels, inline so that a fused kernel keeps its

@@ -81,6 +81,14 @@ EMBER_DEV_MATH1(sin, sinf, sin)
 EMBER_DEV_MATH1(cos, cosf, cos)
 EMBER_DEV_MATH1(tan, tanf, tan)
 EMBER_DEV_MATH1(tanh, tanhf, tanh)
+EMBER_DEV_MATH1(sinh, sinhf, sinh)
+EMBER_DEV_MATH1(cosh, coshf, cosh)
+EMBER_DEV_MATH1(asin, asinf, asin)
+EMBER_DEV_MATH1(acos, acosf, acos)
+EMBER_DEV_MATH1(atan, atanf, atan)
+EMBER_DEV_MATH1(asinh, asinhf, asinh)
+EMBER_DEV_MATH1(acosh, acoshf, acosh)
+EMBER_DEV_MATH1(atanh, atanhf, atanh)
 EMBER_DEV_MATH1(erf, erff, erf)
 EMBER_DEV_MATH1(floor, floorf, floor)
 EMBER_DEV_MATH1(ceil, ceilf, ceil)
@@ -105,6 +113,9 @@ template <typename T> __device__ __forceinline__ T round_even(T x) { return x; }
 __device__ __forceinline__ bool isnan(float x) { return x != x; }
 __device__ __forceinline__ bool isnan(double x) { return x != x; }
 template <typename T> __device__ __forceinline__ bool isnan(T) { return false; }
+__device__ __forceinline__ bool isinf(float x) { return fabsf(x) == __int_as_float(0x7f800000); }
+__device__ __forceinline__ bool isinf(double x) { return fabs(x) == __longlong_as_double(0x7ff0000000000000LL); }
+template <typename T> __device__ __forceinline__ bool isinf(T) { return false; }
 
 template <typename T> __device__ __forceinline__ T where(bool c, T a, T b) { return c ? a : b; }
 

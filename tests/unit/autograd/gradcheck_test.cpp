@@ -169,6 +169,17 @@ std::vector<Case> cases() {
   unary("aten::trunc", trunc, off_grid);
   c.push_back({"aten::gelu", [](const V& v) { return V{gelu(v[0])}; }, {any}});
   c.push_back({"aten::gelu", [](const V& v) { return V{gelu(v[0], "tanh")}; }, {any}});
+  Tensor unit = rnd({2, 3}, 8, -0.8, 0.8), above1 = rnd({2, 3}, 9, 1.2, 3);
+  unary("aten::acos", acos, unit);
+  unary("aten::asin", asin, unit);
+  unary("aten::atan", atan, any);
+  unary("aten::acosh", acosh, above1);
+  unary("aten::asinh", asinh, any);
+  unary("aten::atanh", atanh, unit);
+  unary("aten::sinh", sinh, any);
+  unary("aten::cosh", cosh, any);
+  unary("aten::tan", tan, unit);
+  unary("aten::log10", log10, pos);
 
   Tensor a = rnd({2, 3}, 5), b = rnd({3}, 6), b_away = rnd({3}, 7, 0.3, 1, true);
   c.push_back({"aten::add.Tensor", [](const V& v) { return V{add(v[0], v[1], 2.5)}; }, {a, b}});
@@ -234,6 +245,9 @@ std::vector<Case> cases() {
                  return V{buf * v[0]};
                },
                {a, scalar_tensor(0.5, kDouble)}});
+  // The functional forms: self's values are replaced (zero gradient), src's flow through.
+  c.push_back({"aten::fill.Scalar", [](const V& v) { return V{fill(v[0], 3.0) * v[0]}; }, {a}});
+  c.push_back({"aten::copy", [](const V& v) { return V{copy(v[0], v[1]) * v[0]}; }, {a, b}});
   c.push_back({"aten::_to_copy", [](const V& v) { return V{call_op_tensor("aten::_to_copy", {v[0], kDouble})}; },
                {a}});
   c.push_back({"aten::clone", [](const V& v) { return V{v[0].t().clone() * v[0].t()}; }, {a}});
@@ -394,7 +408,7 @@ TEST(GradcheckCoverage, EveryDifferentiableOpHasAFormula) {
   // are never floating, or they take no floating tensor, or they are backward ops (Ember
   // has no double backward). Any other op without a formula is an omission.
   const std::set<std::string> integral_outputs = {
-      "aten::all", "aten::all.dim", "aten::any", "aten::any.dim", "aten::argmax", "aten::argmin", "aten::isnan",
+      "aten::all", "aten::all.dim", "aten::any", "aten::any.dim", "aten::argmax", "aten::argmin", "aten::isnan", "aten::isinf", "aten::any.dims",
       "aten::nonzero", "aten::logical_and", "aten::logical_not", "aten::logical_or", "aten::logical_xor",
       "aten::bitwise_not", "aten::bitwise_and.Scalar", "aten::bitwise_and.Tensor", "aten::bitwise_or.Scalar",
       "aten::bitwise_or.Tensor", "aten::bitwise_xor.Scalar", "aten::bitwise_xor.Tensor", "aten::eq.Scalar",
@@ -402,7 +416,7 @@ TEST(GradcheckCoverage, EveryDifferentiableOpHasAFormula) {
       "aten::le.Tensor", "aten::gt.Scalar", "aten::gt.Tensor", "aten::ge.Scalar", "aten::ge.Tensor"};
   const std::set<std::string> no_floating_input = {
       "aten::arange.start_step", "aten::empty.memory_format", "aten::empty_strided", "aten::eye.m", "aten::full",
-      "aten::linspace", "aten::rand", "aten::randn", "aten::scalar_tensor", "aten::where.Scalar"};
+      "aten::linspace", "aten::rand", "aten::randn", "aten::randperm", "aten::scalar_tensor", "aten::where.Scalar"};
   for (const ops::OpDef* op : ops::registry().all()) {
     if (op->kind == ops::OpKind::Composite || op->kind == ops::OpKind::InPlace) continue;
     if (op->derivative || op->not_differentiable) continue;

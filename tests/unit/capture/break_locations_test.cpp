@@ -37,6 +37,7 @@ std::vector<Scenario> scenarios() {
   return {
       {"GB0001", "x.item<double>()", [](const Tensor& x) { Tensor y = x * 2; return y * y.sum().item<double>(); }, __LINE__},
       {"GB0001", "Scalar item()", [](const Tensor& x) { Tensor y = x * 2; return y * y.sum().item().to<double>(); }, __LINE__},
+      {"GB0001", "_local_scalar_dense(tensor)", [](const Tensor& x) { Tensor y = x * 2; return y * _local_scalar_dense(y.sum()).to<double>(); }, __LINE__},
       {"GB0002", "if (tensor)", [](const Tensor& x) { Tensor y = x * 2; if (y.sum() > 0) return y + 1; return y - 1; }, __LINE__},
       {"GB0002", "tensor.is_nonzero()", [](const Tensor& x) { Tensor y = x * 2; Tensor s = y.sum() > 0; return s.is_nonzero() ? y : -y; }, __LINE__},
       {"GB0003", "tensor.data_ptr<float>()", [](const Tensor& x) { Tensor y = x * 2; return y * static_cast<double>(*y.data_ptr<float>()); }, __LINE__},

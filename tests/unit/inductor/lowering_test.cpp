@@ -34,9 +34,12 @@ std::string binary_tensor_op(const std::string& row) {
     if (ops::registry().find(name)) return name;
   return "";
 }
+/// Its (Tensor self, Scalar other) overload: not pow.Scalar, whose base is the Scalar.
 std::string binary_scalar_op(const std::string& row) {
-  for (const std::string& name : {"aten::" + row + ".Scalar", "aten::" + row + ".Tensor_Scalar"})
-    if (ops::registry().find(name)) return name;
+  for (const std::string& name : {"aten::" + row + ".Scalar", "aten::" + row + ".Tensor_Scalar"}) {
+    const ops::OpDef* op = ops::registry().find(name);
+    if (op && op->schema.arguments[0].type.base == ops::BaseType::Tensor) return name;
+  }
   return "";
 }
 

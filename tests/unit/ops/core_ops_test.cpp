@@ -1,0 +1,109 @@
+// Core ATen ops whose behaviour the generated conformance cases cannot hold: an op
+// returning a Scalar (_local_scalar_dense), randperm's contract with the generator, and
+// the public functions of the ops added for the Core ATen set.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "ember/ember.h"
+#include "ops/dispatch.h"
+#include "ops/registry.h"
+
+namespace ember {
+namespace {
+
+TEST(CoreOps, LocalScalarDenseReadsTheOneElementInItsDtype) {
+  const Scalar f = _local_scalar_dense(full({}, 2.5));
+  EXPECT_TRUE(f.is_floating_point());
+  EXPECT_EQ(f.to_double(), 2.5);
+  const Scalar i = _local_scalar_dense(full({1, 1}, int64_t{-7}, TensorOptions(kLong)));
+  EXPECT_TRUE(i.is_integral());
+  EXPECT_EQ(i.to_long(), -7);
+  EXPECT_TRUE(_local_scalar_dense(full({}, true)).to_bool());
+  // Through the registry by its ATen name, as a graph from PyTorch calls it.
+  const Stack out = ops::call(ops::registry().get("aten::_local_scalar_dense"), {full({}, 0.25, TensorOptions(kDouble))});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].to_scalar().to_double(), 0.25);
+}
+
+TEST(CoreOps, LocalScalarDenseOfSeveralElementsIsAUserError) {
+  EXPECT_THROW(_local_scalar_dense(zeros({3})), Error);
+  EXPECT_THROW(_local_scalar_dense(zeros({0})), Error);
+}
+
+TEST(CoreOps, RandpermIsAPermutationThatTheSeedReproduces) {
+  manual_seed(123);
+  const Tensor a = randperm(1000);
+  EXPECT_EQ(a.dtype(), kLong);
+  EXPECT_EQ(a.sizes(), IntArrayRef({1000}));
+  std::vector<int64_t> v = a.to_vector<int64_t>();
+  std::vector<int64_t> sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  for (int64_t i = 0; i < 1000; ++i) ASSERT_EQ(sorted[static_cast<size_t>(i)], i);
+  // Not the identity, and the next call (the generator moved on) differs.
+  int64_t fixed = 0;
+  for (int64_t i = 0; i < 1000; ++i) fixed += v[static_cast<size_t>(i)] == i;
+  EXPECT_LT(fixed, 20);
+  EXPECT_NE(randperm(1000).to_vector<int64_t>(), v);
+  manual_seed(123);
+  EXPECT_EQ(randperm(1000).to_vector<int64_t>(), v);
+}
+
+TEST(CoreOps, RandpermIsUniformOverPositions) {
+  // Over many draws of n = 4, each value lands in each position about a quarter of the time.
+  manual_seed(7);
+  const int draws = 4000;
+  int64_t counts[4][4] = {};
+  for (int d = 0; d < draws; ++d) {
+    const std::vector<int64_t> p = randperm(4).to_vector<int64_t>();
+    for (int i = 0; i < 4; ++i) ++counts[i][p[static_cast<size_t>(i)]];
+  }
+  for (auto& row : counts)
+    for (int64_t c : row) EXPECT_NEAR(static_cast<double>(c) / draws, 0.25, 0.04);
+}
+
+TEST(CoreOps, RandpermRejectsWhatPyTorchRejects) {
+  EXPECT_THROW(randperm(-1), Error);
+  EXPECT_THROW(randperm(5, TensorOptions(kBool)), Error);
+  EXPECT_THROW(randperm(2050, TensorOptions(kHalf)), Error);
+  EXPECT_THROW(randperm(257, TensorOptions(kUInt8)), Error);
+  EXPECT_EQ(randperm(256, TensorOptions(kUInt8)).numel(), 256);
+}
+
+TEST(CoreOps, IsinfIsTrueOnlyForInfinities) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const Tensor x = tensor<float>({inf, -inf, std::nanf(""), 0.f, 3e38f}, {5});
+  EXPECT_EQ(isinf(x).to_vector<bool>(), (std::vector<bool>{true, true, false, false, false}));
+  EXPECT_EQ(isinf(full({3}, int64_t{5}, TensorOptions(kLong))).to_vector<bool>(), (std::vector<bool>(3, false)));
+}
+
+TEST(CoreOps, HardtanhClampsInSelfsDtypeAndMinAboveMaxGivesMax) {
+  const Tensor x = tensor<int64_t>({-3, 0, 2, 5}, {4});
+  const Tensor y = hardtanh(x, -1.5, 2.5);
+  EXPECT_EQ(y.dtype(), kLong);
+  EXPECT_EQ(y.to_vector<int64_t>(), (std::vector<int64_t>{-1, 0, 2, 2}));
+  EXPECT_EQ(hardtanh(tensor<float>({-2.f, 0.f, 2.f}, {3}), 1, -1).to_vector<float>(),
+            (std::vector<float>{-1.f, -1.f, -1.f}));
+}
+
+TEST(CoreOps, AnyDimsWithAnEmptyListReducesNothing) {
+  const Tensor x = tensor<float>({1.f, 0.f, 0.f, 0.f}, {2, 2});
+  EXPECT_EQ(any(x, std::vector<int64_t>{}).sizes(), IntArrayRef({2, 2}));
+  EXPECT_EQ(any(x, std::nullopt).dim(), 0);
+  EXPECT_EQ(any(x, std::vector<int64_t>{0, 1}, true).sizes(), IntArrayRef({1, 1}));
+}
+
+TEST(CoreOps, Atan2OutWritesIntoOutAndRejectsAnotherShape) {
+  Tensor out = zeros({3});
+  const Tensor a = tensor<float>({1.f, -1.f, 0.f}, {3}), b = tensor<float>({1.f, 1.f, -1.f}, {3});
+  Tensor& r = atan2_out(out, a, b);
+  EXPECT_TRUE(r.is_same(out));
+  EXPECT_NEAR(out.to_vector<float>()[0], M_PI / 4, 1e-6);
+  Tensor wrong = zeros({2});
+  EXPECT_THROW(atan2_out(wrong, a, b), Error);
+}
+
+}  // namespace
+}  // namespace ember
