@@ -19,6 +19,7 @@ void register_indexing_ops(Registry& r);    // indexing.cpp: gather, scatter, in
 void register_random_ops(Registry& r);      // random.cpp: rand, randn, bernoulli, native_dropout
 void register_nn_backward_ops(Registry& r); // nn_backward.cpp: convolution_backward, pooling/batch norm backward
 void register_loss_ops(Registry& r);        // loss.cpp: mse, l1, smooth_l1, binary cross entropy, nll, cross entropy
+void register_norm_ops(Registry& r);        // norm.cpp: _native_batch_norm_legit*, group norm, layer norm backward
 // Derivative formulas, attached to the ops above (one row per op; see Note [autograd]).
 void register_derivatives(Registry& r);     // derivatives.cpp: pointwise, copy, view ops
 void register_nn_derivatives(Registry& r);  // derivatives_nn.cpp: reductions, linalg, nn

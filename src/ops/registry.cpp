@@ -140,6 +140,7 @@ Registry& registry() {
     register_random_ops(*r);
     register_nn_backward_ops(*r);
     register_loss_ops(*r);
+    register_norm_ops(*r);
     register_derivatives(*r);
     register_nn_derivatives(*r);
     r->finalize();
