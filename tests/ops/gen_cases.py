@@ -30,6 +30,7 @@ from opinfo import OTL, TL, Family, Gen, OpInfo, S  # noqa: E402
 from loss_rows import loss_rows  # noqa: E402
 from norm_rows import norm_legit_rows, norm_rows  # noqa: E402
 from scatter_rows import scatter_rows, slices_rows  # noqa: E402
+from padding_rows import padding_rows  # noqa: E402
 
 f32, f64, f16, bf16 = torch.float32, torch.float64, torch.float16, torch.bfloat16
 i64, i32, i16, i8, u8, b8 = torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool
@@ -1228,7 +1229,7 @@ def late_rows():
 def all_rows():
     return (pointwise_rows() + view_rows() + copy_rows() + factory_rows() + reduction_rows() + linalg_rows() + nn_rows() +
             conv_rows() + shape_rows() + indexing_rows() + random_rows() + nn_backward_rows() + late_rows() +
-            loss_rows() + norm_rows() + slices_rows() + scatter_rows())
+            loss_rows() + norm_rows() + slices_rows() + scatter_rows() + padding_rows())
 
 
 # Families of ops that PyTorch 1.13 lacks, generated with PyTorch 2.x: a CPU run under 1.13

@@ -76,6 +76,14 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const 
 Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<Tensor>& weight = std::nullopt,
                   const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5, Loc loc = Loc::current());
 
+/// Padding of the last 1, 2 or 3 dims by reflection (padding < the dim's size) or by
+/// replication; `padding` lists (before, after) pairs from the last dim on.
+Tensor reflection_pad1d(const Tensor& self, IntArrayRef padding, Loc loc = Loc::current());
+Tensor reflection_pad2d(const Tensor& self, IntArrayRef padding, Loc loc = Loc::current());
+Tensor reflection_pad3d(const Tensor& self, IntArrayRef padding, Loc loc = Loc::current());
+Tensor replication_pad2d(const Tensor& self, IntArrayRef padding, Loc loc = Loc::current());
+Tensor replication_pad3d(const Tensor& self, IntArrayRef padding, Loc loc = Loc::current());
+
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx = -1,
                  bool scale_grad_by_freq = false, bool sparse = false, Loc loc = Loc::current());
 // --- backward ops (what the derivative formulas call; outputs left out by
