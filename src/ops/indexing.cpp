@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <sstream>
 
 #include "core/cuda.h"
@@ -129,18 +130,31 @@ std::vector<TensorMeta> scatter_meta(const Stack& a, bool has_src) {
   return metas(contiguous_meta(self.sizes(), self.dtype(), self.device()));
 }
 
-void scatter_cpu(const Stack& a, std::vector<Tensor>& out, bool has_src, bool add) {
+/// The CPU scatters' common start: out = self, then the output (at least 1-D), the
+/// checked index and the dim; nullopt when the index is empty (nothing to scatter).
+struct ScatterTarget {
+  Tensor out, index;
+  int64_t dim;
+};
+std::optional<ScatterTarget> scatter_target(const Stack& a, const Tensor& out) {
   const Tensor& self = a[0].to_tensor();
   const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
-  k::copy_elements(out[0], self);
+  k::copy_elements(out, self);
   const Tensor index = dense(as_1d(a[2].to_tensor()));
-  if (index.numel() == 0) return;
-  Tensor out1 = as_1d(out[0]);
+  if (index.numel() == 0) return std::nullopt;
+  Tensor out1 = as_1d(out);
   check_dim_indices(index, dim, out1.size(dim));
+  return ScatterTarget{out1, index, dim};
+}
+
+void scatter_cpu(const Stack& a, std::vector<Tensor>& out, bool has_src, bool add) {
+  const auto t = scatter_target(a, out[0]);
+  if (!t) return;
   if (has_src) {
-    k::scatter_kernel(out1, dim, index, as_1d(a[3].to_tensor()), Tensor(), add);
+    k::scatter_kernel(t->out, t->dim, t->index, as_1d(a[3].to_tensor()), Tensor(), add);
   } else {
-    k::scatter_kernel(out1, dim, index, Tensor(), scalar_tensor(a[3].to_scalar(), self.dtype(), kCPU), add);
+    k::scatter_kernel(t->out, t->dim, t->index, Tensor(),
+                      scalar_tensor(a[3].to_scalar(), a[0].to_tensor().dtype(), kCPU), add);
   }
 }
 
@@ -177,15 +191,10 @@ std::vector<TensorMeta> scatter_reduce_meta(const Stack& a) {
 }
 
 void scatter_reduce_cpu(const Stack& a, std::vector<Tensor>& out) {
-  const Tensor& self = a[0].to_tensor();
-  const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
-  k::copy_elements(out[0], self);
-  const Tensor index = dense(as_1d(a[2].to_tensor()));
-  if (index.numel() == 0) return;
-  Tensor out1 = as_1d(out[0]);
-  check_dim_indices(index, dim, out1.size(dim));
-  k::scatter_reduce_kernel(out1, dim, index, as_1d(a[3].to_tensor()), scatter_reduction(a[4].to_string_ref()),
-                           a[5].to_bool());
+  const auto t = scatter_target(a, out[0]);
+  if (!t) return;
+  k::scatter_reduce_kernel(t->out, t->dim, t->index, as_1d(a[3].to_tensor()),
+                           scatter_reduction(a[4].to_string_ref()), a[5].to_bool());
 }
 
 std::vector<TensorMeta> masked_scatter_meta(const Stack& a) {
