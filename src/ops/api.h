@@ -25,6 +25,11 @@ inline std::tuple<Tensor, Tensor> tuple2(Stack s) {
 inline std::tuple<Tensor, Tensor, Tensor> tuple3(Stack s) {
   return {std::move(s.at(0).to_tensor()), std::move(s.at(1).to_tensor()), std::move(s.at(2).to_tensor())};
 }
+/// A backward op's outputs, an undefined Tensor where the output mask left one out.
+inline std::tuple<Tensor, Tensor, Tensor> masked3(Stack s) {
+  auto get = [&](size_t i) { return s.at(i).is_none() ? Tensor() : std::move(s.at(i).to_tensor()); };
+  return {get(0), get(1), get(2)};
+}
 inline std::vector<Tensor> tensor_list(Stack s) { return s.at(0).to_tensor_list(); }
 
 /// Runs an in-place op and returns `self` (the same handle the caller passed).

@@ -68,6 +68,11 @@ constexpr AutocastRow kPolicies[] = {
     {"aten::binary_cross_entropy_with_logits", kFp32, kFp32},
     {"aten::cross_entropy_loss", kNone, kFp32},
     {"aten::binary_cross_entropy", kBanned, kFp32},
+    {"aten::group_norm", kFp32, kNone},
+    {"aten::reflection_pad1d", kNone, kFp32},
+    {"aten::reflection_pad2d", kNone, kFp32},
+    {"aten::replication_pad2d", kNone, kFp32},
+    {"aten::replication_pad3d", kNone, kFp32},
     // Reductions and softmax with a `dtype` argument: float32 output unless one is given
     // (CPU casts prod's inputs instead).
     {"aten::softmax.int", kSetDtype, kNone},

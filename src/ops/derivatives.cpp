@@ -373,6 +373,22 @@ void view_rows(Registry& r) {
     if (index < 0) index += sizes[dim];
     return {constant_pad_nd(c.grad().unsqueeze(dim), pad_dim(ndim, dim, index, sizes[dim] - index - 1))};
   });
+  row(r, "aten::diagonal", "DiagonalBackward0", [](const Ctx& c) -> Grads {
+    // The gradient put on the diagonal of zeros: the last dim of grad spread over
+    // (dim1, dim2) by a mask of the diagonal, then those two moved back into place.
+    IntArrayRef sizes = c.arg_sizes(0);
+    const int64_t n = static_cast<int64_t>(sizes.size()), offset = c.arg(1).to_int();
+    const int64_t d1 = core::wrap_dim(c.arg(2).to_int(), n), d2 = core::wrap_dim(c.arg(3).to_int(), n);
+    const Tensor& g = c.grad();
+    const int64_t rows = sizes[d1], cols = sizes[d2], len = g.size(-1);
+    const TensorOptions idx = TensorOptions(kLong).device(g.device());
+    const Tensor on_diagonal = eq(arange(cols, idx).unsqueeze(0) - arange(rows, idx).unsqueeze(1), Scalar(offset));
+    const Tensor spread = offset >= 0 ? constant_pad_nd(g, {0, rows - len}).unsqueeze(-1)
+                                      : constant_pad_nd(g, {0, cols - len}).unsqueeze(-2);
+    std::vector<int64_t> perm;
+    for (int64_t d = 0, rest = 0; d < n; ++d) perm.push_back(d == d1 ? n - 2 : d == d2 ? n - 1 : rest++);
+    return {where(on_diagonal, spread, Scalar(0)).permute(perm)};
+  });
   row(r, "aten::as_strided", "AsStridedBackward0", [](const Ctx& c) -> Grads {
     const auto& size = c.arg(1).to_int_list();
     const auto& stride = c.arg(2).to_int_list();
@@ -484,6 +500,62 @@ void indexing_rows(Registry& r) {
   });
   row(r, "aten::scatter.value", "ScatterBackward1", [](const Ctx& c) -> Grads {
     return {scatter(c.grad(), c.arg(1).to_int(), c.input(2), Scalar(0)), Tensor()};
+  });
+  row(r, "aten::scatter_reduce.two", "ScatterReduceBackward0", [](const Ctx& c) -> Grads {
+    // PyTorch's scatter_reduce_backward, reduction by reduction.
+    const Tensor& g = c.grad();
+    const Tensor &self = c.input(0), &index = c.input(2), &src = c.input(3), &result = c.output(0);
+    const int64_t dim = c.arg(1).to_int();
+    const std::string& reduce = c.arg(4).to_string_ref();
+    const bool include_self = c.arg(5).to_bool();
+    Tensor grad_self, grad_src;
+    if (reduce == "sum") {
+      grad_self = g;
+      grad_src = gather(g, dim, index);
+    } else if (reduce == "mean") {
+      Tensor count = scatter_add(include_self ? ones_like(g) : zeros_like(g), dim, index, ones_like(src));
+      count = masked_fill(count, eq(count, Scalar(0)), Scalar(1));
+      grad_self = g / count;
+      grad_src = gather(g, dim, index) / gather(count, dim, index);
+    } else if (reduce == "prod") {
+      // The products without each zero factor, computed explicitly where a zero sits.
+      const Tensor masked_self = masked_fill(self, eq(self, Scalar(0)), Scalar(1));
+      grad_self = g * scatter_reduce(masked_self, dim, index, src, reduce, include_self) / masked_self;
+      const Tensor src_zero = eq(src, Scalar(0));
+      const Tensor zeros_at = gather(scatter_add(zeros_like(self), dim, index, src_zero.to(self.dtype())), dim, index);
+      const Tensor single_zero = logical_and(src_zero, eq(zeros_at, Scalar(1)));
+      const Tensor without_zero = scatter_reduce(self, dim, index, masked_fill(src, single_zero, Scalar(1)), reduce,
+                                                 include_self);
+      grad_src = where(single_zero, gather(g * without_zero, dim, index),
+                       gather(g * result, dim, index) / masked_fill(src, src_zero, Scalar(1)));
+    } else {  // amax, amin: the gradient shared evenly among the values equal to the result
+      // (masks multiplied in, as PyTorch: a NaN share spreads as it does there)
+      const Tensor value = gather(result, dim, index);
+      const Tensor self_is = eq(self, result), src_is = eq(src, value);
+      const Tensor shares = scatter_add(self_is.to(self.dtype()), dim, index, src_is.to(self.dtype()));
+      const Tensor share = g / shares;
+      grad_self = self_is.to(self.dtype()) * share;
+      grad_src = src_is.to(self.dtype()) * gather(share, dim, index);
+    }
+    if (!include_self) grad_self = scatter(grad_self, dim, index, Scalar(0));
+    return {grad_self, Tensor(), pad_to(grad_src, c.arg_sizes(3))};
+  });
+  row(r, "aten::masked_scatter", "MaskedScatterBackward0", [](const Ctx& c) -> Grads {
+    // source's gradient: grad's masked elements, in order, at their running count (a
+    // cumulative sum of the mask, so no size depends on the mask's values); past the
+    // mask's ones, zeros. Slot 0 collects the unmasked positions and is dropped.
+    const Tensor& g = c.grad();
+    const Tensor mask = c.input(1).to(kBool).expand(g.sizes());
+    const int64_t n = c.input(2).numel();
+    Grads out{where(mask, Scalar(0), g), Tensor(), Tensor()};
+    if (c.needs_grad(2)) {
+      const Tensor flat_mask = mask.reshape({-1});
+      const Tensor slot = where(flat_mask, cumsum(flat_mask, 0, kLong), Scalar(0));
+      const Tensor picked = index_put(zeros_as({n + 1}, g), {slot}, where(flat_mask, g.reshape({-1}), Scalar(0)),
+                                      /*accumulate=*/true);
+      out[2] = slice(picked, 0, 1).reshape(c.arg_sizes(2));
+    }
+    return out;
   });
   row(r, "aten::index_put", "IndexPutBackward0", [](const Ctx& c) -> Grads {
     const auto indices = c.arg(1).to_optional_tensor_list();

@@ -20,6 +20,8 @@ void register_random_ops(Registry& r);      // random.cpp: rand, randn, bernoull
 void register_nn_backward_ops(Registry& r); // nn_backward.cpp: convolution_backward, pooling/batch norm backward
 void register_loss_ops(Registry& r);        // loss.cpp: mse, l1, smooth_l1, binary cross entropy, nll, cross entropy
 void register_pointwise_composite_ops(Registry& r); // pointwise_composite.cpp: elu, leaky_relu, hardtanh, pow.Scalar, atan2.out
+void register_norm_ops(Registry& r);        // norm.cpp: _native_batch_norm_legit*, group norm, layer norm backward
+void register_padding_ops(Registry& r);     // padding.cpp: reflection_pad1d/2d/3d, replication_pad2d/3d
 // Derivative formulas, attached to the ops above (one row per op; see Note [autograd]).
 void register_derivatives(Registry& r);     // derivatives.cpp: pointwise, copy, view ops
 void register_nn_derivatives(Registry& r);  // derivatives_nn.cpp: reductions, linalg, nn

@@ -1,4 +1,5 @@
-// ops/indexing.cpp — gathering and scattering (index_select, gather, scatter, scatter_add),
+// ops/indexing.cpp — gathering and scattering (index_select, gather, scatter, scatter_add,
+// scatter_reduce, masked_scatter),
 // advanced indexing (index.Tensor, index_put), sorting (sort, topk) and nonzero. Every
 // index is checked here, with ATen's messages, before a kernel of kernels/cpu/indexing.h
 // or kernels/cuda/indexing.h touches memory; on CUDA a min/max reduction checks the range
@@ -6,7 +7,9 @@
 #include "ember/ops/indexing.h"
 #include "ember/ops/view.h"
 
+#include <algorithm>
 #include <cstring>
+#include <optional>
 #include <sstream>
 
 #include "core/cuda.h"
@@ -127,18 +130,31 @@ std::vector<TensorMeta> scatter_meta(const Stack& a, bool has_src) {
   return metas(contiguous_meta(self.sizes(), self.dtype(), self.device()));
 }
 
-void scatter_cpu(const Stack& a, std::vector<Tensor>& out, bool has_src, bool add) {
+/// The CPU scatters' common start: out = self, then the output (at least 1-D), the
+/// checked index and the dim; nullopt when the index is empty (nothing to scatter).
+struct ScatterTarget {
+  Tensor out, index;
+  int64_t dim;
+};
+std::optional<ScatterTarget> scatter_target(const Stack& a, const Tensor& out) {
   const Tensor& self = a[0].to_tensor();
   const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
-  k::copy_elements(out[0], self);
+  k::copy_elements(out, self);
   const Tensor index = dense(as_1d(a[2].to_tensor()));
-  if (index.numel() == 0) return;
-  Tensor out1 = as_1d(out[0]);
+  if (index.numel() == 0) return std::nullopt;
+  Tensor out1 = as_1d(out);
   check_dim_indices(index, dim, out1.size(dim));
+  return ScatterTarget{out1, index, dim};
+}
+
+void scatter_cpu(const Stack& a, std::vector<Tensor>& out, bool has_src, bool add) {
+  const auto t = scatter_target(a, out[0]);
+  if (!t) return;
   if (has_src) {
-    k::scatter_kernel(out1, dim, index, as_1d(a[3].to_tensor()), Tensor(), add);
+    k::scatter_kernel(t->out, t->dim, t->index, as_1d(a[3].to_tensor()), Tensor(), add);
   } else {
-    k::scatter_kernel(out1, dim, index, Tensor(), scalar_tensor(a[3].to_scalar(), self.dtype(), kCPU), add);
+    k::scatter_kernel(t->out, t->dim, t->index, Tensor(),
+                      scalar_tensor(a[3].to_scalar(), a[0].to_tensor().dtype(), kCPU), add);
   }
 }
 
@@ -154,6 +170,52 @@ void scatter_cuda(const Stack& a, std::vector<Tensor>& out, bool has_src, bool a
   const Tensor src = has_src ? as_1d(kc::on_device(a[3].to_tensor(), device))
                              : kc::on_device(scalar_tensor(a[3].to_scalar(), self.dtype(), kCPU), device);
   kc::scatter(out1, dim, index, src, add);
+}
+
+/// scatter_reduce.two's `reduce` argument.
+k::ScatterReduce scatter_reduction(const std::string& reduce) {
+  static const std::pair<const char*, k::ScatterReduce> kNames[] = {
+      {"sum", k::ScatterReduce::kSum},   {"prod", k::ScatterReduce::kProd}, {"mean", k::ScatterReduce::kMean},
+      {"amax", k::ScatterReduce::kAmax}, {"amin", k::ScatterReduce::kAmin}};
+  const auto* hit = std::find_if(std::begin(kNames), std::end(kNames), [&](const auto& e) { return reduce == e.first; });
+  EMBER_CHECK(hit != std::end(kNames)) << "reduce argument must be either sum, prod, mean, amax or amin, got " << reduce;
+  return hit->second;
+}
+
+std::vector<TensorMeta> scatter_reduce_meta(const Stack& a) {
+  scatter_reduction(a[4].to_string_ref());
+  const Tensor& self = a[0].to_tensor();
+  if (a[4].to_string_ref() == "mean" && self.dtype() == kBool)
+    not_implemented("scatter_gather_tensor_cpu_reduce_mean", self.dtype());
+  return scatter_meta(a, true);
+}
+
+void scatter_reduce_cpu(const Stack& a, std::vector<Tensor>& out) {
+  const auto t = scatter_target(a, out[0]);
+  if (!t) return;
+  k::scatter_reduce_kernel(t->out, t->dim, t->index, as_1d(a[3].to_tensor()),
+                           scatter_reduction(a[4].to_string_ref()), a[5].to_bool());
+}
+
+std::vector<TensorMeta> masked_scatter_meta(const Stack& a) {
+  const Tensor &self = a[0].to_tensor(), &mask = a[1].to_tensor(), &source = a[2].to_tensor();
+  EMBER_CHECK(mask.dtype() == kBool || mask.dtype() == kUInt8)
+      << "masked_scatter_ only supports boolean masks, but got mask with dtype " << scalar_type_name(mask.dtype());
+  EMBER_CHECK(source.dtype() == self.dtype()) << "masked_scatter: expected self and source to have same dtypes but got"
+                                              << scalar_type_name(self.dtype()) << " and "
+                                              << scalar_type_name(source.dtype());
+  return metas(contiguous_meta(core::broadcast_shapes(self.sizes(), mask.sizes()), self.dtype(), self.device()));
+}
+
+void masked_scatter_cpu(const Stack& a, std::vector<Tensor>& out) {
+  const Tensor &self = a[0].to_tensor(), &source = a[2].to_tensor();
+  k::copy_elements(out[0], self);
+  const Tensor mask = dense(a[1].to_tensor().expand(out[0].sizes()));
+  const uint8_t* m = static_cast<const uint8_t*>(mask.raw_data_ptr());
+  const int64_t ones = std::count_if(m, m + mask.numel(), [](uint8_t v) { return v != 0; });
+  EMBER_CHECK(ones <= source.numel()) << "Number of elements of source < number of ones in mask (source has "
+                                      << source.numel() << ", the mask " << ones << ")";
+  k::masked_scatter_kernel(out[0], mask, dense(source));
 }
 
 // --- advanced indexing -------------------------------------------------------------
@@ -459,6 +521,13 @@ void register_indexing_ops(Registry& r) {
       .set_meta([](const Stack& a) { return scatter_meta(a, true); })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) { scatter_cpu(a, out, true, true); })
       .set_cuda([](const Stack& a, std::vector<Tensor>& out) { scatter_cuda(a, out, true, true); });
+  r.def("scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) "
+        "-> Tensor")
+      .set_meta(scatter_reduce_meta)
+      .set_cpu(scatter_reduce_cpu);
+  r.def("masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor")
+      .set_meta(masked_scatter_meta)
+      .set_cpu(masked_scatter_cpu);
   r.def("scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)")
       .set_inplace_of("aten::scatter.src");
   r.def("scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)")
@@ -607,6 +676,13 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scala
 }
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, Loc loc) {
   return call_tensor(EMBER_OP("aten::scatter_add"), {self, dim, index, src}, loc);
+}
+Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                      bool include_self, Loc loc) {
+  return call_tensor(EMBER_OP("aten::scatter_reduce.two"), {self, dim, index, src, reduce, include_self}, loc);
+}
+Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source, Loc loc) {
+  return call_tensor(EMBER_OP("aten::masked_scatter"), {self, mask, source}, loc);
 }
 Tensor index(const Tensor& self, const std::vector<std::optional<Tensor>>& indices, Loc loc) {
   return call_tensor(EMBER_OP("aten::index.Tensor"), {self, indices}, loc);

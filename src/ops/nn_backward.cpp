@@ -408,13 +408,7 @@ namespace ember {
 using ops::call_at;
 using ops::call_tensor;
 
-namespace {
-/// A backward op's outputs, an undefined Tensor where the output mask left one out.
-std::tuple<Tensor, Tensor, Tensor> masked3(Stack s) {
-  auto get = [&](size_t i) { return s.at(i).is_none() ? Tensor() : std::move(s.at(i).to_tensor()); };
-  return {get(0), get(1), get(2)};
-}
-}  // namespace
+using ops::masked3;
 
 std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_output, const Tensor& input,
                                                         const Tensor& weight, std::optional<IntArrayRef> bias_sizes,

@@ -141,6 +141,8 @@ Registry& registry() {
     register_nn_backward_ops(*r);
     register_loss_ops(*r);
     register_pointwise_composite_ops(*r);
+    register_norm_ops(*r);
+    register_padding_ops(*r);
     register_derivatives(*r);
     register_nn_derivatives(*r);
     r->finalize();

@@ -1,13 +1,16 @@
 // ops/shape.cpp — ops that join, repeat and reorder whole tensors: cat (with ATen's
 // type promotion and legacy skipping of 1-D empty inputs), stack, repeat, flip, tril,
-// triu. Their kernels are strided copies: each op describes its output and input as
+// triu; and slice_scatter/select_scatter, composites writing a slice through index_put. Their kernels are strided copies: each op describes its output and input as
 // views over the same index space and one byte-copy loop moves the data.
 #include <algorithm>
 #include <cstring>
 
 #include "core/shape.h"
 #include "core/sym_geometry.h"
+#include "ember/ops/indexing.h"
 #include "ember/ops/shape.h"
+#include "ember/ops/view.h"
+#include "ember/ops/creation.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cuda/loops.h"
@@ -207,6 +210,42 @@ Tensor flipped_view(const Tensor& self, IntArrayRef dims) {
   return raw_view(self, self.sizes().vec(), strides, offset);
 }
 
+// --- slice_scatter, select_scatter -------------------------------------------------------
+
+/// src must have the sizes of the slice it replaces.
+void check_scatter_slice(const Tensor& src, const Tensor& slice_view) {
+  EMBER_CHECK(src.sizes() == slice_view.sizes())
+      << "expected src to have a size equal to the slice of self. src size = " << src.sizes()
+      << ", slice size = " << slice_view.sizes();
+}
+
+/// self with src written over self[start:end:step] along dim (src converted to self's
+/// dtype, as copy_ would): index_put with an arange along dim.
+Stack slice_scatter_decomposition(const Stack& a) {
+  const Tensor& self = a[0].to_tensor();
+  const Tensor& src = a[1].to_tensor();
+  const Tensor view = call_op_tensor("aten::slice.Tensor", {self, a[2], a[3], a[4], a[5]});  // checks the arguments
+  check_scatter_slice(src, view);
+  const int64_t dim = core::wrap_dim(a[2].to_int(), self.dim()), size = self.size(dim), step = a[5].to_int();
+  int64_t start = a[3].to_optional_int().value_or(0);
+  if (start < 0) start += size;
+  start = std::clamp<int64_t>(start, 0, size);
+  std::vector<std::optional<Tensor>> indices(static_cast<size_t>(dim), std::nullopt);
+  indices.push_back(arange(start, start + view.size(dim) * step, step, TensorOptions(kLong).device(self.device())));
+  return {index_put(self, indices, cast(src, self.dtype()))};
+}
+
+Stack select_scatter_decomposition(const Stack& a) {
+  const Tensor& self = a[0].to_tensor();
+  const Tensor& src = a[1].to_tensor();
+  const Tensor view = call_op_tensor("aten::select.int", {self, a[2], a[3]});  // checks dim and index
+  check_scatter_slice(src, view);
+  const int64_t dim = core::wrap_dim(a[2].to_int(), self.dim());
+  int64_t index = a[3].to_int();
+  if (index < 0) index += self.size(dim);
+  return call_op("aten::slice_scatter", {self, src.unsqueeze(dim), dim, index, index + 1, int64_t{1}});
+}
+
 }  // namespace
 
 void register_shape_ops(Registry& r) {
@@ -259,6 +298,12 @@ void register_shape_ops(Registry& r) {
         }
       });
 
+  r.def("slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) "
+        "-> Tensor")
+      .set_decomposition(slice_scatter_decomposition);
+  r.def("select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor")
+      .set_decomposition(select_scatter_decomposition);
+
   for (const bool lower : {true, false}) {
     r.def(lower ? "tril(Tensor self, int diagonal=0) -> Tensor" : "triu(Tensor self, int diagonal=0) -> Tensor")
         .set_meta([](const Stack& a) {
@@ -289,6 +334,13 @@ Tensor repeat(const Tensor& self, IntArrayRef repeats, Loc loc) {
 }
 Tensor flip(const Tensor& self, IntArrayRef dims, Loc loc) {
   return call_tensor(EMBER_OP("aten::flip"), {self, dims}, loc);
+}
+Tensor slice_scatter(const Tensor& self, const Tensor& src, int64_t dim, std::optional<int64_t> start,
+                     std::optional<int64_t> end, int64_t step, Loc loc) {
+  return call_tensor(EMBER_OP("aten::slice_scatter"), {self, src, dim, start, end, step}, loc);
+}
+Tensor select_scatter(const Tensor& self, const Tensor& src, int64_t dim, int64_t index, Loc loc) {
+  return call_tensor(EMBER_OP("aten::select_scatter"), {self, src, dim, index}, loc);
 }
 Tensor tril(const Tensor& self, int64_t diagonal, Loc loc) {
   return call_tensor(EMBER_OP("aten::tril"), {self, diagonal}, loc);

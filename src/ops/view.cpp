@@ -90,6 +90,31 @@ TensorMeta slice_meta(const Tensor& self, int64_t dim, std::optional<int64_t> st
   return view_of<Int>(self, std::move(sizes), std::move(strides), G::offset(self) + start * stride);
 }
 
+/// ATen's diagonal: dims dim1 and dim2 dropped, the diagonal appended as the last dim
+/// (stride: the sum of theirs), starting `offset` above (or below) the main one.
+template <typename Int>
+TensorMeta diagonal_meta(const Tensor& self, int64_t offset, int64_t dim1_arg, int64_t dim2_arg) {
+  using G = core::Geometry<Int>;
+  const int64_t dim1 = core::wrap_dim(dim1_arg, self.dim()), dim2 = core::wrap_dim(dim2_arg, self.dim());
+  EMBER_CHECK(dim1 != dim2) << "diagonal dimensions cannot be identical " << dim1_arg << ", " << dim2_arg;
+  Ints<Int> sizes = sizes_of<Int>(self), strides = strides_of<Int>(self);
+  Int rows = sizes[dim1], cols = sizes[dim2];
+  if (offset >= 0) cols = cols - offset;
+  else rows = rows + offset;
+  Int diag = rows < cols ? rows : cols;
+  if (diag < 0) diag = 0;
+  Int start = G::offset(self);
+  if (diag > 0) start = start + (offset >= 0 ? strides[dim2] * offset : strides[dim1] * (-offset));
+  const Int stride = strides[dim1] + strides[dim2];
+  for (int64_t d : {std::max(dim1, dim2), std::min(dim1, dim2)}) {
+    sizes.erase(sizes.begin() + d);
+    strides.erase(strides.begin() + d);
+  }
+  sizes.push_back(diag);
+  strides.push_back(stride);
+  return view_of<Int>(self, std::move(sizes), std::move(strides), start);
+}
+
 template <typename Int>
 TensorMeta squeeze_meta(const Tensor& self, const std::vector<bool>& which) {
   using G = core::Geometry<Int>;
@@ -299,6 +324,13 @@ void register_view_ops(Registry& r) {
     });
   });
 
+  r.def("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)").set_view([](const Stack& a) {
+    const Tensor& self = a[0].to_tensor();
+    return view_metas(self, [&]<typename Int>() {
+      return diagonal_meta<Int>(self, a[1].to_int(), a[2].to_int(), a[3].to_int());
+    });
+  });
+
   r.def("squeeze(Tensor(a) self) -> Tensor(a)").set_view([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
     const std::vector<bool> which(static_cast<size_t>(self.dim()), true);
@@ -468,6 +500,9 @@ Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim, Loc loc) 
 }
 Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes, Loc loc) {
   return call_tensor(EMBER_OP("aten::unflatten.int"), {self, dim, sizes}, loc);
+}
+Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2, Loc loc) {
+  return call_tensor(EMBER_OP("aten::diagonal"), {self, offset, dim1, dim2}, loc);
 }
 Tensor alias(const Tensor& self, Loc loc) { return call_tensor(EMBER_OP("aten::alias"), {self}, loc); }
 std::vector<Tensor> unbind(const Tensor& self, int64_t dim, Loc loc) {

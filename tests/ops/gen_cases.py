@@ -23,10 +23,14 @@ import sys
 
 import torch
 
+TORCH_MAJOR = int(torch.__version__.split(".")[0])
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import opinfo  # noqa: E402
 from opinfo import OTL, TL, Family, Gen, OpInfo, S  # noqa: E402
 from loss_rows import loss_rows  # noqa: E402
+from norm_rows import norm_legit_rows, norm_rows  # noqa: E402
+from scatter_rows import scatter_rows, slices_rows  # noqa: E402
+from padding_rows import padding_rows  # noqa: E402
 
 f32, f64, f16, bf16 = torch.float32, torch.float64, torch.float16, torch.bfloat16
 i64, i32, i16, i8, u8, b8 = torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool
@@ -1396,7 +1400,42 @@ def torch_tensor_T(values, dtype=f32):
 def all_rows():
     return (pointwise_rows() + view_rows() + copy_rows() + factory_rows() + reduction_rows() + linalg_rows() + nn_rows() +
             conv_rows() + shape_rows() + indexing_rows() + random_rows() + nn_backward_rows() + late_rows() +
-            loss_rows() + core_pointwise_rows() + core_other_rows())
+            loss_rows() + core_pointwise_rows() + core_other_rows() + norm_rows() + slices_rows() + scatter_rows() +
+            padding_rows())
+
+
+# Families of ops that PyTorch 1.13 lacks, generated with PyTorch 2.x: a CPU run under 1.13
+# leaves their files as they are, and a CPU run under 2.x writes only these (the other
+# families stay 1.13's). Their rows are seeded from TORCH2_SEED on, apart from all_rows().
+TORCH2_SEED = 100000
+
+
+def torch2_rows():
+    return norm_legit_rows()
+
+
+def rows_to_run(args):
+    """(seed, row) of this run: see TORCH2_SEED. A device run has every row."""
+    old = list(enumerate(all_rows()))
+    new = [(TORCH2_SEED + i, info) for i, info in enumerate(torch2_rows())] if TORCH_MAJOR >= 2 else []
+    if args.device == "cpu" and TORCH_MAJOR >= 2:
+        return new
+    return old + new
+
+
+def kept_families(outdir, families):
+    """The families this run left as they were, each with the PyTorch that made it (from its
+    json), so that summary.txt lists every family."""
+    import json
+    kept = {}
+    names = {info.family for info in all_rows() + (torch2_rows() if TORCH_MAJOR >= 2 else [])}
+    names |= {f[:-5] for f in os.listdir(outdir) if f.endswith(".json")}
+    for name in sorted(names - set(families)):
+        path = os.path.join(outdir, name + ".json")
+        if os.path.exists(path):
+            with open(path) as f:
+                kept[name] = json.load(f)
+    return kept
 
 
 def differentiable_ops():
@@ -1441,21 +1480,27 @@ def on_device_settings():
             "allow_fp16/bf16_reduced_precision_reduction = False")
 
 
-def summary(args, families, settings):
-    """summary.txt: what was stored, per family, and (on a device) each sample left out."""
+def summary(args, families, settings, kept):
+    """summary.txt: what was stored, per family, with the PyTorch that made it (families this
+    run left as they were included), and (on a device) each sample left out."""
     lines = ["conformance cases written by tests/ops/gen_cases.py --device %s" % args.device,
              "torch %s on %s" % (torch.__version__, opinfo.device_name())]
     if settings:
         lines.append("settings: " + settings)
     if args.only:
         lines.append("only rows whose op name contains %r (a trial run: not a full case set)" % args.only)
-    lines.append("%-12s %5s %6s %6s %9s" % ("family", "ops", "cases", "grads", "left out"))
+    lines.append("%-12s %5s %6s %6s %9s  %s" % ("family", "ops", "cases", "grads", "left out", "made by torch"))
     total = [0, 0, 0, 0]
     for name, fam in families.items():
         grads = sum(1 for c in fam.cases if "grads" in c)
         row = [len(fam.ops), len(fam.cases), grads, len(fam.left_out)]
         total = [a + b for a, b in zip(total, row)]
-        lines.append("%-12s %5d %6d %6d %9d" % (name, *row))
+        lines.append("%-12s %5d %6d %6d %9d  %s" % (name, *row, torch.__version__))
+    for name, js in kept.items():
+        cases = js.get("cases", [])
+        row = [len(js.get("ops", {})), len(cases), sum(1 for c in cases if "grads" in c), 0]
+        total = [a + b for a, b in zip(total, row)]
+        lines.append("%-12s %5d %6d %6d %9d  %s (kept: not this run's)" % (name, *row, js.get("torch_version")))
     lines.append("%-12s %5d %6d %6d %9d" % ("total", *total))
     empty = [op for fam in families.values() for op, e in fam.ops.items() if e["cases"] == 0 and "reason" not in e]
     if empty and args.device != "cpu":
@@ -1485,7 +1530,7 @@ def main():
     outdir = args.out
     os.makedirs(outdir, exist_ok=True)
     families = {}
-    for seed, info in enumerate(all_rows()):
+    for seed, info in rows_to_run(args):
         if args.only and args.only not in info.name:
             continue
         fam = families.setdefault(info.family, Family(info.family))
@@ -1495,11 +1540,11 @@ def main():
         fam.record_row(info, Gen(1000 + seed))
     for fam in families.values():
         fam.write(outdir)
-    text = summary(args, families, settings)
+    text = summary(args, families, settings, {} if args.only else kept_families(outdir, families))
     with open(os.path.join(outdir, "summary.txt"), "w") as f:
         f.write(text)
     print(text if len(text) < 4000 else text[:4000] + "... (see %s)" % os.path.join(outdir, "summary.txt"))
-    if args.device == "cpu" and not args.only:
+    if args.device == "cpu" and not args.only and TORCH_MAJOR < 2:
         write_torch_layout_file(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data",
                                              "torch_layout.safetensors"))
 

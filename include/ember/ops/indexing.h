@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <tuple>
+#include <string>
 #include <vector>
 
 #include "ember/tensor.h"
@@ -15,6 +16,12 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tenso
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value, Loc loc = Loc::current());
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, Loc loc = Loc::current());
 /// Advanced indexing, self[indices…]: nullopt entries stand for a full slice ":".
+/// self with src combined in at index along dim: reduce is "sum", "prod", "mean", "amax" or
+/// "amin"; without include_self, self's values at the scattered positions are left out.
+Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                      bool include_self = true, Loc loc = Loc::current());
+/// self (broadcast with mask) with the elements of source, in order, where mask is true.
+Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source, Loc loc = Loc::current());
 Tensor index(const Tensor& self, const std::vector<std::optional<Tensor>>& indices, Loc loc = Loc::current());
 Tensor index_put(const Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
                  bool accumulate = false, Loc loc = Loc::current());

@@ -55,6 +55,35 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, cons
                   const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var, bool training,
                   double momentum = 0.1, double eps = 1e-5, Loc loc = Loc::current());
 
+/// The batch norms of an exported graph (native_batch_norm under other signatures):
+/// running statistics required and updated in place in training; none (.no_stats); used
+/// for evaluation (_no_training; `momentum` is unused there, as in PyTorch).
+std::tuple<Tensor, Tensor, Tensor> _native_batch_norm_legit(const Tensor& input, const std::optional<Tensor>& weight,
+                                                            const std::optional<Tensor>& bias,
+                                                            const Tensor& running_mean, const Tensor& running_var,
+                                                            bool training, double momentum, double eps,
+                                                            Loc loc = Loc::current());
+std::tuple<Tensor, Tensor, Tensor> _native_batch_norm_legit(const Tensor& input, const std::optional<Tensor>& weight,
+                                                            const std::optional<Tensor>& bias, bool training,
+                                                            double momentum, double eps, Loc loc = Loc::current());
+std::tuple<Tensor, Tensor, Tensor> _native_batch_norm_legit_no_training(
+    const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+    const Tensor& running_mean, const Tensor& running_var, double momentum, double eps, Loc loc = Loc::current());
+/// (output, mean, rstd), the statistics of shape (N, group).
+std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const std::optional<Tensor>& weight,
+                                                     const std::optional<Tensor>& bias, int64_t N, int64_t C,
+                                                     int64_t HxW, int64_t group, double eps, Loc loc = Loc::current());
+Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<Tensor>& weight = std::nullopt,
+                  const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5, Loc loc = Loc::current());
+
+/// Padding of the last 1, 2 or 3 dims by reflection (padding < the dim's size) or by
+/// replication; `padding` lists (before, after) pairs from the last dim on.
+Tensor reflection_pad1d(const Tensor& self, IntArrayRef padding, Loc loc = Loc::current());
+Tensor reflection_pad2d(const Tensor& self, IntArrayRef padding, Loc loc = Loc::current());
+Tensor reflection_pad3d(const Tensor& self, IntArrayRef padding, Loc loc = Loc::current());
+Tensor replication_pad2d(const Tensor& self, IntArrayRef padding, Loc loc = Loc::current());
+Tensor replication_pad3d(const Tensor& self, IntArrayRef padding, Loc loc = Loc::current());
+
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx = -1,
                  bool scale_grad_by_freq = false, bool sparse = false, Loc loc = Loc::current());
 // --- backward ops (what the derivative formulas call; outputs left out by
@@ -73,6 +102,19 @@ Tensor avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, IntArr
                            IntArrayRef padding, bool ceil_mode, bool count_include_pad,
                            std::optional<int64_t> divisor_override, Loc loc = Loc::current());
 Tensor _adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, Loc loc = Loc::current());
+/// (grad_input, grad_weight, grad_bias) of native_layer_norm and native_group_norm.
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor& grad_out, const Tensor& input,
+                                                              IntArrayRef normalized_shape, const Tensor& mean,
+                                                              const Tensor& rstd, const std::optional<Tensor>& weight,
+                                                              const std::optional<Tensor>& bias,
+                                                              std::array<bool, 3> output_mask,
+                                                              Loc loc = Loc::current());
+std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(const Tensor& grad_out, const Tensor& input,
+                                                              const Tensor& mean, const Tensor& rstd,
+                                                              const std::optional<Tensor>& weight, int64_t N,
+                                                              int64_t C, int64_t HxW, int64_t group,
+                                                              std::array<bool, 3> output_mask,
+                                                              Loc loc = Loc::current());
 /// (grad_input, grad_weight, grad_bias) of native_batch_norm: save_mean/save_invstd are
 /// used in training, running_mean/running_var in evaluation.
 std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(

@@ -1,6 +1,7 @@
 // ember/ops/shape.h — joining, splitting (see view.h), repeating and reordering tensors.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "ember/tensor.h"
@@ -13,5 +14,10 @@ Tensor repeat(const Tensor& self, IntArrayRef repeats, Loc loc = Loc::current())
 Tensor flip(const Tensor& self, IntArrayRef dims, Loc loc = Loc::current());
 Tensor tril(const Tensor& self, int64_t diagonal = 0, Loc loc = Loc::current());
 Tensor triu(const Tensor& self, int64_t diagonal = 0, Loc loc = Loc::current());
+/// self with src written over self[start:end:step] along dim (src has that slice's sizes).
+Tensor slice_scatter(const Tensor& self, const Tensor& src, int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
+                     std::optional<int64_t> end = std::nullopt, int64_t step = 1, Loc loc = Loc::current());
+/// self with src written over self.select(dim, index).
+Tensor select_scatter(const Tensor& self, const Tensor& src, int64_t dim, int64_t index, Loc loc = Loc::current());
 
 }  // namespace ember

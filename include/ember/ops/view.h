@@ -25,6 +25,8 @@ Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride,
                   std::optional<int64_t> storage_offset = std::nullopt, Loc loc = Loc::current());
 Tensor flatten(const Tensor& self, int64_t start_dim = 0, int64_t end_dim = -1, Loc loc = Loc::current());
 Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes, Loc loc = Loc::current());
+/// The diagonal of dims dim1 and dim2 (a view), `offset` above the main one, as the last dim.
+Tensor diagonal(const Tensor& self, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1, Loc loc = Loc::current());
 Tensor alias(const Tensor& self, Loc loc = Loc::current());
 std::vector<Tensor> unbind(const Tensor& self, int64_t dim = 0, Loc loc = Loc::current());
 std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim = 0, Loc loc = Loc::current());

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "core/shape.h"
@@ -134,6 +135,67 @@ void scatter_kernel(const Tensor& out, int64_t dim, const Tensor& index, const T
   } else {
     run([es](char* d, const char* s) { copy_elem(d, s, es); });
   }
+}
+
+void scatter_reduce_kernel(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src, ScatterReduce op,
+                           bool include_self) {
+  const int64_t* idx = index.data_ptr<int64_t>();
+  const int64_t n = index.size(dim), L = out.size(dim), os = out.stride(dim), is = index.stride(dim);
+  const int64_t ss = src.stride(dim);
+  EMBER_DISPATCH_ALL_TYPES(out.dtype(), "scatter_reduce", [&] {
+    // bool combines as int64 (sum: or, prod: and), as ATen's casts do
+    using acc_t = std::conditional_t<std::is_same_v<scalar_t, bool>, int64_t, opmath_t<scalar_t>>;
+    const auto narrow = [](acc_t v) -> scalar_t {
+      if constexpr (std::is_same_v<scalar_t, bool>) return v != 0;
+      else return static_cast<scalar_t>(v);
+    };
+    const auto combine = [op, narrow](scalar_t a, scalar_t b) -> scalar_t {
+      switch (op) {
+        case ScatterReduce::kSum:
+        case ScatterReduce::kMean: return narrow(static_cast<acc_t>(a) + static_cast<acc_t>(b));
+        case ScatterReduce::kProd: return narrow(static_cast<acc_t>(a) * static_cast<acc_t>(b));
+        case ScatterReduce::kAmax: return b != b ? b : (a < b ? b : a);  // NaN of src wins, as ATen
+        case ScatterReduce::kAmin: return b != b ? b : (b < a ? b : a);
+      }
+      return a;
+    };
+    scalar_t* dst = out.data_ptr<scalar_t>();
+    const scalar_t* sp = src.data_ptr<scalar_t>();
+    for_each_line(index.sizes(), dim, index.numel(), [&](const int64_t* pos) {
+      scalar_t* o = dst + offset_of(pos, out.strides(), dim);
+      const scalar_t* s = sp + offset_of(pos, src.strides(), dim);
+      const int64_t* ip = idx + offset_of(pos, index.strides(), dim);
+      std::vector<int64_t> count(static_cast<size_t>(L), 0);
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t t = ip[j * is];
+        scalar_t& v = o[t * os];
+        v = include_self || count[t] > 0 ? combine(v, s[j * ss]) : s[j * ss];
+        ++count[t];
+      }
+      if (op != ScatterReduce::kMean) return;
+      for (int64_t t = 0; t < L; ++t) {
+        if (count[t] == 0) continue;
+        const acc_t c = static_cast<acc_t>(count[t] + (include_self ? 1 : 0));
+        const acc_t q = static_cast<acc_t>(o[t * os]) / c;
+        if constexpr (std::is_integral_v<acc_t>) {
+          // floor division (the quotient truncates toward zero)
+          const bool inexact = q * c != static_cast<acc_t>(o[t * os]);
+          o[t * os] = static_cast<scalar_t>(q - (inexact && (static_cast<acc_t>(o[t * os]) < 0) ? 1 : 0));
+        } else {
+          o[t * os] = static_cast<scalar_t>(q);
+        }
+      }
+    });
+  });
+}
+
+void masked_scatter_kernel(const Tensor& out, const Tensor& mask, const Tensor& source) {
+  const int64_t es = static_cast<int64_t>(out.element_size()), n = out.numel();
+  const uint8_t* m = static_cast<const uint8_t*>(mask.raw_data_ptr());  // bool and uint8 are one byte
+  char* o = static_cast<char*>(out.raw_data_ptr());
+  const char* s = static_cast<const char*>(source.raw_data_ptr());
+  for (int64_t i = 0, k = 0; i < n; ++i)
+    if (m[i]) copy_elem(o + i * es, s + (k++) * es, es);
 }
 
 void index_select_kernel(const Tensor& out, const Tensor& self, int64_t dim, const std::vector<int64_t>& idx) {

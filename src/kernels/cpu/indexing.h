@@ -23,6 +23,16 @@ void gather_kernel(const Tensor& out, const Tensor& self, int64_t dim, const Ten
 /// `value` is a 0-dim tensor of out's dtype used when `src` is undefined.
 void scatter_kernel(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src, const Tensor& value,
                     bool add);
+/// scatter_reduce.two's reductions.
+enum class ScatterReduce { kSum, kProd, kMean, kAmax, kAmin };
+/// out (a copy of self) combined with src at index along dim by `op` (amax/amin propagate
+/// a NaN of src); without include_self a scattered position starts from its first src
+/// value; kMean then divides each scattered position by its count (floor for integers).
+void scatter_reduce_kernel(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src, ScatterReduce op,
+                           bool include_self);
+/// out[i] = the next element of source for each i where mask[i] (out, a bool/uint8 mask of
+/// out's size and source contiguous; source holds enough elements).
+void masked_scatter_kernel(const Tensor& out, const Tensor& mask, const Tensor& source);
 /// out = self.index_select(dim, idx) for a contiguous self and out.
 void index_select_kernel(const Tensor& out, const Tensor& self, int64_t dim, const std::vector<int64_t>& idx);
 

@@ -342,6 +342,19 @@ std::vector<Case> cases() {
                {m, rnd({2, 3}, 33)}});
   c.push_back({"aten::scatter_add", [gidx](const V& v) { return V{scatter_add(v[0], 1, gidx, v[1])}; },
                {m, rnd({3, 4}, 35)}});  // src larger than index: the rest of src gets zero
+  for (const char* reduce : {"sum", "prod", "mean", "amax", "amin"}) {
+    for (const bool include_self : {true, false}) {
+      c.push_back({"aten::scatter_reduce.two",
+                   [gidx, reduce, include_self](const V& v) {
+                     return V{scatter_reduce(v[0], 1, gidx, v[1], reduce, include_self)};
+                   },
+                   {m, rnd({2, 3}, 36, 0.5, 1.5, true)}});
+    }
+  }
+  c.push_back({"aten::masked_scatter", [](const V& v) { return V{masked_scatter(v[0], mask23(), v[1])}; },
+               {rnd({2, 3}, 37), rnd({4}, 38)}});  // source longer than the mask's ones
+  c.push_back({"aten::diagonal", [](const V& v) { return V{diagonal(v[0], 1)}; }, {m}});
+  c.push_back({"aten::diagonal", [](const V& v) { return V{diagonal(v[0].unsqueeze(0), -1, 2, 1)}; }, {m}});
   c.push_back({"aten::index.Tensor",
                [](const V& v) {
                  return V{index(v[0], {tensor<int64_t>({0, 4, 0}, {3}), tensor<int64_t>({1, 2, 1}, {3})})};
