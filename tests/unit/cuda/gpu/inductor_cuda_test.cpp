@@ -20,12 +20,15 @@ namespace ember::gpu_test {
 namespace {
 
 /// Compiled results may differ from eager's by the rounding eager does between ops in
-/// half and bfloat16 (generated kernels keep float between fused ops, as PyTorch's inductor).
+/// half and bfloat16 (generated kernels keep float between fused ops, as PyTorch's inductor),
+/// and in float32 by the order of a reduction's sums (a column of 300 summed in order
+/// against eager's tree lands 1.7e-5 off a result of 0.6 that cancels terms up to 2):
+/// float32 at 1e-4, the tolerance PyTorch's own compiled-against-eager check uses.
 Tolerance compiled_tolerance(ScalarType t) {
   switch (t) {
     case kHalf: return std::pair{1e-2, 1e-2};
     case kBFloat16: return std::pair{5e-2, 5e-2};
-    default: return std::pair{1e-5, 1e-5};
+    default: return std::pair{1e-4, 1e-4};
   }
 }
 
@@ -103,12 +106,15 @@ TEST_P(InductorCuda, W4MlpBlockWithGemmExternCallsEqualsEager) {
 
 TEST_P(InductorCuda, W5MaskedAttentionEqualsEager) {
   const ScalarType t = GetParam();
-  auto f = [](const Tensor& q, const Tensor& k, const Tensor& v) {
+  auto f = [](const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask) {
     const Tensor s = matmul(q, k.transpose(-2, -1)) * 0.125;
-    const Tensor mask = triu(ones({s.size(-2), s.size(-1)}, TensorOptions(kBool).device(s.device())), 1);
     return matmul(softmax(masked_fill(s, mask, -1e4), -1), v);
   };
-  expect_compiled_equals_eager(f, on_gpu({2, 4, 16, 32}, t, 1), on_gpu({2, 4, 16, 32}, t, 2), on_gpu({2, 4, 16, 32}, t, 3));
+  // The mask is an input, made on the CPU and moved, as the GPT-2 block's (triu has no CUDA
+  // kernel, and a graph building it on the CPU would mix devices).
+  const Tensor mask = triu(ones({16, 16}, kBool), 1).cuda();
+  expect_compiled_equals_eager(f, on_gpu({2, 4, 16, 32}, t, 1), on_gpu({2, 4, 16, 32}, t, 2), on_gpu({2, 4, 16, 32}, t, 3),
+                               mask);
 }
 
 TEST_P(InductorCuda, W6ConvolutionBlockEqualsEager) {
@@ -144,6 +150,12 @@ using InductorCudaDevices = Gpu;
 
 TEST_F(InductorCudaDevices, CpuAndCudaCallsOfOneFunctionAreSeparateEntries) {
   auto f = [](const Tensor& x) { return exp(x) + 1; };
+  try {  // the CPU call builds C++: a GPU machine may lack the toolchain (Sleef's headers)
+    compile(f, {.backend = "inductor"})(random_values({2, 3}, kFloat));
+  } catch (const Error& e) {
+    if (std::string(e.what()).find("does not compile") == std::string::npos) throw;
+    GTEST_SKIP() << "this machine cannot build the inductor's CPU code: " << e.what();
+  }
   auto compiled = compile(f, {.backend = "inductor"});
   const Tensor x = random_values({40, 50}, kFloat);
   EXPECT_EQ(mismatch(compiled(x.cuda()), f(x)), "");
