@@ -356,13 +356,6 @@ void register_nn_ops(Registry& r) {
       .set_meta(batch_norm_meta)
       .set_cpu(batch_norm_kernel)
       .set_cuda(batch_norm_kernel);
-  // What torch.export's Core ATen graphs call for batch norm in eval mode: the running
-  // stats are read, never written (no (a!) annotation), and the saved statistics are empty.
-  r.def("_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, "
-        "Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)")
-      .set_decomposition([](const Stack& a) -> Stack {
-        return call_op("aten::native_batch_norm", {a[0], a[1], a[2], a[3], a[4], false, a[5], a[6]});
-      });
   r.def("batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
         "bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor")
       .set_decomposition([](const Stack& a) -> Stack {

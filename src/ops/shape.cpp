@@ -143,8 +143,10 @@ std::vector<int64_t> repeat_sizes(const Tensor& self, const std::vector<int64_t>
   return sizes;
 }
 
-/// The output viewed as [r0, p0, r1, p1, …] reads the input viewed as [r0 (stride 0), p0, …].
-void repeat_kernel(const Tensor& self, const std::vector<int64_t>& repeats, const Tensor& out) {
+/// The output viewed as [r0, p0, r1, p1, …] reads the input viewed as [r0 (stride 0), p0, …]:
+/// `copy(out_view, in_view)` with the CPU's or a CUDA device's copy.
+template <typename Copy>
+void repeat_kernel(const Tensor& self, const std::vector<int64_t>& repeats, const Tensor& out, Copy copy) {
   if (out.numel() == 0) return;
   const size_t lead = repeats.size() - static_cast<size_t>(self.dim());
   std::vector<int64_t> sizes, out_strides, in_strides;
@@ -156,8 +158,7 @@ void repeat_kernel(const Tensor& self, const std::vector<int64_t>& repeats, cons
     out_strides.insert(out_strides.end(), {p * os, os});
     in_strides.insert(in_strides.end(), {0, padded ? 0 : self.stride(static_cast<int64_t>(i - lead))});
   }
-  copy_into(raw_view(out, sizes, out_strides, out.storage_offset()),
-               raw_view(self, sizes, in_strides, self.storage_offset()));
+  copy(raw_view(out, sizes, out_strides, out.storage_offset()), raw_view(self, sizes, in_strides, self.storage_offset()));
 }
 
 TensorMeta like_meta(const Tensor& self) {
@@ -195,6 +196,27 @@ void tri_kernel(const Tensor& self, const Tensor& out, int64_t diagonal, bool lo
     if (begin < end)
       std::memset(base + (r * cols + begin) * static_cast<int64_t>(es), 0, static_cast<size_t>(end - begin) * es);
   }
+}
+
+/// tril/triu on a CUDA device: the kept triangle as a bool mask written on the host
+/// (rows × cols, made without dispatch), copied to the device and broadcast over the batch
+/// dims; out = mask ? self : 0, so NaN and -0.0 in the triangle stay as they are.
+void tri_kernel_cuda(const Tensor& self, const Tensor& out, int64_t diagonal, bool lower) {
+  if (out.numel() == 0) return;
+  const int64_t rows = out.size(-2), cols = out.size(-1);
+  const Tensor keep = empty_from_meta(contiguous_meta({rows, cols}, kBool, kCPU));
+  bool* k = keep.data_ptr<bool>();
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) k[i * cols + j] = lower ? j - i <= diagonal : j - i >= diagonal;
+  const Tensor mask = kernels::cuda::empty_device({rows, cols}, kBool, out.device());
+  kernels::cuda::copy_into(mask, keep);
+  std::vector<int64_t> strides(static_cast<size_t>(out.dim()), 0);
+  strides[strides.size() - 2] = cols;
+  strides.back() = 1;
+  const kernels::cuda::PointwiseKernel k_tri{
+      .name = "tri", .expr = "a ? b : T(0)", .helpers = {}, .inputs = {kBool, self.dtype()},
+      .compute = out.dtype(), .out = out.dtype()};
+  kernels::cuda::pointwise(k_tri, out, {raw_view(mask, out.sizes().vec(), strides, 0), self});
 }
 
 /// `self` read backwards along `dims`: negative strides from the last element of each
@@ -280,7 +302,12 @@ void register_shape_ops(Registry& r) {
         return metas(contiguous_meta(repeat_sizes(self, a[1].to_int_list()), self.dtype(), self.device()));
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
-        repeat_kernel(a[0].to_tensor(), a[1].to_int_list(), out[0]);
+        repeat_kernel(a[0].to_tensor(), a[1].to_int_list(), out[0],
+                      [](const Tensor& dst, const Tensor& src) { copy_into(dst, src); });
+      })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
+        repeat_kernel(a[0].to_tensor(), a[1].to_int_list(), out[0],
+                      [](const Tensor& dst, const Tensor& src) { kernels::cuda::copy_into(dst, src); });
       });
 
   r.def("flip(Tensor self, int[] dims) -> Tensor")
@@ -313,6 +340,9 @@ void register_shape_ops(Registry& r) {
         })
         .set_cpu([lower](const Stack& a, std::vector<Tensor>& out) {
           tri_kernel(a[0].to_tensor(), out[0], a[1].to_int(), lower);
+        })
+        .set_cuda([lower](const Stack& a, std::vector<Tensor>& out) {
+          tri_kernel_cuda(a[0].to_tensor(), out[0], a[1].to_int(), lower);
         });
   }
 }

@@ -259,6 +259,21 @@ Stack TensorSlots::with(Stack s, const std::vector<Tensor>& ts, size_t first) {
   return s;
 }
 
+std::vector<Tensor> call_each(const ops::OpDef& op, const std::vector<const Stack*>& stacks,
+                              const std::vector<size_t>& num_inputs, const std::vector<Tensor>& ts,
+                              std::vector<size_t>& out_counts) {
+  std::vector<Tensor> outs;
+  size_t first = 0;
+  for (size_t k = 0; k < stacks.size(); ++k) {
+    const std::optional<std::vector<Tensor>> r = result_tensors(ops::call(op, TensorSlots::with(*stacks[k], ts, first)));
+    EMBER_CHECK(r) << "not tensors";
+    out_counts[k] = r->size();
+    outs.insert(outs.end(), r->begin(), r->end());
+    first += num_inputs[k];
+  }
+  return outs;
+}
+
 std::optional<std::vector<Tensor>> result_tensors(const Stack& r) {
   std::vector<Tensor> out;
   for (const IValue& v : r) {

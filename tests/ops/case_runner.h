@@ -122,6 +122,13 @@ struct TensorSlots {
 /// holds a value of another kind.
 std::optional<std::vector<Tensor>> result_tensors(const Stack& r);
 
+/// The body of a traced form holding several cases in one graph: `op` called on each of
+/// `stacks` in turn, stack k's tensor slots taken in order from `ts` (`num_inputs[k]` of
+/// them); `out_counts[k]` gets stack k's number of outputs. Returns every output in order.
+std::vector<Tensor> call_each(const ops::OpDef& op, const std::vector<const Stack*>& stacks,
+                              const std::vector<size_t>& num_inputs, const std::vector<Tensor>& ts,
+                              std::vector<size_t>& out_counts);
+
 /// A compiled result `got` against eager's `want`: sizes, dtype, (with `strides`) the
 /// strides of dims larger than 1, and (with `values`) values within the dtype's
 /// assert_close tolerances (NaN where NaN). Throws Mismatch naming `what`.

@@ -178,19 +178,13 @@ RunResult run_traced_form(const ops::OpDef& op, const std::vector<Case*>& cases)
   std::vector<Stack> stacks;
   const std::vector<Tensor> inputs = fresh_inputs(op, cases, stacks);
   std::vector<size_t> out_counts(cases.size(), 0);
-  auto fn = [&](const std::vector<Tensor>& ts) {
-    std::vector<Tensor> outs;
-    size_t first = 0;
-    for (size_t k = 0; k < cases.size(); ++k) {
-      const std::optional<std::vector<Tensor>> r =
-          result_tensors(ops::call(op, TensorSlots::with(stacks[k], ts, first)));
-      EMBER_CHECK(r) << "not tensors";
-      out_counts[k] = r->size();
-      outs.insert(outs.end(), r->begin(), r->end());
-      first += cases[k]->num_inputs;
-    }
-    return outs;
-  };
+  std::vector<const Stack*> stack_ptrs;
+  std::vector<size_t> num_inputs;
+  for (size_t k = 0; k < cases.size(); ++k) {
+    stack_ptrs.push_back(&stacks[k]);
+    num_inputs.push_back(cases[k]->num_inputs);
+  }
+  auto fn = [&](const std::vector<Tensor>& ts) { return call_each(op, stack_ptrs, num_inputs, ts, out_counts); };
   try {
     auto compiled = compile(fn, {.backend = "inductor", .name = "conformance"});
     manual_seed(kSeed);

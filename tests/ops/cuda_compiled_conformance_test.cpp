@@ -46,19 +46,13 @@ std::pair<std::vector<std::vector<Tensor>>, std::string> run_compiled(const ops:
   for (const Case* k : cases)
     for (const Tensor& t : TensorSlots(k->args).tensors) inputs.push_back(t.clone());
   std::vector<size_t> out_counts(cases.size(), 0);
-  auto fn = [&](const std::vector<Tensor>& ts) {
-    std::vector<Tensor> outs;
-    size_t first = 0;
-    for (size_t k = 0; k < cases.size(); ++k) {
-      const std::optional<std::vector<Tensor>> r =
-          result_tensors(ops::call(op, TensorSlots::with(cases[k]->args, ts, first)));
-      EMBER_CHECK(r) << "not tensors";
-      out_counts[k] = r->size();
-      outs.insert(outs.end(), r->begin(), r->end());
-      first += cases[k]->num_inputs;
-    }
-    return outs;
-  };
+  std::vector<const Stack*> stacks;
+  std::vector<size_t> num_inputs;
+  for (const Case* k : cases) {
+    stacks.push_back(&k->args);
+    num_inputs.push_back(k->num_inputs);
+  }
+  auto fn = [&](const std::vector<Tensor>& ts) { return call_each(op, stacks, num_inputs, ts, out_counts); };
   try {
     auto compiled = compile(fn, {.backend = "inductor", .name = "cuda_conformance"});
     manual_seed(kSeed);

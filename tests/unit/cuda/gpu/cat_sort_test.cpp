@@ -81,6 +81,26 @@ Stack on_gpu(const Stack& s) {
   return g;
 }
 
+// tril/triu keep a triangle (a host-made mask broadcast over the batch dims) and repeat
+// tiles its input: the CPU's values, NaN and -0.0 kept, for every dtype, any diagonal,
+// strided input, batches and empty results.
+TEST_F(Gpu, TrilTriuAndRepeatMatchTheCpuForEveryDtype) {
+  for (ScalarType t : kAllDtypes) {
+    for (const char* op : {"aten::tril", "aten::triu"}) {
+      for (int64_t d : {-2, 0, 1, 5}) {
+        EXPECT_EQ(compare_ok(op, {varied({2, 3, 5, 4}, t), d}), "") << op << " " << t << " diagonal " << d;
+        EXPECT_EQ(compare_ok(op, {varied({6, 5}, t).t(), d}), "") << op << " " << t << " transposed";
+      }
+      EXPECT_EQ(compare_ok(op, {varied({0, 3}, t), int64_t{0}}), "") << op << " empty";
+    }
+    EXPECT_EQ(compare_ok("aten::repeat", {varied({2, 3}, t), std::vector<int64_t>{2, 1, 3}}), "") << t;
+    EXPECT_EQ(compare_ok("aten::repeat", {varied({4, 3}, t).t(), std::vector<int64_t>{1, 2}}), "") << t;
+    EXPECT_EQ(compare_ok("aten::repeat", {varied({2, 3}, t), std::vector<int64_t>{0, 2}}), "") << t;
+  }
+  const Tensor special = tensor<float>({NAN, -0.0f, 1.0f, INFINITY}, {2, 2});
+  EXPECT_EQ(compare_ok("aten::triu", {special, int64_t{0}}), "");
+}
+
 TEST_F(Gpu, SortGivesTheCpusStableSortForEveryDtypeDimAndDirection) {
   // varied() repeats values, so every line has ties.
   for (ScalarType t : kAllDtypes)
