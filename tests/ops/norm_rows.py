@@ -108,7 +108,9 @@ def norm_rows():
     return [OpInfo("aten::native_group_norm", N, native_group_norm, grads=True, reduced_in_float=True),
             OpInfo("aten::group_norm", N, group_norm, grads=True),
             OpInfo("aten::native_group_norm_backward", N, native_group_norm_backward, reduced_in_float=True),
-            OpInfo("aten::native_layer_norm_backward", N, native_layer_norm_backward)]
+            # torch 1.13's bfloat16 kernel lands 0.2031 where 2.11 and float64 give 0.1738 and
+            # 0.1734 (case norm/…/7): its reference is computed in float32 and rounded, as 2.11's.
+            OpInfo("aten::native_layer_norm_backward", N, native_layer_norm_backward, reduced_in_float=True)]
 
 
 # --- _native_batch_norm_legit (PyTorch 2.x) -----------------------------------------------------
