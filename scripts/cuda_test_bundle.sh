@@ -41,7 +41,7 @@ for p in "${programs[@]}"; do
     cp -L "$lib" "$stage/lib/"
   done
 done
-cp tests/ops/gen_cases.py tests/ops/opinfo.py tests/ops/loss_rows.py "$stage/gen/tests/ops/"
+cp tests/ops/*.py "$stage/gen/tests/ops/"  # the generator and every module of rows it imports
 cp src/ops/derivatives*.cpp "$stage/gen/src/ops/"
 [[ -d tests/ops/cases_cuda ]] && cp -r tests/ops/cases_cuda "$stage/"
 cp bench/torch_workloads.py bench/torch_blocks.py bench/torch_training.py bench/run_cuda_side_by_side.sh "$stage/bench/"
