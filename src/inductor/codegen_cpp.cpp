@@ -538,8 +538,7 @@ class KernelWriter {
       Operand o;
       o.buffer = static_cast<int>(k_.inputs.size() + i);
       o.dtype = m.dtype;
-      for (size_t d = 0; d < m.sizes.size(); ++d) o.strides.push_back(m.sizes[d] == 1 ? 0 : m.strides[d]);
-      o.strides = to_input_space(o.strides, m.sizes.size() == R.in_sizes.size());
+      o.strides = row_output_strides(R, m);
       if (symbolic_) {
         const std::vector<core::sym::Expr> sizes = sym_sizes_of(m), strides = sym_strides_of(m);
         for (size_t d = 0; d < m.sizes.size(); ++d) o.sym.push_back(sizes[d] == core::sym::Expr(1) ? 0 : strides[d]);

@@ -69,8 +69,7 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
     Operand o;
     o.buffer = static_cast<int>(k_.inputs.size() + i);
     o.dtype = m.dtype;
-    for (size_t d = 0; d < m.sizes.size(); ++d) o.strides.push_back(m.sizes[d] == 1 ? 0 : m.strides[d]);
-    o.strides = inductor::to_input_space(R, o.strides, m.sizes.size() == R.in_sizes.size());
+    o.strides = inductor::row_output_strides(R, m);
     outs.push_back(std::move(o));
   }
   k_.may_alias_output.clear();  // a row kernel reads its input in several passes: never in place

@@ -108,6 +108,14 @@ std::vector<I> to_input_space(const RowNode& r, const std::vector<I>& strides, b
   return in;
 }
 
+/// The element strides of output `m` of a row kernel (0 on size-1 dims) over row node
+/// `r`'s input index space. Both code generators use it.
+inline std::vector<int64_t> row_output_strides(const RowNode& r, const TensorMeta& m) {
+  std::vector<int64_t> strides;
+  for (size_t d = 0; d < m.sizes.size(); ++d) strides.push_back(m.sizes[d] == 1 ? 0 : m.strides[d]);
+  return to_input_space(r, strides, m.sizes.size() == r.in_sizes.size());
+}
+
 /// How each Call node of the graph is run.
 enum class NodeRole : uint8_t { Pointwise, Row, View, Extern };
 

@@ -491,8 +491,6 @@ bool run_graph(const CudnnConv& c, cudnnHandle_t handle) {
 
 void cudnn_convolution(const CudnnConv& c) {
   const Dnn& l = dnn();
-  const bool is_double = c.dtype == kDouble;
-  const bool fma_only = c.dtype == kFloat && !c.allow_tf32;
   ember::cuda::DeviceGuard guard(c.device);
   const cudnnHandle_t handle = handle_for(c.device);
   check(l.set_stream(handle, static_cast<cudaStream_t>(core::cuda::current_stream_handle(c.device))),
@@ -501,6 +499,8 @@ void cudnn_convolution(const CudnnConv& c) {
   // host for a 3x3 convolution, where cudnnConvolutionForward takes 72 µs); the v7 API for
   // a geometry it has no plan for.
   if (run_graph(c, handle)) return;
+  const bool is_double = c.dtype == kDouble;
+  const bool fma_only = c.dtype == kFloat && !c.allow_tf32;
   Plan& plan = plan_for(c);
   const Descriptors& d = plan.d;
   const double one_d = 1, zero_d = 0;
