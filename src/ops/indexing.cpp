@@ -15,6 +15,7 @@
 #include "core/cuda.h"
 #include "core/shape.h"
 #include "core/sym_geometry.h"
+#include "kernels/cpu/copy.h"
 #include "kernels/cpu/indexing.h"
 #include "kernels/cuda/host_checks.h"
 #include "kernels/cuda/indexing.h"
@@ -190,6 +191,18 @@ std::vector<TensorMeta> scatter_reduce_meta(const Stack& a) {
   return scatter_meta(a, true);
 }
 
+void scatter_reduce_cuda(const Stack& a, std::vector<Tensor>& out) {
+  const Tensor& self = a[0].to_tensor();
+  const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
+  kc::copy_into(out[0], self);
+  const Tensor index = as_1d(a[2].to_tensor());
+  if (index.numel() == 0) return;
+  const Tensor out1 = as_1d(out[0]);
+  check_dim_indices_cuda(index, dim, out1.size(dim));
+  kc::scatter_reduce(out1, dim, index, as_1d(a[3].to_tensor()), scatter_reduction(a[4].to_string_ref()),
+                     a[5].to_bool());
+}
+
 void scatter_reduce_cpu(const Stack& a, std::vector<Tensor>& out) {
   const auto t = scatter_target(a, out[0]);
   if (!t) return;
@@ -207,15 +220,28 @@ std::vector<TensorMeta> masked_scatter_meta(const Stack& a) {
   return metas(contiguous_meta(core::broadcast_shapes(self.sizes(), mask.sizes()), self.dtype(), self.device()));
 }
 
+void check_masked_scatter_source(int64_t ones, const Tensor& source) {
+  EMBER_CHECK(ones <= source.numel()) << "Number of elements of source < number of ones in mask (source has "
+                                      << source.numel() << ", the mask " << ones << ")";
+}
+
 void masked_scatter_cpu(const Stack& a, std::vector<Tensor>& out) {
   const Tensor &self = a[0].to_tensor(), &source = a[2].to_tensor();
   k::copy_elements(out[0], self);
   const Tensor mask = dense(a[1].to_tensor().expand(out[0].sizes()));
   const uint8_t* m = static_cast<const uint8_t*>(mask.raw_data_ptr());
-  const int64_t ones = std::count_if(m, m + mask.numel(), [](uint8_t v) { return v != 0; });
-  EMBER_CHECK(ones <= source.numel()) << "Number of elements of source < number of ones in mask (source has "
-                                      << source.numel() << ", the mask " << ones << ")";
+  check_masked_scatter_source(std::count_if(m, m + mask.numel(), [](uint8_t v) { return v != 0; }), source);
   k::masked_scatter_kernel(out[0], mask, dense(source));
+}
+
+void masked_scatter_cuda(const Stack& a, std::vector<Tensor>& out) {
+  const Tensor &self = a[0].to_tensor(), &source = a[2].to_tensor();
+  kc::copy_into(out[0], self);
+  if (out[0].numel() == 0) return;
+  const Tensor positions = kc::mask_positions(a[1].to_tensor().expand(out[0].sizes()));
+  const Tensor last = core::cuda::host_copy(k::raw_view(positions, {1}, {1}, positions.numel() - 1));
+  check_masked_scatter_source(*last.data_ptr<int64_t>(), source);
+  kc::masked_scatter(out[0], positions, dense(source));
 }
 
 // --- advanced indexing -------------------------------------------------------------
@@ -524,10 +550,12 @@ void register_indexing_ops(Registry& r) {
   r.def("scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) "
         "-> Tensor")
       .set_meta(scatter_reduce_meta)
-      .set_cpu(scatter_reduce_cpu);
+      .set_cpu(scatter_reduce_cpu)
+      .set_cuda(scatter_reduce_cuda);
   r.def("masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor")
       .set_meta(masked_scatter_meta)
-      .set_cpu(masked_scatter_cpu);
+      .set_cpu(masked_scatter_cpu)
+      .set_cuda(masked_scatter_cuda);
   r.def("scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)")
       .set_inplace_of("aten::scatter.src");
   r.def("scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)")

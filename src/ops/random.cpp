@@ -217,6 +217,13 @@ void register_random_ops(Registry& r) {
         "bool? pin_memory=None) -> Tensor")
       .set_meta([](const Stack& a) { return metas(randperm_meta(a)); })
       .set_cpu([](const Stack&, std::vector<Tensor>& out) { fill_randperm(out[0]); })
+      .set_cuda([](const Stack&, std::vector<Tensor>& out) {
+        // Drawn on the host by the CPU's Fisher-Yates from the same counters, then copied:
+        // manual_seed(s) gives one permutation on both devices (Note [random]).
+        Tensor host = empty_from_meta(contiguous_meta(out[0].sizes(), out[0].dtype(), kCPU));
+        fill_randperm(host);
+        kc::copy_into(out[0], host);
+      })
       .set_random();
   r.def("rand_like(Tensor self, *, " + like_opts + ") -> Tensor")
       .set_meta([](const Stack& a) { return metas(like_meta(a, false)); })

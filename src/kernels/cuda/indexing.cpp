@@ -8,6 +8,7 @@
 #include "kernels/cpu/copy.h"
 #include "kernels/cuda/loops.h"
 #include "kernels/cuda/nvrtc.h"
+#include "kernels/cuda/scan.h"
 #include "kernels/cuda/sort.h"
 
 namespace ember::kernels::cuda {
@@ -181,6 +182,61 @@ __device__ void scatter_sorted(const long long* sorted, const long long* perm, c
     }
   }
 }
+// scatter_reduce.two: one thread per line along the dim, as scatter_dim; operands of g: 0
+// index, 1 src, 2 out, 3 cnt (when counting). cnt holds each target's writes (zeroed by
+// the line's thread first): without include_self a target's first write replaces it, and
+// mean divides by the count. Op: 0 sum, 1 prod, 2 mean, 3 amax, 4 amin (cpu::ScatterReduce).
+template <typename T> struct ScatterAcc { typedef typename OpMath<T>::type type; };
+template <> struct ScatterAcc<bool> { typedef long long type; };  // sum: or, prod: and
+
+template <int Op, typename T> __device__ __forceinline__ T scatter_combine(T a, T b) {
+  typedef typename ScatterAcc<T>::type M;
+  const M x = cvt<M>(a), y = cvt<M>(b);
+  if constexpr (Op == 0 || Op == 2) return cvt<T>(x + y);
+  else if constexpr (Op == 1) return cvt<T>(x * y);
+  else if constexpr (Op == 3) return y != y ? b : (x < y ? b : a);  // a NaN of src wins
+  else return y != y ? b : (y < x ? b : a);
+}
+
+template <int Op, typename T>
+__device__ void scatter_reduce_dim(const long long* index, const T* src, T* out, long long* cnt, long long n,
+                                   long long is, long long ss, long long os, long long cs, long long L,
+                                   int include_self, const Geometry& g) {
+  typedef typename ScatterAcc<T>::type M;
+  EMBER_GRID_STRIDE(l, g.numel) {
+    long long off[4];
+    operand_offsets(l, g, cnt ? 4 : 3, off);
+    long long* c = cnt ? cnt + off[3] : nullptr;
+    if (c)
+      for (long long t = 0; t < L; ++t) c[t * cs] = 0;
+    for (long long j = 0; j < n; ++j) {
+      const long long t = index[off[0] + j * is];
+      T* d = out + off[2] + t * os;
+      const T s = src[off[1] + j * ss];
+      *d = include_self || c[t * cs] > 0 ? scatter_combine<Op>(*d, s) : s;
+      if (c) ++c[t * cs];
+    }
+    if constexpr (Op == 2) {
+      for (long long t = 0; t < L; ++t) {
+        if (c[t * cs] == 0) continue;
+        T* d = out + off[2] + t * os;
+        const M k = static_cast<M>(c[t * cs] + (include_self ? 1 : 0));
+        const M v = cvt<M>(*d);
+        const M q = v / k;
+        if constexpr (IsFloat<T>::value) *d = cvt<T>(q);
+        else *d = cvt<T>(q - (q * k != v && v < 0 ? 1 : 0));  // floor division
+      }
+    }
+  }
+}
+
+// masked_scatter: pos is the mask's inclusive count; element i is selected where it steps.
+template <typename T> __device__ void masked_scatter(T* out, const long long* pos, const T* src, long long n) {
+  EMBER_GRID_STRIDE(i, n) {
+    const long long k = pos[i];
+    if (k != (i > 0 ? pos[i - 1] : 0)) out[i] = src[k - 1];
+  }
+}
 }  // namespace ember_dev
 )CUDA";
 
@@ -200,8 +256,29 @@ const char* kind_name(IndexKernelKind k) {
       return "scatter";
     case IndexKernelKind::ScatterAdd:
       return "scatter_add";
+    case IndexKernelKind::ScatterReduce:
+      return "scatter_reduce";
+    case IndexKernelKind::MaskedScatter:
+      return "masked_scatter";
   }
   EMBER_INTERNAL_ASSERT(false) << "unknown indexing kernel";
+}
+
+/// scatter_reduce's `reduce` argument as it is spelled.
+const char* reduce_name(cpu::ScatterReduce r) {
+  switch (r) {
+    case cpu::ScatterReduce::kSum:
+      return "sum";
+    case cpu::ScatterReduce::kProd:
+      return "prod";
+    case cpu::ScatterReduce::kMean:
+      return "mean";
+    case cpu::ScatterReduce::kAmax:
+      return "amax";
+    case cpu::ScatterReduce::kAmin:
+      return "amin";
+  }
+  EMBER_INTERNAL_ASSERT(false) << "unknown scatter reduction";
 }
 
 void launch(const IndexKernel& k, const Tensor& on, int64_t threads, std::vector<void*> args) {
@@ -233,7 +310,9 @@ void fill_side(const Tensor& t, const std::vector<int64_t>& dims, int& ndim, lon
 const char* index_helpers_source() { return kIndexHelpers; }
 
 std::string kernel_symbol(const IndexKernel& k) {
-  return std::string("ember_") + kind_name(k.kind) + (k.sorted ? "_sorted_" : "_") + dtype_tag(k.dtype);
+  std::string name = std::string("ember_") + kind_name(k.kind);
+  if (k.kind == IndexKernelKind::ScatterReduce) name += std::string("_") + reduce_name(k.reduce);
+  return name + (k.sorted ? "_sorted_" : "_") + dtype_tag(k.dtype);
 }
 
 std::string render_index(const IndexKernel& k) {
@@ -283,6 +362,17 @@ std::string render_index(const IndexKernel& k) {
       }
       break;
     }
+    case IndexKernelKind::ScatterReduce:
+      os << "(const long long* index, const " << T << "* src, " << T
+         << "* out, long long* cnt, long long n, long long is, long long ss, long long os, long long cs, long long L, "
+            "int include_self, ember_dev::Geometry g) {\n"
+         << "  ember_dev::scatter_reduce_dim<" << static_cast<int>(k.reduce)
+         << ">(index, src, out, cnt, n, is, ss, os, cs, L, include_self, g);\n";
+      break;
+    case IndexKernelKind::MaskedScatter:
+      os << "(" << T << "* out, const long long* pos, const " << T << "* src, long long n) {\n"
+         << "  ember_dev::masked_scatter(out, pos, src, n);\n";
+      break;
   }
   os << "}\n";
   return os.str();
@@ -420,6 +510,61 @@ void scatter(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& 
   long long st = sorted.stride(dim);
   launch(IndexKernel{.kind = kind, .dtype = out.dtype(), .sorted = true}, out, index_line.numel() * n,
          {&sp, &pp, &s, &o, &n, &st, &ss, &os, &g});
+}
+
+void scatter_reduce(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src, cpu::ScatterReduce op,
+                    bool include_self) {
+  if (index.numel() == 0) return;
+  std::vector<int64_t> lines = index.sizes().vec();
+  lines[dim] = 1;
+  const Tensor index_line = cpu::raw_view(index, lines, index.strides().vec(), index.storage_offset());
+  const Tensor src_line = cpu::raw_view(src, lines, src.strides().vec(), src.storage_offset());
+  const Tensor out_line = cpu::raw_view(out, lines, out.strides().vec(), out.storage_offset());
+  std::vector<Tensor> operands = {index_line, src_line, out_line};
+  // Per-target write counts, one line of out's length per index line: only where a first
+  // write replaces self or mean divides by the count.
+  long long L = out.size(dim), cs = 0;
+  Tensor cnt;
+  if (!include_self || op == cpu::ScatterReduce::kMean) {
+    std::vector<int64_t> cnt_sizes = lines;
+    cnt_sizes[dim] = L;
+    cnt = empty_device(cnt_sizes, kInt64, out.device());
+    cs = cnt.stride(dim);
+    operands.push_back(cpu::raw_view(cnt, lines, cnt.strides().vec(), 0));
+  }
+  Geometry g = make_geometry(operands);
+  void* i = index_line.raw_data_ptr();
+  void* s = src_line.raw_data_ptr();
+  void* o = out_line.raw_data_ptr();
+  void* c = cnt.defined() ? cnt.raw_data_ptr() : nullptr;
+  long long n = index.size(dim), is = index.stride(dim), ss = src.stride(dim), os = out.stride(dim);
+  int self_too = include_self ? 1 : 0;
+  launch(IndexKernel{.kind = IndexKernelKind::ScatterReduce, .dtype = out.dtype(), .reduce = op}, out,
+         index_line.numel(), {&i, &s, &o, &c, &n, &is, &ss, &os, &cs, &L, &self_too, &g});
+}
+
+Tensor mask_positions(const Tensor& mask) {
+  const int64_t n = mask.numel();
+  Tensor flags = mask;  // a uint8 mask counts each nonzero once
+  if (mask.dtype() != kBool) {
+    flags = empty_device(mask.sizes(), kBool, mask.device());
+    copy_into(flags, mask);
+  }
+  Tensor ones = empty_device(mask.sizes(), kInt64, mask.device());
+  copy_into(ones, flags);
+  Tensor pos = empty_device({n}, kInt64, mask.device());
+  if (n > 0) cumsum(cpu::raw_view(ones, {n}, {1}, 0), 0, pos);
+  return pos;
+}
+
+void masked_scatter(const Tensor& out, const Tensor& positions, const Tensor& source) {
+  EMBER_INTERNAL_ASSERT(out.is_contiguous() && source.is_contiguous() && positions.numel() == out.numel())
+      << "masked_scatter: the output, the positions and the source must be contiguous and match";
+  void* o = out.raw_data_ptr();
+  void* p = positions.raw_data_ptr();
+  void* s = source.raw_data_ptr();
+  long long n = out.numel();
+  launch(IndexKernel{.kind = IndexKernelKind::MaskedScatter, .dtype = out.dtype()}, out, n, {&o, &p, &s, &n});
 }
 
 }  // namespace ember::kernels::cuda

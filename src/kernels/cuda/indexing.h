@@ -1,6 +1,6 @@
 // kernels/cuda/indexing.h — the CUDA kernels of the indexing family: advanced indexing
 // (index.Tensor, index_put, and through them index_select and embedding) as an offset
-// table on the device, gather and scatter along a dim. Every kernel is rendered for the
+// table on the device, gather, scatter and scatter_reduce along a dim, masked_scatter. Every kernel is rendered for the
 // dtypes of a call and compiled by NVRTC like the pointwise kernels. The ops check their
 // indices before calling these (kernels/cuda/host_checks.h): the kernels assume in-range
 // indices. Writes that may land on one element twice (index_put, scatter, scatter_add)
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ember/tensor.h"
+#include "kernels/cpu/indexing.h"
 #include "kernels/cuda/kernel_source.h"
 
 namespace ember::kernels::cuda {
@@ -24,6 +25,8 @@ enum class IndexKernelKind {
   GatherDim,   ///< out[pos] = self[pos with pos[dim] = index[pos]]
   ScatterDim,  ///< out[pos with pos[dim] = index[pos]] = src[pos], along each line in order
   ScatterAdd,  ///< ... += src[pos]
+  ScatterReduce,  ///< ... = reduce(out, src[pos]) along each line in order (`reduce`)
+  MaskedScatter,  ///< out[i] = src[pos[i] - 1] where pos (the mask's inclusive cumsum) steps
 };
 
 /// One indexing kernel: `dtype` is the data's dtype (the index's for Offsets: int32/int64).
@@ -35,6 +38,7 @@ struct IndexKernel {
   IndexKernelKind kind = IndexKernelKind::Gather;
   ScalarType dtype = kFloat;
   bool sorted = false;
+  cpu::ScatterReduce reduce = cpu::ScatterReduce::kSum;  ///< ScatterReduce's reduction
 };
 
 /// Device helpers for kernels over lines and gathered positions, after the pointwise
@@ -84,6 +88,19 @@ void gather(const Tensor& out, const Tensor& self, int64_t dim, const Tensor& in
 /// bigger, or a 0-dim tensor (scatter.value) on the device; rank >= 1. Long lines, few of
 /// them, go through the sorted kernel.
 void scatter(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src, bool add);
+/// scatter_reduce.two on the device, with the CPU kernel's semantics and order (one thread
+/// walks each line along the dim; without include_self the first write of a target
+/// replaces it; kMean divides by the count, floor for integers). `src` is index-shaped or
+/// bigger, on the device; rank >= 1; indices in range.
+void scatter_reduce(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src, cpu::ScatterReduce op,
+                    bool include_self);
+/// The inclusive running count of `mask`'s nonzero elements in row-major order: int64,
+/// contiguous, 1-D, on the mask's device; its last element is how many the mask selects.
+Tensor mask_positions(const Tensor& mask);
+/// out (contiguous, holding self) gets source's next element wherever `positions` (from
+/// mask_positions of a mask of out's sizes) steps; `source` contiguous on the device and
+/// holding at least positions' last value elements (the op checks).
+void masked_scatter(const Tensor& out, const Tensor& positions, const Tensor& source);
 
 /// Whether B writes over `parallel` independent targets (index_put's (p, q) pairs,
 /// scatter's lines) go through the sorted kernels: many writes, little parallelism.

@@ -1,5 +1,5 @@
-// The CUDA indexing kernels (advanced indexing offsets, gather/put at offsets, gather and
-// scatter along a dim): their symbols, the geometry of the dims around the indexed ones,
+// The CUDA indexing kernels (advanced indexing offsets, gather/put at offsets, gather,
+// scatter and scatter_reduce along a dim, masked_scatter): their symbols, the geometry of the dims around the indexed ones,
 // and NVRTC compiling every kernel for every dtype for sm_90 (no GPU needed).
 #include <gtest/gtest.h>
 
@@ -47,6 +47,19 @@ TEST(CudaIndexSource, ManyWritesOverFewTargetsGoThroughTheSortedKernels) {
   EXPECT_NE(src.find("ember_dev::scatter_sorted<true>(sorted, perm, src, out, n, st, ss, os, g);"), std::string::npos);
 }
 
+TEST(CudaIndexSource, ScatterReduceNamesItsReductionAndWalksEachLineInOrder) {
+  const IndexKernel amin{.kind = IndexKernelKind::ScatterReduce, .dtype = kHalf, .reduce = cpu::ScatterReduce::kAmin};
+  EXPECT_EQ(kernel_symbol(amin), "ember_scatter_reduce_amin_f16");
+  const IndexKernel mean{.kind = IndexKernelKind::ScatterReduce, .dtype = kInt32, .reduce = cpu::ScatterReduce::kMean};
+  EXPECT_EQ(kernel_symbol(mean), "ember_scatter_reduce_mean_i32");
+  // The rendered call picks the reduction by cpu::ScatterReduce's value (mean is 2).
+  EXPECT_NE(render_index(mean).find("ember_dev::scatter_reduce_dim<2>(index, src, out, cnt, n, is, ss, os, cs, L, "
+                                    "include_self, g);"),
+            std::string::npos);
+  EXPECT_EQ(kernel_symbol(IndexKernel{.kind = IndexKernelKind::MaskedScatter, .dtype = kBool}),
+            "ember_masked_scatter_b8");
+}
+
 TEST(CudaIndexGeometry, PreAndPostDimsKeepTheirStridesAndDropSizeOne) {
   const Tensor t = empty({2, 1, 5, 3, 4});
   const IndexGeometry g = make_index_geometry(t, {0, 1}, 7, {3, 4});
@@ -79,8 +92,8 @@ TEST(CudaIndexGeometry, MoreThanSixteenDimsAroundTheIndexIsNotImplemented) {
 }
 
 TEST(CudaFacets, TheIndexingOpsHaveCudaKernels) {
-  for (const char* n : {"index_select", "gather", "scatter.src", "scatter.value", "scatter_add", "index.Tensor",
-                        "index_put", "embedding"}) {
+  for (const char* n : {"index_select", "gather", "scatter.src", "scatter.value", "scatter_add", "scatter_reduce.two",
+                        "masked_scatter", "index.Tensor", "index_put", "embedding"}) {
     const ops::OpDef& op = ops::registry().get(std::string("aten::") + n);
     EXPECT_TRUE(static_cast<bool>(op.cuda)) << n << " has no CUDA kernel";
     EXPECT_TRUE(op.cuda_site.present()) << n;
@@ -102,6 +115,14 @@ TEST_F(Nvrtc, EveryIndexingKernelCompilesForSm90) {
   for (ScalarType t : {kDouble, kHalf, kBool})
     for (IndexKernelKind kind : {IndexKernelKind::Put, IndexKernelKind::ScatterDim}) compiles({kind, t, true});
   for (ScalarType t : {kInt64, kInt32}) compiles({IndexKernelKind::Offsets, t});
+  // scatter_reduce combines in each dtype's math type (bool's is int64): every dtype and
+  // every reduction; masked_scatter moves elements.
+  for (ScalarType t : {kFloat, kDouble, kHalf, kBFloat16, kInt64, kInt32, kInt16, kInt8, kUInt8, kBool}) {
+    for (cpu::ScatterReduce r : {cpu::ScatterReduce::kSum, cpu::ScatterReduce::kProd, cpu::ScatterReduce::kMean,
+                                 cpu::ScatterReduce::kAmax, cpu::ScatterReduce::kAmin})
+      compiles({.kind = IndexKernelKind::ScatterReduce, .dtype = t, .reduce = r});
+    compiles({.kind = IndexKernelKind::MaskedScatter, .dtype = t});
+  }
 }
 
 TEST_F(Nvrtc, TheRangeChecksReductionsCompileForSm90) {

@@ -42,7 +42,7 @@ TEST(CudaRandomSource, DoublesTakeTwoElementsPerCounterAsOnTheCpu) {
 }
 
 TEST(CudaFacets, TheRandomOpsHaveCudaKernels) {
-  for (const char* n : {"rand", "randn", "rand_like", "randn_like", "bernoulli", "bernoulli.p", "native_dropout"}) {
+  for (const char* n : {"rand", "randn", "rand_like", "randn_like", "bernoulli", "bernoulli.p", "native_dropout", "randperm"}) {
     const ops::OpDef& op = ops::registry().get(std::string("aten::") + n);
     EXPECT_TRUE(static_cast<bool>(op.cuda)) << n << " has no CUDA kernel";
     EXPECT_TRUE(op.cuda_site.present()) << n;

@@ -1,5 +1,6 @@
 // The CUDA indexing ops (index_select, embedding and its backward, gather, scatter,
-// scatter_add, index.Tensor, index_put) against Ember's CPU on the same inputs: every
+// scatter_add, scatter_reduce, masked_scatter, index.Tensor, index_put; and randperm)
+// against Ember's CPU on the same inputs: every
 // dtype, each dim, int32 and int64 indices, repeated and negative indices, strided inputs,
 // 0-dim and empty cases; writes to one element twice give the CPU's result exactly
 // (deterministic order); out-of-range indices raise the CPU's error and message.
@@ -162,6 +163,70 @@ TEST_F(Gpu, ScatterOutOfRangeRaisesTheCpusMessage) {
   const auto [cpu, gpu] = errors("aten::scatter_add", {zeros({2, 3}), 1, longs({0, 3}, {1, 2}), ones({1, 2})});
   EXPECT_EQ(first_line(gpu), first_line(cpu));
   EXPECT_NE(gpu.find("index 3 is out of bounds for dimension 1 with size 3"), std::string::npos) << gpu;
+}
+
+TEST_F(Gpu, ScatterReduceMatchesTheCpuForEveryReductionDtypeAndIncludeSelf) {
+  // Repeated targets, untouched targets, and (without include_self) a first write that
+  // replaces self: every reduction in each dtype's math type, integer mean's floor.
+  for (ScalarType t : kAllDtypes)
+    for (const char* reduce : {"sum", "prod", "mean", "amax", "amin"})
+      for (bool include_self : {true, false})
+        for (int64_t dim : {0, 1}) {
+          if (t == kBool && std::string(reduce) == "mean") continue;  // refused on both devices
+          const Tensor self = varied({4, 5}, t);
+          const Tensor idx = longs({1, 1, 3, 0, 1, 1, 2, 0, 3, 3, 1, 1}, {3, 4});
+          const Tensor src = varied({3, 5}, t, 5);
+          EXPECT_EQ(compare_ok("aten::scatter_reduce.two", {self, dim, idx, src, std::string(reduce), include_self},
+                               kExact),
+                    "")
+              << t << " " << reduce << " include_self " << include_self << " dim " << dim;
+        }
+}
+
+TEST_F(Gpu, ScatterReduceAmaxAndAminTakeANaNOfSrcAndStridedOperandsMatchTheCpu) {
+  const Tensor self = tensor<float>({1.0f, 2.0f, 3.0f, 4.0f}, {4});
+  const Tensor src = tensor<float>({NAN, 5.0f, -1.0f}, {3});
+  const Tensor idx = longs({0, 0, 3}, {3});
+  for (const char* reduce : {"amax", "amin"})
+    EXPECT_EQ(compare_ok("aten::scatter_reduce.two", {self, 0, idx, src, std::string(reduce), true}, kExact), "")
+        << reduce;
+  const Tensor wide = varied({5, 4}, kFloat);
+  EXPECT_EQ(compare_ok("aten::scatter_reduce.two",
+                       {wide.t(), 1, longs({0, 4, 2, 4, 3, 0}, {2, 3}), varied({3, 3}, kFloat).t(), std::string("mean"),
+                        false},
+                       kExact),
+            "");
+}
+
+TEST_F(Gpu, MaskedScatterMatchesTheCpuWithBroadcastMasksAndRaisesItsError) {
+  for (ScalarType t : kAllDtypes) {
+    const Tensor self = varied({3, 4}, t);
+    const Tensor mask = varied({3, 4}, kBool, 3);
+    EXPECT_EQ(compare_ok("aten::masked_scatter", {self, mask, varied({20}, t, 7)}, kExact), "") << t;
+    EXPECT_EQ(compare_ok("aten::masked_scatter", {self, varied({4}, kBool), varied({3, 4}, t, 7)}, kExact), "") << t;
+  }
+  // A uint8 mask counts each nonzero once, whatever its value.
+  EXPECT_EQ(compare_ok("aten::masked_scatter",
+                       {zeros({4}), tensor<int64_t>({0, 2, 7, 0}, {4}).to(kUInt8), varied({2}, kFloat)}, kExact),
+            "");
+  EXPECT_EQ(compare_ok("aten::masked_scatter", {zeros({0, 3}), zeros({0, 3}, kBool), varied({2}, kFloat)}, kExact),
+            "");
+  const auto [cpu, gpu] = errors("aten::masked_scatter", {zeros({2, 3}), ones({2, 3}, kBool), ones({5})});
+  EXPECT_EQ(first_line(gpu), first_line(cpu));
+  EXPECT_NE(gpu.find("Number of elements of source < number of ones in mask (source has 5, the mask 6)"),
+            std::string::npos)
+      << gpu;
+}
+
+TEST_F(Gpu, RandpermGivesTheCpusPermutationForTheSameSeed) {
+  for (int64_t n : {0, 1, 7, 1000}) {
+    manual_seed(11);
+    const Tensor cpu = randperm(n);
+    manual_seed(11);
+    const Tensor gpu = randperm(n, TensorOptions().device("cuda"));
+    ASSERT_TRUE(gpu.is_cuda());
+    EXPECT_EQ(mismatch(gpu, cpu, kExact), "") << n;
+  }
 }
 
 // --- index.Tensor / index_put --------------------------------------------------------------------
