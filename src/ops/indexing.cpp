@@ -44,11 +44,13 @@ Tensor as_1d(const Tensor& t) {
   return Tensor(std::move(impl));
 }
 
-/// A dense copy of `t` (or `t` itself when already contiguous), without dispatching.
+/// A dense copy of `t` (or `t` itself when already contiguous), without dispatching, on
+/// t's device.
 Tensor dense(const Tensor& t) {
   if (t.is_contiguous()) return t;
   Tensor c = empty_from_meta(contiguous_meta(t.sizes(), t.dtype(), t.device()));
-  k::copy_elements(c, t);
+  if (t.is_cuda()) kc::copy_into(c, t);
+  else k::copy_elements(c, t);
   return c;
 }
 

@@ -426,6 +426,11 @@ std::vector<std::pair<Tensor, json>> pair_outputs(const Stack& result, const jso
   return out;
 }
 
+bool trace_cases() {
+  static const bool on = std::getenv("EMBER_CONFORMANCE_TRACE") != nullptr;
+  return on;
+}
+
 std::string filter() {
   const char* f = std::getenv("EMBER_CONFORMANCE_FILTER");
   return f ? f : "";

@@ -146,6 +146,10 @@ bool runs_eagerly(const CaseFile& f, const ops::OpDef& op, const json& c);
 std::string filter();
 
 /// Counts the ops and cases a test ran and reports each failing case on one line.
+/// Whether EMBER_CONFORMANCE_TRACE is set: every replay then prints each case's id before
+/// running it (flushed), so a case that crashes the process is named by the last line.
+bool trace_cases();
+
 struct Tally {
   explicit Tally(const char* l) : label(l) {}
   const char* label;  // "conformance", "gradients", "compiled", "cuda conformance", …
@@ -158,6 +162,7 @@ struct Tally {
   /// case is counted in `skipped` only).
   template <typename F>
   void run(const std::string& op, const json& c, const char* prefix, F&& check) {
+    if (trace_cases()) std::cout << "RUN " << prefix << c.at("id").get<std::string>() << " [" << op << "]" << std::endl;
     try {
       check();
     } catch (const NoKernel& k) {

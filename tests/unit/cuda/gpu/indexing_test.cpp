@@ -204,6 +204,9 @@ TEST_F(Gpu, MaskedScatterMatchesTheCpuWithBroadcastMasksAndRaisesItsError) {
     const Tensor mask = varied({3, 4}, kBool, 3);
     EXPECT_EQ(compare_ok("aten::masked_scatter", {self, mask, varied({20}, t, 7)}, kExact), "") << t;
     EXPECT_EQ(compare_ok("aten::masked_scatter", {self, varied({4}, kBool), varied({3, 4}, t, 7)}, kExact), "") << t;
+    // A transposed self and a strided source.
+    EXPECT_EQ(compare_ok("aten::masked_scatter", {varied({4, 3}, t).t(), mask, varied({5, 4}, t, 2).t()}, kExact), "")
+        << t;
   }
   // A uint8 mask counts each nonzero once, whatever its value.
   EXPECT_EQ(compare_ok("aten::masked_scatter",
