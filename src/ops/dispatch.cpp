@@ -96,6 +96,20 @@ Stack run_functional(const OpDef& op, Stack& args) {
   return pack_outputs(op, std::move(outs));
 }
 
+/// A data-dependent op (nonzero) on a CUDA device. The output's size needs the input's
+/// values on the host, so the device is waited for anyway (as PyTorch's CUDA nonzero
+/// does): the CPU kernel runs on host copies of the CUDA arguments and its outputs are
+/// copied back to `device`.
+Stack run_dynamic_on_host(const OpDef& op, const Stack& args, Device device) {
+  Stack host = args;
+  for (IValue& v : host)
+    if (v.is_tensor() && v.to_tensor().is_cuda()) v = core::cuda::host_copy(v.to_tensor());
+  Stack outs = op.cpu_dynamic(host);
+  for (IValue& v : outs)
+    if (v.is_tensor()) v = v.to_tensor().to(device);
+  return outs;
+}
+
 Stack run_backend(const OpDef& op, Stack& args) {
   // Ops that a kernel calls internally (e.g. a cast or a contiguous copy of an input) are
   // implementation details of this op: layers above the backend must not see them.
@@ -111,7 +125,7 @@ Stack run_backend(const OpDef& op, Stack& args) {
       const std::optional<Device> device = common_device(op, args);
       EMBER_CHECK_KIND(ErrorKind::NotImplementedError, !device || !device->is_meta())
           << "the output shape of this op depends on the input's data, which a meta tensor does not have";
-      if (device && device->is_cuda()) no_kernel(op, "CUDA");
+      if (device && device->is_cuda()) return run_dynamic_on_host(op, args, *device);
       return op.cpu_dynamic(args);
     }
     case OpKind::InPlace:

@@ -2,6 +2,7 @@
 // too) and between dtypes, factories with a device option, printing, the mixed-device
 // error, streams and events, and the caching allocator's statistics and OOM message.
 #include "gpu_helpers.h"
+#include "cpu_only_op.h"
 #include "support/error_of.h"
 
 namespace ember::gpu_test {
@@ -113,7 +114,8 @@ TEST_F(CudaDeviceGpu, MixingDevicesRaisesPyTorchsError) {
 
 TEST_F(CudaDeviceGpu, OpWithoutCudaKernelRaisesNotImplemented) {
   const Tensor g = ones({2, 2}, TensorOptions().device("cuda"));
-  ember::testing::expect_error([&] { (void)nonzero(g); }, "with arguments from the 'CUDA' backend", ErrorKind::NotImplementedError);
+  ember::testing::expect_error([&] { call_op(ember::testing::cpu_only_op(), {g}); },
+                                "with arguments from the 'CUDA' backend", ErrorKind::NotImplementedError);
 }
 
 TEST_F(CudaDeviceGpu, AllocatorStatsFollowAllocationsAndFrees) {

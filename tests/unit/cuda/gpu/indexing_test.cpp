@@ -221,6 +221,17 @@ TEST_F(Gpu, MaskedScatterMatchesTheCpuWithBroadcastMasksAndRaisesItsError) {
       << gpu;
 }
 
+TEST_F(Gpu, NonzeroOfACudaTensorGivesTheCpusCoordinatesOnTheDevice) {
+  for (ScalarType t : kAllDtypes) {
+    EXPECT_EQ(compare_ok("aten::nonzero", {varied({3, 4, 5}, t)}, kExact), "") << t;
+    EXPECT_EQ(compare_ok("aten::nonzero", {varied({6, 5}, t).t()}, kExact), "") << t;
+  }
+  EXPECT_EQ(compare_ok("aten::nonzero", {zeros({4, 2})}, kExact), "");  // no element: [0, 2]
+  EXPECT_EQ(compare_ok("aten::nonzero", {ones({})}, kExact), "");       // 0-dim: [1, 0]
+  const Tensor gpu = nonzero(varied({8}, kFloat).cuda());
+  EXPECT_TRUE(gpu.is_cuda());
+}
+
 TEST_F(Gpu, RandpermGivesTheCpusPermutationForTheSameSeed) {
   for (int64_t n : {0, 1, 7, 1000}) {
     manual_seed(11);
