@@ -7,10 +7,9 @@ bash scripts/build.sh "$@"
 build_dir=${EMBER_BUILD_DIR:-build}
 cd "$build_dir"
 ctest --output-on-failure -j2 --timeout 600
-# The conformance summary lines (ctest shows a passing test's output only with -V); the
-# compiled line is every op run inside a graph compiled with the inductor backend, the
-# compiled gradients line every gradient case through AOT autograd and the inductor, the
-# dynamic line every case compiled with .dynamic = true at its sizes and at two others.
-./tests/test_conformance \
-  --gtest_filter='Conformance.Every*MatchesPyTorch:Conformance.Every*CompiledWithInductorEqualsEager:Conformance.Every*CompiledDynamicEqualsEagerAtOtherSizes' |
-  grep -E '^(conformance|gradients|compiled|compiled gradients|dynamic|dynamic conformance):'
+# The conformance summary lines, from the run above (ctest keeps every test's output,
+# passing ones included, in Testing/Temporary/LastTest.log): the compiled line is every op
+# run inside a graph compiled with the inductor backend, the compiled gradients line every
+# gradient case through AOT autograd and the inductor, the dynamic line every case compiled
+# with .dynamic = true at its sizes and at two others.
+grep -hE '^(conformance|gradients|compiled|compiled gradients|dynamic):' Testing/Temporary/LastTest.log
