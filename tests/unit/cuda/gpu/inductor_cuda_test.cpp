@@ -77,6 +77,29 @@ TEST_P(InductorCuda, W3LayerNormEqualsEager) {
   expect_compiled_equals_eager(g, on_gpu({8, 3000}, t));
 }
 
+TEST_P(InductorCuda, RowsHeldInRegistersEqualEagerForEveryRowLength) {
+  const ScalarType t = GetParam();
+  auto softmax_fn = [](const Tensor& x) { return softmax(x * 2, -1) * 3; };
+  auto log_softmax_fn = [](const Tensor& x) { return log_softmax(x, -1) - x; };
+  for (int64_t n : {1, 31, 32, 33, 767, 768, 1024, 4096, 5000, 8192}) {
+    SCOPED_TRACE("rows of " + std::to_string(n));
+    const Tensor w = on_gpu({n}, t, 3), b = on_gpu({n}, t, 5);
+    auto layer_norm_fn = [n](const Tensor& x, const Tensor& w, const Tensor& b) {
+      return relu(layer_norm(x + 1, {n}, w, b));
+    };
+    // Contiguous rows (16-byte accesses where the row allows), rows starting one element
+    // past an aligned address (element by element), and rows n + 1 elements apart.
+    const Tensor contiguous = on_gpu({9, n}, t);
+    const Tensor shifted = on_gpu({9 * n + 1}, t, 11).narrow(0, 1, 9 * n).view({9, n});
+    const Tensor strided = on_gpu({9, n + 1}, t, 13).narrow(1, 0, n);
+    for (const Tensor& x : {contiguous, shifted, strided}) {
+      expect_compiled_equals_eager(softmax_fn, x);
+      expect_compiled_equals_eager(log_softmax_fn, x);
+      expect_compiled_equals_eager(layer_norm_fn, x, w, b);
+    }
+  }
+}
+
 TEST_P(InductorCuda, ReductionsOverAnyDimsEqualEager) {
   const ScalarType t = GetParam();
   expect_compiled_equals_eager([](const Tensor& x) { return sum(x * x, {1}) * 0.5; }, on_gpu({64, 4096}, t));
