@@ -67,6 +67,8 @@ struct Program {
   std::vector<void*> cuda_fns;
   std::vector<void*> split_fns;  // per kernel, a split reduction's first kernel (else null)
   std::vector<CudaLaunch> launches;
+  /// Calls computed once at compile time (fold_host_constants), for the report.
+  std::vector<std::string> host_constants;
   /// Memory plan: the values of node i die after the node at position i runs
   /// (dies_after[i]), so their buffers can be handed to later kernels of the same size.
   std::vector<std::vector<size_t>> dies_after;
@@ -537,21 +539,27 @@ CompiledGraph finish(const std::shared_ptr<Program>& program, GraphTrace& trace,
 CompiledGraph finish_cuda(const std::shared_ptr<Program>& program, GraphTrace& trace);
 }  // namespace
 
-CompiledGraph compile_fx_inner(Graph& input_graph, const std::vector<Tensor>& example_inputs) {
+CompiledGraph compile_fx_inner(Graph& given_graph, const std::vector<Tensor>& example_inputs) {
   // One device per graph: a graph mixing CPU and CUDA tensors (other than 0-dim CPU
-  // scalars) runs eagerly; a CUDA graph gets CUDA kernels (static sizes only).
+  // scalars) runs eagerly, unless its CPU values are host constants copied to the device
+  // (fold_host_constants); a CUDA graph gets CUDA kernels (static sizes only).
   std::string mixed;
-  const std::optional<Device> device = graph_device(input_graph, mixed);
+  std::optional<Device> device = graph_device(given_graph, mixed);
+  std::vector<std::string> host_constants;
+  std::unique_ptr<Graph> folded = device ? nullptr : fold_host_constants(given_graph, host_constants);
+  if (folded) device = graph_device(*folded, mixed);
   if (!device) {
-    return interpreted(std::shared_ptr<Graph>(input_graph.clone()),
+    return interpreted(std::shared_ptr<Graph>(given_graph.clone()),
                        mixed + ", and the inductor compiles a graph for one device");
   }
+  Graph& input_graph = folded ? *folded : given_graph;
   const bool on_cuda = device->type == DeviceType::CUDA;
   if (on_cuda && has_symbols(input_graph)) {
     return interpreted(std::shared_ptr<Graph>(input_graph.clone()),
                        "it has size symbols, and the CUDA code generator compiles static sizes");
   }
   auto program = std::make_shared<Program>();
+  program->host_constants = std::move(host_constants);
   GraphTrace trace(input_graph);
   EMBER_LOG(inductor, INFO) << "Step 3: torchinductor compiling graph " << input_graph.name();
   program->graph = run_graph_passes(input_graph);
@@ -678,6 +686,7 @@ CompiledGraph finish(const std::shared_ptr<Program>& program, GraphTrace& trace,
     if (n->kind() == NodeKind::Call && program->lowered.roles.at(n.get()) == NodeRole::Extern)
       report.extern_calls.push_back(n->target());
   report.source = source;
+  report.host_constants = program->host_constants;
   report.so_path = so_path;
   report.cache_hit = cache_hit;
   {

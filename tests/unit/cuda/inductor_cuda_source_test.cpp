@@ -286,5 +286,34 @@ TEST(InductorCudaLowering, ACudaInputBesideACpuResultIsNotLowered) {
   }
 }
 
+TEST(InductorCudaLowering, ACausalMaskBuiltOnTheHostAndCopiedIsAHostConstantToFold) {
+  // W5's attention: the mask made on the CPU inside the function, then copied to the GPU.
+  std::unique_ptr<Graph> g = parse_graph(R"(graph w5 {
+  %att : f32[2, 4, 16, 16] device=cuda:0 = placeholder[att]
+  %y : f32[16, 16] = placeholder[y]
+  %ones : b8[16, 16] = aten::ones([16, 16], torch.bool, None, None, None)
+  %triu : b8[16, 16] = aten::triu(%ones, 1)
+  %mask : b8[16, 16] device=cuda:0 = aten::_to_copy(%triu, None, None, device("cuda:0"), None, False, None)
+  %masked : f32[2, 4, 16, 16] device=cuda:0 = aten::masked_fill.Scalar(%att, %mask, -inf)
+  %moved : f32[16, 16] device=cuda:0 = aten::_to_copy(%y, None, None, device("cuda:0"), None, False, None)
+  return (%masked, %moved)
+})");
+  const HostConstants hc = find_host_constants(*g);
+  ASSERT_EQ(hc.copies.size(), 1u) << "the input's copy is not a constant";
+  EXPECT_EQ((*hc.copies.begin())->name(), "mask");
+  EXPECT_EQ(hc.host.size(), 2u) << "ones and triu";
+  EXPECT_TRUE(hc.host.count(g->find("triu")));
+  EXPECT_FALSE(hc.host.count(g->find("y"))) << "a function input is never a host constant";
+}
+
+TEST(InductorCudaLowering, RandomHostValuesAreNotHostConstants) {
+  std::unique_ptr<Graph> g = parse_graph(R"(graph random {
+  %rand : f32[4] = aten::rand([4], None, None, None, None)
+  %moved : f32[4] device=cuda:0 = aten::_to_copy(%rand, None, None, device("cuda:0"), None, False, None)
+  return (%moved)
+})");
+  EXPECT_TRUE(find_host_constants(*g).copies.empty()) << "a random value is drawn at every call";
+}
+
 }  // namespace
 }  // namespace ember::inductor

@@ -13,6 +13,7 @@
 #include "ember/compile.h"
 #include "ember/config.h"
 #include "ember/ember.h"
+#include "ember/nn/blocks.h"
 #include "gpu_helpers.h"
 #include "inductor/inductor.h"
 
@@ -138,6 +139,35 @@ TEST_P(InductorCuda, W5MaskedAttentionEqualsEager) {
   const Tensor mask = triu(ones({16, 16}, kBool), 1).cuda();
   expect_compiled_equals_eager(f, on_gpu({2, 4, 16, 32}, t, 1), on_gpu({2, 4, 16, 32}, t, 2), on_gpu({2, 4, 16, 32}, t, 3),
                                mask);
+}
+
+Tensor gpt2_forward(nn::UnaryModule& m, const Tensor& x) { return m.forward(x); }
+
+TEST_P(InductorCuda, W5Gpt2BlockBuildingItsMaskOnTheHostCompilesToCudaKernels) {
+  // The block makes its causal mask on the CPU and copies it (triu has no CUDA kernel):
+  // traced before any eager call, the copy is in the graph, computed once at compile time
+  // and kept on the GPU as a graph constant, so the graph compiles instead of running in
+  // the interpreter.
+  const ScalarType t = GetParam();
+  manual_seed(0);
+  auto block = std::make_shared<nn::GPT2Block>();
+  block->to(Device("cuda:0"));
+  block->to(t);
+  block->eval();
+  NoGradGuard no_grad;
+  const Tensor x = on_gpu({2, 16, 768}, t, 21);
+  auto compiled = compile(gpt2_forward, {.backend = "inductor"});
+  const Tensor got = compiled(*block, x);
+  const inductor::CompileReport r = inductor::last_compile_report();
+  ASSERT_EQ(r.host_constants.size(), 1u) << "the mask's copy, folded";
+  EXPECT_NE(r.host_constants[0].find("aten::_to_copy"), std::string::npos) << r.host_constants[0];
+  EXPECT_NE(r.source.find("__global__"), std::string::npos) << "compiled to CUDA kernels, not interpreted";
+  const Tensor want = block->forward(x);
+  ASSERT_TRUE(got.is_cuda());
+  EXPECT_EQ(mismatch(got, want.cpu(), compiled_tolerance(t)), "") << r.source;
+  // Later calls reuse the compiled graph and its constant.
+  EXPECT_EQ(mismatch(compiled(*block, x), want.cpu(), compiled_tolerance(t)), "");
+  EXPECT_EQ(compiled.cache_size(), 1u);
 }
 
 TEST_P(InductorCuda, W6ConvolutionBlockEqualsEager) {
