@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "ember/compile.h"
 #include "workloads.h"
 
 namespace {
@@ -39,6 +40,16 @@ int main() {
   const double compiled_us = median_us([&] { (void)compiled_add(one); }, 31, 2000);
   std::printf("x + 1 per call: eager %.2f us, compiled (eager backend, replay) %.2f us, overhead %.2f us\n", eager_us,
               compiled_us, compiled_us - eager_us);
+  // The inductor's wrapper on the same call: one generated kernel over one element, so
+  // the time is the guards, the wrapper's walk of the graph (outputs from the allocator,
+  // the kernel's argument pack) and the call; the CUDA wrapper does the same walk around
+  // cuLaunchKernel (bench_cuda_inductor_workloads' L1 row).
+  register_builtin_backends();
+  auto inductor_add = compile(add_one, {.backend = "inductor"});
+  for (int i = 0; i < 1000; ++i) (void)inductor_add(one);
+  const double inductor_us = median_us([&] { (void)inductor_add(one); }, 31, 2000);
+  std::printf("x + 1 per call: compiled (inductor backend) %.2f us, overhead %.2f us\n", inductor_us,
+              inductor_us - eager_us);
 
   // Trace + compile of W1's 9-op chain: cold (first call) and warm (a second shape).
   Tensor small = randn({64, 64}), other = randn({32, 64});
