@@ -220,15 +220,23 @@ TEST_F(InductorCudaSource, LongOrMisalignedRowsLeaveTheRegisterVectorForm) {
   %x : f32[4, 20000] device=cuda:0 = placeholder[x]
   %y : f32[8, 767] strides=[769, 1] device=cuda:0 = placeholder[y]
   %softmax : f32[4, 20000] device=cuda:0 = aten::_softmax(%x, -1, False)
+  %z : f32[5, 1] device=cuda:0 = placeholder[z]
+  %d : f64[3, 50] device=cuda:0 = placeholder[d]
   %softmax_1 : f32[8, 767] device=cuda:0 = aten::_softmax(%y, -1, False)
-  return (%softmax, %softmax_1)
+  %softmax_2 : f32[5, 1] device=cuda:0 = aten::_softmax(%z, -1, False)
+  %logsm : f64[3, 50] device=cuda:0 = aten::_log_softmax(%d, -1, False)
+  return (%softmax, %softmax_1, %softmax_2, %logsm)
 })");
-  ASSERT_EQ(r.code.launches.size(), 2u);
+  ASSERT_EQ(r.code.launches.size(), 4u);
   EXPECT_EQ(r.code.launches[0].how.find("registers"), std::string::npos) << "rows of 20000 are re-read at each pass";
   EXPECT_NE(r.code.source.find("for (IDX r = lane; r < 20000;"), std::string::npos) << r.code.source;
   const CudaLaunch& odd = r.code.launches[1];
   EXPECT_NE(odd.how.find("the row in registers (24 x 1 slots per lane)"), std::string::npos) << odd.how;
   EXPECT_FALSE(odd.aligned_check) << "rows 769 floats apart: element by element";
+  EXPECT_NE(r.code.launches[2].how.find("the row in registers (1 x 1 slots per lane)"), std::string::npos)
+      << r.code.launches[2].how;
+  EXPECT_NE(r.code.launches[3].how.find("(1 x 2 slots per lane, 2 elements per access when aligned)"), std::string::npos)
+      << "doubles: 2 per 16-byte access; " << r.code.launches[3].how;
   expect_compiles(r);
 }
 
