@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "ember/compile.h"
 #include "workloads.h"
 
 namespace {
@@ -32,19 +33,29 @@ int main() {
   manual_seed(0);
   Tensor one = randn({1});
   auto add_one = [](const Tensor& x) { return x + 1; };
-  auto compiled_add = compile(add_one);
+  register_builtin_backends();
+  auto compiled_add = compile(add_one, {.backend = "eager"});
   compiled_add(one);
   for (int i = 0; i < 1000; ++i) (void)add_one(one), (void)compiled_add(one);
   const double eager_us = median_us([&] { (void)add_one(one); }, 31, 2000);
   const double compiled_us = median_us([&] { (void)compiled_add(one); }, 31, 2000);
   std::printf("x + 1 per call: eager %.2f us, compiled (eager backend, replay) %.2f us, overhead %.2f us\n", eager_us,
               compiled_us, compiled_us - eager_us);
+  // The inductor's wrapper on the same call: one generated kernel over one element, so
+  // the time is the guards, the wrapper's walk of the graph (outputs from the allocator,
+  // the kernel's argument pack) and the call; the CUDA wrapper does the same walk around
+  // cuLaunchKernel (bench_cuda_inductor_workloads' L1 row).
+  auto inductor_add = compile(add_one, {.backend = "inductor"});
+  for (int i = 0; i < 1000; ++i) (void)inductor_add(one);
+  const double inductor_us = median_us([&] { (void)inductor_add(one); }, 31, 2000);
+  std::printf("x + 1 per call: compiled (inductor backend) %.2f us, overhead %.2f us\n", inductor_us,
+              inductor_us - eager_us);
 
   // Trace + compile of W1's 9-op chain: cold (first call) and warm (a second shape).
   Tensor small = randn({64, 64}), other = randn({32, 64});
   std::vector<double> cold, warm;
   for (int r = 0; r < 21; ++r) {
-    auto w1 = compile(bench::w1_pointwise);
+    auto w1 = compile(bench::w1_pointwise, {.backend = "eager"});
     auto t0 = Clock::now();
     w1(small);
     auto t1 = Clock::now();

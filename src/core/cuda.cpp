@@ -4,6 +4,7 @@
 // core/cuda_runtime.h, so it is the same code with and without CUDA in the build.
 #include "core/cuda.h"
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -88,14 +89,25 @@ void* device_alloc(size_t bytes, int device) {
 // driver may already be shutting down, and its errors then mean nothing to anyone.
 void device_free(void* p) {
   DeviceState& s = state();
-  std::vector<CachingAllocator*> all;
+  // The allocators, read under the lock into an array on the stack (a free is on every
+  // compiled call's path: no heap allocation here); an entry, once set, never changes.
+  CachingAllocator* on_stack[16];
+  std::vector<CachingAllocator*> on_heap;  // more than 16 devices
+  CachingAllocator** all = on_stack;
+  size_t n = 0;
   {
     std::lock_guard<std::mutex> lock(s.mu);
-    all = s.allocators;
+    n = s.allocators.size();
+    if (n > std::size(on_stack)) {
+      on_heap = s.allocators;
+      all = on_heap.data();
+    } else {
+      std::copy_n(s.allocators.begin(), n, on_stack);
+    }
   }
   try {
-    for (CachingAllocator* a : all) {
-      if (a && a->owns(p)) return a->free(p);
+    for (size_t i = 0; i < n; ++i) {
+      if (all[i] && all[i]->owns(p)) return all[i]->free(p);
     }
   } catch (const Error&) {
   }

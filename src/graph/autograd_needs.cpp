@@ -29,6 +29,10 @@ std::string quoted(const Node* input) { return "'" + input->target() + "'"; }
 
 std::optional<std::string> why_autograd_records(const Graph& g, const std::vector<Tensor>& inputs) {
   if (!is_grad_enabled()) return std::nullopt;
+  // The common case first, without building anything: no input requires grad.
+  bool some = false;
+  for (const Tensor& t : inputs) some = some || (t.defined() && t.requires_grad());
+  if (!some) return std::nullopt;
   const std::vector<Node*> graph_inputs = g.inputs();
   // For each value: a graph input requiring grad that it depends on (null: none).
   std::map<const Node*, std::vector<const Node*>> from;

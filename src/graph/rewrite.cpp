@@ -91,6 +91,10 @@ Node* GraphBuilder::call_node(std::string_view op_name, std::vector<BuildArg> gi
   return n;
 }
 
+ValueRef GraphBuilder::constant(std::string_view name_hint, Tensor value) {
+  return g_.add_constant(name_hint, std::move(value))->out(0);
+}
+
 ValueRef GraphBuilder::call(std::string_view op, std::vector<BuildArg> args, uint32_t index) {
   Node* n = call_node(op, std::move(args));
   EMBER_INTERNAL_ASSERT(index < n->num_outputs()) << "GraphBuilder: " << n->target() << " has no output " << index;

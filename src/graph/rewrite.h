@@ -54,6 +54,8 @@ class GraphBuilder {
   ValueRef call(std::string_view op, std::vector<BuildArg> args, uint32_t index = 0);
   /// Every output of a call (for multi-output ops).
   Node* call_node(std::string_view op, std::vector<BuildArg> args);
+  /// A Constant node holding `value` (computed once by the pass), named after `name_hint`.
+  ValueRef constant(std::string_view name_hint, Tensor value);
   /// The geometry of a value of the graph being built.
   static const TensorMeta& meta(ValueRef v) { return v.node->meta().at(v.index); }
   /// Inside rewrite(): from here on, nodes of the old graph that read `old_value` (a value

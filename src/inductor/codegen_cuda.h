@@ -20,6 +20,18 @@ inline constexpr int kPointwiseBlock = 256;
 /// block per row.
 inline constexpr int64_t kWarpRowMax = 1024;
 
+/// Softmax, log_softmax and layer norm rows of at most this many elements hold the row in
+/// registers (longer rows re-read it from memory at each pass).
+inline constexpr int64_t kRegisterRowMax = 8192;
+
+/// How a row kernel holds its row (codegen_cuda_rows.cpp): read from memory at each pass
+/// (reductions, long rows), or read once into registers — a warp per row for rows of at
+/// most kWarpRowMax elements, else a block per row.
+enum class RowForm { Passes, WarpRegisters, BlockRegisters };
+RowForm row_form(RowKind kind, int64_t row_elements);
+/// Threads per block of a block-per-row register form: at most 16 elements per thread.
+int register_row_block(int64_t row_elements);
+
 /// One way a kernel reads or writes a buffer: its index into the kernel's buffers (inputs
 /// then outputs), its storage dtype, and its element stride along each dim of the kernel's
 /// index space (0 where broadcast).

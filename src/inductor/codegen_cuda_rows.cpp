@@ -49,6 +49,14 @@ std::string identity_of(RowKind k, const std::string& A) {
 
 }  // namespace
 
+RowForm row_form(RowKind kind, int64_t row_elements) {
+  const bool normalizes = kind == RowKind::Softmax || kind == RowKind::LogSoftmax || kind == RowKind::LayerNorm;
+  if (!normalizes || row_elements > kRegisterRowMax) return RowForm::Passes;
+  return row_elements <= kWarpRowMax ? RowForm::WarpRegisters : RowForm::BlockRegisters;
+}
+
+int register_row_block(int64_t row_elements) { return row_elements <= 4096 ? 256 : 512; }
+
 std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
   const RowNode& R = *k_.row;
   const bool row_shaped = R.is_reduction() && k_.root && k_.root->sizes == R.in_sizes && R.in_sizes != R.out_sizes;
@@ -127,11 +135,40 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
     column = primary && std::llabs(primary->strides[nk - 1]) == 1 && std::llabs(primary->strides.back()) > 1;
   }
   const bool warp = !split && !column && red <= kWarpRowMax;
-  const int block = split || column ? 256 : warp ? 128 : (red >= 16384 ? 512 : 256);
+  // Softmax, log_softmax and layer norm rows that fit hold the row in registers.
+  const RowForm form = row_form(R.kind, red);
+  const bool registers = form != RowForm::Passes && red_sizes.size() <= 1;
+  const int block = split || column ? 256 : warp ? 128 : registers ? register_row_block(red) : (red >= 16384 ? 512 : 256);
   const int lanes = column ? 1 : warp ? 32 : block;
   const std::string A = math_type(R.dtype);  // accumulation: float for f16/bf16/f32, double for f64
   const std::string M = A;
   const std::string RED = std::to_string(red), LANES = std::to_string(lanes);
+  // The register form: slot g * V + e of a lane (thread) holds element g * lanes * V +
+  // lane * V + e of its row. An operand read along the row with unit stride, whose rows all
+  // start 16-byte aligned (kept strides), is read V elements per access when the call's
+  // buffers are aligned (the `aligned` argument): V = 16 / the widest such element.
+  auto vector_operand = [&](const Operand& o) {
+    if (red_sizes.size() != 1 || o.strides[nk] != 1) return false;
+    for (size_t d = 0; d < nk; ++d)
+      if (o.strides[d] * static_cast<int64_t>(element_size(o.dtype)) % 16 != 0) return false;
+    return true;
+  };
+  std::set<int> vector_slots;
+  size_t widest = 0;
+  for (size_t j = 0; registers && j < all.size(); ++j)
+    if (vector_operand(*all[j])) {
+      widest = std::max(widest, element_size(all[j]->dtype));
+      if (j < slots_.size()) vector_slots.insert(static_cast<int>(j));
+    }
+  const int64_t V = widest ? static_cast<int64_t>(16 / widest) : 1;
+  const bool vector = registers && V > 1 && red % V == 0;
+  const bool vector_out = vector && vector_operand(outs[0]);
+  if (!vector) vector_slots.clear();
+  const int64_t slot_groups = (red + lanes * (vector ? V : 1) - 1) / (lanes * (vector ? V : 1));
+  const std::string Vs = std::to_string(vector ? V : 1), LV = std::to_string(lanes * (vector ? V : 1));
+  const bool full_groups = red % (lanes * (vector ? V : 1)) == 0;
+  // Whether slot (g, e) holds an element of the row (always, when the row fills the groups).
+  const std::string in_row = full_groups ? "true" : "g * " + LV + " + lane * " + Vs + " + e < " + RED;
   auto group = [&](const std::string& v, const std::string& op) {
     return warp ? "ember_dev::warp_reduce(" + v + ", " + op + ")" : "ember_dev::block_reduce(" + v + ", " + op + ", smem)";
   };
@@ -144,6 +181,7 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
          : column ? "a thread per row (columns)"
          : warp   ? "a warp per row"
                   : "a block per row")
+     << (registers ? ", the row in registers" : "")
      << (k_.nodes.empty() ? "" : ", computes");
   for (const PointwiseNode* p : k_.nodes) os << " %" << p->node->name();
   os << "\n";
@@ -153,7 +191,7 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
   std::vector<std::string> kidx;
   auto open_kernel = [&](const std::string& name, int threads, bool warp_rows, const std::string& row_expr) {
     os << "extern \"C\" __global__ void __launch_bounds__(" << threads << ") " << name << "(" << parameters(outs)
-       << (split ? ", " + A + "* __restrict__ ws" : std::string()) << ") {\n";
+       << (split ? ", " + A + "* __restrict__ ws" : std::string()) << (vector ? ", int aligned" : "") << ") {\n";
     os << "  typedef " << idx_type << " IDX;\n";
     if (column) {
       os << "  const IDX row = static_cast<IDX>(blockIdx.x) * " << threads << " + threadIdx.x;\n"
@@ -199,8 +237,9 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
       if (outs[i].strides[nk + d] != 0) s += " + " + ridx[d] + " * " + std::to_string(outs[i].strides[nk + d]);
     return s;
   };
-  // Row `r`'s input at element r (its prologue, or a load), as code ending in `var`.
-  auto input_at = [&](const RowNode& row, const std::string& indent, std::string& var) {
+  // Row `r`'s input at element r (its prologue, or a load), as code ending in `var`,
+  // without the offsets of the slots it reads (used_).
+  auto input_code = [&](const RowNode& row, const std::string& indent, std::string& var) {
     std::ostringstream b;
     std::map<const Node*, std::string> done;
     used_.clear();
@@ -211,10 +250,79 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
       var = "t" + std::to_string(counter_++);
       b << indent << "const " << M << " " << var << " = " << load_text(slot_for_.at(&row.input), R.dtype) << ";\n";
     }
-    return at_element(indent, b.str());
+    return b.str();
   };
+  auto input_at = [&](const RowNode& row, const std::string& indent, std::string& var) {
+    const std::string code = input_code(row, indent, var);
+    return at_element(indent, code);
+  };
+  // The register form's loops over a lane's slots (g, e) around `body`, code at element r
+  // that reads the slots `reads` and stores output 0 through STORE0(…): element by
+  // element, and, when `vector` and the call's buffers are aligned, each vector slot read
+  // (and output 0 written) V elements per access.
+  auto slot_loops = [&](std::string body, const std::set<int>& reads) {
+    const std::vector<std::string> at_r = red_sizes.empty() ? std::vector<std::string>{} : std::vector<std::string>{"r"};
+    const std::string G = std::to_string(slot_groups), O = cuda_type_name(outs[0].dtype);
+    const std::string out_vec = "ember_dev::Vec<" + O + ", " + Vs + ">";
+    std::string scalar_body = body;
+    for (size_t at = scalar_body.find("STORE0("); at != std::string::npos; at = scalar_body.find("STORE0("))
+      scalar_body.replace(at, 7, "ember_dev::assign(out0[" + out_offset(0, true) + "], ");
+    used_ = reads;
+    std::string scalar = "#pragma unroll\n    for (int g = 0; g < " + G + "; ++g) {\n#pragma unroll\n" +
+                         "      for (int e = 0; e < " + Vs + "; ++e) {\n        const IDX r = g * " + LV + " + lane * " + Vs +
+                         " + e;\n        if (r < " + RED + ") {\n" + offsets("          ", "b", at_r, nk) + scalar_body +
+                         "        }\n      }\n    }\n";
+    if (!vector) return "  {\n" + scalar + "  }\n";
+    // Vector slots: one load at the group's first element; the body reads its registers.
+    std::string pre, vec_body = body;
+    used_.clear();
+    for (int j : reads)
+      if (vector_slots.count(j)) used_.insert(j);
+    pre = offsets("        ", "b", {"j"}, nk);
+    for (int j : used_) {
+      const Operand& sl = slots_[j];
+      const std::string J = std::to_string(j), vt = std::string("ember_dev::Vec<") + cuda_type_name(sl.dtype) + ", " + Vs + ">";
+      pre += "        const " + vt + " w" + J + " = *reinterpret_cast<const " + vt + "*>(in" + std::to_string(sl.buffer) +
+             " + o" + J + ");\n";
+      const std::string from = "in" + std::to_string(sl.buffer) + "[o" + J + "]", to = "w" + J + ".v[e]";
+      for (size_t at = vec_body.find(from); at != std::string::npos; at = vec_body.find(from, at + to.size()))
+        vec_body.replace(at, from.size(), to);
+    }
+    used_.clear();
+    for (int j : reads)
+      if (!vector_slots.count(j)) used_.insert(j);
+    const bool stores = vec_body.find("STORE0(") != std::string::npos;
+    if (stores && vector_out) pre += "        " + out_vec + " wo;\n";
+    for (size_t at = vec_body.find("STORE0("); at != std::string::npos; at = vec_body.find("STORE0("))
+      vec_body.replace(at, 7, vector_out ? "ember_dev::assign(wo.v[e], " : "ember_dev::assign(out0[" + out_offset(0, true) + "], ");
+    std::string v = "#pragma unroll\n    for (int g = 0; g < " + G + "; ++g) {\n      const IDX j = g * " + LV +
+                    " + lane * " + Vs + ";\n      if (j < " + RED + ") {\n" + pre + "#pragma unroll\n" +
+                    "        for (int e = 0; e < " + Vs + "; ++e) {\n          const IDX r = j + e;\n" +
+                    offsets("          ", "b", at_r, nk) + vec_body + "        }\n";
+    if (stores && vector_out) v += "        *reinterpret_cast<" + out_vec + "*>(out0 + c0 + j) = wo;\n";
+    v += "      }\n    }\n";
+    return "  if (aligned) {\n" + v + "  } else {\n" + scalar + "  }\n";
+  };
+  if (registers) {
+    // The row's input (its prologue evaluated once per element) into the lane's slots.
+    std::string x;
+    std::string body = input_code(R, "          ", x);
+    body += "          v[g * " + Vs + " + e] = " + x + ";\n";
+    os << "  " << A << " v[" << slot_groups * (vector ? V : 1) << "];  // slot g * " << Vs << " + e: element g * " << LV
+       << " + lane * " << Vs << " + e of the row\n";
+    const std::set<int> reads = used_;
+    os << slot_loops(body, reads);
+  }
   // One pass: `acc` = the group's combination of f(x) over the row, f given as text of x.
-  auto pass = [&](const std::string& acc, RowKind kind, const RowNode& row, const std::string& f) {
+  auto pass = [&](const std::string& acc, RowKind kind, const RowNode& row, const std::string& f, bool keep = false) {
+    if (registers) {  // over the lane's slots; `keep`: f(x) replaces x in its slot
+      os << "  " << A << " " << acc << " = " << identity_of(kind, A) << ";\n#pragma unroll\n  for (int g = 0; g < "
+         << slot_groups << "; ++g) {\n#pragma unroll\n    for (int e = 0; e < " << Vs << "; ++e) {\n      if (" << in_row
+         << ") {\n        const " << A << " x = v[g * " << Vs << " + e];\n        const " << A << " y = " << A << "(" << f
+         << ");\n" << (keep ? "        v[g * " + Vs + " + e] = y;\n" : "") << "        " << acc << " = " << op_of(kind)
+         << "(" << acc << ", y);\n      }\n    }\n  }\n  " << acc << " = " << group(acc, op_of(kind)) << ";\n";
+      return;
+    }
     std::string x;
     const std::string code = input_at(row, "    ", x);
     const std::string first = split ? "static_cast<IDX>(blockIdx.x) % " + std::to_string(parts) + " * " + std::to_string(chunk) : "0";
@@ -252,8 +360,8 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
       break;
     case RowKind::Softmax:
       pass("mx", RowKind::Max, R, "x");
-      pass("sum", RowKind::Sum, R, "ember_dev::exp(x - mx)");
-      value = "ember_dev::exp(x - mx) / sum";
+      pass("sum", RowKind::Sum, R, "ember_dev::exp(x - mx)", registers);  // registers keep exp(x - mx)
+      value = registers ? "x / sum" : "ember_dev::exp(x - mx) / sum";
       break;
     case RowKind::LogSoftmax:
       pass("mx", RowKind::Max, R, "x");
@@ -304,7 +412,9 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
     used_.clear();
     used_.insert(value_slots.begin(), value_slots.end());
     std::string x;
-    if (elementwise && !row_shaped) {
+    if (registers) {
+      b << indent << "const " << A << " x = v[g * " << Vs << " + e];\n";
+    } else if (elementwise && !row_shaped) {
       std::map<const Node*, std::string> in_done;
       for (const PointwiseNode* m : k_.nodes)
         if (m->node == R.input.value.node) x = emit(*m, b, in_done, indent);
@@ -318,11 +428,15 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
       for (size_t i = 1; i <= k_.more_rows.size(); ++i) done[k_.more_rows[i - 1]->node] = "acc" + std::to_string(i);
       result = emit(*k_.root, b, done, indent);
     }
-    b << indent << "out0[" << out_offset(0, elementwise) << "] = ember_dev::cvt<" << cuda_type_name(outs[0].dtype) << ">("
-      << result << ");\n";
+    b << indent << (registers ? "STORE0(" : "out0[" + out_offset(0, elementwise) + "] = ") << "ember_dev::cvt<"
+      << cuda_type_name(outs[0].dtype) << ">(" << result << (registers ? "));\n" : ");\n");
     return b.str();
   };
-  if (elementwise) {
+  if (registers) {
+    const std::string body = last("          ");
+    const std::set<int> reads = used_;
+    os << slot_loops(body, reads);
+  } else if (elementwise) {
     os << "  for (IDX r = lane; r < " << RED << "; r += " << LANES << ") {\n" << at_element("    ", last("    "))
        << "  }\n";
   } else {
@@ -336,6 +450,10 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
   launch.grid = column ? (rows + block - 1) / block : split || warp ? (rows + 3) / 4 : rows;
   launch.how = std::to_string(rows) + " rows of " + std::to_string(red) + ", " +
                (column ? "a thread per row (columns)" : warp ? "a warp per row" : "a block per row");
+  if (registers)
+    launch.how += ", the row in registers (" + std::to_string(slot_groups) + " x " + Vs + " slots per " +
+                  (warp ? "lane" : "thread") + (vector ? ", " + Vs + " elements per access when aligned)" : ")");
+  launch.aligned_check = vector;
   if (split) {
     launch.split_symbol = k_.name + "_split";
     launch.split_grid = rows * parts;

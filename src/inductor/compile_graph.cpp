@@ -59,6 +59,22 @@ struct Program {
   std::vector<SymbolicKernelFn> sym_fns;
   std::map<const Node*, int> kernel_at;  // kernel roots, by root node
   std::map<const Node*, size_t> index;   // node -> position
+  /// The wrapper's walk, planned once (plan_steps) so that a call does no lookups by node:
+  /// per node position what runs there and its first slot in the call's flat array of
+  /// values (node i's outputs are slots first_slot[i] to first_slot[i + 1]); per kernel the
+  /// slots it reads and writes and its outputs' geometry; the results' slots.
+  enum class Step : uint8_t { Input, Constant, Kernel, Inlined, Eager, Output };
+  struct KernelPlan {
+    std::vector<size_t> in_slots, out_slots;
+    std::vector<const TensorMeta*> out_metas;
+    bool raises = false;  // inject_relu_bug_TESTING_ONLY=runtime_error
+  };
+  std::vector<Step> steps;
+  std::vector<int> kernel_of;  // per position: the kernel run there, or -1
+  std::vector<size_t> first_slot;
+  std::vector<KernelPlan> plans;
+  std::vector<size_t> result_slots;
+  size_t num_inputs = 0;
   std::set<int> raise_after;             // inject_relu_bug_TESTING_ONLY=runtime_error
   void* handle = nullptr;
   /// A graph whose tensors live on cuda:N (cuda_device = N): per kernel its function in
@@ -67,6 +83,8 @@ struct Program {
   std::vector<void*> cuda_fns;
   std::vector<void*> split_fns;  // per kernel, a split reduction's first kernel (else null)
   std::vector<CudaLaunch> launches;
+  /// Calls computed once at compile time (fold_host_constants), for the report.
+  std::vector<std::string> host_constants;
   /// Memory plan: the values of node i die after the node at position i runs
   /// (dies_after[i]), so their buffers can be handed to later kernels of the same size.
   std::vector<std::vector<size_t>> dies_after;
@@ -78,22 +96,76 @@ struct Program {
   /// Whether a kernel input was copied to its recorded layout (logged once per program).
   mutable std::atomic<bool> restrided{false};
 
+  void plan_steps();
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
-  /// Launches kernel k on the current stream of cuda_device with its buffers `ptrs`.
-  void launch(size_t k, std::vector<void*>& ptrs) const;
+  /// Launches kernel k on the current stream of cuda_device with its `count` buffers `ptrs`.
+  void launch(size_t k, void** ptrs, size_t count) const;
 };
 
-void Program::launch(size_t k, std::vector<void*>& ptrs) const {
+void Program::plan_steps() {
+  const Graph& g = *graph;
+  const size_t n = g.nodes().size();
+  steps.assign(n, Step::Eager);
+  kernel_of.assign(n, -1);
+  first_slot.assign(n + 1, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const Node& node = *g.nodes()[i];
+    first_slot[i + 1] = first_slot[i] + node.num_outputs();
+    switch (node.kind()) {
+      case NodeKind::Placeholder:
+      case NodeKind::Attribute: steps[i] = Step::Input; ++num_inputs; break;
+      case NodeKind::Constant: steps[i] = Step::Constant; break;
+      case NodeKind::Output:
+        steps[i] = Step::Output;
+        result_slots.assign(node.args().size(), 0);  // filled below
+        break;
+      case NodeKind::Call: {
+        const NodeRole role = lowered.roles.at(&node);
+        if (role != NodeRole::Pointwise && role != NodeRole::Row) break;
+        auto k = kernel_at.find(&node);
+        steps[i] = k == kernel_at.end() ? Step::Inlined : Step::Kernel;
+        if (k != kernel_at.end()) kernel_of[i] = k->second;
+        break;
+      }
+    }
+  }
+  auto slot = [&](const Node* node, uint32_t out) { return first_slot[index.at(node)] + out; };
+  if (const Node* out = g.output_node())
+    for (size_t r = 0; r < out->args().size(); ++r) result_slots[r] = slot(out->args()[r].value.node, out->args()[r].value.index);
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    const Kernel& kernel = kernels[k];
+    KernelPlan p;
+    for (const ValueRef& v : kernel.inputs) p.in_slots.push_back(slot(v.node, v.index));
+    // A pointwise kernel writes the nodes it stores; a row kernel its root's output, or
+    // without an epilogue every output of its row node (layer norm's mean and rstd).
+    if (!kernel.outputs.empty()) {
+      for (const PointwiseNode* o : kernel.outputs) {
+        p.out_metas.push_back(&o->node->meta()[0]);
+        p.out_slots.push_back(slot(o->node, 0));
+      }
+    } else {
+      const Node* root = kernel.root ? kernel.root->node : kernel.row->node;
+      for (uint32_t o = 0; o < (kernel.root ? 1u : root->meta().size()); ++o) {
+        p.out_metas.push_back(&root->meta()[o]);
+        p.out_slots.push_back(slot(root, o));
+      }
+    }
+    p.raises = raise_after.count(static_cast<int>(k)) > 0;
+    plans.push_back(std::move(p));
+  }
+}
+
+void Program::launch(size_t k, void** ptrs, size_t count) const {
   const CudaLaunch& l = launches[k];
   if (l.grid == 0) return;  // an empty kernel
   void* args[64];
-  EMBER_INTERNAL_ASSERT(ptrs.size() < 64) << "inductor: kernel " << kernels[k].name << " takes " << ptrs.size()
-                                          << " buffers, more than a launch holds";
+  EMBER_INTERNAL_ASSERT(count < 64) << "inductor: kernel " << kernels[k].name << " takes " << count
+                                    << " buffers, more than a launch holds";
   size_t n = 0;
   int aligned = 1;
-  for (void*& p : ptrs) {
-    args[n++] = &p;
-    aligned = aligned && reinterpret_cast<uintptr_t>(p) % 16 == 0;
+  for (size_t b = 0; b < count; ++b) {
+    args[n++] = &ptrs[b];
+    aligned = aligned && reinterpret_cast<uintptr_t>(ptrs[b]) % 16 == 0;
   }
   if (l.aligned_check) args[n++] = &aligned;
   void* stream = core::cuda::current_stream_handle(cuda_device);
@@ -184,7 +256,8 @@ size_t storage_bytes(const TensorMeta& m) {
 /// `dying` holds that buffer and no other input of the kernel reads it; otherwise undefined.
 template <typename ValueOf>
 Tensor take_in_place(const Kernel& kernel, const std::vector<ValueRef>& candidates, const TensorMeta& m,
-                     ValueOf& value_of, const std::vector<std::vector<Tensor>>& env, const std::vector<size_t>& dying) {
+                     ValueOf& value_of, const std::vector<Tensor>& env, const std::vector<size_t>& first_slot,
+                     const std::vector<size_t>& dying) {
   for (const ValueRef& v : candidates) {
     const Tensor& t = value_of(v);
     if (!t.defined() || !t.storage() || t.storage_offset() != 0 || t.storage()->nbytes() < storage_bytes(m)) continue;
@@ -195,8 +268,8 @@ Tensor take_in_place(const Kernel& kernel, const std::vector<ValueRef>& candidat
     if (aliased) continue;
     long holders = 0;
     for (size_t d : dying)
-      for (const Tensor& e : env[d])
-        if (e.defined() && e.storage() == t.storage()) ++holders;
+      for (size_t e = first_slot[d]; e < first_slot[d + 1]; ++e)
+        if (env[e].defined() && env[e].storage() == t.storage()) ++holders;
     if (t.storage().use_count() == holders) return on_storage(m, t.storage());
   }
   return Tensor();
@@ -204,13 +277,12 @@ Tensor take_in_place(const Kernel& kernel, const std::vector<ValueRef>& candidat
 
 std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   const Graph& g = *graph;
-  std::vector<std::vector<Tensor>> env(g.nodes().size());
+  // Every value of the call, flat: node i's outputs at slots first_slot[i]… (plan_steps).
+  std::vector<Tensor> env(first_slot.back());
   // Buffers of dead intermediates nothing else references, by size in bytes.
   std::multimap<size_t, std::shared_ptr<Storage>> pool;
-  auto value_of = [&](const ValueRef& v) -> const Tensor& { return env[index.at(v.node)].at(v.index); };
+  auto value_of = [&](const ValueRef& v) -> const Tensor& { return env[first_slot[index.at(v.node)] + v.index]; };
   size_t next_input = 0;
-  std::vector<Tensor> results;
-  std::vector<void*> ptrs;
   std::vector<Tensor> restrided_inputs;  // kernel inputs copied to their recorded layout
   std::vector<int64_t> step_ns;  // this call's time per profiled step
   // Over size symbols: their values on this call, and each value's geometry at them.
@@ -230,116 +302,101 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   auto time_cuda_step = [&](size_t i) {
     return CudaStepTimer(events && step_of[i] >= 0 ? events.get() : nullptr, profile ? step_of[i] : 0);
   };
-  for (size_t i = 0; i < g.nodes().size(); ++i) {
-    const Node& n = *g.nodes()[i];
-    switch (n.kind()) {
-      case NodeKind::Placeholder:
-      case NodeKind::Attribute:
-        env[i] = {inputs.at(next_input++)};
-        break;
-      case NodeKind::Constant:
-        env[i] = {g.constants().at(n.target())};
-        break;
-      case NodeKind::Output:
-        for (const Arg& a : n.args()) results.push_back(value_of(a.value));
-        break;
-      case NodeKind::Call: {
-        const NodeRole role = lowered.roles.at(&n);
-        if (role == NodeRole::Pointwise || role == NodeRole::Row) {
-          auto k = kernel_at.find(&n);
-          if (k == kernel_at.end()) break;  // inlined into a later kernel
-          const Kernel& kernel = kernels[k->second];
-          // A pointwise kernel writes the nodes it stores (each into its own env slot); a
-          // row kernel its root's output, or without an epilogue every output of its row
-          // node (layer norm's mean and rstd).
-          std::vector<const TensorMeta*> metas;
-          if (!kernel.outputs.empty()) {
-            for (const PointwiseNode* p : kernel.outputs) metas.push_back(&p->node->meta()[0]);
-          } else {
-            const Node& root = kernel.root ? *kernel.root->node : *kernel.row->node;
-            for (size_t o = 0; o < (kernel.root ? 1 : root.meta().size()); ++o) metas.push_back(&root.meta()[o]);
-          }
-          if (symbolic) {
-            evaluated.clear();
-            evaluated.reserve(metas.size());
-            for (const TensorMeta*& mp : metas) {
-              evaluated.push_back(evaluate_meta(*mp, ks));
-              mp = &evaluated.back();
-            }
-          }
-          std::vector<Tensor> outs;
-          for (const TensorMeta* mp : metas) {
-            const TensorMeta& m = *mp;
-            if (mp == metas.front()) {
-              if (Tensor t = take_in_place(kernel, in_place[k->second], m, value_of, env, dies_after[i]); t.defined()) {
-                outs.push_back(std::move(t));
-                g_outputs_in_place.fetch_add(1, std::memory_order_relaxed);
-                continue;
-              }
-            }
-            auto reuse = pool.find(storage_bytes(m));
-            if (reuse != pool.end() && reuse->first > 0) {
-              outs.push_back(on_storage(m, std::move(reuse->second)));
-              pool.erase(reuse);
-              g_buffers_reused.fetch_add(1, std::memory_order_relaxed);
-            } else {
-              outs.push_back(empty_strided(m.sizes, m.strides, TensorOptions(m.dtype).device(m.device)));
-            }
-          }
-          ptrs.clear();
-          restrided_inputs.clear();
-          restrided_inputs.reserve(kernel.inputs.size());  // as_recorded returns references into it
-          // The kernel's index maps are the recorded strides (guards and meta functions
-          // usually make the real ones equal).
-          for (const ValueRef& v : kernel.inputs) {
-            const TensorMeta& recorded = v.node->meta()[v.index];
-            TensorMeta at_call;
-            if (symbolic) at_call = evaluate_meta(recorded, ks);
-            ptrs.push_back(
-                as_recorded(value_of(v), v, symbolic ? at_call : recorded, g, restrided, restrided_inputs).raw_data_ptr());
-          }
-          for (const Tensor& out : outs) ptrs.push_back(out.raw_data_ptr());
-          {
-            const StepTimer timer = time_step(i);
-            const CudaStepTimer cuda_timer = time_cuda_step(i);
-            if (cuda_device >= 0) {
-              launch(static_cast<size_t>(k->second), ptrs);
-            } else if (SymbolicKernelFn fn = symbolic ? sym_fns[k->second] : nullptr) {
-              fn(ptrs.data(), ks.data());
-            } else {
-              fns[k->second](ptrs.data());
-            }
-          }
-          EMBER_CHECK(!raise_after.count(k->second))
-              << "inductor: injected runtime error after kernel " << kernel.name << " of graph " << g.name()
-              << " (inject_relu_bug_TESTING_ONLY=runtime_error)";
-          if (!kernel.outputs.empty()) {
-            for (size_t o = 0; o < outs.size(); ++o) env[index.at(kernel.outputs[o]->node)] = {std::move(outs[o])};
-          } else {
-            env[index.at(kernel.root ? kernel.root->node : kernel.row->node)] = std::move(outs);
-          }
-          break;
-        }
+  void* small_ptrs[32];
+  std::vector<void*> large_ptrs;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    switch (steps[i]) {
+      case Step::Input: env[first_slot[i]] = inputs.at(next_input++); break;
+      case Step::Constant: env[first_slot[i]] = g.constants().at(g.nodes()[i]->target()); break;
+      case Step::Inlined: break;  // computed by a later kernel
+      case Step::Output: break;
+      case Step::Eager: {
         // Views and extern calls run their eager kernels, as the interpreter does.
         const StepTimer timer = time_step(i);
         const CudaStepTimer cuda_timer = time_cuda_step(i);
-        env[i] = graph::run_call_node(n, value_of);
+        std::vector<Tensor> outs = graph::run_call_node(*g.nodes()[i], value_of);
+        for (size_t o = 0; o < outs.size(); ++o) env[first_slot[i] + o] = std::move(outs[o]);
+        break;
+      }
+      case Step::Kernel: {
+        const size_t k = static_cast<size_t>(kernel_of[i]);
+        const Kernel& kernel = kernels[k];
+        const KernelPlan& plan = plans[k];
+        const size_t count = plan.in_slots.size() + plan.out_slots.size();
+        void** ptrs = small_ptrs;
+        if (count > std::size(small_ptrs)) {
+          large_ptrs.resize(count);
+          ptrs = large_ptrs.data();
+        }
+        for (size_t o = 0; o < plan.out_metas.size(); ++o) {
+          const TensorMeta* mp = plan.out_metas[o];
+          if (symbolic) {
+            evaluated.assign(1, evaluate_meta(*mp, ks));
+            mp = &evaluated.back();
+          }
+          const TensorMeta& m = *mp;
+          Tensor& out = env[plan.out_slots[o]];
+          if (o == 0) {
+            out = take_in_place(kernel, in_place[k], m, value_of, env, first_slot, dies_after[i]);
+            if (out.defined()) {
+              g_outputs_in_place.fetch_add(1, std::memory_order_relaxed);
+              continue;
+            }
+          }
+          auto reuse = pool.find(storage_bytes(m));
+          if (reuse != pool.end() && reuse->first > 0) {
+            out = on_storage(m, std::move(reuse->second));
+            pool.erase(reuse);
+            g_buffers_reused.fetch_add(1, std::memory_order_relaxed);
+          } else {
+            out = ops::empty_from_meta(m);  // what empty_strided makes, without the dispatcher
+          }
+        }
+        restrided_inputs.clear();
+        // The kernel's index maps are the recorded strides (guards and meta functions
+        // usually make the real ones equal).
+        for (size_t b = 0; b < plan.in_slots.size(); ++b) {
+          const ValueRef& v = kernel.inputs[b];
+          const TensorMeta& recorded = v.node->meta()[v.index];
+          TensorMeta at_call;
+          if (symbolic) at_call = evaluate_meta(recorded, ks);
+          ptrs[b] = as_recorded(env[plan.in_slots[b]], v, symbolic ? at_call : recorded, g, restrided, restrided_inputs)
+                        .raw_data_ptr();
+        }
+        for (size_t o = 0; o < plan.out_slots.size(); ++o) ptrs[plan.in_slots.size() + o] = env[plan.out_slots[o]].raw_data_ptr();
+        {
+          const StepTimer timer = time_step(i);
+          const CudaStepTimer cuda_timer = time_cuda_step(i);
+          if (cuda_device >= 0) {
+            launch(k, ptrs, count);
+          } else if (SymbolicKernelFn fn = symbolic ? sym_fns[k] : nullptr) {
+            fn(ptrs, ks.data());
+          } else {
+            fns[k](ptrs);
+          }
+        }
+        EMBER_CHECK(!plan.raises) << "inductor: injected runtime error after kernel " << kernel.name << " of graph "
+                                  << g.name() << " (inject_relu_bug_TESTING_ONLY=runtime_error)";
         break;
       }
     }
     // Values whose last reader just ran: a buffer only they hold (no view, no output, no
     // input aliases it) goes to the pool for a later kernel output of the same size.
     for (size_t dead : dies_after[i]) {
-      for (Tensor& t : env[dead]) {
+      for (size_t e = first_slot[dead]; e < first_slot[dead + 1]; ++e) {
+        Tensor& t = env[e];
         if (t.defined() && t.storage() && t.storage().use_count() == 1 && t.impl_ptr().use_count() == 1) {
           pool.emplace(t.storage()->nbytes(), t.storage());
         }
+        t = Tensor();
       }
-      env[dead].clear();
     }
   }
   if (events) events->collect(step_ns);
   if (profile) profile->add_call(step_ns);
+  std::vector<Tensor> results;
+  results.reserve(result_slots.size());
+  for (size_t r : result_slots) results.push_back(env[r]);
   return results;
 }
 
@@ -537,21 +594,27 @@ CompiledGraph finish(const std::shared_ptr<Program>& program, GraphTrace& trace,
 CompiledGraph finish_cuda(const std::shared_ptr<Program>& program, GraphTrace& trace);
 }  // namespace
 
-CompiledGraph compile_fx_inner(Graph& input_graph, const std::vector<Tensor>& example_inputs) {
+CompiledGraph compile_fx_inner(Graph& given_graph, const std::vector<Tensor>& example_inputs) {
   // One device per graph: a graph mixing CPU and CUDA tensors (other than 0-dim CPU
-  // scalars) runs eagerly; a CUDA graph gets CUDA kernels (static sizes only).
+  // scalars) runs eagerly, unless its CPU values are host constants copied to the device
+  // (fold_host_constants); a CUDA graph gets CUDA kernels (static sizes only).
   std::string mixed;
-  const std::optional<Device> device = graph_device(input_graph, mixed);
+  std::optional<Device> device = graph_device(given_graph, mixed);
+  std::vector<std::string> host_constants;
+  std::unique_ptr<Graph> folded = device ? nullptr : fold_host_constants(given_graph, host_constants);
+  if (folded) device = graph_device(*folded, mixed);
   if (!device) {
-    return interpreted(std::shared_ptr<Graph>(input_graph.clone()),
+    return interpreted(std::shared_ptr<Graph>(given_graph.clone()),
                        mixed + ", and the inductor compiles a graph for one device");
   }
+  Graph& input_graph = folded ? *folded : given_graph;
   const bool on_cuda = device->type == DeviceType::CUDA;
   if (on_cuda && has_symbols(input_graph)) {
     return interpreted(std::shared_ptr<Graph>(input_graph.clone()),
                        "it has size symbols, and the CUDA code generator compiles static sizes");
   }
   auto program = std::make_shared<Program>();
+  program->host_constants = std::move(host_constants);
   GraphTrace trace(input_graph);
   EMBER_LOG(inductor, INFO) << "Step 3: torchinductor compiling graph " << input_graph.name();
   program->graph = run_graph_passes(input_graph);
@@ -660,6 +723,7 @@ CompiledGraph finish(const std::shared_ptr<Program>& program, GraphTrace& trace,
     }
     program->in_place.push_back(std::move(candidates));
   }
+  program->plan_steps();
 
   if (trace.dir() && config().inductor.trace.kernel_profile) {
     program->profile = make_profile(*program, *trace.dir() / "kernel_profile.txt");
@@ -678,6 +742,7 @@ CompiledGraph finish(const std::shared_ptr<Program>& program, GraphTrace& trace,
     if (n->kind() == NodeKind::Call && program->lowered.roles.at(n.get()) == NodeRole::Extern)
       report.extern_calls.push_back(n->target());
   report.source = source;
+  report.host_constants = program->host_constants;
   report.so_path = so_path;
   report.cache_hit = cache_hit;
   {
@@ -690,8 +755,8 @@ CompiledGraph finish(const std::shared_ptr<Program>& program, GraphTrace& trace,
 
   return [program](const std::vector<Tensor>& inputs) -> std::vector<Tensor> {
     const Graph& g = *program->graph;
-    EMBER_CHECK_VALUE(inputs.size() == g.inputs().size())
-        << "graph " << g.name() << " takes " << g.inputs().size() << " inputs, got " << inputs.size();
+    EMBER_CHECK_VALUE(inputs.size() == program->num_inputs)
+        << "graph " << g.name() << " takes " << program->num_inputs << " inputs, got " << inputs.size();
     // Generated kernels record no autograd history. "inductor" runs AOT autograd first,
     // whose forward and backward graphs run here under no_grad; a graph given to
     // "inductor_inner" directly (a repro cut after AOT) whose results eager would give a

@@ -39,6 +39,9 @@ struct CompileReport {
   /// Calls run with their eager kernels ("aten::mm"), in graph order.
   std::vector<std::string> extern_calls;
   std::string source;
+  /// Calls computed once at compile time from host constants and kept on the graph's
+  /// device as graph constants ("%_to_copy (aten::_to_copy)"): fold_host_constants.
+  std::vector<std::string> host_constants;
   std::string so_path;
   bool cache_hit = false;
 };

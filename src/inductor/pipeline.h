@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,6 +67,22 @@ const std::vector<std::string>& bisect_decisions(BisectSubsystem s);
 /// `mm` plus a bias add those nodes can fuse (unfuse_bias_add_to_pointwise). Logs the
 /// result on the `post_grad_graphs` artifact.
 std::unique_ptr<Graph> run_graph_passes(const Graph& g);
+
+/// Host constants (host_constants.cpp), for a graph mixing devices. A call whose result
+/// lives on a CUDA device and whose tensor arguments are all *host constants* — CPU values
+/// computed from the graph's constants by pure calls (factories such as ones, arange, full,
+/// then triu, comparisons, …; no input, nothing random, static sizes) — is computed once,
+/// now, and becomes a graph constant on that device; the CPU values only it read go. W5's
+/// causal mask (`triu(ones([T, T]), 1).to(cuda)` built inside the traced function) is one.
+/// Returns the rewritten graph, or null when there is nothing to fold; `folded` gets
+/// "%<node> (<op>)" for each call folded. Logs each at INFO on `inductor`.
+std::unique_ptr<Graph> fold_host_constants(const Graph& g, std::vector<std::string>& folded);
+/// fold_host_constants' analysis: the host constants of `g` and the calls it folds.
+struct HostConstants {
+  std::set<const Node*> host;
+  std::set<const Node*> copies;
+};
+HostConstants find_host_constants(const Graph& g);
 
 /// Lowering (lowering.cpp). Requires: a verified graph. Guarantees: every Call node has a
 /// role; a Row node reduces any non-empty set of dims (softmax/layer norm: the last) of a

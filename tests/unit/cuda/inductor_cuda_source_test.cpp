@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ember/graph.h"
+#include "inductor/codegen_cuda.h"
 #include "inductor/pipeline.h"
 #include "kernels/cuda/nvrtc.h"
 #include "nvrtc_fixture.h"
@@ -170,6 +171,87 @@ TEST_F(InductorCudaSource, SoftmaxRowWithEpilogueAndLayerNormCompile) {
   expect_compiles(r);
 }
 
+TEST_F(InductorCudaSource, SoftmaxAndLayerNormRowsThatFitHoldTheRowInRegisters) {
+  const Generated r = generate(R"(graph registers {
+  %x : f32[64, 1024] device=cuda:0 = placeholder[x]
+  %h : f16[33, 77] device=cuda:0 = placeholder[h]
+  %z : f32[16, 768] device=cuda:0 = placeholder[z]
+  %w : f32[768] device=cuda:0 = placeholder[w]
+  %b : f32[768] device=cuda:0 = placeholder[b]
+  %q : bf16[4, 4096] device=cuda:0 = placeholder[q]
+  %mul : f32[64, 1024] device=cuda:0 = aten::mul.Scalar(%x, 2)
+  %softmax : f32[64, 1024] device=cuda:0 = aten::_softmax(%mul, -1, False)
+  %add : f32[64, 1024] device=cuda:0 = aten::add.Tensor(%softmax, %x, 1)
+  %logsm : f16[33, 77] device=cuda:0 = aten::_log_softmax(%h, 1, False)
+  %ln : (f32[16, 768] device=cuda:0, f32[16, 1] device=cuda:0, f32[16, 1] device=cuda:0) = aten::native_layer_norm(%z, [768], %w, %b, 1e-05)
+  %ln2 : (bf16[4, 4096] device=cuda:0, bf16[4, 1] device=cuda:0, bf16[4, 1] device=cuda:0) = aten::native_layer_norm(%q, [4096], None, None, 1e-05)
+  return (%add, %logsm, %ln.0, %ln.1, %ln.2, %ln2.0)
+})");
+  ASSERT_EQ(r.code.launches.size(), 4u) << "softmax with its prologue and epilogue, log_softmax, two layer norms";
+  for (const CudaLaunch& l : r.code.launches)
+    EXPECT_NE(l.how.find("the row in registers"), std::string::npos) << l.how;
+  const CudaLaunch& softmax = r.code.launches[0];
+  EXPECT_NE(softmax.how.find("a warp per row, the row in registers (8 x 4 slots per lane, 4 elements per access"),
+            std::string::npos)
+      << softmax.how;
+  EXPECT_TRUE(softmax.aligned_check) << "rows of 1024 floats start 16-byte aligned";
+  EXPECT_EQ(softmax.grid, 64 / 4);
+  EXPECT_FALSE(r.code.launches[1].aligned_check) << "rows of 77 halves: not a whole number of 8-element groups";
+  EXPECT_NE(r.code.launches[1].how.find("(3 x 1 slots per lane)"), std::string::npos) << r.code.launches[1].how;
+  EXPECT_NE(r.code.launches[3].how.find("a block per row, the row in registers (2 x 8 slots per thread"),
+            std::string::npos)
+      << r.code.launches[3].how;
+  EXPECT_EQ(r.code.launches[3].block, 256);
+  EXPECT_EQ(r.code.launches[3].grid, 4);
+  // The rows are read once: 16-byte loads into the slots, no loop re-reading the row.
+  const std::string& src = r.code.source;
+  EXPECT_NE(src.find("float v[32];"), std::string::npos) << src;
+  EXPECT_NE(src.find("const ember_dev::Vec<float, 4> w0 = *reinterpret_cast<const ember_dev::Vec<float, 4>*>(in0"),
+            std::string::npos)
+      << src;
+  EXPECT_NE(src.find("*reinterpret_cast<ember_dev::Vec<float, 4>*>(out0 + c0 + j) = wo;"), std::string::npos) << src;
+  EXPECT_NE(src.find("ember_dev::Vec<ember_dev::BFloat16, 8>"), std::string::npos) << src;
+  EXPECT_EQ(src.find("for (IDX r = lane;"), std::string::npos) << "no pass re-reads a row from memory:\n" << src;
+  expect_compiles(r);
+}
+
+TEST_F(InductorCudaSource, LongOrMisalignedRowsLeaveTheRegisterVectorForm) {
+  const Generated r = generate(R"(graph long_rows {
+  %x : f32[4, 20000] device=cuda:0 = placeholder[x]
+  %y : f32[8, 767] strides=[769, 1] device=cuda:0 = placeholder[y]
+  %softmax : f32[4, 20000] device=cuda:0 = aten::_softmax(%x, -1, False)
+  %z : f32[5, 1] device=cuda:0 = placeholder[z]
+  %d : f64[3, 50] device=cuda:0 = placeholder[d]
+  %softmax_1 : f32[8, 767] device=cuda:0 = aten::_softmax(%y, -1, False)
+  %softmax_2 : f32[5, 1] device=cuda:0 = aten::_softmax(%z, -1, False)
+  %logsm : f64[3, 50] device=cuda:0 = aten::_log_softmax(%d, -1, False)
+  return (%softmax, %softmax_1, %softmax_2, %logsm)
+})");
+  ASSERT_EQ(r.code.launches.size(), 4u);
+  EXPECT_EQ(r.code.launches[0].how.find("registers"), std::string::npos) << "rows of 20000 are re-read at each pass";
+  EXPECT_NE(r.code.source.find("for (IDX r = lane; r < 20000;"), std::string::npos) << r.code.source;
+  const CudaLaunch& odd = r.code.launches[1];
+  EXPECT_NE(odd.how.find("the row in registers (24 x 1 slots per lane)"), std::string::npos) << odd.how;
+  EXPECT_FALSE(odd.aligned_check) << "rows 769 floats apart: element by element";
+  EXPECT_NE(r.code.launches[2].how.find("the row in registers (1 x 1 slots per lane)"), std::string::npos)
+      << r.code.launches[2].how;
+  EXPECT_NE(r.code.launches[3].how.find("(1 x 2 slots per lane, 2 elements per access when aligned)"), std::string::npos)
+      << "doubles: 2 per 16-byte access; " << r.code.launches[3].how;
+  expect_compiles(r);
+}
+
+TEST(InductorCudaRowForm, TheRowFormFollowsTheKindAndTheRowLength) {
+  using cuda_codegen::row_form;
+  EXPECT_EQ(row_form(RowKind::Softmax, 1), cuda_codegen::RowForm::WarpRegisters);
+  EXPECT_EQ(row_form(RowKind::LogSoftmax, 1024), cuda_codegen::RowForm::WarpRegisters);
+  EXPECT_EQ(row_form(RowKind::LayerNorm, 1025), cuda_codegen::RowForm::BlockRegisters);
+  EXPECT_EQ(row_form(RowKind::Softmax, cuda_codegen::kRegisterRowMax), cuda_codegen::RowForm::BlockRegisters);
+  EXPECT_EQ(row_form(RowKind::Softmax, cuda_codegen::kRegisterRowMax + 1), cuda_codegen::RowForm::Passes);
+  EXPECT_EQ(row_form(RowKind::Sum, 100), cuda_codegen::RowForm::Passes) << "reductions read their row once anyway";
+  EXPECT_EQ(cuda_codegen::register_row_block(4096), 256) << "16 elements per thread";
+  EXPECT_EQ(cuda_codegen::register_row_block(4097), 512);
+}
+
 TEST_F(InductorCudaSource, GemmIsAnExternCallAndItsEpilogueAKernel) {
   const Generated r = generate(R"(graph linear {
   %x : f32[32, 64] device=cuda:0 = placeholder[x]
@@ -210,6 +292,35 @@ TEST(InductorCudaLowering, ACudaInputBesideACpuResultIsNotLowered) {
       EXPECT_EQ(role, NodeRole::Pointwise);
     }
   }
+}
+
+TEST(InductorCudaLowering, ACausalMaskBuiltOnTheHostAndCopiedIsAHostConstantToFold) {
+  // W5's attention: the mask made on the CPU inside the function, then copied to the GPU.
+  std::unique_ptr<Graph> g = parse_graph(R"(graph w5 {
+  %att : f32[2, 4, 16, 16] device=cuda:0 = placeholder[att]
+  %y : f32[16, 16] = placeholder[y]
+  %ones : b8[16, 16] = aten::ones([16, 16], torch.bool, None, None, None)
+  %triu : b8[16, 16] = aten::triu(%ones, 1)
+  %mask : b8[16, 16] device=cuda:0 = aten::_to_copy(%triu, None, None, device("cuda:0"), None, False, None)
+  %masked : f32[2, 4, 16, 16] device=cuda:0 = aten::masked_fill.Scalar(%att, %mask, -inf)
+  %moved : f32[16, 16] device=cuda:0 = aten::_to_copy(%y, None, None, device("cuda:0"), None, False, None)
+  return (%masked, %moved)
+})");
+  const HostConstants hc = find_host_constants(*g);
+  ASSERT_EQ(hc.copies.size(), 1u) << "the input's copy is not a constant";
+  EXPECT_EQ((*hc.copies.begin())->name(), "mask");
+  EXPECT_EQ(hc.host.size(), 2u) << "ones and triu";
+  EXPECT_TRUE(hc.host.count(g->find("triu")));
+  EXPECT_FALSE(hc.host.count(g->find("y"))) << "a function input is never a host constant";
+}
+
+TEST(InductorCudaLowering, RandomHostValuesAreNotHostConstants) {
+  std::unique_ptr<Graph> g = parse_graph(R"(graph random {
+  %rand : f32[4] = aten::rand([4], None, None, None, None)
+  %moved : f32[4] device=cuda:0 = aten::_to_copy(%rand, None, None, device("cuda:0"), None, False, None)
+  return (%moved)
+})");
+  EXPECT_TRUE(find_host_constants(*g).copies.empty()) << "a random value is drawn at every call";
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "ember/compile.h"
 #include "ember/config.h"
 #include "ember/ember.h"
+#include "ember/nn/blocks.h"
 #include "gpu_helpers.h"
 #include "inductor/inductor.h"
 
@@ -77,6 +78,29 @@ TEST_P(InductorCuda, W3LayerNormEqualsEager) {
   expect_compiled_equals_eager(g, on_gpu({8, 3000}, t));
 }
 
+TEST_P(InductorCuda, RowsHeldInRegistersEqualEagerForEveryRowLength) {
+  const ScalarType t = GetParam();
+  auto softmax_fn = [](const Tensor& x) { return softmax(x * 2, -1) * 3; };
+  auto log_softmax_fn = [](const Tensor& x) { return log_softmax(x, -1) - x; };
+  for (int64_t n : {1, 31, 32, 33, 767, 768, 1024, 4096, 5000, 8192}) {
+    SCOPED_TRACE("rows of " + std::to_string(n));
+    const Tensor w = on_gpu({n}, t, 3), b = on_gpu({n}, t, 5);
+    auto layer_norm_fn = [n](const Tensor& x, const Tensor& w, const Tensor& b) {
+      return relu(layer_norm(x + 1, {n}, w, b));
+    };
+    // Contiguous rows (16-byte accesses where the row allows), rows starting one element
+    // past an aligned address (element by element), and rows n + 1 elements apart.
+    const Tensor contiguous = on_gpu({9, n}, t);
+    const Tensor shifted = on_gpu({9 * n + 1}, t, 11).narrow(0, 1, 9 * n).view({9, n});
+    const Tensor strided = on_gpu({9, n + 1}, t, 13).narrow(1, 0, n);
+    for (const Tensor& x : {contiguous, shifted, strided}) {
+      expect_compiled_equals_eager(softmax_fn, x);
+      expect_compiled_equals_eager(log_softmax_fn, x);
+      expect_compiled_equals_eager(layer_norm_fn, x, w, b);
+    }
+  }
+}
+
 TEST_P(InductorCuda, ReductionsOverAnyDimsEqualEager) {
   const ScalarType t = GetParam();
   expect_compiled_equals_eager([](const Tensor& x) { return sum(x * x, {1}) * 0.5; }, on_gpu({64, 4096}, t));
@@ -115,6 +139,35 @@ TEST_P(InductorCuda, W5MaskedAttentionEqualsEager) {
   const Tensor mask = triu(ones({16, 16}, kBool), 1).cuda();
   expect_compiled_equals_eager(f, on_gpu({2, 4, 16, 32}, t, 1), on_gpu({2, 4, 16, 32}, t, 2), on_gpu({2, 4, 16, 32}, t, 3),
                                mask);
+}
+
+Tensor gpt2_forward(nn::UnaryModule& m, const Tensor& x) { return m.forward(x); }
+
+TEST_P(InductorCuda, W5Gpt2BlockBuildingItsMaskOnTheHostCompilesToCudaKernels) {
+  // The block makes its causal mask on the CPU and copies it (triu has no CUDA kernel):
+  // traced before any eager call, the copy is in the graph, computed once at compile time
+  // and kept on the GPU as a graph constant, so the graph compiles instead of running in
+  // the interpreter.
+  const ScalarType t = GetParam();
+  manual_seed(0);
+  auto block = std::make_shared<nn::GPT2Block>();
+  block->to(Device("cuda:0"));
+  block->to(t);
+  block->eval();
+  NoGradGuard no_grad;
+  const Tensor x = on_gpu({2, 16, 768}, t, 21);
+  auto compiled = compile(gpt2_forward, {.backend = "inductor"});
+  const Tensor got = compiled(*block, x);
+  const inductor::CompileReport r = inductor::last_compile_report();
+  ASSERT_EQ(r.host_constants.size(), 1u) << "the mask's copy, folded";
+  EXPECT_NE(r.host_constants[0].find("aten::_to_copy"), std::string::npos) << r.host_constants[0];
+  EXPECT_NE(r.source.find("__global__"), std::string::npos) << "compiled to CUDA kernels, not interpreted";
+  const Tensor want = block->forward(x);
+  ASSERT_TRUE(got.is_cuda());
+  EXPECT_EQ(mismatch(got, want.cpu(), compiled_tolerance(t)), "") << r.source;
+  // Later calls reuse the compiled graph and its constant.
+  EXPECT_EQ(mismatch(compiled(*block, x), want.cpu(), compiled_tolerance(t)), "");
+  EXPECT_EQ(compiled.cache_size(), 1u);
 }
 
 TEST_P(InductorCuda, W6ConvolutionBlockEqualsEager) {
