@@ -74,7 +74,7 @@ void check_args(const Tensor& weight, const Tensor& indices, const Tensor& offse
 
 /// `x` unchanged, its gradient multiplied by `scale`: x.detach() + (x - x.detach()) · scale.
 Tensor scale_grad(const Tensor& x, const Tensor& scale) {
-  const Tensor frozen = x.detach();
+  const Tensor frozen = call_op_tensor("aten::detach", {x});
   return frozen + (x - frozen) * scale;
 }
 

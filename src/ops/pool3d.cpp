@@ -1,5 +1,5 @@
 // ops/pool3d.cpp — 3-D pooling (avg_pool3d, max_pool3d_with_indices and its backward op
-// max_pool3d_with_indices_backward) as composites. The input, padded (with zeros for the
+// max_pool3d_with_indices_backward, _adaptive_avg_pool3d) as composites. The input, padded (with zeros for the
 // average, -inf for the max) on both sides and past the right edge where ceil_mode's last
 // window reaches beyond it, is gathered into its windows with one advanced index of three
 // broadcast position tensors (window element k·dilation + output position·stride, from
@@ -7,8 +7,10 @@
 // reduces them. max.dim's argmax becomes ATen's index into the unpadded T·H·W input, and
 // the gradients come from the ops (to the argmax, or spread over the window), which is
 // what ATen's backward kernels compute. The backward op scatters grad_output at the
-// indices. float16/bfloat16 averages are summed in float. ATen's argument checks and
+// indices. _adaptive_avg_pool3d applies one averaging matrix per dim (matmul), the
+// windows [⌊o·in/out⌋, ⌈(o+1)·in/out⌉). float16/bfloat16 averages are summed in float. ATen's argument checks and
 // messages (pool3d_shape_check). See Note [nn].
+#include <algorithm>
 #include <array>
 #include <limits>
 #include <optional>
@@ -17,10 +19,12 @@
 
 #include "ember/ops/creation.h"
 #include "ember/ops/indexing.h"
+#include "ember/ops/linalg.h"
 #include "ember/ops/nn.h"
 #include "ember/ops/pointwise.h"
 #include "ember/ops/reduction.h"
 #include "ops/api.h"
+#include "ops/conv_geometry.h"
 #include "ops/families.h"
 #include "ops/op_utils.h"
 
@@ -41,18 +45,6 @@ Triple triple(const std::vector<int64_t>& v, bool ok, const std::string& message
   if (v.empty() && if_empty) return *if_empty;
   EMBER_CHECK(ok && (v.size() == 1 || v.size() == 3)) << message;
   return v.size() == 1 ? Triple{v[0], v[0], v[0]} : Triple{v[0], v[1], v[2]};
-}
-
-/// ATen's pooling_output_shape.
-int64_t output_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation, bool ceil_mode) {
-  EMBER_CHECK(stride != 0) << "stride should not be zero";
-  EMBER_CHECK(pad >= 0) << "pad must be non-negative, but got pad: " << pad;
-  EMBER_CHECK(pad <= kernel / 2) << "pad should be at most half of kernel size, but got pad=" << pad
-                                 << " and kernel_size=" << kernel;
-  const int64_t num = in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0);
-  int64_t out = (num < 0 && num % stride != 0 ? num / stride - 1 : num / stride) + 1;  // rounds toward -inf
-  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
-  return out;
 }
 
 /// Reads and checks the arguments of avg_pool3d (`dilation` null) or max_pool3d_with_indices.
@@ -76,7 +68,7 @@ Pool3d pool3d_setup(const Tensor& input, const Stack& a, const std::vector<int64
   p.batched = nd == 5;
   for (int d = 0; d < 3; ++d) p.in[d] = input.size(nd - 3 + d);
   for (int d = 0; d < 3; ++d)
-    p.out[d] = output_size(p.in[d], p.kernel[d], p.pad[d], p.stride[d], p.dilation[d], ceil_mode);
+    p.out[d] = pooling_output_shape(p.in[d], p.kernel[d], p.pad[d], p.stride[d], p.dilation[d], ceil_mode);
   // pool3d_shape_check
   EMBER_CHECK(p.kernel[0] > 0 && p.kernel[1] > 0 && p.kernel[2] > 0)
       << "kernel sizes should be greater than zero, but got kT: " << p.kernel[0] << " kH: " << p.kernel[1]
@@ -206,9 +198,56 @@ Stack max_pool3d_with_indices_backward(const Stack& a) {
   return {scatter_add(flat, 1, indices.reshape({planes, -1}), grad.reshape({planes, -1})).reshape(self.sizes())};
 }
 
+/// The averaging matrix [out, in] of adaptive pooling along a dim: row o averages input
+/// positions [⌊o·in/out⌋, ⌈(o+1)·in/out⌉) (ATen's start_index / end_index).
+Tensor adaptive_weights(int64_t in, int64_t out, ScalarType dt, Device device) {
+  const TensorOptions o = TensorOptions(kLong).device(device);
+  const Tensor pos = arange(out, o), i = arange(in, o).unsqueeze(0);
+  const Scalar by(std::max<int64_t>(out, 1));  // out = 0: no rows, but div checks its divisor
+  const Tensor start = div(pos * Scalar(in), by, "floor").unsqueeze(1);
+  const Tensor end = div((pos + Scalar(int64_t{1})) * Scalar(in) + Scalar(out - 1), by, "floor").unsqueeze(1);
+  return logical_and(ge(i, start), lt(i, end)).to(dt) / (end - start).to(dt);
+}
+
+/// _adaptive_avg_pool3d: the averages of each window, as one averaging matrix per dim
+/// applied by matmul (W, then H, then T).
+Stack adaptive_avg_pool3d(const Stack& a) {
+  const Tensor& self = a[0].to_tensor();
+  const std::vector<int64_t>& size = a[1].to_int_list();
+  EMBER_CHECK(size.size() == 3) << "adaptive_avg_pool3d: output_size must be 3";
+  for (int64_t s : size) {
+    EMBER_CHECK(s >= 0) << "adaptive_avg_pool3d: elements of output_size must be greater than or equal to 0 but "
+                           "received {"
+                        << size[0] << ", " << size[1] << ", " << size[2] << "}";
+  }
+  const int64_t nd = self.dim();
+  EMBER_CHECK(nd == 4 || nd == 5) << "adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got " << self.sizes();
+  for (int64_t d = nd - 4; d < nd; ++d) {
+    EMBER_CHECK(self.size(d) > 0) << "adaptive_avg_pool3d(): Expected input to have non-zero size for non-batch "
+                                     "dimensions, but input has sizes "
+                                  << self.sizes() << " with dimension " << d << " being empty";
+  }
+  const ScalarType dt = self.dtype();
+  if (!is_floating_point(dt)) not_implemented("adaptive_avg_pool3d_cpu", dt);
+  const ScalarType acc = is_reduced_float(dt) ? kFloat : dt;  // float16/bfloat16 averaged in float
+  const int64_t t = self.size(-3), h = self.size(-2), w = self.size(-1);
+  const Device dev = self.device();
+  const Tensor x = cast(self, acc);
+  const Tensor by_w = matmul(x, adaptive_weights(w, size[2], acc, dev).transpose(0, 1));  // [.., T, H, oW]
+  const Tensor by_h = matmul(adaptive_weights(h, size[1], acc, dev), by_w);               // [.., T, oH, oW]
+  std::vector<int64_t> flat(self.sizes().begin(), self.sizes().end() - 3);
+  flat.push_back(t);
+  flat.push_back(size[1] * size[2]);
+  const Tensor by_t = matmul(adaptive_weights(t, size[0], acc, dev), by_h.reshape(flat));  // [.., oT, oH·oW]
+  std::vector<int64_t> out(self.sizes().begin(), self.sizes().end() - 3);
+  out.insert(out.end(), size.begin(), size.end());
+  return {cast(by_t.reshape(out), dt)};
+}
+
 }  // namespace
 
 void register_pool3d_ops(Registry& r) {
+  r.def("_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor").set_decomposition(adaptive_avg_pool3d);
   r.def("avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, "
         "bool count_include_pad=True, int? divisor_override=None) -> Tensor")
       .set_decomposition(avg_pool3d);

@@ -34,7 +34,7 @@ from padding_rows import padding_rows  # noqa: E402
 from upsample_rows import upsample_rows  # noqa: E402
 from distance_rows import distance_rows  # noqa: E402
 from fold_rows import fold_rows  # noqa: E402
-from pool3d_rows import pool3d_rows  # noqa: E402
+from pool3d_rows import adaptive_pool3d_rows, pool3d_rows  # noqa: E402
 from grid_sample_rows import grid_sample_rows  # noqa: E402
 from embedding_bag_rows import embedding_bag_rows  # noqa: E402
 
@@ -1408,7 +1408,7 @@ def all_rows():
             conv_rows() + shape_rows() + indexing_rows() + random_rows() + nn_backward_rows() + late_rows() +
             loss_rows() + core_pointwise_rows() + core_other_rows() + norm_rows() + slices_rows() + scatter_rows() +
             padding_rows() + upsample_rows() + distance_rows() + fold_rows() + pool3d_rows() + grid_sample_rows() +
-            embedding_bag_rows())
+            embedding_bag_rows() + adaptive_pool3d_rows())
 
 
 # Families of ops that PyTorch 1.13 lacks, generated with PyTorch 2.x: a CPU run under 1.13

@@ -1,5 +1,5 @@
 """The conformance rows of the pool3d family (src/ops/pool3d.cpp), imported by
-gen_cases.py: avg_pool3d (count_include_pad both ways, divisor_override, ceil_mode, int64
+gen_cases.py: _adaptive_avg_pool3d (uneven, larger-than-input, empty windows), avg_pool3d (count_include_pad both ways, divisor_override, ceil_mode, int64
 inputs) and max_pool3d_with_indices (padding, dilation, ceil_mode) batched and not, with
 one-int and omitted arguments, strided inputs, and the errors PyTorch raises; and
 max_pool3d_with_indices_backward on PyTorch's own indices. The composites record
@@ -70,3 +70,27 @@ def pool3d_rows():
     return [OpInfo("aten::avg_pool3d", F, avg, grads=True),
             OpInfo("aten::max_pool3d_with_indices", F, max_pool, grads=True),
             OpInfo("aten::max_pool3d_with_indices_backward", F, max_pool_backward, grads=True)]
+
+
+def adaptive(g):
+    return [S(g.t((2, 3, 5, 6, 7)), [2, 3, 4], desc="uneven windows"),
+            S(g.t((3, 4, 4, 4)), [8, 3, 3], desc="unbatched, output larger than input"),
+            S(g.t((1, 2, 4, 6, 6)), [4, 6, 6], desc="identity"),
+            S(g.t((1, 2, 4, 5, 6)), [1, 1, 1], desc="global"),
+            S(g.t((1, 2, 4, 6, 6), lay="transposed"), [3, 2, 5], desc="transposed"),
+            S(g.t((0, 3, 4, 4, 4)), [2, 3, 3], desc="empty batch"),
+            S(g.t((2, 3, 5, 6, 7)), [0, 3, 3], desc="an empty output dim"),
+            S(g.t((2, 3, 5, 6, 7), f64), [3, 2, 4], desc="f64"),
+            S(g.t((2, 3, 5, 6, 7), f16), [2, 3, 4], desc="f16", expect="maybe"),
+            S(g.t((2, 3, 5, 6, 7), bf16), [2, 3, 4], desc="bf16", expect="maybe"),
+            S(g.t((2, 3, 5, 6, 7), i64), [2, 3, 4], desc="int64", expect="error"),
+            S(g.t((2, 3, 5, 6, 7)), [2, 3], desc="two output sizes", expect="error"),
+            S(g.t((5, 6, 7)), [2, 3, 3], desc="3-D input", expect="error"),
+            S(g.t((2, 3, 0, 4, 4)), [2, 3, 3], desc="an empty spatial dim", expect="error")]
+
+
+def adaptive_pool3d_rows():
+    """After every other family's rows, so that their seeds stay as they were. float16 and
+    bfloat16 references are computed in float32 and rounded (torch 1.13 sums float16 in
+    float16; later PyTorch in float32)."""
+    return [OpInfo("aten::_adaptive_avg_pool3d", "pool3d", adaptive, grads=True, reduced_in_float=True)]
