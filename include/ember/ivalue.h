@@ -19,7 +19,8 @@ struct None {
 class IValue {
  public:
   using Variant = std::variant<None, Tensor, int64_t, double, bool, Scalar, std::vector<int64_t>, std::vector<Tensor>,
-                               std::vector<std::optional<Tensor>>, std::vector<bool>, std::string, ScalarType, Device>;
+                               std::vector<std::optional<Tensor>>, std::vector<bool>, std::string, ScalarType, Device,
+                               std::vector<double>>;
 
   IValue() : v_(None{}) {}
   IValue(None) : v_(None{}) {}                                        // NOLINT
@@ -34,6 +35,7 @@ class IValue {
   IValue(std::vector<Tensor> l) : v_(std::move(l)) {}                 // NOLINT
   IValue(std::vector<std::optional<Tensor>> l) : v_(std::move(l)) {}  // NOLINT
   IValue(std::vector<bool> l) : v_(std::move(l)) {}                   // NOLINT
+  IValue(std::vector<double> l) : v_(std::move(l)) {}                 // NOLINT
   IValue(std::string s) : v_(std::move(s)) {}                         // NOLINT
   IValue(const char* s) : v_(std::string(s)) {}                       // NOLINT
   IValue(ScalarType t) : v_(t) {}                                     // NOLINT
@@ -51,6 +53,7 @@ class IValue {
   bool is_tensor_list() const { return std::holds_alternative<std::vector<Tensor>>(v_); }
   bool is_optional_tensor_list() const { return std::holds_alternative<std::vector<std::optional<Tensor>>>(v_); }
   bool is_string() const { return std::holds_alternative<std::string>(v_); }
+  bool is_double_list() const { return std::holds_alternative<std::vector<double>>(v_); }
 
   const Tensor& to_tensor() const { return get<Tensor>("Tensor"); }
   Tensor& to_tensor() { return std::get<Tensor>(v_); }
@@ -78,6 +81,10 @@ class IValue {
     return get<std::vector<std::optional<Tensor>>>("Tensor?[]");
   }
   const std::vector<bool>& to_bool_list() const { return get<std::vector<bool>>("bool[]"); }
+  const std::vector<double>& to_double_list() const { return get<std::vector<double>>("float[]"); }
+  std::optional<std::vector<double>> to_optional_double_list() const {
+    return is_none() ? std::nullopt : std::optional<std::vector<double>>(to_double_list());
+  }
   const std::string& to_string_ref() const { return get<std::string>("str"); }
   std::optional<std::string> to_optional_string() const {
     return is_none() ? std::nullopt : std::optional<std::string>(to_string_ref());

@@ -29,6 +29,7 @@ bool same_value(const IValue& a, const IValue& b) {
   if (a.is_bool() && b.is_bool()) return a.to_bool() == b.to_bool();
   if (a.is_string() && b.is_string()) return a.to_string_ref() == b.to_string_ref();
   if (a.is_int_list() && b.is_int_list()) return a.to_int_list() == b.to_int_list();
+  if (a.is_double_list() && b.is_double_list()) return a.to_double_list() == b.to_double_list();
   return false;
 }
 

@@ -32,7 +32,7 @@ Scalar IValue::to_scalar() const {
 
 const char* IValue::type_name() const {
   static const char* kNames[] = {"None", "Tensor", "int", "float", "bool", "Scalar", "int[]", "Tensor[]",
-                                 "Tensor?[]", "bool[]", "str", "ScalarType", "Device"};
+                                 "Tensor?[]", "bool[]", "str", "ScalarType", "Device", "float[]"};
   return kNames[v_.index()];
 }
 
@@ -53,6 +53,10 @@ std::ostream& print_ivalue(std::ostream& os, const IValue& v) {
           os << (x ? "True" : "False");
         } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
           os << IntArrayRef(x);
+        } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+          os << "[";
+          for (size_t i = 0; i < x.size(); ++i) os << (i ? ", " : "") << x[i];
+          os << "]";
         } else if constexpr (std::is_same_v<T, std::vector<Tensor>> ||
                              std::is_same_v<T, std::vector<std::optional<Tensor>>> ||
                              std::is_same_v<T, std::vector<bool>>) {

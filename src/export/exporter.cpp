@@ -59,6 +59,11 @@ json literal_arg(const IValue& v, const ops::Argument& a, const std::string& whe
   if (a.type.is_list) {
     if (v.is_int_list()) return {{"as_ints", v.to_int_list()}};
     if (std::holds_alternative<std::vector<bool>>(v.variant())) return {{"as_bools", v.to_bool_list()}};
+    if (v.is_double_list()) {
+      json l = json::array();
+      for (double d : v.to_double_list()) l.push_back(double_to_json(d));
+      return {{"as_floats", l}};
+    }
   } else if (v.is_scalar() || base == BaseType::Scalar) {
     const Scalar s = v.to_scalar();
     if (s.is_bool()) return {{"as_bool", s.to_bool()}};

@@ -141,6 +141,11 @@ Arg convert_arg(ImportScope& s, const json& a, const ArgType& type, const std::s
     for (const json& e : v) l.push_back(k == "as_ints" ? e.get<int64_t>() : sym_int_arg(s, e, where));
     return Arg::of_literal(IValue(std::move(l)));
   }
+  if (k == "as_floats") {
+    std::vector<double> l;
+    for (const json& e : v) l.push_back(json_to_double(e));
+    return Arg::of_literal(IValue(std::move(l)));
+  }
   if (k == "as_bools" || k == "as_sym_bools") {
     std::vector<bool> l;
     for (const json& e : v) l.push_back(k == "as_bools" ? e.get<bool>() : sym_bool_arg(s, e, where));

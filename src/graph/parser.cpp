@@ -657,6 +657,14 @@ class Parser {
         }
         return Arg::of_literal(IValue(std::move(out)));
       }
+      if (t.base == ops::BaseType::Float) {
+        std::vector<double> out;
+        for (const Lit& e : l.items) {
+          if (e.kind != K::Float && e.kind != K::Int) bad_arg(op, i, l);
+          out.push_back(e.kind == K::Float ? e.d : static_cast<double>(e.i));
+        }
+        return Arg::of_literal(IValue(std::move(out)));
+      }
       std::vector<int64_t> out;  // every other list type is an int list (ops/schema.cpp)
       for (const Lit& e : l.items) {
         if (e.kind != K::Int) bad_arg(op, i, l);

@@ -73,6 +73,8 @@ constexpr AutocastRow kPolicies[] = {
     {"aten::reflection_pad2d", kNone, kFp32},
     {"aten::replication_pad2d", kNone, kFp32},
     {"aten::replication_pad3d", kNone, kFp32},
+    {"aten::avg_pool3d", kNone, kFp32},
+    {"aten::grid_sampler_2d", kNone, kFp32},
     // Reductions and softmax with a `dtype` argument: float32 output unless one is given
     // (CPU casts prod's inputs instead).
     {"aten::softmax.int", kSetDtype, kNone},

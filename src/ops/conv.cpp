@@ -198,6 +198,8 @@ int64_t div_rtn(int64_t x, int64_t y) {
   return q;
 }
 
+}  // namespace
+
 int64_t pooling_output_shape(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation, bool ceil_mode) {
   EMBER_CHECK(stride != 0) << "stride should not be zero";
   EMBER_CHECK(pad >= 0) << "pad must be non-negative, but got pad: " << pad;
@@ -208,6 +210,8 @@ int64_t pooling_output_shape(int64_t in, int64_t kernel, int64_t pad, int64_t st
   if (ceil_mode && (out - 1) * stride >= in + pad) --out;
   return out;
 }
+
+namespace {
 
 void pool2d_shape_check(const Tensor& input, const Pool2dParams& p, int64_t planes) {
   EMBER_CHECK(p.kernel_w > 0 && p.kernel_h > 0)

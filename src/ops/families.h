@@ -22,6 +22,12 @@ void register_loss_ops(Registry& r);        // loss.cpp: mse, l1, smooth_l1, bin
 void register_pointwise_composite_ops(Registry& r); // pointwise_composite.cpp: elu, leaky_relu, hardtanh, pow.Scalar, atan2.out
 void register_norm_ops(Registry& r);        // norm.cpp: _native_batch_norm_legit*, group norm, layer norm backward
 void register_padding_ops(Registry& r);     // padding.cpp: reflection_pad1d/2d/3d, replication_pad2d/3d
+void register_upsample_ops(Registry& r);    // upsample.cpp: upsample_nearest2d.vec, upsample_bilinear2d.vec
+void register_distance_ops(Registry& r);    // distance.cpp: _cdist_forward, _pdist_forward
+void register_fold_ops(Registry& r);        // fold.cpp: im2col, col2im
+void register_pool3d_ops(Registry& r);      // pool3d.cpp: avg_pool3d, max_pool3d_with_indices (+ backward)
+void register_grid_sample_ops(Registry& r); // grid_sample.cpp: grid_sampler_2d
+void register_embedding_bag_ops(Registry& r); // embedding_bag.cpp: _embedding_bag
 // Derivative formulas, attached to the ops above (one row per op; see Note [autograd]).
 void register_derivatives(Registry& r);     // derivatives.cpp: pointwise, copy, view ops
 void register_nn_derivatives(Registry& r);  // derivatives_nn.cpp: reductions, linalg, nn

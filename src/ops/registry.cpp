@@ -143,6 +143,12 @@ Registry& registry() {
     register_pointwise_composite_ops(*r);
     register_norm_ops(*r);
     register_padding_ops(*r);
+    register_upsample_ops(*r);
+    register_distance_ops(*r);
+    register_fold_ops(*r);
+    register_pool3d_ops(*r);
+    register_grid_sample_ops(*r);
+    register_embedding_bag_ops(*r);
     register_derivatives(*r);
     register_nn_derivatives(*r);
     r->finalize();

@@ -189,6 +189,13 @@ class Parser {
       } else {  // int[2] stride=1 means [1, 1]
         items.assign(static_cast<size_t>(std::max<int64_t>(t.list_size, 1)), std::strtoll(v.c_str(), nullptr, 10));
       }
+      if (t.base == BaseType::Float) {  // float[N] defaults: a literal list of numbers
+        std::vector<double> d;
+        std::stringstream ss(v.front() == '[' ? v.substr(1, v.size() - 2) : v);
+        std::string item;
+        while (std::getline(ss, item, ',')) d.push_back(std::strtod(item.c_str(), nullptr));
+        return IValue(d);
+      }
       if (t.base == BaseType::Bool) {
         std::vector<bool> b;
         for (auto x : items) b.push_back(x != 0);
@@ -279,6 +286,7 @@ bool type_matches(const ArgType& t, const IValue& v) {
     switch (t.base) {
       case BaseType::Tensor: return t.element_optional ? std::holds_alternative<std::vector<std::optional<Tensor>>>(v.variant()) : v.is_tensor_list();
       case BaseType::Bool: return std::holds_alternative<std::vector<bool>>(v.variant());
+      case BaseType::Float: return v.is_double_list() || v.is_int_list();
       default: return v.is_int_list();
     }
   }
@@ -361,6 +369,10 @@ void normalize_args(const Schema& schema, Stack& args) {
         << schema.qualified_name() << "(): argument '" << a.name << "' (position " << i << ") must be "
         << a.type.str() << ", not " << args[i].type_name();
     // Normalize numeric spellings so kernels see one representation per type.
+    if (a.type.is_list && a.type.base == BaseType::Float && args[i].is_int_list()) {
+      const auto& ints = args[i].to_int_list();
+      args[i] = IValue(std::vector<double>(ints.begin(), ints.end()));
+    }
     if (!args[i].is_none() && !a.type.is_list) {
       if (a.type.base == BaseType::Float && args[i].is_int()) args[i] = IValue(static_cast<double>(args[i].to_int()));
       if (a.type.base == BaseType::Scalar && !args[i].is_scalar()) args[i] = IValue(args[i].to_scalar());

@@ -103,6 +103,11 @@ IValue build_arg(const CaseFile& f, const json& a, Device device) {
   if (type == "bool") return v.get<bool>();
   if (type == "int[]") return v.get<std::vector<int64_t>>();
   if (type == "bool[]") return v.get<std::vector<bool>>();
+  if (type == "float[]") {
+    std::vector<double> list;
+    for (const json& e : v) list.push_back(number(e));
+    return list;
+  }
   if (type == "str") return v.get<std::string>();
   if (type == "ScalarType") return dtype_of(v.get<std::string>());
   if (type == "Scalar") {

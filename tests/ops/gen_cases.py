@@ -31,6 +31,12 @@ from loss_rows import loss_rows  # noqa: E402
 from norm_rows import norm_legit_rows, norm_rows  # noqa: E402
 from scatter_rows import scatter_rows, slices_rows  # noqa: E402
 from padding_rows import padding_rows  # noqa: E402
+from upsample_rows import upsample_rows  # noqa: E402
+from distance_rows import distance_rows  # noqa: E402
+from fold_rows import fold_rows  # noqa: E402
+from pool3d_rows import adaptive_pool3d_rows, pool3d_rows  # noqa: E402
+from grid_sample_rows import grid_sample_rows  # noqa: E402
+from embedding_bag_rows import embedding_bag_rows  # noqa: E402
 
 f32, f64, f16, bf16 = torch.float32, torch.float64, torch.float16, torch.bfloat16
 i64, i32, i16, i8, u8, b8 = torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool
@@ -1401,7 +1407,8 @@ def all_rows():
     return (pointwise_rows() + view_rows() + copy_rows() + factory_rows() + reduction_rows() + linalg_rows() + nn_rows() +
             conv_rows() + shape_rows() + indexing_rows() + random_rows() + nn_backward_rows() + late_rows() +
             loss_rows() + core_pointwise_rows() + core_other_rows() + norm_rows() + slices_rows() + scatter_rows() +
-            padding_rows())
+            padding_rows() + upsample_rows() + distance_rows() + fold_rows() + pool3d_rows() + grid_sample_rows() +
+            embedding_bag_rows() + adaptive_pool3d_rows())
 
 
 # Families of ops that PyTorch 1.13 lacks, generated with PyTorch 2.x: a CPU run under 1.13

@@ -292,6 +292,8 @@ def encode_arg(store, arg, value):
         out.update(type="ScalarType", value=DTYPE_NAME[value])
     elif isinstance(value, str):
         out.update(type="Device" if base == "Device" else "str", value=value)
+    elif isinstance(value, (list, tuple)) and base == "float":
+        out.update(type="float[]", value=[fmt_float(float(v)) for v in value])
     elif isinstance(value, (list, tuple)) and base == "bool":
         out.update(type="bool[]", value=[bool(v) for v in value])
     elif isinstance(value, (list, tuple)):

@@ -86,6 +86,48 @@ Tensor replication_pad3d(const Tensor& self, IntArrayRef padding, Loc loc = Loc:
 
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx = -1,
                  bool scale_grad_by_freq = false, bool sparse = false, Loc loc = Loc::current());
+
+/// Upsampling of the last two dims of an NCHW tensor to `output_size` or by
+/// `scale_factors` (exactly one of them given).
+Tensor upsample_nearest2d(const Tensor& input, std::optional<std::vector<int64_t>> output_size,
+                          std::optional<std::vector<double>> scale_factors, Loc loc = Loc::current());
+Tensor upsample_bilinear2d(const Tensor& input, std::optional<std::vector<int64_t>> output_size, bool align_corners,
+                           std::optional<std::vector<double>> scale_factors, Loc loc = Loc::current());
+
+/// p-norm distances: between the rows of x1 [.., P, M] and x2 [.., R, M] ([.., P, R]),
+/// and between each pair i < j of the rows of self [N, M] ([N (N - 1) / 2]).
+Tensor _cdist_forward(const Tensor& x1, const Tensor& x2, double p, std::optional<int64_t> compute_mode = std::nullopt,
+                      Loc loc = Loc::current());
+Tensor _pdist_forward(const Tensor& self, double p = 2, Loc loc = Loc::current());
+
+/// Sliding blocks: im2col gathers each kernel window of a [N,] C, H, W input into a
+/// column of [N,] C*kH*kW, L; col2im sums such columns back into [N,] C, H, W.
+Tensor im2col(const Tensor& self, IntArrayRef kernel_size, IntArrayRef dilation, IntArrayRef padding,
+              IntArrayRef stride, Loc loc = Loc::current());
+Tensor col2im(const Tensor& self, IntArrayRef output_size, IntArrayRef kernel_size, IntArrayRef dilation,
+              IntArrayRef padding, IntArrayRef stride, Loc loc = Loc::current());
+
+/// 3-D pooling over the last three dims of a [N,] C, D, H, W input.
+Tensor avg_pool3d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {},
+                  IntArrayRef padding = {0, 0, 0}, bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt, Loc loc = Loc::current());
+std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& self, IntArrayRef kernel_size,
+                                                   IntArrayRef stride = {}, IntArrayRef padding = {0, 0, 0},
+                                                   IntArrayRef dilation = {1, 1, 1}, bool ceil_mode = false,
+                                                   Loc loc = Loc::current());
+Tensor max_pool3d_with_indices_backward(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
+                                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool ceil_mode,
+                                        const Tensor& indices, Loc loc = Loc::current());
+
+/// Samples input [N, C, H, W] at grid [N, Ho, Wo, 2] (x, y in [-1, 1]); interpolation 0
+/// bilinear, 1 nearest, 2 bicubic; padding 0 zeros, 1 border, 2 reflection.
+Tensor grid_sampler_2d(const Tensor& input, const Tensor& grid, int64_t interpolation_mode, int64_t padding_mode,
+                       bool align_corners, Loc loc = Loc::current());
+/// (output, offset2bag, bag_size, max_indices) of embedding bags: mode 0 sum, 1 mean, 2 max.
+std::tuple<Tensor, Tensor, Tensor, Tensor> _embedding_bag(
+    const Tensor& weight, const Tensor& indices, const Tensor& offsets, bool scale_grad_by_freq = false,
+    int64_t mode = 0, bool sparse = false, const std::optional<Tensor>& per_sample_weights = std::nullopt,
+    bool include_last_offset = false, int64_t padding_idx = -1, Loc loc = Loc::current());
 // --- backward ops (what the derivative formulas call; outputs left out by
 // output_mask are undefined Tensors) ---------------------------------------------------
 

@@ -183,6 +183,26 @@ TEST(GraphText, IntLiteralsWhereTheSchemaSaysFloatOrScalarTakeThatType) {
   EXPECT_NE(to_string(*g).find("aten::native_layer_norm(%x, [4], None, None, 0.0)"), std::string::npos);
 }
 
+TEST(GraphText, FloatListLiteralsRoundTripAsDoubles) {
+  Graph g("floats");
+  Node* x = g.add_placeholder("x", meta_of({1, 2, 3, 4}));
+  Node* up = add_op(g, "aten::upsample_nearest2d.vec", {x, None{}, std::vector<double>{2.0, 1.5}});
+  g.set_output({up->out()});
+  const std::string text = to_string(g);
+  EXPECT_NE(text.find("aten::upsample_nearest2d.vec(%x, None, [2.0, 1.5])"), std::string::npos) << text;
+  expect_round_trip(g);
+  // Ints where the schema says float[] are read as doubles.
+  auto parsed = parse_graph(
+      "graph ints {\n"
+      "  %x : f32[1, 2, 3, 4] = placeholder[x]\n"
+      "  %up : f32[1, 2, 6, 8] = aten::upsample_nearest2d.vec(%x, None, [2, 2])\n"
+      "  return (%up)\n"
+      "}\n");
+  const IValue& scales = parsed->find("up")->args()[2].literal;
+  ASSERT_TRUE(scales.is_double_list());
+  EXPECT_EQ(scales.to_double_list(), (std::vector<double>{2.0, 2.0}));
+}
+
 TEST(GraphText, StringsDtypesAndDevicesRoundTrip) {
   Graph g("strings");
   Node* x = g.add_placeholder("x", meta_of({4}));

@@ -50,6 +50,32 @@ TEST(Schema, ParsesFixedSizeBoolListsAndOptionalIntLists) {
   EXPECT_THROW(normalize_args(op.schema, bad), Error);
 }
 
+TEST(Schema, OptionalFloatListsHoldDoublesAndTakeIntLists) {
+  const OpDef& op = registry().get("aten::upsample_nearest2d.vec");
+  const ArgType& t = op.schema.arguments[2].type;  // float[]? scale_factors
+  EXPECT_EQ(t.base, BaseType::Float);
+  EXPECT_TRUE(t.is_list && t.optional);
+  EXPECT_EQ(t.str(), "float[]?");
+  Stack floats{Tensor(), IValue(), std::vector<double>{1.5, 2.0}};
+  normalize_args(op.schema, floats);
+  EXPECT_EQ(floats[2].to_double_list(), (std::vector<double>{1.5, 2.0}));
+  // An int list given for a float list becomes doubles; bools do not pass.
+  Stack ints{Tensor(), IValue(), std::vector<int64_t>{2, 3}};
+  normalize_args(op.schema, ints);
+  ASSERT_TRUE(ints[2].is_double_list());
+  EXPECT_EQ(ints[2].to_double_list(), (std::vector<double>{2.0, 3.0}));
+  Stack bools{Tensor(), IValue(), std::vector<bool>{true}};
+  EXPECT_THROW(normalize_args(op.schema, bools), Error);
+  Stack none{Tensor(), std::vector<int64_t>{4, 4}, IValue()};
+  EXPECT_NO_THROW(normalize_args(op.schema, none));
+}
+
+TEST(Schema, FloatListDefaultsParse) {
+  Schema s = parse_schema("f(Tensor self, float[2] scales=[0.5, 2.], float[] more=[]) -> Tensor");
+  EXPECT_EQ(s.arguments[1].default_value->to_double_list(), (std::vector<double>{0.5, 2.0}));
+  EXPECT_TRUE(s.arguments[2].default_value->to_double_list().empty());
+}
+
 TEST(Registry, UnknownOpNamesTheOverloadsThatExist) {
   try {
     registry().get("aten::add.Bogus");

@@ -1,0 +1,171 @@
+// ops/embedding_bag.cpp — _embedding_bag as a composite. Position j of `indices` belongs
+// to bag b when offsets[b] ≤ j < offsets[b + 1]: its bag is the count of offsets[1:] ≤ j.
+// The rows come from `embedding` (scale_grad_by_freq scales their gradient as ATen's CPU
+// backward does, by the count of the index at the same rank in the sorted indices), each weighted by per_sample_weights and by 0 at padding_idx; sum adds
+// them per bag with an accumulating index_put, mean divides by the bag's count of
+// non-padding positions, max takes each column's largest over the bag's members
+// (max.dim), empty bags giving 0. The three further outputs are ATen's CPU ones:
+// offset2bag (each position's bag; empty on the sum fast path, a float or half weight
+// with unit column stride and no padding_idx), bag_size (zeros for sum) and max_indices
+// (max: the weight row of each maximum; mean: bag_size; sum: zeros). Gradients for weight
+// and per_sample_weights come from the ops. ATen's argument checks; sparse gradients are
+// not supported. See Note [nn].
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "ember/ops/creation.h"
+#include "ember/ops/indexing.h"
+#include "ember/ops/nn.h"
+#include "ember/ops/pointwise.h"
+#include "ember/ops/reduction.h"
+#include "ember/ops/shape.h"
+#include "ops/api.h"
+#include "ops/families.h"
+#include "ops/op_utils.h"
+
+namespace ember::ops {
+namespace {
+
+enum Mode : int64_t { kSum = 0, kMean = 1, kMax = 2 };
+
+const char* mode_name(int64_t mode) { return mode == kSum ? "sum" : mode == kMean ? "mean" : "max"; }
+
+void check_args(const Tensor& weight, const Tensor& indices, const Tensor& offsets, int64_t mode,
+                const std::optional<Tensor>& psw, bool sparse) {
+  EMBER_CHECK(indices.dim() == 1) << "Expected 1-dimensional tensor, but got " << indices.dim()
+                                  << "-dimensional tensor for argument #1 'indices' (while checking arguments for "
+                                     "embedding_bag)";
+  EMBER_CHECK(offsets.dim() == 1) << "Expected 1-dimensional tensor, but got " << offsets.dim()
+                                  << "-dimensional tensor for argument #1 'offsets' (while checking arguments for "
+                                     "embedding_bag)";
+  EMBER_CHECK(weight.dim() == 2) << "Expected 2-dimensional tensor, but got " << weight.dim()
+                                 << "-dimensional tensor for argument #1 'weight' (while checking arguments for "
+                                    "embedding_bag)";
+  for (const Tensor* t : {&indices, &offsets}) {
+    EMBER_CHECK(t->dtype() == kLong || t->dtype() == kInt)
+        << "Expected tensor for argument #1 '" << (t == &indices ? "indices" : "offsets")
+        << "' to have one of the following scalar types: Long, Int; but got " << scalar_type_name(t->dtype())
+        << " instead (while checking arguments for embedding_bag)";
+  }
+  const ScalarType dt = weight.dtype();
+  EMBER_CHECK(dt == kHalf || dt == kFloat || dt == kDouble)
+      << "Expected tensor for argument #1 'weight' to have one of the following scalar types: Half, Float, Double; "
+         "but got "
+      << scalar_type_name(dt) << " instead (while checking arguments for embedding_bag)";
+  EMBER_CHECK(mode >= kSum && mode <= kMax) << "embedding_bag: mode must be 0 (sum), 1 (mean) or 2 (max), but got "
+                                            << mode;
+  if (psw) {
+    EMBER_CHECK(mode == kSum) << "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                 "supported for mode='sum' (got mode='"
+                              << mode_name(mode) << "'). Please open a feature request on GitHub.";
+    EMBER_CHECK(psw->dtype() == dt) << "expected scalar type " << scalar_type_name(dt) << " but found "
+                                    << scalar_type_name(psw->dtype()) << " (per_sample_weights)";
+    EMBER_CHECK(psw->dim() == 1 && psw->size(0) == indices.size(0))
+        << "embedding_bag: per_sample_weights must have the shape of indices " << indices.sizes() << ", but got "
+        << psw->sizes();
+  }
+  if (sparse) {
+    EMBER_FAIL_KIND(ErrorKind::NotImplementedError)
+        << "embedding_bag: sparse=True asks for a sparse gradient of weight, and Ember has no sparse tensors; pass "
+           "sparse=False";
+  }
+}
+
+/// `x` unchanged, its gradient multiplied by `scale`: x.detach() + (x - x.detach()) · scale.
+Tensor scale_grad(const Tensor& x, const Tensor& scale) {
+  const Tensor frozen = call_op_tensor("aten::detach", {x});
+  return frozen + (x - frozen) * scale;
+}
+
+/// The gradient scale of each position under scale_grad_by_freq, as ATen's CPU backward
+/// computes it: with the indices sorted, the g-th distinct index is scaled by
+/// 1 / count(sorted[g]) (the count of the index at sorted position g, not of itself).
+Tensor freq_scale(const Tensor& indices) {
+  const Tensor idx = indices.to(kLong);
+  const Tensor sorted = std::get<0>(sort(idx));
+  const int64_t n = idx.size(0);
+  // first[k]: sorted position k starts a run of equal indices
+  const Tensor first = n > 0 ? cat({ones({1}, TensorOptions(kBool).device(idx.device())),
+                                    ne(sorted.slice(0, 1), sorted.slice(0, 0, n - 1))})
+                             : zeros({0}, TensorOptions(kBool).device(idx.device()));
+  // g(p): how many distinct indices are smaller than indices[p]
+  const Tensor g = sum(logical_and(first.unsqueeze(0), lt(sorted.unsqueeze(0), idx.unsqueeze(1))), {1});
+  const Tensor count_at = sum(eq(idx.unsqueeze(0), sorted.unsqueeze(1)), {1});  // count(sorted[k]) per k
+  return reciprocal(index_select(count_at, 0, g).to(kDouble));
+}
+
+Stack embedding_bag(const Stack& a) {
+  const Tensor &weight = a[0].to_tensor(), &indices = a[1].to_tensor(), &offsets = a[2].to_tensor();
+  const bool scale_grad_by_freq = a[3].to_bool(), sparse = a[5].to_bool(), include_last_offset = a[7].to_bool();
+  const int64_t mode = a[4].to_int(), padding_idx = a[8].to_int();
+  const std::optional<Tensor> psw = a[6].to_optional_tensor();
+  check_args(weight, indices, offsets, mode, psw, sparse);
+  const int64_t n = indices.size(0), bags = offsets.size(0) - (include_last_offset ? 1 : 0);
+  EMBER_CHECK(bags >= 0) << "embedding_bag: include_last_offset needs at least one offset, but offsets is empty";
+  // indices and offsets of different dtypes both become Long (ATen's promoteIndicesAndOffsets)
+  const ScalarType dt = weight.dtype(), it = indices.dtype() == offsets.dtype() ? indices.dtype() : kLong;
+  const TensorOptions long_opts = TensorOptions(kLong).device(weight.device());
+  // bag of each position: how many of offsets[1:] are ≤ it
+  const Tensor pos = arange(n, long_opts);
+  const Tensor bag = sum(le(offsets.slice(0, 1).to(kLong).unsqueeze(0), pos.unsqueeze(1)), {1});  // [n]
+  Tensor rows = embedding(weight, indices);  // [n, D]
+  if (scale_grad_by_freq && mode != kMax) rows = scale_grad(rows, freq_scale(indices).to(dt).unsqueeze(1));
+  Tensor keep = padding_idx >= 0 ? ne(indices, Scalar(padding_idx)) : ones({n}, TensorOptions(kBool).device(weight.device()));
+  const Tensor counts = index_put(zeros({bags}, long_opts), {bag}, keep.to(kLong), /*accumulate=*/true);
+  Tensor out, max_indices;
+  if (mode == kMax) {
+    // [bags, n + 1, D]: the bag's non-padding members, -inf elsewhere and in a last column
+    // that keeps max.dim's dim non-empty (an empty bag's maximum, replaced by 0 below)
+    const Tensor member = logical_and(eq(bag.unsqueeze(0), arange(bags, long_opts).unsqueeze(1)), keep.unsqueeze(0));
+    const double inf = std::numeric_limits<double>::infinity();
+    const Tensor vals = cat({where(member.unsqueeze(2), rows.unsqueeze(0), Scalar(-inf)),
+                             full({bags, 1, weight.size(1)}, Scalar(-inf), TensorOptions(dt).device(weight.device()))},
+                            1);
+    auto [m, arg] = max(vals, 1);
+    const Tensor nonempty = gt(counts, Scalar(int64_t{0})).unsqueeze(1);
+    out = where(nonempty, m, Scalar(0.0));
+    const Tensor row_of = cat({indices.to(kLong), zeros({1}, long_opts)});  // position n reads row 0
+    max_indices = where(nonempty, index_select(row_of, 0, arg.reshape({-1})).reshape(arg.sizes()),
+                        Scalar(int64_t{0}))
+                      .to(it);
+  } else {
+    Tensor w = keep.to(dt);
+    if (psw) w = w * *psw;
+    out = index_put(zeros({bags, weight.size(1)}, TensorOptions(dt).device(weight.device())), {bag},
+                    rows * w.unsqueeze(1), /*accumulate=*/true);
+    if (mode == kMean) out = out / clamp_min(counts, Scalar(int64_t{1})).to(dt).unsqueeze(1);
+  }
+  const bool fast_sum = mode == kSum && (dt == kFloat || dt == kHalf) && padding_idx < 0 && weight.stride(1) == 1;
+  const Tensor offset2bag = fast_sum ? zeros({0}, TensorOptions(it).device(weight.device())) : bag.to(it);
+  const Tensor bag_size = mode == kSum ? zeros({bags}, TensorOptions(it).device(weight.device())) : counts.to(it);
+  if (mode != kMax) max_indices = mode == kMean ? bag_size.clone() : zeros({bags}, TensorOptions(it).device(weight.device()));
+  return {out, offset2bag, bag_size, max_indices};
+}
+
+}  // namespace
+
+void register_embedding_bag_ops(Registry& r) {
+  r.def("_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, "
+        "bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) "
+        "-> (Tensor, Tensor, Tensor, Tensor)")
+      .set_decomposition(embedding_bag);
+}
+
+}  // namespace ember::ops
+
+// --- public API ----------------------------------------------------------------------
+namespace ember {
+
+std::tuple<Tensor, Tensor, Tensor, Tensor> _embedding_bag(const Tensor& weight, const Tensor& indices,
+                                                          const Tensor& offsets, bool scale_grad_by_freq, int64_t mode,
+                                                          bool sparse, const std::optional<Tensor>& per_sample_weights,
+                                                          bool include_last_offset, int64_t padding_idx, Loc loc) {
+  Stack s = ops::call_at(EMBER_OP("aten::_embedding_bag"),
+                         {weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+                          include_last_offset, padding_idx},
+                         loc);
+  return {s.at(0).to_tensor(), s.at(1).to_tensor(), s.at(2).to_tensor(), s.at(3).to_tensor()};
+}
+
+}  // namespace ember

@@ -1,0 +1,165 @@
+// ops/fold.cpp — im2col and col2im (torch.nn.functional's unfold and fold) as composites.
+// Block (ki, kj) at block position (bi, bj) reads input row ki·dilation + bi·stride and
+// column kj·dilation + bj·stride of the zero-padded input; both ops compute these rows and
+// columns with ops from aranges. im2col gathers them with one advanced index (`index`);
+// col2im sums the columns back with one accumulating `index_put` into zeros and crops the
+// padding. Each is the other's gradient, which the ops give. ATen's checks and messages.
+// See Note [nn].
+#include <optional>
+#include <vector>
+
+#include "ember/ops/creation.h"
+#include "ember/ops/indexing.h"
+#include "ember/ops/nn.h"
+#include "ember/ops/pointwise.h"
+#include "ops/api.h"
+#include "ops/families.h"
+#include "ops/op_utils.h"
+
+namespace ember::ops {
+namespace {
+
+/// kernel_size, dilation, padding and stride of im2col / col2im, each (height, width).
+struct Blocks {
+  std::vector<int64_t> kernel, dilation, padding, stride;
+};
+
+Blocks blocks_of(const IValue& kernel, const IValue& dilation, const IValue& padding, const IValue& stride) {
+  Blocks b{kernel.to_int_list(), dilation.to_int_list(), padding.to_int_list(), stride.to_int_list()};
+  auto two = [](const std::vector<int64_t>& l, const char* name) {
+    EMBER_CHECK(l.size() == 2) << "It is expected " << name << " equals to 2, but got size " << l.size();
+  };
+  two(b.kernel, "kernel_size");
+  two(b.dilation, "dilation");
+  two(b.padding, "padding");
+  two(b.stride, "stride");
+  EMBER_CHECK(b.kernel[0] > 0 && b.kernel[1] > 0) << "kernel size should be greater than zero, but got kernel_height: "
+                                                  << b.kernel[0] << " kernel_width: " << b.kernel[1];
+  EMBER_CHECK(b.stride[0] > 0 && b.stride[1] > 0) << "stride should be greater than zero, but got stride_height: "
+                                                  << b.stride[0] << " stride_width: " << b.stride[1];
+  EMBER_CHECK(b.dilation[0] > 0 && b.dilation[1] > 0)
+      << "dilation should be greater than zero, but got dilation_height: " << b.dilation[0]
+      << " dilation_width: " << b.dilation[1];
+  EMBER_CHECK(b.padding[0] >= 0 && b.padding[1] >= 0) << "padding should be non-negative, but got pad_height: "
+                                                      << b.padding[0] << " pad_width: " << b.padding[1];
+  return b;
+}
+
+/// The number of block positions along dim d of a `size`-long (unpadded) dim.
+int64_t block_count(const Blocks& b, size_t d, int64_t size) {
+  return (size + 2 * b.padding[d] - (b.dilation[d] * (b.kernel[d] - 1) + 1)) / b.stride[d] + 1;
+}
+
+/// Padded-input positions along dim d, [kernel, count] flattened: k·dilation + i·stride.
+Tensor block_positions(const Blocks& b, size_t d, int64_t count, Device device) {
+  const TensorOptions o = TensorOptions(kLong).device(device);
+  const Tensor k = arange(b.kernel[d], o) * Scalar(b.dilation[d]), i = arange(count, o) * Scalar(b.stride[d]);
+  return (k.unsqueeze(1) + i).reshape({-1});
+}
+
+/// The (rows, columns) index pair that picks every block element: rows [kH·bH, 1],
+/// columns [kW·bW], broadcasting to [kH·bH, kW·bW].
+std::vector<std::optional<Tensor>> block_index(const Blocks& b, int64_t bh, int64_t bw, Device device) {
+  return {std::nullopt, std::nullopt, block_positions(b, 0, bh, device).unsqueeze(1),
+          block_positions(b, 1, bw, device)};
+}
+
+void check_dtype(const char* kernel, ScalarType dt) {
+  if (!is_floating_point(dt)) not_implemented(kernel, dt);
+}
+
+Stack im2col(const Stack& a) {
+  const Tensor& self = a[0].to_tensor();
+  const Blocks b = blocks_of(a[1], a[2], a[3], a[4]);
+  const int64_t nd = self.dim();
+  const bool ok = (nd == 3 && self.size(0) != 0 && self.size(1) != 0 && self.size(2) != 0) ||
+                  (nd == 4 && self.size(1) != 0 && self.size(2) != 0 && self.size(3) != 0);
+  EMBER_CHECK(ok) << "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions "
+                     "for input, but got: "
+                  << self.sizes();
+  check_dtype("im2col_out_cpu", self.dtype());
+  const Tensor x = nd == 3 ? self.unsqueeze(0) : self;
+  const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
+  const int64_t bh = block_count(b, 0, h), bw = block_count(b, 1, w);
+  EMBER_CHECK(bh >= 1 && bw >= 1) << "Given input with spatial size (" << h << ", " << w << "), kernel_size=("
+                                  << b.kernel[0] << ", " << b.kernel[1] << "), dilation=(" << b.dilation[0] << ", "
+                                  << b.dilation[1] << "), padding=(" << b.padding[0] << ", " << b.padding[1]
+                                  << "), calculated shape of the array of sliding blocks as (" << bh << ", " << bw
+                                  << "), but its components must be at least one.";
+  const Tensor padded = constant_pad_nd(x, {b.padding[1], b.padding[1], b.padding[0], b.padding[0]});
+  const Tensor picked = index(padded, block_index(b, bh, bw, x.device()));  // [N, C, kH·bH, kW·bW]
+  const Tensor cols = picked.reshape({n, c, b.kernel[0], bh, b.kernel[1], bw})
+                          .permute({0, 1, 2, 4, 3, 5})
+                          .reshape({n, c * b.kernel[0] * b.kernel[1], bh * bw});
+  return {nd == 3 ? cols.squeeze(0) : cols};
+}
+
+Stack col2im(const Stack& a) {
+  const Tensor& self = a[0].to_tensor();
+  const std::vector<int64_t>& out = a[1].to_int_list();
+  EMBER_CHECK(out.size() == 2) << "It is expected output_size equals to 2, but got size " << out.size();
+  const Blocks b = blocks_of(a[2], a[3], a[4], a[5]);
+  const int64_t nd = self.dim();
+  const bool ok = (nd == 2 && self.size(0) != 0 && self.size(1) != 0) ||
+                  (nd == 3 && self.size(1) != 0 && self.size(2) != 0);
+  EMBER_CHECK(ok) << "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
+                     "dimensions for input, but got: "
+                  << self.sizes();
+  const Tensor x = nd == 2 ? self.unsqueeze(0) : self;
+  const int64_t kk = b.kernel[0] * b.kernel[1];
+  EMBER_CHECK(x.size(1) % kk == 0) << "Expected size of input's dimension 1 to be divisible by the product of "
+                                      "kernel_size, but got input.size(1)="
+                                   << x.size(1) << " and kernel_size=(" << b.kernel[0] << ", " << b.kernel[1] << ").";
+  const int64_t bh = block_count(b, 0, out[0]), bw = block_count(b, 1, out[1]);
+  EMBER_CHECK(bh >= 1 && bw >= 1) << "Given output_size=(" << out[0] << ", " << out[1] << "), kernel_size=("
+                                  << b.kernel[0] << ", " << b.kernel[1] << "), dilation=(" << b.dilation[0] << ", "
+                                  << b.dilation[1] << "), padding=(" << b.padding[0] << ", " << b.padding[1]
+                                  << "), stride=(" << b.stride[0] << ", " << b.stride[1]
+                                  << "), calculated shape of the array of sliding blocks as (" << bh << ", " << bw
+                                  << "), which is too small (non-positive)";
+  EMBER_CHECK(x.size(2) == bh * bw) << "Given output_size=(" << out[0] << ", " << out[1] << "), kernel_size=("
+                                    << b.kernel[0] << ", " << b.kernel[1] << "), dilation=(" << b.dilation[0] << ", "
+                                    << b.dilation[1] << "), padding=(" << b.padding[0] << ", " << b.padding[1]
+                                    << "), stride=(" << b.stride[0] << ", " << b.stride[1]
+                                    << "), expected size of input's dimension 2 to match the calculated number of "
+                                       "sliding blocks "
+                                    << bh << " * " << bw << " = " << bh * bw << ", but got input.size(2)="
+                                    << x.size(2) << ".";
+  check_dtype("col2im_out_cpu", self.dtype());
+  const int64_t n = x.size(0), c = x.size(1) / kk;
+  const Tensor blocks = x.reshape({n, c, b.kernel[0], b.kernel[1], bh, bw})
+                            .permute({0, 1, 2, 4, 3, 5})
+                            .reshape({n, c, b.kernel[0] * bh, b.kernel[1] * bw});
+  const int64_t ph = out[0] + 2 * b.padding[0], pw = out[1] + 2 * b.padding[1];
+  const Tensor sums = index_put(zeros({n, c, ph, pw}, TensorOptions(x.dtype()).device(x.device())),
+                                block_index(b, bh, bw, x.device()), blocks, /*accumulate=*/true);
+  const Tensor img = sums.slice(2, b.padding[0], b.padding[0] + out[0]).slice(3, b.padding[1], b.padding[1] + out[1]);
+  return {nd == 2 ? img.squeeze(0) : img};
+}
+
+}  // namespace
+
+void register_fold_ops(Registry& r) {
+  r.def("im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor")
+      .set_decomposition(im2col);
+  r.def("col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, "
+        "int[2] stride) -> Tensor")
+      .set_decomposition(col2im);
+}
+
+}  // namespace ember::ops
+
+// --- public API ----------------------------------------------------------------------
+namespace ember {
+using ops::call_tensor;
+
+Tensor im2col(const Tensor& self, IntArrayRef kernel_size, IntArrayRef dilation, IntArrayRef padding,
+              IntArrayRef stride, Loc loc) {
+  return call_tensor(EMBER_OP("aten::im2col"), {self, kernel_size, dilation, padding, stride}, loc);
+}
+Tensor col2im(const Tensor& self, IntArrayRef output_size, IntArrayRef kernel_size, IntArrayRef dilation,
+              IntArrayRef padding, IntArrayRef stride, Loc loc) {
+  return call_tensor(EMBER_OP("aten::col2im"), {self, output_size, kernel_size, dilation, padding, stride}, loc);
+}
+
+}  // namespace ember
