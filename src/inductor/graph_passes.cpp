@@ -6,6 +6,7 @@
 #include <set>
 
 #include "aot/aot.h"
+#include "core/shape.h"
 #include "graph/rewrite.h"
 #include "inductor/pipeline.h"
 #include "inductor/symbolic.h"
@@ -96,14 +97,17 @@ std::unique_ptr<Graph> unfuse_bias_add_to_pointwise(const Graph& g, size_t* chan
 }
 
 /// Whether `n` is a training native_batch_norm that split_batch_norm_training rewrites: a
-/// float input (f32/f64) of rank >= 2 with static sizes, none of them 0, and parameters and
-/// running stats (each optional) of its dtype.
+/// contiguous float input (f32/f64) of rank >= 2 with static sizes, none of them 0, and
+/// parameters and running stats (each optional) of its dtype. (The eager kernel's output is
+/// contiguous; the affine map's follows its input's strides, so only a contiguous input
+/// gives eager's layout.)
 bool splittable_batch_norm(const Node& n) {
   if (n.target() != "aten::native_batch_norm" || has_symbols(n.meta()[0])) return false;
   const auto& a = n.args();
   if (a[0].kind != Arg::Kind::Value || a[5].kind != Arg::Kind::Literal || !a[5].literal.to_bool()) return false;
   const TensorMeta& x = a[0].value.node->meta()[a[0].value.index];
   if ((x.dtype != kFloat && x.dtype != kDouble) || x.sizes.size() < 2) return false;
+  if (x.storage_offset != 0 || !core::is_contiguous(x.sizes, x.strides)) return false;
   for (int64_t s : x.sizes)
     if (s == 0) return false;
   for (size_t i : {1, 2, 3, 4})

@@ -63,9 +63,8 @@ class BatchNormTrainingCase : public BatchNormTrainingTest, public ::testing::Wi
 TEST_P(BatchNormTrainingCase, StatisticsAreOneExternCallAndTheAffineMapFusesWithItsReadersEqualToEager) {
   const ScalarType dt = GetParam();
   testing::LogCapture logs("inductor,fusion,schedule");
-  // Odd sizes (vector tails) and a transposed input (the statistics make it contiguous,
-  // the affine map reads it in place).
-  const Tensor x = (randn({5, 3, 9, 11}, dt) * 2 + 3).transpose(2, 3), r = randn({5, 3, 11, 9}, dt);
+  // Odd sizes (vector tails); the residual is read transposed.
+  const Tensor x = randn({5, 3, 11, 9}, dt) * 2 + 3, r = randn({5, 3, 9, 11}, dt).transpose(2, 3);
   const BatchNormCall want = run_batch_norm(x, r, false);
   const BatchNormCall got = run_batch_norm(x, r, true);
   const inductor::CompileReport rep = inductor::last_compile_report();
@@ -80,7 +79,10 @@ TEST_P(BatchNormTrainingCase, StatisticsAreOneExternCallAndTheAffineMapFusesWith
   const double tol = dt == kFloat ? 1e-6 : 1e-13;
   const char* names[] = {"relu(y + r)", "y", "save_mean", "save_invstd"};
   ASSERT_EQ(got.outs.size(), want.outs.size());
-  for (size_t i = 0; i < got.outs.size(); ++i) expect_close(got.outs[i], want.outs[i], tol, tol, names[i]);
+  for (size_t i = 0; i < got.outs.size(); ++i) {
+    expect_close(got.outs[i], want.outs[i], tol, tol, names[i]);
+    EXPECT_EQ(got.outs[i].strides().vec(), want.outs[i].strides().vec()) << names[i];
+  }
   // The mean is eager's sum in eager's order: equal, not merely close.
   EXPECT_EQ(got.outs[2].to(kDouble).to_vector<double>(), want.outs[2].to(kDouble).to_vector<double>());
   expect_close(got.running_mean, want.running_mean, 0, 0, "running_mean");
@@ -103,9 +105,10 @@ TEST_F(BatchNormTrainingTest, BatchNormWithoutAffineOrRunningStatsSplitsToo) {
   for (size_t i = 0; i < got.size(); ++i) expect_close(got[i], want[i], 1e-6, 1e-6, "output " + std::to_string(i));
 }
 
-TEST_F(BatchNormTrainingTest, ABatchNormOfHalfInputOrInEvalModeIsNotSplit) {
-  // float16 stays the eager kernel's (the generated code computes in f32/f64); eval mode
-  // is the AOT stage's affine map (Note [aot]), never a statistics call.
+TEST_F(BatchNormTrainingTest, ABatchNormOfHalfOrTransposedInputOrInEvalModeIsNotSplit) {
+  // float16 stays the eager kernel's (the generated code computes in f32/f64); so does a
+  // transposed input, whose affine map would follow its strides where eager's output is
+  // contiguous; eval mode is the AOT stage's affine map (Note [aot]), never a statistics call.
   auto fn = [](const Tensor& x, const Tensor& rm, const Tensor& rv, bool training) {
     return std::get<0>(native_batch_norm(x, std::nullopt, std::nullopt, rm, rv, training, 0.1, 1e-5));
   };
@@ -113,6 +116,10 @@ TEST_F(BatchNormTrainingTest, ABatchNormOfHalfInputOrInEvalModeIsNotSplit) {
   const Tensor rm = zeros({3}), rv = ones({3});
   compile(fn, {.backend = "inductor"})(randn({4, 3, 5}).to(kHalf), rm, rv, true);
   EXPECT_EQ(extern_count(inductor::last_compile_report(), "aten::native_batch_norm"), 1u);
+  const Tensor xt = randn({4, 5, 3}).transpose(1, 2);
+  const Tensor got = compile(fn, {.backend = "inductor"})(xt, rm.clone(), rv.clone(), true);
+  EXPECT_EQ(extern_count(inductor::last_compile_report(), "aten::native_batch_norm"), 1u);
+  EXPECT_EQ(got.strides().vec(), fn(xt, rm.clone(), rv.clone(), true).strides().vec());
   compile(fn, {.backend = "inductor"})(randn({4, 3, 5}), rm, rv, false);
   EXPECT_EQ(extern_count(inductor::last_compile_report(), "aten::batch_norm_update_stats"), 0u);
 }
