@@ -223,38 +223,30 @@ void batch_norm_impl(const Tensor& in, int64_t N, int64_t C, int64_t S, const Te
 /// from, so the mean is the same bit for bit) and, shifted by the channel's first element
 /// so that a mean far from 0 does not cancel, the sum and the sum of squares of x - shift;
 /// the sum of squared deviations is then sum((x-K)^2) - sum(x-K)^2 / count, in double.
-/// The terms of batch_norm_update_stats for element v: v, v - shift, (v - shift)^2.
-inline void stats_terms(double v, double shift, double (&t)[3]) {
-  const double d = v - shift;
-  t[0] = v;
-  t[1] = d;
-  t[2] = d * d;
-}
-
-/// WideSums<3>::add over a run with stats_terms, in the same lanes and order; for float,
-/// eight lanes at a time in explicit vectors (the generic loop does not vectorize with
-/// three sums).
+/// WideSums<3>::add over a run of batch_norm_update_stats's terms: v, v - shift,
+/// (v - shift)^2 (float runs in explicit vectors).
 template <typename T>
 void add_stats_run(const T* p, int64_t n, double shift, WideSums<3>& sums) {
-  int64_t i = 0;
+  auto term = [p, shift](int64_t i, double(&t)[3]) {
+    const double v = static_cast<double>(p[i]), d = v - shift;
+    t[0] = v;
+    t[1] = d;
+    t[2] = d * d;
+  };
   if constexpr (std::is_same_v<T, float>) {
-    static_assert(kWideLanes == 8);
-    typedef double d8 __attribute__((vector_size(64)));
-    typedef float f8 __attribute__((vector_size(32)));
-    d8 a[3];
-    std::memcpy(a, sums.acc, sizeof(a));
-    const d8 k = d8{} + shift;
-    for (; i + kWideLanes <= n; i += kWideLanes) {
-      f8 f;
-      std::memcpy(&f, p + i, sizeof(f));
-      const d8 v = __builtin_convertvector(f, d8), d = v - k;
-      a[0] += v;
-      a[1] += d;
-      a[2] += d * d;
-    }
-    std::memcpy(sums.acc, a, sizeof(a));
+    const WideVec k = wide_splat(shift);
+    sums.add_vectors(
+        n,
+        [p, k](int64_t i, WideVec(&t)[3]) {
+          const WideVec v = wide_load(p + i), d = v - k;
+          t[0] = v;
+          t[1] = d;
+          t[2] = d * d;
+        },
+        term);
+  } else {
+    sums.add(n, term);
   }
-  sums.add(n - i, [p, i, shift](int64_t s, double(&t)[3]) { stats_terms(static_cast<double>(p[i + s]), shift, t); });
 }
 
 template <typename T, typename P>
