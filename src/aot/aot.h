@@ -13,6 +13,10 @@
 
 #include "ember/compile.h"
 
+namespace ember::graph {
+class GraphBuilder;
+}
+
 namespace ember::aot {
 
 /// Functionalization (functionalize.cpp). Requires: a verified graph. Guarantees: a
@@ -51,6 +55,13 @@ struct DecompositionInfo {
 std::unique_ptr<Graph> decompose(const Graph& g, size_t* decomposed = nullptr);
 /// The table, in order (for docs and `ember` tools).
 std::vector<DecompositionInfo> decomposition_table();
+
+/// Batch norm's per-channel affine map as the eager kernel computes it (kernels/cpu/
+/// norm.cpp), appended with `b`: alpha = invstd * weight, beta = bias - mean * alpha, out =
+/// x * alpha.view(C, 1, ...) + beta.view(C, 1, ...). `weight` and `bias` are null when
+/// absent; mean and invstd are [C] values of x's dtype. Returns out.
+ValueRef batch_norm_affine(graph::GraphBuilder& b, ValueRef x, const ValueRef* weight, const ValueRef* bias,
+                           ValueRef mean, ValueRef invstd);
 
 /// The whole stage for an inference graph: functionalize, decompose, dead-code
 /// elimination. Logs a summary at INFO on `aot`. (A training graph is prepared the same

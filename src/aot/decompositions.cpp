@@ -80,15 +80,11 @@ Values batch_norm_eval(const Node& n, const std::vector<Arg>& a, GraphBuilder& b
   for (size_t i : {1, 2, 3, 4})
     if (is_value(a[i]) && meta_of(a[i]).dtype != x.dtype) return std::nullopt;
   const double eps = a[7].literal.to_double();
-  ValueRef alpha = b.call("aten::rsqrt", {b.call("aten::add.Scalar", {a[4].value, eps})});
-  if (is_value(a[1])) alpha = b.call("aten::mul.Tensor", {alpha, a[1].value});
-  ValueRef shift = b.call("aten::mul.Tensor", {a[3].value, alpha});
-  ValueRef beta = is_value(a[2]) ? b.call("aten::sub.Tensor", {a[2].value, shift}) : b.call("aten::neg", {shift});
-  std::vector<int64_t> shape(x.sizes.size() - 1, 1);
-  shape[0] = x.sizes[1];
-  ValueRef scaled = b.call("aten::mul.Tensor", {a[0].value, b.call("aten::view", {alpha, shape})});
-  ValueRef out = b.call("aten::add.Tensor", {scaled, b.call("aten::view", {beta, shape})});
-  return std::vector<ValueRef>{out, ValueRef{}, ValueRef{}};
+  ValueRef invstd = b.call("aten::rsqrt", {b.call("aten::add.Scalar", {a[4].value, eps})});
+  const ValueRef* weight = is_value(a[1]) ? &a[1].value : nullptr;
+  const ValueRef* bias = is_value(a[2]) ? &a[2].value : nullptr;
+  return std::vector<ValueRef>{batch_norm_affine(b, a[0].value, weight, bias, a[3].value, invstd), ValueRef{},
+                               ValueRef{}};
 }
 
 /// masked_fill(self, mask, value) = where(mask, value, self) when the result keeps self's
@@ -140,6 +136,17 @@ const std::vector<Row>& rows() {
 }
 
 }  // namespace
+
+ValueRef batch_norm_affine(GraphBuilder& b, ValueRef x, const ValueRef* weight, const ValueRef* bias, ValueRef mean,
+                           ValueRef invstd) {
+  ValueRef alpha = weight ? b.call("aten::mul.Tensor", {invstd, *weight}) : invstd;
+  ValueRef shift = b.call("aten::mul.Tensor", {mean, alpha});
+  ValueRef beta = bias ? b.call("aten::sub.Tensor", {*bias, shift}) : b.call("aten::neg", {shift});
+  std::vector<int64_t> shape(GraphBuilder::meta(x).sizes.size() - 1, 1);
+  shape[0] = GraphBuilder::meta(x).sizes[1];
+  ValueRef scaled = b.call("aten::mul.Tensor", {x, b.call("aten::view", {alpha, shape})});
+  return b.call("aten::add.Tensor", {scaled, b.call("aten::view", {beta, shape})});
+}
 
 std::vector<DecompositionInfo> decomposition_table() {
   std::vector<DecompositionInfo> out;

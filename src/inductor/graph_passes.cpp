@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include "aot/aot.h"
+#include "core/shape.h"
 #include "graph/rewrite.h"
 #include "inductor/pipeline.h"
 #include "inductor/symbolic.h"
@@ -34,6 +36,16 @@ bool read_only_by_pointwise(const Node* n, const std::map<const Node*, std::vect
   return true;
 }
 
+/// Whether the compiler bisector lets `pass` rewrite `n`: each rewrite is one of its
+/// decisions (Note [minifier]); a disabled one is logged.
+bool pass_allows(const char* pass, const Node& n) {
+  const std::string what = std::string(pass) + " on " + n.target() + " (%" + n.name() + ")";
+  if (bisect_allows(BisectSubsystem::GraphPasses, what)) return true;
+  EMBER_LOG(inductor, INFO) << "graph pass skipped: " << what << ": "
+                            << bisect_disabled_reason(BisectSubsystem::GraphPasses);
+  return false;
+}
+
 /// unfuse_bias_add_to_pointwise. Requires: a functional graph. Guarantees: an
 /// `addmm(bias, a, b)` with beta = alpha = 1, a 1-d float bias over the result's last dim,
 /// and only pointwise readers (directly, or through views keeping the last dim) becomes
@@ -60,14 +72,7 @@ std::unique_ptr<Graph> unfuse_bias_add_to_pointwise(const Graph& g, size_t* chan
     if (bias.sizes.size() != 1 || bias.sizes[0] != out.sizes.back() || bias.dtype != out.dtype) continue;
     if (out.dtype != kFloat && out.dtype != kDouble) continue;
     if (!read_only_by_pointwise(n.get(), users, out.sizes.back(), !symbolic)) continue;
-    // Each rewrite is one decision of the compiler bisector (Note [minifier]).
-    const std::string what = "unfuse_bias_add_to_pointwise on aten::addmm (%" + n->name() + ")";
-    if (bisect_allows(BisectSubsystem::GraphPasses, what)) {
-      unfuse.insert(n.get());
-    } else {
-      EMBER_LOG(inductor, INFO) << "graph pass skipped: " << what << ": "
-                                << bisect_disabled_reason(BisectSubsystem::GraphPasses);
-    }
+    if (pass_allows("unfuse_bias_add_to_pointwise", *n)) unfuse.insert(n.get());
   }
   std::map<const Node*, ValueRef> mm_of;  // old addmm -> new mm
   std::map<const Node*, ValueRef> bias_of;
@@ -91,14 +96,66 @@ std::unique_ptr<Graph> unfuse_bias_add_to_pointwise(const Graph& g, size_t* chan
       changed);
 }
 
+/// Whether `n` is a training native_batch_norm that split_batch_norm_training rewrites: a
+/// contiguous float input (f32/f64) of rank >= 2 with static sizes, none of them 0, and
+/// parameters and running stats (each optional) of its dtype. (The eager kernel's output is
+/// contiguous; the affine map's follows its input's strides, so only a contiguous input
+/// gives eager's layout.)
+bool splittable_batch_norm(const Node& n) {
+  if (n.target() != "aten::native_batch_norm" || has_symbols(n.meta()[0])) return false;
+  const auto& a = n.args();
+  if (a[0].kind != Arg::Kind::Value || a[5].kind != Arg::Kind::Literal || !a[5].literal.to_bool()) return false;
+  const TensorMeta& x = a[0].value.node->meta()[a[0].value.index];
+  if ((x.dtype != kFloat && x.dtype != kDouble) || x.sizes.size() < 2) return false;
+  if (x.storage_offset != 0 || !core::is_contiguous(x.sizes, x.strides)) return false;
+  for (int64_t s : x.sizes)
+    if (s == 0) return false;
+  for (size_t i : {1, 2, 3, 4})
+    if (a[i].kind == Arg::Kind::Value && a[i].value.node->meta()[a[i].value.index].dtype != x.dtype) return false;
+  return true;
+}
+
+/// split_batch_norm_training. Requires: a functional graph. Guarantees: each training
+/// `native_batch_norm(x, w, b, rm, rv, True, momentum, eps)` that splittable_batch_norm
+/// accepts becomes `(mean, var) = batch_norm_update_stats(x, rm, rv, momentum)` — an
+/// extern call, one pass over x that also updates the running stats as the eager kernel
+/// does — then `invstd = rsqrt(var + eps)` (in double, as the eager kernel computes it) and
+/// the eager kernel's affine map (aot::batch_norm_affine) as pointwise ops. The outputs
+/// (normalized x, mean, invstd) are eager's: the mean bit for bit, invstd to a rounding.
+/// The affine map then fuses into x's pointwise readers (relu, a residual add) instead of
+/// the eager kernel writing the normalized tensor for them to read back: one pass over x
+/// for the statistics and one for the normalized result. Other nodes are unchanged.
+std::unique_ptr<Graph> split_batch_norm_training(const Graph& g, size_t* changed) {
+  std::set<const Node*> split;
+  for (const auto& n : g.nodes())
+    if (splittable_batch_norm(*n) && pass_allows("split_batch_norm_training", *n)) split.insert(n.get());
+  return graph::rewrite(
+      g,
+      [&](const Node& n, const std::vector<Arg>& a, GraphBuilder& b) -> std::optional<std::vector<ValueRef>> {
+        if (!split.count(&n)) return std::nullopt;
+        const ScalarType dtype = GraphBuilder::meta(a[0].value).dtype;
+        Node* stats = b.call_node("aten::batch_norm_update_stats", {a[0].value, a[3], a[4], a[6]});
+        ValueRef var{stats, 1};
+        if (dtype != kDouble) var = b.call("aten::_to_copy", {var, IValue(kDouble)});
+        ValueRef invstd = b.call("aten::rsqrt", {b.call("aten::add.Scalar", {var, a[7].literal.to_double()})});
+        if (dtype != kDouble) invstd = b.call("aten::_to_copy", {invstd, IValue(dtype)});
+        const ValueRef* weight = a[1].kind == Arg::Kind::Value ? &a[1].value : nullptr;
+        const ValueRef* bias = a[2].kind == Arg::Kind::Value ? &a[2].value : nullptr;
+        ValueRef mean{stats, 0};
+        return std::vector<ValueRef>{aot::batch_norm_affine(b, a[0].value, weight, bias, mean, invstd), mean, invstd};
+      },
+      changed);
+}
+
 }  // namespace
 
 std::unique_ptr<Graph> run_graph_passes(const Graph& g) {
   bisect_begin(BisectSubsystem::GraphPasses, g.name());
-  size_t unfused = 0;
-  std::unique_ptr<Graph> out = unfuse_bias_add_to_pointwise(g, &unfused);
+  size_t unfused = 0, split = 0;
+  std::unique_ptr<Graph> unfused_graph = unfuse_bias_add_to_pointwise(g, &unfused);
+  std::unique_ptr<Graph> out = split_batch_norm_training(*unfused_graph, &split);
   EMBER_LOG(inductor, DEBUG) << "graph passes of " << g.name() << ": unfuse_bias_add_to_pointwise rewrote " << unfused
-                             << " nodes";
+                             << " nodes, split_batch_norm_training " << split;
   EMBER_LOG_ARTIFACT(post_grad_graphs) << "graph " << g.name() << " after inductor's graph passes:\n" << *out;
   return out;
 }

@@ -144,10 +144,10 @@ void layer_norm_kernel(const Stack& a, std::vector<Tensor>& out) {
 
 /// The dtype batch norm's parameters and saved statistics have (ATen's mixed-type rule:
 /// float parameters are allowed beside a half/bfloat16 input).
-ScalarType batch_norm_param_type(const Tensor& input, const Stack& a) {
+ScalarType batch_norm_param_type(const Tensor& input, const Stack& a, int from = 1, int to = 4) {
   ScalarType pt = input.dtype();
   bool first = true;
-  for (int i = 1; i <= 4; ++i) {
+  for (int i = from; i <= to; ++i) {
     if (a[i].is_none()) continue;
     const ScalarType t = a[i].to_tensor().dtype();
     if (first && is_reduced_float(input.dtype()) && t == kFloat) pt = kFloat;
@@ -193,6 +193,35 @@ Tensor flat_param(const IValue& v) {
   if (t.dim() == 1) return t;
   const Tensor c = contiguous(t);
   return kernels::cpu::raw_view(c, {c.numel()}, {1}, c.storage_offset());
+}
+
+/// batch_norm_update_stats(input, running_mean, running_var, momentum): the batch's mean
+/// and biased variance per channel, in the running stats' dtype (ATen's mixed-type rule).
+std::vector<TensorMeta> batch_norm_update_stats_meta(const Stack& a) {
+  const Tensor& input = a[0].to_tensor();
+  EMBER_CHECK(input.dim() >= 2) << "batch_norm_update_stats: expected an input of at least 2 dims (N, C, ...), got "
+                                << input.dim() << " dims";
+  if (!is_floating_point(input.dtype())) not_implemented("batch_norm_update_stats", input.dtype());
+  EMBER_CHECK(!input.is_cuda()) << "batch_norm_update_stats: runs on the CPU only, got a tensor on " << input.device();
+  const int64_t C = input.size(1);
+  const char* names[] = {"", "running_mean", "running_var"};
+  for (int i = 1; i <= 2; ++i) {
+    if (a[i].is_none()) continue;
+    const Tensor& p = a[i].to_tensor();
+    EMBER_CHECK(p.numel() == C) << names[i] << " should contain " << C << " elements not " << p.numel();
+    EMBER_CHECK(p.dim() == 1 || p.is_contiguous())
+        << names[i] << " must be a 1-D or contiguous tensor, since it is updated in place";
+  }
+  const ScalarType pt = batch_norm_param_type(input, a, 1, 2);
+  return {contiguous_meta({C}, pt, input.device()), contiguous_meta({C}, pt, input.device())};
+}
+
+void batch_norm_update_stats_kernel(const Stack& a, std::vector<Tensor>& out) {
+  const Tensor input = contiguous(a[0].to_tensor());
+  const int64_t N = input.size(0), C = input.size(1);
+  const int64_t S = C == 0 || N == 0 ? 0 : input.numel() / (N * C);
+  kernels::cpu::batch_norm_update_stats(input, N, C, S, flat_param(a[1]), flat_param(a[2]), a[3].to_double(), out[0],
+                                        out[1]);
 }
 
 void batch_norm_kernel(const Stack& a, std::vector<Tensor>& out) {
@@ -356,6 +385,12 @@ void register_nn_ops(Registry& r) {
       .set_meta(batch_norm_meta)
       .set_cpu(batch_norm_kernel)
       .set_cuda(batch_norm_kernel);
+  // ATen's schema leaves out the (a!)/(b!) its CPU kernel's writes deserve; Ember states
+  // them, so that graphs keep the call in place and in order (Node::is_impure).
+  r.def("batch_norm_update_stats(Tensor input, Tensor(a!)? running_mean, Tensor(b!)? running_var, float momentum) "
+        "-> (Tensor, Tensor)")
+      .set_meta(batch_norm_update_stats_meta)
+      .set_cpu(batch_norm_update_stats_kernel);
   r.def("batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
         "bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor")
       .set_decomposition([](const Stack& a) -> Stack {
@@ -414,6 +449,11 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
                                                      double momentum, double eps, Loc loc) {
   return ops::tuple3(call_at(EMBER_OP("aten::native_batch_norm"),
                              {input, weight, bias, running_mean, running_var, training, momentum, eps}, loc));
+}
+std::tuple<Tensor, Tensor> batch_norm_update_stats(const Tensor& input, const std::optional<Tensor>& running_mean,
+                                                   const std::optional<Tensor>& running_var, double momentum,
+                                                   Loc loc) {
+  return ops::tuple2(call_at(EMBER_OP("aten::batch_norm_update_stats"), {input, running_mean, running_var, momentum}, loc));
 }
 Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
                   const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var, bool training,

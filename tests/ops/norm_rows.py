@@ -157,10 +157,25 @@ def legit_no_training(g):
             s(g.t((4, 3, 2), i64), None, None, g.t((3,)), g.t((3,), kind="pos"), "int64", expect="error")]
 
 
+def update_stats(g):
+    def s(x, rm, rv, desc, expect="ok", momentum=0.1):
+        return S(x, rm, rv, momentum, desc=desc, expect=expect)
+    return [s(g.t((4, 3, 2, 2)), g.t((3,)), g.t((3,), kind="pos"), "4-D: running stats updated in place"),
+            s(g.t((5, 3)), None, None, "2-D, no running stats", momentum=0.5),
+            s(g.t((4, 3, 5), lay="transposed"), g.t((3,)), g.t((3,), kind="pos"), "transposed"),
+            s(g.t((4, 3, 2), f64), g.t((3,), f64), g.t((3,), f64, kind="pos"), "f64"),
+            s(g.t((4, 3, 2), i64), g.t((3,)), g.t((3,), kind="pos"), "int64", expect="error")]
+
+
 def norm_legit_rows():
     L = "norm_legit"
     stats_args = ("running_mean", "running_var")
     return [OpInfo("aten::_native_batch_norm_legit", L, legit, grads=True, no_grad_args=stats_args),
             OpInfo("aten::_native_batch_norm_legit.no_stats", L, legit_no_stats, grads=True),
             OpInfo("aten::_native_batch_norm_legit_no_training", L, legit_no_training, grads=True,
-                   no_grad_args=stats_args)]
+                   no_grad_args=stats_args),
+            # ATen's schema leaves out the writes its CPU kernel makes; Ember's states them, so
+            # the cases also check the running stats after the call.
+            OpInfo("aten::batch_norm_update_stats", L, update_stats,
+                   schema="batch_norm_update_stats(Tensor input, Tensor(a!)? running_mean, Tensor(b!)? running_var, "
+                          "float momentum) -> (Tensor, Tensor)")]

@@ -51,6 +51,11 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
                                                      const std::optional<Tensor>& running_mean,
                                                      const std::optional<Tensor>& running_var, bool training,
                                                      double momentum, double eps, Loc loc = Loc::current());
+/// (mean, biased variance) of each channel of the batch; updates running_mean/var in place
+/// as native_batch_norm's training step does (unbiased variance). CPU only.
+std::tuple<Tensor, Tensor> batch_norm_update_stats(const Tensor& input, const std::optional<Tensor>& running_mean,
+                                                   const std::optional<Tensor>& running_var, double momentum,
+                                                   Loc loc = Loc::current());
 Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
                   const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var, bool training,
                   double momentum = 0.1, double eps = 1e-5, Loc loc = Loc::current());

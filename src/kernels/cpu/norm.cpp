@@ -9,6 +9,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <initializer_list>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/loops.h"
@@ -152,6 +155,19 @@ struct Param {
   void set(int64_t c, double v) const { data[c * stride] = static_cast<P>(static_cast<opmath_t<P>>(v)); }
 };
 
+/// The running statistics' update of channel c from its batch mean and its sum of squared
+/// deviations over `count` elements (the variance unbiased), in double as ATen's CPU kernel.
+/// An empty batch carries no statistics: the running ones stay as they are.
+template <typename P>
+void update_running(const Param<P>& rm, const Param<P>& rv, int64_t c, double dmean, double var_sum, int64_t count,
+                    double momentum) {
+  if (count > 0 && rm.data) rm.set(c, momentum * dmean + (1 - momentum) * static_cast<double>(rm.get(c, 0)));
+  if (count > 0 && rv.data) {
+    const double unbiased = var_sum / static_cast<double>(count - 1);
+    rv.set(c, momentum * unbiased + (1 - momentum) * static_cast<double>(rv.get(c, 0)));
+  }
+}
+
 template <typename T, typename P>
 void batch_norm_impl(const Tensor& in, int64_t N, int64_t C, int64_t S, const Tensor& weight, const Tensor& bias,
                      const Tensor& running_mean, const Tensor& running_var, bool training, double momentum,
@@ -186,12 +202,7 @@ void batch_norm_impl(const Tensor& in, int64_t N, int64_t C, int64_t S, const Te
       si.set(c, dinvstd);
       mean = sm.get(c, 0);
       invstd = si.get(c, 0);
-      // An empty batch carries no statistics: the running ones stay as they are.
-      if (count > 0 && rm.data) rm.set(c, momentum * dmean + (1 - momentum) * static_cast<double>(rm.get(c, 0)));
-      if (count > 0 && rv.data) {
-        const double unbiased = var_sum / static_cast<double>(count - 1);
-        rv.set(c, momentum * unbiased + (1 - momentum) * static_cast<double>(rv.get(c, 0)));
-      }
+      update_running(rm, rv, c, dmean, var_sum, count, momentum);
     } else {
       mean = rm.get(c, 0);
       invstd = static_cast<acc_t>(1.0 / std::sqrt(static_cast<double>(rv.get(c, 0)) + eps));
@@ -206,6 +217,79 @@ void batch_norm_impl(const Tensor& in, int64_t N, int64_t C, int64_t S, const Te
       for (int64_t s = 0; s < S; ++s) q[s] = static_cast<T>(static_cast<math_t>(p[s]) * ma + mb);
     }
   }
+}
+
+/// One pass per channel: the sum of x (lane for lane the sum batch_norm_impl's mean comes
+/// from, so the mean is the same bit for bit) and, shifted by the channel's first element
+/// so that a mean far from 0 does not cancel, the sum and the sum of squares of x - shift;
+/// the sum of squared deviations is then sum((x-K)^2) - sum(x-K)^2 / count, in double.
+/// WideSums<3>::add over a run of batch_norm_update_stats's terms: v, v - shift,
+/// (v - shift)^2 (float runs in explicit vectors).
+template <typename T>
+void add_stats_run(const T* p, int64_t n, double shift, WideSums<3>& sums) {
+  auto term = [p, shift](int64_t i, double(&t)[3]) {
+    const double v = static_cast<double>(p[i]), d = v - shift;
+    t[0] = v;
+    t[1] = d;
+    t[2] = d * d;
+  };
+  if constexpr (std::is_same_v<T, float>) {
+    const WideVec k = wide_splat(shift);
+    sums.add_vectors(
+        n,
+        [p, k](int64_t i, WideVec(&t)[3]) {
+          const WideVec v = wide_load(p + i), d = v - k;
+          t[0] = v;
+          t[1] = d;
+          t[2] = d * d;
+        },
+        term);
+  } else {
+    sums.add(n, term);
+  }
+}
+
+template <typename T, typename P>
+void batch_norm_update_stats_impl(const Tensor& in, int64_t N, int64_t C, int64_t S, const Tensor& running_mean,
+                                  const Tensor& running_var, double momentum, Tensor& save_mean, Tensor& save_var) {
+  const T* x = in.data_ptr<T>();
+  const Param<P> rm(running_mean), rv(running_var), sm(save_mean), sv(save_var);
+  const int64_t count = N * S;
+  const bool big = count * C > kGrainSize && !omp_in_parallel();
+#pragma omp parallel for if (big) schedule(static)
+  for (int64_t c = 0; c < C; ++c) {
+    const double shift = count > 0 ? static_cast<double>(x[c * S]) : 0.0;
+    WideSums<3> sums;
+    for (int64_t n = 0; n < N; ++n) add_stats_run(x + (n * C + c) * S, S, shift, sums);
+    const double n = static_cast<double>(count);
+    const double dmean = count > 0 ? sums.total(0) / n : 0.0;
+    const double shifted = sums.total(1);
+    const double var_sum = count > 0 ? std::max(0.0, sums.total(2) - shifted * shifted / n) : 0.0;
+    sm.set(c, dmean);
+    sv.set(c, count > 0 ? var_sum / n : 0.0);
+    update_running(rm, rv, c, dmean, var_sum, count, momentum);
+  }
+}
+
+/// Calls f.template operator()<T, P>() for batch norm's input dtype T and parameter dtype
+/// P (the input's, or float beside a half/bfloat16 input).
+template <typename F>
+void dispatch_batch_norm(const Tensor& in, std::initializer_list<const Tensor*> params, F&& f) {
+  ScalarType pt = in.dtype();
+  for (const Tensor* t : params)
+    if (t->defined()) pt = t->dtype();
+  switch (in.dtype()) {
+    case kFloat: return f.template operator()<float, float>();
+    case kDouble: return f.template operator()<double, double>();
+    case kHalf:
+      if (pt == kFloat) return f.template operator()<Half, float>();
+      return f.template operator()<Half, Half>();
+    case kBFloat16:
+      if (pt == kFloat) return f.template operator()<BFloat16, float>();
+      return f.template operator()<BFloat16, BFloat16>();
+    default: break;
+  }
+  EMBER_INTERNAL_ASSERT(false) << "batch_norm kernel for dtype " << in.dtype();
 }
 
 }  // namespace
@@ -228,26 +312,18 @@ void batch_norm(const Tensor& in, int64_t N, int64_t C, int64_t S, const Tensor&
                 const Tensor& running_mean, const Tensor& running_var, bool training, double momentum, double eps,
                 Tensor& out, Tensor& save_mean, Tensor& save_invstd) {
   EMBER_INTERNAL_ASSERT(in.is_contiguous() && out.is_contiguous());
-  // The parameters' dtype: the input's, or float beside a half/bfloat16 input.
-  ScalarType pt = in.dtype();
-  for (const Tensor* t : {&weight, &bias, &running_mean, &running_var})
-    if (t->defined()) pt = t->dtype();
-  auto run = [&]<typename T, typename P>() {
+  dispatch_batch_norm(in, {&weight, &bias, &running_mean, &running_var}, [&]<typename T, typename P>() {
     batch_norm_impl<T, P>(in, N, C, S, weight, bias, running_mean, running_var, training, momentum, eps, out,
                           save_mean, save_invstd);
-  };
-  switch (in.dtype()) {
-    case kFloat: return run.template operator()<float, float>();
-    case kDouble: return run.template operator()<double, double>();
-    case kHalf:
-      if (pt == kFloat) return run.template operator()<Half, float>();
-      return run.template operator()<Half, Half>();
-    case kBFloat16:
-      if (pt == kFloat) return run.template operator()<BFloat16, float>();
-      return run.template operator()<BFloat16, BFloat16>();
-    default: break;
-  }
-  EMBER_INTERNAL_ASSERT(false) << "batch_norm kernel for dtype " << in.dtype();
+  });
+}
+
+void batch_norm_update_stats(const Tensor& in, int64_t N, int64_t C, int64_t S, const Tensor& running_mean,
+                             const Tensor& running_var, double momentum, Tensor& save_mean, Tensor& save_var) {
+  EMBER_INTERNAL_ASSERT(in.is_contiguous());
+  dispatch_batch_norm(in, {&running_mean, &running_var}, [&]<typename T, typename P>() {
+    batch_norm_update_stats_impl<T, P>(in, N, C, S, running_mean, running_var, momentum, save_mean, save_var);
+  });
 }
 
 }  // namespace ember::kernels::cpu

@@ -20,4 +20,11 @@ void batch_norm(const Tensor& in, int64_t N, int64_t C, int64_t S, const Tensor&
                 const Tensor& running_mean, const Tensor& running_var, bool training, double momentum, double eps,
                 Tensor& out, Tensor& save_mean, Tensor& save_invstd);
 
+/// aten::batch_norm_update_stats of a contiguous [N, C, S] input: each channel's batch
+/// mean and biased variance into save_mean / save_var (C values), the running stats (if
+/// defined) updated in place as batch_norm's training step updates them. One pass over the
+/// input; the mean equals batch_norm's save_mean bit for bit.
+void batch_norm_update_stats(const Tensor& in, int64_t N, int64_t C, int64_t S, const Tensor& running_mean,
+                             const Tensor& running_var, double momentum, Tensor& save_mean, Tensor& save_var);
+
 }  // namespace ember::kernels::cpu

@@ -6,6 +6,8 @@
 
 #include <omp.h>
 
+#include <type_traits>
+
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/wide_sum.h"
 
@@ -25,11 +27,24 @@ void batch_norm_backward_impl(const T* dy, const T* x, int64_t N, int64_t C, int
     for (int64_t n = 0; n < N; ++n) {
       const T* gy = dy + (n * C + c) * S;
       const T* xx = x + (n * C + c) * S;
-      sums.add(S, [gy, xx, mean](int64_t i, double(&t)[2]) {
+      auto term = [gy, xx, mean](int64_t i, double(&t)[2]) {
         const double g = static_cast<double>(gy[i]);
         t[0] = g;
         t[1] = (static_cast<double>(xx[i]) - mean) * g;
-      });
+      };
+      if constexpr (std::is_same_v<T, float>) {
+        const WideVec m = wide_splat(mean);
+        sums.add_vectors(
+            S,
+            [gy, xx, m](int64_t i, WideVec(&t)[2]) {
+              const WideVec g = wide_load(gy + i);
+              t[0] = g;
+              t[1] = (wide_load(xx + i) - m) * g;
+            },
+            term);
+      } else {
+        sums.add(S, term);
+      }
     }
     const double s = sums.total(0), d = sums.total(1);
     sum[c] = s;

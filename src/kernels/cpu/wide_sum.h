@@ -7,10 +7,25 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 namespace ember::kernels::cpu {
 
 inline constexpr int64_t kWideLanes = 8;
+
+/// kWideLanes doubles, one per lane of a WideSums accumulator.
+typedef double WideVec __attribute__((vector_size(kWideLanes * sizeof(double))));
+
+/// The kWideLanes floats at p, as doubles.
+inline WideVec wide_load(const float* p) {
+  typedef float Floats __attribute__((vector_size(kWideLanes * sizeof(float))));
+  Floats f;
+  std::memcpy(&f, p, sizeof(f));
+  return __builtin_convertvector(f, WideVec);
+}
+
+/// A WideVec of kWideLanes copies of v.
+inline WideVec wide_splat(double v) { return WideVec{} + v; }
 
 /// K sums of double terms, each over kWideLanes lanes. add() takes a run of n elements
 /// (runs may follow one another: a channel's N planes); total(k) folds sum k's lanes
@@ -30,6 +45,28 @@ struct WideSums {
         for (int k = 0; k < K; ++k) acc[k][j] += t[k];
       }
     }
+    for (int64_t j = 0; i < n; ++i, ++j) {
+      double t[K];
+      term(i, t);
+      for (int k = 0; k < K; ++k) acc[k][j] += t[k];
+    }
+  }
+
+  /// add() with its main loop in explicit vectors, for terms that a vector loop can
+  /// compute (GCC does not vectorize add() when K > 1): vterm(i, t) writes the K terms of
+  /// elements i … i + kWideLanes - 1 as WideVecs, lane j element i + j; term(i, t) one
+  /// element's, for the tail. Same lanes, same order, so the same sums as add(n, term).
+  template <typename VecTerm, typename Term>
+  void add_vectors(int64_t n, VecTerm vterm, Term term) {
+    WideVec a[K];
+    std::memcpy(a, acc, sizeof(a));
+    int64_t i = 0;
+    for (; i + kWideLanes <= n; i += kWideLanes) {
+      WideVec t[K];
+      vterm(i, t);
+      for (int k = 0; k < K; ++k) a[k] += t[k];
+    }
+    std::memcpy(acc, a, sizeof(a));
     for (int64_t j = 0; i < n; ++i, ++j) {
       double t[K];
       term(i, t);

@@ -271,6 +271,31 @@ TEST(BatchNorm, TrainingUsesBatchStatsAndUpdatesRunningStatsInPlace) {
   EXPECT_GT(rv._version(), vv);
 }
 
+TEST(BatchNorm, UpdateStatsGivesTrainingsMeanAndBiasedVarianceAndUpdatesRunningStatsAlike) {
+  // batch_norm_update_stats is native_batch_norm's statistics in one pass: the same mean
+  // (bit for bit) and running stats, the variance that save_invstd is 1/sqrt(var + eps) of.
+  // A large offset checks that the one pass does not cancel.
+  for (const double offset : {0.0, 1000.0}) {
+    const Tensor x = randn({5, 3, 7, 9}) * 0.5 + offset;
+    Tensor rm = tensor<float>({0.5, -0.5, 1}), rv = tensor<float>({1, 2, 0.5});
+    Tensor rm2 = rm.clone(), rv2 = rv.clone();
+    const uint64_t vm = rm._version();
+    auto [out, save_mean, save_invstd] = native_batch_norm(x, std::nullopt, std::nullopt, rm, rv, true, 0.1, 1e-5);
+    auto [mean, var] = batch_norm_update_stats(x, rm2, rv2, 0.1);
+    EXPECT_EQ(mean.to_vector<float>(), save_mean.to_vector<float>());
+    expect_close(rsqrt(var + 1e-5), save_invstd.to_vector<double>(), 4e-7, 0);
+    expect_close(var, (x - x.mean({0, 2, 3}, true)).pow(2).mean({0, 2, 3}).to_vector<double>(), 1e-5, 1e-6);
+    expect_close(rm2, rm.to_vector<double>(), 0, 0);
+    expect_close(rv2, rv.to_vector<double>(), 1e-7, 0);
+    EXPECT_GT(rm2._version(), vm);
+  }
+  // Without running stats, in float64 (PyTorch 2.11's values).
+  auto [mean, var] = batch_norm_update_stats(bn_input().to(kDouble), std::nullopt, std::nullopt, 0.1);
+  EXPECT_EQ(mean.dtype(), kDouble);
+  expect_close(mean, {2.407814260572195, 3.670036420226097, 4.2045354545116425}, 1e-14, 1e-14);
+  expect_close(var, {3.8780085031583873, 3.8748462608629004, 3.56251412290367}, 1e-14, 1e-14);
+}
+
 TEST(BatchNorm, EvalUsesRunningStatsAndReturnsEmptySaves) {
   Tensor rm = tensor<float>({0.6907814145088196, -0.08299633860588074, 1.3204535245895386});
   Tensor rv = tensor<float>({1.343200922012329, 2.2428395748138428, 0.8571444749832153});
