@@ -323,7 +323,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
         // Views and extern calls run their eager kernels, as the interpreter does.
         const StepTimer timer = time_step(i);
         const CudaStepTimer cuda_timer = time_cuda_step(i);
-        env[i] = graph::run_call_node(n, value_of);
+        env[i] = graph::run_call_node(n, value_of, ks);  // size lists over symbols at this call's values
         break;
       }
     }
