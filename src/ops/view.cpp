@@ -210,7 +210,7 @@ void register_view_ops(Registry& r) {
   // stays a view (or clone + view) over the symbols.
   r.def("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)").set_decomposition([](const Stack& a) -> Stack {
     const Tensor& self = a[0].to_tensor();
-    auto reshape = [&]<typename Int>() -> Stack {
+    auto decompose = [&]<typename Int>() -> Stack {
       using G = core::Geometry<Int>;
       const Ints<Int> shape = rules::infer_size(ArrayRef<Int>(size_list<Int>(a[1])), G::numel(self));
       const auto in_sizes = G::sizes(self);
@@ -223,14 +223,14 @@ void register_view_ops(Registry& r) {
       Tensor c = call_op_tensor("aten::clone", {self, std::string("contiguous_format")});
       return call_op("aten::view", {c, arg});
     };
-    if (a[1].is_sym_int_list() || core::is_symbolic(self)) return reshape.template operator()<SymInt>();
-    return reshape.template operator()<int64_t>();
+    if (a[1].is_sym_int_list() || core::is_symbolic(self)) return decompose.template operator()<SymInt>();
+    return decompose.template operator()<int64_t>();
   });
 
   r.def("_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)").set_view([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
-    const bool symbolic = a[1].is_sym_int_list() || a[2].is_sym_int_list();
-    return view_metas(self, symbolic ? a[1] : IValue(), [&]<typename Int>() {
+    // Over SymInt when either list holds symbols.
+    return view_metas(self, a[1].is_sym_int_list() ? a[1] : a[2], [&]<typename Int>() {
       return view_of<Int>(self, size_list<Int>(a[1]), size_list<Int>(a[2]), core::Geometry<Int>::offset(self));
     });
   });
