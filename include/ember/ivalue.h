@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "ember/sym_int.h"
 #include "ember/tensor.h"
 
 namespace ember {
@@ -20,7 +21,7 @@ class IValue {
  public:
   using Variant = std::variant<None, Tensor, int64_t, double, bool, Scalar, std::vector<int64_t>, std::vector<Tensor>,
                                std::vector<std::optional<Tensor>>, std::vector<bool>, std::string, ScalarType, Device,
-                               std::vector<double>>;
+                               std::vector<double>, SymIntList>;
 
   IValue() : v_(None{}) {}
   IValue(None) : v_(None{}) {}                                        // NOLINT
@@ -32,6 +33,9 @@ class IValue {
   IValue(const Scalar& s) : v_(s) {}                                  // NOLINT
   IValue(std::vector<int64_t> l) : v_(std::move(l)) {}                // NOLINT
   IValue(IntArrayRef l) : v_(l.vec()) {}                              // NOLINT
+  /// A SymInt[] value: kept as a plain int list unless an entry is symbolic.
+  IValue(SymIntArrayRef l);                                           // NOLINT
+  IValue(const std::vector<SymInt>& l) : IValue(SymIntArrayRef(l)) {}  // NOLINT
   IValue(std::vector<Tensor> l) : v_(std::move(l)) {}                 // NOLINT
   IValue(std::vector<std::optional<Tensor>> l) : v_(std::move(l)) {}  // NOLINT
   IValue(std::vector<bool> l) : v_(std::move(l)) {}                   // NOLINT
@@ -49,7 +53,10 @@ class IValue {
   bool is_double() const { return std::holds_alternative<double>(v_); }
   bool is_bool() const { return std::holds_alternative<bool>(v_); }
   bool is_scalar() const { return std::holds_alternative<Scalar>(v_); }
-  bool is_int_list() const { return std::holds_alternative<std::vector<int64_t>>(v_); }
+  /// An int list, plain or with symbolic entries (SymIntList).
+  bool is_int_list() const { return std::holds_alternative<std::vector<int64_t>>(v_) || is_sym_int_list(); }
+  /// An int list with at least one symbolic entry (only while tracing with dynamic shapes).
+  bool is_sym_int_list() const { return std::holds_alternative<SymIntList>(v_); }
   bool is_tensor_list() const { return std::holds_alternative<std::vector<Tensor>>(v_); }
   bool is_optional_tensor_list() const { return std::holds_alternative<std::vector<std::optional<Tensor>>>(v_); }
   bool is_string() const { return std::holds_alternative<std::string>(v_); }
@@ -72,7 +79,11 @@ class IValue {
   std::optional<Scalar> to_optional_scalar() const {
     return is_none() ? std::nullopt : std::optional<Scalar>(to_scalar());
   }
-  const std::vector<int64_t>& to_int_list() const { return get<std::vector<int64_t>>("int[]"); }
+  /// The list's values. A list with symbolic entries is specialized: each symbol read is
+  /// guarded to keep its example value (what an op that takes plain sizes does with one).
+  const std::vector<int64_t>& to_int_list() const;
+  /// The list's entries as SymInts, symbolic ones kept (plain lists give plain entries).
+  std::vector<SymInt> to_sym_int_list() const;
   std::optional<std::vector<int64_t>> to_optional_int_list() const {
     return is_none() ? std::nullopt : std::optional<std::vector<int64_t>>(to_int_list());
   }

@@ -19,6 +19,7 @@
 #include "ember/dtype.h"
 #include "ember/error.h"
 #include "ember/scalar.h"
+#include "ember/sym_int.h"
 
 namespace ember {
 
@@ -206,10 +207,18 @@ class Tensor {
   // --- views (share storage) ------------------------------------------------
   Tensor view(IntArrayRef size, Loc loc = Loc::current()) const;
   Tensor reshape(IntArrayRef shape, Loc loc = Loc::current()) const;
+  // Size lists whose entries may be SymInts (ember::sym_size): a braced list takes these
+  // overloads, and one with a symbolic entry keeps it symbolic in a trace (Note [dynamic shapes]).
+  Tensor view(std::initializer_list<SymInt> size, Loc loc = Loc::current()) const;
+  Tensor view(SymIntArrayRef size, Loc loc = Loc::current()) const;
+  Tensor reshape(std::initializer_list<SymInt> shape, Loc loc = Loc::current()) const;
+  Tensor reshape(SymIntArrayRef shape, Loc loc = Loc::current()) const;
   Tensor permute(IntArrayRef dims, Loc loc = Loc::current()) const;
   Tensor transpose(int64_t dim0, int64_t dim1, Loc loc = Loc::current()) const;
   Tensor t(Loc loc = Loc::current()) const;
   Tensor expand(IntArrayRef size, Loc loc = Loc::current()) const;
+  Tensor expand(std::initializer_list<SymInt> size, Loc loc = Loc::current()) const;
+  Tensor expand(SymIntArrayRef size, Loc loc = Loc::current()) const;
   Tensor expand_as(const Tensor& other, Loc loc = Loc::current()) const;
   Tensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
                std::optional<int64_t> end = std::nullopt, int64_t step = 1, Loc loc = Loc::current()) const;

@@ -30,9 +30,36 @@ Scalar IValue::to_scalar() const {
   fail("Scalar");
 }
 
+IValue::IValue(SymIntArrayRef l) {
+  if (!any_symbolic(l)) {
+    std::vector<int64_t> plain;
+    plain.reserve(l.size());
+    for (const SymInt& s : l) plain.push_back(s.hint());
+    v_ = std::move(plain);
+    return;
+  }
+  SymIntList list;
+  list.values = l.vec();
+  for (const SymInt& s : l) list.hints.push_back(s.hint());
+  v_ = std::move(list);
+}
+
+const std::vector<int64_t>& IValue::to_int_list() const {
+  // Specializing keeps the hints true for every call the guards admit.
+  if (const auto* l = std::get_if<SymIntList>(&v_)) (void)guard_ints(l->values);
+  if (const auto* l = std::get_if<SymIntList>(&v_)) return l->hints;
+  return get<std::vector<int64_t>>("int[]");
+}
+
+std::vector<SymInt> IValue::to_sym_int_list() const {
+  if (const auto* l = std::get_if<SymIntList>(&v_)) return l->values;
+  const auto& plain = get<std::vector<int64_t>>("int[]");
+  return std::vector<SymInt>(plain.begin(), plain.end());
+}
+
 const char* IValue::type_name() const {
   static const char* kNames[] = {"None", "Tensor", "int", "float", "bool", "Scalar", "int[]", "Tensor[]",
-                                 "Tensor?[]", "bool[]", "str", "ScalarType", "Device", "float[]"};
+                                 "Tensor?[]", "bool[]", "str", "ScalarType", "Device", "float[]", "SymInt[]"};
   return kNames[v_.index()];
 }
 
@@ -56,6 +83,9 @@ std::ostream& print_ivalue(std::ostream& os, const IValue& v) {
         } else if constexpr (std::is_same_v<T, std::vector<double>>) {
           os << "[";
           for (size_t i = 0; i < x.size(); ++i) os << (i ? ", " : "") << x[i];
+        } else if constexpr (std::is_same_v<T, SymIntList>) {
+          os << "[";
+          for (size_t i = 0; i < x.values.size(); ++i) os << (i ? ", " : "") << x.values[i];
           os << "]";
         } else if constexpr (std::is_same_v<T, std::vector<Tensor>> ||
                              std::is_same_v<T, std::vector<std::optional<Tensor>>> ||

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <optional>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "core/sym_int.h"
@@ -16,6 +18,8 @@ namespace ember::core::rules {
 
 inline int64_t shown(int64_t v) { return v; }
 inline int64_t shown(const SymInt& v) { return v.hint(); }
+inline bool is_symbolic_entry(int64_t) { return false; }
+inline bool is_symbolic_entry(const SymInt& v) { return v.is_symbolic(); }
 template <typename Int>
 std::vector<int64_t> shown(ArrayRef<Int> v) {
   std::vector<int64_t> out;
@@ -91,28 +95,60 @@ std::vector<Int> broadcast_strides(ArrayRef<Int> sizes, ArrayRef<Int> strides, A
   return out;
 }
 
-template <typename Int>
-std::vector<Int> infer_size(IntArrayRef shape, const Int& numel) {
+/// A shape as an error shows it: `[8, 16]`, or over symbols with the example values
+/// (`[s0, 700] (here [77, 700])`).
+inline std::string shape_text(IntArrayRef v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+inline std::string shape_text(ArrayRef<SymInt> v) {
+  std::ostringstream os;
+  bool symbolic = false;
+  os << "[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    os << (i ? ", " : "") << v[i].str();
+    symbolic = symbolic || v[i].is_symbolic();
+  }
+  os << "]";
+  if (symbolic) os << " (here " << IntArrayRef(shown(v)) << ")";
+  return os.str();
+}
+inline std::string size_text(int64_t v) { return std::to_string(v); }
+inline std::string size_text(const SymInt& v) {
+  return v.is_symbolic() ? v.str() + " (here " + std::to_string(v.hint()) + ")" : std::to_string(v.hint());
+}
+
+/// `shape` (entries of type S: int64_t, or SymInt when a size list holds symbols) with its
+/// -1 replaced by what makes the element count `numel`.
+template <typename Int, typename S>
+std::vector<Int> infer_size(ArrayRef<S> shape, const Int& numel) {
   std::vector<Int> out(shape.begin(), shape.end());
   Int known = 1;
   std::optional<size_t> infer;
   for (size_t i = 0; i < out.size(); ++i) {
-    if (shape[i] == -1) {
+    // A symbolic entry is a size, never -1 (symbols are at least 2).
+    if (!is_symbolic_entry(shape[i]) && shown(shape[i]) == -1) {
       EMBER_CHECK(!infer) << "only one dimension can be inferred";
       infer = i;
     } else {
-      EMBER_CHECK(shape[i] >= 0) << "invalid shape dimension " << shape[i];
+      EMBER_CHECK(is_symbolic_entry(shape[i]) || shown(shape[i]) >= 0) << "invalid shape dimension " << shown(shape[i]);
       known = known * out[i];
     }
   }
   if (infer) {
     EMBER_CHECK(known != 0 && remainder(numel, known) == 0)
-        << "shape '" << shape << "' is invalid for input of size " << shown(numel);
+        << "shape '" << shape_text(shape) << "' is invalid for input of size " << size_text(numel);
     out[*infer] = divide(numel, known);
   } else {
-    EMBER_CHECK(known == numel) << "shape '" << shape << "' is invalid for input of size " << shown(numel);
+    EMBER_CHECK(known == numel) << "shape '" << shape_text(shape) << "' is invalid for input of size "
+                                << size_text(numel);
   }
   return out;
+}
+template <typename Int>
+std::vector<Int> infer_size(IntArrayRef shape, const Int& numel) {
+  return infer_size<Int, int64_t>(shape, numel);
 }
 
 // After ATen's computeStride: groups old dims into contiguous chunks and maps the new

@@ -22,6 +22,19 @@ bool any_symbolic(const SymInts& v) {
   return false;
 }
 
+SymInts sym_int_list(const IValue& v) {
+  SymInts out;
+  for (const ember::SymInt& s : v.to_sym_int_list()) out.push_back(s.sym() ? current(*s.sym()) : SymInt(s.hint()));
+  return out;
+}
+
+IValue size_list_value(const SymInts& sizes) {
+  std::vector<ember::SymInt> out;
+  out.reserve(sizes.size());
+  for (const SymInt& s : sizes) out.emplace_back(s);
+  return IValue(out);
+}
+
 SymInt current(const SymInt& s) {
   return s.is_symbolic() ? SymInt(s.env()->simplify(s.expr()), s.hint(), s.env()) : s;
 }

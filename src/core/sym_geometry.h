@@ -11,6 +11,7 @@
 
 #include "core/shape_rules.h"
 #include "core/sym_int.h"
+#include "ember/ivalue.h"
 #include "ember/tensor.h"
 
 namespace ember::core {
@@ -91,15 +92,21 @@ std::vector<int64_t> hints(const SymInts& v);
 SymInts to_sym(IntArrayRef v);
 /// Whether any element is symbolic.
 bool any_symbolic(const SymInts& v);
+/// A SymInt[] argument's entries as core SymInts, as the environment knows them now
+/// (a plain list gives plain entries).
+SymInts sym_int_list(const IValue& v);
+/// The value of a SymInt[] argument holding `sizes` (a plain int list when none is symbolic).
+IValue size_list_value(const SymInts& sizes);
+inline IValue size_list_value(const std::vector<int64_t>& sizes) { return IValue(sizes); }
 
 template <>
 struct Geometry<SymInt> {
-  static SymInts sizes(const Tensor& t) { return sym_sizes(t); }
-  static SymInts strides(const Tensor& t) { return sym_strides(t); }
-  static SymInt size(const Tensor& t, int64_t d) { return sym_size(t, d); }
-  static SymInt stride(const Tensor& t, int64_t d) { return sym_stride(t, d); }
-  static SymInt offset(const Tensor& t) { return sym_storage_offset(t); }
-  static SymInt numel(const Tensor& t) { return sym_numel(t); }
+  static SymInts sizes(const Tensor& t) { return core::sym_sizes(t); }
+  static SymInts strides(const Tensor& t) { return core::sym_strides(t); }
+  static SymInt size(const Tensor& t, int64_t d) { return core::sym_size(t, d); }
+  static SymInt stride(const Tensor& t, int64_t d) { return core::sym_stride(t, d); }
+  static SymInt offset(const Tensor& t) { return core::sym_storage_offset(t); }
+  static SymInt numel(const Tensor& t) { return core::sym_numel(t); }
   static TensorMeta meta(const SymInts& sizes, const SymInts& strides, const SymInt& offset, ScalarType dtype,
                          Device device) {
     return make_meta(sizes, strides, offset, dtype, device);

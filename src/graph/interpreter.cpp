@@ -2,8 +2,11 @@
 // backend, and the reference every other backend is checked against.
 #include <map>
 
+#include "core/shape_env.h"
+#include "core/sym_geometry.h"
 #include "ember/autograd.h"
 #include "graph/interpreter.h"
+#include "graph/text.h"
 #include "ops/dispatch.h"
 #include "support/call_context.h"
 
@@ -20,16 +23,61 @@ Values unpack(const ops::OpDef& op, Stack result) {
   return out;
 }
 
+/// A size list holding symbols, at this call's symbol values.
+IValue evaluate_list(const Node& n, const IValue& list, std::span<const int64_t> values) {
+  std::vector<int64_t> out;
+  for (const SymInt& s : list.to_sym_int_list()) {
+    if (!s.is_symbolic()) {
+      out.push_back(s.hint());
+      continue;
+    }
+    const core::sym::Expr e = core::current(*s.sym()).expr();
+    for (int32_t id : core::sym::free_symbols(e))
+      EMBER_INTERNAL_ASSERT(id >= 0 && static_cast<size_t>(id) < values.size() && values[id] != graph::kUnbound)
+          << "%" << n.name() << ": the size " << e << " in its list names a symbol whose value this call does not "
+          << "know";
+    out.push_back(core::sym::evaluate(e, values));
+  }
+  return IValue(std::move(out));
+}
+
 }  // namespace
 
 namespace graph {
 
-std::vector<Tensor> run_call_node(const Node& n, const std::function<const Tensor&(const ValueRef&)>& value_of) {
+bool has_symbolic_lists(const Graph& g) {
+  for (const auto& n : g.nodes())
+    for (const Arg& a : n->args())
+      if (a.kind == Arg::Kind::Literal && a.literal.is_sym_int_list()) return true;
+  return false;
+}
+
+std::vector<int64_t> symbol_values(const Graph& g, const std::vector<Tensor>& inputs) {
+  const core::ShapeEnv* env = graph_text::shape_env_of(g);
+  std::vector<int64_t> values(env ? env->num_symbols() : 0, kUnbound);
+  size_t i = 0;
+  for (const Node* input : g.inputs()) {
+    const Tensor& t = inputs.at(i++);
+    if (input->meta().empty() || !input->meta()[0].sym) continue;
+    const core::SymInts& sizes = input->meta()[0].sym->sizes;
+    for (size_t d = 0; d < sizes.size() && d < static_cast<size_t>(t.dim()); ++d) {
+      const core::sym::Expr e = core::current(sizes[d]).expr();
+      if (e.kind() == core::sym::Kind::Symbol && static_cast<size_t>(e.symbol_id()) < values.size())
+        values[static_cast<size_t>(e.symbol_id())] = t.size(static_cast<int64_t>(d));
+    }
+  }
+  return values;
+}
+
+std::vector<Tensor> run_call_node(const Node& n, const std::function<const Tensor&(const ValueRef&)>& value_of,
+                                  std::span<const int64_t> symbol_values) {
   Stack args;
   args.reserve(n.args().size());
   for (const Arg& a : n.args()) {
     switch (a.kind) {
-      case Arg::Kind::Literal: args.push_back(a.literal); break;
+      case Arg::Kind::Literal:
+        args.push_back(a.literal.is_sym_int_list() ? evaluate_list(n, a.literal, symbol_values) : a.literal);
+        break;
       case Arg::Kind::Value: args.emplace_back(value_of(a.value)); break;
       case Arg::Kind::ValueList: {
         const auto& type = n.op()->schema.arguments[args.size()].type;
@@ -69,6 +117,9 @@ std::vector<Tensor> run_graph(const Graph& g, const std::vector<Tensor>& inputs)
       << "graph " << g.name() << " takes " << graph_inputs.size() << " inputs, got " << inputs.size();
   size_t next_input = 0;
   std::vector<Tensor> results;
+  // Size lists over symbols take this call's values, read from the inputs.
+  const std::vector<int64_t> values = graph::has_symbolic_lists(g) ? graph::symbol_values(g, inputs)
+                                                                      : std::vector<int64_t>();
   for (const auto& np : g.nodes()) {
     const Node& n = *np;
     switch (n.kind()) {
@@ -80,7 +131,7 @@ std::vector<Tensor> run_graph(const Graph& g, const std::vector<Tensor>& inputs)
         env[&n] = {g.constants().at(n.target())};
         break;
       case NodeKind::Call:
-        env[&n] = graph::run_call_node(n, value_of);
+        env[&n] = graph::run_call_node(n, value_of, values);
         break;
       case NodeKind::Output:
         for (const Arg& a : n.args()) results.push_back(value_of(a.value));

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -14,8 +15,18 @@ namespace ember::graph {
 
 /// Runs Call node `n` through the normal dispatch path: its arguments built from the
 /// literals and `value_of`, its user line set (errors name it), its grad mode replayed.
-/// Returns one tensor per output (undefined where the op returned None).
-std::vector<Tensor> run_call_node(const Node& n, const std::function<const Tensor&(const ValueRef&)>& value_of);
+/// Returns one tensor per output (undefined where the op returned None). A size list
+/// holding symbols is evaluated at `symbol_values` (symbol id -> this call's value; see
+/// symbol_values()), so the op receives this call's sizes.
+std::vector<Tensor> run_call_node(const Node& n, const std::function<const Tensor&(const ValueRef&)>& value_of,
+                                  std::span<const int64_t> symbol_values = {});
+
+/// Whether a literal argument of `g` is a size list holding symbols.
+bool has_symbolic_lists(const Graph& g);
+/// The values of `g`'s size symbols on a call with `inputs` (one per Graph::inputs()): each
+/// symbol that is a size of an input, read from it; kUnbound for the others.
+inline constexpr int64_t kUnbound = INT64_MIN;
+std::vector<int64_t> symbol_values(const Graph& g, const std::vector<Tensor>& inputs);
 
 /// Why running `g` on `inputs` through the dispatcher (run_graph) would record autograd
 /// history the caller can see — a result that requires grad, a graph input written from

@@ -18,7 +18,7 @@ namespace {
 
 /// One literal or value reference as written, before the schema gives it a type.
 struct Lit {
-  enum class Kind { None, Bool, Int, Float, Str, Dtype, Device, Ref, List };
+  enum class Kind { None, Bool, Int, Float, Str, Dtype, Device, Ref, List, Sym };
   Kind kind = Kind::None;
   bool b = false;
   int64_t i = 0;
@@ -28,6 +28,7 @@ struct Lit {
   Device device;
   ValueRef ref;
   std::vector<Lit> items;
+  core::SymInt sym;  // Sym: a size expression in a SymInt[] list
   std::string text;  // as written, for messages
 };
 
@@ -558,6 +559,25 @@ class Parser {
     return l;
   }
 
+  /// Whether the list element at pos_ (up to a ',' or ']' outside parentheses) is a size
+  /// expression over the header's symbols (`s0`, `12*s0`, `s0 + 1`, `Mod(s0, 8)`) rather
+  /// than a number: a symbol, an operator or a parenthesis, which no number holds.
+  bool is_size_expression() const {
+    int depth = 0;
+    for (size_t p = pos_; p < line_.size(); ++p) {
+      const char c = line_[p];
+      if (depth == 0 && (c == ',' || c == ']')) return false;
+      if (c == '(') ++depth;
+      if (c == ')') --depth;
+      const char next = p + 1 < line_.size() ? line_[p + 1] : '\0';
+      if ((c == 's' || c == 'u') && std::isdigit(static_cast<unsigned char>(next))) return true;  // s0, u0
+      if (c == 'M' && (next == 'o' || next == 'i' || next == 'a')) return true;                   // Mod, Min, Max
+      if (c == '*' || c == '/' || c == '%' || c == '(') return true;
+      if ((c == '+' || c == '-') && p > pos_ && line_[p - 1] == ' ') return true;
+    }
+    return false;
+  }
+
   /// One argument: a literal, a value, or a list of them (lists do not nest).
   Lit literal(bool in_list) {
     const size_t start = pos_;
@@ -582,6 +602,9 @@ class Parser {
     } else if (c == '"') {
       l.kind = Lit::Kind::Str;
       l.s = string_literal();
+    } else if (in_list && env_ && is_size_expression()) {
+      l.kind = Lit::Kind::Sym;
+      l.sym = size_value("a list element", /*in_list=*/true);
     } else if (c == '-' || c == '.' || std::isdigit(static_cast<unsigned char>(c)) || rest().starts_with("inf") ||
                rest().starts_with("nan")) {
       l = number();
@@ -665,12 +688,19 @@ class Parser {
         }
         return Arg::of_literal(IValue(std::move(out)));
       }
-      std::vector<int64_t> out;  // every other list type is an int list (ops/schema.cpp)
+      // Every other list type is an int list (ops/schema.cpp); a SymInt[] list may hold size
+      // expressions (Note [dynamic shapes]).
+      std::vector<SymInt> out;
       for (const Lit& e : l.items) {
-        if (e.kind != K::Int) bad_arg(op, i, l);
-        out.push_back(e.i);
+        if (e.kind == K::Sym && t.base == ops::BaseType::SymInt) {
+          out.emplace_back(e.sym);
+        } else if (e.kind == K::Int) {
+          out.emplace_back(e.i);
+        } else {
+          bad_arg(op, i, l);
+        }
       }
-      return Arg::of_literal(IValue(std::move(out)));
+      return Arg::of_literal(IValue(out));
     }
     switch (t.base) {
       case ops::BaseType::Int:

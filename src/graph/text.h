@@ -19,6 +19,7 @@
 //     guard Mod(s0, 4) == 0
 //     %x : f32[s0, 16] = placeholder[x]
 //     %t : f32[16, s0] strides=[1, 16] = aten::t(%x)
+//     %v : f32[2*s0, 8] = aten::view(%x, [2*s0, 8])
 //
 // `symbol NAME = HINT for SOURCE [LO, HI]`: the example value it was traced with (what a
 // repro's inputs are made with), where the value is read on a call, and its range.
@@ -26,6 +27,7 @@
 // Geometry: short dtype, sizes, then `strides=[…]` unless contiguous, `offset=N` unless 0,
 // `device=…` unless cpu. Arguments are positional, every schema argument present (defaults
 // filled in). A value is %name, or %name.k for output k of a node with several outputs.
+// A SymInt[] list may hold size expressions over the symbols (`[2*s0, 8]`).
 // Literals: None, True/False, integers, floats (always with '.', 'e', inf or nan), lists
 // [a, b], strings "…" (C escapes), dtypes torch.float32, devices device("cpu").
 #pragma once

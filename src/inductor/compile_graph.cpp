@@ -314,7 +314,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
         // Views and extern calls run their eager kernels, as the interpreter does.
         const StepTimer timer = time_step(i);
         const CudaStepTimer cuda_timer = time_cuda_step(i);
-        std::vector<Tensor> outs = graph::run_call_node(*g.nodes()[i], value_of);
+        std::vector<Tensor> outs = graph::run_call_node(*g.nodes()[i], value_of, ks);  // size lists over symbols at this call's values
         for (size_t o = 0; o < outs.size(); ++o) env[first_slot[i] + o] = std::move(outs[o]);
         break;
       }

@@ -55,7 +55,10 @@ bool is_polynomial(const sym::Expr& e) {
 }  // namespace
 
 bool takes_any_size(const Node& n) {
-  static const std::set<std::string> names = {"aten::mm", "aten::addmm", "aten::bmm"};
+  // Their eager kernels size their outputs from their inputs' sizes and their size lists,
+  // which the wrapper evaluates at each call's symbol values (graph::run_call_node).
+  static const std::set<std::string> names = {"aten::mm", "aten::addmm", "aten::bmm", "aten::full", "aten::triu",
+                                              "aten::tril"};
   return names.count(n.target()) > 0;
 }
 
@@ -80,7 +83,8 @@ bool has_symbols(const Graph& g) { return env_of(g) != nullptr; }
 /// | rule | why |
 /// | --- | --- |
 /// | no result records autograd history | training graphs are compiled per size by the AOT stage |
-/// | every call is pointwise (lowers as one), a view, or `mm`/`addmm`/`bmm` | row kernels and other externs take fixed sizes |
+/// | every call is pointwise (lowers as one), a row, a view, or an extern of takes_any_size | other externs take fixed sizes |
+/// | every size list argument is a polynomial of the symbols | the wrapper evaluates sums and products only |
 /// | every size, stride and offset is a polynomial of the symbols | kernels evaluate sums and products only |
 /// | every symbol is a size of an input, read directly | the wrapper reads each symbol from an input |
 std::string why_not_symbolic(const Graph& g, const std::vector<Tensor>& examples) {
@@ -90,7 +94,13 @@ std::string why_not_symbolic(const Graph& g, const std::vector<Tensor>& examples
     if (n->kind() == NodeKind::Call && n->op()->kind != ops::OpKind::View && !takes_any_size(*n) &&
         !lowers_as_pointwise(*n) && !lowers_as_row(*n))
       return "%" + n->name() + " (" + n->target() + ") is not a pointwise op, a reduction, softmax or layer norm it "
-             "lowers, a view or mm/addmm/bmm";
+             "lowers, a view or mm/addmm/bmm/full/triu/tril";
+    // Size lists over symbols are evaluated per call by the wrapper: their symbols must be read.
+    for (const Arg& a : n->args())
+      if (a.kind == Arg::Kind::Literal && a.literal.is_sym_int_list())
+        for (const SymInt& s : a.literal.to_sym_int_list())
+          if (s.is_symbolic())
+            for (int32_t id : sym::free_symbols(expr_of(*s.sym()))) used.insert(id);
     for (const TensorMeta& m : n->meta()) {
       if (!m.sym) continue;
       std::vector<sym::Expr> all = sym_sizes_of(m);

@@ -32,23 +32,29 @@ CausalSelfAttention::CausalSelfAttention(int64_t n_embd_, int64_t n_head_)
   c_proj = register_module("c_proj", std::make_shared<Linear>(n_embd, n_embd));
 }
 
-Tensor CausalSelfAttention::causal_mask(int64_t T, Device device) {
+Tensor CausalSelfAttention::causal_mask(const SymInt& T, Device device) {
+  // A symbolic length (a trace with dynamic shapes) builds the mask in the graph, over T.
+  if (T.is_symbolic()) return triu(ones({T, T}, kBool), 1).to(device);
   // Made on the host and copied: the mask is built once per length and device.
-  if (!mask_.defined() || mask_.size(0) != T || mask_.device() != device) mask_ = triu(ones({T, T}, kBool), 1).to(device);
+  const int64_t t = T.hint();
+  if (!mask_.defined() || mask_.size(0) != t || mask_.device() != device) mask_ = triu(ones({t, t}, kBool), 1).to(device);
   return mask_;
 }
 
 Tensor CausalSelfAttention::forward(const Tensor& x) {
   EMBER_CHECK_VALUE(x.dim() == 3 && x.size(2) == n_embd)
       << "CausalSelfAttention: expected input [B, T, " << n_embd << "], got " << x.sizes();
-  const int64_t B = x.size(0), T = x.size(1), hs = n_embd / n_head;
-  auto qkv = split(c_attn->forward(x), n_embd, 2);
+  // B and T read without specializing them: a trace with dynamic shapes keeps them symbolic
+  // in the views' size lists and the mask (Note [dynamic shapes]).
+  const SymInt B = sym_size(x, 0), T = sym_size(x, 1);
+  const int64_t d = n_embd, nh = n_head, hs = d / nh;
+  auto qkv = split(c_attn->forward(x), d, 2);
   // [B, T, d] -> [B, n_head, T, hs]
-  auto heads = [&](const Tensor& t) { return t.view({B, T, n_head, hs}).transpose(1, 2); };
+  auto heads = [&](const Tensor& t) { return t.view({B, T, nh, hs}).transpose(1, 2); };
   Tensor q = heads(qkv[0]), k = heads(qkv[1]), v = heads(qkv[2]);
   Tensor att = matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(hs)));
   att = softmax(masked_fill(att, causal_mask(T, x.device()), -std::numeric_limits<double>::infinity()), -1);
-  Tensor y = matmul(att, v).transpose(1, 2).contiguous().view({B, T, n_embd});
+  Tensor y = matmul(att, v).transpose(1, 2).contiguous().view({B, T, d});
   return c_proj->forward(y);
 }
 

@@ -44,6 +44,14 @@ TensorMeta like(const Tensor& self, std::optional<ScalarType> dtype, std::option
   return m;
 }
 
+/// Whether two lists are equal expression by expression (no guard: equal for every size).
+bool same_exprs(const core::SymInts& a, const core::SymInts& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].expr() != b[i].expr()) return false;
+  return true;
+}
+
 /// Raises unless src broadcasts to self's sizes (over SymInt for symbolic sizes: Note
 /// [dynamic shapes]).
 void check_broadcasts_to(const Tensor& src, const Tensor& self) {
@@ -132,8 +140,15 @@ void register_copy_ops(Registry& r) {
   r.def("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor")
       .set_meta([](const Stack& a) {
         const Tensor& self = a[0].to_tensor();
-        if (a[1].is_string() && a[1].to_string_ref() == "contiguous_format")
-          return metas(contiguous_meta(self.sizes(), self.dtype(), self.device()));
+        const bool contiguous_format = a[1].is_string() && a[1].to_string_ref() == "contiguous_format";
+        // Over the symbols when the copy is contiguous: asked for, or self's strides are its
+        // sizes' contiguous strides for every size (Note [dynamic shapes]).
+        if (core::is_symbolic(self)) {
+          const core::SymInts sizes = core::sym_sizes(self);
+          if (contiguous_format || same_exprs(core::sym_strides(self), core::sym_contiguous_strides(sizes)))
+            return metas(core::contiguous_sym_meta(sizes, self.dtype(), self.device()));
+        }
+        if (contiguous_format) return metas(contiguous_meta(self.sizes(), self.dtype(), self.device()));
         return metas(like(self, std::nullopt, std::nullopt));
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) { kernels::cpu::copy_into(out[0], a[0].to_tensor()); })

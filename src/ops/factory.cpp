@@ -4,6 +4,7 @@
 
 #include "core/shape.h"
 #include "kernels/cuda/loops.h"
+#include "core/sym_geometry.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/view.h"
 #include "ops/api.h"
@@ -37,6 +38,20 @@ void fill_linear(Tensor& out, F value_at) {
   });
 }
 
+/// A contiguous factory output of `size`, a SymInt[] argument: over the symbols when the
+/// list holds them (Note [dynamic shapes]).
+std::vector<TensorMeta> factory_meta(const IValue& size, ScalarType dtype, Device device) {
+  if (!size.is_sym_int_list()) {
+    check_sizes(size.to_int_list());
+    return metas(contiguous_meta(size.to_int_list(), dtype, device));
+  }
+  const core::SymInts sizes = core::sym_int_list(size);
+  for (const core::SymInt& s : sizes)
+    EMBER_CHECK(s.is_symbolic() || s.hint() >= 0) << "Trying to create tensor with negative dimension " << s.hint()
+                                                  << ": " << size;
+  return metas(core::contiguous_sym_meta(sizes, dtype, device));
+}
+
 ScalarType dtype_of_fill(const Scalar& v) { return v.is_floating_point() ? kDefaultFloat : v.type(); }
 
 }  // namespace
@@ -46,9 +61,7 @@ void register_factory_ops(Registry& r) {
 
   r.def("empty.memory_format(SymInt[] size, *, " + opts + ", MemoryFormat? memory_format=None) -> Tensor")
       .set_meta([](const Stack& a) {
-        check_sizes(a[0].to_int_list());
-        return metas(contiguous_meta(a[0].to_int_list(), a[1].to_optional_scalar_type().value_or(kDefaultFloat),
-                                     device_arg(a, 1)));
+        return factory_meta(a[0], a[1].to_optional_scalar_type().value_or(kDefaultFloat), device_arg(a, 1));
       })
       .set_cpu([](const Stack&, std::vector<Tensor>&) {});
 
@@ -67,9 +80,8 @@ void register_factory_ops(Registry& r) {
 
   r.def("full(SymInt[] size, Scalar fill_value, *, " + opts + ") -> Tensor")
       .set_meta([](const Stack& a) {
-        check_sizes(a[0].to_int_list());
         const ScalarType dt = a[2].to_optional_scalar_type().value_or(dtype_of_fill(a[1].to_scalar()));
-        return metas(contiguous_meta(a[0].to_int_list(), dt, device_arg(a, 2)));
+        return factory_meta(a[0], dt, device_arg(a, 2));
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         const Scalar v = a[1].to_scalar();
@@ -229,6 +241,18 @@ Tensor ones(IntArrayRef size, TensorOptions o, Loc loc) {
 }
 Tensor full(IntArrayRef size, const Scalar& fill_value, TensorOptions o, Loc loc) {
   return call_tensor(EMBER_OP("aten::full"), {size, fill_value, dtype_arg(o), None{}, device_arg(o)}, loc);
+}
+Tensor empty(SymIntArrayRef size, TensorOptions o, Loc loc) {
+  return call_tensor(EMBER_OP("aten::empty.memory_format"), {IValue(size), dtype_arg(o), None{}, device_arg(o)}, loc);
+}
+Tensor zeros(SymIntArrayRef size, TensorOptions o, Loc loc) {
+  return call_tensor(EMBER_OP("aten::zeros"), {IValue(size), dtype_arg(o), None{}, device_arg(o)}, loc);
+}
+Tensor ones(SymIntArrayRef size, TensorOptions o, Loc loc) {
+  return call_tensor(EMBER_OP("aten::ones"), {IValue(size), dtype_arg(o), None{}, device_arg(o)}, loc);
+}
+Tensor full(SymIntArrayRef size, const Scalar& fill_value, TensorOptions o, Loc loc) {
+  return call_tensor(EMBER_OP("aten::full"), {IValue(size), fill_value, dtype_arg(o), None{}, device_arg(o)}, loc);
 }
 Tensor arange(const Scalar& end, TensorOptions o, Loc loc) {
   return call_tensor(EMBER_OP("aten::arange"), {end, dtype_arg(o), None{}, device_arg(o)}, loc);

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/shape.h"
+#include "core/shape_rules.h"
 #include "core/sym_geometry.h"
 #include "ember/config.h"
 #include "ember/ops/linalg.h"
@@ -179,18 +180,83 @@ std::vector<TensorMeta> dot_meta(const Stack& a) {
 Tensor op(const char* name, Stack args) { return call_op_tensor(name, std::move(args)); }
 Tensor mT(const Tensor& t) { return op("aten::transpose.int", {t, int64_t{-2}, int64_t{-1}}); }
 
+// matmul and linear are written once over the integer type of their operands' geometry
+// (core::Geometry): over SymInt for traced values with symbolic sizes, so their reshapes
+// and views keep the symbols in their size lists (Note [dynamic shapes]).
+template <typename Int>
+using Ints = std::vector<Int>;
+using core::SymInt;
+namespace rules = core::rules;
+
+template <typename Int>
+Ints<Int> sizes_of(const Tensor& t) {
+  const auto s = core::Geometry<Int>::sizes(t);
+  return Ints<Int>(s.begin(), s.end());
+}
+
 /// ATen's should_fold: the larger operand (>= 3-D) can be folded into a matrix by a view,
 /// the other being a vector or matrix.
+template <typename Int>
 bool should_fold(const Tensor& t1_in, const Tensor& t2_in) {
+  using G = core::Geometry<Int>;
   const bool t1_larger = t1_in.dim() >= t2_in.dim();
   const Tensor t1 = t1_larger ? t1_in : mT(t2_in);
   const int64_t dim_t1 = t1.dim();
   const int64_t dim_t2 = t1_larger ? t2_in.dim() : t1_in.dim();
   if (!(dim_t1 >= 3 && dim_t2 <= 2)) return false;
-  if (t1.numel() == 0) return true;
+  if (G::numel(t1) == 0) return true;
   for (int64_t i = 0; i < dim_t1 - 2; ++i)
-    if (t1.stride(i) != t1.stride(i + 1) * t1.size(i + 1)) return false;
+    if (G::stride(t1, i) != G::stride(t1, i + 1) * G::size(t1, i + 1)) return false;
   return true;
+}
+
+template <typename Int>
+Tensor matmul_over(const Tensor& t1, const Tensor& t2) {
+  using G = core::Geometry<Int>;
+  const int64_t d1 = t1.dim(), d2 = t2.dim();
+  auto list = [](const Ints<Int>& v) { return core::size_list_value(v); };
+  if (should_fold<Int>(t1, t2)) {
+    // Fold the larger operand's batch into the rows of one mm (or mv).
+    const bool transpose = d2 > d1;
+    const Tensor a = transpose ? mT(t2) : t1;
+    const Tensor b = !transpose ? t2 : (d1 == 2 ? op("aten::t", {t1}) : t1);
+    const Ints<Int> a_sizes = sizes_of<Int>(a);
+    Ints<Int> output_shape(a_sizes.begin(), a_sizes.end() - 1);
+    const Int folded = rules::numel_of(ArrayRef<Int>(output_shape));
+    const Tensor a_folded = op("aten::reshape", {a, list({folded, a_sizes.back()})});
+    if (b.dim() == 2) {
+      output_shape.push_back(G::size(b, 1));
+      Tensor output = op("aten::view", {op("aten::mm", {a_folded, b}), list(output_shape)});
+      return transpose ? op("aten::contiguous", {mT(output)}) : output;
+    }
+    return op("aten::view", {op("aten::mv", {a_folded, b}), list(output_shape)});
+  }
+  // Batched: broadcast the batch dims, flatten them, bmm, and restore them.
+  const Ints<Int> s1 = sizes_of<Int>(t1), s2 = sizes_of<Int>(t2);
+  const Int n = d1 > 1 ? s1[d1 - 2] : Int(1);
+  const Int m1 = s1[d1 - 1];
+  const ArrayRef<Int> batch1(s1.data(), static_cast<size_t>(std::max<int64_t>(d1 - 2, 0)));
+  const Int m2 = d2 > 1 ? s2[d2 - 2] : s2[0];
+  const Int p = d2 > 1 ? s2[d2 - 1] : Int(1);
+  const ArrayRef<Int> batch2(s2.data(), static_cast<size_t>(std::max<int64_t>(d2 - 2, 0)));
+  Ints<Int> output_shape = rules::broadcast_shapes(batch1, batch2);
+  const Int batch = rules::numel_of(ArrayRef<Int>(output_shape));
+
+  Ints<Int> size1 = output_shape;
+  size1.insert(size1.end(), {n, m1});
+  const Tensor a = op("aten::reshape", {op("aten::expand", {t1, list(size1)}), list({batch, n, m1})});
+  const bool vector_rhs = d2 == 1;
+  Ints<Int> size2 = output_shape;
+  if (vector_rhs) size2.push_back(m2);
+  else size2.insert(size2.end(), {m2, p});
+  Tensor b = op("aten::expand", {t2, list(size2)});
+  b = vector_rhs ? op("aten::unsqueeze", {op("aten::reshape", {b, list({batch, m2})}), int64_t{2}})
+                 : op("aten::reshape", {b, list({batch, m2, p})});
+  if (d1 > 1) output_shape.push_back(n);
+  if (d2 > 1) output_shape.push_back(p);
+  Tensor product = op("aten::bmm", {a, b});
+  if (vector_rhs) product = op("aten::squeeze.dim", {product, int64_t{-1}});
+  return op("aten::view", {product, list(output_shape)});
 }
 
 Tensor matmul_impl(const Tensor& t1, const Tensor& t2) {
@@ -202,46 +268,7 @@ Tensor matmul_impl(const Tensor& t1, const Tensor& t2) {
   if (d1 == 1 && d2 == 2)
     return op("aten::squeeze.dim", {op("aten::mm", {op("aten::unsqueeze", {t1, int64_t{0}}), t2}), int64_t{0}});
   if (d1 == 2 && d2 == 2) return op("aten::mm", {t1, t2});
-  if (should_fold(t1, t2)) {
-    // Fold the larger operand's batch into the rows of one mm (or mv).
-    const bool transpose = d2 > d1;
-    const Tensor a = transpose ? mT(t2) : t1;
-    const Tensor b = !transpose ? t2 : (d1 == 2 ? op("aten::t", {t1}) : t1);
-    std::vector<int64_t> output_shape(a.sizes().begin(), a.sizes().end() - 1);
-    const int64_t folded = core::numel_of(output_shape);
-    const Tensor a_folded = op("aten::reshape", {a, std::vector<int64_t>{folded, a.sizes().back()}});
-    if (b.dim() == 2) {
-      output_shape.push_back(b.size(1));
-      Tensor output = op("aten::view", {op("aten::mm", {a_folded, b}), output_shape});
-      return transpose ? op("aten::contiguous", {mT(output)}) : output;
-    }
-    return op("aten::view", {op("aten::mv", {a_folded, b}), output_shape});
-  }
-  // Batched: broadcast the batch dims, flatten them, bmm, and restore them.
-  const int64_t n = d1 > 1 ? t1.size(-2) : 1;
-  const int64_t m1 = t1.size(-1);
-  const IntArrayRef batch1(t1.sizes().data(), static_cast<size_t>(std::max<int64_t>(d1 - 2, 0)));
-  const int64_t m2 = d2 > 1 ? t2.size(-2) : t2.size(0);
-  const int64_t p = d2 > 1 ? t2.size(-1) : 1;
-  const IntArrayRef batch2(t2.sizes().data(), static_cast<size_t>(std::max<int64_t>(d2 - 2, 0)));
-  std::vector<int64_t> output_shape = core::broadcast_shapes(batch1, batch2);
-  const int64_t batch = core::numel_of(output_shape);
-
-  std::vector<int64_t> size1 = output_shape;
-  size1.insert(size1.end(), {n, m1});
-  const Tensor a = op("aten::reshape", {op("aten::expand", {t1, size1}), std::vector<int64_t>{batch, n, m1}});
-  const bool vector_rhs = d2 == 1;
-  std::vector<int64_t> size2 = output_shape;
-  if (vector_rhs) size2.push_back(m2);
-  else size2.insert(size2.end(), {m2, p});
-  Tensor b = op("aten::expand", {t2, size2});
-  b = vector_rhs ? op("aten::unsqueeze", {op("aten::reshape", {b, std::vector<int64_t>{batch, m2}}), int64_t{2}})
-                 : op("aten::reshape", {b, std::vector<int64_t>{batch, m2, p}});
-  if (d1 > 1) output_shape.push_back(n);
-  if (d2 > 1) output_shape.push_back(p);
-  Tensor product = op("aten::bmm", {a, b});
-  if (vector_rhs) product = op("aten::squeeze.dim", {product, int64_t{-1}});
-  return op("aten::view", {product, output_shape});
+  return core::over_geometry({&t1, &t2}, [&]<typename Int>() { return matmul_over<Int>(t1, t2); });
 }
 
 Tensor linear_impl(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
@@ -249,9 +276,13 @@ Tensor linear_impl(const Tensor& input, const Tensor& weight, const std::optiona
   if (input.dim() == 2 && bias) return op("aten::addmm", {*bias, input, wt});
   if (input.dim() == 3 && bias && input.is_contiguous()) {
     // Fused path for contiguous 3-D input, as ATen takes it.
-    const Tensor flat = op("aten::view", {input, std::vector<int64_t>{input.size(0) * input.size(1), input.size(2)}});
-    const Tensor result = op("aten::addmm", {*bias, flat, wt});
-    return op("aten::view", {result, std::vector<int64_t>{input.size(0), input.size(1), result.size(1)}});
+    return core::over_geometry({&input}, [&]<typename Int>() {
+      using G = core::Geometry<Int>;
+      const Int b = G::size(input, 0), t = G::size(input, 1);
+      const Tensor flat = op("aten::view", {input, core::size_list_value(Ints<Int>{b * t, G::size(input, 2)})});
+      const Tensor result = op("aten::addmm", {*bias, flat, wt});
+      return op("aten::view", {result, core::size_list_value(Ints<Int>{b, t, G::size(result, 1)})});
+    });
   }
   Tensor output = matmul_impl(input, wt);
   if (bias) call_op("aten::add_.Tensor", {output, *bias});

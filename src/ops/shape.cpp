@@ -336,7 +336,10 @@ void register_shape_ops(Registry& r) {
         .set_meta([](const Stack& a) {
           const Tensor& self = a[0].to_tensor();
           check_tri(self);
-          return metas(contiguous_meta(self.sizes(), self.dtype(), self.device()));
+          return metas(core::over_geometry({&self}, [&]<typename Int>() {
+            const auto sizes = core::Geometry<Int>::sizes(self);
+            return core::contiguous_meta_over(std::vector<Int>(sizes.begin(), sizes.end()), self.dtype(), self.device());
+          }));
         })
         .set_cpu([lower](const Stack& a, std::vector<Tensor>& out) {
           tri_kernel(a[0].to_tensor(), out[0], a[1].to_int(), lower);

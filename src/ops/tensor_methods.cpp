@@ -14,10 +14,22 @@ namespace ember {
 
 Tensor Tensor::view(IntArrayRef size, Loc loc) const { return ember::view(*this, size, loc); }
 Tensor Tensor::reshape(IntArrayRef shape, Loc loc) const { return ember::reshape(*this, shape, loc); }
+Tensor Tensor::view(std::initializer_list<SymInt> size, Loc loc) const {
+  return ember::view(*this, SymIntArrayRef(size), loc);
+}
+Tensor Tensor::view(SymIntArrayRef size, Loc loc) const { return ember::view(*this, size, loc); }
+Tensor Tensor::reshape(std::initializer_list<SymInt> shape, Loc loc) const {
+  return ember::reshape(*this, SymIntArrayRef(shape), loc);
+}
+Tensor Tensor::reshape(SymIntArrayRef shape, Loc loc) const { return ember::reshape(*this, shape, loc); }
 Tensor Tensor::permute(IntArrayRef dims, Loc loc) const { return ember::permute(*this, dims, loc); }
 Tensor Tensor::transpose(int64_t d0, int64_t d1, Loc loc) const { return ember::transpose(*this, d0, d1, loc); }
 Tensor Tensor::t(Loc loc) const { return ember::t(*this, loc); }
 Tensor Tensor::expand(IntArrayRef size, Loc loc) const { return ember::expand(*this, size, loc); }
+Tensor Tensor::expand(std::initializer_list<SymInt> size, Loc loc) const {
+  return ember::expand(*this, SymIntArrayRef(size), loc);
+}
+Tensor Tensor::expand(SymIntArrayRef size, Loc loc) const { return ember::expand(*this, size, loc); }
 Tensor Tensor::expand_as(const Tensor& other, Loc loc) const { return ember::expand(*this, other.sizes(), loc); }
 Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step,
                      Loc loc) const {

@@ -52,10 +52,29 @@ TensorMeta same_view(const Tensor& self) {
   return view_of<Int>(self, sizes_of<Int>(self), strides_of<Int>(self), core::Geometry<Int>::offset(self));
 }
 
+/// Enters a meta function over SymInt when the size list `list` holds symbols (a view of
+/// a static tensor into a symbolic shape), else over the integer type of `self`.
+template <typename F>
+std::vector<TensorMeta> view_metas(const Tensor& self, const IValue& list, F&& f) {
+  if (list.is_sym_int_list()) return {f.template operator()<SymInt>()};
+  return view_metas(self, std::forward<F>(f));
+}
+
+/// A SymInt[] argument over the integer type a meta function runs on: plain values for
+/// int64_t, the entries' expressions for SymInt.
 template <typename Int>
-TensorMeta view_meta(const Tensor& self, IntArrayRef size) {
+Ints<Int> size_list(const IValue& v) {
+  if constexpr (std::is_same_v<Int, SymInt>) {
+    return core::sym_int_list(v);
+  } else {
+    return v.to_int_list();
+  }
+}
+
+template <typename Int>
+TensorMeta view_meta(const Tensor& self, const Ints<Int>& size) {
   using G = core::Geometry<Int>;
-  Ints<Int> shape = rules::infer_size(size, G::numel(self));
+  Ints<Int> shape = rules::infer_size(ArrayRef<Int>(size), G::numel(self));
   Ints<Int> strides;
   const auto in_sizes = G::sizes(self);
   const auto in_strides = G::strides(self);
@@ -167,13 +186,16 @@ std::vector<TensorMeta> split_metas(const Tensor& self, IntArrayRef split_sizes,
   EMBER_CHECK(total == self.size(dim)) << "split_with_sizes expects split_sizes to sum exactly to " << self.size(dim)
                                        << " (input tensor's size at dimension " << dim << "), but got split_sizes="
                                        << split_sizes;
-  std::vector<TensorMeta> out;
-  int64_t start = 0;
-  for (int64_t s : split_sizes) {
-    out.push_back(slice_meta<int64_t>(self, dim, start, start + s, 1));
-    start += s;
-  }
-  return out;
+  // Over the integer type of self's geometry: the other dims of a symbolic input stay symbolic.
+  return core::over_geometry({&self}, [&]<typename Int>() {
+    std::vector<TensorMeta> out;
+    int64_t start = 0;
+    for (int64_t s : split_sizes) {
+      out.push_back(slice_meta<Int>(self, dim, start, start + s, 1));
+      start += s;
+    }
+    return out;
+  });
 }
 
 }  // namespace
@@ -181,26 +203,35 @@ std::vector<TensorMeta> split_metas(const Tensor& self, IntArrayRef split_sizes,
 void register_view_ops(Registry& r) {
   r.def("view(Tensor(a) self, SymInt[] size) -> Tensor(a)").set_view([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
-    return view_metas(self, [&]<typename Int>() { return view_meta<Int>(self, a[1].to_int_list()); });
+    return view_metas(self, a[1], [&]<typename Int>() { return view_meta<Int>(self, size_list<Int>(a[1])); });
   });
 
+  // Over SymInt when self or the shape is symbolic, so that a reshape of a traced value
+  // stays a view (or clone + view) over the symbols.
   r.def("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)").set_decomposition([](const Stack& a) -> Stack {
     const Tensor& self = a[0].to_tensor();
-    std::vector<int64_t> shape = core::infer_size(a[1].to_int_list(), self.numel());
-    std::vector<int64_t> strides;
-    if (core::compute_view_strides(self.sizes(), self.strides(), shape, strides))
-      return call_op("aten::view", {self, shape});
-    Tensor c = call_op_tensor("aten::clone", {self, std::string("contiguous_format")});
-    return call_op("aten::view", {c, shape});
+    auto decompose = [&]<typename Int>() -> Stack {
+      using G = core::Geometry<Int>;
+      const Ints<Int> shape = rules::infer_size(ArrayRef<Int>(size_list<Int>(a[1])), G::numel(self));
+      const auto in_sizes = G::sizes(self);
+      const auto in_strides = G::strides(self);
+      Ints<Int> strides;
+      const IValue arg = core::size_list_value(shape);
+      if (rules::compute_view_strides(ArrayRef<Int>(in_sizes), ArrayRef<Int>(in_strides), ArrayRef<Int>(shape),
+                                      strides))
+        return call_op("aten::view", {self, arg});
+      Tensor c = call_op_tensor("aten::clone", {self, std::string("contiguous_format")});
+      return call_op("aten::view", {c, arg});
+    };
+    if (a[1].is_sym_int_list() || core::is_symbolic(self)) return decompose.template operator()<SymInt>();
+    return decompose.template operator()<int64_t>();
   });
 
   r.def("_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)").set_view([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
-    return view_metas(self, [&]<typename Int>() {
-      const auto& size = a[1].to_int_list();
-      const auto& stride = a[2].to_int_list();
-      return view_of<Int>(self, Ints<Int>(size.begin(), size.end()), Ints<Int>(stride.begin(), stride.end()),
-                          core::Geometry<Int>::offset(self));
+    // Over SymInt when either list holds symbols.
+    return view_metas(self, a[1].is_sym_int_list() ? a[1] : a[2], [&]<typename Int>() {
+      return view_of<Int>(self, size_list<Int>(a[1]), size_list<Int>(a[2]), core::Geometry<Int>::offset(self));
     });
   });
 
@@ -258,15 +289,14 @@ void register_view_ops(Registry& r) {
 
   r.def("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)").set_view([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
-    const std::vector<int64_t>& literal = a[1].to_int_list();
-    EMBER_CHECK(static_cast<int64_t>(literal.size()) >= self.dim())
-        << "the number of sizes provided (" << literal.size() << ") must be greater or equal to the number of "
-        << "dimensions in the tensor (" << self.dim() << ")";
-    return view_metas(self, [&]<typename Int>() {
-      Ints<Int> size(literal.begin(), literal.end());
+    return view_metas(self, a[1], [&]<typename Int>() {
+      Ints<Int> size = size_list<Int>(a[1]);
+      EMBER_CHECK(static_cast<int64_t>(size.size()) >= self.dim())
+          << "the number of sizes provided (" << size.size() << ") must be greater or equal to the number of "
+          << "dimensions in the tensor (" << self.dim() << ")";
       const size_t off = size.size() - static_cast<size_t>(self.dim());
       for (size_t i = 0; i < size.size(); ++i) {
-        if (literal[i] == -1) {
+        if (!rules::is_symbolic_entry(size[i]) && rules::shown(size[i]) == -1) {
           EMBER_CHECK(i >= off) << "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
                                    "dimension "
                                 << i;
@@ -278,7 +308,7 @@ void register_view_ops(Registry& r) {
     });
   });
   r.def("expand_as(Tensor(a) self, Tensor other) -> Tensor(a)").set_decomposition([](const Stack& a) {
-    return call_op("aten::expand", {a[0], a[1].to_tensor().sizes().vec()});
+    return call_op("aten::expand", {a[0], IValue(ember::sym_sizes(a[1].to_tensor()))});
   });
 
   r.def("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)")
@@ -463,6 +493,15 @@ Tensor view(const Tensor& self, IntArrayRef size, Loc loc) {
 }
 Tensor reshape(const Tensor& self, IntArrayRef shape, Loc loc) {
   return call_tensor(EMBER_OP("aten::reshape"), {self, shape}, loc);
+}
+Tensor view(const Tensor& self, SymIntArrayRef size, Loc loc) {
+  return call_tensor(EMBER_OP("aten::view"), {self, IValue(size)}, loc);
+}
+Tensor reshape(const Tensor& self, SymIntArrayRef shape, Loc loc) {
+  return call_tensor(EMBER_OP("aten::reshape"), {self, IValue(shape)}, loc);
+}
+Tensor expand(const Tensor& self, SymIntArrayRef size, Loc loc) {
+  return call_tensor(EMBER_OP("aten::expand"), {self, IValue(size)}, loc);
 }
 Tensor permute(const Tensor& self, IntArrayRef dims, Loc loc) {
   return call_tensor(EMBER_OP("aten::permute"), {self, dims}, loc);

@@ -35,7 +35,7 @@ class CausalSelfAttention : public UnaryModule {
   Attribute<int64_t> n_embd, n_head;
 
  private:
-  Tensor causal_mask(int64_t T, Device device);
+  Tensor causal_mask(const SymInt& T, Device device);
   Tensor mask_;  // [T, T] bool, true above the diagonal; cached for the last T seen
 };
 

@@ -13,6 +13,25 @@ Tensor zeros(IntArrayRef size, TensorOptions options = {}, Loc loc = Loc::curren
 Tensor ones(IntArrayRef size, TensorOptions options = {}, Loc loc = Loc::current());
 /// dtype defaults to the fill value's kind: float32 for a float, int64 for an int, bool.
 Tensor full(IntArrayRef size, const Scalar& fill_value, TensorOptions options = {}, Loc loc = Loc::current());
+// Size lists whose entries may be SymInts (ember::sym_size): a braced list takes these
+// overloads, and one with a symbolic entry keeps it symbolic in a trace (Note [dynamic shapes]).
+Tensor empty(SymIntArrayRef size, TensorOptions options = {}, Loc loc = Loc::current());
+Tensor zeros(SymIntArrayRef size, TensorOptions options = {}, Loc loc = Loc::current());
+Tensor ones(SymIntArrayRef size, TensorOptions options = {}, Loc loc = Loc::current());
+Tensor full(SymIntArrayRef size, const Scalar& fill_value, TensorOptions options = {}, Loc loc = Loc::current());
+inline Tensor empty(std::initializer_list<SymInt> size, TensorOptions options = {}, Loc loc = Loc::current()) {
+  return empty(SymIntArrayRef(size), options, loc);
+}
+inline Tensor zeros(std::initializer_list<SymInt> size, TensorOptions options = {}, Loc loc = Loc::current()) {
+  return zeros(SymIntArrayRef(size), options, loc);
+}
+inline Tensor ones(std::initializer_list<SymInt> size, TensorOptions options = {}, Loc loc = Loc::current()) {
+  return ones(SymIntArrayRef(size), options, loc);
+}
+inline Tensor full(std::initializer_list<SymInt> size, const Scalar& fill_value, TensorOptions options = {},
+                   Loc loc = Loc::current()) {
+  return full(SymIntArrayRef(size), fill_value, options, loc);
+}
 Tensor arange(const Scalar& end, TensorOptions options = {}, Loc loc = Loc::current());
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1, TensorOptions options = {},
               Loc loc = Loc::current());

@@ -10,10 +10,23 @@ namespace ember {
 
 Tensor view(const Tensor& self, IntArrayRef size, Loc loc = Loc::current());
 Tensor reshape(const Tensor& self, IntArrayRef shape, Loc loc = Loc::current());
+/// Size lists whose entries may be SymInts (ember::sym_size; Note [dynamic shapes]).
+Tensor view(const Tensor& self, SymIntArrayRef size, Loc loc = Loc::current());
+Tensor reshape(const Tensor& self, SymIntArrayRef shape, Loc loc = Loc::current());
+inline Tensor view(const Tensor& self, std::initializer_list<SymInt> size, Loc loc = Loc::current()) {
+  return view(self, SymIntArrayRef(size), loc);
+}
+inline Tensor reshape(const Tensor& self, std::initializer_list<SymInt> shape, Loc loc = Loc::current()) {
+  return reshape(self, SymIntArrayRef(shape), loc);
+}
 Tensor permute(const Tensor& self, IntArrayRef dims, Loc loc = Loc::current());
 Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1, Loc loc = Loc::current());
 Tensor t(const Tensor& self, Loc loc = Loc::current());
 Tensor expand(const Tensor& self, IntArrayRef size, Loc loc = Loc::current());
+Tensor expand(const Tensor& self, SymIntArrayRef size, Loc loc = Loc::current());
+inline Tensor expand(const Tensor& self, std::initializer_list<SymInt> size, Loc loc = Loc::current()) {
+  return expand(self, SymIntArrayRef(size), loc);
+}
 Tensor slice(const Tensor& self, int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
              std::optional<int64_t> end = std::nullopt, int64_t step = 1, Loc loc = Loc::current());
 Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length, Loc loc = Loc::current());

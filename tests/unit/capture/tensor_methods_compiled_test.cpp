@@ -158,12 +158,24 @@ std::vector<Row> rows() {
       // --- views ------------------------------------------------------------------------
       {"view(IntArrayRef)",
        [](const Tensor& a, const Tensor&) {
-         return Results{(a * 1).view({4, 3}), a.view({12})};
+         return Results{(a * 1).view(std::vector<int64_t>{4, 3}), a.view(std::vector<int64_t>{12})};
        }},
+      {"view(std::initializer_list<SymInt>)",
+       [](const Tensor& a, const Tensor&) {
+         return Results{(a * 1).view({4, 3}), a.view({sym_size(a, 0) * 2, -1})};
+       }},
+      {"view(SymIntArrayRef)",
+       [](const Tensor& a, const Tensor&) { return Results{a.view(std::vector<SymInt>{sym_numel(a)})}; }},
       {"reshape(IntArrayRef)",
        [](const Tensor& a, const Tensor&) {
-         return Results{a.t().reshape({12}), a.reshape({2, 6})};
+         return Results{a.t().reshape(std::vector<int64_t>{12}), a.reshape(std::vector<int64_t>{2, 6})};
        }},
+      {"reshape(std::initializer_list<SymInt>)",
+       [](const Tensor& a, const Tensor&) {
+         return Results{a.t().reshape({12}), a.t().reshape({sym_size(a, 1), sym_size(a, 0)})};
+       }},
+      {"reshape(SymIntArrayRef)",
+       [](const Tensor& a, const Tensor&) { return Results{a.t().reshape(std::vector<SymInt>{sym_numel(a)})}; }},
       {"permute(IntArrayRef)",
        [](const Tensor& a, const Tensor&) {
          return Results{a.permute({1, 0}), (a * 2).permute({1, 0})};
@@ -175,7 +187,15 @@ std::vector<Row> rows() {
        }},
       {"expand(IntArrayRef)",
        [](const Tensor& a, const Tensor&) {
-         return Results{a.narrow(0, 0, 1).expand({3, 4}) * 1};
+         return Results{a.narrow(0, 0, 1).expand(std::vector<int64_t>{3, 4}) * 1};
+       }},
+      {"expand(std::initializer_list<SymInt>)",
+       [](const Tensor& a, const Tensor&) {
+         return Results{a.narrow(0, 0, 1).expand({sym_size(a, 0), -1}) * 1};
+       }},
+      {"expand(SymIntArrayRef)",
+       [](const Tensor& a, const Tensor&) {
+         return Results{a.narrow(0, 0, 1).expand(std::vector<SymInt>{2, sym_size(a, 1)}) * 1};
        }},
       {"expand_as(Tensor)",
        [](const Tensor& a, const Tensor& b) { return Results{a.sum({0}, true).expand_as(b) + 0}; }},
