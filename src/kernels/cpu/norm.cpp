@@ -18,6 +18,12 @@
 #include "kernels/cpu/vec.h"
 #include "kernels/cpu/wide_sum.h"
 
+// The lambdas below pass and return wide_sum.h's 64-byte WideVec by value: see its note on
+// GCC's -Wpsabi (one ABI within one build).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
 namespace ember::kernels::cpu {
 namespace {
 

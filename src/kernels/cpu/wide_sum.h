@@ -9,6 +9,14 @@
 #include <cstdint>
 #include <cstring>
 
+// WideVec is 64 bytes: on a target without AVX-512 GCC warns that returning or passing one
+// by value has a different ABI there. Every function here is inline and every translation
+// unit is built with the same flags, so no call crosses the two ABIs.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
 namespace ember::kernels::cpu {
 
 inline constexpr int64_t kWideLanes = 8;
@@ -81,3 +89,7 @@ struct WideSums {
 };
 
 }  // namespace ember::kernels::cpu
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
