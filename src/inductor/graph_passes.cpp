@@ -97,7 +97,7 @@ std::unique_ptr<Graph> unfuse_bias_add_to_pointwise(const Graph& g, size_t* chan
 }
 
 /// Whether `n` is a training native_batch_norm that split_batch_norm_training rewrites: a
-/// contiguous float input (f32/f64) of rank >= 2 with static sizes, none of them 0, and
+/// contiguous float input (f32/f64) on the CPU of rank >= 2 with static sizes, none of them 0, and
 /// parameters and running stats (each optional) of its dtype. (The eager kernel's output is
 /// contiguous; the affine map's follows its input's strides, so only a contiguous input
 /// gives eager's layout.)
@@ -107,6 +107,7 @@ bool splittable_batch_norm(const Node& n) {
   if (a[0].kind != Arg::Kind::Value || a[5].kind != Arg::Kind::Literal || !a[5].literal.to_bool()) return false;
   const TensorMeta& x = a[0].value.node->meta()[a[0].value.index];
   if ((x.dtype != kFloat && x.dtype != kDouble) || x.sizes.size() < 2) return false;
+  if (x.device.type != DeviceType::CPU) return false;  // batch_norm_update_stats is the CPU's
   if (x.storage_offset != 0 || !core::is_contiguous(x.sizes, x.strides)) return false;
   for (int64_t s : x.sizes)
     if (s == 0) return false;

@@ -183,6 +183,27 @@ TEST_P(InductorCuda, W6ConvolutionBlockEqualsEager) {
   expect_compiled_equals_eager(f, on_gpu({2, 8, 12, 12}, t), w, rm, rv);
 }
 
+// A batch norm in training mode compiled for CUDA: output and running stats equal eager's.
+// (On the CPU the inductor splits such a batch norm into batch_norm_update_stats, a
+// CPU-only op, and fused pointwise code; on CUDA the graph must keep native_batch_norm.)
+TEST_P(InductorCuda, W9BatchNormInTrainingEqualsEagerWithItsRunningStats) {
+  const ScalarType t = GetParam();
+  auto f = [](const Tensor& x, const Tensor& rm, const Tensor& rv) {
+    return relu(batch_norm(x, std::nullopt, std::nullopt, rm, rv, true) + x);
+  };
+  const TensorOptions on(TensorOptions(t).device(Device("cuda:0")));
+  const Tensor x = on_gpu({4, 8, 6, 6}, t);
+  Tensor rm_c = zeros({8}, on), rv_c = ones({8}, on), rm_e = zeros({8}, on), rv_e = ones({8}, on);
+  NoGradGuard no_grad;
+  auto compiled = compile(f, {.backend = "inductor"});
+  const Tensor got = compiled(x, rm_c, rv_c);
+  const Tensor want = f(x, rm_e, rv_e);
+  ASSERT_TRUE(got.is_cuda());
+  EXPECT_EQ(mismatch(got, want.cpu(), compiled_tolerance(t)), "");
+  EXPECT_EQ(mismatch(rm_c, rm_e.cpu(), compiled_tolerance(t)), "");
+  EXPECT_EQ(mismatch(rv_c, rv_e.cpu(), compiled_tolerance(t)), "");
+}
+
 TEST_P(InductorCuda, W7TrainingStepGradientsEqualEager) {
   const ScalarType t = GetParam();
   auto f = [](const Tensor& x, const Tensor& w) { return sum(gelu(matmul(layer_norm(x, {64}), w)) * 2); };
