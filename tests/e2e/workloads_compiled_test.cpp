@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -165,6 +166,13 @@ TEST_F(WorkloadsCompiledTest, W7CompiledForwardGivesEagerOutputAndGradients) {
 // W8's parameters: 2 * lr; see bench/training_workloads.h), doubled at the second step,
 // which starts from the first step's differences.
 TEST_F(WorkloadsCompiledTest, W8AndW9CompiledStepsLeaveEagerLossGradientsParametersAndRunningStats) {
+  // One float GEMM library for every product (EMBER_SGEMM, read at the process's first
+  // GEMM; ctest runs each test in its own process). Autotuned, eager's and the compiled
+  // graphs' products can land on different libraries by timing, and AdamW's normalized
+  // step turns their last-bit differences into parameter differences of up to lr that
+  // step 2's gradients then exceed their tolerance by (seen: 1 run in 4 under load). This
+  // test checks the compiler's graphs, not agreement between GEMM libraries.
+  setenv("EMBER_SGEMM", "dnnl", /*overwrite=*/0);
   for (const auto& w : bench::training_workloads({.gpt_batch = 2, .gpt_seq = 16, .conv_batch = 2, .conv_hw = 8})) {
     const bench::CompiledCall compiled = w.compile("inductor");
     for (int step = 0; step < 2; ++step) {
