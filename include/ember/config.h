@@ -88,6 +88,11 @@ struct Config {
     /// Cache of compiled kernels. TORCHINDUCTOR_CACHE_DIR; by default
     /// <temp dir>/torchinductor_<user>, set when the config is first read.
     std::string cache_dir;
+    /// Where the generated code's precompiled prelude is (Note [inductor], "The
+    /// precompiled prelude"): "" for the one the build made (GCC only), "off" for none
+    /// (each unit parses the prelude), or a directory holding ember_inductor_prelude.h and
+    /// its .gch. EMBER_PRECOMPILED_PRELUDE_DIR.
+    std::string precompiled_prelude_dir;
     /// The trace directory (TORCH_COMPILE_DEBUG=1) and what it holds.
     struct Trace {
       /// Write torch_compile_debug/run_<time>-pid_<pid>/. TORCH_COMPILE_DEBUG.

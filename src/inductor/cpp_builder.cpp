@@ -1,16 +1,20 @@
 // inductor/cpp_builder.cpp — builds generated C++ into a shared library with the system
 // compiler and loads it, through an on-disk cache keyed by a hash of the source, the
 // compiler and its flags (and the vec.h the source includes). Writes are atomic (a temp
-// name, then rename); a checksum sidecar detects a corrupt or half-written library.
-// See Note [inductor] (docs/notes/inductor.md), "The cache".
+// name, then rename); a checksum sidecar detects a corrupt or half-written library. The
+// prelude every source starts with is compiled once, as a precompiled header, and each
+// source's unit includes it instead of carrying its text.
+// See Note [inductor] (docs/notes/inductor.md), "The cache" and "The precompiled prelude".
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <future>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -49,49 +53,97 @@ fs::path cache_root() {
   return dir;
 }
 
-/// The directory holding kernels/cpu/vec.h for the generated code: under the cache root,
-/// named by the hash of the text this library was built with, so code and header always
-/// come from the same build, whatever is (or is not) on disk elsewhere.
+/// The name generated units include the prelude by: the file in codegen_include_dir()
+/// and, where the build made one, in the precompiled prelude's directory.
+constexpr const char* kPreludeHeader = "ember_inductor_prelude.h";
+
+/// Flags after build_info's that code generation depends on: optimized, OpenMP,
+/// position-independent, Sleef's headers. The build precompiles the prelude with exactly
+/// these (GCC uses a precompiled header only under the flags it was made with); they and
+/// the compiler are part of every library's cache key.
+std::string codegen_flags() {
+  return std::string(build_info::kCxxFlags) + " -O3 -fopenmp -fPIC -isystem " +
+         quote(EMBER_INDUCTOR_SLEEF_INCLUDE_DIR);
+}
+
+/// The directory holding the generated code's headers (kernels/cpu/vec.h and the
+/// prelude): under the cache root, named by the hash of the texts this library was built
+/// with, so code and headers always come from the same build, whatever is (or is not) on
+/// disk elsewhere.
 fs::path codegen_include_dir() {
-  static const std::string text_hash = hash_text(kEmbeddedVecHeader);
+  static const std::string text_hash = hash_text(std::string(kEmbeddedVecHeader) + "\n" + cpp_prelude_header());
   return cache_root() / "include" / text_hash;
 }
 
-/// Writes the embedded vec.h under codegen_include_dir() unless an intact copy is there.
-void ensure_codegen_header() {
-  const fs::path header = codegen_include_dir() / "kernels" / "cpu" / "vec.h";
-  if (fs::exists(header) && read_file(header) == kEmbeddedVecHeader) return;
+/// Writes `text` to `path` unless an identical copy is there.
+void ensure_text_file(const fs::path& path, const char* text) {
+  if (fs::exists(path) && read_file(path) == text) return;
   std::error_code ec;
-  fs::create_directories(header.parent_path(), ec);
-  EMBER_CHECK(!ec) << "inductor: cannot create " << header.parent_path().string() << ": " << ec.message();
-  support::write_atomically(header, kEmbeddedVecHeader, "inductor");
+  fs::create_directories(path.parent_path(), ec);
+  EMBER_CHECK(!ec) << "inductor: cannot create " << path.parent_path().string() << ": " << ec.message();
+  support::write_atomically(path, text, "inductor");
 }
 
-/// Flags after build_info's: optimized, OpenMP, a loadable library.
-std::string compile_flags() {
-  return std::string(build_info::kCxxFlags) + " -O3 -fopenmp -shared -fPIC -I" +
-         quote(codegen_include_dir().string()) + " -isystem " + quote(EMBER_INDUCTOR_SLEEF_INCLUDE_DIR);
+/// Writes the generated code's headers under codegen_include_dir() unless intact copies
+/// are there.
+void ensure_codegen_headers() {
+  const fs::path dir = codegen_include_dir();
+  ensure_text_file(dir / "kernels" / "cpu" / "vec.h", kEmbeddedVecHeader);
+  ensure_text_file(dir / kPreludeHeader, cpp_prelude_header());
 }
 
-/// Where one source's library lives in the cache, and the command that builds it.
+/// Directories whose precompiled prelude a unit failed with (so not used again in this
+/// process).
+std::mutex g_pch_mu;
+std::set<std::string>& failed_pch_dirs() {
+  static std::set<std::string> failed;
+  return failed;
+}
+
+/// What the compiler reads for `source`: a source that starts with the prelude includes
+/// the prelude's header in its place (first, so a precompiled form applies) and a #line
+/// directive keeps the compiler's line numbers those of the source the logs and the trace
+/// directory show (there, the banner is line 1, the header's text follows, then an empty
+/// line and the namespace's opening).
+std::string compile_unit(const std::string& source) {
+  const std::string& prelude = cpp_prelude();
+  if (!source.starts_with(prelude)) return source;
+  const std::string_view header = cpp_prelude_header();
+  const auto header_lines = std::count(header.begin(), header.end(), '\n');
+  return std::string(cpp_prelude_banner()) + "#include \"" + kPreludeHeader + "\"\n#line " +
+         std::to_string(header_lines + 3) + "\nnamespace ember::vec {\n" + source.substr(prelude.size());
+}
+
+/// Where one source's library lives in the cache, and the commands that build it: with
+/// the precompiled prelude (when there is one) and without.
 struct CacheEntry {
   fs::path dir, cpp, so, sum;
-  std::string cmd;
+  std::string cmd, cmd_without_pch;
+  std::optional<fs::path> pch_dir;
   fs::path tmp_so;
 };
 
+/// The compiler command for `e`'s unit, with `pch_dir` (the precompiled prelude's) ahead
+/// of the generated code's headers when given.
+std::string compiler_command(const CacheEntry& e, const std::optional<fs::path>& pch_dir) {
+  std::string cmd = quote(build_info::kCxxCompiler) + " " + codegen_flags() + " -shared";
+  if (pch_dir) cmd += " -Winvalid-pch -I" + quote(pch_dir->string());
+  return cmd + " -I" + quote(codegen_include_dir().string()) + " " + quote(e.cpp.string()) + " -o " +
+         quote(e.tmp_so.string()) + " " + quote(EMBER_INDUCTOR_SLEEF_LIBRARY) + " 2>&1";
+}
+
 CacheEntry cache_entry(const std::string& source) {
   const std::string compiler = build_info::kCxxCompiler;
-  const std::string flags = compile_flags();
-  const std::string key = hash_text(source + "\n" + compiler + "\n" + flags + "\n" + kEmbeddedVecHeader);
+  const std::string key = hash_text(source + "\n" + compiler + "\n" + codegen_flags() + "\n" + kEmbeddedVecHeader);
   CacheEntry e;
   e.dir = cache_root() / key.substr(0, 2);
   e.cpp = e.dir / ("c" + key + ".cpp");
   e.so = e.dir / ("c" + key + ".so");
   e.sum = e.dir / ("c" + key + ".so.fnv");
   e.tmp_so = support::temp_path_beside(e.so);
-  e.cmd = quote(compiler) + " " + flags + " " + quote(e.cpp.string()) + " -o " + quote(e.tmp_so.string()) + " " +
-          quote(EMBER_INDUCTOR_SLEEF_LIBRARY) + " 2>&1";
+  e.cmd_without_pch = compiler_command(e, std::nullopt);
+  e.pch_dir = precompiled_prelude_dir();
+  e.cmd = e.pch_dir ? compiler_command(e, e.pch_dir) : e.cmd_without_pch;
   return e;
 }
 
@@ -103,31 +155,51 @@ bool cached_intact(const CacheEntry& e) {
 }
 
 /// What one run of the compiler left: its exit status and output (the library is in
-/// place, with its checksum, when the status is 0).
+/// place, with its checksum, when the status is 0), and what failed with the precompiled
+/// prelude before a run without it succeeded.
 struct BuildResult {
   int status = 0;
   std::string output;
+  std::string pch_failure;
 };
 
-/// Writes the source, runs the compiler into a temp name, and moves the library and its
-/// checksum into place. Uses nothing but the filesystem and the compiler process, so that
-/// it may run on a thread of its own (start_build).
-BuildResult run_compiler(const CacheEntry& e) {
+/// Runs `cmd`, which writes `e`'s library under its temp name.
+BuildResult run_command(const CacheEntry& e, const std::string& cmd) {
   BuildResult r;
-  FILE* pipe = popen(e.cmd.c_str(), "r");
-  if (!pipe) return {-1, "cannot run the C++ compiler"};
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return {-1, "cannot run the C++ compiler", ""};
   char buf[4096];
   size_t n;
   while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
   r.status = pclose(pipe);
-  std::error_code ec;
   if (r.status != 0) {
+    std::error_code ec;
     fs::remove(e.tmp_so, ec);
-    return r;
   }
+  return r;
+}
+
+/// Runs the compiler into a temp name, and moves the library and its checksum into
+/// place. A unit that fails with the precompiled prelude is compiled again without it,
+/// and the precompiled prelude is not used again in this process: it only saves time,
+/// so a stale or damaged one must not cost a compile. Uses nothing but the filesystem and
+/// the compiler process, so that it may run on a thread of its own (start_build).
+BuildResult run_compiler(const CacheEntry& e) {
+  BuildResult r = run_command(e, e.cmd);
+  if (r.status != 0 && e.pch_dir) {
+    std::string failure = "command: " + e.cmd + "\n" + r.output;
+    r = run_command(e, e.cmd_without_pch);
+    if (r.status == 0) {
+      std::lock_guard lock(g_pch_mu);
+      failed_pch_dirs().insert(e.pch_dir->string());
+      r.pch_failure = std::move(failure);
+    }
+  }
+  if (r.status != 0) return r;
+  std::error_code ec;
   const std::string checksum = hash_text(read_file(e.tmp_so));
   fs::rename(e.tmp_so, e.so, ec);
-  if (ec) return {-1, "cannot move " + e.tmp_so.string() + " into place: " + ec.message()};
+  if (ec) return {-1, "cannot move " + e.tmp_so.string() + " into place: " + ec.message(), ""};
   support::write_atomically(e.sum, checksum, "inductor");
   return r;
 }
@@ -146,11 +218,30 @@ void prepare_entry(const CacheEntry& e, const std::string& source) {
   std::error_code ec;
   fs::create_directories(e.dir, ec);
   EMBER_CHECK(!ec) << "inductor: cannot create the cache directory " << e.dir.string() << ": " << ec.message();
-  support::write_atomically(e.cpp, source, "inductor");
-  ensure_codegen_header();
+  ensure_codegen_headers();
+  support::write_atomically(e.cpp, compile_unit(source), "inductor");
 }
 
 }  // namespace
+
+/// A build moved elsewhere, another machine or another compiler: none, and each unit
+/// parses the prelude's text instead. GCC looks for the .gch beside the header a unit
+/// includes first.
+std::optional<fs::path> precompiled_prelude_dir() {
+  std::string dir = config().inductor.precompiled_prelude_dir;
+#ifdef EMBER_INDUCTOR_PCH_DIR
+  if (dir.empty()) dir = EMBER_INDUCTOR_PCH_DIR;
+#endif
+  if (dir.empty() || dir == "off") return std::nullopt;
+  {
+    std::lock_guard lock(g_pch_mu);
+    if (failed_pch_dirs().count(dir)) return std::nullopt;
+  }
+  std::error_code ec;
+  const fs::path header = fs::path(dir) / kPreludeHeader;
+  if (!fs::exists(header.string() + ".gch", ec) || read_file(header) != cpp_prelude_header()) return std::nullopt;
+  return fs::path(dir);
+}
 
 int64_t compiler_invocations() { return g_compiles.load(); }
 
@@ -201,10 +292,16 @@ LoadedCode load_or_build(const std::string& source) {
     ++g_compiles;
     result = run_compiler(e);
   }
+  if (!result.pch_failure.empty()) {
+    EMBER_LOG(inductor, WARNING) << "a unit failed with the precompiled prelude and compiled without it; the "
+                                    "prelude is parsed in every unit from now on. The failure:\n"
+                                 << result.pch_failure;
+  }
   if (result.status != 0) {
     EMBER_FAIL() << "inductor: the C++ compiler failed on " << e.cpp.string() << " (exit status " << result.status
-                 << ")\ncommand: " << e.cmd << "\n" << result.output;
+                 << ")\ncommand: " << e.cmd_without_pch << "\n" << result.output;
   }
+  if (!result.output.empty()) EMBER_LOG(inductor, INFO) << "the C++ compiler said:\n" << result.output;
   out.handle = dlopen(e.so.c_str(), RTLD_NOW | RTLD_LOCAL);
   EMBER_CHECK(out.handle) << "inductor: cannot load " << e.so.string() << ": " << dlerror();
   return out;

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -141,9 +143,14 @@ bool joins_rows(const RowNode& first, const RowNode& r);
 /// row node's).
 std::string generate_cpp(const LoweredGraph& lowered, std::vector<Kernel>& kernels);
 
-/// The start of every generated translation unit (codegen_prelude.cpp): includes and the
-/// helpers kernels call (ld/st, row_sum, row_minmax, col_sum, softmax passes, ...).
-const char* cpp_prelude();
+/// The start of every generated translation unit (codegen_prelude.cpp): a banner line,
+/// the prelude header's text (inductor/cpp_prelude.h: includes and the helpers kernels
+/// call, ld/st, row_sum, row_minmax, col_sum, softmax passes, ...), then the opening of
+/// namespace ember::vec, which the generated code closes.
+const std::string& cpp_prelude();
+/// Its parts: the banner line and the prelude header's text.
+const char* cpp_prelude_banner();
+const char* cpp_prelude_header();
 
 /// How the wrapper launches one generated CUDA kernel (codegen_cuda*.cpp): its symbol, an
 /// exact 1-D grid of `block`-thread blocks, and its arguments — the kernel's buffer
@@ -208,5 +215,11 @@ void start_build(const std::string& source);
 
 /// How many times this process has run the C++ compiler for generated code.
 int64_t compiler_invocations();
+
+/// The directory whose precompiled prelude (ember_inductor_prelude.h and its .gch) the
+/// next compile uses: config inductor.precompiled_prelude_dir, by default the build's
+/// (GCC only); none when it is "off", lacks the .gch, holds another prelude, or a unit
+/// failed with it in this process (Note [inductor], "The precompiled prelude").
+std::optional<std::filesystem::path> precompiled_prelude_dir();
 
 }  // namespace ember::inductor

@@ -145,6 +145,13 @@ const std::vector<Knob>& knob_table() {
        .field = EMBER_FIELD(inductor.cache_dir),
        .meaning = "cache of compiled kernels",
        .default_note = "<temp dir>/torchinductor_<user>"},
+      {.name = "inductor.precompiled_prelude_dir",
+       .aliases = {},
+       .env = {"EMBER_PRECOMPILED_PRELUDE_DIR"},
+       .field = EMBER_FIELD(inductor.precompiled_prelude_dir),
+       .meaning = "the generated code's precompiled prelude: '' the build's (GCC), 'off' none, or a directory "
+                  "holding ember_inductor_prelude.h and its .gch",
+       .default_note = "(the build's)"},
       {.name = "inductor.trace.enabled",
        .aliases = {},
        .env = {"TORCH_COMPILE_DEBUG"},

@@ -7,10 +7,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "ember/ember.h"
+#include "inductor/pipeline.h"
 #include "support/compile_helpers.h"
 
 namespace ember {
@@ -165,6 +168,71 @@ TEST_F(InductorTest, CorruptCachedLibraryIsDetectedAndRebuilt) {
   EXPECT_EQ(inductor::compiler_invocations(), before + 1) << "the corrupt entry is rebuilt";
   EXPECT_FALSE(inductor::last_compile_report().cache_hit);
   EXPECT_GT(fs::file_size(so), 1000u);
+}
+
+/// The unit the compiler read for the library at `so_path` (the cache's .cpp beside it).
+std::string unit_of(const std::string& so_path) {
+  std::ifstream in(fs::path(so_path).replace_extension(".cpp"));
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST_F(InductorTest, GeneratedUnitsIncludeThePreludeWhichGccReadsPrecompiled) {
+  testing::LogCapture logs("inductor");
+  Tensor x = randn({8, 16});
+  auto compiled = compile(w1, {.backend = "inductor"});
+  expect_close(compiled(x), w1(x), 1.3e-6, 1e-5);
+  const inductor::CompileReport r = inductor::last_compile_report();
+  ASSERT_TRUE(r.source.starts_with(inductor::cpp_prelude())) << "the source shown keeps the prelude's text";
+  const std::string unit = unit_of(r.so_path);
+  EXPECT_TRUE(unit.starts_with(std::string(inductor::cpp_prelude_banner()) +
+                               "#include \"ember_inductor_prelude.h\"\n#line "))
+      << unit.substr(0, 300);
+  EXPECT_EQ(unit.find("inline V ld("), std::string::npos) << "the unit includes the prelude instead of its text";
+  // After the include, a #line directive puts the rest on the source's line numbers: the
+  // namespace's opening is the prelude's last line.
+  const std::string& prelude = inductor::cpp_prelude();
+  const std::string rest = "#line " + std::to_string(std::count(prelude.begin(), prelude.end(), '\n')) +
+                           "\nnamespace ember::vec {\n" + r.source.substr(prelude.size());
+  EXPECT_TRUE(unit.ends_with(rest)) << unit.substr(0, 300);
+#if defined(__GNUC__) && !defined(__clang__)
+  const std::optional<fs::path> pch = inductor::precompiled_prelude_dir();
+  ASSERT_TRUE(pch) << "a GCC build precompiles the prelude";
+  EXPECT_TRUE(fs::exists(*pch / "ember_inductor_prelude.h.gch"));
+  EXPECT_NE(logs.text().find("-Winvalid-pch -I'" + pch->string() + "'"), std::string::npos) << logs.text();
+  EXPECT_EQ(logs.text().find("[-Winvalid-pch]"), std::string::npos)
+      << "GCC took the precompiled prelude (-Winvalid-pch would say why not): " << logs.text();
+#endif
+  // Off: the unit parses the prelude, and gives the same library.
+  config().inductor.precompiled_prelude_dir = "off";
+  EXPECT_FALSE(inductor::precompiled_prelude_dir());
+  auto plain = compile([](const Tensor& t) { return w1(t) + 1; }, {.backend = "inductor"});
+  expect_close(plain(x), w1(x) + 1, 1.3e-6, 1e-5);
+  EXPECT_EQ(logs.text().find("-Winvalid-pch", logs.text().rfind("compiling generated code")), std::string::npos);
+}
+
+TEST_F(InductorTest, AUnitThatFailsWithADamagedPrecompiledPreludeCompilesWithoutItAndSaysSo) {
+  const std::optional<fs::path> build_pch = inductor::precompiled_prelude_dir();
+  if (!build_pch) GTEST_SKIP() << "this build has no precompiled prelude (GCC only)";
+  // A truncated copy: GCC finds it, starts reading it and fails.
+  const fs::path damaged = root_ / "pch";
+  fs::create_directories(damaged);
+  fs::copy_file(*build_pch / "ember_inductor_prelude.h", damaged / "ember_inductor_prelude.h");
+  {
+    std::ifstream in(*build_pch / "ember_inductor_prelude.h.gch", std::ios::binary);
+    std::string head(100000, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    std::ofstream(damaged / "ember_inductor_prelude.h.gch", std::ios::binary) << head;
+  }
+  config().inductor.precompiled_prelude_dir = damaged.string();
+  ASSERT_EQ(inductor::precompiled_prelude_dir(), damaged);
+  testing::LogCapture logs("inductor");
+  Tensor x = randn({8, 16});
+  auto compiled = compile(w1, {.backend = "inductor"});
+  expect_close(compiled(x), w1(x), 1.3e-6, 1e-5);
+  EXPECT_NE(logs.text().find("a unit failed with the precompiled prelude and compiled without it"), std::string::npos)
+      << logs.text();
+  EXPECT_NE(logs.text().find("while reading precompiled header"), std::string::npos) << "GCC's reason is shown";
+  EXPECT_FALSE(inductor::precompiled_prelude_dir()) << "not used again in this process";
 }
 
 TEST_F(InductorTest, ATrainingGraphsBackwardCompilesWhileItsForwardDoesAndBackwardWaitsForIt) {
