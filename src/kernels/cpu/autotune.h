@@ -2,6 +2,9 @@
 // per-shape choices of the float GEMM (gemm.cpp) and the convolution layout (conv.cpp).
 #pragma once
 
+#include <omp.h>
+#include <time.h>
+
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -10,17 +13,31 @@
 
 namespace ember::kernels::cpu {
 
+/// Milliseconds on the clock a candidate is timed with: with one OpenMP thread every
+/// candidate runs on the calling thread, so that thread's CPU time, which time spent
+/// descheduled by other programs does not inflate; with more, the wall clock (the CPU time
+/// of a team would leave out the work a candidate fails to spread over it).
+inline double autotune_clock_ms(bool one_thread) {
+  if (one_thread) {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
+  }
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 /// The index of the fastest of `runs`: one warm-up round, then `rounds` rounds that each
 /// run every candidate once in turn, so that a slow spell of a shared machine falls on all
-/// of them alike; a candidate's best round is its time (`ms[i]`).
+/// of them alike; a candidate's best round is its time (`ms[i]`, autotune_clock_ms).
 inline size_t fastest(const std::vector<std::function<void()>>& runs, std::vector<double>& ms, int rounds = 4) {
   ms.assign(runs.size(), std::numeric_limits<double>::infinity());
+  const bool one_thread = omp_get_max_threads() == 1;
   for (const auto& run : runs) run();
   for (int r = 0; r < rounds; ++r) {
     for (size_t i = 0; i < runs.size(); ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
+      const double t0 = autotune_clock_ms(one_thread);
       runs[i]();
-      const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      const double t = autotune_clock_ms(one_thread) - t0;
       if (t < ms[i]) ms[i] = t;
     }
   }

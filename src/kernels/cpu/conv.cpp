@@ -122,7 +122,10 @@ std::optional<std::string> forced_conv_layout() {
 // output (autotune.h's fastest(): candidates in turn over several rounds, each one's best
 // round counting) and keeps the faster; the `autotuning` log artifact shows the times,
 // and EMBER_CONV_LAYOUT=any|blocked skips the timing. The call's own output comes from
-// the kept primitive, so every call of a shape rounds alike.
+// the kept primitive, so every call of a shape rounds alike. At one thread the times are
+// the thread's CPU time: timed by the wall clock on a loaded 2-core machine, W9's shape
+// kept brgconv over NHWC in some processes (its NCHW <-> NHWC reorders cost 1.9 ms a call
+// against the blocked layout's 0.4 ms, bench_conv_probe), 2 ms more per forward.
 std::shared_ptr<DnnlConv> cached_dnnl_conv(const Conv2dParams& p, const float* in, const float* w, const float* bias) {
   using Key = std::array<int64_t, 18>;
   const Key key{p.batch,

@@ -5,6 +5,8 @@
 // reorders, themselves cached, into temporaries of Ember's allocator (onednn.h). When both
 // gradients are wanted and both primitives read grad_output in the same layout, it is
 // reordered once.
+#include <omp.h>
+
 #include <array>
 #include <map>
 #include <memory>
@@ -75,11 +77,16 @@ std::shared_ptr<DnnlConvBackward> make(const Conv2dParams& p, bool want_data, bo
   return c;
 }
 
+// A primitive splits its work for the thread count it was created under (oneDNN reads
+// omp_get_max_threads() when it is made), so the thread count is part of the key, as in the
+// forward's cache (conv.cpp): a program that changes OMP's thread count between steps gets
+// primitives made for the new count instead of the old split run on the new team.
 std::shared_ptr<DnnlConvBackward> cached(const Conv2dParams& p, bool want_data, bool want_weights, bool with_bias) {
-  using Key = std::array<int64_t, 19>;
-  const Key key{p.batch,      p.in_channels, p.in_h,     p.in_w,       p.out_channels, p.kernel_h, p.kernel_w,
-                p.out_h,      p.out_w,       p.stride_h, p.stride_w,   p.pad_h,        p.pad_w,    p.dilation_h,
-                p.dilation_w, p.groups,      want_data,  want_weights, with_bias};
+  using Key = std::array<int64_t, 20>;
+  const Key key{p.batch,      p.in_channels, p.in_h,     p.in_w,       p.out_channels, p.kernel_h,
+                p.kernel_w,   p.out_h,       p.out_w,    p.stride_h,   p.stride_w,     p.pad_h,
+                p.pad_w,      p.dilation_h,  p.dilation_w, p.groups,   want_data,      want_weights,
+                with_bias,    omp_get_max_threads()};
   static std::mutex mu;
   static std::map<Key, std::shared_ptr<DnnlConvBackward>> cache;
   std::lock_guard<std::mutex> lock(mu);

@@ -150,8 +150,10 @@ void openblas_split(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, 
 // A float product of at least kTuneMacs multiply-adds, outside a parallel region, runs on
 // the implementation that was fastest for its shape (transposes, m, n, k, leading
 // dimensions, whether beta is 0, thread count): the first product of a shape times each
-// candidate — one warm-up and two timed runs into a scratch output, the faster of the two
-// counts — and keeps the fastest for the process (logged on the `autotuning` artifact).
+// candidate (autotune.h's fastest(): rounds of every candidate in turn into a scratch
+// output, each one's best round counting; at one thread in the thread's CPU time, so that
+// time descheduled on a shared machine does not decide) and keeps the fastest for the
+// process (logged on the `autotuning` artifact).
 // Candidates: dnnl_sgemm; oneDNN's matmul primitive (created once per shape, alpha and
 // beta as its output scale and sum post-op); OpenBLAS split over OpenMP. Smaller products
 // and products inside a parallel region (one per thread) take dnnl_sgemm. The choice

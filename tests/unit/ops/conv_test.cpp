@@ -1,15 +1,21 @@
 // Convolution and pooling against values printed by PyTorch 1.13 for the same inputs.
 // Inputs are patterns ((i*a) % m - s) / d so both sides build them without pasting data.
 #include <gtest/gtest.h>
+#include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
+#include <thread>
 #include <tuple>
+#include <vector>
 
 #include "core/allocator.h"
 #include "ember/ember.h"
+#include "kernels/cpu/autotune.h"
 #include "support/log_capture.h"
 
 namespace ember {
@@ -166,6 +172,46 @@ TEST(Conv2d, OneDnnFloat32AgreesWithFloat64OnResNetShape) {
   // A second call hits the cached primitive and gives the same bits.
   Tensor again = conv2d(x.to(kFloat), w.to(kFloat), std::nullopt, {1, 1}, {1, 1});
   EXPECT_EQ(again.to_vector<float>(), got.to_vector<float>());
+}
+
+/// Sets OpenMP's thread count for a scope.
+struct ThreadCount {
+  int saved = omp_get_max_threads();
+  explicit ThreadCount(int n) { omp_set_num_threads(n); }
+  ~ThreadCount() { omp_set_num_threads(saved); }
+};
+
+/// A candidate that works `ms` of the calling thread's CPU time, and one that is away from
+/// the CPU for `ms` (asleep, as a candidate whose rounds fell in other programs' time slices).
+std::function<void()> busy_for(double ms) {
+  return [ms] {
+    const double t0 = kernels::cpu::autotune_clock_ms(true);
+    while (kernels::cpu::autotune_clock_ms(true) - t0 < ms) {
+    }
+  };
+}
+std::function<void()> away_for(int ms) {
+  return [ms] { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
+}
+
+TEST(Autotune, AtOneThreadTimeAwayFromTheCpuDoesNotCount) {
+  // Layout and GEMM choices are timed on first sight of a shape, often on a machine other
+  // programs share: at one thread a candidate is its thread's CPU time, so a candidate
+  // descheduled in every round still wins when its work is the least.
+  ThreadCount one(1);
+  std::vector<double> ms;
+  EXPECT_EQ(kernels::cpu::fastest({busy_for(3.0), away_for(20)}, ms), 1u);
+  EXPECT_GE(ms[0], 3.0);
+  EXPECT_LT(ms[1], 1.0);
+}
+
+TEST(Autotune, WithSeveralThreadsTheWallClockCounts) {
+  // A team's CPU time would leave out work a candidate fails to spread over its threads,
+  // so with more than one the wall clock times them, time away from the CPU included.
+  ThreadCount two(2);
+  std::vector<double> ms;
+  EXPECT_EQ(kernels::cpu::fastest({busy_for(3.0), away_for(50)}, ms), 0u);
+  EXPECT_GE(ms[1], 50.0);
 }
 
 /// grad_input and grad_weight of W9's 3x3 64->64 convolution (x[8,64,56,56]), as `mask` asks.
