@@ -36,7 +36,9 @@ same values, drawn on the CPU and moved there with the blocks' parameters; each 
 median of --iters calls, each timed by torch.cuda.Event records before and after the
 call, after 3 warm-up calls; GB/s of W1-W3 against the device-to-device copy bandwidth of
 a 1 GiB copy_ measured in the same run (bytes read + written). TF32 is off (full float32
-GEMMs and convolutions, like the rows' dtype says)."""
+GEMMs and convolutions, like the rows' dtype says). With --compile as well, W1-W7 and L1 are
+compiled with torch.compile in the default mode and in mode="reduce-overhead" (CUDA graphs),
+torch_cuda_compiled.py's columns."""
 import argparse
 import json
 import os
@@ -66,8 +68,6 @@ def parse_args():
         p.error(f"--iters: expected a positive number, got {args.iters}")
     if args.device not in ("cpu", "cuda"):
         p.error(f"--device: expected cpu or cuda, got {args.device!r}")
-    if args.device == "cuda" and args.compile:
-        p.error("--device cuda times the eager rows only; --compile is for the CPU rows")
     return args
 
 
@@ -356,6 +356,12 @@ def cuda_main(args):
 
 def main():
     args = ARGS
+    if args.device == "cuda" and args.compile:
+        from torch_cuda_compiled import cuda_compiled_main
+        status = cuda_compiled_main(args)
+        if REMOVE_CACHE_DIR:
+            shutil.rmtree(CACHE_DIR, ignore_errors=True)
+        return status
     if args.device == "cuda":
         return cuda_main(args)
     if args.dynamic:
