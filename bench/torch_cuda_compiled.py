@@ -84,7 +84,7 @@ def cuda_compiled_main(args):
             if only and not any(w.id.startswith(o) for o in only):
                 continue
             eager_ms = tw.cuda_median_ms(w.run, iters=args.iters)
-            row = {"id": w.id, "workload": w.what, "eager_ms": eager_ms}
+            row = {"id": w.id, "workload": w.what, "eager_ms": eager_ms, "nbytes": w.nbytes}
             line = f"{w.id:8} | {eager_ms:9.3f}"
             for m in MODES:
                 try:

@@ -11,8 +11,9 @@
 #   gen/tests/ops/, gen/src/ops/    the conformance case generator and the derivative
 #                                   tables it reads (which ops get gradient cases)
 #   cases_cuda/                     tests/ops/cases_cuda/, when this checkout has it
-#   bench/                          torch_workloads.py (and its blocks) and
-#                                   run_cuda_side_by_side.sh, for the PyTorch side
+#   bench/                          torch_workloads.py (and its blocks, torch_cuda_compiled.py),
+#                                   run_cuda_side_by_side.sh and run_cuda_compiled_side_by_side.sh,
+#                                   for the PyTorch side
 # NVRTC is not packed: the GPU machine's CUDA 13 toolkit provides it. On that machine:
 #   mkdir -p /tmp/ct && tar -C /tmp/ct -xJf cuda_tests.tar.xz && cd /tmp/ct
 #   export LD_LIBRARY_PATH=/tmp/ct/lib:/usr/local/cuda/lib64
@@ -23,6 +24,7 @@
 #   ./bench_cuda_inductor_workloads
 #   compute-sanitizer --tool memcheck ./test_cuda_conformance           # (EMBER_CUDA_CASES_DIR as above)
 #   bash bench/run_cuda_side_by_side.sh --ember ./bench_cuda_eager_workloads --out /tmp/side
+#   bash bench/run_cuda_compiled_side_by_side.sh --ember ./bench_cuda_inductor_workloads --out /tmp/race
 # See README.md, "The GPU build", and docs/testing.md, "Conformance on CUDA".
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,6 +46,7 @@ done
 cp tests/ops/*.py "$stage/gen/tests/ops/"  # the generator and every module of rows it imports
 cp src/ops/derivatives*.cpp "$stage/gen/src/ops/"
 [[ -d tests/ops/cases_cuda ]] && cp -r tests/ops/cases_cuda "$stage/"
-cp bench/torch_workloads.py bench/torch_blocks.py bench/torch_training.py bench/run_cuda_side_by_side.sh "$stage/bench/"
+cp bench/torch_workloads.py bench/torch_blocks.py bench/torch_training.py bench/torch_cuda_compiled.py \
+   bench/run_cuda_side_by_side.sh bench/run_cuda_compiled_side_by_side.sh "$stage/bench/"
 tar -C "$stage" -cJf "$build/bundle/cuda_tests.tar.xz" .
 ls -l "$build/bundle/cuda_tests.tar.xz"
