@@ -143,11 +143,6 @@ def main():
             tensors[f"state.{bname}"] = b.detach().contiguous()
         save_file(tensors, f"{out}/{name}_io.safetensors")
         print(name, " ".join(sorted({str(n.target) for n in ep.graph.nodes if n.op == "call_function"})))
-    # A program with a dynamic batch dim, which Ember refuses naming the dim.
-    batch = torch.export.Dim("batch", min=2, max=64)
-    ep = torch.export.export(MLP(), (torch.randn(4, 16),), dynamic_shapes={"x": {0: batch}})
-    ep = relative_paths(ep.run_decompositions())
-    torch.export.save(ep, f"{out}/mlp_dynamic.pt2")
 
 
 if __name__ == "__main__":
