@@ -577,8 +577,8 @@ void import_node(ImportScope& s, const json& node) {
     expand_composite(s, *op, args, outs, loc_of(node), where);
     return;
   }
-  if (op->name == "aten::scalar_tensor" && outs.size() == 1 && !outs[0].empty()) {
-    // A 0-dim tensor of literals (Core ATen's `where(mask, x, -inf)` makes one): a
+  if (s.symbols != nullptr && op->name == "aten::scalar_tensor" && outs.size() == 1 && !outs[0].empty()) {
+    // In a symbolic program, a 0-dim tensor of literals (Core ATen's `where(mask, x, -inf)` makes one): a
     // constant, as a Python number where a tensor is wanted becomes, so that no backend
     // sees a factory call (the inductor compiles a symbolic graph with one over its symbols).
     Stack call_args;
