@@ -66,6 +66,9 @@ std::map<std::string, Tensor>& ExportedProgram::state() { return impl_->state; }
 const std::map<std::string, Tensor>& ExportedProgram::state() const { return impl_->state; }
 const std::string& ExportedProgram::schema_version() const { return impl_->schema_version; }
 const std::string& ExportedProgram::torch_version() const { return impl_->torch_version; }
+std::vector<std::string> ExportedProgram::dynamic_dims() const {
+  return impl_->symbols ? exporting::describe_symbols(*impl_->symbols) : std::vector<std::string>();
+}
 
 void ExportedProgram::check_user_inputs(const std::vector<Tensor>& user_inputs) const {
   const std::vector<std::string> names = impl_->signature.user_inputs();

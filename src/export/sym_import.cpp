@@ -335,6 +335,8 @@ void check_symbolic_inputs(const ImportSymbols& syms, const std::vector<TensorMe
       const int64_t got = inputs[i].size(static_cast<int64_t>(d));
       if (want == got) continue;
       std::string rel = sym::to_string(e, pytorch_names);
+      if (e.is_const() && metas[i].sym->sizes[d].is_symbolic())
+        rel += " (a compile of the program specialized this dynamic dim: its backend compiles for fixed sizes)";
       if (!e.is_const()) {
         rel += " (";
         for (int32_t id : sym::free_symbols(e)) {
