@@ -15,39 +15,22 @@ import torch.nn.functional as F
 from torch.export import Dim
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_programs import MLP, relative_paths, user_input_names  # noqa: E402
+from make_programs import MLP, Block, relative_paths, user_input_names  # noqa: E402
 from safetensors_lite import save_file  # noqa: E402
 
 torch.manual_seed(0)
 
 
-class CausalBlock(nn.Module):
-    """A pre-norm transformer block whose causal mask is built from the sequence length,
-    so that batch and sequence are both dynamic."""
+class CausalBlock(Block):
+    """make_programs.py's block with its causal mask built from the sequence length, so that
+    batch and sequence are both dynamic (its mask buffer is then unused)."""
 
-    def __init__(self, d=32, heads=4):
-        super().__init__()
-        self.heads = heads
-        self.ln1 = nn.LayerNorm(d)
-        self.qkv = nn.Linear(d, 3 * d)
-        self.proj = nn.Linear(d, d)
-        self.ln2 = nn.LayerNorm(d)
-        self.fc1 = nn.Linear(d, 4 * d)
-        self.fc2 = nn.Linear(4 * d, d)
+    def __init__(self):
+        super().__init__(t=1)
 
-    def forward(self, x):
-        b, t, d = x.shape
-        q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
-        q = q.view(b, t, self.heads, d // self.heads).transpose(1, 2)
-        k = k.view(b, t, self.heads, d // self.heads).transpose(1, 2)
-        v = v.view(b, t, self.heads, d // self.heads).transpose(1, 2)
-        att = (q @ k.transpose(-2, -1)) * (1.0 / (d // self.heads) ** 0.5)
+    def mask_scores(self, att, t):
         mask = torch.ones(t, t, dtype=torch.bool).tril()
-        att = torch.where(mask, att, float("-inf"))
-        att = torch.softmax(att, dim=-1)
-        y = (att @ v).transpose(1, 2).contiguous().view(b, t, d)
-        x = x + self.proj(y)
-        return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
+        return torch.where(mask, att, float("-inf"))
 
 
 class SizeArithmetic(nn.Module):

@@ -67,11 +67,15 @@ class Block(nn.Module):
         k = k.view(b, t, self.heads, d // self.heads).transpose(1, 2)
         v = v.view(b, t, self.heads, d // self.heads).transpose(1, 2)
         att = (q @ k.transpose(-2, -1)) * (1.0 / (d // self.heads) ** 0.5)
-        att = att.masked_fill(~self.mask[:t, :t], float("-inf"))
+        att = self.mask_scores(att, t)
         att = torch.softmax(att, dim=-1)
         y = (att @ v).transpose(1, 2).contiguous().view(b, t, d)
         x = x + self.proj(y)
         return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
+
+    def mask_scores(self, att, t):
+        """-inf above the diagonal, from the mask buffer."""
+        return att.masked_fill(~self.mask[:t, :t], float("-inf"))
 
 
 class Stateful(nn.Module):
