@@ -85,7 +85,7 @@ bool sym_bool_arg(const ImportScope& s, const json& a, const std::string& where)
   if (k == "as_bool") return a.at(k).get<bool>();
   EMBER_CHECK_VALUE(k == "as_name") << where << ": expected a bool, got " << a.dump();
   auto it = s.bools.find(a.at(k).get<std::string>());
-  EMBER_CHECK_VALUE(it != s.bools.end()) << where << ": %" << a.at(k).get<std::string>() << " is not a static value";
+  EMBER_CHECK_VALUE(it != s.bools.end()) << where << ": %" << a.at(k).get<std::string>() << " is not defined by an earlier node";
   return it->second;
 }
 
@@ -141,7 +141,7 @@ Arg convert_arg(ImportScope& s, const json& a, const ArgType& type, const std::s
   }
   if (k == "as_float" || k == "as_sym_float") {
     EMBER_CHECK_VALUE(k == "as_float" || union_kind(v, where) == "as_float")
-        << where << ": a symbolic float is not a static value";
+        << where << ": a symbolic float cannot be imported (Ember has symbolic integer sizes only)";
     const double d = json_to_double(k == "as_float" ? v : v.at("as_float"));
     if (type.base == BaseType::Scalar) return Arg::of_literal(Scalar(d));
     return Arg::of_literal(IValue(d));
@@ -192,7 +192,7 @@ Arg convert_arg(ImportScope& s, const json& a, const ArgType& type, const std::s
   return {};
 }
 
-// --- nodes folded or dropped under static shapes --------------------------------------
+// --- nodes folded into sizes and checks, or dropped -----------------------------------
 
 const json& input_named(const json& node, const char* name, const std::string& where) {
   for (const json& in : node.at("inputs"))
@@ -285,7 +285,7 @@ const std::vector<IntOpRow>& int_op_rows() {
   return rows;
 }
 
-/// Targets that make no call under static shapes, one row each.
+/// Targets that make no call (sizes, size arithmetic, checks), one row each.
 const std::map<std::string, Folder>& folders() {
   static const std::map<std::string, Folder> table = {
       {"torch.ops.aten.sym_size.int",
@@ -315,8 +315,8 @@ const std::map<std::string, Folder>& folders() {
          EMBER_CHECK_VALUE(ins.size() == 1) << w << ": expected one operand, got " << ins.size();
          s.bools[scalar_output(n, w)] = !sym_bool_arg(s, operand(ins[0].at("arg"), w), w);
        }},
-      // Checks what PyTorch checked when it traced; under static shapes the recorded
-      // geometry is the value's, so only a contradiction is an error.
+      // Checks what PyTorch checked when it traced; the recorded geometry is the value's,
+      // so only a contradiction (its dtype) is an error.
       {"torch.ops.aten._assert_tensor_metadata.default",
        [](ImportScope& s, const json& n, const std::string& w) {
          const ValueRef v = tensor_ref(s, input_named(n, "a", w).at("as_tensor"), w);

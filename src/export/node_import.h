@@ -1,6 +1,6 @@
 // export/node_import.h — one serialized node of an exported graph into the Ember graph:
-// its target looked up in the registry (or folded, for the helpers static shapes make
-// constant), its named arguments mapped onto the schema with omitted ones from defaults,
+// its target looked up in the registry (or folded, for the helpers that compute sizes:
+// integers, or expressions over a dynamic program's symbols), its named arguments mapped onto the schema with omitted ones from defaults,
 // its literals converted, its outputs' geometry from Ember's meta function checked against
 // the program's. See Note [export], "Nodes".
 #pragma once
