@@ -3,12 +3,17 @@
 // import as Ember symbolic shapes, so one loaded program — interpreted, or compiled once
 // by the inductor — equals PyTorch's outputs at every test size; sizes outside a range or
 // breaking a relation between dims are refused naming the input, dim, range or relation
-// and the value.
+// and the value; size checks the program asserts narrow ranges or become guards.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "ember/ember.h"
 #include "ember/export.h"
 #include "ember/serialize.h"
+#include "export/zip_archive.h"
 #include "graph/text.h"
 #include "inductor/inductor.h"
 
@@ -100,6 +105,66 @@ TEST(DynamicImport, DimsThatMustBeEqualAreCheckedWithBothValues) {
   EXPECT_NE(arith.find("input 'y' dim 1 of the exported program is 5, but the program requires it to equal 4"),
             std::string::npos)
       << arith;
+}
+
+/// size_arith.pt2 with `nodes` (JSON text) added after its sym_size nodes, saved to a
+/// temporary archive: SymInt comparisons, sym_not and _assert_scalar as PyTorch writes them
+/// for `torch._check`s on sizes.
+std::string with_size_checks(const std::string& nodes) {
+  exporting::ZipContents zip = exporting::read_zip(program_path("size_arith.pt2"));
+  const std::string entry = "size_arith/models/model.json";
+  nlohmann::json program = nlohmann::json::parse(zip.entries.at(entry));
+  nlohmann::json& graph_nodes = program["graph_module"]["graph"]["nodes"];
+  const nlohmann::json added = nlohmann::json::parse(nodes);
+  graph_nodes.insert(graph_nodes.begin() + 2, added.begin(), added.end());  // after the two sym_size nodes
+  zip.entries[entry] = program.dump();
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("ember_dynamic_checks_" + std::to_string(getpid()) + ".pt2")).string();
+  exporting::write_zip(path, {zip.entries.begin(), zip.entries.end()});
+  return path;
+}
+
+std::string sym_node(const std::string& target, const std::string& a, const std::string& b, const std::string& out,
+                     const char* kind = "as_sym_bool") {
+  return R"({"target": ")" + target + R"(", "inputs": [{"name": "a", "arg": )" + a + R"(, "kind": 1}, {"name": "b", "arg": )" +
+         b + R"(, "kind": 1}], "outputs": [{")" + kind + R"(": {"as_name": ")" + out + R"("}}]})";
+}
+std::string assert_node(const std::string& cond, const std::string& msg) {
+  return R"({"target": "torch.ops.aten._assert_scalar.default", "inputs": [{"name": "self", "arg": {"as_sym_bool": {"as_name": ")" +
+         cond + R"("}}, "kind": 1}, {"name": "assert_msg", "arg": {"as_string": ")" + msg + R"("}, "kind": 1}], "outputs": [{"as_none": null}]})";
+}
+const std::string kT = R"({"as_sym_int": {"as_name": "sym_size_int_4"}})";  // x.size(1), s27
+const std::string kB = R"({"as_sym_int": {"as_name": "sym_size_int_5"}})";  // y.size(0), s17
+
+TEST(DynamicImport, AssertedSizeComparisonsBecomeChecksOfEveryCall) {
+  // t >= 5 (one symbol: its range narrows to [5, 100]) and not (t < b), i.e. b <= t (a
+  // relation between two symbols: a guard).
+  const std::string path = with_size_checks(
+      "[" + sym_node("_operator.ge", kT, R"({"as_int": 5})", "ge") + ", " + assert_node("ge", "t >= 5") + ", " +
+      sym_node("_operator.lt", kT, kB, "lt") + ", " +
+      R"({"target": "torch.sym_not", "inputs": [{"name": "a", "arg": {"as_sym_bool": {"as_name": "lt"}}, "kind": 1}], "outputs": [{"as_sym_bool": {"as_name": "not_lt"}}]})" +
+      ", " + assert_node("not_lt", "b <= t") + "]");
+  ExportedProgram p = load_exported(path);
+  EXPECT_EQ(p.dynamic_dims().at(1), "s1 = s27 in [5, 100], read from x.size(1)");
+  EXPECT_EQ(p({randn({3, 9, 8}), randn({3, 4})}).at(0).sizes(), IntArrayRef({3, 4}));
+  const std::string range = error_of([&] { p({randn({3, 4, 8}), randn({3, 4})}); });
+  EXPECT_NE(range.find("input 'x' dim 1 of the exported program is 4, outside the range [5, 100] of its dynamic dim s27"),
+            std::string::npos)
+      << range;
+  const std::string relation = error_of([&] { p.compile("eager")({randn({7, 6, 8}), randn({7, 4})}); });
+  EXPECT_NE(relation.find("the exported program's sizes break a relation it was traced with"), std::string::npos)
+      << relation;
+  EXPECT_NE(relation.find("x.size(0) <= x.size(1) (7 vs 6)"), std::string::npos) << relation;  // b is read from x
+  std::filesystem::remove(path);
+}
+
+TEST(DynamicImport, AnAssertionFalseForTheExampleSizesIsTheProgramsMessage) {
+  const std::string path =
+      with_size_checks("[" + sym_node("_operator.gt", kB, kT, "gt") + ", " + assert_node("gt", "batch above t") + "]");
+  const std::string msg = error_of([&] { load_exported(path); });
+  EXPECT_NE(msg.find("(torch.ops.aten._assert_scalar.default): the program's assertion"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("the program's assertion fails for its example shapes: batch above t"), std::string::npos) << msg;
+  std::filesystem::remove(path);
 }
 
 }  // namespace
