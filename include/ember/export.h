@@ -71,6 +71,10 @@ class ExportedProgram {
   /// The archive's schema version ("8.17") and the PyTorch that wrote it; empty when built here.
   const std::string& schema_version() const;
   const std::string& torch_version() const;
+  /// A program exported with dynamic_shapes: one line per size symbol, Ember's name, the
+  /// program's, its range and the input dim it is read from (`s0 = s17 in [2, 64], read from
+  /// x.size(0)`); empty for a static program.
+  std::vector<std::string> dynamic_dims() const;
 
   /// Runs the graph with the interpreter on the user inputs (in signature order), writes
   /// mutated buffers back into state(), returns the user outputs. Raises an ember::Error

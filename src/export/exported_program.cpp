@@ -10,6 +10,7 @@
 #include "ember/autograd.h"
 #include "ember/compile.h"
 #include "export/program_impl.h"
+#include "export/sym_import.h"
 #include "graph/text.h"
 #include "support/call_context.h"
 
@@ -65,24 +66,31 @@ std::map<std::string, Tensor>& ExportedProgram::state() { return impl_->state; }
 const std::map<std::string, Tensor>& ExportedProgram::state() const { return impl_->state; }
 const std::string& ExportedProgram::schema_version() const { return impl_->schema_version; }
 const std::string& ExportedProgram::torch_version() const { return impl_->torch_version; }
+std::vector<std::string> ExportedProgram::dynamic_dims() const {
+  return impl_->symbols ? exporting::describe_symbols(*impl_->symbols) : std::vector<std::string>();
+}
 
 void ExportedProgram::check_user_inputs(const std::vector<Tensor>& user_inputs) const {
   const std::vector<std::string> names = impl_->signature.user_inputs();
   EMBER_CHECK_VALUE(user_inputs.size() == impl_->user_input_meta.size())
       << "the exported program takes " << impl_->user_input_meta.size() << " user inputs, got " << user_inputs.size();
+  const bool symbolic = impl_->symbols != nullptr;
   for (size_t i = 0; i < user_inputs.size(); ++i) {
     const TensorMeta& m = impl_->user_input_meta[i];
     const Tensor& t = user_inputs[i];
     const std::string name = i < names.size() ? names[i] : std::to_string(i);
     EMBER_CHECK_VALUE(t.defined()) << "input '" << name << "' of the exported program is an undefined tensor";
-    EMBER_CHECK_TYPE(t.dtype() == m.dtype && t.sizes().vec() == m.sizes && t.device() == m.device)
+    // With dynamic dims the sizes are checked against the symbols below; here the rank.
+    const bool sizes_ok = symbolic ? t.dim() == static_cast<int64_t>(m.sizes.size()) : t.sizes().vec() == m.sizes;
+    EMBER_CHECK_TYPE(t.dtype() == m.dtype && sizes_ok && t.device() == m.device)
         << "input '" << name << "' of the exported program: expected " << graph_text::short_dtype(m.dtype)
         << graph_text::format_sizes(m)
         << (m.device.is_cpu() ? "" : " on " + m.device.str()) << ", got "
         << graph_text::short_dtype(t.dtype()) << graph_text::format_sizes({t.sizes().vec(), {}, t.dtype(), t.device(), 0})
         << (t.device().is_cpu() ? "" : " on " + t.device().str())
-        << " (the program was exported with static shapes)";
+        << (symbolic ? "" : " (the program was exported with static shapes)");
   }
+  if (symbolic) exporting::check_symbolic_inputs(*impl_->symbols, impl_->user_input_meta, user_inputs);
 }
 
 namespace {

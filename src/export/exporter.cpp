@@ -10,6 +10,7 @@
 #include "ember/autograd.h"
 #include "export/program_impl.h"
 #include "export/pt2_format.h"
+#include "graph/text.h"
 #include "ops/registry.h"
 #include "support/call_context.h"
 
@@ -175,6 +176,12 @@ TensorMeta contiguous_meta(const Tensor& t) {
 
 void write_archive(const Graph& g, const ExportSignature& sig, const std::map<std::string, Tensor>& state,
                    const std::string& path) {
+  // Range constraints and symbolic geometry are not written: writing the example sizes
+  // would specialize the symbols and give a program that is wrong at every other size.
+  const std::vector<std::string> symbols = graph_text::symbol_lines(g);
+  EMBER_CHECK_VALUE(symbols.empty()) << "'" << path << "': the graph's sizes are over size symbols (" << symbols.front()
+                                     << (symbols.size() > 1 ? ", …" : "")
+                                     << "); Ember writes programs with static shapes only";
   const ValueNames names(g);
   json tensor_values = json::object();
   json graph_inputs = json::array(), input_specs = json::array(), output_specs = json::array();

@@ -1,7 +1,8 @@
 // export/importer.cpp — a .pt2 archive's entries into an ExportedProgram: the root folder
 // and format marker, the schema version (unknown majors refused), the weights and
-// constants by their stored dtype/sizes/strides/offset (aliases kept), the signature, and
-// the graph node by node (node_import.cpp). See Note [export].
+// constants by their stored dtype/sizes/strides/offset (aliases kept), the size symbols
+// of a program exported with dynamic shapes (sym_import.cpp), the signature, and the graph
+// node by node (node_import.cpp). See Note [export].
 #include <algorithm>
 #include <cstring>
 
@@ -92,41 +93,6 @@ void check_versions(const json& program, const std::string& path, ExportedProgra
       << (impl.torch_version.empty() ? "?" : impl.torch_version) << "); Ember reads schema major version "
       << kSchemaMajor << " (PyTorch 2.11 writes " << kSchemaMajor << "." << kSchemaMinor
       << "): re-export the program with a PyTorch whose schema major is " << kSchemaMajor;
-}
-
-/// "s77" from the schema's expression text of a symbol ("Symbol('s77', positive=True, …)").
-std::string symbol_text(const json& size) {
-  std::string e = size.contains("as_expr") ? size.at("as_expr").value("expr_str", std::string("?")) : size.dump();
-  const std::string open = "Symbol('";
-  for (size_t at = e.find(open); at != std::string::npos; at = e.find(open)) {
-    const size_t close = e.find("')", at);
-    const size_t quote = e.find('\'', at + open.size());
-    if (quote == std::string::npos) break;
-    e = e.substr(0, at) + e.substr(at + open.size(), quote - at - open.size()) +
-        (close == std::string::npos ? "" : e.substr(e.find(')', quote) + 1));
-  }
-  return e;
-}
-
-/// Refuses programs with dynamic dims, naming each user input's dynamic dims and the ranges.
-void check_static(const json& program, const json& graph, const json& signature, const std::string& path) {
-  const json& ranges = program.value("range_constraints", json::object());
-  if (ranges.empty()) return;
-  std::string dims;
-  for (const json& spec : signature.at("input_specs")) {
-    if (!spec.contains("user_input") || !spec.at("user_input").at("arg").contains("as_tensor")) continue;
-    const std::string name = spec.at("user_input").at("arg").at("as_tensor").at("name").get<std::string>();
-    const json& sizes = graph.at("tensor_values").at(name).at("sizes");
-    for (size_t d = 0; d < sizes.size(); ++d)
-      if (!static_sym_int(sizes[d])) dims += "\n  input '" + name + "' dim " + std::to_string(d) + ": " + symbol_text(sizes[d]);
-  }
-  std::string rs;
-  for (const auto& [sym, r] : ranges.items())
-    rs += (rs.empty() ? "" : ", ") + sym + " in [" + r.at("min_val").dump() + ", " + r.at("max_val").dump() + "]";
-  EMBER_FAIL_KIND(ErrorKind::ValueError)
-      << "'" << path << "': the program was exported with dynamic dims (" << rs
-      << "); Ember imports programs with static shapes only: export it again without dynamic_shapes. Dynamic dims:"
-      << dims;
 }
 
 /// An input spec of the signature, into the graph and the signature.
@@ -224,7 +190,7 @@ std::shared_ptr<ExportedProgram::Impl> import_archive(const ZipContents& zip, co
     check_versions(program, path, *impl);
     const json& gm = program.at("graph_module");
     const json& graph = gm.at("graph");
-    check_static(program, graph, gm.at("signature"), path);
+    impl->symbols = declare_symbols(program, graph, gm.at("signature"), where);
     const auto weights = load_payload(zip, root, kWeightsDir, kWeightsConfigPath, path);
     const auto constants = load_payload(zip, root, kConstantsDir, kConstantsConfigPath, path);
 
@@ -233,6 +199,7 @@ std::shared_ptr<ExportedProgram::Impl> import_archive(const ZipContents& zip, co
     scope.graph = impl->graph.get();
     scope.tensor_values = &graph.at("tensor_values");
     scope.where = where;
+    scope.symbols = impl->symbols.get();
     for (const json& node : graph.at("nodes")) collect_tensor_names(node.at("inputs"), scope.used);
     collect_tensor_names(gm.at("signature").at("output_specs"), scope.used);
     for (const json& spec : gm.at("signature").at("input_specs")) import_input(scope, spec, weights, constants, *impl);

@@ -50,19 +50,34 @@ std::string union_kind(const json& j, const std::string& where) {
 }
 
 /// An Ember example tensor on the meta device with `m`'s geometry, for meta functions.
+/// With the value's symbolic geometry, so that meta functions compute over the symbols.
 Tensor meta_tensor(const TensorMeta& m) {
-  return empty({storage_extent(m)}, TensorOptions(m.dtype).device(kMeta)).as_strided(m.sizes, m.strides, m.storage_offset);
+  Tensor t =
+      empty({storage_extent(m)}, TensorOptions(m.dtype).device(kMeta)).as_strided(m.sizes, m.strides, m.storage_offset);
+  t.impl()->sym = m.sym;
+  return t;
 }
 
-int64_t sym_int_arg(const ImportScope& s, const json& a, const std::string& where) {
+/// A schema.SymInt argument: a plain integer, or the name of a size a node computed.
+core::SymInt sym_int_arg(const ImportScope& s, const json& a, const std::string& where) {
   const std::string k = union_kind(a, where);
-  if (k == "as_int") return a.at(k).get<int64_t>();
+  if (k == "as_int") return core::SymInt(a.at(k).get<int64_t>());
   EMBER_CHECK_VALUE(k == "as_name") << where << ": expected an int, got " << a.dump();
   const std::string name = a.at(k).get<std::string>();
   auto it = s.ints.find(name);
-  EMBER_CHECK_VALUE(it != s.ints.end()) << where << ": the size %" << name
-                                        << " is not a static value (dynamic shapes are not imported)";
+  EMBER_CHECK_VALUE(it != s.ints.end()) << where << ": the size %" << name << " is not defined by an earlier node";
   return it->second;
+}
+
+/// An argument that must be a plain integer (a dim, a scalar argument of an op): a
+/// symbolic one names what Ember's graphs cannot hold.
+int64_t static_int_arg(const ImportScope& s, const json& a, const std::string& where) {
+  const core::SymInt v = sym_int_arg(s, a, where);
+  EMBER_CHECK_VALUE(!v.is_symbolic())
+      << where << ": the integer " << v.str()
+      << " is symbolic; Ember's graphs hold symbolic sizes in size lists (SymInt[]: view, expand, full, ...) only, "
+         "so a symbolic scalar argument (arange's end, slice's bounds) cannot be imported";
+  return v.hint();
 }
 
 bool sym_bool_arg(const ImportScope& s, const json& a, const std::string& where) {
@@ -70,7 +85,7 @@ bool sym_bool_arg(const ImportScope& s, const json& a, const std::string& where)
   if (k == "as_bool") return a.at(k).get<bool>();
   EMBER_CHECK_VALUE(k == "as_name") << where << ": expected a bool, got " << a.dump();
   auto it = s.bools.find(a.at(k).get<std::string>());
-  EMBER_CHECK_VALUE(it != s.bools.end()) << where << ": %" << a.at(k).get<std::string>() << " is not a static value";
+  EMBER_CHECK_VALUE(it != s.bools.end()) << where << ": %" << a.at(k).get<std::string>() << " is not defined by an earlier node";
   return it->second;
 }
 
@@ -120,13 +135,13 @@ Arg convert_arg(ImportScope& s, const json& a, const ArgType& type, const std::s
     return Arg::of_values(std::move(refs));
   }
   if (k == "as_int" || k == "as_sym_int") {
-    const int64_t i = k == "as_int" ? v.get<int64_t>() : sym_int_arg(s, v, where);
+    const int64_t i = k == "as_int" ? v.get<int64_t>() : static_int_arg(s, v, where);
     if (type.base == BaseType::Scalar) return Arg::of_literal(Scalar(i));
     return Arg::of_literal(IValue(i));
   }
   if (k == "as_float" || k == "as_sym_float") {
     EMBER_CHECK_VALUE(k == "as_float" || union_kind(v, where) == "as_float")
-        << where << ": a symbolic float is not a static value";
+        << where << ": a symbolic float cannot be imported (Ember has symbolic integer sizes only)";
     const double d = json_to_double(k == "as_float" ? v : v.at("as_float"));
     if (type.base == BaseType::Scalar) return Arg::of_literal(Scalar(d));
     return Arg::of_literal(IValue(d));
@@ -137,9 +152,13 @@ Arg convert_arg(ImportScope& s, const json& a, const ArgType& type, const std::s
     return Arg::of_literal(IValue(b));
   }
   if (k == "as_ints" || k == "as_sym_ints") {
-    std::vector<int64_t> l;
-    for (const json& e : v) l.push_back(k == "as_ints" ? e.get<int64_t>() : sym_int_arg(s, e, where));
-    return Arg::of_literal(IValue(std::move(l)));
+    core::SymInts l;
+    for (const json& e : v) l.push_back(k == "as_ints" ? core::SymInt(e.get<int64_t>()) : sym_int_arg(s, e, where));
+    if (!core::any_symbolic(l)) return Arg::of_literal(IValue(core::hints(l)));
+    EMBER_CHECK_VALUE(type.base == BaseType::SymInt && type.is_list)
+        << where << ": a list with symbolic sizes where the schema wants " << type.str()
+        << "; Ember's graphs hold symbolic sizes in SymInt[] lists only";
+    return Arg::of_literal(core::size_list_value(l));
   }
   if (k == "as_floats") {
     std::vector<double> l;
@@ -173,7 +192,7 @@ Arg convert_arg(ImportScope& s, const json& a, const ArgType& type, const std::s
   return {};
 }
 
-// --- nodes folded or dropped under static shapes --------------------------------------
+// --- nodes folded into sizes and checks, or dropped -----------------------------------
 
 const json& input_named(const json& node, const char* name, const std::string& where) {
   for (const json& in : node.at("inputs"))
@@ -201,77 +220,103 @@ const TensorMeta& value_meta(const ImportScope& s, const json& node, const std::
 
 using Folder = std::function<void(ImportScope&, const json& node, const std::string& where)>;
 
-void fold_int(ImportScope& s, const json& node, const std::string& where, int64_t value) {
+/// An operand of SymInt arithmetic: `{"as_sym_int": {"as_name": …}}` or a literal
+/// `{"as_int": 4}`, as sym_int_arg and sym_bool_arg read them.
+const json& operand(const json& arg, const std::string& where) {
+  const std::string k = union_kind(arg, where);
+  return k == "as_sym_int" || k == "as_sym_bool" ? arg.at(k) : arg;
+}
+
+void fold_int(ImportScope& s, const json& node, const std::string& where, const core::SymInt& value) {
   s.ints[scalar_output(node, where)] = value;
 }
 
+/// A value's sizes, strides and offset as SymInts (over the symbols when it has them).
+core::SymInts sizes_of(const TensorMeta& m) { return m.sym ? m.sym->sizes : core::to_sym(m.sizes); }
+core::SymInts strides_of(const TensorMeta& m) { return m.sym ? m.sym->strides : core::to_sym(m.strides); }
+
 int64_t dim_arg(const ImportScope& s, const json& node, const TensorMeta& m, const std::string& where) {
-  const int64_t dim = sym_int_arg(s, input_named(node, "dim", where), where);
+  const int64_t dim = static_int_arg(s, input_named(node, "dim", where), where);
   const auto nd = static_cast<int64_t>(m.sizes.size());
   EMBER_CHECK_INDEX(dim >= -std::max<int64_t>(nd, 1) && dim < std::max<int64_t>(nd, 1))
       << where << ": dim " << dim << " is out of range for a " << nd << "-d tensor";
   return core::wrap_dim(dim, nd);
 }
 
-/// _operator's integer arithmetic and comparisons, on static values.
+/// _operator's integer arithmetic and comparisons and torch.sym_max/min, over SymInts:
+/// plain values compute (Python's floor division and modulo), symbolic ones build
+/// expressions, and a comparison of symbolic sizes answers with the example values and
+/// records a guard that each call checks (Note [dynamic shapes]).
+using SI = core::SymInt;
 struct IntOpRow {
   const char* target;
-  std::function<int64_t(int64_t, int64_t)> int_fn;
-  std::function<bool(int64_t, int64_t)> bool_fn;
+  std::function<SI(const SI&, const SI&)> int_fn;
+  std::function<bool(const SI&, const SI&)> bool_fn;
 };
+void check_divisor(const SI& b, const char* what) {
+  EMBER_CHECK_VALUE(b.is_symbolic() || b.hint() != 0) << what << " by zero in the program's size arithmetic";
+}
 const std::vector<IntOpRow>& int_op_rows() {
   static const std::vector<IntOpRow> rows = {
-      {"_operator.add", [](int64_t a, int64_t b) { return a + b; }, nullptr},
-      {"_operator.sub", [](int64_t a, int64_t b) { return a - b; }, nullptr},
-      {"_operator.mul", [](int64_t a, int64_t b) { return a * b; }, nullptr},
+      {"_operator.add", [](const SI& a, const SI& b) { return a + b; }, nullptr},
+      {"_operator.sub", [](const SI& a, const SI& b) { return a - b; }, nullptr},
+      {"_operator.mul", [](const SI& a, const SI& b) { return a * b; }, nullptr},
       {"_operator.floordiv",
-       [](int64_t a, int64_t b) {
-         EMBER_CHECK_VALUE(b != 0) << "integer division by zero in the program's size arithmetic";
-         return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0);
+       [](const SI& a, const SI& b) {
+         check_divisor(b, "integer division");
+         return core::floordiv(a, b);
        },
        nullptr},
       {"_operator.mod",
-       [](int64_t a, int64_t b) {
-         EMBER_CHECK_VALUE(b != 0) << "modulo by zero in the program's size arithmetic";
-         const int64_t r = a % b;
-         return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+       [](const SI& a, const SI& b) {
+         check_divisor(b, "modulo");
+         return core::mod(a, b);
        },
        nullptr},
-      {"torch.sym_max", [](int64_t a, int64_t b) { return std::max(a, b); }, nullptr},
-      {"torch.sym_min", [](int64_t a, int64_t b) { return std::min(a, b); }, nullptr},
-      {"_operator.eq", nullptr, [](int64_t a, int64_t b) { return a == b; }},
-      {"_operator.ne", nullptr, [](int64_t a, int64_t b) { return a != b; }},
-      {"_operator.lt", nullptr, [](int64_t a, int64_t b) { return a < b; }},
-      {"_operator.le", nullptr, [](int64_t a, int64_t b) { return a <= b; }},
-      {"_operator.gt", nullptr, [](int64_t a, int64_t b) { return a > b; }},
-      {"_operator.ge", nullptr, [](int64_t a, int64_t b) { return a >= b; }},
+      {"torch.sym_max", [](const SI& a, const SI& b) { return core::sym_max(a, b); }, nullptr},
+      {"torch.sym_min", [](const SI& a, const SI& b) { return core::sym_min(a, b); }, nullptr},
+      {"_operator.eq", nullptr, [](const SI& a, const SI& b) { return a == b; }},
+      {"_operator.ne", nullptr, [](const SI& a, const SI& b) { return a != b; }},
+      {"_operator.lt", nullptr, [](const SI& a, const SI& b) { return a < b; }},
+      {"_operator.le", nullptr, [](const SI& a, const SI& b) { return a <= b; }},
+      {"_operator.gt", nullptr, [](const SI& a, const SI& b) { return a > b; }},
+      {"_operator.ge", nullptr, [](const SI& a, const SI& b) { return a >= b; }},
   };
   return rows;
 }
 
-/// Targets that make no call under static shapes, one row each.
+/// Targets that make no call (sizes, size arithmetic, checks), one row each.
 const std::map<std::string, Folder>& folders() {
   static const std::map<std::string, Folder> table = {
       {"torch.ops.aten.sym_size.int",
        [](ImportScope& s, const json& n, const std::string& w) {
          const TensorMeta& m = value_meta(s, n, w);
-         fold_int(s, n, w, m.sizes.at(static_cast<size_t>(dim_arg(s, n, m, w))));
+         fold_int(s, n, w, core::current(sizes_of(m).at(static_cast<size_t>(dim_arg(s, n, m, w)))));
        }},
       {"torch.ops.aten.sym_stride.int",
        [](ImportScope& s, const json& n, const std::string& w) {
          const TensorMeta& m = value_meta(s, n, w);
-         fold_int(s, n, w, m.strides.at(static_cast<size_t>(dim_arg(s, n, m, w))));
+         fold_int(s, n, w, core::current(strides_of(m).at(static_cast<size_t>(dim_arg(s, n, m, w)))));
        }},
       {"torch.ops.aten.sym_numel.default",
        [](ImportScope& s, const json& n, const std::string& w) {
-         int64_t numel = 1;
-         for (int64_t d : value_meta(s, n, w).sizes) numel *= d;
+         SI numel = 1;
+         for (const SI& d : sizes_of(value_meta(s, n, w))) numel = numel * core::current(d);
          fold_int(s, n, w, numel);
        }},
       {"torch.ops.aten.sym_storage_offset.default",
-       [](ImportScope& s, const json& n, const std::string& w) { fold_int(s, n, w, value_meta(s, n, w).storage_offset); }},
-      // Checks what PyTorch checked when it traced; under static shapes the recorded
-      // geometry is the value's, so only a contradiction is an error.
+       [](ImportScope& s, const json& n, const std::string& w) {
+         const TensorMeta& m = value_meta(s, n, w);
+         fold_int(s, n, w, m.sym ? core::current(m.sym->storage_offset) : SI(m.storage_offset));
+       }},
+      {"torch.sym_not",
+       [](ImportScope& s, const json& n, const std::string& w) {
+         const json& ins = n.at("inputs");
+         EMBER_CHECK_VALUE(ins.size() == 1) << w << ": expected one operand, got " << ins.size();
+         s.bools[scalar_output(n, w)] = !sym_bool_arg(s, operand(ins[0].at("arg"), w), w);
+       }},
+      // Checks what PyTorch checked when it traced; the recorded geometry is the value's,
+      // so only a contradiction (its dtype) is an error.
       {"torch.ops.aten._assert_tensor_metadata.default",
        [](ImportScope& s, const json& n, const std::string& w) {
          const ValueRef v = tensor_ref(s, input_named(n, "a", w).at("as_tensor"), w);
@@ -291,12 +336,12 @@ const std::map<std::string, Folder>& folders() {
          const json& a = input_named(n, "self", w);
          const bool ok = a.contains("as_sym_bool") ? sym_bool_arg(s, a.at("as_sym_bool"), w)
                                                    : a.contains("as_bool") ? a.at("as_bool").get<bool>()
-                                                                            : sym_int_arg(s, a.begin().value(), w) != 0;
+                                                                            : sym_int_arg(s, operand(a, w), w) != SI(0);
          std::string msg;
          for (const json& in : n.at("inputs"))
            if (in.at("name") == "assert_msg" && in.at("arg").contains("as_string"))
              msg = in.at("arg").at("as_string").get<std::string>();
-         EMBER_CHECK_VALUE(ok) << w << ": the program's assertion fails for its static shapes: " << msg;
+         EMBER_CHECK_VALUE(ok) << w << ": the program's assertion fails for its example shapes: " << msg;
        }},
   };
   return table;
@@ -312,8 +357,8 @@ bool try_fold(ImportScope& s, const json& node, const std::string& target, const
     if (target != row.target) continue;
     const json& ins = node.at("inputs");
     EMBER_CHECK_VALUE(ins.size() == 2) << where << ": expected two operands, got " << ins.size();
-    const int64_t a = sym_int_arg(s, ins[0].at("arg").begin().value(), where);
-    const int64_t b = sym_int_arg(s, ins[1].at("arg").begin().value(), where);
+    const SI a = sym_int_arg(s, operand(ins[0].at("arg"), where), where);
+    const SI b = sym_int_arg(s, operand(ins[1].at("arg"), where), where);
     const std::string out = scalar_output(node, where);
     if (row.int_fn) s.ints[out] = row.int_fn(a, b);
     if (row.bool_fn) s.bools[out] = row.bool_fn(a, b);
@@ -371,7 +416,7 @@ void check_output(const ImportScope& s, const std::string& where, const std::str
                   size_t k, const TensorMeta& ember) {
   if (!s.used.contains(name)) return;
   const TensorMeta recorded = recorded_meta(s, name);
-  EMBER_CHECK_VALUE(ember.sizes == recorded.sizes && ember.dtype == recorded.dtype)
+  EMBER_CHECK_VALUE(same_sizes(s.symbols, ember, recorded) && ember.dtype == recorded.dtype)
       << where << ": output " << k << " (%" << name << ") is " << graph_text::format_meta(recorded)
       << " in the program but Ember's " << op << " computes " << graph_text::format_meta(ember);
 }
@@ -449,7 +494,9 @@ bool is_folded_target(const std::string& target) {
 TensorMeta recorded_meta(const ImportScope& scope, const std::string& name) {
   EMBER_CHECK_VALUE(scope.tensor_values->contains(name))
       << scope.where << ": the program records no geometry for the value %" << name;
-  return json_to_meta(scope.tensor_values->at(name), scope.where + ": value %" + name);
+  const json& j = scope.tensor_values->at(name);
+  const std::string where = scope.where + ": value %" + name;
+  return scope.symbols ? json_to_sym_meta(*scope.symbols, j, where) : json_to_meta(j, where);
 }
 
 std::optional<std::string> aten_name_of_target(const std::string& target) {
@@ -530,6 +577,17 @@ void import_node(ImportScope& s, const json& node) {
     expand_composite(s, *op, args, outs, loc_of(node), where);
     return;
   }
+  if (s.symbols != nullptr && op->name == "aten::scalar_tensor" && outs.size() == 1 && !outs[0].empty()) {
+    // In a symbolic program, a 0-dim tensor of literals (Core ATen's `where(mask, x, -inf)` makes one): a
+    // constant, as a Python number where a tensor is wanted becomes, so that no backend
+    // sees a factory call (the inductor compiles a symbolic graph with one over its symbols).
+    Stack call_args;
+    for (const Arg& a : args) call_args.push_back(a.literal);
+    const Tensor t = ops::call(*op, call_args).at(0).to_tensor();
+    check_output(s, where, *name, outs[0], 0, TensorMeta{t.sizes().vec(), t.strides().vec(), t.dtype(), t.device(), 0});
+    s.values[outs[0]] = s.graph->add_constant("_scalar", t)->out();
+    return;
+  }
 
   // Outputs: the program's recorded geometry, checked against Ember's meta function.
   std::vector<TensorMeta> metas;
@@ -543,7 +601,7 @@ void import_node(ImportScope& s, const json& node) {
       // Ember's strides are what its kernels write; sizes and dtype must agree.
       check_output(s, where, *name, outs[k], k, ember[k]);
       ember[k].device = metas[k].device;
-      metas[k] = ember[k];
+      metas[k] = s.symbols ? owning_env(*s.symbols, ember[k]) : ember[k];
     }
   }
   for (size_t k = 0; k < outs.size(); ++k)

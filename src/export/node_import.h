@@ -1,6 +1,6 @@
 // export/node_import.h — one serialized node of an exported graph into the Ember graph:
-// its target looked up in the registry (or folded, for the helpers static shapes make
-// constant), its named arguments mapped onto the schema with omitted ones from defaults,
+// its target looked up in the registry (or folded, for the helpers that compute sizes:
+// integers, or expressions over a dynamic program's symbols), its named arguments mapped onto the schema with omitted ones from defaults,
 // its literals converted, its outputs' geometry from Ember's meta function checked against
 // the program's. See Note [export], "Nodes".
 #pragma once
@@ -13,6 +13,7 @@
 
 #include "ember/graph.h"
 #include "export/pt2_format.h"
+#include "export/sym_import.h"
 
 namespace ember::exporting {
 
@@ -23,8 +24,11 @@ struct ImportScope {
   const json* tensor_values = nullptr;
   /// Tensor values defined so far, by name.
   std::map<std::string, ValueRef> values;
-  /// Integers and booleans of static shapes (sym_size and friends folded), by name.
-  std::map<std::string, int64_t> ints;
+  /// The program's size symbols (null for a static program).
+  const ImportSymbols* symbols = nullptr;
+  /// Sizes and the integers computed from them (sym_size and friends, SymInt arithmetic:
+  /// plain under static shapes, expressions over the symbols otherwise), and booleans, by name.
+  std::map<std::string, core::SymInt> ints;
   std::map<std::string, bool> bools;
   /// Names of the tensor values some node or the signature reads.
   std::set<std::string> used;
@@ -40,7 +44,8 @@ void collect_tensor_names(const json& j, std::set<std::string>& out);
 
 /// Imports one schema.Node: appends its call (a composite op: the calls of its
 /// decomposition, recorded as capture records them), or folds it into `scope` (sym_size.int,
-/// sym_numel, sym_stride.int, sym_storage_offset, integer arithmetic of _operator),
+/// sym_numel, sym_stride.int, sym_storage_offset, integer arithmetic of _operator and torch.sym_*,
+/// into SymInts over the program's symbols),
 /// or checks and drops it (_assert_tensor_metadata, _assert_scalar). Raises naming the
 /// node for unknown ops and unrepresentable arguments.
 void import_node(ImportScope& scope, const json& node);

@@ -11,6 +11,9 @@
 #include "export/zip_archive.h"
 
 namespace ember {
+namespace exporting {
+struct ImportSymbols;
+}
 
 struct ExportedProgram::Impl {
   std::shared_ptr<Graph> graph;
@@ -21,6 +24,8 @@ struct ExportedProgram::Impl {
   std::vector<std::string> input_state_keys;
   /// Geometry of each user input, in signature order.
   std::vector<TensorMeta> user_input_meta;
+  /// The size symbols of a program exported with dynamic shapes (null when static).
+  std::shared_ptr<const exporting::ImportSymbols> symbols;
 };
 
 namespace exporting {

@@ -103,6 +103,17 @@ Stack embedding_bag(const Stack& a) {
   check_args(weight, indices, offsets, mode, psw, sparse);
   const int64_t n = indices.size(0), bags = offsets.size(0) - (include_last_offset ? 1 : 0);
   EMBER_CHECK(bags >= 0) << "embedding_bag: include_last_offset needs at least one offset, but offsets is empty";
+  // ATen's check_arguments reads the first and last offsets; so does eager Ember. A traced
+  // input has no values yet, and a compiled graph does not check (as PyTorch's decomposition).
+  if (!offsets.is_fake() && !offsets.is_meta() && offsets.size(0) > 0) {
+    const Tensor host = offsets.to(kLong).cpu().contiguous();
+    const int64_t first = host.data_ptr<int64_t>()[0], last = host.data_ptr<int64_t>()[host.numel() - 1];
+    EMBER_CHECK(first == 0) << "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                               "position 0. However, got "
+                            << first;
+    EMBER_CHECK(last <= n) << "offsets[-1] can not be greater than input's length " << n << " but got offsets[-1] of "
+                           << last;
+  }
   // indices and offsets of different dtypes both become Long (ATen's promoteIndicesAndOffsets)
   const ScalarType dt = weight.dtype(), it = indices.dtype() == offsets.dtype() ? indices.dtype() : kLong;
   const TensorOptions long_opts = TensorOptions(kLong).device(weight.device());

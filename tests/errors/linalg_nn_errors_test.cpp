@@ -128,6 +128,22 @@ TEST(NnErrors, EmbeddingIndexOutOfRangeIsIndexError) {
   expect_error([] { (void)embedding(ones({5}), tensor<int64_t>({1})); }, "'weight' must be 2-D");
 }
 
+TEST(NnErrors, EmbeddingBagOffsetsMustStartAtZeroAndEndWithinIndices) {
+  const Tensor w = ones({10, 3}), idx = tensor<int64_t>({1, 2, 3, 4});
+  // PyTorch's check_arguments, whatever include_last_offset says, with its message.
+  for (bool include_last : {false, true}) {
+    expect_error([&] { (void)_embedding_bag(w, idx, tensor<int64_t>({1, 2}), false, 0, false, std::nullopt, include_last); },
+                 "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from position 0. "
+                 "However, got 1");
+  }
+  expect_error([&] { (void)_embedding_bag(w, idx, tensor<int>({2, 3}), false, 1, false, std::nullopt, true); },
+               "However, got 2");
+  expect_error([&] { (void)_embedding_bag(w, idx, tensor<int64_t>({0, 2, 9}), false, 0, false, std::nullopt, true); },
+               "offsets[-1] can not be greater than input's length 4 but got offsets[-1] of 9");
+  // Offsets that start at 0 and end at the length are fine.
+  EXPECT_NO_THROW((void)_embedding_bag(w, idx, tensor<int64_t>({0, 2, 4}), false, 0, false, std::nullopt, true));
+}
+
 TEST(NnErrors, ConstantPadLengthAndNegativeSize) {
   expect_error([] { (void)constant_pad_nd(ones({2, 3}), {1, 2, 3}); }, "Length of pad must be even but instead it equals 3");
   expect_error([] { (void)constant_pad_nd(ones({2, 3}), {1, 2, 3, 4, 5, 6}); },

@@ -86,6 +86,26 @@ TEST(InspectCommand, ShowsSignatureAndGraph) {
   EXPECT_NE(r.output.find("aten::native_batch_norm(%convolution, %bn1_weight, %bn1_bias, %bn1_running_mean, %bn1_running_var, False"), std::string::npos) << r.output;
 }
 
+TEST(InspectCommand, ShowsTheDynamicDimsWithTheirRangesAndTheGraphsSymbols) {
+  const auto r = run_ember("", "inspect " + program_path("size_arith.pt2"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("dynamic dims:\n  s0 = s17 in [2, inf], read from x.size(0)\n"
+                          "  s1 = s27 in [3, 100], read from x.size(1)\n"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("symbol s1 = 5 for x.size(1) [3, 100]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("torch.ops.aten.sym_size.int  folded into sizes and checks"), std::string::npos) << r.output;
+}
+
+TEST(RunExportedCommand, DynamicProgramPassesTheCheckAtAnotherSize) {
+  const auto r = run_ember("", "run-exported " + program_path("causal_block.pt2") + " --inputs " +
+                                   program_path("causal_block_io2.safetensors") + " --backend inductor --check " +
+                                   program_path("causal_block_io2.safetensors"));
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("f32[2, 13, 32]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("PASS: 1 results compared"), std::string::npos) << r.output;
+}
+
 TEST(InspectCommand, ListsEveryOpEmberLacks) {
   auto zip = exporting::read_zip(program_path("mlp.pt2"));
   std::string& json = zip.entries.at("mlp/models/model.json");

@@ -1,6 +1,6 @@
 // What load_exported and an imported program refuse, each with an ember::Error saying
 // what was expected and what came: files that are not archives, truncated or corrupt
-// archives, unknown schema versions, ops Ember lacks, dynamic dims, and user inputs of the
+// archives, unknown schema versions, ops Ember lacks, symbolic sizes Ember's graphs cannot hold, and user inputs of the
 // wrong number, names, sizes or dtypes.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -164,10 +164,14 @@ TEST(ImportErrors, WeightSmallerThanItsGeometryIsRefused) {
   std::filesystem::remove(path);
 }
 
-TEST(ImportErrors, DynamicDimsAreNamedWithTheirRanges) {
-  const std::string msg = error_of([] { load_exported(program_path("mlp_dynamic.pt2")); });
-  EXPECT_NE(msg.find("exported with dynamic dims (s77 in [2, 64])"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("input 'x' dim 0: s77"), std::string::npos) << msg;
+TEST(ImportErrors, SymbolicScalarArgumentOfADynamicProgramIsNamed) {
+  // Core ATen's arange(x.size(0)) takes the symbolic batch as a scalar `end`.
+  const std::string msg = error_of([] { load_exported(program_path("arange_dynamic.pt2")); });
+  EXPECT_NE(msg.find("node %arange (torch.ops.aten.arange.start_step), argument 'end': the integer s0 is symbolic"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("a symbolic scalar argument (arange's end, slice's bounds) cannot be imported"), std::string::npos)
+      << msg;
 }
 
 TEST(ImportErrors, UserInputOfWrongSizesIsNamed) {

@@ -124,6 +124,21 @@ TEST(SaveExported, TorchExportLoadRunsACapturedGraph) {
   std::filesystem::remove(io);
 }
 
+TEST(SaveExported, ProgramWithDynamicDimsIsRefusedAndKeepsItsSymbols) {
+  ExportedProgram p = load_exported(program_path("ranged.pt2"));
+  try {
+    save_exported(p, temp_path("ranged.pt2"));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the graph's sizes are over size symbols (symbol s0 = 3 for x.size(0) [2, 64]); "
+                                         "Ember writes programs with static shapes only"),
+              std::string::npos)
+        << e.what();
+  }
+  // Nothing was specialized: another size still runs.
+  EXPECT_EQ(p({zeros({5, 6}), zeros({5, 4})}).at(0).sizes(), IntArrayRef({5, 4}));
+}
+
 TEST(SaveExported, MissingStateTensorIsNamed) {
   manual_seed(0);
   nn::Linear fc(8, 4);

@@ -49,12 +49,16 @@ int run_inspect(const Args& args) {
   }
   for (const auto& u : uses)
     if (u.status == ExportedOpUse::Status::Folded)
-      std::cout << "  " << u.target << "  folded under static shapes (" << node_list(u.nodes) << ")\n";
+      std::cout << "  " << u.target << "  folded into sizes and checks (" << node_list(u.nodes) << ")\n";
   if (missing > 0) return 1;
 
   ExportedProgram program = load_exported(model);
-  std::cout << "schema " << program.schema_version() << ", written by PyTorch " << program.torch_version() << "\n"
-            << "\nsignature:\n";
+  std::cout << "schema " << program.schema_version() << ", written by PyTorch " << program.torch_version() << "\n";
+  // A program exported with dynamic_shapes: its size symbols, as the graph's header names them.
+  const std::vector<std::string> dims = program.dynamic_dims();
+  if (!dims.empty()) std::cout << "\ndynamic dims:\n";
+  for (const std::string& d : dims) std::cout << "  " << d << "\n";
+  std::cout << "\nsignature:\n";
   // Inputs by their state-dict or user names; outputs by the graph values they are.
   for (const ExportInputSpec& in : program.signature().inputs)
     std::cout << "  input  " << input_kind(in.kind) << " " << in.target << "\n";
