@@ -61,9 +61,17 @@ bool cudagraphs_wanted() {
 std::string why_not_cudagraphs(const Graph& g) {
   for (const auto& n : g.nodes())
     if (is_input(*n) && (n->meta().size() != 1 || n->meta()[0].undefined)) return "non-tensor input (%" + n->name() + ")";
+  // CPU inputs change from call to call and CPU outputs are written by the host: neither
+  // can be replayed. A CPU constant (or a value computed from constants), read on the host
+  // by a CUDA op, is the same at every call; should an op copy it to the device, the copy
+  // refuses to be captured (cuda_runtime.cpp) and the capture fails safely.
+  auto on_cpu = [](const TensorMeta& m) { return !m.undefined && m.device.type == DeviceType::CPU; };
   for (const auto& n : g.nodes())
-    for (const TensorMeta& m : n->meta())
-      if (!m.undefined && m.device.type == DeviceType::CPU) return "cpu device (%" + n->name() + ")";
+    if (is_input(*n) && on_cpu(n->meta()[0])) return "cpu device (%" + n->name() + ")";
+  if (const Node* out = g.output_node())
+    for (const Arg& a : out->args())
+      if (a.kind == Arg::Kind::Value && on_cpu(a.value.node->meta()[a.value.index]))
+        return "cpu device (%" + a.value.node->name() + ")";
   for (const auto& n : g.nodes())
     for (const TensorMeta& m : n->meta())
       if (has_symbols(m)) return "dynamic shapes (%" + n->name() + ")";

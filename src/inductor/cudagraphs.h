@@ -26,7 +26,7 @@ bool cudagraphs_wanted();
 /// | graph has                                         | reason                          |
 /// |---------------------------------------------------|---------------------------------|
 /// | an input that is not one tensor                   | non-tensor input (%input)       |
-/// | a tensor on the CPU (0-dim ones too)              | cpu device (%node)              |
+/// | an input or output on the CPU (0-dim ones too)    | cpu device (%node)              |
 /// | size symbols                                      | dynamic shapes (%node)          |
 /// | an op whose result the host reads (item, nonzero) | host sync (%node, op)           |
 /// | a random op (its generator state would be frozen) | random op (%node, op)           |

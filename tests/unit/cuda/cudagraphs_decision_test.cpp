@@ -48,6 +48,17 @@ TEST(CudaGraphDecision, ACpuGraphIsCpuDevice) {
             "cpu device (%x)");
 }
 
+TEST(CudaGraphDecision, ACpuConstantReadByAGpuOpIsCaptured) {
+  // The same value at every call; a copy of it to the device would refuse to be captured.
+  EXPECT_EQ(why(R"(graph constant {
+  %x : f32[8] device=cuda:0 = placeholder[x]
+  %c : f32[] = constant[_tensor_constant0]
+  %mul : f32[8] device=cuda:0 = aten::mul.Tensor(%x, %c)
+  return (%mul)
+})"),
+            "");
+}
+
 TEST(CudaGraphDecision, AWriteIntoAnInputIsMutatedInputs) {
   EXPECT_EQ(why(R"(graph mutates {
   %x : f32[8] device=cuda:0 = placeholder[x]
