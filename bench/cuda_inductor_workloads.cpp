@@ -8,7 +8,11 @@
 // of hundreds of terms and float kernels summing in another order). Last, L1: `x + 1` on a
 // one-element tensor, whose compiled host ms is the per-call overhead of a compiled graph
 // of one kernel (the goal: at most 5 µs, cuLaunchKernel included). `--only W1,L1` selects
-// rows. Built with EMBER_CUDA=OFF it says that CUDA is not compiled in.
+// rows. The "ro" columns compile the same function with CUDA graphs (what compile mode
+// "reduce-overhead" does, here through its knob inductor.cudagraphs, since the workloads
+// compile by backend name): device ms and host ms of a replayed call, timed the same way,
+// and its max rel diff against eager after the capture — L1's "ro host ms" is the per-call
+// host cost of a graph replay. Built with EMBER_CUDA=OFF it says that CUDA is not compiled in.
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -17,6 +21,7 @@
 #include "bench_util.h"
 #include "cuda_timing.h"
 #include "ember/compile.h"
+#include "ember/config.h"
 #include "ember/cuda.h"
 #include "inductor/inductor.h"
 
@@ -58,8 +63,8 @@ int main(int argc, char** argv) {
   register_builtin_backends();
   std::printf("Ember on cuda:0, %s: eager against inductor-compiled; ms: median of %d calls (CUDA events)\n",
               cuda::get_device_name(0).c_str(), iters);
-  std::printf("%-6s | %-36s | %9s | %9s | %8s | %7s | %7s | %s\n", "id", "workload", "eager ms", "comp ms", "host ms",
-              "kernels", "externs", "max rel diff");
+  std::printf("%-6s | %-36s | %9s | %9s | %8s | %9s | %10s | %7s | %7s | %s\n", "id", "workload", "eager ms", "comp ms",
+              "host ms", "ro ms", "ro host ms", "kernels", "externs", "max rel diff (ro)");
   auto workloads = bench::memory_bound_workloads({}, kCUDA);
   for (auto& w : bench::block_workloads({}, kCUDA)) workloads.push_back(std::move(w));
   const Tensor one = zeros({1}, TensorOptions(kFloat).device(kCUDA));
@@ -80,11 +85,26 @@ int main(int argc, char** argv) {
       const inductor::CompileReport report = inductor::last_compile_report();
       const bench::Timing e = bench::cuda_median_ms([&] { (void)w.run(); }, 3, iters);
       const bench::Timing c = bench::cuda_median_ms([&] { (void)compiled.call(); }, 3, iters);
-      const bool mismatch = !(diff <= 1e-2);
+      // The same function with CUDA graphs: compiled and warmed up by the first call, captured
+      // by the second; the result compared is a replay's.
+      config().inductor.cudagraphs = true;
+      bench::CompiledCall graphed;
+      try {
+        graphed = w.compile("inductor");
+        (void)graphed.call();
+      } catch (...) {
+        config().inductor.cudagraphs = false;
+        throw;
+      }
+      config().inductor.cudagraphs = false;
+      (void)graphed.call();
+      const double ro_diff = max_abs_diff(graphed.call(), want);
+      const bench::Timing r = bench::cuda_median_ms([&] { (void)graphed.call(); }, 3, iters);
+      const bool mismatch = !(diff <= 1e-2) || !(ro_diff <= 1e-2);
       failed = failed || mismatch;
-      std::printf("%-6s | %-36s | %9.3f | %9.3f | %8.4f | %7zu | %7zu | %.2e%s\n", w.id.c_str(), w.what.c_str(),
-                  e.device_ms, c.device_ms, c.host_ms, report.kernels.size(), report.extern_calls.size(), diff,
-                  mismatch ? " MISMATCH" : "");
+      std::printf("%-6s | %-36s | %9.3f | %9.3f | %8.4f | %9.3f | %10.4f | %7zu | %7zu | %.2e (%.2e)%s\n", w.id.c_str(),
+                  w.what.c_str(), e.device_ms, c.device_ms, c.host_ms, r.device_ms, r.host_ms, report.kernels.size(),
+                  report.extern_calls.size(), diff, ro_diff, mismatch ? " MISMATCH" : "");
     } catch (const Error& e) {
       failed = true;
       std::printf("%-6s | %-36s | error: %s\n", w.id.c_str(), w.what.c_str(), e.what());

@@ -87,6 +87,13 @@ struct CompileOptions {
   /// softmax and layer norm it lowers, views and mm/addmm/bmm, and otherwise fixes each
   /// entry to its sizes; custom backends always get fixed sizes.
   std::optional<bool> dynamic;
+  /// torch.compile's `mode`: "default", or "reduce-overhead" — the inductor then replays
+  /// each graph compiled for a CUDA device (static sizes, every step on the device) as a
+  /// CUDA graph after a warm-up call, cutting the host's per-call launch cost. Its outputs
+  /// are then buffers the next call of the same graph overwrites: clone an output kept
+  /// across calls. Graphs it cannot capture run as in "default", saying why on
+  /// TORCH_LOGS=cudagraphs. Note [inductor], "CUDA graphs".
+  std::string mode = "default";
 };
 
 // --- dynamic shapes ----------------------------------------------------------------

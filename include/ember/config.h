@@ -71,6 +71,10 @@ struct Config {
     bool debug = false;
     /// Random ops in compiled code give exactly eager's numbers (slower).
     bool fallback_random = false;
+    /// Replay every graph compiled for a CUDA device as a CUDA graph, as compile mode
+    /// "reduce-overhead" does for its function (torch._inductor.config.triton.cudagraphs).
+    /// TORCHINDUCTOR_CUDAGRAPHS.
+    bool cudagraphs = false;
     /// A bug injected on purpose into relu's generated code, to test the minifier:
     /// "", "compile_error", "runtime_error" or "accuracy".
     std::string inject_relu_bug_TESTING_ONLY;

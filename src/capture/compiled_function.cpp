@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "capture/call_reports.h"
+#include "capture/compile_mode.h"
 #include "capture/dynamic_shapes.h"
 #include "capture/events.h"
 #include "capture/guards.h"
@@ -116,7 +117,8 @@ class CompiledFunctionState {
       : options_(std::move(options)),
         name_(options_.name.empty() ? default_name(where) : options_.name),
         where_(where),
-        backend_(options_.custom_backend ? options_.custom_backend : lookup_backend(options_.backend)),
+        backend_(backend_with_mode(options_, options_.custom_backend ? options_.custom_backend
+                                                                      : lookup_backend(options_.backend))),
         invoke_(std::move(invoke)),
         param_kinds_(std::move(param_kinds)) {
     install_capture_hooks();

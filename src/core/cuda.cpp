@@ -55,6 +55,7 @@ DeviceState& state() {
 }
 
 thread_local std::unordered_map<int, void*> t_current_stream;
+thread_local GraphPool* t_graph_pool = nullptr;
 
 int resolve(int device) { return device < 0 ? ember::cuda::current_device() : device; }
 
@@ -82,12 +83,16 @@ CachingAllocator& allocator(int device) {
 }
 
 void* device_alloc(size_t bytes, int device) {
+  if (t_graph_pool && t_graph_pool->device() == device) [[unlikely]]
+    return t_graph_pool->alloc(bytes);
   return allocator(device).malloc(bytes, reinterpret_cast<StreamId>(current_stream_handle(device)));
 }
 
 // Both deleters run inside Storage's destructor, which must not throw: at process exit the
 // driver may already be shutting down, and its errors then mean nothing to anyone.
 void device_free(void* p) {
+  if (t_graph_pool && t_graph_pool->release(p)) [[unlikely]]
+    return;
   DeviceState& s = state();
   // The allocators, read under the lock into an array on the stack (a free is on every
   // compiled call's path: no heap allocation here); an entry, once set, never changes.
@@ -112,6 +117,40 @@ void device_free(void* p) {
   } catch (const Error&) {
   }
 }
+
+void* GraphPool::alloc(size_t bytes) {
+  if (bytes == 0) return nullptr;
+  auto it = kept_.lower_bound(round_size(bytes));
+  void* p = nullptr;
+  if (it != kept_.end()) {
+    p = it->second;
+    kept_.erase(it);
+  } else {
+    CachingAllocator& a = allocator(device_);
+    p = a.malloc(bytes, reinterpret_cast<StreamId>(current_stream_handle(device_)));
+    bytes_ += a.block_size(p);
+  }
+  live_.insert(p);
+  return p;
+}
+
+bool GraphPool::release(void* p) {
+  if (!live_.erase(p)) return false;
+  kept_.emplace(allocator(device_).block_size(p), p);
+  return true;
+}
+
+GraphPool::~GraphPool() {
+  // Blocks still live belong to tensors that outlive the pool (their Storage frees them).
+  try {
+    CachingAllocator& a = allocator(device_);
+    for (const auto& [size, p] : kept_) a.free(p);
+  } catch (const Error&) {
+  }
+}
+
+GraphPoolScope::GraphPoolScope(GraphPool& pool) : saved_(t_graph_pool) { t_graph_pool = &pool; }
+GraphPoolScope::~GraphPoolScope() { t_graph_pool = saved_; }
 
 void* pinned_alloc(size_t bytes) { return bytes ? cuda_rt::host_alloc(bytes) : nullptr; }
 void pinned_free(void* p) {

@@ -138,10 +138,60 @@ void stream_wait_event(void* stream, void* event) {
 }
 
 void memcpy_async(void* dst, const void* src, size_t bytes, CopyKind kind, void* stream) {
+  if (kind != CopyKind::DeviceToDevice) {
+    // Captured into a CUDA graph, a copy would read (or write) that host memory again at
+    // each replay, long after the caller's buffer is gone: refuse, so the capture fails.
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    check(cudaStreamIsCapturing(as_stream(stream), &status), "cudaStreamIsCapturing");
+    EMBER_CHECK(status == cudaStreamCaptureStatusNone)
+        << "a copy between host and device memory cannot be captured into a CUDA graph (the host buffer would be "
+        << "read or written again at each replay)";
+  }
   const cudaMemcpyKind k = kind == CopyKind::HostToDevice   ? cudaMemcpyHostToDevice
                            : kind == CopyKind::DeviceToHost ? cudaMemcpyDeviceToHost
                                                             : cudaMemcpyDeviceToDevice;
   check(cudaMemcpyAsync(dst, src, bytes, k, as_stream(stream)), "cudaMemcpyAsync");
+}
+
+void stream_begin_capture(void* stream) {
+  check(cudaStreamBeginCapture(as_stream(stream), cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
+}
+
+void* stream_end_capture(void* stream, std::string* error) {
+  cudaGraph_t graph = nullptr;
+  const cudaError_t err = cudaStreamEndCapture(as_stream(stream), &graph);
+  if (err == cudaSuccess && graph) return graph;
+  cudaGetLastError();
+  if (graph) cudaGraphDestroy(graph);
+  if (error) *error = std::string(cudaGetErrorString(err)) + " (" + cudaGetErrorName(err) + ") in cudaStreamEndCapture";
+  return nullptr;
+}
+
+bool stream_is_capturing(void* stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  check(cudaStreamIsCapturing(as_stream(stream), &status), "cudaStreamIsCapturing");
+  return status != cudaStreamCaptureStatusNone;
+}
+
+void* graph_instantiate(void* graph) {
+  cudaGraphExec_t exec = nullptr;
+  check(cudaGraphInstantiateWithFlags(&exec, static_cast<cudaGraph_t>(graph), 0), "cudaGraphInstantiate");
+  return exec;
+}
+
+void graph_launch(void* exec, void* stream) {
+  check(cudaGraphLaunch(static_cast<cudaGraphExec_t>(exec), as_stream(stream)), "cudaGraphLaunch");
+}
+
+size_t graph_node_count(void* graph) {
+  size_t n = 0;
+  check(cudaGraphGetNodes(static_cast<cudaGraph_t>(graph), nullptr, &n), "cudaGraphGetNodes");
+  return n;
+}
+
+void graph_destroy(void* graph) { check(cudaGraphDestroy(static_cast<cudaGraph_t>(graph)), "cudaGraphDestroy"); }
+void graph_exec_destroy(void* exec) {
+  check(cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec)), "cudaGraphExecDestroy");
 }
 
 void* driver_entry_point(const char* name) {

@@ -42,7 +42,25 @@ float event_elapsed_ms(void* start, void* end);
 void stream_wait_event(void* stream, void* event);
 
 enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
+/// Raises for a copy to or from host memory on a stream that is capturing a CUDA graph.
 void memcpy_async(void* dst, const void* src, size_t bytes, CopyKind kind, void* stream);
+
+/// CUDA graphs (cudaStreamBeginCapture … cudaGraphLaunch). Capture is in relaxed mode:
+/// calls such as cudaMalloc stay legal on the capturing thread, and work queued on the
+/// stream is recorded, not run. stream_end_capture never raises: it returns the graph, or
+/// nullptr with `error` set when the capture failed (an illegal call invalidated it), so
+/// that a caller unwinding from such a failure can always leave capture mode.
+void stream_begin_capture(void* stream);
+void* stream_end_capture(void* stream, std::string* error);
+/// Whether `stream` is capturing now.
+bool stream_is_capturing(void* stream);
+/// An executable graph of `graph` (cudaGraphInstantiate), uploaded to the device.
+void* graph_instantiate(void* graph);
+void graph_launch(void* exec, void* stream);
+/// The number of nodes in `graph` (kernels, copies, memsets, …).
+size_t graph_node_count(void* graph);
+void graph_destroy(void* graph);
+void graph_exec_destroy(void* exec);
 
 /// The driver entry point `name` (cuModuleLoadData, cuLaunchKernel, …) through the
 /// runtime, so that Ember never links libcuda (absent on machines without a driver).

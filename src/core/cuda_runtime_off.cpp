@@ -37,6 +37,17 @@ void event_synchronize(void*) { not_built(); }
 float event_elapsed_ms(void*, void*) { not_built(); }
 void stream_wait_event(void*, void*) { not_built(); }
 void memcpy_async(void*, const void*, size_t, CopyKind, void*) { not_built(); }
+void stream_begin_capture(void*) { not_built(); }
+void* stream_end_capture(void*, std::string* error) {
+  if (error) *error = "Ember was built without CUDA (EMBER_CUDA=OFF)";
+  return nullptr;
+}
+bool stream_is_capturing(void*) { not_built(); }
+void* graph_instantiate(void*) { not_built(); }
+void graph_launch(void*, void*) { not_built(); }
+size_t graph_node_count(void*) { not_built(); }
+void graph_destroy(void*) { not_built(); }
+void graph_exec_destroy(void*) { not_built(); }
 void* driver_entry_point(const char*) { not_built(); }
 
 }  // namespace ember::core::cuda_rt

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "aot/aot.h"
+#include "capture/compile_mode.h"
 #include "capture/events.h"
 #include "core/shape.h"
 #include "core/shape_env.h"
@@ -23,6 +24,7 @@
 #include "ember/cuda.h"
 #include "ember/ops/creation.h"
 #include "graph/interpreter.h"
+#include "inductor/cudagraphs.h"
 #include "inductor/inductor.h"
 #include "inductor/kernel_profile.h"
 #include "inductor/pipeline.h"
@@ -83,6 +85,8 @@ struct Program {
   std::vector<void*> cuda_fns;
   std::vector<void*> split_fns;  // per kernel, a split reduction's first kernel (else null)
   std::vector<CudaLaunch> launches;
+  /// Compile mode "reduce-overhead" (or inductor.cudagraphs): run through a CUDA graph.
+  bool cudagraphs = false;
   /// Calls computed once at compile time (fold_host_constants), for the report.
   std::vector<std::string> host_constants;
   /// Memory plan: the values of node i die after the node at position i runs
@@ -536,6 +540,7 @@ std::optional<Device> graph_device(const Graph& g, std::string& why) {
 /// A compiled graph that runs `graph` in the interpreter (eager kernels), saying why.
 CompiledGraph interpreted(std::shared_ptr<Graph> graph, const std::string& reason) {
   EMBER_LOG(inductor, INFO) << "graph " << graph->name() << " runs in the interpreter: " << reason;
+  if (cudagraphs_wanted()) log_cudagraphs_skip(graph->name(), "the graph running in the interpreter: " + reason);
   return [graph, reason](const std::vector<Tensor>& inputs) {
     capture::warn_interpreted(graph->name(), reason);
     return run_graph(*graph, inputs);
@@ -549,14 +554,9 @@ CompiledGraph compile_graph(Graph& captured, const std::vector<Tensor>& example_
   // allocate from the size each call computes: generated kernels would need that size from
   // the op that computes it in the middle of the wrapper (Note [dynamic shapes]).
   if (std::string u = first_unbacked_symbol(captured); !u.empty()) {
-    std::shared_ptr<Graph> graph(captured.clone());
-    const std::string reason = "it has the data-dependent size " + u +
-                               ", and the inductor compiles graphs whose sizes are known before they run";
-    EMBER_LOG(inductor, INFO) << "graph " << graph->name() << " runs in the interpreter: " << reason;
-    return [graph, reason](const std::vector<Tensor>& inputs) {
-      capture::warn_interpreted(graph->name(), reason);
-      return run_graph(*graph, inputs);
-    };
+    return interpreted(std::shared_ptr<Graph>(captured.clone()),
+                       "it has the data-dependent size " + u +
+                           ", and the inductor compiles graphs whose sizes are known before they run");
   }
   // A graph traced over size symbols compiles once for every size when symbolic.cpp's rule
   // admits it; otherwise its symbols are specialized now, while the entry is traced (its
@@ -564,7 +564,14 @@ CompiledGraph compile_graph(Graph& captured, const std::vector<Tensor>& example_
   if (has_symbols(captured)) {
     if (std::string why = why_not_symbolic(captured, example_inputs); !why.empty()) specialize_symbols(captured, why);
   }
-  return aot::aot_compile(captured, example_inputs, compile_fx_inner, "inductor_inner", compile_fx_ahead);
+  // The function's compile mode holds for every graph AOT autograd compiles, the backward
+  // included (it may compile after this call returns).
+  const capture::CompileMode mode = capture::current_compile_mode();
+  auto inner = [mode](Graph& g, const std::vector<Tensor>& examples) {
+    capture::CompileModeScope scope(mode);
+    return compile_fx_inner(g, examples);
+  };
+  return aot::aot_compile(captured, example_inputs, inner, "inductor_inner", compile_fx_ahead);
 }
 
 void compile_fx_ahead(Graph& g) {
@@ -614,6 +621,7 @@ CompiledGraph compile_fx_inner(Graph& given_graph, const std::vector<Tensor>& ex
                        "it has size symbols, and the CUDA code generator compiles static sizes");
   }
   auto program = std::make_shared<Program>();
+  program->cudagraphs = cudagraphs_wanted();
   program->host_constants = std::move(host_constants);
   GraphTrace trace(input_graph);
   EMBER_LOG(inductor, INFO) << "Step 3: torchinductor compiling graph " << input_graph.name();
@@ -635,6 +643,7 @@ CompiledGraph compile_fx_inner(Graph& given_graph, const std::vector<Tensor>& ex
     if (!why.empty()) {
       auto graph = std::shared_ptr<Graph>(std::move(program->graph));
       const std::string reason = "graph " + graph->name() + " has size symbols, and " + why;
+      if (program->cudagraphs) log_cudagraphs_skip(graph->name(), "dynamic shapes: " + reason);
       return [graph, reason](const std::vector<Tensor>& inputs) {
         capture::warn_interpreted(graph->name(), reason);
         return run_graph(*graph, inputs);
@@ -687,6 +696,32 @@ CompiledGraph compile_fx_inner(Graph& given_graph, const std::vector<Tensor>& ex
 }
 
 namespace {
+
+/// The CUDA graph runner of `p` (compile mode "reduce-overhead"), or null when its graph
+/// cannot be captured (logged on `cudagraphs`). See cudagraphs.h.
+std::shared_ptr<CudaGraphRunner> cudagraph_runner(const std::shared_ptr<Program>& p) {
+  const Graph& g = *p->graph;
+  std::string why = why_not_cudagraphs(g);
+  // The simple case of PyTorch's cudagraph trees: inference graphs. A training forward's
+  // saved values and a backward's gradients would be static outputs the next call
+  // overwrites while autograd still holds them.
+  const aot::GraphRole::Kind role = aot::current_graph_role().kind;
+  if (why.empty() && role != aot::GraphRole::Kind::Inference)
+    why = std::string("a training graph's ") + (role == aot::GraphRole::Kind::Forward ? "forward" : "backward") +
+          " (CUDA graphs replay inference graphs)";
+  if (why.empty() && p->profile) why = "kernel profiling (trace.kernel_profile times each step with events)";
+  if (why.empty() && !p->raise_after.empty()) why = "an injected runtime error (inject_relu_bug_TESTING_ONLY)";
+  if (!why.empty()) {
+    log_cudagraphs_skip(g.name(), why);
+    return nullptr;
+  }
+  EMBER_INTERNAL_ASSERT(p->cuda_device >= 0) << "inductor: graph " << g.name() << " has no CPU tensor but no device";
+  std::vector<TensorMeta> inputs;
+  for (const auto& n : g.nodes())
+    if (n->kind() == NodeKind::Placeholder || n->kind() == NodeKind::Attribute) inputs.push_back(n->meta().at(0));
+  return std::make_shared<CudaGraphRunner>(g.name(), p->cuda_device, std::move(inputs),
+                                           [p = p.get()](const std::vector<Tensor>& in) { return p->run(in); });
+}
 
 CompiledGraph finish(const std::shared_ptr<Program>& program, GraphTrace& trace, const std::string& source,
                      const std::string& so_path, bool cache_hit) {
@@ -753,7 +788,8 @@ CompiledGraph finish(const std::shared_ptr<Program>& program, GraphTrace& trace,
   EMBER_LOG(inductor, INFO) << "Step 3: torchinductor done compiling graph " << g.name() << " ("
                             << program->kernels.size() << " kernels)";
 
-  return [program](const std::vector<Tensor>& inputs) -> std::vector<Tensor> {
+  std::shared_ptr<CudaGraphRunner> runner = program->cudagraphs ? cudagraph_runner(program) : nullptr;
+  return [program, runner](const std::vector<Tensor>& inputs) -> std::vector<Tensor> {
     const Graph& g = *program->graph;
     EMBER_CHECK_VALUE(inputs.size() == program->num_inputs)
         << "graph " << g.name() << " takes " << program->num_inputs << " inputs, got " << inputs.size();
@@ -768,7 +804,7 @@ CompiledGraph finish(const std::shared_ptr<Program>& program, GraphTrace& trace,
                                               "autograd)");
       return run_graph(g, inputs);
     }
-    return program->run(inputs);
+    return runner ? (*runner)(inputs) : program->run(inputs);
   };
 }
 

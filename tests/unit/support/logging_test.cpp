@@ -142,7 +142,7 @@ TEST_F(Logging, UnknownNameRaisesValueErrorListingValidSettings) {
             "Valid settings:\n"
             "all, dynamo, dynamic, aot, inductor, graph, graph_code, graph_sizes, graph_breaks, guards, recompiles, "
             "recompiles_verbose, aot_joint_graph, aot_graphs, post_grad_graphs, schedule, fusion, perf_hints, "
-            "output_code, autotuning");
+            "output_code, autotuning, cudagraphs");
   // The settings before the bad call stay.
   EXPECT_EQ(logging::current_spec(), "aot");
   EXPECT_TRUE(logging::is_enabled(Component::aot, Level::kInfo));

@@ -1,0 +1,192 @@
+// inductor/cudagraphs.cpp — the capture decision and the CUDA graph runner of
+// cudagraphs.h. The CUDA runtime is reached only through core/cuda_runtime.h.
+#include "inductor/cudagraphs.h"
+
+#include <sstream>
+#include <unordered_map>
+
+#include "capture/compile_mode.h"
+#include "core/cuda_runtime.h"
+#include "core/shape.h"
+#include "ember/autograd.h"
+#include "ember/config.h"
+#include "ember/cuda.h"
+#include "ember/ops/creation.h"
+#include "inductor/symbolic.h"
+#include "ops/registry.h"
+#include "support/logging.h"
+
+namespace ember::inductor {
+namespace {
+
+bool is_input(const Node& n) { return n.kind() == NodeKind::Placeholder || n.kind() == NodeKind::Attribute; }
+
+/// The node whose buffer `n`'s value lives in: `n` itself, or for a view the base it views.
+const Node& buffer_owner(const Node& n) {
+  const Node* at = &n;
+  while (at->kind() == NodeKind::Call && at->op() && at->op()->kind == ops::OpKind::View && !at->args().empty() &&
+         at->args()[0].kind == Arg::Kind::Value)
+    at = at->args()[0].value.node;
+  return *at;
+}
+
+/// Ops whose result the host reads back (a scalar out of a tensor, a size computed from
+/// values): the wrapper synchronizes with the device there.
+bool reads_on_host(const ops::OpDef& op) {
+  return op.kind == ops::OpKind::Dynamic || op.name == "aten::_local_scalar_dense" || op.name == "aten::item";
+}
+
+std::string call_text(const Node& n) { return "%" + n.name() + ", " + n.target(); }
+
+/// The stream this thread captures on for `device`: created once, used for nothing else.
+void* capture_stream(int device) {
+  thread_local std::unordered_map<int, void*> streams;
+  auto it = streams.find(device);
+  if (it == streams.end()) it = streams.emplace(device, ember::cuda::Stream::create(device).handle()).first;
+  return it->second;
+}
+
+std::string geometry(ScalarType dtype, IntArrayRef sizes, Device device) {
+  std::ostringstream os;
+  os << dtype_name(dtype) << " " << sizes << " on " << device;
+  return os.str();
+}
+
+}  // namespace
+
+bool cudagraphs_wanted() {
+  return capture::current_compile_mode() == capture::CompileMode::ReduceOverhead || config().inductor.cudagraphs;
+}
+
+std::string why_not_cudagraphs(const Graph& g) {
+  for (const auto& n : g.nodes())
+    if (is_input(*n) && (n->meta().size() != 1 || n->meta()[0].undefined)) return "non-tensor input (%" + n->name() + ")";
+  // CPU inputs change from call to call and CPU outputs are written by the host: neither
+  // can be replayed. A CPU constant (or a value computed from constants), read on the host
+  // by a CUDA op, is the same at every call; should an op copy it to the device, the copy
+  // refuses to be captured (cuda_runtime.cpp) and the capture fails safely.
+  auto on_cpu = [](const TensorMeta& m) { return !m.undefined && m.device.type == DeviceType::CPU; };
+  for (const auto& n : g.nodes())
+    if (is_input(*n) && on_cpu(n->meta()[0])) return "cpu device (%" + n->name() + ")";
+  if (const Node* out = g.output_node())
+    for (const Arg& a : out->args())
+      if (a.kind == Arg::Kind::Value && on_cpu(a.value.node->meta()[a.value.index]))
+        return "cpu device (%" + a.value.node->name() + ")";
+  for (const auto& n : g.nodes())
+    for (const TensorMeta& m : n->meta())
+      if (has_symbols(m)) return "dynamic shapes (%" + n->name() + ")";
+  for (const auto& n : g.nodes()) {
+    if (n->kind() != NodeKind::Call || !n->op()) continue;
+    const ops::OpDef& op = *n->op();
+    if (reads_on_host(op)) return "host sync (" + call_text(*n) + ")";
+    if (op.nondeterministic_seeded) return "random op (" + call_text(*n) + ")";
+    if (op.kind == ops::OpKind::InPlace && !n->args().empty() && n->args()[0].kind == Arg::Kind::Value &&
+        is_input(buffer_owner(*n->args()[0].value.node)))
+      return "mutated inputs (" + call_text(*n) + ")";
+  }
+  if (const Node* out = g.output_node()) {
+    for (const Arg& a : out->args()) {
+      if (a.kind != Arg::Kind::Value) continue;
+      const Node& owner = buffer_owner(*a.value.node);
+      if (is_input(owner)) return "output aliases input (%" + owner.name() + ")";
+    }
+  }
+  return {};
+}
+
+void log_cudagraphs_skip(const std::string& graph, const std::string& reason) {
+  EMBER_LOG_ARTIFACT(cudagraphs) << "skipping cudagraphs due to " << reason << "; graph " << graph
+                                 << " runs without CUDA graphs";
+}
+
+CudaGraphRunner::CudaGraphRunner(std::string graph_name, int device, std::vector<TensorMeta> inputs, Run run)
+    : graph_name_(std::move(graph_name)), device_(device), input_metas_(std::move(inputs)), run_(std::move(run)) {}
+
+CudaGraphRunner::~CudaGraphRunner() {
+  if (!exec_) return;
+  // A replay may still run on some stream: wait for the device before its blocks go back.
+  try {
+    core::cuda_rt::device_synchronize(device_);
+    core::cuda_rt::graph_exec_destroy(exec_);
+  } catch (const Error&) {
+  }
+}
+
+void CudaGraphRunner::copy_inputs(const std::vector<Tensor>& inputs) {
+  EMBER_CHECK_VALUE(inputs.size() == static_inputs_.size())
+      << "graph " << graph_name_ << " takes " << static_inputs_.size() << " inputs, got " << inputs.size();
+  NoGradGuard no_grad;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    Tensor& s = static_inputs_[i];
+    const TensorMeta& m = input_metas_[i];
+    EMBER_CHECK(t.defined() && t.sizes() == IntArrayRef(m.sizes) && t.dtype() == m.dtype &&
+                t.device() == s.device())
+        << "inductor: input " << i << " of graph " << graph_name_ << " is "
+        << (t.defined() ? geometry(t.dtype(), t.sizes(), t.device()) : "undefined")
+        << ", but its CUDA graph was captured for " << geometry(m.dtype, m.sizes, s.device());
+    const bool same = t.storage() == s.storage() && t.storage_offset() == s.storage_offset() &&
+                      core::strides_equivalent(m.sizes, t.strides(), s.strides());
+    if (!same) s.copy_(t);
+  }
+}
+
+bool CudaGraphRunner::capture(const std::vector<Tensor>& inputs) {
+  static_inputs_.clear();
+  for (const TensorMeta& m : input_metas_)
+    static_inputs_.push_back(empty_strided(m.sizes, m.strides, TensorOptions(m.dtype).device(core::cuda::normalize_device(m.device))));
+  copy_inputs(inputs);
+  pool_ = std::make_unique<core::cuda::GraphPool>(device_);
+  void* stream = capture_stream(device_);
+  void* graph = nullptr;
+  std::string error;
+  {
+    ember::cuda::StreamGuard on_capture(ember::cuda::Stream(device_, stream));
+    core::cuda::GraphPoolScope in_pool(*pool_);
+    try {
+      core::cuda_rt::stream_begin_capture(stream);
+      static_outputs_ = run_(static_inputs_);
+      graph = core::cuda_rt::stream_end_capture(stream, &error);
+    } catch (const std::exception& e) {
+      error = e.what();
+      std::string ignored;
+      if (core::cuda_rt::stream_is_capturing(stream))
+        if (void* g = core::cuda_rt::stream_end_capture(stream, &ignored)) core::cuda_rt::graph_destroy(g);
+    }
+  }
+  if (graph) {
+    try {
+      const size_t nodes = core::cuda_rt::graph_node_count(graph);
+      exec_ = core::cuda_rt::graph_instantiate(graph);
+      EMBER_LOG_ARTIFACT(cudagraphs) << "recorded a CUDA graph of graph " << graph_name_ << " on cuda:" << device_
+                                     << ": " << nodes << " nodes, " << core::cuda::format_size(pool_->bytes())
+                                     << " in its memory pool, " << static_inputs_.size() << " static inputs";
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    core::cuda_rt::graph_destroy(graph);
+  }
+  if (exec_) return true;
+  // Nothing of the failed capture ran: its blocks and buffers can go back at once.
+  static_outputs_.clear();
+  static_inputs_.clear();
+  pool_.reset();
+  failed_ = true;
+  log_cudagraphs_skip(graph_name_, "a failed capture: " + error);
+  return false;
+}
+
+std::vector<Tensor> CudaGraphRunner::operator()(const std::vector<Tensor>& inputs) {
+  std::lock_guard lock(mu_);
+  if (failed_ || ++calls_ == 1) return run_(inputs);
+  ember::cuda::DeviceGuard on_device(device_);
+  if (!exec_) {
+    if (!capture(inputs)) return run_(inputs);
+  } else {
+    copy_inputs(inputs);
+  }
+  core::cuda_rt::graph_launch(exec_, core::cuda::current_stream_handle(device_));
+  return static_outputs_;
+}
+
+}  // namespace ember::inductor
