@@ -233,6 +233,8 @@ class Tensor {
                     Loc loc = Loc::current()) const;
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1, Loc loc = Loc::current()) const;
   Tensor unflatten(int64_t dim, IntArrayRef sizes, Loc loc = Loc::current()) const;
+  Tensor unflatten(int64_t dim, std::initializer_list<SymInt> sizes, Loc loc = Loc::current()) const;
+  Tensor unflatten(int64_t dim, SymIntArrayRef sizes, Loc loc = Loc::current()) const;
   Tensor contiguous(Loc loc = Loc::current()) const;
   Tensor clone(Loc loc = Loc::current()) const;
   Tensor to(ScalarType dtype, Loc loc = Loc::current()) const;

@@ -49,6 +49,12 @@ Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim, Loc loc) const {
   return ember::flatten(*this, start_dim, end_dim, loc);
 }
 Tensor Tensor::unflatten(int64_t dim, IntArrayRef sizes, Loc loc) const { return ember::unflatten(*this, dim, sizes, loc); }
+Tensor Tensor::unflatten(int64_t dim, std::initializer_list<SymInt> sizes, Loc loc) const {
+  return ember::unflatten(*this, dim, SymIntArrayRef(sizes), loc);
+}
+Tensor Tensor::unflatten(int64_t dim, SymIntArrayRef sizes, Loc loc) const {
+  return ember::unflatten(*this, dim, sizes, loc);
+}
 Tensor Tensor::contiguous(Loc loc) const { return ember::contiguous(*this, loc); }
 Tensor Tensor::clone(Loc loc) const { return ember::clone(*this, loc); }
 Tensor Tensor::to(ScalarType dtype, Loc loc) const { return ember::to(*this, dtype, loc); }

@@ -459,25 +459,34 @@ void register_view_ops(Registry& r) {
         if (self.dim() == 0) return call_op("aten::reshape", {self, std::vector<int64_t>{1}});
         const int64_t s = core::wrap_dim(a[1].to_int(), self.dim()), e = core::wrap_dim(a[2].to_int(), self.dim());
         EMBER_CHECK(s <= e) << "flatten() has invalid args: start_dim cannot come after end_dim";
-        std::vector<int64_t> shape;
-        for (int64_t d = 0; d < s; ++d) shape.push_back(self.size(d));
-        int64_t n = 1;
-        for (int64_t d = s; d <= e; ++d) n *= self.size(d);
-        shape.push_back(n);
-        for (int64_t d = e + 1; d < self.dim(); ++d) shape.push_back(self.size(d));
-        return call_op("aten::reshape", {self, shape});
+        // Over self's integer type: flatten(1) of [s0, s1, 8] reshapes to [s0, 8*s1].
+        return core::over_geometry({&self}, [&]<typename Int>() -> Stack {
+          const Ints<Int> sizes = sizes_of<Int>(self);
+          Ints<Int> shape(sizes.begin(), sizes.begin() + s);
+          Int n = 1;
+          for (int64_t d = s; d <= e; ++d) n = n * sizes[d];
+          shape.push_back(n);
+          shape.insert(shape.end(), sizes.begin() + e + 1, sizes.end());
+          return call_op("aten::reshape", {self, core::size_list_value(shape)});
+        });
       });
 
   r.def("unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)").set_decomposition([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
     const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
-    const auto& sizes = a[2].to_int_list();
-    EMBER_CHECK(!sizes.empty()) << "unflatten: sizes must be non-empty";
-    std::vector<int64_t> inner = core::infer_size(sizes, self.size(dim));
-    std::vector<int64_t> shape(self.sizes().begin(), self.sizes().begin() + dim);
-    shape.insert(shape.end(), inner.begin(), inner.end());
-    shape.insert(shape.end(), self.sizes().begin() + dim + 1, self.sizes().end());
-    return call_op("aten::view", {self, shape});
+    // Over SymInt when self or the sizes are symbolic: unflatten(1, {s1, 4}) of [s0, 4*s1].
+    auto decompose = [&]<typename Int>() -> Stack {
+      const Ints<Int> sizes = size_list<Int>(a[2]);
+      EMBER_CHECK(!sizes.empty()) << "unflatten: sizes must be non-empty";
+      const Ints<Int> in = sizes_of<Int>(self);
+      const Ints<Int> inner = rules::infer_size(ArrayRef<Int>(sizes), in[dim]);
+      Ints<Int> shape(in.begin(), in.begin() + dim);
+      shape.insert(shape.end(), inner.begin(), inner.end());
+      shape.insert(shape.end(), in.begin() + dim + 1, in.end());
+      return call_op("aten::view", {self, core::size_list_value(shape)});
+    };
+    if (a[2].is_sym_int_list()) return decompose.template operator()<SymInt>();
+    return core::over_geometry({&self}, decompose);
   });
 
   r.def("unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]").set_view([](const Stack& a) {
@@ -585,6 +594,9 @@ Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim, Loc loc) 
 }
 Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes, Loc loc) {
   return call_tensor(EMBER_OP("aten::unflatten.int"), {self, dim, sizes}, loc);
+}
+Tensor unflatten(const Tensor& self, int64_t dim, SymIntArrayRef sizes, Loc loc) {
+  return call_tensor(EMBER_OP("aten::unflatten.int"), {self, dim, IValue(sizes)}, loc);
 }
 Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2, Loc loc) {
   return call_tensor(EMBER_OP("aten::diagonal"), {self, offset, dim1, dim2}, loc);

@@ -40,6 +40,11 @@ Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride,
                   std::optional<int64_t> storage_offset = std::nullopt, Loc loc = Loc::current());
 Tensor flatten(const Tensor& self, int64_t start_dim = 0, int64_t end_dim = -1, Loc loc = Loc::current());
 Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes, Loc loc = Loc::current());
+Tensor unflatten(const Tensor& self, int64_t dim, SymIntArrayRef sizes, Loc loc = Loc::current());
+inline Tensor unflatten(const Tensor& self, int64_t dim, std::initializer_list<SymInt> sizes,
+                        Loc loc = Loc::current()) {
+  return unflatten(self, dim, SymIntArrayRef(sizes), loc);
+}
 /// The diagonal of dims dim1 and dim2 (a view), `offset` above the main one, as the last dim.
 Tensor diagonal(const Tensor& self, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1, Loc loc = Loc::current());
 Tensor alias(const Tensor& self, Loc loc = Loc::current());

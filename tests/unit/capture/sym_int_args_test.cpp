@@ -2,8 +2,8 @@
 // "Single SymInt arguments"): a start, end, length, index, split size or arange end computed
 // from ember::sym_size keeps its symbol through capture, the graph text (printed and parsed
 // back), the interpreter (evaluated per call) and the inductor, so one compile serves every
-// size with eager's values, sizes and strides; the guards such a trace records print
-// readably.
+// size with eager's values, sizes and strides; flatten/unflatten of symbolic dims stay
+// symbolic; the guards such a trace records print readably.
 #include <gtest/gtest.h>
 
 #include "ember/ember.h"
@@ -75,6 +75,20 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> sliced_by_symbol(cons
 TEST_P(SymIntArgsPerBackend, SliceNarrowSelectSplitAndArangeFromSymSizeCompileOnceAndMatchEager) {
   expect_one_compile_matches_eager<6>(GetParam(), "sliced", sliced_by_symbol,
                                       [](int64_t n) { return randn({n, 6}); }, {5, 9, 3, 33});
+}
+
+/// flatten of symbolic dims, unflatten by a symbolic size and view with -1.
+std::tuple<Tensor, Tensor, Tensor> flattened(const Tensor& x) {  // x [n, m, 8]
+  const SymInt m = sym_size(x, 1);
+  Tensor flat = x.flatten(1) + 1.0;                     // [n, 8*m]
+  Tensor back = flat.unflatten(1, {m, SymInt(8)}) * 2;  // [n, m, 8]
+  Tensor rows = x.view({-1, 8}).relu();                 // [n*m, 8]
+  return {flat, back, rows};
+}
+
+TEST_P(SymIntArgsPerBackend, FlattenUnflattenAndViewWithMinusOneOfSymbolicDimsCompileOnce) {
+  expect_one_compile_matches_eager<3>(GetParam(), "flat", flattened, [](int64_t n) { return randn({n, n + 1, 8}); },
+                                      {3, 6, 11}, /*dynamic_dims=*/2);
 }
 
 TEST_P(SymIntArgsPerBackend, AFloorDividedSliceEndStaysSymbolic) {

@@ -227,7 +227,15 @@ std::vector<Row> rows() {
        }},
       {"unflatten(int64_t,IntArrayRef)",
        [](const Tensor& a, const Tensor&) {
-         return Results{a.unflatten(1, {2, 2})};
+         return Results{a.unflatten(1, std::vector<int64_t>{2, 2})};
+       }},
+      {"unflatten(int64_t,std::initializer_list<SymInt>)",
+       [](const Tensor& a, const Tensor&) {
+         return Results{a.unflatten(1, {2, 2}), a.unflatten(1, {SymInt(2), -1})};
+       }},
+      {"unflatten(int64_t,SymIntArrayRef)",
+       [](const Tensor& a, const Tensor&) {
+         return Results{a.unflatten(1, std::vector<SymInt>{2, sym_size(a, 1) / 2})};
        }},
       {"contiguous()",
        [](const Tensor& a, const Tensor&) {
