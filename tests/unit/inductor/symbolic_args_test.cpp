@@ -1,7 +1,10 @@
 // Tests of the inductor over sizes that single SymInt arguments and floor division make
 // (Note [dynamic shapes], "The inductor over symbolic graphs"): a slice whose end is
-// `s1 // 2` compiles once, its kernels computing Python's floor division from `ks`.
+// `s1 // 2` compiles once, its kernels computing Python's floor division from `ks`; and the
+// parallel split of kernels over symbols is decided at run time, so sizes below and above
+// the threshold both equal eager with two threads from one library.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include "ember/ember.h"
 #include "inductor/inductor.h"
@@ -41,6 +44,42 @@ TEST_F(InductorSymbolicArgs, AFloorDividedSliceEndCompilesOnceAndItsKernelsFloor
   EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
   const std::string source = inductor::last_compile_report().source;
   EXPECT_NE(source.find("ks[1] / 2 - (ks[1] % 2 != 0 && (ks[1] < 0) != (2 < 0))"), std::string::npos) << source;
+}
+
+/// The parallel split of `k` kernels over symbols: the OpenMP `if` in the source, and eager's
+/// values at row counts below and above the threshold (32768 elements) from one library.
+void expect_runtime_split(const char* name, const std::function<Tensor(const Tensor&)>& f,
+                          const std::string& pragma) {
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(2);
+  auto fn = compile(f, {.backend = "inductor", .name = name, .arg_names = {"x"}, .dynamic = true});
+  const int64_t before = inductor::compiler_invocations();
+  for (int64_t rows : {7, 100, 600, 5000}) {  // 448 .. 320000 elements
+    Tensor x = randn({rows, 64});
+    expect_close(fn(x), f(x), 1e-5, 1e-5, std::string(name) + " rows " + std::to_string(rows));
+  }
+  omp_set_num_threads(threads);
+  EXPECT_EQ(fn.cache_size(), 1u);
+  EXPECT_EQ(inductor::compiler_invocations() - before, 1);
+  const std::string source = inductor::last_compile_report().source;
+  EXPECT_NE(source.find(pragma), std::string::npos) << source;
+  EXPECT_EQ(source.find("#pragma omp parallel for schedule(static)\n"), std::string::npos)
+      << "no split fixed at compile time from the example size\n"
+      << source;
+}
+
+TEST_F(InductorSymbolicArgs, PointwiseKernelsOverSymbolsSplitAcrossThreadsByTheRuntimeSize) {
+  expect_runtime_split("pw_split", [](const Tensor& x) { return (x * 2.0 - 1.0).relu(); },
+                       "#pragma omp parallel for schedule(static) if(numel >= 32768 && rows > 1)");
+}
+
+TEST_F(InductorSymbolicArgs, RowKernelsOverSymbolsSplitAcrossThreadsByTheRuntimeSize) {
+  expect_runtime_split("row_split", [](const Tensor& x) { return (x * x).sum({1}); },
+                       "#pragma omp parallel for schedule(static) if(rows > 1 && rows * red >= 32768)");
+}
+
+TEST_F(InductorSymbolicArgs, AWholeTensorSumOverSymbolsSplitsItsRangeByTheRuntimeSize) {
+  expect_runtime_split("all_split", [](const Tensor& x) { return x.sum(); }, "if(red >= 32768)");
 }
 
 }  // namespace
