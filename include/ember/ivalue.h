@@ -21,7 +21,7 @@ class IValue {
  public:
   using Variant = std::variant<None, Tensor, int64_t, double, bool, Scalar, std::vector<int64_t>, std::vector<Tensor>,
                                std::vector<std::optional<Tensor>>, std::vector<bool>, std::string, ScalarType, Device,
-                               std::vector<double>, SymIntList>;
+                               std::vector<double>, SymIntList, SymInt>;
 
   IValue() : v_(None{}) {}
   IValue(None) : v_(None{}) {}                                        // NOLINT
@@ -36,6 +36,11 @@ class IValue {
   /// A SymInt[] value: kept as a plain int list unless an entry is symbolic.
   IValue(SymIntArrayRef l);                                           // NOLINT
   IValue(const std::vector<SymInt>& l) : IValue(SymIntArrayRef(l)) {}  // NOLINT
+  /// A SymInt value: kept as a plain int unless it is symbolic.
+  IValue(const SymInt& s) {  // NOLINT
+    if (s.is_symbolic()) v_ = s;
+    else v_ = s.hint();
+  }
   IValue(std::vector<Tensor> l) : v_(std::move(l)) {}                 // NOLINT
   IValue(std::vector<std::optional<Tensor>> l) : v_(std::move(l)) {}  // NOLINT
   IValue(std::vector<bool> l) : v_(std::move(l)) {}                   // NOLINT
@@ -49,7 +54,11 @@ class IValue {
 
   bool is_none() const { return std::holds_alternative<None>(v_); }
   bool is_tensor() const { return std::holds_alternative<Tensor>(v_); }
-  bool is_int() const { return std::holds_alternative<int64_t>(v_); }
+  /// An int, plain or symbolic (SymInt).
+  bool is_int() const { return std::holds_alternative<int64_t>(v_) || is_sym_int(); }
+  /// A symbolic int (only while tracing with dynamic shapes: a SymInt argument computed
+  /// from a symbolic size).
+  bool is_sym_int() const { return std::holds_alternative<SymInt>(v_); }
   bool is_double() const { return std::holds_alternative<double>(v_); }
   bool is_bool() const { return std::holds_alternative<bool>(v_); }
   bool is_scalar() const { return std::holds_alternative<Scalar>(v_); }
@@ -67,7 +76,14 @@ class IValue {
   std::optional<Tensor> to_optional_tensor() const {
     return is_none() ? std::nullopt : std::optional<Tensor>(to_tensor());
   }
+  /// The value. A symbolic int is specialized: its symbols are guarded to keep their
+  /// example values (what an op that takes a plain int does with one).
   int64_t to_int() const;
+  /// The value as a SymInt, a symbolic one kept (a plain int gives a plain SymInt).
+  SymInt to_sym_int() const;
+  std::optional<SymInt> to_optional_sym_int() const {
+    return is_none() ? std::nullopt : std::optional<SymInt>(to_sym_int());
+  }
   std::optional<int64_t> to_optional_int() const { return is_none() ? std::nullopt : std::optional<int64_t>(to_int()); }
   double to_double() const;
   std::optional<double> to_optional_double() const {

@@ -62,6 +62,9 @@ bool operator<=(const SymInt& a, const SymInt& b);
 bool operator>(const SymInt& a, const SymInt& b);
 bool operator>=(const SymInt& a, const SymInt& b);
 std::ostream& operator<<(std::ostream& os, const SymInt& s);
+/// Whether `a` and `b` are the same value without comparing sizes: equal expressions (plain
+/// values by value). Records no guard.
+bool identical(const SymInt& a, const SymInt& b);
 
 using SymIntArrayRef = ArrayRef<SymInt>;
 

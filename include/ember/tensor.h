@@ -220,10 +220,12 @@ class Tensor {
   Tensor expand(std::initializer_list<SymInt> size, Loc loc = Loc::current()) const;
   Tensor expand(SymIntArrayRef size, Loc loc = Loc::current()) const;
   Tensor expand_as(const Tensor& other, Loc loc = Loc::current()) const;
-  Tensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
-               std::optional<int64_t> end = std::nullopt, int64_t step = 1, Loc loc = Loc::current()) const;
-  Tensor narrow(int64_t dim, int64_t start, int64_t length, Loc loc = Loc::current()) const;
-  Tensor select(int64_t dim, int64_t index, Loc loc = Loc::current()) const;
+  // start, end, length and index are sizes (SymInt): one read with ember::sym_size stays
+  // symbolic in a trace (Note [dynamic shapes]).
+  Tensor slice(int64_t dim = 0, std::optional<SymInt> start = std::nullopt, std::optional<SymInt> end = std::nullopt,
+               int64_t step = 1, Loc loc = Loc::current()) const;
+  Tensor narrow(int64_t dim, SymInt start, SymInt length, Loc loc = Loc::current()) const;
+  Tensor select(int64_t dim, SymInt index, Loc loc = Loc::current()) const;
   Tensor squeeze(Loc loc = Loc::current()) const;
   Tensor squeeze(int64_t dim, Loc loc = Loc::current()) const;
   Tensor unsqueeze(int64_t dim, Loc loc = Loc::current()) const;
@@ -231,6 +233,8 @@ class Tensor {
                     Loc loc = Loc::current()) const;
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1, Loc loc = Loc::current()) const;
   Tensor unflatten(int64_t dim, IntArrayRef sizes, Loc loc = Loc::current()) const;
+  Tensor unflatten(int64_t dim, std::initializer_list<SymInt> sizes, Loc loc = Loc::current()) const;
+  Tensor unflatten(int64_t dim, SymIntArrayRef sizes, Loc loc = Loc::current()) const;
   Tensor contiguous(Loc loc = Loc::current()) const;
   Tensor clone(Loc loc = Loc::current()) const;
   Tensor to(ScalarType dtype, Loc loc = Loc::current()) const;

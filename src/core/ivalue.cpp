@@ -5,14 +5,20 @@ namespace ember {
 
 int64_t IValue::to_int() const {
   if (const auto* i = std::get_if<int64_t>(&v_)) return *i;
+  if (const auto* s = std::get_if<SymInt>(&v_)) return s->guard_int();
   if (const auto* b = std::get_if<bool>(&v_)) return *b;
   if (const auto* s = std::get_if<Scalar>(&v_); s && !s->is_floating_point()) return s->to_long();
   fail("int");
 }
 
+SymInt IValue::to_sym_int() const {
+  if (const auto* s = std::get_if<SymInt>(&v_)) return *s;
+  return SymInt(to_int());
+}
+
 double IValue::to_double() const {
   if (const auto* d = std::get_if<double>(&v_)) return *d;
-  if (const auto* i = std::get_if<int64_t>(&v_)) return static_cast<double>(*i);
+  if (is_int()) return static_cast<double>(to_int());
   if (const auto* s = std::get_if<Scalar>(&v_)) return s->to_double();
   fail("float");
 }
@@ -25,7 +31,7 @@ bool IValue::to_bool() const {
 Scalar IValue::to_scalar() const {
   if (const auto* s = std::get_if<Scalar>(&v_)) return *s;
   if (const auto* d = std::get_if<double>(&v_)) return Scalar(*d);
-  if (const auto* i = std::get_if<int64_t>(&v_)) return Scalar(*i);
+  if (is_int()) return Scalar(to_int());
   if (const auto* b = std::get_if<bool>(&v_)) return Scalar(*b);
   fail("Scalar");
 }
@@ -59,7 +65,7 @@ std::vector<SymInt> IValue::to_sym_int_list() const {
 
 const char* IValue::type_name() const {
   static const char* kNames[] = {"None", "Tensor", "int", "float", "bool", "Scalar", "int[]", "Tensor[]",
-                                 "Tensor?[]", "bool[]", "str", "ScalarType", "Device", "float[]", "SymInt[]"};
+                                 "Tensor?[]", "bool[]", "str", "ScalarType", "Device", "float[]", "SymInt[]", "SymInt"};
   return kNames[v_.index()];
 }
 

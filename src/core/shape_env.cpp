@@ -265,6 +265,14 @@ int64_t ShapeEnv::specialize(const sym::Expr& e) {
 }
 
 void ShapeEnv::record(Relation rel, const sym::Expr& lhs, const sym::Expr& rhs) {
+  // A relation already guarded (the same sizes compared again, as every op that broadcasts
+  // `[s0 - 1, 6]` asks whether s0 - 1 is 1) adds nothing: one guard, one log line.
+  const bool symmetric = rel == Relation::Eq || rel == Relation::Ne;
+  for (const ShapeGuard& g : guards_) {
+    if (g.rel != rel) continue;
+    const sym::Expr gl = simplify(g.lhs), gr = simplify(g.rhs);
+    if ((gl == lhs && gr == rhs) || (symmetric && gl == rhs && gr == lhs)) return;
+  }
   const support::UserLoc loc = current_user_loc();
   EMBER_LOG(dynamic, INFO) << "eval " << format(lhs) << " " << relation_text(rel) << " " << format(rhs)
                            << " [guard added]" << at_user_line(loc);

@@ -18,6 +18,9 @@ namespace ember::core::rules {
 
 inline int64_t shown(int64_t v) { return v; }
 inline int64_t shown(const SymInt& v) { return v.hint(); }
+/// The value as a plain integer: a symbolic one is specialized (guarded to keep its value).
+inline int64_t guard_int(int64_t v) { return v; }
+inline int64_t guard_int(const SymInt& v) { return v.guard_int(); }
 inline bool is_symbolic_entry(int64_t) { return false; }
 inline bool is_symbolic_entry(const SymInt& v) { return v.is_symbolic(); }
 template <typename Int>

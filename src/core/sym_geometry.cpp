@@ -35,6 +35,13 @@ IValue size_list_value(const SymInts& sizes) {
   return IValue(out);
 }
 
+SymInt sym_int_arg(const IValue& v) {
+  const ember::SymInt s = v.to_sym_int();
+  return s.sym() ? current(*s.sym()) : SymInt(s.hint());
+}
+
+IValue size_value(const SymInt& size) { return IValue(ember::SymInt(size)); }
+
 SymInt current(const SymInt& s) {
   return s.is_symbolic() ? SymInt(s.env()->simplify(s.expr()), s.hint(), s.env()) : s;
 }

@@ -98,6 +98,12 @@ SymInts sym_int_list(const IValue& v);
 /// The value of a SymInt[] argument holding `sizes` (a plain int list when none is symbolic).
 IValue size_list_value(const SymInts& sizes);
 inline IValue size_list_value(const std::vector<int64_t>& sizes) { return IValue(sizes); }
+/// A SymInt argument's value as a core SymInt, as the environment knows it now (a plain
+/// int gives a plain one).
+SymInt sym_int_arg(const IValue& v);
+/// The value of a SymInt argument holding `size` (a plain int unless it is symbolic).
+IValue size_value(const SymInt& size);
+inline IValue size_value(int64_t size) { return IValue(size); }
 
 template <>
 struct Geometry<SymInt> {

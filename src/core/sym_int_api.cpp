@@ -53,14 +53,15 @@ bool operator>=(const SymInt& a, const SymInt& b) { return to_core(a) >= to_core
 
 std::ostream& operator<<(std::ostream& os, const SymInt& s) { return os << s.str(); }
 
+bool identical(const SymInt& a, const SymInt& b) {
+  if (a.is_symbolic() != b.is_symbolic()) return false;
+  return !a.is_symbolic() ? a.hint() == b.hint() : core::current(*a.sym()).expr() == core::current(*b.sym()).expr();
+}
+
 bool SymIntList::operator==(const SymIntList& o) const {
   if (values.size() != o.values.size()) return false;
-  for (size_t i = 0; i < values.size(); ++i) {
-    const SymInt &a = values[i], &b = o.values[i];
-    if (a.is_symbolic() != b.is_symbolic()) return false;
-    if (!a.is_symbolic() ? a.hint() != b.hint() : core::current(*a.sym()).expr() != core::current(*b.sym()).expr())
-      return false;
-  }
+  for (size_t i = 0; i < values.size(); ++i)
+    if (!identical(values[i], o.values[i])) return false;
   return true;
 }
 

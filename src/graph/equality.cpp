@@ -39,6 +39,8 @@ bool same_literal(const IValue& a, const IValue& b) {
           return x.is_floating_point() ? same_double(x.to_double(), y.to_double()) : x.to_long() == y.to_long();
         } else if constexpr (std::is_same_v<T, Tensor>) {
           return x.is_same(y);
+        } else if constexpr (std::is_same_v<T, SymInt>) {
+          return identical(x, y);  // equal expressions; comparing sizes would record a guard
         } else if constexpr (std::is_same_v<T, std::vector<Tensor>>) {
           if (x.size() != y.size()) return false;
           for (size_t i = 0; i < x.size(); ++i)

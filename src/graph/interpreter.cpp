@@ -23,23 +23,26 @@ Values unpack(const ops::OpDef& op, Stack result) {
   return out;
 }
 
-/// A size list holding symbols, at this call's symbol values.
-IValue evaluate_list(const Node& n, const IValue& list, std::span<const int64_t> values) {
+/// A size holding symbols, at this call's symbol values.
+int64_t evaluate_size(const Node& n, const SymInt& s, std::span<const int64_t> values) {
+  if (!s.is_symbolic()) return s.hint();
+  const core::sym::Expr e = core::current(*s.sym()).expr();
+  for (int32_t id : core::sym::free_symbols(e))
+    EMBER_INTERNAL_ASSERT(id >= 0 && static_cast<size_t>(id) < values.size() && values[id] != graph::kUnbound)
+        << "%" << n.name() << ": the size " << e << " in its arguments names a symbol whose value this call does not "
+        << "know";
+  return core::sym::evaluate(e, values);
+}
+
+/// A size list or a single size holding symbols, at this call's symbol values.
+IValue evaluate_sizes(const Node& n, const IValue& v, std::span<const int64_t> values) {
+  if (v.is_sym_int()) return IValue(evaluate_size(n, v.to_sym_int(), values));
   std::vector<int64_t> out;
-  for (const SymInt& s : list.to_sym_int_list()) {
-    if (!s.is_symbolic()) {
-      out.push_back(s.hint());
-      continue;
-    }
-    const core::sym::Expr e = core::current(*s.sym()).expr();
-    for (int32_t id : core::sym::free_symbols(e))
-      EMBER_INTERNAL_ASSERT(id >= 0 && static_cast<size_t>(id) < values.size() && values[id] != graph::kUnbound)
-          << "%" << n.name() << ": the size " << e << " in its list names a symbol whose value this call does not "
-          << "know";
-    out.push_back(core::sym::evaluate(e, values));
-  }
+  for (const SymInt& s : v.to_sym_int_list()) out.push_back(evaluate_size(n, s, values));
   return IValue(std::move(out));
 }
+
+bool holds_symbols(const IValue& v) { return v.is_sym_int_list() || v.is_sym_int(); }
 
 }  // namespace
 
@@ -48,7 +51,7 @@ namespace graph {
 bool has_symbolic_lists(const Graph& g) {
   for (const auto& n : g.nodes())
     for (const Arg& a : n->args())
-      if (a.kind == Arg::Kind::Literal && a.literal.is_sym_int_list()) return true;
+      if (a.kind == Arg::Kind::Literal && holds_symbols(a.literal)) return true;
   return false;
 }
 
@@ -76,7 +79,7 @@ std::vector<Tensor> run_call_node(const Node& n, const std::function<const Tenso
   for (const Arg& a : n.args()) {
     switch (a.kind) {
       case Arg::Kind::Literal:
-        args.push_back(a.literal.is_sym_int_list() ? evaluate_list(n, a.literal, symbol_values) : a.literal);
+        args.push_back(holds_symbols(a.literal) ? evaluate_sizes(n, a.literal, symbol_values) : a.literal);
         break;
       case Arg::Kind::Value: args.emplace_back(value_of(a.value)); break;
       case Arg::Kind::ValueList: {

@@ -15,13 +15,13 @@ namespace ember::graph {
 
 /// Runs Call node `n` through the normal dispatch path: its arguments built from the
 /// literals and `value_of`, its user line set (errors name it), its grad mode replayed.
-/// Returns one tensor per output (undefined where the op returned None). A size list
-/// holding symbols is evaluated at `symbol_values` (symbol id -> this call's value; see
-/// symbol_values()), so the op receives this call's sizes.
+/// Returns one tensor per output (undefined where the op returned None). A size list or a
+/// SymInt argument holding symbols is evaluated at `symbol_values` (symbol id -> this
+/// call's value; see symbol_values()), so the op receives this call's sizes.
 std::vector<Tensor> run_call_node(const Node& n, const std::function<const Tensor&(const ValueRef&)>& value_of,
                                   std::span<const int64_t> symbol_values = {});
 
-/// Whether a literal argument of `g` is a size list holding symbols.
+/// Whether a literal argument of `g` is a size list or a single size holding symbols.
 bool has_symbolic_lists(const Graph& g);
 /// The values of `g`'s size symbols on a call with `inputs` (one per Graph::inputs()): each
 /// symbol that is a size of an input, read from it; kUnbound for the others.

@@ -559,14 +559,20 @@ class Parser {
     return l;
   }
 
-  /// Whether the list element at pos_ (up to a ',' or ']' outside parentheses) is a size
-  /// expression over the header's symbols (`s0`, `12*s0`, `s0 + 1`, `Mod(s0, 8)`) rather
-  /// than a number: a symbol, an operator or a parenthesis, which no number holds.
-  bool is_size_expression() const {
+  /// Whether the list element or argument at pos_ (up to a ',', ']' or, for an argument,
+  /// the call's ')' outside parentheses) is a size expression over the header's symbols
+  /// (`s0`, `12*s0`, `s0 - 1`, `Mod(s0, 8)`) rather than a number: a symbol, an operator or
+  /// a parenthesis, which no number holds.
+  bool is_size_expression(bool in_list) const {
+    if (!in_list) {  // an argument: only what can start an expression (not None, torch.…, device(…))
+      const char c = peek();
+      if (!(c == 's' || c == 'u' || c == 'M' || c == '(' || c == '-' || std::isdigit(static_cast<unsigned char>(c))))
+        return false;
+    }
     int depth = 0;
     for (size_t p = pos_; p < line_.size(); ++p) {
       const char c = line_[p];
-      if (depth == 0 && (c == ',' || c == ']')) return false;
+      if (depth == 0 && (c == ',' || c == ']' || (!in_list && c == ')'))) return false;
       if (c == '(') ++depth;
       if (c == ')') --depth;
       const char next = p + 1 < line_.size() ? line_[p + 1] : '\0';
@@ -602,9 +608,11 @@ class Parser {
     } else if (c == '"') {
       l.kind = Lit::Kind::Str;
       l.s = string_literal();
-    } else if (in_list && env_ && is_size_expression()) {
+    } else if (env_ && is_size_expression(in_list)) {
+      // A SymInt[] element or a SymInt argument; an argument ends at ',' or ')' as an element
+      // ends at ',' or ']' (size_value's list rule).
       l.kind = Lit::Kind::Sym;
-      l.sym = size_value("a list element", /*in_list=*/true);
+      l.sym = size_value(in_list ? "a list element" : "an argument", /*in_list=*/true);
     } else if (c == '-' || c == '.' || std::isdigit(static_cast<unsigned char>(c)) || rest().starts_with("inf") ||
                rest().starts_with("nan")) {
       l = number();
@@ -704,8 +712,11 @@ class Parser {
     }
     switch (t.base) {
       case ops::BaseType::Int:
+        if (l.kind == K::Int) return Arg::of_literal(IValue(l.i));
+        break;
       case ops::BaseType::SymInt:
         if (l.kind == K::Int) return Arg::of_literal(IValue(l.i));
+        if (l.kind == K::Sym) return Arg::of_literal(IValue(SymInt(l.sym)));
         break;
       case ops::BaseType::Float:
         if (l.kind == K::Float) return Arg::of_literal(IValue(l.d));
@@ -718,6 +729,7 @@ class Parser {
         if (l.kind == K::Int) return Arg::of_literal(IValue(Scalar(l.i)));
         if (l.kind == K::Float) return Arg::of_literal(IValue(Scalar(l.d)));
         if (l.kind == K::Bool) return Arg::of_literal(IValue(Scalar(l.b)));
+        if (l.kind == K::Sym) return Arg::of_literal(IValue(SymInt(l.sym)));  // arange's end over a symbol
         break;
       case ops::BaseType::ScalarType:
         if (l.kind == K::Dtype) return Arg::of_literal(IValue(l.dtype));

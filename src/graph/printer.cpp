@@ -175,6 +175,8 @@ std::string format_literal(const IValue& v) {
           return format_list(x, [](int64_t i) { return std::to_string(i); });
         } else if constexpr (std::is_same_v<T, std::vector<double>>) {
           return format_list(x, [](double d) { return format_double(d); });
+        } else if constexpr (std::is_same_v<T, SymInt>) {
+          return x.str();  // over the graph's size symbols: s0 - 1 (Note [dynamic shapes])
         } else if constexpr (std::is_same_v<T, SymIntList>) {
           // Entries over the graph's size symbols: [1, s0, 12, 64] (Note [dynamic shapes]).
           return format_list(x.values, [](const SymInt& s) { return s.str(); });

@@ -236,6 +236,8 @@ std::string literal_expr(const IValue& v) {
           std::string s = "std::vector<double>{";
           for (size_t i = 0; i < x.size(); ++i) s += std::string(i ? ", " : "") + float_expr(x[i]);
           return s + "}";
+        } else if constexpr (std::is_same_v<T, SymInt>) {
+          return "int64_t{" + int_expr(x.hint()) + "}";  // at the symbols' example values, as lists
         } else if constexpr (std::is_same_v<T, SymIntList>) {
           // The program runs at the symbols' example values (its inputs are made with them).
           return "std::vector<int64_t>" + int_list_expr(x.hints);

@@ -39,26 +39,14 @@ core::ShapeEnv* env_of(const Graph& g) {
   return nullptr;
 }
 
-/// Sums and products of symbols and constants only: what a kernel evaluates and the
-/// wrapper reads (no `//`, `%`, Min, Max).
-bool is_polynomial(const sym::Expr& e) {
-  switch (e.kind()) {
-    case sym::Kind::Const:
-    case sym::Kind::Symbol: return true;
-    case sym::Kind::Sum:
-    case sym::Kind::Product:
-      return std::all_of(e.node().args.begin(), e.node().args.end(), [](const sym::Expr& a) { return is_polynomial(a); });
-    default: return false;
-  }
-}
-
 }  // namespace
 
 bool takes_any_size(const Node& n) {
   // Their eager kernels size their outputs from their inputs' sizes and their size lists,
   // which the wrapper evaluates at each call's symbol values (graph::run_call_node).
-  static const std::set<std::string> names = {"aten::mm", "aten::addmm", "aten::bmm", "aten::full", "aten::triu",
-                                              "aten::tril"};
+  static const std::set<std::string> names = {"aten::mm",   "aten::addmm", "aten::bmm",
+                                              "aten::full", "aten::triu",  "aten::tril",
+                                              "aten::arange.start_step"};
   return names.count(n.target()) > 0;
 }
 
@@ -84,9 +72,10 @@ bool has_symbols(const Graph& g) { return env_of(g) != nullptr; }
 /// | --- | --- |
 /// | no result records autograd history | training graphs are compiled per size by the AOT stage |
 /// | every call is pointwise (lowers as one), a row, a view, or an extern of takes_any_size | other externs take fixed sizes |
-/// | every size list argument is a polynomial of the symbols | the wrapper evaluates sums and products only |
-/// | every size, stride and offset is a polynomial of the symbols | kernels evaluate sums and products only |
 /// | every symbol is a size of an input, read directly | the wrapper reads each symbol from an input |
+///
+/// Sizes, strides and offsets may be any expression (`s0//2`, `Mod(s0, 8)`): kernels
+/// evaluate them with c_expr, the wrapper with sym::evaluate.
 std::string why_not_symbolic(const Graph& g, const std::vector<Tensor>& examples) {
   if (auto why = graph::why_autograd_records(g, examples)) return "it may need gradients (" + *why + ")";
   std::set<int32_t> used, bound;
@@ -94,22 +83,25 @@ std::string why_not_symbolic(const Graph& g, const std::vector<Tensor>& examples
     if (n->kind() == NodeKind::Call && n->op()->kind != ops::OpKind::View && !takes_any_size(*n) &&
         !lowers_as_pointwise(*n) && !lowers_as_row(*n))
       return "%" + n->name() + " (" + n->target() + ") is not a pointwise op, a reduction, softmax or layer norm it "
-             "lowers, a view or mm/addmm/bmm/full/triu/tril";
-    // Size lists over symbols are evaluated per call by the wrapper: their symbols must be read.
-    for (const Arg& a : n->args())
-      if (a.kind == Arg::Kind::Literal && a.literal.is_sym_int_list())
-        for (const SymInt& s : a.literal.to_sym_int_list())
-          if (s.is_symbolic())
-            for (int32_t id : sym::free_symbols(expr_of(*s.sym()))) used.insert(id);
+             "lowers, a view or mm/addmm/bmm/full/triu/tril/arange";
+    // Size lists and single sizes over symbols are evaluated per call by the wrapper: their
+    // symbols must be read.
+    for (const Arg& a : n->args()) {
+      if (a.kind != Arg::Kind::Literal) continue;
+      std::vector<SymInt> sizes;
+      if (a.literal.is_sym_int_list()) sizes = a.literal.to_sym_int_list();
+      if (a.literal.is_sym_int()) sizes = {a.literal.to_sym_int()};
+      for (const SymInt& s : sizes)
+        if (s.is_symbolic())
+          for (int32_t id : sym::free_symbols(expr_of(*s.sym()))) used.insert(id);
+    }
     for (const TensorMeta& m : n->meta()) {
       if (!m.sym) continue;
       std::vector<sym::Expr> all = sym_sizes_of(m);
       for (const sym::Expr& e : sym_strides_of(m)) all.push_back(e);
       all.push_back(expr_of(m.sym->storage_offset));
-      for (const sym::Expr& e : all) {
-        if (!is_polynomial(e)) return "%" + n->name() + " has a size, stride or offset that is not a polynomial";
+      for (const sym::Expr& e : all)
         for (int32_t id : sym::free_symbols(e)) used.insert(id);
-      }
       if (n->kind() == NodeKind::Placeholder || n->kind() == NodeKind::Attribute)
         for (const sym::Expr& e : sym_sizes_of(m))
           if (e.kind() == sym::Kind::Symbol) bound.insert(e.symbol_id());
@@ -188,8 +180,21 @@ std::string c_expr(const sym::Expr& e) {
         for (int64_t k = 0; k < n.coeffs[i]; ++k) s += (s.empty() ? "" : " * ") + c_expr(n.args[i]);
       return "(" + s + ")";
     }
-    default: EMBER_INTERNAL_ASSERT(false) << "inductor: size expression " << e << " is not a polynomial";
+    case sym::Kind::FloorDiv: {
+      // Python's // (toward -inf): C's truncating quotient, one less when the signs differ
+      // and the division is inexact. Operands are pure expressions of ks, read twice.
+      const std::string a = c_expr(n.args[0]), b = c_expr(n.args[1]);
+      return "(" + a + " / " + b + " - (" + a + " % " + b + " != 0 && (" + a + " < 0) != (" + b + " < 0)))";
+    }
+    case sym::Kind::Mod: {
+      // Python's % (the divisor's sign).
+      const std::string a = c_expr(n.args[0]), b = c_expr(n.args[1]);
+      return "((" + a + " % " + b + " + " + b + ") % " + b + ")";
+    }
+    case sym::Kind::Min: return "std::min<int64_t>(" + c_expr(n.args[0]) + ", " + c_expr(n.args[1]) + ")";
+    case sym::Kind::Max: return "std::max<int64_t>(" + c_expr(n.args[0]) + ", " + c_expr(n.args[1]) + ")";
   }
+  EMBER_INTERNAL_ASSERT(false) << "inductor: size expression " << e << " of an unknown kind";
   return "";
 }
 

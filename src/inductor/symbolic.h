@@ -55,8 +55,9 @@ void read_symbols(const SymbolTable& table, const std::vector<Tensor>& inputs, s
 /// `m` with its sizes, strides and offset evaluated at `values` (symbol id → value).
 TensorMeta evaluate_meta(const TensorMeta& m, std::span<const int64_t> values);
 
-/// The C++ text of a polynomial size expression in a kernel whose symbol values are the
-/// array `ks` (`ks[0] * 16`); a constant prints as its digits.
+/// The C++ text of a size expression in a kernel whose symbol values are the array `ks`
+/// (`ks[0] * 16`); a constant prints as its digits; `//` and `Mod` print as Python's floor
+/// division and modulo (C's `/` and `%` truncate), Min/Max as std::min/std::max.
 std::string c_expr(const core::sym::Expr& e);
 
 }  // namespace ember::inductor

@@ -65,7 +65,7 @@ Embedding::Embedding(int64_t num_embeddings_, int64_t embedding_dim_, std::optio
     padding_idx = p < 0 ? p + num_embeddings : p;
   }
   Tensor w = randn({num_embeddings, embedding_dim});
-  if (padding_idx >= 0) w.select(0, padding_idx).fill_(0);
+  if (padding_idx >= 0) w.select(0, static_cast<int64_t>(padding_idx)).fill_(0);
   register_parameter("weight", w);
 }
 

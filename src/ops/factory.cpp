@@ -54,6 +54,25 @@ std::vector<TensorMeta> factory_meta(const IValue& size, ScalarType dtype, Devic
 
 ScalarType dtype_of_fill(const Scalar& v) { return v.is_floating_point() ? kDefaultFloat : v.type(); }
 
+/// arange.start_step whose end is a symbolic size (`arange(sym_size(x, 1))`) and whose start
+/// and step are integers: its length over the symbols. (A floating start or step reads the
+/// end as a number, which specializes it.)
+bool arange_has_sym_length(const Stack& a) {
+  return a[1].is_sym_int() && !a[0].is_sym_int() && !a[2].is_sym_int() && !a[0].to_scalar().is_floating_point() &&
+         !a[2].to_scalar().is_floating_point();
+}
+std::vector<TensorMeta> arange_sym_meta(const Stack& a) {
+  const ScalarType dt = a[3].to_optional_scalar_type().value_or(kInt64);
+  const int64_t s = a[0].to_scalar().to_long(), st = a[2].to_scalar().to_long();
+  EMBER_CHECK(st != 0) << "step must be nonzero";
+  const core::SymInt end = core::sym_int_arg(a[1]);
+  EMBER_CHECK((st > 0 && end >= s) || (st < 0 && end <= s))
+      << "upper bound and larger bound inconsistent with step sign (start " << s << ", end "
+      << core::rules::size_text(end) << ", step " << st << ")";
+  const core::SymInt length = core::floordiv(end - s + (st - (st > 0 ? 1 : -1)), core::SymInt(st));
+  return metas(core::contiguous_sym_meta({length}, dt, device_arg(a, 3)));
+}
+
 }  // namespace
 
 void register_factory_ops(Registry& r) {
@@ -142,6 +161,7 @@ void register_factory_ops(Registry& r) {
   };
   r.def("arange.start_step(Scalar start, Scalar end, Scalar step=1, *, " + opts + ") -> Tensor")
       .set_meta([arange_length](const Stack& a) {
+        if (arange_has_sym_length(a)) return arange_sym_meta(a);
         const Scalar start = a[0].to_scalar(), end = a[1].to_scalar(), step = a[2].to_scalar();
         const bool floating = start.is_floating_point() || end.is_floating_point() || step.is_floating_point();
         const ScalarType dt = a[3].to_optional_scalar_type().value_or(floating ? kDefaultFloat : kInt64);
@@ -253,6 +273,9 @@ Tensor ones(SymIntArrayRef size, TensorOptions o, Loc loc) {
 }
 Tensor full(SymIntArrayRef size, const Scalar& fill_value, TensorOptions o, Loc loc) {
   return call_tensor(EMBER_OP("aten::full"), {IValue(size), fill_value, dtype_arg(o), None{}, device_arg(o)}, loc);
+}
+Tensor arange_of_size(const SymInt& end, TensorOptions o, Loc loc) {
+  return call_tensor(EMBER_OP("aten::arange"), {IValue(end), dtype_arg(o), None{}, device_arg(o)}, loc);
 }
 Tensor arange(const Scalar& end, TensorOptions o, Loc loc) {
   return call_tensor(EMBER_OP("aten::arange"), {end, dtype_arg(o), None{}, device_arg(o)}, loc);

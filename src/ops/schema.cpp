@@ -375,7 +375,10 @@ void normalize_args(const Schema& schema, Stack& args) {
     }
     if (!args[i].is_none() && !a.type.is_list) {
       if (a.type.base == BaseType::Float && args[i].is_int()) args[i] = IValue(static_cast<double>(args[i].to_int()));
-      if (a.type.base == BaseType::Scalar && !args[i].is_scalar()) args[i] = IValue(args[i].to_scalar());
+      // A symbolic int stays one (arange's end over a size symbol; Note [dynamic shapes]):
+      // an op that reads it as a Scalar specializes it then.
+      if (a.type.base == BaseType::Scalar && !args[i].is_scalar() && !args[i].is_sym_int())
+        args[i] = IValue(args[i].to_scalar());
     }
   }
 }

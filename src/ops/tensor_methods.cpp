@@ -31,14 +31,14 @@ Tensor Tensor::expand(std::initializer_list<SymInt> size, Loc loc) const {
 }
 Tensor Tensor::expand(SymIntArrayRef size, Loc loc) const { return ember::expand(*this, size, loc); }
 Tensor Tensor::expand_as(const Tensor& other, Loc loc) const { return ember::expand(*this, other.sizes(), loc); }
-Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step,
+Tensor Tensor::slice(int64_t dim, std::optional<SymInt> start, std::optional<SymInt> end, int64_t step,
                      Loc loc) const {
   return ember::slice(*this, dim, start, end, step, loc);
 }
-Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length, Loc loc) const {
+Tensor Tensor::narrow(int64_t dim, SymInt start, SymInt length, Loc loc) const {
   return ember::narrow(*this, dim, start, length, loc);
 }
-Tensor Tensor::select(int64_t dim, int64_t index, Loc loc) const { return ember::select(*this, dim, index, loc); }
+Tensor Tensor::select(int64_t dim, SymInt index, Loc loc) const { return ember::select(*this, dim, index, loc); }
 Tensor Tensor::squeeze(Loc loc) const { return ember::squeeze(*this, loc); }
 Tensor Tensor::squeeze(int64_t dim, Loc loc) const { return ember::squeeze(*this, dim, loc); }
 Tensor Tensor::unsqueeze(int64_t dim, Loc loc) const { return ember::unsqueeze(*this, dim, loc); }
@@ -49,6 +49,12 @@ Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim, Loc loc) const {
   return ember::flatten(*this, start_dim, end_dim, loc);
 }
 Tensor Tensor::unflatten(int64_t dim, IntArrayRef sizes, Loc loc) const { return ember::unflatten(*this, dim, sizes, loc); }
+Tensor Tensor::unflatten(int64_t dim, std::initializer_list<SymInt> sizes, Loc loc) const {
+  return ember::unflatten(*this, dim, SymIntArrayRef(sizes), loc);
+}
+Tensor Tensor::unflatten(int64_t dim, SymIntArrayRef sizes, Loc loc) const {
+  return ember::unflatten(*this, dim, sizes, loc);
+}
 Tensor Tensor::contiguous(Loc loc) const { return ember::contiguous(*this, loc); }
 Tensor Tensor::clone(Loc loc) const { return ember::clone(*this, loc); }
 Tensor Tensor::to(ScalarType dtype, Loc loc) const { return ember::to(*this, dtype, loc); }

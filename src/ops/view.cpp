@@ -71,6 +71,31 @@ Ints<Int> size_list(const IValue& v) {
   }
 }
 
+/// A SymInt argument over the integer type a meta function runs on (a symbolic value read
+/// as an int64_t is specialized).
+template <typename Int>
+Int size_arg(const IValue& v) {
+  if constexpr (std::is_same_v<Int, SymInt>) {
+    return core::sym_int_arg(v);
+  } else {
+    return v.to_int();
+  }
+}
+template <typename Int>
+std::optional<Int> optional_size_arg(const IValue& v) {
+  if (v.is_none()) return std::nullopt;
+  return size_arg<Int>(v);
+}
+
+/// Enters a function over SymInt when a SymInt argument in `args` is symbolic (a slice of a
+/// static tensor at a symbolic position), else over the integer type of `self`.
+template <typename F>
+decltype(auto) over_size_args(const Tensor& self, std::initializer_list<const IValue*> args, F&& f) {
+  for (const IValue* v : args)
+    if (v->is_sym_int()) return f.template operator()<SymInt>();
+  return core::over_geometry({&self}, std::forward<F>(f));
+}
+
 template <typename Int>
 TensorMeta view_meta(const Tensor& self, const Ints<Int>& size) {
   using G = core::Geometry<Int>;
@@ -86,15 +111,15 @@ TensorMeta view_meta(const Tensor& self, const Ints<Int>& size) {
 }
 
 template <typename Int>
-TensorMeta slice_meta(const Tensor& self, int64_t dim, std::optional<int64_t> start_opt,
-                      std::optional<int64_t> end_opt, int64_t step) {
+TensorMeta slice_meta(const Tensor& self, int64_t dim, const std::optional<Int>& start_opt,
+                      const std::optional<Int>& end_opt, int64_t step) {
   using G = core::Geometry<Int>;
   EMBER_CHECK(self.dim() > 0) << "slice() cannot be applied to a 0-dim tensor.";
   dim = core::wrap_dim(dim, self.dim());
   EMBER_CHECK(step > 0) << "slice step must be positive";
   const Int size = G::size(self, dim);
-  Int start = start_opt.value_or(0);
-  Int end = end_opt ? Int(*end_opt) : size;
+  Int start = start_opt.value_or(Int(0));
+  Int end = end_opt ? *end_opt : size;
   if (start_opt && *start_opt < 0) start = start + size;
   if (end_opt && *end_opt < 0) end = end + size;
   // Clamped into [0, size] as ATen does; against a symbolic size each comparison is a guard.
@@ -174,28 +199,33 @@ Ints<Int> expand_strides(const Tensor& self, const Ints<Int>& size) {
   return strides;
 }
 
-std::vector<TensorMeta> split_metas(const Tensor& self, IntArrayRef split_sizes, int64_t dim) {
+/// split_with_sizes' outputs, over SymInt when self or a split size is symbolic (the other
+/// dims of a symbolic input stay symbolic; a symbolic size gives a symbolic slice).
+std::vector<TensorMeta> split_metas(const Tensor& self, const IValue& split_sizes, int64_t dim) {
   EMBER_CHECK(self.dim() > 0) << "split expects at least a 1-dimensional tensor";
   dim = core::wrap_dim(dim, self.dim());
-  int64_t total = 0;
-  for (int64_t s : split_sizes) {
-    EMBER_CHECK(s >= 0) << "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes="
-                        << split_sizes;
-    total += s;
-  }
-  EMBER_CHECK(total == self.size(dim)) << "split_with_sizes expects split_sizes to sum exactly to " << self.size(dim)
-                                       << " (input tensor's size at dimension " << dim << "), but got split_sizes="
-                                       << split_sizes;
-  // Over the integer type of self's geometry: the other dims of a symbolic input stay symbolic.
-  return core::over_geometry({&self}, [&]<typename Int>() {
+  auto metas = [&]<typename Int>() {
+    const Ints<Int> sizes = size_list<Int>(split_sizes);
+    Int total = 0;
+    for (const Int& s : sizes) {
+      EMBER_CHECK(s >= 0) << "split_with_sizes expects split_sizes have only non-negative entries, but got "
+                          << "split_sizes=" << rules::shape_text(ArrayRef<Int>(sizes));
+      total = total + s;
+    }
+    const Int size = core::Geometry<Int>::size(self, dim);
+    EMBER_CHECK(total == size) << "split_with_sizes expects split_sizes to sum exactly to " << rules::size_text(size)
+                               << " (input tensor's size at dimension " << dim << "), but got split_sizes="
+                               << rules::shape_text(ArrayRef<Int>(sizes));
     std::vector<TensorMeta> out;
-    int64_t start = 0;
-    for (int64_t s : split_sizes) {
+    Int start = 0;
+    for (const Int& s : sizes) {
       out.push_back(slice_meta<Int>(self, dim, start, start + s, 1));
-      start += s;
+      start = start + s;
     }
     return out;
-  });
+  };
+  if (split_sizes.is_sym_int_list()) return metas.template operator()<SymInt>();
+  return core::over_geometry({&self}, metas);
 }
 
 }  // namespace
@@ -314,44 +344,54 @@ void register_view_ops(Registry& r) {
   r.def("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)")
       .set_view([](const Stack& a) {
         const Tensor& self = a[0].to_tensor();
-        return view_metas(self, [&]<typename Int>() {
-          return slice_meta<Int>(self, a[1].to_int(), a[2].to_optional_int(), a[3].to_optional_int(), a[4].to_int());
-        });
+        // start and end may be symbolic (`x[:, : sym_size(x, 1) / 2]`): the view is then over them.
+        return std::vector<TensorMeta>{over_size_args(self, {&a[2], &a[3]}, [&]<typename Int>() {
+          return slice_meta<Int>(self, a[1].to_int(), optional_size_arg<Int>(a[2]), optional_size_arg<Int>(a[3]),
+                                 a[4].to_int());
+        })};
       });
   r.def("narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)")
       .set_decomposition([](const Stack& a) {
         const Tensor& self = a[0].to_tensor();
         EMBER_CHECK(self.dim() > 0) << "narrow() cannot be applied to a 0-dim tensor.";
         const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
-        int64_t start = a[2].to_int();
-        const int64_t length = a[3].to_int();
-        const int64_t size = self.size(dim);
-        EMBER_CHECK_INDEX(start >= -size && start <= size)
-            << "start out of range (expected to be in range of [" << -size << ", " << size << "], but got " << start << ")";
-        if (start < 0) start += size;
-        EMBER_CHECK(length >= 0 && start <= size - length)
-            << "start (" << start << ") + length (" << length << ") exceeds dimension size (" << size << ").";
-        return call_op("aten::slice.Tensor", {self, dim, start, start + length, int64_t{1}});
+        // Over SymInt when self's size, start or length is symbolic: the checks are guards
+        // (the ranges decide most: `x.narrow(0, 0, sym_size(x, 0) - 1)` records none).
+        return over_size_args(self, {&a[2], &a[3]}, [&]<typename Int>() -> Stack {
+          Int start = size_arg<Int>(a[2]);
+          const Int length = size_arg<Int>(a[3]);
+          const Int size = core::Geometry<Int>::size(self, dim);
+          EMBER_CHECK_INDEX(start >= Int(0) - size && start <= size)
+              << "start out of range (expected to be in range of [" << -rules::shown(size) << ", "
+              << rules::size_text(size) << "], but got " << rules::size_text(start) << ")";
+          if (start < 0) start = start + size;
+          EMBER_CHECK(length >= 0 && start <= size - length)
+              << "start (" << rules::size_text(start) << ") + length (" << rules::size_text(length)
+              << ") exceeds dimension size (" << rules::size_text(size) << ").";
+          return call_op("aten::slice.Tensor",
+                         {self, dim, core::size_value(start), core::size_value(start + length), int64_t{1}});
+        });
       });
 
   r.def("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)").set_view([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
     EMBER_CHECK_INDEX(self.dim() > 0) << "select() cannot be applied to a 0-dim tensor.";
     const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
-    const int64_t literal = a[2].to_int();
-    return view_metas(self, [&]<typename Int>() {
+    // The index may be symbolic (`x.select(0, sym_size(x, 0) - 1)`): the offset is then over it.
+    return std::vector<TensorMeta>{over_size_args(self, {&a[2]}, [&]<typename Int>() {
       using G = core::Geometry<Int>;
       const Int size = G::size(self, dim);
-      EMBER_CHECK_INDEX(literal >= -size && literal < size)
-          << "select(): index " << literal << " out of range for tensor of size " << self.sizes() << " at dimension "
-          << dim;
-      const Int index = literal < 0 ? size + literal : Int(literal);
+      const Int literal = size_arg<Int>(a[2]);
+      EMBER_CHECK_INDEX(literal >= Int(0) - size && literal < size)
+          << "select(): index " << rules::size_text(literal) << " out of range for tensor of size " << self.sizes()
+          << " at dimension " << dim;
+      const Int index = literal < 0 ? size + literal : literal;
       Ints<Int> sizes = sizes_of<Int>(self), strides = strides_of<Int>(self);
       const Int stride = strides[dim];
       sizes.erase(sizes.begin() + dim);
       strides.erase(strides.begin() + dim);
       return view_of<Int>(self, std::move(sizes), std::move(strides), G::offset(self) + index * stride);
-    });
+    })};
   });
 
   r.def("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)").set_view([](const Stack& a) {
@@ -419,25 +459,34 @@ void register_view_ops(Registry& r) {
         if (self.dim() == 0) return call_op("aten::reshape", {self, std::vector<int64_t>{1}});
         const int64_t s = core::wrap_dim(a[1].to_int(), self.dim()), e = core::wrap_dim(a[2].to_int(), self.dim());
         EMBER_CHECK(s <= e) << "flatten() has invalid args: start_dim cannot come after end_dim";
-        std::vector<int64_t> shape;
-        for (int64_t d = 0; d < s; ++d) shape.push_back(self.size(d));
-        int64_t n = 1;
-        for (int64_t d = s; d <= e; ++d) n *= self.size(d);
-        shape.push_back(n);
-        for (int64_t d = e + 1; d < self.dim(); ++d) shape.push_back(self.size(d));
-        return call_op("aten::reshape", {self, shape});
+        // Over self's integer type: flatten(1) of [s0, s1, 8] reshapes to [s0, 8*s1].
+        return core::over_geometry({&self}, [&]<typename Int>() -> Stack {
+          const Ints<Int> sizes = sizes_of<Int>(self);
+          Ints<Int> shape(sizes.begin(), sizes.begin() + s);
+          Int n = 1;
+          for (int64_t d = s; d <= e; ++d) n = n * sizes[d];
+          shape.push_back(n);
+          shape.insert(shape.end(), sizes.begin() + e + 1, sizes.end());
+          return call_op("aten::reshape", {self, core::size_list_value(shape)});
+        });
       });
 
   r.def("unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)").set_decomposition([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
     const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
-    const auto& sizes = a[2].to_int_list();
-    EMBER_CHECK(!sizes.empty()) << "unflatten: sizes must be non-empty";
-    std::vector<int64_t> inner = core::infer_size(sizes, self.size(dim));
-    std::vector<int64_t> shape(self.sizes().begin(), self.sizes().begin() + dim);
-    shape.insert(shape.end(), inner.begin(), inner.end());
-    shape.insert(shape.end(), self.sizes().begin() + dim + 1, self.sizes().end());
-    return call_op("aten::view", {self, shape});
+    // Over SymInt when self or the sizes are symbolic: unflatten(1, {s1, 4}) of [s0, 4*s1].
+    auto decompose = [&]<typename Int>() -> Stack {
+      const Ints<Int> sizes = size_list<Int>(a[2]);
+      EMBER_CHECK(!sizes.empty()) << "unflatten: sizes must be non-empty";
+      const Ints<Int> in = sizes_of<Int>(self);
+      const Ints<Int> inner = rules::infer_size(ArrayRef<Int>(sizes), in[dim]);
+      Ints<Int> shape(in.begin(), in.begin() + dim);
+      shape.insert(shape.end(), inner.begin(), inner.end());
+      shape.insert(shape.end(), in.begin() + dim + 1, in.end());
+      return call_op("aten::view", {self, core::size_list_value(shape)});
+    };
+    if (a[2].is_sym_int_list()) return decompose.template operator()<SymInt>();
+    return core::over_geometry({&self}, decompose);
   });
 
   r.def("unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]").set_view([](const Stack& a) {
@@ -455,20 +504,26 @@ void register_view_ops(Registry& r) {
   });
 
   r.def("split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]")
-      .set_view([](const Stack& a) { return split_metas(a[0].to_tensor(), a[1].to_int_list(), a[2].to_int()); });
+      .set_view([](const Stack& a) { return split_metas(a[0].to_tensor(), a[1], a[2].to_int()); });
   r.def("split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]")
       .set_decomposition([](const Stack& a) {
         const Tensor& self = a[0].to_tensor();
         EMBER_CHECK(self.dim() > 0) << "split expects at least a 1-dimensional tensor";
         const int64_t dim = core::wrap_dim(a[2].to_int(), self.dim());
-        const int64_t split = a[1].to_int();
-        const int64_t size = self.size(dim);
-        EMBER_CHECK(split > 0 || (split == 0 && size == 0))
-            << "split_size can only be 0 if dimension size is 0, but got dimension size of " << size;
-        std::vector<int64_t> sizes;
-        for (int64_t s = 0; s < size; s += split) sizes.push_back(std::min(split, size - s));
-        if (sizes.empty()) sizes.push_back(0);
-        return call_op("aten::split_with_sizes", {self, sizes, dim});
+        // Over SymInt when the size or split_size is symbolic: the number of pieces is
+        // guarded (as PyTorch does), their sizes stay expressions (the last one
+        // `size - split*(k-1)`).
+        return over_size_args(self, {&a[1]}, [&]<typename Int>() -> Stack {
+          const Int split = size_arg<Int>(a[1]);
+          const Int size = core::Geometry<Int>::size(self, dim);
+          EMBER_CHECK(split > 0 || (split == 0 && size == 0))
+              << "split_size can only be 0 if dimension size is 0, but got dimension size of " << rules::size_text(size);
+          const int64_t pieces = split == 0 ? 1 : std::max<int64_t>(rules::guard_int(rules::divide(size + split - 1, split)), 1);
+          Ints<Int> sizes;
+          for (int64_t k = 0; k + 1 < pieces; ++k) sizes.push_back(split);
+          sizes.push_back(size - split * (pieces - 1));
+          return call_op("aten::split_with_sizes", {self, core::size_list_value(sizes), dim});
+        });
       });
   r.def("chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]").set_decomposition([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
@@ -513,14 +568,14 @@ Tensor t(const Tensor& self, Loc loc) { return call_tensor(EMBER_OP("aten::t"), 
 Tensor expand(const Tensor& self, IntArrayRef size, Loc loc) {
   return call_tensor(EMBER_OP("aten::expand"), {self, size}, loc);
 }
-Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step,
+Tensor slice(const Tensor& self, int64_t dim, std::optional<SymInt> start, std::optional<SymInt> end, int64_t step,
              Loc loc) {
   return call_tensor(EMBER_OP("aten::slice.Tensor"), {self, dim, start, end, step}, loc);
 }
-Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length, Loc loc) {
+Tensor narrow(const Tensor& self, int64_t dim, SymInt start, SymInt length, Loc loc) {
   return call_tensor(EMBER_OP("aten::narrow"), {self, dim, start, length}, loc);
 }
-Tensor select(const Tensor& self, int64_t dim, int64_t index, Loc loc) {
+Tensor select(const Tensor& self, int64_t dim, SymInt index, Loc loc) {
   return call_tensor(EMBER_OP("aten::select.int"), {self, dim, index}, loc);
 }
 Tensor squeeze(const Tensor& self, Loc loc) { return call_tensor(EMBER_OP("aten::squeeze"), {self}, loc); }
@@ -540,6 +595,9 @@ Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim, Loc loc) 
 Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes, Loc loc) {
   return call_tensor(EMBER_OP("aten::unflatten.int"), {self, dim, sizes}, loc);
 }
+Tensor unflatten(const Tensor& self, int64_t dim, SymIntArrayRef sizes, Loc loc) {
+  return call_tensor(EMBER_OP("aten::unflatten.int"), {self, dim, IValue(sizes)}, loc);
+}
 Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2, Loc loc) {
   return call_tensor(EMBER_OP("aten::diagonal"), {self, offset, dim1, dim2}, loc);
 }
@@ -547,11 +605,14 @@ Tensor alias(const Tensor& self, Loc loc) { return call_tensor(EMBER_OP("aten::a
 std::vector<Tensor> unbind(const Tensor& self, int64_t dim, Loc loc) {
   return ops::tensor_list(call_at(EMBER_OP("aten::unbind.int"), {self, dim}, loc));
 }
-std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim, Loc loc) {
+std::vector<Tensor> split(const Tensor& self, SymInt split_size, int64_t dim, Loc loc) {
   return ops::tensor_list(call_at(EMBER_OP("aten::split.Tensor"), {self, split_size, dim}, loc));
 }
 std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, int64_t dim, Loc loc) {
   return ops::tensor_list(call_at(EMBER_OP("aten::split_with_sizes"), {self, split_sizes, dim}, loc));
+}
+std::vector<Tensor> split_with_sizes(const Tensor& self, SymIntArrayRef split_sizes, int64_t dim, Loc loc) {
+  return ops::tensor_list(call_at(EMBER_OP("aten::split_with_sizes"), {self, IValue(split_sizes), dim}, loc));
 }
 std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim, Loc loc) {
   return ops::tensor_list(call_at(EMBER_OP("aten::chunk"), {self, chunks, dim}, loc));

@@ -33,6 +33,14 @@ inline Tensor full(std::initializer_list<SymInt> size, const Scalar& fill_value,
   return full(SymIntArrayRef(size), fill_value, options, loc);
 }
 Tensor arange(const Scalar& end, TensorOptions options = {}, Loc loc = Loc::current());
+/// arange of a size (`arange(sym_size(x, 1))`): a symbolic end stays symbolic in a trace
+/// (Note [dynamic shapes]); int64 by default, as arange of an int. A template so that a
+/// plain integer takes the Scalar overload.
+Tensor arange_of_size(const SymInt& end, TensorOptions options, Loc loc);
+template <std::same_as<SymInt> S>
+Tensor arange(const S& end, TensorOptions options = {}, Loc loc = Loc::current()) {
+  return arange_of_size(end, options, loc);
+}
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1, TensorOptions options = {},
               Loc loc = Loc::current());
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOptions options = {},

@@ -27,10 +27,12 @@ Tensor expand(const Tensor& self, SymIntArrayRef size, Loc loc = Loc::current())
 inline Tensor expand(const Tensor& self, std::initializer_list<SymInt> size, Loc loc = Loc::current()) {
   return expand(self, SymIntArrayRef(size), loc);
 }
-Tensor slice(const Tensor& self, int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
-             std::optional<int64_t> end = std::nullopt, int64_t step = 1, Loc loc = Loc::current());
-Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length, Loc loc = Loc::current());
-Tensor select(const Tensor& self, int64_t dim, int64_t index, Loc loc = Loc::current());
+/// start, end, length, index and split_size are sizes (SymInt): one read with
+/// ember::sym_size stays symbolic in a trace (Note [dynamic shapes]).
+Tensor slice(const Tensor& self, int64_t dim = 0, std::optional<SymInt> start = std::nullopt,
+             std::optional<SymInt> end = std::nullopt, int64_t step = 1, Loc loc = Loc::current());
+Tensor narrow(const Tensor& self, int64_t dim, SymInt start, SymInt length, Loc loc = Loc::current());
+Tensor select(const Tensor& self, int64_t dim, SymInt index, Loc loc = Loc::current());
 Tensor squeeze(const Tensor& self, Loc loc = Loc::current());
 Tensor squeeze(const Tensor& self, int64_t dim, Loc loc = Loc::current());
 Tensor unsqueeze(const Tensor& self, int64_t dim, Loc loc = Loc::current());
@@ -38,13 +40,24 @@ Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride,
                   std::optional<int64_t> storage_offset = std::nullopt, Loc loc = Loc::current());
 Tensor flatten(const Tensor& self, int64_t start_dim = 0, int64_t end_dim = -1, Loc loc = Loc::current());
 Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes, Loc loc = Loc::current());
+Tensor unflatten(const Tensor& self, int64_t dim, SymIntArrayRef sizes, Loc loc = Loc::current());
+inline Tensor unflatten(const Tensor& self, int64_t dim, std::initializer_list<SymInt> sizes,
+                        Loc loc = Loc::current()) {
+  return unflatten(self, dim, SymIntArrayRef(sizes), loc);
+}
 /// The diagonal of dims dim1 and dim2 (a view), `offset` above the main one, as the last dim.
 Tensor diagonal(const Tensor& self, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1, Loc loc = Loc::current());
 Tensor alias(const Tensor& self, Loc loc = Loc::current());
 std::vector<Tensor> unbind(const Tensor& self, int64_t dim = 0, Loc loc = Loc::current());
-std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim = 0, Loc loc = Loc::current());
+std::vector<Tensor> split(const Tensor& self, SymInt split_size, int64_t dim = 0, Loc loc = Loc::current());
 std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, int64_t dim = 0,
                                      Loc loc = Loc::current());
+std::vector<Tensor> split_with_sizes(const Tensor& self, SymIntArrayRef split_sizes, int64_t dim = 0,
+                                     Loc loc = Loc::current());
+inline std::vector<Tensor> split_with_sizes(const Tensor& self, std::initializer_list<SymInt> split_sizes,
+                                            int64_t dim = 0, Loc loc = Loc::current()) {
+  return split_with_sizes(self, SymIntArrayRef(split_sizes), dim, loc);
+}
 std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim = 0, Loc loc = Loc::current());
 
 Tensor contiguous(const Tensor& self, Loc loc = Loc::current());

@@ -199,14 +199,17 @@ std::vector<Row> rows() {
        }},
       {"expand_as(Tensor)",
        [](const Tensor& a, const Tensor& b) { return Results{a.sum({0}, true).expand_as(b) + 0}; }},
-      {"slice(int64_t,std::optional<int64_t>,std::optional<int64_t>,int64_t)",
+      {"slice(int64_t,std::optional<SymInt>,std::optional<SymInt>,int64_t)",
        [](const Tensor& a, const Tensor&) {
-         return Results{a.slice(1, 1, 4, 2), a.slice(0)};
+         return Results{a.slice(1, 1, 4, 2), a.slice(0), a.slice(1, std::nullopt, sym_size(a, 1) / 2)};
        }},
-      {"narrow(int64_t,int64_t,int64_t)", [](const Tensor& a, const Tensor&) { return Results{a.narrow(1, 1, 2)}; }},
-      {"select(int64_t,int64_t)",
+      {"narrow(int64_t,SymInt,SymInt)",
        [](const Tensor& a, const Tensor&) {
-         return Results{a.select(1, 2), a.select(0, -1)};
+         return Results{a.narrow(1, 1, 2), a.narrow(0, 0, sym_size(a, 0) - 1)};
+       }},
+      {"select(int64_t,SymInt)",
+       [](const Tensor& a, const Tensor&) {
+         return Results{a.select(1, 2), a.select(0, -1), a.select(1, sym_size(a, 1) - 1)};
        }},
       {"squeeze()", [](const Tensor& a, const Tensor&) { return Results{a.narrow(0, 0, 1).squeeze()}; }},
       {"squeeze(int64_t)", [](const Tensor& a, const Tensor&) { return Results{a.unsqueeze(0).squeeze(0)}; }},
@@ -224,7 +227,15 @@ std::vector<Row> rows() {
        }},
       {"unflatten(int64_t,IntArrayRef)",
        [](const Tensor& a, const Tensor&) {
-         return Results{a.unflatten(1, {2, 2})};
+         return Results{a.unflatten(1, std::vector<int64_t>{2, 2})};
+       }},
+      {"unflatten(int64_t,std::initializer_list<SymInt>)",
+       [](const Tensor& a, const Tensor&) {
+         return Results{a.unflatten(1, {2, 2}), a.unflatten(1, {SymInt(2), -1})};
+       }},
+      {"unflatten(int64_t,SymIntArrayRef)",
+       [](const Tensor& a, const Tensor&) {
+         return Results{a.unflatten(1, std::vector<SymInt>{2, sym_size(a, 1) / 2})};
        }},
       {"contiguous()",
        [](const Tensor& a, const Tensor&) {
