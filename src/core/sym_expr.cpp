@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cctype>
+#include <limits>
 #include <numeric>
 #include <ostream>
 
@@ -257,6 +258,12 @@ Expr operator*(const Expr& a, const Expr& b) {
   if (b.is_const() && b.value() == 1) return a;
   const Poly p = to_poly(a);
   const Poly q = to_poly(b);
+  // A bound on the expanded product: sizes are small polynomials, and an expression from
+  // outside data (an imported program's) must not expand into millions of terms.
+  constexpr size_t kMaxTerms = 4096;
+  EMBER_CHECK(p.terms.size() * q.terms.size() <= kMaxTerms)
+      << "size expression too large: a product of " << p.terms.size() << " by " << q.terms.size()
+      << " terms (at most " << kMaxTerms << " after expanding)";
   Poly r{{}, checked_mul(p.constant, q.constant)};
   for (const Term& t : p.terms) r.terms.push_back(Term{t.monomial, checked_mul(t.coeff, q.constant)});
   for (const Term& t : q.terms) r.terms.push_back(Term{t.monomial, checked_mul(t.coeff, p.constant)});
@@ -298,6 +305,8 @@ Expr floordiv(const Expr& a, const Expr& b) {
   int64_t k = b.value();
   EMBER_CHECK(k != 0) << "division by zero in a size expression";
   if (a.is_const()) return Expr(py_floordiv(a.value(), k));
+  // -k overflows for the most negative divisor (the recursion would never end).
+  EMBER_CHECK(k != std::numeric_limits<int64_t>::min()) << "size expression divided by " << k << ", out of range";
   if (k < 0) return floordiv(-a, Expr(-k));  // floor(a / k) == floor(-a / -k)
   if (k == 1) return a;
   // (k*Q + R) // k == Q + R // k: the terms divisible by k leave the division.
@@ -326,6 +335,7 @@ Expr mod(const Expr& a, const Expr& b) {
   const int64_t k = b.value();
   EMBER_CHECK(k != 0) << "modulo by zero in a size expression";
   if (a.is_const()) return Expr(py_mod(a.value(), k));
+  EMBER_CHECK(k != std::numeric_limits<int64_t>::min()) << "size expression modulo " << k << ", out of range";
   if (k < 0) return -mod(-a, Expr(-k));  // Python: a % k == -((-a) % -k)
   if (k == 1) return Expr(int64_t{0});
   // Coefficients and the constant only matter modulo k.

@@ -717,9 +717,13 @@ std::shared_ptr<CudaGraphRunner> cudagraph_runner(const std::shared_ptr<Program>
   }
   EMBER_INTERNAL_ASSERT(p->cuda_device >= 0) << "inductor: graph " << g.name() << " has no CPU tensor but no device";
   std::vector<TensorMeta> inputs;
+  std::vector<bool> attributes;
   for (const auto& n : g.nodes())
-    if (n->kind() == NodeKind::Placeholder || n->kind() == NodeKind::Attribute) inputs.push_back(n->meta().at(0));
-  return std::make_shared<CudaGraphRunner>(g.name(), p->cuda_device, std::move(inputs),
+    if (n->kind() == NodeKind::Placeholder || n->kind() == NodeKind::Attribute) {
+      inputs.push_back(n->meta().at(0));
+      attributes.push_back(n->kind() == NodeKind::Attribute);
+    }
+  return std::make_shared<CudaGraphRunner>(g.name(), p->cuda_device, std::move(inputs), std::move(attributes),
                                            [p = p.get()](const std::vector<Tensor>& in) { return p->run(in); });
 }
 

@@ -180,13 +180,15 @@ BuildResult run_command(const CacheEntry& e, const std::string& cmd) {
 }
 
 /// Runs the compiler into a temp name, and moves the library and its checksum into
-/// place. A unit that fails with the precompiled prelude is compiled again without it,
-/// and the precompiled prelude is not used again in this process: it only saves time,
+/// place. A unit that fails with the precompiled prelude, the compiler naming it, is
+/// compiled again without it, and the precompiled prelude is not used again in this process: it only saves time,
 /// so a stale or damaged one must not cost a compile. Uses nothing but the filesystem and
 /// the compiler process, so that it may run on a thread of its own (start_build).
 BuildResult run_compiler(const CacheEntry& e) {
   BuildResult r = run_command(e, e.cmd);
-  if (r.status != 0 && e.pch_dir) {
+  const bool about_pch =
+      r.output.find("precompiled header") != std::string::npos || r.output.find(".gch") != std::string::npos;
+  if (r.status != 0 && e.pch_dir && about_pch) {
     std::string failure = "command: " + e.cmd + "\n" + r.output;
     r = run_command(e, e.cmd_without_pch);
     if (r.status == 0) {

@@ -99,8 +99,15 @@ void log_cudagraphs_skip(const std::string& graph, const std::string& reason) {
                                  << " runs without CUDA graphs";
 }
 
-CudaGraphRunner::CudaGraphRunner(std::string graph_name, int device, std::vector<TensorMeta> inputs, Run run)
-    : graph_name_(std::move(graph_name)), device_(device), input_metas_(std::move(inputs)), run_(std::move(run)) {}
+CudaGraphRunner::CudaGraphRunner(std::string graph_name, int device, std::vector<TensorMeta> inputs,
+                                 std::vector<bool> attributes, Run run)
+    : graph_name_(std::move(graph_name)),
+      device_(device),
+      input_metas_(std::move(inputs)),
+      run_(std::move(run)),
+      in_place_(std::move(attributes)) {
+  EMBER_INTERNAL_ASSERT(in_place_.size() == input_metas_.size());
+}
 
 CudaGraphRunner::~CudaGraphRunner() {
   if (!exec_) return;
@@ -112,7 +119,7 @@ CudaGraphRunner::~CudaGraphRunner() {
   }
 }
 
-void CudaGraphRunner::copy_inputs(const std::vector<Tensor>& inputs) {
+bool CudaGraphRunner::copy_inputs(const std::vector<Tensor>& inputs, size_t* moved) {
   EMBER_CHECK_VALUE(inputs.size() == static_inputs_.size())
       << "graph " << graph_name_ << " takes " << static_inputs_.size() << " inputs, got " << inputs.size();
   NoGradGuard no_grad;
@@ -127,14 +134,40 @@ void CudaGraphRunner::copy_inputs(const std::vector<Tensor>& inputs) {
         << ", but its CUDA graph was captured for " << geometry(m.dtype, m.sizes, s.device());
     const bool same = t.storage() == s.storage() && t.storage_offset() == s.storage_offset() &&
                       core::strides_equivalent(m.sizes, t.strides(), s.strides());
-    if (!same) s.copy_(t);
+    if (same) continue;
+    if (in_place_[i]) {
+      if (moved) *moved = i;
+      return false;
+    }
+    s.copy_(t);
   }
+  return true;
+}
+
+void CudaGraphRunner::retire_graph() {
+  core::cuda_rt::device_synchronize(device_);
+  core::cuda_rt::graph_exec_destroy(exec_);
+  exec_ = nullptr;
+  retired_pools_.push_back(std::move(pool_));
 }
 
 bool CudaGraphRunner::capture(const std::vector<Tensor>& inputs) {
   static_inputs_.clear();
-  for (const TensorMeta& m : input_metas_)
-    static_inputs_.push_back(empty_strided(m.sizes, m.strides, TensorOptions(m.dtype).device(core::cuda::normalize_device(m.device))));
+  size_t in_place = 0;
+  for (size_t i = 0; i < input_metas_.size(); ++i) {
+    const TensorMeta& m = input_metas_[i];
+    const Tensor& t = inputs[i];
+    // A parameter or buffer is read in place when the warm-up saw it at this address, with
+    // the recorded geometry.
+    in_place_[i] = in_place_[i] && t.defined() && t.raw_data_ptr() == first_addresses_[i] &&
+                   t.sizes() == IntArrayRef(m.sizes) && t.dtype() == m.dtype &&
+                   core::strides_equivalent(m.sizes, t.strides(), m.strides);
+    in_place += in_place_[i];
+    static_inputs_.push_back(in_place_[i] ? t
+                                          : empty_strided(m.sizes, m.strides,
+                                                          TensorOptions(m.dtype).device(
+                                                              core::cuda::normalize_device(m.device))));
+  }
   copy_inputs(inputs);
   pool_ = std::make_unique<core::cuda::GraphPool>(device_);
   void* stream = capture_stream(device_);
@@ -160,7 +193,9 @@ bool CudaGraphRunner::capture(const std::vector<Tensor>& inputs) {
       exec_ = core::cuda_rt::graph_instantiate(graph);
       EMBER_LOG_ARTIFACT(cudagraphs) << "recorded a CUDA graph of graph " << graph_name_ << " on cuda:" << device_
                                      << ": " << nodes << " nodes, " << core::cuda::format_size(pool_->bytes())
-                                     << " in its memory pool, " << static_inputs_.size() << " static inputs";
+                                     << " in its memory pool, " << static_inputs_.size() << " inputs ("
+                                     << in_place << " read in place, " << static_inputs_.size() - in_place
+                                     << " copied into static buffers)";
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -178,13 +213,22 @@ bool CudaGraphRunner::capture(const std::vector<Tensor>& inputs) {
 
 std::vector<Tensor> CudaGraphRunner::operator()(const std::vector<Tensor>& inputs) {
   std::lock_guard lock(mu_);
-  if (failed_ || ++calls_ == 1) return run_(inputs);
-  ember::cuda::DeviceGuard on_device(device_);
-  if (!exec_) {
-    if (!capture(inputs)) return run_(inputs);
-  } else {
-    copy_inputs(inputs);
+  if (failed_) return run_(inputs);
+  if (!warmed_up_) {
+    std::vector<Tensor> out = run_(inputs);  // a warm-up that raised is tried again
+    for (const Tensor& t : inputs) first_addresses_.push_back(t.defined() ? t.raw_data_ptr() : nullptr);
+    warmed_up_ = true;
+    return out;
   }
+  ember::cuda::DeviceGuard on_device(device_);
+  size_t moved = 0;
+  if (exec_ && !copy_inputs(inputs, &moved)) {
+    EMBER_LOG_ARTIFACT(cudagraphs) << "re-recording the CUDA graph of graph " << graph_name_ << ": input " << moved
+                                   << ", read in place, came at another address; it is copied from now on";
+    in_place_[moved] = false;
+    retire_graph();
+  }
+  if (!exec_ && !capture(inputs)) return run_(inputs);
   core::cuda_rt::graph_launch(exec_, core::cuda::current_stream_handle(device_));
   return static_outputs_;
 }

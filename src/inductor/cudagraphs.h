@@ -38,18 +38,25 @@ std::string why_not_cudagraphs(const Graph& g);
 void log_cudagraphs_skip(const std::string& graph, const std::string& reason);
 
 /// Runs one compiled graph through a CUDA graph. Call 1 runs `run` (the wrapper) as it is:
-/// the warm-up, which settles the libraries' plans and workspaces. Call 2 copies the inputs
-/// into static input buffers, captures `run` over them on a private stream with a
-/// core::cuda::GraphPool (so every intermediate, output and workspace address stays the
-/// graph's), instantiates the graph and replays it. Later calls copy each input into its
-/// static buffer (skipped when the input is that buffer) and replay. The results are the
-/// static outputs: the next call overwrites them. A capture that fails is logged and the
-/// runner runs `run` from then on.
+/// the warm-up, which settles the libraries' plans and workspaces. Call 2 captures `run` on
+/// a private stream with a core::cuda::GraphPool (so every intermediate, output and
+/// workspace address stays the graph's), instantiates the graph and replays it. A module's
+/// parameters and buffers (the graph's Attribute inputs, PyTorch's static inputs) given at
+/// the same address in calls 1 and 2 are read in place: the runner holds them, and the
+/// graph reads whatever they hold at each replay. Every other input is copied into a
+/// static buffer the graph reads. Later calls copy those inputs
+/// into their buffers (skipped when the input is the buffer) and replay; an in-place input
+/// given at another address re-records the graph with that input copied from then on
+/// (logged; the earlier graph's memory stays with the runner, as its outputs may still be
+/// held). The results are the static outputs: the next call overwrites them. A capture
+/// that fails is logged and the runner runs `run` from then on.
 class CudaGraphRunner {
  public:
   using Run = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
-  /// `inputs`: the recorded geometry of each graph input (the static buffers').
-  CudaGraphRunner(std::string graph_name, int device, std::vector<TensorMeta> inputs, Run run);
+  /// `inputs`: the recorded geometry of each graph input (the static buffers');
+  /// `attributes`: which inputs are a module's parameters or buffers.
+  CudaGraphRunner(std::string graph_name, int device, std::vector<TensorMeta> inputs, std::vector<bool> attributes,
+                  Run run);
   ~CudaGraphRunner();
   CudaGraphRunner(const CudaGraphRunner&) = delete;
   CudaGraphRunner& operator=(const CudaGraphRunner&) = delete;
@@ -62,16 +69,26 @@ class CudaGraphRunner {
 
  private:
   bool capture(const std::vector<Tensor>& inputs);
-  void copy_inputs(const std::vector<Tensor>& inputs);
+  /// Copies the copied inputs into their buffers; false when an in-place input came at
+  /// another address (its index in `moved`).
+  bool copy_inputs(const std::vector<Tensor>& inputs, size_t* moved = nullptr);
+  /// Destroys the instantiated graph after the device has finished it; keeps its pool.
+  void retire_graph();
 
   std::string graph_name_;
   int device_;
   std::vector<TensorMeta> input_metas_;
   Run run_;
   std::mutex mu_;
-  int calls_ = 0;
+  bool warmed_up_ = false;
   bool failed_ = false;
-  // Destroyed in reverse: the static tensors before the pool that holds the graph's blocks.
+  /// Where each input was at the warm-up call, and whether it is read in place. Calls
+  /// run one at a time (mu_) and launch on the caller's current stream: a caller that
+  /// switches streams between calls must synchronize them, as with any static buffer.
+  std::vector<const void*> first_addresses_;
+  std::vector<bool> in_place_;
+  // Destroyed in reverse: the static tensors before the pools that hold the graphs' blocks.
+  std::vector<std::unique_ptr<core::cuda::GraphPool>> retired_pools_;
   std::unique_ptr<core::cuda::GraphPool> pool_;
   std::vector<Tensor> static_inputs_;
   std::vector<Tensor> static_outputs_;

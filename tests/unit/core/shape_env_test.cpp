@@ -2,6 +2,8 @@
 // what the ranges decide without a guard, and checking the guards against new sizes.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "core/shape_env.h"
 #include "ember/ember.h"
 #include "support/log_capture.h"
@@ -10,6 +12,18 @@ namespace ember::core {
 namespace {
 
 std::vector<std::string> guards_of(const ShapeEnv& env) { return env.format_guards(); }
+
+TEST(ShapeEnv, ArithmeticWhoseValueOverflowsInt64Raises) {
+  // Values from outside data (an imported program's integers) may be anything: before,
+  // the example value wrapped around silently.
+  ShapeEnv env;
+  const SymInt x = env.create_size(4, "x.size(0)");
+  const SymInt big(int64_t{4000000000000000000});
+  EXPECT_THROW(x * big, Error);
+  EXPECT_THROW(big * SymInt(4), Error);
+  EXPECT_THROW(SymInt(std::numeric_limits<int64_t>::min()) - x, Error);
+  EXPECT_EQ((x * SymInt(3) + SymInt(1)).hint(), 13);
+}
 
 TEST(ShapeEnv, SizesZeroAndOneStayStatic) {
   ShapeEnv env;

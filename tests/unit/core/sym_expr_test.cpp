@@ -3,6 +3,7 @@
 // random expressions against plain integer arithmetic.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 
 #include "core/sym_expr.h"
@@ -15,6 +16,27 @@ namespace {
 const Expr s0 = Expr::symbol(0);
 const Expr s1 = Expr::symbol(1);
 const Expr s2 = Expr::symbol(2);
+
+TEST(SymExpr, DividingBySmallestInt64RaisesInsteadOfRecursingForever) {
+  // -k overflows for k = INT64_MIN: before, floordiv and mod called themselves until the
+  // stack ran out (an imported program can write such a divisor).
+  const Expr k(std::numeric_limits<int64_t>::min());
+  EXPECT_THROW(floordiv(s0 + 1, k), Error);
+  EXPECT_THROW(mod(s0 + 1, k), Error);
+  EXPECT_EQ(floordiv(Expr(int64_t{7}), Expr(int64_t{-2})), Expr(int64_t{-4}));
+}
+
+TEST(SymExpr, AProductExpandingIntoTooManyTermsRaises) {
+  Expr sum(int64_t{0});
+  for (int i = 0; i < 20; ++i) sum = sum + Expr::symbol(i);
+  Expr power = sum;
+  EXPECT_THROW(
+      {
+        for (int i = 0; i < 8; ++i) power = power * sum;
+      },
+      Error);
+  EXPECT_NO_THROW((s0 + s1 + 1) * (s0 - s1 + 2) * (s2 + 3));
+}
 
 TEST(SymExpr, SumsOfTheSameTermsInAnyOrderAreEqual) {
   EXPECT_EQ(s0 + s1, s1 + s0);

@@ -301,7 +301,8 @@ TEST_F(ConfigKnobs, DefaultColumnIsTheValueOfAFreshConfig) {
       EXPECT_EQ(k.default_value, config_get(k.name)) << k.name;
     }
   }
-  EXPECT_EQ(described, (std::set<std::string>{"dynamo.base_dir", "inductor.trace.debug_dir", "inductor.cache_dir"}));
+  EXPECT_EQ(described, (std::set<std::string>{"dynamo.base_dir", "inductor.trace.debug_dir", "inductor.cache_dir",
+                                              "inductor.precompiled_prelude_dir"}));
 }
 
 }  // namespace

@@ -139,6 +139,33 @@ TEST_F(CudaGraphOutputs, AStridedInputIsCopiedIntoTheStaticBuffer) {
   }
 }
 
+TEST_F(CudaGraphOutputs, ParametersAreReadInPlaceAndAReplacedOneReRecordsTheGraph) {
+  // As PyTorch's static inputs: a module's parameters are not copied at each replay; the
+  // graph reads them where they are, so an in-place update is seen by the next replay.
+  manual_seed(0);
+  auto block = std::make_shared<nn::MLPBlock>();
+  block->to(Device("cuda:0"));
+  block->eval();
+  NoGradGuard no_grad;
+  auto compiled = compile(gpt2_forward, kReduceOverhead);
+  testing::LogCapture logs("cudagraphs");
+  for (uint64_t call = 0; call < 3; ++call) {
+    const Tensor x = on_gpu({32, 1024}, kFloat, 50 + call);
+    EXPECT_EQ(mismatch(compiled(*block, x), block->forward(x).cpu(), compiled_tolerance(kFloat)), "");
+  }
+  EXPECT_NE(logs.text().find("1 copied into static buffers"), std::string::npos) << "x alone is copied: "
+                                                                                  << logs.text();
+  block->fc1->weight().mul_(0.5);  // in place: the next replay reads it
+  const Tensor x = on_gpu({32, 1024}, kFloat, 60);
+  EXPECT_EQ(mismatch(compiled(*block, x), block->forward(x).cpu(), compiled_tolerance(kFloat)), "");
+  EXPECT_EQ(testing::count_of(logs.text(), "recorded a CUDA graph"), 1u) << logs.text();
+  // A parameter replaced by another tensor: a graph is recorded again (the runner's
+  // re-recording, or a recompile where a guard on the parameter fails).
+  block->fc2->weight() = block->fc2->weight().clone() * 2;
+  EXPECT_EQ(mismatch(compiled(*block, x), block->forward(x).cpu(), compiled_tolerance(kFloat)), "");
+  EXPECT_EQ(testing::count_of(logs.text(), "recorded a CUDA graph"), 2u) << logs.text();
+}
+
 using CudaGraphSkips = Gpu;
 
 TEST_F(CudaGraphSkips, AGraphWithACpuStepLogsTheSkipAndEqualsEager) {
