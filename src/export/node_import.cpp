@@ -238,7 +238,8 @@ core::SymInts strides_of(const TensorMeta& m) { return m.sym ? m.sym->strides : 
 int64_t dim_arg(const ImportScope& s, const json& node, const TensorMeta& m, const std::string& where) {
   const int64_t dim = static_int_arg(s, input_named(node, "dim", where), where);
   const auto nd = static_cast<int64_t>(m.sizes.size());
-  EMBER_CHECK_INDEX(dim >= -std::max<int64_t>(nd, 1) && dim < std::max<int64_t>(nd, 1))
+  // sym_size and sym_stride read a dim: a 0-d tensor has none.
+  EMBER_CHECK_INDEX(nd > 0 && dim >= -nd && dim < nd)
       << where << ": dim " << dim << " is out of range for a " << nd << "-d tensor";
   return core::wrap_dim(dim, nd);
 }

@@ -313,7 +313,9 @@ void check_symbolic_inputs(const ImportSymbols& syms, const std::vector<TensorMe
   auto label = [&](size_t i, size_t d) {
     return "input '" + (i < syms.inputs.size() ? syms.inputs[i] : std::to_string(i)) + "' dim " + std::to_string(d);
   };
-  for (size_t id = 0; id < values.size(); ++id) {
+  // The program's own symbols; one a compile added to the environment later is read by
+  // no input (its value stays 0 here, and no input size refers to it).
+  for (size_t id = 0; id < values.size() && id < syms.read_at.size(); ++id) {
     const auto [i, d] = syms.read_at[id];
     values[id] = inputs.at(i).size(static_cast<int64_t>(d));
     const core::SymbolInfo& s = env.symbol(static_cast<int32_t>(id));
