@@ -89,6 +89,9 @@ TEST(Pt2Fuzz, MutatedSymbolicShapesImportAndRunOrRaiseEmberErrors) {
       } else {
         f = replacements[m.pick(replacements.size())];
       }
+      // A replaced container frees the fields inside it: collect them again.
+      fields.clear();
+      symbolic_fields(program, fields);
     }
     zip.entries[entry] = program.dump();
     exporting::write_zip(path, {zip.entries.begin(), zip.entries.end()});
