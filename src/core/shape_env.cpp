@@ -440,24 +440,6 @@ ShapeEnv* env_of(const SymInt& a, const SymInt& b) {
   return a.is_symbolic() ? a.env() : b.env();
 }
 
-/// The values' sum, difference and product, raising where int64 overflows (sizes from
-/// outside data, such as an imported program's integers, may be anything).
-int64_t value_add(int64_t x, int64_t y) {
-  int64_t r = 0;
-  EMBER_CHECK(!__builtin_add_overflow(x, y, &r)) << "size arithmetic overflowed int64: " << x << " + " << y;
-  return r;
-}
-int64_t value_sub(int64_t x, int64_t y) {
-  int64_t r = 0;
-  EMBER_CHECK(!__builtin_sub_overflow(x, y, &r)) << "size arithmetic overflowed int64: " << x << " - " << y;
-  return r;
-}
-int64_t value_mul(int64_t x, int64_t y) {
-  int64_t r = 0;
-  EMBER_CHECK(!__builtin_mul_overflow(x, y, &r)) << "size arithmetic overflowed int64: " << x << " * " << y;
-  return r;
-}
-
 template <typename ExprOp, typename IntOp>
 SymInt combine(const SymInt& a, const SymInt& b, ExprOp on_exprs, IntOp on_ints) {
   const int64_t hint = on_ints(a.hint(), b.hint());
@@ -475,16 +457,16 @@ bool compare_syms(Relation rel, const SymInt& a, const SymInt& b) {
 
 SymInt operator+(const SymInt& a, const SymInt& b) {
   return combine(a, b, [](const sym::Expr& x, const sym::Expr& y) { return x + y; },
-                 value_add);
+                 sym::checked_add);
 }
 SymInt operator-(const SymInt& a, const SymInt& b) {
   return combine(a, b, [](const sym::Expr& x, const sym::Expr& y) { return x - y; },
-                 value_sub);
+                 sym::checked_sub);
 }
 SymInt operator-(const SymInt& a) { return SymInt(0) - a; }
 SymInt operator*(const SymInt& a, const SymInt& b) {
   return combine(a, b, [](const sym::Expr& x, const sym::Expr& y) { return x * y; },
-                 value_mul);
+                 sym::checked_mul);
 }
 SymInt floordiv(const SymInt& a, const SymInt& b) {
   return combine(a, b, [](const sym::Expr& x, const sym::Expr& y) { return sym::floordiv(x, y); },

@@ -14,11 +14,15 @@
 
 namespace ember::core::sym {
 
-namespace {
-
 int64_t checked_add(int64_t a, int64_t b) {
   int64_t r = 0;
   EMBER_CHECK(!__builtin_add_overflow(a, b, &r)) << "symbolic size arithmetic overflowed int64: " << a << " + " << b;
+  return r;
+}
+
+int64_t checked_sub(int64_t a, int64_t b) {
+  int64_t r = 0;
+  EMBER_CHECK(!__builtin_sub_overflow(a, b, &r)) << "symbolic size arithmetic overflowed int64: " << a << " - " << b;
   return r;
 }
 
@@ -27,6 +31,8 @@ int64_t checked_mul(int64_t a, int64_t b) {
   EMBER_CHECK(!__builtin_mul_overflow(a, b, &r)) << "symbolic size arithmetic overflowed int64: " << a << " * " << b;
   return r;
 }
+
+namespace {
 
 int64_t py_floordiv(int64_t a, int64_t b) {
   EMBER_CHECK(b != 0) << "division by zero in a size expression";

@@ -82,6 +82,12 @@ Expr mod(const Expr& a, const Expr& b);
 Expr min(const Expr& a, const Expr& b);
 Expr max(const Expr& a, const Expr& b);
 
+/// a + b, a - b and a * b on integers, raising where int64 overflows (sizes may come from
+/// outside data, such as an imported program's integers).
+int64_t checked_add(int64_t a, int64_t b);
+int64_t checked_sub(int64_t a, int64_t b);
+int64_t checked_mul(int64_t a, int64_t b);
+
 /// Python's a // b and a % b on integers (floor division; the remainder has b's sign);
 /// raise for b == 0.
 int64_t floordiv(int64_t a, int64_t b);

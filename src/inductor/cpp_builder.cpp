@@ -14,7 +14,6 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -92,12 +91,13 @@ void ensure_codegen_headers() {
   ensure_text_file(dir / kPreludeHeader, cpp_prelude_header());
 }
 
-/// Directories whose precompiled prelude a unit failed with (so not used again in this
-/// process).
+/// Per directory, whether its precompiled prelude is used: checked once per process (its
+/// header holds this library's prelude, its .gch is there), and false after a unit failed
+/// with it.
 std::mutex g_pch_mu;
-std::set<std::string>& failed_pch_dirs() {
-  static std::set<std::string> failed;
-  return failed;
+std::map<std::string, bool>& pch_dir_usable() {
+  static std::map<std::string, bool> usable;
+  return usable;
 }
 
 /// What the compiler reads for `source`: a source that starts with the prelude includes
@@ -193,7 +193,7 @@ BuildResult run_compiler(const CacheEntry& e) {
     r = run_command(e, e.cmd_without_pch);
     if (r.status == 0) {
       std::lock_guard lock(g_pch_mu);
-      failed_pch_dirs().insert(e.pch_dir->string());
+      pch_dir_usable()[e.pch_dir->string()] = false;
       r.pch_failure = std::move(failure);
     }
   }
@@ -235,13 +235,14 @@ std::optional<fs::path> precompiled_prelude_dir() {
   if (dir.empty()) dir = EMBER_INDUCTOR_PCH_DIR;
 #endif
   if (dir.empty() || dir == "off") return std::nullopt;
-  {
-    std::lock_guard lock(g_pch_mu);
-    if (failed_pch_dirs().count(dir)) return std::nullopt;
+  std::lock_guard lock(g_pch_mu);
+  auto [it, fresh] = pch_dir_usable().try_emplace(dir, false);
+  if (fresh) {
+    std::error_code ec;
+    const fs::path header = fs::path(dir) / kPreludeHeader;
+    it->second = fs::exists(header.string() + ".gch", ec) && read_file(header) == cpp_prelude_header();
   }
-  std::error_code ec;
-  const fs::path header = fs::path(dir) / kPreludeHeader;
-  if (!fs::exists(header.string() + ".gch", ec) || read_file(header) != cpp_prelude_header()) return std::nullopt;
+  if (!it->second) return std::nullopt;
   return fs::path(dir);
 }
 

@@ -20,19 +20,6 @@
 namespace ember::gpu_test {
 namespace {
 
-/// Compiled results may differ from eager's by the rounding eager does between ops in
-/// half and bfloat16 (generated kernels keep float between fused ops, as PyTorch's inductor),
-/// and in float32 by the order of a reduction's sums (a column of 300 summed in order
-/// against eager's tree lands 1.7e-5 off a result of 0.6 that cancels terms up to 2):
-/// float32 at 1e-4, the tolerance PyTorch's own compiled-against-eager check uses.
-Tolerance compiled_tolerance(ScalarType t) {
-  switch (t) {
-    case kHalf: return std::pair{1e-2, 1e-2};
-    case kBFloat16: return std::pair{5e-2, 5e-2};
-    default: return std::pair{1e-4, 1e-4};
-  }
-}
-
 class InductorCuda : public Gpu, public ::testing::WithParamInterface<ScalarType> {};
 
 /// Every output of `fn` compiled for CUDA against eager CUDA.
