@@ -110,9 +110,11 @@ TEST(CudaCompiledConformance, EveryCaseCompiledForCudaEqualsEagerCuda) {
       k.c = c;
       try {
         k.args = build_stack(*f, *op, *c, Device("cuda:0"));
-        Stack eager = k.args;
-        for (IValue& v : eager)
-          if (v.is_tensor()) v = IValue(v.to_tensor().clone());
+        // Fresh copies of every tensor, those inside lists included, as run_compiled makes:
+        // a copy of a strided view is contiguous, so both sides must start from copies.
+        std::vector<Tensor> copies;
+        for (const Tensor& t : TensorSlots(k.args).tensors) copies.push_back(t.clone());
+        Stack eager = TensorSlots::with(k.args, copies);
         manual_seed(kSeed);
         k.want = *result_tensors(ops::call(*op, eager));
         k.inputs_after = TensorSlots(eager).tensors;
