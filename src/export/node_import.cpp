@@ -69,14 +69,11 @@ core::SymInt sym_int_arg(const ImportScope& s, const json& a, const std::string&
   return it->second;
 }
 
-/// An argument that must be a plain integer (a dim, a scalar argument of an op): a
-/// symbolic one names what Ember's graphs cannot hold.
+/// An argument that must be a plain integer (sym_size's dim): a symbolic one is refused.
 int64_t static_int_arg(const ImportScope& s, const json& a, const std::string& where) {
   const core::SymInt v = sym_int_arg(s, a, where);
-  EMBER_CHECK_VALUE(!v.is_symbolic())
-      << where << ": the integer " << v.str()
-      << " is symbolic; Ember's graphs hold symbolic sizes in size lists (SymInt[]: view, expand, full, ...) only, "
-         "so a symbolic scalar argument (arange's end, slice's bounds) cannot be imported";
+  EMBER_CHECK_VALUE(!v.is_symbolic()) << where << ": the integer " << v.str()
+                                      << " is symbolic where a plain integer (a dim) is wanted";
   return v.hint();
 }
 
@@ -135,9 +132,18 @@ Arg convert_arg(ImportScope& s, const json& a, const ArgType& type, const std::s
     return Arg::of_values(std::move(refs));
   }
   if (k == "as_int" || k == "as_sym_int") {
-    const int64_t i = k == "as_int" ? v.get<int64_t>() : static_int_arg(s, v, where);
-    if (type.base == BaseType::Scalar) return Arg::of_literal(Scalar(i));
-    return Arg::of_literal(IValue(i));
+    const core::SymInt i = k == "as_int" ? core::SymInt(v.get<int64_t>()) : sym_int_arg(s, v, where);
+    // A symbolic value stays one where the schema takes a SymInt (slice's bounds, narrow's
+    // length) or a Scalar (arange's end): the op's meta function computes over it, and one
+    // that would read it as a plain number is refused after the fact (no_new_specialization).
+    if (i.is_symbolic()) {
+      EMBER_CHECK_VALUE(!type.is_list && (type.base == BaseType::SymInt || type.base == BaseType::Scalar))
+          << where << ": the integer " << i.str() << " is symbolic where the schema wants " << type.str()
+          << "; Ember's graphs hold symbolic integers only where an op takes a SymInt or a Scalar";
+      return Arg::of_literal(IValue(ember::SymInt(i)));
+    }
+    if (type.base == BaseType::Scalar) return Arg::of_literal(Scalar(i.hint()));
+    return Arg::of_literal(IValue(i.hint()));
   }
   if (k == "as_float" || k == "as_sym_float") {
     EMBER_CHECK_VALUE(k == "as_float" || union_kind(v, where) == "as_float")
@@ -510,10 +516,37 @@ std::optional<std::string> aten_name_of_target(const std::string& target) {
   return "aten::" + rest.substr(0, dot) + (overload == "default" ? "" : "." + overload);
 }
 
+/// Refuses a node whose import fixed a dynamic size to its example value: Ember's op read
+/// a symbolic argument or size as a plain integer (the shape environment gained a guard
+/// `expr == constant`), where the program stays valid over the symbol's whole range.
+void no_new_specialization(const ImportScope& s, size_t guards_before, const std::string& where) {
+  const core::ShapeEnv& env = *s.symbols->env;
+  for (size_t i = guards_before; i < env.guards().size(); ++i) {
+    const core::ShapeGuard& g = env.guards()[i];
+    const bool fixes = g.rel == core::Relation::Eq && (g.lhs.is_const() != g.rhs.is_const());
+    EMBER_CHECK_VALUE(!fixes) << where << ": Ember's op reads a dynamic size as a plain integer here, which "
+                              << "would fix it to its example value for every call (" << env.format(g.lhs) << " == "
+                              << env.format(g.rhs) << "); the program is exported as valid over "
+                              << "the symbol's whole range, so it cannot be imported with this op";
+  }
+}
+
+void import_call(ImportScope& s, const json& node, const std::string& target, const std::string& where,
+                 size_t guards_before);
+
 void import_node(ImportScope& s, const json& node) {
   const std::string where = s.where + ": " + node_label(node);
   const std::string target = node.at("target").get<std::string>();
   if (try_fold(s, node, target, where)) return;
+  const size_t guards_before = s.symbols ? s.symbols->env->guards().size() : 0;
+  import_call(s, node, target, where, guards_before);
+  if (s.symbols) no_new_specialization(s, guards_before, where);  // a composite's decomposition
+}
+
+/// A call of a Core ATen op: its arguments onto the schema, its outputs checked against
+/// Ember's meta function, the node added to the graph.
+void import_call(ImportScope& s, const json& node, const std::string& target, const std::string& where,
+                 size_t guards_before) {
   const auto name = aten_name_of_target(target);
   EMBER_CHECK_VALUE(name.has_value()) << where << ": calls '" << target
                                       << "', which is not an ATen op; Ember imports Core ATen calls only";
@@ -595,6 +628,7 @@ void import_node(ImportScope& s, const json& node) {
   for (const std::string& o : outs) metas.push_back(o.empty() ? TensorMeta{} : recorded_meta(s, o));
   if (op->meta && op->kind != ops::OpKind::InPlace) {
     std::vector<TensorMeta> ember = op->meta(example);
+    if (s.symbols) no_new_specialization(s, guards_before, where);  // before its sizes are compared
     EMBER_CHECK_VALUE(ember.size() == outs.size())
         << where << ": Ember's " << *name << " has " << ember.size() << " outputs, the program records " << outs.size();
     for (size_t k = 0; k < outs.size(); ++k) {

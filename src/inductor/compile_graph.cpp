@@ -632,14 +632,9 @@ CompiledGraph compile_fx_inner(Graph& given_graph, const std::vector<Tensor>& ex
   program->lowered = lower(g);
   program->symbolic = has_symbols(g);
   if (program->symbolic) {
-    // The AOT stage and the graph passes may make calls symbolic.cpp's rule did not see (a
-    // graph given to "inductor_inner" directly saw no rule): one whose code would take
-    // fixed sizes runs in the interpreter, correct for every size.
-    std::string why;
-    for (const auto& [node, role] : program->lowered.roles)
-      if (why.empty() && role == NodeRole::Extern && !takes_any_size(*node))
-        why = "%" + node->name() + " (" + node->target() + ") lowers to code for fixed sizes";
-    if (why.empty()) why = why_not_symbolic(g, example_inputs);
+    // A graph given to "inductor_inner" directly saw no rule (symbolic.cpp): one that breaks
+    // it runs in the interpreter, correct for every size.
+    const std::string why = why_not_symbolic(g, example_inputs);
     if (!why.empty()) {
       auto graph = std::shared_ptr<Graph>(std::move(program->graph));
       const std::string reason = "graph " + graph->name() + " has size symbols, and " + why;

@@ -506,12 +506,6 @@ std::string lower_pointwise(const Node& n, PointwiseNode& p) {
 
 }  // namespace
 
-bool lowers_as_row(const Node& n) {
-  if (n.kind() != NodeKind::Call || n.op()->kind == ops::OpKind::View) return false;
-  RowNode r;
-  return lower_row(n, r).empty();
-}
-
 bool lowers_as_pointwise(const Node& n) {
   if (n.kind() != NodeKind::Call || n.op()->kind == ops::OpKind::View) return false;
   PointwiseNode p;

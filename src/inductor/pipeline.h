@@ -96,8 +96,6 @@ LoweredGraph lower(const Graph& g);
 
 /// Whether lower() makes `n` a Pointwise node (graph passes ask before rewriting for fusion).
 bool lowers_as_pointwise(const Node& n);
-/// Whether lower() makes `n` a Row node (a reduction, softmax or layer norm it lowers).
-bool lowers_as_row(const Node& n);
 
 /// Every lowering (pointwise and row), by the full overload name of the op it lowers
 /// ("aten::div.Tensor_mode"), with the schema arguments its rule reads; a call whose

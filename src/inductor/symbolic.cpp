@@ -41,15 +41,6 @@ core::ShapeEnv* env_of(const Graph& g) {
 
 }  // namespace
 
-bool takes_any_size(const Node& n) {
-  // Their eager kernels size their outputs from their inputs' sizes and their size lists,
-  // which the wrapper evaluates at each call's symbol values (graph::run_call_node).
-  static const std::set<std::string> names = {"aten::mm",   "aten::addmm", "aten::bmm",
-                                              "aten::full", "aten::triu",  "aten::tril",
-                                              "aten::arange.start_step"};
-  return names.count(n.target()) > 0;
-}
-
 std::vector<sym::Expr> sym_sizes_of(const TensorMeta& m) {
   std::vector<sym::Expr> out;
   for (size_t d = 0; d < m.sizes.size(); ++d) out.push_back(m.sym ? expr_of(m.sym->sizes[d]) : sym::Expr(m.sizes[d]));
@@ -71,19 +62,18 @@ bool has_symbols(const Graph& g) { return env_of(g) != nullptr; }
 /// | rule | why |
 /// | --- | --- |
 /// | no result records autograd history | training graphs are compiled per size by the AOT stage |
-/// | every call is pointwise (lowers as one), a row, a view, or an extern of takes_any_size | other externs take fixed sizes |
 /// | every symbol is a size of an input, read directly | the wrapper reads each symbol from an input |
 ///
 /// Sizes, strides and offsets may be any expression (`s0//2`, `Mod(s0, 8)`): kernels
-/// evaluate them with c_expr, the wrapper with sym::evaluate.
+/// evaluate them with c_expr, the wrapper with sym::evaluate. Any call may be in the graph:
+/// a call that does not lower is an extern that runs its eager kernel (graph::run_call_node,
+/// the wrapper's Step::Eager), which sizes its outputs from its inputs and its arguments,
+/// size lists and SymInts evaluated at each call's symbol values; a kernel that reads an
+/// output whose strides differ from the recorded ones reads a copy (as_recorded).
 std::string why_not_symbolic(const Graph& g, const std::vector<Tensor>& examples) {
   if (auto why = graph::why_autograd_records(g, examples)) return "it may need gradients (" + *why + ")";
   std::set<int32_t> used, bound;
   for (const auto& n : g.nodes()) {
-    if (n->kind() == NodeKind::Call && n->op()->kind != ops::OpKind::View && !takes_any_size(*n) &&
-        !lowers_as_pointwise(*n) && !lowers_as_row(*n))
-      return "%" + n->name() + " (" + n->target() + ") is not a pointwise op, a reduction, softmax or layer norm it "
-             "lowers, a view or mm/addmm/bmm/full/triu/tril/arange";
     // Size lists and single sizes over symbols are evaluated per call by the wrapper: their
     // symbols must be read.
     for (const Arg& a : n->args()) {

@@ -24,10 +24,6 @@ bool has_symbols(const TensorMeta& m);
 /// Whether any value of `g` is still symbolic.
 bool has_symbols(const Graph& g);
 
-/// Whether `n` is an extern call whose eager kernel takes any size and whose arguments
-/// hold no sizes (`mm`, `addmm`, `bmm`): one a graph over size symbols may hold.
-bool takes_any_size(const Node& n);
-
 /// Why graph `g` (given to "inductor" with size symbols, before the AOT stage) cannot be
 /// compiled over its symbols; empty when it can. See symbolic.cpp for the rule.
 std::string why_not_symbolic(const Graph& g, const std::vector<Tensor>& examples);

@@ -68,7 +68,8 @@ TEST_P(DynamicProgram, InductorCompilesOnceOverSymbolsAndMatchesPyTorchAtEverySi
   EXPECT_NE(source.find("const int64_t* ks"), std::string::npos) << "kernels read the sizes at run time:\n" << source;
 }
 
-INSTANTIATE_TEST_SUITE_P(Programs, DynamicProgram, ::testing::Values("mlp_batch", "causal_block", "size_arith", "ranged"),
+INSTANTIATE_TEST_SUITE_P(Programs, DynamicProgram, ::testing::Values("mlp_batch", "causal_block", "size_arith", "ranged",
+                                                                   "arange_bias", "causal_block_core"),
                          [](const auto& info) { return info.param; });
 
 TEST(DynamicImport, SymbolsTakeTheProgramsRangesAndInputSources) {
@@ -107,21 +108,26 @@ TEST(DynamicImport, DimsThatMustBeEqualAreCheckedWithBothValues) {
       << arith;
 }
 
-/// size_arith.pt2 with `nodes` (JSON text) added after its sym_size nodes, saved to a
-/// temporary archive: SymInt comparisons, sym_not and _assert_scalar as PyTorch writes them
-/// for `torch._check`s on sizes.
-std::string with_size_checks(const std::string& nodes) {
-  exporting::ZipContents zip = exporting::read_zip(program_path("size_arith.pt2"));
-  const std::string entry = "size_arith/models/model.json";
+/// Program `name`'s JSON edited by `edit`, saved to a temporary archive.
+std::string edited_program(const std::string& name, const std::function<void(nlohmann::json& nodes)>& edit) {
+  exporting::ZipContents zip = exporting::read_zip(program_path(name + ".pt2"));
+  const std::string entry = name + "/models/model.json";
   nlohmann::json program = nlohmann::json::parse(zip.entries.at(entry));
-  nlohmann::json& graph_nodes = program["graph_module"]["graph"]["nodes"];
-  const nlohmann::json added = nlohmann::json::parse(nodes);
-  graph_nodes.insert(graph_nodes.begin() + 2, added.begin(), added.end());  // after the two sym_size nodes
+  edit(program["graph_module"]["graph"]["nodes"]);
   zip.entries[entry] = program.dump();
   const std::string path = (std::filesystem::temp_directory_path() /
-                            ("ember_dynamic_checks_" + std::to_string(getpid()) + ".pt2")).string();
+                            ("ember_dynamic_" + name + "_" + std::to_string(getpid()) + ".pt2")).string();
   exporting::write_zip(path, {zip.entries.begin(), zip.entries.end()});
   return path;
+}
+
+/// size_arith.pt2 with `nodes` (JSON text) added after its sym_size nodes: SymInt
+/// comparisons, sym_not and _assert_scalar as PyTorch writes them for `torch._check`s on sizes.
+std::string with_size_checks(const std::string& nodes) {
+  return edited_program("size_arith", [&](nlohmann::json& graph_nodes) {
+    const nlohmann::json added = nlohmann::json::parse(nodes);
+    graph_nodes.insert(graph_nodes.begin() + 2, added.begin(), added.end());  // after the two sym_size nodes
+  });
 }
 
 std::string sym_node(const std::string& target, const std::string& a, const std::string& b, const std::string& out,
@@ -164,6 +170,52 @@ TEST(DynamicImport, AnAssertionFalseForTheExampleSizesIsTheProgramsMessage) {
   const std::string msg = error_of([&] { load_exported(path); });
   EXPECT_NE(msg.find("(torch.ops.aten._assert_scalar.default): the program's assertion"), std::string::npos) << msg;
   EXPECT_NE(msg.find("the program's assertion fails for its example shapes: batch above t"), std::string::npos) << msg;
+  std::filesystem::remove(path);
+}
+
+TEST(DynamicImport, SymbolicScalarArgumentsStaySymbolic) {
+  // arange_bias: arange(0, x.size(0)) and x[: x.size(0) - 2], the size as a Scalar and a SymInt.
+  ExportedProgram p = load_exported(program_path("arange_bias.pt2"));
+  const std::string text = to_string(p.graph());
+  EXPECT_NE(text.find("aten::arange.start_step(0, s0"), std::string::npos) << text;
+  EXPECT_NE(text.find("s0 - 2"), std::string::npos) << text;
+  const std::vector<Tensor> out = p({zeros({9, 3})});
+  EXPECT_EQ(out.at(0).sizes(), IntArrayRef({9, 3}));
+  EXPECT_EQ(out.at(1).sizes(), IntArrayRef({7, 3}));
+  EXPECT_EQ(out.at(0).select(0, 8).select(0, 2).item<float>(), 8.0f);
+}
+
+/// arange_bias.pt2 with its node `target` given the symbolic size as argument `arg`.
+std::string with_symbolic_argument(const std::string& target, const std::string& arg) {
+  return edited_program("arange_bias", [&](nlohmann::json& nodes) {
+    for (nlohmann::json& n : nodes) {
+      if (n.at("target") != target) continue;
+      nlohmann::json inputs = nlohmann::json::array();
+      for (const nlohmann::json& in : n.at("inputs"))
+        if (in.at("name") != arg) inputs.push_back(in);
+      inputs.push_back({{"name", arg}, {"arg", {{"as_sym_int", {{"as_name", "sym_size_int_3"}}}}}, {"kind", 1}});
+      n["inputs"] = inputs;
+    }
+  });
+}
+
+TEST(DynamicImport, SymbolicIntegerWhereTheSchemaWantsAPlainIntIsNamed) {
+  const std::string path = with_symbolic_argument("torch.ops.aten.unsqueeze.default", "dim");
+  const std::string msg = error_of([&] { load_exported(path); });
+  EXPECT_NE(msg.find("argument 'dim': the integer s0 is symbolic where the schema wants int"), std::string::npos)
+      << msg;
+  std::filesystem::remove(path);
+}
+
+TEST(DynamicImport, AnOpThatWouldFixADynamicSizeIsRefused) {
+  // arange with a symbolic step: Ember's arange reads the step as a number, which would
+  // make every call use the example batch.
+  const std::string path = with_symbolic_argument("torch.ops.aten.arange.start_step", "step");
+  const std::string msg = error_of([&] { load_exported(path); });
+  EXPECT_NE(msg.find("(torch.ops.aten.arange.start_step): Ember's op reads a dynamic size as a plain integer here"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("(s0 == 4)"), std::string::npos) << msg;
   std::filesystem::remove(path);
 }
 

@@ -164,16 +164,6 @@ TEST(ImportErrors, WeightSmallerThanItsGeometryIsRefused) {
   std::filesystem::remove(path);
 }
 
-TEST(ImportErrors, SymbolicScalarArgumentOfADynamicProgramIsNamed) {
-  // Core ATen's arange(x.size(0)) takes the symbolic batch as a scalar `end`.
-  const std::string msg = error_of([] { load_exported(program_path("arange_dynamic.pt2")); });
-  EXPECT_NE(msg.find("node %arange (torch.ops.aten.arange.start_step), argument 'end': the integer s0 is symbolic"),
-            std::string::npos)
-      << msg;
-  EXPECT_NE(msg.find("a symbolic scalar argument (arange's end, slice's bounds) cannot be imported"), std::string::npos)
-      << msg;
-}
-
 TEST(ImportErrors, UserInputOfWrongSizesIsNamed) {
   ExportedProgram p = load_exported(program_path("mlp.pt2"));
   const std::string msg = error_of([&] { p({zeros({5, 16})}); });

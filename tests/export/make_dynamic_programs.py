@@ -44,11 +44,12 @@ class SizeArithmetic(nn.Module):
 
 
 class ArangeBias(nn.Module):
-    """Adds arange(batch): Core ATen calls arange with the symbolic batch as its end, a
-    scalar argument Ember's graphs cannot hold symbolically (the import refuses it)."""
+    """Adds arange(batch) and slices by a size: Core ATen calls arange with the symbolic
+    batch as its scalar end, and slice with a symbolic bound."""
 
     def forward(self, x):
-        return x + torch.arange(x.size(0), dtype=x.dtype).unsqueeze(1)
+        n = x.size(0)
+        return x + torch.arange(n, dtype=x.dtype).unsqueeze(1), x[: n - 2]
 
 
 class Ranged(nn.Module):
@@ -85,6 +86,14 @@ def programs():
             {"x": {0: rb}, "y": {0: rb}},
             [(torch.randn(n, 6), torch.randn(n, 4)) for n in (3, 2, 64)],
         ),
+        "arange_bias": (ArangeBias(), {"x": {0: Dim("n", min=4)}}, [(torch.randn(n, 3),) for n in (4, 7, 33)]),
+        # The causal block in plain Core ATen: tril becomes arange(T) comparisons, so the
+        # symbolic sequence length reaches arange as its scalar end.
+        "causal_block_core": (
+            CausalBlock(),
+            {"x": {0: b, 1: t}},
+            [(torch.randn(n, s, 32),) for n, s in ((2, 8), (3, 5), (2, 13))],
+        ),
     }
 
 
@@ -96,8 +105,8 @@ def core_aten(ep, keep=()):
     return ep.run_decompositions(table)
 
 
-# Core ATen writes tril as arange(T) comparisons, whose arange takes the symbolic T as a
-# scalar; keeping aten.tril (an op Ember has, over symbolic sizes) keeps T in size lists.
+# causal_block keeps aten.tril (Ember's tril over symbolic sizes); causal_block_core is the
+# same model in plain Core ATen, where tril is arange(T) comparisons.
 KEEP = {"causal_block": (torch.ops.aten.tril.default,)}
 
 
@@ -119,9 +128,6 @@ def main():
             save_file(tensors, f"{out}/{name}_io{k}.safetensors")
         print(name, ep.range_constraints)
         print(" ", " ".join(sorted({str(n.target) for n in ep.graph.nodes if n.op == "call_function"})))
-    # What Ember still refuses: a symbolic scalar argument (arange's end).
-    ep = torch.export.export(ArangeBias(), (torch.randn(4, 3),), dynamic_shapes={"x": {0: Dim("batch")}})
-    torch.export.save(relative_paths(ep.run_decompositions()), f"{out}/arange_dynamic.pt2")
 
 
 if __name__ == "__main__":

@@ -174,19 +174,6 @@ TEST_F(DynamicShapes, RecompilesLogSaysWhichSizesAutomaticDynamicMadeSymbolic) {
   EXPECT_NE(logs.text().find("2 <= x.size(0) (x.size(0) is 1)"), std::string::npos) << logs.text();
 }
 
-TEST_F(DynamicShapes, InductorSpecializesEveryEntryOfAGraphWithAnOpItCannotGenerateOverSymbols) {
-  // softmax over dim 0 runs as an eager kernel for fixed sizes, so "inductor" specializes
-  // the graph's symbols while it compiles (graphs of pointwise ops, reductions and rows
-  // compile once: tests/unit/inductor/symbolic_test.cpp, symbolic_rows_test.cpp).
-  auto f = [](const Tensor& x) { return softmax((x * 2.0).relu(), 0); };
-  auto fn = compile(f, {.backend = "inductor", .dynamic = true});
-  for (int64_t n : {3, 5, 3}) {
-    Tensor x = randn({n, 4});
-    expect_close(fn(x), f(x));
-  }
-  EXPECT_EQ(fn.cache_size(), 2u) << "one entry per size";
-}
-
 TEST_F(DynamicShapes, AotEagerTrainingOfASymbolicGraphMatchesEagerGradients) {
   Tensor w = randn({3, 4}).requires_grad_();
   auto f = [&w](const Tensor& x) { return x.matmul(w).tanh().sum(); };
