@@ -2,6 +2,8 @@
 // existing tensor, with broadcasting and dtype conversion), _to_copy, clone, fill_, the
 // functional fill.Scalar and copy, and _local_scalar_dense (item() as an op).
 #include <cstring>
+#include <numeric>
+#include <optional>
 
 #include "core/shape.h"
 #include "core/shape_rules.h"
@@ -33,7 +35,40 @@ bool may_overlap(const Tensor& a, const Tensor& b) {
   return alo <= bhi && blo <= ahi;
 }
 
+/// Whether two lists are equal expression by expression (no guard: equal for every size).
+bool same_exprs(const core::SymInts& a, const core::SymInts& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].expr() != b[i].expr()) return false;
+  return true;
+}
+
+/// The strides of a symbolic `self` when they are dense for every size: the contiguous
+/// strides of its sizes taken in the order of its example strides (a contiguous or a
+/// transposed/permuted tensor); nullopt otherwise.
+std::optional<core::SymInts> dense_sym_strides(const Tensor& self) {
+  const core::SymInts sizes = core::sym_sizes(self), strides = core::sym_strides(self);
+  std::vector<size_t> order(sizes.size());  // innermost first
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return strides[a].hint() < strides[b].hint() || (strides[a].hint() == strides[b].hint() && a > b);
+  });
+  core::SymInts dense(sizes.size(), core::SymInt(1));
+  core::SymInt next(1);
+  for (size_t d : order) {
+    dense[d] = next;
+    next = next * sizes[d];
+  }
+  if (!same_exprs(dense, strides)) return std::nullopt;
+  return dense;
+}
+
 TensorMeta like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device) {
+  // Over the symbols when self is dense for every size (Note [dynamic shapes]).
+  if (core::is_symbolic(self))
+    if (auto strides = dense_sym_strides(self))
+      return core::make_meta(core::sym_sizes(self), *strides, core::SymInt(0), dtype.value_or(self.dtype()),
+                             device.value_or(self.device()));
   TensorMeta m;
   m.sizes = self.sizes().vec();
   // Preserve a dense layout (e.g. a transposed tensor copies as transposed), else contiguous.
@@ -42,14 +77,6 @@ TensorMeta like(const Tensor& self, std::optional<ScalarType> dtype, std::option
   m.dtype = dtype.value_or(self.dtype());
   m.device = device.value_or(self.device());
   return m;
-}
-
-/// Whether two lists are equal expression by expression (no guard: equal for every size).
-bool same_exprs(const core::SymInts& a, const core::SymInts& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].expr() != b[i].expr()) return false;
-  return true;
 }
 
 /// Raises unless src broadcasts to self's sizes (over SymInt for symbolic sizes: Note
@@ -141,13 +168,10 @@ void register_copy_ops(Registry& r) {
       .set_meta([](const Stack& a) {
         const Tensor& self = a[0].to_tensor();
         const bool contiguous_format = a[1].is_string() && a[1].to_string_ref() == "contiguous_format";
-        // Over the symbols when the copy is contiguous: asked for, or self's strides are its
-        // sizes' contiguous strides for every size (Note [dynamic shapes]).
-        if (core::is_symbolic(self)) {
-          const core::SymInts sizes = core::sym_sizes(self);
-          if (contiguous_format || same_exprs(core::sym_strides(self), core::sym_contiguous_strides(sizes)))
-            return metas(core::contiguous_sym_meta(sizes, self.dtype(), self.device()));
-        }
+        // Over the symbols when asked for a contiguous copy; otherwise like() keeps a layout
+        // that is dense for every size (Note [dynamic shapes]).
+        if (contiguous_format && core::is_symbolic(self))
+          return metas(core::contiguous_sym_meta(core::sym_sizes(self), self.dtype(), self.device()));
         if (contiguous_format) return metas(contiguous_meta(self.sizes(), self.dtype(), self.device()));
         return metas(like(self, std::nullopt, std::nullopt));
       })
