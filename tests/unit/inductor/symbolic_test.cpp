@@ -75,6 +75,32 @@ TEST_F(InductorSymbolic, NonContiguousViewsAndOneDimInputsRunAtEverySize) {
       << report.source;
 }
 
+TEST_F(InductorSymbolic, ConvolutionBlockKeepsASymbolicBatchAndSpecializesTheRest) {
+  // convolution, batch norm (eval) and max pooling have meta functions over plain sizes:
+  // they read (specialize) the channels and the image size and keep the batch symbolic.
+  LogCapture logs;
+  set_logs("dynamic");
+  Tensor w = randn({8, 3, 3, 3}), b = randn({8}), mean = randn({8}), var = rand({8}) + 0.5;
+  auto f = [&](const Tensor& x) {
+    Tensor y = batch_norm(conv2d(x, w, b, {1, 1}, {1, 1}), std::nullopt, std::nullopt, mean, var, false);
+    return max_pool2d(y.relu(), {2, 2}) * 2.0;
+  };
+  auto fn = compile(f, {.backend = "inductor", .name = "cnn", .arg_names = {"x"}, .dynamic = true});
+  const int64_t before = inductor::compiler_invocations();
+  for (int64_t n : {2, 5, 9}) {
+    Tensor x = randn({n, 3, 10, 12});
+    expect_close(fn(x), f(x));
+  }
+  EXPECT_EQ(fn.cache_size(), 1u) << logs.text();
+  EXPECT_LE(inductor::compiler_invocations() - before, 1);
+  EXPECT_NE(logs.text().find("s1 (x.size(1)) = 3"), std::string::npos) << logs.text();
+  EXPECT_EQ(logs.text().find("(x.size(0)) = 2"), std::string::npos) << "the batch stays symbolic:\n" << logs.text();
+  // Another image size breaks the specialized dims' guards: a second entry.
+  Tensor other = randn({4, 3, 8, 8});
+  expect_close(fn(other), f(other));
+  EXPECT_EQ(fn.cache_size(), 2u);
+}
+
 TEST_F(InductorSymbolic, CallItDoesNotLowerRunsItsEagerKernelInsideTheGraphAtEverySize) {
   // softmax over a dim other than the last does not lower: it is an extern call between
   // two kernels over the symbols, and its eager kernel runs at each call's sizes.
