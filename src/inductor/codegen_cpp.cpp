@@ -180,7 +180,7 @@ class KernelWriter {
     }
     const size_t nd = sizes_.size();
     // The loop bounds: numbers in a static kernel, values computed from `ks` once per call
-    // in a kernel over size symbols (the OpenMP `if` decides at run time).
+    // in a kernel over size symbols (the prelude's for_rows decides at run time).
     std::string inner_text, rows_text;
     if (!symbolic_) {
       const int64_t inner = sizes_.back();
@@ -196,9 +196,11 @@ class KernelWriter {
          << ";\n";
       inner_text = "inner";
       rows_text = "rows";
-      os << "#pragma omp parallel for schedule(static) if(numel >= " << kParallelNumel << " && rows > 1)\n";
     }
-    os << "  for (int64_t r = 0; r < " << rows_text << "; ++r) {\n";
+    if (symbolic_)
+      os << "  for_rows(numel >= " << kParallelNumel << " && rows > 1, rows, [&](int64_t r) {\n";
+    else
+      os << "  for (int64_t r = 0; r < " << rows_text << "; ++r) {\n";
     std::vector<const Operand*> all;
     for (const Operand& s : slots_) all.push_back(&s);
     for (const Operand& o : outs_) all.push_back(&o);
@@ -221,7 +223,7 @@ class KernelWriter {
     os << "    int64_t x = begin;\n";
     os << "    for (; x + V::size() <= end; x += V::size()) {\n" << body(true) << "    }\n";
     os << "    for (; x < end; ++x) {\n" << body(false) << "    }\n";
-    os << "  }\n}\n";
+    os << (symbolic_ ? "  });\n}\n" : "  }\n}\n");
     return os.str();
   }
 
@@ -583,16 +585,19 @@ class KernelWriter {
       return os.str();
     }
     if (!symbolic_ && rows > 1 && rows * K >= kParallelNumel) os << "#pragma omp parallel for schedule(static)\n";
-    if (symbolic_ && no > 0)
-      os << "#pragma omp parallel for schedule(static) if(rows > 1 && rows * red >= " << kParallelNumel << ")\n";
-    os << "  for (int64_t r = 0; r < " << rows_t << "; ++r) {\n    int64_t rem = r;\n    (void)rem;\n";
+    const bool row_lambda = symbolic_ && no > 0;  // rows split across threads at run time
+    if (row_lambda)
+      os << "  for_rows(rows > 1 && rows * red >= " << kParallelNumel << ", rows, [&](int64_t r) {\n";
+    else
+      os << "  for (int64_t r = 0; r < " << rows_t << "; ++r) {\n";
+    os << "    int64_t rem = r;\n    (void)rem;\n";
     write_kept_offsets(os, outs);
     // The reduced dims but the innermost are segments: each pass runs over every segment
     // (the row's input at column x of segment s), its per-segment results combined. A
     // reduction to one value (nothing kept) over at least kParallelNumel elements splits
     // its range across threads: contiguous pieces of the row, or ranges of segments, each
     // thread's partial combined in thread order.
-    // Over size symbols the split is decided at run time (the parallel region's `if`; on
+    // Over size symbols the split is decided at run time (`red >= kParallelNumel`; on
     // one thread it computes what the unsplit pass does).
     const bool one_segment = sizes_.size() - no == 1;
     const std::string segments = product_text(no, sizes_.size() - 1);
@@ -645,10 +650,14 @@ class KernelWriter {
         os << "      " << var << " = " << combine(var, piece(N, lv, ls)) << ";\n    }\n";
         return;
       }
-      os << "    std::vector<" << type << "> part_" << var << "(omp_get_max_threads(), " << identity << ");\n"
-         << "#pragma omp parallel num_threads(static_cast<int>(part_" << var << ".size()))"
-         << (runtime_split ? " if(red >= " + std::to_string(kParallelNumel) + ")" : "") << "\n    {\n"
-         << "      const int64_t t = omp_get_thread_num(), nth = omp_get_num_threads();\n";
+      // Thread t of nth computes part t; over size symbols a lambda, run on this thread
+      // alone (t = 0 of 1) when the row is short, without entering an OpenMP region.
+      os << "    std::vector<" << type << "> part_" << var << "(omp_get_max_threads(), " << identity << ");\n";
+      if (runtime_split)
+        os << "    auto split_" << var << " = [&](const int64_t t, const int64_t nth) {\n";
+      else
+        os << "#pragma omp parallel num_threads(static_cast<int>(part_" << var << ".size()))\n    {\n"
+           << "      const int64_t t = omp_get_thread_num(), nth = omp_get_num_threads();\n";
       if (one_segment) {
         os << "      const int64_t x0 = " << N << " * t / nth, x1 = " << N << " * (t + 1) / nth;\n";
         define_lambdas("      ");
@@ -662,7 +671,14 @@ class KernelWriter {
         os << "        a = " << combine("a", piece(N, lv, ls)) << ";\n      }\n"
            << "      part_" << var << "[t] = a;\n";
       }
-      os << "    }\n    " << type << " " << var << " = " << identity << ";\n"
+      if (runtime_split)
+        os << "    };\n    if (red >= " << kParallelNumel << ") {\n"
+           << "#pragma omp parallel num_threads(static_cast<int>(part_" << var << ".size()))\n"
+           << "      split_" << var << "(omp_get_thread_num(), omp_get_num_threads());\n"
+           << "    } else {\n      split_" << var << "(0, 1);\n    }\n";
+      else
+        os << "    }\n";
+      os << "    " << type << " " << var << " = " << identity << ";\n"
          << "    for (const " << type << " p : part_" << var << ") " << var << " = " << combine(var, "p") << ";\n";
     };
     const Combine add = [](const std::string& a, const std::string& b) { return a + " + " + b; };
@@ -760,7 +776,7 @@ class KernelWriter {
       os << "    for (; x + V::size() <= " << N << "; x += V::size()) {\n" << last(true, value_v, outs) << "    }\n";
       os << "    for (; x < " << N << "; ++x) {\n" << last(false, value_s, outs) << "    }\n";
     }
-    os << "  }\n}\n";
+    os << (row_lambda ? "  });\n}\n" : "  }\n}\n");
     return os.str();
   }
 
@@ -848,13 +864,18 @@ class KernelWriter {
          << "    int64_t rem = " << u << " / NB;\n    (void)rem;\n";
       write_kept_offsets(os, outs);
     };
-    if (parallel) os << "#pragma omp parallel for schedule(static)" << (symbolic_ ? " if(par)" : "") << "\n";
+    // Over size symbols the blocks split across threads at run time (for_rows); the loop
+    // body is then a lambda, which leaves a block with `return`.
+    if (parallel && !symbolic_) os << "#pragma omp parallel for schedule(static)\n";
+    const std::string unit_var = can_split ? "w" : "u", unit_count = can_split ? units + " * KS" : units;
+    if (symbolic_)
+      os << "  for_rows(par, " << unit_count << ", [&](int64_t " << unit_var << ") {\n";
+    else
+      os << "  for (int64_t " << unit_var << " = 0; " << unit_var << " < " << unit_count << "; ++" << unit_var << ") {\n";
     if (can_split) {
-      os << "  for (int64_t w = 0; w < " << units << " * KS; ++w) {\n"
-         << "    const int64_t u = w / KS, kp = w % KS, kb = " << K_t << " * kp / KS, ke = " << K_t << " * (kp + 1) / KS;\n";
+      os << "    const int64_t u = w / KS, kp = w % KS, kb = " << K_t << " * kp / KS, ke = " << K_t << " * (kp + 1) / KS;\n";
     } else {
-      os << "  for (int64_t u = 0; u < " << units << "; ++u) {\n"
-         << "    const int64_t kb = 0, ke = " << K_t << ";\n";
+      os << "    const int64_t kb = 0, ke = " << K_t << ";\n";
     }
     unit_offsets("u");
     // in_v(k, x) / in_s(k, x): the input at reduced element k, column x.
@@ -907,9 +928,11 @@ class KernelWriter {
       default: EMBER_INTERNAL_ASSERT(false) << "inductor codegen: " << row_kind_name(R.kind) << " has no column kernel";
     }
     if (can_split) {
-      os << "    if (KS > 1) {\n      std::copy(res, res + cn, part.data() + w * cbw);\n      continue;\n    }\n";
+      os << "    if (KS > 1) {\n      std::copy(res, res + cn, part.data() + w * cbw);\n      "
+         << (symbolic_ ? "return" : "continue") << ";\n    }\n";
     }
-    os << "    for (int64_t x = c0; x < c0 + cn; ++x) {\n" << last(false, value, outs) << "    }\n  }\n";
+    os << "    for (int64_t x = c0; x < c0 + cn; ++x) {\n" << last(false, value, outs) << "    }\n"
+       << (symbolic_ ? "  });\n" : "  }\n");
     if (can_split) {
       // The parts of each block, combined in order, then its epilogue.
       os << "  if (KS > 1) {\n  for (int64_t u = 0; u < " << units << "; ++u) {\n";

@@ -20,6 +20,19 @@
 namespace ember::vec {
 
 // Strided and converting loads and stores of a vector's lanes.
+// f(i) for i in [0, n): across OpenMP threads when `parallel`, else on this thread without
+// entering an OpenMP region (a region whose `if` clause is false still costs libgomp about
+// 0.7 µs a call). Kernels over size symbols decide with it at run time.
+template <typename F>
+inline void for_rows(bool parallel, int64_t n, F&& f) {
+  if (parallel) {
+    _Pragma("omp parallel for schedule(static)")
+    for (int64_t i = 0; i < n; ++i) f(i);
+  } else {
+    for (int64_t i = 0; i < n; ++i) f(i);
+  }
+}
+
 template <typename V, typename S>
 inline V ld(const S* p, int64_t s) {
   typename V::value_type t[V::size()];

@@ -46,7 +46,7 @@ TEST_F(InductorSymbolicArgs, AFloorDividedSliceEndCompilesOnceAndItsKernelsFloor
   EXPECT_NE(source.find("ks[1] / 2 - (ks[1] % 2 != 0 && (ks[1] < 0) != (2 < 0))"), std::string::npos) << source;
 }
 
-/// The parallel split of `k` kernels over symbols: the OpenMP `if` in the source, and eager's
+/// The parallel split of `k` kernels over symbols: the decision at run time in the source, and eager's
 /// values at row counts below and above the threshold (32768 elements) from one library.
 void expect_runtime_split(const char* name, const std::function<Tensor(const Tensor&)>& f,
                           const std::string& pragma) {
@@ -70,16 +70,16 @@ void expect_runtime_split(const char* name, const std::function<Tensor(const Ten
 
 TEST_F(InductorSymbolicArgs, PointwiseKernelsOverSymbolsSplitAcrossThreadsByTheRuntimeSize) {
   expect_runtime_split("pw_split", [](const Tensor& x) { return (x * 2.0 - 1.0).relu(); },
-                       "#pragma omp parallel for schedule(static) if(numel >= 32768 && rows > 1)");
+                       "for_rows(numel >= 32768 && rows > 1, rows, [&](int64_t r) {");
 }
 
 TEST_F(InductorSymbolicArgs, RowKernelsOverSymbolsSplitAcrossThreadsByTheRuntimeSize) {
   expect_runtime_split("row_split", [](const Tensor& x) { return (x * x).sum({1}); },
-                       "#pragma omp parallel for schedule(static) if(rows > 1 && rows * red >= 32768)");
+                       "for_rows(rows > 1 && rows * red >= 32768, rows, [&](int64_t r) {");
 }
 
 TEST_F(InductorSymbolicArgs, AWholeTensorSumOverSymbolsSplitsItsRangeByTheRuntimeSize) {
-  expect_runtime_split("all_split", [](const Tensor& x) { return x.sum(); }, "if(red >= 32768)");
+  expect_runtime_split("all_split", [](const Tensor& x) { return x.sum(); }, "if (red >= 32768) {\n#pragma omp parallel num_threads");
 }
 
 }  // namespace
