@@ -26,8 +26,9 @@ bool read_only_by_pointwise(const Node* n, const std::map<const Node*, std::vect
   if (it == users.end() || it->second.empty()) return false;
   for (const Node* u : it->second) {
     if (u->kind() != NodeKind::Call) return false;
+    // A view keeping the last dim: the bias's length, for every size.
     if (via_view && u->target() == "aten::view" && !u->meta().empty() && !u->meta()[0].sizes.empty() &&
-        u->meta()[0].sizes.back() == last) {
+        u->meta()[0].sizes.back() == last && sym_sizes_of(u->meta()[0]).back() == core::sym::Expr(last)) {
       if (!read_only_by_pointwise(u, users, last, false)) return false;
       continue;
     }
@@ -52,9 +53,9 @@ bool pass_allows(const char* pass, const Node& n) {
 /// `mm(a, b)` with `add(·, bias)` where it is read — after the view, in the reader's index
 /// space — so the bias add fuses into the readers' kernel instead of being copied into the
 /// GEMM's output first. Other nodes are unchanged. In a graph over size symbols, only an
-/// addmm whose readers are all direct and whose weight and bias are static: the new `mm`
-/// and `add` get their geometry over the symbols from their meta functions (the rows of
-/// `a` the only symbol), and no view's literal sizes are needed.
+/// addmm whose weight and bias are static: the new `mm`, `view` (its size list, over the
+/// symbols, taken from the old view) and `add` get their geometry over the symbols from
+/// their meta functions (the rows of `a` the only symbol).
 std::unique_ptr<Graph> unfuse_bias_add_to_pointwise(const Graph& g, size_t* changed) {
   const auto users = g.users();
   std::set<const Node*> unfuse;
@@ -71,7 +72,7 @@ std::unique_ptr<Graph> unfuse_bias_add_to_pointwise(const Graph& g, size_t* chan
     const TensorMeta& out = n->meta()[0];
     if (bias.sizes.size() != 1 || bias.sizes[0] != out.sizes.back() || bias.dtype != out.dtype) continue;
     if (out.dtype != kFloat && out.dtype != kDouble) continue;
-    if (!read_only_by_pointwise(n.get(), users, out.sizes.back(), !symbolic)) continue;
+    if (!read_only_by_pointwise(n.get(), users, out.sizes.back(), true)) continue;
     if (pass_allows("unfuse_bias_add_to_pointwise", *n)) unfuse.insert(n.get());
   }
   std::map<const Node*, ValueRef> mm_of;  // old addmm -> new mm

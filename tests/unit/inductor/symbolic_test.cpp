@@ -101,6 +101,23 @@ TEST_F(InductorSymbolic, ConvolutionBlockKeepsASymbolicBatchAndSpecializesTheRes
   EXPECT_EQ(fn.cache_size(), 2u);
 }
 
+TEST_F(InductorSymbolic, LinearOverASymbolicBatchFusesItsBiasIntoTheReaderThroughTheView) {
+  // linear of a 3-d input is view → addmm → view; the bias add moves past the view into
+  // gelu's kernel, as for static sizes, and the GEMM is a plain mm.
+  Tensor w = randn({24, 16}), b = randn({24});
+  auto f = [&](const Tensor& x) { return gelu(linear(x, w, b), "tanh"); };
+  auto fn = compile(f, {.backend = "inductor", .name = "lin", .arg_names = {"x"}, .dynamic = true});
+  for (int64_t t : {5, 9}) {
+    Tensor x = randn({2, t, 16});
+    expect_close(fn(x), f(x));
+  }
+  EXPECT_EQ(fn.cache_size(), 1u);
+  const inductor::CompileReport r = inductor::last_compile_report();
+  EXPECT_EQ(r.extern_calls, std::vector<std::string>{"aten::mm"});
+  ASSERT_EQ(r.kernels.size(), 1u);
+  EXPECT_NE(r.kernels[0].first.find("add"), std::string::npos) << r.kernels[0].first;
+}
+
 TEST_F(InductorSymbolic, CallItDoesNotLowerRunsItsEagerKernelInsideTheGraphAtEverySize) {
   // softmax over a dim other than the last does not lower: it is an extern call between
   // two kernels over the symbols, and its eager kernel runs at each call's sizes.
