@@ -12,6 +12,7 @@
 // symbolic batch through ops written over int64".
 #include <algorithm>
 
+#include "core/shape_env.h"
 #include "core/sym_geometry.h"
 #include "ops/registry.h"
 
@@ -62,7 +63,10 @@ std::optional<core::SymInt> batch_of(const Tensor& t) {
   if (!core::is_symbolic(t)) return std::nullopt;         // the batch was one of them
   const core::SymGeometry& g = *t.impl()->sym;
   const core::SymInt batch = core::current(g.sizes[0]);
-  if (is_const(batch) || !is_const(g.storage_offset)) return std::nullopt;
+  // A data-dependent batch has no example value to run the meta at: the op's own meta
+  // reads it, which breaks the graph there (Note [dynamic shapes]).
+  if (is_const(batch) || core::ShapeEnv::has_unbacked(batch.expr()) || !is_const(g.storage_offset))
+    return std::nullopt;
   for (size_t d = 1; d < g.sizes.size(); ++d)
     if (!is_const(g.sizes[d])) return std::nullopt;
   for (const core::SymInt& s : g.strides)
