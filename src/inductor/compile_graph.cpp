@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -20,6 +21,7 @@
 #include "core/sym_geometry.h"
 #include "ember/autograd.h"
 #include "core/cuda.h"
+#include "core/cuda_runtime.h"
 #include "ember/config.h"
 #include "ember/cuda.h"
 #include "ember/ops/creation.h"
@@ -27,6 +29,7 @@
 #include "inductor/cudagraphs.h"
 #include "inductor/inductor.h"
 #include "inductor/kernel_profile.h"
+#include "inductor/launch_tuning.h"
 #include "inductor/pipeline.h"
 #include "inductor/symbolic.h"
 #include "inductor/trace.h"
@@ -85,6 +88,11 @@ struct Program {
   std::vector<void*> cuda_fns;
   std::vector<void*> split_fns;  // per kernel, a split reduction's first kernel (else null)
   std::vector<CudaLaunch> launches;
+  /// Launch tuning (launch_tuning.h): per kernel the index of its chosen candidate, -1
+  /// until settled at its first launch outside a capture; the trace's launch_tuning.txt.
+  mutable std::vector<std::atomic<int>> chosen;
+  mutable std::mutex tune_mu;
+  std::optional<std::filesystem::path> tuning_trace;
   /// Compile mode "reduce-overhead" (or inductor.cudagraphs): run through a CUDA graph.
   bool cudagraphs = false;
   /// Calls computed once at compile time (fold_host_constants), for the report.
@@ -104,6 +112,11 @@ struct Program {
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
   /// Launches kernel k on the current stream of cuda_device with its `count` buffers `ptrs`.
   void launch(size_t k, void** ptrs, size_t count) const;
+  /// Settles kernel k's launch configuration before its first launch (a kernel with
+  /// several candidates): the cached choice, or each candidate timed writing scratch
+  /// outputs (the inputs are only read, so in-place kernels and mutated inputs are safe);
+  /// not while `stream` captures a CUDA graph (the heuristic's launch then, tuned later).
+  void settle_launch(size_t k, void* const* ptrs, size_t count, int aligned, void* stream) const;
 };
 
 void Program::plan_steps() {
@@ -174,7 +187,17 @@ void Program::launch(size_t k, void** ptrs, size_t count) const {
   if (l.aligned_check) args[n++] = &aligned;
   void* stream = core::cuda::current_stream_handle(cuda_device);
   if (l.workspace_bytes == 0) {
-    kernels::cuda::launch_kernel(cuda_fns[k], static_cast<unsigned>(l.grid), static_cast<unsigned>(l.block), args, stream);
+    int64_t grid = l.grid;
+    int block = l.block;
+    if (l.candidates.size() > 1) {
+      if (chosen[k].load(std::memory_order_acquire) < 0) settle_launch(k, ptrs, count, aligned, stream);
+      const int c = chosen[k].load(std::memory_order_acquire);
+      if (c >= 0) {
+        grid = l.candidates[static_cast<size_t>(c)].grid;
+        block = l.candidates[static_cast<size_t>(c)].block;
+      }
+    }
+    kernels::cuda::launch_kernel(cuda_fns[k], static_cast<unsigned>(grid), static_cast<unsigned>(block), args, stream);
     return;
   }
   // A split reduction: the parts into the workspace, then their combination. The
@@ -190,6 +213,66 @@ void Program::launch(size_t k, void** ptrs, size_t count) const {
     throw;
   }
   core::cuda::device_free(ws);
+}
+
+size_t storage_bytes(const TensorMeta& m);
+
+void Program::settle_launch(size_t k, void* const* ptrs, size_t count, int aligned, void* stream) const {
+  std::lock_guard lock(tune_mu);
+  if (chosen[k].load(std::memory_order_acquire) >= 0) return;
+  const CudaLaunch& l = launches[k];
+  if (core::cuda_rt::stream_is_capturing(stream)) {
+    EMBER_LOG_ARTIFACT(autotuning) << "launch tuning of " << l.symbol << " deferred: its first launch is being captured "
+                                   << "into a CUDA graph; the heuristic's launch is captured";
+    return;
+  }
+  TuningResult r;
+  r.kernel = l.symbol;
+  r.device = core::cuda_rt::device_name(cuda_device);
+  r.candidates = l.candidates;
+  const std::filesystem::path file = tuning_cache_path(l.kernel_hash, r);
+  bool from_cache = false;
+  if (std::optional<TuningResult> cached = read_tuning_cache(file, r)) {
+    r = std::move(*cached);
+    from_cache = true;
+    note_tuning_from_cache();
+  } else {
+    // Scratch outputs: the candidates write there, the real launch follows.
+    const KernelPlan& plan = plans[k];
+    struct Scratch {
+      std::vector<void*> blocks;
+      ~Scratch() {
+        for (void* b : blocks) core::cuda::device_free(b);
+      }
+    } scratch;
+    std::vector<void*> tptrs(ptrs, ptrs + count);
+    for (size_t o = 0; o < plan.out_metas.size(); ++o) {
+      scratch.blocks.push_back(core::cuda::device_alloc(std::max<size_t>(storage_bytes(*plan.out_metas[o]), 16), cuda_device));
+      tptrs[plan.in_slots.size() + o] = scratch.blocks.back();
+    }
+    std::vector<void*> args;
+    for (void*& p : tptrs) args.push_back(&p);
+    if (l.aligned_check) args.push_back(&aligned);
+    try {
+      time_candidates(r, stream, [&](const LaunchConfig& c) {
+        kernels::cuda::launch_kernel(cuda_fns[k], static_cast<unsigned>(c.grid), static_cast<unsigned>(c.block),
+                                     args.data(), stream);
+      });
+    } catch (const std::exception& e) {
+      EMBER_LOG(inductor, WARNING) << "inductor: the launch tuning of " << l.symbol << " failed (" << e.what()
+                                   << "); it keeps the heuristic's launch";
+      chosen[k].store(0, std::memory_order_release);
+      return;
+    }
+    write_tuning_cache(file, r);
+  }
+  const std::string text = tuning_log_text(r, from_cache);
+  EMBER_LOG_ARTIFACT(autotuning) << text;
+  if (tuning_trace) {
+    std::ofstream out(*tuning_trace, std::ios::app);
+    out << text;
+  }
+  chosen[k].store(static_cast<int>(r.choice), std::memory_order_release);
 }
 
 /// "float32 [3, 4]".
@@ -844,6 +927,9 @@ CompiledGraph finish_cuda(const std::shared_ptr<Program>& program, GraphTrace& t
                                   << "\n"
                                   << text;
   program->launches = code.launches;
+  program->chosen = std::vector<std::atomic<int>>(code.launches.size());
+  for (std::atomic<int>& c : program->chosen) c.store(-1);
+  if (trace.dir()) program->tuning_trace = *trace.dir() / "launch_tuning.txt";
   return finish(program, trace, text, cubin.path, cubin.from_cache);
 }
 
