@@ -207,7 +207,7 @@ std::optional<TuningResult> parse_tuning_file(const std::string& text, const Tun
     why = "its choice '" + choice + "' is not a candidate's index";
     return std::nullopt;
   }
-  if (!std::getline(in, end) || end != "end") {
+  if (!std::getline(in, end) || end != "end" || text.back() != '\n') {
     why = "it is truncated (no 'end' line)";
     return std::nullopt;
   }
