@@ -143,7 +143,7 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
   // Launch tuning: what the main kernel's block and grid may be (it reads them at run time).
   const TuneKind tune = split ? TuneKind::Fixed
                         : column ? TuneKind::Columns
-                        : warp   ? TuneKind::WarpRows
+                        : warp   ? (registers ? TuneKind::WarpRegs : TuneKind::WarpRows)
                         : registers ? TuneKind::Fixed
                                     : TuneKind::BlockRows;
   const std::string A = math_type(R.dtype);  // accumulation: float for f16/bf16/f32, double for f64

@@ -33,6 +33,7 @@ int64_t round_up_warp(int64_t n) { return std::max<int64_t>(32, ceil_div(n, 32) 
 /// |-----------|------------------|------------------|----------------------------|
 /// | Pointwise | block x items    | —                | {128..1024} x {1, 2, 4}    |
 /// | WarpRows  | rows per block   | 2, 8             | 1, 2, 8, 16, 32            |
+/// | WarpRegs  | rows per block   | 2, 8             | 1, 2, 8                    |
 /// | Columns   | threads per block| 128, 512         | 64, 128, 512, 1024         |
 /// | BlockRows | threads per row  | h / 2, 2 h       | 128, 256, 512, 1024        |
 struct Setting {
@@ -52,6 +53,9 @@ std::vector<Setting> settings(TuneKind kind, int h, TuningLevel level) {
       break;
     case TuneKind::WarpRows:
       for (int r : max ? std::vector<int>{1, 2, 8, 16, 32} : std::vector<int>{2, 8}) s.push_back({32 * r, 1});
+      break;
+    case TuneKind::WarpRegs:
+      for (int r : max ? std::vector<int>{1, 2, 8} : std::vector<int>{2, 8}) s.push_back({32 * r, 1});
       break;
     case TuneKind::Columns:
       for (int b : max ? std::vector<int>{64, 128, 512, 1024} : std::vector<int>{128, 512}) s.push_back({b, 1});
@@ -74,7 +78,8 @@ std::string what_of(TuneKind kind, const Setting& s) {
     case TuneKind::Pointwise:
       return std::to_string(s.block) + " threads, " + std::to_string(s.items) + " work item" + (s.items > 1 ? "s" : "") +
              " a thread";
-    case TuneKind::WarpRows: return std::to_string(s.block / 32) + " rows (warps) per block";
+    case TuneKind::WarpRows:
+    case TuneKind::WarpRegs: return std::to_string(s.block / 32) + " rows (warps) per block";
     case TuneKind::Columns: return std::to_string(s.block) + " threads (rows) per block";
     case TuneKind::BlockRows: return std::to_string(s.block) + " threads per row";
     case TuneKind::Fixed: break;
@@ -106,6 +111,7 @@ const char* tune_kind_name(TuneKind kind) {
     case TuneKind::Fixed: return "fixed";
     case TuneKind::Pointwise: return "pointwise";
     case TuneKind::WarpRows: return "a warp per row";
+    case TuneKind::WarpRegs: return "a warp per row in registers";
     case TuneKind::Columns: return "a thread per row (columns)";
     case TuneKind::BlockRows: return "a block per row";
   }
@@ -122,15 +128,16 @@ std::vector<LaunchConfig> launch_candidates(TuneKind kind, int64_t work, int heu
     c.what = what_of(kind, s);
     switch (kind) {
       case TuneKind::Pointwise: c.grid = ceil_div(work, s.block * s.items); break;
-      case TuneKind::WarpRows: c.grid = ceil_div(work, s.block / 32); break;
+      case TuneKind::WarpRows:
+      case TuneKind::WarpRegs: c.grid = ceil_div(work, s.block / 32); break;
       case TuneKind::Columns: c.grid = ceil_div(work, s.block); break;
       case TuneKind::BlockRows:
       case TuneKind::Fixed: c.grid = work; break;
     }
     // Beyond the heuristic's: no candidate whose threads (warps, for rows) mostly idle.
-    const int64_t used = kind == TuneKind::WarpRows ? work * 32 : work;
-    const bool idle = (kind == TuneKind::Pointwise || kind == TuneKind::Columns || kind == TuneKind::WarpRows) &&
-                      c.block > round_up_warp(used);
+    const bool warps = kind == TuneKind::WarpRows || kind == TuneKind::WarpRegs;
+    const int64_t used = warps ? work * 32 : work;
+    const bool idle = kind != TuneKind::BlockRows && c.block > round_up_warp(used);
     if (i > 0 && (idle || c.grid <= 0)) continue;
     if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(std::move(c));
   }

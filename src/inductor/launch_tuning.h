@@ -38,9 +38,11 @@ const char* tuning_level_name(TuningLevel level);
 /// |           | a block per row                         |                                         |
 /// | Pointwise | pointwise (grid-stride loop)            | threads per block, work items a thread  |
 /// | WarpRows  | a warp per row                          | rows (warps) per block                  |
+/// | WarpRegs  | a warp per row, the row in registers    | rows per block, at most 8 (256 threads: |
+/// |           |                                         | the slots keep their registers)         |
 /// | Columns   | a thread per row (column reductions)    | threads per block                       |
 /// | BlockRows | a block per row, re-reading the row     | threads per row (= per block)           |
-enum class TuneKind { Fixed, Pointwise, WarpRows, Columns, BlockRows };
+enum class TuneKind { Fixed, Pointwise, WarpRows, WarpRegs, Columns, BlockRows };
 const char* tune_kind_name(TuneKind kind);
 
 /// One candidate: the launch's block and grid, and what they mean for the kernel.

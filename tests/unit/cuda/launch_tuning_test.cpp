@@ -31,10 +31,11 @@ std::set<std::pair<int, int64_t>> configs(const std::vector<LaunchConfig>& c) {
 }
 
 TEST(LaunchCandidates, TheHeuristicsConfigurationComesFirstAndNoTwoAreAlike) {
-  for (TuneKind kind : {TuneKind::Pointwise, TuneKind::WarpRows, TuneKind::Columns, TuneKind::BlockRows}) {
+  for (TuneKind kind : {TuneKind::Pointwise, TuneKind::WarpRows, TuneKind::WarpRegs, TuneKind::Columns,
+                        TuneKind::BlockRows}) {
     for (TuningLevel level : {TuningLevel::Off, TuningLevel::Default, TuningLevel::Max}) {
       SCOPED_TRACE(std::string(tune_kind_name(kind)) + " at " + tuning_level_name(level));
-      const int h = kind == TuneKind::WarpRows ? 128 : 256;
+      const int h = kind == TuneKind::WarpRows || kind == TuneKind::WarpRegs ? 128 : 256;
       const std::vector<LaunchConfig> c = launch_candidates(kind, 100000, h, level);
       ASSERT_FALSE(c.empty());
       EXPECT_EQ(c[0].block, h);
@@ -61,6 +62,9 @@ TEST(LaunchCandidates, DefaultTunesRowKernelsLightlyAndMaxAutotuneTunesPointwise
   EXPECT_EQ(configs(launch_candidates(TuneKind::WarpRows, 1000, 128, TuningLevel::Default)),
             (std::set<std::pair<int, int64_t>>{{128, 250}, {64, 500}, {256, 125}}));
   EXPECT_EQ(launch_candidates(TuneKind::WarpRows, 1000, 128, TuningLevel::Max).size(), 6u);
+  // Rows held in registers: at most 8 a block, so a lane keeps its registers for the slots.
+  EXPECT_EQ(launch_candidates(TuneKind::WarpRegs, 1000, 128, TuningLevel::Max).size(), 4u);
+  EXPECT_EQ(max_candidate_block(TuneKind::WarpRegs, 128, TuningLevel::Max), 256);
   // A block per row: the grid is the rows whatever the block.
   for (const LaunchConfig& c : launch_candidates(TuneKind::BlockRows, 77, 512, TuningLevel::Max)) EXPECT_EQ(c.grid, 77);
   EXPECT_EQ(configs(launch_candidates(TuneKind::BlockRows, 77, 512, TuningLevel::Default)),
@@ -268,7 +272,8 @@ using LaunchTuningSource = kernels::cuda::Nvrtc;
 
 TEST_F(LaunchTuningSource, MaxAutotuneKernelsAdmitEveryCandidateAndCompileForSm90) {
   // A vector pointwise kernel, a strided one, short rows (a warp per row), long rows
-  // re-read (a block per row), a column reduction, and a split reduction (fixed).
+  // re-read (a block per row), a column reduction, a split reduction (fixed) and softmax
+  // rows held in registers (a warp per row).
   const std::string text = R"(graph tuned {
   %x : f32[300, 257] device=cuda:0 = placeholder[x]
   %y : f16[64, 48] device=cuda:0 = placeholder[y]
@@ -283,7 +288,8 @@ TEST_F(LaunchTuningSource, MaxAutotuneKernelsAdmitEveryCandidateAndCompileForSm9
   %sum_2 : f32[2048] device=cuda:0 = aten::sum.dim_IntList(%c, [0], False, None)
   %sum_3 : f32[4] device=cuda:0 = aten::sum.dim_IntList(%s, [1], False, None)
   %exp : f32[300, 257] device=cuda:0 = aten::exp(%x)
-  return (%exp, %gelu, %sum, %sum_1, %sum_2, %sum_3)
+  %softmax : f32[300, 257] device=cuda:0 = aten::_softmax(%x, -1, False)
+  return (%exp, %gelu, %sum, %sum_1, %sum_2, %sum_3, %softmax)
 })";
   const Generated d = generate_under(text, capture::CompileMode::Default);
   const Generated m = generate_under(text, capture::CompileMode::MaxAutotune);
@@ -313,8 +319,8 @@ TEST_F(LaunchTuningSource, MaxAutotuneKernelsAdmitEveryCandidateAndCompileForSm9
     EXPECT_GE(max_candidate_block(l.tune, l.block, TuningLevel::Max), widest);
     EXPECT_FALSE(l.kernel_hash.empty());
   }
-  EXPECT_EQ(kinds, (std::set<TuneKind>{TuneKind::Pointwise, TuneKind::WarpRows, TuneKind::BlockRows, TuneKind::Columns,
-                                        TuneKind::Fixed}))
+  EXPECT_EQ(kinds, (std::set<TuneKind>{TuneKind::Pointwise, TuneKind::WarpRows, TuneKind::WarpRegs, TuneKind::BlockRows,
+                                        TuneKind::Columns, TuneKind::Fixed}))
       << "every kind of kernel in the graph";
   EXPECT_NE(m.code.source.find("t += static_cast<IDX>(gridDim.x) * blockDim.x"), std::string::npos)
       << "pointwise kernels loop over their work items by the launch's size";
