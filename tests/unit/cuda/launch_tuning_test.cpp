@@ -14,6 +14,7 @@
 #include "capture/compile_mode.h"
 #include "ember/config.h"
 #include "ember/graph.h"
+#include "generated_cuda.h"
 #include "inductor/cudagraphs.h"
 #include "inductor/launch_tuning.h"
 #include "inductor/pipeline.h"
@@ -249,23 +250,10 @@ TEST(CompileMode, MaxAutotuneImpliesCudaGraphsAndMoreCandidates) {
   testing::reset_diagnostics();
 }
 
-/// A graph through the shared steps and the CUDA code generator under compile mode `mode`.
-struct Generated {
-  std::unique_ptr<Graph> graph;
-  LoweredGraph lowered;
-  std::vector<Kernel> kernels;
-  CudaCode code;
-};
-
+/// `text` generated under compile mode `mode`.
 Generated generate_under(const std::string& text, capture::CompileMode mode) {
   capture::CompileModeScope scope(mode);
-  Generated r;
-  std::unique_ptr<Graph> parsed = parse_graph(text);
-  r.graph = run_graph_passes(*parsed);
-  r.lowered = lower(*r.graph);
-  r.kernels = schedule(*r.graph, r.lowered);
-  r.code = generate_cuda(r.lowered, r.kernels);
-  return r;
+  return generate(text);
 }
 
 using LaunchTuningSource = kernels::cuda::Nvrtc;

@@ -4,7 +4,7 @@
 // compile reads the cached choice and times nothing; kernels whose outputs go over their
 // inputs, and functions that mutate their inputs, give eager's results after tuning; under
 // "max-autotune" (CUDA graphs) tuning runs at the warm-up call, before the capture, and
-// the replays equal eager.
+// the replays equal eager; the trace directory records the choices.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -195,7 +195,7 @@ TEST_P(LaunchTuning, KernelsWritingOverTheirInputsGiveEagerResultsAfterTuning) {
 TEST_P(LaunchTuning, FunctionsMutatingTheirInputsGiveEagerResultsAfterTuning) {
   const ScalarType t = GetParam();
   auto f = [](Tensor x, Tensor acc) {
-    x.mul_(2).add_(1);        // a pointwise update of an input
+    x.mul_(0.5).add_(1);      // a pointwise update of an input (bounded over the calls)
     acc.add_(sum(x, {1}));    // an accumulation into an input
     return softmax(x, -1);
   };
@@ -231,6 +231,22 @@ TEST_P(LaunchTuning, MaxAutotuneTunesAtTheWarmUpAndRecordsTheGraphAfter) {
                                                                           << text;
   EXPECT_EQ(text.find("deferred"), std::string::npos) << text;
   EXPECT_EQ(testing::count_of(text, "recorded a CUDA graph"), 1u) << text;
+}
+
+TEST_P(LaunchTuning, TheTraceDirectoryRecordsTheChoices) {
+  namespace fs = std::filesystem;
+  const ScalarType t = GetParam();
+  config().inductor.trace.enabled = true;
+  config().inductor.trace.debug_dir = (root_ / "trace").string();
+  auto f = [](const Tensor& x) { return sum(x, {1}) + amax(x * 2, {1}); };
+  const Tensor x = on_gpu({1024, 700}, t);
+  EXPECT_EQ(mismatch(compile(f, {.backend = "inductor"})(x), f(x).cpu(), compiled_tolerance(t)), "");
+  std::string text;
+  for (const auto& run : fs::directory_iterator(root_ / "trace" / "torch_compile_debug"))
+    for (const auto& g : fs::directory_iterator(run.path() / "torchinductor"))
+      if (fs::exists(g.path() / "launch_tuning.txt")) text += testing::read_text(g.path() / "launch_tuning.txt");
+  EXPECT_NE(text.find("launch tuning of cuda_"), std::string::npos) << text;
+  EXPECT_NE(text.find("chosen: <<<"), std::string::npos) << text;
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, LaunchTuning, ::testing::Values(kFloat, kHalf, kBFloat16),
