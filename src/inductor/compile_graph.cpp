@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -21,7 +20,6 @@
 #include "core/sym_geometry.h"
 #include "ember/autograd.h"
 #include "core/cuda.h"
-#include "core/cuda_runtime.h"
 #include "ember/config.h"
 #include "ember/cuda.h"
 #include "ember/ops/creation.h"
@@ -113,9 +111,7 @@ struct Program {
   /// Launches kernel k on the current stream of cuda_device with its `count` buffers `ptrs`.
   void launch(size_t k, void** ptrs, size_t count) const;
   /// Settles kernel k's launch configuration before its first launch (a kernel with
-  /// several candidates): the cached choice, or each candidate timed writing scratch
-  /// outputs (the inputs are only read, so in-place kernels and mutated inputs are safe);
-  /// not while `stream` captures a CUDA graph (the heuristic's launch then, tuned later).
+  /// several candidates; choose_launch), once, under tune_mu.
   void settle_launch(size_t k, void* const* ptrs, size_t count, int aligned, void* stream) const;
 };
 
@@ -220,59 +216,11 @@ size_t storage_bytes(const TensorMeta& m);
 void Program::settle_launch(size_t k, void* const* ptrs, size_t count, int aligned, void* stream) const {
   std::lock_guard lock(tune_mu);
   if (chosen[k].load(std::memory_order_acquire) >= 0) return;
-  const CudaLaunch& l = launches[k];
-  if (core::cuda_rt::stream_is_capturing(stream)) {
-    EMBER_LOG_ARTIFACT(autotuning) << "launch tuning of " << l.symbol << " deferred: its first launch is being captured "
-                                   << "into a CUDA graph; the heuristic's launch is captured";
-    return;
-  }
-  TuningResult r;
-  r.kernel = l.symbol;
-  r.device = core::cuda_rt::device_name(cuda_device);
-  r.candidates = l.candidates;
-  const std::filesystem::path file = tuning_cache_path(l.kernel_hash, r);
-  bool from_cache = false;
-  if (std::optional<TuningResult> cached = read_tuning_cache(file, r)) {
-    r = std::move(*cached);
-    from_cache = true;
-    note_tuning_from_cache();
-  } else {
-    // Scratch outputs: the candidates write there, the real launch follows.
-    const KernelPlan& plan = plans[k];
-    struct Scratch {
-      std::vector<void*> blocks;
-      ~Scratch() {
-        for (void* b : blocks) core::cuda::device_free(b);
-      }
-    } scratch;
-    std::vector<void*> tptrs(ptrs, ptrs + count);
-    for (size_t o = 0; o < plan.out_metas.size(); ++o) {
-      scratch.blocks.push_back(core::cuda::device_alloc(std::max<size_t>(storage_bytes(*plan.out_metas[o]), 16), cuda_device));
-      tptrs[plan.in_slots.size() + o] = scratch.blocks.back();
-    }
-    std::vector<void*> args;
-    for (void*& p : tptrs) args.push_back(&p);
-    if (l.aligned_check) args.push_back(&aligned);
-    try {
-      time_candidates(r, stream, [&](const LaunchConfig& c) {
-        kernels::cuda::launch_kernel(cuda_fns[k], static_cast<unsigned>(c.grid), static_cast<unsigned>(c.block),
-                                     args.data(), stream);
-      });
-    } catch (const std::exception& e) {
-      EMBER_LOG(inductor, WARNING) << "inductor: the launch tuning of " << l.symbol << " failed (" << e.what()
-                                   << "); it keeps the heuristic's launch";
-      chosen[k].store(0, std::memory_order_release);
-      return;
-    }
-    write_tuning_cache(file, r);
-  }
-  const std::string text = tuning_log_text(r, from_cache);
-  EMBER_LOG_ARTIFACT(autotuning) << text;
-  if (tuning_trace) {
-    std::ofstream out(*tuning_trace, std::ios::app);
-    out << text;
-  }
-  chosen[k].store(static_cast<int>(r.choice), std::memory_order_release);
+  std::vector<size_t> out_bytes;
+  for (const TensorMeta* m : plans[k].out_metas) out_bytes.push_back(storage_bytes(*m));
+  const int c = choose_launch(launches[k], cuda_fns[k], {ptrs, ptrs + count}, out_bytes, aligned, cuda_device, stream,
+                              tuning_trace);
+  if (c >= 0) chosen[k].store(c, std::memory_order_release);
 }
 
 /// "float32 [3, 4]".

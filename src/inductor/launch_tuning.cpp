@@ -1,17 +1,20 @@
 // inductor/launch_tuning.cpp — launch-configuration tuning (launch_tuning.h): the
-// candidate sets by kernel kind and level, the timing with CUDA events, the on-disk cache
-// of choices and its log text.
+// candidate sets by kernel kind and level, the timing with CUDA events over scratch
+// outputs, the on-disk cache of choices and its log text.
 #include "inductor/launch_tuning.h"
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 
 #include "capture/compile_mode.h"
+#include "core/cuda.h"
 #include "core/cuda_runtime.h"
 #include "ember/config.h"
 #include "ember/error.h"
+#include "inductor/pipeline.h"
 #include "kernels/cuda/nvrtc.h"
 #include "support/disk_cache.h"
 #include "support/logging.h"
@@ -301,6 +304,56 @@ void time_candidates(TuningResult& r, void* stream, const std::function<void(con
   for (size_t c = 1; c < r.ms.size(); ++c)
     if (r.ms[c] < r.ms[r.choice]) r.choice = c;
   g_timed.fetch_add(1, std::memory_order_relaxed);
+}
+
+int choose_launch(const CudaLaunch& l, void* fn, std::vector<void*> ptrs, const std::vector<size_t>& out_bytes,
+                  int aligned, int device, void* stream, const std::optional<std::filesystem::path>& trace_file) {
+  if (core::cuda_rt::stream_is_capturing(stream)) {
+    EMBER_LOG_ARTIFACT(autotuning) << "launch tuning of " << l.symbol << " deferred: its first launch is being captured "
+                                   << "into a CUDA graph; the heuristic's launch is captured";
+    return -1;
+  }
+  TuningResult r;
+  r.kernel = l.symbol;
+  r.device = core::cuda_rt::device_name(device);
+  r.candidates = l.candidates;
+  const std::filesystem::path file = tuning_cache_path(l.kernel_hash, r);
+  bool from_cache = false;
+  if (std::optional<TuningResult> cached = read_tuning_cache(file, r)) {
+    r = std::move(*cached);
+    from_cache = true;
+    note_tuning_from_cache();
+  } else {
+    struct Scratch {
+      std::vector<void*> blocks;
+      ~Scratch() {
+        for (void* b : blocks) core::cuda::device_free(b);
+      }
+    } scratch;
+    const size_t first_out = ptrs.size() - out_bytes.size();
+    for (size_t o = 0; o < out_bytes.size(); ++o) {
+      scratch.blocks.push_back(core::cuda::device_alloc(std::max<size_t>(out_bytes[o], 16), device));
+      ptrs[first_out + o] = scratch.blocks.back();
+    }
+    std::vector<void*> args;
+    for (void*& p : ptrs) args.push_back(&p);
+    if (l.aligned_check) args.push_back(&aligned);
+    try {
+      time_candidates(r, stream, [&](const LaunchConfig& c) {
+        kernels::cuda::launch_kernel(fn, static_cast<unsigned>(c.grid), static_cast<unsigned>(c.block), args.data(),
+                                     stream);
+      });
+    } catch (const std::exception& e) {
+      EMBER_LOG(inductor, WARNING) << "inductor: the launch tuning of " << l.symbol << " failed (" << e.what()
+                                   << "); it keeps the heuristic's launch";
+      return 0;
+    }
+    write_tuning_cache(file, r);
+  }
+  const std::string text = tuning_log_text(r, from_cache);
+  EMBER_LOG_ARTIFACT(autotuning) << text;
+  if (trace_file) std::ofstream(*trace_file, std::ios::app) << text;
+  return static_cast<int>(r.choice);
 }
 
 int64_t launch_tunings_timed() { return g_timed.load(std::memory_order_relaxed); }

@@ -98,6 +98,19 @@ std::string tuning_log_text(const TuningResult& r, bool from_cache);
 void time_candidates(TuningResult& r, void* stream, const std::function<void(const LaunchConfig&)>& launch,
                      int reps = 5);
 
+struct CudaLaunch;  // pipeline.h
+
+/// The launch `l` of the function `fn` settles before its first launch on `stream`: the
+/// cached choice, or each candidate timed (time_candidates) over the real inputs and
+/// scratch outputs (`ptrs`: inputs then outputs, `out_bytes` each output's extent; the
+/// candidates never write a buffer the graph reads, so kernels writing over their inputs
+/// and graphs mutating theirs are safe), the choice cached, logged on `autotuning` and
+/// appended to `trace_file`. Returns the candidate's index; -1 while `stream` captures a
+/// CUDA graph (logged: the heuristic's launch is captured, tuning waits for a later
+/// call); 0 when the timing fails (logged as a warning).
+int choose_launch(const CudaLaunch& l, void* fn, std::vector<void*> ptrs, const std::vector<size_t>& out_bytes,
+                  int aligned, int device, void* stream, const std::optional<std::filesystem::path>& trace_file);
+
 /// How many kernels were timed (time_candidates) and how many choices were read from the
 /// cache in this process, for tests.
 int64_t launch_tunings_timed();
