@@ -143,20 +143,9 @@ TEST(LaunchTuningCache, AFileOfOtherCandidatesOrABadChoiceIsRejected) {
   EXPECT_FALSE(parse_tuning_file("\x01\xff garbage", r, why));
 }
 
-class LaunchTuningCacheFile : public testing::DiagnosticsTest {
- protected:
-  void SetUp() override {
-    DiagnosticsTest::SetUp();
-    dir_ = std::filesystem::temp_directory_path() / ("ember_launch_tuning_" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir_);
-    config().inductor.cache_dir = dir_.string();
-  }
-  void TearDown() override {
-    std::filesystem::remove_all(dir_);
-    DiagnosticsTest::TearDown();
-  }
-  std::filesystem::path dir_;
-};
+/// The cache lives beside the cubins: the NVRTC fixture (skipped in a build without CUDA)
+/// points it at a fresh directory.
+using LaunchTuningCacheFile = kernels::cuda::Nvrtc;
 
 TEST_F(LaunchTuningCacheFile, AWrittenChoiceIsReadBackBesideTheCubins) {
   const TuningResult r = sample();
