@@ -12,9 +12,14 @@
 // "reduce-overhead" does, here through its knob inductor.cudagraphs, since the workloads
 // compile by backend name): device ms and host ms of a replayed call, timed the same way,
 // and its max rel diff against eager after the capture — L1's "ro host ms" is the per-call
-// host cost of a graph replay. Built with EMBER_CUDA=OFF it says that CUDA is not compiled in.
+// host cost of a graph replay. `--tuning off|default|max` sets the launch tuning of the
+// generated kernels (Note [inductor], "Launch tuning"): off (the heuristic's launches),
+// default (row kernels lightly, as compile mode "default"), max (every kernel's candidates,
+// as "max-autotune"); the first call of each compiled function tunes, before any timing.
+// Built with EMBER_CUDA=OFF it says that CUDA is not compiled in.
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -48,7 +53,25 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const auto options = bench::parse_options(argc, argv);
+  // --tuning is this program's own option; the rest are bench_util's.
+  std::string tuning = "default";
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0 && !std::strcmp(argv[i], "--tuning") && i + 1 < argc) {
+      tuning = argv[++i];
+      continue;
+    }
+    args.push_back(argv[i]);
+  }
+  if (tuning == "off") {
+    config().inductor.autotune_launches = false;
+  } else if (tuning == "max") {
+    config().inductor.max_autotune = true;
+  } else if (tuning != "default") {
+    std::fprintf(stderr, "--tuning: expected off, default or max, got '%s'\n", tuning.c_str());
+    return 2;
+  }
+  const auto options = bench::parse_options(static_cast<int>(args.size()), args.data());
   if (!options) return 2;
   const auto& [json_path, iters, only] = *options;
   (void)json_path;
@@ -61,8 +84,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   register_builtin_backends();
-  std::printf("Ember on cuda:0, %s: eager against inductor-compiled; ms: median of %d calls (CUDA events)\n",
-              cuda::get_device_name(0).c_str(), iters);
+  std::printf("Ember on cuda:0, %s: eager against inductor-compiled; ms: median of %d calls (CUDA events); launch "
+              "tuning: %s\n",
+              cuda::get_device_name(0).c_str(), iters, tuning.c_str());
   std::printf("%-6s | %-36s | %9s | %9s | %8s | %9s | %10s | %7s | %7s | %s\n", "id", "workload", "eager ms", "comp ms",
               "host ms", "ro ms", "ro host ms", "kernels", "externs", "max rel diff (ro)");
   auto workloads = bench::memory_bound_workloads({}, kCUDA);

@@ -92,7 +92,10 @@ struct CompileOptions {
   /// CUDA graph after a warm-up call, cutting the host's per-call launch cost. Its outputs
   /// are then buffers the next call of the same graph overwrites: clone an output kept
   /// across calls. Graphs it cannot capture run as in "default", saying why on
-  /// TORCH_LOGS=cudagraphs. Note [inductor], "CUDA graphs".
+  /// TORCH_LOGS=cudagraphs. "max-autotune" also times more launch configurations of each
+  /// generated CUDA kernel at its first call ("default" times a few for row kernels);
+  /// "max-autotune-no-cudagraphs" does that without CUDA graphs. Note [inductor], "CUDA
+  /// graphs" and "Launch tuning".
   std::string mode = "default";
 };
 

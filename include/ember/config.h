@@ -75,6 +75,13 @@ struct Config {
     /// "reduce-overhead" does for its function (torch._inductor.config.triton.cudagraphs).
     /// TORCHINDUCTOR_CUDAGRAPHS.
     bool cudagraphs = false;
+    /// Time a few launch configurations of each generated CUDA kernel at the compiled
+    /// graph's first call and keep the fastest (Note [inductor], "Launch tuning").
+    /// EMBER_AUTOTUNE_LAUNCHES.
+    bool autotune_launches = true;
+    /// More candidates per generated CUDA kernel (pointwise kernels too), as compile mode
+    /// "max-autotune" gives (torch._inductor.config.max_autotune). TORCHINDUCTOR_MAX_AUTOTUNE.
+    bool max_autotune = false;
     /// A bug injected on purpose into relu's generated code, to test the minifier:
     /// "", "compile_error", "runtime_error" or "accuracy".
     std::string inject_relu_bug_TESTING_ONLY;

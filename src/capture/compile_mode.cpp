@@ -9,14 +9,33 @@ namespace {
 thread_local CompileMode t_mode = CompileMode::Default;
 }  // namespace
 
+namespace {
+/// Every mode by its name (PyTorch's torch.compile mode names).
+constexpr struct {
+  const char* name;
+  CompileMode mode;
+} kModes[] = {
+    {"default", CompileMode::Default},
+    {"reduce-overhead", CompileMode::ReduceOverhead},
+    {"max-autotune", CompileMode::MaxAutotune},
+    {"max-autotune-no-cudagraphs", CompileMode::MaxAutotuneNoCudagraphs},
+};
+}  // namespace
+
 CompileMode parse_compile_mode(const std::string& name) {
-  if (name.empty() || name == "default") return CompileMode::Default;
-  if (name == "reduce-overhead") return CompileMode::ReduceOverhead;
-  EMBER_FAIL_KIND(::ember::ErrorKind::ValueError) << "compile: unknown mode \"" << name << "\"; the modes are \"default\" and \"reduce-overhead\"";
+  if (name.empty()) return CompileMode::Default;
+  std::string names;
+  for (const auto& m : kModes) {
+    if (name == m.name) return m.mode;
+    names += std::string(names.empty() ? "" : ", ") + "\"" + m.name + "\"";
+  }
+  EMBER_FAIL_KIND(::ember::ErrorKind::ValueError) << "compile: unknown mode \"" << name << "\"; the modes are " << names;
 }
 
 const char* compile_mode_name(CompileMode m) {
-  return m == CompileMode::ReduceOverhead ? "reduce-overhead" : "default";
+  for (const auto& e : kModes)
+    if (e.mode == m) return e.name;
+  return "default";
 }
 
 CompileMode current_compile_mode() { return t_mode; }

@@ -1,7 +1,8 @@
 // capture/compile_mode.h — torch.compile's `mode` (CompileOptions::mode): the modes by
 // name, and the mode in force on a thread while a backend compiles one of the function's
-// graphs (the inductor reads it: "reduce-overhead" asks it for CUDA graphs). See Note
-// [inductor], "CUDA graphs".
+// graphs (the inductor reads it: "reduce-overhead" and "max-autotune" ask it for CUDA
+// graphs, "max-autotune*" for more launch candidates). See Note [inductor], "CUDA graphs"
+// and "Launch tuning".
 #pragma once
 
 #include <string>
@@ -10,13 +11,15 @@
 
 namespace ember::capture {
 
-/// | name              | what the inductor does                                       |
-/// |-------------------|--------------------------------------------------------------|
-/// | "default"         | compiles the graph                                           |
-/// | "reduce-overhead" | compiles it and replays its CUDA work as a CUDA graph        |
-enum class CompileMode { Default, ReduceOverhead };
+/// | name                         | what the inductor does                                   |
+/// |------------------------------|----------------------------------------------------------|
+/// | "default"                    | compiles the graph (light launch tuning of row kernels)  |
+/// | "reduce-overhead"            | that, and replays its CUDA work as a CUDA graph          |
+/// | "max-autotune"               | more launch candidates per kernel, and CUDA graphs       |
+/// | "max-autotune-no-cudagraphs" | more launch candidates per kernel, no CUDA graphs        |
+enum class CompileMode { Default, ReduceOverhead, MaxAutotune, MaxAutotuneNoCudagraphs };
 
-/// The mode named `name` ("" is "default"); raises naming the modes otherwise.
+/// The mode named `name` ("" is "default"); raises a ValueError naming the modes otherwise.
 CompileMode parse_compile_mode(const std::string& name);
 const char* compile_mode_name(CompileMode m);
 

@@ -15,6 +15,7 @@
 
 #include "ember/error.h"
 #include "kernels/cuda/kernel_source.h"
+#include "support/disk_cache.h"
 
 namespace ember::inductor::cuda_codegen {
 
@@ -70,7 +71,8 @@ const char* index_type(const std::vector<int64_t>& sizes, const std::vector<cons
   return fits ? "int" : "long long";
 }
 
-CudaKernelWriter::CudaKernelWriter(Kernel& k, std::set<std::string>& functions) : k_(k), functions_(functions) {
+CudaKernelWriter::CudaKernelWriter(Kernel& k, std::set<std::string>& functions, TuningLevel level)
+    : k_(k), functions_(functions), level_(level) {
   for (const PointwiseNode* p : k.nodes) members_.insert(p->node);
   if (k.row) members_.insert(k.row->node);
   for (const RowNode* r : k.more_rows) members_.insert(r->node);
@@ -253,9 +255,18 @@ std::string CudaKernelWriter::write_pointwise(CudaLaunch& launch) {
     for (const PointwiseNode* p : stored) os << " %" << p->node->name();
   }
   os << (vector ? ", " + std::to_string(V) + " elements per access when aligned" : std::string(", an element per thread"))
-     << "\nextern \"C\" __global__ void __launch_bounds__(" << kPointwiseBlock << ") " << k_.name << "("
-     << parameters(outs) << (vector ? ", int aligned" : "") << ") {\n";
-  os << "  typedef " << index_type(sizes, call) << " IDX;\n";
+     << "\nextern \"C\" __global__ void __launch_bounds__("
+     << max_candidate_block(TuneKind::Pointwise, kPointwiseBlock, level_) << ") " << k_.name << "(" << parameters(outs)
+     << (vector ? ", int aligned" : "") << ") {\n";
+  const char* idx_type = index_type(sizes, call);
+  os << "  typedef " << idx_type << " IDX;\n";
+  // A grid-stride loop over the work items (V elements each, or one): the launch's block
+  // and grid are free (launch tuning), a thread doing ⌈items / threads launched⌉ of them.
+  const int64_t threads = vector ? (numel + V - 1) / V : numel;
+  const bool narrow = std::string(idx_type) == "int" && 2 * threads + 4096 < (int64_t{1} << 31);
+  const std::string T = narrow ? "IDX" : "long long";
+  os << "  for (" << T << " t = static_cast<" << T << ">(blockIdx.x) * blockDim.x + threadIdx.x; t < " << threads
+     << "; t += static_cast<" << T << ">(gridDim.x) * blockDim.x) {\n";
   // The body at linear element `i`, every operand at o<j> (slots) and q<i> (outputs).
   auto body = [&](const std::string& indent, const std::function<std::string(int)>& load_override) {
     std::ostringstream b;
@@ -274,8 +285,7 @@ std::string CudaKernelWriter::write_pointwise(CudaLaunch& launch) {
   };
   if (vector) {
     const std::string Vs = std::to_string(V);
-    os << "  const IDX base = (static_cast<IDX>(blockIdx.x) * " << kPointwiseBlock << " + threadIdx.x) * " << Vs
-       << ";\n  if (base >= " << numel << ") return;\n";
+    os << "  const IDX base = static_cast<IDX>(t) * " << Vs << ";\n";
     os << "  if (aligned && base + " << Vs << " <= " << numel << ") {\n";
     for (size_t j = 0; j < slots_.size(); ++j) {
       const Operand& s = slots_[j];
@@ -312,11 +322,10 @@ std::string CudaKernelWriter::write_pointwise(CudaLaunch& launch) {
     for (size_t i = 0; i < outs.size(); ++i)
       os << "    *reinterpret_cast<ember_dev::Vec<" << cuda_type_name(outs[i].dtype) << ", " << Vs << ">*>(out" << i
          << " + base) = r" << i << ";\n";
-    os << "    return;\n  }\n";
+    os << "    continue;\n  }\n";
     os << "  for (IDX i = base; i < base + " << Vs << " && i < " << numel << "; ++i) {\n";
   } else {
-    os << "  const IDX i = static_cast<IDX>(blockIdx.x) * " << kPointwiseBlock << " + threadIdx.x;\n  if (i >= " << numel
-       << ") return;\n  {\n";
+    os << "  const IDX i = static_cast<IDX>(t);\n  {\n";
   }
   std::vector<std::string> idx;
   std::string scalar_pre = sizes.size() <= 1 ? "" : decompose_text("    ", "i", "i", sizes, idx);
@@ -335,10 +344,11 @@ std::string CudaKernelWriter::write_pointwise(CudaLaunch& launch) {
     for (size_t at = scalar_body.find(from); at != std::string::npos; at = scalar_body.find(from))
       scalar_body.replace(at, from.size(), "ember_dev::assign(out" + std::to_string(i) + "[" + q + "], ");
   }
-  os << scalar_pre << scalar_body << "  }\n}\n";
-  const int64_t threads = vector ? (numel + V - 1) / V : numel;
-  launch.block = kPointwiseBlock;
-  launch.grid = (threads + kPointwiseBlock - 1) / kPointwiseBlock;
+  os << scalar_pre << scalar_body << "  }\n  }\n}\n";
+  launch.tune = TuneKind::Pointwise;
+  launch.candidates = launch_candidates(TuneKind::Pointwise, threads, kPointwiseBlock, level_);
+  launch.block = launch.candidates[0].block;
+  launch.grid = launch.candidates[0].grid;
   launch.aligned_check = vector;
   launch.how = vector ? std::to_string(V) + " elements per thread (16-byte accesses when aligned)" : "an element per thread";
   return os.str();
@@ -368,13 +378,16 @@ void name_cuda_kernels(std::vector<Kernel>& kernels) {
 CudaCode generate_cuda(const LoweredGraph& lowered, std::vector<Kernel>& kernels) {
   (void)lowered;
   name_cuda_kernels(kernels);
+  const TuningLevel level = tuning_level();
   std::set<std::string> functions;
   std::string kernel_code;
   CudaCode code;
   for (Kernel& k : kernels) {
     k.inputs.clear();
     CudaLaunch launch;
-    kernel_code += "\n" + cuda_codegen::CudaKernelWriter(k, functions).write(launch);
+    const std::string text = cuda_codegen::CudaKernelWriter(k, functions, level).write(launch);
+    launch.kernel_hash = support::hash_text(text);
+    kernel_code += "\n" + text;
     code.launches.push_back(std::move(launch));
   }
   std::string out = "// Generated by Ember's inductor for CUDA (NVRTC, no headers).\n" + kernels::cuda::render_prelude();
@@ -410,7 +423,9 @@ std::string launch_plan_text(const std::vector<Kernel>& kernels, const CudaCode&
     } else {
       os << "%" << (k.root ? k.root->node->name() : k.row->node->name());
     }
-    os << (l.aligned_check ? ", aligned" : "") << ")  // " << l.how << "\n";
+    os << (l.aligned_check ? ", aligned" : "") << ")  // " << l.how;
+    if (l.candidates.size() > 1) os << "; " << l.candidates.size() << " launch candidates (" << tune_kind_name(l.tune) << ")";
+    os << "\n";
   }
   return os.str();
 }

@@ -14,7 +14,7 @@
 
 namespace ember::inductor::cuda_codegen {
 
-/// Threads per block of pointwise kernels.
+/// Threads per block of pointwise kernels (the heuristic's; launch tuning may choose others).
 inline constexpr int kPointwiseBlock = 256;
 /// Rows of at most this many elements go a warp per row (4 warps per block); longer rows a
 /// block per row.
@@ -45,7 +45,8 @@ struct Operand {
 /// shapes); offsets are computed from them per element.
 class CudaKernelWriter {
  public:
-  CudaKernelWriter(Kernel& k, std::set<std::string>& functions);
+  /// `level`: how many launch candidates the kernel is written for (its launch bounds).
+  CudaKernelWriter(Kernel& k, std::set<std::string>& functions, TuningLevel level = TuningLevel::Off);
   std::string write(CudaLaunch& launch);
 
  private:
@@ -69,6 +70,7 @@ class CudaKernelWriter {
 
   Kernel& k_;
   std::set<std::string>& functions_;
+  TuningLevel level_;
   std::set<const Node*> members_;
   std::vector<Operand> slots_;
   std::map<const PwOp*, int> slot_for_;

@@ -140,9 +140,17 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
   const bool registers = form != RowForm::Passes && red_sizes.size() <= 1;
   const int block = split || column ? 256 : warp ? 128 : registers ? register_row_block(red) : (red >= 16384 ? 512 : 256);
   const int lanes = column ? 1 : warp ? 32 : block;
+  // Launch tuning: what the main kernel's block and grid may be (it reads them at run time).
+  const TuneKind tune = split ? TuneKind::Fixed
+                        : column ? TuneKind::Columns
+                        : warp   ? (registers ? TuneKind::WarpRegs : TuneKind::WarpRows)
+                        : registers ? TuneKind::Fixed
+                                    : TuneKind::BlockRows;
   const std::string A = math_type(R.dtype);  // accumulation: float for f16/bf16/f32, double for f64
   const std::string M = A;
-  const std::string RED = std::to_string(red), LANES = std::to_string(lanes);
+  // A block per row re-reading the row strides over it by the launch's block.
+  const std::string RED = std::to_string(red),
+                    LANES = tune == TuneKind::BlockRows ? "static_cast<IDX>(blockDim.x)" : std::to_string(lanes);
   // The register form: slot g * V + e of a lane (thread) holds element g * lanes * V +
   // lane * V + e of its row. An operand read along the row with unit stride, whose rows all
   // start 16-byte aligned (kept strides), is read V elements per access when the call's
@@ -189,15 +197,19 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
   // Opens kernel `name` (a warp per row, or a block per row or per part of a row) and
   // declares each operand's offset at the row: b<j> (slots), c<i> (outputs).
   std::vector<std::string> kidx;
-  auto open_kernel = [&](const std::string& name, int threads, bool warp_rows, const std::string& row_expr) {
-    os << "extern \"C\" __global__ void __launch_bounds__(" << threads << ") " << name << "(" << parameters(outs)
+  // `tuned`: the kernel's launch is tuned; its block is read from blockDim (launch bounds: the largest candidate's).
+  auto open_kernel = [&](const std::string& name, int threads, bool warp_rows, const std::string& row_expr, bool tuned) {
+    const int bound = tuned ? max_candidate_block(tune, threads, level_) : threads;
+    const std::string per_block = tuned ? "blockDim.x" : std::to_string(threads);
+    os << "extern \"C\" __global__ void __launch_bounds__(" << bound << ") " << name << "(" << parameters(outs)
        << (split ? ", " + A + "* __restrict__ ws" : std::string()) << (vector ? ", int aligned" : "") << ") {\n";
     os << "  typedef " << idx_type << " IDX;\n";
     if (column) {
-      os << "  const IDX row = static_cast<IDX>(blockIdx.x) * " << threads << " + threadIdx.x;\n"
+      os << "  const IDX row = static_cast<IDX>(blockIdx.x) * " << per_block << " + threadIdx.x;\n"
          << "  const int lane = 0;\n  if (row >= " << rows << ") return;\n";
     } else if (warp_rows) {
-      os << "  const IDX row = static_cast<IDX>(blockIdx.x) * " << threads / 32 << " + (threadIdx.x >> 5);\n"
+      os << "  const IDX row = static_cast<IDX>(blockIdx.x) * " << (tuned ? "(blockDim.x >> 5)" : std::to_string(threads / 32))
+         << " + (threadIdx.x >> 5);\n"
          << "  const int lane = threadIdx.x & 31;\n  if (row >= " << rows << ") return;\n";
     } else {
       os << "  __shared__ " << A << " smem[32];\n  const IDX row = " << row_expr << ";\n  const int lane = threadIdx.x;\n";
@@ -215,9 +227,9 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
   if (split) {
     os << "// " << k_.name << "_split: part blockIdx.x % " << parts << " (" << chunk << " elements) of row blockIdx.x / "
        << parts << "\n";
-    open_kernel(k_.name + "_split", block, false, "static_cast<IDX>(blockIdx.x) / " + std::to_string(parts));
+    open_kernel(k_.name + "_split", block, false, "static_cast<IDX>(blockIdx.x) / " + std::to_string(parts), false);
   } else {
-    open_kernel(k_.name, block, warp, "blockIdx.x");
+    open_kernel(k_.name, block, warp, "blockIdx.x", tune != TuneKind::Fixed);
   }
   // Reduced element r's multi-index and the offsets of the slots the code after it reads.
   auto at_element = [&](const std::string& indent, std::string code) {
@@ -390,7 +402,7 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
   if (split) {
     // The part's result to the workspace; the second kernel combines a row's parts in order.
     os << "  if (lane == 0) ws[blockIdx.x] = acc;\n}\n\n";
-    open_kernel(k_.name, 128, true, "");
+    open_kernel(k_.name, 128, true, "", false);
     os << "  " << A << " acc = " << identity_of(R.kind == RowKind::Mean ? RowKind::Sum : R.kind, A) << ";\n"
        << "  for (int i = lane; i < " << parts << "; i += 32) acc = " << op_of(R.kind == RowKind::Mean ? RowKind::Sum : R.kind)
        << "(acc, ws[row * " << parts << " + i]);\n"
@@ -454,6 +466,12 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
     launch.how += ", the row in registers (" + std::to_string(slot_groups) + " x " + Vs + " slots per " +
                   (warp ? "lane" : "thread") + (vector ? ", " + Vs + " elements per access when aligned)" : ")");
   launch.aligned_check = vector;
+  launch.tune = tune;
+  if (tune != TuneKind::Fixed) {
+    launch.candidates = launch_candidates(tune, rows, block, level_);
+    EMBER_INTERNAL_ASSERT(launch.candidates[0].block == launch.block && launch.candidates[0].grid == launch.grid)
+        << "inductor CUDA codegen: kernel " << k_.name << "'s first launch candidate is not its heuristic's";
+  }
   if (split) {
     launch.split_symbol = k_.name + "_split";
     launch.split_grid = rows * parts;

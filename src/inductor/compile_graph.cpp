@@ -27,6 +27,7 @@
 #include "inductor/cudagraphs.h"
 #include "inductor/inductor.h"
 #include "inductor/kernel_profile.h"
+#include "inductor/launch_tuning.h"
 #include "inductor/pipeline.h"
 #include "inductor/symbolic.h"
 #include "inductor/trace.h"
@@ -85,6 +86,11 @@ struct Program {
   std::vector<void*> cuda_fns;
   std::vector<void*> split_fns;  // per kernel, a split reduction's first kernel (else null)
   std::vector<CudaLaunch> launches;
+  /// Launch tuning (launch_tuning.h): per kernel the index of its chosen candidate, -1
+  /// until settled at its first launch outside a capture; the trace's launch_tuning.txt.
+  mutable std::vector<std::atomic<int>> chosen;
+  mutable std::mutex tune_mu;
+  std::optional<std::filesystem::path> tuning_trace;
   /// Compile mode "reduce-overhead" (or inductor.cudagraphs): run through a CUDA graph.
   bool cudagraphs = false;
   /// Calls computed once at compile time (fold_host_constants), for the report.
@@ -104,6 +110,9 @@ struct Program {
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
   /// Launches kernel k on the current stream of cuda_device with its `count` buffers `ptrs`.
   void launch(size_t k, void** ptrs, size_t count) const;
+  /// Settles kernel k's launch configuration before its first launch (a kernel with
+  /// several candidates; choose_launch), once, under tune_mu.
+  void settle_launch(size_t k, void* const* ptrs, size_t count, int aligned, void* stream) const;
 };
 
 void Program::plan_steps() {
@@ -174,7 +183,17 @@ void Program::launch(size_t k, void** ptrs, size_t count) const {
   if (l.aligned_check) args[n++] = &aligned;
   void* stream = core::cuda::current_stream_handle(cuda_device);
   if (l.workspace_bytes == 0) {
-    kernels::cuda::launch_kernel(cuda_fns[k], static_cast<unsigned>(l.grid), static_cast<unsigned>(l.block), args, stream);
+    int64_t grid = l.grid;
+    int block = l.block;
+    if (l.candidates.size() > 1) {
+      if (chosen[k].load(std::memory_order_acquire) < 0) settle_launch(k, ptrs, count, aligned, stream);
+      const int c = chosen[k].load(std::memory_order_acquire);
+      if (c >= 0) {
+        grid = l.candidates[static_cast<size_t>(c)].grid;
+        block = l.candidates[static_cast<size_t>(c)].block;
+      }
+    }
+    kernels::cuda::launch_kernel(cuda_fns[k], static_cast<unsigned>(grid), static_cast<unsigned>(block), args, stream);
     return;
   }
   // A split reduction: the parts into the workspace, then their combination. The
@@ -190,6 +209,18 @@ void Program::launch(size_t k, void** ptrs, size_t count) const {
     throw;
   }
   core::cuda::device_free(ws);
+}
+
+size_t storage_bytes(const TensorMeta& m);
+
+void Program::settle_launch(size_t k, void* const* ptrs, size_t count, int aligned, void* stream) const {
+  std::lock_guard lock(tune_mu);
+  if (chosen[k].load(std::memory_order_acquire) >= 0) return;
+  std::vector<size_t> out_bytes;
+  for (const TensorMeta* m : plans[k].out_metas) out_bytes.push_back(storage_bytes(*m));
+  const int c = choose_launch(launches[k], cuda_fns[k], {ptrs, ptrs + count}, out_bytes, aligned, cuda_device, stream,
+                              tuning_trace);
+  if (c >= 0) chosen[k].store(c, std::memory_order_release);
 }
 
 /// "float32 [3, 4]".
@@ -839,6 +870,9 @@ CompiledGraph finish_cuda(const std::shared_ptr<Program>& program, GraphTrace& t
                                   << "\n"
                                   << text;
   program->launches = code.launches;
+  program->chosen = std::vector<std::atomic<int>>(code.launches.size());
+  for (std::atomic<int>& c : program->chosen) c.store(-1);
+  if (trace.dir()) program->tuning_trace = *trace.dir() / "launch_tuning.txt";
   return finish(program, trace, text, cubin.path, cubin.from_cache);
 }
 

@@ -55,7 +55,9 @@ std::string geometry(ScalarType dtype, IntArrayRef sizes, Device device) {
 }  // namespace
 
 bool cudagraphs_wanted() {
-  return capture::current_compile_mode() == capture::CompileMode::ReduceOverhead || config().inductor.cudagraphs;
+  const capture::CompileMode mode = capture::current_compile_mode();
+  return mode == capture::CompileMode::ReduceOverhead || mode == capture::CompileMode::MaxAutotune ||
+         config().inductor.cudagraphs;
 }
 
 std::string why_not_cudagraphs(const Graph& g) {

@@ -17,7 +17,7 @@
 namespace ember::inductor {
 
 /// Whether the compile under way on this thread wants CUDA graphs: its function's mode is
-/// "reduce-overhead", or config().inductor.cudagraphs is set.
+/// "reduce-overhead" or "max-autotune", or config().inductor.cudagraphs is set.
 bool cudagraphs_wanted();
 
 /// Why the wrapper of `g` cannot be captured into a CUDA graph ("cpu device (%x)"), or ""

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "inductor/ir.h"
+#include "inductor/launch_tuning.h"
 
 namespace ember::inductor {
 
@@ -169,6 +170,13 @@ struct CudaLaunch {
   int64_t split_grid = 0;
   int split_block = 0;
   size_t workspace_bytes = 0;
+  /// Launch tuning (launch_tuning.h): what the configuration shapes, and the candidates
+  /// the kernel's one compiled function serves, the heuristic's (grid, block above) first;
+  /// empty for a Fixed kernel. `kernel_hash`: a hash of the kernel's source, part of the
+  /// tuning cache's key.
+  TuneKind tune = TuneKind::Fixed;
+  std::vector<LaunchConfig> candidates;
+  std::string kernel_hash;
 };
 
 /// The CUDA code of a graph: one translation unit for all its kernels (NVRTC-compiled for

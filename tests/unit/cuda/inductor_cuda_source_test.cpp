@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ember/graph.h"
+#include "generated_cuda.h"
 #include "inductor/codegen_cuda.h"
 #include "inductor/pipeline.h"
 #include "kernels/cuda/nvrtc.h"
@@ -15,24 +16,6 @@
 
 namespace ember::inductor {
 namespace {
-
-/// A graph through the shared steps (graph passes, lowering, fusion) and the CUDA code generator.
-struct Generated {
-  std::unique_ptr<Graph> graph;
-  LoweredGraph lowered;
-  std::vector<Kernel> kernels;
-  CudaCode code;
-};
-
-Generated generate(const std::string& text) {
-  Generated r;
-  std::unique_ptr<Graph> parsed = parse_graph(text);
-  r.graph = run_graph_passes(*parsed);
-  r.lowered = lower(*r.graph);
-  r.kernels = schedule(*r.graph, r.lowered);
-  r.code = generate_cuda(r.lowered, r.kernels);
-  return r;
-}
 
 using InductorCudaSource = kernels::cuda::Nvrtc;
 
