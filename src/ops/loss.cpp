@@ -16,6 +16,7 @@
 #include "ember/ops/nn.h"
 #include "ember/ops/pointwise.h"
 #include "ember/ops/reduction.h"
+#include "ember/sym_int.h"
 #include "ember/ops/view.h"
 #include "ops/api.h"
 #include "ops/families.h"
@@ -346,7 +347,9 @@ Stack nll_loss_nd_decomposition(const Stack& a) {
   const Tensor& target = a[1].to_tensor();
   EMBER_CHECK_KIND(ErrorKind::ValueError, self.dim() >= 1)
       << "Expected 1 or more dimensions (got " << self.dim() << ")";
-  EMBER_CHECK_KIND(ErrorKind::ValueError, self.dim() == 1 || (target.dim() >= 1 && self.size(0) == target.size(0)))
+  // Over the symbols: a traced batch stays symbolic (the comparison guards it).
+  EMBER_CHECK_KIND(ErrorKind::ValueError,
+                   self.dim() == 1 || (target.dim() >= 1 && sym_size(self, 0) == sym_size(target, 0)))
       << "Expected input batch_size (" << self.size(0) << ") to match target batch_size ("
       << (target.dim() >= 1 ? target.size(0) : 0) << ").";
   if (self.dim() <= 2) return call_op("aten::nll_loss", {a[0], a[1], a[2], a[3], a[4]});
@@ -435,7 +438,7 @@ Stack cross_entropy_loss_decomposition(const Stack& a) {
   const int64_t reduction = checked_reduction(a[3]);
   const int64_t ignore_index = a[4].to_int();
   const double label_smoothing = a[5].to_double();
-  if (self.sizes() == target.sizes()) {
+  if (self.dim() == target.dim() && sym_sizes(self) == sym_sizes(target)) {
     // Same shapes: the target holds class probabilities.
     EMBER_CHECK(is_floating_point(target.dtype()))
         << "Expected floating point type for target with class probabilities, got " << scalar_type_name(target.dtype());
