@@ -2,8 +2,6 @@
 // and fuse → generate C++ → build and load), the wrapper that runs the result (outputs
 // allocated here, kernels and extern calls in graph order), and the backend's
 // registration. See Note [inductor] (docs/notes/inductor.md).
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <atomic>
 #include <map>
@@ -584,6 +582,7 @@ void compile_fx_ahead(Graph& g) {
     // The same steps as compile_fx_inner up to the source, without its logs (they come
     // when it compiles the graph for real) or trace files.
     logging::MuteScope mute;
+    capture::PhaseTimer timer("backward graph passes to codegen, ahead");
     std::unique_ptr<Graph> transformed = run_graph_passes(g);
     const LoweredGraph lowered = lower(*transformed);
     std::vector<Kernel> kernels = schedule(*transformed, lowered);
@@ -625,10 +624,14 @@ CompiledGraph compile_fx_inner(Graph& given_graph, const std::vector<Tensor>& ex
   program->host_constants = std::move(host_constants);
   GraphTrace trace(input_graph);
   EMBER_LOG(inductor, INFO) << "Step 3: torchinductor compiling graph " << input_graph.name();
-  program->graph = run_graph_passes(input_graph);
+  {
+    capture::PhaseTimer timer("graph passes");
+    program->graph = run_graph_passes(input_graph);
+  }
   const Graph& g = *program->graph;
   trace.stage_done("graph passes");
   trace.transformed(g);
+  std::optional<capture::PhaseTimer> lowering(std::in_place, "lowering");
   program->lowered = lower(g);
   program->symbolic = has_symbols(g);
   if (program->symbolic) {
@@ -651,9 +654,13 @@ CompiledGraph compile_fx_inner(Graph& given_graph, const std::vector<Tensor>& ex
     }
     program->symbols = bind_symbols(g);
   }
+  lowering.reset();
   trace.stage_done("lowering");
   trace.lowered(g, program->lowered);
-  program->kernels = schedule(g, program->lowered);
+  {
+    capture::PhaseTimer timer("scheduling (fusion)");
+    program->kernels = schedule(g, program->lowered);
+  }
   if (on_cuda) name_cuda_kernels(program->kernels);
   trace.stage_done("scheduling and fusion");
   trace.scheduled(g, program->lowered, program->kernels);
@@ -661,12 +668,18 @@ CompiledGraph compile_fx_inner(Graph& given_graph, const std::vector<Tensor>& ex
     program->cuda_device = device->index < 0 ? ember::cuda::current_device() : device->index;
     return finish_cuda(program, trace);
   }
-  const std::string source = generate_cpp(program->lowered, program->kernels);
+  std::string source;
+  {
+    capture::PhaseTimer timer("codegen");
+    source = generate_cpp(program->lowered, program->kernels);
+  }
   trace.stage_done("code generation");
   trace.generated(source);
+  std::vector<std::string> symbols;
+  for (const Kernel& kernel : program->kernels) symbols.push_back(kernel.name);
   LoadedCode code;
   try {
-    code = load_or_build(source);
+    code = load_or_build(source, symbols);
   } catch (const Error& e) {
     // Name the kernels the compiler's output points at (all of them when it names none).
     std::string named;
@@ -685,7 +698,7 @@ CompiledGraph compile_fx_inner(Graph& given_graph, const std::vector<Tensor>& ex
   program->handle = code.handle;
   for (size_t k = 0; k < program->kernels.size(); ++k) {
     const Kernel& kernel = program->kernels[k];
-    void* fn = dlsym(code.handle, kernel.name.c_str());
+    void* fn = code.symbols[k];
     EMBER_INTERNAL_ASSERT(fn) << "inductor: " << code.so_path << " has no kernel " << kernel.name;
     // A pointwise kernel over size symbols takes their values too (codegen_cpp.cpp).
     const bool takes_symbols = program->symbolic && kernel.symbolic();

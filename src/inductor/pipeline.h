@@ -199,13 +199,17 @@ struct LoadedCode {
   void* handle = nullptr;
   std::string so_path;
   bool cache_hit = false;
+  /// The address of each symbol asked for, in order (null for one the library lacks).
+  std::vector<void*> symbols;
 };
 
 /// Builds `source` with the system compiler (build_info's, -O3 -march=native -fopenmp
 /// -shared -fPIC) into config().inductor.cache_dir, keyed by a hash of source, compiler
-/// and flags, and dlopens it. A cached library whose checksum sidecar does not match, or
-/// that dlopen rejects, is rebuilt. Writes are atomic (temp name, then rename).
-LoadedCode load_or_build(const std::string& source);
+/// and flags, dlopens it and looks up `symbols`. A cached library whose checksum sidecar
+/// does not match, or that dlopen rejects, is rebuilt. Writes are atomic (temp name, then
+/// rename). Times the phases "C++ compile" (the compiler's CPU time included) and "load"
+/// (compile_times()).
+LoadedCode load_or_build(const std::string& source, const std::vector<std::string>& symbols);
 
 /// Starts building `source` as load_or_build would, on a thread of its own, unless the
 /// cache already holds it or a build of it is under way: the compiler runs while the

@@ -26,10 +26,21 @@ inline double autotune_clock_ms(bool one_thread) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+/// Time the calling thread has spent in fastest() (timing runs and their warm-up), wall and
+/// CPU seconds, for compile_times()' "autotuning (timing runs)" (Note [sgemm autotuning]).
+struct TuningTime {
+  double seconds = 0, cpu_seconds = 0;
+};
+inline TuningTime& tuning_time_this_thread() {
+  thread_local TuningTime t;
+  return t;
+}
+
 /// The index of the fastest of `runs`: one warm-up round, then `rounds` rounds that each
 /// run every candidate once in turn, so that a slow spell of a shared machine falls on all
 /// of them alike; a candidate's best round is its time (`ms[i]`, autotune_clock_ms).
 inline size_t fastest(const std::vector<std::function<void()>>& runs, std::vector<double>& ms, int rounds = 4) {
+  const double wall0 = autotune_clock_ms(false), cpu0 = autotune_clock_ms(true);
   ms.assign(runs.size(), std::numeric_limits<double>::infinity());
   const bool one_thread = omp_get_max_threads() == 1;
   for (const auto& run : runs) run();
@@ -44,6 +55,9 @@ inline size_t fastest(const std::vector<std::function<void()>>& runs, std::vecto
   size_t best = 0;
   for (size_t i = 1; i < runs.size(); ++i)
     if (ms[i] < ms[best]) best = i;
+  TuningTime& spent = tuning_time_this_thread();
+  spent.seconds += (autotune_clock_ms(false) - wall0) * 1e-3;
+  spent.cpu_seconds += (autotune_clock_ms(true) - cpu0) * 1e-3;
   return best;
 }
 
