@@ -76,7 +76,7 @@ struct Program {
   std::vector<size_t> result_slots;
   size_t num_inputs = 0;
   std::set<int> raise_after;             // inject_relu_bug_TESTING_ONLY=runtime_error
-  void* handle = nullptr;
+  std::vector<void*> handles;            // the kernels' libraries, one per translation unit
   /// A graph whose tensors live on cuda:N (cuda_device = N): per kernel its function in
   /// the loaded module and its launch (grid, block, arguments); -1 on the CPU.
   int cuda_device = -1;
@@ -586,7 +586,7 @@ void compile_fx_ahead(Graph& g) {
     std::unique_ptr<Graph> transformed = run_graph_passes(g);
     const LoweredGraph lowered = lower(*transformed);
     std::vector<Kernel> kernels = schedule(*transformed, lowered);
-    start_build(generate_cpp(lowered, kernels));
+    start_build_units(generate_cpp_parts(lowered, kernels));
   } catch (const std::exception&) {
     // Nothing is reported ahead: compile_fx_inner meets the same failure and reports it.
   }
@@ -668,18 +668,19 @@ CompiledGraph compile_fx_inner(Graph& given_graph, const std::vector<Tensor>& ex
     program->cuda_device = device->index < 0 ? ember::cuda::current_device() : device->index;
     return finish_cuda(program, trace);
   }
-  std::string source;
+  CppParts parts;
   {
     capture::PhaseTimer timer("codegen");
-    source = generate_cpp(program->lowered, program->kernels);
+    parts = generate_cpp_parts(program->lowered, program->kernels);
   }
+  const std::string source = parts.text();
   trace.stage_done("code generation");
   trace.generated(source);
   std::vector<std::string> symbols;
   for (const Kernel& kernel : program->kernels) symbols.push_back(kernel.name);
   LoadedCode code;
   try {
-    code = load_or_build(source, symbols);
+    code = load_or_build_units(parts, symbols);
   } catch (const Error& e) {
     // Name the kernels the compiler's output points at (all of them when it names none).
     std::string named;
@@ -695,7 +696,7 @@ CompiledGraph compile_fx_inner(Graph& given_graph, const std::vector<Tensor>& ex
   EMBER_LOG_ARTIFACT(output_code) << "Output code written to: " << code.so_path.substr(0, code.so_path.size() - 3)
                                   << ".cpp\n"
                                   << source;
-  program->handle = code.handle;
+  program->handles = code.handles;
   for (size_t k = 0; k < program->kernels.size(); ++k) {
     const Kernel& kernel = program->kernels[k];
     void* fn = code.symbols[k];

@@ -6,6 +6,7 @@
 // source's unit includes it instead of carrying its text.
 // See Note [inductor] (docs/notes/inductor.md), "The cache" and "The precompiled prelude".
 #include <dlfcn.h>
+#include <omp.h>
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -305,6 +306,7 @@ namespace {
 bool open_library(LoadedCode& out, const std::vector<std::string>& symbols) {
   out.handle = dlopen(out.so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!out.handle) return false;
+  out.handles = {out.handle};
   for (const std::string& name : symbols) out.symbols.push_back(dlsym(out.handle, name.c_str()));
   return true;
 }
@@ -375,6 +377,66 @@ LoadedCode load_or_build(const std::string& source, const std::vector<std::strin
   capture::PhaseTimer timer("load");
   EMBER_CHECK(open_library(out, symbols)) << "inductor: cannot load " << e.so.string() << ": " << dlerror();
   return out;
+}
+
+namespace {
+
+/// One translation unit of load_or_build_units: its source and its kernels' symbols.
+struct Unit {
+  std::string source;
+  std::vector<std::string> symbols;
+};
+
+/// `parts` as units of whole kernels, in order, balanced by their text's length: as many
+/// as compile_threads allows and kMinUnitBytes leaves.
+std::vector<Unit> split_units(const CppParts& parts, const std::vector<std::string>& symbols) {
+  EMBER_INTERNAL_ASSERT(symbols.empty() || symbols.size() == parts.kernels.size())
+      << "load_or_build_units: " << symbols.size() << " symbols for " << parts.kernels.size() << " kernels";
+  size_t bytes = 0;
+  for (const std::string& k : parts.kernels) bytes += k.size();
+  const int64_t threads = config().inductor.compile_threads > 0 ? config().inductor.compile_threads
+                                                                : static_cast<int64_t>(omp_get_max_threads());
+  const size_t n = std::max<size_t>(
+      1, std::min({static_cast<size_t>(std::max<int64_t>(threads, 1)), parts.kernels.size(), bytes / kMinUnitBytes}));
+  std::vector<Unit> units(n);
+  size_t done = 0, u = 0;
+  for (size_t k = 0; k < parts.kernels.size(); ++k) {
+    // Unit u takes kernels while its share (u + 1) / n of the text is not reached.
+    if (u + 1 < n && done * n >= (u + 1) * bytes && !units[u].source.empty()) ++u;
+    units[u].source += parts.kernels[k];
+    if (!symbols.empty()) units[u].symbols.push_back(symbols[k]);
+    done += parts.kernels[k].size();
+  }
+  std::erase_if(units, [](const Unit& unit) { return unit.source.empty(); });  // after one long kernel
+  for (Unit& unit : units) unit.source = parts.head + unit.source + parts.tail;
+  if (units.empty()) units.push_back({parts.head + parts.tail, {}});
+  return units;
+}
+
+}  // namespace
+
+LoadedCode load_or_build_units(const CppParts& parts, const std::vector<std::string>& symbols) {
+  std::vector<Unit> units = split_units(parts, symbols);
+  if (units.size() == 1) return load_or_build(units[0].source, symbols);
+  // The others' compilers run while this thread compiles the first.
+  for (size_t u = 1; u < units.size(); ++u) start_build(units[u].source);
+  LoadedCode out;
+  out.cache_hit = true;
+  for (const Unit& unit : units) {
+    LoadedCode code = load_or_build(unit.source, unit.symbols);
+    if (out.so_path.empty()) {
+      out.so_path = code.so_path;
+      out.handle = code.handle;
+    }
+    out.handles.push_back(code.handle);
+    out.cache_hit = out.cache_hit && code.cache_hit;
+    out.symbols.insert(out.symbols.end(), code.symbols.begin(), code.symbols.end());
+  }
+  return out;
+}
+
+void start_build_units(const CppParts& parts) {
+  for (const Unit& unit : split_units(parts, {})) start_build(unit.source);
 }
 
 }  // namespace ember::inductor

@@ -36,15 +36,20 @@ inline TuningTime& tuning_time_this_thread() {
   return t;
 }
 
-/// The index of the fastest of `runs`: one warm-up round, then `rounds` rounds that each
-/// run every candidate once in turn, so that a slow spell of a shared machine falls on all
-/// of them alike; a candidate's best round is its time (`ms[i]`, autotune_clock_ms).
-inline size_t fastest(const std::vector<std::function<void()>>& runs, std::vector<double>& ms, int rounds = 4) {
+/// The index of the fastest of `runs`: one warm-up round, then up to `rounds` rounds that
+/// each run every candidate once in turn, so that a slow spell of a shared machine falls on
+/// all of them alike; a candidate's best round is its time (`ms[i]`, autotune_clock_ms).
+/// With a `budget_ms`, no further round starts once the timed rounds have taken that long
+/// (wall clock; one round at least): a product of a hundred milliseconds is told apart by
+/// one round, and four would cost its first call more than a second.
+inline size_t fastest(const std::vector<std::function<void()>>& runs, std::vector<double>& ms, int rounds = 4,
+                      double budget_ms = std::numeric_limits<double>::infinity()) {
   const double wall0 = autotune_clock_ms(false), cpu0 = autotune_clock_ms(true);
   ms.assign(runs.size(), std::numeric_limits<double>::infinity());
   const bool one_thread = omp_get_max_threads() == 1;
   for (const auto& run : runs) run();
-  for (int r = 0; r < rounds; ++r) {
+  const double timed_from = autotune_clock_ms(false);
+  for (int r = 0; r < rounds && (r == 0 || autotune_clock_ms(false) - timed_from < budget_ms); ++r) {
     for (size_t i = 0; i < runs.size(); ++i) {
       const double t0 = autotune_clock_ms(one_thread);
       runs[i]();

@@ -12,6 +12,8 @@
 
 #include "capture/events.h"
 #include "ember/ember.h"
+#include "inductor/inductor.h"
+#include "inductor/pipeline.h"
 #include "support/compile_helpers.h"
 
 namespace ember {
@@ -42,6 +44,8 @@ double parts_of(const std::vector<CompileTimeRow>& rows, const std::string& func
 }
 
 const char* const kStep2 = "backend compile (Step 2)";
+
+size_t inductor_min_unit_bytes() { return inductor::kMinUnitBytes; }
 
 TEST_F(CompileTimesTest, ColdInductorCompileRecordsEveryPhaseUnderItsParent) {
   auto f = compile([](const Tensor& x, const Tensor& y) { return (x.exp() * y + 1).sum(1); },
@@ -149,6 +153,32 @@ TEST_F(CompileTimesTest, OwnTimePhaseLeavesOutThePhasesInsideIt) {
   ASSERT_EQ(rows.size(), 4u);
   EXPECT_EQ(rows[0].phase, "outer");
   EXPECT_EQ(rows[1].phase, "inside");
+}
+
+TEST_F(CompileTimesTest, KernelsSplitIntoUnitsCompiledSideBySideEqualEagerAndHitTheCache) {
+  const int64_t saved = config().inductor.compile_threads;
+  config().inductor.compile_threads = 2;
+  auto fn = [](const Tensor& x) {
+    return softmax(x, 1).sum(0) + x.exp().mean(1).sum() + amax(log_softmax(x, 0), {1}).sum() + (x * x).sigmoid().sum(0);
+  };
+  auto f = compile(fn, {.backend = "inductor", .name = "split"});
+  Tensor x = randn({33, 40});
+  const int64_t before = inductor::compiler_invocations();
+  testing::expect_close(f(x), fn(x));
+  const inductor::CompileReport report = inductor::last_compile_report();
+  ASSERT_GE(report.kernels.size(), 2u);
+  ASSERT_GE(report.source.size(), 2 * inductor_min_unit_bytes() + 4000) << "too little code to split";
+  EXPECT_EQ(inductor::compiler_invocations() - before, 2);
+  const CompileTimeRow* cxx = row_of(compile_times_rows(), "split", "C++ compile");
+  ASSERT_NE(cxx, nullptr);
+  EXPECT_EQ(cxx->count, 2) << compile_times();
+  // Compiled again: both units' libraries come from the cache.
+  f.reset();
+  const int64_t after_first = inductor::compiler_invocations();
+  testing::expect_close(f(x), fn(x));
+  EXPECT_EQ(inductor::compiler_invocations(), after_first);
+  EXPECT_TRUE(inductor::last_compile_report().cache_hit);
+  config().inductor.compile_threads = saved;
 }
 
 TEST_F(CompileTimesTest, ResetClearsEveryRow) {
