@@ -3,8 +3,11 @@
 // compiler and its flags (and the vec.h the source includes). Writes are atomic (a temp
 // name, then rename); a checksum sidecar detects a corrupt or half-written library. The
 // prelude every source starts with is compiled once, as a precompiled header, and each
-// source's unit includes it instead of carrying its text.
-// See Note [inductor] (docs/notes/inductor.md), "The cache" and "The precompiled prelude".
+// source's unit includes it instead of carrying its text. A graph's kernels may be split
+// into several units compiled side by side (load_or_build_units). The compiler runs under
+// posix_spawn and wait4, whose CPU time compile_times() adds to the "C++ compile" phase.
+// See Note [inductor] (docs/notes/inductor.md), "The cache", "The precompiled prelude" and
+// "Parallel compile".
 #include <dlfcn.h>
 #include <omp.h>
 #include <spawn.h>
