@@ -25,8 +25,11 @@
 // one step without the optimizer) against that of the same forward alone under
 // NoGradGuard, each with a fresh cache directory.
 //
-// `--json FILE` writes the rows as JSON; `--only W4,W5` runs the rows whose id starts with
-// one of the prefixes; `--iters N` sets the timed calls. Threads: OMP_NUM_THREADS (run
+// `--json FILE` writes the rows as JSON (with each row's cold compile by phase);
+// `--only W4,W5` runs the rows whose id starts with one of the prefixes; `--iters N` sets
+// the timed calls; `--phases` prints, under each row, its cold compile by phase
+// (ember::compile_times(): capture, AOT, lowering, scheduling, codegen, C++ compile with the
+// compiler's CPU time, load, the first run and the autotuner's timing runs in it). Threads: OMP_NUM_THREADS (run
 // bench/torch_workloads.py --compile with the same number; bench/run_side_by_side.sh
 // runs both).
 #include <omp.h>
@@ -44,6 +47,7 @@
 
 #include "bench_util.h"
 #include "core/allocator.h"
+#include "ember/compile.h"
 #include "inductor/inductor.h"
 #include "training_workloads.h"
 
@@ -248,8 +252,30 @@ std::string training_notes(const TrainingFigures& t) {
 
 }  // namespace
 
+/// The rows of compile_times() as a JSON array.
+std::string phases_json(const std::vector<CompileTimeRow>& rows) {
+  std::string out = "[";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const CompileTimeRow& r = rows[i];
+    out += std::string(i ? ", " : "") + "{\"phase\": \"" + r.phase + "\", \"part_of\": \"" + r.parent +
+           "\", \"count\": " + std::to_string(r.count) + ", \"seconds\": " + json_number(r.total_seconds) +
+           ", \"cpu_seconds\": " + json_number(r.cpu_seconds) + "}";
+  }
+  return out + "]";
+}
+
 int main(int argc, char** argv) {
-  const auto options = bench::parse_options(argc, argv);
+  // --phases is this program's own; the other options are every workload program's.
+  std::vector<char*> args;
+  bool print_phases = false;
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0 && std::string(argv[i]) == "--phases") {
+      print_phases = true;
+    } else {
+      args.push_back(argv[i]);
+    }
+  }
+  const auto options = bench::parse_options(static_cast<int>(args.size()), args.data());
   if (!options) return 2;
   const auto& [json_path, iters, only] = *options;
   const fs::path cache_root = fs::temp_directory_path() / ("ember_bench_inductor_" + std::to_string(getpid()));
@@ -286,7 +312,10 @@ int main(int argc, char** argv) {
     bench::CompiledCall compiled = w.compile("inductor");
     Tensor out;
     CallLog cold_log;
+    reset_compile_times();
     const double cold_s = seconds_of([&] { cold_log = logged([&] { out = compiled.call(); }); });
+    const std::vector<CompileTimeRow> cold_phases = compile_times_rows();
+    const std::string cold_table = compile_times();
     std::string failed;
     const Diff diff = compare_groups(results_of(w, out, compiled.state), expected, &failed);
     all_close = all_close && diff.close;
@@ -318,6 +347,7 @@ int main(int argc, char** argv) {
     }
     std::printf("%-8s | %10.2f | %11.2f | %6.2fx | %14.2f | %14.2f | %6s | %10s | %9.2e | %s\n", w.id.c_str(), eager_ms,
                 compiled_ms, eager_ms / compiled_ms, cold_s, warm_s, gb_col, pct_col, diff.max_abs, notes.c_str());
+    if (print_phases) std::printf("%s cold compile by phase. %s\n", w.id.c_str(), cold_table.c_str());
     std::fflush(stdout);
 
     json += std::string(first ? "" : ", ") + "{\"id\": \"" + w.id + "\", \"workload\": \"" + w.what +
@@ -329,7 +359,8 @@ int main(int argc, char** argv) {
             ", \"max_abs_diff\": " + json_number(diff.max_abs) +
             ", \"within_tolerance\": " + (diff.close ? "true" : "false") +
             ", \"graphs\": " + std::to_string(cold_log.graphs) + ", \"kernels\": " + std::to_string(cold_log.kernels) +
-            ", \"interpreted\": " + (cold_log.interpreted > 0 ? "true" : "false");
+            ", \"interpreted\": " + (cold_log.interpreted > 0 ? "true" : "false") +
+            ", \"cold_compile_phases\": " + phases_json(cold_phases);
     if (w.training) {
       const TrainingFigures t = measure_training(*w.training, cache);
       char line[320];

@@ -325,17 +325,30 @@ Compiled<std::decay_t<F>> compile(F&& fn, CompileOptions options = {}, Loc where
 
 // --- compile_times ----------------------------------------------------------------
 
-/// Time spent compiling, per compiled function and phase: "capture (Step 1)" (tracing,
-/// without the backend), "backend compile (Step 2)", and later stages' own phases.
+/// Time spent compiling, per compiled function and phase (torch._dynamo.utils.
+/// compile_times()). Top-level phases: "capture (Step 1)" (tracing, without what it
+/// starts), "backend compile (Step 2)", "first run" (the compiled graph's first execution,
+/// in the call that compiled it), and, for a training graph, "backward compile (first
+/// backward call)" and "first backward run". Parts (`parent` names the phase they are part
+/// of): "AOT autograd" (functionalize, decompose, joint graph, partition), "graph passes",
+/// "lowering", "scheduling (fusion)", "codegen", "C++ compile", "load" (dlopen and symbol
+/// lookup) under a compile; "autotuning (timing runs)" under a run. A phase's parts add up
+/// to at most its own time. See docs/diagnostics.md, "compile_times()".
 struct CompileTimeRow {
   std::string function;
   std::string phase;
   int64_t count = 0;
   double total_seconds = 0;
+  /// The phase this one is a part of ("" for a top-level phase).
+  std::string parent;
+  /// CPU time: the compiling thread's, plus the C++ compiler processes' it waited for.
+  double cpu_seconds = 0;
   double average_seconds() const { return count ? total_seconds / static_cast<double>(count) : 0; }
 };
+/// Every row, each function's phases in the order they first started.
 std::vector<CompileTimeRow> compile_times_rows();
-/// The rows as an aligned table (torch._dynamo.utils.compile_times()).
+/// The rows as an aligned table, parts indented under their phase, with a "(rest)" line
+/// for a phase's time outside its parts (torch._dynamo.utils.compile_times()).
 std::string compile_times();
 void reset_compile_times();
 

@@ -49,6 +49,7 @@ class AotFunction {
   CompiledGraph inference(const std::vector<Tensor>& examples) {
     std::lock_guard lock(mu_);
     if (!inference_) {
+      capture::PhaseTimer timer("AOT autograd", capture::Nesting::OwnTime);
       // Inner compilers may keep a reference to the graph (eager_backend does): it lives
       // as long as this function.
       std::vector<InputWrite> writes;
@@ -101,6 +102,7 @@ class AotFunction {
     std::lock_guard lock(mu_);
     auto it = training_.find(mask);
     if (it != training_.end()) return it->second;
+    capture::PhaseTimer timer("AOT autograd", capture::Nesting::OwnTime);
     CompiledGraph fn;
     if (traced_with_symbolic_sizes(*captured_)) {
       // Note [dynamic shapes]: the joint graph is traced for the sizes of one call; a graph

@@ -9,6 +9,7 @@
 #include "aot/aot.h"
 #include "aot/joint.h"
 #include "autograd/autograd_meta.h"
+#include "capture/events.h"
 #include "capture/repro_hooks.h"
 #include "ember/autograd.h"
 #include "ember/ops/creation.h"
@@ -27,6 +28,7 @@ struct TrainingState {
   Backend inner;
   std::string inner_name;
   int aot_id = -1;
+  std::string function;  // the compiled function's name, for compile_times()
   std::mutex backward_mu;
   CompiledGraph backward;  // compiled on the first backward call
 };
@@ -51,18 +53,23 @@ class CompiledFunctionBackward final : public autograd::Node {
       }
     }
     CompiledGraph backward;
+    bool compiled_now = false;
     {
       std::lock_guard lock(state_->backward_mu);
       if (!state_->backward) {
         EMBER_LOG(aot, INFO) << "aot: compiling the backward graph " << state_->partition->backward->name();
+        capture::PhaseTimer timer(state_->function, "backward compile (first backward call)");
         GraphRoleScope role({GraphRole::Kind::Backward, state_->aot_id});
         state_->backward =
             capture::compile_with_repro(*state_->partition->backward, inputs, state_->inner, state_->inner_name, "aot");
+        compiled_now = true;
       }
       backward = state_->backward;
     }
     NoGradGuard no_grad;
-    std::vector<Tensor> out = backward(inputs);
+    std::vector<Tensor> out = compiled_now ? capture::timed_run(state_->function, "first backward run",
+                                                                [&] { return backward(inputs); })
+                                           : backward(inputs);
     EMBER_INTERNAL_ASSERT(out.size() == next_edges_.size())
         << "CompiledFunctionBackward: the backward graph returned " << out.size() << " gradients for "
         << next_edges_.size() << " inputs";
@@ -99,6 +106,8 @@ CompiledGraph make_training_function(std::shared_ptr<Partition> p, const JointGr
   state->inner = inner;
   state->inner_name = inner_name;
   state->aot_id = aot_id;
+  state->function = capture::current_compile_function();
+  if (state->function.empty()) state->function = capture::kNoFunction;
   if (ahead) {
     GraphRoleScope role({GraphRole::Kind::Backward, aot_id});
     ahead(*p->backward);

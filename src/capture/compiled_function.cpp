@@ -297,17 +297,15 @@ class CompiledFunctionState {
     Tracer tracer(topts, segment_compiler());
     std::vector<IValue> results;
     EMBER_LOG(dynamo, INFO) << "Step 1: torchdynamo start tracing " << name_ << " " << SourceLoc(where_).str();
-    const double backend_before = backend_seconds_.load();
-    const auto start = std::chrono::steady_clock::now();
-    auto record_capture_time = [&] {
-      const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      record_compile_time(name_, "capture (Step 1)", total - (backend_seconds_.load() - backend_before));
+    // Capture's own time: the backend compile and the first run it starts are phases of
+    // their own (compile_times()).
+    auto trace = [&] {
+      PhaseTimer timer(name_, "capture (Step 1)", Nesting::OwnTime);
+      return tracer.run(args, invoke);
     };
     try {
-      results = tracer.run(args, invoke);
-      record_capture_time();
+      results = trace();
     } catch (const BackendCompilerFailed& e) {
-      record_capture_time();
       if (config().dynamo.replay_record_enabled) write_record(args, e);
       if (!config().dynamo.suppress_errors) throw;
       log_warning(wont_convert_report(name_, SourceLoc(where_), e));
@@ -316,7 +314,6 @@ class CompiledFunctionState {
       lock.unlock();
       return invoke(args);
     } catch (const Error& e) {
-      record_capture_time();
       if (config().dynamo.replay_record_enabled) write_record(args, e);
       // Under fullgraph, and once a segment ran on real data (re-running would repeat its
       // effects), the error is the user's answer.
@@ -454,17 +451,14 @@ class CompiledFunctionState {
       const std::string backend_name = options_.custom_backend ? "custom" : options_.backend;
       EMBER_LOG(dynamo, INFO) << "Step 2: calling compiler function " << backend_name;
       CompiledGraph compiled;
-      const auto start = std::chrono::steady_clock::now();
       try {
+        PhaseTimer timer(name_, "backend compile (Step 2)");
         compiled = compile_with_repro(*g, inputs, backend_, backend_name, "dynamo");
       } catch (const BackendCompilerFailed&) {
         throw;
       } catch (const Error& e) {
         throw BackendCompilerFailed(backend_name, e);
       }
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      backend_seconds_ += seconds;
-      record_compile_time(name_, "backend compile (Step 2)", seconds);
       notify({CompileEvent::Kind::GraphCompiled, name_, SourceLoc(where_), key, {}, g->op_count()});
       EMBER_LOG(dynamo, INFO) << "Step 2: done compiler function " << backend_name;
       ++segments_per_site_[site];
@@ -490,7 +484,6 @@ class CompiledFunctionState {
   Backend backend_;
   Invoker invoke_;
   std::vector<size_t> param_kinds_;
-  std::atomic<double> backend_seconds_{0};  // segment mode compiles outside mu_
 
   std::atomic<Entry*> head_{nullptr};
   std::atomic<size_t> entry_count_{0};

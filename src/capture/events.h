@@ -14,25 +14,64 @@
 
 namespace ember::capture {
 
-/// Adds `seconds` to `phase` of `function` (one call).
-void record_compile_time(const std::string& function, const std::string& phase, double seconds);
+/// How a phase's time relates to the phases timed while it is open on the same thread.
+enum class Nesting {
+  /// They are its parts: their rows sit under it, and their times add up to at most its own.
+  Parts,
+  /// It records its own time only (theirs taken out): they are parts of the phase around
+  /// it. Capture's time leaves out the backend compile and the first run it starts.
+  OwnTime,
+};
 
-/// Times a phase from construction to destruction.
+/// Times one phase of a compile from construction to destruction, wall and CPU time, into
+/// compile_times(): the row of (function, phase, the innermost Nesting::Parts phase open
+/// around it on this thread). CPU time is this thread's, plus that of the processes it ran
+/// and waited for while the phase was open (add_process_cpu_time: the C++ compiler).
 class PhaseTimer {
  public:
-  PhaseTimer(std::string function, std::string phase)
-      : function_(std::move(function)), phase_(std::move(phase)), start_(std::chrono::steady_clock::now()) {}
-  ~PhaseTimer() {
-    record_compile_time(function_, phase_,
-                        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
-  }
+  /// A phase of the function the innermost phase open on this thread belongs to
+  /// (kNoFunction when none is open: a backend called directly).
+  explicit PhaseTimer(std::string phase, Nesting nesting = Nesting::Parts);
+  PhaseTimer(std::string function, std::string phase, Nesting nesting = Nesting::Parts);
+  ~PhaseTimer();
   PhaseTimer(const PhaseTimer&) = delete;
   PhaseTimer& operator=(const PhaseTimer&) = delete;
 
  private:
-  std::string function_, phase_;
+  friend void add_process_cpu_time(double seconds);
+  friend void record_part(const std::string& part, double seconds, double cpu_seconds);
+  friend std::string current_compile_function();
+  PhaseTimer* outer_;
+  std::string function_, phase_, parent_;
+  Nesting nesting_;
   std::chrono::steady_clock::time_point start_;
+  double start_cpu_;
+  double nested_seconds_ = 0, nested_cpu_ = 0;  // of the phases timed inside an OwnTime phase
+  double process_cpu_ = 0;
 };
+
+/// The function name of phases timed with no compiled function's phase open.
+inline constexpr const char* kNoFunction = "(backend called directly)";
+
+/// The function of the innermost phase open on this thread; "" when none is.
+std::string current_compile_function();
+
+/// Adds the CPU time of a process this thread ran and waited for to every phase open on it.
+void add_process_cpu_time(double seconds);
+
+/// Records `seconds` (wall) and `cpu_seconds` as a part `part` of the innermost phase open
+/// on this thread, for time measured by a lower layer while it was open (the autotuner's
+/// timing runs in a first run). Nothing when no phase is open.
+void record_part(const std::string& part, double seconds, double cpu_seconds);
+
+/// CPU seconds this thread has used.
+double thread_cpu_seconds();
+
+/// Runs `run` (compiled code's first run) as phase `phase` of `function` ("" for the
+/// function of the innermost phase open), the autotuner's timing runs it makes (new
+/// product shapes; Note [sgemm autotuning]) recorded as its part "autotuning (timing runs)".
+std::vector<Tensor> timed_run(const std::string& function, const std::string& phase,
+                              const std::function<std::vector<Tensor>()>& run);
 
 struct CompileEvent {
   enum class Kind { GraphCompiled, Recompile, CacheLimit, GraphBreak };

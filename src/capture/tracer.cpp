@@ -637,7 +637,7 @@ std::vector<Tensor> Tracer::flush(const std::vector<ValueRef>& outputs) {
     graphs_.push_back(graph_);
     last_compiled_ = compile_(graph_, input_values_);
     ran_segment_ = true;
-    results = last_compiled_(input_values_);
+    results = timed_run("", "first run", [&] { return last_compiled_(input_values_); });
   }
   EMBER_INTERNAL_ASSERT(results.size() == outputs.size())
       << "the backend returned " << results.size() << " values for a graph with " << outputs.size() << " outputs";

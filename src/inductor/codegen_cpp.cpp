@@ -987,23 +987,32 @@ class KernelWriter {
 
 }  // namespace
 
-std::string generate_cpp(const LoweredGraph& lowered, std::vector<Kernel>& kernels) {
+CppParts generate_cpp_parts(const LoweredGraph& lowered, std::vector<Kernel>& kernels) {
   (void)lowered;
   std::set<std::string> functions;
-  std::string kernel_code;
+  CppParts parts;
   for (Kernel& k : kernels) {
     k.inputs.clear();
-    kernel_code += "\n" + KernelWriter(k, functions).write();
+    parts.kernels.push_back("\n" + KernelWriter(k, functions).write());
   }
-  std::string out = cpp_prelude();
-  out += "\n// Scalar functions (ops/scalar_ops.def and inductor/lowering.cpp).\n";
+  parts.head = cpp_prelude();
+  parts.head += "\n// Scalar functions (ops/scalar_ops.def and inductor/lowering.cpp).\n";
   for (const std::string& fn : functions) {
     const std::string def = scalar_function_definition(fn);
-    if (!def.empty()) out += def + "\n";
+    if (!def.empty()) parts.head += def + "\n";
   }
-  out += kernel_code;
-  out += "\n}  // namespace ember::vec\n";
-  return out;
+  parts.tail = "\n}  // namespace ember::vec\n";
+  return parts;
+}
+
+std::string generate_cpp(const LoweredGraph& lowered, std::vector<Kernel>& kernels) {
+  return generate_cpp_parts(lowered, kernels).text();
+}
+
+std::string CppParts::text() const {
+  std::string out = head;
+  for (const std::string& k : kernels) out += k;
+  return out + tail;
 }
 
 }  // namespace ember::inductor

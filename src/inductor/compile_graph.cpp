@@ -2,8 +2,6 @@
 // and fuse → generate C++ → build and load), the wrapper that runs the result (outputs
 // allocated here, kernels and extern calls in graph order), and the backend's
 // registration. See Note [inductor] (docs/notes/inductor.md).
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <atomic>
 #include <map>
@@ -79,7 +77,7 @@ struct Program {
   std::vector<size_t> result_slots;
   size_t num_inputs = 0;
   std::set<int> raise_after;             // inject_relu_bug_TESTING_ONLY=runtime_error
-  void* handle = nullptr;
+  std::vector<void*> handles;            // the kernels' libraries, one per translation unit
   /// A graph whose tensors live on cuda:N (cuda_device = N): per kernel its function in
   /// the loaded module and its launch (grid, block, arguments); -1 on the CPU.
   int cuda_device = -1;
@@ -615,10 +613,11 @@ void compile_fx_ahead(Graph& g) {
     // The same steps as compile_fx_inner up to the source, without its logs (they come
     // when it compiles the graph for real) or trace files.
     logging::MuteScope mute;
+    capture::PhaseTimer timer("backward graph passes to codegen, ahead");
     std::unique_ptr<Graph> transformed = run_graph_passes(g);
     const LoweredGraph lowered = lower(*transformed);
     std::vector<Kernel> kernels = schedule(*transformed, lowered);
-    start_build(generate_cpp(lowered, kernels));
+    start_build_units(generate_cpp_parts(lowered, kernels));
   } catch (const std::exception&) {
     // Nothing is reported ahead: compile_fx_inner meets the same failure and reports it.
   }
@@ -656,10 +655,14 @@ CompiledGraph compile_fx_inner(Graph& given_graph, const std::vector<Tensor>& ex
   program->host_constants = std::move(host_constants);
   GraphTrace trace(input_graph);
   EMBER_LOG(inductor, INFO) << "Step 3: torchinductor compiling graph " << input_graph.name();
-  program->graph = run_graph_passes(input_graph);
+  {
+    capture::PhaseTimer timer("graph passes");
+    program->graph = run_graph_passes(input_graph);
+  }
   const Graph& g = *program->graph;
   trace.stage_done("graph passes");
   trace.transformed(g);
+  std::optional<capture::PhaseTimer> lowering(std::in_place, "lowering");
   program->lowered = lower(g);
   program->symbolic = has_symbols(g);
   if (program->symbolic) {
@@ -677,9 +680,13 @@ CompiledGraph compile_fx_inner(Graph& given_graph, const std::vector<Tensor>& ex
     }
     program->symbols = bind_symbols(g);
   }
+  lowering.reset();
   trace.stage_done("lowering");
   trace.lowered(g, program->lowered);
-  program->kernels = schedule(g, program->lowered);
+  {
+    capture::PhaseTimer timer("scheduling (fusion)");
+    program->kernels = schedule(g, program->lowered);
+  }
   if (on_cuda) name_cuda_kernels(program->kernels);
   trace.stage_done("scheduling and fusion");
   trace.scheduled(g, program->lowered, program->kernels);
@@ -687,12 +694,19 @@ CompiledGraph compile_fx_inner(Graph& given_graph, const std::vector<Tensor>& ex
     program->cuda_device = device->index < 0 ? ember::cuda::current_device() : device->index;
     return finish_cuda(program, trace);
   }
-  const std::string source = generate_cpp(program->lowered, program->kernels);
+  CppParts parts;
+  {
+    capture::PhaseTimer timer("codegen");
+    parts = generate_cpp_parts(program->lowered, program->kernels);
+  }
+  const std::string source = parts.text();
   trace.stage_done("code generation");
   trace.generated(source);
+  std::vector<std::string> symbols;
+  for (const Kernel& kernel : program->kernels) symbols.push_back(kernel.name);
   LoadedCode code;
   try {
-    code = load_or_build(source);
+    code = load_or_build_units(parts, symbols);
   } catch (const Error& e) {
     // Name the kernels the compiler's output points at (all of them when it names none).
     std::string named;
@@ -708,10 +722,10 @@ CompiledGraph compile_fx_inner(Graph& given_graph, const std::vector<Tensor>& ex
   EMBER_LOG_ARTIFACT(output_code) << "Output code written to: " << code.so_path.substr(0, code.so_path.size() - 3)
                                   << ".cpp\n"
                                   << source;
-  program->handle = code.handle;
+  program->handles = code.handles;
   for (size_t k = 0; k < program->kernels.size(); ++k) {
     const Kernel& kernel = program->kernels[k];
-    void* fn = dlsym(code.handle, kernel.name.c_str());
+    void* fn = code.symbols[k];
     EMBER_INTERNAL_ASSERT(fn) << "inductor: " << code.so_path << " has no kernel " << kernel.name;
     // A pointwise kernel over size symbols takes their values too (codegen_cpp.cpp).
     const bool takes_symbols = program->symbolic && kernel.symbolic();

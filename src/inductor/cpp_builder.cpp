@@ -3,10 +3,19 @@
 // compiler and its flags (and the vec.h the source includes). Writes are atomic (a temp
 // name, then rename); a checksum sidecar detects a corrupt or half-written library. The
 // prelude every source starts with is compiled once, as a precompiled header, and each
-// source's unit includes it instead of carrying its text.
-// See Note [inductor] (docs/notes/inductor.md), "The cache" and "The precompiled prelude".
+// source's unit includes it instead of carrying its text. A graph's kernels may be split
+// into several units compiled side by side (load_or_build_units). The compiler runs under
+// posix_spawn and wait4, whose CPU time compile_times() adds to the "C++ compile" phase.
+// See Note [inductor] (docs/notes/inductor.md), "The cache", "The precompiled prelude" and
+// "Parallel compile".
 #include <dlfcn.h>
+#include <omp.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <atomic>
@@ -15,10 +24,12 @@
 #include <mutex>
 #include <optional>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "capture/events.h"
 #include "ember/build_info.h"
 #include "ember/config.h"
 #include "ember/error.h"
@@ -161,17 +172,50 @@ struct BuildResult {
   int status = 0;
   std::string output;
   std::string pch_failure;
+  /// CPU time (user and system) of the compiler processes, every run.
+  double cpu_seconds = 0;
 };
+
+/// Runs `cmd` (a shell command line; its output on stdout) and waits for it: its wait
+/// status, output, and the CPU time of the processes it ran (wait4's, which counts the
+/// compiler driver's children too).
+BuildResult run_shell(const std::string& cmd) {
+  int fds[2];
+  if (pipe(fds) != 0) return {-1, "cannot run the C++ compiler: pipe failed", "", 0};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  posix_spawn_file_actions_addclose(&actions, fds[1]);
+  const char* argv[] = {"sh", "-c", cmd.c_str(), nullptr};
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, "/bin/sh", &actions, nullptr, const_cast<char* const*>(argv), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  BuildResult r;
+  if (spawned != 0) {
+    close(fds[0]);
+    return {-1, std::string("cannot run the C++ compiler: ") + std::strerror(spawned), "", 0};
+  }
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof buf)) != 0) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    r.output.append(buf, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  rusage usage{};
+  while (wait4(pid, &r.status, 0, &usage) < 0 && errno == EINTR) {
+  }
+  r.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                  static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+  return r;
+}
 
 /// Runs `cmd`, which writes `e`'s library under its temp name.
 BuildResult run_command(const CacheEntry& e, const std::string& cmd) {
-  BuildResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return {-1, "cannot run the C++ compiler", ""};
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
-  r.status = pclose(pipe);
+  BuildResult r = run_shell(cmd);
   if (r.status != 0) {
     std::error_code ec;
     fs::remove(e.tmp_so, ec);
@@ -190,7 +234,9 @@ BuildResult run_compiler(const CacheEntry& e) {
       r.output.find("precompiled header") != std::string::npos || r.output.find(".gch") != std::string::npos;
   if (r.status != 0 && e.pch_dir && about_pch) {
     std::string failure = "command: " + e.cmd + "\n" + r.output;
+    const double cpu_before = r.cpu_seconds;
     r = run_command(e, e.cmd_without_pch);
+    r.cpu_seconds += cpu_before;
     if (r.status == 0) {
       std::lock_guard lock(g_pch_mu);
       pch_dir_usable()[e.pch_dir->string()] = false;
@@ -201,7 +247,7 @@ BuildResult run_compiler(const CacheEntry& e) {
   std::error_code ec;
   const std::string checksum = hash_text(read_file(e.tmp_so));
   fs::rename(e.tmp_so, e.so, ec);
-  if (ec) return {-1, "cannot move " + e.tmp_so.string() + " into place: " + ec.message(), ""};
+  if (ec) return {-1, "cannot move " + e.tmp_so.string() + " into place: " + ec.message(), "", r.cpu_seconds};
   support::write_atomically(e.sum, checksum, "inductor");
   return r;
 }
@@ -257,10 +303,20 @@ void start_build(const std::string& source) {
   pending_builds()[e.so.string()] = std::async(std::launch::async, [e] { return run_compiler(e); });
 }
 
-LoadedCode load_or_build(const std::string& source) {
-  const CacheEntry e = cache_entry(source);
-  LoadedCode out;
-  out.so_path = e.so.string();
+namespace {
+
+/// dlopens `out`'s library and looks up `symbols`: whether it loaded.
+bool open_library(LoadedCode& out, const std::vector<std::string>& symbols) {
+  out.handle = dlopen(out.so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!out.handle) return false;
+  out.handles = {out.handle};
+  for (const std::string& name : symbols) out.symbols.push_back(dlsym(out.handle, name.c_str()));
+  return true;
+}
+
+/// Builds `e`'s library from `source`, or waits for the build start_build began.
+BuildResult build(const CacheEntry& e, const std::string& source) {
+  capture::PhaseTimer timer("C++ compile");
   std::optional<std::future<BuildResult>> started;
   {
     std::lock_guard lock(g_pending_mu);
@@ -275,26 +331,42 @@ LoadedCode load_or_build(const std::string& source) {
     EMBER_LOG(inductor, INFO) << "waiting for the compiler started ahead: " << e.cmd;
     result = started->get();
   } else {
-    if (fs::exists(e.so)) {
-      if (cached_intact(e)) {
-        out.handle = dlopen(e.so.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (out.handle) {
-          out.cache_hit = true;
-          EMBER_LOG(inductor, INFO) << "cache hit: " << e.so.string();
-          return out;
-        }
-        EMBER_LOG(inductor, WARNING) << "cached kernel library " << e.so.string() << " does not load (" << dlerror()
-                                     << "); rebuilding it";
-      } else {
-        EMBER_LOG(inductor, WARNING) << "cached kernel library " << e.so.string()
-                                     << " does not match its checksum (corrupt or half-written); rebuilding it";
-      }
-    }
     prepare_entry(e, source);
     EMBER_LOG(inductor, INFO) << "compiling generated code: " << e.cmd;
     ++g_compiles;
     result = run_compiler(e);
   }
+  capture::add_process_cpu_time(result.cpu_seconds);
+  return result;
+}
+
+}  // namespace
+
+LoadedCode load_or_build(const std::string& source, const std::vector<std::string>& symbols) {
+  const CacheEntry e = cache_entry(source);
+  LoadedCode out;
+  out.so_path = e.so.string();
+  bool pending;
+  {
+    std::lock_guard lock(g_pending_mu);
+    pending = pending_builds().count(e.so.string()) > 0;
+  }
+  if (!pending && fs::exists(e.so)) {
+    capture::PhaseTimer timer("load");
+    if (cached_intact(e)) {
+      if (open_library(out, symbols)) {
+        out.cache_hit = true;
+        EMBER_LOG(inductor, INFO) << "cache hit: " << e.so.string();
+        return out;
+      }
+      EMBER_LOG(inductor, WARNING) << "cached kernel library " << e.so.string() << " does not load (" << dlerror()
+                                   << "); rebuilding it";
+    } else {
+      EMBER_LOG(inductor, WARNING) << "cached kernel library " << e.so.string()
+                                   << " does not match its checksum (corrupt or half-written); rebuilding it";
+    }
+  }
+  const BuildResult result = build(e, source);
   if (!result.pch_failure.empty()) {
     EMBER_LOG(inductor, WARNING) << "a unit failed with the precompiled prelude and compiled without it; the "
                                     "prelude is parsed in every unit from now on. The failure:\n"
@@ -305,9 +377,69 @@ LoadedCode load_or_build(const std::string& source) {
                  << ")\ncommand: " << e.cmd_without_pch << "\n" << result.output;
   }
   if (!result.output.empty()) EMBER_LOG(inductor, INFO) << "the C++ compiler said:\n" << result.output;
-  out.handle = dlopen(e.so.c_str(), RTLD_NOW | RTLD_LOCAL);
-  EMBER_CHECK(out.handle) << "inductor: cannot load " << e.so.string() << ": " << dlerror();
+  capture::PhaseTimer timer("load");
+  EMBER_CHECK(open_library(out, symbols)) << "inductor: cannot load " << e.so.string() << ": " << dlerror();
   return out;
+}
+
+namespace {
+
+/// One translation unit of load_or_build_units: its source and its kernels' symbols.
+struct Unit {
+  std::string source;
+  std::vector<std::string> symbols;
+};
+
+/// `parts` as units of whole kernels, in order, balanced by their text's length: as many
+/// as compile_threads allows and kMinUnitBytes leaves.
+std::vector<Unit> split_units(const CppParts& parts, const std::vector<std::string>& symbols) {
+  EMBER_INTERNAL_ASSERT(symbols.empty() || symbols.size() == parts.kernels.size())
+      << "load_or_build_units: " << symbols.size() << " symbols for " << parts.kernels.size() << " kernels";
+  size_t bytes = 0;
+  for (const std::string& k : parts.kernels) bytes += k.size();
+  const int64_t threads = config().inductor.compile_threads > 0 ? config().inductor.compile_threads
+                                                                : static_cast<int64_t>(omp_get_max_threads());
+  const size_t n = std::max<size_t>(
+      1, std::min({static_cast<size_t>(std::max<int64_t>(threads, 1)), parts.kernels.size(), bytes / kMinUnitBytes}));
+  std::vector<Unit> units(n);
+  size_t done = 0, u = 0;
+  for (size_t k = 0; k < parts.kernels.size(); ++k) {
+    // Unit u takes kernels while its share (u + 1) / n of the text is not reached.
+    if (u + 1 < n && done * n >= (u + 1) * bytes && !units[u].source.empty()) ++u;
+    units[u].source += parts.kernels[k];
+    if (!symbols.empty()) units[u].symbols.push_back(symbols[k]);
+    done += parts.kernels[k].size();
+  }
+  std::erase_if(units, [](const Unit& unit) { return unit.source.empty(); });  // after one long kernel
+  for (Unit& unit : units) unit.source = parts.head + unit.source + parts.tail;
+  if (units.empty()) units.push_back({parts.head + parts.tail, {}});
+  return units;
+}
+
+}  // namespace
+
+LoadedCode load_or_build_units(const CppParts& parts, const std::vector<std::string>& symbols) {
+  std::vector<Unit> units = split_units(parts, symbols);
+  if (units.size() == 1) return load_or_build(units[0].source, symbols);
+  // The others' compilers run while this thread compiles the first.
+  for (size_t u = 1; u < units.size(); ++u) start_build(units[u].source);
+  LoadedCode out;
+  out.cache_hit = true;
+  for (const Unit& unit : units) {
+    LoadedCode code = load_or_build(unit.source, unit.symbols);
+    if (out.so_path.empty()) {
+      out.so_path = code.so_path;
+      out.handle = code.handle;
+    }
+    out.handles.push_back(code.handle);
+    out.cache_hit = out.cache_hit && code.cache_hit;
+    out.symbols.insert(out.symbols.end(), code.symbols.begin(), code.symbols.end());
+  }
+  return out;
+}
+
+void start_build_units(const CppParts& parts) {
+  for (const Unit& unit : split_units(parts, {})) start_build(unit.source);
 }
 
 }  // namespace ember::inductor

@@ -142,6 +142,19 @@ bool joins_rows(const RowNode& first, const RowNode& r);
 /// row node's).
 std::string generate_cpp(const LoweredGraph& lowered, std::vector<Kernel>& kernels);
 
+/// generate_cpp's translation unit in pieces: `head` (the prelude and the scalar functions
+/// the kernels call), each kernel's definition (in `kernels`' order), and `tail` (the
+/// namespace's end). Any subset of the kernels between head and tail is a unit of its own
+/// (load_or_build_units).
+struct CppParts {
+  std::string head;
+  std::vector<std::string> kernels;
+  std::string tail;
+  /// The whole unit: head, every kernel, tail (generate_cpp's text).
+  std::string text() const;
+};
+CppParts generate_cpp_parts(const LoweredGraph& lowered, std::vector<Kernel>& kernels);
+
 /// The start of every generated translation unit (codegen_prelude.cpp): a banner line,
 /// the prelude header's text (inductor/cpp_prelude.h: includes and the helpers kernels
 /// call, ld/st, row_sum, row_minmax, col_sum, softmax passes, ...), then the opening of
@@ -200,24 +213,47 @@ CudaCode generate_cuda(const LoweredGraph& lowered, std::vector<Kernel>& kernels
 /// The launch plan as readable text (output_code.cu's closing comment and the trace).
 std::string launch_plan_text(const std::vector<Kernel>& kernels, const CudaCode& code);
 
-/// A loaded shared library of generated code (cpp_builder.cpp).
+/// A loaded shared library of generated code (cpp_builder.cpp), or several
+/// (load_or_build_units).
 struct LoadedCode {
   void* handle = nullptr;
+  std::vector<void*> handles;
   std::string so_path;
   bool cache_hit = false;
+  /// The address of each symbol asked for, in order (null for one the library lacks).
+  std::vector<void*> symbols;
 };
 
 /// Builds `source` with the system compiler (build_info's, -O3 -march=native -fopenmp
 /// -shared -fPIC) into config().inductor.cache_dir, keyed by a hash of source, compiler
-/// and flags, and dlopens it. A cached library whose checksum sidecar does not match, or
-/// that dlopen rejects, is rebuilt. Writes are atomic (temp name, then rename).
-LoadedCode load_or_build(const std::string& source);
+/// and flags, dlopens it and looks up `symbols`. A cached library whose checksum sidecar
+/// does not match, or that dlopen rejects, is rebuilt. Writes are atomic (temp name, then
+/// rename). Times the phases "C++ compile" (the compiler's CPU time included) and "load"
+/// (compile_times()).
+LoadedCode load_or_build(const std::string& source, const std::vector<std::string>& symbols);
 
 /// Starts building `source` as load_or_build would, on a thread of its own, unless the
 /// cache already holds it or a build of it is under way: the compiler runs while the
 /// caller goes on, and the load_or_build of the same source (same cache directory) waits
 /// for it instead of running the compiler again, raising its error if it failed.
 void start_build(const std::string& source);
+
+/// Builds and loads `parts` (kernel k's function named `symbols[k]`) as load_or_build
+/// does, split into translation units of whole kernels, in order, balanced by the length of
+/// their text, compiled by compiler processes running side by side: as many units as
+/// config inductor.compile_threads allows (1, the default: one unit; 0: OpenMP's thread
+/// count), and no more than leaves each at least kMinUnitBytes of kernel text (below that,
+/// a unit's fixed cost, the precompiled prelude's load, outweighs what it takes off the
+/// others). Each unit is a
+/// library (and cache entry) of its own. `so_path` is the first unit's; `cache_hit`: every
+/// unit's library was in the cache. See Note [inductor], "Parallel compile".
+LoadedCode load_or_build_units(const CppParts& parts, const std::vector<std::string>& symbols);
+
+/// Starts building `parts` as load_or_build_units would, each unit as start_build does.
+void start_build_units(const CppParts& parts);
+
+/// The kernel text below which load_or_build_units does not split a unit further.
+inline constexpr size_t kMinUnitBytes = 4096;
 
 /// How many times this process has run the C++ compiler for generated code.
 int64_t compiler_invocations();

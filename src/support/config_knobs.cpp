@@ -167,6 +167,13 @@ const std::vector<Knob>& knob_table() {
        .meaning = "the generated code's precompiled prelude: '' the build's (GCC), 'off' none, or a directory "
                   "holding ember_inductor_prelude.h and its .gch",
        .default_note = "(the build's)"},
+      {.name = "inductor.compile_threads",
+       .aliases = {},
+       .env = {"TORCHINDUCTOR_COMPILE_THREADS"},
+       .field = EMBER_FIELD(inductor.compile_threads),
+       .meaning = "C++ compiler processes compiling one graph's kernels side by side, in units of whole "
+                  "kernels (1: one unit per graph; 0: OpenMP's thread count)",
+       .min = 0},
       {.name = "inductor.trace.enabled",
        .aliases = {},
        .env = {"TORCH_COMPILE_DEBUG"},

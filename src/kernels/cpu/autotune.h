@@ -26,14 +26,30 @@ inline double autotune_clock_ms(bool one_thread) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-/// The index of the fastest of `runs`: one warm-up round, then `rounds` rounds that each
-/// run every candidate once in turn, so that a slow spell of a shared machine falls on all
-/// of them alike; a candidate's best round is its time (`ms[i]`, autotune_clock_ms).
-inline size_t fastest(const std::vector<std::function<void()>>& runs, std::vector<double>& ms, int rounds = 4) {
+/// Time the calling thread has spent in fastest() (timing runs and their warm-up), wall and
+/// CPU seconds, for compile_times()' "autotuning (timing runs)" (Note [sgemm autotuning]).
+struct TuningTime {
+  double seconds = 0, cpu_seconds = 0;
+};
+inline TuningTime& tuning_time_this_thread() {
+  thread_local TuningTime t;
+  return t;
+}
+
+/// The index of the fastest of `runs`: one warm-up round, then up to `rounds` rounds that
+/// each run every candidate once in turn, so that a slow spell of a shared machine falls on
+/// all of them alike; a candidate's best round is its time (`ms[i]`, autotune_clock_ms).
+/// With a `budget_ms`, no further round starts once the timed rounds have taken that long
+/// (wall clock; one round at least): a product of a hundred milliseconds is told apart by
+/// one round, and four would cost its first call more than a second.
+inline size_t fastest(const std::vector<std::function<void()>>& runs, std::vector<double>& ms, int rounds = 4,
+                      double budget_ms = std::numeric_limits<double>::infinity()) {
+  const double wall0 = autotune_clock_ms(false), cpu0 = autotune_clock_ms(true);
   ms.assign(runs.size(), std::numeric_limits<double>::infinity());
   const bool one_thread = omp_get_max_threads() == 1;
   for (const auto& run : runs) run();
-  for (int r = 0; r < rounds; ++r) {
+  const double timed_from = autotune_clock_ms(false);
+  for (int r = 0; r < rounds && (r == 0 || autotune_clock_ms(false) - timed_from < budget_ms); ++r) {
     for (size_t i = 0; i < runs.size(); ++i) {
       const double t0 = autotune_clock_ms(one_thread);
       runs[i]();
@@ -44,6 +60,9 @@ inline size_t fastest(const std::vector<std::function<void()>>& runs, std::vecto
   size_t best = 0;
   for (size_t i = 1; i < runs.size(); ++i)
     if (ms[i] < ms[best]) best = i;
+  TuningTime& spent = tuning_time_this_thread();
+  spent.seconds += (autotune_clock_ms(false) - wall0) * 1e-3;
+  spent.cpu_seconds += (autotune_clock_ms(true) - cpu0) * 1e-3;
   return best;
 }
 

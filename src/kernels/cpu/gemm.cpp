@@ -153,7 +153,9 @@ void openblas_split(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, 
 // candidate (autotune.h's fastest(): rounds of every candidate in turn into a scratch
 // output, each one's best round counting; at one thread in the thread's CPU time, so that
 // time descheduled on a shared machine does not decide) and keeps the fastest for the
-// process (logged on the `autotuning` artifact).
+// process (logged on the `autotuning` artifact). The timing runs stop early for large
+// products (kTuneBudgetMs): they are the first call's cost, and compile_times() counts them
+// as "autotuning (timing runs)", a part of the compiled function's first run.
 // Candidates: dnnl_sgemm; oneDNN's matmul primitive (created once per shape, alpha and
 // beta as its output scale and sum post-op); OpenBLAS split over OpenMP. Smaller products
 // and products inside a parallel region (one per thread) take dnnl_sgemm. The choice
@@ -161,6 +163,10 @@ void openblas_split(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, 
 // PyTorch's oneDNN and MKL dispatch do); EMBER_SGEMM=dnnl|matmul|openblas fixes it.
 
 constexpr double kTuneMacs = 1 << 22;
+/// The timed rounds of one shape stop once they have taken this long (fastest()): small
+/// products get all four rounds, one of about 35 ms or more (W5's projections at two
+/// threads) one round after the warm-up.
+constexpr double kTuneBudgetMs = 100;
 
 /// dnnl_sgemm with gemm()'s k == 0 rule (oneDNN leaves c unscaled there). oneDNN runs on
 /// OpenMP's threads, and on the calling thread alone inside a parallel region.
@@ -248,7 +254,7 @@ SgemmImpl tuned_choice(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const 
       sgemm_on(impl, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, scratch.data(), ldc);
     });
   std::vector<double> ms;
-  const SgemmImpl best = candidates[fastest(runs, ms)];
+  const SgemmImpl best = candidates[fastest(runs, ms, 4, kTuneBudgetMs)];
   std::string timings;
   for (size_t i = 0; i < candidates.size(); ++i)
     timings += std::string(i ? ", " : "") + sgemm_impl_name(candidates[i]) + " " + std::to_string(ms[i]) + " ms";
