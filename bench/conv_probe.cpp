@@ -136,20 +136,29 @@ int main(int argc, char** argv) {
               long(N), long(C), long(H), long(W), long(C), long(C), omp_get_max_threads(), dnnl_version()->major,
               dnnl_version()->minor, dnnl_version()->patch, g_iters);
 
-  // Ember's ops, as the compiled step calls them (NCHW in, NCHW out).
+  // Ember's ops on NCHW tensors (as the compiled step calls them today) and on
+  // channels_last ones (NHWC in, NHWC out: Note [channels_last convolution]).
   {
     using namespace ember;
     NoGradGuard no_grad;
     manual_seed(0);
     const Tensor x = randn({N, C, H, W}), g = randn({N, C, H, W}), w = randn({C, C, 3, 3});
-    auto conv = [&] { (void)convolution(x, w, std::nullopt, {1, 1}, {1, 1}, {1, 1}, false, {0, 0}, 1); };
-    auto back = [&](bool data) {
-      (void)convolution_backward(g, x, w, std::nullopt, {1, 1}, {1, 1}, {1, 1}, false, {0, 0}, 1, {data, true, false});
-    };
+    const auto nhwc = [](const Tensor& t) { return t.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2}); };
+    const Tensor x_cl = nhwc(x), g_cl = nhwc(g);
     std::printf("\n%-22s %-8s %-24s %19s\n", "Ember op", "", "", "cpu / wall");
-    std::printf("%-22s %-8s %-24s %s\n", "convolution", "NCHW", "", timing(conv).c_str());
-    std::printf("%-22s %-8s %-24s %s\n", "backward data+weights", "NCHW", "", timing([&] { back(true); }).c_str());
-    std::printf("%-22s %-8s %-24s %s\n", "backward weights", "NCHW", "", timing([&] { back(false); }).c_str());
+    for (const bool cl : {false, true}) {
+      const Tensor& xx = cl ? x_cl : x;
+      const Tensor& gg = cl ? g_cl : g;
+      auto conv = [&] { (void)convolution(xx, w, std::nullopt, {1, 1}, {1, 1}, {1, 1}, false, {0, 0}, 1); };
+      auto back = [&](bool data) {
+        (void)convolution_backward(gg, xx, w, std::nullopt, {1, 1}, {1, 1}, {1, 1}, false, {0, 0}, 1,
+                                   {data, true, false});
+      };
+      const char* layout = cl ? "NHWC" : "NCHW";
+      std::printf("%-22s %-8s %-24s %s\n", "convolution", layout, "", timing(conv).c_str());
+      std::printf("%-22s %-8s %-24s %s\n", "backward data+weights", layout, "", timing([&] { back(true); }).c_str());
+      std::printf("%-22s %-8s %-24s %s\n", "backward weights", layout, "", timing([&] { back(false); }).c_str());
+    }
   }
 
   // oneDNN's primitives per activation layout.
