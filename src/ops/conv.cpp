@@ -110,28 +110,12 @@ ConvSetup conv_transpose_setup(const Tensor& input, const Tensor& weight, const 
   return s;
 }
 
-/// Whether `t` suggests channels_last (a 4-D tensor: ATen makes 3-D inputs contiguous
-/// before its 4-D view of them, "to avoid accidentally going through NHWC").
-bool suggests_channels_last(const Tensor& t) {
-  return t.dim() == 4 && core::is_channels_last_strides_2d(t.sizes(), t.strides());
-}
-
 }  // namespace
 
+// ATen makes a 3-D (1-D convolution) input contiguous before its 4-D view of it, "to avoid
+// accidentally going through NHWC": only 4-D tensors suggest channels_last.
 bool conv_channels_last(const Tensor& input, const Tensor& weight) {
   return !input.is_cuda() && (suggests_channels_last(input) || suggests_channels_last(weight));
-}
-
-TensorMeta conv_result_meta(IntArrayRef sizes, ScalarType dtype, Device device, bool channels_last) {
-  TensorMeta m = contiguous_meta(sizes, dtype, device);
-  if (channels_last) m.strides = core::channels_last_strides(sizes);
-  return m;
-}
-
-Tensor channels_last_dense(const Tensor& t) {
-  const Tensor nhwc = call_op_tensor("aten::permute", {t, std::vector<int64_t>{0, 2, 3, 1}});
-  if (nhwc.is_contiguous()) return t;
-  return call_op_tensor("aten::permute", {dense(nhwc), std::vector<int64_t>{0, 3, 1, 2}});
 }
 
 ConvSetup conv_setup(const Stack& a) {
@@ -404,8 +388,8 @@ void register_conv_ops(Registry& r) {
         "SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor")
       .set_meta([](const Stack& a) {
         const Tensor& input = a[0].to_tensor();
-        return metas(conv_result_meta(conv_setup(a).out_sizes, input.dtype(), input.device(),
-                                      conv_channels_last(input, a[1].to_tensor())));
+        return metas(layout_meta(conv_setup(a).out_sizes, input.dtype(), input.device(),
+                                 conv_channels_last(input, a[1].to_tensor())));
       })
       .set_cpu(convolution_cpu);
 

@@ -30,14 +30,6 @@ ConvSetup conv_setup(const Stack& a);
 /// (ATen makes their 3-D input contiguous first).
 bool conv_channels_last(const Tensor& input, const Tensor& weight);
 
-/// A convolution result's meta: contiguous, or channels_last (strides of
-/// core::channels_last_strides) when `channels_last`.
-TensorMeta conv_result_meta(IntArrayRef sizes, ScalarType dtype, Device device, bool channels_last);
-
-/// `t` (4-D) dense in channels_last order: `t` itself when it already is, otherwise a
-/// copy.
-Tensor channels_last_dense(const Tensor& t);
-
 /// Geometry of max_pool2d_with_indices / avg_pool2d / _adaptive_avg_pool2d from their
 /// forward arguments (checked as the forward ops check them).
 kernels::cpu::Pool2dParams max_pool_setup(const Stack& a);

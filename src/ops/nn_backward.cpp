@@ -34,7 +34,7 @@ using kernels::cpu::Pool2dParams;
 Tensor dense(const Tensor& t) { return t.is_contiguous() ? t : contiguous(t); }
 
 TensorMeta maybe_meta(bool wanted, IntArrayRef sizes, ScalarType dtype, Device device, bool channels_last = false) {
-  TensorMeta m = conv_result_meta(sizes, dtype, device, channels_last);
+  TensorMeta m = layout_meta(sizes, dtype, device, channels_last);
   m.undefined = !wanted;
   return m;
 }
@@ -345,8 +345,11 @@ void batch_norm_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
     const double eps = a[8].to_double();
     for (double& v : st.invstd) v = 1.0 / std::sqrt(v + eps);
   }
-  kernels::cpu::batch_norm_backward(dense(a[0].to_tensor()), dense(a[1].to_tensor()), s.N, s.C, s.S, st, train,
-                                    out[0], out[1], out[2]);
+  // NHWC input: the kernel reads and writes rows of channels (Note [channels_last convolution]).
+  const bool channels_last = suggests_channels_last(a[1].to_tensor());
+  const auto layout = [channels_last](const Tensor& t) { return channels_last ? channels_last_dense(t) : dense(t); };
+  kernels::cpu::batch_norm_backward(layout(a[0].to_tensor()), layout(a[1].to_tensor()), s.N, s.C, s.S, st, train,
+                                    out[0], out[1], out[2], channels_last);
 }
 
 // --- embedding ----------------------------------------------------------------------------
@@ -420,7 +423,9 @@ void register_nn_backward_ops(Registry& r) {
         const BatchNormBackwardSetup s = batch_norm_backward_setup(a);
         const Tensor& input = a[1].to_tensor();
         const auto& mask = output_mask(a[9]);
-        return std::vector<TensorMeta>{maybe_meta(mask[0], input.sizes(), input.dtype(), input.device()),
+        // grad_input in the input's memory format, as ATen's CPU kernel allocates it.
+        const bool channels_last = !input.is_cuda() && suggests_channels_last(input);
+        return std::vector<TensorMeta>{maybe_meta(mask[0], input.sizes(), input.dtype(), input.device(), channels_last),
                                        maybe_meta(mask[1], {s.C}, s.param_type, input.device()),
                                        maybe_meta(mask[2], {s.C}, s.param_type, input.device())};
       })

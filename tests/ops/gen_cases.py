@@ -1249,11 +1249,11 @@ def random_rows():
     ]
 
 
-def channels_last_conv_rows():
-    """Convolutions of channels_last inputs or weights (Note [channels_last convolution]):
-    values and strides of the output and of the gradients, which PyTorch makes
-    channels_last when the input or the weight suggests it. Second rows of their ops, so
-    the cases before them keep their seeds."""
+def channels_last_rows():
+    """Convolutions of channels_last inputs or weights, and batch norms of channels_last
+    inputs (Note [channels_last convolution]): values and strides of the outputs and of the
+    gradients, which PyTorch makes channels_last when the input (or a convolution's weight)
+    suggests it. Second rows of their ops, so the cases before them keep their seeds."""
     A = torch.ops.aten
     CL = "channels_last"
 
@@ -1305,8 +1305,41 @@ def channels_last_conv_rows():
             s(g.t((2, 3, 8), lay=CL), g.t((4, 3, 3)), [4], [1], [1], [1], 1, all3,
               "1-D, channels-last input", lay=CL)]
 
+    def batch_norm(g):
+        def s(x, w, b, rm, rv, train, desc):
+            return S(x, w, b, rm, rv, train, 0.1, 1e-5, desc=desc)
+        return [
+            s(g.t((4, 3, 5, 6), lay=CL), g.t((3,)), g.t((3,)), g.t((3,)), g.t((3,), kind="pos"), True,
+              "channels_last, training"),
+            s(g.t((2, 20, 3, 4), lay=CL), g.t((20,)), g.t((20,)), g.t((20,)), g.t((20,), kind="pos"), True,
+              "channels_last, 20 channels (a block of 16 and a partial one), training"),
+            s(g.t((4, 3, 5, 6), lay=CL), None, None, g.t((3,)), g.t((3,), kind="pos"), False, "channels_last, eval"),
+            s(g.t((3, 5, 4, 2), f64, CL), None, None, None, None, True, "channels_last f64, no parameters")]
+
+    def batch_norm_backward(g):
+        def s(x, w, rm, rv, train, mask, desc, lay=CL):
+            from opinfo import T
+            _, sm, si = A.native_batch_norm(x.value(), None if w is None else w.value(), None,
+                                            None if rm is None else rm.value().clone(),
+                                            None if rv is None else rv.value().clone(), train, 0.1, 1e-5)
+            saved = (T(sm), T(si)) if train else (None, None)
+            return S(g.t(tuple(x.value().shape), x.base.dtype, lay), x, w, rm, rv, *saved, train, 1e-5, mask,
+                     desc=desc)
+        all3 = [True, True, True]
+        return [
+            s(g.t((4, 3, 5, 6), lay=CL), g.t((3,)), g.t((3,)), g.t((3,), kind="pos"), True, all3,
+              "channels_last input and grad_out, training"),
+            s(g.t((2, 20, 3, 4), lay=CL), g.t((20,)), None, None, True, all3,
+              "channels_last, 20 channels, contiguous grad_out", lay="contiguous"),
+            s(g.t((4, 3, 5, 6), lay=CL), g.t((3,)), g.t((3,)), g.t((3,), kind="pos"), False, all3,
+              "channels_last, eval"),
+            s(g.t((3, 5, 4, 2), f64, CL), None, None, None, True, [True, False, True], "channels_last f64"),
+            s(g.t((4, 3, 5, 6)), g.t((3,)), None, None, True, all3, "contiguous input, channels_last grad_out")]
+
     return [OpInfo("aten::convolution", "conv", convolution, strides=True),
-            OpInfo("aten::convolution_backward", "nn_backward", backward, strides=True)]
+            OpInfo("aten::convolution_backward", "nn_backward", backward, strides=True),
+            OpInfo("aten::native_batch_norm", "nn", batch_norm, strides=True, no_grad_args=("running_mean", "running_var")),
+            OpInfo("aten::native_batch_norm_backward", "nn_backward", batch_norm_backward, strides=True)]
 
 
 # --- main ---------------------------------------------------------------------------------
@@ -1468,7 +1501,7 @@ def all_rows():
             conv_rows() + shape_rows() + indexing_rows() + random_rows() + nn_backward_rows() + late_rows() +
             loss_rows() + core_pointwise_rows() + core_other_rows() + norm_rows() + slices_rows() + scatter_rows() +
             padding_rows() + upsample_rows() + distance_rows() + fold_rows() + pool3d_rows() + grid_sample_rows() +
-            embedding_bag_rows() + adaptive_pool3d_rows() + channels_last_conv_rows())
+            embedding_bag_rows() + adaptive_pool3d_rows() + channels_last_rows())
 
 
 # Families of ops that PyTorch 1.13 lacks, generated with PyTorch 2.x: a CPU run under 1.13

@@ -405,6 +405,39 @@ TEST(ConvChannelsLast, LeafGradientsKeepTheLeafsStrides) {
   expect_close(w.grad(), gw.to_vector<double>(), 1e-6);
 }
 
+TEST(ConvChannelsLast, BatchNormOverNhwcEqualsNchwAcrossThreadsAndChannelBlocks) {
+  // Batch norm follows its input's memory format; over NHWC it sums rows of channels in
+  // blocks of 16 split across threads. A W9-like input large enough to run in parallel,
+  // with 72 channels (four whole blocks and a partial one): the same values as over NCHW,
+  // and the same bits at every thread count.
+  Tensor x = pattern({4, 72, 12, 11}, 7, 23, 11, 8.0, kFloat);
+  Tensor w = pattern({72}, 5, 9, 4, 8.0, kFloat), b = pattern({72}, 3, 7, 3, 4.0, kFloat);
+  Tensor gy = pattern({4, 72, 12, 11}, 3, 17, 8, 4.0, kFloat);
+  auto [y, mean, invstd] = native_batch_norm(x, w, b, std::nullopt, std::nullopt, true, 0.1, 1e-5);
+  auto [gi, gw, gb] = native_batch_norm_backward(gy, x, w, std::nullopt, std::nullopt, mean, invstd, true, 1e-5,
+                                                 {true, true, true});
+  const int threads = omp_get_max_threads();
+  std::vector<float> first;
+  for (int t : {1, 2}) {
+    omp_set_num_threads(t);
+    auto [cy, cmean, cinvstd] =
+        native_batch_norm(to_channels_last(x), w, b, std::nullopt, std::nullopt, true, 0.1, 1e-5);
+    auto [ci, cw, cb] = native_batch_norm_backward(to_channels_last(gy), to_channels_last(x), w, std::nullopt,
+                                                   std::nullopt, cmean, cinvstd, true, 1e-5, {true, true, true});
+    EXPECT_EQ(cy.strides().vec(), nhwc_strides(cy));
+    EXPECT_EQ(ci.strides().vec(), nhwc_strides(ci));
+    expect_close(cy, y.to_vector<double>(), 1e-5, 1e-5);
+    expect_close(cmean, mean.to_vector<double>(), 1e-6, 1e-6);
+    expect_close(cinvstd, invstd.to_vector<double>(), 1e-6, 1e-6);
+    expect_close(ci, gi.to_vector<double>(), 1e-5, 1e-4);
+    expect_close(cw, gw.to_vector<double>(), 1e-3, 1e-5);
+    expect_close(cb, gb.to_vector<double>(), 1e-3, 1e-5);
+    if (first.empty()) first = ci.to_vector<float>();
+    else EXPECT_EQ(ci.to_vector<float>(), first) << "the result depends on the thread count";
+  }
+  omp_set_num_threads(threads);
+}
+
 // --- pooling ---------------------------------------------------------------------------
 
 TEST(MaxPool2d, PaddingDilationCeilModeValuesAndIndicesMatchTorch) {
