@@ -32,8 +32,11 @@ using kernels::cpu::raw_view;
 /// empty tensors.
 bool cat_skips(const Tensor& t) { return t.dim() == 1 && core::sym_numel(t) == 0; }
 
-/// c10's is_channels_last_strides_2d: whether a 4-D tensor is laid out NHWC.
-bool is_channels_last(const Tensor& t) { return core::is_channels_last_strides_2d(t.sizes(), t.strides()); }
+/// c10's is_channels_last_strides_2d: whether a 4-D tensor is laid out NHWC. The rank is
+/// checked first: reading the sizes of a tensor over size symbols guards them.
+bool is_channels_last(const Tensor& t) {
+  return t.dim() == 4 && core::is_channels_last_strides_2d(t.sizes(), t.strides());
+}
 
 struct CatPlan {
   int64_t dim = 0;
