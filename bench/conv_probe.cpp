@@ -1,6 +1,7 @@
 // bench/conv_probe.cpp — the convolution diagnosis behind kernels/cpu/conv.cpp and
 // conv_backward_dnnl.cpp for W9's geometry (x[8,64,56,56], 3x3 64->64, padding 1): Ember's
-// own ops (forward, backward data + weights, backward weights only), then oneDNN's
+// own ops on NCHW and channels_last tensors (forward, backward data + weights, backward
+// weights only, and the batch norm that follows the convolution), then oneDNN's
 // primitives directly for each activation layout — oneDNN's choice (`any`), blocked
 // nChw16c, NHWC and plain NCHW — alone and with the reorders from and to the NCHW tensors
 // Ember holds, and the activation reorders alone. Its twin in PyTorch is
@@ -136,20 +137,40 @@ int main(int argc, char** argv) {
               long(N), long(C), long(H), long(W), long(C), long(C), omp_get_max_threads(), dnnl_version()->major,
               dnnl_version()->minor, dnnl_version()->patch, g_iters);
 
-  // Ember's ops, as the compiled step calls them (NCHW in, NCHW out).
+  // Ember's ops on NCHW tensors (as the compiled step calls them today) and on
+  // channels_last ones (NHWC in, NHWC out: Note [channels_last convolution]), and the batch
+  // norm that follows each convolution in W9.
   {
     using namespace ember;
     NoGradGuard no_grad;
     manual_seed(0);
     const Tensor x = randn({N, C, H, W}), g = randn({N, C, H, W}), w = randn({C, C, 3, 3});
-    auto conv = [&] { (void)convolution(x, w, std::nullopt, {1, 1}, {1, 1}, {1, 1}, false, {0, 0}, 1); };
-    auto back = [&](bool data) {
-      (void)convolution_backward(g, x, w, std::nullopt, {1, 1}, {1, 1}, {1, 1}, false, {0, 0}, 1, {data, true, false});
-    };
+    const auto nhwc = [](const Tensor& t) { return t.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2}); };
+    const Tensor x_cl = nhwc(x), g_cl = nhwc(g);
     std::printf("\n%-22s %-8s %-24s %19s\n", "Ember op", "", "", "cpu / wall");
-    std::printf("%-22s %-8s %-24s %s\n", "convolution", "NCHW", "", timing(conv).c_str());
-    std::printf("%-22s %-8s %-24s %s\n", "backward data+weights", "NCHW", "", timing([&] { back(true); }).c_str());
-    std::printf("%-22s %-8s %-24s %s\n", "backward weights", "NCHW", "", timing([&] { back(false); }).c_str());
+    for (const bool cl : {false, true}) {
+      const Tensor& xx = cl ? x_cl : x;
+      const Tensor& gg = cl ? g_cl : g;
+      auto conv = [&] { (void)convolution(xx, w, std::nullopt, {1, 1}, {1, 1}, {1, 1}, false, {0, 0}, 1); };
+      auto back = [&](bool data) {
+        (void)convolution_backward(gg, xx, w, std::nullopt, {1, 1}, {1, 1}, {1, 1}, false, {0, 0}, 1,
+                                   {data, true, false});
+      };
+      const char* layout = cl ? "NHWC" : "NCHW";
+      std::printf("%-22s %-8s %-24s %s\n", "convolution", layout, "", timing(conv).c_str());
+      std::printf("%-22s %-8s %-24s %s\n", "backward data+weights", layout, "", timing([&] { back(true); }).c_str());
+      std::printf("%-22s %-8s %-24s %s\n", "backward weights", layout, "", timing([&] { back(false); }).c_str());
+      // The batch norm that follows W9's convolutions, over the same layout.
+      const Tensor bw = randn({C}), bb = randn({C});
+      auto [y, mean, invstd] = native_batch_norm(xx, bw, bb, std::nullopt, std::nullopt, true, 0.1, 1e-5);
+      auto bn = [&] { (void)native_batch_norm(xx, bw, bb, std::nullopt, std::nullopt, true, 0.1, 1e-5); };
+      auto bn_back = [&] {
+        (void)native_batch_norm_backward(gg, xx, bw, std::nullopt, std::nullopt, mean, invstd, true, 1e-5,
+                                         {true, true, true});
+      };
+      std::printf("%-22s %-8s %-24s %s\n", "native_batch_norm", layout, "", timing(bn).c_str());
+      std::printf("%-22s %-8s %-24s %s\n", "  backward", layout, "", timing(bn_back).c_str());
+    }
   }
 
   // oneDNN's primitives per activation layout.

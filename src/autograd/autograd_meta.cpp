@@ -6,7 +6,9 @@
 #include <sstream>
 
 #include "core/shape.h"
+#include "ember/ops/creation.h"
 #include "ember/ops/pointwise.h"
+#include "ember/ops/view.h"
 
 namespace ember {
 
@@ -133,6 +135,27 @@ bool owned_alone(const Tensor& g) {
   return impl.storage->nbytes() == static_cast<size_t>(impl.numel) * element_size(impl.dtype);
 }
 
+/// PyTorch's obeys_layout_contract: a leaf's .grad has the leaf's strides (on every dim
+/// larger than 1) when the leaf is non-overlapping and dense, and is contiguous otherwise.
+bool obeys_layout_contract(const Tensor& g, const Tensor& variable) {
+  if (!core::is_non_overlapping_and_dense(variable.sizes(), variable.strides())) return g.is_contiguous();
+  for (int64_t d = 0; d < g.dim(); ++d) {
+    if (g.size(d) != 1 ? g.stride(d) != variable.stride(d) : g.stride(d) == 0) return false;
+  }
+  return true;
+}
+
+/// PyTorch's clone_obey_contract: a copy of `g` laid out as the contract asks.
+Tensor clone_obey_contract(const Tensor& g, const Tensor& variable) {
+  if (!core::is_non_overlapping_and_dense(variable.sizes(), variable.strides())) {
+    Tensor c = contiguous(g);
+    return c.is_same(g) ? g.clone() : c;
+  }
+  Tensor copy = empty_strided(variable.sizes(), variable.strides(), TensorOptions(g.dtype()).device(g.device()));
+  copy.copy_(g);
+  return copy;
+}
+
 }  // namespace
 
 AccumulateGrad::AccumulateGrad(Tensor variable) : Node(1), variable_(std::move(variable)) {
@@ -149,10 +172,11 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
     if (r.defined()) g = r;
   }
   if (!m.grad.defined()) {
-    // The first gradient: taken as it is when nothing else can see it (PyTorch's
-    // AccumulateGrad steals it too), otherwise a new tensor — it may alias a user's
-    // tensor or be an expanded (stride-0) view.
-    m.grad = owned_alone(g) ? std::move(g) : g.clone();
+    // The first gradient: taken as it is when nothing else can see it and it has the
+    // leaf's layout (PyTorch's AccumulateGrad steals it too), otherwise a copy in the
+    // leaf's layout — it may alias a user's tensor, be an expanded (stride-0) view, or
+    // come channels_last from a convolution (Note [channels_last convolution]).
+    m.grad = owned_alone(g) && obeys_layout_contract(g, variable_) ? std::move(g) : clone_obey_contract(g, variable_);
   } else {
     m.grad.add_(g);
   }

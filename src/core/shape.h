@@ -22,6 +22,14 @@ std::vector<int64_t> contiguous_strides(IntArrayRef sizes);
 bool is_contiguous(IntArrayRef sizes, IntArrayRef strides);
 /// Whether the elements exactly tile a block of memory with no holes or overlaps.
 bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides);
+/// c10's is_channels_last_strides_2d: whether a 4-D tensor is laid out NHWC (channels
+/// fastest, then W, H, N), ambiguous layouts (size-1 dims, C == 1) read as NCHW as
+/// PyTorch's suggest_memory_format reads them. False for other ranks.
+bool is_channels_last_strides_2d(IntArrayRef sizes, IntArrayRef strides);
+/// The strides of a dense channels_last tensor of `sizes` (rank 3 or more): channels
+/// fastest, then the last dim back to dim 2, then the batch (c10's
+/// get_channels_last_strides_2d for rank 4; [L*C, 1, C] for rank 3).
+std::vector<int64_t> channels_last_strides(IntArrayRef sizes);
 /// Whether strides `a` and `b` of a tensor of `sizes` address the same elements: equal on
 /// every dim larger than 1, or anything when an element count is 0. A size-1 dim's index
 /// is always 0, so its stride never changes what is read or written (PyTorch's expand,

@@ -6,6 +6,7 @@
 
 #include "core/shape.h"
 #include "ember/config.h"
+#include "ember/ops/creation.h"
 #include "ember/ops/nn.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cuda/conv.h"
@@ -111,6 +112,12 @@ ConvSetup conv_transpose_setup(const Tensor& input, const Tensor& weight, const 
 
 }  // namespace
 
+// ATen makes a 3-D (1-D convolution) input contiguous before its 4-D view of it, "to avoid
+// accidentally going through NHWC": only 4-D tensors suggest channels_last.
+bool conv_channels_last(const Tensor& input, const Tensor& weight) {
+  return !input.is_cuda() && (suggests_channels_last(input) || suggests_channels_last(weight));
+}
+
 ConvSetup conv_setup(const Stack& a) {
   const Tensor& input = a[0].to_tensor();
   const Tensor& weight = a[1].to_tensor();
@@ -187,6 +194,28 @@ Stack conv_nd(const Stack& a, int64_t spatial, const char* name) {
                                                     std::vector<int64_t>{0}, a[6]});
   if (batched) return {out};
   return call_op("aten::squeeze.dim", {out, int64_t{0}});
+}
+
+/// aten::convolution on the CPU. A channels_last float32 convolution runs oneDNN over the
+/// NHWC activations as they are; the other kernels take contiguous tensors, their result
+/// copied into a channels_last output.
+void convolution_cpu(const Stack& a, std::vector<Tensor>& out) {
+  ConvSetup s = conv_setup(a);
+  const Tensor& x = a[0].to_tensor();
+  const bool channels_last = conv_channels_last(x, a[1].to_tensor());
+  const bool sums_something = s.p.in_channels > 0 && s.p.kernel_h > 0 && s.p.kernel_w > 0;
+  s.p.channels_last = channels_last && !s.transposed && x.dtype() == kFloat && sums_something;
+  const Tensor input = s.p.channels_last ? channels_last_dense(x) : dense(x);
+  const Tensor weight = dense(a[1].to_tensor());
+  Tensor bias;
+  if (!a[2].is_none()) bias = dense(cast(a[2].to_tensor(), input.dtype()));
+  const bool via_copy = channels_last && !s.p.channels_last && out[0].numel() > 0;
+  const Tensor result = via_copy ? empty(out[0].sizes(), out[0].dtype()) : out[0];
+  if (s.transposed)
+    kernels::cpu::conv_transpose2d_forward(input, weight, bias, result, s.p);
+  else
+    kernels::cpu::conv2d_forward(input, weight, bias, result, s.p);
+  if (via_copy) out[0].copy_(result);
 }
 
 // --- pooling ---------------------------------------------------------------------------
@@ -359,19 +388,10 @@ void register_conv_ops(Registry& r) {
         "SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor")
       .set_meta([](const Stack& a) {
         const Tensor& input = a[0].to_tensor();
-        return metas(contiguous_meta(conv_setup(a).out_sizes, input.dtype(), input.device()));
+        return metas(layout_meta(conv_setup(a).out_sizes, input.dtype(), input.device(),
+                                 conv_channels_last(input, a[1].to_tensor())));
       })
-      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
-        const ConvSetup s = conv_setup(a);
-        const Tensor input = dense(a[0].to_tensor());
-        const Tensor weight = dense(a[1].to_tensor());
-        Tensor bias;
-        if (!a[2].is_none()) bias = dense(cast(a[2].to_tensor(), input.dtype()));
-        if (s.transposed)
-          kernels::cpu::conv_transpose2d_forward(input, weight, bias, out[0], s.p);
-        else
-          kernels::cpu::conv2d_forward(input, weight, bias, out[0], s.p);
-      });
+      .set_cpu(convolution_cpu);
 
   // On CUDA, cuDNN (Note [cuda], "Convolution"); float32 may use TF32 unless
   // config().backends.cudnn.allow_tf32 is off.

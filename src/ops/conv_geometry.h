@@ -21,6 +21,15 @@ struct ConvSetup {
 /// expressed as 2-D ones of height 1.
 ConvSetup conv_setup(const Stack& a);
 
+/// Note [channels_last convolution]: PyTorch's rule for a CPU convolution's memory format
+/// (ConvUtils.h's mkldnn_conv_use_channels_last and thnn_conv_use_channels_last): a 2-D
+/// convolution on the CPU (and on meta tensors) is channels_last when its input or its
+/// weight suggests it (c10's is_channels_last_strides_2d); its output, grad_input and
+/// grad_weight are then channels_last (NHWC) too, transposed convolutions included
+/// (PyTorch 2's rule; torch 1.13 kept those contiguous). 1-D convolutions stay contiguous
+/// (ATen makes their 3-D input contiguous first).
+bool conv_channels_last(const Tensor& input, const Tensor& weight);
+
 /// Geometry of max_pool2d_with_indices / avg_pool2d / _adaptive_avg_pool2d from their
 /// forward arguments (checked as the forward ops check them).
 kernels::cpu::Pool2dParams max_pool_setup(const Stack& a);

@@ -182,8 +182,10 @@ std::vector<TensorMeta> batch_norm_meta(const Stack& a) {
             contiguous_meta({C}, st, input.device())};
   }
   const int64_t saved = training ? C : 0;
-  return {contiguous_meta(input.sizes(), input.dtype(), input.device()), contiguous_meta({saved}, pt, input.device()),
-          contiguous_meta({saved}, pt, input.device())};
+  // The output in the input's memory format, as ATen's CPU kernel allocates it (a
+  // channels_last input stays NHWC: Note [channels_last convolution]).
+  return {layout_meta(input.sizes(), input.dtype(), input.device(), suggests_channels_last(input)),
+          contiguous_meta({saved}, pt, input.device()), contiguous_meta({saved}, pt, input.device())};
 }
 
 /// A parameter as a 1-D view of its own memory (running stats are written through it).
@@ -225,7 +227,8 @@ void batch_norm_update_stats_kernel(const Stack& a, std::vector<Tensor>& out) {
 }
 
 void batch_norm_kernel(const Stack& a, std::vector<Tensor>& out) {
-  const Tensor input = contiguous(a[0].to_tensor());
+  const bool channels_last = !a[0].to_tensor().is_cuda() && suggests_channels_last(a[0].to_tensor());
+  const Tensor input = channels_last ? channels_last_dense(a[0].to_tensor()) : contiguous(a[0].to_tensor());
   const int64_t N = input.size(0), C = input.size(1);
   const int64_t S = C == 0 || N == 0 ? 0 : input.numel() / (N * C);
   if (input.is_cuda()) {
@@ -234,7 +237,7 @@ void batch_norm_kernel(const Stack& a, std::vector<Tensor>& out) {
                                      out[1], out[2]);
   }
   kernels::cpu::batch_norm(input, N, C, S, flat_param(a[1]), flat_param(a[2]), flat_param(a[3]), flat_param(a[4]),
-                           a[5].to_bool(), a[6].to_double(), a[7].to_double(), out[0], out[1], out[2]);
+                           a[5].to_bool(), a[6].to_double(), a[7].to_double(), out[0], out[1], out[2], channels_last);
 }
 
 // --- embedding --------------------------------------------------------------------------------

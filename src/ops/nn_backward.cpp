@@ -33,8 +33,8 @@ using kernels::cpu::Pool2dParams;
 
 Tensor dense(const Tensor& t) { return t.is_contiguous() ? t : contiguous(t); }
 
-TensorMeta maybe_meta(bool wanted, IntArrayRef sizes, ScalarType dtype, Device device) {
-  TensorMeta m = contiguous_meta(sizes, dtype, device);
+TensorMeta maybe_meta(bool wanted, IntArrayRef sizes, ScalarType dtype, Device device, bool channels_last = false) {
+  TensorMeta m = layout_meta(sizes, dtype, device, channels_last);
   m.undefined = !wanted;
   return m;
 }
@@ -90,8 +90,9 @@ std::vector<TensorMeta> convolution_backward_meta(const Stack& a) {
   const Tensor& input = a[1].to_tensor();
   const Tensor& weight = a[2].to_tensor();
   const auto& mask = output_mask(a[10]);
-  return {maybe_meta(mask[0], input.sizes(), input.dtype(), input.device()),
-          maybe_meta(mask[1], weight.sizes(), weight.dtype(), input.device()),
+  const bool channels_last = conv_channels_last(input, weight);  // Note [channels_last convolution]
+  return {maybe_meta(mask[0], input.sizes(), input.dtype(), input.device(), channels_last),
+          maybe_meta(mask[1], weight.sizes(), weight.dtype(), input.device(), channels_last),
           maybe_meta(mask[2], {s.p.out_channels}, input.dtype(), input.device())};
 }
 
@@ -105,22 +106,24 @@ Conv2dParams swapped(const Conv2dParams& p) {
   return r;
 }
 
-void convolution_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
-  const ConvSetup s = conv_backward_setup(a);
+/// The gradients of a convolution of geometry `s` into `out` (contiguous, or NHWC
+/// activations with a contiguous grad_weight when s.p.channels_last): oneDNN for float32,
+/// else the GEMM kernels. Returns false only when NHWC was asked for and oneDNN cannot take
+/// the geometry.
+bool conv_backward_into(const ConvSetup& s, const Tensor& grad, const Tensor& input, const Tensor& weight,
+                        std::vector<Tensor>& out) {
   const Conv2dParams& p = s.p;
-  const Tensor grad = dense(a[0].to_tensor());
-  const Tensor input = dense(a[1].to_tensor());
-  const Tensor weight = dense(a[2].to_tensor());
   const bool sums_something = p.in_channels > 0 && p.kernel_h > 0 && p.kernel_w > 0 && p.batch > 0;
   if (!s.transposed && input.dtype() == kFloat && sums_something && (out[0].defined() || out[1].defined())) {
     auto ptr = [](const Tensor& t) { return t.defined() ? t.data_ptr<float>() : nullptr; };
     const bool bias_too = out[1].defined() && out[2].defined();
     if (kernels::cpu::conv2d_backward_dnnl(grad.data_ptr<float>(), input.data_ptr<float>(), weight.data_ptr<float>(),
                                            ptr(out[0]), ptr(out[1]), bias_too ? ptr(out[2]) : nullptr, p)) {
-      if (out[2].defined() && !bias_too) kernels::cpu::conv_bias_grad(grad, out[2]);
-      return;
+      if (out[2].defined() && !bias_too) kernels::cpu::conv_bias_grad(dense(grad), out[2]);
+      return true;
     }
   }
+  if (p.channels_last) return false;
   if (!s.transposed) {
     // dX is the transposed convolution of dY; dW correlates dY with the input's patches.
     if (out[0].defined()) kernels::cpu::conv_transpose2d_forward(grad, weight, Tensor(), out[0], swapped(p));
@@ -148,6 +151,34 @@ void convolution_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
     if (out[1].defined()) kernels::cpu::conv2d_weight_grad(input, grad, out[1], r);
   }
   if (out[2].defined()) kernels::cpu::conv_bias_grad(grad, out[2]);
+  return true;
+}
+
+/// `t` itself when contiguous (or undefined), else a contiguous tensor of its sizes to
+/// compute into (and copy from).
+Tensor contiguous_slot(const Tensor& t) {
+  return !t.defined() || t.is_contiguous() ? t : empty(t.sizes(), t.dtype());
+}
+
+void convolution_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
+  ConvSetup s = conv_backward_setup(a);
+  const Tensor& x = a[1].to_tensor();
+  const Tensor& w = a[2].to_tensor();
+  // Note [channels_last convolution]: float32 runs oneDNN over NHWC grad_output and input
+  // as they are; the weight gradient is computed OIHW and copied.
+  if (conv_channels_last(x, w) && !s.transposed && x.dtype() == kFloat) {
+    ConvSetup nhwc = s;
+    nhwc.p.channels_last = true;
+    std::vector<Tensor> slots{out[0], contiguous_slot(out[1]), out[2]};
+    if (conv_backward_into(nhwc, channels_last_dense(a[0].to_tensor()), channels_last_dense(x), dense(w), slots)) {
+      if (slots[1].defined() && !slots[1].is_same(out[1])) out[1].copy_(slots[1]);
+      return;
+    }
+  }
+  std::vector<Tensor> slots{contiguous_slot(out[0]), contiguous_slot(out[1]), out[2]};
+  conv_backward_into(s, dense(a[0].to_tensor()), dense(x), dense(w), slots);
+  for (size_t i = 0; i < 2; ++i)
+    if (slots[i].defined() && !slots[i].is_same(out[i])) out[i].copy_(slots[i]);
 }
 
 // --- pooling ----------------------------------------------------------------------------
@@ -314,8 +345,11 @@ void batch_norm_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
     const double eps = a[8].to_double();
     for (double& v : st.invstd) v = 1.0 / std::sqrt(v + eps);
   }
-  kernels::cpu::batch_norm_backward(dense(a[0].to_tensor()), dense(a[1].to_tensor()), s.N, s.C, s.S, st, train,
-                                    out[0], out[1], out[2]);
+  // NHWC input: the kernel reads and writes rows of channels (Note [channels_last convolution]).
+  const bool channels_last = suggests_channels_last(a[1].to_tensor());
+  const auto layout = [channels_last](const Tensor& t) { return channels_last ? channels_last_dense(t) : dense(t); };
+  kernels::cpu::batch_norm_backward(layout(a[0].to_tensor()), layout(a[1].to_tensor()), s.N, s.C, s.S, st, train,
+                                    out[0], out[1], out[2], channels_last);
 }
 
 // --- embedding ----------------------------------------------------------------------------
@@ -389,7 +423,9 @@ void register_nn_backward_ops(Registry& r) {
         const BatchNormBackwardSetup s = batch_norm_backward_setup(a);
         const Tensor& input = a[1].to_tensor();
         const auto& mask = output_mask(a[9]);
-        return std::vector<TensorMeta>{maybe_meta(mask[0], input.sizes(), input.dtype(), input.device()),
+        // grad_input in the input's memory format, as ATen's CPU kernel allocates it.
+        const bool channels_last = !input.is_cuda() && suggests_channels_last(input);
+        return std::vector<TensorMeta>{maybe_meta(mask[0], input.sizes(), input.dtype(), input.device(), channels_last),
                                        maybe_meta(mask[1], {s.C}, s.param_type, input.device()),
                                        maybe_meta(mask[2], {s.C}, s.param_type, input.device())};
       })

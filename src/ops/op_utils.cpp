@@ -178,4 +178,22 @@ Tensor call_op_tensor(const char* name, Stack args) {
   return std::move(out.at(0).to_tensor());
 }
 
+bool suggests_channels_last(const Tensor& t) {
+  return t.dim() == 4 && core::is_channels_last_strides_2d(t.sizes(), t.strides());
+}
+
+TensorMeta layout_meta(IntArrayRef sizes, ScalarType dtype, Device device, bool channels_last) {
+  TensorMeta m = contiguous_meta(sizes, dtype, device);
+  if (channels_last) m.strides = core::channels_last_strides(sizes);
+  return m;
+}
+
+Tensor channels_last_dense(const Tensor& t) {
+  const Tensor nhwc = call_op_tensor("aten::permute", {t, std::vector<int64_t>{0, 2, 3, 1}});
+  if (nhwc.is_contiguous()) return t;
+  return call_op_tensor("aten::permute",
+                        {call_op_tensor("aten::clone", {nhwc, std::string("contiguous_format")}),
+                         std::vector<int64_t>{0, 3, 1, 2}});
+}
+
 }  // namespace ember::ops

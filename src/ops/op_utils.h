@@ -22,6 +22,16 @@ TensorMeta pointwise_meta(const std::vector<const Tensor*>& inputs, ScalarType d
 TensorMeta contiguous_meta(IntArrayRef sizes, ScalarType dtype, Device device);
 inline std::vector<TensorMeta> metas(TensorMeta m) { return {std::move(m)}; }
 
+/// PyTorch's suggest_memory_format() == ChannelsLast: a 4-D tensor of channels_last
+/// strides (core::is_channels_last_strides_2d). Convolution and batch norm on the CPU
+/// follow it (Note [channels_last convolution]).
+bool suggests_channels_last(const Tensor& t);
+/// A contiguous meta of `sizes`, or with channels_last strides (core::channels_last_strides)
+/// when `channels_last`.
+TensorMeta layout_meta(IntArrayRef sizes, ScalarType dtype, Device device, bool channels_last);
+/// `t` (4-D) dense in channels_last order: `t` itself when it already is, otherwise a copy.
+Tensor channels_last_dense(const Tensor& t);
+
 /// A 0-dim tensor holding `value` (what PyTorch calls a wrapped number).
 Tensor scalar_tensor(const Scalar& value, ScalarType dtype, Device device);
 

@@ -32,17 +32,10 @@ using kernels::cpu::raw_view;
 /// empty tensors.
 bool cat_skips(const Tensor& t) { return t.dim() == 1 && core::sym_numel(t) == 0; }
 
-/// c10's is_channels_last_strides_2d: whether a 4-D tensor is laid out NHWC.
+/// c10's is_channels_last_strides_2d: whether a 4-D tensor is laid out NHWC. The rank is
+/// checked first: reading the sizes of a tensor over size symbols guards them.
 bool is_channels_last(const Tensor& t) {
-  if (t.dim() != 4 || t.stride(1) == 0) return false;
-  int64_t min = 0;
-  for (int d : {1, 3, 2, 0}) {
-    if (t.size(d) == 0 || t.stride(d) < min) return false;
-    if (d == 0 && min == t.stride(1)) return false;
-    min = t.stride(d);
-    if (t.size(d) > 1) min *= t.size(d);
-  }
-  return true;
+  return t.dim() == 4 && core::is_channels_last_strides_2d(t.sizes(), t.strides());
 }
 
 struct CatPlan {
@@ -108,9 +101,7 @@ CatPlan cat_plan(const std::vector<Tensor>& ts, int64_t dim) {
   if (channels_last) {
     // NHWC: C fastest, then W, H, N (ATen keeps the inputs' common memory format). Deciding
     // it read every size as an integer, so they are static here.
-    const std::vector<int64_t>& sizes = plan.out.sizes;
-    const int64_t c = sizes[1], h = sizes[2], w = sizes[3];
-    plan.out.strides = {h * w * c, 1, w * c, c};
+    plan.out.strides = core::channels_last_strides(plan.out.sizes);
     plan.out.sym = nullptr;
   }
   return plan;

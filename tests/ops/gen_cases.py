@@ -1249,6 +1249,99 @@ def random_rows():
     ]
 
 
+def channels_last_rows():
+    """Convolutions of channels_last inputs or weights, and batch norms of channels_last
+    inputs (Note [channels_last convolution]): values and strides of the outputs and of the
+    gradients, which PyTorch makes channels_last when the input (or a convolution's weight)
+    suggests it. Second rows of their ops, so the cases before them keep their seeds."""
+    A = torch.ops.aten
+    CL = "channels_last"
+
+    def convolution(g):
+        def s(x, w, b, stride, pad, dil, groups, desc, expect="ok"):
+            return S(x, w, b, stride, pad, dil, False, [0] * len(stride), groups, desc=desc, expect=expect)
+        return [
+            s(g.t((2, 3, 6, 5), lay=CL), g.t((4, 3, 3, 2)), g.t((4,)), [1, 1], [0, 0], [1, 1], 1,
+              "channels_last input, bias"),
+            s(g.t((1, 4, 7, 7)), g.t((4, 2, 3, 3), lay=CL), None, [2, 2], [1, 1], [1, 1], 2,
+              "channels_last weight, stride 2 pad 1 groups 2, no bias"),
+            s(g.t((1, 2, 7, 6), lay=CL), g.t((3, 2, 2, 2), lay=CL), g.t((3,)), [1, 2], [2, 0], [2, 1], 1,
+              "channels_last input and weight, dilation"),
+            s(g.t((2, 16, 8, 8), lay=CL), g.t((16, 16, 3, 3)), g.t((16,)), [1, 1], [1, 1], [1, 1], 1,
+              "channels_last 16 channels, 3x3 pad 1"),
+            s(g.t((2, 8, 6, 6), lay=CL), g.t((8, 1, 3, 3)), None, [1, 1], [1, 1], [1, 1], 8,
+              "channels_last depthwise (groups 8)"),
+            s(g.t((1, 2, 5, 5), f64, CL), g.t((2, 2, 3, 3), f64), g.t((2,), f64), [1, 1], [1, 1], [1, 1], 1,
+              "channels_last f64"),
+            s(g.t((2, 3, 8), lay=CL), g.t((4, 3, 3)), g.t((4,)), [1], [1], [1], 1,
+              "1-D, channels-last input (the 4-D view ATen makes of it)"),
+            s(g.t((2, 3, 6, 5), lay=CL), g.t((4, 3, 3, 2), lay=CL), None, [1, 1], [0, 0], [1, 1], 1,
+              "channels_last, no bias")]
+
+    def backward(g):
+        def s(x, w, bias_sizes, stride, pad, dil, groups, mask, desc, lay="contiguous"):
+            out = A.convolution(x.value(), w.value(), None, stride, pad, dil, False, [0] * len(stride), groups)
+            grad = g.t(tuple(out.shape), x.base.dtype, lay)
+            return S(grad, x, w, bias_sizes, stride, pad, dil, False, [0] * len(stride), groups, mask, desc=desc)
+        all3 = [True, True, True]
+        return [
+            s(g.t((2, 3, 6, 5), lay=CL), g.t((4, 3, 3, 2)), [4], [1, 1], [0, 0], [1, 1], 1, all3,
+              "channels_last input and grad_output", lay=CL),
+            s(g.t((1, 4, 7, 7)), g.t((4, 2, 3, 3), lay=CL), None, [2, 2], [1, 1], [1, 1], 2, [True, True, False],
+              "channels_last weight, contiguous grad_output, stride 2 pad 1 groups 2"),
+            s(g.t((1, 2, 7, 6), lay=CL), g.t((3, 2, 2, 2), lay=CL), [3], [1, 2], [2, 0], [2, 1], 1, all3,
+              "channels_last input and weight, dilation", lay=CL),
+            s(g.t((2, 16, 8, 8), lay=CL), g.t((16, 16, 3, 3)), [16], [1, 1], [1, 1], [1, 1], 1, all3,
+              "channels_last 16 channels, 3x3 pad 1", lay=CL),
+            s(g.t((2, 8, 6, 6), lay=CL), g.t((8, 1, 3, 3)), None, [1, 1], [1, 1], [1, 1], 8, [True, True, False],
+              "channels_last depthwise (groups 8)", lay=CL),
+            s(g.t((1, 2, 5, 5), f64, CL), g.t((2, 2, 3, 3), f64), [2], [1, 1], [1, 1], [1, 1], 1, all3,
+              "channels_last f64", lay=CL),
+            # input gradient only (float32 PyTorch returns grad_weight as well when grad_bias is asked for)
+            s(g.t((2, 3, 6, 5), lay=CL), g.t((4, 3, 3, 2)), None, [1, 1], [0, 0], [1, 1], 1, [True, False, False],
+              "channels_last, input gradient only", lay=CL),
+            s(g.t((2, 3, 6, 5), lay=CL), g.t((4, 3, 3, 2)), None, [1, 1], [0, 0], [1, 1], 1, [False, True, False],
+              "channels_last, weight gradient only", lay=CL),
+            s(g.t((2, 3, 8), lay=CL), g.t((4, 3, 3)), [4], [1], [1], [1], 1, all3,
+              "1-D, channels-last input", lay=CL)]
+
+    def batch_norm(g):
+        def s(x, w, b, rm, rv, train, desc):
+            return S(x, w, b, rm, rv, train, 0.1, 1e-5, desc=desc)
+        return [
+            s(g.t((4, 3, 5, 6), lay=CL), g.t((3,)), g.t((3,)), g.t((3,)), g.t((3,), kind="pos"), True,
+              "channels_last, training"),
+            s(g.t((2, 20, 3, 4), lay=CL), g.t((20,)), g.t((20,)), g.t((20,)), g.t((20,), kind="pos"), True,
+              "channels_last, 20 channels (a block of 16 and a partial one), training"),
+            s(g.t((4, 3, 5, 6), lay=CL), None, None, g.t((3,)), g.t((3,), kind="pos"), False, "channels_last, eval"),
+            s(g.t((3, 5, 4, 2), f64, CL), None, None, None, None, True, "channels_last f64, no parameters")]
+
+    def batch_norm_backward(g):
+        def s(x, w, rm, rv, train, mask, desc, lay=CL):
+            from opinfo import T
+            _, sm, si = A.native_batch_norm(x.value(), None if w is None else w.value(), None,
+                                            None if rm is None else rm.value().clone(),
+                                            None if rv is None else rv.value().clone(), train, 0.1, 1e-5)
+            saved = (T(sm), T(si)) if train else (None, None)
+            return S(g.t(tuple(x.value().shape), x.base.dtype, lay), x, w, rm, rv, *saved, train, 1e-5, mask,
+                     desc=desc)
+        all3 = [True, True, True]
+        return [
+            s(g.t((4, 3, 5, 6), lay=CL), g.t((3,)), g.t((3,)), g.t((3,), kind="pos"), True, all3,
+              "channels_last input and grad_out, training"),
+            s(g.t((2, 20, 3, 4), lay=CL), g.t((20,)), None, None, True, all3,
+              "channels_last, 20 channels, contiguous grad_out", lay="contiguous"),
+            s(g.t((4, 3, 5, 6), lay=CL), g.t((3,)), g.t((3,)), g.t((3,), kind="pos"), False, all3,
+              "channels_last, eval"),
+            s(g.t((3, 5, 4, 2), f64, CL), None, None, None, True, [True, False, True], "channels_last f64"),
+            s(g.t((4, 3, 5, 6)), g.t((3,)), None, None, True, all3, "contiguous input, channels_last grad_out")]
+
+    return [OpInfo("aten::convolution", "conv", convolution, strides=True),
+            OpInfo("aten::convolution_backward", "nn_backward", backward, strides=True),
+            OpInfo("aten::native_batch_norm", "nn", batch_norm, strides=True, no_grad_args=("running_mean", "running_var")),
+            OpInfo("aten::native_batch_norm_backward", "nn_backward", batch_norm_backward, strides=True)]
+
+
 # --- main ---------------------------------------------------------------------------------
 
 def late_rows():
@@ -1408,7 +1501,7 @@ def all_rows():
             conv_rows() + shape_rows() + indexing_rows() + random_rows() + nn_backward_rows() + late_rows() +
             loss_rows() + core_pointwise_rows() + core_other_rows() + norm_rows() + slices_rows() + scatter_rows() +
             padding_rows() + upsample_rows() + distance_rows() + fold_rows() + pool3d_rows() + grid_sample_rows() +
-            embedding_bag_rows() + adaptive_pool3d_rows())
+            embedding_bag_rows() + adaptive_pool3d_rows() + channels_last_rows())
 
 
 # Families of ops that PyTorch 1.13 lacks, generated with PyTorch 2.x: a CPU run under 1.13

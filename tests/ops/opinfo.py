@@ -115,7 +115,9 @@ class Gen:
     def t(self, shape, dtype=torch.float32, lay="contiguous", kind="normal"):
         """A tensor argument of logical `shape` in the given layout:
         contiguous | transposed (last two dims) | step (every 2nd element of the last dim,
-        starting at 1) | expand (dim 0 broadcast from size 1) | permute (dims reversed)."""
+        starting at 1) | expand (dim 0 broadcast from size 1) | permute (dims reversed) |
+        channels_last (a 3-D or 4-D tensor with dim 1 fastest, then the last dims back to 2:
+        PyTorch's channels_last strides, dense)."""
         shape = list(shape)
         layout = lay
         if layout == "contiguous":
@@ -131,6 +133,11 @@ class Gen:
         if layout == "expand":
             base = [1] + shape[1:]
             return T(self.values(base, dtype, kind), [["expand", shape]])
+        if layout == "channels_last":
+            assert len(shape) in (3, 4)
+            order = [0] + list(range(2, len(shape))) + [1]  # base dims: N, spatial..., C
+            back = [order.index(d) for d in range(len(shape))]
+            return T(self.values([shape[d] for d in order], dtype, kind), [["permute", back]])
         if layout == "permute":
             base = shape[::-1]
             return T(self.values(base, dtype, kind), [["permute", list(range(len(shape)))[::-1]]])
@@ -466,6 +473,7 @@ class Family:
         self.left_out = []  # on a device: samples not run there, each with why
         self.device_rejects = []  # on a device: samples its CPU accepts and the device rejects
         self.row_errors = []  # on a device: rows the generator failed on, left out whole
+        self.next_k = {}  # op -> the number its next sample takes (a later row of an op goes on)
 
     def record_row(self, info, gen):
         """record(); on a device, a row that fails in the generator (an error of PyTorch's
@@ -483,7 +491,10 @@ class Family:
             self.row_errors.append({"op": info.name, "why": why})
 
     def record(self, info, gen):
-        entry = {"cases": 0}
+        # A second row of an op (other options, e.g. strides=True) adds to its entry, its
+        # samples numbered after the first row's.
+        entry = self.ops.get(info.name, {"cases": 0})
+        k0 = self.next_k.get(info.name, 0)
         if info.note:
             entry["note"] = info.note
         if info.reason:
@@ -499,7 +510,7 @@ class Family:
         samples = info.samples(gen)
         copies = []
         for k, s in enumerate(samples):
-            case = self.one_case(info, s, k)
+            case = self.one_case(info, s, k0 + k)
             if case is None:  # left out on this device (self.left_out says why)
                 entry["left_out"] = entry.get("left_out", 0) + 1
                 continue
@@ -512,12 +523,13 @@ class Family:
                     copies.append(copy)
         # float64 copies of the float32 gradient samples: gradients at float64's precision
         for s in copies:
-            case = self.one_case(info, s, len(samples))
+            case = self.one_case(info, s, k0 + len(samples))
             if case is not None and "grads" in case:  # kept only where PyTorch runs and differentiates it
                 samples.append(s)
                 self.cases.append(case)
                 entry["cases"] += 1
                 entry["grad_cases"] += 1
+        self.next_k[info.name] = k0 + len(samples)
 
     def one_case(self, info, s, k):
         """The case of sample `s` (its k-th), run by PyTorch on DEVICE; None when it is left

@@ -44,7 +44,7 @@ struct DnnlConv {
 };
 
 /// A forward primitive whose input and output take layout `activations` (`any`: oneDNN's
-/// choice), with reorders from and to the caller's NCHW/OIHW.
+/// choice), with reorders from and to the caller's NCHW (or NHWC)/OIHW.
 std::shared_ptr<DnnlConv> make_dnnl_conv(const Conv2dParams& p, bool has_bias, memory::format_tag activations) {
   auto c = std::make_shared<DnnlConv>();
   c->g = dnnl_conv::geometry(p);
@@ -127,7 +127,7 @@ std::optional<std::string> forced_conv_layout() {
 // kept brgconv over NHWC in some processes (its NCHW <-> NHWC reorders cost 1.9 ms a call
 // against the blocked layout's 0.4 ms, bench_conv_probe), 2 ms more per forward.
 std::shared_ptr<DnnlConv> cached_dnnl_conv(const Conv2dParams& p, const float* in, const float* w, const float* bias) {
-  using Key = std::array<int64_t, 18>;
+  using Key = std::array<int64_t, 19>;
   const Key key{p.batch,
                 p.in_channels,
                 p.in_h,
@@ -145,6 +145,7 @@ std::shared_ptr<DnnlConv> cached_dnnl_conv(const Conv2dParams& p, const float* i
                 p.dilation_w,
                 p.groups,
                 bias != nullptr ? 1 : 0,
+                p.channels_last ? 1 : 0,
                 omp_get_max_threads()};
   static std::mutex mu;
   static std::map<Key, std::shared_ptr<DnnlConv>> cache;
@@ -152,6 +153,12 @@ std::shared_ptr<DnnlConv> cached_dnnl_conv(const Conv2dParams& p, const float* i
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   if (cache.size() >= 512) cache.clear();  // bound memory when shapes keep changing
+  if (p.channels_last) {
+    // NHWC activations run as they are (Note [channels_last convolution]): no timing.
+    auto nhwc = make_dnnl_conv(p, bias != nullptr, memory::format_tag::nhwc);
+    cache.emplace(key, nhwc);
+    return nhwc;
+  }
   std::shared_ptr<DnnlConv> best = make_dnnl_conv(p, bias != nullptr, memory::format_tag::any);
   const memory::format_tag blocked = blocked_activations(p);
   const std::optional<std::string> forced = forced_conv_layout();
@@ -395,6 +402,8 @@ void conv2d_typed(const Tensor& input, const Tensor& weight, const Tensor& bias,
                   const Conv2dParams& p) {
   // oneDNN rejects convolutions that sum over nothing; their output is just the bias.
   const bool empty_reduction = p.in_channels == 0 || p.kernel_h == 0 || p.kernel_w == 0;
+  EMBER_INTERNAL_ASSERT(!p.channels_last || (std::is_same_v<scalar_t, float> && !empty_reduction))
+      << "conv2d: NHWC activations reach only the float32 oneDNN kernel";
   if constexpr (std::is_same_v<scalar_t, float>) {
     if (!empty_reduction) {
       conv2d_dnnl(input.data_ptr<float>(), weight.data_ptr<float>(), bias.defined() ? bias.data_ptr<float>() : nullptr,

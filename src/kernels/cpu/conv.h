@@ -15,10 +15,16 @@ struct Conv2dParams {
   int64_t out_channels = 0, kernel_h = 0, kernel_w = 0, out_h = 0, out_w = 0;
   int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dilation_h = 1, dilation_w = 1;
   int64_t groups = 1;
+  /// Activations (input and output, and their gradients) are NHWC in memory, channels
+  /// fastest: a 4-D tensor of channels_last strides (a 3-D one of strides [L*C, 1, C]).
+  /// Weights stay dense OIHW. Only the float32 oneDNN paths take it; the ops layer gives
+  /// the other kernels contiguous tensors.
+  bool channels_last = false;
 };
 
 /// out = conv2d(input, weight) + bias. input [N, C, H, W], weight [OC, C/groups, KH, KW],
-/// bias [OC] or undefined; all of out's dtype and contiguous. Floating and integral dtypes.
+/// bias [OC] or undefined; all of out's dtype and contiguous (input and out dense NHWC
+/// when p.channels_last, float32 only). Floating and integral dtypes.
 void conv2d_forward(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out,
                     const Conv2dParams& p);
 

@@ -19,7 +19,7 @@ void conv2d_weight_grad(const Tensor& a, const Tensor& b, const Tensor& out, con
 
 /// float32 gradients of a (non-transposed) convolution through oneDNN, written where the
 /// pointer is not null: grad_input, grad_weight, and grad_bias (only together with
-/// grad_weight). All NCHW/OIHW contiguous. Returns false when oneDNN cannot take the
+/// grad_weight). Activations dense NCHW (NHWC when p.channels_last), weights dense OIHW. Returns false when oneDNN cannot take the
 /// geometry; the caller then uses the GEMM kernels.
 bool conv2d_backward_dnnl(const float* grad_out, const float* input, const float* weight, float* grad_input,
                           float* grad_weight, float* grad_bias, const Conv2dParams& p);

@@ -1,8 +1,9 @@
 // kernels/cpu/conv_backward_dnnl.cpp — float32 convolution gradients through oneDNN's
 // backward-data and backward-weights primitives (as ATen's mkldnn path), cached by
 // geometry like the forward ones: creating a primitive costs more than running it on
-// small inputs. Tensors stay NCHW/OIHW; oneDNN's preferred layouts are reached by
-// reorders, themselves cached, into temporaries of Ember's allocator (onednn.h). When both
+// small inputs. Activations are NCHW, or NHWC (Conv2dParams::channels_last: the primitives
+// then read and write them as they are), weights OIHW; oneDNN's preferred layouts are
+// reached by reorders, themselves cached, into temporaries of Ember's allocator (onednn.h). When both
 // gradients are wanted and both primitives read grad_output in the same layout, it is
 // reordered once.
 #include <omp.h>
@@ -82,11 +83,11 @@ std::shared_ptr<DnnlConvBackward> make(const Conv2dParams& p, bool want_data, bo
 // forward's cache (conv.cpp): a program that changes OMP's thread count between steps gets
 // primitives made for the new count instead of the old split run on the new team.
 std::shared_ptr<DnnlConvBackward> cached(const Conv2dParams& p, bool want_data, bool want_weights, bool with_bias) {
-  using Key = std::array<int64_t, 20>;
+  using Key = std::array<int64_t, 21>;
   const Key key{p.batch,      p.in_channels, p.in_h,     p.in_w,       p.out_channels, p.kernel_h,
                 p.kernel_w,   p.out_h,       p.out_w,    p.stride_h,   p.stride_w,     p.pad_h,
                 p.pad_w,      p.dilation_h,  p.dilation_w, p.groups,   want_data,      want_weights,
-                with_bias,    omp_get_max_threads()};
+                with_bias,    p.channels_last, omp_get_max_threads()};
   static std::mutex mu;
   static std::map<Key, std::shared_ptr<DnnlConvBackward>> cache;
   std::lock_guard<std::mutex> lock(mu);

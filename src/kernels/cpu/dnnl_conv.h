@@ -1,6 +1,8 @@
 // kernels/cpu/dnnl_conv.h — what the oneDNN convolution paths share: the forward primitives
-// (conv.cpp) and the backward ones (conv_backward_dnnl.cpp) describe the same NCHW/OIHW
-// tensors (and reach oneDNN's preferred layouts through onednn.h's reorders).
+// (conv.cpp) and the backward ones (conv_backward_dnnl.cpp) describe the same tensors,
+// activations NCHW or NHWC (Conv2dParams::channels_last) and OIHW weights, and reach
+// oneDNN's preferred layouts through onednn.h's reorders. NHWC activations are handed to
+// the primitives as they are (oneDNN runs NHWC natively), so only the weights reorder.
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -13,10 +15,10 @@ namespace ember::kernels::cpu::dnnl_conv {
 using onednn::engine;
 using onednn::reorder;
 
-/// A float32 convolution's tensors as the caller holds them (`user_*`: NCHW input and
-/// output, OIHW or GOIHW weights, a 1-d bias), the same with the layout left to oneDNN
-/// (`any_*`, for creating primitives), and the window parameters in oneDNN's terms
-/// (dilation counted from 0).
+/// A float32 convolution's tensors as the caller holds them (`user_*`: NCHW or NHWC input
+/// and output, OIHW or GOIHW weights, a 1-d bias), the same as the primitives are asked
+/// for (`any_*`: the layout left to oneDNN, except NHWC activations, which stay NHWC), and
+/// the window parameters in oneDNN's terms (dilation counted from 0).
 struct Geometry {
   dnnl::memory::desc user_src, user_wei, user_bias, user_dst;
   dnnl::memory::desc any_src, any_wei, any_dst;
@@ -31,13 +33,15 @@ inline Geometry geometry(const Conv2dParams& p) {
   const memory::dims wei_dims =
       p.groups > 1 ? memory::dims{p.groups, p.out_channels / p.groups, p.in_channels / p.groups, p.kernel_h, p.kernel_w}
                    : memory::dims{p.out_channels, p.in_channels, p.kernel_h, p.kernel_w};
+  const memory::format_tag activations = p.channels_last ? memory::format_tag::nhwc : memory::format_tag::nchw;
+  const memory::format_tag chosen = p.channels_last ? memory::format_tag::nhwc : memory::format_tag::any;
   Geometry g;
-  g.user_src = memory::desc(src_dims, f32, memory::format_tag::nchw);
-  g.user_dst = memory::desc(dst_dims, f32, memory::format_tag::nchw);
+  g.user_src = memory::desc(src_dims, f32, activations);
+  g.user_dst = memory::desc(dst_dims, f32, activations);
   g.user_wei = memory::desc(wei_dims, f32, p.groups > 1 ? memory::format_tag::goihw : memory::format_tag::oihw);
   g.user_bias = memory::desc({p.out_channels}, f32, memory::format_tag::a);
-  g.any_src = memory::desc(src_dims, f32, memory::format_tag::any);
-  g.any_dst = memory::desc(dst_dims, f32, memory::format_tag::any);
+  g.any_src = memory::desc(src_dims, f32, chosen);
+  g.any_dst = memory::desc(dst_dims, f32, chosen);
   g.any_wei = memory::desc(wei_dims, f32, memory::format_tag::any);
   g.strides = {p.stride_h, p.stride_w};
   g.dilates = {p.dilation_h - 1, p.dilation_w - 1};

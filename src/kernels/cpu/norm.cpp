@@ -225,6 +225,54 @@ void batch_norm_impl(const Tensor& in, int64_t N, int64_t C, int64_t S, const Te
   }
 }
 
+/// batch_norm_impl over NHWC memory: M = N × H × W rows of C channels. The statistics
+/// are channel_sums (wide_sum.h: rows of contiguous channels, no strided pass per
+/// channel), two passes as batch_norm_impl's (the mean, then the squared deviations), and
+/// the affine map one pass over the rows.
+template <typename T, typename P>
+void batch_norm_rows_impl(const Tensor& in, int64_t M, int64_t C, const Tensor& weight, const Tensor& bias,
+                          const Tensor& running_mean, const Tensor& running_var, bool training, double momentum,
+                          double eps, Tensor& out, Tensor& save_mean, Tensor& save_invstd) {
+  using acc_t = opmath_t<P>;
+  using math_t = opmath_t<T>;
+  const T* x = in.data_ptr<T>();
+  T* y = out.data_ptr<T>();
+  const Param<P> w(weight), b(bias), rm(running_mean), rv(running_var);
+  const Param<P> sm(training ? save_mean : Tensor()), si(training ? save_invstd : Tensor());
+  const bool big = M * C > kGrainSize && !omp_in_parallel();
+  std::vector<double> dmean(static_cast<size_t>(C)), var_sum;
+  if (training) {
+    const std::vector<double> sums =
+        channel_sums<1>(M, C, big, [x, C](int64_t m, int64_t c, double(&t)[1]) { t[0] = static_cast<double>(x[m * C + c]); });
+    for (int64_t c = 0; c < C; ++c) dmean[c] = M > 0 ? sums[c] / static_cast<double>(M) : 0.0;
+    var_sum = channel_sums<1>(M, C, big, [x, C, &dmean](int64_t m, int64_t c, double(&t)[1]) {
+      const double d = static_cast<double>(x[m * C + c]) - dmean[c];
+      t[0] = d * d;
+    });
+  }
+  std::vector<math_t> ma(static_cast<size_t>(C)), mb(static_cast<size_t>(C));
+  for (int64_t c = 0; c < C; ++c) {
+    acc_t mean, invstd;
+    if (training) {
+      const double dinvstd = M > 0 ? 1.0 / std::sqrt(var_sum[c] / static_cast<double>(M) + eps) : 0.0;
+      sm.set(c, dmean[c]);
+      si.set(c, dinvstd);
+      mean = sm.get(c, 0);
+      invstd = si.get(c, 0);
+      update_running(rm, rv, c, dmean[c], var_sum[c], M, momentum);
+    } else {
+      mean = rm.get(c, 0);
+      invstd = static_cast<acc_t>(1.0 / std::sqrt(static_cast<double>(rv.get(c, 0)) + eps));
+    }
+    const acc_t alpha = invstd * w.get(c, 1);
+    ma[c] = static_cast<math_t>(alpha);
+    mb[c] = static_cast<math_t>(b.get(c, 0) - mean * alpha);
+  }
+#pragma omp parallel for if (big) schedule(static)
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t c = 0; c < C; ++c) y[m * C + c] = static_cast<T>(static_cast<math_t>(x[m * C + c]) * ma[c] + mb[c]);
+}
+
 /// One pass per channel: the sum of x (lane for lane the sum batch_norm_impl's mean comes
 /// from, so the mean is the same bit for bit) and, shifted by the channel's first element
 /// so that a mean far from 0 does not cancel, the sum and the sum of squares of x - shift;
@@ -316,11 +364,14 @@ void layer_norm(const Tensor& in, const Tensor& gamma, const Tensor& beta, int64
 
 void batch_norm(const Tensor& in, int64_t N, int64_t C, int64_t S, const Tensor& weight, const Tensor& bias,
                 const Tensor& running_mean, const Tensor& running_var, bool training, double momentum, double eps,
-                Tensor& out, Tensor& save_mean, Tensor& save_invstd) {
-  EMBER_INTERNAL_ASSERT(in.is_contiguous() && out.is_contiguous());
+                Tensor& out, Tensor& save_mean, Tensor& save_invstd, bool channels_last) {
   dispatch_batch_norm(in, {&weight, &bias, &running_mean, &running_var}, [&]<typename T, typename P>() {
-    batch_norm_impl<T, P>(in, N, C, S, weight, bias, running_mean, running_var, training, momentum, eps, out,
-                          save_mean, save_invstd);
+    if (channels_last)
+      batch_norm_rows_impl<T, P>(in, N * S, C, weight, bias, running_mean, running_var, training, momentum, eps, out,
+                                 save_mean, save_invstd);
+    else
+      batch_norm_impl<T, P>(in, N, C, S, weight, bias, running_mean, running_var, training, momentum, eps, out,
+                            save_mean, save_invstd);
   });
 }
 

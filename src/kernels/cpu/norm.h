@@ -12,13 +12,15 @@ namespace ember::kernels::cpu {
 void layer_norm(const Tensor& in, const Tensor& gamma, const Tensor& beta, int64_t M, int64_t N, double eps,
                 Tensor& out, Tensor& mean, Tensor& rstd);
 
-/// Batch norm of a contiguous [N, C, S] input. Parameters (weight, bias, running stats)
-/// are 1-D of C elements with any stride, or undefined. Training uses batch statistics
-/// and updates the running stats (if defined) in place; evaluation uses the running stats.
-/// save_mean / save_invstd receive C values in training and nothing otherwise.
+/// Batch norm of a contiguous [N, C, S] input, or with `channels_last` of an input and
+/// output dense in [N, S, C] order (NHWC activations: channels fastest). Parameters
+/// (weight, bias, running stats) are 1-D of C elements with any stride, or undefined.
+/// Training uses batch statistics and updates the running stats (if defined) in place;
+/// evaluation uses the running stats. save_mean / save_invstd receive C values in training
+/// and nothing otherwise.
 void batch_norm(const Tensor& in, int64_t N, int64_t C, int64_t S, const Tensor& weight, const Tensor& bias,
                 const Tensor& running_mean, const Tensor& running_var, bool training, double momentum, double eps,
-                Tensor& out, Tensor& save_mean, Tensor& save_invstd);
+                Tensor& out, Tensor& save_mean, Tensor& save_invstd, bool channels_last = false);
 
 /// aten::batch_norm_update_stats of a contiguous [N, C, S] input: each channel's batch
 /// mean and biased variance into save_mean / save_var (C values), the running stats (if

@@ -78,6 +78,43 @@ void batch_norm_backward_impl(const T* dy, const T* x, int64_t N, int64_t C, int
   }
 }
 
+/// batch_norm_backward_impl over NHWC memory: M = N × H × W rows of C channels; the two
+/// sums are channel_sums (wide_sum.h), the input gradient one pass over the rows.
+template <typename T>
+void batch_norm_backward_rows_impl(const T* dy, const T* x, int64_t M, int64_t C, const BatchNormBackwardStats& st,
+                                   bool train, T* dx, std::vector<double>& sum, std::vector<double>& dotp) {
+  const bool big = M * C > kGrainSize && !omp_in_parallel();
+  const std::vector<double>& mean = st.mean;
+  const std::vector<double> sums = channel_sums<2>(M, C, big, [dy, x, C, &mean](int64_t m, int64_t c, double(&t)[2]) {
+    const double g = static_cast<double>(dy[m * C + c]);
+    t[0] = g;
+    t[1] = (static_cast<double>(x[m * C + c]) - mean[c]) * g;
+  });
+  std::vector<double> scale(static_cast<size_t>(C)), k(static_cast<size_t>(C)), grad_mean(static_cast<size_t>(C));
+  const double count = static_cast<double>(M);
+  for (int64_t c = 0; c < C; ++c) {
+    sum[c] = sums[c];
+    dotp[c] = sums[C + c];
+    const double invstd = st.invstd[c];
+    scale[c] = invstd * (st.weight.empty() ? 1.0 : st.weight[c]);
+    k[c] = train ? dotp[c] * invstd * invstd / count : 0.0;
+    grad_mean[c] = train ? sum[c] / count : 0.0;
+  }
+  if (!dx) return;
+#pragma omp parallel for if (big) schedule(static)
+  for (int64_t m = 0; m < M; ++m) {
+    for (int64_t c = 0; c < C; ++c) {
+      const double g = static_cast<double>(dy[m * C + c]);
+      if (train) {
+        const double centered = static_cast<double>(x[m * C + c]) - mean[c];
+        dx[m * C + c] = static_cast<T>((g - grad_mean[c] - centered * k[c]) * scale[c]);
+      } else {
+        dx[m * C + c] = static_cast<T>(g * scale[c]);
+      }
+    }
+  }
+}
+
 void store(const Tensor& out, const std::vector<double>& values, const std::vector<double>& scale) {
   if (!out.defined()) return;
   EMBER_DISPATCH_FLOATING_TYPES(out.dtype(), "native_batch_norm_backward", [&] {
@@ -91,12 +128,16 @@ void store(const Tensor& out, const std::vector<double>& values, const std::vect
 
 void batch_norm_backward(const Tensor& grad_out, const Tensor& input, int64_t N, int64_t C, int64_t S,
                          const BatchNormBackwardStats& stats, bool train, const Tensor& grad_input,
-                         const Tensor& grad_weight, const Tensor& grad_bias) {
+                         const Tensor& grad_weight, const Tensor& grad_bias, bool channels_last) {
   std::vector<double> sum(static_cast<size_t>(C)), dotp(static_cast<size_t>(C));
   EMBER_DISPATCH_FLOATING_TYPES(input.dtype(), "native_batch_norm_backward", [&] {
-    batch_norm_backward_impl<scalar_t>(grad_out.data_ptr<scalar_t>(), input.data_ptr<scalar_t>(), N, C, S, stats,
-                                       train, grad_input.defined() ? grad_input.data_ptr<scalar_t>() : nullptr,
-                                       sum, dotp);
+    scalar_t* dx = grad_input.defined() ? grad_input.data_ptr<scalar_t>() : nullptr;
+    if (channels_last)
+      batch_norm_backward_rows_impl<scalar_t>(grad_out.data_ptr<scalar_t>(), input.data_ptr<scalar_t>(), N * S, C,
+                                              stats, train, dx, sum, dotp);
+    else
+      batch_norm_backward_impl<scalar_t>(grad_out.data_ptr<scalar_t>(), input.data_ptr<scalar_t>(), N, C, S, stats,
+                                         train, dx, sum, dotp);
   });
   store(grad_weight, dotp, stats.invstd);
   store(grad_bias, sum, {});

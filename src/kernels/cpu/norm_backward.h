@@ -16,12 +16,14 @@ struct BatchNormBackwardStats {
   std::vector<double> mean, invstd, weight;
 };
 
-/// Gradients of batch norm over contiguous [N, C, S] `input` and `grad_out` (same dtype).
-/// grad_input (input's dtype, contiguous) and grad_weight / grad_bias (C elements, any
-/// floating dtype, contiguous) are filled when defined. Training uses the batch-statistics
-/// formula (the mean and variance depend on the input); evaluation the affine one.
+/// Gradients of batch norm over contiguous [N, C, S] `input` and `grad_out` (same dtype),
+/// or with `channels_last` over input, grad_out and grad_input dense in [N, S, C] order
+/// (NHWC: channels fastest). grad_input (input's dtype) and grad_weight / grad_bias (C
+/// elements, any floating dtype, contiguous) are filled when defined. Training uses the
+/// batch-statistics formula (the mean and variance depend on the input); evaluation the
+/// affine one.
 void batch_norm_backward(const Tensor& grad_out, const Tensor& input, int64_t N, int64_t C, int64_t S,
                          const BatchNormBackwardStats& stats, bool train, const Tensor& grad_input,
-                         const Tensor& grad_weight, const Tensor& grad_bias);
+                         const Tensor& grad_weight, const Tensor& grad_bias, bool channels_last = false);
 
 }  // namespace ember::kernels::cpu

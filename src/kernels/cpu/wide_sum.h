@@ -4,10 +4,13 @@
 // compiler keep them in vector registers, so a channel's statistics run at memory speed.
 // The order is fixed (lane j sums elements j, j + kWideLanes, …; the lanes are added
 // pairwise at the end), so results depend only on the data, never on threads.
+// channel_sums does the same per channel of NHWC activations (channels fastest).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 // WideVec is 64 bytes: on a target without AVX-512 GCC warns that returning or passing one
 // by value has a different ABI there. Every function here is inline and every translation
@@ -87,6 +90,39 @@ struct WideSums {
     return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
   }
 };
+
+/// K sums per channel of M rows of C channels, channels fastest (NHWC activations: M = N ×
+/// H × W): term(m, c, t) writes the K terms of row m, channel c into t. Row m adds into
+/// lane m % kWideLanes of each channel, the lanes folded as WideSums::total, so a channel
+/// is read in rows of contiguous channels (no strided pass per channel) and the result
+/// depends only on the data. Blocks of kChannelBlock channels are split across threads
+/// when `parallel`. Returns the totals, sum k of channel c at [k * C + c].
+inline constexpr int64_t kChannelBlock = 16;
+
+template <int K, typename Term>
+std::vector<double> channel_sums(int64_t M, int64_t C, bool parallel, Term term) {
+  std::vector<double> totals(static_cast<size_t>(K * C));
+  const int64_t blocks = (C + kChannelBlock - 1) / kChannelBlock;
+#pragma omp parallel for if (parallel && blocks > 1) schedule(static)
+  for (int64_t blk = 0; blk < blocks; ++blk) {
+    const int64_t c0 = blk * kChannelBlock, width = std::min(kChannelBlock, C - c0);
+    double acc[K][kWideLanes][kChannelBlock] = {};
+    for (int64_t m = 0; m < M; ++m) {
+      const int64_t j = m % kWideLanes;
+      for (int64_t c = 0; c < width; ++c) {
+        double t[K];
+        term(m, c0 + c, t);
+        for (int k = 0; k < K; ++k) acc[k][j][c] += t[k];
+      }
+    }
+    for (int k = 0; k < K; ++k)
+      for (int64_t c = 0; c < width; ++c) {
+        auto a = [&](int lane) { return acc[k][lane][c]; };
+        totals[static_cast<size_t>(k * C + c0 + c)] = ((a(0) + a(4)) + (a(2) + a(6))) + ((a(1) + a(5)) + (a(3) + a(7)));
+      }
+  }
+  return totals;
+}
 
 }  // namespace ember::kernels::cpu
 

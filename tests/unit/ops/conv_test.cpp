@@ -325,6 +325,119 @@ TEST(ConvTranspose2d, IsTheAdjointOfConv2d) {
   EXPECT_NEAR(dot(cx, y), dot(x, ty), 1e-9);
 }
 
+// --- channels_last (Note [channels_last convolution]) ---------------------------------
+
+/// `t` (4-D) as a dense channels_last tensor: NHWC memory, NCHW sizes.
+Tensor to_channels_last(const Tensor& t) { return t.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2}); }
+
+std::vector<int64_t> nhwc_strides(const Tensor& t) {
+  const int64_t c = t.size(1), h = t.size(2), w = t.size(3);
+  return {h * w * c, 1, w * c, c};
+}
+
+TEST(ConvChannelsLast, Float32NhwcGivesNchwValuesInNhwcStrides) {
+  // A W6-like 64 -> 64 3x3 convolution with NHWC activations runs oneDNN on them as they
+  // are; values agree with the NCHW call, forward and every gradient.
+  Tensor x = pattern({2, 64, 10, 9}, 7, 23, 11, 8.0, kFloat);
+  Tensor w = pattern({64, 64, 3, 3}, 5, 19, 9, 64.0, kFloat);
+  Tensor b = pattern({64}, 3, 7, 3, 4.0, kFloat);
+  Tensor y = convolution(x, w, b, {1, 1}, {1, 1}, {1, 1}, false, {0, 0}, 1);
+  Tensor y_cl = convolution(to_channels_last(x), w, b, {1, 1}, {1, 1}, {1, 1}, false, {0, 0}, 1);
+  EXPECT_EQ(y_cl.strides().vec(), nhwc_strides(y_cl));
+  expect_close(y_cl, y.to_vector<double>(), 1e-4, 1e-5);
+  Tensor gy = pattern(sizes_of(y), 3, 17, 8, 4.0, kFloat);
+  auto [gi, gw, gb] = convolution_backward(gy, x, w, std::vector<int64_t>{64}, {1, 1}, {1, 1}, {1, 1}, false, {0, 0}, 1,
+                                           {true, true, true});
+  auto [ci, cw, cb] = convolution_backward(to_channels_last(gy), to_channels_last(x), w, std::vector<int64_t>{64},
+                                           {1, 1}, {1, 1}, {1, 1}, false, {0, 0}, 1, {true, true, true});
+  EXPECT_EQ(ci.strides().vec(), nhwc_strides(ci));
+  EXPECT_EQ(cw.strides().vec(), nhwc_strides(cw));
+  expect_close(ci, gi.to_vector<double>(), 1e-4, 1e-5);
+  expect_close(cw, gw.to_vector<double>(), 1e-3, 1e-5);
+  expect_close(cb, gb.to_vector<double>(), 1e-3, 1e-5);
+}
+
+TEST(ConvChannelsLast, TransposedConvolutionFollowsPyTorch2) {
+  // PyTorch 2.11 (torch 1.13 kept these contiguous): conv_transpose2d of a channels_last
+  // x[1,3,4,4] by w[3,2,3,3], stride 2, padding 1, output_padding 1 gives y of strides
+  // (128, 1, 16, 2); convolution_backward gives grad_input (48, 1, 12, 3) and grad_weight
+  // (18, 1, 6, 2). Values are the contiguous call's.
+  Tensor x = pattern({1, 3, 4, 4}, 7, 11, 5, 4.0, kFloat);
+  Tensor w = pattern({3, 2, 3, 3}, 5, 9, 4, 8.0, kFloat);
+  Tensor y = convolution(x, w, std::nullopt, {2, 2}, {1, 1}, {1, 1}, true, {1, 1}, 1);
+  Tensor y_cl = convolution(to_channels_last(x), w, std::nullopt, {2, 2}, {1, 1}, {1, 1}, true, {1, 1}, 1);
+  EXPECT_EQ(y_cl.strides().vec(), (std::vector<int64_t>{128, 1, 16, 2}));
+  expect_close(y_cl, y.to_vector<double>(), 1e-6);
+  Tensor gy = pattern(sizes_of(y), 3, 13, 6, 4.0, kFloat);
+  auto [gi, gw, gb] =
+      convolution_backward(gy, x, w, std::nullopt, {2, 2}, {1, 1}, {1, 1}, true, {1, 1}, 1, {true, true, false});
+  auto [ci, cw, cb] = convolution_backward(gy, x, to_channels_last(w), std::nullopt, {2, 2}, {1, 1}, {1, 1}, true,
+                                           {1, 1}, 1, {true, true, false});
+  EXPECT_EQ(ci.strides().vec(), (std::vector<int64_t>{48, 1, 12, 3}));
+  EXPECT_EQ(cw.strides().vec(), (std::vector<int64_t>{18, 1, 6, 2}));
+  expect_close(ci, gi.to_vector<double>(), 1e-5);
+  expect_close(cw, gw.to_vector<double>(), 1e-5);
+}
+
+TEST(ConvChannelsLast, MetaTensorsPlanTheKernelsStrides) {
+  // Compiled graphs plan buffers from the meta function: it must give the kernel's strides.
+  const std::vector<int64_t> cl_in{64 * 56 * 56, 1, 56 * 64, 64};
+  Tensor x = empty_strided({8, 64, 56, 56}, cl_in, kMeta);
+  Tensor y = convolution(x, empty({32, 64, 3, 3}, kMeta), std::nullopt, {2, 2}, {1, 1}, {1, 1}, false, {0, 0}, 1);
+  EXPECT_EQ(y.strides().vec(), (std::vector<int64_t>{28 * 28 * 32, 1, 28 * 32, 32}));
+  Tensor c = convolution(empty({8, 64, 56, 56}, kMeta), empty({32, 64, 3, 3}, kMeta), std::nullopt, {2, 2}, {1, 1},
+                         {1, 1}, false, {0, 0}, 1);
+  EXPECT_TRUE(c.is_contiguous());
+}
+
+TEST(ConvChannelsLast, LeafGradientsKeepTheLeafsStrides) {
+  // convolution_backward's grad_weight is channels_last for a channels_last input, but a
+  // leaf's .grad follows PyTorch's layout contract: the leaf's own strides.
+  Tensor x = to_channels_last(pattern({2, 3, 6, 5}, 7, 11, 5, 4.0, kFloat)).requires_grad_();
+  Tensor w = pattern({4, 3, 3, 3}, 5, 9, 4, 8.0, kFloat).requires_grad_();
+  Tensor y = convolution(x, w, std::nullopt, {1, 1}, {0, 0}, {1, 1}, false, {0, 0}, 1);
+  y.sum().backward();
+  EXPECT_EQ(x.grad().strides().vec(), nhwc_strides(x));
+  EXPECT_TRUE(w.grad().is_contiguous());
+  auto [gi, gw, gb] = convolution_backward(ones_like(y.detach()), x.detach(), w.detach(), std::nullopt, {1, 1}, {0, 0},
+                                           {1, 1}, false, {0, 0}, 1, {true, true, false});
+  EXPECT_EQ(gw.strides().vec(), nhwc_strides(gw));
+  expect_close(w.grad(), gw.to_vector<double>(), 1e-6);
+}
+
+TEST(ConvChannelsLast, BatchNormOverNhwcEqualsNchwAcrossThreadsAndChannelBlocks) {
+  // Batch norm follows its input's memory format; over NHWC it sums rows of channels in
+  // blocks of 16 split across threads. A W9-like input large enough to run in parallel,
+  // with 72 channels (four whole blocks and a partial one): the same values as over NCHW,
+  // and the same bits at every thread count.
+  Tensor x = pattern({4, 72, 12, 11}, 7, 23, 11, 8.0, kFloat);
+  Tensor w = pattern({72}, 5, 9, 4, 8.0, kFloat), b = pattern({72}, 3, 7, 3, 4.0, kFloat);
+  Tensor gy = pattern({4, 72, 12, 11}, 3, 17, 8, 4.0, kFloat);
+  auto [y, mean, invstd] = native_batch_norm(x, w, b, std::nullopt, std::nullopt, true, 0.1, 1e-5);
+  auto [gi, gw, gb] = native_batch_norm_backward(gy, x, w, std::nullopt, std::nullopt, mean, invstd, true, 1e-5,
+                                                 {true, true, true});
+  const int threads = omp_get_max_threads();
+  std::vector<float> first;
+  for (int t : {1, 2}) {
+    omp_set_num_threads(t);
+    auto [cy, cmean, cinvstd] =
+        native_batch_norm(to_channels_last(x), w, b, std::nullopt, std::nullopt, true, 0.1, 1e-5);
+    auto [ci, cw, cb] = native_batch_norm_backward(to_channels_last(gy), to_channels_last(x), w, std::nullopt,
+                                                   std::nullopt, cmean, cinvstd, true, 1e-5, {true, true, true});
+    EXPECT_EQ(cy.strides().vec(), nhwc_strides(cy));
+    EXPECT_EQ(ci.strides().vec(), nhwc_strides(ci));
+    expect_close(cy, y.to_vector<double>(), 1e-5, 1e-5);
+    expect_close(cmean, mean.to_vector<double>(), 1e-6, 1e-6);
+    expect_close(cinvstd, invstd.to_vector<double>(), 1e-6, 1e-6);
+    expect_close(ci, gi.to_vector<double>(), 1e-5, 1e-4);
+    expect_close(cw, gw.to_vector<double>(), 1e-3, 1e-5);
+    expect_close(cb, gb.to_vector<double>(), 1e-3, 1e-5);
+    if (first.empty()) first = ci.to_vector<float>();
+    else EXPECT_EQ(ci.to_vector<float>(), first) << "the result depends on the thread count";
+  }
+  omp_set_num_threads(threads);
+}
+
 // --- pooling ---------------------------------------------------------------------------
 
 TEST(MaxPool2d, PaddingDilationCeilModeValuesAndIndicesMatchTorch) {
