@@ -134,6 +134,20 @@ std::vector<int64_t> repeat_sizes(const Tensor& self, const std::vector<int64_t>
   return sizes;
 }
 
+/// repeat_sizes over SymInt: the sizes times the counts, the leading counts alone.
+core::SymInts repeat_sym_sizes(const Tensor& self, const core::SymInts& repeats) {
+  EMBER_CHECK(static_cast<int64_t>(repeats.size()) >= self.dim())
+      << "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor";
+  const core::SymInts in = core::sym_sizes(self);
+  const size_t lead = repeats.size() - in.size();
+  core::SymInts sizes;
+  for (size_t i = 0; i < repeats.size(); ++i) sizes.push_back((i < lead ? core::SymInt(1) : in[i - lead]) * repeats[i]);
+  for (const core::SymInt& s : sizes)
+    EMBER_CHECK(s.is_symbolic() || s.hint() >= 0)
+        << "Trying to create tensor with negative dimension " << s.hint() << ": " << IntArrayRef(core::hints(sizes));
+  return sizes;
+}
+
 /// The output viewed as [r0, p0, r1, p1, …] reads the input viewed as [r0 (stride 0), p0, …]:
 /// `copy(out_view, in_view)` with the CPU's or a CUDA device's copy.
 template <typename Copy>
@@ -290,6 +304,10 @@ void register_shape_ops(Registry& r) {
   r.def("repeat(Tensor self, SymInt[] repeats) -> Tensor")
       .set_meta([](const Stack& a) {
         const Tensor& self = a[0].to_tensor();
+        // Over the symbols when self's sizes or the counts are symbolic (Note [dynamic shapes]).
+        if (core::is_symbolic(self) || a[1].is_sym_int_list())
+          return metas(core::contiguous_sym_meta(repeat_sym_sizes(self, core::sym_int_list(a[1])), self.dtype(),
+                                                 self.device()));
         return metas(contiguous_meta(repeat_sizes(self, a[1].to_int_list()), self.dtype(), self.device()));
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
