@@ -23,8 +23,9 @@ TensorMeta contiguous_meta(IntArrayRef sizes, ScalarType dtype, Device device);
 inline std::vector<TensorMeta> metas(TensorMeta m) { return {std::move(m)}; }
 
 /// PyTorch's suggest_memory_format() == ChannelsLast: a 4-D tensor of channels_last
-/// strides (core::is_channels_last_strides_2d). Convolution and batch norm on the CPU
-/// follow it (Note [channels_last convolution]).
+/// strides (core::is_channels_last_strides_2d). Convolution, batch norm and cat on the CPU
+/// follow it (Note [channels_last convolution]). The rank is checked first: reading the
+/// sizes of a tensor over size symbols guards them.
 bool suggests_channels_last(const Tensor& t);
 /// A contiguous meta of `sizes`, or with channels_last strides (core::channels_last_strides)
 /// when `channels_last`.

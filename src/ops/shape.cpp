@@ -32,12 +32,6 @@ using kernels::cpu::raw_view;
 /// empty tensors.
 bool cat_skips(const Tensor& t) { return t.dim() == 1 && core::sym_numel(t) == 0; }
 
-/// c10's is_channels_last_strides_2d: whether a 4-D tensor is laid out NHWC. The rank is
-/// checked first: reading the sizes of a tensor over size symbols guards them.
-bool is_channels_last(const Tensor& t) {
-  return t.dim() == 4 && core::is_channels_last_strides_2d(t.sizes(), t.strides());
-}
-
 struct CatPlan {
   int64_t dim = 0;
   TensorMeta out;
@@ -72,7 +66,7 @@ CatPlan cat_plan(const std::vector<Tensor>& ts, int64_t dim) {
   const Tensor& first = ts[valid];
   EMBER_CHECK(dim <= first.dim()) << "torch.cat(): dimension " << dim << "out of range";
   bool channels_last = true;
-  for (const Tensor& t : ts) channels_last = channels_last && is_channels_last(t);
+  for (const Tensor& t : ts) channels_last = channels_last && suggests_channels_last(t);
   // Over core::Geometry's integer type (SymInt for symbolic sizes, Note [dynamic shapes]):
   // the other dims must match (a guard where symbolic), the cat dim is their sum.
   const auto concatenated = [&]<typename Int>() {

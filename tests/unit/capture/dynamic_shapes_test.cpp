@@ -159,6 +159,34 @@ TEST_F(DynamicShapes, AnOpWithoutASymbolicMetaFunctionSpecializesItsInputAndIsNa
   EXPECT_NE(logs.text().find("aten::sort reads sizes as integers"), std::string::npos) << logs.text();
 }
 
+TEST_F(DynamicShapes, CopiesRepeatAndCrossEntropyKeepTheBatchSymbolic) {
+  // A copy of a transposed tensor keeps its strides over the symbols (like()), repeat
+  // computes its sizes over them, and cross_entropy compares the batch of input and target
+  // as SymInts: nothing reads the batch as an integer, so one entry serves every batch.
+  LogCapture logs;
+  set_logs("dynamic");
+  auto f = [](const Tensor& x, const Tensor& target) {
+    const Tensor copied = x.transpose(0, 1).clone().to(kDouble);
+    return std::make_tuple(copied, repeat(x, {2, 1}), cross_entropy(x, target));
+  };
+  auto fn = compile(f, {.backend = "eager", .name = "copies", .arg_names = {"x", "target"}, .dynamic = true});
+  for (int64_t n : {4, 6, 9}) {
+    Tensor x = randn({n, 5});
+    Tensor target = remainder(arange(n), 5);
+    const auto [a, b, c] = fn(x, target);
+    const auto [ea, eb, ec] = f(x, target);
+    expect_identical(a, ea);
+    EXPECT_EQ(a.strides(), ea.strides());
+    expect_identical(b, eb);
+    expect_close(c, ec);
+  }
+  EXPECT_EQ(fn.cache_size(), 1u) << logs.text();
+  // nll_loss_forward keeps the batch and reads the classes (ops/batch_meta.cpp).
+  EXPECT_NE(logs.text().find("specialized s1 (x.size(1)) = 5: aten::nll_loss_forward"), std::string::npos)
+      << logs.text();
+  EXPECT_EQ(logs.text().find("(x.size(0)) ="), std::string::npos) << "the batch stays symbolic:\n" << logs.text();
+}
+
 TEST_F(DynamicShapes, RecompilesLogSaysWhichSizesAutomaticDynamicMadeSymbolic) {
   LogCapture logs;
   set_logs("recompiles");
