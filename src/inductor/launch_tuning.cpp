@@ -322,7 +322,7 @@ int choose_launch(const CudaLaunch& l, void* fn, std::vector<void*> ptrs, const 
   if (std::optional<TuningResult> cached = read_tuning_cache(file, r)) {
     r = std::move(*cached);
     from_cache = true;
-    note_tuning_from_cache();
+    g_from_cache.fetch_add(1, std::memory_order_relaxed);
   } else {
     struct Scratch {
       std::vector<void*> blocks;
@@ -358,6 +358,5 @@ int choose_launch(const CudaLaunch& l, void* fn, std::vector<void*> ptrs, const 
 
 int64_t launch_tunings_timed() { return g_timed.load(std::memory_order_relaxed); }
 int64_t launch_tunings_from_cache() { return g_from_cache.load(std::memory_order_relaxed); }
-void note_tuning_from_cache() { g_from_cache.fetch_add(1, std::memory_order_relaxed); }
 
 }  // namespace ember::inductor

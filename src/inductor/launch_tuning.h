@@ -115,6 +115,5 @@ int choose_launch(const CudaLaunch& l, void* fn, std::vector<void*> ptrs, const 
 /// cache in this process, for tests.
 int64_t launch_tunings_timed();
 int64_t launch_tunings_from_cache();
-void note_tuning_from_cache();
 
 }  // namespace ember::inductor

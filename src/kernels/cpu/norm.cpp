@@ -12,6 +12,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/loops.h"
@@ -174,35 +175,23 @@ void update_running(const Param<P>& rm, const Param<P>& rv, int64_t c, double dm
   }
 }
 
-template <typename T, typename P>
-void batch_norm_impl(const Tensor& in, int64_t N, int64_t C, int64_t S, const Tensor& weight, const Tensor& bias,
-                     const Tensor& running_mean, const Tensor& running_var, bool training, double momentum,
-                     double eps, Tensor& out, Tensor& save_mean, Tensor& save_invstd) {
-  using acc_t = opmath_t<P>;
-  const T* x = in.data_ptr<T>();
-  T* y = out.data_ptr<T>();
-  const Param<P> w(weight), b(bias), rm(running_mean), rv(running_var);
-  const Param<P> sm(training ? save_mean : Tensor()), si(training ? save_invstd : Tensor());
-  const int64_t count = N * S;
-  const bool big = count * C > kGrainSize && !omp_in_parallel();
-#pragma omp parallel for if (big) schedule(static)
-  for (int64_t c = 0; c < C; ++c) {
-    acc_t mean, invstd;
+/// The parameters and statistics of one batch norm call, per channel.
+template <typename P>
+struct BatchNormChannels {
+  Param<P> w, b, rm, rv, sm, si;
+  bool training;
+  double momentum, eps;
+  BatchNormChannels(const Tensor& weight, const Tensor& bias, const Tensor& running_mean, const Tensor& running_var,
+                    bool train, double mom, double epsilon, const Tensor& save_mean, const Tensor& save_invstd)
+      : w(weight), b(bias), rm(running_mean), rv(running_var), sm(train ? save_mean : Tensor()),
+        si(train ? save_invstd : Tensor()), training(train), momentum(mom), eps(epsilon) {}
+
+  /// Channel c's affine map, y = x * alpha + beta: in training from its batch statistics
+  /// (the mean and the sum of squared deviations over `count` values), which it saves and
+  /// folds into the running stats; in eval from the running stats.
+  std::pair<opmath_t<P>, opmath_t<P>> affine(int64_t c, double dmean, double var_sum, int64_t count) const {
+    opmath_t<P> mean, invstd;
     if (training) {
-      WideSums<1> sums, squares;
-      for (int64_t n = 0; n < N; ++n) {
-        const T* p = x + (n * C + c) * S;
-        sums.add(S, [p](int64_t s, double(&t)[1]) { t[0] = static_cast<double>(p[s]); });
-      }
-      const double dmean = count > 0 ? sums.total(0) / static_cast<double>(count) : 0.0;
-      for (int64_t n = 0; n < N; ++n) {
-        const T* p = x + (n * C + c) * S;
-        squares.add(S, [p, dmean](int64_t s, double(&t)[1]) {
-          const double d = static_cast<double>(p[s]) - dmean;
-          t[0] = d * d;
-        });
-      }
-      const double var_sum = squares.total(0);
       const double dinvstd = count > 0 ? 1.0 / std::sqrt(var_sum / static_cast<double>(count) + eps) : 0.0;
       sm.set(c, dmean);
       si.set(c, dinvstd);
@@ -211,10 +200,43 @@ void batch_norm_impl(const Tensor& in, int64_t N, int64_t C, int64_t S, const Te
       update_running(rm, rv, c, dmean, var_sum, count, momentum);
     } else {
       mean = rm.get(c, 0);
-      invstd = static_cast<acc_t>(1.0 / std::sqrt(static_cast<double>(rv.get(c, 0)) + eps));
+      invstd = static_cast<opmath_t<P>>(1.0 / std::sqrt(static_cast<double>(rv.get(c, 0)) + eps));
     }
-    const acc_t alpha = invstd * w.get(c, 1);
-    const acc_t beta = b.get(c, 0) - mean * alpha;
+    const opmath_t<P> alpha = invstd * w.get(c, 1);
+    return {alpha, b.get(c, 0) - mean * alpha};
+  }
+};
+
+template <typename T, typename P>
+void batch_norm_impl(const Tensor& in, int64_t N, int64_t C, int64_t S, const Tensor& weight, const Tensor& bias,
+                     const Tensor& running_mean, const Tensor& running_var, bool training, double momentum,
+                     double eps, Tensor& out, Tensor& save_mean, Tensor& save_invstd) {
+  const T* x = in.data_ptr<T>();
+  T* y = out.data_ptr<T>();
+  const BatchNormChannels<P> bn(weight, bias, running_mean, running_var, training, momentum, eps, save_mean,
+                                save_invstd);
+  const int64_t count = N * S;
+  const bool big = count * C > kGrainSize && !omp_in_parallel();
+#pragma omp parallel for if (big) schedule(static)
+  for (int64_t c = 0; c < C; ++c) {
+    double dmean = 0, var_sum = 0;
+    if (training) {
+      WideSums<1> sums, squares;
+      for (int64_t n = 0; n < N; ++n) {
+        const T* p = x + (n * C + c) * S;
+        sums.add(S, [p](int64_t s, double(&t)[1]) { t[0] = static_cast<double>(p[s]); });
+      }
+      dmean = count > 0 ? sums.total(0) / static_cast<double>(count) : 0.0;
+      for (int64_t n = 0; n < N; ++n) {
+        const T* p = x + (n * C + c) * S;
+        squares.add(S, [p, dmean](int64_t s, double(&t)[1]) {
+          const double d = static_cast<double>(p[s]) - dmean;
+          t[0] = d * d;
+        });
+      }
+      var_sum = squares.total(0);
+    }
+    const auto [alpha, beta] = bn.affine(c, dmean, var_sum, count);
     using math_t = opmath_t<T>;
     const math_t ma = static_cast<math_t>(alpha), mb = static_cast<math_t>(beta);
     for (int64_t n = 0; n < N; ++n) {
@@ -233,12 +255,11 @@ template <typename T, typename P>
 void batch_norm_rows_impl(const Tensor& in, int64_t M, int64_t C, const Tensor& weight, const Tensor& bias,
                           const Tensor& running_mean, const Tensor& running_var, bool training, double momentum,
                           double eps, Tensor& out, Tensor& save_mean, Tensor& save_invstd) {
-  using acc_t = opmath_t<P>;
   using math_t = opmath_t<T>;
   const T* x = in.data_ptr<T>();
   T* y = out.data_ptr<T>();
-  const Param<P> w(weight), b(bias), rm(running_mean), rv(running_var);
-  const Param<P> sm(training ? save_mean : Tensor()), si(training ? save_invstd : Tensor());
+  const BatchNormChannels<P> bn(weight, bias, running_mean, running_var, training, momentum, eps, save_mean,
+                                save_invstd);
   const bool big = M * C > kGrainSize && !omp_in_parallel();
   std::vector<double> dmean(static_cast<size_t>(C)), var_sum;
   if (training) {
@@ -252,21 +273,9 @@ void batch_norm_rows_impl(const Tensor& in, int64_t M, int64_t C, const Tensor& 
   }
   std::vector<math_t> ma(static_cast<size_t>(C)), mb(static_cast<size_t>(C));
   for (int64_t c = 0; c < C; ++c) {
-    acc_t mean, invstd;
-    if (training) {
-      const double dinvstd = M > 0 ? 1.0 / std::sqrt(var_sum[c] / static_cast<double>(M) + eps) : 0.0;
-      sm.set(c, dmean[c]);
-      si.set(c, dinvstd);
-      mean = sm.get(c, 0);
-      invstd = si.get(c, 0);
-      update_running(rm, rv, c, dmean[c], var_sum[c], M, momentum);
-    } else {
-      mean = rm.get(c, 0);
-      invstd = static_cast<acc_t>(1.0 / std::sqrt(static_cast<double>(rv.get(c, 0)) + eps));
-    }
-    const acc_t alpha = invstd * w.get(c, 1);
+    const auto [alpha, beta] = bn.affine(c, dmean[c], training ? var_sum[c] : 0.0, M);
     ma[c] = static_cast<math_t>(alpha);
-    mb[c] = static_cast<math_t>(b.get(c, 0) - mean * alpha);
+    mb[c] = static_cast<math_t>(beta);
   }
 #pragma omp parallel for if (big) schedule(static)
   for (int64_t m = 0; m < M; ++m)
