@@ -14,6 +14,7 @@
 #include "capture/events.h"
 #include "capture/repro_hooks.h"
 #include "ember/autograd.h"
+#include "ember/config.h"
 #include "graph/interpreter.h"
 #include "graph/text.h"
 #include "support/logging.h"
@@ -55,7 +56,10 @@ class AotFunction {
       std::vector<InputWrite> writes;
       prepared_ = lift_input_writes(*prepare_inference_graph(*captured_), &writes);
       EMBER_LOG_ARTIFACT(aot_graphs) << "aot forward graph " << prepared_->name() << ":\n" << *prepared_;
-      GraphRoleScope role({GraphRole::Kind::Inference, id_});
+      // A repro cut here checks the compiled graph against the example inputs, which the
+      // graph must not write then.
+      GraphRoleScope role({GraphRole::Kind::Inference, id_,
+                           config().dynamo.repro_after == "aot" ? std::vector<InputWrite>{} : writes});
       inference_ = capture::compile_with_repro(*prepared_, examples, inner_, inner_name_, "aot");
       if (!writes.empty()) inference_ = write_back(inference_, std::move(writes));
     }
@@ -80,7 +84,15 @@ class AotFunction {
       NoGradGuard no_grad;  // the writes were recorded where autograd records nothing (why_autograd_records)
       for (const InputWrite& w : writes) {
         Tensor dst = inputs[w.input];
-        dst.copy_(outs[w.output]);
+        const Tensor& value = outs[w.output];
+        // The compiler may have written the value into the input already (GraphRole's
+        // input_writes); the write still counts for autograd's version checks.
+        if (value.storage() == dst.storage() && value.storage_offset() == dst.storage_offset() &&
+            value.strides() == dst.strides() && value.sizes() == dst.sizes()) {
+          dst.storage()->bump_version();
+          continue;
+        }
+        dst.copy_(value);
       }
       outs.resize(results);
       return outs;

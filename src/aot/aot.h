@@ -76,6 +76,11 @@ struct GraphRole {
   enum class Kind { Inference, Forward, Backward };
   Kind kind = Kind::Inference;
   int aot_id = -1;
+  /// An inference graph's input writes taken out of it (lift_input_writes): the compiler
+  /// may have the graph write output `output` straight into input `input` (the runtime
+  /// then finds the value there and copies nothing). Empty where the caller's inputs must
+  /// stay untouched (a repro cut at "aot" runs the graph on the example inputs).
+  std::vector<InputWrite> input_writes;
 };
 const GraphRole& current_graph_role();
 

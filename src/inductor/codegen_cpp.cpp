@@ -148,7 +148,18 @@ class KernelWriter {
     }
     collapse(root.sizes);
     x_dim_ = sizes_.size() - 1;
-    if (outs_.size() == 1) find_aliasable(outs_[0]);
+    if (outs_.size() == 1) {
+      find_aliasable(outs_[0]);
+    } else {
+      k_.may_alias_output.clear();
+      k_.may_alias_stored.clear();
+      for (const Operand& out : outs_) {
+        std::vector<int> found;  // only graph inputs the graph writes: other inputs keep __restrict
+        for (int b : aliasable(out))
+          if (std::count(k_.written_inputs.begin(), k_.written_inputs.end(), k_.inputs[b].node)) found.push_back(b);
+        k_.may_alias_stored.push_back(std::move(found));
+      }
+    }
 
     const char* T = c_type(root.dtype);
     std::ostringstream os;
@@ -358,8 +369,12 @@ class KernelWriter {
     std::ostringstream os;
     std::map<const Node*, std::string> done;
     counter_ = 0;
+    // Every value first, then the stores: an output may be written over an input (in
+    // place), which every load of the element must read before (Kernel::may_alias_stored).
+    std::vector<std::string> results;
+    for (size_t i = 0; i < outs_.size(); ++i) results.push_back(emit(*stored_[i], vec, os, done));
     for (size_t i = 0; i < outs_.size(); ++i) {
-      const std::string result = emit(*stored_[i], vec, os, done);
+      const std::string& result = results[i];
       const std::string st = st_text(outs_[i], x_dim_);
       const std::string p = out_name(i) + " + o" + std::to_string(slots_.size() + i);
       if (vec && outs_[i].dtype == kBool) {
@@ -391,21 +406,28 @@ class KernelWriter {
   /// nk_ (kept dims), every operand's strides in that layout, column_ and x_dim_.
   /// Fills Kernel::may_alias_output: inputs of the output's dtype whose every slot reads
   /// them at the output's index map.
-  void find_aliasable(const Operand& out) {
-    k_.may_alias_output.clear();
+  void find_aliasable(const Operand& out) { k_.may_alias_output = aliasable(out); }
+  /// The inputs of `out`'s dtype whose every slot reads them at `out`'s index map.
+  std::vector<int> aliasable(const Operand& out) const {
+    std::vector<int> found;
     for (size_t b = 0; b < k_.inputs.size(); ++b) {
       if (k_.inputs[b].node->meta()[k_.inputs[b].index].dtype != out.dtype) continue;
       bool same = true;
       for (const Operand& sl : slots_)
         if (sl.buffer == static_cast<int>(b)) same = same && sl.strides == out.strides && sl.sym == out.sym && sl.dtype == out.dtype;
-      if (same) k_.may_alias_output.push_back(static_cast<int>(b));
+      if (same) found.push_back(static_cast<int>(b));
     }
+    return found;
   }
   bool may_alias(size_t b) const {
-    return std::find(k_.may_alias_output.begin(), k_.may_alias_output.end(), static_cast<int>(b)) !=
-           k_.may_alias_output.end();
+    auto in = [b](const std::vector<int>& l) { return std::find(l.begin(), l.end(), static_cast<int>(b)) != l.end(); };
+    return in(k_.may_alias_output) || std::any_of(k_.may_alias_stored.begin(), k_.may_alias_stored.end(), in);
   }
-  std::string restrict_out() const { return k_.may_alias_output.empty() ? " __restrict" : ""; }
+  bool any_alias() const {
+    return !k_.may_alias_output.empty() ||
+           std::any_of(k_.may_alias_stored.begin(), k_.may_alias_stored.end(), [](const auto& l) { return !l.empty(); });
+  }
+  std::string restrict_out() const { return any_alias() ? "" : " __restrict"; }
   void declare_inputs(std::ostringstream& os) const {
     for (size_t b = 0; b < k_.inputs.size(); ++b) {
       const TensorMeta& bm = k_.inputs[b].node->meta()[k_.inputs[b].index];

@@ -40,6 +40,7 @@ namespace {
 
 std::atomic<int64_t> g_buffers_reused{0};
 std::atomic<int64_t> g_outputs_in_place{0};
+std::atomic<int64_t> g_outputs_into_inputs{0};
 std::mutex g_report_mu;
 CompileReport g_last_report;
 
@@ -98,6 +99,10 @@ struct Program {
   std::vector<std::vector<size_t>> dies_after;
   /// Per kernel: inputs (ValueRefs) dying at that kernel that it may write its output over.
   std::vector<std::vector<ValueRef>> in_place;
+  /// Per kernel, per output: the graph input (its position among the inputs) the output
+  /// is written over, or -1. AOT autograd lets a graph write the values it lifted out of
+  /// input writes (aot::GraphRole::input_writes) straight into those inputs; plan_input_writes.
+  std::vector<std::vector<int>> writes_input;
   /// trace.kernel_profile: the timed steps, and per node position its step (-1: none).
   std::shared_ptr<KernelProfile> profile;
   std::vector<int> step_of;
@@ -308,6 +313,21 @@ Tensor take_in_place(const Kernel& kernel, const std::vector<ValueRef>& candidat
   return Tensor();
 }
 
+/// A tensor of `m`'s geometry over graph input `t`'s memory, for a kernel output planned
+/// to be written over it (Program::writes_input), when `t` has exactly that geometry and no
+/// other input of `kernel` reads its buffer; otherwise undefined.
+template <typename ValueOf>
+Tensor take_input(const Kernel& kernel, const Tensor& t, const TensorMeta& m, ValueOf& value_of) {
+  if (!t.defined() || !t.storage() || t.storage_offset() != 0 || m.storage_offset != 0 || t.dtype() != m.dtype ||
+      t.device() != m.device || t.sizes() != m.sizes || !core::strides_equivalent(m.sizes, t.strides(), m.strides) ||
+      t.storage()->nbytes() < storage_bytes(m))
+    return Tensor();
+  int readers = 0;  // the input itself may be read (at the output's index map); a view of it may not
+  for (const ValueRef& in : kernel.inputs)
+    if (value_of(in).storage() == t.storage() && ++readers > 1) return Tensor();
+  return on_storage(m, t.storage());
+}
+
 std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   const Graph& g = *graph;
   // Every value of the call, flat: node i's outputs at slots first_slot[i]… (plan_steps).
@@ -369,6 +389,13 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           }
           const TensorMeta& m = *mp;
           Tensor& out = env[plan.out_slots[o]];
+          if (const int j = o < writes_input[k].size() ? writes_input[k][o] : -1; j >= 0) {
+            out = take_input(kernel, inputs[static_cast<size_t>(j)], m, value_of);
+            if (out.defined()) {
+              g_outputs_into_inputs.fetch_add(1, std::memory_order_relaxed);
+              continue;
+            }
+          }
           if (o == 0) {
             out = take_in_place(kernel, in_place[k], m, value_of, env, first_slot, dies_after[i]);
             if (out.defined()) {
@@ -482,6 +509,7 @@ std::vector<std::vector<size_t>> plan_memory(const Graph& g, const std::map<cons
 
 int64_t buffers_reused() { return g_buffers_reused.load(std::memory_order_relaxed); }
 int64_t outputs_in_place() { return g_outputs_in_place.load(std::memory_order_relaxed); }
+int64_t outputs_into_inputs() { return g_outputs_into_inputs.load(std::memory_order_relaxed); }
 
 /// trace.kernel_profile's steps: each kernel (at its run position) and each extern call, in
 /// run order; views are not timed.
@@ -624,8 +652,7 @@ void compile_fx_ahead(Graph& g) {
 }
 
 namespace {
-/// The steps after code generation and loading, shared by both devices: kernel positions,
-/// the memory plan, in-place outputs, the profile, the report; returns the wrapper.
+void mark_input_writes(const Graph& g, std::vector<Kernel>& kernels);
 CompiledGraph finish(const std::shared_ptr<Program>& program, GraphTrace& trace, const std::string& source,
                      const std::string& so_path, bool cache_hit);
 CompiledGraph finish_cuda(const std::shared_ptr<Program>& program, GraphTrace& trace);
@@ -686,6 +713,7 @@ CompiledGraph compile_fx_inner(Graph& given_graph, const std::vector<Tensor>& ex
   {
     capture::PhaseTimer timer("scheduling (fusion)");
     program->kernels = schedule(g, program->lowered);
+    mark_input_writes(g, program->kernels);
   }
   if (on_cuda) name_cuda_kernels(program->kernels);
   trace.stage_done("scheduling and fusion");
@@ -767,6 +795,98 @@ std::shared_ptr<CudaGraphRunner> cudagraph_runner(const std::shared_ptr<Program>
                                            [p = p.get()](const std::vector<Tensor>& in) { return p->run(in); });
 }
 
+/// The value `w` writes and the input it writes it into, when both exist and the value has
+/// the input's geometry, is no other output of the graph, and its writes are the only
+/// readers of the input apart from nodes of one kernel (checked by the caller).
+std::optional<std::pair<ValueRef, const Node*>> input_write_of(const Graph& g, const aot::InputWrite& w) {
+  std::vector<const Node*> inputs;
+  for (const auto& n : g.nodes())
+    if (n->kind() == NodeKind::Placeholder || n->kind() == NodeKind::Attribute) inputs.push_back(n.get());
+  const std::vector<Arg>& outs = g.output_node()->args();
+  if (w.input >= inputs.size() || w.output >= outs.size() || outs[w.output].kind != Arg::Kind::Value)
+    return std::nullopt;
+  const ValueRef v = outs[w.output].value;
+  size_t returned = 0;
+  for (const Arg& a : outs) returned += a.kind == Arg::Kind::Value && a.value == v;
+  const TensorMeta& vm = v.node->meta()[v.index];
+  const TensorMeta& im = inputs[w.input]->meta()[0];
+  const bool same_geometry = vm.sizes == im.sizes && core::strides_equivalent(vm.sizes, vm.strides, im.strides) &&
+                             vm.storage_offset == 0 && im.storage_offset == 0 && vm.dtype == im.dtype &&
+                             sym_sizes_of(vm) == sym_sizes_of(im) && sym_strides_of(vm) == sym_strides_of(im);
+  if (returned != 1 || v.index != 0 || !same_geometry) return std::nullopt;
+  return std::make_pair(v, inputs[w.input]);
+}
+
+/// The nodes a pointwise kernel stores (its root when it names none).
+std::vector<const PointwiseNode*> stored_nodes(const Kernel& k) {
+  std::vector<const PointwiseNode*> stored = k.outputs;
+  if (stored.empty() && k.root) stored.push_back(k.root);
+  return stored;
+}
+
+/// Fills Kernel::written_inputs from the input writes AOT autograd lifted out of the graph
+/// being compiled (aot::current_graph_role().input_writes): a pointwise kernel storing the
+/// value written into an input whose every reader is a node of that kernel. Code
+/// generation then tells which of them each output may be stored over.
+void mark_input_writes(const Graph& g, std::vector<Kernel>& kernels) {
+  const std::vector<aot::InputWrite>& writes = aot::current_graph_role().input_writes;
+  if (writes.empty()) return;
+  const std::map<const Node*, std::vector<Node*>> users = g.users();
+  for (const aot::InputWrite& w : writes) {
+    const auto write = input_write_of(g, w);
+    if (!write) continue;
+    const auto [v, in] = *write;
+    for (Kernel& k : kernels) {
+      if (k.row) continue;
+      const std::vector<const PointwiseNode*> stored = stored_nodes(k);
+      if (std::none_of(stored.begin(), stored.end(), [&](const PointwiseNode* s) { return s->node == v.node; })) continue;
+      bool readers_inside = true;
+      if (auto u = users.find(in); u != users.end())
+        for (const Node* user : u->second)
+          readers_inside = readers_inside && std::any_of(k.nodes.begin(), k.nodes.end(),
+                                                         [&](const PointwiseNode* m) { return m->node == user; });
+      if (readers_inside) k.written_inputs.push_back(in);
+      break;
+    }
+  }
+}
+
+/// Fills p.writes_input: the output of a kernel that computes a value written into a graph
+/// input (mark_input_writes) is stored straight into that input when the kernel does not
+/// read the input or reads it only at that output's index map (Kernel::may_alias_output, or
+/// may_alias_stored for a kernel of several outputs), so each element is read before it is
+/// written. Not under CUDA graphs (their static inputs are copies).
+void plan_input_writes(Program& p) {
+  p.writes_input.clear();
+  for (const Kernel& k : p.kernels) p.writes_input.emplace_back(std::max<size_t>(k.outputs.size(), 1), -1);
+  const std::vector<aot::InputWrite>& writes = aot::current_graph_role().input_writes;
+  if (writes.empty() || p.cudagraphs) return;
+  for (const aot::InputWrite& w : writes) {
+    const auto write = input_write_of(*p.graph, w);
+    if (!write) continue;
+    const auto [v, in] = *write;
+    for (size_t kk = 0; kk < p.kernels.size(); ++kk) {
+      const Kernel& k = p.kernels[kk];
+      if (std::find(k.written_inputs.begin(), k.written_inputs.end(), in) == k.written_inputs.end()) continue;
+      const std::vector<const PointwiseNode*> stored = stored_nodes(k);
+      const size_t oi = static_cast<size_t>(
+          std::find_if(stored.begin(), stored.end(), [&](const PointwiseNode* s) { return s->node == v.node; }) -
+          stored.begin());
+      if (oi == stored.size()) continue;
+      const auto b = std::find(k.inputs.begin(), k.inputs.end(), ValueRef{const_cast<Node*>(in), 0});
+      bool aliasable = b == k.inputs.end();  // not read by the kernel at all
+      if (!aliasable) {
+        const int bi = static_cast<int>(b - k.inputs.begin());
+        const std::vector<int>& allowed = stored.size() == 1 ? k.may_alias_output
+                                          : oi < k.may_alias_stored.size() ? k.may_alias_stored[oi]
+                                                                            : std::vector<int>{};
+        aliasable = std::find(allowed.begin(), allowed.end(), bi) != allowed.end();
+      }
+      if (aliasable) p.writes_input[kk][oi] = static_cast<int>(w.input);
+    }
+  }
+}
+
 CompiledGraph finish(const std::shared_ptr<Program>& program, GraphTrace& trace, const std::string& source,
                      const std::string& so_path, bool cache_hit) {
   const Graph& g = *program->graph;
@@ -802,6 +922,7 @@ CompiledGraph finish(const std::shared_ptr<Program>& program, GraphTrace& trace,
     }
     program->in_place.push_back(std::move(candidates));
   }
+  plan_input_writes(*program);
   program->plan_steps();
 
   if (trace.dir() && config().inductor.trace.kernel_profile) {

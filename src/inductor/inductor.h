@@ -56,6 +56,9 @@ int64_t buffers_reused();
 /// How many kernel outputs were written over the buffer of an input that died at that
 /// kernel (in place: an epilogue over an extern GEMM's or convolution's result), in this process.
 int64_t outputs_in_place();
+/// How many kernel outputs were written straight into a graph input the graph writes
+/// (an input write AOT autograd lifted out of the graph), in this process.
+int64_t outputs_into_inputs();
 
 /// How many times this process has run the C++ compiler for generated code.
 int64_t compiler_invocations();

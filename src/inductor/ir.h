@@ -141,6 +141,14 @@ struct Kernel {
   /// element i is written and no other element is read. Their pointers and the output's
   /// carry no __restrict. The wrapper reuses one when it dies here (Note [inductor], in place).
   std::vector<int> may_alias_output;
+  /// Graph inputs that a value this pointwise kernel stores is to be written into
+  /// (aot::GraphRole::input_writes; mark_input_writes, before code generation).
+  std::vector<const Node*> written_inputs;
+  /// Pointwise kernels of several outputs (CPU code): per stored output, in `outputs`'
+  /// order, which of `written_inputs` it may be written over on the terms above (filled by
+  /// codegen). Such a kernel stores an element's outputs after all its loads of that
+  /// element (Note [inductor], "Writes into graph inputs").
+  std::vector<std::vector<int>> may_alias_stored;
   /// The node at whose position the wrapper runs it (the root, or an earlier sibling's).
   const Node* run_at = nullptr;
 

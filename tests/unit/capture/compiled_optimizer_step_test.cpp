@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "ember/ember.h"
+#include "inductor/inductor.h"
 #include "support/compile_helpers.h"
 
 namespace ember {
@@ -202,6 +203,37 @@ TEST_F(CompiledOptimizerGuards, TheInductorUpdatesEachAdamWParameterInOneKernel)
   EXPECT_EQ(testing::count_of(last, ": Float[48], computes"), 1u) << last;
   EXPECT_EQ(testing::count_of(last, ": Float[], computes"), 2u) << "the step counts";
   EXPECT_EQ(testing::count_of(last, ": Double[], computes"), 4u) << "casts of the step counts and bias corrections";
+}
+
+TEST_F(CompiledOptimizerGuards, TheInductorStoresTheUpdatesStraightIntoTheParametersAndState) {
+  // The writes lifted out of the graph (Note [aot]) are stored by the update kernels into
+  // the parameters and state themselves (Note [inductor], "Writes into graph inputs"): the
+  // same buffers, nothing copied after the graph, and each tensor's version bumped once,
+  // as eager's in-place step bumps it.
+  auto eager = make_adamw(make_params(3), {.lr = 0.01, .amsgrad = true});
+  auto comp = make_adamw(make_params(3), {.lr = 0.01, .amsgrad = true});
+  auto step = compile([&] { comp->step(); }, {.backend = "inductor", .name = "adamw_step"});
+  for (int k = 0; k < 2; ++k) {  // the first step makes the state; the second compiles the replayed graph
+    step_both(*eager, *comp, step, make_grads(eager->params(), k), k);
+    if (HasFatalFailure()) return;
+  }
+  std::vector<Tensor> written = comp->params();
+  for (const Tensor& t : state_tensors(*comp)) written.push_back(t);
+  std::vector<const void*> buffers;
+  std::vector<uint64_t> versions;
+  for (const Tensor& t : written) {
+    buffers.push_back(t.raw_data_ptr());
+    versions.push_back(t._version());
+  }
+  const int64_t before = inductor::outputs_into_inputs();
+  step_both(*eager, *comp, step, make_grads(eager->params(), 2), 2);
+  // Per parameter: the parameter, exp_avg, exp_avg_sq and max_exp_avg_sq in its update
+  // kernel, and the step count in its own 0-dim kernel.
+  EXPECT_EQ(inductor::outputs_into_inputs() - before, 3 * 5);
+  for (size_t i = 0; i < written.size(); ++i) {
+    EXPECT_EQ(written[i].raw_data_ptr(), buffers[i]) << "tensor " << i;
+    EXPECT_EQ(written[i]._version(), versions[i] + 1) << "tensor " << i;
+  }
 }
 
 TEST_F(CompiledOptimizerGuards, AnEmptiedGradientIsAGuardMissAndTheParameterIsSkipped) {
