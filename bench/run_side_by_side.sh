@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # bench/run_side_by_side.sh — Ember's inductor against PyTorch's torch.compile on one
 # machine: for each thread count T, bench_inductor_workloads and then
-# bench/torch_workloads.py --compile, each pinned to cores 0..T-1 (taskset) with
-# OMP_NUM_THREADS=T, logs and JSON written to one directory. Rows W1–W9
+# bench/torch_workloads.py --compile under each PyTorch setting asked for (--settings), each
+# pinned to cores 0..T-1 (taskset) with OMP_NUM_THREADS=T, logs and JSON written to one
+# directory; at the end bench/side_by_side_table.py prints Ember against each setting and
+# against the best of them. Rows W1–W9
 # (docs/workloads.md); each program ends with a second table for the training rows W7–W9
 # (bytes saved for backward, eager and compiled; cold compile of the training graphs
 # against the forward alone).
@@ -15,6 +17,9 @@
 #   --python PATH    the Python with PyTorch (default python3)
 #   --iters N        timed calls per row, both programs (default 21)
 #   --only IDS       rows whose id starts with one of these, e.g. W1,W4 (default all)
+#   --settings LIST  PyTorch's settings (torch_settings.py), comma-separated: default,
+#                    max-autotune, freezing (default: all three; logs torch_t<T>.log for
+#                    default, torch_<setting>_t<T>.log for the others)
 #   --src DIR        Ember's src/ on this machine, for the generated code's includes
 #                    (default: this checkout's src/); see below
 #   --sleef DIR      a directory holding sleef.h, when the machine has no libsleef-dev
@@ -57,6 +62,7 @@ out="bench-side-by-side-$(date -u +%Y%m%dT%H%M%SZ)"
 python=python3
 iters=21
 only=""
+settings="default,max-autotune,freezing"
 src="$here/../src"
 sleef=""
 libs=""
@@ -68,6 +74,7 @@ while (($#)); do
     --python) python=$2; shift 2 ;;
     --iters) iters=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
+    --settings) settings=$2; shift 2 ;;
     --src) src=$2; shift 2 ;;
     --sleef) sleef=$2; shift 2 ;;
     --libs) libs=$2; shift 2 ;;
@@ -84,6 +91,11 @@ cores=$(nproc --all)
 for t in "${threads[@]}"; do
   [[ "$t" =~ ^[1-9][0-9]*$ ]] || { echo "run_side_by_side.sh: thread count '$t' is not a positive integer" >&2; exit 2; }
   ((t <= cores)) || { echo "run_side_by_side.sh: $t threads, but this machine has $cores cores" >&2; exit 2; }
+done
+
+for setting in ${settings//,/ }; do
+  [[ "$setting" =~ ^(default|max-autotune|freezing)$ ]] ||
+    { echo "run_side_by_side.sh: --settings: '$setting' is not default, max-autotune or freezing" >&2; exit 2; }
 done
 
 mkdir -p "$out"
@@ -113,9 +125,14 @@ for t in "${threads[@]}"; do
   echo "== $t threads (cores 0-$((t - 1)))" | tee -a "$out/summary.log"
   env "${ember_env[@]}" OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t "${pin[@]}" "$ember" --iters "$iters" "${only_args[@]}" \
     --json "$out/ember_t$t.json" 2>&1 | tee "$out/ember_t$t.log" | tee -a "$out/summary.log" || status=1
-  OMP_NUM_THREADS=$t "${pin[@]}" "$python" "$here/torch_workloads.py" --compile --threads "$t" --iters "$iters" \
-    "${only_args[@]}" --json "$out/torch_t$t.json" 2>&1 | tee "$out/torch_t$t.log" | tee -a "$out/summary.log" ||
-    status=1
+  for setting in ${settings//,/ }; do
+    name=torch_t$t
+    [[ "$setting" == default ]] || name=torch_${setting}_t$t
+    OMP_NUM_THREADS=$t "${pin[@]}" "$python" "$here/torch_workloads.py" --compile --setting "$setting" --threads "$t" \
+      --iters "$iters" "${only_args[@]}" --json "$out/$name.json" 2>&1 | tee "$out/$name.log" |
+      tee -a "$out/summary.log" || status=1
+  done
 done
+"$python" "$here/side_by_side_table.py" "$out" | tee "$out/table.txt" || status=1
 echo "logs and JSON in $out"
 exit $status

@@ -25,6 +25,7 @@ import time
 
 import torch
 
+import torch_settings
 from torch_blocks import BasicBlock, Block
 
 ATOL = 1e-4
@@ -57,7 +58,7 @@ class TrainingRow:
         self.opt, self.copt = make_opt(self.block.parameters()), make_opt(self.cblock.parameters())
         self.parts = TrainingParts(
             forward=lambda: self.block(x).sum(),
-            compile_forward=lambda: (lambda cf=torch.compile(lambda t: self.cblock(t).sum()): cf(x)),
+            compile_forward=lambda: (lambda cf=torch_settings.compile(lambda t: self.cblock(t).sum()): cf(x)),
             backward=lambda loss: loss.backward(),
             exclude=[x] + list(self.block.parameters()) + list(self.block.buffers()) +
             list(self.cblock.parameters()) + list(self.cblock.buffers()))
@@ -76,7 +77,7 @@ class TrainingRow:
 
     def make_compiled_step(self):
         forward = self.parts.compile_forward()
-        opt_step = torch.compile(self.copt.step)
+        opt_step = torch_settings.compile(self.copt.step)
         return lambda: self._step(self.copt, forward, opt_step)
 
     def results(self, loss, compiled):

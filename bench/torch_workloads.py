@@ -26,7 +26,8 @@ rows, --compile prints the training table of W7-W9 (saved bytes, training agains
 forward-only cold compile), as bench_inductor_workloads does.
 Under PyTorch 1.13 (no torch.compile) --compile prints a message and the eager columns.
 `--only W4,W5` runs the rows whose id starts with one of the given prefixes; --json FILE
-writes the rows as JSON.
+writes the rows as JSON. `--setting max-autotune` or `--setting freezing` compiles under
+PyTorch's other CPU settings (torch_settings.py) instead of the default mode.
 
 --dynamic runs W10 and W11 (torch_dynamic.py): torch.compile(dynamic=True), one compile for
 every size, against a static compile per size, bench_inductor_dynamic's columns.
@@ -61,11 +62,15 @@ def parse_args():
     p.add_argument("--only", default="", help="comma-separated id prefixes (default: every row)")
     p.add_argument("--json")
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda: W1-W7 eagerly on cuda:0")
+    p.add_argument("--setting", default="default",
+                   help="with --compile: default, max-autotune or freezing (torch_settings.py)")
     p.add_argument("--dynamic", action="store_true",
                    help="W10/W11: torch.compile(dynamic=True) against a static compile per size (torch_dynamic.py)")
     args = p.parse_args()
     if args.iters < 1:
         p.error(f"--iters: expected a positive number, got {args.iters}")
+    if args.setting not in ("default", "max-autotune", "freezing"):
+        p.error(f"--setting: expected default, max-autotune or freezing, got {args.setting!r}")
     if args.device not in ("cpu", "cuda"):
         p.error(f"--device: expected cpu or cuda, got {args.device!r}")
     return args
@@ -86,6 +91,7 @@ if ARGS is not None and (ARGS.compile or ARGS.dynamic):
 
 import torch  # noqa: E402
 
+import torch_settings  # noqa: E402
 from torch_blocks import BasicBlock, Block, MLPBlock  # noqa: E402
 from torch_training import (OF_MAX, TrainingParts, measure_training, print_training_table,  # noqa: E402
                             training_workloads)
@@ -147,14 +153,15 @@ class Row:
 
     def __init__(self, wid, what, run, nbytes=0, make_compiled=None, results=None, training=None):
         self.id, self.what, self.run, self.nbytes, self.training = wid, what, run, nbytes, training
-        self.make_compiled = make_compiled or (lambda: torch.compile(run))
+        self.make_compiled = make_compiled or (lambda: torch_settings.compile(run))
         self.results = results or (lambda out, compiled: [("output", [out.detach()], ATOL, 0)])
 
 
 def infer(wid, what, block, x):
     """An inference row (eval mode, under no_grad like every row but W7-W9); the compiled
     form compiles the block."""
-    return Row(wid, what, lambda m=block: m(x), make_compiled=lambda: (lambda cm=torch.compile(block): cm(x)))
+    return Row(wid, what, lambda m=block: m(x),
+               make_compiled=lambda: (lambda cm=torch_settings.compile(block): cm(x)))
 
 
 def w7_row(block, x, g):
@@ -174,10 +181,11 @@ def w7_row(block, x, g):
         grads = [t.detach() if t is not None else None for t in [x.grad] + [p.grad for p in block.parameters()]]
         return [("output", [out.detach()], ATOL, 0), ("gradients", grads, ATOL, 0)]
 
-    parts = TrainingParts(forward=lambda: block(x), compile_forward=lambda: (lambda cm=torch.compile(block): cm(x)),
+    parts = TrainingParts(forward=lambda: block(x),
+                          compile_forward=lambda: (lambda cm=torch_settings.compile(block): cm(x)),
                           backward=lambda y: y.backward(g), exclude=[x] + list(block.parameters()))
     return Row("W7", "W4 train step (fwd+bwd), x[256,1024]", step,
-               make_compiled=lambda: (lambda cm=torch.compile(block): step(cm)), results=results, training=parts)
+               make_compiled=lambda: (lambda cm=torch_settings.compile(block): step(cm)), results=results, training=parts)
 
 
 def memory_bound_rows(device="cpu"):
@@ -372,12 +380,14 @@ def main():
         return status
     torch.set_num_threads(args.threads)
     compiling = args.compile and hasattr(torch, "compile")
+    if compiling:
+        torch_settings.use(args.setting)
     if args.compile and not compiling:
         print(f"PyTorch {torch.__version__} has no torch.compile (needs >= 2): compile columns skipped")
     workloads = memory_bound_rows() + block_workloads()
     only = [o for o in args.only.split(",") if o]
     triad = triad_gbps()
-    mode = "eager vs torch.compile (default inductor)" if compiling else "eager"
+    mode = f"eager vs torch.compile ({torch_settings.current()} inductor)" if compiling else "eager"
     print(f"PyTorch {torch.__version__} {mode}, {torch.get_num_threads()} threads; STREAM triad: {triad:.1f} GB/s")
     if compiling:
         print(f"ms: median of {args.iters} calls each, eager and compiled alternating, after 3 warm-up calls.\n"
@@ -436,7 +446,8 @@ def main():
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"torch": torch.__version__, "threads": torch.get_num_threads(), "triad_gbps": triad,
-                       "iters": args.iters, "compiled": compiling, "rows": rows}, fh)
+                       "iters": args.iters, "compiled": compiling, "setting": torch_settings.current(),
+                       "rows": rows}, fh)
     if REMOVE_CACHE_DIR:
         shutil.rmtree(CACHE_DIR, ignore_errors=True)
     return 0 if all_close else 1
