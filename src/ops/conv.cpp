@@ -113,9 +113,11 @@ ConvSetup conv_transpose_setup(const Tensor& input, const Tensor& weight, const 
 }  // namespace
 
 // ATen makes a 3-D (1-D convolution) input contiguous before its 4-D view of it, "to avoid
-// accidentally going through NHWC": only 4-D tensors suggest channels_last.
+// accidentally going through NHWC": only 4-D tensors suggest channels_last. On CUDA it
+// follows cuDNN's rule (cudnn_conv_suggest_memory_format): never for float64.
 bool conv_channels_last(const Tensor& input, const Tensor& weight) {
-  return !input.is_cuda() && (suggests_channels_last(input) || suggests_channels_last(weight));
+  if (input.is_cuda() && (input.dtype() == kDouble || weight.dtype() == kDouble)) return false;
+  return suggests_channels_last(input) || suggests_channels_last(weight);
 }
 
 ConvSetup conv_setup(const Stack& a) {
@@ -401,8 +403,11 @@ void register_conv_ops(Registry& r) {
     if (!is_floating_point(input.dtype())) not_implemented("slow_conv2d_cuda", input.dtype());
     Tensor bias;
     if (!a[2].is_none()) bias = cast(a[2].to_tensor(), input.dtype());
-    kernels::cuda::conv_forward(input, a[1].to_tensor(), bias, out[0], s.p, s.transposed,
-                                config().backends.cudnn.allow_tf32);
+    // cuDNN runs over NCHW here: a channels_last output is computed contiguous and copied.
+    with_contiguous_outputs(out, [&](std::vector<Tensor>& slots) {
+      kernels::cuda::conv_forward(input, a[1].to_tensor(), bias, slots[0], s.p, s.transposed,
+                                  config().backends.cudnn.allow_tf32);
+    });
   });
 
   r.def("conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, "

@@ -177,9 +177,10 @@ std::vector<TensorMeta> batch_norm_meta(const Stack& a) {
   if (input.is_cuda()) {
     // PyTorch's CUDA kernel saves the statistics in float for half and bfloat16 inputs, and
     // in evaluation too (the running mean and 1/sqrt(running_var + eps)).
+    // The output in the input's memory format, as on the CPU.
     const ScalarType st = kernels::cuda::norm_stat_dtype(input.dtype());
-    return {contiguous_meta(input.sizes(), input.dtype(), input.device()), contiguous_meta({C}, st, input.device()),
-            contiguous_meta({C}, st, input.device())};
+    return {layout_meta(input.sizes(), input.dtype(), input.device(), suggests_channels_last(input)),
+            contiguous_meta({C}, st, input.device()), contiguous_meta({C}, st, input.device())};
   }
   const int64_t saved = training ? C : 0;
   // The output in the input's memory format, as ATen's CPU kernel allocates it (a
@@ -232,9 +233,12 @@ void batch_norm_kernel(const Stack& a, std::vector<Tensor>& out) {
   const int64_t N = input.size(0), C = input.size(1);
   const int64_t S = C == 0 || N == 0 ? 0 : input.numel() / (N * C);
   if (input.is_cuda()) {
-    return kernels::cuda::batch_norm(input, N, C, S, flat_param(a[1]), flat_param(a[2]), flat_param(a[3]),
-                                     flat_param(a[4]), a[5].to_bool(), a[6].to_double(), a[7].to_double(), out[0],
-                                     out[1], out[2]);
+    // The CUDA kernels run over NCHW: a channels_last output is computed contiguous and copied.
+    return with_contiguous_outputs(out, [&](std::vector<Tensor>& slots) {
+      kernels::cuda::batch_norm(input, N, C, S, flat_param(a[1]), flat_param(a[2]), flat_param(a[3]),
+                                flat_param(a[4]), a[5].to_bool(), a[6].to_double(), a[7].to_double(), slots[0],
+                                slots[1], slots[2]);
+    });
   }
   kernels::cpu::batch_norm(input, N, C, S, flat_param(a[1]), flat_param(a[2]), flat_param(a[3]), flat_param(a[4]),
                            a[5].to_bool(), a[6].to_double(), a[7].to_double(), out[0], out[1], out[2], channels_last);

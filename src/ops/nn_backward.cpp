@@ -331,8 +331,10 @@ void batch_norm_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
     Tensor var = flat((train ? a[6] : a[4]).to_tensor());
     if (var.dtype() != mean.dtype()) var = cast(var, mean.dtype());
     const Tensor weight = a[2].is_none() ? Tensor() : flat(a[2].to_tensor());
-    return kernels::cuda::batch_norm_backward(dense(a[0].to_tensor()), dense(a[1].to_tensor()), s.N, s.C, s.S, weight,
-                                              mean, var, train, a[8].to_double(), out[0], out[1], out[2]);
+    return with_contiguous_outputs(out, [&](std::vector<Tensor>& slots) {
+      kernels::cuda::batch_norm_backward(dense(a[0].to_tensor()), dense(a[1].to_tensor()), s.N, s.C, s.S, weight,
+                                         mean, var, train, a[8].to_double(), slots[0], slots[1], slots[2]);
+    });
   }
   kernels::cpu::BatchNormBackwardStats st;
   st.weight = doubles_of(a[2]);
@@ -388,8 +390,10 @@ void register_nn_backward_ops(Registry& r) {
       .set_cpu(convolution_backward_kernel)
       .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
         const ConvSetup s = conv_backward_setup(a);
-        kernels::cuda::conv_backward(a[0].to_tensor(), a[1].to_tensor(), a[2].to_tensor(), out, s.p, s.transposed,
-                                     config().backends.cudnn.allow_tf32);
+        with_contiguous_outputs(out, [&](std::vector<Tensor>& slots) {
+          kernels::cuda::conv_backward(a[0].to_tensor(), a[1].to_tensor(), a[2].to_tensor(), slots, s.p,
+                                       s.transposed, config().backends.cudnn.allow_tf32);
+        });
       });
 
   r.def("max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
@@ -423,8 +427,9 @@ void register_nn_backward_ops(Registry& r) {
         const BatchNormBackwardSetup s = batch_norm_backward_setup(a);
         const Tensor& input = a[1].to_tensor();
         const auto& mask = output_mask(a[9]);
-        // grad_input in the input's memory format, as ATen's CPU kernel allocates it.
-        const bool channels_last = !input.is_cuda() && suggests_channels_last(input);
+        // grad_input in the input's memory format, as ATen's CPU kernel allocates it; ATen's
+        // CUDA kernel does so in training only (an evaluation's grad_input is contiguous).
+        const bool channels_last = suggests_channels_last(input) && (!input.is_cuda() || a[7].to_bool());
         return std::vector<TensorMeta>{maybe_meta(mask[0], input.sizes(), input.dtype(), input.device(), channels_last),
                                        maybe_meta(mask[1], {s.C}, s.param_type, input.device()),
                                        maybe_meta(mask[2], {s.C}, s.param_type, input.device())};

@@ -178,6 +178,15 @@ Tensor call_op_tensor(const char* name, Stack args) {
   return std::move(out.at(0).to_tensor());
 }
 
+void with_contiguous_outputs(std::vector<Tensor>& out, const std::function<void(std::vector<Tensor>&)>& kernel) {
+  std::vector<Tensor> slots = out;
+  for (Tensor& t : slots)
+    if (t.defined() && !t.is_contiguous()) t = empty_from_meta(contiguous_meta(t.sizes(), t.dtype(), t.device()));
+  kernel(slots);
+  for (size_t i = 0; i < out.size(); ++i)
+    if (slots[i].defined() && !slots[i].is_same(out[i])) out[i].copy_(slots[i]);
+}
+
 bool suggests_channels_last(const Tensor& t) {
   return t.dim() == 4 && core::is_channels_last_strides_2d(t.sizes(), t.strides());
 }

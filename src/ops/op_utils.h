@@ -2,6 +2,7 @@
 // elementwise ops, and small constructors. Meta functions are built from these.
 #pragma once
 
+#include <functional>
 #include <initializer_list>
 #include <vector>
 
@@ -32,6 +33,11 @@ bool suggests_channels_last(const Tensor& t);
 TensorMeta layout_meta(IntArrayRef sizes, ScalarType dtype, Device device, bool channels_last);
 /// `t` (4-D) dense in channels_last order: `t` itself when it already is, otherwise a copy.
 Tensor channels_last_dense(const Tensor& t);
+
+/// Runs `kernel`, which writes only contiguous tensors, on `out` with every defined
+/// non-contiguous slot replaced by a contiguous tensor of its sizes, dtype and device, then
+/// copies those into `out` (a CUDA kernel's results in a channels_last output).
+void with_contiguous_outputs(std::vector<Tensor>& out, const std::function<void(std::vector<Tensor>&)>& kernel);
 
 /// A 0-dim tensor holding `value` (what PyTorch calls a wrapped number).
 Tensor scalar_tensor(const Scalar& value, ScalarType dtype, Device device);

@@ -96,10 +96,55 @@ TEST_F(CudaConv, NonContiguousInputsAndWeightsMatchTheCpu) {
     const auto [xg, wg, bg] = views(x.cuda(), w.cuda(), b.cuda());
     Geo strided = g;
     strided.weight = {4, 3, 3, 3};
+    if (t == kDouble) {
+      // cuDNN's rule (PyTorch's cudnn_conv_suggest_memory_format): a channels_last input
+      // gives a channels_last output, as on the CPU, but never in float64.
+      const Tensor expected = call_op("aten::convolution", forward_args(strided, xc, wc, bc)).at(0).to_tensor();
+      const Tensor actual = call_op("aten::convolution", forward_args(strided, xg, wg, bg)).at(0).to_tensor();
+      EXPECT_TRUE(actual.is_contiguous()) << actual.strides();
+      const std::string m = gpu_test::mismatch(actual, expected.contiguous(), conv_tolerance(t));
+      EXPECT_TRUE(m.empty()) << m << where(t, "permuted input, sliced weight and bias");
+      continue;
+    }
     const std::string r =
         compare("aten::convolution", forward_args(strided, xc, wc, bc), forward_args(strided, xg, wg, bg),
                 conv_tolerance(t));
     EXPECT_TRUE(r.empty()) << r << where(t, "permuted input, sliced weight and bias");
+  }
+}
+
+/// `t` (4-D) stored channels-last: NHWC memory, NCHW sizes.
+Tensor nhwc(const Tensor& t) { return t.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2}); }
+/// Whether `t` has the strides channels_last gives its sizes (and is not also contiguous).
+bool is_nhwc(const Tensor& t) {
+  const auto s = t.sizes();
+  return t.dim() == 4 && !t.is_contiguous() &&
+         t.strides().vec() == std::vector<int64_t>{s[1] * s[2] * s[3], 1, s[3] * s[1], s[1]};
+}
+
+TEST_F(CudaConv, ChannelsLastGradientsFollowCudnnsMemoryFormat) {
+  // convolution_backward of a channels_last input: grad_input and grad_weight channels_last
+  // (PyTorch's cuDNN path), in float64 contiguous; values as the CPU's.
+  const Geo& g = kGeometries[0];
+  for (ScalarType t : kFloatDtypes) {
+    const Tensor x = nhwc(quarters(g.input, t, 7)), w = quarters(g.weight, t, 8);
+    const Tensor y = call_op("aten::convolution", forward_args(g, x, w, Tensor())).at(0).to_tensor();
+    const Tensor gy = nhwc(quarters(y.sizes(), t, 9));
+    auto grads = [&](const Tensor& gg, const Tensor& xx, const Tensor& ww) {
+      return call_op("aten::convolution_backward",
+                     {gg, xx, ww, IValue(), g.stride, g.padding, g.dilation, g.transposed, g.output_padding, g.groups,
+                      std::vector<bool>{true, true, false}});
+    };
+    const Stack cpu = grads(gy, x, w), gpu = grads(gy.cuda(), x.cuda(), w.cuda());
+    for (size_t i = 0; i < 2; ++i) {
+      const Tensor actual = gpu.at(i).to_tensor(), expected = cpu.at(i).to_tensor();
+      EXPECT_EQ(is_nhwc(actual), t != kDouble) << "output " << i << " strides " << actual.strides()
+                                               << where(t, "channels_last input");
+      auto [rtol, atol] = *conv_tolerance(t);
+      const std::string m =
+          gpu_test::mismatch(actual, t == kDouble ? expected.contiguous() : expected, std::pair{rtol * 2, atol * 4});
+      EXPECT_TRUE(m.empty()) << "output " << i << ": " << m << where(t, "channels_last input");
+    }
   }
 }
 

@@ -275,6 +275,36 @@ TEST_F(CudaNorm, BatchNormGradientsThroughAutogradMatchTheCpuInTrainingAndEvalua
   }
 }
 
+TEST_F(CudaNorm, ChannelsLastBatchNormKeepsPyTorchsCudaLayouts) {
+  // As PyTorch 2.11's CUDA kernels (seen on an H200): a channels_last input gives a
+  // channels_last output in training and evaluation, and a channels_last grad_input in
+  // training only (evaluation's is contiguous); values as the CPU's.
+  auto nhwc = [](const Tensor& t) {
+    const auto s = t.sizes();
+    return !t.is_contiguous() && t.strides().vec() == std::vector<int64_t>{s[1] * s[2] * s[3], 1, s[3] * s[1], s[1]};
+  };
+  for (bool train : {true, false}) {
+    const BatchNormArgs a = batch_norm_args({3, 6, 4, 4}, kFloat, kFloat, true, true, true);
+    const Tensor gy =
+        random_values({3, 6, 4, 4}, kFloat, -1, 1, 61).permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+    auto [y, sm, si] = native_batch_norm(a.x.cuda(), a.weight.cuda(), a.bias.cuda(), a.running_mean.cuda(),
+                                         a.running_var.cuda(), train, 0.1, 1e-5);
+    EXPECT_TRUE(nhwc(y)) << "output strides " << y.strides() << (train ? " training" : " evaluation");
+    const auto [gi, gw, gb] = native_batch_norm_backward(gy.cuda(), a.x.cuda(), a.weight.cuda(), a.running_mean.cuda(),
+                                                         a.running_var.cuda(), sm, si, train, 1e-5, {true, true, true});
+    EXPECT_EQ(nhwc(gi), train) << "grad_input strides " << gi.strides();
+    EXPECT_EQ(gi.is_contiguous(), !train) << "grad_input strides " << gi.strides();
+    auto [ey, esm, esi] = native_batch_norm(a.x, a.weight, a.bias, a.running_mean.clone(), a.running_var.clone(), train,
+                                            0.1, 1e-5);
+    const auto [ei, ew, eb] = native_batch_norm_backward(gy, a.x, a.weight, a.running_mean, a.running_var, esm, esi,
+                                                         train, 1e-5, {true, true, true});
+    for (const std::string& m :
+         {check("output", y.contiguous(), ey.contiguous(), kFloat, value_tolerance(kFloat)),
+          check("grad_input", gi.contiguous(), ei.contiguous(), kFloat, gradient_tolerance(kFloat))})
+      EXPECT_TRUE(m.empty()) << m << (train ? " training" : " evaluation");
+  }
+}
+
 TEST_F(CudaNorm, BatchNormBackwardHonoursTheOutputMask) {
   const BatchNormArgs a = batch_norm_args({2, 3, 4}, kFloat, kFloat, true, true, false);
   const Tensor gy = random_values({2, 3, 4}, kFloat, -1, 1, 53);
