@@ -308,20 +308,24 @@ void embedding_cuda(const Stack& a, std::vector<Tensor>& out) {
 
 // --- constant_pad_nd ---------------------------------------------------------------------------
 
-std::vector<int64_t> padded_sizes(const Tensor& self, IntArrayRef pad) {
+/// constant_pad_nd's output sizes, over SymInt (one code path for plain and symbolic sizes
+/// and amounts, Note [dynamic shapes]). A negative size is checked at the example values.
+core::SymInts padded_sizes(const Tensor& self, const core::SymInts& pad) {
   const int64_t n = static_cast<int64_t>(pad.size());
   EMBER_CHECK(n % 2 == 0) << "Length of pad must be even but instead it equals " << n;
   EMBER_CHECK(n / 2 <= self.dim())
       << "Length of pad should be no more than twice the number of dimensions of the input. Pad length is " << n
       << " while the input has " << self.dim() << " dimensions.";
-  std::vector<int64_t> sizes = self.sizes().vec();
+  core::SymInts sizes = core::sym_sizes(self);
   for (int64_t i = 0; i < n / 2; ++i) {
-    const int64_t d = self.dim() - 1 - i;
-    const int64_t lo = pad[2 * i], hi = pad[2 * i + 1];
-    sizes[d] = self.size(d) + lo + hi;
-    EMBER_CHECK(sizes[d] >= 0) << "The input size " << self.size(d) << ", plus negative padding " << lo << " and "
-                               << hi << " resulted in a negative output size, which is invalid. Check dimension " << d
-                               << " of your input.";
+    const size_t d = static_cast<size_t>(self.dim() - 1 - i);
+    const core::SymInt& lo = pad[static_cast<size_t>(2 * i)];
+    const core::SymInt& hi = pad[static_cast<size_t>(2 * i + 1)];
+    const int64_t in = sizes[d].hint();
+    sizes[d] = sizes[d] + lo + hi;
+    EMBER_CHECK(sizes[d].hint() >= 0) << "The input size " << in << ", plus negative padding " << lo.hint() << " and "
+                                      << hi.hint() << " resulted in a negative output size, which is invalid. Check "
+                                      << "dimension " << d << " of your input.";
   }
   return sizes;
 }
@@ -414,7 +418,8 @@ void register_nn_ops(Registry& r) {
   r.def("constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor")
       .set_meta([](const Stack& a) {
         const Tensor& self = a[0].to_tensor();
-        return metas(contiguous_meta(padded_sizes(self, a[1].to_int_list()), self.dtype(), self.device()));
+        return metas(core::contiguous_sym_meta(padded_sizes(self, core::sym_int_list(a[1])), self.dtype(),
+                                               self.device()));
       })
       .set_cpu(constant_pad_kernel)
       .set_cuda(constant_pad_cuda);
@@ -475,6 +480,9 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
 }
 Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value, Loc loc) {
   return call_tensor(EMBER_OP("aten::constant_pad_nd"), {self, pad, value}, loc);
+}
+Tensor constant_pad_nd(const Tensor& self, SymIntArrayRef pad, const Scalar& value, Loc loc) {
+  return call_tensor(EMBER_OP("aten::constant_pad_nd"), {self, IValue(pad), value}, loc);
 }
 
 }  // namespace ember

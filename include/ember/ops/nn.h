@@ -174,5 +174,13 @@ Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices
 
 /// Pads the last dims: pad = {left, right, top, bottom, …} (negative values crop).
 Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value = 0, Loc loc = Loc::current());
+/// The same with amounts that may be SymInts (computed from ember::sym_size): a symbolic
+/// amount stays symbolic in a trace, so one compile serves every size (Note [dynamic shapes]).
+Tensor constant_pad_nd(const Tensor& self, SymIntArrayRef pad, const Scalar& value = 0, Loc loc = Loc::current());
+/// A braced list takes this overload (plain numbers or SymInts alike).
+inline Tensor constant_pad_nd(const Tensor& self, std::initializer_list<SymInt> pad, const Scalar& value = 0,
+                              Loc loc = Loc::current()) {
+  return constant_pad_nd(self, SymIntArrayRef(pad), value, loc);
+}
 
 }  // namespace ember

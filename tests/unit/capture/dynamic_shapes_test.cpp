@@ -187,6 +187,27 @@ TEST_F(DynamicShapes, CopiesRepeatAndCrossEntropyKeepTheBatchSymbolic) {
   EXPECT_EQ(logs.text().find("(x.size(0)) ="), std::string::npos) << "the batch stays symbolic:\n" << logs.text();
 }
 
+TEST_F(DynamicShapes, PaddingToAMultipleOfASymbolicLengthKeepsOneCompile) {
+  // constant_pad_nd's amounts computed from a symbolic length stay expressions (its meta
+  // computes over SymInt), so padding every length up to a multiple of 8 compiles once and
+  // the kernel after it runs over the padded length's expression.
+  LogCapture logs;
+  set_logs("dynamic");
+  auto f = [](const Tensor& x) {
+    const SymInt T = sym_size(x, 1);
+    return constant_pad_nd(x, {0, (8 - T % 8) % 8}, 0.5) * 2;
+  };
+  auto fn = compile(f, {.backend = "inductor", .name = "pad8", .arg_names = {"x"}, .dynamic = true});
+  for (int64_t t : {5, 9, 16, 21}) {
+    const Tensor x = randn({3, t});
+    const Tensor got = fn(x), want = f(x);
+    EXPECT_EQ(got.size(1), (t + 7) / 8 * 8);
+    expect_identical(got, want);
+  }
+  EXPECT_EQ(fn.cache_size(), 1u) << logs.text();
+  EXPECT_EQ(logs.text().find("(x.size(1)) ="), std::string::npos) << "the length stays symbolic:\n" << logs.text();
+}
+
 TEST_F(DynamicShapes, RecompilesLogSaysWhichSizesAutomaticDynamicMadeSymbolic) {
   LogCapture logs;
   set_logs("recompiles");
