@@ -63,6 +63,10 @@ struct Config {
     /// saves bytes) or "default" (save every forward value a formula reads; for bisecting).
     /// EMBER_AOT_PARTITIONER.
     std::string partitioner = "min_cut";
+    /// Layout optimization of training graphs: 2-D float32 CPU convolutions run over
+    /// channels_last activations inside the graph, outputs and gradients keep eager's
+    /// strides (PyTorch inductor's layout_optimization). EMBER_AOT_LAYOUT_OPTIMIZATION.
+    bool layout_optimization = false;
   } aot;
 
   /// torch._inductor.config: the code generator.

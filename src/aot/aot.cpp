@@ -127,6 +127,7 @@ class AotFunction {
     try {
       std::unique_ptr<Graph> prepared = prepare_inference_graph(*captured_);
       JointGraph joint = make_joint_graph(*prepared, mask);
+      if (config().aot.layout_optimization) joint = make_layout_optimized_joint_graph(*prepared, mask, std::move(joint));
       auto partition = std::make_shared<Partition>(partition_joint_graph(joint, configured_partitioner()));
       fn = make_training_function(partition, joint, examples, inner_, inner_name_, id_, ahead_);
     } catch (const Error& e) {

@@ -45,6 +45,32 @@ struct JointGraph {
 /// caller then runs the graph in the interpreter. Logs the graph on `aot_joint_graph`.
 JointGraph make_joint_graph(const Graph& forward, const std::vector<bool>& requires_grad);
 
+/// channels_last_convolutions (layout.cpp). Requires: a functional forward graph with static
+/// sizes. Guarantees: the input of each 2-D float32 CPU convolution (not transposed, its
+/// input and weight contiguous or channels_last) is channels_last — `clone(x,
+/// memory_format=channels_last)` where it was not already —, and every node reading a
+/// value whose strides changed has its output geometry from its meta function again (a
+/// convolution over NHWC returns NHWC, as do batch norm, relu and add over it), so
+/// activations stay NHWC from one convolution to the next. Outputs keep their sizes and
+/// dtypes, not necessarily their strides (restore_output_strides). Returns nullptr when no
+/// convolution changes, or a node whose input strides changed has no meta function.
+/// `changed` (when given) counts the converted convolution inputs.
+std::unique_ptr<Graph> channels_last_convolutions(const Graph& forward, size_t* changed = nullptr);
+
+/// Gives each output of `joint` (forward outputs and gradients) the strides of the same
+/// output of `reference`, the joint graph of the graph before channels_last_convolutions —
+/// what eager returns —, by a clone in that memory format (a forward output's in the
+/// forward part). Returns false, leaving `joint` as it was, when an output's strides differ
+/// and the reference's are neither contiguous nor channels_last.
+bool restore_output_strides(JointGraph& joint, const JointGraph& reference);
+
+/// Layout optimization of a training graph (config().aot.layout_optimization, Note [aot]):
+/// the joint graph of channels_last_convolutions(forward) with its outputs' strides those
+/// of `reference` (make_joint_graph(forward, requires_grad)), or `reference` itself when no
+/// convolution changes or restore_output_strides fails. Logs what it did on `aot`.
+JointGraph make_layout_optimized_joint_graph(const Graph& forward, const std::vector<bool>& requires_grad,
+                                             JointGraph reference);
+
 /// A partitioned joint graph.
 struct Partition {
   /// Inputs: the forward inputs. Outputs: the forward outputs, then the saved values

@@ -146,7 +146,7 @@ class KernelWriter {
       outs_.push_back(std::move(o));
       stored_.push_back(p);
     }
-    collapse(root.sizes);
+    collapse(symbolic_ ? root.sizes : order_by_output(root.sizes));
     x_dim_ = sizes_.size() - 1;
     if (outs_.size() == 1) {
       find_aliasable(outs_[0]);
@@ -259,6 +259,29 @@ class KernelWriter {
     s.sym = sym;
     slots_.push_back(std::move(s));
     return static_cast<int>(slots_.size()) - 1;
+  }
+
+  /// The loop order of a static pointwise kernel: the dims of its index space sorted by
+  /// the first output's strides, largest first (stable, so a contiguous output keeps the
+  /// logical order), with every operand's strides permuted alike. The innermost loop, the
+  /// vectorized one, then runs along the output's memory: an NHWC output (channels_last
+  /// activations, Note [aot] "Layout optimization") loops over channels innermost instead
+  /// of storing every element 64 floats apart. Returns the permuted sizes.
+  std::vector<int64_t> order_by_output(const std::vector<int64_t>& sizes) {
+    std::vector<size_t> order(sizes.size());
+    for (size_t d = 0; d < order.size(); ++d) order[d] = d;
+    const std::vector<int64_t> out = outs_.at(0).strides;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return out[a] > out[b]; });
+    std::vector<int64_t> permuted;
+    for (size_t d : order) permuted.push_back(sizes[d]);
+    auto permute = [&](Operand& o) {
+      std::vector<int64_t> st;
+      for (size_t d : order) st.push_back(o.strides[d]);
+      o.strides = std::move(st);
+    };
+    for (Operand& o : slots_) permute(o);
+    for (Operand& o : outs_) permute(o);
+    return permuted;
   }
 
   /// Drops size-1 dims and merges dims that are contiguous for every operand; in a kernel

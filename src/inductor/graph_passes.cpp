@@ -98,10 +98,11 @@ std::unique_ptr<Graph> unfuse_bias_add_to_pointwise(const Graph& g, size_t* chan
 }
 
 /// Whether `n` is a training native_batch_norm that split_batch_norm_training rewrites: a
-/// contiguous float input (f32/f64) on the CPU of rank >= 2 with static sizes, none of them 0, and
-/// parameters and running stats (each optional) of its dtype. (The eager kernel's output is
-/// contiguous; the affine map's follows its input's strides, so only a contiguous input
-/// gives eager's layout.)
+/// float input (f32/f64) on the CPU of rank >= 2 with static sizes, none of them 0, either
+/// contiguous or a dense channels_last 4-D tensor, and parameters and running stats (each
+/// optional) of its dtype. (The eager kernel's output has its input's memory format, and so
+/// does the affine map's, which follows its input's strides; batch_norm_update_stats reads
+/// either layout in place. Other strides would not give eager's layout.)
 bool splittable_batch_norm(const Node& n) {
   if (n.target() != "aten::native_batch_norm" || has_symbols(n.meta()[0])) return false;
   const auto& a = n.args();
@@ -109,7 +110,9 @@ bool splittable_batch_norm(const Node& n) {
   const TensorMeta& x = a[0].value.node->meta()[a[0].value.index];
   if ((x.dtype != kFloat && x.dtype != kDouble) || x.sizes.size() < 2) return false;
   if (x.device.type != DeviceType::CPU) return false;  // batch_norm_update_stats is the CPU's
-  if (x.storage_offset != 0 || !core::is_contiguous(x.sizes, x.strides)) return false;
+  const bool nhwc = x.sizes.size() == 4 && x.strides == core::channels_last_strides(x.sizes) &&
+                    core::is_channels_last_strides_2d(x.sizes, x.strides);
+  if (x.storage_offset != 0 || !(core::is_contiguous(x.sizes, x.strides) || nhwc)) return false;
   for (int64_t s : x.sizes)
     if (s == 0) return false;
   for (size_t i : {1, 2, 3, 4})

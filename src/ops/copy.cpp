@@ -173,6 +173,11 @@ void register_copy_ops(Registry& r) {
         if (contiguous_format && core::is_symbolic(self))
           return metas(core::contiguous_sym_meta(core::sym_sizes(self), self.dtype(), self.device()));
         if (contiguous_format) return metas(contiguous_meta(self.sizes(), self.dtype(), self.device()));
+        if (a[1].is_string() && a[1].to_string_ref() == "channels_last") {
+          EMBER_CHECK(self.dim() == 4) << "clone: required rank 4 tensor to use channels_last format, got a tensor of "
+                                       << self.dim() << " dims";
+          return metas(layout_meta(self.sizes(), self.dtype(), self.device(), true));
+        }
         return metas(like(self, std::nullopt, std::nullopt));
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) { kernels::cpu::copy_into(out[0], a[0].to_tensor()); })

@@ -220,11 +220,14 @@ std::vector<TensorMeta> batch_norm_update_stats_meta(const Stack& a) {
 }
 
 void batch_norm_update_stats_kernel(const Stack& a, std::vector<Tensor>& out) {
-  const Tensor input = contiguous(a[0].to_tensor());
+  // A channels_last input is read in place (its mean is batch_norm's NHWC kernel's bit for
+  // bit), as a contiguous one is.
+  const bool channels_last = suggests_channels_last(a[0].to_tensor());
+  const Tensor input = channels_last ? channels_last_dense(a[0].to_tensor()) : contiguous(a[0].to_tensor());
   const int64_t N = input.size(0), C = input.size(1);
   const int64_t S = C == 0 || N == 0 ? 0 : input.numel() / (N * C);
   kernels::cpu::batch_norm_update_stats(input, N, C, S, flat_param(a[1]), flat_param(a[2]), a[3].to_double(), out[0],
-                                        out[1]);
+                                        out[1], channels_last);
 }
 
 void batch_norm_kernel(const Stack& a, std::vector<Tensor>& out) {

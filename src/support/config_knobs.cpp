@@ -103,6 +103,12 @@ const std::vector<Knob>& knob_table() {
        .meaning = "how training graphs are split: min_cut recomputes cheap pointwise chains in the backward, "
                   "default saves every value the backward reads",
        .choices = {"min_cut", "default"}},
+      {.name = "aot.layout_optimization",
+       .aliases = {},
+       .env = {"EMBER_AOT_LAYOUT_OPTIMIZATION"},
+       .field = EMBER_FIELD(aot.layout_optimization),
+       .meaning = "training graphs run 2-D float32 CPU convolutions over channels_last activations; outputs and "
+                  "gradients keep eager's strides"},
       {.name = "inductor.debug",
        .aliases = {},
        .env = {"EMBER_INDUCTOR_DEBUG"},

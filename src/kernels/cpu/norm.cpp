@@ -334,6 +334,38 @@ void batch_norm_update_stats_impl(const Tensor& in, int64_t N, int64_t C, int64_
   }
 }
 
+/// batch_norm_update_stats_impl over NHWC memory (M = N × H × W rows of C channels), one
+/// pass: channel_sums of x (its sums are channel_sums<1>'s lane for lane, so the mean is
+/// batch_norm_rows_impl's save_mean bit for bit) and, shifted by the channel's first
+/// element, of x - shift and its square; the sum of squared deviations is then
+/// sum((x-K)^2) - sum(x-K)^2 / M, in double, as batch_norm_update_stats_impl's.
+template <typename T, typename P>
+void batch_norm_update_stats_rows_impl(const Tensor& in, int64_t M, int64_t C, const Tensor& running_mean,
+                                       const Tensor& running_var, double momentum, Tensor& save_mean,
+                                       Tensor& save_var) {
+  const T* x = in.data_ptr<T>();
+  const Param<P> rm(running_mean), rv(running_var), sm(save_mean), sv(save_var);
+  const bool big = M * C > kGrainSize && !omp_in_parallel();
+  std::vector<double> shift(static_cast<size_t>(C), 0.0);
+  if (M > 0)
+    for (int64_t c = 0; c < C; ++c) shift[c] = static_cast<double>(x[c]);
+  const std::vector<double> sums = channel_sums<3>(M, C, big, [x, C, &shift](int64_t m, int64_t c, double(&t)[3]) {
+    const double v = static_cast<double>(x[m * C + c]), d = v - shift[c];
+    t[0] = v;
+    t[1] = d;
+    t[2] = d * d;
+  });
+  const double n = static_cast<double>(M);
+  for (int64_t c = 0; c < C; ++c) {
+    const double dmean = M > 0 ? sums[c] / n : 0.0;
+    const double shifted = sums[C + c];
+    const double var_sum = M > 0 ? std::max(0.0, sums[2 * C + c] - shifted * shifted / n) : 0.0;
+    sm.set(c, dmean);
+    sv.set(c, M > 0 ? var_sum / n : 0.0);
+    update_running(rm, rv, c, dmean, var_sum, M, momentum);
+  }
+}
+
 /// Calls f.template operator()<T, P>() for batch norm's input dtype T and parameter dtype
 /// P (the input's, or float beside a half/bfloat16 input).
 template <typename F>
@@ -385,10 +417,14 @@ void batch_norm(const Tensor& in, int64_t N, int64_t C, int64_t S, const Tensor&
 }
 
 void batch_norm_update_stats(const Tensor& in, int64_t N, int64_t C, int64_t S, const Tensor& running_mean,
-                             const Tensor& running_var, double momentum, Tensor& save_mean, Tensor& save_var) {
-  EMBER_INTERNAL_ASSERT(in.is_contiguous());
+                             const Tensor& running_var, double momentum, Tensor& save_mean, Tensor& save_var,
+                             bool channels_last) {
+  EMBER_INTERNAL_ASSERT(channels_last || in.is_contiguous());
   dispatch_batch_norm(in, {&running_mean, &running_var}, [&]<typename T, typename P>() {
-    batch_norm_update_stats_impl<T, P>(in, N, C, S, running_mean, running_var, momentum, save_mean, save_var);
+    if (channels_last)
+      batch_norm_update_stats_rows_impl<T, P>(in, N * S, C, running_mean, running_var, momentum, save_mean, save_var);
+    else
+      batch_norm_update_stats_impl<T, P>(in, N, C, S, running_mean, running_var, momentum, save_mean, save_var);
   });
 }
 

@@ -22,11 +22,13 @@ void batch_norm(const Tensor& in, int64_t N, int64_t C, int64_t S, const Tensor&
                 const Tensor& running_mean, const Tensor& running_var, bool training, double momentum, double eps,
                 Tensor& out, Tensor& save_mean, Tensor& save_invstd, bool channels_last = false);
 
-/// aten::batch_norm_update_stats of a contiguous [N, C, S] input: each channel's batch
-/// mean and biased variance into save_mean / save_var (C values), the running stats (if
-/// defined) updated in place as batch_norm's training step updates them. One pass over the
-/// input; the mean equals batch_norm's save_mean bit for bit.
+/// aten::batch_norm_update_stats of a contiguous [N, C, S] input, or with `channels_last`
+/// of an input dense in [N, S, C] order: each channel's batch mean and biased variance into
+/// save_mean / save_var (C values), the running stats (if defined) updated in place as
+/// batch_norm's training step updates them. One pass over the input; the mean equals
+/// batch_norm's save_mean (of the same layout) bit for bit.
 void batch_norm_update_stats(const Tensor& in, int64_t N, int64_t C, int64_t S, const Tensor& running_mean,
-                             const Tensor& running_var, double momentum, Tensor& save_mean, Tensor& save_var);
+                             const Tensor& running_var, double momentum, Tensor& save_mean, Tensor& save_var,
+                             bool channels_last = false);
 
 }  // namespace ember::kernels::cpu

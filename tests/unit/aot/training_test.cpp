@@ -9,7 +9,10 @@
 #include "aot/aot.h"
 #include "aot/joint.h"
 #include "ember/ember.h"
+#include "core/shape.h"
+#include "ember/nn/blocks.h"
 #include "support/compile_helpers.h"
+#include "support/log_capture.h"
 
 namespace ember {
 namespace {
@@ -273,6 +276,98 @@ TEST_P(AotTraining, AValueReadFromAnInputTheGraphWritesIsSavedNotRecomputed) {
   compile(fn, {.backend = GetParam()})(x, buf).backward();
   expect_close(buf, buf_eager, 0, 0, "buf written back");
   expect_close(x.grad(), expected, 1e-6, 1e-6, "x.grad");
+}
+
+class AotLayout : public testing::CompileDirTest {};
+
+/// Whether `m` is laid out NHWC (channels fastest) and dense.
+bool nhwc_meta(const TensorMeta& m) { return m.sizes.size() == 4 && m.strides == core::channels_last_strides(m.sizes); }
+
+/// A training BasicBlock (conv-bn-relu-conv-bn, residual add, relu) of 4 channels.
+std::shared_ptr<nn::BasicBlock> small_block() {
+  manual_seed(11);
+  auto block = std::make_shared<nn::BasicBlock>(4);
+  block->train();
+  return block;
+}
+
+TEST_F(AotLayout, ChannelsLastConvolutionsConvertTheBlockInputOnceAndKeepActivationsNhwc) {
+  auto block = small_block();
+  Tensor x = randn({2, 4, 8, 8});
+  auto g = prepared_graph([&block](const Tensor& t) { return block->forward(t); }, x);
+  size_t converted = 0;
+  std::unique_ptr<Graph> nhwc = aot::channels_last_convolutions(*g, &converted);
+  ASSERT_TRUE(nhwc) << *g;
+  // conv2 reads relu(bn1(conv1)), NHWC already: only the block's input is converted.
+  EXPECT_EQ(converted, 1u) << *nhwc;
+  EXPECT_EQ(count_target(*nhwc, "aten::clone"), 1u) << *nhwc;
+  size_t convs = 0;
+  for (const auto& n : nhwc->nodes()) {
+    if (n->target() == "aten::convolution") {
+      ++convs;
+      const Arg& in = n->args()[0];
+      EXPECT_TRUE(nhwc_meta(in.value.node->meta()[in.value.index])) << "input of %" << n->name() << "\n" << *nhwc;
+    }
+    if (n->target() == "aten::relu" || n->target() == "aten::native_batch_norm" || n->target() == "aten::add.Tensor") {
+      EXPECT_TRUE(nhwc_meta(n->meta()[0])) << "%" << n->name() << "\n" << *nhwc;
+    }
+  }
+  EXPECT_EQ(convs, 2u);
+  // The captured graph runs both convolutions over NCHW.
+  for (const auto& n : g->nodes())
+    if (n->target() == "aten::convolution") {
+      EXPECT_FALSE(nhwc_meta(n->meta()[0])) << *g;
+    }
+}
+
+TEST_F(AotLayout, ChannelsLastConvolutionsLeaveAGraphWithoutFloatConvolutionsAlone) {
+  Tensor x = randn({2, 4, 8, 8}, TensorOptions(kDouble)), w = randn({4, 4, 3, 3}, TensorOptions(kDouble));
+  auto g = prepared_graph([](const Tensor& a, const Tensor& b) { return conv2d(a, b).relu(); }, x, w);
+  EXPECT_EQ(aot::channels_last_convolutions(*g), nullptr) << "float64 convolutions stay NCHW";
+}
+
+TEST_F(AotLayout, CompiledTrainingWithLayoutOptimizationGivesEagersValuesStridesGradientsAndRunningStats) {
+  config().aot.layout_optimization = true;
+  testing::LogCapture log("aot");
+  auto eager = small_block(), model = small_block();
+  Tensor xe = randn({2, 4, 8, 8}).requires_grad_(), r = randn({2, 4, 8, 8});
+  Tensor xc = xe.detach().clone().requires_grad_();
+  // The gradients as they reach each leaf (a hook sees them before AccumulateGrad lays
+  // them out as the leaf is): the compiled backward's outputs as they are.
+  const std::vector<Tensor> ep = eager->parameters(), cp = model->parameters();
+  std::vector<Tensor> eager_leaves{xe}, compiled_leaves{xc};
+  eager_leaves.insert(eager_leaves.end(), ep.begin(), ep.end());
+  compiled_leaves.insert(compiled_leaves.end(), cp.begin(), cp.end());
+  std::vector<std::vector<int64_t>> eager_strides(eager_leaves.size()), compiled_strides(compiled_leaves.size());
+  for (size_t i = 0; i < eager_leaves.size(); ++i) {
+    eager_leaves[i].register_hook([&eager_strides, i](const Tensor& g) {
+      eager_strides[i] = g.strides().vec();
+      return Tensor();
+    });
+    compiled_leaves[i].register_hook([&compiled_strides, i](const Tensor& g) {
+      compiled_strides[i] = g.strides().vec();
+      return Tensor();
+    });
+  }
+  Tensor y_eager = eager->forward(xe);
+  (y_eager * r).sum().backward();
+
+  auto compiled = compile([](nn::Module& m, const Tensor& t) { return static_cast<nn::BasicBlock&>(m).forward(t); },
+                          {.backend = "inductor"});
+  Tensor y = compiled(*model, xc);
+  EXPECT_NE(log.text().find("layout optimization of graph"), std::string::npos) << log.text();
+  EXPECT_EQ(y.strides().vec(), y_eager.strides().vec()) << "the output's strides";
+  expect_close(y, y_eager, 1e-4, 1e-4, "output");
+  (y * r).sum().backward();
+  for (size_t i = 0; i < eager_leaves.size(); ++i) {
+    ASSERT_FALSE(eager_strides[i].empty()) << "leaf " << i << " got no gradient";
+    EXPECT_EQ(compiled_strides[i], eager_strides[i]) << "leaf " << i << "'s gradient strides";
+    EXPECT_EQ(compiled_leaves[i].grad().strides().vec(), eager_leaves[i].grad().strides().vec()) << "leaf " << i;
+    expect_close(compiled_leaves[i].grad(), eager_leaves[i].grad(), 1e-4, 1e-4, "leaf " + std::to_string(i) + ".grad");
+  }
+  const auto eb = eager->named_buffers(), cb = model->named_buffers();
+  ASSERT_EQ(eb.size(), cb.size());
+  for (size_t i = 0; i < eb.size(); ++i) expect_close(cb[i].second, eb[i].second, 1e-5, 1e-6, cb[i].first);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, AotTraining, ::testing::Values("aot_eager", "inductor"));

@@ -59,6 +59,24 @@ TEST_F(InductorTest, BroadcastAndTransposedInputsAreReadThroughIndexMaps) {
   EXPECT_TRUE(r.extern_calls.empty()) << "views are index maps, not fallbacks";
 }
 
+TEST_F(InductorTest, APointwiseKernelWithAChannelsLastOutputLoopsAlongItsMemory) {
+  // relu of NHWC activations returns NHWC (its meta follows the input): the kernel's
+  // innermost, vectorized loop runs over channels, contiguous in both buffers, not over W
+  // with every element 32 floats apart (Note [inductor], "Loop order").
+  auto fn = [](const Tensor& a) { return (a * 2.0).relu(); };
+  auto compiled = compile(fn, {.backend = "inductor"});
+  Tensor x = randn({2, 5, 6, 32}).permute({0, 3, 1, 2});  // [2, 32, 5, 6] over NHWC memory
+  Tensor y = compiled(x), want = fn(x);
+  EXPECT_EQ(y.strides().vec(), want.strides().vec());
+  expect_close(y, want, 0, 0);
+  const inductor::CompileReport r = inductor::last_compile_report();
+  ASSERT_EQ(r.kernels.size(), 1u);
+  const std::string kernel = r.source.substr(std::min(r.source.find("extern \"C\" void cpp_fused"), r.source.size()));
+  ASSERT_FALSE(kernel.empty()) << r.source;
+  EXPECT_NE(kernel.find("V::load(in0 + o0 + x)"), std::string::npos) << kernel;
+  EXPECT_EQ(kernel.find("ld<V>("), std::string::npos) << "no strided vector load\n" << kernel;
+}
+
 TEST_F(InductorTest, MatmulRunsAsAnExternCallAndItsEpilogueFusesAndTheFallbackIsLogged) {
   testing::LogCapture logs("inductor");
   auto fn = [](const Tensor& a, const Tensor& b, const Tensor& bias) { return relu(mm(a, b) + bias) * 2; };

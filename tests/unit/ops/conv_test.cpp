@@ -405,6 +405,38 @@ TEST(ConvChannelsLast, LeafGradientsKeepTheLeafsStrides) {
   expect_close(w.grad(), gw.to_vector<double>(), 1e-6);
 }
 
+TEST(ConvChannelsLast, CloneToChannelsLastGivesNhwcStridesAndTheSameValues) {
+  // aten::clone(x, memory_format=channels_last), what layout optimization converts a
+  // convolution's input with (Note [aot], "Layout optimization").
+  Tensor x = pattern({2, 3, 4, 5}, 7, 23, 11, 8.0, kFloat);
+  Tensor c = call_op("aten::clone", {x, std::string("channels_last")}).at(0).to_tensor();
+  EXPECT_EQ(c.strides().vec(), nhwc_strides(c));
+  expect_close(c, x.to_vector<double>(), 0);
+  try {
+    call_op("aten::clone", {pattern({3, 4, 5}, 7, 23, 11, 8.0, kFloat), std::string("channels_last")});
+    FAIL() << "expected an error for a 3-D tensor";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("required rank 4 tensor to use channels_last format"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ConvChannelsLast, BatchNormUpdateStatsOverNhwcGivesTheNhwcKernelsMeanBitForBit) {
+  // The statistics split_batch_norm_training takes from batch_norm_update_stats, over an
+  // NHWC input read in place: the mean of native_batch_norm's NHWC kernel bit for bit, the
+  // biased variance and the running stats to a rounding (one shifted pass, not two).
+  Tensor x = to_channels_last(pattern({4, 72, 12, 11}, 7, 23, 11, 8.0, kFloat) + 3.0);
+  Tensor rm1 = pattern({72}, 5, 9, 4, 8.0, kFloat), rv1 = pattern({72}, 3, 7, 3, 4.0, kFloat).abs() + 1.0;
+  Tensor rm2 = rm1.clone(), rv2 = rv1.clone();
+  auto [y, mean, invstd] = native_batch_norm(x, std::nullopt, std::nullopt, rm1, rv1, true, 0.1, 1e-5);
+  Stack stats = call_op("aten::batch_norm_update_stats", {x, rm2, rv2, 0.1});
+  const Tensor m = stats.at(0).to_tensor(), v = stats.at(1).to_tensor();
+  EXPECT_EQ(m.to_vector<float>(), mean.to_vector<float>());
+  expect_close(((v + 1e-5).rsqrt()), invstd.to_vector<double>(), 1e-6, 1e-5);
+  expect_close(rm2, rm1.to_vector<double>(), 0);
+  expect_close(rv2, rv1.to_vector<double>(), 1e-6, 1e-5);
+}
+
 TEST(ConvChannelsLast, BatchNormOverNhwcEqualsNchwAcrossThreadsAndChannelBlocks) {
   // Batch norm follows its input's memory format; over NHWC it sums rows of channels in
   // blocks of 16 split across threads. A W9-like input large enough to run in parallel,

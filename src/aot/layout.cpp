@@ -1,0 +1,177 @@
+// aot/layout.cpp — layout optimization of training graphs (PyTorch inductor's
+// layout_optimization): 2-D float convolutions on the CPU run over channels_last (NHWC)
+// activations inside a compiled training graph, so that oneDNN reads and writes them
+// without the NCHW <-> blocked reorders, and the batch norms, relus and adds between them
+// stay NHWC; what the graph returns keeps eager's strides. Runs on the forward graph
+// before the joint graph is traced, so the backward's formulas, and with them the saved
+// tensors, see the forward's strides. Contract in aot/joint.h; see Note [aot]
+// (docs/notes/aot.md), "Layout optimization".
+#include <map>
+
+#include "aot/joint.h"
+#include "core/shape.h"
+#include "graph/rewrite.h"
+#include "ops/registry.h"
+#include "support/logging.h"
+
+namespace ember::aot {
+namespace {
+
+using graph::BuildArg;
+using graph::GraphBuilder;
+
+/// Whether `m` is a dense 4-D tensor laid out NHWC (channels fastest), as clone(x,
+/// memory_format=channels_last) makes it.
+bool dense_nhwc(const TensorMeta& m) {
+  return !m.undefined && m.sizes.size() == 4 && m.storage_offset == 0 &&
+         m.strides == core::channels_last_strides(m.sizes) && core::is_channels_last_strides_2d(m.sizes, m.strides);
+}
+
+/// Whether `m` is a contiguous 4-D tensor (NCHW).
+bool dense_nchw(const TensorMeta& m) {
+  return !m.undefined && m.sizes.size() == 4 && m.storage_offset == 0 && core::is_contiguous(m.sizes, m.strides);
+}
+
+const TensorMeta& meta_of(const Arg& a) { return a.value.node->meta().at(a.value.index); }
+
+/// Whether the pass runs convolution `n` over NHWC: a 2-D, not transposed float32
+/// convolution on the CPU (the case kernels/cpu/conv.cpp runs on oneDNN over NHWC) whose
+/// input and weight are contiguous or already channels_last, with a non-empty input.
+bool nhwc_convolution(const Node& n) {
+  if (n.target() != "aten::convolution") return false;
+  const auto& a = n.args();
+  if (a[0].kind != Arg::Kind::Value || a[1].kind != Arg::Kind::Value) return false;
+  if (a[6].kind != Arg::Kind::Literal || a[6].literal.to_bool()) return false;  // transposed
+  const TensorMeta &x = meta_of(a[0]), &w = meta_of(a[1]);
+  if (x.dtype != kFloat || w.dtype != kFloat || x.device.type != DeviceType::CPU) return false;
+  if (!(dense_nchw(x) || dense_nhwc(x)) || !(dense_nchw(w) || dense_nhwc(w))) return false;
+  for (int64_t s : x.sizes)
+    if (s == 0) return false;
+  return true;
+}
+
+/// Whether `a` and `b` have the same strides on every dim of size above 1 (the strides
+/// of a size-1 dim do not change where any element is).
+bool same_layout(const TensorMeta& a, const TensorMeta& b) {
+  if (a.sizes != b.sizes) return false;
+  for (size_t d = 0; d < a.sizes.size(); ++d)
+    if (a.sizes[d] != 1 && a.strides[d] != b.strides[d]) return false;
+  return a.storage_offset == b.storage_offset;
+}
+
+/// The memory format whose clone gives `m`'s strides, or nullopt when neither does.
+std::optional<std::string> memory_format_of(const TensorMeta& m) {
+  TensorMeta c = m;
+  c.strides = core::contiguous_strides(m.sizes);
+  c.storage_offset = 0;
+  if (same_layout(m, c)) return std::string("contiguous_format");
+  if (m.sizes.size() == 4) {
+    c.strides = core::channels_last_strides(m.sizes);
+    if (same_layout(m, c)) return std::string("channels_last");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::unique_ptr<Graph> channels_last_convolutions(const Graph& g, size_t* changed) {
+  size_t converted = 0;
+  bool stuck = false;  // a node whose strides change but whose meta cannot be recomputed
+  std::map<std::pair<const Node*, uint32_t>, ValueRef> nhwc_copy;  // a value -> its channels_last clone
+  auto copy_of = [&](const Arg& a) -> const ValueRef* {
+    if (a.kind != Arg::Kind::Value) return nullptr;
+    auto it = nhwc_copy.find({a.value.node, a.value.index});
+    return it == nhwc_copy.end() ? nullptr : &it->second;
+  };
+  std::unique_ptr<Graph> out = graph::rewrite(
+      g, [&](const Node& n, const std::vector<Arg>& args, GraphBuilder& b) -> std::optional<std::vector<ValueRef>> {
+        std::vector<BuildArg> build(args.begin(), args.end());
+        if (nhwc_convolution(n) && !dense_nhwc(GraphBuilder::meta(args[0].value))) {
+          if (!copy_of(args[0]))
+            nhwc_copy[{args[0].value.node, args[0].value.index}] =
+                b.call("aten::clone", {args[0].value, IValue(std::string("channels_last"))});
+          build[0] = *copy_of(args[0]);
+          ++converted;
+        } else {
+          // A node reading a value whose strides the pass changed: its own output strides
+          // come again from its meta function (a pointwise op follows its input's layout).
+          bool moved = false, reads_nhwc = false;
+          for (size_t i = 0; i < args.size(); ++i) {
+            if (args[i].kind == Arg::Kind::Value) {
+              moved |= !same_layout(meta_of(n.args()[i]), GraphBuilder::meta(args[i].value));
+              reads_nhwc |= dense_nhwc(GraphBuilder::meta(args[i].value));
+            }
+            if (args[i].kind == Arg::Kind::ValueList)
+              for (size_t k = 0; k < args[i].values.size(); ++k)
+                if (args[i].values[k])
+                  moved |= !same_layout(n.args()[i].values[k]->node->meta().at(n.args()[i].values[k]->index),
+                                        GraphBuilder::meta(*args[i].values[k]));
+          }
+          if (!moved) return std::nullopt;
+          const ops::OpDef* op = n.op();
+          if (!op || op->kind == ops::OpKind::Composite || op->kind == ops::OpKind::Dynamic || !op->meta) {
+            stuck = true;
+            return std::nullopt;
+          }
+          // A functional op reading an NHWC value and a value that has an NHWC copy (the
+          // block's input read again by the residual add) reads the copy: the same
+          // elements, and the op's loop then runs along one layout.
+          if (reads_nhwc && op->kind == ops::OpKind::Functional)
+            for (size_t i = 0; i < args.size(); ++i)
+              if (const ValueRef* copy = copy_of(args[i])) build[i] = *copy;
+        }
+        Node* call = b.call_node(n.target(), std::move(build));
+        std::vector<ValueRef> values;
+        for (uint32_t i = 0; i < n.num_outputs(); ++i) values.push_back(call->out(i));
+        return values;
+      });
+  if (changed) *changed = converted;
+  if (converted == 0 || stuck) return nullptr;
+  return out;
+}
+
+bool restore_output_strides(JointGraph& joint, const JointGraph& reference) {
+  Graph& g = *joint.graph;
+  const std::vector<ValueRef> outs = g.outputs(), want = reference.graph->outputs();
+  EMBER_INTERNAL_ASSERT(outs.size() == want.size())
+      << "restore_output_strides: " << outs.size() << " outputs against the reference's " << want.size();
+  std::vector<std::optional<std::string>> formats(outs.size());
+  bool any = false;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const TensorMeta &got = outs[i].node->meta().at(outs[i].index), &ref = want[i].node->meta().at(want[i].index);
+    if (got.undefined || ref.undefined || same_layout(got, ref)) continue;
+    formats[i] = memory_format_of(ref);
+    if (!formats[i] || got.sizes != ref.sizes) return false;
+    any = true;
+  }
+  if (!any) return true;
+  g.erase(g.output_node());
+  GraphBuilder b(g, {}, false);
+  std::vector<ValueRef> restored = outs;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (!formats[i]) continue;
+    restored[i] = b.call("aten::clone", {outs[i], IValue(*formats[i])});
+    // A forward output's copy belongs to the forward, a gradient's to the backward.
+    if (i < joint.num_forward_outputs) joint.forward_nodes.insert(restored[i].node);
+  }
+  g.set_output(std::move(restored));
+  return true;
+}
+
+JointGraph make_layout_optimized_joint_graph(const Graph& forward, const std::vector<bool>& requires_grad,
+                                             JointGraph reference) {
+  size_t converted = 0;
+  std::unique_ptr<Graph> nhwc = channels_last_convolutions(forward, &converted);
+  if (!nhwc) return reference;
+  JointGraph joint = make_joint_graph(*nhwc, requires_grad);
+  if (!restore_output_strides(joint, reference)) {
+    EMBER_LOG(aot, INFO) << "aot: layout optimization of graph " << forward.name()
+                         << " left out: an output's eager strides are neither contiguous nor channels_last";
+    return reference;
+  }
+  EMBER_LOG(aot, INFO) << "aot: layout optimization of graph " << forward.name() << ": " << converted
+                       << " convolution inputs made channels_last";
+  return joint;
+}
+
+}  // namespace ember::aot
