@@ -4,13 +4,14 @@
 //
 //   id | size | eager ms | dynamic ms | static ms | dynamic/static | dynamic compiles | static compiles | max |diff|
 //
-// ms: medians of --iters calls of each (eager, dynamic, static alternating, after 3
-// warm-up calls), in eval mode under NoGradGuard. dynamic compiles: C++ compiler runs of
-// the dynamic function up to and including this size (then its cache entries); static
-// compiles: those of this size's static function (one per size by construction). Every
-// result is checked against eager (atol 1e-4 + rtol 1e-4, as bench_inductor_workloads): a
-// row outside it is marked MISMATCH and the exit status is 1. The kernel cache starts as a
-// fresh empty directory, so every compile is counted.
+// ms: medians of --iters calls of each (eager, dynamic, static in turn, each round
+// starting at the next one, after 3 warm-up rounds), in eval mode under NoGradGuard.
+// dynamic compiles: C++ compiler runs of the dynamic function up to and including this
+// size (then its cache entries); static compiles: those of this size's static function
+// (one per size by construction). Every result is checked against eager (atol 1e-4 + rtol
+// 1e-4, as bench_inductor_workloads): a row outside it is marked MISMATCH and the exit
+// status is 1. The kernel cache starts as a fresh empty directory, so every compile is
+// counted.
 //
 // W10: the GPT-2 block (W5) at batch 1 over sequence lengths 32, 77, 128, 200, 384, 512.
 // W11: the MLP block (W4) over batch sizes 1, 7, 64, 100, 256 (batch 1 is its own static
@@ -49,11 +50,16 @@ struct DynamicWorkload {
   std::function<Tensor(int64_t)> input;
 };
 
-/// Medians of `iters` calls of each function, called in turn, after 3 warm-up rounds.
+/// Medians of `iters` calls of each function, called in turn, after 3 warm-up rounds. Round
+/// i starts at function i mod n, so that no function always runs right after the same one:
+/// one call can leave a cost to the next (an eager kernel's smaller OpenMP team ended pool
+/// threads that the next call re-created, Note [full OpenMP teams]), and the fixed order
+/// charged it to the dynamic function, always called right after eager.
 std::vector<double> interleaved_medians(const std::vector<std::function<void()>>& fns, int iters) {
   std::vector<std::vector<double>> times(fns.size());
   for (int i = -3; i < iters; ++i)
-    for (size_t f = 0; f < fns.size(); ++f) {
+    for (size_t j = 0; j < fns.size(); ++j) {
+      const size_t f = (static_cast<size_t>(i + 3) + j) % fns.size();
       const auto t0 = std::chrono::steady_clock::now();
       fns[f]();
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -115,7 +121,8 @@ int main(int argc, char** argv) {
   fs::remove_all(cache);
   fs::create_directories(cache);
   config().inductor.cache_dir = cache.string();
-  std::printf("threads %d; ms: medians of %d calls each (eager, dynamic, static alternating, after 3 warm-up calls)\n",
+  std::printf("threads %d; ms: medians of %d calls each (eager, dynamic, static in turn, each round starting at the "
+              "next, after 3 warm-up rounds)\n",
               omp_get_max_threads(), options->iters);
   std::printf("%-4s | %-7s | %9s | %10s | %9s | %14s | %16s | %15s | %10s\n", "id", "size", "eager ms", "dynamic ms",
               "static ms", "dynamic/static", "dynamic compiles", "static compiles", "max |diff|");
