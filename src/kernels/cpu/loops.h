@@ -25,14 +25,16 @@ inline constexpr int64_t kGrainSize = 32768;
 // Note [full OpenMP teams]
 // libgomp keeps one pool of worker threads, sized by the last team: a parallel region
 // asking for fewer threads than the pool holds (`num_threads(k)`, 1 < k < the pool) ends
-// the surplus workers, and the next full-size region creates them again (a clone, a fresh
-// stack, cold per-thread state in oneDNN) on the calling thread. A kernel sizing its team
-// to its work therefore made the next full-team region (a GEMM, a compiled kernel) pay for
-// re-creating up to 15 threads at 16 threads: W11 at batch 64 measured about 1.2 ms more on
-// whichever function ran right after an eager call. Kernels split their work into `parts`
-// and run them on the full team instead (for_parts); threads past the parts wait at the
-// region's end. PyTorch's ParallelOpenMP.h avoids the clause for the same reason. A team of
-// one (an `if` clause that is false) leaves the pool alone.
+// the surplus workers, and the next full-size region creates them again (a clone and a
+// fresh stack each, some 25 minor page faults a thread on this machine) on the calling
+// thread. A kernel sizing its team to its work therefore made the next full-team region (a
+// GEMM, a compiled kernel) pay for re-creating up to 15 threads at 16 threads: in
+// bench_inductor_dynamic, W11 at batch 64, the function called right after eager took
+// twice the time of the same graph called after a compiled one (Note [dynamic shapes], "At
+// 16 threads"). Kernels split their work into `parts` and run them on the full team
+// instead (for_parts); threads past the parts wait at the region's end. PyTorch's
+// ParallelOpenMP.h avoids the clause for the same reason. A team of one (an `if` clause
+// that is false) leaves the pool alone.
 
 /// f(part, parts) for each part in [0, parts): on this thread when parts <= 1 or inside a
 /// parallel region, else across a full OpenMP team (Note [full OpenMP teams]), thread t
