@@ -4,8 +4,8 @@
 //
 //   id | size | eager ms | dynamic ms | static ms | dynamic/static | dynamic compiles | static compiles | max |diff|
 //
-// ms: medians of --iters calls of each (eager, dynamic, static in turn, each round
-// starting at the next one, after 3 warm-up rounds), in eval mode under NoGradGuard.
+// ms: medians of --iters calls of each (eager, dynamic, static in turn, each round in the
+// next of their six orders, after 3 warm-up rounds), in eval mode under NoGradGuard.
 // dynamic compiles: C++ compiler runs of the dynamic function up to and including this
 // size (then its cache entries); static compiles: those of this size's static function
 // (one per size by construction). Every result is checked against eager (atol 1e-4 + rtol
@@ -64,20 +64,23 @@ int process_threads() {
   return n;
 }
 
-/// Medians of `iters` calls of each function, called in turn, after 3 warm-up rounds. Round
-/// i starts at function i mod n, so that no function always runs right after the same one:
-/// one call can leave a cost to the next (an eager kernel's smaller OpenMP team ended pool
-/// threads that the next call re-created, Note [full OpenMP teams]), and the fixed order
-/// charged it to the dynamic function, always called right after eager.
+/// Medians of `iters` calls of each function, called in turn, after 3 warm-up rounds. The
+/// rounds go through the n! orders of the functions (std::next_permutation), so that each
+/// one runs right after each other one about equally often: one call can leave a cost to
+/// the next (an eager kernel's smaller OpenMP team ended pool threads that the next call
+/// re-created, Note [full OpenMP teams]), and the fixed order charged it to the dynamic
+/// function, always called right after eager. (Rotating the first function of a fixed
+/// cycle would not: the sequence of calls stays the same cycle.)
 /// With `fewest_threads`, also the fewest threads of the process seen right before each
 /// function's timed calls (/proc/self/task, read outside the timed region).
 std::vector<double> interleaved_medians(const std::vector<std::function<void()>>& fns, int iters,
                                         std::vector<int>* fewest_threads = nullptr) {
   std::vector<std::vector<double>> times(fns.size());
   if (fewest_threads) fewest_threads->assign(fns.size(), INT32_MAX);
-  for (int i = -3; i < iters; ++i)
-    for (size_t j = 0; j < fns.size(); ++j) {
-      const size_t f = (static_cast<size_t>(i + 3) + j) % fns.size();
+  std::vector<size_t> order(fns.size());
+  for (size_t f = 0; f < order.size(); ++f) order[f] = f;
+  for (int i = -3; i < iters; ++i, std::next_permutation(order.begin(), order.end()))
+    for (const size_t f : order) {
       if (fewest_threads && i >= 0) (*fewest_threads)[f] = std::min((*fewest_threads)[f], process_threads());
       const auto t0 = std::chrono::steady_clock::now();
       fns[f]();
@@ -140,8 +143,8 @@ int main(int argc, char** argv) {
   fs::remove_all(cache);
   fs::create_directories(cache);
   config().inductor.cache_dir = cache.string();
-  std::printf("threads %d; ms: medians of %d calls each (eager, dynamic, static in turn, each round starting at the "
-              "next, after 3 warm-up rounds)\n",
+  std::printf("threads %d; ms: medians of %d calls each (eager, dynamic, static in turn, each round in the next "
+              "of their six orders, after 3 warm-up rounds)\n",
               omp_get_max_threads(), options->iters);
   std::printf("%-4s | %-7s | %9s | %10s | %9s | %14s | %16s | %15s | %10s\n", "id", "size", "eager ms", "dynamic ms",
               "static ms", "dynamic/static", "dynamic compiles", "static compiles", "max |diff|");
