@@ -4,13 +4,16 @@
 //
 //   id | size | eager ms | dynamic ms | static ms | dynamic/static | dynamic compiles | static compiles | max |diff|
 //
-// ms: medians of --iters calls of each (eager, dynamic, static alternating, after 3
-// warm-up calls), in eval mode under NoGradGuard. dynamic compiles: C++ compiler runs of
-// the dynamic function up to and including this size (then its cache entries); static
-// compiles: those of this size's static function (one per size by construction). Every
-// result is checked against eager (atol 1e-4 + rtol 1e-4, as bench_inductor_workloads): a
-// row outside it is marked MISMATCH and the exit status is 1. The kernel cache starts as a
-// fresh empty directory, so every compile is counted.
+// ms: medians of --iters calls of each (eager, dynamic, static in turn, each round in the
+// next of their six orders, after 3 warm-up rounds), in eval mode under NoGradGuard.
+// dynamic compiles: C++ compiler runs of the dynamic function up to and including this
+// size (then its cache entries); static compiles: those of this size's static function
+// (one per size by construction). Every result is checked against eager (atol 1e-4 + rtol
+// 1e-4, as bench_inductor_workloads): a row outside it is marked MISMATCH and the exit
+// status is 1. The kernel cache starts as a fresh empty directory, so every compile is
+// counted. A row whose calls found the process with different thread counts (an OpenMP
+// region smaller than the pool ended threads that the next call re-created) is followed by
+// a `^ fewest threads before a call` line.
 //
 // W10: the GPT-2 block (W5) at batch 1 over sequence lengths 32, 77, 128, 200, 384, 512.
 // W11: the MLP block (W4) over batch sizes 1, 7, 64, 100, 256 (batch 1 is its own static
@@ -20,6 +23,7 @@
 //
 // `--only W10` runs one workload; `--iters N` sets the timed calls. Threads:
 // OMP_NUM_THREADS (bench/torch_workloads.py --dynamic runs PyTorch's side).
+#include <dirent.h>
 #include <omp.h>
 #include <unistd.h>
 
@@ -49,11 +53,35 @@ struct DynamicWorkload {
   std::function<Tensor(int64_t)> input;
 };
 
-/// Medians of `iters` calls of each function, called in turn, after 3 warm-up rounds.
-std::vector<double> interleaved_medians(const std::vector<std::function<void()>>& fns, int iters) {
+/// The threads of this process (/proc/self/task), or -1 where it cannot be read.
+int process_threads() {
+  DIR* dir = opendir("/proc/self/task");
+  if (!dir) return -1;
+  int n = 0;
+  while (const dirent* e = readdir(dir))
+    if (e->d_name[0] != '.') ++n;
+  closedir(dir);
+  return n;
+}
+
+/// Medians of `iters` calls of each function, called in turn, after 3 warm-up rounds. The
+/// rounds go through the n! orders of the functions (std::next_permutation), so that each
+/// one runs right after each other one about equally often: one call can leave a cost to
+/// the next (an eager kernel's smaller OpenMP team ended pool threads that the next call
+/// re-created, Note [full OpenMP teams]), and the fixed order charged it to the dynamic
+/// function, always called right after eager. (Rotating the first function of a fixed
+/// cycle would not: the sequence of calls stays the same cycle.)
+/// With `fewest_threads`, also the fewest threads of the process seen right before each
+/// function's timed calls (/proc/self/task, read outside the timed region).
+std::vector<double> interleaved_medians(const std::vector<std::function<void()>>& fns, int iters,
+                                        std::vector<int>* fewest_threads = nullptr) {
   std::vector<std::vector<double>> times(fns.size());
-  for (int i = -3; i < iters; ++i)
-    for (size_t f = 0; f < fns.size(); ++f) {
+  if (fewest_threads) fewest_threads->assign(fns.size(), INT32_MAX);
+  std::vector<size_t> order(fns.size());
+  for (size_t f = 0; f < order.size(); ++f) order[f] = f;
+  for (int i = -3; i < iters; ++i, std::next_permutation(order.begin(), order.end()))
+    for (const size_t f : order) {
+      if (fewest_threads && i >= 0) (*fewest_threads)[f] = std::min((*fewest_threads)[f], process_threads());
       const auto t0 = std::chrono::steady_clock::now();
       fns[f]();
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -115,7 +143,8 @@ int main(int argc, char** argv) {
   fs::remove_all(cache);
   fs::create_directories(cache);
   config().inductor.cache_dir = cache.string();
-  std::printf("threads %d; ms: medians of %d calls each (eager, dynamic, static alternating, after 3 warm-up calls)\n",
+  std::printf("threads %d; ms: medians of %d calls each (eager, dynamic, static in turn, each round in the next "
+              "of their six orders, after 3 warm-up rounds)\n",
               omp_get_max_threads(), options->iters);
   std::printf("%-4s | %-7s | %9s | %10s | %9s | %14s | %16s | %15s | %10s\n", "id", "size", "eager ms", "dynamic ms",
               "static ms", "dynamic/static", "dynamic compiles", "static compiles", "max |diff|");
@@ -142,13 +171,19 @@ int main(int argc, char** argv) {
       const auto [diff_static, close_static] = compare(got_static, expected);
       const bool close = close_dynamic && close_static;
       all_close = all_close && close;
+      std::vector<int> fewest;
       const std::vector<double> ms = interleaved_medians(
-          {[&] { (void)m.forward(x); }, [&] { (void)dyn(m, x); }, [&] { (void)fixed(m, x); }}, options->iters);
+          {[&] { (void)m.forward(x); }, [&] { (void)dyn(m, x); }, [&] { (void)fixed(m, x); }}, options->iters,
+          &fewest);
       const std::string size_text = w.size_name + "=" + std::to_string(size);
       std::printf("%-4s | %-7s | %9.3f | %10.3f | %9.3f | %14.2f | %5lld (%zu entries) | %15lld | %10.2e%s\n",
                   w.id.c_str(), size_text.c_str(), ms[0], ms[1], ms[2], ms[1] / ms[2],
                   static_cast<long long>(dynamic_compiles), dyn.cache_size(), static_cast<long long>(static_compiles),
                   std::max(diff_dynamic, diff_static), close ? "" : " MISMATCH");
+      // A call that found OpenMP's pool short paid for re-creating its threads.
+      if (*std::min_element(fewest.begin(), fewest.end()) < *std::max_element(fewest.begin(), fewest.end()))
+        std::printf("     ^ fewest threads before a call: eager %d, dynamic %d, static %d (Note [full OpenMP teams])\n",
+                    fewest[0], fewest[1], fewest[2]);
     }
   }
   if (bench::selected("overhead", options->only) || options->only.empty()) call_overhead();

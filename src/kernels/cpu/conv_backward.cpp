@@ -36,19 +36,20 @@ void weight_grad_core(const Acc* a, const Acc* b, Acc* out, const Conv2dParams& 
   const int threads = parallel ? static_cast<int>(std::min<int64_t>(omp_get_max_threads(), q.batch)) : 1;
   // Thread t > 0 sums its images into partial[t - 1]; thread 0 into out.
   std::vector<Acc> partial(static_cast<size_t>((threads - 1) * W));
-#pragma omp parallel num_threads(threads) if (threads > 1)
-  {
-    const int t = omp_get_thread_num();
+  // Part t takes the images a static schedule gives thread t (the first batch % threads
+  // parts one more), on the full team: Note [full OpenMP teams] (loops.h).
+  for_parts(threads, [&](int64_t t, int64_t parts) {
     Acc* acc = t == 0 ? out : partial.data() + (t - 1) * W;
     std::vector<Acc> col(static_cast<size_t>(K * P));
-#pragma omp for schedule(static)
-    for (int64_t n = 0; n < q.batch; ++n) {
+    const int64_t per = q.batch / parts, extra = q.batch % parts;
+    const int64_t n0 = t * per + std::min(t, extra), n1 = n0 + per + (t < extra ? 1 : 0);
+    for (int64_t n = n0; n < n1; ++n) {
       for (int64_t g = 0; g < G; ++g) {
         im2col(b + n * b_img + g * Cb * b_plane, Cb, q, col.data());
         gemm_nt_acc<Acc>(M, K, P, a + n * a_img + g * M * P, col.data(), acc + g * M * K);
       }
     }
-  }
+  });
   for (int t = 1; t < threads; ++t) {
     const Acc* src = partial.data() + (t - 1) * W;
     for (int64_t i = 0; i < W; ++i) out[i] += src[i];

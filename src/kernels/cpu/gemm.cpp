@@ -136,12 +136,12 @@ void openblas_split(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, 
   constexpr int64_t kLanes = 64 / sizeof(T);
   const int64_t mb = (m + tm - 1) / tm, nb = ((n + tn - 1) / tn + kLanes - 1) / kLanes * kLanes;
   const int64_t rows = (m + mb - 1) / mb, cols = (n + nb - 1) / nb;
-#pragma omp parallel for num_threads(static_cast <int>(rows * cols)) schedule(static, 1)
-  for (int64_t t = 0; t < rows * cols; ++t) {
+  // One block per part on the full team: Note [full OpenMP teams] (loops.h).
+  for_parts(rows * cols, [&](int64_t t, int64_t) {
     const int64_t i = t / cols * mb, j = t % cols * nb;
     blas_on_this_thread(ta, tb, std::min(mb, m - i), std::min(nb, n - j), k, alpha, ta ? a + i : a + i * lda, lda,
                         tb ? b + j * ldb : b + j, ldb, beta, c + i * ldc + j, ldc);
-  }
+  });
 }
 
 // --- float: three implementations, the fastest per shape ------------------------------

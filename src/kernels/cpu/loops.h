@@ -22,6 +22,36 @@ namespace ember::kernels::cpu {
 /// Minimum elements per thread before a loop is split across threads.
 inline constexpr int64_t kGrainSize = 32768;
 
+// Note [full OpenMP teams]
+// libgomp keeps one pool of worker threads, sized by the last team: a parallel region
+// asking for fewer threads than the pool holds (`num_threads(k)`, 1 < k < the pool) ends
+// the surplus workers, and the next full-size region creates them again (a clone and a
+// fresh stack each, some 25 minor page faults a thread on this machine) on the calling
+// thread. A kernel sizing its team to its work therefore made the next full-team region (a
+// GEMM, a compiled kernel) pay for re-creating up to 15 threads at 16 threads: in
+// bench_inductor_dynamic, W11 at batch 64, the function called right after eager took
+// twice the time of the same graph called after a compiled one (Note [dynamic shapes], "At
+// 16 threads"). Kernels split their work into `parts` and run them on the full team
+// instead (for_parts); threads past the parts wait at the region's end. PyTorch's
+// ParallelOpenMP.h avoids the clause for the same reason. A team of one (an `if` clause
+// that is false) leaves the pool alone.
+
+/// f(part, parts) for each part in [0, parts): on this thread when parts <= 1 or inside a
+/// parallel region, else across a full OpenMP team (Note [full OpenMP teams]), thread t
+/// running parts t, t + team size, … (each part once, whatever the team's size).
+template <typename F>
+inline void for_parts(int64_t parts, F&& f) {
+  if (parts <= 1 || omp_in_parallel()) {
+    for (int64_t p = 0; p < parts; ++p) f(p, parts);
+    return;
+  }
+#pragma omp parallel
+  {
+    const int64_t nt = omp_get_num_threads();
+    for (int64_t p = omp_get_thread_num(); p < parts; p += nt) f(p, parts);
+  }
+}
+
 class PointwiseLoop {
  public:
   /// Operand 0 is `out`; inputs must have out's shape or broadcast to it.
@@ -41,15 +71,12 @@ class PointwiseLoop {
       run_range(0, numel_, row);
       return;
     }
-#pragma omp parallel num_threads(static_cast<int>(nthreads))
-    {
-      const int64_t t = omp_get_thread_num();
-      const int64_t nt = omp_get_num_threads();
+    for_parts(nthreads, [&](int64_t t, int64_t nt) {
       const int64_t chunk = (numel_ + nt - 1) / nt;
       const int64_t begin = std::min(numel_, t * chunk);
       const int64_t end = std::min(numel_, begin + chunk);
       if (begin < end) run_range(begin, end, row);
-    }
+    });
   }
 
  private:

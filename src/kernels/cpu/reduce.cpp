@@ -177,16 +177,14 @@ void run_rows(const Plan& p, const typename Ops::in_t* in, const Ops& ops, int64
     return acc;
   };
   if (nthreads == 1 || p.M >= nthreads) {
-#pragma omp parallel num_threads(static_cast<int>(nthreads)) if (nthreads > 1)
-    {
-      const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+    for_parts(nthreads, [&](int64_t t, int64_t nt) {  // Note [full OpenMP teams]
       const int64_t chunk = (p.M + nt - 1) / nt;
       const int64_t mb = std::min(p.M, t * chunk), me = std::min(p.M, mb + chunk);
       if (mb < me) {
         Odometer kept(p.ksz, p.kin, 0, mb, &p.kout);
         for (int64_t m = mb; m < me; ++m, kept.next()) ops.write(kept.off2, range(kept.off, kept.off2, 0, p.K));
       }
-    }
+    });
     return;
   }
   // Few outputs, long reductions: split each reduction across threads.
@@ -194,13 +192,11 @@ void run_rows(const Plan& p, const typename Ops::in_t* in, const Ops& ops, int64
   for (int64_t m = 0; m < p.M; ++m) {
     auto [ib, ob] = p.kept_offsets(m);
     for (int64_t t = 0; t < nthreads; ++t) partial[t] = ops.identity();
-#pragma omp parallel num_threads(static_cast<int>(nthreads))
-    {
-      const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+    for_parts(nthreads, [&](int64_t t, int64_t nt) {
       const int64_t chunk = (p.K + nt - 1) / nt;
       const int64_t kb = std::min(p.K, t * chunk), ke = std::min(p.K, kb + chunk);
       if (kb < ke) partial[t] = range(ib, ob, kb, ke);
-    }
+    });
     acc_t acc = partial[0];
     for (int64_t t = 1; t < nthreads; ++t) acc = ops.combine(acc, partial[t]);
     ops.write(ob, acc);
@@ -240,26 +236,26 @@ void run_cols(const Plan& p, const typename Ops::in_t* in, const Ops& ops, int64
     }
   };
   if (nthreads == 1 || units >= nthreads) {
-#pragma omp parallel for num_threads(static_cast<int>(nthreads)) if (nthreads > 1) schedule(static)
-    for (int64_t u = 0; u < units; ++u) {
-      acc_t acc[kBlock];
-      const Unit w = unit(u);
-      std::fill(acc, acc + w.len, ops.identity());
-      accumulate(w, 0, p.K, acc);
-      for (int64_t j = 0; j < w.len; ++j) ops.write(w.out + j * os0, acc[j]);
-    }
+    for_parts(nthreads, [&](int64_t t, int64_t nt) {  // Note [full OpenMP teams]
+      const int64_t chunk = (units + nt - 1) / nt;
+      for (int64_t u = t * chunk; u < std::min(units, (t + 1) * chunk); ++u) {
+        acc_t acc[kBlock];
+        const Unit w = unit(u);
+        std::fill(acc, acc + w.len, ops.identity());
+        accumulate(w, 0, p.K, acc);
+        for (int64_t j = 0; j < w.len; ++j) ops.write(w.out + j * os0, acc[j]);
+      }
+    });
     return;
   }
   // Few outputs: each thread accumulates a range of k for every output.
   std::unique_ptr<acc_t[]> partial(new acc_t[nthreads * units * kBlock]);
   std::fill(partial.get(), partial.get() + nthreads * units * kBlock, ops.identity());
-#pragma omp parallel num_threads(static_cast<int>(nthreads))
-  {
-    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+  for_parts(nthreads, [&](int64_t t, int64_t nt) {
     const int64_t chunk = (p.K + nt - 1) / nt;
     const int64_t kb = std::min(p.K, t * chunk), ke = std::min(p.K, kb + chunk);
     for (int64_t u = 0; u < units && kb < ke; ++u) accumulate(unit(u), kb, ke, &partial[(t * units + u) * kBlock]);
-  }
+  });
   for (int64_t u = 0; u < units; ++u) {
     const Unit w = unit(u);
     for (int64_t j = 0; j < w.len; ++j) {
@@ -581,28 +577,31 @@ void cumsum_impl(const T* in, T* out, int64_t outer, int64_t n, int64_t inner) {
   constexpr int64_t kBlock = 256;
   const int64_t nb = (inner + kBlock - 1) / kBlock;
   const int64_t nthreads = threads_for(outer * n * inner);
-#pragma omp parallel for num_threads(static_cast<int>(nthreads)) if (nthreads > 1) schedule(static)
-  for (int64_t u = 0; u < outer * nb; ++u) {
-    const int64_t b = u / nb, j0 = (u % nb) * kBlock, len = std::min(kBlock, inner - j0);
-    const T* src = in + b * n * inner + j0;
-    T* dst = out + b * n * inner + j0;
-    if (inner == 1) {
-      acc_t a = 0;
+  const int64_t units = outer * nb;
+  for_parts(nthreads, [&](int64_t t, int64_t nt) {  // Note [full OpenMP teams]
+    const int64_t chunk = (units + nt - 1) / nt;
+    for (int64_t u = t * chunk; u < std::min(units, (t + 1) * chunk); ++u) {
+      const int64_t b = u / nb, j0 = (u % nb) * kBlock, len = std::min(kBlock, inner - j0);
+      const T* src = in + b * n * inner + j0;
+      T* dst = out + b * n * inner + j0;
+      if (inner == 1) {
+        acc_t a = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          a = SumOps<T, int>::add(a, static_cast<acc_t>(src[i]));
+          dst[i] = static_cast<T>(a);
+        }
+        continue;
+      }
+      acc_t acc[kBlock];
+      std::fill(acc, acc + len, acc_t(0));
       for (int64_t i = 0; i < n; ++i) {
-        a = SumOps<T, int>::add(a, static_cast<acc_t>(src[i]));
-        dst[i] = static_cast<T>(a);
-      }
-      continue;
-    }
-    acc_t acc[kBlock];
-    std::fill(acc, acc + len, acc_t(0));
-    for (int64_t i = 0; i < n; ++i) {
-      for (int64_t j = 0; j < len; ++j) {
-        acc[j] = SumOps<T, int>::add(acc[j], static_cast<acc_t>(src[i * inner + j]));
-        dst[i * inner + j] = static_cast<T>(acc[j]);
+        for (int64_t j = 0; j < len; ++j) {
+          acc[j] = SumOps<T, int>::add(acc[j], static_cast<acc_t>(src[i * inner + j]));
+          dst[i * inner + j] = static_cast<T>(acc[j]);
+        }
       }
     }
-  }
+  });
 }
 
 }  // namespace
