@@ -83,6 +83,10 @@ void flash_kernel(const Stack& a, std::vector<Tensor>& out) {
                                 attention_scale(q, a[6].to_optional_double()), out[0], out[1]);
 }
 
+/// Whether `t` may take part in autograd: it has autograd metadata (requires grad, or a
+/// grad_fn). Read from the TensorImpl, as the ops library sits below autograd.
+bool may_need_grad(const Tensor& t) { return t.impl()->autograd_meta != nullptr; }
+
 /// Whether scaled_dot_product_attention may run as the fused CPU op: 4-D float or double
 /// CPU (or meta) tensors of one dtype, no dropout, no grouped heads, no input that needs a gradient
 /// (the fused op has no derivative yet), and a mask (if any) of bool or the query's dtype.
@@ -91,11 +95,11 @@ bool flash_applies(const Tensor& q, const Tensor& k, const Tensor& v, const std:
   if (dropout_p != 0.0 || q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return false;
   for (const Tensor* t : {&q, &k, &v})
     if ((t->device().type != DeviceType::CPU && t->device().type != DeviceType::Meta) || t->dtype() != q.dtype() ||
-        t->requires_grad())
+        may_need_grad(*t))
       return false;
   if (q.dtype() != kFloat && q.dtype() != kDouble) return false;
   if (k.size(1) != q.size(1) || v.size(1) != q.size(1) || k.size(3) != q.size(3)) return false;
-  if (mask && (mask->requires_grad() || (mask->dtype() != kBool && mask->dtype() != q.dtype()) || mask->dim() > 4))
+  if (mask && (may_need_grad(*mask) || (mask->dtype() != kBool && mask->dtype() != q.dtype()) || mask->dim() > 4))
     return false;
   return true;
 }
