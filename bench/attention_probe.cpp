@@ -2,7 +2,7 @@
 // attention (matmul, scale, causal masked_fill, softmax, matmul) at W5's head shapes:
 // [8, 12, 128, 64] and [1, 12, 512, 64], float32, causal. The two run alternately, `reps`
 // rounds of `iters` calls each; prints each round's ms per call and the medians.
-// Usage: bench_attention_probe [reps=7] [iters=20] (threads: OMP_NUM_THREADS).
+// Usage: bench_attention_probe [reps=7] [iters=20] [q_block kv_block] (threads: OMP_NUM_THREADS).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ember/ember.h"
+#include "kernels/cpu/attention.h"
 
 using namespace ember;
 
@@ -33,6 +34,9 @@ double ms_per_call(F&& f, int iters) {
 
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 7, iters = argc > 2 ? std::atoi(argv[2]) : 20;
+  if (argc > 4) kernels::cpu::set_flash_blocks({.q = std::atoll(argv[3]), .kv = std::atoll(argv[4])});
+  std::printf("flash blocks: %lld query rows x %lld key rows\n", static_cast<long long>(kernels::cpu::flash_blocks().q),
+              static_cast<long long>(kernels::cpu::flash_blocks().kv));
   NoGradGuard no_grad;
   for (auto [B, T] : {std::pair<int64_t, int64_t>{8, 128}, {1, 512}}) {
     manual_seed(1);

@@ -20,7 +20,7 @@ void flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Te
 
 /// The query and key block sizes flash_attention uses (Note [flash attention]).
 struct FlashBlocks {
-  int64_t q = 64, kv = 128;
+  int64_t q = 128, kv = 128;
 };
 /// The blocks in use; set_flash_blocks changes them (for measurements and tests).
 FlashBlocks flash_blocks();
