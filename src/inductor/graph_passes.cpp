@@ -2,8 +2,11 @@
 // stage, before lowering (PyTorch's post-grad passes), in order. Each pass is one function
 // with its contract above it; run_graph_passes lists them. The result is what
 // fx_graph_transformed.txt shows. See Note [inductor] (docs/notes/inductor.md).
+#include <limits>
 #include <map>
+#include <optional>
 #include <set>
+#include <string>
 
 #include "aot/aot.h"
 #include "core/shape.h"
@@ -152,15 +155,252 @@ std::unique_ptr<Graph> split_batch_norm_training(const Graph& g, size_t* changed
       changed);
 }
 
+
+// --- fuse_attention -----------------------------------------------------------------------
+
+/// The Call node producing argument `a`, or nullptr (a literal, an input, a constant).
+const Node* producer(const Arg& a) {
+  return a.kind == Arg::Kind::Value && a.value.node->kind() == NodeKind::Call ? a.value.node : nullptr;
+}
+
+/// Whether `n` has exactly one reader.
+bool single_user(const Node* n, const std::map<const Node*, std::vector<Node*>>& users) {
+  auto it = users.find(n);
+  return it != users.end() && it->second.size() == 1;
+}
+
+/// One attention found by match_attention: the old graph's nodes that read q, k, v and the
+/// mask (whose mapped arguments give the new graph's values), and what the flash op needs.
+struct AttentionMatch {
+  const Node* q_reader = nullptr;     // expand(q) or the reshape reading q
+  const Node* k_reader = nullptr;     // transpose(k) / permute(k)
+  const Node* v_reader = nullptr;     // expand(v) or the reshape reading v
+  const Node* mask_reader = nullptr;  // where / masked_fill / add reading the mask (argument mask_arg)
+  size_t mask_arg = 0;
+  bool bool_mask = false;  // a mask that fills -inf where true (masked_fill / where.ScalarSelf)
+  double scale = 1.0;
+  std::string pattern;     // the pattern's name, for the log
+};
+
+/// Peels the reshapes a batched matmul puts around an operand: from the bmm's operand, a
+/// view / _unsafe_view / reshape of a 4-D value [B, H, rows, cols], then any clones and
+/// expands keeping those sizes, back to the value they read. Returns the outermost peeled
+/// node (the one reading that value) and sets `sizes4`, or nullptr when the chain is
+/// anything else. Every peeled node must have one reader.
+const Node* peel_batch_reshape(const Arg& operand, const std::map<const Node*, std::vector<Node*>>& users,
+                               std::vector<int64_t>* sizes4) {
+  const Node* n = producer(operand);
+  if (!n || !single_user(n, users)) return nullptr;
+  const std::string& t = n->target();
+  if (t != "aten::view" && t != "aten::_unsafe_view" && t != "aten::reshape") return nullptr;
+  const Node* reader = n;
+  const Arg* in = &n->args()[0];
+  if (in->kind != Arg::Kind::Value) return nullptr;
+  const std::vector<int64_t> sizes = in->value.node->meta()[in->value.index].sizes;
+  if (sizes.size() != 4) return nullptr;
+  for (const Node* p = producer(*in); p && (p->target() == "aten::clone" || p->target() == "aten::expand");
+       p = producer(*in)) {
+    const Arg& pin = p->args()[0];
+    if (!single_user(p, users) || pin.kind != Arg::Kind::Value || pin.value.node->meta()[pin.value.index].sizes != sizes)
+      break;
+    reader = p;
+    in = &pin;
+  }
+  *sizes4 = sizes;
+  return reader;
+}
+
+/// Whether a bmm's operand `operand`, [B*H, rows, cols], reshapes a 4-D [B, H, rows, cols]
+/// value; sets `reader` (see peel_batch_reshape) and `sizes4`.
+bool batch_operand(const Arg& operand, const std::map<const Node*, std::vector<Node*>>& users, const Node** reader,
+                   std::vector<int64_t>* sizes4) {
+  *reader = peel_batch_reshape(operand, users, sizes4);
+  if (!*reader || operand.kind != Arg::Kind::Value) return false;
+  const std::vector<int64_t>& b3 = operand.value.node->meta()[operand.value.index].sizes;
+  return b3.size() == 3 && b3[0] == (*sizes4)[0] * (*sizes4)[1] && b3[1] == (*sizes4)[2] && b3[2] == (*sizes4)[3];
+}
+
+/// The literal double of argument `a`, if it is one.
+std::optional<double> literal_number(const Arg& a) {
+  if (a.kind != Arg::Kind::Literal) return std::nullopt;
+  if (a.literal.is_double() || (a.literal.is_int() && !a.literal.is_sym_int())) return a.literal.to_double();
+  if (a.literal.is_scalar()) {
+    const Scalar sc = a.literal.to_scalar();
+    if (sc.is_floating_point() || sc.is_integral()) return sc.to_double();
+  }
+  return std::nullopt;
+}
+
+/// Whether `m` (a mask's geometry) fits scores [B, H, L, S] as the flash op takes it:
+/// rank 2 to 4, its last two sizes exactly L and S, every leading size 1 or the scores'.
+bool mask_fits(const TensorMeta& m, const std::vector<int64_t>& scores) {
+  const size_t r = m.sizes.size();
+  if (r < 2 || r > 4 || m.sizes[r - 2] != scores[2] || m.sizes[r - 1] != scores[3]) return false;
+  for (size_t i = 0; i + 2 < r; ++i) {
+    const int64_t s = m.sizes[i], want = scores[4 - r + i];
+    if (s != 1 && s != want) return false;
+  }
+  return true;
+}
+
+/// Matches attention ending at `out`: out = view(bmm(P', V'), [B, H, L, Ev]) with
+/// P' = reshape(softmax(X, -1)) and V' a reshape of v [B, H, S, Ev];
+/// X = Y, where.ScalarSelf(mask, -inf, Y), masked_fill.Scalar(Y, mask, -inf) or
+/// add.Tensor(Y, mask) (alpha 1); Y = Z, mul.Scalar(Z, s), mul.Tensor(Z, literal s),
+/// div.Scalar(Z, d) or div.Tensor(Z, literal d); Z = view(bmm(Q', K'), [B, H, L, S]) with
+/// Q' a reshape of q [B, H, L, E] and K' of transpose(k, -2, -1) (or permute [0, 1, 3, 2])
+/// of k [B, H, S, E]. Every intermediate has one reader; float or double; static sizes.
+std::optional<AttentionMatch> match_attention(const Node& out, const std::map<const Node*, std::vector<Node*>>& users) {
+  if (out.target() != "aten::view" && out.target() != "aten::_unsafe_view") return std::nullopt;
+  const TensorMeta& om = out.meta()[0];
+  if (om.sizes.size() != 4 || has_symbols(om) || (om.dtype != kFloat && om.dtype != kDouble)) return std::nullopt;
+  if (om.device.type != DeviceType::CPU) return std::nullopt;
+  const Node* bmm2 = producer(out.args()[0]);
+  if (!bmm2 || bmm2->target() != "aten::bmm" || !single_user(bmm2, users)) return std::nullopt;
+  AttentionMatch m;
+  std::vector<int64_t> p4, v4, q4, kt4;
+  const Node* p_reader = nullptr;
+  if (!batch_operand(bmm2->args()[0], users, &p_reader, &p4) || !batch_operand(bmm2->args()[1], users, &m.v_reader, &v4))
+    return std::nullopt;
+  const Node* softmax = producer(p_reader->args()[0]);
+  if (!softmax || softmax->target() != "aten::_softmax" || !single_user(softmax, users)) return std::nullopt;
+  const int64_t dim = softmax->args()[1].literal.to_int();
+  if ((dim != -1 && dim != 3) || softmax->args()[2].literal.to_bool()) return std::nullopt;
+  const std::vector<int64_t>& scores = softmax->meta()[0].sizes;
+  if (scores.size() != 4 || scores != p4 || v4[0] != scores[0] || v4[1] != scores[1] || v4[2] != scores[3])
+    return std::nullopt;
+  // The mask.
+  const Node* x = producer(softmax->args()[0]);
+  if (!x || !single_user(x, users)) return std::nullopt;
+  std::string mask_name = "no mask";
+  const Node* y = x;
+  auto mask_geometry = [&](const Arg& a) -> const TensorMeta* {
+    return a.kind == Arg::Kind::Value ? &a.value.node->meta()[a.value.index] : nullptr;
+  };
+  const double ninf = -std::numeric_limits<double>::infinity();
+  if (x->target() == "aten::where.ScalarSelf" && literal_number(x->args()[1]) == ninf) {
+    const TensorMeta* mm = mask_geometry(x->args()[0]);
+    if (!mm || mm->dtype != kBool || !mask_fits(*mm, scores)) return std::nullopt;
+    m.mask_reader = x, m.mask_arg = 0, m.bool_mask = true, mask_name = "bool mask (masked_fill)";
+    y = producer(x->args()[2]);
+  } else if (x->target() == "aten::masked_fill.Scalar" && literal_number(x->args()[2]) == ninf) {
+    const TensorMeta* mm = mask_geometry(x->args()[1]);
+    if (!mm || mm->dtype != kBool || !mask_fits(*mm, scores)) return std::nullopt;
+    m.mask_reader = x, m.mask_arg = 1, m.bool_mask = true, mask_name = "bool mask (masked_fill)";
+    y = producer(x->args()[0]);
+  } else if (x->target() == "aten::add.Tensor" && literal_number(x->args()[2]) == 1.0) {
+    const TensorMeta* mm = mask_geometry(x->args()[1]);
+    if (!mm || mm->dtype != om.dtype || !mask_fits(*mm, scores) || has_symbols(*mm)) return std::nullopt;
+    m.mask_reader = x, m.mask_arg = 1, mask_name = "additive mask";
+    y = producer(x->args()[0]);
+  }
+  if (!y || (y != x && !single_user(y, users))) return std::nullopt;
+  // The scale.
+  std::string scale_name = "no scale";
+  const Node* z = y;
+  const std::string& yt = y->target();
+  if (yt == "aten::mul.Scalar" || yt == "aten::mul.Tensor" || yt == "aten::div.Scalar" || yt == "aten::div.Tensor") {
+    const std::optional<double> c = literal_number(y->args()[1]);
+    if (!c || *c == 0) return std::nullopt;
+    const bool div = yt.starts_with("aten::div");
+    m.scale = div ? 1.0 / *c : *c;
+    scale_name = div ? "scale (div)" : "scale (mul)";
+    z = producer(y->args()[0]);
+  }
+  if (!z || (z != y && !single_user(z, users))) return std::nullopt;
+  if (z->target() != "aten::view" && z->target() != "aten::_unsafe_view") return std::nullopt;
+  if (z->meta()[0].sizes != scores) return std::nullopt;
+  const Node* bmm1 = producer(z->args()[0]);
+  if (!bmm1 || bmm1->target() != "aten::bmm" || !single_user(bmm1, users)) return std::nullopt;
+  const Node* kt_reader = nullptr;
+  if (!batch_operand(bmm1->args()[0], users, &m.q_reader, &q4) || !batch_operand(bmm1->args()[1], users, &kt_reader, &kt4))
+    return std::nullopt;
+  // K' reads transpose(k, -2, -1): the node read by kt_reader.
+  const Node* kt = producer(kt_reader->args()[0]);
+  if (!kt || !single_user(kt, users)) return std::nullopt;
+  bool transposed = false;
+  if (kt->target() == "aten::transpose.int") {
+    int64_t d0 = kt->args()[1].literal.to_int(), d1 = kt->args()[2].literal.to_int();
+    d0 = d0 < 0 ? d0 + 4 : d0, d1 = d1 < 0 ? d1 + 4 : d1;
+    transposed = std::min(d0, d1) == 2 && std::max(d0, d1) == 3;
+  } else if (kt->target() == "aten::permute") {
+    transposed = kt->args()[1].literal.to_int_list() == std::vector<int64_t>{0, 1, 3, 2};
+  }
+  if (!transposed) return std::nullopt;
+  m.k_reader = kt;
+  if (q4[0] != scores[0] || q4[1] != scores[1] || q4[2] != scores[2] || kt4[2] != q4[3] || kt4[3] != scores[3] ||
+      v4[3] != om.sizes[3])
+    return std::nullopt;
+  for (const Node* n : {m.q_reader, m.k_reader, m.v_reader})
+    if (n->args()[0].kind != Arg::Kind::Value) return std::nullopt;
+  m.pattern = "matmul -> " + scale_name + " -> " + mask_name + " -> softmax -> matmul";
+  return m;
+}
+
+/// fuse_attention. Requires: a functional graph. Guarantees: each attention that
+/// match_attention finds — softmax(q @ k^T * scale (+ mask)) @ v written as the batched
+/// matmuls, scale, mask and softmax of the AOT graph, in the forms PyTorch's inductor
+/// matches with its _sfdp patterns — becomes one call of
+/// `_scaled_dot_product_flash_attention_for_cpu(q, k, v, 0, False, attn_mask, scale)`
+/// (Note [flash attention]): an extern call of the fused kernel, no [L, S] scores in
+/// memory. A bool mask filling -inf where true becomes the additive mask
+/// `where(mask, -inf, 0)` of the scores' dtype; the kernel skips blocks whose mask is all
+/// -inf (a causal mask). The output is the old view's, contiguous [B, H, L, Ev]; other
+/// nodes are unchanged (dead code elimination drops the replaced ones). Each match is
+/// logged on `inductor` with its pattern and node.
+std::unique_ptr<Graph> fuse_attention(const Graph& g, size_t* changed) {
+  const auto users = g.users();
+  std::map<const Node*, AttentionMatch> matches;  // the final view -> its match
+  std::map<const Node*, Arg> q_of, k_of, v_of, mask_of;  // readers -> the value they read (new graph)
+  std::set<const Node*> readers;
+  for (const auto& n : g.nodes()) {
+    if (n->kind() != NodeKind::Call) continue;
+    std::optional<AttentionMatch> m = match_attention(*n, users);
+    if (!m || !pass_allows("fuse_attention", *n)) continue;
+    EMBER_LOG(inductor, INFO) << "fuse_attention: pattern " << m->pattern << " matched at %" << n->name()
+                              << " (graph " << g.name() << "): replaced by _scaled_dot_product_flash_attention_for_cpu";
+    for (const Node* r : {m->q_reader, m->k_reader, m->v_reader, m->mask_reader})
+      if (r) readers.insert(r);
+    matches.emplace(n.get(), std::move(*m));
+  }
+  std::map<const Node*, std::vector<Arg>> mapped;  // a reader's arguments in the new graph
+  return graph::rewrite(
+      g,
+      [&](const Node& n, const std::vector<Arg>& args, GraphBuilder& b) -> std::optional<std::vector<ValueRef>> {
+        if (readers.count(&n)) mapped[&n] = args;  // kept; dead code once the match is replaced
+        auto it = matches.find(&n);
+        if (it == matches.end()) return std::nullopt;
+        const AttentionMatch& m = it->second;
+        const ValueRef q = mapped.at(m.q_reader)[0].value, k = mapped.at(m.k_reader)[0].value,
+                       v = mapped.at(m.v_reader)[0].value;
+        IValue none;
+        graph::BuildArg mask(none);
+        if (m.mask_reader) {
+          ValueRef mv = mapped.at(m.mask_reader)[m.mask_arg].value;
+          const ScalarType dtype = n.meta()[0].dtype;
+          if (m.bool_mask) {
+            mv = b.call("aten::where.Scalar", {mv, -std::numeric_limits<double>::infinity(), 0.0});
+            if (dtype != GraphBuilder::meta(mv).dtype) mv = b.call("aten::_to_copy", {mv, IValue(dtype)});
+          }
+          mask = graph::BuildArg(mv);
+        }
+        Node* flash = b.call_node("aten::_scaled_dot_product_flash_attention_for_cpu",
+                                  {q, k, v, 0.0, false, mask, m.scale});
+        return std::vector<ValueRef>{ValueRef{flash, 0}};
+      },
+      changed);
+}
 }  // namespace
 
 std::unique_ptr<Graph> run_graph_passes(const Graph& g) {
   bisect_begin(BisectSubsystem::GraphPasses, g.name());
-  size_t unfused = 0, split = 0;
-  std::unique_ptr<Graph> unfused_graph = unfuse_bias_add_to_pointwise(g, &unfused);
+  size_t attention = 0, unfused = 0, split = 0;
+  std::unique_ptr<Graph> fused = fuse_attention(g, &attention);
+  std::unique_ptr<Graph> unfused_graph = unfuse_bias_add_to_pointwise(*fused, &unfused);
   std::unique_ptr<Graph> out = split_batch_norm_training(*unfused_graph, &split);
-  EMBER_LOG(inductor, DEBUG) << "graph passes of " << g.name() << ": unfuse_bias_add_to_pointwise rewrote " << unfused
-                             << " nodes, split_batch_norm_training " << split;
+  EMBER_LOG(inductor, DEBUG) << "graph passes of " << g.name() << ": fuse_attention rewrote " << attention
+                             << " nodes, unfuse_bias_add_to_pointwise " << unfused << ", split_batch_norm_training "
+                             << split;
   EMBER_LOG_ARTIFACT(post_grad_graphs) << "graph " << g.name() << " after inductor's graph passes:\n" << *out;
   return out;
 }

@@ -37,6 +37,7 @@ constexpr AutocastRow kPolicies[] = {
     {"aten::addmm", kLow, kLow},
     {"aten::matmul", kLow, kLow},
     {"aten::linear", kLow, kLow},
+    {"aten::scaled_dot_product_attention", kLow, kLow},
     {"aten::mv", kLow, kNone},
     {"aten::conv1d", kLow, kLow},
     {"aten::conv2d", kLow, kLow},

@@ -1,0 +1,62 @@
+// bench/attention_probe.cpp — the fused flash attention op against the unfused eager
+// attention (matmul, scale, causal masked_fill, softmax, matmul) at W5's head shapes:
+// [8, 12, 128, 64] and [1, 12, 512, 64], float32, causal. The two run alternately, `reps`
+// rounds of `iters` calls each; prints each round's ms per call and the medians.
+// Usage: bench_attention_probe [reps=7] [iters=20] [q_block kv_block] (threads: OMP_NUM_THREADS).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <vector>
+
+#include "ember/ember.h"
+#include "kernels/cpu/attention.h"
+
+using namespace ember;
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+template <typename F>
+double ms_per_call(F&& f, int iters) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < iters; ++i) f();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / iters;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int reps = argc > 1 ? std::atoi(argv[1]) : 7, iters = argc > 2 ? std::atoi(argv[2]) : 20;
+  if (argc > 4) kernels::cpu::set_flash_blocks({.q = std::atoll(argv[3]), .kv = std::atoll(argv[4])});
+  std::printf("flash blocks: %lld query rows x %lld key rows\n", static_cast<long long>(kernels::cpu::flash_blocks().q),
+              static_cast<long long>(kernels::cpu::flash_blocks().kv));
+  NoGradGuard no_grad;
+  for (auto [B, T] : {std::pair<int64_t, int64_t>{8, 128}, {1, 512}}) {
+    manual_seed(1);
+    const Tensor q = randn({B, 12, T, 64}), k = randn({B, 12, T, 64}), v = randn({B, 12, T, 64});
+    const Tensor mask = triu(ones({T, T}, kBool), 1);
+    auto unfused = [&] {
+      Tensor att = matmul(q, k.transpose(-2, -1)) * 0.125;
+      return matmul(softmax(masked_fill(att, mask, -std::numeric_limits<double>::infinity()), -1), v);
+    };
+    auto fused = [&] { return std::get<0>(_scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, true)); };
+    const double err = max((unfused() - fused()).abs()).item().to_double();
+    std::vector<double> a, b;
+    for (int r = 0; r < reps; ++r) {
+      a.push_back(ms_per_call(unfused, iters));
+      b.push_back(ms_per_call(fused, iters));
+      std::printf("[%lld,12,%lld,64] round %d: unfused %.3f ms, flash %.3f ms\n", static_cast<long long>(B),
+                  static_cast<long long>(T), r, a.back(), b.back());
+    }
+    std::printf("[%lld,12,%lld,64] median unfused %.3f ms, flash %.3f ms (%.2fx), max |diff| %.2e\n",
+                static_cast<long long>(B), static_cast<long long>(T), median(a), median(b), median(a) / median(b), err);
+  }
+  return 0;
+}

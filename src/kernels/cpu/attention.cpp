@@ -1,0 +1,182 @@
+// kernels/cpu/attention.cpp — see attention.h.
+#include "kernels/cpu/attention.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/vec.h"
+#include "ember/error.h"
+
+namespace ember::kernels::cpu {
+
+// Note [flash attention]
+// The work is split into tasks of one (batch, head, block of `q` query rows); OpenMP
+// shares the tasks among its threads. A task walks the key/value blocks of `kv` rows in
+// order. For each it forms the score block S = scale * Qb @ Kb^T (a GEMM on the calling
+// thread into a [q, kv] buffer that stays in L2: 64 KiB for float at 128 x 128), adds
+// the mask's block, masks the causal diagonal, and folds S into the running per-row
+// maximum m and sum l of the online softmax: with m' = max(m, max_j S[i, j]),
+// l' = l * exp(m - m') + sum_j exp(S[i, j] - m') and the output accumulator
+// O' = O * exp(m - m') + exp(S - m') @ Vb (a second GEMM). At the end O / l is the row's
+// output and m + log(l) its log-sum-exp. A row whose scores so far are all -inf keeps
+// m = -inf and adds nothing (exp(-inf - -inf) would be nan). Under `causal` a task stops
+// at the first key block starting after its last query row: those blocks are skipped,
+// not masked. A block whose mask entries are all -inf (a causal mask given as a tensor,
+// as a graph whose mask is an input passes it) is skipped too, after one read of the
+// mask's block. Accumulation is in the input dtype, as PyTorch's CPU kernel does for float.
+// The blocks, 128 query by 128 key rows, were the fastest of 32/64/128 x 64/128/256 at
+// W5's head shapes ([8, 12, 128, 64] and [1, 12, 512, 64], causal, 1 and 2 threads,
+// bench_attention_probe); smaller query blocks pay more GEMM calls per score.
+
+namespace {
+
+FlashBlocks g_blocks;
+
+/// Whether every entry of a rows x cols block of the mask is -inf (its keys add nothing).
+template <typename T>
+bool masked_whole(const T* m, int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
+  const T ninf = -std::numeric_limits<T>::infinity();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      if (m[r * row_stride + c * col_stride] != ninf) return false;
+  return true;
+}
+
+/// One (batch, head, query block) task of flash_attention over dtype T.
+template <typename T>
+struct FlashTask {
+  const Tensor &q, &k, &v;
+  const Tensor* mask;
+  bool causal;
+  T scale;
+  Tensor &out, &lse;
+
+  void run() const {
+    using V = vec::Vectorized<T>;
+    constexpr int64_t W = V::size();
+    const int64_t B = q.size(0), H = q.size(1), L = q.size(2), E = q.size(3), S = k.size(2), Ev = v.size(3);
+    const int64_t qb = std::max<int64_t>(1, g_blocks.q), kb = std::max<int64_t>(1, g_blocks.kv);
+    const int64_t nq = (L + qb - 1) / qb;
+    const int64_t tasks = B * H * nq;
+    const T* qd = q.data_ptr<T>();
+    const T* kd = k.data_ptr<T>();
+    const T* vd = v.data_ptr<T>();
+    const T* md = mask ? mask->data_ptr<T>() : nullptr;
+    T* od = out.data_ptr<T>();
+    T* ld = lse.data_ptr<T>();
+    const T ninf = -std::numeric_limits<T>::infinity();
+#pragma omp parallel if (tasks > 1)
+    {
+      std::vector<T> sbuf(qb * kb), obuf(qb * Ev), m(qb), l(qb);
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t t = 0; t < tasks; ++t) {
+        const int64_t b = t / (H * nq), h = (t / nq) % H, i0 = (t % nq) * qb;
+        const int64_t rows = std::min(qb, L - i0);
+        const T* qp = qd + b * q.stride(0) + h * q.stride(1) + i0 * q.stride(2);
+        const T* kp = kd + b * k.stride(0) + h * k.stride(1);
+        const T* vp = vd + b * v.stride(0) + h * v.stride(1);
+        std::fill(m.begin(), m.end(), ninf);
+        std::fill(l.begin(), l.end(), T(0));
+        std::fill(obuf.begin(), obuf.begin() + rows * Ev, T(0));
+        for (int64_t j0 = 0; j0 < S; j0 += kb) {
+          if (causal && j0 > i0 + rows - 1) break;  // every key of this block and on is in the future
+          const int64_t cols = std::min(kb, S - j0);
+          if (md && masked_whole(md + b * mask->stride(0) + h * mask->stride(1) + i0 * mask->stride(2) +
+                                     j0 * mask->stride(3),
+                                 rows, cols, mask->stride(2), mask->stride(3)))
+            continue;
+          gemm(false, true, rows, cols, E, scale, qp, q.stride(2), kp + j0 * k.stride(2), k.stride(2), T(0),
+               sbuf.data(), kb);
+          for (int64_t r = 0; r < rows; ++r) {
+            T* s = sbuf.data() + r * kb;
+            const int64_t i = i0 + r;
+            if (md) {
+              const T* mp = md + b * mask->stride(0) + h * mask->stride(1) + i * mask->stride(2) + j0 * mask->stride(3);
+              const int64_t ms = mask->stride(3);
+              for (int64_t c = 0; c < cols; ++c) s[c] += mp[c * ms];
+            }
+            // Keys after i in this block are masked; `live` of them take part.
+            const int64_t live = causal ? std::min(cols, std::max<int64_t>(0, i - j0 + 1)) : cols;
+            T mx = ninf;
+            int64_t c = 0;
+            if (live >= W) {
+              V vm = V::load(s);
+              for (c = W; c + W <= live; c += W) {
+                const V x = V::load(s + c);
+                vm = vec::where(x > vm, x, vm);
+              }
+              mx = vec::lane_max(vm);
+            }
+            for (; c < live; ++c) mx = std::max(mx, s[c]);
+            const T mnew = std::max(m[r], mx);
+            T* o = obuf.data() + r * Ev;
+            if (mnew == ninf) {  // nothing seen yet: the row's probabilities here are all 0
+              std::fill(s, s + cols, T(0));
+              continue;
+            }
+            const T alpha = m[r] == ninf ? T(0) : std::exp(m[r] - mnew);
+            const V vmn(mnew);
+            V vsum(T(0));
+            T sum = 0;
+            for (c = 0; c + W <= live; c += W) {
+              const V e = vec::exp(V::load(s + c) - vmn);
+              e.store(s + c);
+              vsum = vsum + e;
+            }
+            for (; c < live; ++c) {
+              s[c] = std::exp(s[c] - mnew);
+              sum += s[c];
+            }
+            std::fill(s + live, s + cols, T(0));
+            l[r] = l[r] * alpha + sum + vec::lane_sum(vsum);
+            m[r] = mnew;
+            if (alpha != T(1))
+              for (int64_t e = 0; e < Ev; ++e) o[e] *= alpha;
+          }
+          gemm(false, false, rows, Ev, cols, T(1), sbuf.data(), kb, vp + j0 * v.stride(2), v.stride(2), T(1),
+               obuf.data(), Ev);
+        }
+        for (int64_t r = 0; r < rows; ++r) {
+          const int64_t i = i0 + r;
+          T* op = od + b * out.stride(0) + h * out.stride(1) + i * out.stride(2);
+          const T inv = T(1) / l[r];
+          const T* o = obuf.data() + r * Ev;
+          for (int64_t e = 0; e < Ev; ++e) op[e] = o[e] * inv;
+          ld[b * lse.stride(0) + h * lse.stride(1) + i * lse.stride(2)] = m[r] + std::log(l[r]);
+        }
+      }
+    }
+  }
+};
+
+}  // namespace
+
+FlashBlocks flash_blocks() { return g_blocks; }
+void set_flash_blocks(FlashBlocks b) { g_blocks = b; }
+
+void flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask, bool causal, double scale,
+                     Tensor& out, Tensor& lse) {
+  EMBER_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4)
+      << "flash_attention: expected 4-D query, key and value, got " << q.sizes() << ", " << k.sizes() << ", "
+      << v.sizes();
+  EMBER_CHECK(q.stride(3) == 1 && k.stride(3) == 1 && v.stride(3) == 1 && out.stride(3) == 1)
+      << "flash_attention: expected unit stride in the last dim of query, key, value and output";
+  if (out.numel() == 0) return;
+  switch (q.dtype()) {
+    case kFloat:
+      FlashTask<float>{q, k, v, mask, causal, static_cast<float>(scale), out, lse}.run();
+      break;
+    case kDouble:
+      FlashTask<double>{q, k, v, mask, causal, scale, out, lse}.run();
+      break;
+    default:
+      EMBER_FAIL() << "flash_attention: expected float or double, got " << scalar_type_name(q.dtype());
+  }
+}
+
+}  // namespace ember::kernels::cpu

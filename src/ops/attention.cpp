@@ -1,0 +1,184 @@
+// ops/attention.cpp — scaled dot-product attention: `scaled_dot_product_attention` (a
+// composite: the fused flash kernel where it applies, else PyTorch's math form) and the
+// fused CPU op `_scaled_dot_product_flash_attention_for_cpu` over kernels/cpu/attention
+// (Note [flash attention]).
+#include <cmath>
+#include <limits>
+
+#include "core/sym_geometry.h"
+#include "ember/ops/creation.h"
+#include "ember/ops/linalg.h"
+#include "ember/ops/nn.h"
+#include "ember/ops/pointwise.h"
+#include "ember/ops/random.h"
+#include "ember/ops/shape.h"
+#include "ember/ops/view.h"
+#include "ember/sym_int.h"
+#include "kernels/cpu/attention.h"
+#include "ops/api.h"
+#include "ops/families.h"
+#include "ops/op_utils.h"
+
+namespace ember::ops {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// The softmax scale: `scale` when given, else 1 / sqrt(E) of the query's last dim E.
+double attention_scale(const Tensor& q, const std::optional<double>& scale) {
+  return scale ? *scale : 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+}
+
+/// Checks of the fused op's arguments that PyTorch's CPU kernel makes: 4-D query, key and
+/// value of one floating dtype, matching batch and heads, key and value of one length,
+/// query and key of one head size; no dropout; a mask of the query's dtype.
+void check_flash_args(const Tensor& q, const Tensor& k, const Tensor& v, double dropout_p,
+                      const std::optional<Tensor>& mask) {
+  EMBER_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4)
+      << "scaled_dot_product_flash_attention_cpu: expected query, key and value to be 4-D [B, H, L, E], got "
+      << q.sizes() << ", " << k.sizes() << " and " << v.sizes();
+  EMBER_CHECK(q.dtype() == k.dtype() && q.dtype() == v.dtype())
+      << "scaled_dot_product_flash_attention_cpu: expected query, key and value of one dtype, got "
+      << scalar_type_name(q.dtype()) << ", " << scalar_type_name(k.dtype()) << " and " << scalar_type_name(v.dtype());
+  if (q.dtype() != kFloat && q.dtype() != kDouble) not_implemented("flash_attention", q.dtype());
+  EMBER_CHECK(dropout_p == 0.0) << "scaled_dot_product_flash_attention_cpu: dropout is not supported, got dropout_p = "
+                                << dropout_p;
+  EMBER_CHECK(core::sym_size(q, 0) == core::sym_size(k, 0) && core::sym_size(q, 0) == core::sym_size(v, 0) &&
+              core::sym_size(q, 1) == core::sym_size(k, 1) && core::sym_size(q, 1) == core::sym_size(v, 1) &&
+              core::sym_size(k, 2) == core::sym_size(v, 2) && q.size(3) == k.size(3))
+      << "scaled_dot_product_flash_attention_cpu: expected query [B, H, L, E], key [B, H, S, E] and value "
+         "[B, H, S, Ev], got "
+      << q.sizes() << ", " << k.sizes() << " and " << v.sizes();
+  EMBER_CHECK(!mask || mask->dtype() == q.dtype())
+      << "scaled_dot_product_flash_attention_cpu: expected attn_mask of the query's dtype ("
+      << scalar_type_name(q.dtype()) << "), got " << scalar_type_name(mask->dtype());
+}
+
+/// The fused op's outputs as PyTorch 2.11's CPU kernel allocates them: output [B, H, L, Ev]
+/// contiguous and logsumexp [B, H, L] over [B, L, H] memory.
+std::vector<TensorMeta> flash_meta(const Stack& a) {
+  const Tensor &q = a[0].to_tensor(), &k = a[1].to_tensor(), &v = a[2].to_tensor();
+  const std::optional<Tensor> mask = a[5].to_optional_tensor();
+  check_flash_args(q, k, v, a[3].to_double(), mask);
+  return core::over_geometry({&q, &k, &v}, [&]<typename Int>() -> std::vector<TensorMeta> {
+    using G = core::Geometry<Int>;
+    const Int B = G::size(q, 0), H = G::size(q, 1), L = G::size(q, 2), Ev = G::size(v, 3);
+    std::vector<Int> out_sizes{B, H, L, Ev}, out_strides{H * L * Ev, L * Ev, Ev, Int(1)};
+    std::vector<Int> lse_sizes{B, H, L}, lse_strides{L * H, Int(1), H};
+    return {G::meta(std::move(out_sizes), std::move(out_strides), Int(0), q.dtype(), q.device()),
+            G::meta(std::move(lse_sizes), std::move(lse_strides), Int(0), q.dtype(), q.device())};
+  });
+}
+
+/// `t` with unit stride in its last dim (a copy only when it lacks it).
+Tensor unit_last_stride(const Tensor& t) { return t.stride(-1) == 1 || t.size(-1) <= 1 ? t : t.contiguous(); }
+
+void flash_kernel(const Stack& a, std::vector<Tensor>& out) {
+  const Tensor q = unit_last_stride(a[0].to_tensor()), k = unit_last_stride(a[1].to_tensor()),
+               v = unit_last_stride(a[2].to_tensor());
+  const std::optional<Tensor> given = a[5].to_optional_tensor();
+  Tensor mask;
+  if (given) mask = given->expand({q.size(0), q.size(1), q.size(2), k.size(2)});
+  kernels::cpu::flash_attention(q, k, v, given ? &mask : nullptr, a[4].to_bool(),
+                                attention_scale(q, a[6].to_optional_double()), out[0], out[1]);
+}
+
+/// Whether `t` may take part in autograd: it has autograd metadata (requires grad, or a
+/// grad_fn). Read from the TensorImpl, as the ops library sits below autograd.
+bool may_need_grad(const Tensor& t) { return t.impl()->autograd_meta != nullptr; }
+
+/// Whether scaled_dot_product_attention may run as the fused CPU op: 4-D float or double
+/// CPU (or meta) tensors of one dtype, no dropout, no grouped heads, no input that needs a gradient
+/// (the fused op has no derivative yet), and a mask (if any) of bool or the query's dtype.
+bool flash_applies(const Tensor& q, const Tensor& k, const Tensor& v, const std::optional<Tensor>& mask,
+                   double dropout_p) {
+  if (dropout_p != 0.0 || q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return false;
+  for (const Tensor* t : {&q, &k, &v})
+    if ((t->device().type != DeviceType::CPU && t->device().type != DeviceType::Meta) || t->dtype() != q.dtype() ||
+        may_need_grad(*t))
+      return false;
+  if (q.dtype() != kFloat && q.dtype() != kDouble) return false;
+  if (k.size(1) != q.size(1) || v.size(1) != q.size(1) || k.size(3) != q.size(3)) return false;
+  if (mask && (may_need_grad(*mask) || (mask->dtype() != kBool && mask->dtype() != q.dtype()) || mask->dim() > 4))
+    return false;
+  return true;
+}
+
+/// PyTorch's math form of attention: softmax(q @ k^T * scale + mask) @ v, a bool mask
+/// (or is_causal's lower triangle) filling -inf where false, dropout on the weights.
+Tensor attention_math(const Tensor& q, const Tensor& k, const Tensor& v, const std::optional<Tensor>& mask,
+                      double dropout_p, bool is_causal, double scale) {
+  Tensor att = mul(matmul(q, k.transpose(-2, -1)), Scalar(scale));
+  if (is_causal) {
+    const Tensor keep = tril(ones({sym_size(q, -2), sym_size(k, -2)}, TensorOptions(kBool).device(q.device())));
+    att = masked_fill(att, logical_not(keep), Scalar(-kInf));
+  }
+  if (mask) att = mask->dtype() == kBool ? masked_fill(att, logical_not(*mask), Scalar(-kInf)) : add(att, *mask);
+  att = softmax(att, -1);
+  if (dropout_p > 0) att = dropout(att, dropout_p, true);
+  return matmul(att, v);
+}
+
+}  // namespace
+
+void register_attention_ops(Registry& r) {
+  r.def("_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, "
+        "bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)")
+      .set_meta(flash_meta)
+      .set_cpu(flash_kernel);
+  r.def("scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, "
+        "float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor")
+      .set_decomposition([](const Stack& a) -> Stack {
+        const Tensor &q = a[0].to_tensor(), &k = a[1].to_tensor(), &v = a[2].to_tensor();
+        const std::optional<Tensor> mask = a[3].to_optional_tensor();
+        const double dropout_p = a[4].to_double();
+        const bool is_causal = a[5].to_bool();
+        EMBER_CHECK(q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2)
+            << "scaled_dot_product_attention: expected query, key and value of at least 2 dims, got " << q.sizes()
+            << ", " << k.sizes() << " and " << v.sizes();
+        EMBER_CHECK(!a[7].to_bool() || q.dim() < 3 || k.size(-3) == q.size(-3))
+            << "scaled_dot_product_attention: enable_gqa with fewer key/value heads (" << k.size(-3)
+            << ") than query heads (" << q.size(-3) << ") is not supported yet";
+        const double scale = attention_scale(q, a[6].to_optional_double());
+        if (flash_applies(q, k, v, mask, dropout_p)) {
+          // The fused op takes an additive mask: a bool one keeps where true (0), -inf elsewhere.
+          IValue additive;
+          if (mask)
+            additive = mask->dtype() == kBool ? where(*mask, Scalar(0.0), scalar_tensor(-kInf, q.dtype(), q.device())) : *mask;
+          Stack outs = call_op("aten::_scaled_dot_product_flash_attention_for_cpu",
+                               {q, k, v, 0.0, is_causal, additive, scale});
+          return {outs[0]};
+        }
+        // As PyTorch: the fused op applies a mask and is_causal both, the math form neither.
+        EMBER_CHECK(!(is_causal && mask))
+            << "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True";
+        return {attention_math(q, k, v, mask, dropout_p, is_causal, scale)};
+      });
+}
+
+}  // namespace ember::ops
+
+// --- public API ----------------------------------------------------------------------
+
+namespace ember {
+using ops::call_at;
+using ops::call_tensor;
+
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const std::optional<Tensor>& attn_mask, double dropout_p, bool is_causal,
+                                    std::optional<double> scale, bool enable_gqa, Loc loc) {
+  return call_tensor(EMBER_OP("aten::scaled_dot_product_attention"),
+                     {query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa}, loc);
+}
+
+std::tuple<Tensor, Tensor> _scaled_dot_product_flash_attention_for_cpu(const Tensor& query, const Tensor& key,
+                                                                       const Tensor& value, double dropout_p,
+                                                                       bool is_causal,
+                                                                       const std::optional<Tensor>& attn_mask,
+                                                                       std::optional<double> scale, Loc loc) {
+  Stack outs = call_at(EMBER_OP("aten::_scaled_dot_product_flash_attention_for_cpu"),
+                       {query, key, value, dropout_p, is_causal, attn_mask, scale}, loc);
+  return {outs[0].to_tensor(), outs[1].to_tensor()};
+}
+
+}  // namespace ember

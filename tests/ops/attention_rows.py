@@ -1,0 +1,60 @@
+"""The conformance rows of the attention family (src/ops/attention.cpp), imported by
+gen_cases.py: scaled_dot_product_attention and the fused CPU op
+_scaled_dot_product_flash_attention_for_cpu, which PyTorch 1.13 lacks: generated with
+PyTorch 2.x (see TORCH2_SEED in gen_cases.py)."""
+import torch
+
+from opinfo import OpInfo, S, T
+
+f32, f64 = torch.float32, torch.float64
+
+
+def bool_mask(g, shape):
+    """A bool mask that keeps each query's first key, so that no row is masked whole."""
+    m = torch.rand(shape, generator=g.g) > 0.4
+    m[..., 0] = True
+    return T(m)
+
+
+def qkv(g, b, h, lq, s, e, dtype=f32, k_lay="contiguous"):
+    return g.t((b, h, lq, e), dtype), g.t((b, h, s, e), dtype, lay=k_lay), g.t((b, h, s, e), dtype)
+
+
+def flash(g):
+    return [S(*qkv(g, 2, 3, 5, 6, 4), desc="plain"),
+            S(*qkv(g, 2, 3, 7, 7, 4), 0.0, True, desc="causal"),
+            S(*qkv(g, 1, 2, 5, 9, 4), 0.0, True, desc="causal, fewer queries than keys"),
+            S(*qkv(g, 1, 2, 150, 150, 8), 0.0, True, desc="causal, several blocks"),
+            S(*qkv(g, 1, 2, 70, 140, 8), desc="several blocks, ragged"),
+            S(*qkv(g, 2, 3, 5, 6, 4), attn_mask=g.t((5, 6)), desc="additive mask, broadcast"),
+            S(*qkv(g, 2, 3, 5, 6, 4), attn_mask=g.t((2, 1, 5, 6)), desc="additive mask per batch"),
+            S(*qkv(g, 2, 3, 5, 6, 4), scale=0.3, desc="scale"),
+            S(*qkv(g, 2, 3, 5, 6, 4, f64), 0.0, True, desc="f64 causal"),
+            # No key with a non-unit stride in its last dim: PyTorch 2.11's kernel reads it as
+            # if contiguous (wrong values); sdpa's rows have one.
+            S(g.t((3, 5, 4)), g.t((3, 6, 4)), g.t((3, 6, 4)), desc="3-D", expect="error"),
+            S(*qkv(g, 2, 3, 5, 6, 4), 0.5, desc="dropout", expect="error"),
+            S(*qkv(g, 2, 3, 5, 6, 4), attn_mask=bool_mask(g, (5, 6)), desc="bool mask", expect="error"),
+            S(g.t((2, 3, 5, 4)), g.t((2, 3, 6, 4), f64), g.t((2, 3, 6, 4)), desc="mixed dtypes", expect="error")]
+
+
+def sdpa(g):
+    return [S(*qkv(g, 2, 3, 5, 6, 4), desc="plain"),
+            S(*qkv(g, 2, 3, 7, 7, 4), None, 0.0, True, desc="causal"),
+            S(*qkv(g, 1, 2, 150, 150, 8), None, 0.0, True, desc="causal, several blocks"),
+            S(*qkv(g, 2, 3, 5, 6, 4), g.t((5, 6)), desc="additive mask"),
+            S(*qkv(g, 2, 3, 5, 6, 4), bool_mask(g, (2, 3, 5, 6)), desc="bool mask"),
+            S(*qkv(g, 2, 3, 5, 6, 4), scale=0.3, desc="scale"),
+            S(*qkv(g, 2, 3, 5, 6, 4, f64), None, 0.0, True, desc="f64 causal"),
+            S(*qkv(g, 2, 3, 5, 6, 4, k_lay="transposed"), desc="key transposed"),
+            S(g.t((3, 5, 4)), g.t((3, 6, 4)), g.t((3, 6, 4)), None, 0.0, True, desc="3-D causal (math form)"),
+            S(g.t((2, 3, 5, 4)), g.t((2, 3, 6, 4)), g.t((2, 3, 6, 7)), desc="value head size differs"),
+            S(*qkv(g, 2, 3, 5, 6, 4), g.t((5, 6)), 0.0, True, desc="mask and is_causal (fused form)"),
+            S(g.t((3, 5, 4)), g.t((3, 6, 4)), g.t((3, 6, 4)), g.t((5, 6)), 0.0, True,
+              desc="mask and is_causal (math form)", expect="error")]
+
+
+def attention_rows():
+    A = "attention"
+    return [OpInfo("aten::_scaled_dot_product_flash_attention_for_cpu", A, flash, strides=True),
+            OpInfo("aten::scaled_dot_product_attention", A, sdpa)]

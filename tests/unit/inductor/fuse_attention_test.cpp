@@ -1,0 +1,109 @@
+// Attention through the inductor (graph_passes.cpp's fuse_attention): each written form of
+// softmax(q @ k^T * scale + mask) @ v becomes one extern call of the fused flash op,
+// logged with its pattern, and equals eager; near misses keep their unfused graph. See
+// Note [inductor], "Fusing attention", and Note [flash attention].
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+
+#include "ember/ember.h"
+#include "inductor/inductor.h"
+#include "support/compile_helpers.h"
+#include "support/log_capture.h"
+
+namespace ember {
+namespace {
+
+using testing::expect_close;
+using FuseAttentionTest = testing::CompileDirTest;
+
+constexpr const char* kFlash = "aten::_scaled_dot_product_flash_attention_for_cpu";
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+size_t extern_count(const inductor::CompileReport& r, const std::string& op) {
+  size_t n = 0;
+  for (const std::string& e : r.extern_calls) n += e == op;
+  return n;
+}
+
+using AttentionFn = std::function<Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&)>;
+
+/// Runs `fn` eagerly and compiled on q, k, v [2, 3, 24, 8] and `mask`; expects the same
+/// values, and the flash op called `flash` times with the pattern `pattern` in the log.
+void check(const AttentionFn& fn, const Tensor& mask, size_t flash, const std::string& pattern,
+           ScalarType dt = kFloat) {
+  testing::LogCapture logs("inductor");
+  manual_seed(11);
+  const Tensor q = randn({2, 3, 24, 8}, dt), k = randn({2, 3, 24, 8}, dt), v = randn({2, 3, 24, 8}, dt);
+  NoGradGuard no_grad;
+  const Tensor want = fn(q, k, v, mask);
+  const Tensor got = compile(fn, {.backend = "inductor"})(q, k, v, mask);
+  const inductor::CompileReport rep = inductor::last_compile_report();
+  EXPECT_EQ(extern_count(rep, kFlash), flash) << logs.text();
+  const bool logged = logs.text().find("fuse_attention: pattern " + pattern) != std::string::npos;
+  // An empty pattern: the fused op comes from sdpa itself, not from the pass.
+  if (flash && !pattern.empty()) {
+    EXPECT_TRUE(logged) << logs.text();
+  }
+  if (!flash) {
+    EXPECT_FALSE(logged) << logs.text();
+  }
+  expect_close(got, want, dt == kFloat ? 1e-5 : 1e-12, dt == kFloat ? 1e-5 : 1e-12);
+}
+
+Tensor causal_bool_mask() { return triu(ones({24, 24}, kBool), 1); }
+
+TEST_F(FuseAttentionTest, MulScaleAndCausalMaskedFillAsGpt2WritesIt) {
+  for (ScalarType dt : {kFloat, kDouble})
+    check([](const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& m) {
+      Tensor att = matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(8.0));
+      return matmul(softmax(masked_fill(att, m, -kInf), -1), v);
+    }, causal_bool_mask(), 1, "matmul -> scale (mul) -> bool mask (masked_fill) -> softmax -> matmul", dt);
+}
+
+TEST_F(FuseAttentionTest, DivScaleWithoutMask) {
+  check([](const Tensor& q, const Tensor& k, const Tensor& v, const Tensor&) {
+    return matmul(softmax(matmul(q, k.transpose(-2, -1)) / 3.0, -1), v);
+  }, causal_bool_mask(), 1, "matmul -> scale (div) -> no mask -> softmax -> matmul");
+}
+
+TEST_F(FuseAttentionTest, AdditiveMaskBroadcastPerBatch) {
+  manual_seed(12);
+  check([](const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& m) {
+    return matmul(softmax(matmul(q, k.transpose(-2, -1)) * 0.25 + m, -1), v);
+  }, randn({2, 1, 24, 24}), 1, "matmul -> scale (mul) -> additive mask -> softmax -> matmul");
+}
+
+TEST_F(FuseAttentionTest, NoScaleAndKeyPermuted) {
+  check([](const Tensor& q, const Tensor& k, const Tensor& v, const Tensor&) {
+    return matmul(softmax(matmul(q, k.permute({0, 1, 3, 2})), 3), v);
+  }, causal_bool_mask(), 1, "matmul -> no scale -> no mask -> softmax -> matmul");
+}
+
+TEST_F(FuseAttentionTest, ScaledDotProductAttentionItselfIsTheFusedOp) {
+  check([](const Tensor& q, const Tensor& k, const Tensor& v, const Tensor&) {
+    return scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, true);
+  }, causal_bool_mask(), 1, "");
+}
+
+TEST_F(FuseAttentionTest, NearMissesKeepTheUnfusedGraph) {
+  // Softmax over the queries' dim.
+  check([](const Tensor& q, const Tensor& k, const Tensor& v, const Tensor&) {
+    return matmul(softmax(matmul(q, k.transpose(-2, -1)) * 0.5, -2), v);
+  }, causal_bool_mask(), 0, "");
+  // A mask of another shape (one row, broadcast over the queries).
+  check([](const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& m) {
+    return matmul(softmax(masked_fill(matmul(q, k.transpose(-2, -1)) * 0.5, m, -kInf), -1), v);
+  }, triu(ones({1, 24}, kBool), 1), 0, "");
+  // The scores read twice (also returned through a sum): no single reader.
+  check([](const Tensor& q, const Tensor& k, const Tensor& v, const Tensor&) {
+    Tensor s = matmul(q, k.transpose(-2, -1)) * 0.5;
+    return matmul(softmax(s, -1), v) + s.sum({-1}, true);
+  }, causal_bool_mask(), 0, "");
+}
+
+}  // namespace
+}  // namespace ember
