@@ -2,13 +2,13 @@
 // kernels and generated kernels all run on the full team, so neither ends pool threads that
 // the other then re-creates (Note [full OpenMP teams], kernels/cpu/loops.h; Note [dynamic
 // shapes], "At 16 threads": W11's dynamic function paid for that on every call).
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <omp.h>
 
 #include <atomic>
 
 #include "ember/ember.h"
+#include "support/openmp_helpers.h"
 #include "support/compile_helpers.h"
 
 namespace ember {
@@ -18,24 +18,8 @@ using testing::expect_close;
 
 class InductorOpenmpPool : public testing::CompileDirTest {};
 
-/// Sets OpenMP's thread count for one test and restores it after.
-struct ThreadCount {
-  int saved = omp_get_max_threads();
-  explicit ThreadCount(int n) { omp_set_num_threads(n); }
-  ~ThreadCount() { omp_set_num_threads(saved); }
-};
-
-/// The threads of this process, from /proc/self/task.
-int process_threads() {
-  DIR* dir = opendir("/proc/self/task");
-  EXPECT_NE(dir, nullptr);
-  if (!dir) return -1;
-  int n = 0;
-  while (const dirent* e = readdir(dir))
-    if (e->d_name[0] != '.') ++n;
-  closedir(dir);
-  return n;
-}
+using ember::testing::process_threads;
+using ember::testing::ThreadCount;
 
 TEST_F(InductorOpenmpPool, CompiledCallsAfterEagerCallsKeepThePoolsThreads) {
   ThreadCount threads(4);

@@ -2,7 +2,6 @@
 // libgomp's thread pool (Note [full OpenMP teams], kernels/cpu/loops.h): a team smaller
 // than the pool ends its surplus workers, and the next full-size region (a GEMM, a
 // compiled kernel) has to create them again.
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -11,29 +10,14 @@
 
 #include "ember/ember.h"
 #include "kernels/cpu/loops.h"
+#include "support/openmp_helpers.h"
 
 namespace {
 
 using namespace ember;
 
-/// Sets OpenMP's thread count for one test and restores it after.
-struct ThreadCount {
-  int saved = omp_get_max_threads();
-  explicit ThreadCount(int n) { omp_set_num_threads(n); }
-  ~ThreadCount() { omp_set_num_threads(saved); }
-};
-
-/// The threads of this process, from /proc/self/task.
-int process_threads() {
-  DIR* dir = opendir("/proc/self/task");
-  EXPECT_NE(dir, nullptr);
-  if (!dir) return -1;
-  int n = 0;
-  while (const dirent* e = readdir(dir))
-    if (e->d_name[0] != '.') ++n;
-  closedir(dir);
-  return n;
-}
+using ember::testing::process_threads;
+using ember::testing::ThreadCount;
 
 /// Fills libgomp's pool to the thread count (a full team), then returns the process's
 /// threads.
