@@ -182,13 +182,20 @@ struct AttentionMatch {
   std::string pattern;     // the pattern's name, for the log
 };
 
+/// Sizes as expressions over the graph's size symbols (constants in a static graph): the
+/// matcher compares these, so one match serves every size of a symbolic graph.
+using Sizes = std::vector<core::sym::Expr>;
+
+/// The sizes of argument `a`'s value.
+Sizes sizes_of(const Arg& a) { return sym_sizes_of(a.value.node->meta()[a.value.index]); }
+
 /// Peels the reshapes a batched matmul puts around an operand: from the bmm's operand, a
 /// view / _unsafe_view / reshape of a 4-D value [B, H, rows, cols], then any clones and
 /// expands keeping those sizes, back to the value they read. Returns the outermost peeled
 /// node (the one reading that value) and sets `sizes4`, or nullptr when the chain is
 /// anything else. Every peeled node must have one reader.
 const Node* peel_batch_reshape(const Arg& operand, const std::map<const Node*, std::vector<Node*>>& users,
-                               std::vector<int64_t>* sizes4) {
+                               Sizes* sizes4) {
   const Node* n = producer(operand);
   if (!n || !single_user(n, users)) return nullptr;
   const std::string& t = n->target();
@@ -196,13 +203,12 @@ const Node* peel_batch_reshape(const Arg& operand, const std::map<const Node*, s
   const Node* reader = n;
   const Arg* in = &n->args()[0];
   if (in->kind != Arg::Kind::Value) return nullptr;
-  const std::vector<int64_t> sizes = in->value.node->meta()[in->value.index].sizes;
+  const Sizes sizes = sizes_of(*in);
   if (sizes.size() != 4) return nullptr;
   for (const Node* p = producer(*in); p && (p->target() == "aten::clone" || p->target() == "aten::expand");
        p = producer(*in)) {
     const Arg& pin = p->args()[0];
-    if (!single_user(p, users) || pin.kind != Arg::Kind::Value || pin.value.node->meta()[pin.value.index].sizes != sizes)
-      break;
+    if (!single_user(p, users) || pin.kind != Arg::Kind::Value || sizes_of(pin) != sizes) break;
     reader = p;
     in = &pin;
   }
@@ -213,10 +219,10 @@ const Node* peel_batch_reshape(const Arg& operand, const std::map<const Node*, s
 /// Whether a bmm's operand `operand`, [B*H, rows, cols], reshapes a 4-D [B, H, rows, cols]
 /// value; sets `reader` (see peel_batch_reshape) and `sizes4`.
 bool batch_operand(const Arg& operand, const std::map<const Node*, std::vector<Node*>>& users, const Node** reader,
-                   std::vector<int64_t>* sizes4) {
+                   Sizes* sizes4) {
   *reader = peel_batch_reshape(operand, users, sizes4);
   if (!*reader || operand.kind != Arg::Kind::Value) return false;
-  const std::vector<int64_t>& b3 = operand.value.node->meta()[operand.value.index].sizes;
+  const Sizes b3 = sizes_of(operand);
   return b3.size() == 3 && b3[0] == (*sizes4)[0] * (*sizes4)[1] && b3[1] == (*sizes4)[2] && b3[2] == (*sizes4)[3];
 }
 
@@ -233,13 +239,12 @@ std::optional<double> literal_number(const Arg& a) {
 
 /// Whether `m` (a mask's geometry) fits scores [B, H, L, S] as the flash op takes it:
 /// rank 2 to 4, its last two sizes exactly L and S, every leading size 1 or the scores'.
-bool mask_fits(const TensorMeta& m, const std::vector<int64_t>& scores) {
-  const size_t r = m.sizes.size();
-  if (r < 2 || r > 4 || m.sizes[r - 2] != scores[2] || m.sizes[r - 1] != scores[3]) return false;
-  for (size_t i = 0; i + 2 < r; ++i) {
-    const int64_t s = m.sizes[i], want = scores[4 - r + i];
-    if (s != 1 && s != want) return false;
-  }
+bool mask_fits(const TensorMeta& m, const Sizes& scores) {
+  const Sizes ms = sym_sizes_of(m);
+  const size_t r = ms.size();
+  if (r < 2 || r > 4 || ms[r - 2] != scores[2] || ms[r - 1] != scores[3]) return false;
+  for (size_t i = 0; i + 2 < r; ++i)
+    if (ms[i] != core::sym::Expr(1) && ms[i] != scores[4 - r + i]) return false;
   return true;
 }
 
@@ -249,16 +254,17 @@ bool mask_fits(const TensorMeta& m, const std::vector<int64_t>& scores) {
 /// add.Tensor(Y, mask) (alpha 1); Y = Z, mul.Scalar(Z, s), mul.Tensor(Z, literal s),
 /// div.Scalar(Z, d) or div.Tensor(Z, literal d); Z = view(bmm(Q', K'), [B, H, L, S]) with
 /// Q' a reshape of q [B, H, L, E] and K' of transpose(k, -2, -1) (or permute [0, 1, 3, 2])
-/// of k [B, H, S, E]. Every intermediate has one reader; float or double; static sizes.
+/// of k [B, H, S, E]. Every intermediate has one reader; float or double. Sizes are
+/// compared as expressions over the size symbols, so a graph over them matches too.
 std::optional<AttentionMatch> match_attention(const Node& out, const std::map<const Node*, std::vector<Node*>>& users) {
   if (out.target() != "aten::view" && out.target() != "aten::_unsafe_view") return std::nullopt;
   const TensorMeta& om = out.meta()[0];
-  if (om.sizes.size() != 4 || has_symbols(om) || (om.dtype != kFloat && om.dtype != kDouble)) return std::nullopt;
+  if (om.sizes.size() != 4 || (om.dtype != kFloat && om.dtype != kDouble)) return std::nullopt;
   if (om.device.type != DeviceType::CPU) return std::nullopt;
   const Node* bmm2 = producer(out.args()[0]);
   if (!bmm2 || bmm2->target() != "aten::bmm" || !single_user(bmm2, users)) return std::nullopt;
   AttentionMatch m;
-  std::vector<int64_t> p4, v4, q4, kt4;
+  Sizes p4, v4, q4, kt4;
   const Node* p_reader = nullptr;
   if (!batch_operand(bmm2->args()[0], users, &p_reader, &p4) || !batch_operand(bmm2->args()[1], users, &m.v_reader, &v4))
     return std::nullopt;
@@ -266,7 +272,7 @@ std::optional<AttentionMatch> match_attention(const Node& out, const std::map<co
   if (!softmax || softmax->target() != "aten::_softmax" || !single_user(softmax, users)) return std::nullopt;
   const int64_t dim = softmax->args()[1].literal.to_int();
   if ((dim != -1 && dim != 3) || softmax->args()[2].literal.to_bool()) return std::nullopt;
-  const std::vector<int64_t>& scores = softmax->meta()[0].sizes;
+  const Sizes scores = sym_sizes_of(softmax->meta()[0]);
   if (scores.size() != 4 || scores != p4 || v4[0] != scores[0] || v4[1] != scores[1] || v4[2] != scores[3])
     return std::nullopt;
   // The mask.
@@ -290,7 +296,7 @@ std::optional<AttentionMatch> match_attention(const Node& out, const std::map<co
     y = producer(x->args()[0]);
   } else if (x->target() == "aten::add.Tensor" && literal_number(x->args()[2]) == 1.0) {
     const TensorMeta* mm = mask_geometry(x->args()[1]);
-    if (!mm || mm->dtype != om.dtype || !mask_fits(*mm, scores) || has_symbols(*mm)) return std::nullopt;
+    if (!mm || mm->dtype != om.dtype || !mask_fits(*mm, scores)) return std::nullopt;
     m.mask_reader = x, m.mask_arg = 1, mask_name = "additive mask";
     y = producer(x->args()[0]);
   }
@@ -309,7 +315,7 @@ std::optional<AttentionMatch> match_attention(const Node& out, const std::map<co
   }
   if (!z || (z != y && !single_user(z, users))) return std::nullopt;
   if (z->target() != "aten::view" && z->target() != "aten::_unsafe_view") return std::nullopt;
-  if (z->meta()[0].sizes != scores) return std::nullopt;
+  if (sym_sizes_of(z->meta()[0]) != scores) return std::nullopt;
   const Node* bmm1 = producer(z->args()[0]);
   if (!bmm1 || bmm1->target() != "aten::bmm" || !single_user(bmm1, users)) return std::nullopt;
   const Node* kt_reader = nullptr;
@@ -329,7 +335,7 @@ std::optional<AttentionMatch> match_attention(const Node& out, const std::map<co
   if (!transposed) return std::nullopt;
   m.k_reader = kt;
   if (q4[0] != scores[0] || q4[1] != scores[1] || q4[2] != scores[2] || kt4[2] != q4[3] || kt4[3] != scores[3] ||
-      v4[3] != om.sizes[3])
+      v4[3] != sym_sizes_of(om)[3])
     return std::nullopt;
   for (const Node* n : {m.q_reader, m.k_reader, m.v_reader})
     if (n->args()[0].kind != Arg::Kind::Value) return std::nullopt;

@@ -64,6 +64,30 @@ TEST_F(FuseAttentionTest, MulScaleAndCausalMaskedFillAsGpt2WritesIt) {
     }, causal_bool_mask(), 1, "matmul -> scale (mul) -> bool mask (masked_fill) -> softmax -> matmul", dt);
 }
 
+TEST_F(FuseAttentionTest, ASymbolicLengthIsFusedOnceForEveryLength) {
+  // W10's form: the causal mask built in the graph over the symbolic length T. The matcher
+  // compares sizes as expressions, so the graph over T takes the fused op, and one compile
+  // serves every length.
+  testing::LogCapture logs("inductor");
+  auto fn = [](const Tensor& q, const Tensor& k, const Tensor& v) {
+    const SymInt T = sym_size(q, 2);
+    Tensor att = matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(8.0));
+    return matmul(softmax(masked_fill(att, triu(ones({T, T}, kBool), 1), -kInf), -1), v);
+  };
+  auto compiled = compile(fn, {.backend = "inductor", .dynamic = true});
+  NoGradGuard no_grad;
+  for (int64_t t : {24, 37, 130}) {
+    manual_seed(13);
+    const Tensor q = randn({2, 3, t, 8}), k = randn({2, 3, t, 8}), v = randn({2, 3, t, 8});
+    expect_close(compiled(q, k, v), fn(q, k, v), 1e-5, 1e-5);
+  }
+  EXPECT_EQ(compiled.cache_size(), 1u);
+  EXPECT_EQ(extern_count(inductor::last_compile_report(), kFlash), 1u) << logs.text();
+  EXPECT_NE(logs.text().find("fuse_attention: pattern matmul -> scale (mul) -> bool mask (masked_fill) -> softmax"),
+            std::string::npos)
+      << logs.text();
+}
+
 TEST_F(FuseAttentionTest, DivScaleWithoutMask) {
   check([](const Tensor& q, const Tensor& k, const Tensor& v, const Tensor&) {
     return matmul(softmax(matmul(q, k.transpose(-2, -1)) / 3.0, -1), v);
