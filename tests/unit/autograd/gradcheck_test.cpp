@@ -437,7 +437,8 @@ TEST(GradcheckCoverage, EveryDifferentiableOpHasAFormula) {
   // form when an input may need one, and the inductor fuses attention in graphs whose
   // intermediates nothing saves. Its backward (PyTorch's
   // _scaled_dot_product_flash_attention_for_cpu_backward) is not built yet; called directly
-  // on inputs that require grad, its grad_fn raises as for any op without a formula.
+  // on inputs that require grad, it raises NotImplementedError as any op without a formula
+  // does (ScaledDotProductAttention.TheFusedOpOnInputsThatRequireGradRaises…).
   const std::set<std::string> no_formula_yet = {"aten::_scaled_dot_product_flash_attention_for_cpu"};
   for (const ops::OpDef* op : ops::registry().all()) {
     if (op->kind == ops::OpKind::Composite || op->kind == ops::OpKind::InPlace) continue;

@@ -108,6 +108,26 @@ TEST(ScaledDotProductAttention, EagerRunsTheFusedOpWithoutGradAndTheMathFormWith
   EXPECT_EQ(qg.grad().sizes(), q.sizes());
 }
 
+TEST(ScaledDotProductAttention, TheFusedOpOnInputsThatRequireGradRaisesInsteadOfDroppingTheGradient) {
+  // The fused op has no derivative yet: called on an input that requires grad it raises,
+  // never returns a result autograd cannot trace back (sdpa itself takes the math form).
+  manual_seed(5);
+  const Tensor q = randn({1, 2, 8, 4}).requires_grad_(), k = randn({1, 2, 8, 4}), v = randn({1, 2, 8, 4});
+  try {
+    _scaled_dot_product_flash_attention_for_cpu(q, k, v);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::NotImplementedError);
+    EXPECT_NE(std::string(e.what()).find("derivative for 'aten::_scaled_dot_product_flash_attention_for_cpu' is not "
+                                         "implemented"),
+              std::string::npos)
+        << e.what();
+  }
+  NoGradGuard no_grad;
+  EXPECT_EQ(std::get<0>(_scaled_dot_product_flash_attention_for_cpu(q, k, v)).sizes().vec(),
+            (std::vector<int64_t>{1, 2, 8, 4}));
+}
+
 TEST(ScaledDotProductAttention, RejectsMaskWithCausalInTheMathForm) {
   const Tensor q = randn({2, 6, 4});
   EXPECT_THROW(scaled_dot_product_attention(q, q, q, zeros({6, 6}), 0.0, true), Error);
