@@ -156,7 +156,9 @@ class KernelWriter {
       for (const Operand& out : outs_) {
         std::vector<int> found;  // only graph inputs the graph writes: other inputs keep __restrict
         for (int b : aliasable(out))
-          if (std::count(k_.written_inputs.begin(), k_.written_inputs.end(), k_.inputs[b].node)) found.push_back(b);
+          if (std::any_of(k_.written_inputs.begin(), k_.written_inputs.end(),
+                          [&](const Kernel::WrittenInput& w) { return w.input == k_.inputs[b].node; }))
+            found.push_back(b);
         k_.may_alias_stored.push_back(std::move(found));
       }
     }

@@ -653,6 +653,8 @@ void compile_fx_ahead(Graph& g) {
 
 namespace {
 void mark_input_writes(const Graph& g, std::vector<Kernel>& kernels);
+/// The steps after code generation and loading, shared by both devices: kernel positions,
+/// the memory plan, in-place outputs, the profile, the report; returns the wrapper.
 CompiledGraph finish(const std::shared_ptr<Program>& program, GraphTrace& trace, const std::string& source,
                      const std::string& so_path, bool cache_hit);
 CompiledGraph finish_cuda(const std::shared_ptr<Program>& program, GraphTrace& trace);
@@ -825,7 +827,7 @@ std::vector<const PointwiseNode*> stored_nodes(const Kernel& k) {
 }
 
 /// Fills Kernel::written_inputs from the input writes AOT autograd lifted out of the graph
-/// being compiled (aot::current_graph_role().input_writes): a pointwise kernel storing the
+/// being compiled (aot::current_graph_role().input_writes): the pointwise kernel storing the
 /// value written into an input whose every reader is a node of that kernel. Code
 /// generation then tells which of them each output may be stored over.
 void mark_input_writes(const Graph& g, std::vector<Kernel>& kernels) {
@@ -839,50 +841,41 @@ void mark_input_writes(const Graph& g, std::vector<Kernel>& kernels) {
     for (Kernel& k : kernels) {
       if (k.row) continue;
       const std::vector<const PointwiseNode*> stored = stored_nodes(k);
-      if (std::none_of(stored.begin(), stored.end(), [&](const PointwiseNode* s) { return s->node == v.node; })) continue;
+      const auto o = std::find_if(stored.begin(), stored.end(), [&](const PointwiseNode* s) { return s->node == v.node; });
+      if (o == stored.end()) continue;
       bool readers_inside = true;
       if (auto u = users.find(in); u != users.end())
         for (const Node* user : u->second)
           readers_inside = readers_inside && std::any_of(k.nodes.begin(), k.nodes.end(),
                                                          [&](const PointwiseNode* m) { return m->node == user; });
-      if (readers_inside) k.written_inputs.push_back(in);
+      if (readers_inside) k.written_inputs.push_back({in, w.input, static_cast<size_t>(o - stored.begin())});
       break;
     }
   }
 }
 
-/// Fills p.writes_input: the output of a kernel that computes a value written into a graph
-/// input (mark_input_writes) is stored straight into that input when the kernel does not
-/// read the input or reads it only at that output's index map (Kernel::may_alias_output, or
-/// may_alias_stored for a kernel of several outputs), so each element is read before it is
-/// written. Not under CUDA graphs (their static inputs are copies).
+/// Fills p.writes_input from each kernel's written_inputs (mark_input_writes): the output is
+/// stored straight into its input when the kernel does not read the input or reads it only
+/// at that output's index map (Kernel::may_alias_output, or may_alias_stored for a kernel of
+/// several outputs), so each element is read before it is written. Not under CUDA graphs
+/// (their static inputs are copies).
 void plan_input_writes(Program& p) {
   p.writes_input.clear();
   for (const Kernel& k : p.kernels) p.writes_input.emplace_back(std::max<size_t>(k.outputs.size(), 1), -1);
-  const std::vector<aot::InputWrite>& writes = aot::current_graph_role().input_writes;
-  if (writes.empty() || p.cudagraphs) return;
-  for (const aot::InputWrite& w : writes) {
-    const auto write = input_write_of(*p.graph, w);
-    if (!write) continue;
-    const auto [v, in] = *write;
-    for (size_t kk = 0; kk < p.kernels.size(); ++kk) {
-      const Kernel& k = p.kernels[kk];
-      if (std::find(k.written_inputs.begin(), k.written_inputs.end(), in) == k.written_inputs.end()) continue;
-      const std::vector<const PointwiseNode*> stored = stored_nodes(k);
-      const size_t oi = static_cast<size_t>(
-          std::find_if(stored.begin(), stored.end(), [&](const PointwiseNode* s) { return s->node == v.node; }) -
-          stored.begin());
-      if (oi == stored.size()) continue;
-      const auto b = std::find(k.inputs.begin(), k.inputs.end(), ValueRef{const_cast<Node*>(in), 0});
+  if (p.cudagraphs) return;
+  for (size_t kk = 0; kk < p.kernels.size(); ++kk) {
+    const Kernel& k = p.kernels[kk];
+    for (const Kernel::WrittenInput& w : k.written_inputs) {
+      const auto b = std::find(k.inputs.begin(), k.inputs.end(), ValueRef{const_cast<Node*>(w.input), 0});
       bool aliasable = b == k.inputs.end();  // not read by the kernel at all
       if (!aliasable) {
         const int bi = static_cast<int>(b - k.inputs.begin());
-        const std::vector<int>& allowed = stored.size() == 1 ? k.may_alias_output
-                                          : oi < k.may_alias_stored.size() ? k.may_alias_stored[oi]
-                                                                            : std::vector<int>{};
+        const std::vector<int>& allowed = k.outputs.size() <= 1         ? k.may_alias_output
+                                          : w.output < k.may_alias_stored.size() ? k.may_alias_stored[w.output]
+                                                                                 : std::vector<int>{};
         aliasable = std::find(allowed.begin(), allowed.end(), bi) != allowed.end();
       }
-      if (aliasable) p.writes_input[kk][oi] = static_cast<int>(w.input);
+      if (aliasable) p.writes_input[kk][w.output] = static_cast<int>(w.graph_input);
     }
   }
 }

@@ -141,9 +141,15 @@ struct Kernel {
   /// element i is written and no other element is read. Their pointers and the output's
   /// carry no __restrict. The wrapper reuses one when it dies here (Note [inductor], in place).
   std::vector<int> may_alias_output;
-  /// Graph inputs that a value this pointwise kernel stores is to be written into
-  /// (aot::GraphRole::input_writes; mark_input_writes, before code generation).
-  std::vector<const Node*> written_inputs;
+  /// A value this pointwise kernel stores that is to be written into a graph input
+  /// (aot::GraphRole::input_writes; mark_input_writes, before code generation): the input's
+  /// node, its position among the graph's inputs, and which stored output writes it.
+  struct WrittenInput {
+    const Node* input = nullptr;
+    size_t graph_input = 0;
+    size_t output = 0;
+  };
+  std::vector<WrittenInput> written_inputs;
   /// Pointwise kernels of several outputs (CPU code): per stored output, in `outputs`'
   /// order, which of `written_inputs` it may be written over on the terms above (filled by
   /// codegen). Such a kernel stores an element's outputs after all its loads of that

@@ -175,10 +175,9 @@ void convolution_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
       return;
     }
   }
-  std::vector<Tensor> slots{contiguous_slot(out[0]), contiguous_slot(out[1]), out[2]};
-  conv_backward_into(s, dense(a[0].to_tensor()), dense(x), dense(w), slots);
-  for (size_t i = 0; i < 2; ++i)
-    if (slots[i].defined() && !slots[i].is_same(out[i])) out[i].copy_(slots[i]);
+  with_contiguous_outputs(out, [&](std::vector<Tensor>& slots) {
+    conv_backward_into(s, dense(a[0].to_tensor()), dense(x), dense(w), slots);
+  });
 }
 
 // --- pooling ----------------------------------------------------------------------------
