@@ -123,16 +123,37 @@ Tensor SavedVariable::unpack() const {
 
 namespace {
 
+/// Whether `g` is a view whose base nothing else holds: the base's handle lives only in
+/// g's view_base and the buffer only in the two of them. Derivative formulas end in such
+/// views (a weight gradient reshaped back, a bias gradient summed to [1, 1, n] and viewed
+/// as [n]), and so do compiled backward graphs whose output is a view of a kernel's buffer.
+bool sole_view_of_dead_base(const TensorImpl& impl) {
+  if (!impl.is_view || !impl.view_base || impl.view_base.use_count() != 1) return false;
+  const TensorImpl& base = *impl.view_base;
+  return base.storage == impl.storage && !base.view_base && !base.autograd_meta && impl.storage.use_count() == 2;
+}
+
 /// Whether `g` may become a leaf's .grad without a copy: no other handle, view or base
-/// shares its TensorImpl or its buffer, it carries no autograd state, and its buffer is
-/// exactly its elements in a dense layout — the layout clone() would give it, so taking
-/// it changes nothing a caller can observe but the copy.
+/// shares its TensorImpl or its buffer (a view counts when its base is otherwise dead),
+/// it carries no autograd state, and its buffer is exactly its elements in a dense
+/// layout — the layout clone() would give it, so taking it changes nothing a caller can
+/// observe but the copy.
 bool owned_alone(const Tensor& g) {
   const TensorImpl& impl = *g.impl();
-  if (g.impl_ptr().use_count() != 1 || !impl.storage || impl.storage.use_count() != 1) return false;
-  if (impl.is_view || impl.is_fake || impl.view_base || impl.autograd_meta || impl.storage_offset != 0) return false;
+  if (g.impl_ptr().use_count() != 1 || !impl.storage) return false;
+  if (impl.is_view ? !sole_view_of_dead_base(impl) : impl.view_base || impl.storage.use_count() != 1) return false;
+  if (impl.is_fake || impl.autograd_meta || impl.storage_offset != 0) return false;
   if (!core::is_non_overlapping_and_dense(impl.sizes, impl.strides)) return false;
   return impl.storage->nbytes() == static_cast<size_t>(impl.numel) * element_size(impl.dtype);
+}
+
+/// Takes `g` (owned_alone) as a plain tensor: a view of a dead base stops being a view, so
+/// the stolen .grad has no _base, as the copy it replaces would not.
+Tensor steal(Tensor g) {
+  TensorImpl& impl = *g.impl();
+  impl.is_view = false;
+  impl.view_base.reset();
+  return g;
 }
 
 /// PyTorch's obeys_layout_contract: a leaf's .grad has the leaf's strides (on every dim
@@ -176,7 +197,7 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
     // leaf's layout (PyTorch's AccumulateGrad steals it too), otherwise a copy in the
     // leaf's layout — it may alias a user's tensor, be an expanded (stride-0) view, or
     // come channels_last from a convolution (Note [channels_last convolution]).
-    m.grad = owned_alone(g) && obeys_layout_contract(g, variable_) ? std::move(g) : clone_obey_contract(g, variable_);
+    m.grad = owned_alone(g) && obeys_layout_contract(g, variable_) ? steal(std::move(g)) : clone_obey_contract(g, variable_);
   } else {
     m.grad.add_(g);
   }

@@ -130,6 +130,34 @@ TEST(Autograd, ALeafTakesAFirstGradientNothingElseHoldsWithoutACopy) {
   EXPECT_EQ(x.grad().raw_data_ptr(), seen);
 }
 
+TEST(Autograd, ALeafTakesAViewGradientWhoseBaseNothingElseHoldsWithoutACopy) {
+  // reshape's backward hands the leaf a view of mul's gradient, a buffer nothing else
+  // holds once the engine lets go of it: taken as it is (PyTorch steals it too), and no
+  // longer a view (the copy it replaces would not be one).
+  Tensor x = pattern({4, 5}, 3, 7, 3, 2).requires_grad_();
+  Tensor w = pattern({20}, 5, 3, 1, 2);
+  const void* seen = nullptr;
+  x.register_hook([&seen](const Tensor& g) {
+    EXPECT_TRUE(g.impl()->is_view);
+    seen = g.raw_data_ptr();
+    return Tensor();
+  });
+  (x.reshape({20}) * w).sum().backward();
+  expect_close(x.grad(), w.to_vector<double>());
+  EXPECT_EQ(x.grad().raw_data_ptr(), seen);
+  EXPECT_FALSE(x.grad().impl()->is_view);
+  EXPECT_EQ(x.grad().impl()->view_base, nullptr);
+}
+
+TEST(Autograd, ALeafCopiesAViewGradientWhoseBaseTheCallerStillHolds) {
+  Tensor x = tensor<float>({1, 2, 3, 4}).reshape({2, 2}).detach().requires_grad_();
+  Tensor g = tensor<float>({4, 5, 6, 7});
+  x.backward(g.view({2, 2}));
+  EXPECT_NE(x.grad().raw_data_ptr(), g.raw_data_ptr());
+  g.add_(1);  // the caller's base changes; the gradient does not
+  expect_close(x.grad(), {4, 5, 6, 7});
+}
+
 TEST(Autograd, ALeafCopiesAFirstGradientTheCallerStillHolds) {
   Tensor x = tensor<float>({1, 2, 3}).requires_grad_();
   Tensor g = tensor<float>({4, 5, 6});
