@@ -40,6 +40,11 @@ W8_LR = 1e-4
 OF_MAX = 1e-4
 
 
+# The parts of a training step timed in TrainingParts' phases (the twin of bench/workloads.h's
+# StepPhases): zero_grad, forward and loss, backward, optimizer step.
+PHASES = ("zero_grad", "forward", "backward", "optimizer")
+
+
 class TrainingParts:
     """forward(): the eager forward (and loss) recording the graph; compile_forward(): a new
     compiled callable of it (after torch._dynamo.reset()); backward(out); exclude: tensors
@@ -47,6 +52,8 @@ class TrainingParts:
 
     def __init__(self, forward, compile_forward, backward, exclude):
         self.forward, self.compile_forward, self.backward, self.exclude = forward, compile_forward, backward, exclude
+        # W8, W9: wall-clock ms of each part (PHASES) of every eager and compiled step run.
+        self.eager_phases, self.compiled_phases = [], []
 
 
 class TrainingRow:
@@ -64,21 +71,27 @@ class TrainingRow:
             list(self.cblock.parameters()) + list(self.cblock.buffers()))
 
     @staticmethod
-    def _step(opt, forward, opt_step):
+    def _step(opt, forward, opt_step, phases):
         with torch.enable_grad():
+            t = [time.perf_counter()]
             opt.zero_grad(set_to_none=True)
+            t.append(time.perf_counter())
             loss = forward()
+            t.append(time.perf_counter())
             loss.backward()
+            t.append(time.perf_counter())
             opt_step()
+            t.append(time.perf_counter())
+        phases.append([(b - a) * 1e3 for a, b in zip(t, t[1:])])
         return loss
 
     def eager_step(self):
-        return self._step(self.opt, self.parts.forward, self.opt.step)
+        return self._step(self.opt, self.parts.forward, self.opt.step, self.parts.eager_phases)
 
     def make_compiled_step(self):
         forward = self.parts.compile_forward()
         opt_step = torch_settings.compile(self.copt.step)
-        return lambda: self._step(self.copt, forward, opt_step)
+        return lambda: self._step(self.copt, forward, opt_step, self.parts.compiled_phases)
 
     def results(self, loss, compiled):
         """(what, tensors, atol, of_max) groups of the copy that made `loss`."""

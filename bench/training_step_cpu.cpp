@@ -8,8 +8,11 @@
 // (fresh memory touched: a kernel's temporaries not reused from a cache show here).
 // Meant for OMP_NUM_THREADS=1 (with more threads, threads waiting at a barrier spin and their
 // spinning counts as CPU time); bench/torch_training_cpu.py measures PyTorch the same way.
+// `--phases` adds, under W8 and W9, the wall-clock median of each part of the step (zero_grad,
+// forward and loss, backward, optimizer step), eager and compiled: on a quiet machine, at any
+// thread count, the parts of a step whose whole is slower than PyTorch's.
 //
-//   OMP_NUM_THREADS=1 taskset -c 0 build/bench/bench_training_step_cpu [--iters N] [--only W8,W9]
+//   OMP_NUM_THREADS=1 taskset -c 0 build/bench/bench_training_step_cpu [--iters N] [--only W8,W9] [--phases]
 #include <omp.h>
 #include <sys/resource.h>
 
@@ -58,10 +61,34 @@ struct Side {
   double faults_per_call() const { return static_cast<double>(faults) / static_cast<double>(ms.size()); }
 };
 
+/// The median of each part of `steps` (the last `n` of them), as "name ms" pairs.
+std::string phase_medians(const std::vector<bench::StepPhases::Step>& steps, size_t n) {
+  std::string out;
+  for (size_t p = 0; p < 4; ++p) {
+    std::vector<double> v;
+    for (size_t i = steps.size() - std::min(n, steps.size()); i < steps.size(); ++i) v.push_back(steps[i][p]);
+    std::sort(v.begin(), v.end());
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s%s %.2f", p ? ", " : "", bench::StepPhases::kNames[p], v.empty() ? 0.0 : v[v.size() / 2]);
+    out += buf;
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::optional<bench::Options> options = bench::parse_options(argc, argv);
+  // --phases is this program's own; the other options are every workload program's.
+  std::vector<char*> args;
+  bool print_phases = false;
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0 && std::string(argv[i]) == "--phases") {
+      print_phases = true;
+    } else {
+      args.push_back(argv[i]);
+    }
+  }
+  const std::optional<bench::Options> options = bench::parse_options(static_cast<int>(args.size()), args.data());
   if (!options) return 2;
   std::vector<bench::Workload> rows;
   for (bench::Workload& w : bench::block_workloads())
@@ -83,6 +110,11 @@ int main(int argc, char** argv) {
     }
     std::printf("%-4s | %13.2f | %12.2f | %12.0f | %16.2f | %15.2f | %15.0f\n", w.id.c_str(), eager.min(),
                 eager.median(), eager.faults_per_call(), comp.min(), comp.median(), comp.faults_per_call());
+    if (print_phases && w.training && w.training->phases) {
+      const auto n = static_cast<size_t>(options->iters);
+      std::printf("     wall-clock median ms, eager:    %s\n", phase_medians(w.training->phases->eager, n).c_str());
+      std::printf("     wall-clock median ms, compiled: %s\n", phase_medians(w.training->phases->compiled, n).c_str());
+    }
   }
   return 0;
 }

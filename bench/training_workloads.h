@@ -78,22 +78,35 @@ Workload training_row(const std::string& id, const std::string& what, MakeBlock 
     return compiled_module_call(sum_loss, backend, id, compiled.block, x);
   };
   parts->backward = [](const Tensor& loss) { loss.backward(); };
+  parts->phases = std::make_shared<StepPhases>();
   auto run = [eager, parts] {
+    StepPhases::Clock clock;
     eager.opt->zero_grad();
+    clock.lap();
     Tensor loss = parts->forward();
+    clock.lap();
     loss.backward();
+    clock.lap();
     eager.opt->step();
+    clock.lap();
+    parts->phases->eager.push_back(clock.ms());
     return loss;
   };
   auto compile_step = [compiled, parts, id, param_atol](const std::string& backend) {
     const CompiledCall forward = parts->compile_forward(backend);
     auto opt = compiled.opt;
     auto step = ember::compile([opt] { opt->step(); }, {.backend = backend, .name = id + "_optimizer_step"});
-    return CompiledCall{[compiled, forward, step] {
+    return CompiledCall{[compiled, forward, step, phases = parts->phases] {
+                          StepPhases::Clock clock;
                           compiled.opt->zero_grad();
+                          clock.lap();
                           Tensor loss = forward.call();
+                          clock.lap();
                           loss.backward();
+                          clock.lap();
                           step();
+                          clock.lap();
+                          phases->compiled.push_back(clock.ms());
                           return loss;
                         },
                         [forward, step] {

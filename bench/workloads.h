@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <functional>
 #include <initializer_list>
@@ -64,6 +65,33 @@ struct TrainingParts {
   std::function<CompiledCall(const std::string& backend)> compile_forward;
   /// Backward of what `forward` returned (W7: its fixed grad_output; W8, W9: the loss).
   std::function<void(const Tensor&)> backward;
+  /// W8, W9: the wall-clock ms of each part of every whole step run (eager and compiled
+  /// alike), so a benchmark can say where a step's time goes outside its graphs.
+  std::shared_ptr<struct StepPhases> phases;
+};
+
+/// Wall-clock ms of each part of a training step (zero_grad, forward and loss, backward,
+/// optimizer step), one entry per step, for the eager and the compiled step.
+struct StepPhases {
+  static constexpr const char* kNames[4] = {"zero_grad", "forward", "backward", "optimizer"};
+  using Step = std::array<double, 4>;
+  std::vector<Step> eager, compiled;
+
+  /// Times one step's parts in order: lap() after each.
+  class Clock {
+   public:
+    void lap() {
+      const auto now = std::chrono::steady_clock::now();
+      ms_.at(next_++) = std::chrono::duration<double, std::milli>(now - last_).count();
+      last_ = now;
+    }
+    const Step& ms() const { return ms_; }
+
+   private:
+    std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+    Step ms_{};
+    size_t next_ = 0;
+  };
 };
 
 struct CompiledCall {
