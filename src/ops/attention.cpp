@@ -149,8 +149,12 @@ void register_attention_ops(Registry& r) {
                                {q, k, v, 0.0, is_causal, additive, scale});
           return {outs[0]};
         }
-        // As PyTorch: the fused op applies a mask and is_causal both, the math form neither.
-        EMBER_CHECK(!(is_causal && mask))
+        // As PyTorch: the fused ops apply a mask and is_causal both, the math form neither. On
+        // CUDA, PyTorch's memory-efficient kernel takes 4-D float, half and bfloat16 inputs with
+        // both; the math form below applies both as that kernel does.
+        const bool cuda_fused = q.is_cuda() && q.dim() == 4 && k.dim() == 4 && v.dim() == 4 &&
+                                (q.dtype() == kFloat || is_reduced_float(q.dtype()));
+        EMBER_CHECK(!(is_causal && mask) || cuda_fused)
             << "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True";
         return {attention_math(q, k, v, mask, dropout_p, is_causal, scale)};
       });

@@ -4,12 +4,19 @@
 // backward does, by the count of the index at the same rank in the sorted indices), each weighted by per_sample_weights and by 0 at padding_idx; sum adds
 // them per bag with an accumulating index_put, mean divides by the bag's count of
 // non-padding positions, max takes each column's largest over the bag's members
-// (max.dim), empty bags giving 0. The three further outputs are ATen's CPU ones:
-// offset2bag (each position's bag; empty on the sum fast path, a float or half weight
-// with unit column stride and no padding_idx), bag_size (zeros for sum) and max_indices
-// (max: the weight row of each maximum; mean: bag_size; sum: zeros). Gradients for weight
-// and per_sample_weights come from the ops. ATen's argument checks; sparse gradients are
-// not supported. See Note [nn].
+// (max.dim), empty bags giving 0. The three further outputs follow the device's ATen
+// kernel, as do scale_grad_by_freq's scales (they differ between PyTorch's CPU and CUDA):
+//   CPU:  offset2bag, each position's bag (empty on the sum fast path: a float or half
+//         weight with unit column stride and no padding_idx); bag_size, the bags' counts
+//         of non-padding positions (zeros for sum); max_indices (max: the weight row of
+//         each maximum, 0 for an empty bag; mean: bag_size; sum: zeros). A position's
+//         gradient scale is 1 / count(sorted[g]) for the g-th distinct index (freq_scale).
+//   CUDA: offset2bag for every mode; bag_size with one entry per offset (with
+//         include_last_offset the last is one PyTorch leaves unwritten: Ember writes 0),
+//         counts for every mode; max_indices only for max, -1 for an empty bag, [0]
+//         otherwise. A position's gradient scale is 1 / count of its own index.
+// Gradients for weight and per_sample_weights come from the ops. ATen's argument checks
+// (CUDA also takes bfloat16 weights); sparse gradients are not supported. See Note [nn].
 #include <limits>
 #include <optional>
 #include <vector>
@@ -49,10 +56,11 @@ void check_args(const Tensor& weight, const Tensor& indices, const Tensor& offse
         << " instead (while checking arguments for embedding_bag)";
   }
   const ScalarType dt = weight.dtype();
-  EMBER_CHECK(dt == kHalf || dt == kFloat || dt == kDouble)
-      << "Expected tensor for argument #1 'weight' to have one of the following scalar types: Half, Float, Double; "
-         "but got "
-      << scalar_type_name(dt) << " instead (while checking arguments for embedding_bag)";
+  const bool cuda = weight.is_cuda();
+  EMBER_CHECK(dt == kHalf || dt == kFloat || dt == kDouble || (cuda && dt == kBFloat16))
+      << "Expected tensor for argument #1 'weight' to have one of the following scalar types: Half, Float, Double"
+      << (cuda ? ", BFloat16" : "") << "; but got " << scalar_type_name(dt)
+      << " instead (while checking arguments for embedding_bag)";
   EMBER_CHECK(mode >= kSum && mode <= kMax) << "embedding_bag: mode must be 0 (sum), 1 (mean) or 2 (max), but got "
                                             << mode;
   if (psw) {
@@ -78,11 +86,13 @@ Tensor scale_grad(const Tensor& x, const Tensor& scale) {
   return frozen + (x - frozen) * scale;
 }
 
-/// The gradient scale of each position under scale_grad_by_freq, as ATen's CPU backward
-/// computes it: with the indices sorted, the g-th distinct index is scaled by
-/// 1 / count(sorted[g]) (the count of the index at sorted position g, not of itself).
+/// The gradient scale of each position under scale_grad_by_freq, as ATen's backward on
+/// the indices' device computes it. CUDA: 1 / the count of the position's own index. CPU:
+/// with the indices sorted, the g-th distinct index is scaled by 1 / count(sorted[g]) (the
+/// count of the index at sorted position g, not of itself).
 Tensor freq_scale(const Tensor& indices) {
   const Tensor idx = indices.to(kLong);
+  if (idx.is_cuda()) return reciprocal(sum(eq(idx.unsqueeze(0), idx.unsqueeze(1)), {1}).to(kDouble));
   const Tensor sorted = std::get<0>(sort(idx));
   const int64_t n = idx.size(0);
   // first[k]: sorted position k starts a run of equal indices
@@ -138,7 +148,7 @@ Stack embedding_bag(const Stack& a) {
     out = where(nonempty, m, Scalar(0.0));
     const Tensor row_of = cat({indices.to(kLong), zeros({1}, long_opts)});  // position n reads row 0
     max_indices = where(nonempty, index_select(row_of, 0, arg.reshape({-1})).reshape(arg.sizes()),
-                        Scalar(int64_t{0}))
+                        Scalar(int64_t{weight.is_cuda() ? -1 : 0}))
                       .to(it);
   } else {
     Tensor w = keep.to(dt);
@@ -147,10 +157,16 @@ Stack embedding_bag(const Stack& a) {
                     rows * w.unsqueeze(1), /*accumulate=*/true);
     if (mode == kMean) out = out / clamp_min(counts, Scalar(int64_t{1})).to(dt).unsqueeze(1);
   }
+  const TensorOptions index_opts = TensorOptions(it).device(weight.device());
+  if (weight.is_cuda()) {
+    const Tensor bag_size = include_last_offset ? cat({counts.to(it), zeros({1}, index_opts)}) : counts.to(it);
+    if (mode != kMax) max_indices = zeros({0}, index_opts);
+    return {out, bag.to(it), bag_size, max_indices};
+  }
   const bool fast_sum = mode == kSum && (dt == kFloat || dt == kHalf) && padding_idx < 0 && weight.stride(1) == 1;
-  const Tensor offset2bag = fast_sum ? zeros({0}, TensorOptions(it).device(weight.device())) : bag.to(it);
-  const Tensor bag_size = mode == kSum ? zeros({bags}, TensorOptions(it).device(weight.device())) : counts.to(it);
-  if (mode != kMax) max_indices = mode == kMean ? bag_size.clone() : zeros({bags}, TensorOptions(it).device(weight.device()));
+  const Tensor offset2bag = fast_sum ? zeros({0}, index_opts) : bag.to(it);
+  const Tensor bag_size = mode == kSum ? zeros({bags}, index_opts) : counts.to(it);
+  if (mode != kMax) max_indices = mode == kMean ? bag_size.clone() : zeros({bags}, index_opts);
   return {out, offset2bag, bag_size, max_indices};
 }
 

@@ -131,8 +131,12 @@ Stack col2im(const Stack& a) {
                             .permute({0, 1, 2, 4, 3, 5})
                             .reshape({n, c, b.kernel[0] * bh, b.kernel[1] * bw});
   const int64_t ph = out[0] + 2 * b.padding[0], pw = out[1] + 2 * b.padding[1];
-  const Tensor sums = index_put(zeros({n, c, ph, pw}, TensorOptions(x.dtype()).device(x.device())),
-                                block_index(b, bh, bw, x.device()), blocks, /*accumulate=*/true);
+  // PyTorch's CUDA kernel sums a pixel's block elements in float for half and bfloat16 and
+  // rounds once; its CPU kernel adds them in the tensor's own dtype.
+  const ScalarType acc = x.is_cuda() && is_reduced_float(x.dtype()) ? kFloat : x.dtype();
+  const Tensor sums = cast(index_put(zeros({n, c, ph, pw}, TensorOptions(acc).device(x.device())),
+                                     block_index(b, bh, bw, x.device()), cast(blocks, acc), /*accumulate=*/true),
+                           x.dtype());
   const Tensor img = sums.slice(2, b.padding[0], b.padding[0] + out[0]).slice(3, b.padding[1], b.padding[1] + out[1]);
   return {nd == 2 ? img.squeeze(0) : img};
 }

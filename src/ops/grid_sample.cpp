@@ -7,7 +7,8 @@
 // convolution coefficients, A = -0.75, the padding applied to each tap) with `gather`,
 // pixels outside the input reading 0. The gradients for input and grid come from the ops:
 // the gather's scatter_add for the input, the weights' and the coordinates' derivatives for
-// the grid, which are what grid_sampler_2d_backward computes. ATen's checks. See Note [nn].
+// the grid, which are what grid_sampler_2d_backward computes. ATen's checks; on CUDA, as
+// PyTorch's CUDA kernel, half and bfloat16 too (computed in float). See Note [nn].
 #include <array>
 #include <vector>
 
@@ -132,7 +133,14 @@ Stack grid_sampler_2d(const Stack& a) {
   EMBER_CHECK(padding >= kZeros && padding <= kReflection)
       << "grid_sampler(): expected padding_mode 0 (zeros), 1 (border) or 2 (reflection), but got " << padding;
   const ScalarType dt = input.dtype();
-  if (dt != kFloat && dt != kDouble) not_implemented("grid_sampler_2d_cpu", dt);
+  if (input.is_cuda() && is_reduced_float(dt)) {
+    // PyTorch's CUDA kernel also takes half and bfloat16 (its CPU kernel does not): computed
+    // in float and rounded once, the way its CUDA kernel's float arithmetic is.
+    const Tensor sampled = call_op_tensor("aten::grid_sampler_2d", {input.to(kFloat), grid.to(kFloat), mode, padding,
+                                                                   align_corners});
+    return {sampled.to(dt)};
+  }
+  if (dt != kFloat && dt != kDouble) not_implemented(input.is_cuda() ? "grid_sampler_2d_cuda" : "grid_sampler_2d_cpu", dt);
   Source s{input.reshape({input.size(0), input.size(1), input.size(2) * input.size(3)}), input.size(0), input.size(1), input.size(2),
            input.size(3), grid.size(1), grid.size(2), dt};
   const Tensor gx = unnormalize(grid.select(3, 0), s.w, align_corners);

@@ -319,6 +319,20 @@ std::vector<double> doubles_of(const IValue& v) {
   return std::vector<double>(p, p + t.numel());
 }
 
+/// Whether ATen's CUDA batch_norm_backward takes its reduction path (a reduction is needed
+/// and its fused kernel does not apply: grad_input not wanted, or an input its channels_last
+/// kernels take) with no weight. There grad_weight and grad_bias come back as empty [0]
+/// tensors whatever the mask asks, where its CPU kernel returns None or [C] tensors.
+bool cuda_reduces_without_weight(const Stack& a) {
+  const Tensor& input = a[1].to_tensor();
+  if (!input.is_cuda() || !a[2].is_none()) return false;
+  const auto& mask = output_mask(a[9]);
+  const bool needs_reduction = a[7].to_bool() || mask[1] || mask[2];
+  const bool channels_last_kernels =
+      suggests_channels_last(input) || (input.is_contiguous() && input.dim() >= 2 && input.stride(1) == 1);
+  return needs_reduction && !(mask[0] && !channels_last_kernels);
+}
+
 void batch_norm_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
   const BatchNormBackwardSetup s = batch_norm_backward_setup(a);
   const bool train = a[7].to_bool();
@@ -330,9 +344,12 @@ void batch_norm_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
     Tensor var = flat((train ? a[6] : a[4]).to_tensor());
     if (var.dtype() != mean.dtype()) var = cast(var, mean.dtype());
     const Tensor weight = a[2].is_none() ? Tensor() : flat(a[2].to_tensor());
+    // Empty [0] parameter gradients (cuda_reduces_without_weight) are the result as they are.
+    const bool empty_params = cuda_reduces_without_weight(a);
     return with_contiguous_outputs(out, [&](std::vector<Tensor>& slots) {
       kernels::cuda::batch_norm_backward(dense(a[0].to_tensor()), dense(a[1].to_tensor()), s.N, s.C, s.S, weight,
-                                         mean, var, train, a[8].to_double(), slots[0], slots[1], slots[2]);
+                                         mean, var, train, a[8].to_double(), slots[0],
+                                         empty_params ? Tensor() : slots[1], empty_params ? Tensor() : slots[2]);
     });
   }
   kernels::cpu::BatchNormBackwardStats st;
@@ -429,6 +446,11 @@ void register_nn_backward_ops(Registry& r) {
         // grad_input in the input's memory format, as ATen's CPU kernel allocates it; ATen's
         // CUDA kernel does so in training only (an evaluation's grad_input is contiguous).
         const bool channels_last = suggests_channels_last(input) && (!input.is_cuda() || a[7].to_bool());
+        if (cuda_reduces_without_weight(a)) {
+          const ScalarType acc = is_reduced_float(input.dtype()) ? kFloat : input.dtype();
+          return std::vector<TensorMeta>{maybe_meta(mask[0], input.sizes(), input.dtype(), input.device(), channels_last),
+                                         contiguous_meta({0}, acc, input.device()), contiguous_meta({0}, acc, input.device())};
+        }
         return std::vector<TensorMeta>{maybe_meta(mask[0], input.sizes(), input.dtype(), input.device(), channels_last),
                                        maybe_meta(mask[1], {s.C}, s.param_type, input.device()),
                                        maybe_meta(mask[2], {s.C}, s.param_type, input.device())};

@@ -143,6 +143,8 @@ Stack avg_pool3d(const Stack& a) {
   Pool3d p = pool3d_setup(self, a, nullptr, ceil_mode, "avg_pool3d");
   EMBER_CHECK(!divisor || *divisor != 0) << "divisor must be not zero";
   const ScalarType dt = self.dtype();
+  // PyTorch's CPU kernel also averages int64 (truncating); its CUDA kernel does not.
+  if (self.is_cuda() && !is_floating_point(dt)) not_implemented("avg_pool3d_out_cuda", dt);
   if (!(is_floating_point(dt) || dt == kLong)) not_implemented("avg_pool3d_out_frame", dt);
   const Tensor x = cast(p.batched ? self : self.unsqueeze(0), is_reduced_float(dt) ? kFloat : dt);
   const Tensor sums = sum(windows(x, p, Scalar(int64_t{0})), {-1});
