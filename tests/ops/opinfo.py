@@ -627,7 +627,7 @@ class Family:
                 values = info.values and not info.stat and i not in unwritten
                 expect["outputs"].append(describe_out(self.store, o, values, inputs))
         if DEVICE != "cpu":
-            self.mark_device_differences(schema, expect, call)
+            self.mark_device_differences(schema, expect, call, outs)
         mutated = []
         for i, a in enumerate(schema.args):
             if a.is_write and a.name in named and named[a.name] is not None:
@@ -658,18 +658,21 @@ class Family:
         return case
 
     @staticmethod
-    def mark_device_differences(schema, expect, call):
+    def mark_device_differences(schema, expect, call, device_outs):
         """Where PyTorch's CPU and DEVICE disagree on an output's existence, dtype or shape
         (batch norm's saved statistics in evaluation, a backward op's masked-out output),
-        the output's entry gets `cpu`: what PyTorch's CPU gives (`{"none": true}` or its
-        shape and dtype). Ember's CPU follows PyTorch's CPU and its CUDA kernels follow
-        PyTorch's CUDA, so the runner checks such an output against PyTorch's device only,
-        and accepts a missing output where PyTorch's CPU has none."""
+        or on the values of an integer output (embedding_bag's offset2bag, bag_size and
+        max_indices), the output's entry gets `cpu`: what PyTorch's CPU gives (`{"none":
+        true}` or its shape and dtype, with `"values_differ": true` for the integer case).
+        Ember's CPU follows PyTorch's CPU and its CUDA kernels follow PyTorch's CUDA, so the
+        runner checks such an output against PyTorch's device only, and accepts a missing
+        output where PyTorch's CPU has none. Floating-point outputs are not compared by
+        value here: they differ by rounding, which the runner's tolerances judge."""
         try:
             cpu_outs = outputs_of(schema, call(lambda v: v, "cpu")[0])
         except Exception:  # noqa: BLE001 — only a reduced-precision gap fails here (left_out_reason)
             return
-        for entry, o in zip(expect["outputs"], cpu_outs):
+        for entry, o, d in zip(expect["outputs"], cpu_outs, device_outs):
             if "list" in entry or isinstance(o, list):
                 continue
             if o is None:
@@ -677,6 +680,9 @@ class Family:
                     entry["cpu"] = {"none": True}
             elif entry.get("none") or entry["shape"] != list(o.shape) or entry["dtype"] != DTYPE_NAME[o.dtype]:
                 entry["cpu"] = {"shape": list(o.shape), "dtype": DTYPE_NAME[o.dtype]}
+            elif (isinstance(d, torch.Tensor) and not o.dtype.is_floating_point and not o.dtype.is_complex and
+                  not torch.equal(o.cpu(), d.cpu())):
+                entry["cpu"] = {"shape": list(o.shape), "dtype": DTYPE_NAME[o.dtype], "values_differ": True}
 
     @staticmethod
     def left_out_reason(s, call):
