@@ -150,10 +150,19 @@ void register_attention_ops(Registry& r) {
           return {outs[0]};
         }
         // As PyTorch: the fused ops apply a mask and is_causal both, the math form neither. On
-        // CUDA, PyTorch's memory-efficient kernel takes 4-D float, half and bfloat16 inputs with
-        // both; the math form below applies both as that kernel does.
-        const bool cuda_fused = q.is_cuda() && q.dim() == 4 && k.dim() == 4 && v.dim() == 4 &&
-                                (q.dtype() == kFloat || is_reduced_float(q.dtype()));
+        // CUDA, PyTorch's memory-efficient kernel applies both, where it runs: 4-D float,
+        // half or bfloat16 inputs with equal batch and head counts, equal query and key head
+        // sizes, and head sizes a multiple of 16 bytes' worth of elements. The math form below
+        // then applies both as that kernel does.
+        const auto mem_efficient_on_cuda = [&] {
+          if (!q.is_cuda() || q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return false;
+          if (q.dtype() != kFloat && !is_reduced_float(q.dtype())) return false;
+          const int64_t align = 16 / static_cast<int64_t>(element_size(q.dtype()));
+          for (const Tensor* t : {&k, &v})
+            if (t->size(0) != q.size(0) || t->size(1) != q.size(1)) return false;
+          return k.size(3) == q.size(3) && q.size(3) % align == 0 && v.size(3) % align == 0;
+        };
+        const bool cuda_fused = mask && is_causal && mem_efficient_on_cuda();
         EMBER_CHECK(!(is_causal && mask) || cuda_fused)
             << "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True";
         return {attention_math(q, k, v, mask, dropout_p, is_causal, scale)};
