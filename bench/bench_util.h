@@ -3,6 +3,7 @@
 // `--only` row filter.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -53,6 +54,16 @@ struct Options {
   int iters = 21;
   std::vector<std::string> only;
 };
+
+/// Removes every `flag` (a program's own option, beside parse_options' common ones) from
+/// `args` (argv as a vector, program name first) and says whether there was one.
+inline bool take_flag(std::vector<char*>& args, const std::string& flag) {
+  const auto n = args.size();
+  args.erase(std::remove_if(args.begin() + (args.empty() ? 0 : 1), args.end(),
+                            [&](const char* a) { return flag == a; }),
+             args.end());
+  return args.size() != n;
+}
 
 /// The options of argv; nullopt, after saying why on stderr, for an unknown argument or
 /// an --iters below 1.

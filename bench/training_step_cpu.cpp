@@ -79,15 +79,8 @@ std::string phase_medians(const std::vector<bench::StepPhases::Step>& steps, siz
 
 int main(int argc, char** argv) {
   // --phases is this program's own; the other options are every workload program's.
-  std::vector<char*> args;
-  bool print_phases = false;
-  for (int i = 0; i < argc; ++i) {
-    if (i > 0 && std::string(argv[i]) == "--phases") {
-      print_phases = true;
-    } else {
-      args.push_back(argv[i]);
-    }
-  }
+  std::vector<char*> args(argv, argv + argc);
+  const bool print_phases = bench::take_flag(args, "--phases");
   const std::optional<bench::Options> options = bench::parse_options(static_cast<int>(args.size()), args.data());
   if (!options) return 2;
   std::vector<bench::Workload> rows;
