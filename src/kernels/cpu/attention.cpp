@@ -191,6 +191,7 @@ struct FlashBackwardTask {
     const int64_t tasks = B * H;
     const int64_t qs = q.stride(2), ks = k.stride(2), vs = v.stride(2), gs = go.stride(2), os = out.stride(2);
     const T* md = mask ? mask->data_ptr<T>() : nullptr;
+    const int64_t ms2 = mask ? mask->stride(2) : 0, ms3 = mask ? mask->stride(3) : 0, ls = lse.stride(2);
     const T ninf = -std::numeric_limits<T>::infinity();
 #pragma omp parallel if (tasks > 1)
     {
@@ -215,23 +216,20 @@ struct FlashBackwardTask {
             const T* o = op + (i0 + r) * os;
             T d = 0;
             for (int64_t e = 0; e < Ev; ++e) d += g[e] * o[e];
-            lrow[r] = lp[(i0 + r) * lse.stride(2)];
+            lrow[r] = lp[(i0 + r) * ls];
             drow[r] = lrow[r] == ninf ? T(0) : d;  // such a row's out is nan and its P all 0
           }
           for (int64_t j0 = 0; j0 < S; j0 += kb) {
             if (causal && j0 > i0 + rows - 1) break;  // the forward skipped these blocks too
             const int64_t cols = std::min(kb, S - j0);
-            if (mp && masked_whole(mp + i0 * mask->stride(2) + j0 * mask->stride(3), rows, cols, mask->stride(2),
-                                   mask->stride(3)))
-              continue;
+            if (mp && masked_whole(mp + i0 * ms2 + j0 * ms3, rows, cols, ms2, ms3)) continue;
             gemm(false, true, rows, cols, E, scale, qp + i0 * qs, qs, kp + j0 * ks, ks, T(0), pbuf.data(), kb);
             for (int64_t r = 0; r < rows; ++r) {
               T* s = pbuf.data() + r * kb;
               const int64_t i = i0 + r;
               if (mp) {
-                const T* m = mp + i * mask->stride(2) + j0 * mask->stride(3);
-                const int64_t ms = mask->stride(3);
-                for (int64_t c = 0; c < cols; ++c) s[c] += m[c * ms];
+                const T* m = mp + i * ms2 + j0 * ms3;
+                for (int64_t c = 0; c < cols; ++c) s[c] += m[c * ms3];
               }
               int64_t live = causal ? std::min(cols, std::max<int64_t>(0, i - j0 + 1)) : cols;
               if (lrow[r] == ninf) live = 0;  // every score of the row is masked: no probabilities
@@ -257,8 +255,16 @@ struct FlashBackwardTask {
         }
         auto store = [&](const std::vector<T>& src, Tensor& dst, int64_t n, int64_t width) {
           T* d = dst.data_ptr<T>() + b * dst.stride(0) + h * dst.stride(1);
-          for (int64_t i = 0; i < n; ++i)
-            for (int64_t e = 0; e < width; ++e) d[i * dst.stride(2) + e * dst.stride(3)] = src[i * width + e];
+          const int64_t rs = dst.stride(2), es = dst.stride(3);
+          for (int64_t i = 0; i < n; ++i) {
+            T* row = d + i * rs;
+            const T* from = src.data() + i * width;
+            if (es == 1) {
+              std::copy(from, from + width, row);
+            } else {
+              for (int64_t e = 0; e < width; ++e) row[e * es] = from[e];
+            }
+          }
         };
         store(dq, gq, L, E);
         store(dk, gk, S, E);
