@@ -7,10 +7,10 @@
 // Usage: bench_attention_probe [reps=7] [iters=20] [q_block kv_block] (threads: OMP_NUM_THREADS).
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <limits>
 #include <vector>
 
