@@ -35,11 +35,12 @@ std::atomic<int> g_aot_ids{0};
 /// requires_grad, so either kind of call can reach it).
 class AotFunction {
  public:
-  AotFunction(const Graph& g, Backend inner, std::string inner_name, CompileAhead ahead)
+  AotFunction(const Graph& g, Backend inner, std::string inner_name, CompileAhead ahead, ForwardPass before_joint)
       : captured_(g.clone()),
         inner_(std::move(inner)),
         inner_name_(std::move(inner_name)),
         ahead_(std::move(ahead)),
+        before_joint_(std::move(before_joint)),
         id_(g_aot_ids++) {}
 
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) {
@@ -126,6 +127,8 @@ class AotFunction {
     }
     try {
       std::unique_ptr<Graph> prepared = prepare_inference_graph(*captured_);
+      if (before_joint_)
+        if (std::unique_ptr<Graph> rewritten = before_joint_(*prepared, mask)) prepared = std::move(rewritten);
       JointGraph joint = make_joint_graph(*prepared, mask);
       if (config().aot.layout_optimization) joint = make_layout_optimized_joint_graph(*prepared, mask, std::move(joint));
       auto partition = std::make_shared<Partition>(partition_joint_graph(joint, configured_partitioner()));
@@ -153,6 +156,7 @@ class AotFunction {
   Backend inner_;
   std::string inner_name_;
   CompileAhead ahead_;
+  ForwardPass before_joint_;
   std::mutex mu_;
   std::shared_ptr<Graph> prepared_;
   CompiledGraph inference_;
@@ -180,8 +184,8 @@ std::unique_ptr<Graph> prepare_inference_graph(const Graph& g) {
 }
 
 CompiledGraph aot_compile(Graph& g, const std::vector<Tensor>& example_inputs, const Backend& inner,
-                          const std::string& inner_name, CompileAhead ahead) {
-  auto fn = std::make_shared<AotFunction>(g, inner, inner_name, std::move(ahead));
+                          const std::string& inner_name, CompileAhead ahead, ForwardPass before_joint) {
+  auto fn = std::make_shared<AotFunction>(g, inner, inner_name, std::move(ahead), std::move(before_joint));
   // Compile now what the example call needs; the other kind when a call first needs it.
   if (auto why = graph::why_autograd_records(g, example_inputs)) {
     fn->training(example_inputs, *why);

@@ -112,8 +112,18 @@ class GraphRoleScope {
 /// slow work there (inductor starts the C++ compiler), so that the backward compiles while
 /// the forward does. It must have no effect a caller can see but speed: `inner` still
 /// compiles the backward at the first backward call.
+///
+/// `before_joint`, when given, rewrites a training graph's prepared forward graph before
+/// its joint graph is traced, told which forward inputs require grad (returning null
+/// keeps it): the code generator's own
+/// training-graph passes (PyTorch's joint-graph passes), whose ops' derivative rows then
+/// give the backward — inductor's fuse_attention puts the fused attention op there, and
+/// the joint graph gets its backward op from that op's formula.
 using CompileAhead = std::function<void(Graph& backward)>;
+using ForwardPass =
+    std::function<std::unique_ptr<Graph>(const Graph& forward, const std::vector<bool>& requires_grad)>;
 CompiledGraph aot_compile(Graph& g, const std::vector<Tensor>& example_inputs, const Backend& inner,
-                          const std::string& inner_name = "eager", CompileAhead ahead = {});
+                          const std::string& inner_name = "eager", CompileAhead ahead = {},
+                          ForwardPass before_joint = {});
 
 }  // namespace ember::aot

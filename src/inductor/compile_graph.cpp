@@ -628,7 +628,8 @@ CompiledGraph compile_graph(Graph& captured, const std::vector<Tensor>& example_
     capture::CompileModeScope scope(mode);
     return compile_fx_inner(g, examples);
   };
-  return aot::aot_compile(captured, example_inputs, inner, "inductor_inner", compile_fx_ahead);
+  return aot::aot_compile(captured, example_inputs, inner, "inductor_inner", compile_fx_ahead,
+                          run_training_graph_passes);
 }
 
 void compile_fx_ahead(Graph& g) {

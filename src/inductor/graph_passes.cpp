@@ -1,6 +1,7 @@
 // inductor/graph_passes.cpp — inductor's passes over the graph it receives from the AOT
-// stage, before lowering (PyTorch's post-grad passes), in order. Each pass is one function
-// with its contract above it; run_graph_passes lists them. The result is what
+// stage, before lowering (PyTorch's post-grad passes), in order, and over a training
+// graph's forward before the AOT stage traces its joint graph (run_training_graph_passes).
+// Each pass is one function with its contract above it; run_graph_passes lists them. The result is what
 // fx_graph_transformed.txt shows. See Note [inductor] (docs/notes/inductor.md).
 #include <limits>
 #include <map>
@@ -353,8 +354,10 @@ std::optional<AttentionMatch> match_attention(const Node& out, const std::map<co
 /// `where(mask, -inf, 0)` of the scores' dtype; the kernel skips blocks whose mask is all
 /// -inf (a causal mask). The output is the old view's, contiguous [B, H, L, Ev]; other
 /// nodes are unchanged (dead code elimination drops the replaced ones). Each match is
-/// logged on `inductor` with its pattern and node.
-std::unique_ptr<Graph> fuse_attention(const Graph& g, size_t* changed) {
+/// logged on `inductor` with its pattern and node. With `grad_values` (the nodes whose
+/// value may require grad: a training graph's forward), a match whose mask is one of them
+/// is left unfused.
+std::unique_ptr<Graph> fuse_attention(const Graph& g, size_t* changed, const std::set<const Node*>* grad_values = nullptr) {
   const auto users = g.users();
   std::map<const Node*, AttentionMatch> matches;  // the final view -> its match
   std::map<const Node*, Arg> q_of, k_of, v_of, mask_of;  // readers -> the value they read (new graph)
@@ -362,7 +365,14 @@ std::unique_ptr<Graph> fuse_attention(const Graph& g, size_t* changed) {
   for (const auto& n : g.nodes()) {
     if (n->kind() != NodeKind::Call) continue;
     std::optional<AttentionMatch> m = match_attention(*n, users);
-    if (!m || !pass_allows("fuse_attention", *n)) continue;
+    if (!m) continue;
+    if (grad_values && m->mask_reader && grad_values->count(m->mask_reader->args()[m->mask_arg].value.node)) {
+      EMBER_LOG(inductor, INFO) << "fuse_attention: pattern " << m->pattern << " at %" << n->name() << " (graph "
+                                << g.name() << ") not fused: its mask may require grad, and the fused op has no "
+                                << "gradient for it";
+      continue;
+    }
+    if (!pass_allows("fuse_attention", *n)) continue;
     EMBER_LOG(inductor, INFO) << "fuse_attention: pattern " << m->pattern << " matched at %" << n->name()
                               << " (graph " << g.name() << "): replaced by _scaled_dot_product_flash_attention_for_cpu";
     for (const Node* r : {m->q_reader, m->k_reader, m->v_reader, m->mask_reader})
@@ -396,7 +406,43 @@ std::unique_ptr<Graph> fuse_attention(const Graph& g, size_t* changed) {
       },
       changed);
 }
+
+/// The nodes of `g` whose value may require grad: the inputs `requires_grad` marks and
+/// every call reading one of them (a superset: integral results are included).
+std::set<const Node*> may_require_grad(const Graph& g, const std::vector<bool>& requires_grad) {
+  std::set<const Node*> out;
+  const std::vector<Node*> inputs = g.inputs();
+  for (size_t i = 0; i < inputs.size() && i < requires_grad.size(); ++i)
+    if (requires_grad[i]) out.insert(inputs[i]);
+  for (const auto& n : g.nodes()) {
+    if (n->kind() != NodeKind::Call) continue;
+    for (const Arg& a : n->args()) {
+      bool reads = a.kind == Arg::Kind::Value && out.count(a.value.node);
+      for (const auto& v : a.values) reads = reads || (v && out.count(v->node));
+      if (reads) {
+        out.insert(n.get());
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+std::unique_ptr<Graph> run_training_graph_passes(const Graph& forward, const std::vector<bool>& requires_grad) {
+  bisect_begin(BisectSubsystem::GraphPasses, forward.name());
+  size_t attention = 0;
+  const std::set<const Node*> grad_values = may_require_grad(forward, requires_grad);
+  std::unique_ptr<Graph> fused = fuse_attention(forward, &attention, &grad_values);
+  EMBER_LOG(inductor, DEBUG) << "training graph passes of " << forward.name() << ": fuse_attention rewrote "
+                             << attention << " nodes";
+  if (attention == 0) return nullptr;
+  EMBER_LOG_ARTIFACT(post_grad_graphs) << "forward graph " << forward.name()
+                                       << " after inductor's training graph passes (before its joint graph):\n"
+                                       << *fused;
+  return fused;
+}
 
 std::unique_ptr<Graph> run_graph_passes(const Graph& g) {
   bisect_begin(BisectSubsystem::GraphPasses, g.name());

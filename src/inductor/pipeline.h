@@ -71,6 +71,15 @@ const std::vector<std::string>& bisect_decisions(BisectSubsystem s);
 /// result on the `post_grad_graphs` artifact.
 std::unique_ptr<Graph> run_graph_passes(const Graph& g);
 
+/// Training-graph passes (graph_passes.cpp), run by the AOT stage on a training graph's
+/// prepared forward graph before its joint graph is traced (aot_compile's before_joint),
+/// `requires_grad[i]` whether forward input i requires grad. Requires: a functional
+/// forward graph. Guarantees: the same results; attention written out is the fused
+/// `_scaled_dot_product_flash_attention_for_cpu` (fuse_attention) where its mask cannot
+/// require grad (the fused op has no gradient for it), and that op's derivative row then
+/// puts its backward op in the joint graph. Returns null when nothing changed.
+std::unique_ptr<Graph> run_training_graph_passes(const Graph& forward, const std::vector<bool>& requires_grad);
+
 /// Host constants (host_constants.cpp), for a graph mixing devices. A call whose result
 /// lives on a CUDA device and whose tensor arguments are all *host constants* — CPU values
 /// computed from the graph's constants by pure calls (factories such as ones, arange, full,

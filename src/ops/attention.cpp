@@ -1,7 +1,9 @@
 // ops/attention.cpp — scaled dot-product attention: `scaled_dot_product_attention` (a
-// composite: the fused flash kernel where it applies, else PyTorch's math form) and the
-// fused CPU op `_scaled_dot_product_flash_attention_for_cpu` over kernels/cpu/attention
-// (Note [flash attention]).
+// composite: the fused flash kernel where it applies, else PyTorch's math form), the
+// fused CPU op `_scaled_dot_product_flash_attention_for_cpu` and its backward
+// `_scaled_dot_product_flash_attention_for_cpu_backward` over kernels/cpu/attention
+// (Note [flash attention], Note [flash attention backward]; the derivative row is in
+// derivatives_nn.cpp).
 #include <cmath>
 #include <limits>
 
@@ -70,6 +72,45 @@ std::vector<TensorMeta> flash_meta(const Stack& a) {
   });
 }
 
+/// The geometry PyTorch 2.11's CPU backward gives each gradient: the input's sizes
+/// [B, H, N, D] over [B, N, H, D] memory.
+template <typename Int>
+TensorMeta bnhd_meta(const Tensor& t) {
+  using G = core::Geometry<Int>;
+  const Int B = G::size(t, 0), H = G::size(t, 1), N = G::size(t, 2), D = G::size(t, 3);
+  std::vector<Int> sizes{B, H, N, D}, strides{N * H * D, D, H * D, Int(1)};
+  return G::meta(std::move(sizes), std::move(strides), Int(0), t.dtype(), t.device());
+}
+
+/// The backward's outputs (grad_query, grad_key, grad_value), after the forward's checks
+/// and that grad_out and out are [B, H, L, Ev] and logsumexp [B, H, L] of the query's dtype.
+std::vector<TensorMeta> flash_backward_meta(const Stack& a) {
+  const Tensor &g = a[0].to_tensor(), &q = a[1].to_tensor(), &k = a[2].to_tensor(), &v = a[3].to_tensor(),
+               &o = a[4].to_tensor(), &lse = a[5].to_tensor();
+  check_flash_args(q, k, v, a[6].to_double(), a[8].to_optional_tensor());
+  using Size = decltype(core::sym_size(q, 0));
+  const std::vector<Size> want{core::sym_size(q, 0), core::sym_size(q, 1), core::sym_size(q, 2),
+                                 core::sym_size(v, 3)};
+  auto sizes_are = [](const Tensor& t, const std::vector<Size>& s) {
+    if (t.dim() != static_cast<int64_t>(s.size())) return false;
+    for (size_t d = 0; d < s.size(); ++d)
+      if (!(core::sym_size(t, static_cast<int64_t>(d)) == s[d])) return false;
+    return true;
+  };
+  EMBER_CHECK(sizes_are(g, want) && sizes_are(o, want) && sizes_are(lse, {want[0], want[1], want[2]}))
+      << "_scaled_dot_product_flash_attention_for_cpu_backward: expected grad_out and out [B, H, L, Ev] = "
+      << q.size(0) << ", " << q.size(1) << ", " << q.size(2) << ", " << v.size(3) << "] and logsumexp [B, H, L], got "
+      << g.sizes() << ", " << o.sizes() << " and " << lse.sizes();
+  EMBER_CHECK(g.dtype() == q.dtype() && o.dtype() == q.dtype() && lse.dtype() == q.dtype())
+      << "_scaled_dot_product_flash_attention_for_cpu_backward: expected grad_out, out and logsumexp of the query's "
+         "dtype ("
+      << scalar_type_name(q.dtype()) << "), got " << scalar_type_name(g.dtype()) << ", " << scalar_type_name(o.dtype())
+      << " and " << scalar_type_name(lse.dtype());
+  return core::over_geometry({&q, &k, &v}, [&]<typename Int>() -> std::vector<TensorMeta> {
+    return {bnhd_meta<Int>(q), bnhd_meta<Int>(k), bnhd_meta<Int>(v)};
+  });
+}
+
 /// `t` with unit stride in its last dim (a copy only when it lacks it).
 Tensor unit_last_stride(const Tensor& t) { return t.stride(-1) == 1 || t.size(-1) <= 1 ? t : t.contiguous(); }
 
@@ -83,19 +124,31 @@ void flash_kernel(const Stack& a, std::vector<Tensor>& out) {
                                 attention_scale(q, a[6].to_optional_double()), out[0], out[1]);
 }
 
+void flash_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
+  const Tensor g = unit_last_stride(a[0].to_tensor()), q = unit_last_stride(a[1].to_tensor()),
+               k = unit_last_stride(a[2].to_tensor()), v = unit_last_stride(a[3].to_tensor()),
+               o = unit_last_stride(a[4].to_tensor());
+  const std::optional<Tensor> given = a[8].to_optional_tensor();
+  Tensor mask;
+  if (given) mask = given->expand({q.size(0), q.size(1), q.size(2), k.size(2)});
+  kernels::cpu::flash_attention_backward(g, q, k, v, o, a[5].to_tensor(), given ? &mask : nullptr, a[7].to_bool(),
+                                         attention_scale(q, a[9].to_optional_double()), out[0], out[1], out[2]);
+}
+
 /// Whether `t` may take part in autograd: it has autograd metadata (requires grad, or a
 /// grad_fn). Read from the TensorImpl, as the ops library sits below autograd.
 bool may_need_grad(const Tensor& t) { return t.impl()->autograd_meta != nullptr; }
 
 /// Whether scaled_dot_product_attention may run as the fused CPU op: 4-D float or double
-/// CPU (or meta) tensors of one dtype, no dropout, no grouped heads, no input that needs a gradient
-/// (the fused op has no derivative yet), and a mask (if any) of bool or the query's dtype.
+/// CPU (or meta) tensors of one dtype, no dropout, no grouped heads, and a mask (if any) of
+/// bool or the query's dtype that needs no gradient (the fused op has none for it). Query,
+/// key and value may need gradients: the fused op's derivative is its backward op, as in
+/// PyTorch's CPU dispatch.
 bool flash_applies(const Tensor& q, const Tensor& k, const Tensor& v, const std::optional<Tensor>& mask,
                    double dropout_p) {
   if (dropout_p != 0.0 || q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return false;
   for (const Tensor* t : {&q, &k, &v})
-    if ((t->device().type != DeviceType::CPU && t->device().type != DeviceType::Meta) || t->dtype() != q.dtype() ||
-        may_need_grad(*t))
+    if ((t->device().type != DeviceType::CPU && t->device().type != DeviceType::Meta) || t->dtype() != q.dtype())
       return false;
   if (q.dtype() != kFloat && q.dtype() != kDouble) return false;
   if (k.size(1) != q.size(1) || v.size(1) != q.size(1) || k.size(3) != q.size(3)) return false;
@@ -126,6 +179,11 @@ void register_attention_ops(Registry& r) {
         "bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)")
       .set_meta(flash_meta)
       .set_cpu(flash_kernel);
+  r.def("_scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, Tensor query, Tensor key, "
+        "Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor? attn_mask=None, "
+        "float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value)")
+      .set_meta(flash_backward_meta)
+      .set_cpu(flash_backward_kernel);
   r.def("scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, "
         "float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor")
       .set_decomposition([](const Stack& a) -> Stack {
@@ -192,6 +250,15 @@ std::tuple<Tensor, Tensor> _scaled_dot_product_flash_attention_for_cpu(const Ten
   Stack outs = call_at(EMBER_OP("aten::_scaled_dot_product_flash_attention_for_cpu"),
                        {query, key, value, dropout_p, is_causal, attn_mask, scale}, loc);
   return {outs[0].to_tensor(), outs[1].to_tensor()};
+}
+
+std::tuple<Tensor, Tensor, Tensor> _scaled_dot_product_flash_attention_for_cpu_backward(
+    const Tensor& grad_out, const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& out,
+    const Tensor& logsumexp, double dropout_p, bool is_causal, const std::optional<Tensor>& attn_mask,
+    std::optional<double> scale, Loc loc) {
+  Stack outs = call_at(EMBER_OP("aten::_scaled_dot_product_flash_attention_for_cpu_backward"),
+                       {grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale}, loc);
+  return {outs[0].to_tensor(), outs[1].to_tensor(), outs[2].to_tensor()};
 }
 
 }  // namespace ember

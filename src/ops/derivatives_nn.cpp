@@ -240,6 +240,19 @@ void nn_rows(Registry& r) {
     if (!c.arg(3).is_none() && c.needs_grad(2)) out[2] = g;
     return out;
   });
+  // As PyTorch: output 0 only (logsumexp's gradient, if any flowed, is dropped: PyTorch's
+  // logsumexp does not require grad), and an attn_mask that requires grad is an error.
+  row(r, "aten::_scaled_dot_product_flash_attention_for_cpu", "ScaledDotProductFlashAttentionForCpuBackward0",
+      [](const Ctx& c) -> Grads {
+        EMBER_CHECK(!c.needs_grad(3))
+            << "The function '_scaled_dot_product_flash_attention_for_cpu' is not differentiable with respect to "
+               "argument 'attn_mask'. This input cannot have requires_grad True.";
+        if (!c.grad(0).defined()) return Grads(4);  // only logsumexp was used
+        auto [gq, gk, gv] = _scaled_dot_product_flash_attention_for_cpu_backward(
+            c.grad(0), c.input(0), c.input(1), c.input(2), c.output(0), c.output(1), c.arg(3).to_double(),
+            c.arg(4).to_bool(), c.arg(5).to_optional_tensor(), c.arg(6).to_optional_double());
+        return {gq, gk, gv, Tensor()};
+      });
   row(r, "aten::native_dropout", "NativeDropoutBackward0", [](const Ctx& c) -> Grads {
     if (!c.grad(0).defined()) return {Tensor()};  // only the mask was used
     const double p = c.arg(1).to_double();

@@ -1,7 +1,9 @@
 """The conformance rows of the attention family (src/ops/attention.cpp), imported by
-gen_cases.py: scaled_dot_product_attention and the fused CPU op
-_scaled_dot_product_flash_attention_for_cpu, which PyTorch 1.13 lacks: generated with
-PyTorch 2.x (see TORCH2_SEED in gen_cases.py)."""
+gen_cases.py: scaled_dot_product_attention, the fused CPU op
+_scaled_dot_product_flash_attention_for_cpu and its backward, which PyTorch 1.13 lacks:
+generated with PyTorch 2.x (see TORCH2_SEED in gen_cases.py). The fused op's ok samples
+also record PyTorch's gradients (it has a derivative row); its mask never requires grad
+(PyTorch raises for that)."""
 import torch
 
 from opinfo import OpInfo, S, T
@@ -38,6 +40,27 @@ def flash(g):
             S(g.t((2, 3, 5, 4)), g.t((2, 3, 6, 4), f64), g.t((2, 3, 6, 4)), desc="mixed dtypes", expect="error")]
 
 
+def flash_backward(g):
+    """Samples of the backward: grad_out, q, k, v and the (out, logsumexp) PyTorch's forward
+    gives for them, as autograd passes them."""
+    def case(b, h, lq, s, e, causal=False, mask=None, scale=None, dtype=f32, desc=""):
+        q, k, v = qkv(g, b, h, lq, s, e, dtype)
+        out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+            q.value(), k.value(), v.value(), 0.0, causal, attn_mask=None if mask is None else mask.value(),
+            scale=scale)
+        go = g.t(tuple(out.shape), dtype)
+        return S(go, q, k, v, T(out), T(lse), 0.0, causal, attn_mask=mask, scale=scale, desc=desc)
+    return [case(2, 3, 5, 6, 4, desc="plain"),
+            case(2, 3, 7, 7, 4, causal=True, desc="causal"),
+            case(1, 2, 5, 9, 4, causal=True, desc="causal, fewer queries than keys"),
+            case(1, 2, 150, 150, 8, causal=True, desc="causal, several blocks"),
+            case(1, 2, 70, 140, 8, desc="several blocks, ragged"),
+            case(2, 3, 5, 6, 4, mask=g.t((5, 6)), desc="additive mask, broadcast"),
+            case(2, 3, 5, 6, 4, mask=g.t((2, 1, 5, 6)), desc="additive mask per batch"),
+            case(2, 3, 5, 6, 4, scale=0.3, desc="scale"),
+            case(2, 3, 5, 6, 4, causal=True, dtype=f64, desc="f64 causal")]
+
+
 def sdpa(g):
     return [S(*qkv(g, 2, 3, 5, 6, 4), desc="plain"),
             S(*qkv(g, 2, 3, 7, 7, 4), None, 0.0, True, desc="causal"),
@@ -56,5 +79,7 @@ def sdpa(g):
 
 def attention_rows():
     A = "attention"
-    return [OpInfo("aten::_scaled_dot_product_flash_attention_for_cpu", A, flash, strides=True),
-            OpInfo("aten::scaled_dot_product_attention", A, sdpa)]
+    return [OpInfo("aten::_scaled_dot_product_flash_attention_for_cpu", A, flash, strides=True,
+                   no_grad_args=("attn_mask",)),
+            OpInfo("aten::scaled_dot_product_attention", A, sdpa),
+            OpInfo("aten::_scaled_dot_product_flash_attention_for_cpu_backward", A, flash_backward, strides=True)]

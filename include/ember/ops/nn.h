@@ -41,8 +41,8 @@ Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<ScalarType> dt
 /// softmax(query @ key^T * scale + attn_mask) @ value over the last two dims (PyTorch's
 /// torch.nn.functional.scaled_dot_product_attention): scale defaults to 1/sqrt(E); a bool
 /// mask keeps where true, a float one is added; is_causal keeps keys j <= i. 4-D float or
-/// double CPU inputs without dropout or gradient run the fused flash kernel, others the
-/// math form. enable_gqa with fewer key/value heads than query heads is not supported yet.
+/// double CPU inputs without dropout (and a mask that needs no gradient) run the fused
+/// flash kernel, others the math form. enable_gqa with fewer key/value heads than query heads is not supported yet.
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const std::optional<Tensor>& attn_mask = std::nullopt, double dropout_p = 0.0,
                                     bool is_causal = false, std::optional<double> scale = std::nullopt,
@@ -53,6 +53,12 @@ std::tuple<Tensor, Tensor> _scaled_dot_product_flash_attention_for_cpu(
     const Tensor& query, const Tensor& key, const Tensor& value, double dropout_p = 0.0, bool is_causal = false,
     const std::optional<Tensor>& attn_mask = std::nullopt, std::optional<double> scale = std::nullopt,
     Loc loc = Loc::current());
+/// The fused CPU attention's backward: (grad_query, grad_key, grad_value) from the
+/// gradient of its output and its saved (out, logsumexp); arguments as the forward's.
+std::tuple<Tensor, Tensor, Tensor> _scaled_dot_product_flash_attention_for_cpu_backward(
+    const Tensor& grad_out, const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& out,
+    const Tensor& logsumexp, double dropout_p, bool is_causal, const std::optional<Tensor>& attn_mask = std::nullopt,
+    std::optional<double> scale = std::nullopt, Loc loc = Loc::current());
 
 /// (output, mean, rstd).
 std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,

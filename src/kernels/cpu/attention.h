@@ -18,6 +18,17 @@ namespace ember::kernels::cpu {
 void flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask, bool causal, double scale,
                      Tensor& out, Tensor& lse);
 
+/// The gradients of flash_attention's `out` with respect to q, k and v, given the
+/// upstream gradient `grad_out` [B, H, L, Ev] and the forward's `out` and `lse`:
+/// the probabilities are recomputed block by block from q, k, the mask and lse (Note
+/// [flash attention backward]). Arguments as flash_attention's (grad_out and out with
+/// unit stride in their last dim); grad_q [B, H, L, E], grad_k [B, H, S, E] and grad_v
+/// [B, H, S, Ev] may have any strides and are overwritten. A row whose lse is -inf (every
+/// score masked) contributes nothing.
+void flash_attention_backward(const Tensor& grad_out, const Tensor& q, const Tensor& k, const Tensor& v,
+                              const Tensor& out, const Tensor& lse, const Tensor* mask, bool causal, double scale,
+                              Tensor& grad_q, Tensor& grad_k, Tensor& grad_v);
+
 /// The query and key block sizes flash_attention uses (Note [flash attention]).
 struct FlashBlocks {
   int64_t q = 128, kv = 128;

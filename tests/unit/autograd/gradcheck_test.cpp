@@ -88,6 +88,18 @@ void nn_cases(std::vector<Case>& c) {
   c.push_back({"aten::native_batch_norm", bn(true, false), {rnd({5, 3}, 54)}});
   c.push_back({"aten::native_batch_norm", bn(false, true), {bx, bw, bb}});
 
+  // The fused attention: its formula is the backward op (Note [flash attention backward]).
+  auto attention = [](bool causal, std::optional<Tensor> mask, std::optional<double> scale) {
+    return [=](const V& v) {
+      return V{std::get<0>(_scaled_dot_product_flash_attention_for_cpu(v[0], v[1], v[2], 0.0, causal, mask, scale))};
+    };
+  };
+  c.push_back({"aten::_scaled_dot_product_flash_attention_for_cpu", attention(true, std::nullopt, std::nullopt),
+               {rnd({2, 2, 5, 3}, 55), rnd({2, 2, 6, 3}, 56), rnd({2, 2, 6, 4}, 57)}});
+  c.push_back({"aten::_scaled_dot_product_flash_attention_for_cpu", attention(false, rnd({5, 6}, 58), 0.7),
+               {rnd({1, 2, 5, 3}, 59), rnd({1, 2, 6, 3}, 60).transpose(1, 2).contiguous().transpose(1, 2),
+                rnd({1, 2, 6, 3}, 61)}});
+
 }
 
 /// Sorting, scattering, indexing and the remaining elementwise and linalg formulas.
@@ -433,19 +445,12 @@ TEST(GradcheckCoverage, EveryDifferentiableOpHasAFormula) {
   // PyTorch has no derivative for these either (its grad_fn raises "not implemented", as
   // Ember's autograd layer does for an op without a formula).
   const std::set<std::string> none_in_pytorch = {"aten::batch_norm_update_stats"};
-  // Reached only where no gradient is needed: scaled_dot_product_attention takes the math
-  // form when an input may need one, and the inductor fuses attention in graphs whose
-  // intermediates nothing saves. Its backward (PyTorch's
-  // _scaled_dot_product_flash_attention_for_cpu_backward) is not built yet; called directly
-  // on inputs that require grad, it raises NotImplementedError as any op without a formula
-  // does (ScaledDotProductAttention.TheFusedOpOnInputsThatRequireGradRaises…).
-  const std::set<std::string> no_formula_yet = {"aten::_scaled_dot_product_flash_attention_for_cpu"};
   for (const ops::OpDef* op : ops::registry().all()) {
     if (op->kind == ops::OpKind::Composite || op->kind == ops::OpKind::InPlace) continue;
     if (op->derivative || op->not_differentiable) continue;
     const bool backward_op = op->name.size() > 9 && op->name.substr(op->name.size() - 9) == "_backward";
     EXPECT_TRUE(backward_op || integral_outputs.count(op->name) || no_floating_input.count(op->name) ||
-                none_in_pytorch.count(op->name) || no_formula_yet.count(op->name))
+                none_in_pytorch.count(op->name))
         << op->name << " has no derivative formula: add a row to src/ops/derivatives*.cpp (or list why it needs none)";
   }
 }

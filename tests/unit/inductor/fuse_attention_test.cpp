@@ -1,6 +1,7 @@
 // Attention through the inductor (graph_passes.cpp's fuse_attention): each written form of
 // softmax(q @ k^T * scale + mask) @ v becomes one extern call of the fused flash op,
-// logged with its pattern, and equals eager; near misses keep their unfused graph. See
+// logged with its pattern, and equals eager, in inference and training graphs (whose
+// backward then calls the fused op's backward); near misses keep their unfused graph. See
 // Note [inductor], "Fusing attention", and Note [flash attention].
 #include <gtest/gtest.h>
 
@@ -8,6 +9,8 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ember/ember.h"
 #include "inductor/inductor.h"
@@ -111,6 +114,61 @@ TEST_F(FuseAttentionTest, ScaledDotProductAttentionItselfIsTheFusedOp) {
   check([](const Tensor& q, const Tensor& k, const Tensor& v, const Tensor&) {
     return scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, true);
   }, causal_bool_mask(), 1, "");
+}
+
+/// Eager and compiled forward and backward of `fn` on q, k, v [2, 3, 24, 8] that require
+/// grad and `mask` (requiring grad when `mask_grad`): the outputs and every gradient
+/// agree; returns the extern calls of the flash op in the forward graph and of its
+/// backward op in the backward graph.
+std::pair<size_t, size_t> check_training(const AttentionFn& fn, const Tensor& mask, bool mask_grad) {
+  manual_seed(14);
+  const Tensor q0 = randn({2, 3, 24, 8}), k0 = randn({2, 3, 24, 8}), v0 = randn({2, 3, 24, 8});
+  const Tensor g = randn({2, 3, 24, 8});
+  auto run = [&](const AttentionFn& f, size_t* flash, size_t* backward) {
+    std::vector<Tensor> in{q0.clone().requires_grad_(), k0.clone().requires_grad_(), v0.clone().requires_grad_(),
+                           mask_grad ? mask.clone().requires_grad_() : mask};
+    const Tensor out = f(in[0], in[1], in[2], in[3]);
+    if (flash) *flash = extern_count(inductor::last_compile_report(), kFlash);
+    (out * g).sum().backward();
+    if (backward) *backward = extern_count(inductor::last_compile_report(), std::string(kFlash) + "_backward");
+    in.insert(in.begin(), out.detach());
+    return in;
+  };
+  size_t flash = 0, backward = 0;
+  const std::vector<Tensor> want = run(fn, nullptr, nullptr);
+  const std::vector<Tensor> got = run(compile(fn, {.backend = "inductor"}), &flash, &backward);
+  expect_close(got[0], want[0], 1e-5, 1e-5);
+  for (size_t i = 1; i < want.size(); ++i) {
+    if (i == 4 && !mask_grad) continue;
+    EXPECT_TRUE(got[i].grad().defined()) << "input " << i - 1;
+    if (!got[i].grad().defined()) continue;
+    expect_close(got[i].grad(), want[i].grad(), 1e-4, 1e-5);
+  }
+  return {flash, backward};
+}
+
+TEST_F(FuseAttentionTest, ATrainingGraphTakesTheFusedOpAndItsBackward) {
+  // The pass runs on the forward before the joint graph is traced: the fused op's
+  // derivative row puts _scaled_dot_product_flash_attention_for_cpu_backward in the
+  // backward, which reads the saved out and logsumexp instead of the [L, S] softmax.
+  testing::LogCapture logs("inductor");
+  auto [flash, backward] = check_training([](const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& m) {
+    Tensor att = matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(8.0));
+    return matmul(softmax(masked_fill(att, m, -kInf), -1), v);
+  }, causal_bool_mask(), false);
+  EXPECT_EQ(flash, 1u) << logs.text();
+  EXPECT_EQ(backward, 1u) << logs.text();
+}
+
+TEST_F(FuseAttentionTest, ATrainingGraphWhoseMaskRequiresGradKeepsTheUnfusedForm) {
+  testing::LogCapture logs("inductor");
+  manual_seed(15);
+  auto [flash, backward] = check_training([](const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& m) {
+    return matmul(softmax(matmul(q, k.transpose(-2, -1)) * 0.25 + m, -1), v);
+  }, randn({2, 1, 24, 24}), true);
+  EXPECT_EQ(flash, 0u) << logs.text();
+  EXPECT_EQ(backward, 0u) << logs.text();
+  EXPECT_NE(logs.text().find("not fused: its mask may require grad"), std::string::npos) << logs.text();
 }
 
 TEST_F(FuseAttentionTest, NearMissesKeepTheUnfusedGraph) {

@@ -1,9 +1,11 @@
 // scaled_dot_product_attention and the fused CPU op: the flash kernel (several query and
 // key blocks, causal block skipping, masks, float and double) against the math form, and
-// which form eager sdpa takes. PyTorch's values are checked by the conformance cases.
+// which form eager sdpa takes; the fused op's gradients (its backward op) against the math
+// form's. PyTorch's values are checked by the conformance cases.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "ember/ember.h"
@@ -89,43 +91,130 @@ TEST(ScaledDotProductAttention, BoolMaskKeepsWhereTrue) {
   EXPECT_LT(max_abs_diff(scaled_dot_product_attention(q, k, v, keep), reference(q, k, v, additive, false, 0.5)), 2e-6);
 }
 
-TEST(ScaledDotProductAttention, EagerRunsTheFusedOpWithoutGradAndTheMathFormWithIt) {
+TEST(ScaledDotProductAttention, EagerRunsTheFusedOpWithAndWithoutGrad) {
   manual_seed(7);
   const Tensor q = randn({1, 2, 6, 4}), k = randn({1, 2, 6, 4}), v = randn({1, 2, 6, 4});
-  // The fused op's output is contiguous with no grad_fn; the math form's, with q needing a
-  // gradient, has one and backpropagates.
   const Tensor eager = scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, true);
   EXPECT_FALSE(eager.requires_grad());
   // Bit for bit the fused op's result (the math form rounds differently).
   const Tensor fused = std::get<0>(_scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, true));
   EXPECT_EQ(eager.to_vector<float>(), fused.to_vector<float>());
+  // With q needing a gradient too, as PyTorch's CPU dispatch: the fused op's grad_fn.
   const Tensor qg = q.clone().requires_grad_();
   Tensor out = scaled_dot_product_attention(qg, k, v, std::nullopt, 0.0, true);
   ASSERT_TRUE(out.requires_grad());
-  EXPECT_LT(max_abs_diff(out, reference(q, k, v, std::nullopt, true, 0.5)), 2e-6);
+  EXPECT_EQ(out.grad_fn()->name(), "ScaledDotProductFlashAttentionForCpuBackward0");
+  EXPECT_EQ(out.to_vector<float>(), fused.to_vector<float>());
   out.sum().backward();
   ASSERT_TRUE(qg.grad().defined());
   EXPECT_EQ(qg.grad().sizes(), q.sizes());
 }
 
-TEST(ScaledDotProductAttention, TheFusedOpOnInputsThatRequireGradRaisesInsteadOfDroppingTheGradient) {
-  // The fused op has no derivative yet: called on an input that requires grad it raises,
-  // never returns a result autograd cannot trace back (sdpa itself takes the math form).
+TEST(ScaledDotProductAttention, AMaskThatRequiresGradTakesTheMathForm) {
+  // The fused op has no gradient for its mask (PyTorch's neither).
+  manual_seed(8);
+  const Tensor q = randn({1, 2, 6, 4}), k = randn({1, 2, 6, 4}), v = randn({1, 2, 6, 4});
+  const Tensor m = randn({6, 6}).requires_grad_();
+  Tensor out = scaled_dot_product_attention(q, k, v, m);
+  EXPECT_NE(out.grad_fn()->name(), "ScaledDotProductFlashAttentionForCpuBackward0");
+  out.sum().backward();
+  EXPECT_TRUE(m.grad().defined());
+}
+
+/// The gradients of sum(out * g) with respect to q, k and v, out from `fn`.
+std::vector<Tensor> grads_of(const std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)>& fn,
+                             const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& g) {
+  Tensor qg = q.detach().requires_grad_(), kg = k.detach().requires_grad_(), vg = v.detach().requires_grad_();
+  (fn(qg, kg, vg) * g).sum().backward();
+  return {qg.grad(), kg.grad(), vg.grad()};
+}
+
+TEST_P(FlashAttention, GradientsEqualTheMathFormsOverSeveralBlocksCausalMaskedAndScaled) {
+  const ScalarType dt = GetParam();
+  const double tol = dt == kFloat ? 2e-5 : 1e-12;
+  SmallBlocks blocks;
+  manual_seed(9);
+  // L = 37 and S = 45: ragged last blocks; Ev != E.
+  const Tensor q = randn({2, 3, 37, 8}, dt), k = randn({2, 3, 45, 8}, dt), v = randn({2, 3, 45, 5}, dt);
+  const Tensor g = randn({2, 3, 37, 5}, dt), mask = randn({37, 45}, dt);
+  for (bool causal : {false, true}) {
+    for (bool masked : {false, true}) {
+      const std::optional<Tensor> m = masked ? std::optional<Tensor>(mask) : std::nullopt;
+      const auto fused = grads_of(
+          [&](const Tensor& a, const Tensor& b, const Tensor& c) {
+            return std::get<0>(_scaled_dot_product_flash_attention_for_cpu(a, b, c, 0.0, causal, m, 0.3));
+          },
+          q, k, v, g);
+      const auto math = grads_of(
+          [&](const Tensor& a, const Tensor& b, const Tensor& c) { return reference(a, b, c, m, causal, 0.3); }, q,
+          k, v, g);
+      for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(fused[i].sizes(), math[i].sizes());
+        EXPECT_LT(max_abs_diff(fused[i], math[i]), tol) << "input " << i << " causal " << causal << " mask " << masked;
+      }
+    }
+  }
+}
+
+TEST_P(FlashAttention, BackwardGivesZeroForARowMaskedWholeAndSkipsMaskedBlocks) {
+  // Row 3's scores are all -inf (its output is nan): it adds nothing to any gradient, and
+  // the others' gradients are those of the math form without that row.
+  const ScalarType dt = GetParam();
+  SmallBlocks blocks;
+  manual_seed(10);
+  const Tensor q = randn({1, 2, 40, 8}, dt), k = randn({1, 2, 40, 8}, dt), v = randn({1, 2, 40, 8}, dt);
+  const double ninf = -std::numeric_limits<double>::infinity();
+  Tensor additive = masked_fill(zeros({40, 40}, dt), triu(ones({40, 40}, kBool), 1), ninf);
+  const Tensor row3 = eq(arange(40).view({40, 1}), Scalar(3));
+  additive = masked_fill(additive, row3, ninf);
+  Tensor g = randn({1, 2, 40, 8}, dt);
+  const auto fused = grads_of(
+      [&](const Tensor& a, const Tensor& b, const Tensor& c) {
+        return std::get<0>(_scaled_dot_product_flash_attention_for_cpu(a, b, c, 0.0, false, additive));
+      },
+      q, k, v, g);
+  g = masked_fill(g, row3, 0.0);
+  const Tensor causal_only = masked_fill(zeros({40, 40}, dt), triu(ones({40, 40}, kBool), 1), ninf);
+  const auto math = grads_of(
+      [&](const Tensor& a, const Tensor& b, const Tensor& c) {
+        return reference(a, b, c, causal_only, false, 1 / std::sqrt(8.0));
+      },
+      q, k, v, g);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(sum(isnan(fused[i])).item().to_double(), 0.0) << "input " << i;
+    EXPECT_LT(max_abs_diff(fused[i], math[i]), dt == kFloat ? 2e-5 : 1e-12) << "input " << i;
+  }
+  EXPECT_EQ(max(fused[0].select(2, 3).abs()).item().to_double(), 0.0);
+}
+
+TEST(ScaledDotProductAttention, TheFusedOpOnInputsThatRequireGradGivesTheMathFormsGradients) {
+  // Its derivative is _scaled_dot_product_flash_attention_for_cpu_backward: q, k and v get
+  // the gradients of the math form within float32 rounding, logsumexp none, and a mask
+  // that requires grad is an error, as in PyTorch.
   manual_seed(5);
-  const Tensor q = randn({1, 2, 8, 4}).requires_grad_(), k = randn({1, 2, 8, 4}), v = randn({1, 2, 8, 4});
+  const Tensor q = randn({1, 2, 8, 4}), k = randn({1, 2, 8, 4}), v = randn({1, 2, 8, 4}), g = randn({1, 2, 8, 4});
+  const auto fused = grads_of(
+      [](const Tensor& a, const Tensor& b, const Tensor& c) {
+        return std::get<0>(_scaled_dot_product_flash_attention_for_cpu(a, b, c));
+      },
+      q, k, v, g);
+  const auto math = grads_of(
+      [](const Tensor& a, const Tensor& b, const Tensor& c) { return reference(a, b, c, std::nullopt, false, 0.5); },
+      q, k, v, g);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(fused[i].defined()) << "input " << i;
+    EXPECT_LT(max_abs_diff(fused[i], math[i]), 1e-5) << "input " << i;
+  }
+  const Tensor m = randn({8, 8}).requires_grad_();
+  auto [out, lse] = _scaled_dot_product_flash_attention_for_cpu(q.detach().requires_grad_(), k, v, 0.0, false, m);
   try {
-    _scaled_dot_product_flash_attention_for_cpu(q, k, v);
+    out.sum().backward();
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::NotImplementedError);
-    EXPECT_NE(std::string(e.what()).find("derivative for 'aten::_scaled_dot_product_flash_attention_for_cpu' is not "
-                                         "implemented"),
+    EXPECT_NE(std::string(e.what()).find("not differentiable with respect to argument 'attn_mask'"),
               std::string::npos)
         << e.what();
   }
-  NoGradGuard no_grad;
-  EXPECT_EQ(std::get<0>(_scaled_dot_product_flash_attention_for_cpu(q, k, v)).sizes().vec(),
-            (std::vector<int64_t>{1, 2, 8, 4}));
 }
 
 TEST(ScaledDotProductAttention, RejectsMaskWithCausalInTheMathForm) {
