@@ -57,29 +57,12 @@ bool is_contiguous(IntArrayRef sizes, IntArrayRef strides) {
 }
 
 bool is_channels_last_strides_2d(IntArrayRef sizes, IntArrayRef strides) {
-  if (sizes.size() != 4 || strides[1] == 0) return false;
-  int64_t min = 0;
-  for (int d : {1, 3, 2, 0}) {
-    if (sizes[d] == 0 || strides[d] < min) return false;
-    if (d == 0 && min == strides[1]) return false;
-    min = strides[d];
-    if (sizes[d] > 1) min *= sizes[d];
-  }
-  return true;
+  return rules::is_channels_last_strides_2d(sizes, strides);
 }
 
 std::vector<int64_t> channels_last_strides(IntArrayRef sizes) {
-  const size_t n = sizes.size();
-  EMBER_INTERNAL_ASSERT(n >= 3) << "channels_last_strides: rank " << n;
-  std::vector<int64_t> strides(n);
-  int64_t step = sizes[1];
-  strides[1] = 1;
-  for (size_t d = n - 1; d >= 2; --d) {
-    strides[d] = step;
-    step *= sizes[d];
-  }
-  strides[0] = step;
-  return strides;
+  EMBER_INTERNAL_ASSERT(sizes.size() >= 3) << "channels_last_strides: rank " << sizes.size();
+  return rules::channels_last_strides(sizes);
 }
 
 bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/sym_int.h"
@@ -154,6 +155,39 @@ std::vector<Int> infer_size(IntArrayRef shape, const Int& numel) {
   return infer_size<Int, int64_t>(shape, numel);
 }
 
+/// c10's is_channels_last_strides_2d: whether a 4-D tensor is laid out NHWC (channels
+/// fastest, then W, H, N), ambiguous layouts (size-1 dims, C == 1) read as NCHW. Over
+/// SymInt each comparison the ranges do not decide is a guard, and no size is read as an
+/// integer: a symbolic contiguous or channels_last tensor gets the static answer without
+/// one (Note [dynamic shapes]).
+template <typename Int>
+bool is_channels_last_strides_2d(ArrayRef<Int> sizes, ArrayRef<Int> strides) {
+  if (sizes.size() != 4 || strides[1] == 0) return false;
+  Int min = 0;
+  for (int d : {1, 3, 2, 0}) {
+    if (sizes[d] == 0 || strides[d] < min) return false;
+    if (d == 0 && min == strides[1]) return false;
+    min = strides[d];
+    if (sizes[d] > 1) min = min * sizes[d];
+  }
+  return true;
+}
+
+/// The strides of a dense channels_last tensor of `sizes` (rank 3 or more): channels
+/// fastest, then the last dim back to dim 2, then the batch.
+template <typename Int>
+std::vector<Int> channels_last_strides(ArrayRef<Int> sizes) {
+  const size_t n = sizes.size();
+  std::vector<Int> strides(n, Int(1));
+  Int step = sizes[1];
+  for (size_t d = n - 1; d >= 2; --d) {
+    strides[d] = step;
+    step = step * sizes[d];
+  }
+  strides[0] = step;
+  return strides;
+}
+
 // After ATen's computeStride: groups old dims into contiguous chunks and maps the new
 // shape onto them; fails when a new dim would straddle a chunk boundary.
 template <typename Int>
@@ -172,6 +206,19 @@ bool compute_view_strides(ArrayRef<Int> oldshape, ArrayRef<Int> oldstride, Array
   if (numel == 0) {
     newstride = contiguous_strides(newshape);
     return true;
+  }
+  if constexpr (std::is_same_v<Int, SymInt>) {
+    // A tensor whose strides are its contiguous ones (the same expressions) is one chunk:
+    // the walk below would give the new shape's contiguous strides, after comparing partial
+    // products of symbolic sizes with the numel (`2*s1 < 8*s0*s1`), which the ranges often
+    // cannot decide and would guard. The answer without the comparisons.
+    const std::vector<Int> contiguous = contiguous_strides(oldshape);
+    bool same = true;
+    for (size_t d = 0; same && d < contiguous.size(); ++d) same = contiguous[d].expr() == oldstride[d].expr();
+    if (same) {
+      newstride = contiguous_strides(newshape);
+      return true;
+    }
   }
   int64_t view_d = static_cast<int64_t>(newshape.size()) - 1;
   Int chunk_base_stride = oldstride.back();

@@ -120,6 +120,15 @@ SymInts sym_broadcast_strides(const SymInts& sizes, const SymInts& strides, cons
 
 SymInts sym_infer_size(IntArrayRef shape, const SymInt& numel) { return rules::infer_size(shape, numel); }
 
+bool sym_is_channels_last_strides_2d(const SymInts& sizes, const SymInts& strides) {
+  return rules::is_channels_last_strides_2d(ArrayRef<SymInt>(sizes), ArrayRef<SymInt>(strides));
+}
+
+SymInts sym_channels_last_strides(const SymInts& sizes) {
+  EMBER_INTERNAL_ASSERT(sizes.size() >= 3) << "channels_last_strides: rank " << sizes.size();
+  return rules::channels_last_strides(ArrayRef<SymInt>(sizes));
+}
+
 bool sym_compute_view_strides(const SymInts& sizes, const SymInts& strides, const SymInts& shape, SymInts& out) {
   return rules::compute_view_strides(ArrayRef<SymInt>(sizes), ArrayRef<SymInt>(strides), ArrayRef<SymInt>(shape), out);
 }

@@ -132,6 +132,11 @@ SymInt sym_numel_of(const SymInts& sizes);
 SymInts sym_contiguous_strides(const SymInts& sizes);
 SymInts sym_broadcast_shapes(const SymInts& a, const SymInts& b);
 SymInts sym_broadcast_strides(const SymInts& sizes, const SymInts& strides, const SymInts& target);
+/// c10's is_channels_last_strides_2d over SymInts (rules::is_channels_last_strides_2d:
+/// what the ranges do not decide is guarded, no size is specialized).
+bool sym_is_channels_last_strides_2d(const SymInts& sizes, const SymInts& strides);
+/// The strides of a dense channels_last tensor of `sizes` (rank 3 or more), over the symbols.
+SymInts sym_channels_last_strides(const SymInts& sizes);
 /// `shape` with its -1 replaced by what makes the element count `numel`.
 SymInts sym_infer_size(IntArrayRef shape, const SymInt& numel);
 /// The strides of a view of (sizes, strides) as `shape`, or false when the view would

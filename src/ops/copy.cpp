@@ -176,7 +176,7 @@ void register_copy_ops(Registry& r) {
         if (a[1].is_string() && a[1].to_string_ref() == "channels_last") {
           EMBER_CHECK(self.dim() == 4) << "clone: required rank 4 tensor to use channels_last format, got a tensor of "
                                        << self.dim() << " dims";
-          return metas(layout_meta(self.sizes(), self.dtype(), self.device(), true));
+          return metas(layout_meta_of(self, self.dtype(), self.device(), true));
         }
         return metas(like(self, std::nullopt, std::nullopt));
       })

@@ -54,22 +54,34 @@ std::vector<TensorMeta> factory_meta(const IValue& size, ScalarType dtype, Devic
 
 ScalarType dtype_of_fill(const Scalar& v) { return v.is_floating_point() ? kDefaultFloat : v.type(); }
 
-/// arange.start_step whose end is a symbolic size (`arange(sym_size(x, 1))`) and whose start
-/// and step are integers: its length over the symbols. (A floating start or step reads the
-/// end as a number, which specializes it.)
+/// arange.start_step with a symbolic start, end or step (`arange(sym_size(x, 1))`,
+/// `arange(s0, 2*s0)`, `arange(0, s0, 2)`) and no floating one: its length over the
+/// symbols. (A floating start, end or step reads the others as numbers, which specializes
+/// them.)
 bool arange_has_sym_length(const Stack& a) {
-  return a[1].is_sym_int() && !a[0].is_sym_int() && !a[2].is_sym_int() && !a[0].to_scalar().is_floating_point() &&
-         !a[2].to_scalar().is_floating_point();
+  bool symbolic = false;
+  for (size_t i = 0; i < 3; ++i) {
+    if (a[i].is_sym_int()) symbolic = true;
+    else if (a[i].to_scalar().is_floating_point()) return false;
+  }
+  return symbolic;
 }
+/// An integral start, end or step of arange as a core SymInt (symbolic or plain).
+core::SymInt arange_bound(const IValue& v) {
+  return v.is_sym_int() ? core::sym_int_arg(v) : core::SymInt(v.to_scalar().to_long());
+}
+/// The length PyTorch's arange reference computes for integer arguments (torch._refs.arange):
+/// after `step != 0` and the step's sign agreeing with `end - start` (each a guard when the
+/// ranges do not decide it), `(end - start + step - sgn(step)) // step`.
 std::vector<TensorMeta> arange_sym_meta(const Stack& a) {
   const ScalarType dt = a[3].to_optional_scalar_type().value_or(kInt64);
-  const int64_t s = a[0].to_scalar().to_long(), st = a[2].to_scalar().to_long();
-  EMBER_CHECK(st != 0) << "step must be nonzero";
-  const core::SymInt end = core::sym_int_arg(a[1]);
-  EMBER_CHECK((st > 0 && end >= s) || (st < 0 && end <= s))
-      << "upper bound and larger bound inconsistent with step sign (start " << s << ", end "
-      << core::rules::size_text(end) << ", step " << st << ")";
-  const core::SymInt length = core::floordiv(end - s + (st - (st > 0 ? 1 : -1)), core::SymInt(st));
+  const core::SymInt start = arange_bound(a[0]), end = arange_bound(a[1]), step = arange_bound(a[2]);
+  EMBER_CHECK(step != 0) << "step must be nonzero";
+  const bool positive = step > 0;
+  EMBER_CHECK(positive ? end >= start : end <= start)
+      << "upper bound and larger bound inconsistent with step sign (start " << core::rules::size_text(start)
+      << ", end " << core::rules::size_text(end) << ", step " << core::rules::size_text(step) << ")";
+  const core::SymInt length = core::floordiv(end - start + step - (positive ? 1 : -1), step);
   return metas(core::contiguous_sym_meta({length}, dt, device_arg(a, 3)));
 }
 
@@ -279,6 +291,10 @@ Tensor arange_of_size(const SymInt& end, TensorOptions o, Loc loc) {
 }
 Tensor arange(const Scalar& end, TensorOptions o, Loc loc) {
   return call_tensor(EMBER_OP("aten::arange"), {end, dtype_arg(o), None{}, device_arg(o)}, loc);
+}
+Tensor arange_of_sizes(const SymInt& start, const SymInt& end, const SymInt& step, TensorOptions o, Loc loc) {
+  return call_tensor(EMBER_OP("aten::arange.start_step"),
+                     {IValue(start), IValue(end), IValue(step), dtype_arg(o), None{}, device_arg(o)}, loc);
 }
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions o, Loc loc) {
   return call_tensor(EMBER_OP("aten::arange.start_step"), {start, end, step, dtype_arg(o), None{}, device_arg(o)}, loc);

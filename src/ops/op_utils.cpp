@@ -188,13 +188,23 @@ void with_contiguous_outputs(std::vector<Tensor>& out, const std::function<void(
 }
 
 bool suggests_channels_last(const Tensor& t) {
-  return t.dim() == 4 && core::is_channels_last_strides_2d(t.sizes(), t.strides());
+  if (t.dim() != 4) return false;
+  // A fake over size symbols: the rule over its SymInts, so that no size is specialized.
+  if (core::is_symbolic(t)) return core::sym_is_channels_last_strides_2d(core::sym_sizes(t), core::sym_strides(t));
+  return core::is_channels_last_strides_2d(t.sizes(), t.strides());
 }
 
 TensorMeta layout_meta(IntArrayRef sizes, ScalarType dtype, Device device, bool channels_last) {
   TensorMeta m = contiguous_meta(sizes, dtype, device);
   if (channels_last) m.strides = core::channels_last_strides(sizes);
   return m;
+}
+
+TensorMeta layout_meta_of(const Tensor& t, ScalarType dtype, Device device, bool channels_last) {
+  if (!core::is_symbolic(t)) return layout_meta(t.sizes(), dtype, device, channels_last);
+  const core::SymInts sizes = core::sym_sizes(t);
+  if (!channels_last) return core::contiguous_sym_meta(sizes, dtype, device);
+  return core::make_meta(sizes, core::sym_channels_last_strides(sizes), core::SymInt(0), dtype, device);
 }
 
 Tensor channels_last_dense(const Tensor& t) {

@@ -25,12 +25,15 @@ inline std::vector<TensorMeta> metas(TensorMeta m) { return {std::move(m)}; }
 
 /// PyTorch's suggest_memory_format() == ChannelsLast: a 4-D tensor of channels_last
 /// strides (core::is_channels_last_strides_2d). Convolution, batch norm and cat on the CPU
-/// follow it (Note [channels_last convolution]). The rank is checked first: reading the
-/// sizes of a tensor over size symbols guards them.
+/// follow it (Note [channels_last convolution]). For a fake over size symbols the rule runs
+/// over its SymInts (core::sym_is_channels_last_strides_2d): the static answer, with a
+/// guard only for a comparison the ranges do not decide, and no size specialized.
 bool suggests_channels_last(const Tensor& t);
 /// A contiguous meta of `sizes`, or with channels_last strides (core::channels_last_strides)
 /// when `channels_last`.
 TensorMeta layout_meta(IntArrayRef sizes, ScalarType dtype, Device device, bool channels_last);
+/// layout_meta of `t`'s sizes, over its symbols when it has symbolic geometry.
+TensorMeta layout_meta_of(const Tensor& t, ScalarType dtype, Device device, bool channels_last);
 /// `t` (4-D) dense in channels_last order: `t` itself when it already is, otherwise a copy.
 Tensor channels_last_dense(const Tensor& t);
 

@@ -1,13 +1,13 @@
 // ops/shape.cpp — ops that join, repeat and reorder whole tensors: cat (with ATen's
 // type promotion and legacy skipping of 1-D empty inputs), stack, repeat, flip, tril,
-// triu; and slice_scatter/select_scatter, composites writing a slice through index_put. Their kernels are strided copies: each op describes its output and input as
+// triu; and slice_scatter/select_scatter, composites writing a slice through pads and
+// where. Their kernels are strided copies: each op describes its output and input as
 // views over the same index space and one byte-copy loop moves the data.
 #include <algorithm>
 #include <cstring>
 
 #include "core/shape.h"
 #include "core/sym_geometry.h"
-#include "ember/ops/indexing.h"
 #include "ember/ops/shape.h"
 #include "ember/ops/view.h"
 #include "ember/ops/creation.h"
@@ -93,10 +93,16 @@ CatPlan cat_plan(const std::vector<Tensor>& ts, int64_t dim) {
   const bool symbolic = std::any_of(ts.begin(), ts.end(), [](const Tensor& t) { return core::is_symbolic(t); });
   plan.out = symbolic ? concatenated.template operator()<core::SymInt>() : concatenated.template operator()<int64_t>();
   if (channels_last) {
-    // NHWC: C fastest, then W, H, N (ATen keeps the inputs' common memory format). Deciding
-    // it read every size as an integer, so they are static here.
-    plan.out.strides = core::channels_last_strides(plan.out.sizes);
-    plan.out.sym = nullptr;
+    // NHWC: C fastest, then W, H, N (ATen keeps the inputs' common memory format), over the
+    // symbols when the sizes are symbolic (suggests_channels_last decided it without
+    // reading them as integers).
+    if (plan.out.sym) {
+      const core::SymInts sizes = plan.out.sym->sizes;
+      plan.out = core::make_meta(sizes, core::sym_channels_last_strides(sizes), core::SymInt(0), dtype,
+                                 first.device());
+    } else {
+      plan.out.strides = core::channels_last_strides(plan.out.sizes);
+    }
   }
   return plan;
 }
@@ -233,38 +239,88 @@ Tensor flipped_view(const Tensor& self, IntArrayRef dims) {
 
 // --- slice_scatter, select_scatter -------------------------------------------------------
 
-/// src must have the sizes of the slice it replaces.
+// Note [scatter into a slice over SymInt]: slice_scatter is `where(outside, self, placed)`,
+// where `placed` is src spread along dim to self's length (element i at start + i*step,
+// by a pad of step - 1 after each element, a view merging the two dims, then a pad of
+// `start` before and of what is left after) and `outside` is the same spreading of a
+// false mask of src's length with true as its fill. Pads and views compute their sizes
+// over SymInt, so a symbolic start, end, index or size of self or src along dim stays
+// symbolic: no step reads a size as an integer (Note [dynamic shapes]), and a graph
+// compiles once for every size (`x[:, 1:] = y` over [B, T, C], `index = T - 1`). self is
+// where's first tensor operand after the mask, so the result takes self's layout as
+// clone(self) does (ATen's slice_scatter clones self and copies src into the slice).
+
+/// src must have the sizes of the slice it replaces (each size compared over SymInt: a
+/// guard where symbolic).
 void check_scatter_slice(const Tensor& src, const Tensor& slice_view) {
-  EMBER_CHECK(src.sizes() == slice_view.sizes())
-      << "expected src to have a size equal to the slice of self. src size = " << src.sizes()
-      << ", slice size = " << slice_view.sizes();
+  const core::SymInts want = core::sym_sizes(slice_view), got = core::sym_sizes(src);
+  bool same = want.size() == got.size();
+  for (size_t d = 0; same && d < want.size(); ++d) same = got[d] == want[d];
+  EMBER_CHECK(same) << "expected src to have a size equal to the slice of self. src size = " << src.sizes()
+                    << ", slice size = " << slice_view.sizes();
+}
+
+/// `t` (n long along `dim`) spread along `dim` to `length`: element i at start + i*step,
+/// `fill` everywhere else (constant pads and a view, Note [scatter into a slice over SymInt]).
+/// start + (n - 1)*step < length.
+Tensor spread_along(const Tensor& t, int64_t dim, const core::SymInt& start, int64_t step,
+                    const core::SymInt& length, const Scalar& fill) {
+  // constant_pad_nd's list names the last dim first: dim's pair is number t.dim() - 1 - dim.
+  const size_t pair = static_cast<size_t>(t.dim() - 1 - dim);
+  Tensor spaced = t;
+  core::SymInt spaced_length = core::sym_size(t, dim);
+  if (step > 1) {
+    // Each element followed by step - 1 fills: a new dim after dim padded to step
+    // ([…, n, step, …], contiguous), then the two merged by a view.
+    const Tensor column = call_op_tensor("aten::unsqueeze", {t, dim + 1});
+    core::SymInts widen(2 * pair + 2, core::SymInt(0));  // column's dim + 1 is pair number `pair` too
+    widen[2 * pair + 1] = core::SymInt(step - 1);
+    const Tensor widened = call_op_tensor("aten::constant_pad_nd", {column, core::size_list_value(widen), fill});
+    core::SymInts sizes = core::sym_sizes(t);
+    spaced_length = spaced_length * step;
+    sizes[static_cast<size_t>(dim)] = spaced_length;
+    spaced = call_op_tensor("aten::view", {widened, core::size_list_value(sizes)});
+  }
+  core::SymInts pad(2 * pair + 2, core::SymInt(0));
+  pad[2 * pair] = start;
+  pad[2 * pair + 1] = length - start - spaced_length;  // negative crops the last element's trailing fill
+  return call_op_tensor("aten::constant_pad_nd", {spaced, core::size_list_value(pad), fill});
 }
 
 /// self with src written over self[start:end:step] along dim (src converted to self's
-/// dtype, as copy_ would): index_put with an arange along dim.
+/// dtype, as copy_ would). Note [scatter into a slice over SymInt].
 Stack slice_scatter_decomposition(const Stack& a) {
   const Tensor& self = a[0].to_tensor();
   const Tensor& src = a[1].to_tensor();
   const Tensor view = call_op_tensor("aten::slice.Tensor", {self, a[2], a[3], a[4], a[5]});  // checks the arguments
   check_scatter_slice(src, view);
-  const int64_t dim = core::wrap_dim(a[2].to_int(), self.dim()), size = self.size(dim), step = a[5].to_int();
-  int64_t start = a[3].to_optional_int().value_or(0);
-  if (start < 0) start += size;
-  start = std::clamp<int64_t>(start, 0, size);
-  std::vector<std::optional<Tensor>> indices(static_cast<size_t>(dim), std::nullopt);
-  indices.push_back(arange(start, start + view.size(dim) * step, step, TensorOptions(kLong).device(self.device())));
-  return {index_put(self, indices, cast(src, self.dtype()))};
+  const int64_t dim = core::wrap_dim(a[2].to_int(), self.dim()), step = a[5].to_int();
+  const core::SymInt size = core::sym_size(self, dim);
+  // start as slice normalizes it (negative counts from the end, then clamped into [0, size]).
+  core::SymInt start = a[3].is_none() ? core::SymInt(0) : core::sym_int_arg(a[3]);
+  if (start < 0) start = start + size;
+  if (start < 0) start = 0;
+  if (start > size) start = size;
+  const Tensor placed = spread_along(cast(src, self.dtype()), dim, start, step, size, Scalar(0));
+  core::SymInts mask_sizes(static_cast<size_t>(self.dim()), core::SymInt(1));
+  mask_sizes[static_cast<size_t>(dim)] = core::sym_size(view, dim);
+  const Tensor inside = call_op_tensor("aten::full", {core::size_list_value(mask_sizes), Scalar(false), IValue(kBool),
+                                                      None{}, IValue(self.device()), None{}});
+  const Tensor outside = spread_along(inside, dim, start, step, size, Scalar(true));
+  return call_op("aten::where.self", {outside, self, placed});
 }
 
+/// self with src written over self.select(dim, index): slice_scatter of [index, index + 1).
 Stack select_scatter_decomposition(const Stack& a) {
   const Tensor& self = a[0].to_tensor();
   const Tensor& src = a[1].to_tensor();
   const Tensor view = call_op_tensor("aten::select.int", {self, a[2], a[3]});  // checks dim and index
   check_scatter_slice(src, view);
   const int64_t dim = core::wrap_dim(a[2].to_int(), self.dim());
-  int64_t index = a[3].to_int();
-  if (index < 0) index += self.size(dim);
-  return call_op("aten::slice_scatter", {self, src.unsqueeze(dim), dim, index, index + 1, int64_t{1}});
+  core::SymInt index = core::sym_int_arg(a[3]);
+  if (index < 0) index = index + core::sym_size(self, dim);
+  return call_op("aten::slice_scatter", {self, call_op_tensor("aten::unsqueeze", {src, dim}), dim,
+                                         core::size_value(index), core::size_value(index + 1), int64_t{1}});
 }
 
 }  // namespace
@@ -371,11 +427,11 @@ Tensor repeat(const Tensor& self, IntArrayRef repeats, Loc loc) {
 Tensor flip(const Tensor& self, IntArrayRef dims, Loc loc) {
   return call_tensor(EMBER_OP("aten::flip"), {self, dims}, loc);
 }
-Tensor slice_scatter(const Tensor& self, const Tensor& src, int64_t dim, std::optional<int64_t> start,
-                     std::optional<int64_t> end, int64_t step, Loc loc) {
+Tensor slice_scatter(const Tensor& self, const Tensor& src, int64_t dim, std::optional<SymInt> start,
+                     std::optional<SymInt> end, int64_t step, Loc loc) {
   return call_tensor(EMBER_OP("aten::slice_scatter"), {self, src, dim, start, end, step}, loc);
 }
-Tensor select_scatter(const Tensor& self, const Tensor& src, int64_t dim, int64_t index, Loc loc) {
+Tensor select_scatter(const Tensor& self, const Tensor& src, int64_t dim, SymInt index, Loc loc) {
   return call_tensor(EMBER_OP("aten::select_scatter"), {self, src, dim, index}, loc);
 }
 Tensor tril(const Tensor& self, int64_t diagonal, Loc loc) {

@@ -208,9 +208,17 @@ TEST(DynamicImport, SymbolicIntegerWhereTheSchemaWantsAPlainIntIsNamed) {
 }
 
 TEST(DynamicImport, AnOpThatWouldFixADynamicSizeIsRefused) {
-  // arange with a symbolic step: Ember's arange reads the step as a number, which would
-  // make every call use the example batch.
-  const std::string path = with_symbolic_argument("torch.ops.aten.arange.start_step", "step");
+  // arange with a floating start and a symbolic end: Ember's arange computes its length
+  // over the symbols only for integer arguments and reads the end as a number here, which
+  // would make every call use the example batch. (A symbolic integer start or step is
+  // computed over the symbols.)
+  const std::string path = edited_program("arange_bias", [](nlohmann::json& nodes) {
+    for (nlohmann::json& n : nodes) {
+      if (n.at("target") != "torch.ops.aten.arange.start_step") continue;
+      for (nlohmann::json& in : n.at("inputs"))
+        if (in.at("name") == "start") in["arg"] = {{"as_float", 0.0}};
+    }
+  });
   const std::string msg = error_of([&] { load_exported(path); });
   EXPECT_NE(msg.find("(torch.ops.aten.arange.start_step): Ember's op reads a dynamic size as a plain integer here"),
             std::string::npos)

@@ -1,6 +1,7 @@
 // ember/ops/creation.h — factory functions, as torch.* spells them.
 #pragma once
 
+#include <concepts>
 #include <vector>
 
 #include "ember/tensor.h"
@@ -43,6 +44,19 @@ Tensor arange(const S& end, TensorOptions options = {}, Loc loc = Loc::current()
 }
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1, TensorOptions options = {},
               Loc loc = Loc::current());
+/// arange over sizes (`arange(T, 2 * T)`, `arange(0, T, 2)` with T = sym_size(x, 1)): a
+/// symbolic start, end or step stays symbolic in a trace, the length is
+/// `(end - start + step - sgn(step)) // step` over the symbols (Note [dynamic shapes]);
+/// int64 by default. Taken when one argument is a SymInt and the others are SymInts or
+/// integers, so that plain numbers keep the Scalar overload.
+Tensor arange_of_sizes(const SymInt& start, const SymInt& end, const SymInt& step, TensorOptions options, Loc loc);
+template <typename A, typename B, typename C = int64_t>
+  requires(std::same_as<A, SymInt> || std::same_as<B, SymInt> || std::same_as<C, SymInt>) &&
+          (std::same_as<A, SymInt> || std::integral<A>) && (std::same_as<B, SymInt> || std::integral<B>) &&
+          (std::same_as<C, SymInt> || std::integral<C>)
+Tensor arange(const A& start, const B& end, const C& step = 1, TensorOptions options = {}, Loc loc = Loc::current()) {
+  return arange_of_sizes(SymInt(start), SymInt(end), SymInt(step), options, loc);
+}
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOptions options = {},
                 Loc loc = Loc::current());
 Tensor eye(int64_t n, TensorOptions options = {}, Loc loc = Loc::current());

@@ -208,6 +208,32 @@ TEST_F(DynamicShapes, PaddingToAMultipleOfASymbolicLengthKeepsOneCompile) {
   EXPECT_EQ(logs.text().find("(x.size(1)) ="), std::string::npos) << "the length stays symbolic:\n" << logs.text();
 }
 
+TEST_F(DynamicShapes, CatOfFourDimensionalTensorsAsksTheirMemoryFormatWithoutSpecializing) {
+  // cat keeps its inputs' common memory format, so it asks whether 4-D inputs are
+  // channels_last (PyTorch's suggest_memory_format). The rule runs over the symbols: neither
+  // contiguous nor channels_last (NHWC memory, permuted) inputs have a size specialized or a
+  // guard added, one entry serves every size, and the result has eager's strides.
+  for (const bool nhwc : {false, true}) {
+    LogCapture logs;
+    set_logs("dynamic");
+    auto f = [](const Tensor& a, const Tensor& b) { return cat({a, b}, 1); };
+    auto fn = compile(f, {.backend = "inductor", .name = "cat4d", .arg_names = {"a", "b"}, .dynamic = true});
+    for (int64_t n : {3, 5, 9}) {
+      auto make = [&](int64_t c) {
+        return nhwc ? randn({n, n + 1, n + 2, c}).permute({0, 3, 1, 2}) : randn({n, c, n + 1, n + 2});
+      };
+      const Tensor a = make(13), b = make(17);
+      const Tensor got = fn(a, b), want = f(a, b);
+      const std::string what = std::string(nhwc ? "channels_last" : "contiguous") + " n " + std::to_string(n);
+      EXPECT_EQ(got.strides().vec(), want.strides().vec()) << what;
+      expect_identical(got, want, what);
+    }
+    EXPECT_EQ(fn.cache_size(), 1u) << logs.text();
+    EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
+    EXPECT_EQ(logs.text().find("[guard added]"), std::string::npos) << logs.text();
+  }
+}
+
 TEST_F(DynamicShapes, RecompilesLogSaysWhichSizesAutomaticDynamicMadeSymbolic) {
   LogCapture logs;
   set_logs("recompiles");

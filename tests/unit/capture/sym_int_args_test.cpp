@@ -98,6 +98,50 @@ TEST_P(SymIntArgsPerBackend, AFloorDividedSliceEndStaysSymbolic) {
                                       /*dynamic_dims=*/2);
 }
 
+/// slice_scatter and select_scatter at positions computed from the symbol T = x.size(1)
+/// (x [B, T, 4]), with self's and src's sizes along the dim symbolic. The sources are views
+/// of x, so that every guard the trace records comes from the scatters.
+std::tuple<Tensor, Tensor, Tensor, Tensor> scattered_by_symbol(const Tensor& x) {
+  const SymInt T = sym_size(x, 1);
+  // x[:, 1:] = x[:, :-1]: src [B, T - 1, 4] written into the last T - 1 rows.
+  Tensor shifted = slice_scatter(x, x.slice(1, 0, T - 1), 1, 1);
+  // x[:, T - 1] = x[:, 0].
+  Tensor last = select_scatter(x, x.select(1, 0), 1, T - 1);
+  // x[:, 0:T-1:2] = x[:, 1::2]: T // 2 rows each, every other one.
+  Tensor strided = slice_scatter(x, x.slice(1, 1, std::nullopt, 2), 1, 0, T - 1, 2);
+  // A transposed self [T, B, 4]: its first T - 1 rows from its last ones; the result keeps
+  // self's layout.
+  const Tensor xt = x.transpose(0, 1);
+  Tensor transposed = slice_scatter(xt, xt.slice(0, 1), 0, 0, T - 1);
+  return {shifted, last, strided, transposed};
+}
+
+TEST_P(SymIntArgsPerBackend, SliceAndSelectScatterAtSymbolicPositionsCompileOnceAndMatchEager) {
+  const std::string logs = expect_one_compile_matches_eager<4>(
+      GetParam(), "scattered", scattered_by_symbol, [](int64_t n) { return randn({n + 2, n, 4}); }, {5, 8, 13},
+      /*dynamic_dims=*/2);
+  // The ranges decide every clamp of the positions, src's sizes equal the slices' by their
+  // expressions, and the view that spreads the step-2 source is of a contiguous tensor: no
+  // guard beyond the symbols' ranges.
+  EXPECT_EQ(logs.find("[guard added]"), std::string::npos) << logs;
+}
+
+/// arange with a symbolic start, end or step (T = x.size(0)).
+std::tuple<Tensor, Tensor, Tensor, Tensor> aranges_by_symbol(const Tensor& x) {
+  const SymInt T = sym_size(x, 0);
+  return {arange(T, 2 * T),           // [T] int64: T..2T-1
+          arange(0, T, 2, kFloat),    // [(T + 1)//2]
+          arange(2 * T, T, -3),       // [(T + 2)//3]: 2T, 2T-3, …
+          arange(1, 3 * T, T, kFloat)};  // [3]: a symbolic step
+}
+
+TEST_P(SymIntArgsPerBackend, ArangeWithSymbolicStartAndStepCompilesOnceAndMatchesEager) {
+  const std::string logs = expect_one_compile_matches_eager<4>(
+      GetParam(), "aranges", aranges_by_symbol, [](int64_t n) { return randn({n, 3}); }, {2, 5, 9, 16});
+  EXPECT_EQ(logs.find("[guard added]"), std::string::npos) << "the ranges decide the step's sign and the order\n"
+                                                           << logs;
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, SymIntArgsPerBackend, ::testing::Values("eager", "aot_eager", "inductor"));
 
 
@@ -158,6 +202,42 @@ TEST_F(SymIntArgs, GuardsOfASymbolicSplitPrintOverSources) {
   }
   EXPECT_EQ(fn.cache_size(), 2u) << "10..12 make 3 pieces, 13 makes 4\n" << logs.text();
   EXPECT_NE(logs.text().find("(x.size(0) + 3)//4 == 3"), std::string::npos) << logs.text();
+}
+
+TEST_F(SymIntArgs, SliceScatterOfASecondInputGuardsItsSizeAndCompilesOnce) {
+  // x[:, 1:] = y with y an input [B, S, C]: the slice's size T - 1 must equal S, one guard
+  // that replaces S by T - 1, and every (T, T - 1) pair runs the one entry.
+  LogCapture logs;
+  set_logs("guards,dynamic");
+  auto f = [](const Tensor& x, const Tensor& y) { return slice_scatter(x, y, 1, 1) * 2.0; };
+  auto fn = compile(f, {.backend = "inductor", .name = "into_rows", .arg_names = {"x", "y"}, .dynamic = true});
+  for (int64_t t : {5, 9, 17}) {
+    const Tensor x = randn({3, t, 7}), y = randn({3, t - 1, 7});
+    testing::expect_identical(fn(x, y), f(x, y), "T " + std::to_string(t));
+  }
+  EXPECT_EQ(fn.cache_size(), 1u) << logs.text();
+  EXPECT_NE(logs.text().find("y.size(1) == x.size(1) - 1"), std::string::npos) << logs.text();
+  EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
+  // A y of another length breaks the guard: a new entry, and eager's error for a mismatch.
+  const Tensor x = randn({3, 6, 7});
+  EXPECT_THROW(fn(x, randn({3, 4, 7})), Error);
+}
+
+TEST_F(SymIntArgs, ArangeBetweenTwoSymbolsGuardsTheirOrder) {
+  // arange(x.size(0), x.size(1)): PyTorch's check that end >= start for a positive step
+  // is a guard over the two sources, and the length their difference.
+  LogCapture logs;
+  set_logs("guards");
+  auto f = [](const Tensor& x) { return arange(sym_size(x, 0), sym_size(x, 1), 1, kFloat) * 2.0; };
+  auto fn = compile(f, {.backend = "inductor", .name = "between", .arg_names = {"x"}, .dynamic = true});
+  for (int64_t n : {3, 5, 8}) {
+    const Tensor x = randn({n, 2 * n + 1});
+    const Tensor got = fn(x);
+    EXPECT_EQ(got.size(0), n + 1);
+    testing::expect_identical(got, f(x), "n " + std::to_string(n));
+  }
+  EXPECT_EQ(fn.cache_size(), 1u) << logs.text();
+  EXPECT_NE(logs.text().find("x.size(0) <= x.size(1)"), std::string::npos) << logs.text();
 }
 
 }  // namespace
