@@ -23,7 +23,6 @@
 //
 // `--only W10` runs one workload; `--iters N` sets the timed calls. Threads:
 // OMP_NUM_THREADS (bench/torch_workloads.py --dynamic runs PyTorch's side).
-#include <dirent.h>
 #include <omp.h>
 #include <unistd.h>
 
@@ -38,6 +37,7 @@
 
 #include "bench_util.h"
 #include "inductor/inductor.h"
+#include "support/process_threads.h"
 
 namespace {
 
@@ -52,17 +52,6 @@ struct DynamicWorkload {
   std::shared_ptr<nn::UnaryModule> module;
   std::function<Tensor(int64_t)> input;
 };
-
-/// The threads of this process (/proc/self/task), or -1 where it cannot be read.
-int process_threads() {
-  DIR* dir = opendir("/proc/self/task");
-  if (!dir) return -1;
-  int n = 0;
-  while (const dirent* e = readdir(dir))
-    if (e->d_name[0] != '.') ++n;
-  closedir(dir);
-  return n;
-}
 
 /// Medians of `iters` calls of each function, called in turn, after 3 warm-up rounds. The
 /// rounds go through the n! orders of the functions (std::next_permutation), so that each
@@ -81,7 +70,7 @@ std::vector<double> interleaved_medians(const std::vector<std::function<void()>>
   for (size_t f = 0; f < order.size(); ++f) order[f] = f;
   for (int i = -3; i < iters; ++i, std::next_permutation(order.begin(), order.end()))
     for (const size_t f : order) {
-      if (fewest_threads && i >= 0) (*fewest_threads)[f] = std::min((*fewest_threads)[f], process_threads());
+      if (fewest_threads && i >= 0) (*fewest_threads)[f] = std::min((*fewest_threads)[f], support::process_threads());
       const auto t0 = std::chrono::steady_clock::now();
       fns[f]();
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

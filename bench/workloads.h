@@ -53,23 +53,6 @@ struct CheckedTensors {
 };
 using StepState = std::function<std::vector<CheckedTensors>()>;
 
-/// What a training row (W7–W9) offers besides its whole step, so that the benchmark can
-/// measure the memory its forward leaves for backward and compare the compile time of the
-/// training graphs with that of the forward alone.
-struct TrainingParts {
-  /// The eager forward and loss of one step, recording the graph (no backward).
-  std::function<Tensor()> forward;
-  /// A new compiled function of that forward (the compiled row's model and inputs): its
-  /// call records the graph through AOT autograd, or under NoGradGuard compiles the
-  /// inference graph alone.
-  std::function<CompiledCall(const std::string& backend)> compile_forward;
-  /// Backward of what `forward` returned (W7: its fixed grad_output; W8, W9: the loss).
-  std::function<void(const Tensor&)> backward;
-  /// W8, W9: the wall-clock ms of each part of every whole step run (eager and compiled
-  /// alike), so a benchmark can say where a step's time goes outside its graphs.
-  std::shared_ptr<struct StepPhases> phases;
-};
-
 /// Wall-clock ms of each part of a training step (zero_grad, forward and loss, backward,
 /// optimizer step), one entry per step, for the eager and the compiled step.
 struct StepPhases {
@@ -92,6 +75,23 @@ struct StepPhases {
     Step ms_{};
     size_t next_ = 0;
   };
+};
+
+/// What a training row (W7–W9) offers besides its whole step, so that the benchmark can
+/// measure the memory its forward leaves for backward and compare the compile time of the
+/// training graphs with that of the forward alone.
+struct TrainingParts {
+  /// The eager forward and loss of one step, recording the graph (no backward).
+  std::function<Tensor()> forward;
+  /// A new compiled function of that forward (the compiled row's model and inputs): its
+  /// call records the graph through AOT autograd, or under NoGradGuard compiles the
+  /// inference graph alone.
+  std::function<CompiledCall(const std::string& backend)> compile_forward;
+  /// Backward of what `forward` returned (W7: its fixed grad_output; W8, W9: the loss).
+  std::function<void(const Tensor&)> backward;
+  /// W8, W9: the wall-clock ms of each part of every whole step run (eager and compiled
+  /// alike), so a benchmark can say where a step's time goes outside its graphs.
+  std::shared_ptr<StepPhases> phases;
 };
 
 struct CompiledCall {

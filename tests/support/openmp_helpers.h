@@ -2,9 +2,10 @@
 // thread count and the process's thread count (Note [full OpenMP teams]).
 #pragma once
 
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <omp.h>
+
+#include "support/process_threads.h"
 
 namespace ember::testing {
 
@@ -15,16 +16,11 @@ struct ThreadCount {
   ~ThreadCount() { omp_set_num_threads(saved); }
 };
 
-/// The threads of this process, from /proc/self/task (-1, and a failure, where it cannot
-/// be read).
+/// The threads of this process (support::process_threads), failing the test where
+/// /proc/self/task cannot be read.
 inline int process_threads() {
-  DIR* dir = opendir("/proc/self/task");
-  EXPECT_NE(dir, nullptr);
-  if (!dir) return -1;
-  int n = 0;
-  while (const dirent* e = readdir(dir))
-    if (e->d_name[0] != '.') ++n;
-  closedir(dir);
+  const int n = support::process_threads();
+  EXPECT_GE(n, 0) << "/proc/self/task cannot be read";
   return n;
 }
 

@@ -47,6 +47,25 @@ bool masked_whole(const T* m, int64_t rows, int64_t cols, int64_t row_stride, in
   return true;
 }
 
+/// One block of scores, as the forward and the backward both compute them: buf[r][c] =
+/// scale * q_r . k_c (+ mask[r][c]) for `rows` query rows from `qp` (row stride qs) and
+/// `cols` key rows from `kp` (row stride ks), into `buf` of row stride `ld`. `mp` is the
+/// mask at the block's first entry (row and column strides ms2, ms3), or null.
+template <typename T>
+void block_scores(const T* qp, int64_t qs, const T* kp, int64_t ks, int64_t rows, int64_t cols, int64_t E, T scale,
+                  const T* mp, int64_t ms2, int64_t ms3, T* buf, int64_t ld) {
+  gemm(false, true, rows, cols, E, scale, qp, qs, kp, ks, T(0), buf, ld);
+  if (!mp) return;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) buf[r * ld + c] += mp[r * ms2 + c * ms3];
+}
+
+/// How many of a block's `cols` keys, from key j0 on, query row i sees: all, or under
+/// is_causal those up to i (keys after it are masked).
+inline int64_t live_keys(bool causal, int64_t i, int64_t j0, int64_t cols) {
+  return causal ? std::min(cols, std::max<int64_t>(0, i - j0 + 1)) : cols;
+}
+
 /// One (batch, head, query block) task of flash_attention over dtype T.
 template <typename T>
 struct FlashTask {
@@ -86,22 +105,15 @@ struct FlashTask {
         for (int64_t j0 = 0; j0 < S; j0 += kb) {
           if (causal && j0 > i0 + rows - 1) break;  // every key of this block and on is in the future
           const int64_t cols = std::min(kb, S - j0);
-          if (md && masked_whole(md + b * mask->stride(0) + h * mask->stride(1) + i0 * mask->stride(2) +
-                                     j0 * mask->stride(3),
-                                 rows, cols, mask->stride(2), mask->stride(3)))
-            continue;
-          gemm(false, true, rows, cols, E, scale, qp, q.stride(2), kp + j0 * k.stride(2), k.stride(2), T(0),
-               sbuf.data(), kb);
+          const int64_t ms2 = md ? mask->stride(2) : 0, ms3 = md ? mask->stride(3) : 0;
+          const T* mp = md ? md + b * mask->stride(0) + h * mask->stride(1) + i0 * ms2 + j0 * ms3 : nullptr;
+          if (mp && masked_whole(mp, rows, cols, ms2, ms3)) continue;
+          block_scores(qp, q.stride(2), kp + j0 * k.stride(2), k.stride(2), rows, cols, E, scale, mp, ms2, ms3,
+                       sbuf.data(), kb);
           for (int64_t r = 0; r < rows; ++r) {
             T* s = sbuf.data() + r * kb;
-            const int64_t i = i0 + r;
-            if (md) {
-              const T* mp = md + b * mask->stride(0) + h * mask->stride(1) + i * mask->stride(2) + j0 * mask->stride(3);
-              const int64_t ms = mask->stride(3);
-              for (int64_t c = 0; c < cols; ++c) s[c] += mp[c * ms];
-            }
             // Keys after i in this block are masked; `live` of them take part.
-            const int64_t live = causal ? std::min(cols, std::max<int64_t>(0, i - j0 + 1)) : cols;
+            const int64_t live = live_keys(causal, i0 + r, j0, cols);
             T mx = ninf;
             int64_t c = 0;
             if (live >= W) {
@@ -226,16 +238,12 @@ struct FlashBackwardTask {
           for (int64_t j0 = 0; j0 < S; j0 += kb) {
             if (causal && j0 > i0 + rows - 1) break;  // the forward skipped these blocks too
             const int64_t cols = std::min(kb, S - j0);
-            if (mp && masked_whole(mp + i0 * ms2 + j0 * ms3, rows, cols, ms2, ms3)) continue;
-            gemm(false, true, rows, cols, E, scale, qp + i0 * qs, qs, kp + j0 * ks, ks, T(0), pbuf.data(), kb);
+            const T* mb = mp ? mp + i0 * ms2 + j0 * ms3 : nullptr;
+            if (mb && masked_whole(mb, rows, cols, ms2, ms3)) continue;
+            block_scores(qp + i0 * qs, qs, kp + j0 * ks, ks, rows, cols, E, scale, mb, ms2, ms3, pbuf.data(), kb);
             for (int64_t r = 0; r < rows; ++r) {
               T* s = pbuf.data() + r * kb;
-              const int64_t i = i0 + r;
-              if (mp) {
-                const T* m = mp + i * ms2 + j0 * ms3;
-                for (int64_t c = 0; c < cols; ++c) s[c] += m[c * ms3];
-              }
-              int64_t live = causal ? std::min(cols, std::max<int64_t>(0, i - j0 + 1)) : cols;
+              int64_t live = live_keys(causal, i0 + r, j0, cols);
               if (lrow[r] == ninf) live = 0;  // every score of the row is masked: no probabilities
               const V vl(lrow[r]);
               int64_t c = 0;
