@@ -4,6 +4,7 @@
 // a backward graph run under one autograd node (joint.h). See Note [aot] (docs/notes/aot.md).
 #include "aot/aot.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -13,6 +14,7 @@
 #include "aot/joint.h"
 #include "capture/events.h"
 #include "capture/repro_hooks.h"
+#include "core/shape_env.h"
 #include "ember/autograd.h"
 #include "ember/config.h"
 #include "graph/interpreter.h"
@@ -24,9 +26,23 @@ namespace {
 
 thread_local GraphRole t_role;
 
-/// Whether a value of `g` has symbolic sizes still (TensorMeta::sym, a symbol not
-/// specialized since, as a backend may do while it compiles; Note [dynamic shapes]).
-bool traced_with_symbolic_sizes(const Graph& g) { return graph_text::shape_env_of(g) != nullptr; }
+/// Whether `g` holds a data-dependent size (an unbacked symbol; Note [dynamic shapes]).
+bool has_data_dependent_sizes(const Graph& g) {
+  const core::ShapeEnv* env = graph_text::shape_env_of(g);
+  return env && env->num_unbacked() > 0;
+}
+
+/// Whether the guards of `g`'s shape environment admit the sizes of `inputs` (true for a
+/// static graph). A training graph compiled at a later call than the trace (the first
+/// call with its pattern of inputs requiring grad) may have added guards that this call's
+/// sizes break: its joint graph was traced at the example sizes.
+bool guards_admit(const Graph& g, const std::vector<Tensor>& inputs) {
+  const core::ShapeEnv* env = graph_text::shape_env_of(g);
+  if (!env) return true;
+  const std::vector<int64_t> values = graph::symbol_values(g, inputs);
+  if (std::find(values.begin(), values.end(), graph::kUnbound) != values.end()) return false;
+  return env->check(values);
+}
 std::atomic<int> g_aot_ids{0};
 
 /// One captured graph as aot_compile hands it out: the inference graph and one training
@@ -44,7 +60,20 @@ class AotFunction {
         id_(g_aot_ids++) {}
 
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) {
-    if (auto why = graph::why_autograd_records(*captured_, inputs)) return training(inputs, *why)(inputs);
+    if (auto why = graph::why_autograd_records(*captured_, inputs)) {
+      bool compiled_now = false;
+      CompiledGraph fn = training(inputs, *why, &compiled_now);
+      if (compiled_now && !guards_admit(*captured_, inputs)) {
+        // The joint graph, traced at the example sizes when this call first needed it,
+        // specialized a size this call does not have: the interpreter runs this call (the
+        // entry's guards, which now hold the new ones, send later calls elsewhere).
+        capture::warn_interpreted(captured_->name(),
+                                  "its training graph, compiled at this call, specialized sizes this call does not "
+                                  "have");
+        return run_graph(*captured_, inputs);
+      }
+      return fn(inputs);
+    }
     return inference(inputs)(inputs);
   }
 
@@ -109,19 +138,23 @@ class AotFunction {
     return false;
   }
 
-  CompiledGraph training(const std::vector<Tensor>& examples, const std::string& why) {
+  /// The training graph for `examples`' pattern of inputs requiring grad, compiled now if
+  /// no call needed it before (`compiled_now` then set). A graph traced over size symbols
+  /// gets a joint graph over the same symbols (Note [aot], "Dynamic shapes"): the guards
+  /// its formulas add go into the trace's shape environment, so the entry checks them.
+  CompiledGraph training(const std::vector<Tensor>& examples, const std::string& why, bool* compiled_now = nullptr) {
     std::vector<bool> mask;
     for (const Tensor& t : examples) mask.push_back(t.defined() && t.requires_grad());
     std::lock_guard lock(mu_);
     auto it = training_.find(mask);
     if (it != training_.end()) return it->second;
+    if (compiled_now) *compiled_now = true;
     capture::PhaseTimer timer("AOT autograd", capture::Nesting::OwnTime);
     CompiledGraph fn;
-    if (traced_with_symbolic_sizes(*captured_)) {
-      // Note [dynamic shapes]: the joint graph is traced for the sizes of one call; a graph
-      // that serves many sizes runs its training calls in the interpreter instead.
-      fn = interpreted(why + "; it was traced with symbolic sizes, and AOT autograd traces the joint graph for fixed "
-                             "sizes");
+    if (has_data_dependent_sizes(*captured_)) {
+      // A data-dependent size has no value before the forward runs, and the backward graph
+      // would need it from the forward's op: the interpreter runs these calls.
+      fn = interpreted(why + "; it has a data-dependent size, which AOT autograd does not trace through yet");
       training_.emplace(mask, fn);
       return fn;
     }

@@ -1,0 +1,149 @@
+// Tests of training graphs traced with dynamic shapes (Note [aot], "Dynamic shapes"): the
+// joint graph is traced over the forward graph's size symbols, so an MLP and a small
+// transformer-ish block trained with a dynamic batch (and sequence length) compile once
+// under "aot_eager" and "inductor" and give eager's loss and gradients at every size,
+// without the interpreter; the guards the backward adds reach the entry; batch 1 is its
+// own static entry, as in PyTorch; the backward reads a symbol that no saved tensor has
+// as a size from a saved forward input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "aot/joint.h"
+#include "ember/ember.h"
+#include "inductor/inductor.h"
+#include "support/compile_helpers.h"
+#include "support/log_capture.h"
+
+namespace ember {
+namespace {
+
+using testing::expect_close;
+using testing::LogCapture;
+
+class SymbolicTraining : public testing::CompileDirTest, public ::testing::WithParamInterface<std::string> {};
+class SymbolicJoint : public testing::CompileDirTest {};
+
+Tensor leaf(std::vector<int64_t> sizes) { return (randn(sizes) * 0.5).detach().requires_grad_(); }
+
+/// The gradients of `params` after `loss.backward()`, cloned, and the slots cleared.
+std::vector<Tensor> take_grads(const Tensor& loss, const std::vector<Tensor>& params) {
+  loss.backward();
+  std::vector<Tensor> out;
+  for (const Tensor& p : params) {
+    out.push_back(p.grad().defined() ? p.grad().clone() : Tensor());
+    const_cast<Tensor&>(p).mutable_grad() = Tensor();
+  }
+  return out;
+}
+
+/// The loss and every parameter's gradient of the compiled call equal eager's.
+template <typename F, typename C>
+void expect_training_matches_eager(F& eager, C& compiled, const std::vector<Tensor>& params, const Tensor& x,
+                                   const Tensor& y, const std::string& what) {
+  const Tensor loss = compiled(x, y);
+  const std::vector<Tensor> grads = take_grads(loss, params);
+  const Tensor expected = eager(x, y);
+  const std::vector<Tensor> expected_grads = take_grads(expected, params);
+  expect_close(loss, expected, 1e-4, 1e-5, what + ": loss");
+  for (size_t i = 0; i < params.size(); ++i) {
+    ASSERT_TRUE(grads[i].defined()) << what << ": parameter " << i << " got no gradient";
+    expect_close(grads[i], expected_grads[i], 1e-4, 1e-5, what + ": gradient of parameter " + std::to_string(i));
+  }
+}
+
+struct Mlp {
+  Tensor w1 = leaf({32, 16}), b1 = leaf({32}), w2 = leaf({8, 32}), b2 = leaf({8});
+  std::vector<Tensor> params() const { return {w1, b1, w2, b2}; }
+  Tensor operator()(const Tensor& x, const Tensor& y) const {
+    Tensor h = gelu(linear(x, w1, b1));
+    return mse_loss(linear(h, w2, b2).relu(), y);
+  }
+};
+
+/// An embedding, layer norm, one attention head with softmax, GELU and a cross-entropy
+/// loss over the vocabulary, on tokens [B, T].
+struct Block {
+  static constexpr int64_t kVocab = 11, kDim = 16;
+  Tensor wte = leaf({kVocab, kDim}), ln_w = leaf({kDim}), ln_b = leaf({kDim});
+  Tensor wq = leaf({kDim, kDim}), wk = leaf({kDim, kDim}), wv = leaf({kDim, kDim});
+  Tensor w_fc = leaf({kDim, kDim}), b_fc = leaf({kDim}), w_out = leaf({kVocab, kDim});
+  std::vector<Tensor> params() const { return {wte, ln_w, ln_b, wq, wk, wv, w_fc, b_fc, w_out}; }
+  Tensor operator()(const Tensor& tokens, const Tensor& targets) const {
+    Tensor x = embedding(wte, tokens);                        // [B, T, C]
+    Tensor h = layer_norm(x, {kDim}, ln_w, ln_b);
+    Tensor q = linear(h, wq), k = linear(h, wk), v = linear(h, wv);
+    Tensor att = softmax(matmul(q, k.transpose(1, 2)) * (1.0 / std::sqrt(double(kDim))), -1);  // [B, T, T]
+    Tensor o = x + gelu(linear(matmul(att, v), w_fc, b_fc));
+    Tensor logits = linear(o, w_out);                         // [B, T, V]
+    return cross_entropy(logits.view({-1, kVocab}), targets.view({-1}));
+  }
+};
+
+/// Token ids in [0, Block::kVocab) of sizes [batch, length].
+Tensor random_tokens(int64_t batch, int64_t length) {
+  return (rand({batch, length}) * static_cast<double>(Block::kVocab)).floor().to(kLong);
+}
+
+TEST_P(SymbolicTraining, MlpWithADynamicBatchCompilesOnceAndMatchesEagerGradients) {
+  LogCapture logs;
+  Mlp mlp;
+  int traces = 0;
+  auto f = [&](const Tensor& x, const Tensor& y) {
+    ++traces;
+    return mlp(x, y);
+  };
+  auto fn = compile(f, {.backend = GetParam(), .name = "mlp", .arg_names = {"x", "y"}, .dynamic = true});
+  const int64_t before = inductor::compiler_invocations();
+  for (int64_t batch : {6, 9, 33, 6, 128}) {
+    Tensor x = randn({batch, 16}), y = randn({batch, 8});
+    expect_training_matches_eager(mlp, fn, mlp.params(), x, y, "batch " + std::to_string(batch));
+  }
+  EXPECT_EQ(fn.cache_size(), 1u) << "one entry for every batch size";
+  EXPECT_EQ(traces, 1);
+  if (GetParam() == "inductor") {
+    EXPECT_EQ(inductor::compiler_invocations() - before, 2) << "the forward and the backward, once each";
+  }
+  EXPECT_EQ(logs.text().find("runs in the interpreter"), std::string::npos) << logs.text();
+}
+
+TEST_P(SymbolicTraining, BlockWithADynamicBatchAndLengthCompilesOnceAndMatchesEagerGradients) {
+  LogCapture logs;
+  set_logs("dynamic,recompiles");
+  Block block;
+  int traces = 0;
+  auto f = [&](const Tensor& tokens, const Tensor& targets) {
+    ++traces;
+    return block(tokens, targets);
+  };
+  auto fn = compile(f, {.backend = GetParam(), .name = "block", .arg_names = {"tokens", "targets"}, .dynamic = true});
+  const int64_t before = inductor::compiler_invocations();
+  for (auto [batch, length] : std::vector<std::pair<int64_t, int64_t>>{{3, 5}, {4, 7}, {2, 12}, {6, 9}}) {
+    Tensor tokens = random_tokens(batch, length), targets = random_tokens(batch, length);
+    expect_training_matches_eager(block, fn, block.params(), tokens, targets,
+                                  "batch " + std::to_string(batch) + ", length " + std::to_string(length));
+  }
+  EXPECT_EQ(fn.cache_size(), 1u) << "one entry for every batch and length\n" << logs.text();
+  EXPECT_EQ(traces, 1);
+  if (GetParam() == "inductor") {
+    EXPECT_EQ(inductor::compiler_invocations() - before, 2) << "the forward and the backward, once each";
+  }
+  EXPECT_EQ(logs.text().find("runs in the interpreter"), std::string::npos) << logs.text();
+  EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
+}
+
+TEST_P(SymbolicTraining, BatchOneIsItsOwnStaticEntry) {
+  Mlp mlp;
+  auto fn = compile([&](const Tensor& x, const Tensor& y) { return mlp(x, y); },
+                    {.backend = GetParam(), .name = "mlp", .arg_names = {"x", "y"}, .dynamic = true});
+  for (int64_t batch : {5, 1, 7, 1}) {
+    Tensor x = randn({batch, 16}), y = randn({batch, 8});
+    expect_training_matches_eager(mlp, fn, mlp.params(), x, y, "batch " + std::to_string(batch));
+  }
+  EXPECT_EQ(fn.cache_size(), 2u) << "batch 1 is static (specialize_zero_one), 5 and 7 share one entry";
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, SymbolicTraining, ::testing::Values("aot_eager", "inductor"));
+
+}  // namespace
+}  // namespace ember
