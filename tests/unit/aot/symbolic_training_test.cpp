@@ -143,6 +143,89 @@ TEST_P(SymbolicTraining, BatchOneIsItsOwnStaticEntry) {
   EXPECT_EQ(fn.cache_size(), 2u) << "batch 1 is static (specialize_zero_one), 5 and 7 share one entry";
 }
 
+TEST_P(SymbolicTraining, BackwardReadsASymbolNoSavedTensorHasFromASavedInput) {
+  // mean's gradient expands a 0-dim tangent to [s0, 5]: no saved value or tangent has s0
+  // as a size, so the partitioner saves x for it (Note [backward symbols]).
+  LogCapture logs;
+  auto f = [](const Tensor& x) { return (x * 3.0).mean() * 2.0; };
+  auto fn = compile(f, {.backend = GetParam(), .name = "mean", .arg_names = {"x"}, .dynamic = true});
+  for (int64_t batch : {4, 9, 17}) {
+    Tensor x = leaf({batch, 5});
+    Tensor loss = fn(x);
+    loss.backward();
+    const Tensor compiled_grad = x.grad().clone();
+    x.mutable_grad() = Tensor();
+    Tensor expected = f(x);
+    expected.backward();
+    expect_close(loss, expected, 1e-5, 1e-6, "batch " + std::to_string(batch));
+    expect_close(compiled_grad, x.grad(), 1e-5, 1e-6, "batch " + std::to_string(batch));
+  }
+  EXPECT_EQ(fn.cache_size(), 1u);
+  EXPECT_EQ(logs.text().find("runs in the interpreter"), std::string::npos) << logs.text();
+}
+
+TEST_P(SymbolicTraining, AGuardTheBackwardAddsReachesTheEntry) {
+  // var's derivative formula reads its input's sizes as integers (its count): the joint
+  // trace specializes the batch, and the entry's guards say so.
+  LogCapture logs;
+  set_logs("guards,dynamic");
+  auto f = [](const Tensor& x) { return var(x, std::vector<int64_t>{0}).sum(); };
+  auto fn = compile(f, {.backend = GetParam(), .name = "var", .arg_names = {"x"}, .dynamic = true});
+  for (int64_t batch : {5, 8, 5}) {
+    Tensor x = leaf({batch, 3});
+    Tensor loss = fn(x);
+    loss.backward();
+    const Tensor compiled_grad = x.grad().clone();
+    x.mutable_grad() = Tensor();
+    f(x).backward();
+    expect_close(compiled_grad, x.grad(), 1e-5, 1e-6, "batch " + std::to_string(batch));
+  }
+  EXPECT_EQ(fn.cache_size(), 2u) << "each batch size its own entry, guarded by the backward's specialization";
+  EXPECT_NE(logs.text().find("the derivative formula of aten::var.correction reads sizes as integers"),
+            std::string::npos)
+      << logs.text();
+  EXPECT_NE(logs.text().find("x.size(0) == 5"), std::string::npos) << logs.text();
+  EXPECT_NE(logs.text().find("x.size(0) == 8"), std::string::npos) << logs.text();
+}
+
+TEST_P(SymbolicTraining, GuardsOfTheMlpAreTheForwardsAndTheBackwardGraphIsOverTheSymbols) {
+  LogCapture logs;
+  set_logs("guards,aot_graphs");
+  Mlp mlp;
+  auto fn = compile([&](const Tensor& x, const Tensor& y) { return mlp(x, y); },
+                    {.backend = GetParam(), .name = "mlp", .arg_names = {"x", "y"}, .dynamic = true});
+  fn(randn({6, 16}), randn({6, 8})).backward();
+  const std::string text = logs.text();
+  EXPECT_NE(text.find("tensor 'x': Float [s0, s1] strides [s1, 1]"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 <= x.size(0)"), std::string::npos) << text;
+  EXPECT_NE(text.find("y.size(0) == x.size(0)"), std::string::npos) << text;
+  // The feature sizes meet the weights: linear's and mse_loss's forward specialize them.
+  EXPECT_NE(text.find("x.size(1) == 16"), std::string::npos) << text;
+  EXPECT_NE(text.find("8 == y.size(1)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("x.size(0) == 6"), std::string::npos) << "nothing specialized the batch\n" << text;
+  const size_t backward = text.find("aot backward graph");
+  ASSERT_NE(backward, std::string::npos) << text;
+  EXPECT_NE(text.find("f32[s0, 32]", backward), std::string::npos) << "saved values over the symbols\n" << text;
+}
+
+TEST_P(SymbolicTraining, LayoutOptimizationOfAConvolutionWithADynamicBatchCompilesOnce) {
+  // aot/layout.cpp's rules compare geometry over the symbols: the batch stays symbolic
+  // through the channels_last clone, both convolutions and their backward.
+  config().aot.layout_optimization = true;
+  LogCapture logs;
+  set_logs("aot");
+  Tensor w1 = leaf({4, 3, 3, 3}), b1 = leaf({4}), w2 = leaf({4, 4, 3, 3});
+  auto f = [&](const Tensor& x, const Tensor& r) { return (conv2d(conv2d(x, w1, b1).relu(), w2) * r).sum(); };
+  auto fn = compile(f, {.backend = GetParam(), .name = "cnn", .arg_names = {"x", "r"}, .dynamic = true});
+  for (int64_t batch : {2, 3, 5}) {
+    Tensor x = randn({batch, 3, 8, 8}), r = randn({batch, 4, 4, 4});
+    expect_training_matches_eager(f, fn, {w1, b1, w2}, x, r, "batch " + std::to_string(batch));
+  }
+  EXPECT_EQ(fn.cache_size(), 1u) << logs.text();
+  EXPECT_NE(logs.text().find("convolution inputs made channels_last"), std::string::npos) << logs.text();
+  EXPECT_EQ(logs.text().find("runs in the interpreter"), std::string::npos) << logs.text();
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, SymbolicTraining, ::testing::Values("aot_eager", "inductor"));
 
 }  // namespace
