@@ -226,6 +226,41 @@ TEST_P(SymbolicTraining, LayoutOptimizationOfAConvolutionWithADynamicBatchCompil
   EXPECT_EQ(logs.text().find("runs in the interpreter"), std::string::npos) << logs.text();
 }
 
+/// Two convolutions with max and average pooling between them and a classifier over the
+/// adaptive average: every op whose meta is over SymInt in every dim (ops/spatial_meta.cpp).
+struct Cnn {
+  Tensor w1 = leaf({6, 3, 3, 3}), b1 = leaf({6}), w2 = leaf({8, 6, 3, 3}), fc = leaf({5, 8}), fc_b = leaf({5});
+  std::vector<Tensor> params() const { return {w1, b1, w2, fc, fc_b}; }
+  Tensor operator()(const Tensor& x, const Tensor& labels) const {
+    Tensor h = max_pool2d(conv2d(x, w1, b1, {1, 1}, {1, 1}).relu(), {2, 2});
+    h = avg_pool2d(conv2d(h, w2, std::nullopt, {1, 1}, {1, 1}).relu(), {2, 2}, {1, 1}, {0, 0}, /*ceil_mode=*/true);
+    return cross_entropy(linear(adaptive_avg_pool2d(h, {1, 1}).flatten(1), fc, fc_b), labels);
+  }
+};
+
+TEST_P(SymbolicTraining, CnnWithADynamicImageSizeCompilesOnceAndMatchesEagerGradients) {
+  LogCapture logs;
+  set_logs("dynamic");
+  Cnn cnn;
+  int traces = 0;
+  auto f = [&](const Tensor& x, const Tensor& labels) {
+    ++traces;
+    return cnn(x, labels);
+  };
+  auto fn = compile(f, {.backend = GetParam(), .name = "cnn", .arg_names = {"x", "labels"}, .dynamic = true});
+  // Batch, height and width all change; no two sizes of a call are equal (duck shaping).
+  for (auto [n, h, w] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{2, 8, 10}, {4, 12, 9}, {5, 16, 14}}) {
+    Tensor x = randn({n, 3, h, w});
+    Tensor labels = (rand({n}) * 5.0).floor().to(kLong);
+    expect_training_matches_eager(cnn, fn, cnn.params(), x, labels,
+                                  "image " + std::to_string(h) + "x" + std::to_string(w));
+  }
+  EXPECT_EQ(fn.cache_size(), 1u) << logs.text();
+  EXPECT_EQ(traces, 1);
+  EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
+  EXPECT_EQ(logs.text().find("runs in the interpreter"), std::string::npos) << logs.text();
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, SymbolicTraining, ::testing::Values("aot_eager", "inductor"));
 
 }  // namespace
