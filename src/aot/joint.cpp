@@ -9,7 +9,6 @@
 
 #include "capture/graph_recorder.h"
 #include "core/shape.h"
-#include "core/shape_env.h"
 #include "core/sym_geometry.h"
 #include "ember/autograd.h"
 #include "ops/registry.h"
@@ -114,21 +113,7 @@ class TracedContext final : public ops::DerivativeContext {
   /// hold for every call the guards admit.
   const TensorMeta& specialized(const TensorMeta& m) const {
     if (!m.sym) return m;
-    std::string done;
-    auto specialize = [&](const core::SymInt& s) {
-      const core::SymInt now = core::current(s);
-      if (!now.is_symbolic()) return;
-      core::ShapeEnv& env = *now.env();
-      for (int32_t id : core::sym::free_symbols(now.expr())) {
-        if (env.simplify(core::sym::Expr::symbol(id)).is_const()) continue;
-        const int64_t value = env.specialize(core::sym::Expr::symbol(id));
-        done += std::string(done.empty() ? "" : ", ") + core::sym::default_symbol_name(id) + " (" +
-                env.symbol(id).source + ") = " + std::to_string(value);
-      }
-    };
-    for (const core::SymInt& s : m.sym->sizes) specialize(s);
-    for (const core::SymInt& s : m.sym->strides) specialize(s);
-    specialize(m.sym->storage_offset);
+    const std::string done = capture::GraphRecorder::specialize_read(*m.sym, {});
     if (!done.empty()) {
       EMBER_LOG(dynamic, INFO) << "specialized " << done << ": the derivative formula of " << n_.target()
                                << " reads sizes as integers (backward of the op at " << n_.loc().str() << ")";

@@ -9,7 +9,6 @@
 
 #include "capture/tracer.h"
 #include "core/shape_env.h"
-#include "core/sym_geometry.h"
 #include "ops/dispatch.h"
 #include "support/call_context.h"
 #include "support/logging.h"
@@ -99,9 +98,7 @@ Stack GraphRecorder::record(const ops::OpDef& op, Stack& args) {
   return result;
 }
 
-void GraphRecorder::on_symbolic_read(const Tensor& t, core::SymbolicRead what) {
-  const std::shared_ptr<const core::SymGeometry> g = t.impl()->sym;
-  if (!g) return;
+std::string GraphRecorder::specialize_read(const core::SymGeometry& g, core::SymbolicRead what) {
   // The symbols read, as the environment knows them now (one specialized earlier reads
   // as a constant and is not specialized again).
   std::vector<core::SymInt> read;
@@ -111,13 +108,13 @@ void GraphRecorder::on_symbolic_read(const Tensor& t, core::SymbolicRead what) {
   };
   using Kind = core::SymbolicRead::Kind;
   if (what.kind == Kind::Size) {
-    collect(g->sizes[static_cast<size_t>(what.dim)]);
+    collect(g.sizes[static_cast<size_t>(what.dim)]);
   } else if (what.kind == Kind::Stride) {
-    collect(g->strides[static_cast<size_t>(what.dim)]);
+    collect(g.strides[static_cast<size_t>(what.dim)]);
   } else {
-    for (const core::SymInt& s : g->sizes) collect(s);
-    for (const core::SymInt& s : g->strides) collect(s);
-    collect(g->storage_offset);
+    for (const core::SymInt& s : g.sizes) collect(s);
+    for (const core::SymInt& s : g.strides) collect(s);
+    collect(g.storage_offset);
   }
   std::string specialized;
   for (const core::SymInt& s : read) {
@@ -125,13 +122,20 @@ void GraphRecorder::on_symbolic_read(const Tensor& t, core::SymbolicRead what) {
     for (int32_t id : core::sym::free_symbols(s.expr())) {
       const core::sym::Expr symbol = core::sym::Expr::symbol(id);
       if (env.simplify(symbol).is_const()) continue;  // specialized by an earlier symbol of this read
-      // A data-dependent size has no value to specialize to: hint() raises the error that
-      // says so, and the training graph runs in the interpreter (aot.cpp).
+      // A data-dependent size has no value to specialize to: specialize raises the error
+      // that says so, and the training graph runs in the interpreter (aot.cpp).
       const int64_t value = env.specialize(symbol);
       specialized += std::string(specialized.empty() ? "" : ", ") + core::sym::default_symbol_name(id) + " (" +
                      env.symbol(id).source + ") = " + std::to_string(value);
     }
   }
+  return specialized;
+}
+
+void GraphRecorder::on_symbolic_read(const Tensor& t, core::SymbolicRead what) {
+  const std::shared_ptr<const core::SymGeometry> g = t.impl()->sym;
+  if (!g) return;
+  const std::string specialized = specialize_read(*g, what);
   auto constant = [](const core::SymInt& s) { return !core::current(s).is_symbolic(); };
   if (std::all_of(g->sizes.begin(), g->sizes.end(), constant) &&
       std::all_of(g->strides.begin(), g->strides.end(), constant) && constant(g->storage_offset)) {

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "core/fake.h"
+#include "core/sym_geometry.h"
 #include "ember/graph.h"
 #include "ops/registry.h"
 
@@ -46,6 +47,12 @@ class GraphRecorder {
   /// being compiled, as a forward meta function's read is; Note [dynamic shapes]), so the
   /// integer the code gets holds for every call the guards admit. Logged on `dynamic`.
   void on_symbolic_read(const Tensor& t, core::SymbolicRead what);
+
+  /// Specializes the size symbols that `what` reads of geometry `g` to their example
+  /// values (guards in their shape environment) and names them, `s0 (x.size(0)) = 8, …`
+  /// (empty when every one was static already). What on_symbolic_read does, for a
+  /// formula that reads a value's recorded geometry as integers (aot/joint.cpp).
+  static std::string specialize_read(const core::SymGeometry& g, core::SymbolicRead what);
 
   /// The recorder current on this thread, or null.
   static GraphRecorder* current();
