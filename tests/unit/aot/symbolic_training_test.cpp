@@ -4,7 +4,9 @@
 // under "aot_eager" and "inductor" and give eager's loss and gradients at every size,
 // without the interpreter; the guards the backward adds reach the entry; batch 1 is its
 // own static entry, as in PyTorch; the backward reads a symbol that no saved tensor has
-// as a size from a saved forward input.
+// as a size from a saved forward input; the partition is the static one's at the example
+// sizes; a CNN with a dynamic image size (ops/spatial_meta.cpp) and one with a dynamic
+// batch under layout optimization compile once.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -224,6 +226,31 @@ TEST_P(SymbolicTraining, LayoutOptimizationOfAConvolutionWithADynamicBatchCompil
   EXPECT_EQ(fn.cache_size(), 1u) << logs.text();
   EXPECT_NE(logs.text().find("convolution inputs made channels_last"), std::string::npos) << logs.text();
   EXPECT_EQ(logs.text().find("runs in the interpreter"), std::string::npos) << logs.text();
+}
+
+/// The `aot: partition of …` log line of a training compile of the MLP at batch 6.
+std::string mlp_partition_line(const std::string& backend, bool dynamic) {
+  LogCapture logs;
+  set_logs("aot");
+  Mlp mlp;
+  auto fn = compile([&](const Tensor& x, const Tensor& y) { return mlp(x, y); },
+                    {.backend = backend, .name = "mlp", .arg_names = {"x", "y"}, .dynamic = dynamic});
+  fn(randn({6, 16}), randn({6, 8})).backward();
+  const std::string text = logs.text();
+  const size_t at = text.find("aot: partition of");
+  if (at == std::string::npos) return "(no partition line)\n" + text;
+  return text.substr(at, text.find('\n', at) - at);
+}
+
+TEST_P(SymbolicTraining, PartitionOfTheSymbolicGraphSavesWhatTheStaticOneSavesAtTheExampleSizes) {
+  // The byte estimates read the symbols' example values: the min-cut choice, its saved
+  // bytes and the forward graph are those of a static compile at batch 6. (The backward
+  // differs by mean's count, computed in the graph over the symbols: full, sum, mul.)
+  const std::string symbolic = mlp_partition_line(GetParam(), true);
+  const std::string fixed = mlp_partition_line(GetParam(), false);
+  ASSERT_NE(fixed.find("(min-cut): saves"), std::string::npos) << fixed;
+  auto up_to_backward = [](const std::string& line) { return line.substr(0, line.find(", backward")); };
+  EXPECT_EQ(up_to_backward(symbolic), up_to_backward(fixed)) << symbolic << "\n" << fixed;
 }
 
 /// Two convolutions with max and average pooling between them and a classifier over the
