@@ -11,6 +11,7 @@
 
 #include <cmath>
 
+#include "aot/aot.h"
 #include "aot/joint.h"
 #include "ember/ember.h"
 #include "inductor/inductor.h"
@@ -286,6 +287,34 @@ TEST_P(SymbolicTraining, CnnWithADynamicImageSizeCompilesOnceAndMatchesEagerGrad
   EXPECT_EQ(traces, 1);
   EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
   EXPECT_EQ(logs.text().find("runs in the interpreter"), std::string::npos) << logs.text();
+}
+
+TEST_F(SymbolicJoint, ATrainingGraphCompiledAtALaterCallThatSpecializesItsSizeRunsThatCallInTheInterpreter) {
+  // The inference graph compiles at the example call (batch 5, no grad); the training
+  // graph at the first call needing gradients, batch 8. Its joint graph is traced at the
+  // example sizes, and var's formula specializes the batch to 5: that call is not one the
+  // guards admit now, so the interpreter runs it, with eager's gradient.
+  LogCapture logs;
+  std::unique_ptr<Graph> g = parse_graph(
+      "graph late {\n"
+      "  symbol s0 = 5 for x.size(0) [2, inf]\n"
+      "  %x : f32[s0, 3] = placeholder[x]\n"
+      "  %var : f32[3] = aten::var.correction(%x, [0], 1, False)\n"
+      "  %sum : f32[] = aten::sum(%var, None)\n"
+      "  return (%sum)\n"
+      "}\n");
+  const Backend interpret = [](Graph& graph, const std::vector<Tensor>&) { return eager_backend(graph); };
+  CompiledGraph fn = aot::aot_compile(*g, {randn({5, 3})}, interpret, "eager");
+  Tensor x = leaf({8, 3});
+  std::vector<Tensor> out = fn({x});
+  out[0].backward();
+  const Tensor compiled_grad = x.grad().clone();
+  x.mutable_grad() = Tensor();
+  Tensor expected = var(x, std::vector<int64_t>{0}).sum();
+  expected.backward();
+  expect_close(out[0], expected);
+  expect_close(compiled_grad, x.grad());
+  EXPECT_NE(logs.text().find("specialized sizes this call does not have"), std::string::npos) << logs.text();
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, SymbolicTraining, ::testing::Values("aot_eager", "inductor"));
