@@ -4,6 +4,7 @@
 // a backward graph run under one autograd node (joint.h). See Note [aot] (docs/notes/aot.md).
 #include "aot/aot.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -13,6 +14,8 @@
 #include "aot/joint.h"
 #include "capture/events.h"
 #include "capture/repro_hooks.h"
+#include "core/shape_env.h"
+#include "core/sym_geometry.h"
 #include "ember/autograd.h"
 #include "ember/config.h"
 #include "graph/interpreter.h"
@@ -24,9 +27,45 @@ namespace {
 
 thread_local GraphRole t_role;
 
-/// Whether a value of `g` has symbolic sizes still (TensorMeta::sym, a symbol not
-/// specialized since, as a backend may do while it compiles; Note [dynamic shapes]).
-bool traced_with_symbolic_sizes(const Graph& g) { return graph_text::shape_env_of(g) != nullptr; }
+/// Whether `g` holds a data-dependent size (an unbacked symbol; Note [dynamic shapes]).
+bool has_data_dependent_sizes(const Graph& g) {
+  const core::ShapeEnv* env = graph_text::shape_env_of(g);
+  return env && env->num_unbacked() > 0;
+}
+
+/// Whether the guards of `env` (the shape environment `g` was traced over; null for a
+/// static graph) admit the sizes of `inputs`. A training graph compiled at a later call
+/// than the trace (the first call with its pattern of inputs requiring grad) may have
+/// added guards that this call's sizes break: its joint graph was traced at the example
+/// sizes. Each symbol's value is read from the input placeholder whose size it was at the
+/// trace (the recorded expression, not what it became since: a specialized symbol reads
+/// as a constant now), or computed from the ones read (a duck-sized symbol); one that can
+/// be neither answers false.
+bool guards_admit(const core::ShapeEnv* env, const Graph& g, const std::vector<Tensor>& inputs) {
+  if (!env) return true;
+  std::vector<int64_t> values(env->num_symbols(), graph::kUnbound);
+  size_t i = 0;
+  for (const Node* input : g.inputs()) {
+    const Tensor& t = inputs.at(i++);
+    if (input->meta().empty() || !input->meta()[0].sym || !t.defined()) continue;
+    const core::SymInts& sizes = input->meta()[0].sym->sizes;
+    for (size_t d = 0; d < sizes.size() && d < static_cast<size_t>(t.dim()); ++d) {
+      const core::sym::Expr e = sizes[d].expr();
+      if (e.kind() == core::sym::Kind::Symbol && static_cast<size_t>(e.symbol_id()) < values.size())
+        values[static_cast<size_t>(e.symbol_id())] = t.size(static_cast<int64_t>(d));
+    }
+  }
+  for (size_t id = 0; id < values.size(); ++id) {
+    if (values[id] != graph::kUnbound) continue;
+    const core::sym::Expr e = env->simplify(core::sym::Expr::symbol(static_cast<int32_t>(id)));
+    for (int32_t other : core::sym::free_symbols(e))
+      if (static_cast<size_t>(other) >= values.size() || values[static_cast<size_t>(other)] == graph::kUnbound)
+        return false;
+    values[id] = core::sym::evaluate(e, values);
+  }
+  return env->check(values);
+}
+
 std::atomic<int> g_aot_ids{0};
 
 /// One captured graph as aot_compile hands it out: the inference graph and one training
@@ -41,10 +80,24 @@ class AotFunction {
         inner_name_(std::move(inner_name)),
         ahead_(std::move(ahead)),
         before_joint_(std::move(before_joint)),
+        shape_env_(graph_text::shape_env_of(g)),
         id_(g_aot_ids++) {}
 
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) {
-    if (auto why = graph::why_autograd_records(*captured_, inputs)) return training(inputs, *why)(inputs);
+    if (auto why = graph::why_autograd_records(*captured_, inputs)) {
+      bool compiled_now = false;
+      CompiledGraph fn = training(inputs, *why, &compiled_now);
+      if (compiled_now && !guards_admit(shape_env_, *captured_, inputs)) {
+        // The joint graph, traced at the example sizes when this call first needed it,
+        // specialized a size this call does not have: the interpreter runs this call (the
+        // entry's guards, which now hold the new ones, send later calls elsewhere).
+        capture::warn_interpreted(captured_->name(),
+                                  "its training graph, compiled at this call, specialized sizes this call does not "
+                                  "have");
+        return run_graph(*captured_, inputs);
+      }
+      return fn(inputs);
+    }
     return inference(inputs)(inputs);
   }
 
@@ -109,19 +162,23 @@ class AotFunction {
     return false;
   }
 
-  CompiledGraph training(const std::vector<Tensor>& examples, const std::string& why) {
+  /// The training graph for `examples`' pattern of inputs requiring grad, compiled now if
+  /// no call needed it before (`compiled_now` then set). A graph traced over size symbols
+  /// gets a joint graph over the same symbols (Note [aot], "Dynamic shapes"): the guards
+  /// its formulas add go into the trace's shape environment, so the entry checks them.
+  CompiledGraph training(const std::vector<Tensor>& examples, const std::string& why, bool* compiled_now = nullptr) {
     std::vector<bool> mask;
     for (const Tensor& t : examples) mask.push_back(t.defined() && t.requires_grad());
     std::lock_guard lock(mu_);
     auto it = training_.find(mask);
     if (it != training_.end()) return it->second;
+    if (compiled_now) *compiled_now = true;
     capture::PhaseTimer timer("AOT autograd", capture::Nesting::OwnTime);
     CompiledGraph fn;
-    if (traced_with_symbolic_sizes(*captured_)) {
-      // Note [dynamic shapes]: the joint graph is traced for the sizes of one call; a graph
-      // that serves many sizes runs its training calls in the interpreter instead.
-      fn = interpreted(why + "; it was traced with symbolic sizes, and AOT autograd traces the joint graph for fixed "
-                             "sizes");
+    if (has_data_dependent_sizes(*captured_)) {
+      // A data-dependent size has no value before the forward runs, and the backward graph
+      // would need it from the forward's op: the interpreter runs these calls.
+      fn = interpreted(why + "; it has a data-dependent size, which AOT autograd does not trace through yet");
       training_.emplace(mask, fn);
       return fn;
     }
@@ -161,6 +218,9 @@ class AotFunction {
   std::shared_ptr<Graph> prepared_;
   CompiledGraph inference_;
   std::map<std::vector<bool>, CompiledGraph> training_;
+  /// The environment the graph was traced over (null when static), kept from the start: a
+  /// graph whose symbols were all specialized since has none (graph_text::shape_env_of).
+  const core::ShapeEnv* shape_env_;
   int id_;
 };
 

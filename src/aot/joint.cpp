@@ -9,6 +9,7 @@
 
 #include "capture/graph_recorder.h"
 #include "core/shape.h"
+#include "core/sym_geometry.h"
 #include "ember/autograd.h"
 #include "ops/registry.h"
 #include "support/logging.h"
@@ -39,6 +40,21 @@ std::vector<std::optional<ValueRef>> slots_of(const Node& n) {
   return slots;
 }
 
+/// The sizes of `m` as SymInts, as the environment knows them now (no guard).
+std::vector<SymInt> sym_sizes_of(const TensorMeta& m) {
+  std::vector<SymInt> out;
+  out.reserve(m.sizes.size());
+  for (size_t d = 0; d < m.sizes.size(); ++d) {
+    if (!m.sym) {
+      out.emplace_back(m.sizes[d]);
+      continue;
+    }
+    const core::SymInt s = core::current(m.sym->sizes[d]);
+    out.push_back(s.is_symbolic() ? SymInt(s) : SymInt(s.hint()));
+  }
+  return out;
+}
+
 /// What a formula sees of one node of the joint graph: its arguments and outputs as the
 /// recorder's fakes, the gradients flowing into its outputs, which slots need a gradient.
 class TracedContext final : public ops::DerivativeContext {
@@ -67,12 +83,16 @@ class TracedContext final : public ops::DerivativeContext {
   }
 
   const IValue& arg(size_t i) const override { return args_.at(i); }
-  IntArrayRef arg_sizes(size_t i) const override { return arg_meta(i).sizes; }
+  // Reading a symbolic value's geometry as integers specializes it, as a forward meta
+  // function's read does (Note [dynamic shapes]); the *_sym_sizes forms do not.
+  IntArrayRef arg_sizes(size_t i) const override { return specialized(arg_meta(i)).sizes; }
+  std::vector<SymInt> arg_sym_sizes(size_t i) const override { return sym_sizes_of(arg_meta(i)); }
   ScalarType arg_dtype(size_t i) const override { return arg_meta(i).dtype; }
-  IntArrayRef arg_strides(size_t i) const override { return arg_meta(i).strides; }
-  int64_t arg_storage_offset(size_t i) const override { return arg_meta(i).storage_offset; }
+  IntArrayRef arg_strides(size_t i) const override { return specialized(arg_meta(i)).strides; }
+  int64_t arg_storage_offset(size_t i) const override { return specialized(arg_meta(i)).storage_offset; }
   const Tensor& output(size_t i) const override { return outputs_.at(i); }
-  IntArrayRef output_sizes(size_t i) const override { return n_.meta().at(i).sizes; }
+  IntArrayRef output_sizes(size_t i) const override { return specialized(n_.meta().at(i)).sizes; }
+  std::vector<SymInt> output_sym_sizes(size_t i) const override { return sym_sizes_of(n_.meta().at(i)); }
   ScalarType output_dtype(size_t i) const override { return n_.meta().at(i).dtype; }
   Device output_device(size_t i) const override { return n_.meta().at(i).device; }
   size_t num_outputs() const override { return n_.num_outputs(); }
@@ -86,6 +106,19 @@ class TracedContext final : public ops::DerivativeContext {
     for (const auto& v : a.values)
       if (v) return v->node->meta().at(v->index);
     EMBER_INTERNAL_ASSERT(false) << "joint graph: argument " << i << " of %" << n_.name() << " has no tensor";
+  }
+
+  /// `m`, after every size symbol of its geometry was specialized to its example value
+  /// (a guard of the entry being compiled, logged on `dynamic`), so that its plain fields
+  /// hold for every call the guards admit.
+  const TensorMeta& specialized(const TensorMeta& m) const {
+    if (!m.sym) return m;
+    const std::string done = capture::GraphRecorder::specialize_read(*m.sym, {});
+    if (!done.empty()) {
+      EMBER_LOG(dynamic, INFO) << "specialized " << done << ": the derivative formula of " << n_.target()
+                               << " reads sizes as integers (backward of the op at " << n_.loc().str() << ")";
+    }
+    return m;
   }
 
   const Node& n_;
@@ -195,6 +228,8 @@ JointGraph make_joint_graph(const Graph& fw, const std::vector<bool>& requires_g
     TensorMeta contiguous = m;
     contiguous.strides = core::contiguous_strides(m.sizes);
     contiguous.storage_offset = 0;
+    // A tangent of a symbolic output is contiguous over the symbols.
+    if (m.sym) contiguous = core::contiguous_sym_meta(m.sym->sizes, m.dtype, m.device);
     tangents.push_back(g.add_placeholder("tangents_" + std::to_string(t + 1), contiguous));
   }
   for (const auto& np : fw.nodes()) {
@@ -243,7 +278,7 @@ JointGraph make_joint_graph(const Graph& fw, const std::vector<bool>& requires_g
         any_needs = any_needs || slot_needs.back();
       }
       if (!any_needs || !n.grad_enabled()) continue;
-      rec.set_origin(n.loc(), false);
+      rec.set_origin(n.loc(), false, "the derivative formula of " + n.target());
       TracedContext ctx(*jn, rec, std::move(out_grads), slot_needs);
       std::vector<Tensor> formula = n.op()->derivative(ctx);
       EMBER_INTERNAL_ASSERT(formula.size() == slots.size())
@@ -253,7 +288,12 @@ JointGraph make_joint_graph(const Graph& fw, const std::vector<bool>& requires_g
         if (!slot_needs[i] || !formula[i].defined()) continue;
         Tensor grad = std::move(formula[i]);
         const TensorMeta& want = slots[i]->node->meta()[slots[i]->index];
-        if (grad.sizes() != IntArrayRef(want.sizes)) grad = ops::sum_to(grad, want.sizes);
+        if (want.sym || core::is_symbolic(grad)) {
+          // Over the symbols: reading the sizes as integers would specialize them.
+          grad = ops::sum_to(grad, SymIntArrayRef(sym_sizes_of(want)));
+        } else if (grad.sizes() != IntArrayRef(want.sizes)) {
+          grad = ops::sum_to(grad, want.sizes);
+        }
         if (grad.dtype() != want.dtype) grad = grad.to(want.dtype);
         accumulate(*slots[i], std::move(grad));
       }

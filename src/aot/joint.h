@@ -45,8 +45,10 @@ struct JointGraph {
 /// caller then runs the graph in the interpreter. Logs the graph on `aot_joint_graph`.
 JointGraph make_joint_graph(const Graph& forward, const std::vector<bool>& requires_grad);
 
-/// channels_last_convolutions (layout.cpp). Requires: a functional forward graph with static
-/// sizes. Guarantees: the input of each 2-D float32 CPU convolution (not transposed, its
+/// channels_last_convolutions (layout.cpp). Requires: a functional forward graph, static or
+/// over size symbols (its rules compare geometry as expressions, reading no size as an
+/// integer; a convolution whose input has a symbolic dim other than the batch is left
+/// alone). Guarantees: the input of each 2-D float32 CPU convolution (not transposed, its
 /// input and weight contiguous or channels_last) is channels_last — `clone(x,
 /// memory_format=channels_last)` where it was not already —, and every node reading a
 /// value whose strides changed has its output geometry from its meta function again (a

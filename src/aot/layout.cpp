@@ -10,6 +10,7 @@
 
 #include "aot/joint.h"
 #include "core/shape.h"
+#include "core/sym_geometry.h"
 #include "graph/rewrite.h"
 #include "ops/registry.h"
 #include "support/logging.h"
@@ -20,16 +21,61 @@ namespace {
 using graph::BuildArg;
 using graph::GraphBuilder;
 
+// The rules read a value's geometry as the shape environment knows it (core::SymInt:
+// plain for a static value, expressions over the size symbols for a symbolic one), and
+// compare sizes and strides as expressions, so a training graph traced with dynamic
+// shapes gets the static rule's answer for every size without reading a size as an
+// integer; the channels_last test is c10's over SymInt (core::rules), whose comparisons
+// the ranges decide (Note [dynamic shapes], "memory format").
+
+core::SymInts sizes_of(const TensorMeta& m) {
+  if (!m.sym) return core::to_sym(m.sizes);
+  core::SymInts out;
+  for (const core::SymInt& s : m.sym->sizes) out.push_back(core::current(s));
+  return out;
+}
+
+core::SymInts strides_of(const TensorMeta& m) {
+  if (!m.sym) return core::to_sym(m.strides);
+  core::SymInts out;
+  for (const core::SymInt& s : m.sym->strides) out.push_back(core::current(s));
+  return out;
+}
+
+core::SymInt offset_of(const TensorMeta& m) { return m.sym ? core::current(m.sym->storage_offset) : m.storage_offset; }
+
+/// Whether `a` and `b` are the same value for every size (equal expressions); no guard.
+bool same(const core::SymInt& a, const core::SymInt& b) { return a.expr() == b.expr(); }
+bool same(const core::SymInts& a, const core::SymInts& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!same(a[i], b[i])) return false;
+  return true;
+}
+bool is_constant(const core::SymInt& s, int64_t value) { return !s.is_symbolic() && s.hint() == value; }
+
+/// Whether strides `strides` equal `want` on every dim whose size is not the constant 1
+/// (the stride of a size-1 dim does not change where any element is).
+bool same_strides(const core::SymInts& sizes, const core::SymInts& strides, const core::SymInts& want) {
+  for (size_t d = 0; d < sizes.size(); ++d)
+    if (!is_constant(sizes[d], 1) && !same(strides[d], want[d])) return false;
+  return true;
+}
+
 /// Whether `m` is a dense 4-D tensor laid out NHWC (channels fastest), as clone(x,
 /// memory_format=channels_last) makes it.
 bool dense_nhwc(const TensorMeta& m) {
-  return !m.undefined && m.sizes.size() == 4 && m.storage_offset == 0 &&
-         m.strides == core::channels_last_strides(m.sizes) && core::is_channels_last_strides_2d(m.sizes, m.strides);
+  if (m.undefined || m.sizes.size() != 4 || !is_constant(offset_of(m), 0)) return false;
+  const core::SymInts sizes = sizes_of(m), strides = strides_of(m);
+  return same(strides, core::sym_channels_last_strides(sizes)) &&
+         core::sym_is_channels_last_strides_2d(sizes, strides);
 }
 
 /// Whether `m` is a contiguous 4-D tensor (NCHW).
 bool dense_nchw(const TensorMeta& m) {
-  return !m.undefined && m.sizes.size() == 4 && m.storage_offset == 0 && core::is_contiguous(m.sizes, m.strides);
+  if (m.undefined || m.sizes.size() != 4 || !is_constant(offset_of(m), 0)) return false;
+  const core::SymInts sizes = sizes_of(m);
+  return same_strides(sizes, strides_of(m), core::sym_contiguous_strides(sizes));
 }
 
 const TensorMeta& meta_of(const Arg& a) { return a.value.node->meta().at(a.value.index); }
@@ -45,30 +91,33 @@ bool nhwc_convolution(const Node& n) {
   const TensorMeta &x = meta_of(a[0]), &w = meta_of(a[1]);
   if (x.dtype != kFloat || w.dtype != kFloat || x.device.type != DeviceType::CPU) return false;
   if (!(dense_nchw(x) || dense_nhwc(x)) || !(dense_nchw(w) || dense_nhwc(w))) return false;
-  for (int64_t s : x.sizes)
-    if (s == 0) return false;
+  const core::SymInts sizes = sizes_of(x);
+  for (const core::SymInt& s : sizes)
+    if (is_constant(s, 0)) return false;  // a size symbol is never 0
+  // Over size symbols, only a symbolic batch: the nodes rebuilt after the clone get their
+  // geometry from meta functions (GraphBuilder), and convolution's and batch norm's keep
+  // the batch symbolic only (ops/batch_meta.cpp); another symbolic dim would be read as
+  // its example value there.
+  for (size_t d = 1; d < sizes.size(); ++d)
+    if (sizes[d].is_symbolic()) return false;
   return true;
 }
 
 /// Whether `a` and `b` have the same strides on every dim of size above 1 (the strides
 /// of a size-1 dim do not change where any element is).
 bool same_layout(const TensorMeta& a, const TensorMeta& b) {
-  if (a.sizes != b.sizes) return false;
-  for (size_t d = 0; d < a.sizes.size(); ++d)
-    if (a.sizes[d] != 1 && a.strides[d] != b.strides[d]) return false;
-  return a.storage_offset == b.storage_offset;
+  const core::SymInts sizes = sizes_of(a);
+  return same(sizes, sizes_of(b)) && same_strides(sizes, strides_of(a), strides_of(b)) &&
+         same(offset_of(a), offset_of(b));
 }
 
 /// The memory format whose clone gives `m`'s strides, or nullopt when neither does.
 std::optional<std::string> memory_format_of(const TensorMeta& m) {
-  TensorMeta c = m;
-  c.strides = core::contiguous_strides(m.sizes);
-  c.storage_offset = 0;
-  if (same_layout(m, c)) return std::string("contiguous_format");
-  if (m.sizes.size() == 4) {
-    c.strides = core::channels_last_strides(m.sizes);
-    if (same_layout(m, c)) return std::string("channels_last");
-  }
+  const core::SymInts sizes = sizes_of(m), strides = strides_of(m);
+  if (!is_constant(offset_of(m), 0)) return std::nullopt;
+  if (same_strides(sizes, strides, core::sym_contiguous_strides(sizes))) return std::string("contiguous_format");
+  if (sizes.size() == 4 && same_strides(sizes, strides, core::sym_channels_last_strides(sizes)))
+    return std::string("channels_last");
   return std::nullopt;
 }
 
@@ -141,7 +190,7 @@ bool restore_output_strides(JointGraph& joint, const JointGraph& reference) {
     const TensorMeta &got = outs[i].node->meta().at(outs[i].index), &ref = want[i].node->meta().at(want[i].index);
     if (got.undefined || ref.undefined || same_layout(got, ref)) continue;
     formats[i] = memory_format_of(ref);
-    if (!formats[i] || got.sizes != ref.sizes) return false;
+    if (!formats[i] || !same(sizes_of(got), sizes_of(ref))) return false;
     any = true;
   }
   if (!any) return true;

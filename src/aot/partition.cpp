@@ -8,6 +8,7 @@
 
 #include "aot/joint.h"
 #include "aot/partition_impl.h"
+#include "core/sym_geometry.h"
 #include "ember/config.h"
 #include "support/logging.h"
 
@@ -18,6 +19,47 @@ using Key = std::pair<const Node*, uint32_t>;
 
 std::string value_name(ValueRef v) {
   return v.node->num_outputs() > 1 ? v.node->name() + "_" + std::to_string(v.index) : v.node->name();
+}
+
+/// Adds the size symbols of `s` (as the environment knows it now) to `out`.
+void add_symbols(const core::SymInt& s, std::set<int32_t>& out) {
+  const core::SymInt now = core::current(s);
+  if (!now.is_symbolic()) return;
+  for (int32_t id : core::sym::free_symbols(now.expr())) out.insert(id);
+}
+
+/// The size symbols `g` computes with: its values' geometry, its size lists and SymInt
+/// arguments.
+std::set<int32_t> symbols_read(const Graph& g) {
+  std::set<int32_t> out;
+  for (const auto& n : g.nodes()) {
+    for (const TensorMeta& m : n->meta()) {
+      if (!m.sym) continue;
+      for (const core::SymInt& s : m.sym->sizes) add_symbols(s, out);
+      for (const core::SymInt& s : m.sym->strides) add_symbols(s, out);
+      add_symbols(m.sym->storage_offset, out);
+    }
+    for (const Arg& a : n->args()) {
+      if (a.kind != Arg::Kind::Literal) continue;
+      std::vector<SymInt> sizes;
+      if (a.literal.is_sym_int_list()) sizes = a.literal.to_sym_int_list();
+      if (a.literal.is_sym_int()) sizes = {a.literal.to_sym_int()};
+      for (const SymInt& s : sizes)
+        if (s.sym()) add_symbols(*s.sym(), out);
+    }
+  }
+  return out;
+}
+
+/// The symbols that are a size of `m` by themselves (read from a tensor of that geometry).
+std::set<int32_t> bare_size_symbols(const TensorMeta& m) {
+  std::set<int32_t> out;
+  if (!m.sym) return out;
+  for (const core::SymInt& s : m.sym->sizes) {
+    const core::SymInt now = core::current(s);
+    if (now.is_symbolic() && now.expr().kind() == core::sym::Kind::Symbol) out.insert(now.expr().symbol_id());
+  }
+  return out;
 }
 
 }  // namespace
@@ -109,11 +151,34 @@ Partition build_partition(const JointGraph& joint, const std::set<const Node*>& 
     if (!joint.forward_nodes.count(n.get()) || recomputed.count(n.get())) bw_nodes.insert(n.get());
   }
   p.forward = extract_graph(j, j.name(), fw_inputs, fw_nodes, fw_outputs);
-  std::vector<ValueRef> bw_inputs(fw_outputs.begin() + joint.num_forward_outputs, fw_outputs.end());
-  bw_inputs.insert(bw_inputs.end(), saved_inputs.begin(), saved_inputs.end());
-  for (size_t t = joint.num_forward_inputs; t < inputs.size(); ++t) bw_inputs.push_back(inputs[t]->out(0));
   std::vector<ValueRef> bw_outputs(outputs.begin() + joint.num_forward_outputs, outputs.end());
-  p.backward = extract_graph(j, j.name() + "_backward", bw_inputs, bw_nodes, bw_outputs);
+  auto extract_backward = [&] {
+    std::vector<ValueRef> bw_inputs(fw_outputs.begin() + joint.num_forward_outputs, fw_outputs.end());
+    bw_inputs.insert(bw_inputs.end(), saved_inputs.begin(), saved_inputs.end());
+    for (size_t t = joint.num_forward_inputs; t < inputs.size(); ++t) bw_inputs.push_back(inputs[t]->out(0));
+    p.backward = extract_graph(j, j.name() + "_backward", bw_inputs, bw_nodes, bw_outputs);
+  };
+  extract_backward();
+  // Note [backward symbols]: a backward graph over size symbols reads each symbol's value
+  // from a size of one of its inputs (the interpreter's symbol_values, the inductor's
+  // bind_symbols). A symbol the backward computes with that no saved value or tangent has
+  // as a size of its own (a saved value of size 2*s0, or none of size s0 at all) is read
+  // from a forward input that has it: that input is saved too (it costs a reference, no
+  // copy; its version is checked at backward as any saved input's is).
+  std::set<int32_t> missing = symbols_read(*p.backward);
+  for (const Node* in : p.backward->inputs())
+    for (int32_t id : bare_size_symbols(in->meta()[0])) missing.erase(id);
+  bool added = false;
+  for (size_t i = 0; i < joint.num_forward_inputs && !missing.empty(); ++i) {
+    std::set<int32_t> has = bare_size_symbols(inputs[i]->meta()[0]);
+    if (std::none_of(has.begin(), has.end(), [&](int32_t id) { return missing.count(id) > 0; })) continue;
+    if (std::find(p.saved_inputs.begin(), p.saved_inputs.end(), i) != p.saved_inputs.end()) continue;
+    saved_inputs.push_back(inputs[i]->out(0));
+    p.saved_inputs.push_back(i);
+    for (int32_t id : has) missing.erase(id);
+    added = true;
+  }
+  if (added) extract_backward();
   return p;
 }
 

@@ -2,7 +2,9 @@
 // no_grad, its outputs given one grad_fn (CompiledFunctionBackward, as PyTorch names it)
 // that holds the saved values as SavedVariables (version check, freed after backward
 // unless retain_graph) and runs the compiled backward, compiled on its first call (a code
-// generator may start on it ahead, while the forward compiles). Contract in aot/joint.h;
+// generator may start on it ahead, while the forward compiles). A graph over size symbols
+// runs at each call's sizes: its backward reads them from the saved tensors' and tangents'
+// sizes (Note [backward symbols] in partition.cpp). Contract in aot/joint.h;
 // see Note [aot], "The runtime".
 #include <mutex>
 
@@ -11,8 +13,10 @@
 #include "autograd/autograd_meta.h"
 #include "capture/events.h"
 #include "capture/repro_hooks.h"
+#include "core/sym_geometry.h"
 #include "ember/autograd.h"
 #include "ember/ops/creation.h"
+#include "graph/interpreter.h"
 #include "support/logging.h"
 
 namespace ember::aot {
@@ -24,6 +28,7 @@ struct TrainingState {
   std::vector<int> grad_of_input;
   size_t num_forward_outputs = 0;
   std::vector<TensorMeta> tangent_meta;  // zeros for a tangent no gradient reached
+  bool symbolic_tangents = false;         // a tangent's sizes are over size symbols
   CompiledGraph forward;
   Backend inner;
   std::string inner_name;
@@ -35,8 +40,14 @@ struct TrainingState {
 
 class CompiledFunctionBackward final : public autograd::Node {
  public:
-  CompiledFunctionBackward(std::shared_ptr<TrainingState> state, std::vector<autograd::SavedVariable> saved)
-      : Node(static_cast<uint32_t>(state->tangent_meta.size())), state_(std::move(state)), saved_(std::move(saved)) {}
+  /// `symbols`: the forward call's symbol values (graph::symbol_values), when a tangent's
+  /// sizes are over symbols: a tangent no gradient reached is zeros of this call's sizes.
+  CompiledFunctionBackward(std::shared_ptr<TrainingState> state, std::vector<autograd::SavedVariable> saved,
+                           std::vector<int64_t> symbols)
+      : Node(static_cast<uint32_t>(state->tangent_meta.size())),
+        state_(std::move(state)),
+        saved_(std::move(saved)),
+        symbols_(std::move(symbols)) {}
 
   std::string name() const override { return "CompiledFunctionBackward"; }
 
@@ -49,7 +60,12 @@ class CompiledFunctionBackward final : public autograd::Node {
         inputs.push_back(grads[t]);
       } else {
         const TensorMeta& m = state_->tangent_meta[t];
-        inputs.push_back(zeros(m.sizes, TensorOptions(m.dtype)));
+        std::vector<int64_t> sizes = m.sizes;
+        if (m.sym) {
+          for (size_t d = 0; d < sizes.size(); ++d)
+            sizes[d] = core::sym::evaluate(core::current(m.sym->sizes[d]).expr(), symbols_);
+        }
+        inputs.push_back(zeros(sizes, TensorOptions(m.dtype)));
       }
     }
     CompiledGraph backward;
@@ -83,6 +99,7 @@ class CompiledFunctionBackward final : public autograd::Node {
  private:
   std::shared_ptr<TrainingState> state_;
   std::vector<autograd::SavedVariable> saved_;
+  std::vector<int64_t> symbols_;
 };
 
 std::string producer_of(const Tensor& t) {
@@ -102,7 +119,10 @@ CompiledGraph make_training_function(std::shared_ptr<Partition> p, const JointGr
   state->num_forward_outputs = joint.num_forward_outputs;
   const std::vector<Node*> bw_inputs = p->backward->inputs();
   const size_t first_tangent = p->saved_outputs + p->saved_inputs.size();
-  for (size_t t = first_tangent; t < bw_inputs.size(); ++t) state->tangent_meta.push_back(bw_inputs[t]->meta()[0]);
+  for (size_t t = first_tangent; t < bw_inputs.size(); ++t) {
+    state->tangent_meta.push_back(bw_inputs[t]->meta()[0]);
+    state->symbolic_tangents = state->symbolic_tangents || state->tangent_meta.back().sym != nullptr;
+  }
   state->inner = inner;
   state->inner_name = inner_name;
   state->aot_id = aot_id;
@@ -135,7 +155,9 @@ CompiledGraph make_training_function(std::shared_ptr<Partition> p, const JointGr
       saved.emplace_back(inputs[i], producer_of(inputs[i]), m ? m->output_nr : 0);
     }
     outs.resize(state->num_forward_outputs);
-    auto node = std::make_shared<CompiledFunctionBackward>(state, std::move(saved));
+    std::vector<int64_t> symbols;
+    if (state->symbolic_tangents) symbols = graph::symbol_values(*p.forward, inputs);
+    auto node = std::make_shared<CompiledFunctionBackward>(state, std::move(saved), std::move(symbols));
     node->next_edges_.resize(
         std::count_if(state->grad_of_input.begin(), state->grad_of_input.end(), [](int g) { return g >= 0; }));
     for (size_t i = 0; i < state->grad_of_input.size(); ++i) {

@@ -2,11 +2,14 @@
 // being built, without a user function, guards or graph breaks: the AOT stage traces the
 // registry's derivative formulas with it into a joint forward-backward graph (Note [aot]).
 // The Capture dispatch layer sends every op here while a recorder is current on the
-// thread and no Tracer is.
+// thread and no Tracer is. Fakes carry their values' symbolic geometry (TensorMeta::sym),
+// so a formula's ops compute over the forward graph's size symbols.
 #pragma once
 
 #include <unordered_map>
 
+#include "core/fake.h"
+#include "core/sym_geometry.h"
 #include "ember/graph.h"
 #include "ops/registry.h"
 
@@ -27,14 +30,29 @@ class GraphRecorder {
   /// (one a formula made from data), a new Constant node holding it.
   ValueRef value(const Tensor& t);
   /// The user line and grad mode the calls recorded from now on get (the forward node
-  /// whose formula runs).
-  void set_origin(SourceLoc loc, bool grad_enabled) {
+  /// whose formula runs), and what runs them (`the derivative formula of aten::mm`), which
+  /// the `dynamic` log names when it reads a symbolic size as an integer.
+  void set_origin(SourceLoc loc, bool grad_enabled, std::string what = {}) {
     loc_ = std::move(loc);
     grad_enabled_ = grad_enabled;
+    what_ = std::move(what);
   }
   /// Called by the Capture layer: appends a call of `op` and returns fakes of its outputs.
   /// An op whose output size depends on data cannot be recorded (an Error says which).
   Stack record(const ops::OpDef& op, Stack& args);
+
+  /// Called by the symbolic-read hook (core/fake.h) when code reads the geometry of one of
+  /// this recorder's fakes as integers (`sizes()`, `size(d)`, `strides()`, `numel()`): the
+  /// symbols read are specialized through their shape environment (a guard of the entry
+  /// being compiled, as a forward meta function's read is; Note [dynamic shapes]), so the
+  /// integer the code gets holds for every call the guards admit. Logged on `dynamic`.
+  void on_symbolic_read(const Tensor& t, core::SymbolicRead what);
+
+  /// Specializes the size symbols that `what` reads of geometry `g` to their example
+  /// values (guards in their shape environment) and names them, `s0 (x.size(0)) = 8, …`
+  /// (empty when every one was static already). What on_symbolic_read does, for a
+  /// formula that reads a value's recorded geometry as integers (aot/joint.cpp).
+  static std::string specialize_read(const core::SymGeometry& g, core::SymbolicRead what);
 
   /// The recorder current on this thread, or null.
   static GraphRecorder* current();
@@ -51,6 +69,7 @@ class GraphRecorder {
   std::map<std::pair<const Node*, uint32_t>, Tensor> fakes_;
   SourceLoc loc_;
   bool grad_enabled_ = false;
+  std::string what_;
 };
 
 }  // namespace ember::capture

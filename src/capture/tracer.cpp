@@ -117,7 +117,11 @@ void outside_state_hook(const char* what) {
 }
 
 void symbolic_read_hook(const Tensor& t, core::SymbolicRead what) {
-  if (Tracer* tr = Tracer::current()) tr->on_symbolic_read(t, what);
+  if (Tracer* tr = Tracer::current()) {
+    tr->on_symbolic_read(t, what);
+  } else if (GraphRecorder* r = GraphRecorder::current()) {
+    r->on_symbolic_read(t, what);
+  }
 }
 
 void grad_read_hook(const Tensor& owner, const Tensor& grad) {

@@ -61,7 +61,6 @@ bool has_symbols(const Graph& g) { return env_of(g) != nullptr; }
 ///
 /// | rule | why |
 /// | --- | --- |
-/// | no result records autograd history | training graphs are compiled per size by the AOT stage |
 /// | every symbol is a size of an input, read directly | the wrapper reads each symbol from an input |
 ///
 /// Sizes, strides and offsets may be any expression (`s0//2`, `Mod(s0, 8)`): kernels
@@ -70,8 +69,10 @@ bool has_symbols(const Graph& g) { return env_of(g) != nullptr; }
 /// the wrapper's Step::Eager), which sizes its outputs from its inputs and its arguments,
 /// size lists and SymInts evaluated at each call's symbol values; a kernel that reads an
 /// output whose strides differ from the recorded ones reads a copy (as_recorded).
-std::string why_not_symbolic(const Graph& g, const std::vector<Tensor>& examples) {
-  if (auto why = graph::why_autograd_records(g, examples)) return "it may need gradients (" + *why + ")";
+///
+/// A graph that needs gradients qualifies too: the AOT stage traces its joint graph over
+/// the same symbols, and its forward and backward graphs compile over them (Note [aot]).
+std::string why_not_symbolic(const Graph& g, const std::vector<Tensor>&) {
   std::set<int32_t> used, bound;
   for (const auto& n : g.nodes()) {
     // Size lists and single sizes over symbols are evaluated per call by the wrapper: their

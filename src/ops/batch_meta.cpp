@@ -14,6 +14,7 @@
 
 #include "core/shape_env.h"
 #include "core/sym_geometry.h"
+#include "ops/op_utils.h"
 #include "ops/registry.h"
 
 namespace ember::ops {
@@ -74,13 +75,6 @@ std::optional<core::SymInt> batch_of(const Tensor& t) {
   return batch;
 }
 
-/// `t` without its symbolic geometry: the example sizes, read without a guard.
-Tensor stand_in(const Tensor& t) {
-  auto impl = std::make_shared<TensorImpl>(*t.impl());
-  impl->sym = nullptr;
-  impl->autograd_meta = nullptr;
-  return Tensor(std::move(impl));
-}
 
 /// Whether dim 0 of `m` is its outermost (its stride spans every other dim), so that its
 /// other strides do not depend on the batch.
@@ -110,7 +104,7 @@ MetaFn with_symbolic_batch(MetaFn meta, BatchRow row) {
       const std::optional<core::SymInt> b = batch_of(a[i].to_tensor());
       if (!b || (batch && b->expr() != batch->expr())) return meta(a);
       batch = b;
-      static_args[i] = stand_in(a[i].to_tensor());
+      static_args[i] = without_symbols(a[i].to_tensor());
     }
     if (!batch) return meta(a);
     std::vector<TensorMeta> out = meta(static_args);

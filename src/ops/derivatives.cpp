@@ -19,13 +19,51 @@
 
 namespace ember::ops {
 
+std::vector<SymInt> DerivativeContext::arg_sym_sizes(size_t i) const {
+  const IntArrayRef sizes = arg_sizes(i);
+  return std::vector<SymInt>(sizes.begin(), sizes.end());
+}
+
+std::vector<SymInt> DerivativeContext::output_sym_sizes(size_t i) const {
+  const IntArrayRef sizes = output_sizes(i);
+  return std::vector<SymInt>(sizes.begin(), sizes.end());
+}
+
 Tensor DerivativeContext::grad_or_zeros(size_t i) const {
   if (grad(i).defined()) return grad(i);
-  return zeros(output_sizes(i), TensorOptions(output_dtype(i)).device(output_device(i)));
+  return zeros(SymIntArrayRef(output_sym_sizes(i)), TensorOptions(output_dtype(i)).device(output_device(i)));
 }
 
 Tensor zeros_as(IntArrayRef sizes, const Tensor& like) {
   return zeros(sizes, TensorOptions(like.dtype()).device(like.device()));
+}
+
+Tensor sum_to(const Tensor& grad, SymIntArrayRef sizes) {
+  auto same = [&sizes](const std::vector<SymInt>& have) {
+    if (have.size() != sizes.size()) return false;
+    for (size_t i = 0; i < have.size(); ++i)
+      if (!identical(have[i], sizes[i])) return false;
+    return true;
+  };
+  const std::vector<SymInt> have = sym_sizes(grad);
+  if (same(have)) return grad;
+  const int64_t lead = grad.dim() - static_cast<int64_t>(sizes.size());
+  EMBER_INTERNAL_ASSERT(lead >= 0) << "sum_to: cannot sum a gradient of rank " << grad.dim() << " to rank "
+                                   << sizes.size();
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < lead; ++d) dims.push_back(d);
+  for (int64_t i = 0; i < static_cast<int64_t>(sizes.size()); ++i) {
+    const SymInt& g = have[static_cast<size_t>(lead + i)];
+    const SymInt& want = sizes[static_cast<size_t>(i)];
+    // A size symbol's range starts at 2, so these comparisons record no guard.
+    if (want == 1 && g != 1) {
+      dims.push_back(lead + i);
+    } else {
+      EMBER_INTERNAL_ASSERT(want == g) << "sum_to: cannot sum size " << g << " to " << want << " in dim " << i;
+    }
+  }
+  Tensor r = dims.empty() ? grad : sum(grad, dims, /*keepdim=*/true);
+  return same(sym_sizes(r)) ? r : r.reshape(sizes);
 }
 
 Tensor sum_to(const Tensor& grad, IntArrayRef sizes) {
@@ -328,7 +366,7 @@ void copy_rows(Registry& r) {
 
 void view_rows(Registry& r) {
   // Views that only regroup elements: the gradient takes the input's shape back.
-  auto reshape_back = [](const Ctx& c) -> Grads { return {c.grad().reshape(c.arg_sizes(0))}; };
+  auto reshape_back = [](const Ctx& c) -> Grads { return {c.grad().reshape(SymIntArrayRef(c.arg_sym_sizes(0)))}; };
   row(r, "aten::view", "ViewBackward0", reshape_back);
   row(r, "aten::_reshape_alias", "ReshapeAliasBackward0", reshape_back);
   row(r, "aten::squeeze", "SqueezeBackward0", reshape_back);
@@ -338,7 +376,7 @@ void view_rows(Registry& r) {
   row(r, "aten::alias", "AliasBackward0", [](const Ctx& c) -> Grads { return {c.grad()}; });
   no_grad_row(r, "aten::detach");  // the point of detach: its output never carries a gradient
   row(r, "aten::expand", "ExpandBackward0",
-      [](const Ctx& c) -> Grads { return {sum_to(c.grad(), c.arg_sizes(0))}; });
+      [](const Ctx& c) -> Grads { return {sum_to(c.grad(), SymIntArrayRef(c.arg_sym_sizes(0)))}; });
   row(r, "aten::permute", "PermuteBackward0", [](const Ctx& c) -> Grads {
     const auto& dims = c.arg(1).to_int_list();
     const int64_t n = static_cast<int64_t>(dims.size());

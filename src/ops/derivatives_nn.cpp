@@ -3,8 +3,10 @@
 // Composite ops (matmul, linear, softmax.int, layer_norm, …) need none: they decompose
 // into these before the autograd layer sees them.
 #include <algorithm>
+#include <numeric>
 
 #include "core/shape.h"
+#include "core/sym_geometry.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/indexing.h"
 #include "ember/ops/linalg.h"
@@ -51,22 +53,50 @@ int64_t count_of(IntArrayRef sizes, const std::vector<int64_t>& dims) {
   return n;
 }
 
+/// `g` divided by the number of elements of `sizes` over `dims`, as mean's gradient
+/// divides: by a double when every such size is plain; when some are size symbols (a
+/// joint graph traced with dynamic shapes) the count is each call's, so it is computed in
+/// the graph as the sum of ones of the symbolic factors' product (a length as small as
+/// that product), times the static factors.
+Tensor divide_by_count(const Tensor& g, const std::vector<SymInt>& sizes, const std::vector<int64_t>& dims) {
+  double fixed = 1.0;
+  SymInt symbolic = 1;
+  bool any = false;
+  for (int64_t d : dims) {
+    const SymInt& n = sizes[static_cast<size_t>(d)];
+    if (n.is_symbolic()) {
+      symbolic = symbolic * n;
+      any = true;
+    } else {
+      fixed *= static_cast<double>(n.hint());
+    }
+  }
+  if (!any) return g / fixed;
+  Tensor count = ones({symbolic}, TensorOptions(g.dtype()).device(g.device())).sum();
+  return g / (fixed == 1.0 ? count : count * fixed);
+}
+
 void reduction_rows(Registry& r) {
-  row(r, "aten::sum", "SumBackward0", [](const Ctx& c) -> Grads { return {c.grad().expand(c.arg_sizes(0))}; });
+  // Over SymInt sizes (arg_sym_sizes): in a joint graph traced with dynamic shapes the
+  // gradient keeps the input's symbolic sizes.
+  row(r, "aten::sum", "SumBackward0",
+      [](const Ctx& c) -> Grads { return {c.grad().expand(SymIntArrayRef(c.arg_sym_sizes(0)))}; });
   row(r, "aten::sum.dim_IntList", "SumBackward1", [](const Ctx& c) -> Grads {
-    IntArrayRef sizes = c.arg_sizes(0);
+    const std::vector<SymInt> sizes = c.arg_sym_sizes(0);
     auto dims = reduced_dims(c.arg(1).to_optional_int_list(), static_cast<int64_t>(sizes.size()));
-    return {restore_reduced_dims(c.grad(), dims, c.arg(2).to_bool()).expand(sizes)};
+    return {restore_reduced_dims(c.grad(), dims, c.arg(2).to_bool()).expand(SymIntArrayRef(sizes))};
   });
   row(r, "aten::mean", "MeanBackward0", [](const Ctx& c) -> Grads {
-    IntArrayRef sizes = c.arg_sizes(0);
-    return {c.grad().expand(sizes) / static_cast<double>(core::numel_of(sizes))};
+    const std::vector<SymInt> sizes = c.arg_sym_sizes(0);
+    std::vector<int64_t> all(sizes.size());
+    std::iota(all.begin(), all.end(), 0);
+    return {divide_by_count(c.grad().expand(SymIntArrayRef(sizes)), sizes, all)};
   });
   row(r, "aten::mean.dim", "MeanBackward1", [](const Ctx& c) -> Grads {
-    IntArrayRef sizes = c.arg_sizes(0);
+    const std::vector<SymInt> sizes = c.arg_sym_sizes(0);
     auto dims = reduced_dims(c.arg(1).to_optional_int_list(), static_cast<int64_t>(sizes.size()));
-    Tensor g = restore_reduced_dims(c.grad(), dims, c.arg(2).to_bool()).expand(sizes);
-    return {g / static_cast<double>(count_of(sizes, dims))};
+    Tensor g = restore_reduced_dims(c.grad(), dims, c.arg(2).to_bool()).expand(SymIntArrayRef(sizes));
+    return {divide_by_count(g, sizes, dims)};
   });
   // The gradient is shared evenly among the elements equal to the extremum.
   auto extremum = [](const Ctx& c) -> Grads {
@@ -166,7 +196,13 @@ void more_reduction_rows(Registry& r) {
 
 /// Whether a matrix is stored column by column (the transpose of a contiguous one), as a
 /// Linear's weight.t() is.
-bool column_major(const Tensor& m) { return m.stride(0) == 1 && m.stride(1) == m.size(0); }
+/// Asked over SymInt (core::over_geometry), so a symbolic operand is not specialized.
+bool column_major(const Tensor& m) {
+  return core::over_geometry({&m}, [&]<typename Int>() {
+    using G = core::Geometry<Int>;
+    return G::stride(m, 0) == 1 && G::stride(m, 1) == G::size(m, 0);
+  });
+}
 
 /// The gradients of mm(mat1, mat2) as PyTorch's mm_mat1_backward / mm_mat2_backward form
 /// them: a column-major operand gets its gradient column-major too (the product computed
@@ -220,12 +256,16 @@ void nn_rows(Registry& r) {
     const Tensor& x = c.input(0);
     const int64_t nd = static_cast<int64_t>(c.arg(1).to_int_list().size());
     const int64_t axis = x.dim() - nd;
-    std::vector<int64_t> stat_shape(x.sizes().begin(), x.sizes().begin() + axis), norm_dims;
+    // The leading dims over SymInt (sym_sizes), so a symbolic batch stays symbolic.
+    const std::vector<SymInt> x_sizes = sym_sizes(x);
+    std::vector<SymInt> stat_shape(x_sizes.begin(), x_sizes.begin() + axis);
+    std::vector<int64_t> norm_dims;
     for (int64_t d = axis; d < x.dim(); ++d) {
       stat_shape.push_back(1);
       norm_dims.push_back(d);
     }
-    Tensor mean = c.output(1).reshape(stat_shape), rstd = c.output(2).reshape(stat_shape);
+    Tensor mean = c.output(1).reshape(SymIntArrayRef(stat_shape));
+    Tensor rstd = c.output(2).reshape(SymIntArrayRef(stat_shape));
     const Tensor& g = c.grad(0);
     Tensor x_hat = (x - mean) * rstd;
     const bool has_weight = !c.arg(2).is_none();

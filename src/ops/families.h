@@ -31,6 +31,9 @@ void register_embedding_bag_ops(Registry& r); // embedding_bag.cpp: _embedding_b
 void register_attention_ops(Registry& r);   // attention.cpp: scaled_dot_product_attention, the fused CPU flash op
 // Meta functions of the ops above wrapped to keep a symbolic batch dim (a table of ops).
 void register_symbolic_batch(Registry& r);  // batch_meta.cpp
+// Convolution and 2-D pooling (and their backward) wrapped once more to keep every dim
+// symbolic (applied after the batch wrappers, which serve what its rules do not cover).
+void register_symbolic_geometry(Registry& r);  // spatial_meta.cpp
 // Derivative formulas, attached to the ops above (one row per op; see Note [autograd]).
 void register_derivatives(Registry& r);     // derivatives.cpp: pointwise, copy, view ops
 void register_nn_derivatives(Registry& r);  // derivatives_nn.cpp: reductions, linalg, nn

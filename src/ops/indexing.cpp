@@ -368,6 +368,38 @@ Plan make_plan(const Tensor& self, const Expanded& e) {
   return p;
 }
 
+/// Whether `values` broadcasts to the indexing result of `self` indexed by `e` (integer
+/// indices only), over SymInt: make_plan's result shape with the index tensors' sizes
+/// broadcast as SymInts, so index_put into a static tensor with indices and values of a
+/// symbolic batch (embedding's gradient over a dynamic batch) specializes nothing; a
+/// relation the ranges do not decide is guarded (Note [dynamic shapes]).
+bool sym_values_fit(const Tensor& self, const Expanded& e, const Tensor& values) {
+  core::SymInts index_shape;
+  for (const Tensor& t : e.tensors) index_shape = core::sym_broadcast_shapes(index_shape, core::sym_sizes(t));
+  bool adjacent = true;
+  for (size_t i = 1; i < e.dims.size(); ++i) adjacent = adjacent && e.dims[i] == e.dims[i - 1] + 1;
+  const int64_t first = e.dims.empty() ? 0 : e.dims.front();
+  const core::SymInts self_sizes = core::sym_sizes(self);
+  core::SymInts pre, post;
+  size_t next = 0;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (next < e.dims.size() && e.dims[next] == d) {
+      ++next;
+      continue;
+    }
+    (adjacent && d < first ? pre : post).push_back(self_sizes[static_cast<size_t>(d)]);
+  }
+  core::SymInts result = pre;
+  result.insert(result.end(), index_shape.begin(), index_shape.end());
+  result.insert(result.end(), post.begin(), post.end());
+  const core::SymInts from = core::sym_sizes(values);
+  if (from.size() > result.size()) return false;
+  const size_t off = result.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i] != 1 && from[i] != result[off + i]) return false;
+  return true;
+}
+
 /// Offsets (in elements, by `t`'s strides) of every multi-index over `dims`, row-major.
 std::vector<int64_t> dim_offsets(const Tensor& t, const std::vector<int64_t>& dims) {
   std::vector<int64_t> sizes, offs;
@@ -602,8 +634,19 @@ void register_indexing_ops(Registry& r) {
         EMBER_CHECK(values.dtype() == self.dtype())
             << "Index put requires the source and destination dtypes match, got " << scalar_type_name(self.dtype())
             << " for the destination and " << scalar_type_name(values.dtype()) << " for the source.";
-        const Expanded e = expand_indices(self, a[1].to_optional_tensor_list());
-        if (!e.meta_mask) {
+        const OptTensors& indices = a[1].to_optional_tensor_list();
+        const Expanded e = expand_indices(self, indices);
+        const bool symbolic =
+            core::is_symbolic(values) || std::any_of(indices.begin(), indices.end(), [](const auto& t) {
+              return t && core::is_symbolic(*t);
+            });
+        const bool masks = std::any_of(indices.begin(), indices.end(), [](const auto& t) { return t && is_mask(*t); });
+        if (symbolic && !masks && !core::is_symbolic(self)) {
+          // The result is self's geometry: only the check reads the symbolic sizes.
+          EMBER_CHECK(sym_values_fit(self, e, values))
+              << "shape mismatch: value tensor of shape " << IntArrayRef(values.impl()->sizes)
+              << " cannot be broadcast to the indexing result";
+        } else if (!e.meta_mask) {
           const Plan p = make_plan(self, e);
           EMBER_CHECK(expandable_to(values.sizes(), p.result_shape))
               << "shape mismatch: value tensor of shape " << values.sizes()

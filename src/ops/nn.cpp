@@ -257,9 +257,14 @@ std::vector<TensorMeta> embedding_meta(const Stack& a) {
       << "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got "
          "torch."
       << scalar_type_name(indices.dtype()) << "Tensor instead (while checking arguments for embedding)";
-  std::vector<int64_t> sizes = indices.sizes().vec();
-  sizes.push_back(weight.size(1));
-  return metas(contiguous_meta(sizes, weight.dtype(), weight.device()));
+  // Over SymInt (Note [dynamic shapes]): the indices' symbolic sizes stay symbolic.
+  return core::over_geometry({&weight, &indices}, [&]<typename Int>() {
+    using G = core::Geometry<Int>;
+    const auto index_sizes = G::sizes(indices);
+    std::vector<Int> sizes(index_sizes.begin(), index_sizes.end());
+    sizes.push_back(G::size(weight, 1));
+    return metas(core::contiguous_meta_over(sizes, weight.dtype(), weight.device()));
+  });
 }
 
 template <typename I>

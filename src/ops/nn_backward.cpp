@@ -384,7 +384,8 @@ Stack embedding_dense_backward_decomposition(const Stack& a) {
       << "torch." << scalar_type_name(indices.dtype()) << "Tensor instead (while checking arguments for "
       << "embedding_backward)";
   EMBER_CHECK(grad.dim() >= 1) << "embedding_dense_backward: grad_output must have at least one dimension";
-  const int64_t n = indices.numel(), D = grad.size(-1);
+  // n and D over SymInt (sym_numel, sym_size): a symbolic batch of indices stays symbolic.
+  const SymInt n = sym_numel(indices), D = sym_size(grad, -1);
   Tensor g = grad.reshape({n, D});
   Tensor flat = indices.reshape({n});
   const TensorOptions like_grad = TensorOptions(g.dtype()).device(g.device());

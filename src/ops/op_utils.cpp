@@ -207,6 +207,13 @@ TensorMeta layout_meta_of(const Tensor& t, ScalarType dtype, Device device, bool
   return core::make_meta(sizes, core::sym_channels_last_strides(sizes), core::SymInt(0), dtype, device);
 }
 
+Tensor without_symbols(const Tensor& t) {
+  auto impl = std::make_shared<TensorImpl>(*t.impl());
+  impl->sym = nullptr;
+  impl->autograd_meta = nullptr;
+  return Tensor(std::move(impl));
+}
+
 Tensor channels_last_dense(const Tensor& t) {
   const Tensor nhwc = call_op_tensor("aten::permute", {t, std::vector<int64_t>{0, 2, 3, 1}});
   if (nhwc.is_contiguous()) return t;

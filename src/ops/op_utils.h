@@ -34,6 +34,10 @@ bool suggests_channels_last(const Tensor& t);
 TensorMeta layout_meta(IntArrayRef sizes, ScalarType dtype, Device device, bool channels_last);
 /// layout_meta of `t`'s sizes, over its symbols when it has symbolic geometry.
 TensorMeta layout_meta_of(const Tensor& t, ScalarType dtype, Device device, bool channels_last);
+/// `t` without its symbolic geometry (TensorImpl::sym) and autograd state: a stand-in
+/// holding the example sizes, whose sizes a meta function reads without specializing a
+/// symbol (ops/batch_meta.cpp, ops/spatial_meta.cpp).
+Tensor without_symbols(const Tensor& t);
 /// `t` (4-D) dense in channels_last order: `t` itself when it already is, otherwise a copy.
 Tensor channels_last_dense(const Tensor& t);
 

@@ -151,6 +151,7 @@ Registry& registry() {
     register_embedding_bag_ops(*r);
     register_attention_ops(*r);
     register_symbolic_batch(*r);
+    register_symbolic_geometry(*r);
     register_derivatives(*r);
     register_nn_derivatives(*r);
     r->finalize();

@@ -42,8 +42,15 @@ class DerivativeContext {
   /// Argument `i` of the forward call (after defaults were filled in).
   virtual const IValue& arg(size_t i) const = 0;
   const Tensor& input(size_t i) const { return arg(i).to_tensor(); }
-  /// Sizes and dtype of tensor argument `i` as it was at the call.
+  /// Sizes and dtype of tensor argument `i` as it was at the call. In a joint graph traced
+  /// over size symbols (Note [aot]) reading a symbolic argument's sizes as integers
+  /// specializes them (a guard); arg_sym_sizes reads them without.
   virtual IntArrayRef arg_sizes(size_t i) const = 0;
+  /// Sizes of tensor argument `i` as SymInts: over the trace's size symbols where the
+  /// forward value is symbolic (a joint graph traced with dynamic shapes), plain otherwise
+  /// (eager: arg_sizes). What a formula passes to reshape, expand, zeros or sum_to to
+  /// keep the gradient's geometry symbolic.
+  virtual std::vector<SymInt> arg_sym_sizes(size_t i) const;
   virtual ScalarType arg_dtype(size_t i) const = 0;
   /// Strides and storage offset of tensor argument `i` at the call (as_strided's
   /// gradient places its input within the storage by them).
@@ -52,12 +59,14 @@ class DerivativeContext {
   /// Output `i` of the forward call, and its geometry (readable without the saved value).
   virtual const Tensor& output(size_t i) const = 0;
   virtual IntArrayRef output_sizes(size_t i) const = 0;
+  /// Sizes of output `i` as SymInts (see arg_sym_sizes).
+  virtual std::vector<SymInt> output_sym_sizes(size_t i) const;
   virtual ScalarType output_dtype(size_t i) const = 0;
   virtual Device output_device(size_t i) const = 0;
   virtual size_t num_outputs() const = 0;
   /// The gradient flowing into output `i`; undefined when none did.
   virtual const Tensor& grad(size_t i = 0) const = 0;
-  /// grad(i), or zeros of output i's geometry when undefined.
+  /// grad(i), or zeros of output i's sizes (output_sym_sizes) when undefined.
   Tensor grad_or_zeros(size_t i) const;
   /// Whether tensor input `slot` (see DerivativeFn) needs a gradient; formulas may skip the others.
   virtual bool needs_grad(size_t slot) const = 0;
@@ -166,6 +175,10 @@ Tensor zeros_as(IntArrayRef sizes, const Tensor& like);
 /// Sums `grad` down to `sizes` over the dimensions that broadcasting expanded (the
 /// inverse of expand). Raises an internal error unless `sizes` expands to grad's shape.
 Tensor sum_to(const Tensor& grad, IntArrayRef sizes);
+/// sum_to over SymInt sizes (a gradient of a joint graph traced over size symbols): the
+/// same dims are summed, decided by the symbols' ranges (a symbolic size is never 1), so
+/// nothing is specialized; plain sizes give what the IntArrayRef form gives.
+Tensor sum_to(const Tensor& grad, SymIntArrayRef sizes);
 
 /// The gradient of as_strided: `grad` (of the view with out_* geometry) placed into the
 /// storage positions it was read from, summed where positions repeat, and read back at

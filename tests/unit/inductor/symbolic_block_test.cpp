@@ -27,7 +27,7 @@ TEST_F(InductorSymbolicBlock, Gpt2BlockCompilesOnceForSeveralSequenceLengthsAndM
   auto fn = compile([&](const Tensor& x) { return block.forward(x); },
                     {.backend = "inductor", .name = "gpt", .arg_names = {"x"}, .dynamic = true});
   const int64_t before = inductor::compiler_invocations();
-  NoGradGuard no_grad;  // inference, as W10: a graph that may need gradients compiles per size
+  NoGradGuard no_grad;  // inference, as W10 runs it
   for (int64_t t : {5, 17, 40, 64, 5}) {
     Tensor x = randn({1, t, 64});
     Tensor y = fn(x);
