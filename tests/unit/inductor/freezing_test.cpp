@@ -40,8 +40,8 @@ class LinearWith : public nn::UnaryModule {
 
 Tensor run_module(nn::UnaryModule& m, const Tensor& x) { return m.forward(x); }
 
-/// Compiles `m` with freezing off, on with the packed primitive forced, and on with the
-/// timed choice (each a fresh compile), calls each twice under NoGradGuard and expects
+/// Compiles `m` with freezing off, on with the packed primitive forced, on with the
+/// unpacked calls forced, and on with the timed choice (each a fresh compile), calls each twice under NoGradGuard and expects
 /// eager's values (float32: rtol 1.3e-6, atol 1e-5), dtype, sizes and strides. Returns the
 /// report of the frozen compile.
 inductor::CompileReport check_equal_eager(nn::UnaryModule& m, const Tensor& x) {
@@ -49,9 +49,9 @@ inductor::CompileReport check_equal_eager(nn::UnaryModule& m, const Tensor& x) {
   NoGradGuard no_grad;
   const Tensor want = m.forward(x);
   inductor::CompileReport frozen;
-  for (const char* mode : {"off", "packed", "timed"}) {
+  for (const char* mode : {"off", "packed", "unpacked", "timed"}) {
     config().inductor.freezing = mode[0] != 'o';
-    if (mode[0] == 'p') inductor::force_frozen_linear_choice(true);
+    if (mode[0] == 'p' || mode[0] == 'u') inductor::force_frozen_linear_choice(mode[0] == 'p');
     const int64_t packed_runs = inductor::frozen_linear_runs(true);
     auto compiled = compile(run_module, {.backend = "inductor"});
     for (int call = 0; call < 2; ++call) {
