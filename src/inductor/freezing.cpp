@@ -26,7 +26,7 @@ namespace {
 
 std::atomic<int64_t> g_runs_packed{0}, g_runs_unpacked{0};
 
-/// Whether every output of `n` is a defined float or other tensor of static sizes on the CPU.
+/// Whether every output of `n` is a defined tensor of static sizes on the CPU.
 bool static_cpu_outputs(const Node& n) {
   if (n.meta().empty()) return false;
   for (const TensorMeta& m : n.meta())
@@ -46,6 +46,7 @@ std::vector<ValueRef> values_read(const Node& n) {
   return out;
 }
 
+/// The number of elements of `m`.
 int64_t numel_of(const TensorMeta& m) { return core::numel_of(m.sizes); }
 
 }  // namespace
@@ -157,10 +158,12 @@ Tensor constant_value(const Graph& g, const ValueRef& v) {
   return it == g.constants().end() ? Tensor() : it->second;
 }
 
+/// Whether `m` is a defined float32 CPU tensor of static sizes.
 bool is_float_cpu(const TensorMeta& m) {
   return !m.undefined && !m.sym && m.dtype == kFloat && m.device.type == DeviceType::CPU;
 }
 
+/// Whether `m` is row-major and dense.
 bool contiguous(const TensorMeta& m) { return core::is_contiguous(m.sizes, m.strides); }
 
 /// Whether `m` holds n values along its last dim, every other size 1 (a bias row).
@@ -171,6 +174,7 @@ bool is_row(const TensorMeta& m, int64_t n) {
   return true;
 }
 
+/// Whether argument `a` is a literal number equal to `v` (alpha, beta).
 bool literal_is(const Arg& a, double v) {
   return a.kind == Arg::Kind::Literal && (a.literal.is_scalar() ? a.literal.to_scalar().to_double() == v
                                           : a.literal.is_double() || a.literal.is_int() ? a.literal.to_double() == v
