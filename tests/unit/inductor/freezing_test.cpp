@@ -128,6 +128,38 @@ TEST_F(FreezingTest, Gpt2BlockEqualsEager) {
   EXPECT_EQ(r.frozen_linears.size(), 4u) << "c_attn, attention's c_proj, c_fc and the MLP's c_proj";
 }
 
+TEST_F(FreezingTest, AFloat64LinearIsFoldedButNotPacked) {
+  // The packed primitive is float32's; a float64 GEMM keeps its extern call (on the folded
+  // weight) and equals eager to float64's precision.
+  manual_seed(12);
+  LinearWith m(16, 8, [](const Tensor& x, nn::Linear& fc) { return relu(fc.forward(x)); });
+  m.to(kDouble);
+  m.eval();
+  config().inductor.freezing = true;
+  NoGradGuard no_grad;
+  const Tensor x = randn({4, 16}, kDouble);
+  const Tensor got = compile(run_module, {.backend = "inductor"})(m, x), want = m.forward(x);
+  EXPECT_EQ(got.strides().vec(), want.strides().vec());
+  expect_close(got, want, 1e-12, 1e-12);
+  EXPECT_TRUE(inductor::last_compile_report().frozen_linears.empty());
+}
+
+TEST_F(FreezingTest, AGraphOverSizeSymbolsIgnoresFreezingAndSaysSo) {
+  testing::LogCapture logs("inductor");
+  manual_seed(13);
+  LinearWith m(16, 8, [](const Tensor& x, nn::Linear& fc) { return relu(fc.forward(x)); });
+  m.eval();
+  config().inductor.freezing = true;
+  NoGradGuard no_grad;
+  auto compiled = compile(run_module, {.backend = "inductor", .dynamic = true});
+  for (int64_t rows : {4, 7}) {
+    const Tensor x = randn({rows, 16});
+    expect_close(compiled(m, x), m.forward(x), 1.3e-6, 1e-5);
+  }
+  EXPECT_NE(logs.text().find("freezing ignored for graph"), std::string::npos) << logs.text();
+  EXPECT_NE(logs.text().find("it has size symbols"), std::string::npos) << logs.text();
+}
+
 TEST_F(FreezingTest, ATransposedWeightIsFoldedIntoAConstant) {
   testing::LogCapture logs("+inductor");
   manual_seed(7);
