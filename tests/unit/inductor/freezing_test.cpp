@@ -5,6 +5,7 @@
 // PyTorch's float32 tolerance, dtypes, sizes, strides); training graphs ignore the knob.
 // See Note [freezing] (docs/notes/inductor.md).
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <functional>
 #include <memory>
@@ -187,6 +188,29 @@ TEST_F(FreezingTest, TheWeightIsPackedOnceNotPerCall) {
   for (int call = 0; call < 5; ++call) expect_close(compiled(m, x), m.forward(x), 1.3e-6, 1e-5);
   EXPECT_EQ(kernels::cpu::PackedLinear::packs() - packs, 1) << "one weight, packed at compile time";
   EXPECT_EQ(inductor::frozen_linear_runs(true) + inductor::frozen_linear_runs(false) - runs, 5);
+}
+
+TEST_F(FreezingTest, AnotherThreadCountPacksOnceMoreForItsTeamAndEqualsEager) {
+  // oneDNN makes a primitive for the team that runs it: a call on another thread count
+  // packs the weight once more, then reuses it.
+  manual_seed(14);
+  LinearWith m(64, 48, [](const Tensor& x, nn::Linear& fc) { return gelu(fc.forward(x), "tanh"); });
+  m.eval();
+  config().inductor.freezing = true;
+  inductor::force_frozen_linear_choice(true);
+  NoGradGuard no_grad;
+  auto compiled = compile(run_module, {.backend = "inductor"});
+  const Tensor x = randn({33, 64});
+  const int threads = omp_get_max_threads();
+  const int other = threads == 1 ? 2 : 1;
+  const int64_t packs = kernels::cpu::PackedLinear::packs();
+  expect_close(compiled(m, x), m.forward(x), 1.3e-6, 1e-5);
+  omp_set_num_threads(other);
+  for (int call = 0; call < 2; ++call) expect_close(compiled(m, x), m.forward(x), 1.3e-6, 1e-5);
+  omp_set_num_threads(threads);
+  expect_close(compiled(m, x), m.forward(x), 1.3e-6, 1e-5);
+  inductor::force_frozen_linear_choice(std::nullopt);
+  EXPECT_EQ(kernels::cpu::PackedLinear::packs() - packs, 2) << "at compile time, then once for the other team";
 }
 
 TEST_F(FreezingTest, TheChoiceBetweenPackedAndUnpackedIsTimedOncePerShapeAndLogged) {
