@@ -31,8 +31,9 @@
 // (ember::compile_times(): capture, AOT, lowering, scheduling, codegen, C++ compile with the
 // compiler's CPU time, load, the first run and the autotuner's timing runs in it); `--freezing` compiles
 // with inductor.freezing on (Note [freezing]: parameters as constants, GEMM weights packed once with
-// their epilogue inside). With W4 or W5 selected, a last table gives each of their GEMMs' GFLOP/s
-// alone at the workload's shapes, unpacked (the eager mm the compiled graph calls, epilogue not
+// their epilogue inside). With W4 or W5 selected, two last tables give their GEMMs' GFLOP/s: inside
+// the compiled workload (the kernel profile of a new compile: each extern mm/addmm, or frozen linear
+// with its epilogue, mean ms over the calls), and alone at the workload's shapes, unpacked (the eager mm the compiled graph calls, epilogue not
 // counted) and packed with its epilogue (what freezing calls), beside the machine's FMA peak
 // measured by a loop of independent vector FMAs on 1 and on OMP_NUM_THREADS threads. Threads: OMP_NUM_THREADS (run
 // bench/torch_workloads.py --compile with the same number; bench/run_side_by_side.sh
@@ -46,7 +47,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <cctype>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -320,6 +323,56 @@ double fma_peak_gflops(int threads) {
   return static_cast<double>(threads) * kIters * kChains * kLanes * 2 / best / 1e9;
 }
 
+/// The GEMM steps of a compiled row's kernel profile (Note [inductor], "The trace
+/// directory"): `iters` calls of a new compile with the profile on, then each `extern
+/// aten::mm`/`aten::addmm` or `frozen linear` step's mean ms and m x k x n, as table lines
+/// with GFLOP/s and the share of `peak`.
+std::string profiled_gemms(const bench::Workload& w, const fs::path& dir, int iters, double peak) {
+  config().inductor.trace.enabled = true;
+  config().inductor.trace.kernel_profile = true;
+  config().inductor.trace.debug_dir = dir.string();
+  {
+    bench::CompiledCall c = w.compile("inductor");
+    for (int i = 0; i < std::max(iters, 3) + 1; ++i) (void)c.call();  // the profile is written when c goes
+  }
+  config().inductor.trace.enabled = false;
+  config().inductor.trace.kernel_profile = false;
+  std::string out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.path().filename() != "kernel_profile.txt") continue;
+    std::ifstream in(e.path());
+    for (std::string line; std::getline(in, line);) {
+      const bool gemm = line.find("extern aten::mm ") != std::string::npos ||
+                        line.find("extern aten::addmm ") != std::string::npos ||
+                        line.find("frozen linear ") != std::string::npos;
+      long m = 0, k = 0, n = 0;
+      // The shape: the first "<m>x<k>x<n>" after the step's name.
+      for (size_t p = line.find('x'); gemm && p != std::string::npos; p = line.find('x', p + 1)) {
+        size_t b = p;
+        while (b > 0 && std::isdigit(static_cast<unsigned char>(line[b - 1]))) --b;
+        if (b < p && std::sscanf(line.c_str() + b, "%ldx%ldx%ld", &m, &k, &n) == 3) break;
+        m = k = n = 0;
+      }
+      if (!gemm || !m) continue;
+      // The columns after the name: total ms, mean ms, share, GB/s.
+      std::istringstream cols(line);
+      std::vector<std::string> tokens;
+      for (std::string t; cols >> t;) tokens.push_back(t);
+      if (tokens.size() < 4) continue;
+      const double mean_ms = std::atof(tokens[tokens.size() - 3].c_str());
+      const double gflops = 2.0 * m * k * n / (mean_ms * 1e-3) / 1e9;
+      const size_t name_from = line.find(line.find("frozen") != std::string::npos ? "frozen" : "extern");
+      const size_t name_to = line.find(',', name_from);
+      std::string name = line.substr(name_from, std::min(name_to, line.find("  ", name_from)) - name_from);
+      char row[256];
+      std::snprintf(row, sizeof row, "%-8s | %-62.62s | %9.3f | %8.1f | %8.1f%%\n", w.id.c_str(), name.c_str(), mean_ms,
+                    gflops, 100 * gflops / peak);
+      out += row;
+    }
+  }
+  return out;
+}
+
 /// One GEMM of W4/W5: [m, k] @ [k, n] with the epilogue freezing runs inside it.
 struct WorkloadGemm {
   std::string row, name;
@@ -349,9 +402,16 @@ std::vector<WorkloadGemm> workload_gemms(const std::vector<std::string>& only) {
 
 /// Each GEMM of `gemms` timed alone (median of `iters` calls, unpacked and packed
 /// alternating), its GFLOP/s beside the FMA peak.
-void print_gemm_table(const std::vector<WorkloadGemm>& gemms, int iters) {
+void print_gemm_table(const std::vector<WorkloadGemm>& gemms, int iters, double peak1, double peak,
+                      const std::string& profiled) {
   const int threads = omp_get_max_threads();
-  const double peak1 = fma_peak_gflops(1), peak = threads == 1 ? peak1 : fma_peak_gflops(threads);
+  if (!profiled.empty()) {
+    std::printf("\nGEMMs of W4/W5 inside the compiled workload (kernel profile of a new compile, %d calls: each extern "
+                "mm/addmm, or frozen linear with its epilogue, mean ms), %d threads; FMA peak %.1f GFLOP/s\n",
+                std::max(iters, 3) + 1, threads, peak);
+    std::printf("%-8s | %-62s | %9s | %8s | %s\n", "id", "step", "mean ms", "GFLOP/s", "% of peak");
+    std::printf("%s", profiled.c_str());
+  }
   std::printf("\nGEMMs of W4/W5 alone at the workload's shapes, %d threads. FMA peak (vector FMA loop): %.1f GFLOP/s on 1 "
               "thread, %.1f on %d.\nunpacked: the eager mm an unfrozen compiled graph calls (autotuned, Note [sgemm "
               "autotuning]; its epilogue is a generated kernel, not counted); packed: freezing's oneDNN matmul on the "
@@ -417,6 +477,11 @@ int main(int argc, char** argv) {
   std::string json = "{\"threads\": " + std::to_string(threads) + ", \"freezing\": " + (freezing ? "true" : "false") + ", \"triad_gbps\": " + json_number(triad) +
                      ", \"iters\": " + std::to_string(iters) + ", \"rows\": [";
   bool first = true, all_close = true;
+  // W4/W5: their GEMMs against the FMA peak (print_gemm_table), measured first, on a quiet pool.
+  const std::vector<WorkloadGemm> gemms = workload_gemms(only);
+  const double peak1 = gemms.empty() ? NAN : fma_peak_gflops(1);
+  const double peak = gemms.empty() || threads == 1 ? peak1 : fma_peak_gflops(threads);
+  std::string profiled;
   std::string training_table;
   auto workloads = bench::memory_bound_workloads();
   for (auto& w : bench::block_workloads()) workloads.push_back(std::move(w));
@@ -468,6 +533,7 @@ int main(int argc, char** argv) {
     std::printf("%-8s | %10.2f | %11.2f | %6.2fx | %14.2f | %14.2f | %6s | %10s | %9.2e | %s\n", w.id.c_str(), eager_ms,
                 compiled_ms, eager_ms / compiled_ms, cold_s, warm_s, gb_col, pct_col, diff.max_abs, notes.c_str());
     if (print_phases) std::printf("%s cold compile by phase. %s\n", w.id.c_str(), cold_table.c_str());
+    if (w.id == "W4" || w.id.rfind("W5-", 0) == 0) profiled += profiled_gemms(w, cache / "profile", iters, peak);
     std::fflush(stdout);
 
     json += std::string(first ? "" : ", ") + "{\"id\": \"" + w.id + "\", \"workload\": \"" + w.what +
@@ -518,7 +584,7 @@ int main(int argc, char** argv) {
   }
   json += "]}\n";
   if (json_path) std::ofstream(json_path) << json;
-  if (const std::vector<WorkloadGemm> gemms = workload_gemms(only); !gemms.empty()) print_gemm_table(gemms, iters);
+  if (!gemms.empty()) print_gemm_table(gemms, iters, peak1, peak, profiled);
   fs::remove_all(cache_root);
   return all_close ? 0 : 1;
 }

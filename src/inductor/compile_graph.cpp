@@ -570,6 +570,14 @@ std::shared_ptr<KernelProfile> make_profile(Program& p, const std::filesystem::p
       }
     } else if (p.lowered.roles.at(&n) == NodeRole::Extern) {
       step.what = "extern " + n.target() + " (%" + n.name() + ")";
+      // A matrix product names its m x k x n, for GFLOP/s (bench_inductor_workloads).
+      if ((n.target() == "aten::mm" || n.target() == "aten::addmm") && n.meta()[0].sizes.size() == 2) {
+        const Arg& a = n.args()[n.target() == "aten::mm" ? 0 : 1];
+        if (a.kind == Arg::Kind::Value && a.value.node->meta()[a.value.index].sizes.size() == 2)
+          step.what += " " + std::to_string(n.meta()[0].sizes[0]) + "x" +
+                       std::to_string(a.value.node->meta()[a.value.index].sizes[1]) + "x" +
+                       std::to_string(n.meta()[0].sizes[1]);
+      }
       for (const Arg& a : n.args()) {
         if (a.kind == Arg::Kind::Value) step.bytes += storage_bytes(a.value.node->meta()[a.value.index]);
         if (a.kind == Arg::Kind::ValueList)
