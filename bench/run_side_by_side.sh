@@ -20,6 +20,9 @@
 #   --settings LIST  PyTorch's settings (torch_settings.py), comma-separated: default,
 #                    max-autotune, freezing (default: all three; logs torch_t<T>.log for
 #                    default, torch_<setting>_t<T>.log for the others)
+#   --ember-freezing also run Ember with --freezing (inductor.freezing on: parameters as
+#                    constants, GEMM weights packed once) into ember_freezing_t<T>.*, the
+#                    column the table sets beside PyTorch's freezing setting
 #   --src DIR        Ember's src/ on this machine, for the generated code's includes
 #                    (default: this checkout's src/); see below
 #   --sleef DIR      a directory holding sleef.h, when the machine has no libsleef-dev
@@ -66,6 +69,7 @@ settings="default,max-autotune,freezing"
 src="$here/../src"
 sleef=""
 libs=""
+ember_freezing=0
 threads=()
 while (($#)); do
   case "$1" in
@@ -78,6 +82,7 @@ while (($#)); do
     --src) src=$2; shift 2 ;;
     --sleef) sleef=$2; shift 2 ;;
     --libs) libs=$2; shift 2 ;;
+    --ember-freezing) ember_freezing=1; shift ;;
     -h|--help) sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
     -*) echo "run_side_by_side.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) threads+=("$1"); shift ;;
@@ -125,6 +130,11 @@ for t in "${threads[@]}"; do
   echo "== $t threads (cores 0-$((t - 1)))" | tee -a "$out/summary.log"
   env "${ember_env[@]}" OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t "${pin[@]}" "$ember" --iters "$iters" "${only_args[@]}" \
     --json "$out/ember_t$t.json" 2>&1 | tee "$out/ember_t$t.log" | tee -a "$out/summary.log" || status=1
+  if ((ember_freezing)); then
+    env "${ember_env[@]}" OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t "${pin[@]}" "$ember" --freezing --iters "$iters" \
+      "${only_args[@]}" --json "$out/ember_freezing_t$t.json" 2>&1 | tee "$out/ember_freezing_t$t.log" |
+      tee -a "$out/summary.log" || status=1
+  fi
   for setting in ${settings//,/ }; do
     name=torch_t$t
     [[ "$setting" == default ]] || name=torch_${setting}_t$t

@@ -3,7 +3,9 @@
 compiled ms beside PyTorch's under each setting it ran (torch_settings.py: default,
 max-autotune, freezing), the best of them, and Ember's speedup over the default mode and
 over the best setting (PyTorch ms / Ember ms: above 1, Ember is faster), with their
-geomeans over W1-W7 and over every row. Rows missing from a file show "-".
+geomeans over W1-W7 and over every row. Where the run has Ember with inductor.freezing on
+(ember_freezing_t<T>.json, run_side_by_side.sh --ember-freezing), a second table sets it
+beside PyTorch's freezing setting. Rows missing from a file show "-".
 
     python3 bench/side_by_side_table.py DIR
 """
@@ -69,6 +71,20 @@ def main(d):
               f"vs best {fmt(geomean([ratios_best[w] for w in w17 if w in ratios_best]), '.2f')}x; every row: "
               f"vs default {fmt(geomean(ratios_default.values()), '.2f')}x, "
               f"vs best {fmt(geomean(ratios_best.values()), '.2f')}x\n")
+        frozen_path = os.path.join(d, f"ember_freezing_t{t}.json")
+        if os.path.exists(frozen_path) and "freezing" in torch:
+            frozen = rows_of(frozen_path)
+            print(f"== {t} threads, freezing on both sides: compiled ms")
+            print(f"{'id':10} | {'Ember':>9} | {'PyTorch':>9} | {'speedup':>8}")
+            ratios = {}
+            for wid in frozen:
+                e, p = compiled_ms(frozen, wid), compiled_ms(torch["freezing"], wid)
+                if e and p:
+                    ratios[wid] = p / e
+                print(f"{wid:10} | {fmt(e, '9.2f')} | {fmt(p, '9.2f')} | {fmt(ratios.get(wid), '7.2f')}x")
+            w17 = [w for w in ratios if re.match(r"W[1-7](\b|-)", w)]
+            print(f"geomean W1-W7: {fmt(geomean([ratios[w] for w in w17]), '.2f')}x; every row: "
+                  f"{fmt(geomean(ratios.values()), '.2f')}x\n")
 
 
 if __name__ == "__main__":

@@ -39,24 +39,26 @@ inline TuningTime& tuning_time_this_thread() {
 /// The index of the fastest of `runs`: one warm-up round, then up to `rounds` rounds that
 /// each run every candidate once in turn, so that a slow spell of a shared machine falls on
 /// all of them alike; a candidate's best round is its time (`ms[i]`, autotune_clock_ms).
-/// With a `budget_ms`, no further round starts once the timed rounds have taken that long
-/// (wall clock; one round at least): a product of a hundred milliseconds is told apart by
-/// one round, and four would cost its first call more than a second.
+/// The warm-up round is timed too and counts as a round when its time is the best (its
+/// one-time costs can only make a candidate look slower). With a `budget_ms`, no further
+/// round starts once the rounds, warm-up included, have taken that long: a product of
+/// tens of milliseconds is told apart by its warm-up alone, and four more rounds would
+/// cost its first call more than a second (Note [sgemm autotuning] in gemm.cpp).
 inline size_t fastest(const std::vector<std::function<void()>>& runs, std::vector<double>& ms, int rounds = 4,
                       double budget_ms = std::numeric_limits<double>::infinity()) {
   const double wall0 = autotune_clock_ms(false), cpu0 = autotune_clock_ms(true);
   ms.assign(runs.size(), std::numeric_limits<double>::infinity());
   const bool one_thread = omp_get_max_threads() == 1;
-  for (const auto& run : runs) run();
-  const double timed_from = autotune_clock_ms(false);
-  for (int r = 0; r < rounds && (r == 0 || autotune_clock_ms(false) - timed_from < budget_ms); ++r) {
+  auto time_round = [&] {
     for (size_t i = 0; i < runs.size(); ++i) {
       const double t0 = autotune_clock_ms(one_thread);
       runs[i]();
       const double t = autotune_clock_ms(one_thread) - t0;
       if (t < ms[i]) ms[i] = t;
     }
-  }
+  };
+  time_round();  // the warm-up
+  for (int r = 0; r < rounds && autotune_clock_ms(false) - wall0 < budget_ms; ++r) time_round();
   size_t best = 0;
   for (size_t i = 1; i < runs.size(); ++i)
     if (ms[i] < ms[best]) best = i;

@@ -154,8 +154,12 @@ void openblas_split(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, 
 // output, each one's best round counting; at one thread in the thread's CPU time, so that
 // time descheduled on a shared machine does not decide) and keeps the fastest for the
 // process (logged on the `autotuning` artifact). The timing runs stop early for large
-// products (kTuneBudgetMs): they are the first call's cost, and compile_times() counts them
-// as "autotuning (timing runs)", a part of the compiled function's first run.
+// products (kTuneBudgetMs, the warm-up round counted): they are the first call's cost, and
+// compile_times() counts them as "autotuning (timing runs)", a part of the compiled
+// function's first run. A round of W5's four products at two threads takes 100 ms or more,
+// so each is timed by its warm-up alone (three runs, not six): the warm-up's one-time costs
+// are kept out of it (the matmul primitive is created before) or small beside a product of
+// tens of milliseconds, and they can only make a candidate look slower.
 // Candidates: dnnl_sgemm; oneDNN's matmul primitive (created once per shape, alpha and
 // beta as its output scale and sum post-op); OpenBLAS split over OpenMP. Smaller products
 // and products inside a parallel region (one per thread) take dnnl_sgemm. The choice
@@ -163,9 +167,9 @@ void openblas_split(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, 
 // PyTorch's oneDNN and MKL dispatch do); EMBER_SGEMM=dnnl|matmul|openblas fixes it.
 
 constexpr double kTuneMacs = 1 << 22;
-/// The timed rounds of one shape stop once they have taken this long (fastest()): small
-/// products get all four rounds, one of about 35 ms or more (W5's projections at two
-/// threads) one round after the warm-up.
+/// The timed rounds of one shape stop once they have taken this long, warm-up included
+/// (fastest()): small products get all four rounds after the warm-up, one of about 35 ms
+/// or more (W5's projections at two threads) the warm-up alone.
 constexpr double kTuneBudgetMs = 100;
 
 /// dnnl_sgemm with gemm()'s k == 0 rule (oneDNN leaves c unscaled there). oneDNN runs on
@@ -253,6 +257,9 @@ SgemmImpl tuned_choice(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const 
     runs.push_back([&, impl] {
       sgemm_on(impl, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, scratch.data(), ldc);
     });
+  // The primitive's creation (oneDNN generates its code) is a one-time cost: made here, it
+  // stays out of the matmul candidate's warm-up, which may be its only timed run.
+  matmul_primitive(ta, tb, m, n, k, 1.0f, lda, ldb, accumulate ? 1.0f : 0.0f, ldc);
   std::vector<double> ms;
   const SgemmImpl best = candidates[fastest(runs, ms, 4, kTuneBudgetMs)];
   std::string timings;

@@ -214,6 +214,36 @@ TEST(Autotune, WithSeveralThreadsTheWallClockCounts) {
   EXPECT_GE(ms[1], 50.0);
 }
 
+/// `run` that counts its calls in `calls`.
+std::function<void()> counted(std::function<void()> run, int& calls) {
+  return [run = std::move(run), &calls] {
+    ++calls;
+    run();
+  };
+}
+
+TEST(Autotune, AWarmUpRoundThatTakesTheBudgetIsTheOnlyTimedRun) {
+  // A first call of a large product pays for every timing run: when the warm-up round
+  // alone takes the budget, its times decide and no further round runs.
+  ThreadCount one(1);
+  int slow = 0, slower = 0;
+  std::vector<double> ms;
+  EXPECT_EQ(kernels::cpu::fastest({counted(busy_for(30.0), slower), counted(busy_for(20.0), slow)}, ms, 4, 40.0), 1u);
+  EXPECT_EQ(slower, 1);
+  EXPECT_EQ(slow, 1);
+  EXPECT_GE(ms[0], 30.0);
+  EXPECT_GE(ms[1], 20.0);
+}
+
+TEST(Autotune, SmallCandidatesGetEveryRoundWithinTheBudget) {
+  ThreadCount one(1);
+  int a = 0, b = 0;
+  std::vector<double> ms;
+  kernels::cpu::fastest({counted(busy_for(0.2), a), counted(busy_for(0.1), b)}, ms, 4, 100.0);
+  EXPECT_EQ(a, 5);  // the warm-up and four rounds
+  EXPECT_EQ(b, 5);
+}
+
 /// grad_input and grad_weight of W9's 3x3 64->64 convolution (x[8,64,56,56]), as `mask` asks.
 std::tuple<Tensor, Tensor, Tensor> resnet_conv_backward(const Tensor& gy, const Tensor& x, const Tensor& w,
                                                         std::array<bool, 3> mask) {
