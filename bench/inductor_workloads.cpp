@@ -29,9 +29,16 @@
 // `--only W4,W5` runs the rows whose id starts with one of the prefixes; `--iters N` sets
 // the timed calls; `--phases` prints, under each row, its cold compile by phase
 // (ember::compile_times(): capture, AOT, lowering, scheduling, codegen, C++ compile with the
-// compiler's CPU time, load, the first run and the autotuner's timing runs in it). Threads: OMP_NUM_THREADS (run
+// compiler's CPU time, load, the first run and the autotuner's timing runs in it); `--freezing` compiles
+// with inductor.freezing on (Note [freezing]: parameters as constants, GEMM weights packed once with
+// their epilogue inside). With W4 or W5 selected, two last tables give their GEMMs' GFLOP/s: inside
+// the compiled workload (the kernel profile of a new compile: each extern mm/addmm, or frozen linear
+// with its epilogue, mean ms over the calls), and alone at the workload's shapes, unpacked (the eager mm the compiled graph calls, epilogue not
+// counted) and packed with its epilogue (what freezing calls), beside the machine's FMA peak
+// measured by a loop of independent vector FMAs on 1 and on OMP_NUM_THREADS threads. Threads: OMP_NUM_THREADS (run
 // bench/torch_workloads.py --compile with the same number; bench/run_side_by_side.sh
 // runs both).
+#include <immintrin.h>
 #include <omp.h>
 #include <unistd.h>
 
@@ -40,7 +47,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <cctype>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +58,7 @@
 #include "core/allocator.h"
 #include "ember/compile.h"
 #include "inductor/inductor.h"
+#include "kernels/cpu/packed_linear.h"
 #include "training_workloads.h"
 
 namespace {
@@ -264,10 +274,185 @@ std::string phases_json(const std::vector<CompileTimeRow>& rows) {
   return out + "]";
 }
 
+/// GFLOP/s of `threads` threads each running independent chains of vector FMAs (the
+/// machine's multiply-add peak: 12 accumulators hide the FMA latency on current cores).
+double fma_peak_gflops(int threads) {
+  constexpr int kChains = 12;
+  constexpr int64_t kIters = 20'000'000;
+#if defined(__AVX512F__)
+  using V = __m512;
+  constexpr int kLanes = 16;
+#define EMBER_BENCH_SET1 _mm512_set1_ps
+#define EMBER_BENCH_FMA _mm512_fmadd_ps
+#define EMBER_BENCH_ADD _mm512_add_ps
+#define EMBER_BENCH_STORE _mm512_storeu_ps
+#else
+  using V = __m256;
+  constexpr int kLanes = 8;
+#define EMBER_BENCH_SET1 _mm256_set1_ps
+#define EMBER_BENCH_FMA _mm256_fmadd_ps
+#define EMBER_BENCH_ADD _mm256_add_ps
+#define EMBER_BENCH_STORE _mm256_storeu_ps
+#endif
+  auto run = [&](int64_t iters) {
+    volatile float sink = 0;
+#pragma omp parallel num_threads(threads)
+    {
+      V acc[kChains];
+      for (int c = 0; c < kChains; ++c) acc[c] = EMBER_BENCH_SET1(static_cast<float>(c) * 1e-3f);
+      const V a = EMBER_BENCH_SET1(0.999999f), b = EMBER_BENCH_SET1(1e-7f);
+      for (int64_t i = 0; i < iters; ++i)
+        for (int c = 0; c < kChains; ++c) acc[c] = EMBER_BENCH_FMA(acc[c], a, b);
+      V total = acc[0];
+      for (int c = 1; c < kChains; ++c) total = EMBER_BENCH_ADD(total, acc[c]);
+      float lanes[kLanes];
+      EMBER_BENCH_STORE(lanes, total);
+      const float t = lanes[0];
+#pragma omp critical
+      sink = sink + t;
+    }
+    (void)sink;
+  };
+#undef EMBER_BENCH_SET1
+#undef EMBER_BENCH_FMA
+#undef EMBER_BENCH_ADD
+#undef EMBER_BENCH_STORE
+  run(kIters / 20);  // wake the team
+  double best = INFINITY;
+  for (int r = 0; r < 3; ++r) best = std::min(best, seconds_of([&] { run(kIters); }));
+  return static_cast<double>(threads) * kIters * kChains * kLanes * 2 / best / 1e9;
+}
+
+/// The GEMM steps of a compiled row's kernel profile (Note [inductor], "The trace
+/// directory"): `iters` calls of a new compile with the profile on, then each `extern
+/// aten::mm`/`aten::addmm` or `frozen linear` step's mean ms and m x k x n, as table lines
+/// with GFLOP/s and the share of `peak`.
+std::string profiled_gemms(const bench::Workload& w, const fs::path& dir, int iters, double peak) {
+  config().inductor.trace.enabled = true;
+  config().inductor.trace.kernel_profile = true;
+  config().inductor.trace.debug_dir = dir.string();
+  {
+    bench::CompiledCall c = w.compile("inductor");
+    for (int i = 0; i < std::max(iters, 3) + 1; ++i) (void)c.call();  // the profile is written when c goes
+  }
+  config().inductor.trace.enabled = false;
+  config().inductor.trace.kernel_profile = false;
+  std::string out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.path().filename() != "kernel_profile.txt") continue;
+    std::ifstream in(e.path());
+    for (std::string line; std::getline(in, line);) {
+      const bool gemm = line.find("extern aten::mm ") != std::string::npos ||
+                        line.find("extern aten::addmm ") != std::string::npos ||
+                        line.find("frozen linear ") != std::string::npos;
+      long m = 0, k = 0, n = 0;
+      // The shape: the first "<m>x<k>x<n>" after the step's name.
+      for (size_t p = line.find('x'); gemm && p != std::string::npos; p = line.find('x', p + 1)) {
+        size_t b = p;
+        while (b > 0 && std::isdigit(static_cast<unsigned char>(line[b - 1]))) --b;
+        if (b < p && std::sscanf(line.c_str() + b, "%ldx%ldx%ld", &m, &k, &n) == 3) break;
+        m = k = n = 0;
+      }
+      if (!gemm || !m) continue;
+      // The columns after the name: total ms, mean ms, share, GB/s.
+      std::istringstream cols(line);
+      std::vector<std::string> tokens;
+      for (std::string t; cols >> t;) tokens.push_back(t);
+      if (tokens.size() < 4) continue;
+      const double mean_ms = std::atof(tokens[tokens.size() - 3].c_str());
+      const double gflops = 2.0 * m * k * n / (mean_ms * 1e-3) / 1e9;
+      const size_t name_from = line.find(line.find("frozen") != std::string::npos ? "frozen" : "extern");
+      const size_t name_to = line.find(',', name_from);
+      std::string name = line.substr(name_from, std::min(name_to, line.find("  ", name_from)) - name_from);
+      char row[256];
+      std::snprintf(row, sizeof row, "%-8s | %-62.62s | %9.3f | %8.1f | %8.1f%%\n", w.id.c_str(), name.c_str(), mean_ms,
+                    gflops, 100 * gflops / peak);
+      out += row;
+    }
+  }
+  return out;
+}
+
+/// One GEMM of W4/W5: [m, k] @ [k, n] with the epilogue freezing runs inside it.
+struct WorkloadGemm {
+  std::string row, name;
+  int64_t m, k, n;
+  std::vector<kernels::cpu::LinearPostOp> post_ops;
+};
+
+/// The GEMMs of the selected W4/W5 rows (docs/workloads.md's shapes).
+std::vector<WorkloadGemm> workload_gemms(const std::vector<std::string>& only) {
+  using Op = kernels::cpu::LinearPostOp;
+  const Op gelu_erf{Op::Kind::GeluErf, false}, gelu_tanh{Op::Kind::GeluTanh, false}, add{Op::Kind::Add, false};
+  std::vector<WorkloadGemm> out;
+  if (bench::selected("W4", only)) {
+    out.push_back({"W4", "fc1 +bias +gelu_erf", 256, 1024, 4096, {gelu_erf}});
+    out.push_back({"W4", "fc2 +bias +residual", 256, 4096, 1024, {add}});
+  }
+  for (const auto& [b, t] : std::vector<std::pair<int64_t, int64_t>>{{8, 128}, {1, 512}}) {
+    const std::string row = "W5-" + std::to_string(b) + "x" + std::to_string(t);
+    if (!bench::selected(row, only)) continue;
+    out.push_back({row, "c_attn +bias", b * t, 768, 2304, {}});
+    out.push_back({row, "attn c_proj +bias +residual", b * t, 768, 768, {add}});
+    out.push_back({row, "c_fc +bias +gelu_tanh", b * t, 768, 3072, {gelu_tanh}});
+    out.push_back({row, "mlp c_proj +bias +residual", b * t, 3072, 768, {add}});
+  }
+  return out;
+}
+
+/// Each GEMM of `gemms` timed alone (median of `iters` calls, unpacked and packed
+/// alternating), its GFLOP/s beside the FMA peak.
+void print_gemm_table(const std::vector<WorkloadGemm>& gemms, int iters, double peak1, double peak,
+                      const std::string& profiled) {
+  const int threads = omp_get_max_threads();
+  if (!profiled.empty()) {
+    std::printf("\nGEMMs of W4/W5 inside the compiled workload (kernel profile of a new compile, %d calls: each extern "
+                "mm/addmm, or frozen linear with its epilogue, mean ms), %d threads; FMA peak %.1f GFLOP/s\n",
+                std::max(iters, 3) + 1, threads, peak);
+    std::printf("%-8s | %-62s | %9s | %8s | %s\n", "id", "step", "mean ms", "GFLOP/s", "% of peak");
+    std::printf("%s", profiled.c_str());
+  }
+  std::printf("\nGEMMs of W4/W5 alone at the workload's shapes, %d threads. FMA peak (vector FMA loop): %.1f GFLOP/s on 1 "
+              "thread, %.1f on %d.\nunpacked: the eager mm an unfrozen compiled graph calls (autotuned, Note [sgemm "
+              "autotuning]; its epilogue is a generated kernel, not counted); packed: freezing's oneDNN matmul on the "
+              "weight packed once, bias and epilogue inside. GFLOP/s = 2mkn / median time.\n",
+              threads, peak1, peak, threads);
+  std::printf("%-8s | %-28s | %16s | %10s | %8s | %9s | %8s | %9s | %s\n", "id", "GEMM", "m x k x n", "unpacked ms",
+              "GFLOP/s", "% of peak", "packed ms", "GFLOP/s", "% of peak");
+  manual_seed(0);
+  for (const WorkloadGemm& g : gemms) {
+    NoGradGuard no_grad;
+    const Tensor x = randn({g.m, g.k}), w = randn({g.n, g.k}) * 0.02, bias = randn({g.n}), res = randn({g.m, g.n});
+    const Tensor wt = w.t();
+    const kernels::cpu::PackedLinear packed(g.m, g.k, g.n, g.k, 1, wt, bias, g.post_ops);
+    Tensor out = empty({g.m, g.n});
+    std::vector<const float*> operands;
+    for (const auto& op : g.post_ops)
+      if (op.kind == kernels::cpu::LinearPostOp::Kind::Add) operands.push_back(static_cast<const float*>(res.raw_data_ptr()));
+    const auto [unpacked_ms, packed_ms] = interleaved_median_ms([&] { return mm(x, wt); },
+                                                                [&] {
+                                                                  packed.run(static_cast<const float*>(x.raw_data_ptr()),
+                                                                             operands,
+                                                                             static_cast<float*>(out.raw_data_ptr()));
+                                                                  return out;
+                                                                },
+                                                                iters);
+    const double flops = 2.0 * static_cast<double>(g.m) * static_cast<double>(g.k) * static_cast<double>(g.n);
+    const double gu = flops / (unpacked_ms * 1e-3) / 1e9, gp = flops / (packed_ms * 1e-3) / 1e9;
+    char shape[48];
+    std::snprintf(shape, sizeof shape, "%ldx%ldx%ld", static_cast<long>(g.m), static_cast<long>(g.k),
+                  static_cast<long>(g.n));
+    std::printf("%-8s | %-28s | %16s | %10.3f | %8.1f | %8.1f%% | %9.3f | %8.1f | %8.1f%%\n", g.row.c_str(),
+                g.name.c_str(), shape, unpacked_ms, gu, 100 * gu / peak, packed_ms, gp, 100 * gp / peak);
+    std::fflush(stdout);
+  }
+}
+
 int main(int argc, char** argv) {
   // --phases is this program's own; the other options are every workload program's.
   std::vector<char*> args(argv, argv + argc);
   const bool print_phases = bench::take_flag(args, "--phases");
+  const bool freezing = bench::take_flag(args, "--freezing");
   const auto options = bench::parse_options(static_cast<int>(args.size()), args.data());
   if (!options) return 2;
   const auto& [json_path, iters, only] = *options;
@@ -276,7 +461,8 @@ int main(int argc, char** argv) {
 
   const double triad = bench::triad_gbps();
   const int threads = omp_get_max_threads();
-  std::printf("Ember eager vs inductor, %d threads; STREAM triad: %.1f GB/s\n", threads, triad);
+  std::printf("Ember eager vs inductor%s, %d threads; STREAM triad: %.1f GB/s\n",
+              freezing ? " (inductor.freezing on)" : "", threads, triad);
   std::printf(
       "ms: median of %d calls each, eager and compiled alternating, after 3 warm-up calls.\n"
       "cold/warm compile s: first call of a new compiled function with an empty cache dir / first call\n"
@@ -288,9 +474,14 @@ int main(int argc, char** argv) {
       iters, kAtol, kRtol, bench::detail::kOfMax);
   std::printf("%-8s | %10s | %11s | %7s | %14s | %14s | %6s | %10s | %9s | %s\n", "id", "eager ms", "compiled ms",
               "speedup", "cold compile s", "warm compile s", "GB/s", "% of triad", "max |diff|", "notes");
-  std::string json = "{\"threads\": " + std::to_string(threads) + ", \"triad_gbps\": " + json_number(triad) +
+  std::string json = "{\"threads\": " + std::to_string(threads) + ", \"freezing\": " + (freezing ? "true" : "false") + ", \"triad_gbps\": " + json_number(triad) +
                      ", \"iters\": " + std::to_string(iters) + ", \"rows\": [";
   bool first = true, all_close = true;
+  // W4/W5: their GEMMs against the FMA peak (print_gemm_table), measured first, on a quiet pool.
+  const std::vector<WorkloadGemm> gemms = workload_gemms(only);
+  const double peak1 = gemms.empty() ? NAN : fma_peak_gflops(1);
+  const double peak = gemms.empty() || threads == 1 ? peak1 : fma_peak_gflops(threads);
+  std::string profiled;
   std::string training_table;
   auto workloads = bench::memory_bound_workloads();
   for (auto& w : bench::block_workloads()) workloads.push_back(std::move(w));
@@ -302,6 +493,7 @@ int main(int argc, char** argv) {
     const fs::path cache = cache_root / w.id;
     fs::create_directories(cache);
     config().inductor.cache_dir = cache.string();
+    config().inductor.freezing = freezing;
     bench::CompiledCall compiled = w.compile("inductor");
     Tensor out;
     CallLog cold_log;
@@ -341,6 +533,7 @@ int main(int argc, char** argv) {
     std::printf("%-8s | %10.2f | %11.2f | %6.2fx | %14.2f | %14.2f | %6s | %10s | %9.2e | %s\n", w.id.c_str(), eager_ms,
                 compiled_ms, eager_ms / compiled_ms, cold_s, warm_s, gb_col, pct_col, diff.max_abs, notes.c_str());
     if (print_phases) std::printf("%s cold compile by phase. %s\n", w.id.c_str(), cold_table.c_str());
+    if (w.id == "W4" || w.id.rfind("W5-", 0) == 0) profiled += profiled_gemms(w, cache / "profile", iters, peak);
     std::fflush(stdout);
 
     json += std::string(first ? "" : ", ") + "{\"id\": \"" + w.id + "\", \"workload\": \"" + w.what +
@@ -391,6 +584,7 @@ int main(int argc, char** argv) {
   }
   json += "]}\n";
   if (json_path) std::ofstream(json_path) << json;
+  if (!gemms.empty()) print_gemm_table(gemms, iters, peak1, peak, profiled);
   fs::remove_all(cache_root);
   return all_close ? 0 : 1;
 }

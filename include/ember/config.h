@@ -86,6 +86,14 @@ struct Config {
     /// More candidates per generated CUDA kernel (pointwise kernels too), as compile mode
     /// "max-autotune" gives (torch._inductor.config.max_autotune). TORCHINDUCTOR_MAX_AUTOTUNE.
     bool max_autotune = false;
+    /// Freezing (torch._inductor.config.freezing): an inference graph's module parameters
+    /// are taken as constants — the calls computed from them alone folded at compile time,
+    /// each float32 GEMM weight packed once into oneDNN's blocked layout with the GEMM's
+    /// epilogue (bias, ReLU/GELU, adds) run inside it (Note [freezing]). Assumes the
+    /// parameters' values do not change after the compile: a parameter replaced by another
+    /// tensor recompiles (guards), one changed in place is not seen. Training graphs ignore
+    /// it. TORCHINDUCTOR_FREEZING.
+    bool freezing = false;
     /// A bug injected on purpose into relu's generated code, to test the minifier:
     /// "", "compile_error", "runtime_error" or "accuracy".
     std::string inject_relu_bug_TESTING_ONLY;

@@ -414,6 +414,20 @@ class CompiledFunctionState {
   SegmentCompiler segment_compiler() {
     return [this](const std::shared_ptr<Graph>& g, const std::vector<Tensor>& inputs) -> CompiledGraph {
       std::string key = segment_key(*g);
+      // Under freezing (Note [freezing]) the compiled graph holds its parameters' values as
+      // constants: a graph reading other parameter tensors (a parameter replaced, which
+      // the module guard caught) compiles again. The compiled graph holds the tensors it
+      // froze, so an address here is never another tensor's while its entry lives.
+      if (config().inductor.freezing) {
+        const std::vector<Node*> graph_inputs = g->inputs();
+        for (size_t i = 0; i < graph_inputs.size() && i < inputs.size(); ++i)
+          if (graph_inputs[i]->kind() == NodeKind::Attribute && inputs[i].defined()) {
+            std::ostringstream id;
+            id << "frozen " << graph_inputs[i]->target() << " " << static_cast<const void*>(inputs[i].impl())
+               << "\n";
+            key += id.str();
+          }
+      }
       {
         std::shared_lock read(segments_mu_);
         if (auto it = segments_.find(key); it != segments_.end()) return it->second.compiled;

@@ -23,6 +23,7 @@
 #include "ember/ops/creation.h"
 #include "graph/interpreter.h"
 #include "inductor/cudagraphs.h"
+#include "inductor/freezing.h"
 #include "inductor/inductor.h"
 #include "inductor/kernel_profile.h"
 #include "inductor/launch_tuning.h"
@@ -65,14 +66,14 @@ struct Program {
   /// per node position what runs there and its first slot in the call's flat array of
   /// values (node i's outputs are slots first_slot[i] to first_slot[i + 1]); per kernel the
   /// slots it reads and writes and its outputs' geometry; the results' slots.
-  enum class Step : uint8_t { Input, Constant, Kernel, Inlined, Eager, Output };
+  enum class Step : uint8_t { Input, Constant, Kernel, Inlined, Eager, Linear, Output };
   struct KernelPlan {
     std::vector<size_t> in_slots, out_slots;
     std::vector<const TensorMeta*> out_metas;
     bool raises = false;  // inject_relu_bug_TESTING_ONLY=runtime_error
   };
   std::vector<Step> steps;
-  std::vector<int> kernel_of;  // per position: the kernel run there, or -1
+  std::vector<int> kernel_of;  // per position: the kernel run there (Step::Linear: the linear), or -1
   std::vector<size_t> first_slot;
   std::vector<KernelPlan> plans;
   std::vector<size_t> result_slots;
@@ -94,6 +95,14 @@ struct Program {
   bool cudagraphs = false;
   /// Calls computed once at compile time (fold_host_constants), for the report.
   std::vector<std::string> host_constants;
+  /// Freezing (Note [freezing]): the GEMMs with a packed weight, by their GEMM node, and
+  /// the nodes of their epilogues, which run inside them.
+  std::vector<FrozenLinear> linears;
+  std::map<const Node*, int> linear_at;
+  std::set<const Node*> absorbed;
+  /// The parameters frozen, held: while the compiled graph lives, no other tensor can take
+  /// the address its guards compare a parameter's identity with.
+  std::vector<Tensor> frozen_parameters;
   /// Memory plan: the values of node i die after the node at position i runs
   /// (dies_after[i]), so their buffers can be handed to later kernels of the same size.
   std::vector<std::vector<size_t>> dies_after;
@@ -136,6 +145,15 @@ void Program::plan_steps() {
         result_slots.assign(node.args().size(), 0);  // filled below
         break;
       case NodeKind::Call: {
+        if (auto l = linear_at.find(&node); l != linear_at.end()) {
+          steps[i] = Step::Linear;
+          kernel_of[i] = l->second;  // the linear's index
+          break;
+        }
+        if (absorbed.count(&node)) {
+          steps[i] = Step::Inlined;  // computed by its frozen linear
+          break;
+        }
         const NodeRole role = lowered.roles.at(&node);
         if (role != NodeRole::Pointwise && role != NodeRole::Row) break;
         auto k = kernel_at.find(&node);
@@ -363,6 +381,15 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
       case Step::Constant: env[first_slot[i]] = g.constants().at(g.nodes()[i]->target()); break;
       case Step::Inlined: break;  // computed by a later kernel
       case Step::Output: break;
+      case Step::Linear: {
+        const StepTimer timer = time_step(i);
+        run_frozen_linear(linears[static_cast<size_t>(kernel_of[i])], value_of,
+                          [&](const Node* n, std::vector<Tensor> outs) {
+                            const size_t at = first_slot[index.at(n)];
+                            for (size_t o = 0; o < outs.size(); ++o) env[at + o] = std::move(outs[o]);
+                          });
+        break;
+      }
       case Step::Eager: {
         // Views and extern calls run their eager kernels, as the interpreter does.
         const StepTimer timer = time_step(i);
@@ -525,7 +552,14 @@ std::shared_ptr<KernelProfile> make_profile(Program& p, const std::filesystem::p
     const Node& n = *g.nodes()[i];
     if (n.kind() != NodeKind::Call) continue;
     KernelProfile::Step step;
-    if (auto k = p.kernel_at.find(&n); k != p.kernel_at.end()) {
+    if (p.absorbed.count(&n)) continue;  // inside a frozen linear's step
+    if (auto l = p.linear_at.find(&n); l != p.linear_at.end()) {
+      const FrozenLinear& linear = p.linears[static_cast<size_t>(l->second)];
+      step.what = "frozen linear " + linear.text;
+      step.bytes = storage_bytes(linear.input.node->meta()[linear.input.index]);
+      for (const ValueRef& v : linear.add_operands) step.bytes += storage_bytes(v.node->meta()[v.index]);
+      step.bytes = bytes_of(*linear.chain.back(), step.bytes);
+    } else if (auto k = p.kernel_at.find(&n); k != p.kernel_at.end()) {
       const Kernel& kernel = p.kernels[k->second];
       step.what = "kernel " + kernel.name;
       for (const ValueRef& v : kernel.inputs) step.bytes += storage_bytes(v.node->meta()[v.index]);
@@ -536,6 +570,14 @@ std::shared_ptr<KernelProfile> make_profile(Program& p, const std::filesystem::p
       }
     } else if (p.lowered.roles.at(&n) == NodeRole::Extern) {
       step.what = "extern " + n.target() + " (%" + n.name() + ")";
+      // A matrix product names its m x k x n, for GFLOP/s (bench_inductor_workloads).
+      if ((n.target() == "aten::mm" || n.target() == "aten::addmm") && n.meta()[0].sizes.size() == 2) {
+        const Arg& a = n.args()[n.target() == "aten::mm" ? 0 : 1];
+        if (a.kind == Arg::Kind::Value && a.value.node->meta()[a.value.index].sizes.size() == 2)
+          step.what += " " + std::to_string(n.meta()[0].sizes[0]) + "x" +
+                       std::to_string(a.value.node->meta()[a.value.index].sizes[1]) + "x" +
+                       std::to_string(n.meta()[0].sizes[1]);
+      }
       for (const Arg& a : n.args()) {
         if (a.kind == Arg::Kind::Value) step.bytes += storage_bytes(a.value.node->meta()[a.value.index]);
         if (a.kind == Arg::Kind::ValueList)
@@ -685,9 +727,21 @@ CompiledGraph compile_fx_inner(Graph& given_graph, const std::vector<Tensor>& ex
   program->host_constants = std::move(host_constants);
   GraphTrace trace(input_graph);
   EMBER_LOG(inductor, INFO) << "Step 3: torchinductor compiling graph " << input_graph.name();
+  // Freezing (Note [freezing]): an inference graph's parameters as constants, folded.
+  const std::string why_not_frozen = why_not_freezing(input_graph, example_inputs, on_cuda);
+  if (config().inductor.freezing && !why_not_frozen.empty())
+    EMBER_LOG(inductor, INFO) << "freezing ignored for graph " << input_graph.name() << ": " << why_not_frozen;
   {
     capture::PhaseTimer timer("graph passes");
-    program->graph = run_graph_passes(input_graph);
+    if (why_not_frozen.empty()) {
+      std::unique_ptr<Graph> frozen = freeze_parameters(input_graph, example_inputs);
+      const std::vector<Node*> inputs = input_graph.inputs();
+      for (size_t i = 0; i < inputs.size(); ++i)
+        if (inputs[i]->kind() == NodeKind::Attribute) program->frozen_parameters.push_back(example_inputs[i]);
+      program->graph = run_graph_passes(*frozen);
+    } else {
+      program->graph = run_graph_passes(input_graph);
+    }
   }
   const Graph& g = *program->graph;
   trace.stage_done("graph passes");
@@ -709,6 +763,14 @@ CompiledGraph compile_fx_inner(Graph& given_graph, const std::vector<Tensor>& ex
       };
     }
     program->symbols = bind_symbols(g);
+  }
+  if (why_not_frozen.empty()) {
+    program->linears = plan_frozen_linears(g, program->lowered);
+    for (size_t l = 0; l < program->linears.size(); ++l) {
+      const std::vector<const Node*>& chain = program->linears[l].chain;
+      program->linear_at[chain.front()] = static_cast<int>(l);
+      program->absorbed.insert(chain.begin() + 1, chain.end());
+    }
   }
   lowering.reset();
   trace.stage_done("lowering");
@@ -933,8 +995,10 @@ CompiledGraph finish(const std::shared_ptr<Program>& program, GraphTrace& trace,
     report.kernels.emplace_back(k.name, std::move(names));
   }
   for (const auto& n : g.nodes())
-    if (n->kind() == NodeKind::Call && program->lowered.roles.at(n.get()) == NodeRole::Extern)
+    if (n->kind() == NodeKind::Call && program->lowered.roles.at(n.get()) == NodeRole::Extern &&
+        !program->absorbed.count(n.get()) && !program->linear_at.count(n.get()))
       report.extern_calls.push_back(n->target());
+  for (const FrozenLinear& l : program->linears) report.frozen_linears.push_back(l.text);
   report.source = source;
   report.host_constants = program->host_constants;
   report.so_path = so_path;

@@ -42,6 +42,9 @@ struct CompileReport {
   /// Calls computed once at compile time from host constants and kept on the graph's
   /// device as graph constants ("%_to_copy (aten::_to_copy)"): fold_host_constants.
   std::vector<std::string> host_constants;
+  /// Freezing: the GEMMs run on a packed weight with their epilogue inside
+  /// ("%mm: 8x32x64 +bias +gelu_erf, weight BA16a64b"), in graph order (Note [freezing]).
+  std::vector<std::string> frozen_linears;
   std::string so_path;
   bool cache_hit = false;
 };

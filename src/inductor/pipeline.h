@@ -65,6 +65,9 @@ std::string bisect_disabled_reason(BisectSubsystem s);
 /// in order (decision #k is element k - 1).
 const std::vector<std::string>& bisect_decisions(BisectSubsystem s);
 
+/// Freezing's steps (inductor.freezing, Note [freezing]) are in inductor/freezing.h:
+/// freeze_parameters before the graph passes, plan_frozen_linears after lowering.
+
 /// Graph passes (graph_passes.cpp), run on the graph the AOT stage produced. Requires: a
 /// functional graph. Guarantees: the same results; `addmm` read only by pointwise nodes is
 /// `mm` plus a bias add those nodes can fuse (unfuse_bias_add_to_pointwise). Logs the

@@ -134,6 +134,12 @@ const std::vector<Knob>& knob_table() {
        .env = {"TORCHINDUCTOR_MAX_AUTOTUNE"},
        .field = EMBER_FIELD(inductor.max_autotune),
        .meaning = "more launch configurations per generated CUDA kernel, as compile mode \"max-autotune\" gives"},
+      {.name = "inductor.freezing",
+       .aliases = {},
+       .env = {"TORCHINDUCTOR_FREEZING"},
+       .field = EMBER_FIELD(inductor.freezing),
+       .meaning = "inference graphs take module parameters as constants: weight-only calls folded, GEMM weights "
+                  "packed once with their epilogue fused; assumes parameters do not change after the compile"},
       {.name = "inductor.inject_relu_bug_TESTING_ONLY",
        .aliases = {},
        .env = {"EMBER_INJECT_RELU_BUG"},

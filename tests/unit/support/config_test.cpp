@@ -56,6 +56,25 @@ TEST_F(ConfigKnobs, CacheDirDefaultsToTorchinductorUserInTheTempDir) {
   EXPECT_EQ(config().inductor.cache_dir, "/var/cache/ember");
 }
 
+TEST_F(ConfigKnobs, FreezingIsOffByDefaultAndTorchinductorFreezingOrItsNameTurnsItOn) {
+  // PyTorch's torch._inductor.config.freezing: off unless asked for (Note [freezing]).
+  EXPECT_FALSE(config().inductor.freezing);
+  EXPECT_EQ(config_get("inductor.freezing"), "false");
+  setenv("TORCHINDUCTOR_FREEZING", "1", 1);
+  config_reload_from_env();
+  EXPECT_TRUE(config().inductor.freezing);
+  unsetenv("TORCHINDUCTOR_FREEZING");
+  config_reload_from_env();
+  EXPECT_FALSE(config().inductor.freezing);
+  config_set("inductor.freezing", "true");
+  EXPECT_TRUE(config().inductor.freezing);
+  const KnobInfo* knob = nullptr;
+  for (const KnobInfo& k : config_knobs())
+    if (k.name == "inductor.freezing") knob = &k;
+  ASSERT_NE(knob, nullptr);
+  EXPECT_NE(knob->meaning.find("assumes parameters do not change"), std::string::npos) << knob->meaning;
+}
+
 TEST_F(ConfigKnobs, EnvironmentSetsEachKindOfKnob) {
   setenv("TORCHDYNAMO_CACHE_SIZE_LIMIT", "4", 1);
   setenv("TORCHDYNAMO_VERBOSE", "1", 1);
