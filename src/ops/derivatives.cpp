@@ -123,7 +123,15 @@ std::vector<int64_t> pad_dim(int64_t ndim, int64_t dim, int64_t before, int64_t 
 }
 
 void unary_rows(Registry& r) {
-  row(r, "aten::abs", "AbsBackward0", [](const Ctx& c) -> Grads { return {c.grad() * sign(c.input(0))}; });
+  row(r, "aten::abs", "AbsBackward0", [](const Ctx& c) -> Grads {
+    const Tensor& self = c.input(0);
+    if (!is_complex(self.dtype())) return {c.grad() * sign(self)};
+    // grad * sgn(z), sgn(z) = z / |z| (0 at 0), with real ops on z's (real, imaginary)
+    // pairs (Note [complex dtypes]).
+    const Tensor modulus = abs(self);
+    const Tensor scale = where(eq(modulus, Scalar(0)), Scalar(0), c.grad() / modulus);
+    return {view_as_complex((view_as_real(self) * scale.unsqueeze(-1)).contiguous())};
+  });
   row(r, "aten::neg", "NegBackward0", [](const Ctx& c) -> Grads { return {neg(c.grad())}; });
   row(r, "aten::exp", "ExpBackward0", [](const Ctx& c) -> Grads { return {c.grad() * c.output(0)}; });
   row(r, "aten::expm1", "Expm1Backward0", [](const Ctx& c) -> Grads { return {c.grad() * (c.output(0) + 1)}; });

@@ -1,8 +1,11 @@
 // ops/fft.cpp — the complex views (view_as_real, view_as_complex, and the composites
-// real and imag over them) and ATen's discrete Fourier transforms _fft_r2c, _fft_c2r and
-// _fft_c2c, whose kernels run on FFTW (kernels/cpu/fft.cpp). Their derivative rows are
+// real and imag over them), ATen's discrete Fourier transforms _fft_r2c, _fft_c2r and
+// _fft_c2c, whose kernels run on FFTW (kernels/cpu/fft.cpp), and abs of complex tensors
+// (the modulus, wrapped around the pointwise row of abs). Their derivative rows are
 // in derivatives.cpp. See Note [complex dtypes] (docs/notes/registry.md).
 #include <algorithm>
+#include <complex>
+#include <cstring>
 #include <vector>
 
 #include "core/shape.h"
@@ -10,6 +13,7 @@
 #include "ember/ops/fft.h"
 #include "ember/ops/view.h"
 #include "kernels/cpu/fft.h"
+#include "kernels/cpu/loops.h"
 #include "ops/api.h"
 #include "ops/dispatch.h"
 #include "ops/families.h"
@@ -210,11 +214,43 @@ void register_transforms(Registry& r) {
       .set_complex();
 }
 
+/// abs of a complex tensor is its modulus, of the parts' real type (PyTorch's abs): the
+/// pointwise row's meta function and kernel, wrapped to take complex tensors too.
+void extend_abs(Registry& r) {
+  OpDef& abs = r.edit("aten::abs");
+  MetaFn real_meta = abs.meta;
+  KernelFn real_cpu = abs.cpu;
+  abs.set_meta([real_meta](const Stack& a) {
+       const Tensor& self = a[0].to_tensor();
+       if (!is_complex(self.dtype())) return real_meta(a);
+       return metas(pointwise_meta({&self}, to_real_value_type(self.dtype())));
+     })
+      .set_cpu([real_cpu](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor& self = a[0].to_tensor();
+        if (!is_complex(self.dtype())) return real_cpu(a, out);
+        if (out[0].numel() == 0) return;
+        EMBER_DISPATCH_COMPLEX_TYPES(self.dtype(), "abs", [&] {
+          using real_t = typename scalar_t::value_type;
+          kernels::cpu::PointwiseLoop loop(out[0], {self});
+          loop.for_each_row([](char** p, const int64_t* s, int64_t n) {
+            for (int64_t i = 0; i < n; ++i) {
+              scalar_t z;
+              std::memcpy(&z, p[1] + i * s[1], sizeof z);
+              const real_t m = std::abs(z);  // hypot: no overflow for large parts
+              std::memcpy(p[0] + i * s[0], &m, sizeof m);
+            }
+          });
+        });
+      })
+      .set_complex();
+}
+
 }  // namespace
 
 void register_fft_ops(Registry& r) {
   register_complex_views(r);
   register_transforms(r);
+  extend_abs(r);
 }
 
 }  // namespace ember::ops

@@ -2,7 +2,7 @@
 complex views (view_as_real, view_as_complex, real, imag) and ATen's transforms _fft_r2c,
 _fft_c2r and _fft_c2c over one and several dims, each normalization mode, onesided and
 two-sided, even and odd lengths, float and double precision, strided and broadcast inputs,
-and the errors PyTorch raises. Complex tensors are stored as their real and imaginary parts
+and the errors PyTorch raises; abs of complex tensors (the modulus). Complex tensors are stored as their real and imaginary parts
 interleaved (opinfo.Store: safetensors C64/C128). The views and the transforms record
 gradients (complex upstream gradients for complex outputs)."""
 import torch
@@ -49,6 +49,16 @@ def real_imag(imag):
                      expect="error" if imag else "ok"))
         return out
     return samples
+
+
+def abs_complex(g):
+    zero = T(torch.tensor([0j, 3 + 4j, -1e30 + 1e30j, 1e-30j], dtype=c128))
+    return [S(g.t((3, 4), c64), desc="complex64"),
+            S(g.t((2, 3), c128, "transposed"), desc="complex128 transposed"),
+            S(g.t((3, 4), c64, "step"), desc="every 2nd element"),
+            S(g.t((), c64), desc="0-dim"),
+            S(g.t((0, 3), c64), desc="empty"),
+            S(zero, desc="zero, 3+4j, huge and tiny parts")]
 
 
 def r2c(g):
@@ -104,6 +114,7 @@ def fft_rows():
             OpInfo("aten::view_as_complex", F, view_as_complex),
             OpInfo("aten::real", F, real_imag(False)),
             OpInfo("aten::imag", F, real_imag(True)),
+            OpInfo("aten::abs", F, abs_complex),
             OpInfo("aten::_fft_r2c", F, r2c),
             OpInfo("aten::_fft_c2r", F, c2r),
             OpInfo("aten::_fft_c2c", F, c2c)]

@@ -108,6 +108,20 @@ TEST(Complex, CopiesConvertBetweenComplexAndRealTypes) {
   expect_near(complex_values(complex_tensor(kSignal, {5}).clone()), kSignal, 0);
 }
 
+TEST(Complex, AbsIsTheModulusWithoutOverflowAndItsGradientIsZeroAtZero) {
+  Tensor z = complex_tensor({{3, 4}, {0, 0}, {-3e200, 4e200}}, {3}).clone();
+  const Tensor m = abs(z);
+  EXPECT_EQ(m.dtype(), kDouble);
+  const std::vector<double> v = m.to_vector<double>();
+  EXPECT_EQ(v[0], 5);
+  EXPECT_EQ(v[1], 0);
+  EXPECT_NEAR(v[2] / 5e200, 1, 1e-15);  // |z|² would overflow
+  z.requires_grad_();
+  const std::vector<Tensor> g = autograd::grad({abs(z).sum()}, {z});
+  // d|z| in PyTorch's convention: z / |z| (sgn), 0 at 0.
+  expect_near(complex_values(g[0]), {{0.6, 0.8}, {0, 0}, {-0.6, 0.8}}, 1e-15);
+}
+
 TEST(Complex, FftC2CMatchesTheDirectDftBothWays) {
   const Tensor z = complex_tensor(kSignal, {5});
   expect_near(complex_values(_fft_c2c(z, {0}, 0, /*forward=*/true)), direct_dft(kSignal, -1), 1e-12);
