@@ -85,11 +85,8 @@ void check_fft_input(const Tensor& self, bool want_complex, const char* op) {
   }
 }
 
-void check_cpu(const Tensor& t, const char* op) {
-  EMBER_CHECK_KIND(ErrorKind::NotImplementedError, t.is_cpu() || t.is_meta())
-      << op << ": Ember's FFTs run on the CPU (FFTW); got a tensor on " << t.device();
-}
-
+/// view_as_real and view_as_complex (views whose dtype differs from their base's, with
+/// PyTorch's checks and messages), and the composites real and imag.
 void register_complex_views(Registry& r) {
   r.def("view_as_real(Tensor(a) self) -> Tensor(a)").set_view([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
@@ -139,6 +136,8 @@ void register_complex_views(Registry& r) {
   });
 }
 
+/// _fft_r2c, _fft_c2r and _fft_c2c: meta functions with PyTorch's output geometry and
+/// checks, kernels on FFTW (kernels/cpu/fft.h).
 void register_transforms(Registry& r) {
   r.def("_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor")
       .set_meta([](const Stack& a) {
@@ -153,7 +152,6 @@ void register_transforms(Registry& r) {
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         const Tensor& self = a[0].to_tensor();
-        check_cpu(self, "_fft_r2c");
         const std::vector<int64_t> dims = signal_dims(self, a[1], "_fft_r2c");
         const FftNorm norm = norm_mode(a[2], "_fft_r2c");
         if (a[3].to_bool()) return kernels::cpu::fft_r2c(self, out[0], dims, norm);
@@ -179,7 +177,6 @@ void register_transforms(Registry& r) {
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         const Tensor& self = a[0].to_tensor();
-        check_cpu(self, "_fft_c2r");
         std::vector<int64_t> dims = signal_dims(self, a[1], "_fft_c2r");
         const FftNorm norm = norm_mode(a[2], "_fft_c2r");
         // As PyTorch's CPU backend: a c2c inverse over all dims but the last, then a 1-D
@@ -207,7 +204,6 @@ void register_transforms(Registry& r) {
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         const Tensor& self = a[0].to_tensor();
-        check_cpu(self, "_fft_c2c");
         kernels::cpu::fft_c2c(self, out[0], signal_dims(self, a[1], "_fft_c2c"), norm_mode(a[2], "_fft_c2c"),
                               a[3].to_bool());
       })

@@ -37,11 +37,13 @@ struct PlanKey {
   bool operator<(const PlanKey& o) const { return key() < o.key(); }
 };
 
+/// Held while a plan is looked up or made: FFTW's planner is not thread-safe.
 std::mutex& planner_mutex() {
   static std::mutex m;
   return m;
 }
 
+/// The dims as FFTW's guru64 interface takes them (fftwf_iodim64 has the same layout).
 std::vector<fftw_iodim64> iodims(const std::vector<Dim>& ds) {
   std::vector<fftw_iodim64> out;
   for (const Dim& d : ds) out.push_back({d.n, d.is, d.os});
@@ -129,6 +131,7 @@ void normalize(const Tensor& out, FftNorm norm, double n) {
   }
 }
 
+/// Runs the plan for `key` (made on first use) on the arrays `in` and `out`.
 void execute(const PlanKey& key, void* in, void* out) {
   void* plan = plan_for(key, in, out);
   if (key.dbl) {
@@ -155,6 +158,7 @@ void execute(const PlanKey& key, void* in, void* out) {
   }
 }
 
+/// The number of points of a signal of sizes `n`, for the normalization.
 double product(const std::vector<int64_t>& n) {
   double p = 1;
   for (int64_t v : n) p *= static_cast<double>(v);
