@@ -65,9 +65,9 @@ Stack run_view(const OpDef& op, Stack& args) {
 }
 
 /// Note [complex dtypes]: an op whose kernel does not take complex tensors raises a
-/// NotImplementedError naming the op and the dtype (PyTorch's words) for a complex
-/// argument before its meta function runs, and for a complex output after, on every
-/// device (meta too, so a trace fails where eager would).
+/// NotImplementedError naming the op and the dtype (PyTorch's words) for a complex tensor
+/// argument or a complex dtype argument (the only ways to a complex output), before its
+/// meta function runs, on every device, meta tensors included.
 void check_complex_args(const OpDef& op, const Stack& args) {
   if (op.complex) return;
   auto reject = [&](ScalarType t) {

@@ -67,6 +67,12 @@ TEST(Complex, AddOfComplexTensorsRaisesNotImplementedNamingTheOpAndDtype) {
                         ErrorKind::NotImplementedError);
 }
 
+TEST(Complex, ACompiledAddOfComplexTensorsRaisesTheEagerError) {
+  auto f = compile([](const Tensor& x) { return add(x, x); }, {.backend = "inductor"});
+  testing::expect_error([&] { f(complex_tensor(kSignal, {5})); }, "\"aten::add.Tensor\" not implemented for 'ComplexDouble'",
+                        ErrorKind::NotImplementedError);
+}
+
 TEST(Complex, ResultTypeRanksComplexAboveFloatingAsC10) {
   const IValue dim_double = ones({2}, kDouble), zero_dim_c64 = empty({}, kComplexFloat);
   const IValue dim_long = ones({2}, kInt64), dim_c64 = ones({2}, kFloat).to(kComplexFloat);
