@@ -4,7 +4,8 @@ _fft_c2r and _fft_c2c over one and several dims, each normalization mode, onesid
 two-sided, even and odd lengths, float and double precision, strided and broadcast inputs,
 and the errors PyTorch raises; abs of complex tensors (the modulus). Complex tensors are stored as their real and imaginary parts
 interleaved (opinfo.Store: safetensors C64/C128). The views and the transforms record
-gradients (complex upstream gradients for complex outputs)."""
+gradients (complex upstream gradients for complex outputs). The transforms' outputs are
+checked for PyTorch's strides too (batch dims outermost, dim.back() innermost)."""
 import torch
 
 from opinfo import OpInfo, S, T
@@ -115,6 +116,6 @@ def fft_rows():
             OpInfo("aten::real", F, real_imag(False)),
             OpInfo("aten::imag", F, real_imag(True)),
             OpInfo("aten::abs", F, abs_complex),
-            OpInfo("aten::_fft_r2c", F, r2c),
-            OpInfo("aten::_fft_c2r", F, c2r),
-            OpInfo("aten::_fft_c2c", F, c2c)]
+            OpInfo("aten::_fft_r2c", F, r2c, strides=True),
+            OpInfo("aten::_fft_c2r", F, c2r, strides=True),
+            OpInfo("aten::_fft_c2c", F, c2c, strides=True)]
