@@ -14,5 +14,14 @@ add_library(ember_sleef INTERFACE)
 target_include_directories(ember_sleef SYSTEM INTERFACE ${SLEEF_INCLUDE_DIR})
 target_link_libraries(ember_sleef INTERFACE ${SLEEF_LIBRARY})
 
+# FFTW3 (libfftw3-dev): the CPU kernels of _fft_r2c, _fft_c2r and _fft_c2c, fftw3f for
+# complex64 and fftw3 for complex128 (kernels/cpu/fft.cpp).
+find_path(FFTW_INCLUDE_DIR fftw3.h REQUIRED)
+find_library(FFTW_LIBRARY NAMES fftw3 REQUIRED)
+find_library(FFTWF_LIBRARY NAMES fftw3f REQUIRED)
+add_library(ember_fftw INTERFACE)
+target_include_directories(ember_fftw SYSTEM INTERFACE ${FFTW_INCLUDE_DIR})
+target_link_libraries(ember_fftw INTERFACE ${FFTWF_LIBRARY} ${FFTW_LIBRARY})
+
 # oneDNN (and OpenMP's target): found as the installed package's users find them.
 include(${CMAKE_CURRENT_LIST_DIR}/EmberDependencies.cmake)

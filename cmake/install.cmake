@@ -10,7 +10,7 @@ include(CMakePackageConfigHelpers)
 
 set(EMBER_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Ember)
 
-install(TARGETS ${EMBER_STAGE_LIBRARIES} ember ember_shared ember_sleef ember_blas
+install(TARGETS ${EMBER_STAGE_LIBRARIES} ember ember_shared ember_sleef ember_blas ember_fftw
         EXPORT EmberTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
@@ -35,7 +35,7 @@ set(EMBER_PC_STATIC_LIBS "")
 foreach(lib ${EMBER_STAGE_LIBRARIES})
   string(APPEND EMBER_PC_STATIC_LIBS " -l${lib}")
 endforeach()
-set(EMBER_PC_DEPENDENCIES "${SLEEF_LIBRARY} ${OPENBLAS_LIBRARY} ${DNNL_LIBRARY} ${LIBZIP_LINK_LIBRARIES} ${OpenMP_CXX_FLAGS} -lpthread -ldl")
+set(EMBER_PC_DEPENDENCIES "${SLEEF_LIBRARY} ${OPENBLAS_LIBRARY} ${FFTWF_LIBRARY} ${FFTW_LIBRARY} ${DNNL_LIBRARY} ${LIBZIP_LINK_LIBRARIES} ${OpenMP_CXX_FLAGS} -lpthread -ldl")
 if(EMBER_CUDA)
   set(EMBER_PC_DEPENDENCIES "${CUDA_cudart_static_LIBRARY} ${EMBER_PC_DEPENDENCIES} -lrt")
 endif()

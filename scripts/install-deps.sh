@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   g++ cmake ninja-build ccache pkg-config
-  libopenblas-dev libsleef-dev libdnnl-dev nlohmann-json3-dev libzip-dev
+  libopenblas-dev libsleef-dev libfftw3-dev libdnnl-dev nlohmann-json3-dev libzip-dev
   libgtest-dev googletest
 )
 missing=()

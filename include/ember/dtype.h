@@ -2,6 +2,7 @@
 // and PyTorch's type-promotion lattice.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -23,8 +24,10 @@ enum class ScalarType : int8_t {
   BFloat16,
   Float,
   Double,
+  ComplexFloat,   // complex64: std::complex<float>, real and imaginary parts interleaved
+  ComplexDouble,  // complex128: std::complex<double>
 };
-inline constexpr int kNumScalarTypes = 10;
+inline constexpr int kNumScalarTypes = 12;
 
 // Short names as PyTorch spells them: ember::kFloat == torch.float32.
 inline constexpr ScalarType kBool = ScalarType::Bool;
@@ -37,11 +40,17 @@ inline constexpr ScalarType kHalf = ScalarType::Half;
 inline constexpr ScalarType kBFloat16 = ScalarType::BFloat16;
 inline constexpr ScalarType kFloat = ScalarType::Float;
 inline constexpr ScalarType kDouble = ScalarType::Double;
+inline constexpr ScalarType kComplexFloat = ScalarType::ComplexFloat;
+inline constexpr ScalarType kComplexDouble = ScalarType::ComplexDouble;
 inline constexpr ScalarType kFloat32 = ScalarType::Float;
 inline constexpr ScalarType kFloat64 = ScalarType::Double;
 inline constexpr ScalarType kFloat16 = ScalarType::Half;
 inline constexpr ScalarType kLong = ScalarType::Int64;
 inline constexpr ScalarType kInt = ScalarType::Int32;
+inline constexpr ScalarType kComplex64 = ScalarType::ComplexFloat;
+inline constexpr ScalarType kComplex128 = ScalarType::ComplexDouble;
+inline constexpr ScalarType kCFloat = ScalarType::ComplexFloat;
+inline constexpr ScalarType kCDouble = ScalarType::ComplexDouble;
 
 /// IEEE binary16, stored as bits; arithmetic happens in float.
 struct Half {
@@ -102,6 +111,17 @@ inline bool is_integral(ScalarType t, bool include_bool) {
 }
 inline bool is_reduced_float(ScalarType t) { return t == kHalf || t == kBFloat16; }
 inline bool is_signed(ScalarType t) { return t != kBool && t != kUInt8; }
+/// complex64 or complex128 (torch.is_complex). See Note [complex dtypes].
+inline bool is_complex(ScalarType t) { return t == kComplexFloat || t == kComplexDouble; }
+/// The type of a complex type's real and imaginary parts (float32 for complex64); any
+/// other type is its own (c10::toRealValueType).
+inline ScalarType to_real_value_type(ScalarType t) {
+  return t == kComplexFloat ? kFloat : t == kComplexDouble ? kDouble : t;
+}
+/// The complex type whose parts are `t` (complex64 for float32 and for the 16-bit floats,
+/// complex128 for float64); a complex type is its own (c10::toComplexType). Returns
+/// nullopt for integral and bool types, which have none.
+std::optional<ScalarType> to_complex_type(ScalarType t);
 
 /// PyTorch's torch.promote_types.
 ScalarType promote_types(ScalarType a, ScalarType b);
@@ -126,6 +146,8 @@ template <> struct CppTypeOf<kHalf> { using type = Half; };
 template <> struct CppTypeOf<kBFloat16> { using type = BFloat16; };
 template <> struct CppTypeOf<kFloat> { using type = float; };
 template <> struct CppTypeOf<kDouble> { using type = double; };
+template <> struct CppTypeOf<kComplexFloat> { using type = std::complex<float>; };
+template <> struct CppTypeOf<kComplexDouble> { using type = std::complex<double>; };
 
 template <typename T> constexpr ScalarType scalar_type_of();
 template <> constexpr ScalarType scalar_type_of<bool>() { return kBool; }
@@ -138,6 +160,8 @@ template <> constexpr ScalarType scalar_type_of<Half>() { return kHalf; }
 template <> constexpr ScalarType scalar_type_of<BFloat16>() { return kBFloat16; }
 template <> constexpr ScalarType scalar_type_of<float>() { return kFloat; }
 template <> constexpr ScalarType scalar_type_of<double>() { return kDouble; }
+template <> constexpr ScalarType scalar_type_of<std::complex<float>>() { return kComplexFloat; }
+template <> constexpr ScalarType scalar_type_of<std::complex<double>>() { return kComplexDouble; }
 
 /// The type arithmetic on T is done in: float for the 16-bit floats, T otherwise.
 template <typename T> struct OpMath { using type = T; };
@@ -148,26 +172,59 @@ template <typename T> using opmath_t = typename OpMath<T>::type;
 }  // namespace ember
 
 /// Calls `__VA_ARGS__` (a lambda body using `scalar_t`) with scalar_t bound to the C++
-/// type of `TYPE`. The _ALL variant covers every dtype; _FLOATING only float types.
+/// type of `TYPE`. The _ALL variant covers every real dtype (bool, integers, floats);
+/// _FLOATING only float types; _COMPLEX the two complex types; _ALL_AND_COMPLEX both.
+/// A dtype outside a macro's set raises ember::Error "\"<NAME>\" not implemented for
+/// 'ComplexFloat'" (PyTorch's words), never an internal error: kernels that do not
+/// support complex reject it here (Note [complex dtypes]).
 #define EMBER_DISPATCH_CASE(ENUM, ...)                        \
   case ENUM: {                                                \
     using scalar_t = ::ember::CppTypeOf<ENUM>::type;          \
     return __VA_ARGS__();                                     \
   }
 
+#define EMBER_DISPATCH_REAL_CASES_(...)                       \
+  EMBER_DISPATCH_CASE(::ember::kBool, __VA_ARGS__)            \
+  EMBER_DISPATCH_CASE(::ember::kUInt8, __VA_ARGS__)           \
+  EMBER_DISPATCH_CASE(::ember::kInt8, __VA_ARGS__)            \
+  EMBER_DISPATCH_CASE(::ember::kInt16, __VA_ARGS__)           \
+  EMBER_DISPATCH_CASE(::ember::kInt32, __VA_ARGS__)           \
+  EMBER_DISPATCH_CASE(::ember::kInt64, __VA_ARGS__)           \
+  EMBER_DISPATCH_CASE(::ember::kHalf, __VA_ARGS__)            \
+  EMBER_DISPATCH_CASE(::ember::kBFloat16, __VA_ARGS__)        \
+  EMBER_DISPATCH_CASE(::ember::kFloat, __VA_ARGS__)           \
+  EMBER_DISPATCH_CASE(::ember::kDouble, __VA_ARGS__)
+
+#define EMBER_DISPATCH_NOT_IMPLEMENTED_(TYPE, NAME) \
+  EMBER_FAIL() << "\"" << NAME << "\" not implemented for '" << ::ember::scalar_type_name(TYPE) << "'"
+
 #define EMBER_DISPATCH_ALL_TYPES(TYPE, NAME, ...)                                   \
   [&] {                                                                             \
     switch (TYPE) {                                                                 \
-      EMBER_DISPATCH_CASE(::ember::kBool, __VA_ARGS__)                              \
-      EMBER_DISPATCH_CASE(::ember::kUInt8, __VA_ARGS__)                             \
-      EMBER_DISPATCH_CASE(::ember::kInt8, __VA_ARGS__)                              \
-      EMBER_DISPATCH_CASE(::ember::kInt16, __VA_ARGS__)                             \
-      EMBER_DISPATCH_CASE(::ember::kInt32, __VA_ARGS__)                             \
-      EMBER_DISPATCH_CASE(::ember::kInt64, __VA_ARGS__)                             \
-      EMBER_DISPATCH_CASE(::ember::kHalf, __VA_ARGS__)                              \
-      EMBER_DISPATCH_CASE(::ember::kBFloat16, __VA_ARGS__)                          \
-      EMBER_DISPATCH_CASE(::ember::kFloat, __VA_ARGS__)                             \
-      EMBER_DISPATCH_CASE(::ember::kDouble, __VA_ARGS__)                            \
+      EMBER_DISPATCH_REAL_CASES_(__VA_ARGS__)                                       \
+      default:                                                                      \
+        break;                                                                      \
+    }                                                                               \
+    EMBER_DISPATCH_NOT_IMPLEMENTED_(TYPE, NAME);                                    \
+  }()
+
+#define EMBER_DISPATCH_COMPLEX_TYPES(TYPE, NAME, ...)                               \
+  [&] {                                                                             \
+    switch (TYPE) {                                                                 \
+      EMBER_DISPATCH_CASE(::ember::kComplexFloat, __VA_ARGS__)                      \
+      EMBER_DISPATCH_CASE(::ember::kComplexDouble, __VA_ARGS__)                     \
+      default:                                                                      \
+        break;                                                                      \
+    }                                                                               \
+    EMBER_DISPATCH_NOT_IMPLEMENTED_(TYPE, NAME);                                    \
+  }()
+
+#define EMBER_DISPATCH_ALL_TYPES_AND_COMPLEX(TYPE, NAME, ...)                       \
+  [&] {                                                                             \
+    switch (TYPE) {                                                                 \
+      EMBER_DISPATCH_REAL_CASES_(__VA_ARGS__)                                       \
+      EMBER_DISPATCH_CASE(::ember::kComplexFloat, __VA_ARGS__)                      \
+      EMBER_DISPATCH_CASE(::ember::kComplexDouble, __VA_ARGS__)                     \
     }                                                                               \
     EMBER_INTERNAL_ASSERT(false) << NAME << ": unhandled dtype";                    \
   }()
@@ -200,5 +257,5 @@ template <typename T> using opmath_t = typename OpMath<T>::type;
       default:                                                                      \
         break;                                                                      \
     }                                                                               \
-    EMBER_FAIL() << "\"" << NAME << "\" not implemented for '" << ::ember::scalar_type_name(TYPE) << "'"; \
+    EMBER_DISPATCH_NOT_IMPLEMENTED_(TYPE, NAME);                                    \
   }()

@@ -18,6 +18,7 @@
 #include "ember/nn/module.h"
 #include "ember/nn/modules.h"
 #include "ember/ops/creation.h"
+#include "ember/ops/fft.h"
 #include "ember/ops/indexing.h"
 #include "ember/ops/linalg.h"
 #include "ember/ops/loss.h"

@@ -69,6 +69,7 @@ class IValue {
   bool is_tensor_list() const { return std::holds_alternative<std::vector<Tensor>>(v_); }
   bool is_optional_tensor_list() const { return std::holds_alternative<std::vector<std::optional<Tensor>>>(v_); }
   bool is_string() const { return std::holds_alternative<std::string>(v_); }
+  bool is_scalar_type() const { return std::holds_alternative<ScalarType>(v_); }
   bool is_double_list() const { return std::holds_alternative<std::vector<double>>(v_); }
 
   const Tensor& to_tensor() const { return get<Tensor>("Tensor"); }

@@ -86,6 +86,8 @@ std::string tensor_type_name(const Tensor& t) {
     case kInt8: return "torch.CharTensor";
     case kUInt8: return "torch.ByteTensor";
     case kBool: return "torch.BoolTensor";
+    case kComplexFloat: return "torch.ComplexFloatTensor";
+    case kComplexDouble: return "torch.ComplexDoubleTensor";
   }
   return "torch." + std::string(scalar_type_name(t.dtype())) + "Tensor";
 }

@@ -13,6 +13,9 @@
 namespace ember::autograd {
 namespace {
 
+/// Dtypes whose values carry gradients: floating and complex (Note [complex dtypes]).
+bool is_differentiable_type(ScalarType t) { return is_floating_point(t) || is_complex(t); }
+
 struct Geometry {
   std::vector<int64_t> sizes;
   ScalarType dtype = kFloat;
@@ -204,12 +207,12 @@ Stack autograd_layer(const ops::OpDef& op, Stack& args) {
     bool differentiable = true;
     if (op.meta) {
       differentiable = false;
-      for (const auto& m : op.meta(args)) differentiable = differentiable || is_floating_point(m.dtype);
+      for (const auto& m : op.meta(args)) differentiable = differentiable || is_differentiable_type(m.dtype);
     }
     if (differentiable) no_derivative(op);
     Stack out = ops::redispatch(DispatchLayer::Autograd, op, args);
     for (const Tensor& t : flatten_outputs(out))
-      if (is_floating_point(t.dtype())) no_derivative(op);
+      if (is_differentiable_type(t.dtype())) no_derivative(op);
     return out;
   }
 
@@ -276,12 +279,12 @@ Stack autograd_layer(const ops::OpDef& op, Stack& args) {
   }
   if (written_view.defined()) {
     // (an integral view, written from a floating value, carries no gradient)
-    if (is_floating_point(written_view.dtype())) rebase_view_history(written_view, node);
+    if (is_differentiable_type(written_view.dtype())) rebase_view_history(written_view, node);
     return out;
   }
   for (size_t i = 0; i < outs.size(); ++i) {
     const Tensor& t = outs[i];
-    if (!is_floating_point(t.dtype())) continue;
+    if (!is_differentiable_type(t.dtype())) continue;
     AutogradMeta& m = ensure_meta(t);  // for copy_/fill_ this is self's meta: its history is rebased
     m.grad_fn = node;
     m.output_nr = static_cast<uint32_t>(i);

@@ -29,7 +29,8 @@ const Tensor& Tensor::requires_grad_(bool requires_grad, Loc loc) const {
            "subgraph that doesn't require differentiation use var_no_grad = var.detach().";
     return *this;
   }
-  EMBER_CHECK(!requires_grad || is_floating_point()) << "only Tensors of floating point dtype can require gradients";
+  EMBER_CHECK(!requires_grad || is_floating_point() || ::ember::is_complex(dtype()))
+      << "only Tensors of floating point and complex dtype can require gradients";
   if (is_fake() && requires_grad != autograd::requires_grad(*this)) {
     // A traced tensor becomes (or stops being) a leaf of the autograd graph: the ops
     // recorded so far must not see the new flag, and those after it must, so the graph

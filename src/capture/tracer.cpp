@@ -269,7 +269,7 @@ void Tracer::set_traced_autograd(const ops::OpDef& op, const Stack& fake_args, s
   auto node = std::make_shared<TracedNode>(op.backward_name.empty() ? op.name : op.backward_name,
                                            static_cast<uint32_t>(outs.size()));
   for (size_t k = 0; k < outs.size(); ++k) {
-    if (!outs[k].defined() || !is_floating_point(outs[k].dtype())) continue;
+    if (!outs[k].defined() || !(is_floating_point(outs[k].dtype()) || is_complex(outs[k].dtype()))) continue;
     autograd::AutogradMeta& m = autograd::ensure_meta(outs[k]);
     m.grad_fn = node;
     m.output_nr = static_cast<uint32_t>(k);
@@ -330,6 +330,34 @@ ValueRef Tracer::value_for(const Tensor& t) {
   return add_input(t, fake, "_lifted_tensor_" + std::to_string(lifted_count_++), std::move(source), false);
 }
 
+namespace {
+
+/// Why `op` breaks the graph for complex values ("" if it does not): with grad mode on,
+/// a complex argument requires grad, or a complex output would (an argument requires
+/// grad). AOT autograd's joint graph differentiates floating values only, so such an op
+/// runs eagerly, where autograd takes complex gradients (Note [complex dtypes]).
+std::string complex_gradient_reason(const ops::OpDef& op, const Stack& fake_args, const std::vector<TensorMeta>& metas) {
+  if (!is_grad_enabled() || op.not_differentiable) return "";
+  bool any = false, complex_any = false;
+  auto see = [&](const Tensor& t) {
+    if (!t.defined() || !t.requires_grad()) return;
+    any = true;
+    complex_any = complex_any || is_complex(t.dtype());
+  };
+  for (const IValue& a : fake_args) {
+    if (a.is_tensor()) see(a.to_tensor());
+    if (a.is_tensor_list())
+      for (const Tensor& t : a.to_tensor_list()) see(t);
+  }
+  if (complex_any) return op.name + " reads a complex tensor that requires grad";
+  if (!any) return "";
+  for (const TensorMeta& m : metas)
+    if (!m.undefined && is_complex(m.dtype)) return op.name + " makes a complex tensor from tensors that require grad";
+  return "";
+}
+
+}  // namespace
+
 Stack Tracer::record(const ops::OpDef& op, Stack& args) {
   const SourceLoc loc = current_user_loc();
   // An output size computed from data: an unbacked symbol when the knob allows it
@@ -371,6 +399,11 @@ Stack Tracer::record(const ops::OpDef& op, Stack& args) {
     // The meta function read data (index.Tensor with a bool mask): that broke the graph and
     // made every fake real, and graph_args name values of the graph just flushed. The op
     // runs for real, as an op with a data-dependent shape does.
+    SuspendTracing real;
+    return ops::redispatch(ops::DispatchLayer::Capture, op, args);
+  }
+  if (std::string why = complex_gradient_reason(op, fake_args, metas); !why.empty()) {
+    on_graph_break(BreakKind::ComplexGrad, std::move(why), loc);
     SuspendTracing real;
     return ops::redispatch(ops::DispatchLayer::Capture, op, args);
   }

@@ -25,6 +25,8 @@ constexpr std::array<DtypeInfo, kNumScalarTypes> kInfo = {{
     {"bfloat16", "BFloat16", 2},
     {"float32", "Float", 4},
     {"float64", "Double", 8},
+    {"complex64", "ComplexFloat", 8},
+    {"complex128", "ComplexDouble", 16},
 }};
 
 // IEEE half <-> float, exact (round to nearest even), after c10's fp16 routines.
@@ -98,14 +100,31 @@ std::optional<ScalarType> parse_dtype(std::string_view name) {
   if (name == "long") return kInt64;
   if (name == "int") return kInt32;
   if (name == "short") return kInt16;
+  if (name == "cfloat") return kComplexFloat;
+  if (name == "cdouble") return kComplexDouble;
+  return std::nullopt;
+}
+
+std::optional<ScalarType> to_complex_type(ScalarType t) {
+  if (is_complex(t)) return t;
+  if (t == kDouble) return kComplexDouble;
+  if (is_floating_point(t)) return kComplexFloat;
   return std::nullopt;
 }
 
 ScalarType promote_types(ScalarType a, ScalarType b) {
+  // Complex with anything: the complex type whose parts are the promotion of the real
+  // value types (complex64 with float64 gives complex128; with an integer, complex64),
+  // as PyTorch's table has it. See Note [complex dtypes].
+  if (is_complex(a) || is_complex(b)) {
+    const ScalarType real = promote_types(to_real_value_type(a), to_real_value_type(b));
+    return real == kDouble ? kComplexDouble : kComplexFloat;
+  }
   // Rows and columns in enum order: b1 u1 i1 i2 i4 i8 f2 bf f4 f8 (PyTorch's table).
   constexpr ScalarType b1 = kBool, u1 = kUInt8, i1 = kInt8, i2 = kInt16, i4 = kInt32, i8 = kInt64,
                        f2 = kHalf, bf = kBFloat16, f4 = kFloat, f8 = kDouble;
-  static constexpr ScalarType table[kNumScalarTypes][kNumScalarTypes] = {
+  constexpr int kReal = 10;  // Bool … Double
+  static constexpr ScalarType table[kReal][kReal] = {
       /* b1 */ {b1, u1, i1, i2, i4, i8, f2, bf, f4, f8},
       /* u1 */ {u1, u1, i2, i2, i4, i8, f2, bf, f4, f8},
       /* i1 */ {i1, i2, i1, i2, i4, i8, f2, bf, f4, f8},
@@ -121,7 +140,9 @@ ScalarType promote_types(ScalarType a, ScalarType b) {
 }
 
 bool can_cast(ScalarType from, ScalarType to) {
-  // Floating results cannot go into integral tensors, nor non-bool into bool.
+  // Complex results cannot go into real tensors, floating ones into integral tensors,
+  // nor non-bool into bool.
+  if (is_complex(from) && !is_complex(to)) return false;
   if (is_floating_point(from) && is_integral(to, /*include_bool=*/true)) return false;
   if (from != kBool && to == kBool) return false;
   return true;

@@ -149,14 +149,46 @@ class Formatter {
   int max_width_ = 1;
 };
 
+/// What one printed element is: a real value, or (complex) its real and imaginary parts,
+/// each with its own formatter, as "1.5000-2.0000j" (PyTorch's _val_formatter).
+struct Cells {
+  const Values& re;
+  const Formatter& f1;
+  const Values* im = nullptr;
+  const Formatter* f2 = nullptr;
+  std::string at(const std::vector<int64_t>& idx) const {
+    const std::string real_str = f1.format_value(re, idx);
+    if (!f2) return real_str;
+    std::string imag_str = f2->format_value(*im, idx) + "j";
+    imag_str.erase(0, imag_str.find_first_not_of(' '));
+    return imag_str[0] == '+' || imag_str[0] == '-' ? real_str + imag_str : real_str + "+" + imag_str;
+  }
+  /// Characters per element with its ", " (and the imaginary part with its "j").
+  int element_length() const { return f1.width() + 2 + (f2 ? f2->width() + 1 : 0); }
+};
+
+/// The real (part 0) or imaginary (part 1) parts of a complex CPU tensor as a real
+/// tensor over the same memory, made without dispatch (printing runs no ops).
+Tensor complex_part(const Tensor& t, int64_t part) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = t.storage();
+  impl->sizes = t.sizes().vec();
+  for (int64_t s : t.strides()) impl->strides.push_back(2 * s);
+  impl->storage_offset = 2 * t.storage_offset() + part;
+  impl->dtype = to_real_value_type(t.dtype());
+  impl->device = t.device();
+  impl->refresh();
+  return Tensor(std::move(impl));
+}
+
 std::string vector_str(const Values& vals, std::vector<int64_t>& idx, int64_t size, int indent, bool summarize,
-                       const Formatter& fmt) {
-  const int element_length = fmt.width() + 2;
+                       const Cells& fmt) {
+  const int element_length = fmt.element_length();
   const int per_line = std::max(1, (kLineWidth - indent) / element_length);
   std::vector<std::string> data;
   auto push = [&](int64_t i) {
     idx.push_back(i);
-    data.push_back(fmt.format_value(vals, idx));
+    data.push_back(fmt.at(idx));
     idx.pop_back();
   };
   if (summarize && size > 2 * kEdgeItems) {
@@ -177,10 +209,10 @@ std::string vector_str(const Values& vals, std::vector<int64_t>& idx, int64_t si
   return out + "]";
 }
 
-std::string tensor_str(const Values& vals, std::vector<int64_t>& idx, int indent, bool summarize, const Formatter& fmt) {
+std::string tensor_str(const Values& vals, std::vector<int64_t>& idx, int indent, bool summarize, const Cells& fmt) {
   const Tensor& t = vals.t;
   const int64_t dim = t.dim() - static_cast<int64_t>(idx.size());
-  if (dim == 0) return fmt.format_value(vals, idx);
+  if (dim == 0) return fmt.at(idx);
   const int64_t size = t.size(static_cast<int64_t>(idx.size()));
   if (dim == 1) return vector_str(vals, idx, size, indent, summarize, fmt);
   std::vector<std::string> slices;
@@ -234,7 +266,8 @@ std::string Tensor::str(Loc loc) const {
   const std::string prefix = "tensor(";
   const int indent = static_cast<int>(prefix.size());
   std::vector<std::string> suffixes;
-  const bool default_dtype = dtype() == kDefaultFloat || dtype() == kInt64 || dtype() == kBool;
+  // complex64 is the default complex dtype (that of the default float).
+  const bool default_dtype = dtype() == kDefaultFloat || dtype() == kComplexFloat || dtype() == kInt64 || dtype() == kBool;
   std::string body;
   if (!is_cpu()) suffixes.push_back("device='" + device().str() + "'");
   if (is_meta()) {
@@ -250,10 +283,18 @@ std::string Tensor::str(Loc loc) const {
     const bool summarize = numel() > kThreshold;
     // A CUDA tensor's values are copied to the host to print, as PyTorch does.
     const Tensor host = is_cuda() ? core::cuda::host_copy(*this) : *this;
-    Formatter fmt(host, summarize);
-    Values vals{host};
     std::vector<int64_t> idx;
-    body = tensor_str(vals, idx, indent, summarize, fmt);
+    if (is_complex(dtype())) {
+      // Real and imaginary parts formatted apart, as PyTorch's _tensor_str.
+      const Tensor re = complex_part(host, 0), im = complex_part(host, 1);
+      const Formatter f_re(re, summarize), f_im(im, summarize);
+      const Values v_re{re}, v_im{im};
+      body = tensor_str(v_re, idx, indent, summarize, Cells{v_re, f_re, &v_im, &f_im});
+    } else {
+      Formatter fmt(host, summarize);
+      Values vals{host};
+      body = tensor_str(vals, idx, indent, summarize, Cells{vals, fmt});
+    }
   }
   return add_suffixes(prefix + body, suffixes, indent);
 }

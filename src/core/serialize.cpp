@@ -18,6 +18,7 @@ struct DtypeName {
 constexpr DtypeName kNames[] = {
     {kFloat, "F32"}, {kDouble, "F64"}, {kHalf, "F16"}, {kBFloat16, "BF16"}, {kInt64, "I64"},
     {kInt32, "I32"}, {kInt16, "I16"},  {kInt8, "I8"},  {kUInt8, "U8"},     {kBool, "BOOL"},
+    {kComplexFloat, "C64"}, {kComplexDouble, "C128"},
 };
 
 const char* safetensors_name(ScalarType t) {

@@ -13,10 +13,10 @@ struct DtypeRow {
   int code;
   ScalarType dtype;
 };
-// schema.ScalarType codes of the dtypes Ember has (complex and float8 have none here).
+// schema.ScalarType codes of the dtypes Ember has (complex32 and float8 have none here).
 constexpr DtypeRow kDtypes[] = {
     {1, kUInt8}, {2, kInt8}, {3, kInt16}, {4, kInt32}, {5, kInt64}, {6, kHalf},
-    {7, kFloat}, {8, kDouble}, {12, kBool}, {13, kBFloat16},
+    {7, kFloat}, {8, kDouble}, {10, kComplexFloat}, {11, kComplexDouble}, {12, kBool}, {13, kBFloat16},
 };
 
 struct FormatRow {

@@ -22,6 +22,7 @@ struct ShortName {
 constexpr ShortName kShortNames[] = {
     {kFloat, "f32"}, {kDouble, "f64"}, {kHalf, "f16"}, {kBFloat16, "bf16"}, {kInt64, "i64"},
     {kInt32, "i32"}, {kInt16, "i16"},  {kInt8, "i8"},   {kUInt8, "u8"},     {kBool, "b8"},
+    {kComplexFloat, "c64"}, {kComplexDouble, "c128"},
 };
 
 std::string format_double(double d) {

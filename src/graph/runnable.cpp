@@ -160,6 +160,10 @@ const char* enum_name(ScalarType t) {
       return "Float";
     case kDouble:
       return "Double";
+    case kComplexFloat:
+      return "ComplexFloat";
+    case kComplexDouble:
+      return "ComplexDouble";
   }
   return "Float";
 }

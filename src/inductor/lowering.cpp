@@ -367,8 +367,20 @@ const std::map<std::string, RowLowering>& row_lowerings() {
 
 /// The row lowering of a reduction (over any dims), softmax or layer norm over the last
 /// dim; "" and `r` filled, or why it is not lowered.
+/// Why a node that reads or makes a complex tensor cannot lower ("" if it does not): the
+/// code generators have no complex types, so it stays an extern call (Note [complex dtypes]).
+std::string complex_reason(const Node& n) {
+  for (const TensorMeta& m : n.meta())
+    if (is_complex(m.dtype)) return "its result is complex (no complex kernels are generated)";
+  for (const Arg& a : n.args())
+    if (a.kind == Arg::Kind::Value && is_complex(a.value.node->meta().at(a.value.index).dtype))
+      return "it reads a complex tensor (no complex kernels are generated)";
+  return "";
+}
+
 std::string lower_row(const Node& n, RowNode& r) {
   const std::string& t = n.target();
+  if (std::string why = complex_reason(n); !why.empty()) return why;
   auto kind = row_lowerings().find(t);
   if (kind == row_lowerings().end()) return "no lowering";
   if (std::string why = unread_argument(n, kind->second.reads); !why.empty()) return why;
@@ -479,6 +491,7 @@ std::string compare_dtype(const Node& n, ScalarType& dtype) {
 std::string lower_pointwise(const Node& n, PointwiseNode& p) {
   p.node = &n;
   if (n.meta().size() != 1 || n.meta()[0].undefined) return "not one output";
+  if (std::string why = complex_reason(n); !why.empty()) return why;
   auto lowering = pointwise_lowerings().find(n.target());
   const bool mask = lowering != pointwise_lowerings().end() && lowering->second.mask;
   const Device& device = n.meta()[0].device;

@@ -68,6 +68,8 @@ constexpr AutocastRow kPolicies[] = {
     {"aten::mse_loss", kFp32, kFp32},
     {"aten::binary_cross_entropy_with_logits", kFp32, kFp32},
     {"aten::cross_entropy_loss", kNone, kFp32},
+    // AutocastCPU's fp32 list has view_as_complex (there is no complex32 to take a half view).
+    {"aten::view_as_complex", kNone, kFp32},
     {"aten::binary_cross_entropy", kBanned, kFp32},
     {"aten::group_norm", kFp32, kNone},
     {"aten::reflection_pad1d", kNone, kFp32},

@@ -98,11 +98,15 @@ void register_functional_fill_copy(Registry& r) {
   r.def("fill.Scalar(Tensor self, Scalar value) -> Tensor")
       .set_meta([](const Stack& a) { return metas(like(a[0].to_tensor(), std::nullopt, std::nullopt)); })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
-        kernels::cpu::copy_into(out[0], scalar_tensor(a[1].to_scalar(), out[0].dtype(), out[0].device()));
+        // A complex tensor gets the real value (Scalars are real): copy_into sets the
+        // imaginary parts to zero.
+        kernels::cpu::copy_into(out[0], scalar_tensor(a[1].to_scalar(), to_real_value_type(out[0].dtype()),
+                                                      out[0].device()));
       })
       .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
         kernels::cuda::copy_into(out[0], scalar_tensor(a[1].to_scalar(), out[0].dtype(), kCPU));
-      });
+      })
+      .set_complex();
   r.def("copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor")
       .set_meta([](const Stack& a) {
         const Tensor& self = a[0].to_tensor();
@@ -113,7 +117,8 @@ void register_functional_fill_copy(Registry& r) {
       .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
         kernels::cuda::copy_into(out[0], a[1].to_tensor(), a[2].to_bool());
       })
-      .set_cross_device();
+      .set_cross_device()
+      .set_complex();
   // Tensor::item as an op: composite, so that under capture the read of a traced tensor's
   // value is the graph break `Tensor.item()` is (Note [capture]).
   r.def("_local_scalar_dense(Tensor self) -> Scalar").set_decomposition([](const Stack& a) -> Stack {
@@ -144,7 +149,8 @@ void register_copy_ops(Registry& r) {
         if (may_overlap(self, src)) src = src.clone();
         kernels::cuda::copy_into(self, src, a[2].to_bool());
       })
-      .set_cross_device();
+      .set_cross_device()
+      .set_complex();
 
   r.def("_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
         "bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor")
@@ -162,7 +168,8 @@ void register_copy_ops(Registry& r) {
         EMBER_CHECK(!self.is_meta()) << "cannot copy out of meta tensor; no data!";
         kernels::cuda::copy_into(out[0], self, a[5].to_bool());
       })
-      .set_cross_device();
+      .set_cross_device()
+      .set_complex();
 
   r.def("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor")
       .set_meta([](const Stack& a) {
@@ -181,18 +188,20 @@ void register_copy_ops(Registry& r) {
         return metas(like(self, std::nullopt, std::nullopt));
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) { kernels::cpu::copy_into(out[0], a[0].to_tensor()); })
-      .set_cuda([](const Stack& a, std::vector<Tensor>& out) { kernels::cuda::copy_into(out[0], a[0].to_tensor()); });
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) { kernels::cuda::copy_into(out[0], a[0].to_tensor()); })
+      .set_complex();
 
   r.def("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)")
       .set_meta([](const Stack&) { return std::vector<TensorMeta>{}; })
       .set_cpu([](const Stack& a, std::vector<Tensor>&) {
         const Tensor& self = a[0].to_tensor();
-        kernels::cpu::copy_into(self, scalar_tensor(a[1].to_scalar(), self.dtype(), self.device()));
+        kernels::cpu::copy_into(self, scalar_tensor(a[1].to_scalar(), to_real_value_type(self.dtype()), self.device()));
       })
       .set_cuda([](const Stack& a, std::vector<Tensor>&) {
         const Tensor& self = a[0].to_tensor();
         kernels::cuda::copy_into(self, scalar_tensor(a[1].to_scalar(), self.dtype(), kCPU));
-      });
+      })
+      .set_complex();
   r.def("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)")
       .set_meta([](const Stack& a) {
         EMBER_CHECK(a[1].to_tensor().dim() == 0)

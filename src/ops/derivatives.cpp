@@ -7,6 +7,7 @@
 
 #include "core/shape.h"
 #include "ember/ops/creation.h"
+#include "ember/ops/fft.h"
 #include "ember/ops/indexing.h"
 #include "ember/ops/nn.h"
 #include "ember/ops/pointwise.h"
@@ -160,7 +161,15 @@ std::vector<int64_t> pad_dim(int64_t ndim, int64_t dim, int64_t before, int64_t 
 }
 
 void unary_rows(Registry& r) {
-  row(r, "aten::abs", "AbsBackward0", [](const Ctx& c) -> Grads { return {c.grad() * sign(c.input(0))}; });
+  row(r, "aten::abs", "AbsBackward0", [](const Ctx& c) -> Grads {
+    const Tensor& self = c.input(0);
+    if (!is_complex(self.dtype())) return {c.grad() * sign(self)};
+    // grad * sgn(z), sgn(z) = z / |z| (0 at 0), with real ops on z's (real, imaginary)
+    // pairs (Note [complex dtypes]).
+    const Tensor modulus = abs(self);
+    const Tensor scale = where(eq(modulus, Scalar(0)), Scalar(0), c.grad() / modulus);
+    return {view_as_complex((view_as_real(self) * scale.unsqueeze(-1)).contiguous())};
+  });
   row(r, "aten::neg", "NegBackward0", [](const Ctx& c) -> Grads { return {neg(c.grad())}; });
   row(r, "aten::exp", "ExpBackward0", [](const Ctx& c) -> Grads { return {c.grad() * c.output(0)}; });
   row(r, "aten::expm1", "Expm1Backward0", [](const Ctx& c) -> Grads { return {c.grad() * (c.output(0) + 1)}; });
@@ -617,6 +626,51 @@ void indexing_rows(Registry& r) {
 
 }  // namespace
 
+/// The complex views and the transforms (PyTorch's derivatives.yaml and its
+/// fft_r2c_backward / fft_c2r_backward). Each transform is linear: its gradient is the
+/// adjoint transform, written with the transforms and real ops only (no complex
+/// arithmetic, Note [complex dtypes]).
+void fft_rows(Registry& r) {
+  row(r, "aten::view_as_real", "ViewAsRealBackward0",
+      [](const Ctx& c) -> Grads { return {view_as_complex(c.grad().contiguous())}; });
+  row(r, "aten::view_as_complex", "ViewAsComplexBackward0",
+      [](const Ctx& c) -> Grads { return {view_as_real(c.grad().contiguous())}; });
+  row(r, "aten::_fft_c2c", "FftC2CBackward0", [](const Ctx& c) -> Grads {
+    return {_fft_c2c(c.grad(), c.arg(1).to_int_list(), c.arg(2).to_int(), !c.arg(3).to_bool())};
+  });
+  // fft_r2c_backward: the onesided gradient padded with zeros to the full length along
+  // dim.back(), an inverse c2c, its real part.
+  row(r, "aten::_fft_r2c", "FftR2CBackward0", [](const Ctx& c) -> Grads {
+    const std::vector<int64_t> dims = c.arg(1).to_int_list();
+    const int64_t nd = static_cast<int64_t>(c.arg_sizes(0).size());
+    const int64_t last = core::wrap_dim(dims.back(), nd);
+    Tensor full = c.grad();
+    const int64_t missing = c.arg_sizes(0)[static_cast<size_t>(last)] - full.size(last);
+    if (c.arg(3).to_bool() && missing > 0) {
+      // Pad the real view (one more dim, of 2, last): pairs run from the last dim back.
+      std::vector<int64_t> pad(static_cast<size_t>(2 * (nd - last + 1)), 0);
+      pad.back() = missing;
+      full = view_as_complex(constant_pad_nd(view_as_real(full), pad));
+    }
+    return {real(_fft_c2c(full, dims, c.arg(2).to_int(), /*forward=*/false))};
+  });
+  // fft_c2r_backward: a onesided r2c of the gradient, the entries whose mirror images
+  // the onesided input left out (1 … n - (n/2 + 1) along dim.back()) doubled.
+  row(r, "aten::_fft_c2r", "FftC2RBackward0", [](const Ctx& c) -> Grads {
+    const std::vector<int64_t> dims = c.arg(1).to_int_list();
+    const Tensor& grad = c.grad();
+    const int64_t last = core::wrap_dim(dims.back(), grad.dim());
+    const Tensor g = _fft_r2c(grad, dims, c.arg(2).to_int(), /*onesided=*/true);
+    const int64_t m = g.size(last), doubled = grad.size(last) - m;
+    if (doubled <= 0) return {g};
+    const Tensor idx = arange(m, TensorOptions(kLong).device(grad.device()));
+    Tensor weight = logical_and(ge(idx, Scalar(1)), le(idx, Scalar(doubled))).to(grad.dtype()) + 1;
+    std::vector<int64_t> shape(static_cast<size_t>(grad.dim() + 1), 1);
+    shape[static_cast<size_t>(last)] = m;
+    return {view_as_complex((view_as_real(g) * weight.reshape(shape)).contiguous())};
+  });
+}
+
 void register_derivatives(Registry& r) {
   unary_rows(r);
   core_aten_rows(r);
@@ -626,6 +680,7 @@ void register_derivatives(Registry& r) {
   view_rows(r);
   shape_rows(r);
   indexing_rows(r);
+  fft_rows(r);
 }
 
 }  // namespace ember::ops

@@ -45,7 +45,7 @@ Stack run_view(const OpDef& op, Stack& args) {
     impl->sizes = std::move(m.sizes);
     impl->strides = std::move(m.strides);
     impl->storage_offset = m.storage_offset;
-    impl->dtype = base.dtype();
+    impl->dtype = m.dtype;  // base's, but for view_as_real and view_as_complex
     impl->device = base.device();
     impl->is_view = true;  // autograd meta is not copied: the autograd layer gives views their own
     // A view autograd does not track (detach) has no base to route in-place writes through.
@@ -64,7 +64,35 @@ Stack run_view(const OpDef& op, Stack& args) {
       << (op.cuda ? ", CUDA" : "") << "). See Note [cuda] (docs/notes/cuda.md).";
 }
 
+/// Note [complex dtypes]: an op whose kernel does not take complex tensors raises a
+/// NotImplementedError naming the op and the dtype (PyTorch's words) for a complex tensor
+/// argument or a complex dtype argument (the only ways to a complex output), before its
+/// meta function runs, on every device, meta tensors included.
+void check_complex_args(const OpDef& op, const Stack& args) {
+  if (op.complex) return;
+  auto reject = [&](ScalarType t) {
+    EMBER_FAIL_KIND(ErrorKind::NotImplementedError)
+        << "\"" << op.name << "\" not implemented for '" << scalar_type_name(t)
+        << "': Ember's complex dtypes reach only the ops of Note [complex dtypes] (docs/notes/registry.md)";
+  };
+  for (const IValue& v : args) {
+    if (v.is_tensor()) {
+      const Tensor& t = v.to_tensor();
+      if (t.defined() && is_complex(t.dtype())) reject(t.dtype());
+    } else if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list())
+        if (t.defined() && is_complex(t.dtype())) reject(t.dtype());
+    } else if (v.is_optional_tensor_list()) {
+      for (const auto& t : v.to_optional_tensor_list())
+        if (t && t->defined() && is_complex(t->dtype())) reject(t->dtype());
+    } else if (v.is_scalar_type() && is_complex(v.to_scalar_type())) {
+      reject(v.to_scalar_type());
+    }
+  }
+}
+
 Stack run_functional(const OpDef& op, Stack& args) {
+  check_complex_args(op, args);
   std::vector<TensorMeta> metas = op.meta(args);
   const std::optional<Device> device = common_device(op, args);
   // The CUDA kernel runs when any argument or output is on a CUDA device (copies between
@@ -122,6 +150,7 @@ Stack run_backend(const OpDef& op, Stack& args) {
     case OpKind::Functional:
       return run_functional(op, args);
     case OpKind::Dynamic: {
+      check_complex_args(op, args);
       const std::optional<Device> device = common_device(op, args);
       EMBER_CHECK_KIND(ErrorKind::NotImplementedError, !device || !device->is_meta())
           << "the output shape of this op depends on the input's data, which a meta tensor does not have";

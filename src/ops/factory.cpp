@@ -1,5 +1,6 @@
 // ops/factory.cpp — tensor constructors: empty, empty_strided, full (the primitive that
 // zeros/ones decompose into), arange, linspace, eye, scalar_tensor and the *_like forms.
+#include <algorithm>
 #include <cmath>
 
 #include "core/shape.h"
@@ -36,6 +37,20 @@ void fill_linear(Tensor& out, F value_at) {
     const int64_t n = out.numel();
     for (int64_t i = 0; i < n; ++i) p[i] = static_cast<scalar_t>(static_cast<opmath_t<scalar_t>>(value_at(i, scalar_t{})));
   });
+}
+
+/// Writes the real Scalar `v` into every element of a contiguous `out`; a complex tensor
+/// gets `v` as its real parts and zero imaginary parts (Note [complex dtypes]).
+void fill_value(Tensor& out, const Scalar& v) {
+  if (is_complex(out.dtype())) {
+    EMBER_DISPATCH_COMPLEX_TYPES(out.dtype(), "full", [&] {
+      scalar_t* p = out.data_ptr<scalar_t>();
+      const scalar_t c(static_cast<typename scalar_t::value_type>(v.to_double()));
+      std::fill(p, p + out.numel(), c);
+    });
+    return;
+  }
+  fill_linear(out, [&](int64_t, auto t) { return v.to<decltype(t)>(); });
 }
 
 /// A contiguous factory output of `size`, a SymInt[] argument: over the symbols when the
@@ -94,7 +109,8 @@ void register_factory_ops(Registry& r) {
       .set_meta([](const Stack& a) {
         return factory_meta(a[0], a[1].to_optional_scalar_type().value_or(kDefaultFloat), device_arg(a, 1));
       })
-      .set_cpu([](const Stack&, std::vector<Tensor>&) {});
+      .set_cpu([](const Stack&, std::vector<Tensor>&) {})
+      .set_complex();
 
   r.def("empty_strided(SymInt[] size, SymInt[] stride, *, " + opts + ") -> Tensor")
       .set_meta([](const Stack& a) {
@@ -107,17 +123,16 @@ void register_factory_ops(Registry& r) {
         m.strides = a[1].to_int_list();
         return metas(m);
       })
-      .set_cpu([](const Stack&, std::vector<Tensor>&) {});
+      .set_cpu([](const Stack&, std::vector<Tensor>&) {})
+      .set_complex();
 
   r.def("full(SymInt[] size, Scalar fill_value, *, " + opts + ") -> Tensor")
       .set_meta([](const Stack& a) {
         const ScalarType dt = a[2].to_optional_scalar_type().value_or(dtype_of_fill(a[1].to_scalar()));
         return factory_meta(a[0], dt, device_arg(a, 2));
       })
-      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
-        const Scalar v = a[1].to_scalar();
-        fill_linear(out[0], [&](int64_t, auto t) { return v.to<decltype(t)>(); });
-      });
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) { fill_value(out[0], a[1].to_scalar()); })
+      .set_complex();
   for (const char* name : {"zeros", "ones"}) {
     const bool one = std::string_view(name) == "ones";
     r.def(std::string(name) + "(SymInt[] size, *, " + opts + ") -> Tensor").set_decomposition([one](const Stack& a) {
@@ -132,17 +147,16 @@ void register_factory_ops(Registry& r) {
         const Device d = a[4].is_none() ? self.device() : a[4].to_device();
         return metas(contiguous_meta(self.sizes(), a[2].to_optional_scalar_type().value_or(self.dtype()), d));
       })
-      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
-        const Scalar v = a[1].to_scalar();
-        fill_linear(out[0], [&](int64_t, auto t) { return v.to<decltype(t)>(); });
-      });
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) { fill_value(out[0], a[1].to_scalar()); })
+      .set_complex();
   r.def("empty_like(Tensor self, *, " + like_opts + ") -> Tensor")
       .set_meta([](const Stack& a) {
         const Tensor& self = a[0].to_tensor();
         const Device d = a[3].is_none() ? self.device() : a[3].to_device();
         return metas(contiguous_meta(self.sizes(), a[1].to_optional_scalar_type().value_or(self.dtype()), d));
       })
-      .set_cpu([](const Stack&, std::vector<Tensor>&) {});
+      .set_cpu([](const Stack&, std::vector<Tensor>&) {})
+      .set_complex();
   for (const char* name : {"zeros_like", "ones_like"}) {
     const bool one = std::string_view(name) == "ones_like";
     r.def(std::string(name) + "(Tensor self, *, " + like_opts + ") -> Tensor").set_decomposition([one](const Stack& a) {

@@ -29,6 +29,7 @@ void register_pool3d_ops(Registry& r);      // pool3d.cpp: avg_pool3d, max_pool3
 void register_grid_sample_ops(Registry& r); // grid_sample.cpp: grid_sampler_2d
 void register_embedding_bag_ops(Registry& r); // embedding_bag.cpp: _embedding_bag
 void register_attention_ops(Registry& r);   // attention.cpp: scaled_dot_product_attention, the fused CPU flash op
+void register_fft_ops(Registry& r);         // fft.cpp: view_as_real/complex, real, imag, _fft_r2c/c2r/c2c
 // Meta functions of the ops above wrapped to keep a symbolic batch dim (a table of ops).
 void register_symbolic_batch(Registry& r);  // batch_meta.cpp
 // Convolution and 2-D pooling (and their backward) wrapped once more to keep every dim

@@ -35,6 +35,8 @@ const char* typemeta_name(ScalarType t) {
     case kInt8: return "signed char";
     case kUInt8: return "unsigned char";
     case kBool: return "bool";
+    case kComplexFloat: return "c10::complex<float>";
+    case kComplexDouble: return "c10::complex<double>";
   }
   return "unknown";
 }

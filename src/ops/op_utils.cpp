@@ -18,6 +18,10 @@ enum Category { kNoneCat = -1 };
 ScalarType combine_categories(std::optional<ScalarType> higher, std::optional<ScalarType> lower) {
   if (!higher) return *lower;
   if (!lower) return *higher;
+  // c10's combine_categories: complex ranks above floating, which ranks above integral;
+  // a floating dim tensor beside a complex scalar keeps its precision (Note [complex dtypes]).
+  if (is_complex(*higher)) return *higher;
+  if (is_complex(*lower)) return is_floating_point(*higher) ? *to_complex_type(*higher) : *lower;
   if (is_floating_point(*higher)) return *higher;
   if (*higher == kBool || is_floating_point(*lower)) return promote_types(*higher, *lower);
   return *higher;

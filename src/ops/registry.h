@@ -112,6 +112,10 @@ struct OpDef {
   bool host_indices = false;
   /// Random ops read the generator; capture and codegen treat them specially.
   bool nondeterministic_seeded = false;
+  /// The kernel takes complex tensors (Note [complex dtypes]). A kernel without this mark
+  /// is never called with one: the backend raises "\"<op>\" not implemented for
+  /// 'ComplexFloat'" first (views and composites need no mark: they run no kernel).
+  bool complex = false;
 
   /// The derivative formula and the name of its grad_fn node ("AddBackward0", as PyTorch).
   DerivativeFn derivative;
@@ -145,6 +149,10 @@ struct OpDef {
   }
   OpDef& set_random() {
     nondeterministic_seeded = true;
+    return *this;
+  }
+  OpDef& set_complex() {
+    complex = true;
     return *this;
   }
 };

@@ -93,7 +93,7 @@ SafetensorsEntry parse_entry(const std::string& source, const std::string& name,
 size_t safetensors_dtype_size(std::string_view dtype) {
   static const std::pair<std::string_view, size_t> kSizes[] = {
       {"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8}, {"I32", 4},
-      {"I16", 2}, {"I8", 1},  {"U8", 1},  {"BOOL", 1},
+      {"I16", 2}, {"I8", 1},  {"U8", 1},  {"BOOL", 1}, {"C64", 8}, {"C128", 16},
   };
   for (const auto& [name, size] : kSizes)
     if (name == dtype) return size;

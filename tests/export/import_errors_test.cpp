@@ -10,6 +10,7 @@
 
 #include "ember/ember.h"
 #include "ember/export.h"
+#include "export/pt2_format.h"
 #include "export/zip_archive.h"
 
 namespace ember {
@@ -62,6 +63,14 @@ void replace_once(std::string& s, const std::string& from, const std::string& to
   const size_t at = s.find(from);
   ASSERT_NE(at, std::string::npos) << from;
   s.replace(at, from.size(), to);
+}
+
+TEST(ImportErrors, ComplexDtypeCodesReadAsComplexTypesAndComplex32IsRefused) {
+  // torch._export.serde.schema.ScalarType: COMPLEXHALF 9, COMPLEXFLOAT 10, COMPLEXDOUBLE 11.
+  EXPECT_EQ(exporting::dtype_of_code(10), kComplexFloat);
+  EXPECT_EQ(exporting::dtype_of_code(11), kComplexDouble);
+  EXPECT_EQ(exporting::dtype_code(kComplexDouble), 11);
+  EXPECT_EQ(exporting::dtype_of_code(9), std::nullopt);
 }
 
 TEST(ImportErrors, FileThatIsNotAZipIsRefusedNamingIt) {

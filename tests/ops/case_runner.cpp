@@ -148,9 +148,11 @@ Stack build_stack(const CaseFile& f, const ops::OpDef& op, const json& c, Device
   return stack;
 }
 
-/// Element i (row-major) of any tensor, as double.
+/// Element i (row-major) of any tensor, as double; a complex tensor's real and imaginary
+/// parts interleaved (those of its real view).
 std::vector<double> values_of(const Tensor& t) {
   if (t.is_cuda()) return values_of(t.cpu());
+  if (is_complex(t.dtype())) return values_of(view_as_real(t));
   std::vector<double> out(static_cast<size_t>(t.numel()));
   if (t.numel() == 0) return out;
   const auto* base = static_cast<const char*>(t.raw_data_ptr());
@@ -193,6 +195,9 @@ std::vector<double> values_of(const Tensor& t) {
       case kBool:
         v = *reinterpret_cast<const uint8_t*>(p) != 0;
         break;
+      case kComplexFloat:
+      case kComplexDouble:
+        break;  // read through the real view above
     }
     out[k] = v;
     for (int64_t d = nd - 1; d >= 0; --d) {
@@ -201,6 +206,13 @@ std::vector<double> values_of(const Tensor& t) {
     }
   }
   return out;
+}
+
+bool complex_close(Complex a, Complex e, double rtol, double atol) {
+  const bool a_nan = std::isnan(a.real()) || std::isnan(a.imag()), e_nan = std::isnan(e.real()) || std::isnan(e.imag());
+  if (a_nan || e_nan) return a_nan && e_nan;
+  if (a == e) return true;
+  return std::abs(a - e) <= atol + rtol * std::abs(e);
 }
 
 std::string shape_str(IntArrayRef s) {
@@ -218,9 +230,10 @@ std::string index_str(size_t flat, IntArrayRef sizes) {
   return shape_str(idx);
 }
 
-/// PyTorch's default assert_close tolerances for a dtype.
+/// PyTorch's default assert_close tolerances for a dtype (a complex type's are those of
+/// its parts' type).
 std::pair<double, double> tolerances(ScalarType t) {
-  switch (t) {
+  switch (to_real_value_type(t)) {
     case kFloat:
       return {1.3e-6, 1e-5};
     case kDouble:
@@ -303,6 +316,17 @@ void check_same(const Tensor& got, const Tensor& want, const std::string& what, 
   if (!values) return;
   const auto [rtol, atol] = tolerances(want.dtype());
   const std::vector<double> g = values_of(got), w = values_of(want);
+  if (is_complex(want.dtype())) {
+    for (size_t i = 0; i < g.size() / 2; ++i) {
+      const Complex a{g[2 * i], g[2 * i + 1]}, e{w[2 * i], w[2 * i + 1]};
+      if (complex_close(a, e, rtol, atol)) continue;
+      std::ostringstream os;
+      os.precision(9);
+      os << what << " at " << index_str(i, want.sizes()) << ": compiled " << a << ", eager " << e;
+      throw Mismatch{os.str()};
+    }
+    return;
+  }
   for (size_t i = 0; i < g.size(); ++i) {
     if (std::isnan(w[i]) ? std::isnan(g[i]) : (g[i] == w[i] || std::abs(g[i] - w[i]) <= atol + rtol * std::abs(w[i])))
       continue;
@@ -366,6 +390,26 @@ void check_close(const Tensor& actual, const Tensor& expected, const std::string
   const auto a = values_of(actual);
   const auto e = values_of(expected);
   const auto [rtol, atol] = tolerances(tol_dtype.value_or(expected.dtype()));
+  if (is_complex(expected.dtype())) {
+    int64_t first = -1, bad = 0;
+    double max_abs = 0;
+    for (size_t i = 0; i < a.size() / 2; ++i) {
+      const Complex x{a[2 * i], a[2 * i + 1]}, y{e[2 * i], e[2 * i + 1]};
+      if (complex_close(x, y, rtol, atol)) continue;
+      ++bad;
+      max_abs = std::max(max_abs, std::abs(x - y));
+      if (first < 0) first = static_cast<int64_t>(i);
+    }
+    if (bad == 0) return;
+    std::ostringstream os;
+    os.precision(9);
+    const auto f = static_cast<size_t>(first);
+    os << what << ": " << bad << "/" << a.size() / 2 << " complex elements differ; first at "
+       << index_str(f, expected.sizes()) << ": got " << Complex{a[2 * f], a[2 * f + 1]} << ", expected "
+       << Complex{e[2 * f], e[2 * f + 1]} << "; max abs error " << max_abs << " (rtol " << rtol << ", atol " << atol
+       << ", on the complex modulus as torch.isclose)";
+    throw Mismatch{os.str()};
+  }
   double max_abs = 0, max_rel = 0;
   int64_t first = -1, bad = 0;
   for (size_t i = 0; i < a.size(); ++i) {

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <complex>
 #include <cstdint>
 #include <iostream>
 #include <map>
@@ -59,8 +60,13 @@ inline Stack build_stack(const CaseFile& f, const ops::OpDef& op, const json& c,
   return build_stack(f, op, c, meta ? Device(kMeta) : Device(kCPU));
 }
 
-/// Element i (row-major) of any tensor (a CUDA one is copied to the host), as double.
+/// Element i (row-major) of any tensor (a CUDA one is copied to the host), as double; a
+/// complex tensor's real and imaginary parts interleaved (2 values per element).
 std::vector<double> values_of(const Tensor& t);
+using Complex = std::complex<double>;
+/// assert_close on complex values (torch.isclose): |a - e| <= atol + rtol * |e| on the
+/// modulus; NaN (in either part) equals NaN.
+bool complex_close(Complex a, Complex e, double rtol, double atol);
 std::string shape_str(IntArrayRef s);
 /// The multi-index of row-major element `flat` of `sizes`, as text.
 std::string index_str(size_t flat, IntArrayRef sizes);

@@ -141,12 +141,16 @@ Tensor regenerate(const Tensor& t, const std::vector<int64_t>& sizes, std::mt199
   int64_t extent = t.storage_offset() + 1;
   for (size_t d = 0; d < sizes.size(); ++d) extent += sizes[d] == 0 ? 0 : (sizes[d] - 1) * strides[d];
   extent = std::max(extent, storage_elems(t));  // as clones: what the case's storage holds past its view
-  const Tensor flat = t.contiguous().view({-1});
+  // Complex elements are drawn as (real, imaginary) rows: index_select takes no complex
+  // tensor (Note [complex dtypes]).
+  const bool complex = is_complex(t.dtype());
+  const Tensor flat = complex ? view_as_real(t.contiguous()).reshape({-1, 2}) : t.contiguous().view({-1});
   if (flat.numel() == 0) return as_strided(zeros({extent}, TensorOptions(t.dtype())), sizes, strides, t.storage_offset());
   std::vector<int64_t> picks(static_cast<size_t>(extent));
-  std::uniform_int_distribution<int64_t> pick(0, flat.numel() - 1);
+  std::uniform_int_distribution<int64_t> pick(0, flat.size(0) - 1);
   for (int64_t& p : picks) p = pick(rng);
-  const Tensor storage = index_select(flat, 0, tensor(picks, {extent}, TensorOptions(kInt64)));
+  Tensor storage = index_select(flat, 0, tensor(picks, {extent}, TensorOptions(kInt64)));
+  if (complex) storage = view_as_complex(storage);
   return as_strided(storage, sizes, strides, t.storage_offset());
 }
 

@@ -26,12 +26,17 @@ DTYPE_NAME = {
     torch.float32: "float32", torch.float64: "float64", torch.float16: "float16",
     torch.bfloat16: "bfloat16", torch.int64: "int64", torch.int32: "int32",
     torch.int16: "int16", torch.int8: "int8", torch.uint8: "uint8", torch.bool: "bool",
+    torch.complex64: "complex64", torch.complex128: "complex128",
 }
 ST_NAME = {
     torch.float32: "F32", torch.float64: "F64", torch.float16: "F16", torch.bfloat16: "BF16",
     torch.int64: "I64", torch.int32: "I32", torch.int16: "I16", torch.int8: "I8",
     torch.uint8: "U8", torch.bool: "BOOL",
+    # complex: real and imaginary parts interleaved (the bytes of view_as_real), as the
+    # safetensors format's C64/C128 store them
+    torch.complex64: "C64", torch.complex128: "C128",
 }
+DIFFERENTIABLE = (torch.float32, torch.float64, torch.complex64, torch.complex128)
 REDUCED = (torch.float16, torch.bfloat16)
 DEVICE = "cpu"  # set by gen_cases.py --device
 
@@ -79,6 +84,10 @@ class Gen:
     def values(self, shape, dtype, kind="normal"):
         g = self.g
         shape = tuple(shape)
+        if dtype.is_complex:  # real and imaginary parts each standard normal
+            re = torch.randn(shape, generator=g, dtype=torch.float64)
+            im = torch.randn(shape, generator=g, dtype=torch.float64)
+            return torch.complex(re, im).to(dtype)
         if dtype == torch.bool:
             return torch.randint(0, 2, shape, generator=g).bool()
         if not dtype.is_floating_point:
@@ -427,9 +436,11 @@ class OpInfo:
 def float64_copy(s):
     """The sample with its float32 tensors as float64, or None when it has float tensors of
     another dtype or none at all."""
+    wider = {torch.float32: torch.float64, torch.complex64: torch.complex128}
+
     def conv(v):
         if isinstance(v, T):
-            return T(v.base.double(), v.transforms) if v.base.dtype == torch.float32 else v
+            return T(v.base.to(wider[v.base.dtype]), v.transforms) if v.base.dtype in wider else v
         if isinstance(v, (TL, OTL)):
             return type(v)(None if e is None else conv(e) for e in v)
         return v
@@ -437,8 +448,8 @@ def float64_copy(s):
     def tensors(v):
         return [v] if isinstance(v, T) else [e for e in v if e is not None] if isinstance(v, (TL, OTL)) else []
     given = [t for v in list(s.args) + list(s.kwargs.values()) for t in tensors(v)]
-    floats = [t.base.dtype for t in given if t.base.dtype.is_floating_point]
-    if not floats or any(d != torch.float32 for d in floats):
+    floats = [t.base.dtype for t in given if t.base.dtype.is_floating_point or t.base.dtype.is_complex]
+    if not floats or any(d not in wider for d in floats):
         return None
     out = S(*[conv(v) for v in s.args], desc=s.desc + " (float64 copy, for gradients)", expect="maybe",
             meta_reason=s.meta_reason, **{n: conv(v) for n, v in s.kwargs.items()})
@@ -706,9 +717,9 @@ class Family:
         return None
 
     def record_grads(self, info, s, case_id, fn):
-        """PyTorch's gradients of one sample: every float32/float64 tensor input requires
-        grad; each floating output that has a grad_fn gets a fixed random upstream gradient
-        (seeded by the case id, stored); torch.autograd.grad(..., allow_unused=True) gives
+        """PyTorch's gradients of one sample: every float32/float64/complex64/complex128
+        tensor input requires grad; each such output that has a grad_fn gets a fixed random
+        upstream gradient (complex for a complex output; seeded by the case id, stored); torch.autograd.grad(..., allow_unused=True) gives
         the input gradients (null where unused). Skipped when any tensor input is
         float16/bfloat16 or no output is differentiable."""
         given = [(i, None, v) for i, v in enumerate(s.args)] + [(None, n, v) for n, v in s.kwargs.items()]
@@ -718,7 +729,7 @@ class Family:
             x = v.value(DEVICE)
             if x.dtype in REDUCED:
                 raise _NoGrad()
-            if x.dtype in (torch.float32, torch.float64) and name not in info.no_grad_args:
+            if x.dtype in DIFFERENTIABLE and name not in info.no_grad_args:
                 x.requires_grad_()
                 leaves.append(x)
                 where.append((name, idx))
@@ -758,8 +769,9 @@ class Family:
         gen = torch.Generator().manual_seed(zlib.crc32(case_id.encode()))
         upstream, outs, grads_out = [], [], []
         for o in flat:
-            if isinstance(o, torch.Tensor) and o.dtype.is_floating_point and o.grad_fn is not None:
-                g = torch.randn(o.shape, generator=gen, dtype=torch.float64).to(o.dtype)
+            if isinstance(o, torch.Tensor) and o.dtype in DIFFERENTIABLE and o.grad_fn is not None:
+                wide = torch.complex128 if o.dtype.is_complex else torch.float64
+                g = torch.randn(o.shape, generator=gen, dtype=wide).to(o.dtype)
                 upstream.append(self.store.add(g))
                 outs.append(o)
                 grads_out.append(g.to(o.device))

@@ -1,18 +1,34 @@
 // kernels/cpu/copy.cpp — see copy.h.
 #include "kernels/cpu/copy.h"
 
+#include <complex>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/cpu/loops.h"
 
 namespace ember::kernels::cpu {
 namespace {
 
+template <typename T> struct IsComplex : std::false_type {};
+template <typename T> struct IsComplex<std::complex<T>> : std::true_type {};
+
 template <typename dst_t, typename src_t>
 inline dst_t convert(src_t v) {
   if constexpr (std::is_same_v<dst_t, src_t>) {
     return v;
+  } else if constexpr (IsComplex<src_t>::value && IsComplex<dst_t>::value) {
+    using part_t = typename dst_t::value_type;
+    return dst_t(static_cast<part_t>(v.real()), static_cast<part_t>(v.imag()));
+  } else if constexpr (IsComplex<src_t>::value) {
+    // Complex into a real type keeps the real part, as PyTorch's copy_ (which warns);
+    // bool is whether the value is nonzero.
+    if constexpr (std::is_same_v<dst_t, bool>) return v != src_t(0);
+    else return convert<dst_t, typename src_t::value_type>(v.real());
+  } else if constexpr (IsComplex<dst_t>::value) {
+    using part_t = typename dst_t::value_type;
+    return dst_t(static_cast<part_t>(static_cast<opmath_t<src_t>>(v)), part_t(0));
   } else if constexpr (std::is_same_v<dst_t, bool>) {
     return static_cast<opmath_t<src_t>>(v) != 0;
   } else if constexpr (std::is_integral_v<dst_t> && !std::is_integral_v<opmath_t<src_t>>) {
@@ -50,13 +66,14 @@ void copy_into(const Tensor& dst, const Tensor& src) {
       case 2: return copy_rows<2>(loop);
       case 4: return copy_rows<4>(loop);
       case 8: return copy_rows<8>(loop);
+      case 16: return copy_rows<16>(loop);
       default: break;
     }
     EMBER_INTERNAL_ASSERT(false) << "copy_into: element size " << dst.element_size();
   }
-  EMBER_DISPATCH_ALL_TYPES(dst.dtype(), "copy_", [&] {
+  EMBER_DISPATCH_ALL_TYPES_AND_COMPLEX(dst.dtype(), "copy_", [&] {
     using dst_t = scalar_t;
-    EMBER_DISPATCH_ALL_TYPES(src.dtype(), "copy_", [&] {
+    EMBER_DISPATCH_ALL_TYPES_AND_COMPLEX(src.dtype(), "copy_", [&] {
       using src_t = scalar_t;
       loop.for_each_row([&](char** p, const int64_t* s, int64_t n) {
         for (int64_t i = 0; i < n; ++i) {

@@ -219,6 +219,11 @@ const char* cuda_type_name(ScalarType t) {
     case kBFloat16: return "ember_dev::BFloat16";
     case kFloat: return "float";
     case kDouble: return "double";
+    case kComplexFloat:
+    case kComplexDouble:
+      // No CUDA kernel takes complex yet (Note [complex dtypes]).
+      EMBER_FAIL_KIND(ErrorKind::NotImplementedError)
+          << "Ember's CUDA kernels do not take complex tensors (got " << scalar_type_name(t) << ")";
   }
   EMBER_INTERNAL_ASSERT(false) << "no CUDA type for dtype " << t;
 }
@@ -235,6 +240,8 @@ const char* dtype_tag(ScalarType t) {
     case kBFloat16: return "bf16";
     case kFloat: return "f32";
     case kDouble: return "f64";
+    case kComplexFloat: return "c64";
+    case kComplexDouble: return "c128";
   }
   EMBER_INTERNAL_ASSERT(false) << "no short name for dtype " << t;
 }

@@ -395,10 +395,11 @@ TEST(Autograd, GradFnNamesFollowPyTorch) {
   EXPECT_EQ(y.grad_fn()->next_edges()[0].function, y.grad_fn()->next_edges()[1].function);
 }
 
-TEST(Autograd, RequiresGradOnlyForFloatingPointLeaves) {
+TEST(Autograd, RequiresGradOnlyForFloatingPointAndComplexLeaves) {
   EXPECT_NE(error_of([] { tensor<int64_t>({1, 2}).requires_grad_(); })
-                .find("only Tensors of floating point dtype can require gradients"),
+                .find("only Tensors of floating point and complex dtype can require gradients"),
             std::string::npos);
+  EXPECT_TRUE(view_as_complex(tensor<double>({1, 2}, {1, 2})).clone().requires_grad_().requires_grad());
   Tensor x = tensor<float>({1, 2}).requires_grad_();
   EXPECT_NE(error_of([&] { (x * 2).requires_grad_(false); })
                 .find("you can only change requires_grad flags of leaf variables."),

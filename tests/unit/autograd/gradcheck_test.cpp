@@ -103,7 +103,26 @@ void nn_cases(std::vector<Case>& c) {
 }
 
 /// Sorting, scattering, indexing and the remaining elementwise and linalg formulas.
+/// The complex views and the transforms, as real functions of real tensors: a complex
+/// value enters as view_as_complex of its (real, imaginary) pairs and leaves as
+/// view_as_real (gradcheck differentiates real values; Note [complex dtypes]).
+void fft_cases(std::vector<Case>& c) {
+  const Tensor pairs = rnd({4, 2}, 81), grid = rnd({3, 4, 2}, 82), half = rnd({3, 3, 2}, 83), sig = rnd({3, 5}, 84);
+  c.push_back({"aten::view_as_real",
+               [](const V& v) { return V{view_as_real(_fft_c2c(view_as_complex(v[0]), {0}, 0, true))}; }, {pairs}});
+  c.push_back({"aten::view_as_complex", [](const V& v) { return V{_fft_c2r(view_as_complex(v[0]), {0}, 2, 6)}; },
+               {pairs}});
+  c.push_back({"aten::_fft_c2c",
+               [](const V& v) { return V{view_as_real(_fft_c2c(view_as_complex(v[0]), {0, 1}, 1, false))}; },
+               {grid}});
+  c.push_back({"aten::_fft_r2c", [](const V& v) { return V{view_as_real(_fft_r2c(v[0], {1}, 0, true))}; }, {sig}});
+  c.push_back({"aten::_fft_r2c", [](const V& v) { return V{view_as_real(_fft_r2c(v[0], {0, 1}, 2, false))}; }, {sig}});
+  c.push_back({"aten::_fft_c2r", [](const V& v) { return V{_fft_c2r(view_as_complex(v[0]), {0, 1}, 1, 5)}; }, {half}});
+  c.push_back({"aten::_fft_c2r", [](const V& v) { return V{_fft_c2r(view_as_complex(v[0]), {1}, 0, 4)}; }, {half}});
+}
+
 void more_cases(std::vector<Case>& c) {
+  fft_cases(c);
   Tensor m = rnd({3, 4}, 60);
   c.push_back({"aten::sort", [](const V& v) { return V{std::get<0>(sort(v[0], 0, true))}; }, {m}});
   c.push_back({"aten::sort.stable",

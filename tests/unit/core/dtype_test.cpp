@@ -19,6 +19,36 @@ TEST(Dtype, PromoteTypesFollowsPyTorchsTable) {
       EXPECT_EQ(promote_types(ScalarType(a), ScalarType(b)), promote_types(ScalarType(b), ScalarType(a)));
 }
 
+TEST(Dtype, ComplexTypesPromoteToTheComplexOfTheWiderPartsAsPyTorch) {
+  EXPECT_EQ(promote_types(kComplexFloat, kFloat), kComplexFloat);
+  EXPECT_EQ(promote_types(kComplexFloat, kDouble), kComplexDouble);
+  EXPECT_EQ(promote_types(kComplexFloat, kInt64), kComplexFloat);
+  EXPECT_EQ(promote_types(kBool, kComplexDouble), kComplexDouble);
+  EXPECT_EQ(promote_types(kHalf, kComplexFloat), kComplexFloat);
+  EXPECT_EQ(promote_types(kComplexFloat, kComplexDouble), kComplexDouble);
+  EXPECT_FALSE(can_cast(kComplexFloat, kDouble));
+  EXPECT_TRUE(can_cast(kDouble, kComplexFloat));
+}
+
+TEST(Dtype, ComplexTypesHaveTheirPartsAndNamesAsPyTorch) {
+  EXPECT_EQ(element_size(kComplexFloat), 8u);
+  EXPECT_EQ(element_size(kComplexDouble), 16u);
+  EXPECT_TRUE(is_complex(kComplex64) && is_complex(kCDouble) && !is_complex(kDouble));
+  EXPECT_FALSE(is_floating_point(kComplexFloat));
+  EXPECT_EQ(to_real_value_type(kComplexFloat), kFloat);
+  EXPECT_EQ(to_real_value_type(kComplexDouble), kDouble);
+  EXPECT_EQ(to_real_value_type(kInt32), kInt32);
+  EXPECT_EQ(to_complex_type(kFloat), kComplexFloat);
+  EXPECT_EQ(to_complex_type(kBFloat16), kComplexFloat);
+  EXPECT_EQ(to_complex_type(kDouble), kComplexDouble);
+  EXPECT_EQ(to_complex_type(kInt64), std::nullopt);
+  EXPECT_EQ(dtype_name(kComplexFloat), "complex64");
+  EXPECT_EQ(scalar_type_name(kComplexDouble), "ComplexDouble");
+  EXPECT_EQ(parse_dtype("torch.complex128"), kComplexDouble);
+  EXPECT_EQ(parse_dtype("cfloat"), kComplexFloat);
+  EXPECT_EQ(parse_dtype("ComplexFloat"), kComplexFloat);
+}
+
 TEST(Dtype, HalfRoundTripsEveryFiniteValue) {
   for (uint32_t bits = 0; bits < 0x10000; ++bits) {
     Half h = Half::from_bits(static_cast<uint16_t>(bits));

@@ -36,6 +36,17 @@ TEST(Print, EmptyAndZeroDimTensors) {
   EXPECT_EQ(scalar_tensor(3.5).str(), "tensor(3.5000)");
 }
 
+TEST(Print, ComplexPartsFormatApartAsPyTorch) {
+  // Expected strings from str(tensor) in PyTorch 2.11.
+  const Tensor z = view_as_complex(tensor<float>({1.5f, -2, 0, 1, -3.25f, 0}, {3, 2}));
+  EXPECT_EQ(z.str(), "tensor([ 1.5000-2.j,  0.0000+1.j, -3.2500+0.j])");
+  EXPECT_EQ(z.to(kComplexDouble).str(), "tensor([ 1.5000-2.j,  0.0000+1.j, -3.2500+0.j], dtype=torch.complex128)");
+  EXPECT_EQ(view_as_complex(tensor<float>({2, 3})).str(), "tensor(2.+3.j)");
+  const Tensor wide = view_as_complex(tensor<float>({1, 1e-5f, 100, -2, 0, 3, -1, 0}, {2, 2, 2}));
+  EXPECT_EQ(wide.str(), "tensor([[  1.+1.0000e-05j, 100.-2.0000e+00j],\n        [  0.+3.0000e+00j,  -1.+0.0000e+00j]])");
+  EXPECT_EQ(zeros({0}, kComplexFloat).str(), "tensor([], dtype=torch.complex64)");
+}
+
 TEST(Print, NanAndInfinity) {
   const float inf = std::numeric_limits<float>::infinity();
   EXPECT_EQ(tensor<float>({std::numeric_limits<float>::quiet_NaN(), inf, -inf, 1.0f}).str(),

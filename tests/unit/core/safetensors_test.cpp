@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "ember/ember.h"
 #include "ember/serialize.h"
@@ -67,6 +68,25 @@ TEST(Safetensors, RoundTripsEveryDtypeAndMetadata) {
   auto meta = load_safetensors_metadata(path);
   EXPECT_EQ(meta.at("format"), "pt");
   EXPECT_EQ(meta.at("note"), "hello");
+  std::remove(path.c_str());
+}
+
+TEST(Safetensors, RoundTripsComplexAsC64AndC128WithPartsInterleaved) {
+  const std::string path = temp_path("complex");
+  // (3, 2) real and imaginary parts: 0+1j, 2+3j, 4+5j.
+  const Tensor c64 = view_as_complex(arange(6, kFloat).reshape({3, 2}));
+  const Tensor c128 = view_as_complex(arange(6, kDouble).reshape({3, 2})).slice(0, 0, 3, 2);  // non-contiguous
+  save_safetensors({{"a", c64}, {"b", c128}}, path);
+  auto out = load_safetensors(path);
+  EXPECT_EQ(out.at("a").dtype(), kComplexFloat);
+  EXPECT_EQ(out.at("b").dtype(), kComplexDouble);
+  EXPECT_EQ(view_as_real(out.at("a")).to_vector<float>(), (std::vector<float>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(view_as_real(out.at("b")).to_vector<double>(), (std::vector<double>{0, 1, 4, 5}));
+  // The header names the format's dtypes.
+  std::ifstream f(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(bytes.find("\"C64\""), std::string::npos);
+  EXPECT_NE(bytes.find("\"C128\""), std::string::npos);
   std::remove(path.c_str());
 }
 

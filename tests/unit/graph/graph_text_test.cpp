@@ -231,7 +231,8 @@ TEST(GraphText, StringsDtypesAndDevicesRoundTrip) {
 TEST(GraphText, EveryDtypeAndDeviceInGeometryRoundTrips) {
   Graph g("dtypes");
   std::vector<ValueRef> outs;
-  for (ScalarType t : {kFloat, kDouble, kHalf, kBFloat16, kInt64, kInt32, kInt16, kInt8, kUInt8, kBool}) {
+  for (ScalarType t : {kFloat, kDouble, kHalf, kBFloat16, kInt64, kInt32, kInt16, kInt8, kUInt8, kBool, kComplexFloat,
+                       kComplexDouble}) {
     outs.push_back(g.add_placeholder("x", meta_of({2, 3}, t))->out());
   }
   TensorMeta on_cuda = meta_of({2}, kFloat);
@@ -243,7 +244,7 @@ TEST(GraphText, EveryDtypeAndDeviceInGeometryRoundTrips) {
   g.set_output(outs);
   const std::string text = to_string(g);
   for (const char* s : {"f32[2, 3]", "f64[2, 3]", "f16[2, 3]", "bf16[2, 3]", "i64[2, 3]", "i32[2, 3]", "i16[2, 3]",
-                        "i8[2, 3]", "u8[2, 3]", "b8[2, 3]", "%y : f32[2] device=cuda:1", "%z : f32[] device=meta"}) {
+                        "i8[2, 3]", "u8[2, 3]", "b8[2, 3]", "c64[2, 3]", "c128[2, 3]", "%y : f32[2] device=cuda:1", "%z : f32[] device=meta"}) {
     EXPECT_NE(text.find(s), std::string::npos) << s << "\n" << text;
   }
   expect_round_trip(g);

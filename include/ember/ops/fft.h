@@ -1,0 +1,33 @@
+// ember/ops/fft.h — complex views and ATen's discrete Fourier transforms (the _fft_*
+// ops torch.fft lowers onto). See Note [complex dtypes] (docs/notes/registry.md).
+#pragma once
+
+#include <vector>
+
+#include "ember/tensor.h"
+
+namespace ember {
+
+/// A complex tensor's real view: sizes + [2] (real, imaginary), strides doubled; shares
+/// self's storage (torch.view_as_real).
+Tensor view_as_real(const Tensor& self, Loc loc = Loc::current());
+/// A float/double tensor whose last dim is (real, imaginary) with stride 1 as a complex
+/// view: that dim dropped, strides halved (torch.view_as_complex).
+Tensor view_as_complex(const Tensor& self, Loc loc = Loc::current());
+/// The real parts of a complex tensor (a view); a real tensor itself.
+Tensor real(const Tensor& self, Loc loc = Loc::current());
+/// The imaginary parts of a complex tensor (a view); an error for a real tensor.
+Tensor imag(const Tensor& self, Loc loc = Loc::current());
+
+/// Real-to-complex transform over `dim` (normalization 0 none, 1 1/sqrt(n), 2 1/n);
+/// `onesided` keeps n/2 + 1 entries of dim.back().
+Tensor _fft_r2c(const Tensor& self, IntArrayRef dim, int64_t normalization, bool onesided,
+                Loc loc = Loc::current());
+/// Complex-to-real (inverse, onesided) transform over `dim`; the output's size along
+/// dim.back() is `last_dim_size`.
+Tensor _fft_c2r(const Tensor& self, IntArrayRef dim, int64_t normalization, int64_t last_dim_size,
+                Loc loc = Loc::current());
+/// Complex-to-complex transform over `dim`, forward or inverse (unnormalized unless asked).
+Tensor _fft_c2c(const Tensor& self, IntArrayRef dim, int64_t normalization, bool forward, Loc loc = Loc::current());
+
+}  // namespace ember
