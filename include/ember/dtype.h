@@ -195,6 +195,10 @@ template <typename T> using opmath_t = typename OpMath<T>::type;
   EMBER_DISPATCH_CASE(::ember::kFloat, __VA_ARGS__)           \
   EMBER_DISPATCH_CASE(::ember::kDouble, __VA_ARGS__)
 
+#define EMBER_DISPATCH_COMPLEX_CASES_(...)                  \
+  EMBER_DISPATCH_CASE(::ember::kComplexFloat, __VA_ARGS__) \
+  EMBER_DISPATCH_CASE(::ember::kComplexDouble, __VA_ARGS__)
+
 #define EMBER_DISPATCH_NOT_IMPLEMENTED_(TYPE, NAME) \
   EMBER_FAIL() << "\"" << NAME << "\" not implemented for '" << ::ember::scalar_type_name(TYPE) << "'"
 
@@ -211,8 +215,7 @@ template <typename T> using opmath_t = typename OpMath<T>::type;
 #define EMBER_DISPATCH_COMPLEX_TYPES(TYPE, NAME, ...)                               \
   [&] {                                                                             \
     switch (TYPE) {                                                                 \
-      EMBER_DISPATCH_CASE(::ember::kComplexFloat, __VA_ARGS__)                      \
-      EMBER_DISPATCH_CASE(::ember::kComplexDouble, __VA_ARGS__)                     \
+      EMBER_DISPATCH_COMPLEX_CASES_(__VA_ARGS__)                                    \
       default:                                                                      \
         break;                                                                      \
     }                                                                               \
@@ -223,8 +226,7 @@ template <typename T> using opmath_t = typename OpMath<T>::type;
   [&] {                                                                             \
     switch (TYPE) {                                                                 \
       EMBER_DISPATCH_REAL_CASES_(__VA_ARGS__)                                       \
-      EMBER_DISPATCH_CASE(::ember::kComplexFloat, __VA_ARGS__)                      \
-      EMBER_DISPATCH_CASE(::ember::kComplexDouble, __VA_ARGS__)                     \
+      EMBER_DISPATCH_COMPLEX_CASES_(__VA_ARGS__)                                    \
     }                                                                               \
     EMBER_INTERNAL_ASSERT(false) << NAME << ": unhandled dtype";                    \
   }()

@@ -41,10 +41,7 @@ std::set<int32_t> symbols_read(const Graph& g) {
     }
     for (const Arg& a : n->args()) {
       if (a.kind != Arg::Kind::Literal) continue;
-      std::vector<SymInt> sizes;
-      if (a.literal.is_sym_int_list()) sizes = a.literal.to_sym_int_list();
-      if (a.literal.is_sym_int()) sizes = {a.literal.to_sym_int()};
-      for (const SymInt& s : sizes)
+      for (const SymInt& s : core::literal_sym_ints(a.literal))
         if (s.sym()) add_symbols(*s.sym(), out);
     }
   }

@@ -136,11 +136,7 @@ void GraphRecorder::on_symbolic_read(const Tensor& t, core::SymbolicRead what) {
   const std::shared_ptr<const core::SymGeometry> g = t.impl()->sym;
   if (!g) return;
   const std::string specialized = specialize_read(*g, what);
-  auto constant = [](const core::SymInt& s) { return !core::current(s).is_symbolic(); };
-  if (std::all_of(g->sizes.begin(), g->sizes.end(), constant) &&
-      std::all_of(g->strides.begin(), g->strides.end(), constant) && constant(g->storage_offset)) {
-    t.impl()->sym = nullptr;
-  }
+  core::drop_geometry_if_static(t);
   if (specialized.empty()) return;
   const support::CallContext& c = support::call_context();
   const std::string who = !c.op_stack.empty() ? std::string(c.op_stack.back()) + " (its meta function or "

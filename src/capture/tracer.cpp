@@ -584,12 +584,7 @@ void Tracer::on_symbolic_read(const Tensor& t, core::SymbolicRead what) {
     specialized += std::string(specialized.empty() ? "" : ", ") + "s" + std::to_string(id) + " (" + info.source +
                    ") = " + std::to_string(value);
   }
-  // Once every size, stride and the offset are constants, `t` is static.
-  auto constant = [](const core::SymInt& s) { return !core::current(s).is_symbolic(); };
-  if (std::all_of(g->sizes.begin(), g->sizes.end(), constant) &&
-      std::all_of(g->strides.begin(), g->strides.end(), constant) && constant(g->storage_offset)) {
-    t.impl()->sym = nullptr;
-  }
+  core::drop_geometry_if_static(t);
   if (specialized.empty()) return;
   const support::CallContext& c = support::call_context();
   if (c.op_stack.empty()) {

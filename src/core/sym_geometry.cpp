@@ -1,5 +1,6 @@
 // core/sym_geometry.cpp — see sym_geometry.h.
 #include "core/sym_geometry.h"
+#include <algorithm>
 
 #include "core/shape.h"
 #include "core/shape_env.h"
@@ -26,6 +27,21 @@ SymInts sym_int_list(const IValue& v) {
   SymInts out;
   for (const ember::SymInt& s : v.to_sym_int_list()) out.push_back(s.sym() ? current(*s.sym()) : SymInt(s.hint()));
   return out;
+}
+
+std::vector<ember::SymInt> literal_sym_ints(const IValue& v) {
+  if (v.is_sym_int_list()) return v.to_sym_int_list();
+  if (v.is_sym_int()) return {v.to_sym_int()};
+  return {};
+}
+
+void drop_geometry_if_static(const Tensor& t) {
+  const std::shared_ptr<const SymGeometry> g = t.impl()->sym;
+  if (!g) return;
+  auto constant = [](const SymInt& s) { return !current(s).is_symbolic(); };
+  if (std::all_of(g->sizes.begin(), g->sizes.end(), constant) &&
+      std::all_of(g->strides.begin(), g->strides.end(), constant) && constant(g->storage_offset))
+    t.impl()->sym = nullptr;
 }
 
 IValue size_list_value(const SymInts& sizes) {

@@ -95,6 +95,12 @@ bool any_symbolic(const SymInts& v);
 /// A SymInt[] argument's entries as core SymInts, as the environment knows them now
 /// (a plain list gives plain entries).
 SymInts sym_int_list(const IValue& v);
+/// The SymInts a literal holds: a SymInt, or a SymInt[]'s entries (as written, not
+/// brought to the environment's current form); none for any other value.
+std::vector<ember::SymInt> literal_sym_ints(const IValue& v);
+/// Drops `t`'s symbolic geometry once its sizes, strides and offset are all constants in
+/// the environment (every symbol it read has been specialized): `t` is static from then on.
+void drop_geometry_if_static(const Tensor& t);
 /// The value of a SymInt[] argument holding `sizes` (a plain int list when none is symbolic).
 IValue size_list_value(const SymInts& sizes);
 inline IValue size_list_value(const std::vector<int64_t>& sizes) { return IValue(sizes); }

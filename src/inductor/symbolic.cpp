@@ -79,10 +79,7 @@ std::string why_not_symbolic(const Graph& g, const std::vector<Tensor>&) {
     // symbols must be read.
     for (const Arg& a : n->args()) {
       if (a.kind != Arg::Kind::Literal) continue;
-      std::vector<SymInt> sizes;
-      if (a.literal.is_sym_int_list()) sizes = a.literal.to_sym_int_list();
-      if (a.literal.is_sym_int()) sizes = {a.literal.to_sym_int()};
-      for (const SymInt& s : sizes)
+      for (const SymInt& s : core::literal_sym_ints(a.literal))
         if (s.is_symbolic())
           for (int32_t id : sym::free_symbols(expr_of(*s.sym()))) used.insert(id);
     }
