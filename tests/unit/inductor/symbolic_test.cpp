@@ -107,8 +107,8 @@ TEST_F(InductorSymbolic, ConvolutionBlockKeepsItsBatchAndImageSizeSymbolic) {
 TEST_F(InductorSymbolic, Conv3dCompiledDynamicMatchesEagerAtEverySize) {
   // A 3-D convolution (5-D input, Note [3-D convolution]) is an extern call of the compiled
   // graph, its relu and scale a generated kernel: compiled with dynamic=true it gives
-  // eager's values and sizes at every batch and volume, forward and backward. (Its sizes
-  // are specialized per call for now: one entry per size.)
+  // eager's values and sizes at every batch and volume, forward and backward. (A 5-D input
+  // compiles one entry per size for now, a pointwise-only graph too.)
   Tensor w = randn({4, 2, 3, 3, 2}), b = randn({4});
   auto f = [&](const Tensor& x) {
     return convolution(x, w, b, {1, 2, 1}, {1, 1, 0}, {1, 1, 1}, false, {0}, 1).relu() * 2.0;
