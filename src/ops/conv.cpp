@@ -1,10 +1,12 @@
-// ops/conv.cpp — convolution and pooling: aten::convolution (1-D and 2-D, grouped,
+// ops/conv.cpp — convolution and pooling: aten::convolution (1-D, 2-D and 3-D, grouped,
 // strided, padded, dilated, transposed) with its composites conv1d/conv2d, and 2-D max, average and
 // adaptive-average pooling. Shape checks and messages follow ATen's; the kernels live in
 // kernels/cpu/conv.cpp and, on CUDA, kernels/cuda/conv.cpp (cuDNN) and kernels/cuda/pool.cpp.
+#include <array>
 #include <sstream>
 
 #include "core/shape.h"
+#include "core/sym_geometry.h"
 #include "ember/config.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/nn.h"
@@ -63,14 +65,111 @@ Conv2dParams conv_params(const Tensor& input, const Tensor& weight, const std::v
   return p;
 }
 
+/// The dtype checks of ATen's convolution kernels: input and weight of one dtype, not bool.
 void check_conv_dtypes(const Tensor& input, const Tensor& weight, int64_t dims, const char* kernel) {
-  EMBER_CHECK_KIND(ErrorKind::NotImplementedError, dims <= 2)
-      << "convolution: only 1-D and 2-D convolutions are implemented in Ember's CPU backend, got a " << dims
-      << "-D convolution";
+  EMBER_CHECK_KIND(ErrorKind::NotImplementedError, dims <= 3)
+      << "convolution: only 1-D, 2-D and 3-D convolutions are implemented, got a " << dims << "-D convolution";
   EMBER_CHECK(weight.dtype() == input.dtype())
       << "expected scalar type " << scalar_type_name(input.dtype()) << " but found "
       << scalar_type_name(weight.dtype());
   if (input.dtype() == kBool) not_implemented(kernel, input.dtype());
+}
+
+// Note [3-D convolution]: a 3-D convolution (5-D input, as exported 3-D CNNs call
+// aten::convolution) keeps its own geometry (Conv3dParams) and runs direct loops over NCDHW
+// tensors (kernels/cpu/conv3d.cpp) for every dtype, forward, transposed and backward alike:
+// the 2-D kernels' oneDNN and im2col paths are written over Conv2dParams' two spatial dims.
+// The checks and output sizes are ATen's (check_shape_forward, slow_conv3d and
+// slow_conv_transpose3d). The result's layout is PyTorch's: on the CPU only its oneDNN
+// (mkldnn) convolution keeps NDHWC, its slow_conv3d path returns NCDHW. So a result is
+// channels_last_3d (computed NCDHW and copied) when the input or the weight suggests
+// channels_last_3d and ConvParams::use_mkldnn would pick oneDNN: bfloat16 always; float32
+// when groups > 1, the kernel's last two dims both > 3, a batch > 1 or N*C*D*H > 20480
+// (and, transposed, no output_padding >= stride). use_mkldnn's clause on one thread with
+// 1x1 kernels, and float16 (oneDNN only on CPUs with native fp16), are taken as NCDHW.
+// Since that rule reads sizes, the SymInt rules of spatial_meta.cpp leave a 5-D
+// channels_last_3d candidate to the wrapped meta. CUDA keeps 3-D convolution
+// unimplemented.
+
+/// The geometry of a 3-D convolution (transposed: the convolution it is the transpose of,
+/// from its output back to its input) and its output sizes; the arguments are checked.
+ConvSetup conv3d_setup(const Tensor& input, const Tensor& weight, const std::vector<int64_t>& stride,
+                       const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation,
+                       const std::vector<int64_t>& output_padding, int64_t groups, bool transposed) {
+  const IntArrayRef ws = weight.sizes();
+  ConvSetup s;
+  s.dims = 3;
+  s.transposed = transposed;
+  kernels::cpu::Conv3dParams& q = s.p3;
+  q.batch = input.size(0);
+  q.groups = groups;
+  q.in_channels = transposed ? ws[1] * groups : input.size(1);
+  q.out_channels = transposed ? input.size(1) : ws[0];
+  std::array<int64_t, 3> sizes{};
+  std::ostringstream in_ss, out_ss;
+  for (size_t i = 0; i < 3; ++i) {
+    q.kernel[i] = ws[i + 2];
+    q.stride[i] = stride[i];
+    q.pad[i] = padding[i];
+    q.dilation[i] = dilation[i];
+    EMBER_CHECK(dilation[i] > 0) << "dilation should be greater than zero, but got " << IntArrayRef(dilation);
+    const int64_t in = input.size(static_cast<int64_t>(i) + 2), extent = dilation[i] * (ws[i + 2] - 1) + 1;
+    if (transposed) {
+      EMBER_CHECK(output_padding[i] < stride[i] || output_padding[i] < dilation[i])
+          << "output padding must be smaller than either stride or dilation, but got output_padding "
+          << IntArrayRef(output_padding) << ", stride " << IntArrayRef(stride) << " and dilation "
+          << IntArrayRef(dilation);
+      sizes[i] = (in - 1) * stride[i] - 2 * padding[i] + extent + output_padding[i];
+      q.out[i] = in;
+      q.in[i] = sizes[i];
+    } else {
+      sizes[i] = (in + 2 * padding[i] - extent) / stride[i] + 1;
+      q.in[i] = in;
+      q.out[i] = sizes[i];
+    }
+    in_ss << (i ? " x " : "") << in;
+    out_ss << (i ? " x " : "") << sizes[i];
+  }
+  for (int64_t v : sizes)
+    EMBER_CHECK(v >= 1) << "Given input size per channel: (" << in_ss.str()
+                        << "). Calculated output size per channel: (" << out_ss.str() << "). Output size is too small";
+  s.p.batch = q.batch;
+  s.p.groups = groups;
+  s.p.in_channels = input.size(1);
+  s.p.out_channels = transposed ? q.in_channels : q.out_channels;
+  s.out_sizes = {q.batch, s.p.out_channels, sizes[0], sizes[1], sizes[2]};
+  bool big_output_padding = false;
+  for (size_t i = 0; i < 3; ++i) big_output_padding |= transposed && output_padding[i] >= stride[i];
+  const bool onednn_float = input.dtype() == kFloat &&
+                            (groups > 1 || (ws[3] > 3 && ws[4] > 3) || q.batch > 1 ||
+                             input.size(0) * input.size(1) * input.size(2) * input.size(3) > 20480);
+  const bool onednn = !big_output_padding && (input.dtype() == kBFloat16 || onednn_float);
+  s.channels_last = onednn && conv_channels_last(input, weight);
+  return s;
+}
+
+/// c10's is_channels_last_strides_3d: whether a 5-D tensor is laid out NDHWC (channels
+/// fastest, then W, H, D, N), ambiguous layouts read as NCDHW; over SymInt as the 2-D rule.
+template <typename Int>
+bool is_channels_last_strides_3d(const std::vector<Int>& sizes, const std::vector<Int>& strides) {
+  if (sizes.size() != 5 || strides[1] == 0) return false;
+  Int min = 0;
+  for (int d : {1, 4, 3, 2, 0}) {
+    if (sizes[d] == 0 || strides[d] < min) return false;
+    if (d == 0 && min == strides[1]) return false;
+    min = strides[d];
+    if (sizes[d] > 1) min = min * sizes[d];
+  }
+  return true;
+}
+
+/// Whether a 5-D tensor suggests channels_last_3d (c10's suggest_memory_format).
+bool suggests_channels_last_3d(const Tensor& t) {
+  if (t.dim() != 5) return false;
+  if (core::is_symbolic(t)) return is_channels_last_strides_3d(core::sym_sizes(t), core::sym_strides(t));
+  const IntArrayRef sz = t.sizes(), st = t.strides();
+  return is_channels_last_strides_3d(std::vector<int64_t>(sz.begin(), sz.end()),
+                                     std::vector<int64_t>(st.begin(), st.end()));
 }
 
 /// The transposed branch of ATen's check_shape_forward plus slow_conv_transpose2d's checks.
@@ -87,6 +186,7 @@ ConvSetup conv_transpose_setup(const Tensor& input, const Tensor& weight, const 
       << "Given transposed=1, weight of size " << ws << ", expected bias to be 1-dimensional with " << ws[1] * groups
       << " elements, but got bias of size " << bias->sizes() << " instead";
   check_conv_dtypes(input, weight, dims, "slow_conv_transpose2d_out_cpu");
+  if (dims == 3) return conv3d_setup(input, weight, stride, padding, dilation, output_padding, groups, true);
   ConvSetup s;
   s.p = conv_params(input, weight, stride, padding, dilation, groups);
   Conv2dParams& p = s.p;
@@ -117,6 +217,7 @@ ConvSetup conv_transpose_setup(const Tensor& input, const Tensor& weight, const 
 // follows cuDNN's rule (cudnn_conv_suggest_memory_format): never for float64.
 bool conv_channels_last(const Tensor& input, const Tensor& weight) {
   if (input.is_cuda() && (input.dtype() == kDouble || weight.dtype() == kDouble)) return false;
+  if (input.dim() == 5) return suggests_channels_last_3d(input) || suggests_channels_last_3d(weight);
   return suggests_channels_last(input) || suggests_channels_last(weight);
 }
 
@@ -168,7 +269,8 @@ ConvSetup conv_setup(const Stack& a) {
                            << ker_ss.str() << "). Kernel size can't be greater than actual input size";
   for (int64_t v : dilation)
     EMBER_CHECK(v > 0) << "dilation should be greater than zero, but got " << IntArrayRef(dilation);
-  check_conv_dtypes(input, weight, dims, "slow_conv2d_cpu");
+  check_conv_dtypes(input, weight, dims, dims == 3 ? "slow_conv3d_cpu" : "slow_conv2d_cpu");
+  if (dims == 3) return conv3d_setup(input, weight, stride, padding, dilation, output_padding, groups, false);
 
   ConvSetup s;
   s.p = conv_params(input, weight, stride, padding, dilation, groups);
@@ -203,6 +305,19 @@ Stack conv_nd(const Stack& a, int64_t spatial, const char* name) {
 /// copied into a channels_last output.
 void convolution_cpu(const Stack& a, std::vector<Tensor>& out) {
   ConvSetup s = conv_setup(a);
+  if (s.dims == 3) {  // Note [3-D convolution]
+    const Tensor input = dense(a[0].to_tensor());
+    const Tensor weight = dense(a[1].to_tensor());
+    Tensor bias;
+    if (!a[2].is_none()) bias = dense(cast(a[2].to_tensor(), input.dtype()));
+    with_contiguous_outputs(out, [&](std::vector<Tensor>& slots) {
+      if (s.transposed)
+        kernels::cpu::conv3d_transpose(input, weight, bias, slots[0], s.p3);
+      else
+        kernels::cpu::conv3d_forward(input, weight, bias, slots[0], s.p3);
+    });
+    return;
+  }
   const Tensor& x = a[0].to_tensor();
   const bool channels_last = conv_channels_last(x, a[1].to_tensor());
   const bool sums_something = s.p.in_channels > 0 && s.p.kernel_h > 0 && s.p.kernel_w > 0;
@@ -390,8 +505,9 @@ void register_conv_ops(Registry& r) {
         "SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor")
       .set_meta([](const Stack& a) {
         const Tensor& input = a[0].to_tensor();
-        return metas(layout_meta(conv_setup(a).out_sizes, input.dtype(), input.device(),
-                                 conv_channels_last(input, a[1].to_tensor())));
+        const ConvSetup s = conv_setup(a);
+        return metas(layout_meta(s.out_sizes, input.dtype(), input.device(),
+                                 s.dims == 3 ? s.channels_last : conv_channels_last(input, a[1].to_tensor())));
       })
       .set_cpu(convolution_cpu);
 
@@ -400,6 +516,9 @@ void register_conv_ops(Registry& r) {
   r.edit("aten::convolution").set_cuda([](const Stack& a, std::vector<Tensor>& out) {
     const ConvSetup s = conv_setup(a);
     const Tensor& input = a[0].to_tensor();
+    EMBER_CHECK_KIND(ErrorKind::NotImplementedError, s.dims <= 2)
+        << "convolution: 3-D convolutions are implemented only on the CPU, got a CUDA input of size "
+        << input.sizes();
     if (!is_floating_point(input.dtype())) not_implemented("slow_conv2d_cuda", input.dtype());
     Tensor bias;
     if (!a[2].is_none()) bias = cast(a[2].to_tensor(), input.dtype());

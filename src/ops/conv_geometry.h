@@ -7,18 +7,26 @@
 
 #include "ember/ivalue.h"
 #include "kernels/cpu/conv.h"
+#include "kernels/cpu/conv3d.h"
 
 namespace ember::ops {
 
+/// A checked convolution's geometry. 1-D and 2-D convolutions fill p; 3-D ones (dims == 3)
+/// fill p3, and of p only batch, in_channels, out_channels and groups.
 struct ConvSetup {
+  int64_t dims = 2;
   kernels::cpu::Conv2dParams p;
+  kernels::cpu::Conv3dParams p3;
+  /// 3-D only: whether the output (and grad_input, grad_weight) is channels_last_3d, by
+  /// PyTorch's rule for 3-D convolutions (Note [3-D convolution]).
+  bool channels_last = false;
   std::vector<int64_t> out_sizes;
   bool transposed = false;
 };
 
 /// Checks a convolution call (aten::convolution's arguments) as ATen's
 /// _convolution/check_shape_forward do, and returns its geometry with 1-D convolutions
-/// expressed as 2-D ones of height 1.
+/// expressed as 2-D ones of height 1 (3-D ones in ConvSetup::p3).
 ConvSetup conv_setup(const Stack& a);
 
 /// Note [channels_last convolution]: PyTorch's rule for a CPU convolution's memory format
@@ -27,7 +35,9 @@ ConvSetup conv_setup(const Stack& a);
 /// weight suggests it (c10's is_channels_last_strides_2d); its output, grad_input and
 /// grad_weight are then channels_last (NHWC) too, transposed convolutions included
 /// (PyTorch 2's rule; torch 1.13 kept those contiguous). 1-D convolutions stay contiguous
-/// (ATen makes their 3-D input contiguous first).
+/// (ATen makes their 3-D input contiguous first). For a 3-D convolution this answers
+/// whether the input or weight suggests channels_last_3d (c10's is_channels_last_strides_3d),
+/// which is necessary but not enough: ConvSetup::channels_last has the answer.
 bool conv_channels_last(const Tensor& input, const Tensor& weight);
 
 /// Geometry of max_pool2d_with_indices / avg_pool2d / _adaptive_avg_pool2d from their

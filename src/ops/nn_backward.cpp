@@ -90,7 +90,8 @@ std::vector<TensorMeta> convolution_backward_meta(const Stack& a) {
   const Tensor& input = a[1].to_tensor();
   const Tensor& weight = a[2].to_tensor();
   const auto& mask = output_mask(a[10]);
-  const bool channels_last = conv_channels_last(input, weight);  // Note [channels_last convolution]
+  // Note [channels_last convolution]; Note [3-D convolution] in conv.cpp.
+  const bool channels_last = s.dims == 3 ? s.channels_last : conv_channels_last(input, weight);
   return {maybe_meta(mask[0], input.sizes(), input.dtype(), input.device(), channels_last),
           maybe_meta(mask[1], weight.sizes(), weight.dtype(), input.device(), channels_last),
           maybe_meta(mask[2], {s.p.out_channels}, input.dtype(), input.device())};
@@ -160,10 +161,33 @@ Tensor contiguous_slot(const Tensor& t) {
   return !t.defined() || t.is_contiguous() ? t : empty(t.sizes(), t.dtype());
 }
 
+/// The gradients of a 3-D convolution (Note [3-D convolution] in conv.cpp) into contiguous
+/// `out`: the transposed convolution of dY (or, transposed, the convolution of dY) for dX,
+/// the correlation of dY with the input (or of the input with dY) for dW, sums for db.
+void conv3d_backward_into(const ConvSetup& s, const Tensor& grad, const Tensor& input, const Tensor& weight,
+                          std::vector<Tensor>& out) {
+  const kernels::cpu::Conv3dParams& q = s.p3;
+  if (!s.transposed) {
+    if (out[0].defined()) kernels::cpu::conv3d_transpose(grad, weight, Tensor(), out[0], q);
+    if (out[1].defined()) kernels::cpu::conv3d_weight_grad(grad, input, out[1], q);
+  } else {
+    // q runs from the transposed convolution's output (dY's space) back to its input.
+    if (out[0].defined()) kernels::cpu::conv3d_forward(grad, weight, Tensor(), out[0], q);
+    if (out[1].defined()) kernels::cpu::conv3d_weight_grad(input, grad, out[1], q);
+  }
+  if (out[2].defined()) kernels::cpu::conv_bias_grad(grad, out[2]);
+}
+
 void convolution_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
   ConvSetup s = conv_backward_setup(a);
   const Tensor& x = a[1].to_tensor();
   const Tensor& w = a[2].to_tensor();
+  if (s.dims == 3) {
+    with_contiguous_outputs(out, [&](std::vector<Tensor>& slots) {
+      conv3d_backward_into(s, dense(a[0].to_tensor()), dense(x), dense(w), slots);
+    });
+    return;
+  }
   // Note [channels_last convolution]: float32 runs oneDNN over NHWC grad_output and input
   // as they are; the weight gradient is computed OIHW and copied.
   if (conv_channels_last(x, w) && !s.transposed && x.dtype() == kFloat) {
@@ -407,6 +431,9 @@ void register_nn_backward_ops(Registry& r) {
       .set_cpu(convolution_backward_kernel)
       .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
         const ConvSetup s = conv_backward_setup(a);
+        EMBER_CHECK_KIND(ErrorKind::NotImplementedError, s.dims <= 2)
+            << "convolution_backward: 3-D convolutions are implemented only on the CPU, got a CUDA input of size "
+            << a[1].to_tensor().sizes();
         with_contiguous_outputs(out, [&](std::vector<Tensor>& slots) {
           kernels::cuda::conv_backward(a[0].to_tensor(), a[1].to_tensor(), a[2].to_tensor(), slots, s.p,
                                        s.transposed, config().backends.cudnn.allow_tf32);

@@ -64,6 +64,8 @@ std::optional<std::vector<TensorMeta>> convolution_rule(const Stack& a, std::vec
   const Tensor& input = a[0].to_tensor();
   const Tensor& weight = a[1].to_tensor();
   if (a[6].to_bool() || core::is_symbolic(weight)) return std::nullopt;  // transposed, or a symbolic weight
+  // A 3-D convolution's layout depends on its sizes (Note [3-D convolution]).
+  if (input.dim() == 5 && conv_channels_last(input, weight)) return std::nullopt;
   const SymInts in = core::sym_sizes(input);
   const IntArrayRef w = weight.sizes();
   const int64_t groups = a[8].to_int();
@@ -90,6 +92,7 @@ std::optional<std::vector<TensorMeta>> convolution_backward_rule(const Stack& a,
   const Tensor& input = a[1].to_tensor();
   const Tensor& weight = a[2].to_tensor();
   if (a[7].to_bool() || core::is_symbolic(weight)) return std::nullopt;
+  if (input.dim() == 5 && conv_channels_last(input, weight)) return std::nullopt;  // Note [3-D convolution]
   // grad_input has the input's geometry; grad_weight and grad_bias the static weight's.
   if (!out[0].undefined) {
     out[0] = sym_layout_meta(core::sym_sizes(input), out[0].dtype, out[0].device, conv_channels_last(input, weight));

@@ -109,12 +109,26 @@ TEST(ConvErrors, TransposedConvolutionShapeChecks) {
                "too small");
 }
 
-TEST(ConvErrors, ThreeDimensionalConvolutionIsNotImplemented) {
+TEST(ConvErrors, FourDimensionalConvolutionIsNotImplemented) {
   const Caught c = error_of([] {
-    (void)convolution(empty({1, 3, 5, 5, 5}), empty({4, 3, 3, 3, 3}), std::nullopt, {1}, {0}, {1}, false, {0}, 1);
+    (void)convolution(empty({1, 3, 5, 5, 5, 5}), empty({4, 3, 3, 3, 3, 3}), std::nullopt, {1}, {0}, {1}, false, {0},
+                      1);
   });
   EXPECT_EQ(c.kind, ErrorKind::NotImplementedError);
-  EXPECT_NE(c.what.find("only 1-D and 2-D convolutions"), std::string::npos) << c.what;
+  EXPECT_NE(c.what.find("only 1-D, 2-D and 3-D convolutions are implemented, got a 4-D convolution"),
+            std::string::npos)
+      << c.what;
+}
+
+TEST(ConvErrors, ThreeDimensionalTransposedOutputPaddingAndSize) {
+  // Note [3-D convolution]: the checks of ATen's slow_conv_transpose3d.
+  EXPECT_ERROR(convolution(empty({1, 4, 3, 3, 3}), empty({4, 2, 2, 2, 2}), std::nullopt, {2, 2, 2}, {0, 0, 0},
+                           {1, 1, 1}, true, {0, 2, 0}, 1),
+               "output padding must be smaller than either stride or dilation, but got output_padding [0, 2, 0], "
+               "stride [2, 2, 2] and dilation [1, 1, 1]");
+  EXPECT_ERROR(convolution(empty({1, 4, 1, 2, 2}), empty({4, 2, 1, 1, 1}), std::nullopt, {1}, {1}, {1}, true, {0}, 1),
+               "Given input size per channel: (1 x 2 x 2). Calculated output size per channel: (-1 x 0 x 0). Output "
+               "size is too small");
 }
 
 TEST(PoolErrors, PaddingLargerThanHalfTheKernel) {

@@ -125,7 +125,7 @@ class Gen:
         """A tensor argument of logical `shape` in the given layout:
         contiguous | transposed (last two dims) | step (every 2nd element of the last dim,
         starting at 1) | expand (dim 0 broadcast from size 1) | permute (dims reversed) |
-        channels_last (a 3-D or 4-D tensor with dim 1 fastest, then the last dims back to 2:
+        channels_last (a 3-D, 4-D or 5-D tensor with dim 1 fastest, then the last dims back to 2:
         PyTorch's channels_last strides, dense)."""
         shape = list(shape)
         layout = lay
@@ -143,7 +143,7 @@ class Gen:
             base = [1] + shape[1:]
             return T(self.values(base, dtype, kind), [["expand", shape]])
         if layout == "channels_last":
-            assert len(shape) in (3, 4)
+            assert len(shape) in (3, 4, 5)
             order = [0] + list(range(2, len(shape))) + [1]  # base dims: N, spatial..., C
             back = [order.index(d) for d in range(len(shape))]
             return T(self.values([shape[d] for d in order], dtype, kind), [["permute", back]])

@@ -104,6 +104,30 @@ TEST_F(InductorSymbolic, ConvolutionBlockKeepsItsBatchAndImageSizeSymbolic) {
   EXPECT_EQ(fn.cache_size(), 1u);
 }
 
+TEST_F(InductorSymbolic, Conv3dCompiledDynamicMatchesEagerAtEverySize) {
+  // A 3-D convolution (5-D input, Note [3-D convolution]) is an extern call of the compiled
+  // graph, its relu and scale a generated kernel: compiled with dynamic=true it gives
+  // eager's values and sizes at every batch and volume, forward and backward. (A 5-D input
+  // compiles one entry per size for now, a pointwise-only graph too.)
+  Tensor w = randn({4, 2, 3, 3, 2}), b = randn({4});
+  auto f = [&](const Tensor& x) {
+    return convolution(x, w, b, {1, 2, 1}, {1, 1, 0}, {1, 1, 1}, false, {0}, 1).relu() * 2.0;
+  };
+  auto fn = compile(f, {.backend = "inductor", .name = "conv3d", .arg_names = {"x"}, .dynamic = true});
+  for (auto sizes : std::vector<std::vector<int64_t>>{{2, 2, 4, 6, 5}, {3, 2, 5, 7, 6}, {1, 2, 3, 4, 4}}) {
+    Tensor x = randn(sizes);
+    const Tensor got = fn(x), want = f(x);
+    EXPECT_EQ(got.sizes(), want.sizes());
+    expect_close(got, want);
+  }
+  Tensor x = randn({2, 2, 4, 6, 5}).requires_grad_();
+  fn(x).sum().backward();
+  const Tensor compiled_grad = x.grad();
+  Tensor x2 = x.detach().requires_grad_();
+  f(x2).sum().backward();
+  expect_close(compiled_grad, x2.grad());
+}
+
 TEST_F(InductorSymbolic, LinearOverASymbolicBatchFusesItsBiasIntoTheReaderThroughTheView) {
   // linear of a 3-d input is view → addmm → view; the bias add moves past the view into
   // gelu's kernel, as for static sizes, and the GEMM is a plain mm.

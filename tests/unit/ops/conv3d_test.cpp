@@ -1,0 +1,191 @@
+// 3-D convolution (aten::convolution with 5-D input, Note [3-D convolution]) against values
+// printed by PyTorch 2.11 for the same inputs: forward, transposed, every gradient,
+// channels_last_3d strides and meta sizes. Inputs are patterns ((i*a) % m - s) / d so both
+// sides build them without pasting data.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "ember/ember.h"
+#include "support/error_of.h"
+
+namespace ember {
+namespace {
+
+/// A tensor of `sizes` holding ((i*a) % m - s) / d at flat index i, as `dtype`.
+Tensor pattern(std::vector<int64_t> sizes, int a, int m, int s, double d, ScalarType dtype = kDouble) {
+  int64_t n = 1;
+  for (int64_t v : sizes) n *= v;
+  std::vector<double> values;
+  for (int64_t i = 0; i < n; ++i) values.push_back(static_cast<double>((i * a) % m - s) / d);
+  return tensor(values, sizes).to(dtype);
+}
+
+/// Expects t's elements (flattened) within atol + rtol * |expected| of `expected`.
+void expect_close(const Tensor& t, const std::vector<double>& expected, double atol, double rtol = 0) {
+  std::vector<double> got = t.contiguous().to_vector<double>();
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], expected[i], atol + rtol * std::abs(expected[i])) << "at " << i;
+}
+
+/// t laid out NDHWC (channels_last_3d), same values.
+Tensor to_channels_last_3d(const Tensor& t) {
+  return t.permute({0, 2, 3, 4, 1}).contiguous().permute({0, 4, 1, 2, 3});
+}
+
+std::vector<int64_t> ndhwc_strides(const Tensor& t) {
+  const auto s = t.sizes().vec();
+  return {s[1] * s[2] * s[3] * s[4], 1, s[1] * s[3] * s[4], s[1] * s[4], s[1]};
+}
+
+const Tensor kBias = tensor<double>({0.5, -1.0, 0.25, 2.0, 1.0, 0.0});
+
+// torch: aten.convolution(x[2,4,4,5,5], w[6,2,3,2,3], b, stride=[2,1,2], padding=[1,0,1],
+//                         dilation=[1,2,1], transposed=False, output_padding=[0], groups=2)
+Tensor conv3d_case(ScalarType dtype) {
+  Tensor x = pattern({2, 4, 4, 5, 5}, 7, 11, 5, 4.0, dtype);
+  Tensor w = pattern({6, 2, 3, 2, 3}, 5, 9, 4, 8.0, dtype);
+  return convolution(x, w, kBias.to(dtype), {2, 1, 2}, {1, 0, 1}, {1, 2, 1}, false, {0}, 2);
+}
+
+TEST(Conv3d, StridedPaddedDilatedGroupedWithBiasMatchesTorch) {
+  for (ScalarType dtype : {kDouble, kFloat}) {
+    Tensor y = conv3d_case(dtype);
+    EXPECT_EQ(y.sizes().vec(), (std::vector<int64_t>{2, 6, 2, 3, 3}));
+    EXPECT_EQ(y.dtype(), dtype);
+    const double tol = dtype == kDouble ? 1e-12 : 1e-5;
+    expect_close(y.select(0, 0).select(0, 0).select(0, 0).select(0, 0), {0.03125, 0.71875, 0.84375}, tol);
+    expect_close(y.select(0, 1).select(0, 5).select(0, 1).reshape({-1}).narrow(0, 0, 6),
+                 {1.75, 0.6875, -1.53125, 0.09375, -1.03125, -1.53125}, tol);
+    EXPECT_NEAR(y.sum().item<double>(), 94.40625, dtype == kDouble ? 1e-10 : 1e-3);
+  }
+}
+
+TEST(Conv3d, BackwardGivesTorchsInputWeightAndBiasGradients) {
+  Tensor x = pattern({2, 4, 4, 5, 5}, 7, 11, 5, 4.0);
+  Tensor w = pattern({6, 2, 3, 2, 3}, 5, 9, 4, 8.0);
+  Tensor gy = pattern({2, 6, 2, 3, 3}, 3, 17, 8, 4.0);
+  auto [gi, gw, gb] = convolution_backward(gy, x, w, std::vector<int64_t>{6}, {2, 1, 2}, {1, 0, 1}, {1, 2, 1}, false,
+                                           {0}, 2, {true, true, true});
+  EXPECT_EQ(gi.sizes(), x.sizes());
+  EXPECT_EQ(gw.sizes(), w.sizes());
+  expect_close(gi.select(0, 1).select(0, 3).select(0, 2).select(0, 4), {-0.09375, -0.46875, 0.1875, -2.4375, 0.46875},
+               1e-12);
+  expect_close(gw.select(0, 4).select(0, 1).select(0, 2).reshape({-1}), {3.0, 2.625, -6.5625, 2.125, 2.125, 6.9375},
+               1e-12);
+  expect_close(gb, {-3.75, -2.25, -0.75, 0.75, 2.25, 3.75}, 1e-12);
+  EXPECT_NEAR(gi.sum().item<double>(), -0.6875, 1e-10);
+  EXPECT_NEAR(gw.sum().item<double>(), 74.8125, 1e-10);
+  // Only the weight gradient asked for: the others stay undefined.
+  auto [ni, nw, nb] = convolution_backward(gy, x, w, std::nullopt, {2, 1, 2}, {1, 0, 1}, {1, 2, 1}, false, {0}, 2,
+                                           {false, true, false});
+  EXPECT_FALSE(ni.defined());
+  EXPECT_FALSE(nb.defined());
+  expect_close(nw, gw.to_vector<double>(), 1e-12);
+}
+
+TEST(Conv3d, AutogradThroughConvolutionReachesInputAndWeight) {
+  Tensor x = pattern({1, 2, 3, 4, 4}, 7, 11, 5, 4.0).requires_grad_();
+  Tensor w = pattern({2, 2, 2, 2, 2}, 5, 9, 4, 8.0).requires_grad_();
+  Tensor y = convolution(x, w, std::nullopt, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, false, {0}, 1);
+  y.sum().backward();
+  auto [gi, gw, gb] = convolution_backward(ones_like(y), x.detach(), w.detach(), std::nullopt, {1, 1, 1}, {1, 1, 1},
+                                           {1, 1, 1}, false, {0}, 1, {true, true, false});
+  expect_close(x.grad(), gi.to_vector<double>(), 1e-12);
+  expect_close(w.grad(), gw.to_vector<double>(), 1e-12);
+}
+
+// torch: aten.convolution(x[2,4,3,3,4], w[4,3,2,3,2], b, stride=[2,1,2], padding=[1,0,0],
+//                         dilation=[1,1,2], transposed=True, output_padding=[1,0,1], groups=2)
+TEST(ConvTranspose3d, GroupedStridedDilatedWithOutputPaddingMatchesTorch) {
+  Tensor x = pattern({2, 4, 3, 3, 4}, 7, 11, 5, 4.0);
+  Tensor w = pattern({4, 3, 2, 3, 2}, 5, 9, 4, 8.0);
+  Tensor y = convolution(x, w, kBias, {2, 1, 2}, {1, 0, 0}, {1, 1, 2}, true, {1, 0, 1}, 2);
+  EXPECT_EQ(y.sizes().vec(), (std::vector<int64_t>{2, 6, 5, 5, 10}));
+  expect_close(y.select(0, 0).select(0, 0).select(0, 0).select(0, 0),
+               {0.5, 0.5, 0.40625, 0.5, 1.03125, 0.5, -0.40625, 0.5, 1.625, 0.5}, 1e-12);
+  expect_close(y.select(0, 1).select(0, 5).select(0, 4).reshape({-1}).narrow(0, 0, 6),
+               {0.3125, 0.0, -0.5, 0.0, 0.1875, 0.0}, 1e-12);
+  EXPECT_NEAR(y.sum().item<double>(), 1375.0, 1e-9);
+  Tensor gy = pattern({2, 6, 5, 5, 10}, 3, 17, 8, 4.0);
+  auto [gi, gw, gb] = convolution_backward(gy, x, w, std::vector<int64_t>{6}, {2, 1, 2}, {1, 0, 0}, {1, 1, 2}, true,
+                                           {1, 0, 1}, 2, {true, true, true});
+  expect_close(gi.select(0, 1).select(0, 3).select(0, 2).reshape({-1}),
+               {-0.71875, -0.1875, -0.71875, 0.34375, 2.46875, 1.40625, -0.1875, 0.34375, 4.0625, -3.90625, 1.9375,
+                0.875},
+               1e-12);
+  expect_close(gw.select(0, 3).select(0, 2).reshape({-1}),
+               {-0.6875, 8.6875, 0.5, -7.125, 3.8125, -8.0625, -14.1875, -6.1875, 10.9375, -7.625, 4.1875, 3.6875},
+               1e-12);
+  expect_close(gb, {2.0, -3.0, 0.5, -0.25, -1.0, -1.75}, 1e-12);
+}
+
+TEST(Conv3d, ChannelsLast3dFollowsPyTorchsOneDnnRule) {
+  // PyTorch 2.11: a channels_last_3d input (or weight) makes the output, grad_input and
+  // grad_weight channels_last_3d where the CPU would run oneDNN (float32 here: batch 2,
+  // groups 2), and contiguous on its slow_conv3d path (float64, or float32 of batch 1,
+  // groups 1, a small kernel and input); the values are those of the contiguous call.
+  for (ScalarType dtype : {kFloat, kDouble}) {
+    Tensor x = pattern({2, 4, 4, 5, 5}, 7, 11, 5, 4.0, dtype);
+    Tensor w = pattern({6, 2, 3, 2, 3}, 5, 9, 4, 8.0, dtype);
+    Tensor b = kBias.to(dtype);
+    Tensor y = conv3d_case(dtype);
+    Tensor y_cl = convolution(to_channels_last_3d(x), w, b, {2, 1, 2}, {1, 0, 1}, {1, 2, 1}, false, {0}, 2);
+    const double tol = dtype == kDouble ? 1e-12 : 1e-5;
+    if (dtype == kFloat)
+      EXPECT_EQ(y_cl.strides().vec(), ndhwc_strides(y_cl));
+    else
+      EXPECT_TRUE(y_cl.is_contiguous());
+    expect_close(y_cl, y.to_vector<double>(), tol);
+    Tensor gy = pattern(y.sizes().vec(), 3, 17, 8, 4.0, dtype);
+    auto [gi, gw, gb] = convolution_backward(to_channels_last_3d(gy), to_channels_last_3d(x), w,
+                                             std::vector<int64_t>{6}, {2, 1, 2}, {1, 0, 1}, {1, 2, 1}, false, {0}, 2,
+                                             {true, true, true});
+    if (dtype == kFloat) {
+      EXPECT_EQ(gi.strides().vec(), ndhwc_strides(gi));
+      EXPECT_EQ(gw.strides().vec(), ndhwc_strides(gw));
+    } else {
+      EXPECT_TRUE(gi.is_contiguous());
+      EXPECT_TRUE(gw.is_contiguous());
+    }
+    EXPECT_NEAR(gi.sum().item<double>(), -0.6875, 1e-4);
+    EXPECT_NEAR(gw.sum().item<double>(), 74.8125, 1e-4);
+    EXPECT_TRUE(y.is_contiguous());  // contiguous input and weight
+  }
+  // float32, batch 1, groups 1, a 2x2x2 kernel: PyTorch's slow path, contiguous.
+  Tensor small = convolution(to_channels_last_3d(ones({1, 2, 3, 3, 3})), ones({2, 2, 2, 2, 2}), std::nullopt, {1},
+                             {0}, {1}, false, {0}, 1);
+  EXPECT_TRUE(small.is_contiguous());
+}
+
+TEST(Conv3d, MetaTensorsGiveSizesAndStrides) {
+  Tensor y = convolution(empty({8, 16, 9, 32, 32}, kMeta), empty({32, 8, 3, 3, 3}, kMeta), empty({32}, kMeta),
+                         {1, 2, 2}, {1, 1, 1}, {1, 1, 1}, false, {0}, 2);
+  EXPECT_TRUE(y.is_meta());
+  EXPECT_EQ(y.sizes().vec(), (std::vector<int64_t>{8, 32, 9, 16, 16}));
+  EXPECT_TRUE(y.is_contiguous());
+  Tensor x_cl = to_channels_last_3d(empty({2, 4, 5, 6, 7}));
+  Tensor m = convolution(empty_strided(x_cl.sizes(), x_cl.strides(), kMeta), empty({6, 4, 3, 3, 3}, kMeta),
+                         std::nullopt, {1}, {1}, {1}, false, {0}, 1);
+  EXPECT_EQ(m.strides().vec(), ndhwc_strides(m));
+}
+
+TEST(Conv3d, Conv4dStillRaisesNotImplemented) {
+  testing::expect_error(
+      [&] {
+        convolution(ones({1, 1, 2, 2, 2, 2}), ones({1, 1, 1, 1, 1, 1}), std::nullopt, {1}, {0}, {1}, false, {0}, 1);
+      },
+      "only 1-D, 2-D and 3-D convolutions are implemented", ErrorKind::NotImplementedError);
+}
+
+TEST(Conv3d, KernelLargerThanPaddedInputIsAnError) {
+  testing::expect_error(
+      [&] {
+        convolution(ones({1, 2, 3, 5, 5}), ones({2, 2, 4, 3, 3}), std::nullopt, {1}, {0}, {1}, false, {0}, 1);
+      },
+      "Kernel size can't be greater than actual input size");
+}
+
+}  // namespace
+}  // namespace ember
