@@ -285,6 +285,21 @@ ConvSetup conv_setup(const Stack& a) {
 
 namespace {
 
+/// The input check of ATen's 1-D poolings (checkDimRange(self, 2, 4)): `self` is 2-D
+/// (unbatched) or 3-D (batched); `name` is the op, as ATen names it in the message.
+void check_pool1d_input(const Tensor& self, const char* name) {
+  check_defined(self, "self");
+  EMBER_CHECK(self.dim() == 2 || self.dim() == 3)
+      << "Expected 2 to 3 dimensions, but got " << self.dim() << "-dimensional tensor for argument #1 'self' "
+      << "(while checking arguments for " << name << ")";
+}
+
+/// ATen's check1d: a 1-D pooling's list argument `arg` of op `name` holds exactly one int.
+void check_pool1d_list(const std::vector<int64_t>& values, const char* name, const char* arg) {
+  EMBER_CHECK(values.size() == 1) << name << "() argument '" << arg << "' should contain one int (got "
+                                  << values.size() << ")";
+}
+
 /// conv1d/conv2d: accept unbatched input (ATen's batchify), then call convolution.
 Stack conv_nd(const Stack& a, int64_t spatial, const char* name) {
   const Tensor& input = a[0].to_tensor();
@@ -581,6 +596,40 @@ void register_conv_ops(Registry& r) {
         << ", " << size[1] << "}";
     return call_op("aten::_adaptive_avg_pool2d", a);
   });
+
+  // Note [1-D pooling]: avg_pool1d and adaptive_avg_pool1d are core ops that ATen computes
+  // (CompositeImplicit) as their 2-D op over a height-1 input: unsqueeze(-2), the 2-D op
+  // with a 1-wide window in H, squeeze(-2). Ember registers them as that decomposition, so
+  // their gradients come from avg_pool2d's and _adaptive_avg_pool2d's derivative rows and
+  // the inductor sees the 2-D op. The checks are ATen's checkDimRange/check1d, with its
+  // messages.
+  r.def("avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], bool ceil_mode=False, "
+        "bool count_include_pad=True) -> Tensor")
+      .set_decomposition([](const Stack& a) -> Stack {
+        const Tensor& self = a[0].to_tensor();
+        check_pool1d_input(self, "avg_pool1d");
+        const std::vector<int64_t> kernel = a[1].to_int_list();
+        std::vector<int64_t> stride = a[2].to_int_list();
+        if (stride.empty()) stride = kernel;
+        const std::vector<int64_t> padding = a[3].to_int_list();
+        check_pool1d_list(kernel, "avg_pool1d", "kernel_size");
+        check_pool1d_list(stride, "avg_pool1d", "stride");
+        check_pool1d_list(padding, "avg_pool1d", "padding");
+        const Tensor out = call_op_tensor(
+            "aten::avg_pool2d", {call_op_tensor("aten::unsqueeze", {self, int64_t{-2}}),
+                                 std::vector<int64_t>{1, kernel[0]}, std::vector<int64_t>{1, stride[0]},
+                                 std::vector<int64_t>{0, padding[0]}, a[4], a[5], IValue()});
+        return call_op("aten::squeeze.dim", {out, int64_t{-2}});
+      });
+  r.def("adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor").set_decomposition([](const Stack& a) -> Stack {
+    const Tensor& self = a[0].to_tensor();
+    check_pool1d_input(self, "adaptive_avg_pool1d");
+    const std::vector<int64_t> size = a[1].to_int_list();
+    check_pool1d_list(size, "adaptive_avg_pool1d", "output_size");
+    const Tensor out = call_op_tensor("aten::adaptive_avg_pool2d", {call_op_tensor("aten::unsqueeze", {self, int64_t{-2}}),
+                                                                    std::vector<int64_t>{1, size[0]}});
+    return call_op("aten::squeeze.dim", {out, int64_t{-2}});
+  });
 }
 
 }  // namespace ember::ops
@@ -621,6 +670,14 @@ Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef strid
 }
 Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size, Loc loc) {
   return call_tensor(EMBER_OP("aten::adaptive_avg_pool2d"), {self, output_size}, loc);
+}
+Tensor avg_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+                  bool count_include_pad, Loc loc) {
+  return call_tensor(EMBER_OP("aten::avg_pool1d"), {self, kernel_size, stride, padding, ceil_mode, count_include_pad},
+                     loc);
+}
+Tensor adaptive_avg_pool1d(const Tensor& self, IntArrayRef output_size, Loc loc) {
+  return call_tensor(EMBER_OP("aten::adaptive_avg_pool1d"), {self, output_size}, loc);
 }
 
 }  // namespace ember

@@ -5,6 +5,11 @@
 (tests/unit/ops/core_aten_test.cpp) fails for a listed op that Ember neither registers
 nor names, with a reason, in tests/ops/core_aten_missing.txt. See Note [registry].
 
+The packets come from the dispatcher's registry (torch._C._dispatch_get_all_op_names()),
+not from dir(torch.ops.aten): that lists only the packets already loaded in the process,
+which left out core ops such as avg_pool1d, adaptive_avg_pool1d, resize_ and
+sym_is_contiguous.
+
 Run with PyTorch 2.11: /work/torchenv/bin/python tests/ops/gen_core_aten_ops.py
 """
 import os
@@ -12,9 +17,19 @@ import os
 import torch
 
 
+def aten_packet_names():
+    """Every aten operator name the dispatcher knows, without overload, sorted."""
+    names = set()
+    for qualified in torch._C._dispatch_get_all_op_names():
+        namespace, _, rest = qualified.partition("::")
+        if namespace == "aten":
+            names.add(rest.split(".")[0])
+    return sorted(names)
+
+
 def core_ops():
     names = []
-    for packet_name in dir(torch.ops.aten):
+    for packet_name in aten_packet_names():
         packet = getattr(torch.ops.aten, packet_name, None)
         if not isinstance(packet, torch._ops.OpOverloadPacket):
             continue

@@ -30,6 +30,13 @@ Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef strid
                   bool ceil_mode = false, bool count_include_pad = true,
                   std::optional<int64_t> divisor_override = std::nullopt, Loc loc = Loc::current());
 Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size, Loc loc = Loc::current());
+/// aten::avg_pool1d: avg_pool2d over a height-1 view of a (C, L) or (N, C, L) input
+/// (Note [1-D pooling]); an empty `stride` is `kernel_size`.
+Tensor avg_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {0},
+                  bool ceil_mode = false, bool count_include_pad = true, Loc loc = Loc::current());
+/// aten::adaptive_avg_pool1d: adaptive_avg_pool2d to (1, output_size[0]) over a height-1
+/// view of a (C, L) or (N, C, L) input (Note [1-D pooling]).
+Tensor adaptive_avg_pool1d(const Tensor& self, IntArrayRef output_size, Loc loc = Loc::current());
 
 Tensor _softmax(const Tensor& self, int64_t dim, bool half_to_float = false, Loc loc = Loc::current());
 Tensor softmax(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype = std::nullopt,

@@ -16,6 +16,7 @@
 #include "core/allocator.h"
 #include "ember/ember.h"
 #include "kernels/cpu/autotune.h"
+#include "support/error_of.h"
 #include "support/log_capture.h"
 
 namespace ember {
@@ -670,6 +671,53 @@ TEST(AdaptiveAvgPool2d, GlobalPoolingIsTheMeanAndZeroSizeIsEmpty) {
   for (int i = 0; i < 20; ++i) sum += v[i];
   EXPECT_NEAR(y.to_vector<double>()[0], sum / 20, 1e-12);
   EXPECT_EQ(sizes_of(adaptive_avg_pool2d(x, {0, 2})), (std::vector<int64_t>{2, 3, 0, 2}));
+}
+
+TEST(AvgPool1d, CeilModeWithoutCountIncludePadValuesAndGradientMatchTorch) {
+  // torch: y = F.avg_pool1d(x[2,2,7], 3, stride=2, padding=1, ceil_mode=True,
+  // count_include_pad=False); (y * arange(8).view(y.shape)).sum().backward()
+  Tensor x = pattern({2, 2, 7}, 7, 17, 8, 4.0).requires_grad_();
+  Tensor y = avg_pool1d(x, {3}, {2}, {1}, true, false);
+  EXPECT_EQ(sizes_of(y), (std::vector<int64_t>{2, 2, 4}));
+  expect_close(y,
+               {-1.125, 0.08333333333333333, -0.6666666666666666, -0.875, 0.5, -0.4166666666666667, 0.25, 0.75, 0.0,
+                -0.9166666666666666, -0.25, 0.25, -0.5, 0.0, 0.6666666666666666, -0.25},
+               1e-12);
+  sum(y * arange(16, kDouble).view({2, 2, 4})).backward();
+  expect_close(x.grad(),
+               {0.0, 0.3333333333333333, 0.3333333333333333, 1.0, 0.6666666666666666, 2.1666666666666665, 1.5, 2.0,
+                3.666666666666667, 1.6666666666666667, 3.666666666666667, 2.0, 5.5, 3.5, 4.0, 7.0, 3.0,
+                6.333333333333334, 3.3333333333333335, 8.833333333333334, 5.5, 6.0, 10.333333333333332,
+                4.333333333333333, 9.0, 4.666666666666667, 12.166666666666668, 7.5},
+               1e-12);
+}
+
+TEST(AvgPool1d, WrongRankOrListLengthRaisesAtensMessages) {
+  using testing::error_of;
+  EXPECT_NE(error_of([] { avg_pool1d(ones({2, 3, 4, 5}), {2}); })
+                .find("Expected 2 to 3 dimensions, but got 4-dimensional tensor for argument #1 'self' (while checking "
+                      "arguments for avg_pool1d)"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { avg_pool1d(ones({2, 3, 8}), {2, 2}); })
+                .find("avg_pool1d() argument 'kernel_size' should contain one int (got 2)"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { avg_pool1d(ones({2, 3, 8}), {2}, {1}, {0, 0}); })
+                .find("avg_pool1d() argument 'padding' should contain one int (got 2)"),
+            std::string::npos);
+}
+
+TEST(AdaptiveAvgPool1d, UnbatchedUnevenWindowsMatchTorch) {
+  using testing::error_of;
+  // torch: F.adaptive_avg_pool1d(x[3,7], 3)
+  Tensor y = adaptive_avg_pool1d(pattern({3, 7}, 7, 17, 8, 4.0), {3});
+  EXPECT_EQ(sizes_of(y), (std::vector<int64_t>{3, 3}));
+  expect_close(y,
+               {-0.25, 0.4166666666666667, -0.3333333333333333, 0.6666666666666666, -0.08333333333333333,
+                0.5833333333333334, 0.16666666666666666, -0.5833333333333334, 0.08333333333333333},
+               1e-12);
+  EXPECT_NE(error_of([] { adaptive_avg_pool1d(ones({2, 3, 8}), {2, 2}); })
+                .find("adaptive_avg_pool1d() argument 'output_size' should contain one int (got 2)"),
+            std::string::npos);
 }
 
 }  // namespace
