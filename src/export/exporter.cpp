@@ -353,7 +353,8 @@ void save_exported(capture::CompiledFunctionState& fn, const std::string& path, 
   const std::vector<capture::EntryView> entries = capture::entries(fn);
   EMBER_CHECK_VALUE(!entries.empty())
       << where << ": nothing is captured yet: call the function (with the inputs the program is for) before "
-         "saving it";
+         "saving it (a function whose trace makes tensors that outlive the call, Note [escaping tensors], is "
+         "traced on every call and keeps no graph)";
   EMBER_CHECK_VALUE(entries.size() == 1)
       << where << ": it has " << entries.size()
       << " cache entries (one per input signature its calls had: sizes, dtypes, devices, guarded values), and "
