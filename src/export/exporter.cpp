@@ -335,12 +335,12 @@ void save_exported(const Graph& graph, const std::map<std::string, Tensor>& stat
 // user passes.
 void save_exported(capture::CompiledFunctionState& fn, const std::string& path, Loc loc) {
   support::UserLocScope scope(loc);
-  const std::string where = "save_exported('" + path + "') of the compiled function '" +
-                            capture::function_name(fn) + "'";
+  const std::string where =
+      "save_exported('" + path + "') of the compiled function '" + capture::function_name(fn) + "'";
   // CallArg's alternatives, by variant index (compile.h's call_arg_index).
-  static const char* const kArgTypes[] = {"Tensor",  "std::vector<Tensor>",  "int64_t",
-                                          "double",  "bool",                 "std::vector<int64_t>",
-                                          "std::vector<double>", "nn::Module", "optim::Optimizer"};
+  static const char* const kArgTypes[] = {
+      "Tensor",     "std::vector<Tensor>", "int64_t", "double", "bool", "std::vector<int64_t>", "std::vector<double>",
+      "nn::Module", "optim::Optimizer"};
   const std::vector<size_t>& kinds = capture::param_kinds(fn);
   for (size_t i = 0; i < kinds.size(); ++i) {
     const bool tensors_or_module = kinds[i] == 0 || kinds[i] == 1 || kinds[i] == 7;
@@ -352,7 +352,8 @@ void save_exported(capture::CompiledFunctionState& fn, const std::string& path, 
   }
   const std::vector<capture::EntryView> entries = capture::entries(fn);
   EMBER_CHECK_VALUE(!entries.empty())
-      << where << ": nothing is captured yet: call the function (with the inputs the program is for) before "
+      << where
+      << ": nothing is captured yet: call the function (with the inputs the program is for) before "
          "saving it (a function whose trace makes tensors that outlive the call, Note [escaping tensors], is "
          "traced on every call and keeps no graph)";
   EMBER_CHECK_VALUE(entries.size() == 1)
@@ -364,8 +365,8 @@ void save_exported(capture::CompiledFunctionState& fn, const std::string& path, 
   EMBER_CHECK_VALUE(e.mode != capture::EntryView::Mode::Eager)
       << where << ": its capture failed and its calls run eagerly: there is no graph to save";
   EMBER_CHECK_VALUE(e.break_count == 0)
-      << where << ": its calls run as " << e.graph_count << " graphs split by " << e.break_count
-      << " graph break" << (e.break_count == 1 ? "" : "s")
+      << where << ": its calls run as " << e.graph_count << " graphs split by " << e.break_count << " graph break"
+      << (e.break_count == 1 ? "" : "s")
       << ", and an archive holds one graph: remove the breaks (CompileOptions::fullgraph = true raises at the "
          "first one, naming it)";
   EMBER_CHECK_VALUE(e.mode == capture::EntryView::Mode::Replay && e.graph)
