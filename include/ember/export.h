@@ -20,6 +20,12 @@
 
 namespace ember {
 
+template <typename F, typename Sig, typename Args>
+class Compiled;
+namespace capture {
+class CompiledFunctionState;
+}
+
 /// What one input of an exported program's graph is bound to.
 enum class ExportInputKind { UserInput, Parameter, Buffer, TensorConstant };
 /// What one output of an exported program's graph is.
@@ -132,5 +138,18 @@ void save_exported(const ExportedProgram& program, const std::string& path, Loc 
 /// from `state` (by qualified name); its Placeholders become user inputs, its outputs user outputs.
 void save_exported(const Graph& graph, const std::map<std::string, Tensor>& state, const std::string& path,
                    Loc loc = Loc::current());
+/// Writes the graph a compiled function captured on its calls (before AOT): its module
+/// arguments' parameters and buffers become the archive's state under their qualified
+/// names ("fc.weight", as torch.export names them), its tensor arguments the user inputs,
+/// its tensor results the user outputs. Raises an ember::Error when the function has not
+/// been called (nothing is captured), has several cache entries, graph breaks or state
+/// read outside the graph (several graphs, or none replayable), a symbolic graph (as the
+/// Graph overload), or an input that is not a tensor of its arguments or a module's.
+/// Note [export], "Writing".
+void save_exported(capture::CompiledFunctionState& fn, const std::string& path, Loc loc = Loc::current());
+template <typename F, typename Sig, typename Args>
+void save_exported(const Compiled<F, Sig, Args>& fn, const std::string& path, Loc loc = Loc::current()) {
+  save_exported(fn.state(), path, loc);
+}
 
 }  // namespace ember

@@ -13,6 +13,7 @@
 #include "capture/call_reports.h"
 #include "capture/compile_mode.h"
 #include "capture/dynamic_shapes.h"
+#include "capture/entries.h"
 #include "capture/events.h"
 #include "capture/guards.h"
 #include "capture/record.h"
@@ -36,6 +37,8 @@ struct Entry {
   CompiledGraph compiled;
   std::vector<InputSource> sources;
   std::vector<OutputSlot> slots;
+  size_t graph_count = 0, break_count = 0;  // what the trace made (entries())
+  std::string outside_state;
   Entry* next = nullptr;  // older entries; immutable once published
 };
 
@@ -167,6 +170,26 @@ class CompiledFunctionState {
   }
 
   size_t cache_size() const { return entry_count_.load(std::memory_order_relaxed); }
+
+  /// A snapshot of the cache entries, oldest first (capture::entries).
+  std::vector<EntryView> entries() {
+    std::lock_guard lock(mu_);
+    std::vector<EntryView> out;
+    for (const auto& e : entries_) {
+      EntryView v;
+      v.mode = e->mode == Entry::Mode::Replay     ? EntryView::Mode::Replay
+               : e->mode == Entry::Mode::Segments ? EntryView::Mode::Segments
+                                                  : EntryView::Mode::Eager;
+      v.graph = e->graph;
+      v.sources = e->sources;
+      v.graph_count = e->graph_count;
+      v.break_count = e->break_count;
+      v.outside_state = e->outside_state;
+      out.push_back(std::move(v));
+    }
+    return out;
+  }
+  const std::vector<std::string>& arg_names() const { return options_.arg_names; }
 
   /// True the first time `what` is asked about for this function (warnings said once).
   bool first_time(const std::string& what) {
@@ -339,6 +362,9 @@ class CompiledFunctionState {
     EMBER_LOG(dynamo, INFO) << "Step 1: torchdynamo done tracing " << name_ << " (" << tracer.graphs().size()
                             << " graph" << (tracer.graphs().size() == 1 ? "" : "s") << ", " << tracer.breaks().size()
                             << " graph break" << (tracer.breaks().size() == 1 ? "" : "s") << ")";
+    entry->graph_count = tracer.graphs().size();
+    entry->break_count = tracer.breaks().size();
+    entry->outside_state = tracer.outside_state();
     for (UserGuard& g : tracer.user_guards()) entry->guards.add_user_guard(std::move(g));
     for (AttributeGuard& g : tracer.attribute_guards()) entry->guards.add_attribute_guard(std::move(g));
     for (GradGuard& g : tracer.grad_guards()) entry->guards.add_grad_guard(std::move(g));
@@ -549,6 +575,9 @@ std::vector<IValue> trace_once(CompiledFunctionState& state, std::vector<CallArg
 }
 
 void reset(CompiledFunctionState& state) { state.reset(); }
+std::vector<EntryView> entries(CompiledFunctionState& state) { return state.entries(); }
+const std::string& function_name(const CompiledFunctionState& state) { return state.name(); }
+std::string argument_name(const CompiledFunctionState& state, size_t i) { return arg_name(state.arg_names(), i); }
 size_t cache_size(const CompiledFunctionState& state) { return state.cache_size(); }
 
 ExplainOutput explain_call(const std::string& name, const std::source_location& where, std::vector<CallArg> args,

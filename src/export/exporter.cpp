@@ -5,8 +5,11 @@
 #include <cctype>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <set>
 
+#include "capture/entries.h"
+#include "capture/record.h"
 #include "ember/autograd.h"
 #include "export/program_impl.h"
 #include "export/pt2_format.h"
@@ -324,6 +327,77 @@ void save_exported(const Graph& graph, const std::map<std::string, Tensor>& stat
   support::UserLocScope scope(loc);
   EMBER_CHECK_VALUE(graph.output_node() != nullptr) << "save_exported: the graph has no outputs";
   exporting::write_archive(graph, ExportSignature{}, state, path);
+}
+
+// Note [export], "A compiled function": the graph a compiled function's one cache entry
+// replays is the program; what feeds its inputs (the entry's sources) says which are
+// state — module tensors, Attribute nodes named by their qualified names — and which the
+// user passes.
+void save_exported(capture::CompiledFunctionState& fn, const std::string& path, Loc loc) {
+  support::UserLocScope scope(loc);
+  const std::string where =
+      "save_exported('" + path + "') of the compiled function '" + capture::function_name(fn) + "'";
+  // CallArg's alternatives, by variant index (compile.h's call_arg_index).
+  static const char* const kArgTypes[] = {
+      "Tensor",     "std::vector<Tensor>", "int64_t", "double", "bool", "std::vector<int64_t>", "std::vector<double>",
+      "nn::Module", "optim::Optimizer"};
+  const std::vector<size_t>& kinds = capture::param_kinds(fn);
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    const bool tensors_or_module = kinds[i] == 0 || kinds[i] == 1 || kinds[i] == 7;
+    EMBER_CHECK_VALUE(tensors_or_module)
+        << where << ": argument " << i << " ('" << capture::argument_name(fn, i) << "') is a "
+        << (kinds[i] < std::size(kArgTypes) ? kArgTypes[kinds[i]] : "non-tensor")
+        << "; an exported program's inputs are tensors (and the graph holds the value this argument had when "
+           "it was traced): pass it as a tensor, or fix it inside the function";
+  }
+  const std::vector<capture::EntryView> entries = capture::entries(fn);
+  EMBER_CHECK_VALUE(!entries.empty())
+      << where
+      << ": nothing is captured yet: call the function (with the inputs the program is for) before "
+         "saving it (a function whose trace makes tensors that outlive the call, Note [escaping tensors], is "
+         "traced on every call and keeps no graph)";
+  EMBER_CHECK_VALUE(entries.size() == 1)
+      << where << ": it has " << entries.size()
+      << " cache entries (one per input signature its calls had: sizes, dtypes, devices, guarded values), and "
+         "an archive holds one graph: save a function called with one input signature (reset() drops its "
+         "entries)";
+  const capture::EntryView& e = entries.front();
+  EMBER_CHECK_VALUE(e.mode != capture::EntryView::Mode::Eager)
+      << where << ": its capture failed and its calls run eagerly: there is no graph to save";
+  EMBER_CHECK_VALUE(e.break_count == 0)
+      << where << ": its calls run as " << e.graph_count << " graphs split by " << e.break_count << " graph break"
+      << (e.break_count == 1 ? "" : "s")
+      << ", and an archive holds one graph: remove the breaks (CompileOptions::fullgraph = true raises at the "
+         "first one, naming it)";
+  EMBER_CHECK_VALUE(e.mode == capture::EntryView::Mode::Replay && e.graph)
+      << where << ": it reads " << (e.outside_state.empty() ? "state" : e.outside_state)
+      << " outside any graph, so it is traced on every call and no one graph computes it";
+  const Graph& g = *e.graph;
+  const std::vector<Node*> inputs = g.inputs();
+  EMBER_INTERNAL_ASSERT(inputs.size() == e.sources.size())
+      << "the entry of '" << capture::function_name(fn) << "' has " << e.sources.size() << " input sources for "
+      << inputs.size() << " graph inputs";
+  std::map<std::string, Tensor> state;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Node* n = inputs[i];
+    const capture::InputSource& s = e.sources[i];
+    using Kind = capture::InputSource::Kind;
+    if (n->kind() == NodeKind::Attribute) {
+      EMBER_INTERNAL_ASSERT(s.kind == Kind::Bound && s.bound.defined())
+          << "the attribute input %" << n->name() << " is not bound to a module tensor";
+      state[n->target()] = s.bound;
+      continue;
+    }
+    EMBER_CHECK_VALUE(s.kind != Kind::Grad)
+        << where << ": the graph input %" << n->name() << " is the gradient of " << n->target()
+        << ", read from its slot on each call; an exported program's inputs are its arguments and its "
+           "modules' parameters and buffers";
+    EMBER_CHECK_VALUE(s.kind != Kind::Bound)
+        << where << ": the graph input %" << n->name()
+        << " is a tensor the function reads from outside its arguments (a global or a captured variable); "
+           "pass it as an argument, or register it as a module's buffer";
+  }
+  save_exported(g, state, path, loc);
 }
 
 }  // namespace ember
