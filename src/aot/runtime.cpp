@@ -57,7 +57,12 @@ class CompiledFunctionBackward final : public autograd::Node {
     for (const autograd::SavedVariable& s : saved_) inputs.push_back(s.unpack());
     for (size_t t = 0; t < grads.size(); ++t) {
       if (grads[t].defined()) {
-        inputs.push_back(grads[t]);
+        // Note [contiguous tangents]: the joint graph traced each tangent contiguous, and
+        // the backward graph's views of it (the expand in sum's formula) record the
+        // strides that layout gives; a gradient of another layout (an expanded scalar from
+        // `.sum().backward()`, strides all 0) is made contiguous here, as AOTAutograd's
+        // runtime does, so the compiled backward reads it at the traced strides.
+        inputs.push_back(grads[t].is_contiguous() ? grads[t] : grads[t].contiguous());
       } else {
         const TensorMeta& m = state_->tangent_meta[t];
         std::vector<int64_t> sizes = m.sizes;

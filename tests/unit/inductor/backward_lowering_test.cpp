@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "ember/dispatch.h"
@@ -255,6 +256,42 @@ TEST_P(TrainedBackwardCase, SoftmaxAndLayerNormBackwardEqualEager) {
   EXPECT_TRUE(r.extern_calls.empty()) << logs.text();
   EXPECT_NE(logs.text().find("a further reduction over the rows of"), std::string::npos) << logs.text();
 }
+
+// A sum over dim 1 of a 3-, 4- and 5-D input, compiled, then backward: its formula expands
+// the unsqueezed gradient back over dim 1 (a stride-0 view the backward graph records), and
+// the gradient that reaches the backward graph is either contiguous or itself an expanded
+// scalar (`.sum().backward()`): both give eager's gradient, under both backends.
+class ReducedGradExpandCase : public BackwardLoweringTest,
+                              public ::testing::WithParamInterface<std::tuple<int64_t, std::string>> {};
+
+TEST_P(ReducedGradExpandCase, SumOverDimOneBackwardEqualsEagerForContiguousAndExpandedGradients) {
+  const auto [rank, backend] = GetParam();
+  const std::vector<int64_t> all{2, 3, 4, 5, 6};
+  const std::vector<int64_t> sizes(all.begin(), all.begin() + rank);
+  auto fn = [](const Tensor& x) { return (relu(x) * 2).sum({1}); };
+  const Tensor x0 = randn(sizes);
+  std::vector<int64_t> out_sizes = sizes;
+  out_sizes.erase(out_sizes.begin() + 1);
+  const Tensor g = randn(out_sizes);
+  auto compiled = compile(fn, {.backend = backend, .name = "fn"});
+  for (const bool expanded : {false, true}) {
+    auto grad_of = [&](const std::function<Tensor(const Tensor&)>& f) {
+      Tensor x = x0.detach().clone().requires_grad_();
+      if (expanded) f(x).sum().backward();
+      else f(x).backward(g);
+      return x.grad();
+    };
+    const Tensor got = grad_of([&](const Tensor& x) { return compiled(x); }), want = grad_of(fn);
+    expect_close(got, want, 1e-6, 1e-6, expanded ? "expanded gradient" : "contiguous gradient");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, ReducedGradExpandCase,
+                         ::testing::Combine(::testing::Values(int64_t{3}, int64_t{4}, int64_t{5}),
+                                            ::testing::Values(std::string("aot_eager"), std::string("inductor"))),
+                         [](const ::testing::TestParamInfo<std::tuple<int64_t, std::string>>& i) {
+                           return std::to_string(std::get<0>(i.param)) + "D_" + std::get<1>(i.param);
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, TrainedBackwardCase, ::testing::Values(kFloat, kDouble),
                          [](const ::testing::TestParamInfo<ScalarType>& i) { return i.param == kFloat ? "F32" : "F64"; });
