@@ -8,26 +8,13 @@
 
 #include "ember/ember.h"
 #include "support/error_of.h"
+#include "support/pattern_tensors.h"
 
 namespace ember {
 namespace {
 
-/// A tensor of `sizes` holding ((i*a) % m - s) / d at flat index i, as `dtype`.
-Tensor pattern(std::vector<int64_t> sizes, int a, int m, int s, double d, ScalarType dtype = kDouble) {
-  int64_t n = 1;
-  for (int64_t v : sizes) n *= v;
-  std::vector<double> values;
-  for (int64_t i = 0; i < n; ++i) values.push_back(static_cast<double>((i * a) % m - s) / d);
-  return tensor(values, sizes).to(dtype);
-}
-
-/// Expects t's elements (flattened) within atol + rtol * |expected| of `expected`.
-void expect_close(const Tensor& t, const std::vector<double>& expected, double atol, double rtol = 0) {
-  std::vector<double> got = t.contiguous().to_vector<double>();
-  ASSERT_EQ(got.size(), expected.size());
-  for (size_t i = 0; i < got.size(); ++i)
-    EXPECT_NEAR(got[i], expected[i], atol + rtol * std::abs(expected[i])) << "at " << i;
-}
+using testing::expect_close;
+using testing::pattern;
 
 /// t laid out NDHWC (channels_last_3d), same values.
 Tensor to_channels_last_3d(const Tensor& t) {

@@ -17,30 +17,14 @@
 #include "ember/ember.h"
 #include "kernels/cpu/autotune.h"
 #include "support/error_of.h"
+#include "support/pattern_tensors.h"
 #include "support/log_capture.h"
 
 namespace ember {
 namespace {
 
-Tensor pattern(std::vector<int64_t> sizes, int a, int m, int s, double d, ScalarType dtype = kDouble) {
-  int64_t n = 1;
-  for (int64_t v : sizes) n *= v;
-  std::vector<double> values;
-  for (int64_t i = 0; i < n; ++i) values.push_back(static_cast<double>((i * a) % m - s) / d);
-  return tensor(values, sizes).to(dtype);
-}
-
-void expect_close(const Tensor& t, const std::vector<double>& expected, double atol, double rtol = 0) {
-  std::vector<double> got = t.to_vector<double>();
-  ASSERT_EQ(got.size(), expected.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (std::isnan(expected[i])) {
-      EXPECT_TRUE(std::isnan(got[i])) << "at " << i;
-      continue;
-    }
-    EXPECT_NEAR(got[i], expected[i], atol + rtol * std::abs(expected[i])) << "at " << i;
-  }
-}
+using testing::expect_close;
+using testing::pattern;
 
 std::vector<int64_t> sizes_of(const Tensor& t) { return t.sizes().vec(); }
 
