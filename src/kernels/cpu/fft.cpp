@@ -53,7 +53,10 @@ std::vector<fftw_iodim64> iodims(const std::vector<Dim>& ds) {
 /// The cached plan for `key`, made on first use from the arrays `in`/`out` (which
 /// FFTW_ESTIMATE does not touch). A null plan (FFTW cannot do the geometry) raises.
 void* plan_for(const PlanKey& key, void* in, void* out) {
-  static std::map<PlanKey, void*> cache;
+  // Plans live for the process. The map is never destroyed, so at exit the plans are
+  // still reachable from it (a destroyed map would leave them unreachable: a leak to the
+  // sanitizers) and no static destructor runs FFTW after its own teardown.
+  static auto& cache = *new std::map<PlanKey, void*>();
   std::lock_guard<std::mutex> lock(planner_mutex());
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;

@@ -68,8 +68,9 @@ TEST_F(ConfigKnobs, FreezingIsOffByDefaultAndTorchinductorFreezingOrItsNameTurns
   EXPECT_FALSE(config().inductor.freezing);
   config_set("inductor.freezing", "true");
   EXPECT_TRUE(config().inductor.freezing);
+  const std::vector<KnobInfo> knobs = config_knobs();  // a copy: keep it while `knob` points into it
   const KnobInfo* knob = nullptr;
-  for (const KnobInfo& k : config_knobs())
+  for (const KnobInfo& k : knobs)
     if (k.name == "inductor.freezing") knob = &k;
   ASSERT_NE(knob, nullptr);
   EXPECT_NE(knob->meaning.find("assumes parameters do not change"), std::string::npos) << knob->meaning;
