@@ -200,5 +200,34 @@ TEST(ImportErrors, UnknownAndMissingInputNamesAreNamed) {
             std::string::npos);
 }
 
+/// mlp.pt2 with an `_assert_tensor_metadata` node on its input x that asserts the dtype of
+/// code `dtype_code` (the schema's ScalarType: 7 float32, 8 float64), as PyTorch's export
+/// writes one where user code checks a tensor's metadata.
+std::string archive_asserting_x_dtype(int dtype_code) {
+  return edited_archive("models/model.json", [&](std::string& s) {
+    replace_once(s, "\"nodes\": [",
+                 "\"nodes\": [{\"target\": \"torch.ops.aten._assert_tensor_metadata.default\", \"inputs\": ["
+                 "{\"name\": \"a\", \"arg\": {\"as_tensor\": {\"name\": \"x\"}}, \"kind\": 1}, "
+                 "{\"name\": \"dtype\", \"arg\": {\"as_scalar_type\": " +
+                     std::to_string(dtype_code) + "}, \"kind\": 2}], \"outputs\": [], \"metadata\": {}}, ");
+  });
+}
+
+TEST(ImportedAsserts, AssertTensorMetadataThatHoldsImportsAndRunsAsWithout) {
+  const std::string path = archive_asserting_x_dtype(7);
+  ExportedProgram with = load_exported(path), without = load_exported(program_path("mlp.pt2"));
+  const Tensor x = randn({4, 16});
+  const Tensor got = with.run({{"x", x}}).begin()->second, want = without.run({{"x", x}}).begin()->second;
+  EXPECT_EQ(max((got - want).abs()).item().to_double(), 0.0);
+  std::filesystem::remove(path);
+}
+
+TEST(ImportErrors, AssertTensorMetadataOfAnotherDtypeNamesTheValueAndItsDtype) {
+  const std::string path = archive_asserting_x_dtype(8);
+  const std::string msg = error_of([&] { load_exported(path); });
+  EXPECT_NE(msg.find("asserts a dtype its value %x"), std::string::npos) << msg;
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace ember
