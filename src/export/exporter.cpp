@@ -209,16 +209,18 @@ void write_archive(const Graph& g, const ExportSignature& sig, const std::map<st
     const TensorMeta m = contiguous_meta(t);
     EMBER_CHECK_VALUE(m.sizes == n->meta().at(0).sizes && m.dtype == n->meta().at(0).dtype)
         << "save_exported: the state tensor '" << n->target() << "' does not have the graph's geometry";
-    const std::string file = "weight_" + std::to_string(files.size());
-    files.emplace_back(std::string(kWeightsDir) + file, tensor_bytes(t));
-    weights[n->target()] = {{"path_name", file}, {"is_param", is_param}, {"use_pickle", false},
-                            {"tensor_meta", meta_to_json(m, is_param)}};
+    // A non-persistent buffer is no part of the state dict: PyTorch stores it with the
+    // constants (its verifier refuses one among the weights).
+    const bool persistent = is_param || spec == spec_of.end() || spec->second->persistent;
+    const std::string file = (persistent ? "weight_" : "tensor_") + std::to_string(files.size());
+    files.emplace_back(std::string(persistent ? kWeightsDir : kConstantsDir) + file, tensor_bytes(t));
+    (persistent ? weights : constants)[n->target()] = {
+        {"path_name", file}, {"is_param", is_param}, {"use_pickle", false}, {"tensor_meta", meta_to_json(m, is_param)}};
     tensor_values[n->name()] = meta_to_json(m, is_param);
     graph_inputs.push_back(tensor_arg(n->name()));
     if (is_param) {
       input_specs.push_back({{"parameter", {{"arg", {{"name", n->name()}}}, {"parameter_name", n->target()}}}});
     } else {
-      const bool persistent = spec == spec_of.end() || spec->second->persistent;
       input_specs.push_back(
           {{"buffer", {{"arg", {{"name", n->name()}}}, {"buffer_name", n->target()}, {"persistent", persistent}}}});
     }
@@ -228,7 +230,7 @@ void write_archive(const Graph& g, const ExportSignature& sig, const std::map<st
     EMBER_CHECK_VALUE(it != g.constants().end() && it->second.defined())
         << "save_exported: the graph holds no value for the constant '" << n->target() << "'";
     const TensorMeta m = contiguous_meta(it->second);
-    const std::string file = "tensor_" + std::to_string(constants.size());
+    const std::string file = "tensor_" + std::to_string(files.size());
     files.emplace_back(std::string(kConstantsDir) + file, tensor_bytes(it->second));
     constants[n->target()] = {{"path_name", file}, {"is_param", false}, {"use_pickle", false},
                               {"tensor_meta", meta_to_json(m)}};

@@ -190,6 +190,7 @@ std::shared_ptr<ExportedProgram::Impl> import_archive(const ZipContents& zip, co
     check_versions(program, path, *impl);
     const json& gm = program.at("graph_module");
     const json& graph = gm.at("graph");
+    refuse_data_dependent_nodes(graph, where);
     impl->symbols = declare_symbols(program, graph, gm.at("signature"), where);
     const auto weights = load_payload(zip, root, kWeightsDir, kWeightsConfigPath, path);
     const auto constants = load_payload(zip, root, kConstantsDir, kConstantsConfigPath, path);

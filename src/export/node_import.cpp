@@ -472,6 +472,42 @@ void expand_composite(ImportScope& s, const ops::OpDef& op, const std::vector<Ar
   }
 }
 
+
+/// The first unbacked symbol (`u0`, `u12`: a value read from tensor data) in a size
+/// expression's text, or "".
+std::string unbacked_symbol_in(const std::string& text) {
+  for (size_t i = 0; i + 1 < text.size(); ++i) {
+    const bool starts = text[i] == 'u' && (i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1])));
+    if (!starts || !std::isdigit(static_cast<unsigned char>(text[i + 1]))) continue;
+    size_t end = i + 1;
+    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+    if (end == text.size() || !std::isalnum(static_cast<unsigned char>(text[end]))) return text.substr(i, end - i);
+  }
+  return "";
+}
+
+/// The unbacked symbol an output of a node introduces: a number it reads (`as_sym_int`,
+/// `as_sym_float`, `as_sym_bool`) or a tensor size over one (nonzero's), or "".
+std::string unbacked_output(const json& graph, const json& out) {
+  const auto in_values = [&](const char* table, const std::string& name) -> std::string {
+    if (!graph.contains(table) || !graph.at(table).contains(name)) return "";
+    return unbacked_symbol_in(graph.at(table).at(name).dump());
+  };
+  for (const auto& [kind, table] : {std::pair{"as_sym_int", "sym_int_values"}, std::pair{"as_sym_float", "sym_float_values"},
+                                    std::pair{"as_sym_bool", "sym_bool_values"}}) {
+    if (out.contains(kind) && out.at(kind).contains("as_name")) {
+      const std::string u = in_values(table, out.at(kind).at("as_name").get<std::string>());
+      if (!u.empty()) return u;
+    }
+  }
+  if (out.contains("as_tensor") && out.at("as_tensor").contains("name")) {
+    const json& tv = graph.value("tensor_values", json::object());
+    const std::string name = out.at("as_tensor").at("name").get<std::string>();
+    if (tv.contains(name) && tv.at(name).contains("sizes")) return unbacked_symbol_in(tv.at(name).at("sizes").dump());
+  }
+  return "";
+}
+
 }  // namespace
 
 void collect_tensor_names(const json& j, std::set<std::string>& out) {
@@ -649,6 +685,24 @@ void import_call(ImportScope& s, const json& node, const std::string& target, co
                 : s.graph->add_call(*op, std::move(args), std::move(metas), loc_of(node));
   for (size_t k = 0; k < outs.size(); ++k)
     if (!outs[k].empty()) s.values[outs[k]] = n->out(static_cast<uint32_t>(k));
+}
+
+void refuse_data_dependent_nodes(const json& graph, const std::string& where) {
+  for (const json& node : graph.value("nodes", json::array())) {
+    if (!node.is_object() || !node.contains("outputs") || !node.at("outputs").is_array()) continue;
+    for (const json& out : node.at("outputs")) {
+      const std::string u = out.is_object() ? unbacked_output(graph, out) : "";
+      if (u.empty()) continue;
+      const SourceLoc loc = loc_of(node);
+      EMBER_FAIL_KIND(ErrorKind::ValueError)
+          << where << ": " << node_label(node)
+          << (loc.known() ? " at " + loc.str() : std::string())
+          << " reads a value from tensor data (" << u
+          << ", an unbacked symbol: `.item()`, `nonzero`, a size that depends on values); Ember imports programs "
+             "whose sizes and numbers follow from the inputs' shapes only, so this program cannot be imported. "
+             "Keep the data-dependent step outside the exported module, or pass the value as an input tensor";
+    }
+  }
 }
 
 }  // namespace ember::exporting

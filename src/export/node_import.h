@@ -50,6 +50,12 @@ void collect_tensor_names(const json& j, std::set<std::string>& out);
 /// node for unknown ops and unrepresentable arguments.
 void import_node(ImportScope& scope, const json& node);
 
+/// Raises naming the first node that reads a value from tensor data (an output over an
+/// unbacked symbol `u0`: `_local_scalar_dense` of `.item()`, `nonzero`), with the user's line
+/// from its stack trace: such values exist only when the program runs, and Ember's graphs
+/// take sizes from the inputs' shapes only (see Note [export], "What is refused").
+void refuse_data_dependent_nodes(const json& graph, const std::string& where);
+
 /// Whether a target is one import_node folds or drops (sym_size.int, _assert_scalar, …).
 bool is_folded_target(const std::string& target);
 

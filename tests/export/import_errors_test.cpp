@@ -132,6 +132,16 @@ TEST(ImportErrors, UnknownOpNamesTheOpAndTheNode) {
   std::filesystem::remove(path);
 }
 
+TEST(ImportErrors, ProgramReadingItemIsRefusedNamingTheNodeAndTheUsersLine) {
+  // reads_item.pt2: `n = (x > 0).sum().item()` in make_programs.py, Core ATen's
+  // _local_scalar_dense, whose value (u0) exists only when the program runs.
+  const std::string msg = error_of([&] { load_exported(program_path("reads_item.pt2")); });
+  EXPECT_NE(msg.find("node %_local_scalar_dense (torch.ops.aten._local_scalar_dense.default)"), std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("at tests/export/make_programs.py:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("reads a value from tensor data (u0"), std::string::npos) << msg;
+}
+
 TEST(ImportErrors, NonAtenTargetIsRefusedNamingIt) {
   const std::string path = edited_archive("models/model.json", [](std::string& s) {
     replace_once(s, "torch.ops.aten.gelu.default", "torch.ops.higher_order.cond");

@@ -44,7 +44,8 @@ TEST_P(ImportedProgram, InterpreterMatchesPyTorchOutputsAndBuffers) { check_prog
 
 TEST_P(ImportedProgram, InductorMatchesPyTorchOutputsAndBuffers) { check_program(GetParam(), "inductor"); }
 
-INSTANTIATE_TEST_SUITE_P(Programs, ImportedProgram, ::testing::Values("mlp", "cnn", "block", "stateful", "stateful_training_ir"),
+INSTANTIATE_TEST_SUITE_P(Programs, ImportedProgram, ::testing::Values("mlp", "cnn", "block", "stateful", "stateful_training_ir", "sdpa_block",
+                                           "sdpa_block_training_ir", "buffers_constants", "several_outputs", "kv_cache"),
                          [](const auto& info) { return info.param; });
 
 TEST(CheckClose, AppliesAssertCloseDefaultTolerancesPerDtype) {

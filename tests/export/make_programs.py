@@ -4,7 +4,8 @@ Run with PyTorch 2.11 (CPU):  python tests/export/make_programs.py [out_dir]
 For each model: <name>.pt2 (torch.export.save of the program after run_decompositions(),
 i.e. Core ATen; <name>_training_ir.pt2 without it), <name>_io.safetensors holding the user inputs under their signature names
 ("input.<name>") and PyTorch's outputs ("output.<k>", and "state.<buffer>" for each buffer
-after one run when the program mutates buffers).
+after one run when the program mutates buffers). Programs Ember refuses (refused_models)
+are written as <name>.pt2 alone.
 """
 import os
 import sys
@@ -98,6 +99,73 @@ class Stateful(nn.Module):
         return h / n + y, values, indices, h.max()
 
 
+class SdpaBlock(Block):
+    """The block above with its attention as one scaled_dot_product_attention call (causal)."""
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
+        q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
+
+
+class BuffersConstants(nn.Module):
+    """A persistent buffer (in the state), a non-persistent one and plain tensor attributes
+    (constants of the program: a float table and integer indices into it)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.register_buffer("mean", torch.randn(8))
+        self.register_buffer("inv_std", torch.rand(8) + 0.5, persistent=False)
+        self.table = torch.randn(5, 8)
+        self.rows = torch.tensor([0, 3, 4])
+
+    def forward(self, x):
+        h = (x - self.mean) * self.inv_std
+        return self.lin(h) + self.table[self.rows].sum(0)
+
+
+class SeveralOutputs(nn.Module):
+    """A dict of outputs of several dtypes and shapes, one of them a view of another."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 5)
+
+    def forward(self, x):
+        logits = self.lin(x)
+        top = torch.topk(logits, 2, dim=-1)
+        return {
+            "logits": logits,
+            "probs": torch.softmax(logits, dim=-1),
+            "top_values": top.values,
+            "top_indices": top.indices,
+            "positive": logits > 0,
+            "flat": logits.view(-1),
+        }
+
+
+class KVCache(nn.Module):
+    """In-place buffer updates as a decoder's key cache makes them: a slice assignment,
+    index_copy_ at positions given as an input tensor, and a step counter."""
+
+    def __init__(self):
+        super().__init__()
+        self.k_proj = nn.Linear(8, 8)
+        self.register_buffer("cache", torch.zeros(1, 6, 8))
+        self.register_buffer("steps", torch.zeros((), dtype=torch.int64))
+
+    def forward(self, x, pos):
+        k = self.k_proj(x)
+        self.cache[:, :1] = k[:, :1] * 0.5
+        self.cache.index_copy_(1, pos, k)
+        self.steps += 1
+        return self.cache.sum(1), self.steps * 2
+
+
 def models():
     return {
         "mlp": (MLP(), (torch.randn(4, 16),)),
@@ -106,7 +174,28 @@ def models():
         "stateful": (Stateful(), (torch.randn(3, 6), torch.randn(3, 4))),
         # The same model left in the training IR: in-place buffer updates, linear, contiguous.
         "stateful_training_ir": (Stateful(), (torch.randn(3, 6), torch.randn(3, 4))),
+        "sdpa_block": (SdpaBlock(), (torch.randn(2, 8, 32),)),
+        # Left in the training IR, the attention stays one scaled_dot_product_attention call
+        # (Core ATen decomposes it into the math form above).
+        "sdpa_block_training_ir": (SdpaBlock(), (torch.randn(2, 8, 32),)),
+        "buffers_constants": (BuffersConstants(), (torch.randn(4, 8),)),
+        "several_outputs": (SeveralOutputs(), (torch.randn(3, 6),)),
+        "kv_cache": (KVCache(), (torch.randn(1, 2, 8), torch.tensor([3, 5]))),
     }
+
+
+class ReadsItem(nn.Module):
+    """Reads a number from tensor data (.item(): Core ATen's _local_scalar_dense), which
+    Ember refuses to import (written without outputs: no run in Ember to compare)."""
+
+    def forward(self, x):
+        n = (x > 0).sum().item()
+        torch._check(n >= 0)
+        return x * n
+
+
+def refused_models():
+    return {"reads_item": (ReadsItem(), (torch.randn(3),))}
 
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
@@ -137,7 +226,7 @@ def main():
         # Run the saved program, as a loader of the file would.
         loaded = torch.export.load(f"{out}/{name}.pt2").module()
         outs = loaded(*args)
-        outs = outs if isinstance(outs, tuple) else (outs,)
+        outs = torch.utils._pytree.tree_leaves(outs)  # a dict or nested tuple: the signature's order
         tensors = {}
         for n, a in zip(user_input_names(ep), args):
             tensors[f"input.{n}"] = a.contiguous()
@@ -147,6 +236,8 @@ def main():
             tensors[f"state.{bname}"] = b.detach().contiguous()
         save_file(tensors, f"{out}/{name}_io.safetensors")
         print(name, " ".join(sorted({str(n.target) for n in ep.graph.nodes if n.op == "call_function"})))
+    for name, (model, args) in refused_models().items():
+        torch.export.save(relative_paths(torch.export.export(model, args).run_decompositions()), f"{out}/{name}.pt2")
 
 
 if __name__ == "__main__":

@@ -7,11 +7,15 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
 
 #include "ember/compile.h"
 #include "ember/ember.h"
 #include "ember/export.h"
 #include "ember/serialize.h"
+#include "export/pt2_format.h"
+#include "export/zip_archive.h"
 #include "unit/debug/debug_helpers.h"
 
 namespace ember {
@@ -64,7 +68,8 @@ TEST_P(SavedProgram, TorchExportLoadRunsItToPyTorchsOutputs) {
   std::filesystem::remove(path);
 }
 
-INSTANTIATE_TEST_SUITE_P(Programs, SavedProgram, ::testing::Values("mlp", "cnn", "block", "stateful", "stateful_training_ir"),
+INSTANTIATE_TEST_SUITE_P(Programs, SavedProgram, ::testing::Values("mlp", "cnn", "block", "stateful", "stateful_training_ir", "sdpa_block",
+                                           "sdpa_block_training_ir", "buffers_constants", "several_outputs", "kv_cache"),
                          [](const auto& info) { return info.param; });
 
 /// A module whose parameters and buffer have qualified names ("fc1.weight", "scale").
@@ -92,6 +97,38 @@ std::string save_error(const std::function<void()>& save) {
   }
   ADD_FAILURE() << "no error";
   return "";
+}
+
+/// The names in an archive's weights or constants config (`config` is kWeightsConfigPath or
+/// kConstantsConfigPath), whatever the archive's root folder is called.
+std::set<std::string> payload_names(const std::string& archive, std::string_view config) {
+  std::set<std::string> names;
+  for (const auto& [entry, data] : exporting::read_zip(archive).entries) {
+    if (!entry.ends_with(config)) continue;
+    const nlohmann::json parsed = nlohmann::json::parse(data);
+    for (const auto& [name, _] : parsed.at("config").items()) names.insert(name);
+  }
+  return names;
+}
+
+TEST(SaveExported, NonPersistentBufferIsStoredWithTheConstantsAsPyTorchStoresIt) {
+  // buffers_constants: `mean` a persistent buffer, `inv_std` a non-persistent one, `table` and
+  // `rows` plain tensor attributes. PyTorch's verifier refuses an archive holding a
+  // non-persistent buffer among the weights.
+  const std::string original = program_path("buffers_constants.pt2");
+  const std::string path = temp_path("buffers_constants.pt2");
+  save_exported(load_exported(original), path);
+  for (const std::string& archive : {original, path}) {
+    const auto weights = payload_names(archive, exporting::kWeightsConfigPath);
+    const auto constants = payload_names(archive, exporting::kConstantsConfigPath);
+    EXPECT_TRUE(weights.contains("mean")) << archive;
+    EXPECT_FALSE(weights.contains("inv_std")) << archive;
+    EXPECT_TRUE(constants.contains("inv_std")) << archive;
+    EXPECT_EQ(constants.size(), 3u) << archive;  // inv_std and the two attributes
+  }
+  ExportedProgram q = load_exported(path);
+  EXPECT_TRUE(q.state().contains("inv_std"));
+  std::filesystem::remove(path);
 }
 
 TEST(SaveExported, CompiledModuleFunctionReadsBackWithItsParametersAsState) {
