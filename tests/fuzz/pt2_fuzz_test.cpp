@@ -24,7 +24,8 @@ std::string program_path(const std::string& name) { return std::string(EMBER_EXP
 const char* kJsonAlphabet = "{}[]\":, 0123456789.-eEabcdefghijklmnopqrstuvwxyz_AINfinity";
 
 TEST(Pt2Fuzz, MutatedProgramJsonImportsOrRaisesEmberErrorsNamingTheArchive) {
-  const std::vector<std::string> names = {"mlp", "stateful", "block", "size_arith", "causal_block"};
+  const std::vector<std::string> names = {"mlp",          "stateful",          "block",    "size_arith",
+                                          "causal_block", "buffers_constants", "kv_cache", "reads_item"};
   std::vector<exporting::ZipContents> seeds;
   for (const auto& n : names) seeds.push_back(exporting::read_zip(program_path(n + ".pt2")));
   fuzz::Mutator m(20261127);
@@ -33,7 +34,9 @@ TEST(Pt2Fuzz, MutatedProgramJsonImportsOrRaisesEmberErrorsNamingTheArchive) {
     const size_t which = m.pick(seeds.size());
     exporting::ZipContents zip = seeds[which];
     const std::string root = names[which] + "/";
-    const std::string entry = m.chance(0.8) ? "models/model.json" : "data/weights/model_weights_config.json";
+    const std::string entry = m.chance(0.8)   ? "models/model.json"
+                              : m.chance(0.5) ? "data/weights/model_weights_config.json"
+                                              : "data/constants/model_constants_config.json";
     zip.entries[root + entry] = m.mutate_text(zip.entries[root + entry], kJsonAlphabet);
     const fuzz::Outcome o = fuzz::outcome_of(
         [&] { exporting::import_archive(zip, "fuzz.pt2"); },
