@@ -183,7 +183,7 @@ class AotFunction {
       return fn;
     }
     try {
-      std::unique_ptr<Graph> prepared = prepare_inference_graph(*captured_);
+      std::unique_ptr<Graph> prepared = prepare_inference_graph(*captured_, /*for_joint=*/true);
       if (before_joint_)
         if (std::unique_ptr<Graph> rewritten = before_joint_(*prepared, mask)) prepared = std::move(rewritten);
       JointGraph joint = make_joint_graph(*prepared, mask);
@@ -231,12 +231,12 @@ const GraphRole& current_graph_role() { return t_role; }
 GraphRoleScope::GraphRoleScope(GraphRole role) : saved_(t_role) { t_role = role; }
 GraphRoleScope::~GraphRoleScope() { t_role = saved_; }
 
-std::unique_ptr<Graph> prepare_inference_graph(const Graph& g) {
+std::unique_ptr<Graph> prepare_inference_graph(const Graph& g, bool for_joint) {
   const auto start = std::chrono::steady_clock::now();
   EMBER_LOG(aot, INFO) << "aot: preparing graph " << g.name() << " (" << g.op_count() << " ops)";
   size_t copies = 0, decomposed = 0;
   std::unique_ptr<Graph> functional = functionalize(g, &copies);
-  std::unique_ptr<Graph> out = decompose(*functional, &decomposed);
+  std::unique_ptr<Graph> out = decompose(*functional, &decomposed, for_joint);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   EMBER_LOG(aot, INFO) << "aot: graph " << g.name() << ": " << copies << " copy_ of intermediates removed, "
                        << decomposed << " nodes decomposed, " << out->op_count() << " ops (" << ms << " ms)";

@@ -51,8 +51,10 @@ struct DecompositionInfo {
 /// Decomposition (decompositions.cpp). Requires: a functional graph. Guarantees: every
 /// node whose op has a row in the table and meets its condition is replaced by calls of
 /// core ops with the same results (the same formula as the eager kernel where it matters
-/// for rounding); other nodes are unchanged. `decomposed` counts the replaced nodes.
-std::unique_ptr<Graph> decompose(const Graph& g, size_t* decomposed = nullptr);
+/// for rounding); other nodes are unchanged. `decomposed` counts the replaced nodes. With
+/// `for_joint` (a graph whose joint graph is traced next) the rows whose formulas
+/// differentiate otherwise than the op (linalg_vector_norm) are left out.
+std::unique_ptr<Graph> decompose(const Graph& g, size_t* decomposed = nullptr, bool for_joint = false);
 /// The table, in order (for docs and `ember` tools).
 std::vector<DecompositionInfo> decomposition_table();
 
@@ -65,8 +67,8 @@ ValueRef batch_norm_affine(graph::GraphBuilder& b, ValueRef x, const ValueRef* w
 
 /// The whole stage for an inference graph: functionalize, decompose, dead-code
 /// elimination. Logs a summary at INFO on `aot`. (A training graph is prepared the same
-/// way before its joint graph is traced: aot/joint.h.)
-std::unique_ptr<Graph> prepare_inference_graph(const Graph& g);
+/// way, `for_joint`, before its joint graph is traced: aot/joint.h.)
+std::unique_ptr<Graph> prepare_inference_graph(const Graph& g, bool for_joint = false);
 
 /// Which graph of a compiled function an inner compiler is compiling: the inference graph,
 /// or a training graph's forward or backward, and the number of the aot_compile call that

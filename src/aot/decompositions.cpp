@@ -3,6 +3,7 @@
 // replacement with a GraphBuilder from the node's mapped arguments, or declines (nullopt)
 // when its condition does not hold. Contract in aot/aot.h; see Note [aot] (docs/notes/aot.md).
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 
@@ -23,6 +24,9 @@ struct Row {
   const char* when;
   const char* into;
   DecompFn fn;
+  /// Whether autograd through the replacement gives the op's own gradient; a row that does
+  /// not is left out of graphs prepared for a joint trace.
+  bool same_gradient = true;
 };
 
 bool is_float(ScalarType t) { return t == kFloat || t == kDouble; }
@@ -119,6 +123,31 @@ Values softmax_other_dim(const Node& n, const std::vector<Arg>& a, GraphBuilder&
   return std::vector<ValueRef>{b.call("aten::sub.Tensor", {shifted, b.call("aten::log", {sum})})};
 }
 
+/// linalg_vector_norm over float or double without a dtype argument, as its eager kernel
+/// computes it (ops/reduction.cpp, Note [vector norm]): the op exists for its gradient,
+/// the code generator fuses the formula.
+Values vector_norm(const Node&, const std::vector<Arg>& a, GraphBuilder& b) {
+  if (!is_value(a[0]) || !is_float(meta_of(a[0]).dtype) || !a[4].literal.is_none()) return std::nullopt;
+  const double ord = a[1].literal.to_scalar().to_double();
+  const IValue dims = a[2].literal.is_none() ? IValue(std::vector<int64_t>{}) : a[2].literal;
+  const bool keepdim = a[3].literal.to_bool();
+  const ValueRef abs = b.call("aten::abs", {a[0].value});
+  const auto sum = [&](ValueRef v) { return b.call("aten::sum.dim_IntList", {v, dims, keepdim}); };
+  ValueRef out;
+  if (std::isinf(ord)) {
+    out = b.call(ord > 0 ? "aten::amax" : "aten::amin", {abs, dims, keepdim});
+  } else if (ord == 0) {
+    return std::nullopt;  // a count of nonzeros: a cast the eager kernel does between ops
+  } else if (ord == 1) {
+    out = sum(abs);
+  } else if (ord == 2) {
+    out = b.call("aten::sqrt", {sum(b.call("aten::mul.Tensor", {abs, abs}))});
+  } else {
+    out = b.call("aten::pow.Tensor_Scalar", {sum(b.call("aten::pow.Tensor_Scalar", {abs, ord})), 1.0 / ord});
+  }
+  return std::vector<ValueRef>{out};
+}
+
 const std::vector<Row>& rows() {
   static const std::vector<Row> table = {
       {"aten::native_batch_norm",
@@ -131,6 +160,10 @@ const std::vector<Row>& rows() {
        softmax_other_dim},
       {"aten::_log_softmax", "over a dim other than the last, float, non-empty", "amax, sub, exp, sum, log, sub",
        softmax_other_dim},
+      {"aten::linalg_vector_norm", "float input, no dtype argument, ord other than 0",
+       "abs, then amax/amin (ord ±inf), sum (1), mul, sum, sqrt (2), or pow, sum, pow (inference graphs only: "
+       "the formula's gradient is NaN where the norm is 0)",
+       vector_norm, false},
   };
   return table;
 }
@@ -154,11 +187,11 @@ std::vector<DecompositionInfo> decomposition_table() {
   return out;
 }
 
-std::unique_ptr<Graph> decompose(const Graph& g, size_t* decomposed) {
+std::unique_ptr<Graph> decompose(const Graph& g, size_t* decomposed, bool for_joint) {
   const auto users = g.users();
   std::map<std::string, const Row*> by_op;
   for (const Row& r : rows())
-    if (ops::registry().find(r.op)) by_op[r.op] = &r;
+    if (ops::registry().find(r.op) && (r.same_gradient || !for_joint)) by_op[r.op] = &r;
   return graph::rewrite(
       g,
       [&](const Node& n, const std::vector<Arg>& args, GraphBuilder& b) -> Values {

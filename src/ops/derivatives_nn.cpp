@@ -3,6 +3,7 @@
 // Composite ops (matmul, linear, softmax.int, layer_norm, …) need none: they decompose
 // into these before the autograd layer sees them.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "core/shape.h"
@@ -109,6 +110,28 @@ void reduction_rows(Registry& r) {
   };
   row(r, "aten::amax", "AmaxBackward0", extremum);
   row(r, "aten::amin", "AminBackward0", extremum);
+  // PyTorch's norm_backward (Note [vector norm]): 0 where the norm is 0, 0 for ord 0, an
+  // infinity norm's gradient split between the elements at the norm (or NaN).
+  row(r, "aten::linalg_vector_norm", "LinalgVectorNormBackward0", [](const Ctx& c) -> Grads {
+    const Tensor& x = c.input(0);
+    const double p = c.arg(1).to_scalar().to_double();
+    const auto dims = reduced_dims(c.arg(2).to_optional_int_list(), x.dim());
+    const bool keepdim = c.arg(3).to_bool();
+    if (p == 0.0) return {zeros_like(x)};
+    const Tensor g = restore_reduced_dims(c.grad(), dims, keepdim);
+    const Tensor norm = restore_reduced_dims(c.output(0), dims, keepdim);
+    if (p == 1.0) return {sign(x) * g};
+    if (p == 2.0) return {g * masked_fill(x / norm, norm == 0, 0)};
+    if (std::isinf(p)) {
+      const Tensor ax = abs(x);
+      const Tensor at_norm = logical_or(ax == norm, isnan(ax));
+      const Tensor count = dims.empty() ? at_norm.to(x.dtype()) : sum(at_norm, dims, /*keepdim=*/true);
+      return {sign(x) * (g / count * at_norm)};
+    }
+    if (p < 1.0) return {sign(x) * masked_fill(pow(abs(x), p - 1), x == 0, 0) * g * pow(norm, 1 - p)};
+    const Tensor scaled = p < 2.0 ? sign(x) * pow(abs(x), p - 1) : x * pow(abs(x), p - 2);
+    return {scaled * masked_fill(g / pow(norm, p - 1), norm == 0, 0)};
+  });
 }
 
 

@@ -417,33 +417,53 @@ void register_logsumexp(Registry& r) {
 }
 
 /// ATen's linalg_vector_norm: max|x| for ord=inf, min|x| for -inf, the count of nonzeros
-/// for 0, and (sum |x|^ord)^(1/ord) otherwise, computed in `dtype` when given.
+/// for 0, and (sum |x|^ord)^(1/ord) otherwise, computed in `dtype` when given. Written
+/// with ops (they run inside the kernel, unrecorded), so one body serves every device.
+Tensor vector_norm_value(const Stack& a) {
+  Tensor self = a[0].to_tensor();
+  const double ord = a[1].to_scalar().to_double();
+  const std::vector<int64_t> dims = a[2].is_none() ? std::vector<int64_t>{} : a[2].to_int_list();
+  const bool keepdim = a[3].to_bool();
+  if (!a[4].is_none()) self = cast(self, a[4].to_scalar_type());
+  Tensor abs = call_op_tensor("aten::abs", {self});
+  if (std::isinf(ord)) return call_op_tensor(ord > 0 ? "aten::amax" : "aten::amin", {abs, dims, keepdim});
+  if (ord == 0) {
+    Tensor nonzero = cast(call_op_tensor("aten::ne.Scalar", {abs, Scalar(0.0)}), self.dtype());
+    return call_op_tensor("aten::sum.dim_IntList", {nonzero, dims, keepdim});
+  }
+  if (ord == 1) return call_op_tensor("aten::sum.dim_IntList", {abs, dims, keepdim});
+  if (ord == 2) {
+    Tensor sq = call_op_tensor("aten::mul.Tensor", {abs, abs});
+    return call_op_tensor("aten::sqrt", {call_op_tensor("aten::sum.dim_IntList", {sq, dims, keepdim})});
+  }
+  Tensor powed = call_op_tensor("aten::pow.Tensor_Scalar", {abs, Scalar(ord)});
+  Tensor total = call_op_tensor("aten::sum.dim_IntList", {powed, dims, keepdim});
+  return call_op_tensor("aten::pow.Tensor_Scalar", {total, Scalar(1.0 / ord)});
+}
+
+// Note [vector norm]: linalg_vector_norm is an op of its own, not a composite, because its
+// gradient is PyTorch's norm_backward (0 where the norm is 0, 0 for ord 0, an infinity
+// norm's gradient split between tied maxima), which autograd through the formula above
+// does not give (sqrt's gradient at 0 makes NaN). The code generator still sees the
+// formula: aot/decompositions.cpp expands the op back into it.
 void register_vector_norm(Registry& r) {
+  const KernelFn kernel = [](const Stack& a, std::vector<Tensor>& out) {
+    call_op("aten::copy_", {out[0], vector_norm_value(a)});
+  };
   r.def("linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
         "ScalarType? dtype=None) -> Tensor")
-      .set_decomposition([](const Stack& a) -> Stack {
-        Tensor self = a[0].to_tensor();
-        const double ord = a[1].to_scalar().to_double();
-        const std::vector<int64_t> dims = a[2].is_none() ? std::vector<int64_t>{} : a[2].to_int_list();
-        const bool keepdim = a[3].to_bool();
+      .set_meta([](const Stack& a) {
+        const Tensor& self = a[0].to_tensor();
         EMBER_CHECK_TYPE(is_floating_point(self.dtype()))
             << "linalg.vector_norm: expected a floating point input, got " << self.dtype();
-        if (!a[4].is_none()) self = cast(self, a[4].to_scalar_type());
-        Tensor abs = call_op_tensor("aten::abs", {self});
-        if (std::isinf(ord)) return call_op(ord > 0 ? "aten::amax" : "aten::amin", {abs, dims, keepdim});
-        if (ord == 0) {
-          Tensor nonzero = cast(call_op_tensor("aten::ne.Scalar", {abs, Scalar(0.0)}), self.dtype());
-          return call_op("aten::sum.dim_IntList", {nonzero, dims, keepdim});
-        }
-        if (ord == 1) return call_op("aten::sum.dim_IntList", {abs, dims, keepdim});
-        if (ord == 2) {
-          Tensor sq = call_op_tensor("aten::mul.Tensor", {abs, abs});
-          return call_op("aten::sqrt", {call_op_tensor("aten::sum.dim_IntList", {sq, dims, keepdim})});
-        }
-        Tensor powed = call_op_tensor("aten::pow.Tensor_Scalar", {abs, Scalar(ord)});
-        Tensor total = call_op_tensor("aten::sum.dim_IntList", {powed, dims, keepdim});
-        return call_op("aten::pow.Tensor_Scalar", {total, Scalar(1.0 / ord)});
-      });
+        const double ord = a[1].to_scalar().to_double();
+        const std::vector<int64_t> dims = a[2].is_none() ? std::vector<int64_t>{} : a[2].to_int_list();
+        if (std::isinf(ord)) check_nonempty(self, dims, ord > 0 ? "amax" : "amin", false);
+        const ScalarType dtype = a[4].is_none() ? self.dtype() : a[4].to_scalar_type();
+        return metas(reduce_meta(self, mask_of(self, dims), a[3].to_bool(), dtype));
+      })
+      .set_cpu(kernel)
+      .set_cuda(kernel);
 }
 
 }  // namespace
@@ -502,6 +522,10 @@ Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim, Loc 
 }
 Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim, Loc loc) {
   return call_tensor(EMBER_OP("aten::argmin"), {self, dim, keepdim}, loc);
+}
+Tensor linalg_vector_norm(const Tensor& self, const Scalar& ord, std::optional<std::vector<int64_t>> dim, bool keepdim,
+                          std::optional<ScalarType> dtype, Loc loc) {
+  return call_tensor(EMBER_OP("aten::linalg_vector_norm"), {self, ord, dim, keepdim, dtype}, loc);
 }
 Tensor var(const Tensor& self, std::optional<std::vector<int64_t>> dim, std::optional<Scalar> correction, bool keepdim,
            Loc loc) {

@@ -207,9 +207,9 @@ def binary_ops():
                        binary("div", {"rounding_mode": "floor"})(g) + binary("div", {"rounding_mode": None})(g)[:3] + [
                            S(g.t((3,)), g.t((3,)), rounding_mode="round", desc="bad mode", expect="error"),
                            S(g.t((3,), i64), g.t((3,), i64, kind="small"), rounding_mode="floor", desc="int floor, zeros possible",
-                             expect="maybe")]))
+                             expect="maybe")], grads=True))
     rows.append(OpInfo("aten::div.Scalar_mode", "pointwise", lambda g: binary_scalar(
-        "div", (2, -1.5), {"rounding_mode": "trunc"})(g) + binary_scalar("div", (3, 0.7), {"rounding_mode": "floor"})(g)))
+        "div", (2, -1.5), {"rounding_mode": "trunc"})(g) + binary_scalar("div", (3, 0.7), {"rounding_mode": "floor"})(g), grads=True))
     rows.append(OpInfo("aten::_div_trunc", "pointwise", binary("_div_trunc"), ref=div_trunc,
                        schema="_div_trunc(Tensor self, Tensor other) -> Tensor",
                        note="Ember's helper behind div(rounding_mode='trunc'); reference torch.div(..., 'trunc')"))
@@ -602,7 +602,13 @@ def vector_norm_samples(g):
             S(g.t((3, 4)), 2, [1], dtype=f64, desc="dtype f64"),
             S(g.t((3, 4), f64), 3, [0], desc="f64 ord 3"),
             S(g.t((0, 3)), 2, [1], desc="empty rows"),
-            S(g.t((3, 4), i64), 2, [1], desc="integer input", expect="error")]
+            S(g.t((3, 4), i64), 2, [1], desc="integer input", expect="error"),
+            # Zeros and ties: PyTorch's norm backward gives 0 where the norm is 0 and splits
+            # an infinity norm's gradient evenly between tied maxima.
+            S(torch_tensor_T([[0.0, 0.0, 0.0], [1.0, -2.0, 0.0]]), 2, [1], desc="a zero row, ord 2"),
+            S(torch_tensor_T([[0.0, 0.0, 0.0], [1.0, -2.0, 0.0]]), 1, [1], desc="a zero row, ord 1"),
+            S(torch_tensor_T([[0.0, 0.0, 0.0], [1.0, -2.0, 0.0]]), 3, [1], desc="a zero row, ord 3"),
+            S(torch_tensor_T([[1.0, -1.0, 0.5], [0.0, 2.0, -2.0]]), float("inf"), [1], desc="tied maxima, ord inf")]
     return out
 
 
@@ -628,7 +634,7 @@ def reduction_rows():
         OpInfo("aten::argmin", R, lambda g: [S(g.t((2, 3, 4), kind="unique", lay="permute"), desc="all permuted")] +
                red_dims(1, [f64, i64, u8, bf16], "unique", list_dims=False)(g)),
         OpInfo("aten::var.correction", R, var_samples),
-        OpInfo("aten::linalg_vector_norm", R, vector_norm_samples),
+        OpInfo("aten::linalg_vector_norm", R, vector_norm_samples, grads=True),
         OpInfo("aten::std.correction", R, var_samples),
         OpInfo("aten::any", R, red_full([f64, i64, u8, b8, bf16])),
         OpInfo("aten::any.dim", R, red_dims(1, [f64, i64, u8, b8], list_dims=False)),

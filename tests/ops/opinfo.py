@@ -769,7 +769,9 @@ class Family:
         gen = torch.Generator().manual_seed(zlib.crc32(case_id.encode()))
         upstream, outs, grads_out = [], [], []
         for o in flat:
-            if isinstance(o, torch.Tensor) and o.dtype in DIFFERENTIABLE and o.grad_fn is not None:
+            # Any floating or complex output (a float16 one too: _to_copy from float32)
+            # gets an upstream gradient; only inputs are limited to DIFFERENTIABLE dtypes.
+            if isinstance(o, torch.Tensor) and (o.dtype.is_floating_point or o.dtype.is_complex) and o.grad_fn is not None:
                 wide = torch.complex128 if o.dtype.is_complex else torch.float64
                 g = torch.randn(o.shape, generator=gen, dtype=wide).to(o.dtype)
                 upstream.append(self.store.add(g))

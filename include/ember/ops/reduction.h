@@ -34,6 +34,11 @@ Tensor var(const Tensor& self, std::optional<std::vector<int64_t>> dim = std::nu
            std::optional<Scalar> correction = std::nullopt, bool keepdim = false, Loc loc = Loc::current());
 Tensor std(const Tensor& self, std::optional<std::vector<int64_t>> dim = std::nullopt,
            std::optional<Scalar> correction = std::nullopt, bool keepdim = false, Loc loc = Loc::current());
+/// torch.linalg.vector_norm: (sum |x|^ord)^(1/ord) over `dim` (all dims when none), max|x|
+/// for ord inf, min|x| for -inf, the count of nonzeros for 0; computed in `dtype` when given.
+Tensor linalg_vector_norm(const Tensor& self, const Scalar& ord = 2.0,
+                          std::optional<std::vector<int64_t>> dim = std::nullopt, bool keepdim = false,
+                          std::optional<ScalarType> dtype = std::nullopt, Loc loc = Loc::current());
 Tensor any(const Tensor& self, Loc loc = Loc::current());
 Tensor any(const Tensor& self, int64_t dim, bool keepdim = false, Loc loc = Loc::current());
 /// any over several dims (nullopt: every dim; an empty list: none, only the truth values).

@@ -187,6 +187,38 @@ TEST(Decompose, BatchNormInTrainingModeIsKept) {
   EXPECT_EQ(count_target(*d, "aten::native_batch_norm"), 1u);
 }
 
+TEST(Decompose, VectorNormIsItsFormulaInInferenceGraphsAndKeptForAJointTrace) {
+  auto fn = [](const Tensor& x) { return linalg_vector_norm(x, 2.0, std::vector<int64_t>{1}, true) * 3; };
+  Tensor x = randn({4, 6});
+  auto g = capture(fn, x);
+  ASSERT_EQ(count_target(*g, "aten::linalg_vector_norm"), 1u) << *g;
+  auto d = aot::decompose(*g);
+  EXPECT_EQ(count_target(*d, "aten::linalg_vector_norm"), 0u) << *d;
+  EXPECT_EQ(count_target(*d, "aten::sqrt"), 1u) << *d;
+  expect_close(run_graph(*d, {x})[0], fn(x));
+  // Autograd through sqrt(sum(x*x)) gives NaN where the norm is 0; the op's own formula 0.
+  auto kept = aot::decompose(*g, nullptr, /*for_joint=*/true);
+  EXPECT_EQ(count_target(*kept, "aten::linalg_vector_norm"), 1u) << *kept;
+}
+
+TEST(Decompose, VectorNormGradientOfAZeroRowIsZeroCompiledAsEager) {
+  auto fn = [](const Tensor& x) { return linalg_vector_norm(x, 2.0, std::vector<int64_t>{1}).sum(); };
+  Tensor x = randn({3, 4});
+  {
+    NoGradGuard no_grad;
+    x.select(0, 1).zero_();
+  }
+  for (const char* backend : {"eager", "aot_eager", "inductor"}) {
+    Tensor leaf = x.clone().requires_grad_(true);
+    auto compiled = compile(fn, {.backend = backend});
+    compiled(leaf).backward();
+    const auto grad = leaf.grad().to_vector<double>();
+    for (size_t i = 0; i < grad.size(); ++i) EXPECT_FALSE(std::isnan(grad[i])) << backend << " at " << i;
+    for (size_t i = 4; i < 8; ++i) EXPECT_EQ(grad[i], 0.0) << backend << " at " << i;
+    expect_close(leaf.grad().select(0, 0), x.select(0, 0) / linalg_vector_norm(x.select(0, 0)));
+  }
+}
+
 TEST(Decompose, MaskedFillOfAFloatTensorIsWhere) {
   auto fn = [](const Tensor& x, const Tensor& mask) { return softmax(masked_fill(x, mask, -1e9), -1); };
   Tensor x = randn({3, 5}), mask = randn({3, 5}) > 0;
