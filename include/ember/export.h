@@ -119,11 +119,12 @@ struct ExportedOpUse {
 /// load_exported for an unreadable archive or an unknown schema major.
 std::vector<ExportedOpUse> list_exported_ops(const std::string& path, Loc loc = Loc::current());
 
-/// torch.testing.assert_close's default tolerances (rtol, atol) for a dtype: (0, 0) for
-/// integers and bool, which must be equal.
+/// torch.testing.assert_close's default tolerances (rtol, atol) for a dtype: a complex
+/// dtype's are its real value type's; (0, 0) for integers and bool, which must be equal.
 std::pair<double, double> default_tolerances(ScalarType dtype);
 /// How a result compares with the expected tensor under assert_close's rule
-/// (|got - want| <= atol + rtol * |want|, NaN equal to NaN, dtypes and sizes equal).
+/// (|got - want| <= atol + rtol * |want|, on the modulus for complex values; NaN equal to
+/// NaN; dtypes and sizes equal).
 struct CloseCheck {
   bool ok = false;
   double max_abs_error = 0;  // over the elements (inf when a NaN or inf differs)

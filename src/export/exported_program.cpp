@@ -9,6 +9,7 @@
 
 #include "ember/autograd.h"
 #include "ember/compile.h"
+#include "ember/ops/fft.h"
 #include "export/program_impl.h"
 #include "export/sym_import.h"
 #include "graph/text.h"
@@ -168,7 +169,8 @@ ExportedCallable ExportedProgram::compile(const std::string& backend) const {
 }
 
 std::pair<double, double> default_tolerances(ScalarType dtype) {
-  switch (dtype) {
+  // assert_close gives a complex dtype the tolerances of its real value type.
+  switch (to_real_value_type(dtype)) {
     case kFloat: return {1.3e-6, 1e-5};
     case kDouble: return {1e-7, 1e-7};
     case kHalf: return {1e-3, 1e-5};
@@ -176,6 +178,16 @@ std::pair<double, double> default_tolerances(ScalarType dtype) {
     default: return {0.0, 0.0};
   }
 }
+
+namespace {
+
+/// The values of `t` as contiguous doubles on the host: (re, im) pairs for a complex tensor.
+Tensor host_doubles(const Tensor& t) {
+  const Tensor host = t.cpu().contiguous();
+  return (is_complex(t.dtype()) ? view_as_real(host) : host).to(kDouble).contiguous();
+}
+
+}  // namespace
 
 CloseCheck check_close(const Tensor& got, const Tensor& want) {
   CloseCheck c;
@@ -189,22 +201,38 @@ CloseCheck check_close(const Tensor& got, const Tensor& want) {
     return c;
   }
   NoGradGuard no_grad;
-  const Tensor g = got.cpu().to(kDouble).contiguous(), w = want.cpu().to(kDouble).contiguous();
+  // torch.isclose's rule with equal_nan, on the modulus for complex values: |got - want| <=
+  // atol + rtol * |want|; NaN (in either part) matches NaN, an infinity only itself.
+  const bool complex = is_complex(want.dtype());
+  const Tensor g = host_doubles(got), w = host_doubles(want);
   const double* gp = g.data_ptr<double>();
   const double* wp = w.data_ptr<double>();
+  const int64_t parts = complex ? 2 : 1;
   int64_t first_bad = -1;
-  for (int64_t i = 0; i < g.numel(); ++i) {
-    const bool both_nan = std::isnan(gp[i]) && std::isnan(wp[i]);
-    const bool same_inf = std::isinf(wp[i]) && gp[i] == wp[i];
-    const double err = both_nan || same_inf ? 0.0 : std::abs(gp[i] - wp[i]);
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const double gr = gp[i * parts], wr = wp[i * parts];
+    const double gi = complex ? gp[i * 2 + 1] : 0.0, wi = complex ? wp[i * 2 + 1] : 0.0;
+    const bool got_nan = std::isnan(gr) || std::isnan(gi), want_nan = std::isnan(wr) || std::isnan(wi);
+    const bool both_nan = got_nan && want_nan;
+    const bool want_inf = std::isinf(wr) || std::isinf(wi);
+    const bool same_inf = want_inf && gr == wr && gi == wi;
+    const double err = both_nan || same_inf ? 0.0 : std::hypot(gr - wr, gi - wi);
     const double e = std::isnan(err) ? std::numeric_limits<double>::infinity() : err;
     c.max_abs_error = std::max(c.max_abs_error, e);
-    if (first_bad < 0 && !both_nan && !same_inf && !(e <= c.atol + c.rtol * std::abs(wp[i]))) first_bad = i;
+    if (first_bad < 0 && !both_nan && !same_inf && !(e <= c.atol + c.rtol * std::hypot(wr, wi))) first_bad = i;
   }
   c.ok = first_bad < 0;
   if (!c.ok) {
     std::ostringstream os;
-    os << "element " << first_bad << " is " << gp[first_bad] << ", expected " << wp[first_bad];
+    const auto value = [&](const double* p) {
+      std::ostringstream v;
+      if (complex)
+        v << "(" << p[first_bad * 2] << (p[first_bad * 2 + 1] < 0 ? "" : "+") << p[first_bad * 2 + 1] << "j)";
+      else
+        v << p[first_bad];
+      return v.str();
+    };
+    os << "element " << first_bad << " is " << value(gp) << ", expected " << value(wp);
     c.mismatch = os.str();
   }
   return c;

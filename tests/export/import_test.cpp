@@ -60,6 +60,21 @@ TEST(CheckClose, AppliesAssertCloseDefaultTolerancesPerDtype) {
   EXPECT_TRUE(check_close(nan, nan).ok);
 }
 
+TEST(CheckClose, ComplexValuesUseTheirRealTypesTolerancesOnTheModulus) {
+  // complex64: float32's tolerances (1.3e-6, 1e-5), applied to |got - want| and |want|.
+  const Tensor want = view_as_complex(full({2, 2}, Scalar(100.0)));  // 100+100j twice
+  const auto shifted = [&](double re, double im) {
+    return view_as_complex(view_as_real(want) + tensor<float>({float(re), float(im), float(re), float(im)}, {2, 2}));
+  };
+  EXPECT_TRUE(check_close(shifted(1e-4, 1e-4), want).ok);   // 1.41e-4 <= 1e-5 + 1.3e-6 * 141.4
+  EXPECT_FALSE(check_close(shifted(2e-4, 0), want).ok) << "past the tolerance in the real part";
+  EXPECT_FALSE(check_close(shifted(0, 2e-4), want).ok) << "past the tolerance in the imaginary part";
+  const CloseCheck c = check_close(shifted(0, 2e-4), want);
+  EXPECT_NE(c.mismatch.find("j)"), std::string::npos) << c.mismatch;
+  EXPECT_EQ(default_tolerances(kComplexDouble), default_tolerances(kDouble));
+  EXPECT_FALSE(check_close(want.to(kComplexDouble), want).ok);  // dtypes differ
+}
+
 TEST(ImportedProgram, SignatureNamesInputsOutputsAndState) {
   ExportedProgram p = load_exported(program_path("stateful.pt2"));
   EXPECT_EQ(p.signature().user_inputs(), (std::vector<std::string>{"x", "y"}));
