@@ -199,65 +199,53 @@ template <typename T> using opmath_t = typename OpMath<T>::type;
   EMBER_DISPATCH_CASE(::ember::kComplexFloat, __VA_ARGS__) \
   EMBER_DISPATCH_CASE(::ember::kComplexDouble, __VA_ARGS__)
 
+#define EMBER_DISPATCH_FLOATING_CASES_(...)            \
+  EMBER_DISPATCH_CASE(::ember::kHalf, __VA_ARGS__)     \
+  EMBER_DISPATCH_CASE(::ember::kBFloat16, __VA_ARGS__) \
+  EMBER_DISPATCH_CASE(::ember::kFloat, __VA_ARGS__)    \
+  EMBER_DISPATCH_CASE(::ember::kDouble, __VA_ARGS__)
+
+#define EMBER_DISPATCH_NUMERIC_CASES_(...)            \
+  EMBER_DISPATCH_CASE(::ember::kUInt8, __VA_ARGS__)   \
+  EMBER_DISPATCH_CASE(::ember::kInt8, __VA_ARGS__)    \
+  EMBER_DISPATCH_CASE(::ember::kInt16, __VA_ARGS__)   \
+  EMBER_DISPATCH_CASE(::ember::kInt32, __VA_ARGS__)   \
+  EMBER_DISPATCH_CASE(::ember::kInt64, __VA_ARGS__)   \
+  EMBER_DISPATCH_FLOATING_CASES_(__VA_ARGS__)
+
+#define EMBER_DISPATCH_REAL_AND_COMPLEX_CASES_(...) \
+  EMBER_DISPATCH_REAL_CASES_(__VA_ARGS__)           \
+  EMBER_DISPATCH_COMPLEX_CASES_(__VA_ARGS__)
+
 #define EMBER_DISPATCH_NOT_IMPLEMENTED_(TYPE, NAME) \
   EMBER_FAIL() << "\"" << NAME << "\" not implemented for '" << ::ember::scalar_type_name(TYPE) << "'"
 
-#define EMBER_DISPATCH_ALL_TYPES(TYPE, NAME, ...)                                   \
-  [&] {                                                                             \
-    switch (TYPE) {                                                                 \
-      EMBER_DISPATCH_REAL_CASES_(__VA_ARGS__)                                       \
-      default:                                                                      \
-        break;                                                                      \
-    }                                                                               \
-    EMBER_DISPATCH_NOT_IMPLEMENTED_(TYPE, NAME);                                    \
+/// The one shape of every dispatch macro: a switch over TYPE with the cases CASES (one of
+/// the _CASES_ lists above) writes for the lambda body, and FAIL for any other dtype.
+#define EMBER_DISPATCH_SWITCH_(TYPE, CASES, FAIL, ...) \
+  [&] {                                                \
+    switch (TYPE) {                                    \
+      CASES(__VA_ARGS__)                               \
+      default:                                         \
+        break;                                         \
+    }                                                  \
+    FAIL;                                              \
   }()
 
-#define EMBER_DISPATCH_COMPLEX_TYPES(TYPE, NAME, ...)                               \
-  [&] {                                                                             \
-    switch (TYPE) {                                                                 \
-      EMBER_DISPATCH_COMPLEX_CASES_(__VA_ARGS__)                                    \
-      default:                                                                      \
-        break;                                                                      \
-    }                                                                               \
-    EMBER_DISPATCH_NOT_IMPLEMENTED_(TYPE, NAME);                                    \
-  }()
+#define EMBER_DISPATCH_ALL_TYPES(TYPE, NAME, ...) \
+  EMBER_DISPATCH_SWITCH_(TYPE, EMBER_DISPATCH_REAL_CASES_, EMBER_DISPATCH_NOT_IMPLEMENTED_(TYPE, NAME), __VA_ARGS__)
 
-#define EMBER_DISPATCH_ALL_TYPES_AND_COMPLEX(TYPE, NAME, ...)                       \
-  [&] {                                                                             \
-    switch (TYPE) {                                                                 \
-      EMBER_DISPATCH_REAL_CASES_(__VA_ARGS__)                                       \
-      EMBER_DISPATCH_COMPLEX_CASES_(__VA_ARGS__)                                    \
-    }                                                                               \
-    EMBER_INTERNAL_ASSERT(false) << NAME << ": unhandled dtype";                    \
-  }()
+#define EMBER_DISPATCH_COMPLEX_TYPES(TYPE, NAME, ...) \
+  EMBER_DISPATCH_SWITCH_(TYPE, EMBER_DISPATCH_COMPLEX_CASES_, EMBER_DISPATCH_NOT_IMPLEMENTED_(TYPE, NAME), __VA_ARGS__)
 
-#define EMBER_DISPATCH_FLOATING_TYPES(TYPE, NAME, ...)                              \
-  [&] {                                                                             \
-    switch (TYPE) {                                                                 \
-      EMBER_DISPATCH_CASE(::ember::kHalf, __VA_ARGS__)                              \
-      EMBER_DISPATCH_CASE(::ember::kBFloat16, __VA_ARGS__)                          \
-      EMBER_DISPATCH_CASE(::ember::kFloat, __VA_ARGS__)                             \
-      EMBER_DISPATCH_CASE(::ember::kDouble, __VA_ARGS__)                            \
-      default:                                                                      \
-        break;                                                                      \
-    }                                                                               \
-    EMBER_FAIL() << NAME << ": expected a floating point dtype, got " << TYPE;      \
-  }()
+#define EMBER_DISPATCH_ALL_TYPES_AND_COMPLEX(TYPE, NAME, ...)                                       \
+  EMBER_DISPATCH_SWITCH_(TYPE, EMBER_DISPATCH_REAL_AND_COMPLEX_CASES_,                              \
+                         EMBER_INTERNAL_ASSERT(false) << NAME << ": unhandled dtype " << (TYPE), __VA_ARGS__)
 
-#define EMBER_DISPATCH_NUMERIC_TYPES(TYPE, NAME, ...)                               \
-  [&] {                                                                             \
-    switch (TYPE) {                                                                 \
-      EMBER_DISPATCH_CASE(::ember::kUInt8, __VA_ARGS__)                             \
-      EMBER_DISPATCH_CASE(::ember::kInt8, __VA_ARGS__)                              \
-      EMBER_DISPATCH_CASE(::ember::kInt16, __VA_ARGS__)                             \
-      EMBER_DISPATCH_CASE(::ember::kInt32, __VA_ARGS__)                             \
-      EMBER_DISPATCH_CASE(::ember::kInt64, __VA_ARGS__)                             \
-      EMBER_DISPATCH_CASE(::ember::kHalf, __VA_ARGS__)                              \
-      EMBER_DISPATCH_CASE(::ember::kBFloat16, __VA_ARGS__)                          \
-      EMBER_DISPATCH_CASE(::ember::kFloat, __VA_ARGS__)                             \
-      EMBER_DISPATCH_CASE(::ember::kDouble, __VA_ARGS__)                            \
-      default:                                                                      \
-        break;                                                                      \
-    }                                                                               \
-    EMBER_DISPATCH_NOT_IMPLEMENTED_(TYPE, NAME);                                    \
-  }()
+#define EMBER_DISPATCH_FLOATING_TYPES(TYPE, NAME, ...)                                                \
+  EMBER_DISPATCH_SWITCH_(TYPE, EMBER_DISPATCH_FLOATING_CASES_,                                        \
+                         EMBER_FAIL() << NAME << ": expected a floating point dtype, got " << (TYPE), \
+                         __VA_ARGS__)
+
+#define EMBER_DISPATCH_NUMERIC_TYPES(TYPE, NAME, ...) \
+  EMBER_DISPATCH_SWITCH_(TYPE, EMBER_DISPATCH_NUMERIC_CASES_, EMBER_DISPATCH_NOT_IMPLEMENTED_(TYPE, NAME), __VA_ARGS__)

@@ -65,6 +65,20 @@ std::vector<int64_t> channels_last_strides(IntArrayRef sizes) {
   return rules::channels_last_strides(sizes);
 }
 
+bool is_contiguous_as(IntArrayRef sizes, IntArrayRef strides, std::string_view memory_format) {
+  const bool last_2d = memory_format == "channels_last", last_3d = memory_format == "channels_last_3d";
+  if (!last_2d && !last_3d) return is_contiguous(sizes, strides);
+  if (sizes.size() != (last_2d ? 4u : 5u)) return false;
+  const std::vector<size_t> order = last_2d ? std::vector<size_t>{1, 3, 2, 0} : std::vector<size_t>{1, 4, 3, 2, 0};
+  int64_t expected = 1;
+  for (size_t d : order) {
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
 bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides) {
   const size_t nd = sizes.size();
   if (nd == 1) return sizes[0] < 2 || strides[0] == 1;

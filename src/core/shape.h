@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "ember/array_ref.h"
@@ -20,6 +21,10 @@ std::vector<bool> dim_mask(IntArrayRef dims, int64_t ndim, bool empty_means_all 
 int64_t numel_of(IntArrayRef sizes);
 std::vector<int64_t> contiguous_strides(IntArrayRef sizes);
 bool is_contiguous(IntArrayRef sizes, IntArrayRef strides);
+/// c10's TensorImpl::is_contiguous(memory_format) ("channels_last", "channels_last_3d", or
+/// any other name for the plain rule): dense in the format's dim order (C, the spatial dims
+/// from the last, N), size-1 dims skipped; false for a channels_last format of another rank.
+bool is_contiguous_as(IntArrayRef sizes, IntArrayRef strides, std::string_view memory_format);
 /// Whether the elements exactly tile a block of memory with no holes or overlaps.
 bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides);
 /// c10's is_channels_last_strides_2d: whether a 4-D tensor is laid out NHWC (channels

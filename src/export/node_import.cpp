@@ -316,6 +316,21 @@ const std::map<std::string, Folder>& folders() {
          const TensorMeta& m = value_meta(s, n, w);
          fold_int(s, n, w, m.sym ? core::current(m.sym->storage_offset) : SI(m.storage_offset));
        }},
+      {"torch.ops.aten.sym_is_contiguous.default",
+       [](ImportScope& s, const json& n, const std::string& w) {
+         const TensorMeta& m = value_meta(s, n, w);
+         // Over size symbols the answer could differ between calls: not folded to the example's.
+         EMBER_CHECK_VALUE(!m.sym) << w << ": sym_is_contiguous of a value with dynamic sizes is not imported "
+                                   << "(its answer may change with the sizes; Ember records no such relation)";
+         std::string format = "contiguous_format";
+         for (const json& in : n.at("inputs"))
+           if (in.value("name", std::string()) == "memory_format" && in.at("arg").contains("as_memory_format")) {
+             const auto mf = memory_format_of_code(in.at("arg").at("as_memory_format").get<int64_t>());
+             EMBER_CHECK_VALUE(mf.has_value()) << w << ": unknown memory format code " << in.at("arg").dump();
+             format = *mf;
+           }
+         s.bools[scalar_output(n, w)] = core::is_contiguous_as(m.sizes, m.strides, format);
+       }},
       {"torch.sym_not",
        [](ImportScope& s, const json& n, const std::string& w) {
          const json& ins = n.at("inputs");

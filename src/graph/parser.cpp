@@ -723,6 +723,7 @@ class Parser {
         if (l.kind == K::Int) return Arg::of_literal(IValue(static_cast<double>(l.i)));
         break;
       case ops::BaseType::Bool:
+      case ops::BaseType::SymBool:
         if (l.kind == K::Bool) return Arg::of_literal(IValue(l.b));
         break;
       case ops::BaseType::Scalar:

@@ -94,6 +94,34 @@ void check_broadcasts_to(const Tensor& src, const Tensor& self) {
 /// The functional forms of fill_ and copy_ (Core ATen's fill.Scalar and copy): a new tensor
 /// of self's geometry (empty_like's strides), dtype and device, written as the in-place op
 /// would write self. Their derivative rows are in derivatives.cpp.
+// Note [geometry reads]: sym_size.int, sym_stride.int, sym_numel, sym_storage_offset and
+// sym_is_contiguous are how Core ATen graphs read a tensor's geometry. Like x.size(d) they
+// are composites: eagerly an int (a bool), and under capture with dynamic shapes the traced
+// tensor's size expression, with no node recorded (Ember's graphs carry sizes in their
+// values' geometry, not as nodes; the .pt2 importer folds these nodes the same way).
+// sym_is_contiguous reads the strides' example values, as Tensor::is_contiguous does.
+void register_geometry_reads(Registry& r) {
+  r.def("sym_size.int(Tensor self, int dim) -> SymInt").set_decomposition([](const Stack& a) -> Stack {
+    return {IValue(sym_size(a[0].to_tensor(), a[1].to_int()))};
+  });
+  r.def("sym_stride.int(Tensor self, int dim) -> SymInt").set_decomposition([](const Stack& a) -> Stack {
+    const Tensor& t = a[0].to_tensor();
+    return {IValue(core::is_symbolic(t) ? SymInt(core::sym_stride(t, a[1].to_int())) : SymInt(t.stride(a[1].to_int())))};
+  });
+  r.def("sym_numel(Tensor self) -> SymInt").set_decomposition([](const Stack& a) -> Stack {
+    return {IValue(sym_numel(a[0].to_tensor()))};
+  });
+  r.def("sym_storage_offset(Tensor self) -> SymInt").set_decomposition([](const Stack& a) -> Stack {
+    const Tensor& t = a[0].to_tensor();
+    return {IValue(core::is_symbolic(t) ? SymInt(core::sym_storage_offset(t)) : SymInt(t.storage_offset()))};
+  });
+  r.def("sym_is_contiguous(Tensor self, MemoryFormat memory_format=contiguous_format) -> SymBool")
+      .set_decomposition([](const Stack& a) -> Stack {
+        const Tensor& t = a[0].to_tensor();
+        return {IValue(core::is_contiguous_as(t.sizes(), t.strides(), a[1].is_string() ? a[1].to_string_ref() : ""))};
+      });
+}
+
 void register_functional_fill_copy(Registry& r) {
   r.def("fill.Scalar(Tensor self, Scalar value) -> Tensor")
       .set_meta([](const Stack& a) { return metas(like(a[0].to_tensor(), std::nullopt, std::nullopt)); })
@@ -124,6 +152,7 @@ void register_functional_fill_copy(Registry& r) {
   r.def("_local_scalar_dense(Tensor self) -> Scalar").set_decomposition([](const Stack& a) -> Stack {
     return {a[0].to_tensor().item()};
   });
+  register_geometry_reads(r);
 }
 
 }  // namespace

@@ -110,7 +110,7 @@ class Parser {
         {"float", BaseType::Float}, {"bool", BaseType::Bool}, {"Scalar", BaseType::Scalar},
         {"str", BaseType::Str}, {"ScalarType", BaseType::ScalarType}, {"Layout", BaseType::Layout},
         {"Device", BaseType::Device}, {"MemoryFormat", BaseType::MemoryFormat},
-        {"Generator", BaseType::Generator},
+        {"Generator", BaseType::Generator}, {"SymBool", BaseType::SymBool},
     };
     bool found = false;
     for (auto& [n, t] : kTypes) {
@@ -239,6 +239,7 @@ const char* base_name(BaseType t) {
     case BaseType::Device: return "Device";
     case BaseType::MemoryFormat: return "MemoryFormat";
     case BaseType::Generator: return "Generator";
+    case BaseType::SymBool: return "SymBool";
   }
   return "?";
 }
@@ -295,7 +296,8 @@ bool type_matches(const ArgType& t, const IValue& v) {
     case BaseType::Int:
     case BaseType::SymInt: return v.is_int();
     case BaseType::Float: return v.is_double() || v.is_int();
-    case BaseType::Bool: return v.is_bool();
+    case BaseType::Bool:
+    case BaseType::SymBool: return v.is_bool();
     case BaseType::Scalar: return v.is_scalar() || v.is_int() || v.is_double() || v.is_bool();
     case BaseType::Str: return v.is_string();
     case BaseType::ScalarType: return std::holds_alternative<ScalarType>(v.variant());

@@ -15,6 +15,7 @@ namespace ember::ops {
 
 enum class BaseType {
   Tensor, Int, SymInt, Float, Bool, Scalar, Str, ScalarType, Layout, Device, MemoryFormat, Generator,
+  SymBool,  // a result only: sym_is_contiguous's (a bool, or a size relation while tracing)
 };
 
 struct ArgType {

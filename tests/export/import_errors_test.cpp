@@ -232,6 +232,38 @@ TEST(ImportedAsserts, AssertTensorMetadataThatHoldsImportsAndRunsAsWithout) {
   std::filesystem::remove(path);
 }
 
+/// mlp.pt2 with `c = sym_is_contiguous(x, memory_format)` (format code 1 contiguous_format,
+/// 2 channels_last) and `_assert_scalar(c, "x is not contiguous")` on its input x [4, 16].
+std::string archive_asserting_x_contiguous(int format_code) {
+  return edited_archive("models/model.json", [&](std::string& s) {
+    replace_once(s, "\"sym_bool_values\": {}", "\"sym_bool_values\": {\"c\": {\"as_bool\": true}}");
+    replace_once(s, "\"nodes\": [",
+                 "\"nodes\": [{\"target\": \"torch.ops.aten.sym_is_contiguous.default\", \"inputs\": ["
+                 "{\"name\": \"self\", \"arg\": {\"as_tensor\": {\"name\": \"x\"}}, \"kind\": 1}, "
+                 "{\"name\": \"memory_format\", \"arg\": {\"as_memory_format\": " +
+                     std::to_string(format_code) +
+                     "}, \"kind\": 1}], \"outputs\": [{\"as_sym_bool\": {\"as_name\": \"c\"}}], \"metadata\": {}}, "
+                     "{\"target\": \"torch.ops.aten._assert_scalar.default\", \"inputs\": ["
+                     "{\"name\": \"self\", \"arg\": {\"as_sym_bool\": {\"as_name\": \"c\"}}, \"kind\": 1}, "
+                     "{\"name\": \"assert_msg\", \"arg\": {\"as_string\": \"x is not contiguous\"}, \"kind\": 1}], "
+                     "\"outputs\": [], \"metadata\": {}}, ");
+  });
+}
+
+TEST(ImportedAsserts, SymIsContiguousIsFoldedFromTheValuesGeometry) {
+  // x [4, 16] is contiguous, and not channels_last contiguous (a 2-D tensor never is).
+  const std::string holds = archive_asserting_x_contiguous(1);
+  ExportedProgram p = load_exported(holds);
+  const Tensor x = randn({4, 16});
+  EXPECT_EQ(p.run({{"x", x}}).size(), 1u);
+  std::filesystem::remove(holds);
+  const std::string fails = archive_asserting_x_contiguous(2);
+  const std::string msg = error_of([&] { load_exported(fails); });
+  EXPECT_NE(msg.find("the program's assertion fails for its example shapes: x is not contiguous"), std::string::npos)
+      << msg;
+  std::filesystem::remove(fails);
+}
+
 TEST(ImportErrors, AssertTensorMetadataOfAnotherDtypeNamesTheValueAndItsDtype) {
   const std::string path = archive_asserting_x_dtype(8);
   const std::string msg = error_of([&] { load_exported(path); });

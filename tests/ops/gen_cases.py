@@ -1506,12 +1506,31 @@ def torch_tensor_T(values, dtype=f32):
     return opinfo.T(torch.tensor(values, dtype=dtype))
 
 
+def geometry_read_rows():
+    """The Core ATen geometry reads (sym_size.int, sym_stride.int, sym_numel,
+    sym_storage_offset, sym_is_contiguous): rows with the reason they have no cases, after
+    every other row so that no seed moves."""
+    return [
+        OpInfo("aten::" + name, "copy", schema=schema,
+               reason="returns a SymInt or SymBool (a geometry read), which the case files cannot hold (their outputs "
+                      "are tensors): checked against PyTorch's answers by CoreOps.GeometryReads*/SymIsContiguous* in "
+                      "tests/unit/ops/core_ops_test.cpp")
+        for name, schema in [
+            ("sym_size.int", "sym_size.int(Tensor self, int dim) -> SymInt"),
+            ("sym_stride.int", "sym_stride.int(Tensor self, int dim) -> SymInt"),
+            ("sym_numel", "sym_numel(Tensor self) -> SymInt"),
+            ("sym_storage_offset", "sym_storage_offset(Tensor self) -> SymInt"),
+            ("sym_is_contiguous",
+             "sym_is_contiguous(Tensor self, MemoryFormat memory_format=contiguous_format) -> SymBool")]
+    ]
+
+
 def all_rows():
     return (pointwise_rows() + view_rows() + copy_rows() + factory_rows() + reduction_rows() + linalg_rows() + nn_rows() +
             conv_rows() + shape_rows() + indexing_rows() + random_rows() + nn_backward_rows() + late_rows() +
             loss_rows() + core_pointwise_rows() + core_other_rows() + norm_rows() + slices_rows() + scatter_rows() +
             padding_rows() + upsample_rows() + distance_rows() + fold_rows() + pool3d_rows() + grid_sample_rows() +
-            embedding_bag_rows() + adaptive_pool3d_rows() + channels_last_rows())
+            embedding_bag_rows() + adaptive_pool3d_rows() + channels_last_rows() + geometry_read_rows())
 
 
 # Families of ops that PyTorch 1.13 lacks, generated with PyTorch 2.x: a CPU run under 1.13

@@ -1,5 +1,7 @@
-// Core ATen ops whose behaviour the generated conformance cases cannot hold: an op
-// returning a Scalar (_local_scalar_dense), randperm's contract with the generator, and
+// Core ATen ops whose behaviour the generated conformance cases cannot hold: ops
+// returning a Scalar (_local_scalar_dense) or reading a tensor's geometry (sym_size.int,
+// sym_stride.int, sym_numel, sym_storage_offset, sym_is_contiguous), randperm's contract
+// with the generator, and
 // the public functions of the ops added for the Core ATen set.
 #include <gtest/gtest.h>
 
@@ -7,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ember/compile.h"
 #include "ember/ember.h"
 #include "ops/dispatch.h"
 #include "ops/registry.h"
@@ -31,6 +34,61 @@ TEST(CoreOps, LocalScalarDenseReadsTheOneElementInItsDtype) {
 TEST(CoreOps, LocalScalarDenseOfSeveralElementsIsAUserError) {
   EXPECT_THROW(_local_scalar_dense(zeros({3})), Error);
   EXPECT_THROW(_local_scalar_dense(zeros({0})), Error);
+}
+
+/// The one result of Core ATen op `name`, called through the registry as a graph from
+/// PyTorch calls it.
+IValue call_read(const char* name, Stack args) { return ops::call(ops::registry().get(name), std::move(args)).at(0); }
+
+TEST(CoreOps, GeometryReadsGiveSizesStridesNumelAndOffsetAsPyTorch) {
+  const Tensor x = randn({3, 4}).t();  // sizes [4, 3], strides [1, 4]
+  EXPECT_EQ(call_read("aten::sym_size.int", {x, int64_t{-1}}).to_int(), 3);
+  EXPECT_EQ(call_read("aten::sym_stride.int", {x, int64_t{1}}).to_int(), 4);
+  EXPECT_EQ(call_read("aten::sym_numel", {x}).to_int(), 12);
+  EXPECT_EQ(call_read("aten::sym_storage_offset", {x.select(0, 2)}).to_int(), 2);
+  try {
+    call_read("aten::sym_size.int", {x, int64_t{2}});
+    ADD_FAILURE() << "no error for dim 2 of a 2-D tensor";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::IndexError);
+    EXPECT_NE(std::string(e.what()).find("Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(CoreOps, SymIsContiguousFollowsEachMemoryFormatAsPyTorch) {
+  // PyTorch 2.11's answers for the same tensors.
+  const auto contiguous_as = [](const Tensor& t, const char* format) {
+    return call_read("aten::sym_is_contiguous", {t, std::string(format)}).to_bool();
+  };
+  const Tensor x = randn({2, 3, 4, 5});
+  EXPECT_FALSE(contiguous_as(x, "channels_last"));
+  const Tensor nhwc = ops::call(ops::registry().get("aten::clone"), {x, std::string("channels_last")}).at(0).to_tensor();
+  EXPECT_TRUE(contiguous_as(nhwc, "channels_last"));
+  EXPECT_FALSE(contiguous_as(nhwc, "contiguous_format"));
+  EXPECT_TRUE(contiguous_as(randn({2, 3, 1, 1}), "channels_last"));  // size-1 dims skipped
+  EXPECT_FALSE(contiguous_as(randn({0, 3, 4, 5}), "channels_last"));
+  EXPECT_FALSE(contiguous_as(randn({3, 4}), "channels_last"));  // another rank
+  EXPECT_TRUE(contiguous_as(randn({3, 1}).t(), "contiguous_format"));
+  EXPECT_FALSE(contiguous_as(randn({3, 4}).t(), "contiguous_format"));
+  EXPECT_TRUE(call_read("aten::sym_is_contiguous", {x}).to_bool());  // the default format
+}
+
+TEST(CoreOps, GeometryReadsUnderDynamicCaptureAreSizeExpressionsNotNodes) {
+  auto f = [](const Tensor& x) {
+    const SymInt rows = call_read("aten::sym_size.int", {x, int64_t{0}}).to_sym_int();
+    const SymInt n = call_read("aten::sym_numel", {x}).to_sym_int();
+    return x.reshape({n}) * 2.0 + x.reshape({rows, -1}).sum();
+  };
+  auto fn = compile(f, {.backend = "inductor", .dynamic = true});
+  for (int64_t rows : {3, 5, 8}) {
+    const Tensor x = randn({rows, 4});
+    const Tensor got = fn(x), want = f(x);
+    ASSERT_EQ(got.sizes(), want.sizes());
+    EXPECT_LT(max((got - want).abs()).item().to_double(), 1e-5);
+  }
+  EXPECT_EQ(fn.cache_size(), 1u);
 }
 
 TEST(CoreOps, RandpermIsAPermutationThatTheSeedReproduces) {
