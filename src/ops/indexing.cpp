@@ -56,16 +56,21 @@ Tensor dense(const Tensor& t) {
 
 int64_t nonempty_dim(const Tensor& t) { return std::max<int64_t>(t.dim(), 1); }
 int64_t nonempty_size(const Tensor& t, int64_t d) { return t.dim() == 0 ? 1 : t.size(d); }
+/// nonempty_size over SymInt: a symbolic size is compared without reading it.
+core::SymInt nonempty_sym_size(const Tensor& t, int64_t d) { return t.dim() == 0 ? core::SymInt(1) : core::sym_size(t, d); }
 
 // --- gather / scatter --------------------------------------------------------------
+// The shape checks compare sizes as SymInts (Note [dynamic shapes]): for plain tensors
+// these are integer comparisons; for a trace's symbolic ones a comparison the symbols'
+// ranges do not decide becomes a guard, and no size is specialized.
 
 void check_gather_shape(const Tensor& self, int64_t dim, const Tensor& index) {
   EMBER_CHECK(nonempty_dim(self) == nonempty_dim(index))
       << "Index tensor must have the same number of dimensions as input tensor";
-  if (index.numel() == 0) return;
+  if (core::sym_numel(index) == 0) return;
   for (int64_t d = 0; d < nonempty_dim(self); ++d) {
     if (d == dim) continue;
-    EMBER_CHECK(nonempty_size(index, d) <= nonempty_size(self, d))
+    EMBER_CHECK(nonempty_sym_size(index, d) <= nonempty_sym_size(self, d))
         << "Size does not match at dimension " << d << " expected index " << index.sizes()
         << " to be smaller than self " << self.sizes() << " apart from dimension " << dim;
   }
@@ -78,12 +83,12 @@ void check_scatter_shape(const Tensor& self, int64_t dim, const Tensor& index, c
     EMBER_CHECK(nonempty_dim(*src) == nonempty_dim(index))
         << "Index tensor must have the same number of dimensions as src tensor";
   }
-  if (index.numel() == 0) return;
+  if (core::sym_numel(index) == 0) return;
   bool ok = true;
   for (int64_t d = 0; d < nonempty_dim(self); ++d) {
-    const int64_t n = nonempty_size(index, d);
-    if (d != dim && n > nonempty_size(self, d)) ok = false;
-    if (src && n > nonempty_size(*src, d)) ok = false;
+    const core::SymInt n = nonempty_sym_size(index, d);
+    if (d != dim && n > nonempty_sym_size(self, d)) ok = false;
+    if (src && n > nonempty_sym_size(*src, d)) ok = false;
   }
   if (src) {
     EMBER_CHECK(ok) << "Expected index " << index.sizes() << " to be smaller than self " << self.sizes()
@@ -130,7 +135,7 @@ std::vector<TensorMeta> scatter_meta(const Stack& a, bool has_src) {
     EMBER_CHECK(src->dtype() == self.dtype()) << "scatter(): Expected self.dtype to be equal to src.dtype";
   }
   check_scatter_shape(self, dim, index, src);
-  return metas(contiguous_meta(self.sizes(), self.dtype(), self.device()));
+  return metas(core::contiguous_sym_meta(core::sym_sizes(self), self.dtype(), self.device()));
 }
 
 /// The CPU scatters' common start: out = self, then the output (at least 1-D), the
@@ -550,7 +555,7 @@ void register_indexing_ops(Registry& r) {
         const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
         EMBER_CHECK(index.dtype() == kInt64) << "gather(): Expected dtype int64 for index";
         check_gather_shape(self, dim, index);
-        return metas(contiguous_meta(index.sizes(), self.dtype(), self.device()));
+        return metas(core::contiguous_sym_meta(core::sym_sizes(index), self.dtype(), self.device()));
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         const Tensor self = as_1d(a[0].to_tensor());

@@ -8,8 +8,9 @@
 // kernel inside the padded input, an output size of at least 1: guards where the ranges do
 // not decide), and builds each output's geometry over the symbols with the formulas
 // ATen's shape functions use (a convolution's `(in + 2p - d(k - 1) - 1)//s + 1`, pooling's
-// pooling_output_shape with ceil_mode). What the rules do not cover (a transposed
-// convolution, a symbolic weight, a symbolic size list) runs the wrapped meta, which keeps
+// pooling_output_shape with ceil_mode, a transposed convolution's
+// `(in - 1)s - 2p + d(k - 1) + output_padding + 1`). What the rules do not cover (a
+// symbolic weight, a symbolic size list) runs the wrapped meta, which keeps
 // a symbolic batch (batch_meta.cpp) and specializes the rest. See Note [dynamic shapes],
 // "Convolution and pooling over SymInt".
 #include <optional>
@@ -60,12 +61,59 @@ SymInt sym_pooling_output_shape(const SymInt& in, int64_t kernel, int64_t pad, i
 /// disagrees with the op's own meta at the example sizes is not used).
 bool agrees(const SymInts& sizes, const TensorMeta& m) { return core::hints(sizes) == m.sizes; }
 
+/// An output of the input's sizes over the symbols, laid out as the op's own meta laid it
+/// out at the example sizes (contiguous or channels_last, as the input suggests); nullopt
+/// when that layout is neither.
+std::optional<TensorMeta> like_input(const Tensor& input, const TensorMeta& at_hints) {
+  const SymInts sizes = core::sym_sizes(input);
+  for (bool channels_last : {false, true}) {
+    if (channels_last && sizes.size() != 4) continue;
+    TensorMeta m = sym_layout_meta(sizes, at_hints.dtype, at_hints.device, channels_last);
+    if (m.sizes == at_hints.sizes && m.strides == at_hints.strides) return m;
+  }
+  return std::nullopt;
+}
+
+/// A transposed convolution: weight [C_in, C_out / groups, k...], each spatial size
+/// ATen's `(in - 1)s - 2p + d(k - 1) + output_padding + 1`, laid out as the op's own meta
+/// laid it out at the example sizes (contiguous or channels_last).
+std::optional<std::vector<TensorMeta>> transposed_convolution_rule(const Stack& a, std::vector<TensorMeta> out) {
+  const Tensor& input = a[0].to_tensor();
+  const SymInts in = core::sym_sizes(input);
+  const IntArrayRef w = a[1].to_tensor().sizes();
+  const int64_t groups = a[8].to_int();
+  const auto &stride = a[3].to_int_list(), &padding = a[4].to_int_list(), &dilation = a[5].to_int_list();
+  const auto& output_padding = a[7].to_int_list();
+  // What conv_transpose_setup checked at the example sizes and depends on a symbolic size.
+  EMBER_CHECK(in[1] == w[0]) << "Given transposed=1, weight of size " << w << ", expected input to have " << w[0]
+                             << " channels, but got " << in[1].str() << " channels instead";
+  SymInts sizes{in[0], w[1] * groups};
+  for (size_t i = 0; i + 2 < w.size(); ++i) {
+    const int64_t s = param(stride, i), p = param(padding, i), d = param(dilation, i);
+    const SymInt size = (in[i + 2] - 1) * s - 2 * p + d * (w[i + 2] - 1) + param(output_padding, i) + 1;
+    EMBER_CHECK(size >= 1) << "Given input size per channel: (" << in[i + 2].str()
+                           << "). Calculated output size per channel: (" << size.str() << "). Output size is too small";
+    sizes.push_back(size);
+  }
+  if (!agrees(sizes, out[0])) return std::nullopt;
+  for (bool channels_last : {false, true}) {
+    if (channels_last && sizes.size() != 4) continue;
+    TensorMeta m = sym_layout_meta(sizes, out[0].dtype, out[0].device, channels_last);
+    if (m.strides == out[0].strides) {
+      out[0] = m;
+      return out;
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<std::vector<TensorMeta>> convolution_rule(const Stack& a, std::vector<TensorMeta> out) {
   const Tensor& input = a[0].to_tensor();
   const Tensor& weight = a[1].to_tensor();
-  if (a[6].to_bool() || core::is_symbolic(weight)) return std::nullopt;  // transposed, or a symbolic weight
+  if (core::is_symbolic(weight)) return std::nullopt;
   // A 3-D convolution's layout depends on its sizes (Note [3-D convolution]).
   if (input.dim() == 5 && conv_channels_last(input, weight)) return std::nullopt;
+  if (a[6].to_bool()) return transposed_convolution_rule(a, std::move(out));
   const SymInts in = core::sym_sizes(input);
   const IntArrayRef w = weight.sizes();
   const int64_t groups = a[8].to_int();
@@ -91,12 +139,18 @@ std::optional<std::vector<TensorMeta>> convolution_rule(const Stack& a, std::vec
 std::optional<std::vector<TensorMeta>> convolution_backward_rule(const Stack& a, std::vector<TensorMeta> out) {
   const Tensor& input = a[1].to_tensor();
   const Tensor& weight = a[2].to_tensor();
-  if (a[7].to_bool() || core::is_symbolic(weight)) return std::nullopt;
+  if (core::is_symbolic(weight)) return std::nullopt;
   if (input.dim() == 5 && conv_channels_last(input, weight)) return std::nullopt;  // Note [3-D convolution]
   // grad_input has the input's geometry; grad_weight and grad_bias the static weight's.
-  if (!out[0].undefined) {
+  if (out[0].undefined) return out;
+  if (!a[7].to_bool()) {
     out[0] = sym_layout_meta(core::sym_sizes(input), out[0].dtype, out[0].device, conv_channels_last(input, weight));
+    return out;
   }
+  // Transposed: the layout the op's own meta gave at the example sizes.
+  std::optional<TensorMeta> m = like_input(input, out[0]);
+  if (!m) return std::nullopt;
+  out[0] = *m;
   return out;
 }
 
@@ -140,19 +194,6 @@ std::optional<std::vector<TensorMeta>> adaptive_pool_rule(const Stack& a, std::v
 std::optional<std::vector<TensorMeta>> like_self_rule(const Stack& a, std::vector<TensorMeta> out) {
   out[0] = core::contiguous_sym_meta(core::sym_sizes(a[1].to_tensor()), out[0].dtype, out[0].device);
   return out;
-}
-
-/// An output of the input's sizes over the symbols, laid out as the op's own meta laid it
-/// out at the example sizes (contiguous or channels_last, as the input suggests); nullopt
-/// when that layout is neither.
-std::optional<TensorMeta> like_input(const Tensor& input, const TensorMeta& at_hints) {
-  const SymInts sizes = core::sym_sizes(input);
-  for (bool channels_last : {false, true}) {
-    if (channels_last && sizes.size() != 4) continue;
-    TensorMeta m = sym_layout_meta(sizes, at_hints.dtype, at_hints.device, channels_last);
-    if (m.sizes == at_hints.sizes && m.strides == at_hints.strides) return m;
-  }
-  return std::nullopt;
 }
 
 /// native_batch_norm (input at 0) and native_batch_norm_backward (input at 1): the
