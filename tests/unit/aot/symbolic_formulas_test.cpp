@@ -46,11 +46,13 @@ void expect_same_tensor(const Tensor& actual, const Tensor& expected, const std:
 
 /// Compiles `loss` with dynamic=true under the test's backend and trains it at each
 /// (batch, length): one trace, one cache entry, no specialization, no interpreter, and
-/// the loss and the gradients of x and `params` equal eager's.
-void expect_one_symbolic_compile(const Loss& loss, const Inputs& inputs, const std::vector<Tensor>& params,
-                                 const std::vector<std::pair<int64_t, int64_t>>& sizes, const std::string& backend) {
+/// the loss and the gradients of x and `params` equal eager's. Returns the log text
+/// (channels `dynamic`, `recompiles` and `extra_logs`).
+std::string expect_one_symbolic_compile(const Loss& loss, const Inputs& inputs, const std::vector<Tensor>& params,
+                                        const std::vector<std::pair<int64_t, int64_t>>& sizes,
+                                        const std::string& backend, const std::string& extra_logs = "") {
   LogCapture logs;
-  set_logs("dynamic,recompiles");
+  set_logs("dynamic,recompiles" + (extra_logs.empty() ? "" : "," + extra_logs));
   int traces = 0;
   auto f = [&](const Tensor& x, const Tensor& aux) {
     ++traces;
@@ -75,6 +77,7 @@ void expect_one_symbolic_compile(const Loss& loss, const Inputs& inputs, const s
   EXPECT_EQ(traces, 1);
   EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
   EXPECT_EQ(logs.text().find("runs in the interpreter"), std::string::npos) << logs.text();
+  return logs.text();
 }
 
 // No size equals another of the same call, nor an index's 3 (duck shaping would make them
@@ -147,6 +150,26 @@ TEST_P(SymbolicFormulas, TransposedConvolutionCompilesOnce) {
     return std::pair<Tensor, Tensor>{randn({batch, 3, length, length + 1}), randn({batch})};
   };
   expect_one_symbolic_compile(loss, images, {w, b}, kSizes, GetParam());
+}
+
+TEST_P(SymbolicFormulas, LayoutOptimizationOfConvolutionsWithADynamicImageSizeCompilesOnce) {
+  // aot/layout.cpp converts convolutions whose input has a symbolic height and width too:
+  // both convolutions read channels_last clones, batch norm, max pooling and the relus
+  // follow, and what the graph returns (the gradients) keeps eager's strides.
+  config().aot.layout_optimization = true;
+  Tensor w1 = leaf({4, 3, 3, 3}), b1 = leaf({4}), w2 = leaf({5, 4, 3, 3}), gamma = leaf({4}), beta = leaf({4});
+  auto loss = [w1, b1, w2, gamma, beta](const Tensor& x, const Tensor&) {
+    Tensor h = batch_norm(conv2d(x, w1, b1, {1, 1}, {1, 1}), gamma, beta, std::nullopt, std::nullopt, true);
+    h = max_pool2d(h.relu(), {2, 2});
+    Tensor y = conv2d(h, w2, std::nullopt, {1, 1}, {1, 1}).relu();
+    return (y * y).mean();
+  };
+  auto images = [](int64_t batch, int64_t length) {
+    return std::pair<Tensor, Tensor>{randn({batch, 3, length + 3, length + 6}), randn({batch})};
+  };
+  const std::string logs =
+      expect_one_symbolic_compile(loss, images, {w1, b1, w2, gamma, beta}, kSizes, GetParam(), "aot");
+  EXPECT_NE(logs.find("2 convolution inputs made channels_last"), std::string::npos) << logs;
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, SymbolicFormulas, ::testing::Values("aot_eager", "inductor"));
