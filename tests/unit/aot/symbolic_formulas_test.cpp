@@ -172,6 +172,37 @@ TEST_P(SymbolicFormulas, LayoutOptimizationOfConvolutionsWithADynamicImageSizeCo
   EXPECT_NE(logs.find("2 convolution inputs made channels_last"), std::string::npos) << logs;
 }
 
+/// Batch norm with weight and bias over the input's symbolic channels, a 3-D convolution,
+/// relu and a strided 3-D convolution on a 5-D input [batch, 3, length, length + 1,
+/// length + 2], contiguous or channels_last_3d.
+void expect_conv3d_block_compiles_once(bool channels_last_3d, const std::string& backend) {
+  Tensor gamma = leaf({3}), beta = leaf({3}), w1 = leaf({4, 3, 3, 3, 3}), b1 = leaf({4}), w2 = leaf({2, 4, 1, 3, 3});
+  auto loss = [gamma, beta, w1, b1, w2](const Tensor& x, const Tensor&) {
+    Tensor h = batch_norm(x, gamma, beta, std::nullopt, std::nullopt, true);
+    h = convolution(h, w1, b1, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, false, {0, 0, 0}, 1).relu();
+    Tensor y = convolution(h, w2, std::nullopt, {1, 2, 2}, {0, 1, 1}, {1, 1, 1}, false, {0, 0, 0}, 1);
+    return (y * y).mean();
+  };
+  auto volumes = [channels_last_3d](int64_t batch, int64_t length) {
+    Tensor x = randn({batch, 3, length, length + 1, length + 2});
+    if (channels_last_3d) x = x.permute({0, 2, 3, 4, 1}).contiguous().permute({0, 4, 1, 2, 3});
+    return std::pair<Tensor, Tensor>{x, randn({batch})};
+  };
+  expect_one_symbolic_compile(loss, volumes, {gamma, beta, w1, b1, w2}, kSizes, backend);
+}
+
+TEST_P(SymbolicFormulas, BatchNormAndConv3dOnAFiveDimensionalInputCompileOnce) {
+  // Batch norm's symbolic channels meet its weight's: a guard, not a specialization of
+  // every dim (spatial_meta.cpp).
+  expect_conv3d_block_compiles_once(false, GetParam());
+}
+
+TEST_P(SymbolicFormulas, BatchNormAndConv3dOnAChannelsLast3dInputCompileOnce) {
+  // Note [3-D convolution]'s layout rule over SymInt: a symbolic batch is above 1, so
+  // oneDNN's channels_last_3d result is every size's.
+  expect_conv3d_block_compiles_once(true, GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, SymbolicFormulas, ::testing::Values("aot_eager", "inductor"));
 
 }  // namespace
