@@ -1,9 +1,11 @@
-// Tests of derivative formulas written over SymInt (Note [aot], "Dynamic shapes"): a small
-// function using var, std, prod, gather, scatter, scatter_add, repeat or a transposed
-// convolution, trained with a dynamic batch (and a dynamic length where the op allows) at
-// three sizes under "aot_eager" and "inductor", traces once, keeps one cache entry,
-// specializes no size, and gives eager's loss and gradients (values, dtype, sizes and
-// strides) at every size.
+// Tests of derivative formulas and meta functions written over SymInt (Note [aot],
+// "Dynamic shapes"): a small function using var, std, prod, gather, scatter, scatter_add,
+// repeat or a transposed convolution, trained with a dynamic batch (and a dynamic length
+// where the op allows) at three sizes under "aot_eager" and "inductor", traces once, keeps
+// one cache entry, specializes no size, and gives eager's loss and gradients (values,
+// dtype, sizes and strides) at every size; so do convolutions with a dynamic image size
+// under layout optimization (channels_last over the symbols) and batch norm and 3-D
+// convolutions on a 5-D input, contiguous or channels_last_3d.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -26,7 +28,7 @@ using Loss = std::function<Tensor(const Tensor&, const Tensor&)>;
 /// The inputs (x, aux) of one call at a case's sizes.
 using Inputs = std::function<std::pair<Tensor, Tensor>(int64_t batch, int64_t length)>;
 
-/// The gradients of `x` and `params` after `loss.backward()`, cloned, and the slots cleared.
+/// The gradients of `leaves` after `loss.backward()`, cloned, and the slots cleared.
 std::vector<Tensor> take_grads(const Tensor& loss, const std::vector<Tensor>& leaves) {
   loss.backward();
   std::vector<Tensor> out;
