@@ -543,13 +543,14 @@ Tensor pad_to(const Tensor& t, const std::vector<SymInt>& sizes) {
 }
 
 void indexing_rows(Registry& r) {
+  // Over SymInt sizes: the gradient is accumulated into zeros of the input's symbolic sizes.
   row(r, "aten::index_select", "IndexSelectBackward0", [](const Ctx& c) -> Grads {
-    IntArrayRef sizes = c.arg_sizes(0);
+    const std::vector<SymInt> sizes = c.arg_sym_sizes(0);
     const Tensor& g = c.grad();
     if (sizes.empty()) return {g.reshape({}), Tensor()};
     const int64_t dim = core::wrap_dim(c.arg(1).to_int(), static_cast<int64_t>(sizes.size()));
-    Tensor index = c.input(2).reshape({-1});
-    return {index_put(zeros_as(sizes, g), index_at(dim, index), g, /*accumulate=*/true), Tensor()};
+    Tensor index = c.input(2).reshape({sym_numel(c.input(2))});
+    return {index_put(zeros_as(SymIntArrayRef(sizes), g), index_at(dim, index), g, /*accumulate=*/true), Tensor()};
   });
   row(r, "aten::gather", "GatherBackward0", [](const Ctx& c) -> Grads {
     const Tensor& g = c.grad();
@@ -641,7 +642,8 @@ void indexing_rows(Registry& r) {
   });
   row(r, "aten::index.Tensor", "IndexBackward0", [](const Ctx& c) -> Grads {
     const Tensor& g = c.grad();
-    Grads out{index_put(zeros_as(c.arg_sizes(0), g), c.arg(1).to_optional_tensor_list(), g, /*accumulate=*/true)};
+    Grads out{index_put(zeros_as(SymIntArrayRef(c.arg_sym_sizes(0)), g), c.arg(1).to_optional_tensor_list(), g,
+                        /*accumulate=*/true)};
     out.resize(1 + c.arg(1).to_optional_tensor_list().size());
     return out;
   });

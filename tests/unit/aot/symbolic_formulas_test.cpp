@@ -1,6 +1,6 @@
 // Tests of derivative formulas and meta functions written over SymInt (Note [aot],
 // "Dynamic shapes"): a small function using var, std, prod, gather, scatter, scatter_add,
-// repeat or a transposed convolution, trained with a dynamic batch (and a dynamic length
+// index, index_select, repeat or a transposed convolution, trained with a dynamic batch (and a dynamic length
 // where the op allows) at three sizes under "aot_eager" and "inductor", traces once, keeps
 // one cache entry, specializes no size, and gives eager's loss and gradients (values,
 // dtype, sizes and strides) at every size; so do convolutions with a dynamic image size
@@ -132,6 +132,21 @@ TEST_P(SymbolicFormulas, ScatterAndScatterAddCompileOnce) {
     return (a * a).sum() + (b * x).sum();
   };
   expect_one_symbolic_compile(loss, matrix_and_row_index, {w}, kSizes, GetParam());
+}
+
+/// x of [batch, length] and an index of [batch] with values in [0, batch).
+std::pair<Tensor, Tensor> matrix_and_batch_index(int64_t batch, int64_t length) {
+  return {randn({batch, length}), (rand({batch}) * static_cast<double>(batch)).floor().to(kLong)};
+}
+
+TEST_P(SymbolicFormulas, IndexAndIndexSelectCompileOnce) {
+  Tensor w = leaf({1});
+  auto loss = [w](const Tensor& x, const Tensor& rows) {
+    Tensor picked = index(x, {rows});               // [B, L], rows repeated or left out
+    Tensor selected = index_select(x, 0, rows) * w;  // the same rows again
+    return (picked * selected).sum();
+  };
+  expect_one_symbolic_compile(loss, matrix_and_batch_index, {w}, kSizes, GetParam());
 }
 
 TEST_P(SymbolicFormulas, RepeatCompilesOnce) {
