@@ -373,6 +373,14 @@ int64_t pooling_output_shape(int64_t in, int64_t kernel, int64_t pad, int64_t st
   return out;
 }
 
+SymInt pooling_output_shape(const SymInt& in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation,
+                            bool ceil_mode) {
+  (void)pooling_output_shape(int64_t{2}, kernel, pad, stride, dilation, ceil_mode);  // the argument checks only
+  SymInt out = (in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0)) / stride + 1;
+  if (ceil_mode && (out - 1) * stride >= in + pad) out = out - 1;
+  return out;
+}
+
 namespace {
 
 void pool2d_shape_check(const Tensor& input, const Pool2dParams& p, int64_t planes) {

@@ -220,6 +220,20 @@ TEST_P(SymbolicFormulas, BatchNormAndConv3dOnAChannelsLast3dInputCompileOnce) {
   expect_conv3d_block_compiles_once(true, GetParam());
 }
 
+TEST_P(SymbolicFormulas, ThreeDimensionalPoolingCompilesOnce) {
+  // The 3-D pools are composites over SymInt (ops/pool3d.cpp): their windows, divisors
+  // and argmax indices follow the symbols.
+  auto loss = [](const Tensor& x, const Tensor&) {
+    Tensor m = std::get<0>(max_pool3d_with_indices(x, {2, 2, 2}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, true));
+    Tensor a = avg_pool3d(x, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, false, false);
+    return (m * m).mean() + a.sum();
+  };
+  auto volumes = [](int64_t batch, int64_t length) {
+    return std::pair<Tensor, Tensor>{randn({batch, 3, length, length + 1, length + 2}), randn({batch})};
+  };
+  expect_one_symbolic_compile(loss, volumes, {}, kSizes, GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, SymbolicFormulas, ::testing::Values("aot_eager", "inductor"));
 
 }  // namespace
