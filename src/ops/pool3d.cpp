@@ -12,7 +12,7 @@
 // messages (pool3d_shape_check). The pools and the backward op compute their geometry
 // over SymInt (Pool3d), so a trace with dynamic shapes keeps every dim symbolic: a size
 // that multiplies or clamps positions is a sum of ones in the graph (times_size,
-// min_size); _adaptive_avg_pool3d still reads its sizes. See Note [nn].
+// min_size). See Note [nn].
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -227,12 +227,12 @@ Stack max_pool3d_with_indices_backward(const Stack& a) {
 
 /// The averaging matrix [out, in] of adaptive pooling along a dim: row o averages input
 /// positions [⌊o·in/out⌋, ⌈(o+1)·in/out⌉) (ATen's start_index / end_index).
-Tensor adaptive_weights(int64_t in, int64_t out, ScalarType dt, Device device) {
+Tensor adaptive_weights(const SymInt& in, int64_t out, ScalarType dt, Device device) {
   const TensorOptions o = TensorOptions(kLong).device(device);
   const Tensor pos = arange(out, o), i = arange(in, o).unsqueeze(0);
   const Scalar by(std::max<int64_t>(out, 1));  // out = 0: no rows, but div checks its divisor
-  const Tensor start = div(pos * Scalar(in), by, "floor").unsqueeze(1);
-  const Tensor end = div((pos + Scalar(int64_t{1})) * Scalar(in) + Scalar(out - 1), by, "floor").unsqueeze(1);
+  const Tensor start = div(times_size(pos, in), by, "floor").unsqueeze(1);
+  const Tensor end = div(times_size(pos + Scalar(int64_t{1}), in) + Scalar(out - 1), by, "floor").unsqueeze(1);
   return logical_and(ge(i, start), lt(i, end)).to(dt) / (end - start).to(dt);
 }
 
@@ -250,25 +250,27 @@ Stack adaptive_avg_pool3d(const Stack& a) {
   const int64_t nd = self.dim();
   EMBER_CHECK(nd == 4 || nd == 5) << "adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got " << self.sizes();
   for (int64_t d = nd - 4; d < nd; ++d) {
-    EMBER_CHECK(self.size(d) > 0) << "adaptive_avg_pool3d(): Expected input to have non-zero size for non-batch "
+    EMBER_CHECK(sym_size(self, d) > 0) << "adaptive_avg_pool3d(): Expected input to have non-zero size for non-batch "
                                      "dimensions, but input has sizes "
                                   << self.sizes() << " with dimension " << d << " being empty";
   }
   const ScalarType dt = self.dtype();
   if (!is_floating_point(dt)) not_implemented("adaptive_avg_pool3d_cpu", dt);
   const ScalarType acc = is_reduced_float(dt) ? kFloat : dt;  // float16/bfloat16 averaged in float
-  const int64_t t = self.size(-3), h = self.size(-2), w = self.size(-1);
+  const std::vector<SymInt> sizes = sym_sizes(self);
+  const SymInt t = sizes[nd - 3], h = sizes[nd - 2], w = sizes[nd - 1];
   const Device dev = self.device();
   const Tensor x = cast(self, acc);
   const Tensor by_w = matmul(x, adaptive_weights(w, size[2], acc, dev).transpose(0, 1));  // [.., T, H, oW]
   const Tensor by_h = matmul(adaptive_weights(h, size[1], acc, dev), by_w);               // [.., T, oH, oW]
-  std::vector<int64_t> flat(self.sizes().begin(), self.sizes().end() - 3);
+  std::vector<SymInt> flat(sizes.begin(), sizes.end() - 3);
   flat.push_back(t);
   flat.push_back(size[1] * size[2]);
-  const Tensor by_t = matmul(adaptive_weights(t, size[0], acc, dev), by_h.reshape(flat));  // [.., oT, oH·oW]
-  std::vector<int64_t> out(self.sizes().begin(), self.sizes().end() - 3);
+  const Tensor by_t =
+      matmul(adaptive_weights(t, size[0], acc, dev), by_h.reshape(SymIntArrayRef(flat)));  // [.., oT, oH·oW]
+  std::vector<SymInt> out(sizes.begin(), sizes.end() - 3);
   out.insert(out.end(), size.begin(), size.end());
-  return {cast(by_t.reshape(out), dt)};
+  return {cast(by_t.reshape(SymIntArrayRef(out)), dt)};
 }
 
 }  // namespace

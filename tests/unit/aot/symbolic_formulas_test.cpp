@@ -221,12 +221,13 @@ TEST_P(SymbolicFormulas, BatchNormAndConv3dOnAChannelsLast3dInputCompileOnce) {
 }
 
 TEST_P(SymbolicFormulas, ThreeDimensionalPoolingCompilesOnce) {
-  // The 3-D pools are composites over SymInt (ops/pool3d.cpp): their windows, divisors
-  // and argmax indices follow the symbols.
+  // The 3-D pools are composites over SymInt (ops/pool3d.cpp): their windows, divisors,
+  // argmax indices and adaptive averaging matrices follow the symbols.
   auto loss = [](const Tensor& x, const Tensor&) {
     Tensor m = std::get<0>(max_pool3d_with_indices(x, {2, 2, 2}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, true));
     Tensor a = avg_pool3d(x, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, false, false);
-    return (m * m).mean() + a.sum();
+    Tensor g = call_op("aten::_adaptive_avg_pool3d", {x, std::vector<int64_t>{2, 1, 3}})[0].to_tensor();
+    return (m * m).mean() + a.sum() + (g * g).sum();
   };
   auto volumes = [](int64_t batch, int64_t length) {
     return std::pair<Tensor, Tensor>{randn({batch, 3, length, length + 1, length + 2}), randn({batch})};
