@@ -477,17 +477,19 @@ void shape_rows(Registry& r) {
     const std::vector<Tensor> ts = c.arg(0).to_tensor_list();
     const Tensor& g = c.grad();
     const int64_t dim = core::wrap_dim(c.arg(1).to_int(), g.dim());
+    // Over SymInt sizes: each input's slice of the gradient starts at the sum of the sizes
+    // before it (an expression over the symbols when they are symbolic).
     Grads out;
-    int64_t offset = 0;
+    SymInt offset = 0;
     for (const Tensor& t : ts) {
       // Legacy 1-D empty tensors are skipped by cat (and get no gradient).
-      if (t.dim() == 1 && t.size(0) == 0 && g.dim() != 1) {
+      if (t.dim() == 1 && sym_size(t, 0) == 0 && g.dim() != 1) {
         out.push_back(Tensor());
         continue;
       }
-      const int64_t n = t.size(dim);
+      const SymInt n = sym_size(t, dim);
       out.push_back(g.narrow(dim, offset, n));
-      offset += n;
+      offset = offset + n;
     }
     return out;
   });

@@ -1,11 +1,12 @@
 // Tests of derivative formulas and meta functions written over SymInt (Note [aot],
 // "Dynamic shapes"): a small function using var, std, prod, gather, scatter, scatter_add,
-// index, index_select, repeat or a transposed convolution, trained with a dynamic batch (and a dynamic length
-// where the op allows) at three sizes under "aot_eager" and "inductor", traces once, keeps
-// one cache entry, specializes no size, and gives eager's loss and gradients (values,
-// dtype, sizes and strides) at every size; so do convolutions with a dynamic image size
-// under layout optimization (channels_last over the symbols) and batch norm and 3-D
-// convolutions on a 5-D input, contiguous or channels_last_3d.
+// index, index_select, cat, repeat, a transposed convolution or the 3-D pools, trained
+// with a dynamic batch (and a dynamic length where the op allows) at three sizes under
+// "aot_eager" and "inductor", traces once, keeps one cache entry, specializes no size,
+// and gives eager's loss and gradients (values, dtype, sizes and strides) at every size;
+// so do convolutions with a dynamic image size under layout optimization (channels_last
+// over the symbols) and batch norm and 3-D convolutions on a 5-D input, contiguous or
+// channels_last_3d.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -147,6 +148,16 @@ TEST_P(SymbolicFormulas, IndexAndIndexSelectCompileOnce) {
     return (picked * selected).sum();
   };
   expect_one_symbolic_compile(loss, matrix_and_batch_index, {w}, kSizes, GetParam());
+}
+
+TEST_P(SymbolicFormulas, CatAlongTheBatchAndTheLengthCompilesOnce) {
+  Tensor w = leaf({1});
+  auto loss = [w](const Tensor& x, const Tensor&) {
+    Tensor rows = cat({x, x * w}, 0);        // [2B, L]
+    Tensor cols = cat({x * 2.0, x.relu()}, 1);  // [B, 2L]
+    return (rows * rows).mean() + (cols * cols).sum();
+  };
+  expect_one_symbolic_compile(loss, matrix, {w}, kSizes, GetParam());
 }
 
 TEST_P(SymbolicFormulas, RepeatCompilesOnce) {
