@@ -57,7 +57,9 @@ Tensor dense(const Tensor& t) {
 int64_t nonempty_dim(const Tensor& t) { return std::max<int64_t>(t.dim(), 1); }
 int64_t nonempty_size(const Tensor& t, int64_t d) { return t.dim() == 0 ? 1 : t.size(d); }
 /// nonempty_size over SymInt: a symbolic size is compared without reading it.
-core::SymInt nonempty_sym_size(const Tensor& t, int64_t d) { return t.dim() == 0 ? core::SymInt(1) : core::sym_size(t, d); }
+core::SymInt nonempty_sym_size(const Tensor& t, int64_t d) {
+  return t.dim() == 0 ? core::SymInt(1) : core::sym_size(t, d);
+}
 
 // --- gather / scatter --------------------------------------------------------------
 // The shape checks compare sizes as SymInts (Note [dynamic shapes]): for plain tensors

@@ -99,9 +99,10 @@ Pool3d pool3d_setup(const Tensor& input, const Stack& a, const std::vector<int64
       << "dilation should be greater than zero, but got dilationT: " << p.dilation[0]
       << " dilationH: " << p.dilation[1] << " dilationW: " << p.dilation[2];
   for (int64_t i = nd - 4; i < nd; ++i) {
-    EMBER_CHECK(sym_size(input, i) > 0) << n << ": Expected input's non-batch dimensions to have positive length, but input "
-                                   << "has a shape of " << input.sizes() << " and non-batch dimension " << i
-                                   << " has length zero!";
+    EMBER_CHECK(sym_size(input, i) > 0) << n
+                                        << ": Expected input's non-batch dimensions to have positive length, but input "
+                                        << "has a shape of " << input.sizes() << " and non-batch dimension " << i
+                                        << " has length zero!";
   }
   if (avg) {
     EMBER_CHECK(p.in[0] >= p.kernel[0] && p.in[1] >= p.kernel[1] && p.in[2] >= p.kernel[2])
@@ -110,8 +111,8 @@ Pool3d pool3d_setup(const Tensor& input, const Stack& a, const std::vector<int64
   }
   EMBER_CHECK(p.out[0] >= 1 && p.out[1] >= 1 && p.out[2] >= 1)
       << "Given input size: (" << sym_size(input, nd - 4) << "x" << p.in[0] << "x" << p.in[1] << "x" << p.in[2]
-      << "). Calculated output size: (" << sym_size(input, nd - 4) << "x" << p.out[0] << "x" << p.out[1] << "x" << p.out[2]
-      << "). Output size is too small";
+      << "). Calculated output size: (" << sym_size(input, nd - 4) << "x" << p.out[0] << "x" << p.out[1] << "x"
+      << p.out[2] << "). Output size is too small";
   return p;
 }
 
@@ -251,8 +252,8 @@ Stack adaptive_avg_pool3d(const Stack& a) {
   EMBER_CHECK(nd == 4 || nd == 5) << "adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got " << self.sizes();
   for (int64_t d = nd - 4; d < nd; ++d) {
     EMBER_CHECK(sym_size(self, d) > 0) << "adaptive_avg_pool3d(): Expected input to have non-zero size for non-batch "
-                                     "dimensions, but input has sizes "
-                                  << self.sizes() << " with dimension " << d << " being empty";
+                                          "dimensions, but input has sizes "
+                                       << self.sizes() << " with dimension " << d << " being empty";
   }
   const ScalarType dt = self.dtype();
   if (!is_floating_point(dt)) not_implemented("adaptive_avg_pool3d_cpu", dt);

@@ -127,7 +127,8 @@ std::optional<std::vector<TensorMeta>> transposed_convolution_rule(const Stack& 
                            << "). Calculated output size per channel: (" << size.str() << "). Output size is too small";
     sizes.push_back(size);
   }
-  std::optional<TensorMeta> m = if_same_layout(sym_layout_meta(sizes, out[0].dtype, out[0].device, channels_last), out[0]);
+  std::optional<TensorMeta> m =
+      if_same_layout(sym_layout_meta(sizes, out[0].dtype, out[0].device, channels_last), out[0]);
   if (!m) return std::nullopt;
   out[0] = *m;
   return out;
@@ -156,7 +157,8 @@ std::optional<std::vector<TensorMeta>> convolution_rule(const Stack& a, std::vec
                                              << "). Kernel size can't be greater than actual input size";
     sizes.push_back(core::floordiv(in[i + 2] + 2 * p - extent, s) + 1);
   }
-  std::optional<TensorMeta> m = if_same_layout(sym_layout_meta(sizes, out[0].dtype, out[0].device, channels_last), out[0]);
+  std::optional<TensorMeta> m =
+      if_same_layout(sym_layout_meta(sizes, out[0].dtype, out[0].device, channels_last), out[0]);
   if (!m) return std::nullopt;
   out[0] = *m;
   return out;

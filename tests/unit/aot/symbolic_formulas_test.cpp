@@ -143,7 +143,7 @@ std::pair<Tensor, Tensor> matrix_and_batch_index(int64_t batch, int64_t length) 
 TEST_P(SymbolicFormulas, IndexAndIndexSelectCompileOnce) {
   Tensor w = leaf({1});
   auto loss = [w](const Tensor& x, const Tensor& rows) {
-    Tensor picked = index(x, {rows});               // [B, L], rows repeated or left out
+    Tensor picked = index(x, {rows});                // [B, L], rows repeated or left out
     Tensor selected = index_select(x, 0, rows) * w;  // the same rows again
     return (picked * selected).sum();
   };
@@ -153,7 +153,7 @@ TEST_P(SymbolicFormulas, IndexAndIndexSelectCompileOnce) {
 TEST_P(SymbolicFormulas, CatAlongTheBatchAndTheLengthCompilesOnce) {
   Tensor w = leaf({1});
   auto loss = [w](const Tensor& x, const Tensor&) {
-    Tensor rows = cat({x, x * w}, 0);        // [2B, L]
+    Tensor rows = cat({x, x * w}, 0);           // [2B, L]
     Tensor cols = cat({x * 2.0, x.relu()}, 1);  // [B, 2L]
     return (rows * rows).mean() + (cols * cols).sum();
   };

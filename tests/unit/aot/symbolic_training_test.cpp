@@ -185,8 +185,7 @@ TEST_P(SymbolicTraining, AGuardTheBackwardAddsReachesTheEntry) {
     expect_close(compiled_grad, x.grad(), 1e-5, 1e-6, "batch " + std::to_string(batch));
   }
   EXPECT_EQ(fn.cache_size(), 2u) << "each batch size its own entry, guarded by the backward's specialization";
-  EXPECT_NE(logs.text().find("the derivative formula of aten::slice.Tensor reads sizes as integers"),
-            std::string::npos)
+  EXPECT_NE(logs.text().find("the derivative formula of aten::slice.Tensor reads sizes as integers"), std::string::npos)
       << logs.text();
   EXPECT_NE(logs.text().find("x.size(0) == 5"), std::string::npos) << logs.text();
   EXPECT_NE(logs.text().find("x.size(0) == 8"), std::string::npos) << logs.text();
