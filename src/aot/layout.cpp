@@ -94,13 +94,11 @@ bool nhwc_convolution(const Node& n) {
   const core::SymInts sizes = sizes_of(x);
   for (const core::SymInt& s : sizes)
     if (is_constant(s, 0)) return false;  // a size symbol is never 0
-  // Over size symbols, only a symbolic batch: the nodes rebuilt after the clone get their
-  // geometry from meta functions (GraphBuilder), and convolution's and batch norm's keep
-  // the batch symbolic only (ops/batch_meta.cpp); another symbolic dim would be read as
-  // its example value there.
-  for (size_t d = 1; d < sizes.size(); ++d)
-    if (sizes[d].is_symbolic()) return false;
-  return true;
+  // Over size symbols, any dim may be symbolic but the channels (which meet the weight's,
+  // so a trace has made them static): the nodes rebuilt after the clone get their
+  // geometry from meta functions (GraphBuilder), and convolution's, pooling's and batch
+  // norm's are over SymInt in every dim (ops/spatial_meta.cpp), channels_last included.
+  return !sizes[1].is_symbolic();
 }
 
 /// Whether `a` and `b` have the same strides on every dim of size above 1 (the strides

@@ -87,9 +87,10 @@ void check_conv_dtypes(const Tensor& input, const Tensor& weight, int64_t dims, 
 // when groups > 1, the kernel's last two dims both > 3, a batch > 1 or N*C*D*H > 20480
 // (and, transposed, no output_padding >= stride). use_mkldnn's clause on one thread with
 // 1x1 kernels, and float16 (oneDNN only on CPUs with native fp16), are taken as NCDHW.
-// Since that rule reads sizes, the SymInt rules of spatial_meta.cpp leave a 5-D
-// channels_last_3d candidate to the wrapped meta. CUDA keeps 3-D convolution
-// unimplemented.
+// Since that rule reads sizes, spatial_meta.cpp evaluates it once more over SymInt
+// (sym_conv_channels_last: a symbolic batch is above 1, so a float32 channels_last_3d
+// input keeps NDHWC at every size; N*C*D*H > 20480 of a batch of 1 is a guard). CUDA
+// keeps 3-D convolution unimplemented.
 
 /// The geometry of a 3-D convolution (transposed: the convolution it is the transpose of,
 /// from its output back to its input) and its output sizes; the arguments are checked.
@@ -369,6 +370,14 @@ int64_t pooling_output_shape(int64_t in, int64_t kernel, int64_t pad, int64_t st
   int64_t out = div_rtn(in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0), stride) + 1;
   // The last window must start inside the input (or its left padding).
   if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+SymInt pooling_output_shape(const SymInt& in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation,
+                            bool ceil_mode) {
+  (void)pooling_output_shape(int64_t{2}, kernel, pad, stride, dilation, ceil_mode);  // the argument checks only
+  SymInt out = (in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0)) / stride + 1;
+  if (ceil_mode && (out - 1) * stride >= in + pad) out = out - 1;
   return out;
 }
 

@@ -49,6 +49,11 @@ kernels::cpu::Pool2dParams adaptive_setup(const Stack& a);
 /// ATen's pooling_output_shape: the number of windows along a dim of `in` elements (its
 /// stride and padding checks included); 2-D and 3-D pooling share it.
 int64_t pooling_output_shape(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation, bool ceil_mode);
+/// pooling_output_shape of a size that may be symbolic (3-D pooling traced with dynamic
+/// shapes): the same checks and formula over SymInt; the last-window correction is a
+/// comparison the ranges decide or a guard.
+SymInt pooling_output_shape(const SymInt& in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation,
+                            bool ceil_mode);
 
 /// `input`'s sizes with the last two replaced by out_h, out_w.
 std::vector<int64_t> pooled_sizes(const Tensor& input, int64_t out_h, int64_t out_w);

@@ -39,6 +39,10 @@ Tensor zeros_as(IntArrayRef sizes, const Tensor& like) {
   return zeros(sizes, TensorOptions(like.dtype()).device(like.device()));
 }
 
+Tensor zeros_as(SymIntArrayRef sizes, const Tensor& like) {
+  return zeros(sizes, TensorOptions(like.dtype()).device(like.device()));
+}
+
 Tensor sum_to(const Tensor& grad, SymIntArrayRef sizes) {
   auto same = [&sizes](const std::vector<SymInt>& have) {
     if (have.size() != sizes.size()) return false;
@@ -152,9 +156,10 @@ using namespace derivative_rows;
 
 Tensor zeros_of(const Tensor& g) { return zeros_like(g); }
 
-/// pad list for constant_pad_nd that puts `before`/`after` zeros around dimension `dim`.
-std::vector<int64_t> pad_dim(int64_t ndim, int64_t dim, int64_t before, int64_t after) {
-  std::vector<int64_t> pad(static_cast<size_t>(2 * (ndim - dim)), 0);
+/// pad list for constant_pad_nd that puts `before`/`after` zeros around dimension `dim`
+/// (SymInts: a gradient padded back to a forward value's symbolic size).
+std::vector<SymInt> pad_dim(int64_t ndim, int64_t dim, const SymInt& before, const SymInt& after) {
+  std::vector<SymInt> pad(static_cast<size_t>(2 * (ndim - dim)), 0);
   pad[pad.size() - 2] = before;
   pad[pad.size() - 1] = after;
   return pad;
@@ -395,30 +400,41 @@ void view_rows(Registry& r) {
   });
   row(r, "aten::transpose.int", "TransposeBackward0",
       [](const Ctx& c) -> Grads { return {c.grad().transpose(c.arg(1).to_int(), c.arg(2).to_int())}; });
+  // Over SymInt sizes: a step-1 slice pads the gradient back to the input's symbolic size
+  // (clamping the start compares it with that size: decided by the ranges, or a guard).
   row(r, "aten::slice.Tensor", "SliceBackward0", [](const Ctx& c) -> Grads {
-    IntArrayRef sizes = c.arg_sizes(0);
-    const int64_t ndim = static_cast<int64_t>(sizes.size());
+    const std::vector<SymInt> sym = c.arg_sym_sizes(0);
+    const int64_t ndim = static_cast<int64_t>(sym.size());
     const int64_t dim = core::wrap_dim(c.arg(1).to_int(), ndim);
-    const int64_t size = sizes[dim];
     const int64_t step = c.arg(4).to_int();
-    int64_t start = c.arg(2).to_optional_int().value_or(0);
-    if (start < 0) start += size;
-    start = std::clamp<int64_t>(start, 0, size);
+    const int64_t start_arg = c.arg(2).to_optional_int().value_or(0);
     const Tensor& g = c.grad();
-    const int64_t n = g.size(dim);
-    if (step == 1) return {constant_pad_nd(g, pad_dim(ndim, dim, start, size - start - n))};
+    if (step == 1) {
+      const SymInt size = sym[static_cast<size_t>(dim)];
+      SymInt start = start_arg < 0 ? size + start_arg : SymInt(start_arg);
+      if (start < 0) start = 0;
+      if (start > size) start = size;
+      const SymInt n = sym_size(g, dim);
+      return {constant_pad_nd(g, SymIntArrayRef(pad_dim(ndim, dim, start, size - start - n)))};
+    }
     // Strided slice: scatter the rows back into zeros.
+    IntArrayRef sizes = c.arg_sizes(0);
+    const int64_t size = sizes[dim];
+    int64_t start = start_arg < 0 ? start_arg + size : start_arg;
+    start = std::clamp<int64_t>(start, 0, size);
+    const int64_t n = g.size(dim);
     std::vector<std::optional<Tensor>> indices(static_cast<size_t>(dim), std::nullopt);
     indices.push_back(arange(start, start + n * step, step, TensorOptions(kLong).device(g.device())));
     return {index_put(zeros_as(sizes, g), indices, g)};
   });
   row(r, "aten::select.int", "SelectBackward0", [](const Ctx& c) -> Grads {
-    IntArrayRef sizes = c.arg_sizes(0);
+    const std::vector<SymInt> sizes = c.arg_sym_sizes(0);
     const int64_t ndim = static_cast<int64_t>(sizes.size());
     const int64_t dim = core::wrap_dim(c.arg(1).to_int(), ndim);
-    int64_t index = c.arg(2).to_int();
-    if (index < 0) index += sizes[dim];
-    return {constant_pad_nd(c.grad().unsqueeze(dim), pad_dim(ndim, dim, index, sizes[dim] - index - 1))};
+    const int64_t index_arg = c.arg(2).to_int();
+    const SymInt size = sizes[static_cast<size_t>(dim)];
+    const SymInt index = index_arg < 0 ? size + index_arg : SymInt(index_arg);
+    return {constant_pad_nd(c.grad().unsqueeze(dim), SymIntArrayRef(pad_dim(ndim, dim, index, size - index - 1)))};
   });
   row(r, "aten::diagonal", "DiagonalBackward0", [](const Ctx& c) -> Grads {
     // The gradient put on the diagonal of zeros: the last dim of grad spread over
@@ -461,35 +477,39 @@ void shape_rows(Registry& r) {
     const std::vector<Tensor> ts = c.arg(0).to_tensor_list();
     const Tensor& g = c.grad();
     const int64_t dim = core::wrap_dim(c.arg(1).to_int(), g.dim());
+    // Over SymInt sizes: each input's slice of the gradient starts at the sum of the sizes
+    // before it (an expression over the symbols when they are symbolic).
     Grads out;
-    int64_t offset = 0;
+    SymInt offset = 0;
     for (const Tensor& t : ts) {
       // Legacy 1-D empty tensors are skipped by cat (and get no gradient).
-      if (t.dim() == 1 && t.size(0) == 0 && g.dim() != 1) {
+      if (t.dim() == 1 && sym_size(t, 0) == 0 && g.dim() != 1) {
         out.push_back(Tensor());
         continue;
       }
-      const int64_t n = t.size(dim);
+      const SymInt n = sym_size(t, dim);
       out.push_back(g.narrow(dim, offset, n));
-      offset += n;
+      offset = offset + n;
     }
     return out;
   });
   row(r, "aten::flip", "FlipBackward0", [](const Ctx& c) -> Grads { return {flip(c.grad(), c.arg(1).to_int_list())}; });
+  // Over SymInt sizes: each repeated dim splits into (count, size) and the counts are summed.
   row(r, "aten::repeat", "RepeatBackward0", [](const Ctx& c) -> Grads {
-    IntArrayRef sizes = c.arg_sizes(0);
+    const std::vector<SymInt> sizes = c.arg_sym_sizes(0);
     const std::vector<int64_t> repeats = c.arg(1).to_int_list();
     const int64_t lead = static_cast<int64_t>(repeats.size() - sizes.size());
-    std::vector<int64_t> split, dims;
+    std::vector<SymInt> split;
+    std::vector<int64_t> dims;
     for (int64_t i = 0; i < static_cast<int64_t>(repeats.size()); ++i) {
-      const int64_t s = i < lead ? 1 : sizes[i - lead];
+      const SymInt s = i < lead ? SymInt(1) : sizes[static_cast<size_t>(i - lead)];
       dims.push_back(static_cast<int64_t>(split.size()));
-      split.push_back(repeats[i]);
+      split.push_back(repeats[static_cast<size_t>(i)]);
       split.push_back(s);
     }
     const Tensor& g = c.grad();
-    if (g.numel() == 0) return {zeros_as(sizes, g)};
-    return {sum(g.reshape(split), dims).reshape(sizes)};
+    if (const SymInt n = sym_numel(g); !n.is_symbolic() && n.hint() == 0) return {zeros_as(SymIntArrayRef(sizes), g)};
+    return {sum(g.reshape(SymIntArrayRef(split)), dims).reshape(SymIntArrayRef(sizes))};
   });
   row(r, "aten::tril", "TrilBackward0", [](const Ctx& c) -> Grads { return {tril(c.grad(), c.arg(1).to_int())}; });
   row(r, "aten::triu", "TriuBackward0", [](const Ctx& c) -> Grads { return {triu(c.grad(), c.arg(1).to_int())}; });
@@ -508,41 +528,47 @@ std::vector<std::optional<Tensor>> index_at(int64_t dim, const Tensor& index) {
 }
 
 /// `t` padded with zeros at the end of each dim up to `sizes` (a scatter's src elements
-/// beyond the index's extent are not read: their gradient is zero).
-Tensor pad_to(const Tensor& t, IntArrayRef sizes) {
-  if (t.sizes() == sizes) return t;
-  std::vector<int64_t> pad;
+/// beyond the index's extent are not read: their gradient is zero). Over SymInt: a dim
+/// whose two sizes are the same expression gets no padding and reads nothing; a symbolic
+/// difference pads by that expression.
+Tensor pad_to(const Tensor& t, const std::vector<SymInt>& sizes) {
+  const std::vector<SymInt> have = sym_sizes(t);
+  std::vector<SymInt> pad;
+  bool any = false;
   for (int64_t d = t.dim() - 1; d >= 0; --d) {
+    const SymInt extra = sizes[static_cast<size_t>(d)] - have[static_cast<size_t>(d)];
+    any = any || extra.is_symbolic() || extra.hint() != 0;
     pad.push_back(0);
-    pad.push_back(sizes[d] - t.size(d));
+    pad.push_back(extra);
   }
-  return constant_pad_nd(t, pad);
+  return any ? constant_pad_nd(t, SymIntArrayRef(pad)) : t;
 }
 
 void indexing_rows(Registry& r) {
+  // Over SymInt sizes: the gradient is accumulated into zeros of the input's symbolic sizes.
   row(r, "aten::index_select", "IndexSelectBackward0", [](const Ctx& c) -> Grads {
-    IntArrayRef sizes = c.arg_sizes(0);
+    const std::vector<SymInt> sizes = c.arg_sym_sizes(0);
     const Tensor& g = c.grad();
     if (sizes.empty()) return {g.reshape({}), Tensor()};
     const int64_t dim = core::wrap_dim(c.arg(1).to_int(), static_cast<int64_t>(sizes.size()));
-    Tensor index = c.input(2).reshape({-1});
-    return {index_put(zeros_as(sizes, g), index_at(dim, index), g, /*accumulate=*/true), Tensor()};
+    Tensor index = c.input(2).reshape({sym_numel(c.input(2))});
+    return {index_put(zeros_as(SymIntArrayRef(sizes), g), index_at(dim, index), g, /*accumulate=*/true), Tensor()};
   });
   row(r, "aten::gather", "GatherBackward0", [](const Ctx& c) -> Grads {
     const Tensor& g = c.grad();
-    return {scatter_add(zeros_as(c.arg_sizes(0), g), c.arg(1).to_int(), c.input(2), g), Tensor()};
+    return {scatter_add(zeros_as(SymIntArrayRef(c.arg_sym_sizes(0)), g), c.arg(1).to_int(), c.input(2), g), Tensor()};
   });
   row(r, "aten::scatter_add", "ScatterAddBackward0", [](const Ctx& c) -> Grads {
     const Tensor& g = c.grad();
     if (!c.needs_grad(2)) return {g, Tensor(), Tensor()};
     // src elements beyond index's extent are not read: zeros (PyTorch's backward raises on a shape mismatch here).
-    return {g, Tensor(), pad_to(gather(g, c.arg(1).to_int(), c.input(2)), c.arg_sizes(3))};
+    return {g, Tensor(), pad_to(gather(g, c.arg(1).to_int(), c.input(2)), c.arg_sym_sizes(3))};
   });
   row(r, "aten::scatter.src", "ScatterBackward0", [](const Ctx& c) -> Grads {
     const int64_t dim = c.arg(1).to_int();
     const Tensor& index = c.input(2);
     Grads out{c.needs_grad(0) ? scatter(c.grad(), dim, index, Scalar(0)) : Tensor(), Tensor(), Tensor()};
-    if (c.needs_grad(2)) out[2] = pad_to(gather(c.grad(), dim, index), c.arg_sizes(3));
+    if (c.needs_grad(2)) out[2] = pad_to(gather(c.grad(), dim, index), c.arg_sym_sizes(3));
     return out;
   });
   row(r, "aten::scatter.value", "ScatterBackward1", [](const Ctx& c) -> Grads {
@@ -585,7 +611,7 @@ void indexing_rows(Registry& r) {
       grad_src = src_is.to(self.dtype()) * gather(share, dim, index);
     }
     if (!include_self) grad_self = scatter(grad_self, dim, index, Scalar(0));
-    return {grad_self, Tensor(), pad_to(grad_src, c.arg_sizes(3))};
+    return {grad_self, Tensor(), pad_to(grad_src, c.arg_sym_sizes(3))};
   });
   row(r, "aten::masked_scatter", "MaskedScatterBackward0", [](const Ctx& c) -> Grads {
     // source's gradient: grad's masked elements, in order, at their running count (a
@@ -618,7 +644,8 @@ void indexing_rows(Registry& r) {
   });
   row(r, "aten::index.Tensor", "IndexBackward0", [](const Ctx& c) -> Grads {
     const Tensor& g = c.grad();
-    Grads out{index_put(zeros_as(c.arg_sizes(0), g), c.arg(1).to_optional_tensor_list(), g, /*accumulate=*/true)};
+    Grads out{index_put(zeros_as(SymIntArrayRef(c.arg_sym_sizes(0)), g), c.arg(1).to_optional_tensor_list(), g,
+                        /*accumulate=*/true)};
     out.resize(1 + c.arg(1).to_optional_tensor_list().size());
     return out;
   });

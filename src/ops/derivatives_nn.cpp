@@ -48,18 +48,14 @@ Tensor restore_reduced_dims(const Tensor& t, const std::vector<int64_t>& dims, b
   return r;
 }
 
-int64_t count_of(IntArrayRef sizes, const std::vector<int64_t>& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= sizes[d];
-  return n;
-}
-
-/// `g` divided by the number of elements of `sizes` over `dims`, as mean's gradient
-/// divides: by a double when every such size is plain; when some are size symbols (a
-/// joint graph traced with dynamic shapes) the count is each call's, so it is computed in
-/// the graph as the sum of ones of the symbolic factors' product (a length as small as
-/// that product), times the static factors.
-Tensor divide_by_count(const Tensor& g, const std::vector<SymInt>& sizes, const std::vector<int64_t>& dims) {
+/// `g` divided by the number of elements of `sizes` over `dims` less `correction`, as
+/// mean's (correction 0) and var's gradients divide: by a double when every such size is
+/// plain; when some are size symbols (a joint graph traced with dynamic shapes) the count
+/// is each call's, so it is computed in the graph as the sum of ones of the symbolic
+/// factors' product (a length as small as that product), times the static factors, less
+/// the correction.
+Tensor divide_by_count(const Tensor& g, const std::vector<SymInt>& sizes, const std::vector<int64_t>& dims,
+                       double correction = 0.0) {
   double fixed = 1.0;
   SymInt symbolic = 1;
   bool any = false;
@@ -72,9 +68,11 @@ Tensor divide_by_count(const Tensor& g, const std::vector<SymInt>& sizes, const 
       fixed *= static_cast<double>(n.hint());
     }
   }
-  if (!any) return g / fixed;
+  if (!any) return g / (fixed - correction);
   Tensor count = ones({symbolic}, TensorOptions(g.dtype()).device(g.device())).sum();
-  return g / (fixed == 1.0 ? count : count * fixed);
+  if (fixed != 1.0) count = count * fixed;
+  if (correction != 0.0) count = count - correction;
+  return g / count;
 }
 
 void reduction_rows(Registry& r) {
@@ -151,14 +149,15 @@ Tensor prod_grad(const Tensor& g, const Tensor& x, const std::vector<int64_t>& d
 }
 
 void more_reduction_rows(Registry& r) {
+  // Over SymInt sizes: the count (less the correction) divides as in mean's gradient.
   row(r, "aten::var.correction", "VarBackward0", [](const Ctx& c) -> Grads {
     const Tensor& x = c.input(0);
+    const std::vector<SymInt> sizes = c.arg_sym_sizes(0);
     auto dims = reduced_dims(c.arg(1).to_optional_int_list(), x.dim());
     const double correction = c.arg(2).is_none() ? 1.0 : c.arg(2).to_scalar().to_double();
     const bool keepdim = c.arg(3).to_bool();
-    const double n = static_cast<double>(count_of(x.sizes(), dims));
     Tensor centered = dims.empty() ? x - x : x - ember::mean(x, dims, /*keepdim=*/true);
-    return {restore_reduced_dims(c.grad(), dims, keepdim) * centered * (2.0 / (n - correction))};
+    return {divide_by_count(restore_reduced_dims(c.grad(), dims, keepdim) * centered * 2.0, sizes, dims, correction)};
   });
   row(r, "aten::cumsum", "CumsumBackward0", [](const Ctx& c) -> Grads {
     const Tensor& g = c.grad();
@@ -166,10 +165,12 @@ void more_reduction_rows(Registry& r) {
     const int64_t dim = core::wrap_dim(c.arg(1).to_int(), g.dim());
     return {flip(cumsum(flip(g, {dim}), dim), {dim})};
   });
+  // Over SymInt sizes: flattened to the input's symbolic numel and reshaped back.
   row(r, "aten::prod", "ProdBackward0", [](const Ctx& c) -> Grads {
     const Tensor& x = c.input(0);
-    Tensor flat = x.reshape({-1});
-    return {prod_grad(c.grad(), flat, {0}).reshape(x.sizes())};
+    const std::vector<SymInt> sizes = c.arg_sym_sizes(0);
+    Tensor flat = x.reshape({sym_numel(x)});
+    return {prod_grad(c.grad(), flat, {0}).reshape(SymIntArrayRef(sizes))};
   });
   row(r, "aten::prod.dim_int", "ProdBackward1", [](const Ctx& c) -> Grads {
     const Tensor& x = c.input(0);
@@ -180,7 +181,7 @@ void more_reduction_rows(Registry& r) {
   });
   // The gradient goes to the element each index names (scattered into zeros).
   auto value_selecting = [](const Ctx& c) -> Grads {
-    IntArrayRef sizes = c.arg_sizes(0);
+    const std::vector<SymInt> sizes = c.arg_sym_sizes(0);
     const Tensor& g = c.grad(0);
     if (!g.defined()) return {Tensor()};
     if (sizes.empty()) return {g};
@@ -188,19 +189,19 @@ void more_reduction_rows(Registry& r) {
     const bool keepdim = c.arg(2).to_bool();
     Tensor idx = keepdim ? c.output(1) : c.output(1).unsqueeze(dim);
     Tensor gk = keepdim ? g : g.unsqueeze(dim);
-    return {scatter(zeros_as(sizes, g), dim, idx, gk)};
+    return {scatter(zeros_as(SymIntArrayRef(sizes), g), dim, idx, gk)};
   };
   row(r, "aten::max.dim", "MaxBackward0", value_selecting);
   row(r, "aten::min.dim", "MinBackward0", value_selecting);
   // Sorting ops: each value's gradient goes back to where its index says it came from.
   auto sorted_back = [](size_t dim_arg) {
     return [dim_arg](const Ctx& c) -> Grads {
-      IntArrayRef sizes = c.arg_sizes(0);
+      const std::vector<SymInt> sizes = c.arg_sym_sizes(0);
       const Tensor& g = c.grad(0);
       if (!g.defined()) return {Tensor()};
       if (sizes.empty()) return {g};
       const int64_t dim = core::wrap_dim(c.arg(dim_arg).to_int(), static_cast<int64_t>(sizes.size()));
-      return {scatter(zeros_as(sizes, g), dim, c.output(1), g)};
+      return {scatter(zeros_as(SymIntArrayRef(sizes), g), dim, c.output(1), g)};
     };
   };
   row(r, "aten::sort", "SortBackward0", sorted_back(1));

@@ -56,16 +56,23 @@ Tensor dense(const Tensor& t) {
 
 int64_t nonempty_dim(const Tensor& t) { return std::max<int64_t>(t.dim(), 1); }
 int64_t nonempty_size(const Tensor& t, int64_t d) { return t.dim() == 0 ? 1 : t.size(d); }
+/// nonempty_size over SymInt: a symbolic size is compared without reading it.
+core::SymInt nonempty_sym_size(const Tensor& t, int64_t d) {
+  return t.dim() == 0 ? core::SymInt(1) : core::sym_size(t, d);
+}
 
 // --- gather / scatter --------------------------------------------------------------
+// The shape checks compare sizes as SymInts (Note [dynamic shapes]): for plain tensors
+// these are integer comparisons; for a trace's symbolic ones a comparison the symbols'
+// ranges do not decide becomes a guard, and no size is specialized.
 
 void check_gather_shape(const Tensor& self, int64_t dim, const Tensor& index) {
   EMBER_CHECK(nonempty_dim(self) == nonempty_dim(index))
       << "Index tensor must have the same number of dimensions as input tensor";
-  if (index.numel() == 0) return;
+  if (core::sym_numel(index) == 0) return;
   for (int64_t d = 0; d < nonempty_dim(self); ++d) {
     if (d == dim) continue;
-    EMBER_CHECK(nonempty_size(index, d) <= nonempty_size(self, d))
+    EMBER_CHECK(nonempty_sym_size(index, d) <= nonempty_sym_size(self, d))
         << "Size does not match at dimension " << d << " expected index " << index.sizes()
         << " to be smaller than self " << self.sizes() << " apart from dimension " << dim;
   }
@@ -78,12 +85,12 @@ void check_scatter_shape(const Tensor& self, int64_t dim, const Tensor& index, c
     EMBER_CHECK(nonempty_dim(*src) == nonempty_dim(index))
         << "Index tensor must have the same number of dimensions as src tensor";
   }
-  if (index.numel() == 0) return;
+  if (core::sym_numel(index) == 0) return;
   bool ok = true;
   for (int64_t d = 0; d < nonempty_dim(self); ++d) {
-    const int64_t n = nonempty_size(index, d);
-    if (d != dim && n > nonempty_size(self, d)) ok = false;
-    if (src && n > nonempty_size(*src, d)) ok = false;
+    const core::SymInt n = nonempty_sym_size(index, d);
+    if (d != dim && n > nonempty_sym_size(self, d)) ok = false;
+    if (src && n > nonempty_sym_size(*src, d)) ok = false;
   }
   if (src) {
     EMBER_CHECK(ok) << "Expected index " << index.sizes() << " to be smaller than self " << self.sizes()
@@ -130,7 +137,7 @@ std::vector<TensorMeta> scatter_meta(const Stack& a, bool has_src) {
     EMBER_CHECK(src->dtype() == self.dtype()) << "scatter(): Expected self.dtype to be equal to src.dtype";
   }
   check_scatter_shape(self, dim, index, src);
-  return metas(contiguous_meta(self.sizes(), self.dtype(), self.device()));
+  return metas(core::contiguous_sym_meta(core::sym_sizes(self), self.dtype(), self.device()));
 }
 
 /// The CPU scatters' common start: out = self, then the output (at least 1-D), the
@@ -368,12 +375,10 @@ Plan make_plan(const Tensor& self, const Expanded& e) {
   return p;
 }
 
-/// Whether `values` broadcasts to the indexing result of `self` indexed by `e` (integer
-/// indices only), over SymInt: make_plan's result shape with the index tensors' sizes
-/// broadcast as SymInts, so index_put into a static tensor with indices and values of a
-/// symbolic batch (embedding's gradient over a dynamic batch) specializes nothing; a
-/// relation the ranges do not decide is guarded (Note [dynamic shapes]).
-bool sym_values_fit(const Tensor& self, const Expanded& e, const Tensor& values) {
+/// make_plan's result shape over SymInt (integer indices only): the index tensors' sizes
+/// broadcast as SymInts between self's dims before and after them, so nothing is read as
+/// an integer; a relation the ranges do not decide is guarded (Note [dynamic shapes]).
+core::SymInts sym_index_result(const Tensor& self, const Expanded& e) {
   core::SymInts index_shape;
   for (const Tensor& t : e.tensors) index_shape = core::sym_broadcast_shapes(index_shape, core::sym_sizes(t));
   bool adjacent = true;
@@ -392,12 +397,27 @@ bool sym_values_fit(const Tensor& self, const Expanded& e, const Tensor& values)
   core::SymInts result = pre;
   result.insert(result.end(), index_shape.begin(), index_shape.end());
   result.insert(result.end(), post.begin(), post.end());
+  return result;
+}
+
+/// Whether `values` broadcasts to the indexing result of `self` indexed by `e` (integer
+/// indices only), over SymInt (sym_index_result), so index_put with a symbolic self,
+/// indices or values (embedding's gradient over a dynamic batch, index's gradient into
+/// zeros of a symbolic input) specializes nothing.
+bool sym_values_fit(const Tensor& self, const Expanded& e, const Tensor& values) {
+  const core::SymInts result = sym_index_result(self, e);
   const core::SymInts from = core::sym_sizes(values);
   if (from.size() > result.size()) return false;
   const size_t off = result.size() - from.size();
   for (size_t i = 0; i < from.size(); ++i)
     if (from[i] != 1 && from[i] != result[off + i]) return false;
   return true;
+}
+
+/// Whether any of `self` and the defined `indices` has symbolic sizes.
+bool any_symbolic(const Tensor& self, const OptTensors& indices) {
+  return core::is_symbolic(self) ||
+         std::any_of(indices.begin(), indices.end(), [](const auto& t) { return t && core::is_symbolic(*t); });
 }
 
 /// Offsets (in elements, by `t`'s strides) of every multi-index over `dims`, row-major.
@@ -514,9 +534,9 @@ void register_indexing_ops(Registry& r) {
                                                 << index.numel() << " value(s)";
           return metas(contiguous_meta({}, self.dtype(), self.device()));
         }
-        std::vector<int64_t> sizes = self.sizes().vec();
-        sizes[dim] = index.numel();
-        return metas(contiguous_meta(sizes, self.dtype(), self.device()));
+        core::SymInts sizes = core::sym_sizes(self);  // over SymInt: a symbolic self or index stays so
+        sizes[static_cast<size_t>(dim)] = core::sym_numel(index);
+        return metas(core::contiguous_sym_meta(sizes, self.dtype(), self.device()));
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         const Tensor& self = a[0].to_tensor();
@@ -550,7 +570,7 @@ void register_indexing_ops(Registry& r) {
         const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
         EMBER_CHECK(index.dtype() == kInt64) << "gather(): Expected dtype int64 for index";
         check_gather_shape(self, dim, index);
-        return metas(contiguous_meta(index.sizes(), self.dtype(), self.device()));
+        return metas(core::contiguous_sym_meta(core::sym_sizes(index), self.dtype(), self.device()));
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         const Tensor self = as_1d(a[0].to_tensor());
@@ -603,10 +623,15 @@ void register_indexing_ops(Registry& r) {
       .set_host_indices()
       .set_meta([](const Stack& a) {
         const Tensor& self = a[0].to_tensor();
-        const Expanded e = expand_indices(self, a[1].to_optional_tensor_list());
+        const OptTensors& indices = a[1].to_optional_tensor_list();
+        const bool masks = std::any_of(indices.begin(), indices.end(), [](const auto& t) { return t && is_mask(*t); });
+        const Expanded e = expand_indices(self, indices);
         EMBER_CHECK_KIND(ErrorKind::NotImplementedError, !e.meta_mask)
             << "indexing with a bool mask gives an output whose shape depends on the mask's values, which a meta "
                "tensor does not have";
+        // Over the symbols when a size is symbolic (integer indices: a mask's count is data).
+        if (!masks && any_symbolic(self, indices))
+          return metas(core::contiguous_sym_meta(sym_index_result(self, e), self.dtype(), self.device()));
         return metas(contiguous_meta(make_plan(self, e).result_shape, self.dtype(), self.device()));
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
@@ -636,12 +661,9 @@ void register_indexing_ops(Registry& r) {
             << " for the destination and " << scalar_type_name(values.dtype()) << " for the source.";
         const OptTensors& indices = a[1].to_optional_tensor_list();
         const Expanded e = expand_indices(self, indices);
-        const bool symbolic =
-            core::is_symbolic(values) || std::any_of(indices.begin(), indices.end(), [](const auto& t) {
-              return t && core::is_symbolic(*t);
-            });
+        const bool symbolic = core::is_symbolic(values) || any_symbolic(self, indices);
         const bool masks = std::any_of(indices.begin(), indices.end(), [](const auto& t) { return t && is_mask(*t); });
-        if (symbolic && !masks && !core::is_symbolic(self)) {
+        if (symbolic && !masks) {
           // The result is self's geometry: only the check reads the symbolic sizes.
           EMBER_CHECK(sym_values_fit(self, e, values))
               << "shape mismatch: value tensor of shape " << IntArrayRef(values.impl()->sizes)
@@ -652,7 +674,7 @@ void register_indexing_ops(Registry& r) {
               << "shape mismatch: value tensor of shape " << values.sizes()
               << " cannot be broadcast to indexing result of shape " << IntArrayRef(p.result_shape);
         }
-        return metas(contiguous_meta(self.sizes(), self.dtype(), self.device()));
+        return metas(core::contiguous_sym_meta(core::sym_sizes(self), self.dtype(), self.device()));
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         const Tensor& self = a[0].to_tensor();

@@ -9,7 +9,10 @@
 // what ATen's backward kernels compute. The backward op scatters grad_output at the
 // indices. _adaptive_avg_pool3d applies one averaging matrix per dim (matmul), the
 // windows [⌊o·in/out⌋, ⌈(o+1)·in/out⌉). float16/bfloat16 averages are summed in float. ATen's argument checks and
-// messages (pool3d_shape_check). See Note [nn].
+// messages (pool3d_shape_check). The pools and the backward op compute their geometry
+// over SymInt (Pool3d), so a trace with dynamic shapes keeps every dim symbolic: a size
+// that multiplies or clamps positions is a sum of ones in the graph (times_size,
+// min_size). See Note [nn].
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -34,11 +37,27 @@ namespace {
 using Triple = std::array<int64_t, 3>;
 
 /// The geometry of a 3-D pooling: per dim (T, H, W) kernel, stride, padding, dilation,
-/// input and output sizes; `batched` when the input is N, C, T, H, W.
+/// input and output sizes (SymInts: symbolic in a trace with dynamic shapes, so the
+/// composites below build their graphs over the symbols); `batched` when the input is N,
+/// C, T, H, W.
 struct Pool3d {
-  Triple kernel{}, stride{}, pad{}, dilation{1, 1, 1}, in{}, out{};
+  Triple kernel{}, stride{}, pad{}, dilation{1, 1, 1};
+  std::array<SymInt, 3> in{}, out{};
   bool batched = true;
 };
+
+/// `t * n`: by a Scalar when `n` is plain; a symbolic `n` is computed in the graph as a
+/// sum of ones (a 0-dim int64 tensor, as mean's count), so each call multiplies by its own.
+Tensor times_size(const Tensor& t, const SymInt& n) {
+  if (!n.is_symbolic()) return t * Scalar(n.hint());
+  return t * ones({n}, TensorOptions(kLong).device(t.device())).sum();
+}
+
+/// min(t, n) elementwise, `n` as in times_size.
+Tensor min_size(const Tensor& t, const SymInt& n) {
+  if (!n.is_symbolic()) return clamp_max(t, Scalar(n.hint()));
+  return minimum(t, ones({n}, TensorOptions(kLong).device(t.device())).sum());
+}
 
 /// An int[3] pooling argument given as one int or three (stride: or omitted, then the kernel).
 Triple triple(const std::vector<int64_t>& v, bool ok, const std::string& message, const Triple* if_empty = nullptr) {
@@ -66,7 +85,7 @@ Pool3d pool3d_setup(const Tensor& input, const Stack& a, const std::vector<int64
   const int64_t nd = input.dim();
   EMBER_CHECK(nd == 4 || nd == 5) << "non-empty 4D or 5D (batch mode) tensor expected for input";
   p.batched = nd == 5;
-  for (int d = 0; d < 3; ++d) p.in[d] = input.size(nd - 3 + d);
+  for (int d = 0; d < 3; ++d) p.in[d] = sym_size(input, nd - 3 + d);
   for (int d = 0; d < 3; ++d)
     p.out[d] = pooling_output_shape(p.in[d], p.kernel[d], p.pad[d], p.stride[d], p.dilation[d], ceil_mode);
   // pool3d_shape_check
@@ -80,9 +99,10 @@ Pool3d pool3d_setup(const Tensor& input, const Stack& a, const std::vector<int64
       << "dilation should be greater than zero, but got dilationT: " << p.dilation[0]
       << " dilationH: " << p.dilation[1] << " dilationW: " << p.dilation[2];
   for (int64_t i = nd - 4; i < nd; ++i) {
-    EMBER_CHECK(input.size(i) > 0) << n << ": Expected input's non-batch dimensions to have positive length, but input "
-                                   << "has a shape of " << input.sizes() << " and non-batch dimension " << i
-                                   << " has length zero!";
+    EMBER_CHECK(sym_size(input, i) > 0) << n
+                                        << ": Expected input's non-batch dimensions to have positive length, but input "
+                                        << "has a shape of " << input.sizes() << " and non-batch dimension " << i
+                                        << " has length zero!";
   }
   if (avg) {
     EMBER_CHECK(p.in[0] >= p.kernel[0] && p.in[1] >= p.kernel[1] && p.in[2] >= p.kernel[2])
@@ -90,9 +110,9 @@ Pool3d pool3d_setup(const Tensor& input, const Stack& a, const std::vector<int64
         << p.kernel[0] << " kH: " << p.kernel[1] << " kW: " << p.kernel[2] << ")";
   }
   EMBER_CHECK(p.out[0] >= 1 && p.out[1] >= 1 && p.out[2] >= 1)
-      << "Given input size: (" << input.size(nd - 4) << "x" << p.in[0] << "x" << p.in[1] << "x" << p.in[2]
-      << "). Calculated output size: (" << input.size(nd - 4) << "x" << p.out[0] << "x" << p.out[1] << "x" << p.out[2]
-      << "). Output size is too small";
+      << "Given input size: (" << sym_size(input, nd - 4) << "x" << p.in[0] << "x" << p.in[1] << "x" << p.in[2]
+      << "). Calculated output size: (" << sym_size(input, nd - 4) << "x" << p.out[0] << "x" << p.out[1] << "x"
+      << p.out[2] << "). Output size is too small";
   return p;
 }
 
@@ -101,36 +121,36 @@ Pool3d pool3d_setup(const Tensor& input, const Stack& a, const std::vector<int64
 Tensor window_positions(const Pool3d& p, int d, Device device) {
   const TensorOptions o = TensorOptions(kLong).device(device);
   const Tensor k = arange(p.kernel[d], o) * Scalar(p.dilation[d]), i = arange(p.out[d], o) * Scalar(p.stride[d]);
-  std::vector<int64_t> shape{1, 1, 1};
-  shape[static_cast<size_t>(d)] = -1;
-  return (k.unsqueeze(1) + i).reshape(shape);
+  std::vector<SymInt> shape{1, 1, 1};
+  shape[static_cast<size_t>(d)] = p.out[d] * p.kernel[d];
+  return (k.unsqueeze(1) + i).reshape(SymIntArrayRef(shape));
 }
 
 /// The windows of the batched input x [N, C, T, H, W], padded with `fill`:
 /// [N, C, oT, oH, oW, kT·kH·kW].
 Tensor windows(const Tensor& x, const Pool3d& p, const Scalar& fill) {
-  std::vector<int64_t> pads;  // constant_pad_nd's order: last dim first, (before, after)
+  std::vector<SymInt> pads;  // constant_pad_nd's order: last dim first, (before, after)
   for (int d = 2; d >= 0; --d) {
-    const int64_t reach = (p.out[d] - 1) * p.stride[d] + p.dilation[d] * (p.kernel[d] - 1) + 1;
+    const SymInt reach = (p.out[d] - 1) * p.stride[d] + p.dilation[d] * (p.kernel[d] - 1) + 1;
+    const SymInt past = reach - p.in[d] - p.pad[d];
     pads.push_back(p.pad[d]);
-    pads.push_back(std::max(p.pad[d], reach - p.in[d] - p.pad[d]));
+    pads.push_back(past > p.pad[d] ? past : SymInt(p.pad[d]));
   }
-  const Tensor padded = constant_pad_nd(x, pads, fill);
+  const Tensor padded = constant_pad_nd(x, SymIntArrayRef(pads), fill);
   const Tensor picked = index(padded, {std::nullopt, std::nullopt, window_positions(p, 0, x.device()),
                                        window_positions(p, 1, x.device()), window_positions(p, 2, x.device())});
-  const int64_t n = x.size(0), c = x.size(1);
+  const SymInt n = sym_size(x, 0), c = sym_size(x, 1);
   return picked.reshape({n, c, p.kernel[0], p.out[0], p.kernel[1], p.out[1], p.kernel[2], p.out[2]})
       .permute({0, 1, 3, 5, 7, 2, 4, 6})
-      .reshape({n, c, p.out[0], p.out[1], p.out[2], p.kernel[0] * p.kernel[1] * p.kernel[2]});
+      .reshape({n, c, p.out[0], p.out[1], p.out[2], SymInt(p.kernel[0] * p.kernel[1] * p.kernel[2])});
 }
 
 /// Per output position along dim d, the window's length within the padded input
 /// (`in_padded`) or within the input: ATen's avg_pool3d divisors, [out] on dim d of 3.
 Tensor window_lengths(const Pool3d& p, int d, bool in_padded, Device device) {
   const Tensor start = arange(p.out[d], TensorOptions(kLong).device(device)) * Scalar(p.stride[d]) - Scalar(p.pad[d]);
-  const Tensor end = clamp_max(start + Scalar(p.kernel[d]), Scalar(p.in[d] + p.pad[d]));
-  const Tensor len = in_padded ? end - start
-                               : clamp_max(end, Scalar(p.in[d])) - clamp_min(start, Scalar(int64_t{0}));
+  const Tensor end = min_size(start + Scalar(p.kernel[d]), p.in[d] + p.pad[d]);
+  const Tensor len = in_padded ? end - start : min_size(end, p.in[d]) - clamp_min(start, Scalar(int64_t{0}));
   std::vector<int64_t> shape{1, 1, 1};
   shape[static_cast<size_t>(d)] = -1;
   return len.reshape(shape);
@@ -180,7 +200,7 @@ Stack max_pool3d_with_indices(const Stack& a) {
   const Tensor at = start(0) + div(k, Scalar(kh * kw), "floor") * Scalar(p.dilation[0]);
   const Tensor ah = start(1) + remainder(div(k, Scalar(kw), "floor"), Scalar(kh)) * Scalar(p.dilation[1]);
   const Tensor aw = start(2) + remainder(k, Scalar(kw)) * Scalar(p.dilation[2]);
-  const Tensor indices = (at * Scalar(p.in[1]) + ah) * Scalar(p.in[2]) + aw;
+  const Tensor indices = times_size(times_size(at, p.in[1]) + ah, p.in[2]) + aw;
   if (p.batched) return {values, indices};
   return {values.squeeze(0), indices.squeeze(0)};
 }
@@ -189,25 +209,31 @@ Stack max_pool3d_with_indices_backward(const Stack& a) {
   const Tensor &grad = a[0].to_tensor(), &self = a[1].to_tensor(), &indices = a[7].to_tensor();
   Stack forward{a[1], a[2], a[3], a[4], a[5], a[6]};
   const Pool3d p = pool3d_setup(self, forward, &a[5].to_int_list(), a[6].to_bool(), "max_pool3d_with_indices_backward");
-  EMBER_CHECK(grad.sizes() == indices.sizes())
+  const std::vector<SymInt> grad_sizes = sym_sizes(grad), index_sizes = sym_sizes(indices);
+  EMBER_CHECK(grad_sizes == index_sizes)
       << "max_pool3d_with_indices_backward: expected grad_output and indices of the same sizes, but got "
       << grad.sizes() << " and " << indices.sizes();
-  EMBER_CHECK(grad.size(-3) == p.out[0] && grad.size(-2) == p.out[1] && grad.size(-1) == p.out[2])
+  const int64_t nd = grad.dim();
+  EMBER_CHECK(nd >= 3 && grad_sizes[nd - 3] == p.out[0] && grad_sizes[nd - 2] == p.out[1] &&
+              grad_sizes[nd - 1] == p.out[2])
       << "max_pool3d_with_indices_backward: expected grad_output of output size (" << p.out[0] << ", " << p.out[1]
       << ", " << p.out[2] << "), but got " << grad.sizes();
-  const int64_t planes = self.numel() / (p.in[0] * p.in[1] * p.in[2]);
-  const Tensor flat = zeros({planes, p.in[0] * p.in[1] * p.in[2]}, TensorOptions(grad.dtype()).device(grad.device()));
-  return {scatter_add(flat, 1, indices.reshape({planes, -1}), grad.reshape({planes, -1})).reshape(self.sizes())};
+  const SymInt volume = p.in[0] * p.in[1] * p.in[2], windows = p.out[0] * p.out[1] * p.out[2];
+  SymInt planes = 1;  // the dims before T, H, W
+  for (int64_t d = 0; d + 3 < self.dim(); ++d) planes = planes * sym_size(self, d);
+  const Tensor flat = zeros({planes, volume}, TensorOptions(grad.dtype()).device(grad.device()));
+  return {scatter_add(flat, 1, indices.reshape({planes, windows}), grad.reshape({planes, windows}))
+              .reshape(SymIntArrayRef(sym_sizes(self)))};
 }
 
 /// The averaging matrix [out, in] of adaptive pooling along a dim: row o averages input
 /// positions [⌊o·in/out⌋, ⌈(o+1)·in/out⌉) (ATen's start_index / end_index).
-Tensor adaptive_weights(int64_t in, int64_t out, ScalarType dt, Device device) {
+Tensor adaptive_weights(const SymInt& in, int64_t out, ScalarType dt, Device device) {
   const TensorOptions o = TensorOptions(kLong).device(device);
   const Tensor pos = arange(out, o), i = arange(in, o).unsqueeze(0);
   const Scalar by(std::max<int64_t>(out, 1));  // out = 0: no rows, but div checks its divisor
-  const Tensor start = div(pos * Scalar(in), by, "floor").unsqueeze(1);
-  const Tensor end = div((pos + Scalar(int64_t{1})) * Scalar(in) + Scalar(out - 1), by, "floor").unsqueeze(1);
+  const Tensor start = div(times_size(pos, in), by, "floor").unsqueeze(1);
+  const Tensor end = div(times_size(pos + Scalar(int64_t{1}), in) + Scalar(out - 1), by, "floor").unsqueeze(1);
   return logical_and(ge(i, start), lt(i, end)).to(dt) / (end - start).to(dt);
 }
 
@@ -225,25 +251,27 @@ Stack adaptive_avg_pool3d(const Stack& a) {
   const int64_t nd = self.dim();
   EMBER_CHECK(nd == 4 || nd == 5) << "adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got " << self.sizes();
   for (int64_t d = nd - 4; d < nd; ++d) {
-    EMBER_CHECK(self.size(d) > 0) << "adaptive_avg_pool3d(): Expected input to have non-zero size for non-batch "
-                                     "dimensions, but input has sizes "
-                                  << self.sizes() << " with dimension " << d << " being empty";
+    EMBER_CHECK(sym_size(self, d) > 0) << "adaptive_avg_pool3d(): Expected input to have non-zero size for non-batch "
+                                          "dimensions, but input has sizes "
+                                       << self.sizes() << " with dimension " << d << " being empty";
   }
   const ScalarType dt = self.dtype();
   if (!is_floating_point(dt)) not_implemented("adaptive_avg_pool3d_cpu", dt);
   const ScalarType acc = is_reduced_float(dt) ? kFloat : dt;  // float16/bfloat16 averaged in float
-  const int64_t t = self.size(-3), h = self.size(-2), w = self.size(-1);
+  const std::vector<SymInt> sizes = sym_sizes(self);
+  const SymInt t = sizes[nd - 3], h = sizes[nd - 2], w = sizes[nd - 1];
   const Device dev = self.device();
   const Tensor x = cast(self, acc);
   const Tensor by_w = matmul(x, adaptive_weights(w, size[2], acc, dev).transpose(0, 1));  // [.., T, H, oW]
   const Tensor by_h = matmul(adaptive_weights(h, size[1], acc, dev), by_w);               // [.., T, oH, oW]
-  std::vector<int64_t> flat(self.sizes().begin(), self.sizes().end() - 3);
+  std::vector<SymInt> flat(sizes.begin(), sizes.end() - 3);
   flat.push_back(t);
   flat.push_back(size[1] * size[2]);
-  const Tensor by_t = matmul(adaptive_weights(t, size[0], acc, dev), by_h.reshape(flat));  // [.., oT, oH·oW]
-  std::vector<int64_t> out(self.sizes().begin(), self.sizes().end() - 3);
+  const Tensor by_t =
+      matmul(adaptive_weights(t, size[0], acc, dev), by_h.reshape(SymIntArrayRef(flat)));  // [.., oT, oH·oW]
+  std::vector<SymInt> out(sizes.begin(), sizes.end() - 3);
   out.insert(out.end(), size.begin(), size.end());
-  return {cast(by_t.reshape(out), dt)};
+  return {cast(by_t.reshape(SymIntArrayRef(out)), dt)};
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <source_location>
@@ -179,6 +180,13 @@ class Registry {
 /// Zeros of `sizes` with `like`'s dtype and device: what a derivative formula scatters or
 /// accumulates a gradient into (on the gradient's device, so formulas run on CUDA too).
 Tensor zeros_as(IntArrayRef sizes, const Tensor& like);
+/// zeros_as over SymInt sizes (a forward value's `arg_sym_sizes` in a joint graph traced
+/// over size symbols): nothing is specialized.
+Tensor zeros_as(SymIntArrayRef sizes, const Tensor& like);
+/// zeros_as of a braced list of plain sizes (`zeros_as({n}, g)`).
+inline Tensor zeros_as(std::initializer_list<int64_t> sizes, const Tensor& like) {
+  return zeros_as(IntArrayRef(sizes), like);
+}
 
 /// Sums `grad` down to `sizes` over the dimensions that broadcasting expanded (the
 /// inverse of expand). Raises an internal error unless `sizes` expands to grad's shape.

@@ -8,9 +8,13 @@
 // kernel inside the padded input, an output size of at least 1: guards where the ranges do
 // not decide), and builds each output's geometry over the symbols with the formulas
 // ATen's shape functions use (a convolution's `(in + 2p - d(k - 1) - 1)//s + 1`, pooling's
-// pooling_output_shape with ceil_mode). What the rules do not cover (a transposed
-// convolution, a symbolic weight, a symbolic size list) runs the wrapped meta, which keeps
-// a symbolic batch (batch_meta.cpp) and specializes the rest. See Note [dynamic shapes],
+// pooling_output_shape with ceil_mode, a transposed convolution's
+// `(in - 1)s - 2p + d(k - 1) + output_padding + 1`), in the layout the op's meta chose at
+// the example sizes: a 3-D convolution's channels_last_3d rule (Note [3-D convolution])
+// is evaluated over SymInt, batch norm's symbolic channels meet its per-channel tensors'
+// (a guard). What the rules do not cover (a symbolic weight, a symbolic size list, a
+// layout the op's meta did not choose) runs the wrapped meta, which keeps a symbolic
+// batch (batch_meta.cpp) and specializes the rest. See Note [dynamic shapes],
 // "Convolution and pooling over SymInt".
 #include <optional>
 
@@ -41,7 +45,7 @@ std::pair<int64_t, int64_t> pair_of(const std::vector<int64_t>& v, std::pair<int
 /// One value per spatial dim (ATen's expand_param_if_needed).
 int64_t param(const std::vector<int64_t>& v, size_t i) { return v.size() == 1 ? v[0] : v.at(i); }
 
-/// `sizes` as a contiguous meta, or channels_last (4-D), over the symbols.
+/// `sizes` as a contiguous meta, or channels_last (4-D) or channels_last_3d (5-D), over the symbols.
 TensorMeta sym_layout_meta(const SymInts& sizes, ScalarType dtype, Device device, bool channels_last) {
   if (!channels_last) return core::contiguous_sym_meta(sizes, dtype, device);
   return core::make_meta(sizes, core::sym_channels_last_strides(sizes), SymInt(0), dtype, device);
@@ -60,15 +64,85 @@ SymInt sym_pooling_output_shape(const SymInt& in, int64_t kernel, int64_t pad, i
 /// disagrees with the op's own meta at the example sizes is not used).
 bool agrees(const SymInts& sizes, const TensorMeta& m) { return core::hints(sizes) == m.sizes; }
 
+/// An output of the input's sizes over the symbols, laid out as the op's own meta laid it
+/// out at the example sizes (contiguous or channels_last, as the input suggests); nullopt
+/// when that layout is neither.
+std::optional<TensorMeta> like_input(const Tensor& input, const TensorMeta& at_hints) {
+  const SymInts sizes = core::sym_sizes(input);
+  for (bool channels_last : {false, true}) {
+    if (channels_last && sizes.size() != 4 && sizes.size() != 5) continue;
+    TensorMeta m = sym_layout_meta(sizes, at_hints.dtype, at_hints.device, channels_last);
+    if (m.sizes == at_hints.sizes && m.strides == at_hints.strides) return m;
+  }
+  return std::nullopt;
+}
+
+/// Note [3-D convolution]'s layout rule over SymInt: a 3-D convolution's result and its
+/// gradients are channels_last_3d when the input or the weight suggests it and oneDNN
+/// would run it: bfloat16, or float32 with groups > 1, the kernel's last two dims both
+/// above 3, a batch above 1 (a size symbol always is: its range starts at 2) or N·C·D·H
+/// above 20480 (a guard where the ranges do not decide); transposed, no output_padding of
+/// at least its stride. Other ranks: conv_channels_last.
+bool sym_conv_channels_last(const Tensor& input, const Tensor& weight, const IValue& stride, bool transposed,
+                            const IValue& output_padding, int64_t groups) {
+  if (!conv_channels_last(input, weight)) return false;
+  if (input.dim() != 5) return true;
+  if (transposed) {
+    const auto &s = stride.to_int_list(), &op = output_padding.to_int_list();
+    for (size_t i = 0; i < 3; ++i)
+      if (param(op, i) >= param(s, i)) return false;
+  }
+  if (input.dtype() == kBFloat16) return true;
+  if (input.dtype() != kFloat) return false;
+  const SymInts in = core::sym_sizes(input);
+  const IntArrayRef w = weight.sizes();
+  return groups > 1 || (w[3] > 3 && w[4] > 3) || in[0] > 1 || in[0] * in[1] * in[2] * in[3] > 20480;
+}
+
+/// `m` over the symbols when its example strides are those the op's own meta gave
+/// (`at_hints`); nullopt when a rule and the op's meta disagree on the layout.
+std::optional<TensorMeta> if_same_layout(TensorMeta m, const TensorMeta& at_hints) {
+  if (m.sizes != at_hints.sizes || m.strides != at_hints.strides) return std::nullopt;
+  return m;
+}
+
+/// A transposed convolution: weight [C_in, C_out / groups, k...], each spatial size
+/// ATen's `(in - 1)s - 2p + d(k - 1) + output_padding + 1`, in the layout `channels_last`.
+std::optional<std::vector<TensorMeta>> transposed_convolution_rule(const Stack& a, std::vector<TensorMeta> out,
+                                                                   bool channels_last) {
+  const Tensor& input = a[0].to_tensor();
+  const SymInts in = core::sym_sizes(input);
+  const IntArrayRef w = a[1].to_tensor().sizes();
+  const int64_t groups = a[8].to_int();
+  const auto &stride = a[3].to_int_list(), &padding = a[4].to_int_list(), &dilation = a[5].to_int_list();
+  const auto& output_padding = a[7].to_int_list();
+  // What conv_transpose_setup checked at the example sizes and depends on a symbolic size.
+  EMBER_CHECK(in[1] == w[0]) << "Given transposed=1, weight of size " << w << ", expected input to have " << w[0]
+                             << " channels, but got " << in[1].str() << " channels instead";
+  SymInts sizes{in[0], w[1] * groups};
+  for (size_t i = 0; i + 2 < w.size(); ++i) {
+    const int64_t s = param(stride, i), p = param(padding, i), d = param(dilation, i);
+    const SymInt size = (in[i + 2] - 1) * s - 2 * p + d * (w[i + 2] - 1) + param(output_padding, i) + 1;
+    EMBER_CHECK(size >= 1) << "Given input size per channel: (" << in[i + 2].str()
+                           << "). Calculated output size per channel: (" << size.str() << "). Output size is too small";
+    sizes.push_back(size);
+  }
+  std::optional<TensorMeta> m =
+      if_same_layout(sym_layout_meta(sizes, out[0].dtype, out[0].device, channels_last), out[0]);
+  if (!m) return std::nullopt;
+  out[0] = *m;
+  return out;
+}
+
 std::optional<std::vector<TensorMeta>> convolution_rule(const Stack& a, std::vector<TensorMeta> out) {
   const Tensor& input = a[0].to_tensor();
   const Tensor& weight = a[1].to_tensor();
-  if (a[6].to_bool() || core::is_symbolic(weight)) return std::nullopt;  // transposed, or a symbolic weight
-  // A 3-D convolution's layout depends on its sizes (Note [3-D convolution]).
-  if (input.dim() == 5 && conv_channels_last(input, weight)) return std::nullopt;
+  if (core::is_symbolic(weight)) return std::nullopt;
+  const int64_t groups = a[8].to_int();
+  const bool channels_last = sym_conv_channels_last(input, weight, a[3], a[6].to_bool(), a[7], groups);
+  if (a[6].to_bool()) return transposed_convolution_rule(a, std::move(out), channels_last);
   const SymInts in = core::sym_sizes(input);
   const IntArrayRef w = weight.sizes();
-  const int64_t groups = a[8].to_int();
   const auto &stride = a[3].to_int_list(), &padding = a[4].to_int_list(), &dilation = a[5].to_int_list();
   // What conv_setup checked at the example sizes and depends on a symbolic size.
   EMBER_CHECK(in[1] == w[1] * groups) << "Given groups=" << groups << ", weight of size " << w
@@ -83,20 +157,25 @@ std::optional<std::vector<TensorMeta>> convolution_rule(const Stack& a, std::vec
                                              << "). Kernel size can't be greater than actual input size";
     sizes.push_back(core::floordiv(in[i + 2] + 2 * p - extent, s) + 1);
   }
-  if (!agrees(sizes, out[0])) return std::nullopt;
-  out[0] = sym_layout_meta(sizes, out[0].dtype, out[0].device, conv_channels_last(input, weight));
+  std::optional<TensorMeta> m =
+      if_same_layout(sym_layout_meta(sizes, out[0].dtype, out[0].device, channels_last), out[0]);
+  if (!m) return std::nullopt;
+  out[0] = *m;
   return out;
 }
 
 std::optional<std::vector<TensorMeta>> convolution_backward_rule(const Stack& a, std::vector<TensorMeta> out) {
   const Tensor& input = a[1].to_tensor();
   const Tensor& weight = a[2].to_tensor();
-  if (a[7].to_bool() || core::is_symbolic(weight)) return std::nullopt;
-  if (input.dim() == 5 && conv_channels_last(input, weight)) return std::nullopt;  // Note [3-D convolution]
-  // grad_input has the input's geometry; grad_weight and grad_bias the static weight's.
-  if (!out[0].undefined) {
-    out[0] = sym_layout_meta(core::sym_sizes(input), out[0].dtype, out[0].device, conv_channels_last(input, weight));
-  }
+  if (core::is_symbolic(weight)) return std::nullopt;
+  // grad_input has the input's sizes in the forward's layout; grad_weight and grad_bias
+  // the static weight's geometry.
+  if (out[0].undefined) return out;
+  const bool channels_last = sym_conv_channels_last(input, weight, a[4], a[7].to_bool(), a[8], a[9].to_int());
+  std::optional<TensorMeta> m =
+      if_same_layout(sym_layout_meta(core::sym_sizes(input), out[0].dtype, out[0].device, channels_last), out[0]);
+  if (!m) return std::nullopt;
+  out[0] = *m;
   return out;
 }
 
@@ -142,26 +221,23 @@ std::optional<std::vector<TensorMeta>> like_self_rule(const Stack& a, std::vecto
   return out;
 }
 
-/// An output of the input's sizes over the symbols, laid out as the op's own meta laid it
-/// out at the example sizes (contiguous or channels_last, as the input suggests); nullopt
-/// when that layout is neither.
-std::optional<TensorMeta> like_input(const Tensor& input, const TensorMeta& at_hints) {
-  const SymInts sizes = core::sym_sizes(input);
-  for (bool channels_last : {false, true}) {
-    if (channels_last && sizes.size() != 4) continue;
-    TensorMeta m = sym_layout_meta(sizes, at_hints.dtype, at_hints.device, channels_last);
-    if (m.sizes == at_hints.sizes && m.strides == at_hints.strides) return m;
-  }
-  return std::nullopt;
-}
-
 /// native_batch_norm (input at 0) and native_batch_norm_backward (input at 1): the
 /// normalized output or grad_input has the input's geometry; the per-channel outputs are
 /// [C], so the channels must be static.
 std::optional<std::vector<TensorMeta>> batch_norm_rule(const Stack& a, std::vector<TensorMeta> out, size_t input_at) {
   const Tensor& input = a[input_at].to_tensor();
   const SymInts sizes = core::sym_sizes(input);
-  if (sizes.size() < 2 || sizes[1].is_symbolic()) return std::nullopt;
+  if (sizes.size() < 2) return std::nullopt;
+  if (sizes[1].is_symbolic()) {
+    // Symbolic channels meet a per-channel tensor's (weight, bias, running or saved
+    // stats after the input), as the op's meta checked at the example sizes: a guard.
+    std::optional<int64_t> channels;
+    for (size_t i = input_at + 1; i < a.size() && !channels; ++i)
+      if (a[i].is_tensor() && a[i].to_tensor().dim() == 1 && !core::is_symbolic(a[i].to_tensor()))
+        channels = a[i].to_tensor().size(0);
+    if (!channels) return std::nullopt;
+    EMBER_CHECK(sizes[1] == *channels) << "expected input with " << *channels << " channels, got " << sizes[1].str();
+  }
   if (out[0].undefined) return out;
   std::optional<TensorMeta> m = like_input(input, out[0]);
   if (!m) return std::nullopt;
