@@ -162,6 +162,10 @@ void openblas_split(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, 
 // so each is timed by its warm-up alone (three runs, not six): the warm-up's one-time costs
 // are kept out of it (the matmul primitive is created before) or small beside a product of
 // tens of milliseconds, and they can only make a candidate look slower.
+// A product of a few milliseconds gets its rounds even when one run of its warm-up lost the
+// budget's time to other programs (fastest() counts such rounds at the fastest time
+// seen): at two threads on the shared development VM a warm-up run of 91 ms against a
+// product of 1.3 ms used to end the timing there.
 // Candidates: dnnl_sgemm; oneDNN's matmul primitive (created once per shape, alpha and
 // beta as its output scale and sum post-op); OpenBLAS split over OpenMP; and, for a right
 // operand gemm_batched has seen before at the same version, the matmul primitive on its
