@@ -5,9 +5,9 @@
 // primitive wins some shapes and loses others), so each large product shape is timed once
 // on all three and keeps the fastest (Note [sgemm autotuning] below); a right operand
 // seen before (a weight) adds a fourth, the matmul primitive on a kept pack of it (Note
-// [packed right operands]). OpenBLAS keeps to
-// one thread of its own, split here over OpenMP's threads, so its pthreads never spin
-// against OpenMP's. Measurements: bench/results/README.md.
+// [packed right operands]). OpenBLAS keeps to one thread of its own, split here over
+// OpenMP's threads, so its pthreads never spin against OpenMP's. Measurements:
+// bench/results/README.md.
 #include "kernels/cpu/gemm.h"
 
 #include <cblas.h>
@@ -171,9 +171,9 @@ void openblas_split(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, 
 // operand gemm_batched has seen before at the same version, the matmul primitive on its
 // kept pack (Note [packed right operands]; such a product is a shape of its own, timed
 // once more with the four). Smaller products and products inside a parallel region (one
-// per thread) take dnnl_sgemm. The choice
-// follows timings, so two processes may pick differently and round differently (as
-// PyTorch's oneDNN and MKL dispatch do); EMBER_SGEMM=dnnl|matmul|openblas|packed fixes it.
+// per thread) take dnnl_sgemm. The choice follows timings, so two processes may pick
+// differently and round differently (as PyTorch's oneDNN and MKL dispatch do);
+// EMBER_SGEMM=dnnl|matmul|openblas|packed fixes it.
 
 constexpr double kTuneMacs = 1 << 22;
 /// The timed rounds of one shape stop once they have taken this long, warm-up included
@@ -241,21 +241,22 @@ void matmul_primitive_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, fl
 // Note [packed right operands]
 // oneDNN's matmul primitive with its weight layout left to it (format_tag::any) asks for b
 // in blocks that stream through its microkernel; given a plain b it packs panels of it on
-// every call, which at a few hundred rows of a costs 10-15% of the product (a linear layer
-// at M = 128 on the development VM; bench_block_kernels' "packed weight" rows). Freezing
-// packs constant weights once (packed_linear.cpp); without it a module's parameters are
-// graph inputs, the same storage call after call. So gemm_batched tells sgemm where its
-// right operand lives (RightOperand: the storage and the operand's place in it), and a
-// right operand seen a second time at the same storage version (a weight, not a fresh
-// activation: those are new storages) is reordered once into the layout the primitive
-// asks for and kept, and the product's shape is timed again with PackedMatmul among the
-// candidates (Note [sgemm autotuning]; `packable` is part of the shape's key). The pack is
-// kept while the storage lives (held weakly, so a storage freed and another allocated at
-// the same address is not taken for it) and holds the version seen: every in-place op
-// bumps the version (the dispatcher; a compiled graph's input writes too), so a parameter
-// an optimizer or copy_ changes is packed again on its second sight after the change.
-// Writes that bypass ops (through a raw data pointer) are not seen, as they are not by
-// autograd's version checks. PyTorch does not do this outside freezing (its mkldnn
+// every call, which at a hundred or so rows of a costs 7-11% of the product (the GPT-2
+// block's linear layers at M = 128 on the development VM, bench_block_kernels' "packed
+// weight" rows; docs/notes/inductor.md has the table). Freezing packs constant weights
+// once (packed_linear.cpp); without it a module's parameters are graph inputs, the same
+// storage call after call. So gemm_batched tells sgemm which storage its right operand
+// lives in (RightOperand; the operand's pointer, transpose and leading dimension key its
+// entry), and a right operand seen a second time at the same storage version (a weight,
+// not a fresh activation: those are new storages) is reordered once into the layout the
+// primitive asks for and kept, and the product's shape is timed again with PackedMatmul
+// among the candidates (Note [sgemm autotuning]; `packable` is part of the shape's key).
+// The pack is kept while the storage lives (held weakly, so a storage freed and another
+// allocated at the same address is not taken for it) and holds the version seen: every
+// in-place op bumps the version (the dispatcher; a compiled graph's input writes too), so
+// a parameter an optimizer or copy_ changes is packed again on its second sight after the
+// change. Writes that bypass ops (through a raw data pointer) are not seen, as they are
+// not by autograd's version checks. PyTorch does not do this outside freezing (its mkldnn
 // weight cache is freezing's); it costs a second copy of each packed operand, at most
 // kMaxPackedBytes in all (past it, products run unpacked), dropped with its storage.
 // EMBER_SGEMM=packed takes PackedMatmul for every tuned-size product (reordering per call
