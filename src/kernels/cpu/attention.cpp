@@ -41,6 +41,25 @@ FlashBlocks g_blocks;
 template <typename T>
 bool masked_whole(const T* m, int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
   const T ninf = -std::numeric_limits<T>::infinity();
+  if (col_stride == 1) {
+    // Unit-stride rows (the inductor's fused causal mask): a row's lanes compared at once.
+    using V = vec::Vectorized<T>;
+    constexpr int64_t W = V::size();
+    const V vninf(ninf);
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* row = m + r * row_stride;
+      int64_t c = 0;
+      if (cols >= W) {
+        typename V::Mask all = V::load(row) == vninf;
+        for (c = W; c + W <= cols; c += W) all = all && (V::load(row + c) == vninf);
+        for (int64_t i = 0; i < W; ++i)
+          if (!all.m[i]) return false;
+      }
+      for (; c < cols; ++c)
+        if (row[c] != ninf) return false;
+    }
+    return true;
+  }
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c)
       if (m[r * row_stride + c * col_stride] != ninf) return false;
