@@ -19,7 +19,7 @@ namespace ember::kernels::cpu {
 // shares the tasks among its threads. A task walks the key/value blocks of `kv` rows in
 // order. For each it forms the score block S = scale * Qb @ Kb^T (a GEMM on the calling
 // thread into a [q, kv] buffer that stays in L2: 64 KiB for float at 128 x 128), adds
-// the mask's block, masks the causal diagonal, and folds S into the running per-row
+// the mask's block (a vector at a time when its rows are unit-stride), masks the causal diagonal, and folds S into the running per-row
 // maximum m and sum l of the online softmax: with m' = max(m, max_j S[i, j]),
 // l' = l * exp(m - m') + sum_j exp(S[i, j] - m') and the output accumulator
 // O' = O * exp(m - m') + exp(S - m') @ Vb (a second GEMM). At the end O / l is the row's
@@ -41,6 +41,25 @@ FlashBlocks g_blocks;
 template <typename T>
 bool masked_whole(const T* m, int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
   const T ninf = -std::numeric_limits<T>::infinity();
+  if (col_stride == 1) {
+    // Unit-stride rows (the inductor's fused causal mask): a row's lanes compared at once.
+    using V = vec::Vectorized<T>;
+    constexpr int64_t W = V::size();
+    const V vninf(ninf);
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* row = m + r * row_stride;
+      int64_t c = 0;
+      if (cols >= W) {
+        typename V::Mask all = V::load(row) == vninf;
+        for (c = W; c + W <= cols; c += W) all = all && (V::load(row + c) == vninf);
+        for (int64_t i = 0; i < W; ++i)
+          if (!all.m[i]) return false;
+      }
+      for (; c < cols; ++c)
+        if (row[c] != ninf) return false;
+    }
+    return true;
+  }
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c)
       if (m[r * row_stride + c * col_stride] != ninf) return false;
@@ -56,6 +75,20 @@ void block_scores(const T* qp, int64_t qs, const T* kp, int64_t ks, int64_t rows
                   const T* mp, int64_t ms2, int64_t ms3, T* buf, int64_t ld) {
   gemm(false, true, rows, cols, E, scale, qp, qs, kp, ks, T(0), buf, ld);
   if (!mp) return;
+  if (ms3 == 1) {
+    // A mask with unit-stride rows (the inductor's fused causal mask, any contiguous one):
+    // added a vector at a time.
+    using V = vec::Vectorized<T>;
+    constexpr int64_t W = V::size();
+    for (int64_t r = 0; r < rows; ++r) {
+      T* s = buf + r * ld;
+      const T* m = mp + r * ms2;
+      int64_t c = 0;
+      for (; c + W <= cols; c += W) (V::load(s + c) + V::load(m + c)).store(s + c);
+      for (; c < cols; ++c) s[c] += m[c];
+    }
+    return;
+  }
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c) buf[r * ld + c] += mp[r * ms2 + c * ms3];
 }

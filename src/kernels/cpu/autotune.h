@@ -5,6 +5,7 @@
 #include <omp.h>
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -43,7 +44,12 @@ inline TuningTime& tuning_time_this_thread() {
 /// one-time costs can only make a candidate look slower). With a `budget_ms`, no further
 /// round starts once the rounds, warm-up included, have taken that long: a product of
 /// tens of milliseconds is told apart by its warm-up alone, and four more rounds would
-/// cost its first call more than a second (Note [sgemm autotuning] in gemm.cpp).
+/// cost its first call more than a second (Note [sgemm autotuning] in gemm.cpp). Unless
+/// the candidates are small: while the rounds so far and the next one, each counted as
+/// every candidate at the fastest time seen, fit in the budget, the next round runs (up
+/// to ten budgets of wall time in all), so that a candidate descheduled in the warm-up on
+/// a shared machine (wall clock at several threads) is timed again rather than judged by
+/// that one run.
 inline size_t fastest(const std::vector<std::function<void()>>& runs, std::vector<double>& ms, int rounds = 4,
                       double budget_ms = std::numeric_limits<double>::infinity()) {
   const double wall0 = autotune_clock_ms(false), cpu0 = autotune_clock_ms(true);
@@ -58,7 +64,13 @@ inline size_t fastest(const std::vector<std::function<void()>>& runs, std::vecto
     }
   };
   time_round();  // the warm-up
-  for (int r = 0; r < rounds && autotune_clock_ms(false) - wall0 < budget_ms; ++r) time_round();
+  auto another_round = [&](int done) {  // `done` rounds after the warm-up so far
+    const double elapsed = autotune_clock_ms(false) - wall0;
+    if (elapsed < budget_ms) return true;
+    const double quickest = *std::min_element(ms.begin(), ms.end());
+    return elapsed < 10 * budget_ms && quickest * static_cast<double>(runs.size()) * (done + 2) < budget_ms;
+  };
+  for (int r = 0; r < rounds && another_round(r); ++r) time_round();
   size_t best = 0;
   for (size_t i = 1; i < runs.size(); ++i)
     if (ms[i] < ms[best]) best = i;

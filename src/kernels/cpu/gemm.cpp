@@ -3,9 +3,11 @@
 // float: which of dnnl_sgemm, oneDNN's matmul primitive and OpenBLAS is fastest depends on
 // the CPU (Debian's OpenBLAS runs SSE3 kernels on CPUs newer than it knows; the matmul
 // primitive wins some shapes and loses others), so each large product shape is timed once
-// on all three and keeps the fastest (Note [sgemm autotuning] below). OpenBLAS keeps to
-// one thread of its own, split here over OpenMP's threads, so its pthreads never spin
-// against OpenMP's. Measurements: bench/results/README.md.
+// on all three and keeps the fastest (Note [sgemm autotuning] below); a right operand
+// seen before (a weight) adds a fourth, the matmul primitive on a kept pack of it (Note
+// [packed right operands]). OpenBLAS keeps to one thread of its own, split here over
+// OpenMP's threads, so its pthreads never spin against OpenMP's. Measurements:
+// bench/results/README.md.
 #include "kernels/cpu/gemm.h"
 
 #include <cblas.h>
@@ -144,7 +146,7 @@ void openblas_split(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, 
   });
 }
 
-// --- float: three implementations, the fastest per shape ------------------------------
+// --- float: three implementations (four with a kept pack), the fastest per shape ---------
 //
 // Note [sgemm autotuning]
 // A float product of at least kTuneMacs multiply-adds, outside a parallel region, runs on
@@ -160,11 +162,18 @@ void openblas_split(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, 
 // so each is timed by its warm-up alone (three runs, not six): the warm-up's one-time costs
 // are kept out of it (the matmul primitive is created before) or small beside a product of
 // tens of milliseconds, and they can only make a candidate look slower.
+// A product of a few milliseconds gets its rounds even when one run of its warm-up lost the
+// budget's time to other programs (fastest() counts such rounds at the fastest time
+// seen): at two threads on the shared development VM a warm-up run of 91 ms against a
+// product of 1.3 ms used to end the timing there.
 // Candidates: dnnl_sgemm; oneDNN's matmul primitive (created once per shape, alpha and
-// beta as its output scale and sum post-op); OpenBLAS split over OpenMP. Smaller products
-// and products inside a parallel region (one per thread) take dnnl_sgemm. The choice
-// follows timings, so two processes may pick differently and round differently (as
-// PyTorch's oneDNN and MKL dispatch do); EMBER_SGEMM=dnnl|matmul|openblas fixes it.
+// beta as its output scale and sum post-op); OpenBLAS split over OpenMP; and, for a right
+// operand gemm_batched has seen before at the same version, the matmul primitive on its
+// kept pack (Note [packed right operands]; such a product is a shape of its own, timed
+// once more with the four). Smaller products and products inside a parallel region (one
+// per thread) take dnnl_sgemm. The choice follows timings, so two processes may pick
+// differently and round differently (as PyTorch's oneDNN and MKL dispatch do);
+// EMBER_SGEMM=dnnl|matmul|openblas|packed fixes it.
 
 constexpr double kTuneMacs = 1 << 22;
 /// The timed rounds of one shape stop once they have taken this long, warm-up included
@@ -227,39 +236,242 @@ void matmul_primitive_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, fl
   stream.wait();
 }
 
+// --- float: right operands packed once per version ----------------------------------
+//
+// Note [packed right operands]
+// oneDNN's matmul primitive with its weight layout left to it (format_tag::any) asks for b
+// in blocks that stream through its microkernel; given a plain b it packs panels of it on
+// every call, which at a hundred or so rows of a costs 7-11% of the product (the GPT-2
+// block's linear layers at M = 128 on the development VM, bench_block_kernels' "packed
+// weight" rows; docs/notes/inductor.md has the table). Freezing packs constant weights
+// once (packed_linear.cpp); without it a module's parameters are graph inputs, the same
+// storage call after call. So gemm_batched tells sgemm which storage its right operand
+// lives in (RightOperand; the operand's pointer, transpose and leading dimension key its
+// entry), and a right operand seen a second time at the same storage version (a weight,
+// not a fresh activation: those are new storages) is reordered once into the layout the
+// primitive asks for and kept, and the product's shape is timed again with PackedMatmul
+// among the candidates (Note [sgemm autotuning]; `packable` is part of the shape's key).
+// The pack is kept while the storage lives (held weakly, so a storage freed and another
+// allocated at the same address is not taken for it) and holds the version seen: every
+// in-place op bumps the version (the dispatcher; a compiled graph's input writes too), so
+// a parameter an optimizer or copy_ changes is packed again on its second sight after the
+// change. Writes that bypass ops (through a raw data pointer) are not seen, as they are
+// not by autograd's version checks. PyTorch does not do this outside freezing (its mkldnn
+// weight cache is freezing's); it costs a second copy of each packed operand, at most
+// kMaxPackedBytes in all (past it, products run unpacked), dropped with its storage.
+// EMBER_SGEMM=packed takes PackedMatmul for every tuned-size product (reordering per call
+// what is not kept).
+
+/// A product's right operand as gemm_batched sees it: the storage b is read from.
+struct RightOperand {
+  const std::shared_ptr<Storage>& storage;
+};
+
+/// The most bytes of packed right operands kept at once.
+constexpr size_t kMaxPackedBytes = size_t{512} << 20;
+
+/// A matmul primitive whose b layout is its own choice, with the descs of a, of the packed
+/// b it reads (b_md) and of c.
+struct PackedPrimitive {
+  dnnl::matmul prim;
+  dnnl::memory::desc a_md, b_md, c_md;
+};
+
+/// oneDNN's matmul primitive for one product shape with b's layout its own choice, made
+/// once per shape and calling thread count; alpha its output scale, beta a sum post-op.
+std::shared_ptr<const PackedPrimitive> packed_primitive(bool ta, int64_t m, int64_t n, int64_t k, float alpha,
+                                                        int64_t lda, float beta, int64_t ldc) {
+  static std::mutex mu;
+  static std::map<std::tuple<bool, int64_t, int64_t, int64_t, float, int64_t, float, int64_t, int>,
+                  std::shared_ptr<const PackedPrimitive>>
+      cache;
+  const auto key = std::make_tuple(ta, m, n, k, alpha, lda, beta, ldc, omp_get_max_threads());
+  std::lock_guard lock(mu);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  using dnnl::memory;
+  auto p = std::make_shared<PackedPrimitive>();
+  p->a_md = memory::desc({m, k}, memory::data_type::f32, ta ? memory::dims{1, lda} : memory::dims{lda, 1});
+  p->c_md = memory::desc({m, n}, memory::data_type::f32, memory::dims{ldc, 1});
+  const memory::desc any_b({k, n}, memory::data_type::f32, memory::format_tag::any);
+  dnnl::primitive_attr attr;
+  if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+  if (beta != 0.0f) {
+    dnnl::post_ops ops;
+    ops.append_sum(beta);
+    attr.set_post_ops(ops);
+  }
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p->a_md, any_b, p->c_md), attr, onednn::engine());
+  p->prim = dnnl::matmul(pd);
+  p->b_md = pd.weights_desc();
+  if (cache.size() >= 256) cache.clear();  // bound memory when shapes keep changing
+  return cache[key] = std::move(p);
+}
+
+/// b (k x n, row-major with leading dimension ldb, or its transpose) reordered into `layout`.
+dnnl::memory pack_right(const dnnl::memory::desc& layout, bool tb, int64_t k, int64_t n, const float* b,
+                        int64_t ldb) {
+  using dnnl::memory;
+  dnnl::engine& eng = onednn::engine();
+  const memory::desc plain({k, n}, memory::data_type::f32, tb ? memory::dims{1, ldb} : memory::dims{ldb, 1});
+  memory user(plain, eng, const_cast<float*>(b)), packed(layout, eng);
+  dnnl::stream s(eng);
+  dnnl::reorder(user, packed).execute(s, user, packed);
+  s.wait();
+  return packed;
+}
+
+/// c = alpha a @ b + beta c on `p`, b already in p's layout.
+void packed_primitive_call(const PackedPrimitive& p, const float* a, const dnnl::memory& b, float* c) {
+  using dnnl::memory;
+  dnnl::engine& eng = onednn::engine();
+  memory am(p.a_md, eng, const_cast<float*>(a)), cm(p.c_md, eng, c);
+  dnnl::stream stream(eng);
+  p.prim.execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, cm}});
+  stream.wait();
+}
+
+/// The kept packs of right operands, by where the operand starts and how it is read.
+class PackedOperands {
+ public:
+  using Key = std::tuple<const void*, bool, int64_t, int64_t, int64_t>;  // data, tb, k, n, ldb
+
+  /// Records one product reading `key` from `storage`; true when the same storage at the
+  /// same version was read there before (a pack of it is worth keeping).
+  bool sighted(const Key& key, const std::shared_ptr<Storage>& storage) {
+    std::lock_guard lock(mu_);
+    auto it = entries_.find(key);
+    if (it == entries_.end()) {
+      if (entries_.size() >= 256) prune();
+      it = entries_.emplace(key, Entry{}).first;
+    }
+    Entry& e = it->second;
+    const bool same = !e.storage.owner_before(storage) && !storage.owner_before(e.storage) && !e.storage.expired();
+    if (!same || e.version != storage->version()) {
+      drop_packs(e);
+      e.storage = storage;
+      e.version = storage->version();
+      e.sightings = 0;
+    }
+    return ++e.sightings >= 2;
+  }
+
+  /// The pack of `key` in `layout`, made now if there is none and room for it (else null).
+  /// Only after sighted() returned true for the same storage.
+  std::optional<dnnl::memory> pack(const Key& key, const dnnl::memory::desc& layout, const float* b) {
+    std::lock_guard lock(mu_);
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return std::nullopt;
+    Entry& e = it->second;
+    for (const dnnl::memory& m : e.packs)
+      if (m.get_desc() == layout) return m;
+    const size_t bytes = layout.get_size();
+    if (bytes_ + bytes > kMaxPackedBytes) prune();
+    if (bytes_ + bytes > kMaxPackedBytes) return std::nullopt;
+    e.packs.push_back(pack_right(layout, std::get<1>(key), std::get<2>(key), std::get<3>(key), b, std::get<4>(key)));
+    bytes_ += bytes;
+    packs_made_.fetch_add(1, std::memory_order_relaxed);
+    return e.packs.back();
+  }
+
+  int64_t packs_made() const { return packs_made_.load(std::memory_order_relaxed); }
+  int64_t bytes() {
+    std::lock_guard lock(mu_);
+    prune();
+    return static_cast<int64_t>(bytes_);
+  }
+
+ private:
+  struct Entry {
+    std::weak_ptr<Storage> storage;
+    uint64_t version = 0;
+    int sightings = 0;
+    std::vector<dnnl::memory> packs;  // one per layout a primitive asked for
+  };
+
+  void drop_packs(Entry& e) {
+    for (const dnnl::memory& m : e.packs) bytes_ -= m.get_desc().get_size();
+    e.packs.clear();
+  }
+  /// Forgets the operands whose storage is gone.
+  void prune() {
+    for (auto it = entries_.begin(); it != entries_.end();) {
+      if (it->second.storage.expired()) {
+        drop_packs(it->second);
+        it = entries_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  std::mutex mu_;
+  std::map<Key, Entry> entries_;
+  size_t bytes_ = 0;
+  std::atomic<int64_t> packs_made_{0};
+};
+
+/// The process's kept packs.
+PackedOperands& packed_operands() {
+  static PackedOperands* p = new PackedOperands;  // never destroyed: products may run at exit
+  return *p;
+}
+
+/// c = alpha op(a) op(b) + beta c on the packed primitive: with b's kept pack when `key`
+/// names one (made now if need be), else b reordered for this call alone.
+void packed_matmul_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                        const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
+                        const PackedOperands::Key* key) {
+  const std::shared_ptr<const PackedPrimitive> p = packed_primitive(ta, m, n, k, alpha, lda, beta, ldc);
+  std::optional<dnnl::memory> packed;
+  if (key) packed = packed_operands().pack(*key, p->b_md, b);
+  if (!packed) packed = pack_right(p->b_md, tb, k, n, b, ldb);
+  packed_primitive_call(*p, a, *packed, c);
+}
+
 /// EMBER_SGEMM, read once: the implementation every tuned-size product takes, or none.
 std::optional<SgemmImpl> forced_sgemm() {
   static const std::optional<SgemmImpl> forced = []() -> std::optional<SgemmImpl> {
     const char* v = std::getenv("EMBER_SGEMM");
     if (!v || !*v || std::string(v) == "auto") return std::nullopt;
-    for (SgemmImpl impl : {SgemmImpl::Dnnl, SgemmImpl::MatmulPrimitive, SgemmImpl::OpenBlas})
+    for (SgemmImpl impl : {SgemmImpl::Dnnl, SgemmImpl::MatmulPrimitive, SgemmImpl::OpenBlas, SgemmImpl::PackedMatmul})
       if (std::string(v) == sgemm_impl_name(impl)) return impl;
-    EMBER_FAIL_KIND(ErrorKind::ValueError) << "EMBER_SGEMM: expected auto, dnnl, matmul or openblas, got '" << v << "'";
+    EMBER_FAIL_KIND(ErrorKind::ValueError) << "EMBER_SGEMM: expected auto, dnnl, matmul, openblas or packed, got '" << v
+                                           << "'";
   }();
   return forced;
 }
 
 std::atomic<int64_t> g_sgemm_tunings{0};
 
-/// The fastest candidate for this product, timed on first sight of its shape.
+/// The fastest candidate for this product, timed on first sight of its shape; `packed`,
+/// when given, names b's kept pack and adds PackedMatmul to the candidates (a shape of its
+/// own: Note [packed right operands]).
 SgemmImpl tuned_choice(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-                       int64_t ldb, int64_t ldc, bool accumulate) {
+                       int64_t ldb, int64_t ldc, bool accumulate, const PackedOperands::Key* packed) {
   static std::mutex mu;
-  static std::map<ShapeKey, SgemmImpl> chosen;
-  const ShapeKey key{ta, tb, m, n, k, lda, ldb, ldc, accumulate, omp_get_max_threads()};
+  static std::map<std::pair<ShapeKey, bool>, SgemmImpl> chosen;
+  const std::pair<ShapeKey, bool> key{ShapeKey{ta, tb, m, n, k, lda, ldb, ldc, accumulate, omp_get_max_threads()},
+                                      packed != nullptr};
   std::lock_guard lock(mu);
   if (auto it = chosen.find(key); it != chosen.end()) return it->second;
   std::vector<float> scratch(static_cast<size_t>(m * ldc), 0.0f);
   std::vector<SgemmImpl> candidates = {SgemmImpl::Dnnl, SgemmImpl::MatmulPrimitive};
   if (std::max({m, n, k, lda, ldb, ldc}) <= INT_MAX) candidates.push_back(SgemmImpl::OpenBlas);
+  if (packed) candidates.push_back(SgemmImpl::PackedMatmul);
+  const float beta = accumulate ? 1.0f : 0.0f;
   std::vector<std::function<void()>> runs;
   for (SgemmImpl impl : candidates)
     runs.push_back([&, impl] {
-      sgemm_on(impl, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, scratch.data(), ldc);
+      if (impl == SgemmImpl::PackedMatmul)
+        packed_matmul_call(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, scratch.data(), ldc, packed);
+      else
+        sgemm_on(impl, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, scratch.data(), ldc);
     });
-  // The primitive's creation (oneDNN generates its code) is a one-time cost: made here, it
-  // stays out of the matmul candidate's warm-up, which may be its only timed run.
-  matmul_primitive(ta, tb, m, n, k, 1.0f, lda, ldb, accumulate ? 1.0f : 0.0f, ldc);
+  // The primitives' creation (oneDNN generates their code) and the pack are one-time
+  // costs: made here, they stay out of the candidates' warm-up, which may be their only
+  // timed run.
+  matmul_primitive(ta, tb, m, n, k, 1.0f, lda, ldb, beta, ldc);
+  if (packed) packed_operands().pack(*packed, packed_primitive(ta, m, n, k, 1.0f, lda, beta, ldc)->b_md, b);
   std::vector<double> ms;
   const SgemmImpl best = candidates[fastest(runs, ms, 4, kTuneBudgetMs)];
   std::string timings;
@@ -269,21 +481,32 @@ SgemmImpl tuned_choice(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const 
   g_sgemm_tunings.fetch_add(1, std::memory_order_relaxed);
   EMBER_LOG_ARTIFACT(autotuning) << "sgemm " << m << "x" << k << "x" << n << (ta ? " A^T" : "") << (tb ? " B^T" : "")
                                  << " (lda " << lda << ", ldb " << ldb << ", ldc " << ldc << ", "
-                                 << omp_get_max_threads() << " threads): " << timings << " -> "
-                                 << sgemm_impl_name(best);
+                                 << omp_get_max_threads() << " threads" << (packed ? ", b seen before" : "")
+                                 << "): " << timings << " -> " << sgemm_impl_name(best);
   return best;
 }
 
-/// c = alpha op(a) op(b) + beta c on the implementation chosen for the product.
+/// c = alpha op(a) op(b) + beta c on the implementation chosen for the product. `right`,
+/// when given, is where b lives (gemm_batched's operand): a right operand read before at
+/// the same version may run packed (Note [packed right operands]).
 dnnl_status_t sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-                    const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+                    const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
+                    const RightOperand* right = nullptr) {
   const double macs = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   if (macs < kTuneMacs || omp_in_parallel() || k <= 0)
     return dnnl_sgemm_call(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   const std::optional<SgemmImpl> forced = forced_sgemm();
-  SgemmImpl impl = forced ? *forced : tuned_choice(ta, tb, m, n, k, a, lda, b, ldb, ldc, beta != 0.0f);
+  const PackedOperands::Key key{b, tb, k, n, ldb};
+  const bool packable = right && (!forced || *forced == SgemmImpl::PackedMatmul) &&
+                        packed_operands().sighted(key, right->storage);
+  const PackedOperands::Key* packed = packable ? &key : nullptr;
+  SgemmImpl impl = forced ? *forced : tuned_choice(ta, tb, m, n, k, a, lda, b, ldb, ldc, beta != 0.0f, packed);
   if (impl == SgemmImpl::OpenBlas && std::max({m, n, k, lda, ldb, ldc}) > INT_MAX) impl = SgemmImpl::Dnnl;
   if (impl == SgemmImpl::Dnnl) return dnnl_sgemm_call(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (impl == SgemmImpl::PackedMatmul) {
+    packed_matmul_call(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, packed);
+    return dnnl_success;
+  }
   sgemm_on(impl, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   return dnnl_success;
 }
@@ -295,19 +518,22 @@ constexpr int64_t max_ld() {
 }
 
 dnnl_status_t blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-                        const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  return sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+                        const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const RightOperand* right) {
+  return sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, right);
 }
 dnnl_status_t blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
-                        const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+                        const double* b, int64_t ldb, double beta, double* c, int64_t ldc, const RightOperand*) {
   gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   return dnnl_success;
 }
 
-/// C (m x n, dense) = alpha * A @ B + beta * C for float/double, one matrix.
+/// C (m x n, dense) = alpha * A @ B + beta * C for float/double, one matrix. `right`, when
+/// given, is the storage B is read from (float may keep a pack of it: Note [packed right
+/// operands]); a B copied here first is not that storage's.
 template <typename T>
 dnnl_status_t blas_matrix(const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs, int64_t bcs, T* c, int64_t m,
-                          int64_t n, int64_t k, T alpha, T beta, std::vector<T>& abuf, std::vector<T>& bbuf) {
+                          int64_t n, int64_t k, T alpha, T beta, std::vector<T>& abuf, std::vector<T>& bbuf,
+                          const RightOperand* right = nullptr) {
   BlasLayout la = blas_layout(m, k, ars, acs, max_ld<T>());
   BlasLayout lb = blas_layout(k, n, brs, bcs, max_ld<T>());
   if (!la.ok) {
@@ -321,8 +547,9 @@ dnnl_status_t blas_matrix(const T* a, int64_t ars, int64_t acs, const T* b, int6
     pack(b, k, n, brs, bcs, bbuf.data());
     b = bbuf.data();
     lb = {true, false, std::max<int64_t>(n, 1)};
+    right = nullptr;
   }
-  return blas_call(la.trans, lb.trans, m, n, k, alpha, a, la.ld, b, lb.ld, beta, c, std::max<int64_t>(n, 1));
+  return blas_call(la.trans, lb.trans, m, n, k, alpha, a, la.ld, b, lb.ld, beta, c, std::max<int64_t>(n, 1), right);
 }
 
 /// Whether a batch runs one product per thread (each on one thread) rather than one
@@ -367,9 +594,11 @@ void gemm_blas(const Tensor& a, const Tensor& b, Tensor& out, T alpha, T beta) {
     return;
   }
   std::vector<T> abuf, bbuf;
+  // One product (mm, addmm, a linear layer): sgemm learns where b lives.
+  const RightOperand right{b.storage()};
   for (int64_t i = 0; i < batch; ++i)
     check_status(blas_matrix<T>(A.batch(i), A.rs, A.cs, B.batch(i), B.rs, B.cs, C + i * m * n, m, n, k, alpha, beta,
-                                abuf, bbuf));
+                                abuf, bbuf, batch == 1 && b.storage() ? &right : nullptr));
 }
 
 /// Half and bfloat16: each matrix converted to float, sgemm, rounded back once.
@@ -454,6 +683,8 @@ const char* sgemm_impl_name(SgemmImpl impl) {
       return "matmul";
     case SgemmImpl::OpenBlas:
       return "openblas";
+    case SgemmImpl::PackedMatmul:
+      return "packed";
   }
   return "?";
 }
@@ -469,10 +700,14 @@ void sgemm_on(SgemmImpl impl, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
       return matmul_primitive_call(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     case SgemmImpl::OpenBlas:
       return openblas_split(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    case SgemmImpl::PackedMatmul:
+      return packed_matmul_call(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nullptr);
   }
 }
 
 int64_t sgemm_tunings() { return g_sgemm_tunings.load(); }
+int64_t sgemm_operand_packs() { return packed_operands().packs_made(); }
+int64_t sgemm_packed_bytes() { return packed_operands().bytes(); }
 
 void gemm_batched(const Tensor& a, const Tensor& b, Tensor& out, const Scalar& alpha, const Scalar& beta) {
   EMBER_INTERNAL_ASSERT(a.dim() == 3 && b.dim() == 3 && out.dim() == 3 && out.is_contiguous());

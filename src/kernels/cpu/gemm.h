@@ -25,14 +25,22 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const 
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
           const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
 
-/// The float GEMM implementations the autotuner chooses among.
-enum class SgemmImpl { Dnnl, MatmulPrimitive, OpenBlas };
-/// "dnnl", "matmul", "openblas": the names EMBER_SGEMM takes and the autotuning log shows.
+/// The float GEMM implementations the autotuner chooses among. PackedMatmul is oneDNN's
+/// matmul primitive reading b reordered into the blocked layout it asks for: gemm_batched
+/// keeps that copy of a right operand it has seen before, while its storage lives at the
+/// same version (Note [packed right operands] in gemm.cpp); sgemm_on reorders b per call.
+enum class SgemmImpl { Dnnl, MatmulPrimitive, OpenBlas, PackedMatmul };
+/// "dnnl", "matmul", "openblas", "packed": the names EMBER_SGEMM takes and the autotuning
+/// log shows.
 const char* sgemm_impl_name(SgemmImpl impl);
 /// gemm() on one implementation, bypassing the choice. For tests and measurements.
 void sgemm_on(SgemmImpl impl, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
               int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 /// How many float product shapes have been timed so far.
 int64_t sgemm_tunings();
+/// How many right operands gemm_batched has reordered into a packed layout so far, and the
+/// bytes of the packs it holds now (Note [packed right operands] in gemm.cpp).
+int64_t sgemm_operand_packs();
+int64_t sgemm_packed_bytes();
 
 }  // namespace ember::kernels::cpu

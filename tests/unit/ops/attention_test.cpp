@@ -43,10 +43,13 @@ TEST_P(FlashAttention, EqualsTheMathFormOverSeveralBlocksCausalMaskedAndScaled) 
   manual_seed(3);
   // L = 37 and S = 45: ragged last blocks; Ev != E.
   const Tensor q = randn({2, 3, 37, 8}, dt), k = randn({2, 3, 45, 8}, dt), v = randn({2, 3, 45, 5}, dt);
-  const Tensor mask = randn({37, 45}, dt);
+  // The mask with unit-stride rows (added a vector at a time) and transposed (element by
+  // element).
+  const Tensor mask = randn({37, 45}, dt), mask_t = randn({45, 37}, dt).t();
   for (bool causal : {false, true}) {
-    for (bool masked : {false, true}) {
-      const std::optional<Tensor> m = masked ? std::optional<Tensor>(mask) : std::nullopt;
+    for (int masked = 0; masked < 3; ++masked) {
+      const std::optional<Tensor> m =
+          masked == 0 ? std::nullopt : std::optional<Tensor>(masked == 1 ? mask : mask_t);
       auto [out, lse] = _scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal, m, 0.3);
       EXPECT_EQ(out.sizes(), IntArrayRef({2, 3, 37, 5}));
       EXPECT_EQ(lse.sizes(), IntArrayRef({2, 3, 37}));

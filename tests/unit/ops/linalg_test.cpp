@@ -163,7 +163,8 @@ TEST(Mm, EveryFloatGemmImplementationMatchesNaiveLoop) {
   // padded output row (ldc > n), below and above the size that is tuned, with alpha = 1,
   // beta = 0 and with alpha = -2, beta = 0.5.
   using kernels::cpu::SgemmImpl;
-  for (SgemmImpl impl : {SgemmImpl::Dnnl, SgemmImpl::MatmulPrimitive, SgemmImpl::OpenBlas})
+  for (SgemmImpl impl :
+       {SgemmImpl::Dnnl, SgemmImpl::MatmulPrimitive, SgemmImpl::OpenBlas, SgemmImpl::PackedMatmul})
     for (const auto& [m, k, n] : std::vector<std::array<int64_t, 3>>{{67, 45, 53}, {130, 257, 129}})
       for (int t = 0; t < 4; ++t) {
         SCOPED_TRACE(::testing::Message()
@@ -189,17 +190,69 @@ TEST(Mm, LargeFloatProductsAreTimedOncePerShapeAndLogged) {
   Tensor a = operand_matrix(256, 128, false, kFloat, 0.2), b = operand_matrix(128, 160, true, kFloat, 0.4);
   const std::vector<double> want = naive_product(a.unsqueeze(0), b.unsqueeze(0));
   expect_close(mm(a, b), want, 1e-5, 1e-4);
-  expect_close(mm(a, b), want, 1e-5, 1e-4);
   EXPECT_EQ(kernels::cpu::sgemm_tunings(), before + 1) << "one shape, timed once";
+  // b seen a second time: the shape is timed once more, with b's kept pack among the
+  // candidates (Note [packed right operands]), and not again after.
+  expect_close(mm(a, b), want, 1e-5, 1e-4);
+  expect_close(mm(a, b), want, 1e-5, 1e-4);
+  EXPECT_EQ(kernels::cpu::sgemm_tunings(), before + 2) << "the shape with b packed, timed once";
   Tensor b2 = operand_matrix(128, 161, true, kFloat, 0.4);
   expect_close(mm(a, b2), naive_product(a.unsqueeze(0), b2.unsqueeze(0)), 1e-5, 1e-4);
-  EXPECT_EQ(kernels::cpu::sgemm_tunings(), before + 2) << "another shape, timed once more";
+  EXPECT_EQ(kernels::cpu::sgemm_tunings(), before + 3) << "another shape, timed once more";
   const std::string text = logs.text();
   EXPECT_NE(text.find("sgemm 256x128x160 B^T"), std::string::npos) << text;
   EXPECT_NE(text.find("dnnl "), std::string::npos) << text;
   EXPECT_NE(text.find("matmul "), std::string::npos) << text;
   EXPECT_NE(text.find("openblas "), std::string::npos) << text;
+  EXPECT_NE(text.find("b seen before): "), std::string::npos) << text;
+  EXPECT_NE(text.find("packed "), std::string::npos) << text;
   EXPECT_NE(text.find(" -> "), std::string::npos) << text;
+}
+
+// With EMBER_SGEMM=packed every tuned-size product runs on the packed primitive, so this
+// test runs itself in a child process pinned so: a right operand is packed on its second
+// sight and kept, packed again after an in-place write changes it, and a new operand in
+// freed memory is not taken for the old one (Note [packed right operands]).
+TEST(Mm, ARightOperandIsPackedOnItsSecondSightAndPackedAgainAfterAWrite) {
+  const char* pinned = std::getenv("EMBER_SGEMM");
+  if (pinned && std::string(pinned) == "packed") {
+    using kernels::cpu::sgemm_operand_packs;
+    NoGradGuard no_grad;
+    // A linear layer's product: x [256, 128] @ w^T, w [160, 128] (5.2M multiply-adds,
+    // above the 4M that are tuned), bias added as addmm does.
+    Tensor x = operand_matrix(256, 128, false, kFloat, 0.2), x2 = operand_matrix(256, 128, false, kFloat, 1.1);
+    Tensor bias = operand_matrix(1, 160, false, kFloat, 0.5).view({160});
+    auto want = [&](const Tensor& in, const Tensor& w) {
+      std::vector<double> c = bias.expand({256, 160}).contiguous().to_vector<double>();
+      return naive_product(in.unsqueeze(0), w.t().unsqueeze(0), 1, 1, c);
+    };
+    const int64_t packs0 = sgemm_operand_packs();
+    {
+      Tensor w = operand_matrix(160, 128, false, kFloat, 0.7);
+      expect_close(addmm(bias, x, w.t()), want(x, w), 1e-5, 1e-4);
+      EXPECT_EQ(sgemm_operand_packs(), packs0) << "first sight: packed for the call alone";
+      expect_close(addmm(bias, x, w.t()), want(x, w), 1e-5, 1e-4);
+      EXPECT_EQ(sgemm_operand_packs(), packs0 + 1) << "second sight: packed and kept";
+      expect_close(addmm(bias, x2, w.t()), want(x2, w), 1e-5, 1e-4);
+      EXPECT_EQ(sgemm_operand_packs(), packs0 + 1) << "the kept pack serves another left operand";
+      EXPECT_GT(kernels::cpu::sgemm_packed_bytes(), 0);
+      w.mul_(-0.5);  // an in-place write bumps the storage's version
+      expect_close(addmm(bias, x, w.t()), want(x, w), 1e-5, 1e-4);
+      expect_close(addmm(bias, x, w.t()), want(x, w), 1e-5, 1e-4);
+      EXPECT_EQ(sgemm_operand_packs(), packs0 + 2) << "the changed operand, packed again";
+    }
+    EXPECT_EQ(kernels::cpu::sgemm_packed_bytes(), 0) << "the pack is dropped with its storage";
+    // Another operand of the same size, likely in the freed block: its own values.
+    Tensor w2 = operand_matrix(160, 128, false, kFloat, 2.3);
+    expect_close(addmm(bias, x, w2.t()), want(x, w2), 1e-5, 1e-4);
+    expect_close(addmm(bias, x, w2.t()), want(x, w2), 1e-5, 1e-4);
+    return;
+  }
+  const std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string cmd = "EMBER_SGEMM=packed '" + exe +
+                          "' --gtest_filter=Mm.ARightOperandIsPackedOnItsSecondSightAndPackedAgainAfterAWrite "
+                          ">/dev/null 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << "EMBER_SGEMM=packed: the child run failed";
 }
 
 // EMBER_SGEMM is read once per process, so this test runs itself in child processes:
@@ -210,7 +263,7 @@ TEST(Mm, EmberSgemmPinsTheImplementation) {
     Tensor a = operand_matrix(256, 128, false, kFloat, 0.2), b = operand_matrix(128, 160, true, kFloat, 0.4);
     if (std::string(pinned) == "bogus") {
       EXPECT_NE(testing::error_of([&] { (void)mm(a, b); }, ErrorKind::ValueError)
-                    .find("EMBER_SGEMM: expected auto, dnnl, matmul or openblas, got 'bogus'"),
+                    .find("EMBER_SGEMM: expected auto, dnnl, matmul, openblas or packed, got 'bogus'"),
                 std::string::npos);
       return;
     }
@@ -219,7 +272,7 @@ TEST(Mm, EmberSgemmPinsTheImplementation) {
     return;
   }
   const std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
-  for (const char* value : {"openblas", "matmul", "dnnl", "bogus"}) {
+  for (const char* value : {"openblas", "matmul", "dnnl", "packed", "bogus"}) {
     const std::string cmd = std::string("EMBER_SGEMM=") + value + " '" + exe +
                             "' --gtest_filter=Mm.EmberSgemmPinsTheImplementation >/dev/null 2>&1";
     EXPECT_EQ(std::system(cmd.c_str()), 0) << "EMBER_SGEMM=" << value << ": the child run failed";
