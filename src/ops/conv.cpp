@@ -76,9 +76,11 @@ void check_conv_dtypes(const Tensor& input, const Tensor& weight, int64_t dims, 
 }
 
 // Note [3-D convolution]: a 3-D convolution (5-D input, as exported 3-D CNNs call
-// aten::convolution) keeps its own geometry (Conv3dParams) and runs direct loops over NCDHW
-// tensors (kernels/cpu/conv3d.cpp) for every dtype, forward, transposed and backward alike:
-// the 2-D kernels' oneDNN and im2col paths are written over Conv2dParams' two spatial dims.
+// aten::convolution) keeps its own geometry (Conv3dParams) and its own kernels over NCDHW
+// tensors (kernels/cpu/conv3d.h), forward, transposed and backward alike: float32 on
+// oneDNN's 3-D convolution primitives (conv3d_dnnl.cpp), every other dtype, and what
+// oneDNN rejects, as direct loops (conv3d.cpp); the 2-D kernels are written over
+// Conv2dParams' two spatial dims.
 // The checks and output sizes are ATen's (check_shape_forward, slow_conv3d and
 // slow_conv_transpose3d). The result's layout is PyTorch's: on the CPU only its oneDNN
 // (mkldnn) convolution keeps NDHWC, its slow_conv3d path returns NCDHW. So a result is
