@@ -492,11 +492,28 @@ namespace {
 
 // --- pooling kernels (CPU and CUDA: the input made contiguous, the geometry checked) -----
 
+// Note [channels_last max pooling]: max_pool2d_with_indices follows its input's memory
+// format on the CPU as ATen's does (suggest_memory_format: a 4-D input that suggests
+// channels_last gives channels_last values and indices), so activations between NHWC
+// convolutions stay NHWC through a pooling (the exported CNN's conv -> bn -> relu ->
+// max_pool2d -> conv under the inference layout optimization, Note [aot]); the NHWC kernel
+// reads each window tap as one run of channels. Meta tensors follow the same rule (as
+// PyTorch's meta function); CUDA keeps NCHW outputs.
 void max_pool_kernel(const Stack& a, std::vector<Tensor>& out) {
   const Pool2dParams p = max_pool_setup(a);
-  const Tensor input = dense(a[0].to_tensor());
-  if (input.is_cuda()) return kernels::cuda::max_pool2d(input, out[0], out[1], p);
-  kernels::cpu::max_pool2d_forward(input, out[0], out[1], p);
+  const Tensor& x = a[0].to_tensor();
+  const auto nhwc_dense = [](const Tensor& t) {
+    return t.strides() == IntArrayRef(core::channels_last_strides(t.sizes())) && !t.is_contiguous();
+  };
+  if (!x.is_cuda() && suggests_channels_last(x) && out[0].dim() == 4 && nhwc_dense(out[0]) && nhwc_dense(out[1])) {
+    kernels::cpu::max_pool2d_forward_nhwc(channels_last_dense(x), out[0], out[1], x.size(1), p);
+    return;
+  }
+  const Tensor input = dense(x);
+  with_contiguous_outputs(out, [&](std::vector<Tensor>& slots) {
+    if (input.is_cuda()) return kernels::cuda::max_pool2d(input, slots[0], slots[1], p);
+    kernels::cpu::max_pool2d_forward(input, slots[0], slots[1], p);
+  });
 }
 
 void avg_pool_kernel(const Stack& a, std::vector<Tensor>& out) {
@@ -559,8 +576,10 @@ void register_conv_ops(Registry& r) {
         const Tensor& self = a[0].to_tensor();
         const Pool2dParams p = max_pool_setup(a);
         const auto sizes = pooled_sizes(self, p.out_h, p.out_w);
-        return std::vector<TensorMeta>{contiguous_meta(sizes, self.dtype(), self.device()),
-                                       contiguous_meta(sizes, kLong, self.device())};
+        // Note [channels_last max pooling]
+        const bool nhwc = self.device().type != DeviceType::CUDA && suggests_channels_last(self);
+        return std::vector<TensorMeta>{layout_meta(sizes, self.dtype(), self.device(), nhwc),
+                                       layout_meta(sizes, kLong, self.device(), nhwc)};
       })
       .set_cpu(max_pool_kernel)
       .set_cuda(max_pool_kernel);

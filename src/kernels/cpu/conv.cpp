@@ -376,6 +376,60 @@ void max_pool_impl(const T* in, T* out, int64_t* ind, const Pool2dParams& p) {
   }
 }
 
+/// max_pool_impl over NHWC: per output position, the running maxima and indices of all
+/// channels in two buffers, the window walked tap by tap as there (so the same rule and
+/// order per output), each tap one contiguous run of channels.
+template <typename T>
+void max_pool_nhwc_impl(const T* in, T* out, int64_t* ind, int64_t C, const Pool2dParams& p) {
+  using acc_t = opmath_t<T>;
+  const int64_t batch = C > 0 ? p.planes / C : 0;
+#pragma omp parallel if (pool_parallel(p, p.kernel_h * p.kernel_w))
+  {
+    std::vector<acc_t> best_value(static_cast<size_t>(C));
+    std::vector<int64_t> best_index(static_cast<size_t>(C));
+#pragma omp for schedule(static)
+    for (int64_t row = 0; row < batch * p.out_h; ++row) {
+      const int64_t n = row / p.out_h, oh = row % p.out_h;
+      const T* src = in + n * p.in_h * p.in_w * C;
+      int64_t ih0 = oh * p.stride_h - p.pad_h;
+      while (ih0 < 0) ih0 += p.dilation_h;
+      for (int64_t ow = 0; ow < p.out_w; ++ow) {
+        acc_t* __restrict mx = best_value.data();
+        int64_t* __restrict ix = best_index.data();
+        std::fill_n(mx, C, -std::numeric_limits<acc_t>::infinity());
+        std::fill_n(ix, C, int64_t{-1});
+        for (int64_t i = 0; i < p.kernel_h; ++i) {
+          const int64_t ih = oh * p.stride_h - p.pad_h + i * p.dilation_h;
+          if (ih < 0 || ih >= p.in_h) continue;
+          for (int64_t j = 0; j < p.kernel_w; ++j) {
+            const int64_t iw = ow * p.stride_w - p.pad_w + j * p.dilation_w;
+            if (iw < 0 || iw >= p.in_w) continue;
+            const T* __restrict px = src + (ih * p.in_w + iw) * C;
+            const int64_t at = ih * p.in_w + iw;
+#pragma omp simd
+            for (int64_t c = 0; c < C; ++c) {
+              const acc_t v = static_cast<acc_t>(px[c]);
+              const bool take = (v > mx[c]) | (v != v);
+              mx[c] = take ? v : mx[c];
+              ix[c] = take ? at : ix[c];
+            }
+          }
+        }
+        int64_t iw0 = ow * p.stride_w - p.pad_w;
+        while (iw0 < 0) iw0 += p.dilation_w;
+        T* __restrict dst = out + (row * p.out_w + ow) * C;
+        int64_t* __restrict idx = ind + (row * p.out_w + ow) * C;
+        const int64_t first = ih0 * p.in_w + iw0;
+#pragma omp simd
+        for (int64_t c = 0; c < C; ++c) {
+          dst[c] = static_cast<T>(mx[c]);
+          idx[c] = ix[c] < 0 ? first : ix[c];
+        }
+      }
+    }
+  }
+}
+
 template <typename T>
 void avg_pool_impl(const T* in, T* out, const Pool2dParams& p, bool count_include_pad, std::optional<int64_t> divisor) {
   using acc_t = opmath_t<T>;
@@ -505,6 +559,15 @@ void max_pool2d_forward(const Tensor& input, const Tensor& out, const Tensor& in
   if (out.numel() == 0) return;
   EMBER_DISPATCH_FLOATING_TYPES(input.dtype(), "max_pool2d", [&] {
     max_pool_impl<scalar_t>(input.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), indices.data_ptr<int64_t>(), p);
+  });
+}
+
+void max_pool2d_forward_nhwc(const Tensor& input, const Tensor& out, const Tensor& indices, int64_t channels,
+                             const Pool2dParams& p) {
+  if (out.numel() == 0) return;
+  EMBER_DISPATCH_FLOATING_TYPES(input.dtype(), "max_pool2d", [&] {
+    max_pool_nhwc_impl<scalar_t>(input.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), indices.data_ptr<int64_t>(),
+                                 channels, p);
   });
 }
 

@@ -570,6 +570,36 @@ TEST(MaxPool2d, TiesMinusInfinityAndNansPickAtensIndexForEveryGeometry) {
   }
 }
 
+TEST(MaxPool2d, ChannelsLastInputGivesChannelsLastValuesAndIndicesAsTorch) {
+  // torch 2.11: F.max_pool2d_with_indices of a channels_last input on the CPU returns both
+  // outputs channels_last, with the NCHW call's values and indices.
+  Tensor x = pattern({2, 5, 7, 9}, 7, 17, 8, 4.0);
+  std::vector<double> v = x.to_vector<double>();
+  v[3] = NAN;
+  v[40] = -INFINITY;
+  x = tensor(v, {2, 5, 7, 9});
+  const Tensor nhwc = to_channels_last(x);
+  for (ScalarType dtype : {kFloat, kDouble}) {
+    auto [want_v, want_i] = max_pool2d_with_indices(x.to(dtype), {3, 2}, {2, 2}, {1, 1}, {1, 2}, true);
+    auto [got_v, got_i] = max_pool2d_with_indices(nhwc.to(dtype), {3, 2}, {2, 2}, {1, 1}, {1, 2}, true);
+    const std::vector<int64_t> s = sizes_of(got_v);
+    const std::vector<int64_t> nhwc_strides{s[1] * s[2] * s[3], 1, s[1] * s[3], s[1]};
+    EXPECT_EQ(got_v.strides().vec(), nhwc_strides);
+    EXPECT_EQ(got_i.strides().vec(), nhwc_strides);
+    EXPECT_EQ(got_i.to_vector<int64_t>(), want_i.to_vector<int64_t>());
+    const std::vector<double> a = got_v.to(kDouble).to_vector<double>(), b = want_v.to(kDouble).to_vector<double>();
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t k = 0; k < a.size(); ++k)
+      if (std::isnan(b[k])) EXPECT_TRUE(std::isnan(a[k]));
+      else EXPECT_EQ(a[k], b[k]) << "element " << k;
+    // Its meta agrees.
+    auto [meta_v, meta_i] = max_pool2d_with_indices(empty_strided({2, 5, 7, 9}, {315, 1, 45, 5}, TensorOptions(kMeta).dtype(dtype)),
+                                                    {3, 2}, {2, 2}, {1, 1}, {1, 2}, true);
+    EXPECT_EQ(meta_v.strides().vec(), nhwc_strides);
+    EXPECT_EQ(meta_i.strides().vec(), nhwc_strides);
+  }
+}
+
 TEST(MaxPool2d, BFloat16AndUnbatchedAndDefaultStride) {
   Tensor x = pattern({2, 5, 6}, 7, 17, 8, 4.0, kBFloat16);  // the [1,2,5,6] case without its batch dim
   Tensor y = max_pool2d(x, {2, 2});
