@@ -323,6 +323,17 @@ Stack conv_nd(const Stack& a, int64_t spatial, const char* name) {
 void convolution_cpu(const Stack& a, std::vector<Tensor>& out) {
   ConvSetup s = conv_setup(a);
   if (s.dims == 3) {  // Note [3-D convolution]
+    if (s.channels_last && !s.transposed && a[0].to_tensor().dtype() == kFloat && is_channels_last_dense(out[0])) {
+      // float32 NDHWC: oneDNN reads and writes the activations as they are.
+      kernels::cpu::Conv3dParams q = s.p3;
+      q.channels_last = true;
+      const Tensor input = channels_last_dense(a[0].to_tensor()), weight = dense(a[1].to_tensor());
+      const Tensor bias = a[2].is_none() ? Tensor() : dense(cast(a[2].to_tensor(), kFloat));
+      if (kernels::cpu::conv3d_forward_dnnl(input.data_ptr<float>(), weight.data_ptr<float>(),
+                                            bias.defined() ? bias.data_ptr<float>() : nullptr, out[0].data_ptr<float>(),
+                                            q))
+        return;
+    }
     const Tensor input = dense(a[0].to_tensor());
     const Tensor weight = dense(a[1].to_tensor());
     Tensor bias;

@@ -7,7 +7,6 @@
 
 #include <omp.h>
 
-#include <atomic>
 
 #include <type_traits>
 #include <vector>
@@ -133,23 +132,13 @@ const T* optional_ptr(const Tensor& t) {
   return t.defined() ? t.data_ptr<T>() : nullptr;
 }
 
-std::atomic<int64_t> g_dnnl_calls{0};
-
-/// Counts a kernel call oneDNN ran (`ran`), and says whether it did.
-bool counted(bool ran) {
-  if (ran) ++g_dnnl_calls;
-  return ran;
-}
-
 }  // namespace
-
-int64_t conv3d_dnnl_calls() { return g_dnnl_calls.load(); }
 
 void conv3d_forward(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out,
                     const Conv3dParams& p) {
   if (out.numel() == 0) return;
-  if (out.dtype() == kFloat && counted(conv3d_forward_dnnl(input.data_ptr<float>(), weight.data_ptr<float>(),
-                                                           optional_ptr<float>(bias), out.data_ptr<float>(), p)))
+  if (out.dtype() == kFloat && conv3d_forward_dnnl(input.data_ptr<float>(), weight.data_ptr<float>(), optional_ptr<float>(bias),
+                                                   out.data_ptr<float>(), p))
     return;
   EMBER_DISPATCH_ALL_TYPES(out.dtype(), "conv3d", [&] {
     if constexpr (std::is_same_v<scalar_t, bool>) {
@@ -165,7 +154,7 @@ void conv3d_transpose(const Tensor& grad, const Tensor& weight, const Tensor& bi
                       const Conv3dParams& p) {
   if (out.numel() == 0) return;
   if (out.dtype() == kFloat &&
-      counted(conv3d_backward_data_dnnl(grad.data_ptr<float>(), weight.data_ptr<float>(), out.data_ptr<float>(), p))) {
+      conv3d_backward_data_dnnl(grad.data_ptr<float>(), weight.data_ptr<float>(), out.data_ptr<float>(), p)) {
     if (bias.defined()) {
       const float* b = bias.data_ptr<float>();
       float* o = out.data_ptr<float>();
@@ -188,8 +177,8 @@ void conv3d_transpose(const Tensor& grad, const Tensor& weight, const Tensor& bi
 
 void conv3d_weight_grad(const Tensor& grad, const Tensor& input, const Tensor& out, const Conv3dParams& p) {
   if (out.numel() == 0) return;
-  if (out.dtype() == kFloat && counted(conv3d_backward_weights_dnnl(grad.data_ptr<float>(), input.data_ptr<float>(),
-                                                                    out.data_ptr<float>(), p)))
+  if (out.dtype() == kFloat && conv3d_backward_weights_dnnl(grad.data_ptr<float>(), input.data_ptr<float>(),
+                                                            out.data_ptr<float>(), p))
     return;
   EMBER_DISPATCH_FLOATING_TYPES(out.dtype(), "convolution_backward", [&] {
     weight_grad_impl<scalar_t>(grad.data_ptr<scalar_t>(), input.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), p);

@@ -1,12 +1,14 @@
 // kernels/cpu/conv3d_dnnl.cpp — float32 3-D convolution through oneDNN's convolution
 // primitives (forward, backward data, backward weights), as ATen's mkldnn path runs it:
 // NCDHW activations and OIDHW (GOIDHW) weights as the caller holds them, oneDNN's
-// preferred layouts (nCdhw16c with AVX-512) reached by cached reorders, primitives cached
-// by geometry and thread count as the 2-D ones (conv.cpp, conv_backward_dnnl.cpp). See
-// Note [3-D convolution] in docs/notes/nn.md for what runs here and what stays on the loops.
+// preferred layouts (nCdhw16c with AVX-512) reached by cached reorders; NDHWC activations
+// (Conv3dParams::channels_last) handed over as they are, only the weights reordered.
+// Primitives are cached by geometry and thread count as the 2-D ones (conv.cpp,
+// conv_backward_dnnl.cpp). Note [3-D convolution] in docs/notes/nn.md says what runs here.
 #include <omp.h>
 
 #include <array>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -30,6 +32,7 @@ struct Geometry3d {
   memory::desc user_src, user_wei, user_bias, user_dst;
   memory::desc any_src, any_wei, any_dst;
   memory::dims strides, dilates, pad_l, pad_r;
+  bool channels_last = false;  // the user's activations are NDHWC
 };
 
 Geometry3d geometry3d(const Conv3dParams& p) {
@@ -41,12 +44,16 @@ Geometry3d geometry3d(const Conv3dParams& p) {
                                   p.kernel[1], p.kernel[2]}
                    : memory::dims{p.out_channels, p.in_channels, p.kernel[0], p.kernel[1], p.kernel[2]};
   Geometry3d g;
-  g.user_src = memory::desc(src, f32, memory::format_tag::ncdhw);
-  g.user_dst = memory::desc(dst, f32, memory::format_tag::ncdhw);
+  g.channels_last = p.channels_last;
+  const memory::format_tag activations = p.channels_last ? memory::format_tag::ndhwc : memory::format_tag::ncdhw;
+  g.user_src = memory::desc(src, f32, activations);
+  g.user_dst = memory::desc(dst, f32, activations);
   g.user_wei = memory::desc(wei, f32, p.groups > 1 ? memory::format_tag::goidhw : memory::format_tag::oidhw);
   g.user_bias = memory::desc({p.out_channels}, f32, memory::format_tag::a);
-  g.any_src = memory::desc(src, f32, memory::format_tag::any);
-  g.any_dst = memory::desc(dst, f32, memory::format_tag::any);
+  // NDHWC activations run as they are (oneDNN runs NDHWC natively), as in 2-D.
+  const memory::format_tag chosen = p.channels_last ? memory::format_tag::ndhwc : memory::format_tag::any;
+  g.any_src = memory::desc(src, f32, chosen);
+  g.any_dst = memory::desc(dst, f32, chosen);
   g.any_wei = memory::desc(wei, f32, memory::format_tag::any);
   for (int d = 0; d < 3; ++d) {
     const int64_t range = (p.kernel[d] - 1) * p.dilation[d] + 1;
@@ -71,6 +78,8 @@ bool dnnl_accepts(const Conv3dParams& p) {
   }
   return true;
 }
+
+std::atomic<int64_t> g_calls{0}, g_ndhwc_calls{0};  // conv3d_dnnl_calls(), conv3d_dnnl_ndhwc_calls()
 
 /// What a cached primitive computes.
 enum class Kind : int64_t { Forward, BackwardData, BackwardWeights };
@@ -144,11 +153,12 @@ std::shared_ptr<Conv3dPrimitive> make_primitive(const Conv3dParams& p, Kind kind
 /// implementation for it). The thread count is part of the key: a primitive splits its
 /// work for the count it was made under.
 std::shared_ptr<Conv3dPrimitive> cached_primitive(const Conv3dParams& p, Kind kind, bool with_bias) {
-  using Key = std::array<int64_t, 25>;
+  using Key = std::array<int64_t, 26>;
   const Key key{p.batch,     p.in_channels, p.out_channels, p.groups,    p.in[0],       p.in[1],     p.in[2],
                 p.out[0],    p.out[1],      p.out[2],       p.kernel[0], p.kernel[1],   p.kernel[2], p.stride[0],
                 p.stride[1], p.stride[2],   p.pad[0],       p.pad[1],    p.pad[2],      p.dilation[0],
-                p.dilation[1], p.dilation[2], static_cast<int64_t>(kind), with_bias ? 1 : 0, omp_get_max_threads()};
+                p.dilation[1], p.dilation[2], static_cast<int64_t>(kind), with_bias ? 1 : 0, p.channels_last ? 1 : 0,
+                omp_get_max_threads()};
   static std::mutex mu;
   static std::map<Key, std::shared_ptr<Conv3dPrimitive>> cache;
   std::lock_guard<std::mutex> lock(mu);
@@ -197,9 +207,14 @@ void run(const Conv3dPrimitive& c, Kind kind, const float* a, const float* b, co
   c.prim.execute(s, args);
   if (c.out_back) c.out_back->execute(s, mo.memory(), uo);
   s.wait();
+  ++g_calls;
+  if (g.channels_last) ++g_ndhwc_calls;
 }
 
 }  // namespace
+
+int64_t conv3d_dnnl_calls() { return g_calls.load(); }
+int64_t conv3d_dnnl_ndhwc_calls() { return g_ndhwc_calls.load(); }
 
 bool conv3d_forward_dnnl(const float* input, const float* weight, const float* bias, float* out,
                          const Conv3dParams& p) {

@@ -229,5 +229,34 @@ TEST(Conv3d, Float32RunsOnOneDnnAndMatchesTheLoops) {
   EXPECT_EQ(kernels::cpu::conv3d_dnnl_calls(), before);
 }
 
+TEST(Conv3d, Float32ChannelsLast3dRunsOnOneDnnOverNdhwcAndMatchesTheLoops) {
+  // A channels_last_3d input that PyTorch's rule sends to oneDNN (batch 2): the output and
+  // grad_input are NDHWC, computed by oneDNN over the NDHWC tensors as they are.
+  const Tensor x = pattern({2, 16, 4, 5, 6}, 7, 11, 5, 4.0), w = pattern({8, 16, 3, 3, 3}, 5, 9, 4, 8.0);
+  const Tensor b = pattern({8}, 3, 7, 3, 2.0);
+  const Tensor y = convolution(x, w, b, {1, 2, 1}, {1, 1, 0}, {1, 1, 2}, false, {0}, 1);
+  const Tensor gy = pattern(y.sizes().vec(), 3, 17, 8, 4.0);
+  auto [gi, gw, gb] = convolution_backward(gy, x, w, std::vector<int64_t>{8}, {1, 2, 1}, {1, 1, 0}, {1, 1, 2}, false,
+                                           {0}, 1, {true, true, true});
+  const Tensor x32 = to_channels_last_3d(x.to(kFloat)), gy32 = to_channels_last_3d(gy.to(kFloat));
+  const int64_t before = kernels::cpu::conv3d_dnnl_ndhwc_calls();
+  const Tensor y32 = convolution(x32, w.to(kFloat), b.to(kFloat), {1, 2, 1}, {1, 1, 0}, {1, 1, 2}, false, {0}, 1);
+  auto [gi32, gw32, gb32] = convolution_backward(gy32, x32, w.to(kFloat), std::vector<int64_t>{8}, {1, 2, 1},
+                                                 {1, 1, 0}, {1, 1, 2}, false, {0}, 1, {true, true, true});
+  EXPECT_EQ(kernels::cpu::conv3d_dnnl_ndhwc_calls() - before, 3);
+  EXPECT_EQ(y32.strides().vec(), ndhwc_strides(y32));
+  EXPECT_EQ(gi32.strides().vec(), ndhwc_strides(gi32));
+  EXPECT_EQ(gw32.strides().vec(), ndhwc_strides(gw32));  // PyTorch's rule: grad_weight follows
+  const auto close = [](const Tensor& got, const Tensor& want) {
+    const Tensor diff = (got.to(kDouble) - want).abs();
+    EXPECT_LE(max(diff - (want.abs() * 1e-4 + 1e-4)).item<double>(), 0.0)
+        << "max |diff| " << max(diff).item<double>();
+  };
+  close(y32, y);
+  close(gi32, gi);
+  close(gw32, gw);
+  close(gb32, gb);
+}
+
 }  // namespace
 }  // namespace ember
