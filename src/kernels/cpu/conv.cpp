@@ -324,7 +324,8 @@ bool pool_parallel(const Pool2dParams& p, int64_t window) {
 // a select instead of a branch. Per output the elements are visited in the same order with
 // the same rule (a strictly greater value or a NaN replaces the maximum), so values and
 // indices are ATen's, ties and NaNs included; an output whose window held only -inf (or
-// nothing) keeps the window's first in-image position, as ATen's. 0.5 ms after, same shape.
+// nothing) keeps the window's first in-image position, as ATen's. 1.0 ms after, same shape
+// (0.49 ms over NHWC, max_pool_nhwc_impl).
 template <typename T>
 void max_pool_impl(const T* in, T* out, int64_t* ind, const Pool2dParams& p) {
   using acc_t = opmath_t<T>;

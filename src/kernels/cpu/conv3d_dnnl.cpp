@@ -40,9 +40,10 @@ Geometry3d geometry3d(const Conv3dParams& p) {
   const memory::dims src{p.batch, p.in_channels, p.in[0], p.in[1], p.in[2]};
   const memory::dims dst{p.batch, p.out_channels, p.out[0], p.out[1], p.out[2]};
   const memory::dims wei =
-      p.groups > 1 ? memory::dims{p.groups,     p.out_channels / p.groups, p.in_channels / p.groups, p.kernel[0],
-                                  p.kernel[1], p.kernel[2]}
-                   : memory::dims{p.out_channels, p.in_channels, p.kernel[0], p.kernel[1], p.kernel[2]};
+      p.groups > 1
+          ? memory::dims{p.groups,   p.out_channels / p.groups, p.in_channels / p.groups, p.kernel[0], p.kernel[1],
+                         p.kernel[2]}
+          : memory::dims{p.out_channels, p.in_channels, p.kernel[0], p.kernel[1], p.kernel[2]};
   Geometry3d g;
   g.channels_last = p.channels_last;
   const memory::format_tag activations = p.channels_last ? memory::format_tag::ndhwc : memory::format_tag::ncdhw;
@@ -154,10 +155,31 @@ std::shared_ptr<Conv3dPrimitive> make_primitive(const Conv3dParams& p, Kind kind
 /// work for the count it was made under.
 std::shared_ptr<Conv3dPrimitive> cached_primitive(const Conv3dParams& p, Kind kind, bool with_bias) {
   using Key = std::array<int64_t, 26>;
-  const Key key{p.batch,     p.in_channels, p.out_channels, p.groups,    p.in[0],       p.in[1],     p.in[2],
-                p.out[0],    p.out[1],      p.out[2],       p.kernel[0], p.kernel[1],   p.kernel[2], p.stride[0],
-                p.stride[1], p.stride[2],   p.pad[0],       p.pad[1],    p.pad[2],      p.dilation[0],
-                p.dilation[1], p.dilation[2], static_cast<int64_t>(kind), with_bias ? 1 : 0, p.channels_last ? 1 : 0,
+  const Key key{p.batch,
+                p.in_channels,
+                p.out_channels,
+                p.groups,
+                p.in[0],
+                p.in[1],
+                p.in[2],
+                p.out[0],
+                p.out[1],
+                p.out[2],
+                p.kernel[0],
+                p.kernel[1],
+                p.kernel[2],
+                p.stride[0],
+                p.stride[1],
+                p.stride[2],
+                p.pad[0],
+                p.pad[1],
+                p.pad[2],
+                p.dilation[0],
+                p.dilation[1],
+                p.dilation[2],
+                static_cast<int64_t>(kind),
+                with_bias ? 1 : 0,
+                p.channels_last ? 1 : 0,
                 omp_get_max_threads()};
   static std::mutex mu;
   static std::map<Key, std::shared_ptr<Conv3dPrimitive>> cache;
@@ -180,8 +202,12 @@ std::shared_ptr<Conv3dPrimitive> cached_primitive(const Conv3dParams& p, Kind ki
 void run(const Conv3dPrimitive& c, Kind kind, const float* a, const float* b, const float* bias, float* out) {
   const Geometry3d& g = c.g;
   const memory::desc& a_user = kind == Kind::BackwardData ? g.user_dst : g.user_src;
-  const memory::desc& b_user = kind == Kind::Forward ? g.user_wei : kind == Kind::BackwardData ? g.user_wei : g.user_dst;
-  const memory::desc& out_user = kind == Kind::Forward ? g.user_dst : kind == Kind::BackwardData ? g.user_src : g.user_wei;
+  const memory::desc& b_user = kind == Kind::Forward        ? g.user_wei
+                               : kind == Kind::BackwardData ? g.user_wei
+                                                            : g.user_dst;
+  const memory::desc& out_user = kind == Kind::Forward        ? g.user_dst
+                                 : kind == Kind::BackwardData ? g.user_src
+                                                              : g.user_wei;
   dnnl::stream s(engine());
   memory ua(a_user, engine(), const_cast<float*>(a)), ub(b_user, engine(), const_cast<float*>(b));
   memory uo(out_user, engine(), out);
