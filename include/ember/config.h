@@ -67,6 +67,10 @@ struct Config {
     /// channels_last activations inside the graph, outputs and gradients keep eager's
     /// strides (PyTorch inductor's layout_optimization). EMBER_AOT_LAYOUT_OPTIMIZATION.
     bool layout_optimization = false;
+    /// Layout optimization of inference graphs: the same rewrite, outputs keeping eager's
+    /// strides; on, as PyTorch inductor's layout_optimization (Note [aot], "Layout
+    /// optimization"). EMBER_AOT_INFERENCE_LAYOUT_OPTIMIZATION.
+    bool inference_layout_optimization = true;
   } aot;
 
   /// torch._inductor.config: the code generator.

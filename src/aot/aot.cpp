@@ -109,6 +109,8 @@ class AotFunction {
       // as long as this function.
       std::vector<InputWrite> writes;
       prepared_ = lift_input_writes(*prepare_inference_graph(*captured_), &writes);
+      if (config().aot.inference_layout_optimization)
+        if (std::unique_ptr<Graph> nhwc = layout_optimized_inference_graph(*prepared_)) prepared_ = std::move(nhwc);
       EMBER_LOG_ARTIFACT(aot_graphs) << "aot forward graph " << prepared_->name() << ":\n" << *prepared_;
       // A repro cut here checks the compiled graph against the example inputs, which the
       // graph must not write then.

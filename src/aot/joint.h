@@ -66,6 +66,13 @@ std::unique_ptr<Graph> channels_last_convolutions(const Graph& forward, size_t* 
 /// and the reference's are neither contiguous nor channels_last.
 bool restore_output_strides(JointGraph& joint, const JointGraph& reference);
 
+/// Layout optimization of an inference graph (config().aot.inference_layout_optimization,
+/// Note [aot], "Layout optimization"): channels_last_convolutions(g) when every output keeps
+/// the strides it has in `g` (what eager returns), or nullptr (`g` is to run as it is) when
+/// no convolution changes or an output's layout would change: copying an activation back
+/// to NCHW costs more than the reorders the rewrite saves. Logs what it did on `aot`.
+std::unique_ptr<Graph> layout_optimized_inference_graph(const Graph& g);
+
 /// Layout optimization of a training graph (config().aot.layout_optimization, Note [aot]):
 /// the joint graph of channels_last_convolutions(forward) with its outputs' strides those
 /// of `reference` (make_joint_graph(forward, requires_grad)), or `reference` itself when no

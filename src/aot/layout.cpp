@@ -1,11 +1,12 @@
-// aot/layout.cpp — layout optimization of training graphs (PyTorch inductor's
-// layout_optimization): 2-D float convolutions on the CPU run over channels_last (NHWC)
-// activations inside a compiled training graph, so that oneDNN reads and writes them
-// without the NCHW <-> blocked reorders, and the batch norms, relus and adds between them
-// stay NHWC; what the graph returns keeps eager's strides. Runs on the forward graph
-// before the joint graph is traced, so the backward's formulas, and with them the saved
-// tensors, see the forward's strides. Contract in aot/joint.h; see Note [aot]
-// (docs/notes/aot.md), "Layout optimization".
+// aot/layout.cpp — layout optimization of training and inference graphs (PyTorch
+// inductor's layout_optimization): 2-D float convolutions on the CPU run over channels_last
+// (NHWC) activations inside a compiled graph, so that oneDNN reads and writes them without
+// the NCHW <-> blocked reorders, and the batch norms, relus, adds and max poolings between
+// them stay NHWC; what the graph returns keeps eager's strides (a training graph's by
+// copies, an inference graph's by leaving the graph alone when an output would change).
+// A training graph's runs on the forward graph before the joint graph is traced, so the
+// backward's formulas, and with them the saved tensors, see the forward's strides.
+// Contract in aot/joint.h; see Note [aot] (docs/notes/aot.md), "Layout optimization".
 #include <map>
 
 #include "aot/joint.h"
@@ -203,6 +204,23 @@ bool restore_output_strides(JointGraph& joint, const JointGraph& reference) {
   }
   g.set_output(std::move(restored));
   return true;
+}
+
+std::unique_ptr<Graph> layout_optimized_inference_graph(const Graph& g) {
+  size_t converted = 0;
+  std::unique_ptr<Graph> nhwc = channels_last_convolutions(g, &converted);
+  if (!nhwc) return nullptr;
+  const std::vector<ValueRef> outs = nhwc->outputs(), want = g.outputs();
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const TensorMeta &got = outs[i].node->meta().at(outs[i].index), &ref = want[i].node->meta().at(want[i].index);
+    if (got.undefined || ref.undefined || same_layout(got, ref)) continue;
+    EMBER_LOG(aot, INFO) << "aot: layout optimization of inference graph " << g.name() << " left out: output " << i
+                         << " would need its eager layout back (Note [aot], \"Layout optimization\")";
+    return nullptr;
+  }
+  EMBER_LOG(aot, INFO) << "aot: layout optimization of inference graph " << g.name() << ": " << converted
+                       << " convolution inputs made channels_last";
+  return nhwc;
 }
 
 JointGraph make_layout_optimized_joint_graph(const Graph& forward, const std::vector<bool>& requires_grad,

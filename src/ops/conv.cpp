@@ -76,9 +76,11 @@ void check_conv_dtypes(const Tensor& input, const Tensor& weight, int64_t dims, 
 }
 
 // Note [3-D convolution]: a 3-D convolution (5-D input, as exported 3-D CNNs call
-// aten::convolution) keeps its own geometry (Conv3dParams) and runs direct loops over NCDHW
-// tensors (kernels/cpu/conv3d.cpp) for every dtype, forward, transposed and backward alike:
-// the 2-D kernels' oneDNN and im2col paths are written over Conv2dParams' two spatial dims.
+// aten::convolution) keeps its own geometry (Conv3dParams) and its own kernels over NCDHW
+// tensors (kernels/cpu/conv3d.h), forward, transposed and backward alike: float32 on
+// oneDNN's 3-D convolution primitives (conv3d_dnnl.cpp), every other dtype, and what
+// oneDNN rejects, as direct loops (conv3d.cpp); the 2-D kernels are written over
+// Conv2dParams' two spatial dims.
 // The checks and output sizes are ATen's (check_shape_forward, slow_conv3d and
 // slow_conv_transpose3d). The result's layout is PyTorch's: on the CPU only its oneDNN
 // (mkldnn) convolution keeps NDHWC, its slow_conv3d path returns NCDHW. So a result is
@@ -322,6 +324,17 @@ Stack conv_nd(const Stack& a, int64_t spatial, const char* name) {
 void convolution_cpu(const Stack& a, std::vector<Tensor>& out) {
   ConvSetup s = conv_setup(a);
   if (s.dims == 3) {  // Note [3-D convolution]
+    if (s.channels_last && !s.transposed && a[0].to_tensor().dtype() == kFloat && is_channels_last_dense(out[0])) {
+      // float32 NDHWC: oneDNN reads and writes the activations as they are.
+      kernels::cpu::Conv3dParams q = s.p3;
+      q.channels_last = true;
+      const Tensor input = channels_last_dense(a[0].to_tensor()), weight = dense(a[1].to_tensor());
+      const Tensor bias = a[2].is_none() ? Tensor() : dense(cast(a[2].to_tensor(), kFloat));
+      if (kernels::cpu::conv3d_forward_dnnl(input.data_ptr<float>(), weight.data_ptr<float>(),
+                                            bias.defined() ? bias.data_ptr<float>() : nullptr, out[0].data_ptr<float>(),
+                                            q))
+        return;
+    }
     const Tensor input = dense(a[0].to_tensor());
     const Tensor weight = dense(a[1].to_tensor());
     Tensor bias;
@@ -499,11 +512,28 @@ namespace {
 
 // --- pooling kernels (CPU and CUDA: the input made contiguous, the geometry checked) -----
 
+// Note [channels_last max pooling]: max_pool2d_with_indices follows its input's memory
+// format on the CPU as ATen's does (suggest_memory_format: a 4-D input that suggests
+// channels_last gives channels_last values and indices), so activations between NHWC
+// convolutions stay NHWC through a pooling (the exported CNN's conv -> bn -> relu ->
+// max_pool2d -> conv under the inference layout optimization, Note [aot]); the NHWC kernel
+// reads each window tap as one run of channels. Meta tensors follow the same rule (as
+// PyTorch's meta function); CUDA keeps NCHW outputs.
 void max_pool_kernel(const Stack& a, std::vector<Tensor>& out) {
   const Pool2dParams p = max_pool_setup(a);
-  const Tensor input = dense(a[0].to_tensor());
-  if (input.is_cuda()) return kernels::cuda::max_pool2d(input, out[0], out[1], p);
-  kernels::cpu::max_pool2d_forward(input, out[0], out[1], p);
+  const Tensor& x = a[0].to_tensor();
+  const auto nhwc_dense = [](const Tensor& t) {
+    return t.strides() == IntArrayRef(core::channels_last_strides(t.sizes())) && !t.is_contiguous();
+  };
+  if (!x.is_cuda() && suggests_channels_last(x) && out[0].dim() == 4 && nhwc_dense(out[0]) && nhwc_dense(out[1])) {
+    kernels::cpu::max_pool2d_forward_nhwc(channels_last_dense(x), out[0], out[1], x.size(1), p);
+    return;
+  }
+  const Tensor input = dense(x);
+  with_contiguous_outputs(out, [&](std::vector<Tensor>& slots) {
+    if (input.is_cuda()) return kernels::cuda::max_pool2d(input, slots[0], slots[1], p);
+    kernels::cpu::max_pool2d_forward(input, slots[0], slots[1], p);
+  });
 }
 
 void avg_pool_kernel(const Stack& a, std::vector<Tensor>& out) {
@@ -566,8 +596,10 @@ void register_conv_ops(Registry& r) {
         const Tensor& self = a[0].to_tensor();
         const Pool2dParams p = max_pool_setup(a);
         const auto sizes = pooled_sizes(self, p.out_h, p.out_w);
-        return std::vector<TensorMeta>{contiguous_meta(sizes, self.dtype(), self.device()),
-                                       contiguous_meta(sizes, kLong, self.device())};
+        // Note [channels_last max pooling]
+        const bool nhwc = self.device().type != DeviceType::CUDA && suggests_channels_last(self);
+        return std::vector<TensorMeta>{layout_meta(sizes, self.dtype(), self.device(), nhwc),
+                                       layout_meta(sizes, kLong, self.device(), nhwc)};
       })
       .set_cpu(max_pool_kernel)
       .set_cuda(max_pool_kernel);

@@ -183,6 +183,24 @@ void convolution_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
   const Tensor& x = a[1].to_tensor();
   const Tensor& w = a[2].to_tensor();
   if (s.dims == 3) {
+    if (s.channels_last && !s.transposed && x.dtype() == kFloat && (!out[0].defined() || is_channels_last_dense(out[0]))) {
+      // float32 NDHWC: oneDNN reads grad_output and the input and writes grad_input as they
+      // are; grad_weight is computed OIDHW and copied, grad_bias summed as for NCDHW.
+      kernels::cpu::Conv3dParams q = s.p3;
+      q.channels_last = true;
+      const Tensor grad = channels_last_dense(a[0].to_tensor()), input = channels_last_dense(x), weight = dense(w);
+      const Tensor grad_weight = contiguous_slot(out[1]);
+      const bool data = !out[0].defined() || kernels::cpu::conv3d_backward_data_dnnl(
+                                                 grad.data_ptr<float>(), weight.data_ptr<float>(), out[0].data_ptr<float>(), q);
+      const bool weights = data && (!out[1].defined() || kernels::cpu::conv3d_backward_weights_dnnl(
+                                                             grad.data_ptr<float>(), input.data_ptr<float>(),
+                                                             grad_weight.data_ptr<float>(), q));
+      if (data && weights) {
+        if (grad_weight.defined() && !grad_weight.is_same(out[1])) out[1].copy_(grad_weight);
+        if (out[2].defined()) kernels::cpu::conv_bias_grad(dense(grad), out[2]);
+        return;
+      }
+    }
     with_contiguous_outputs(out, [&](std::vector<Tensor>& slots) {
       conv3d_backward_into(s, dense(a[0].to_tensor()), dense(x), dense(w), slots);
     });

@@ -219,11 +219,20 @@ Tensor without_symbols(const Tensor& t) {
 }
 
 Tensor channels_last_dense(const Tensor& t) {
-  const Tensor nhwc = call_op_tensor("aten::permute", {t, std::vector<int64_t>{0, 2, 3, 1}});
+  const bool five = t.dim() == 5;
+  const std::vector<int64_t> to_last = five ? std::vector<int64_t>{0, 2, 3, 4, 1} : std::vector<int64_t>{0, 2, 3, 1};
+  const std::vector<int64_t> back = five ? std::vector<int64_t>{0, 4, 1, 2, 3} : std::vector<int64_t>{0, 3, 1, 2};
+  const Tensor nhwc = call_op_tensor("aten::permute", {t, to_last});
   if (nhwc.is_contiguous()) return t;
   return call_op_tensor("aten::permute",
-                        {call_op_tensor("aten::clone", {nhwc, std::string("contiguous_format")}),
-                         std::vector<int64_t>{0, 3, 1, 2}});
+                        {call_op_tensor("aten::clone", {nhwc, std::string("contiguous_format")}), back});
+}
+
+bool is_channels_last_dense(const Tensor& t) {
+  if (t.dim() != 4 && t.dim() != 5) return false;
+  const std::vector<int64_t> to_last =
+      t.dim() == 5 ? std::vector<int64_t>{0, 2, 3, 4, 1} : std::vector<int64_t>{0, 2, 3, 1};
+  return t.permute(to_last).is_contiguous();
 }
 
 }  // namespace ember::ops

@@ -38,8 +38,11 @@ TensorMeta layout_meta_of(const Tensor& t, ScalarType dtype, Device device, bool
 /// holding the example sizes, whose sizes a meta function reads without specializing a
 /// symbol (ops/batch_meta.cpp, ops/spatial_meta.cpp).
 Tensor without_symbols(const Tensor& t);
-/// `t` (4-D) dense in channels_last order: `t` itself when it already is, otherwise a copy.
+/// `t` (4-D, or 5-D: channels_last_3d) dense in channels_last order: `t` itself when it
+/// already is, otherwise a copy.
 Tensor channels_last_dense(const Tensor& t);
+/// Whether `t` (4-D or 5-D) is dense with channels fastest (NHWC / NDHWC memory).
+bool is_channels_last_dense(const Tensor& t);
 
 /// Runs `kernel`, which writes only contiguous tensors, on `out` with every defined
 /// non-contiguous slot replaced by a contiguous tensor of its sizes, dtype and device, then

@@ -109,6 +109,12 @@ const std::vector<Knob>& knob_table() {
        .field = EMBER_FIELD(aot.layout_optimization),
        .meaning = "training graphs run 2-D float32 CPU convolutions over channels_last activations; outputs and "
                   "gradients keep eager's strides"},
+      {.name = "aot.inference_layout_optimization",
+       .aliases = {},
+       .env = {"EMBER_AOT_INFERENCE_LAYOUT_OPTIMIZATION"},
+       .field = EMBER_FIELD(aot.inference_layout_optimization),
+       .meaning = "inference graphs run 2-D float32 CPU convolutions over channels_last activations; outputs "
+                  "keep eager's strides"},
       {.name = "inductor.debug",
        .aliases = {},
        .env = {"EMBER_INDUCTOR_DEBUG"},

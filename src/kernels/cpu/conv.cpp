@@ -314,35 +314,118 @@ bool pool_parallel(const Pool2dParams& p, int64_t window) {
   return p.planes > 1 && p.planes * p.out_h * p.out_w * std::max<int64_t>(window, 1) > kGrainSize && !omp_in_parallel();
 }
 
+// Note [max pooling loop]: ATen's CPU max_pool2d (and this kernel before) branches on
+// every compare, `if (v > max || isnan(v))`, which on unordered data mispredicts about half
+// the time: 7.4 ms for the exported CNN's 2x2 pooling of x[16,32,64,64] at one
+// thread on the 2-core development VM, 72% of its compiled forward (PyTorch 2.11 eager: 8.1
+// ms). So each output row keeps its running maximum and index in two row buffers and walks
+// the window tap by tap, (kernel row, kernel column) in ascending order, over the output
+// columns whose input column lies inside the image (no padding test inside the loop), with
+// a select instead of a branch. Per output the elements are visited in the same order with
+// the same rule (a strictly greater value or a NaN replaces the maximum), so values and
+// indices are ATen's, ties and NaNs included; an output whose window held only -inf (or
+// nothing) keeps the window's first in-image position, as ATen's. 1.0 ms after, same shape
+// (0.49 ms over NHWC, max_pool_nhwc_impl).
 template <typename T>
 void max_pool_impl(const T* in, T* out, int64_t* ind, const Pool2dParams& p) {
   using acc_t = opmath_t<T>;
-#pragma omp parallel for if (pool_parallel(p, p.kernel_h * p.kernel_w))
-  for (int64_t plane = 0; plane < p.planes; ++plane) {
-    const T* src = in + plane * p.in_h * p.in_w;
-    T* dst = out + plane * p.out_h * p.out_w;
-    int64_t* idx = ind + plane * p.out_h * p.out_w;
-    for (int64_t oh = 0; oh < p.out_h; ++oh) {
-      for (int64_t ow = 0; ow < p.out_w; ++ow) {
-        int64_t ih0 = oh * p.stride_h - p.pad_h, iw0 = ow * p.stride_w - p.pad_w;
-        const int64_t ih1 = std::min(ih0 + (p.kernel_h - 1) * p.dilation_h + 1, p.in_h);
-        const int64_t iw1 = std::min(iw0 + (p.kernel_w - 1) * p.dilation_w + 1, p.in_w);
-        while (ih0 < 0) ih0 += p.dilation_h;
-        while (iw0 < 0) iw0 += p.dilation_w;
-        int64_t best = ih0 * p.in_w + iw0;
-        acc_t maxval = -std::numeric_limits<acc_t>::infinity();
-        for (int64_t ih = ih0; ih < ih1; ih += p.dilation_h) {
-          for (int64_t iw = iw0; iw < iw1; iw += p.dilation_w) {
-            const int64_t index = ih * p.in_w + iw;
-            const acc_t v = static_cast<acc_t>(src[index]);
-            if (v > maxval || std::isnan(v)) {
-              maxval = v;
-              best = index;
+#pragma omp parallel if (pool_parallel(p, p.kernel_h * p.kernel_w))
+  {
+    std::vector<acc_t> best_value(static_cast<size_t>(p.out_w));
+    std::vector<int64_t> best_index(static_cast<size_t>(p.out_w));
+#pragma omp for schedule(static)
+    for (int64_t plane = 0; plane < p.planes; ++plane) {
+      const T* src = in + plane * p.in_h * p.in_w;
+      T* dst = out + plane * p.out_h * p.out_w;
+      int64_t* idx = ind + plane * p.out_h * p.out_w;
+      for (int64_t oh = 0; oh < p.out_h; ++oh) {
+        acc_t* mx = best_value.data();
+        int64_t* ix = best_index.data();
+        std::fill_n(mx, p.out_w, -std::numeric_limits<acc_t>::infinity());
+        std::fill_n(ix, p.out_w, int64_t{-1});
+        for (int64_t i = 0; i < p.kernel_h; ++i) {
+          const int64_t ih = oh * p.stride_h - p.pad_h + i * p.dilation_h;
+          if (ih < 0 || ih >= p.in_h) continue;
+          const T* row = src + ih * p.in_w;
+          for (int64_t j = 0; j < p.kernel_w; ++j) {
+            // Output columns ow with 0 <= ow * stride_w + off < in_w.
+            const int64_t off = j * p.dilation_w - p.pad_w;
+            const int64_t lo = off >= 0 ? 0 : (-off + p.stride_w - 1) / p.stride_w;
+            const int64_t hi = p.in_w - 1 - off < 0 ? 0 : std::min(p.out_w, (p.in_w - 1 - off) / p.stride_w + 1);
+            for (int64_t ow = lo; ow < hi; ++ow) {
+              const int64_t iw = ow * p.stride_w + off;
+              const acc_t v = static_cast<acc_t>(row[iw]);
+              const bool take = (v > mx[ow]) | (v != v);
+              mx[ow] = take ? v : mx[ow];
+              ix[ow] = take ? ih * p.in_w + iw : ix[ow];
             }
           }
         }
-        dst[oh * p.out_w + ow] = static_cast<T>(maxval);
-        idx[oh * p.out_w + ow] = best;
+        int64_t ih0 = oh * p.stride_h - p.pad_h;
+        while (ih0 < 0) ih0 += p.dilation_h;
+        for (int64_t ow = 0; ow < p.out_w; ++ow) {
+          if (ix[ow] < 0) {  // nothing above -inf: the window's first in-image position
+            int64_t iw0 = ow * p.stride_w - p.pad_w;
+            while (iw0 < 0) iw0 += p.dilation_w;
+            ix[ow] = ih0 * p.in_w + iw0;
+          }
+          dst[oh * p.out_w + ow] = static_cast<T>(mx[ow]);
+          idx[oh * p.out_w + ow] = ix[ow];
+        }
+      }
+    }
+  }
+}
+
+/// max_pool_impl over NHWC: per output position, the running maxima and indices of all
+/// channels in two buffers, the window walked tap by tap as there (so the same rule and
+/// order per output), each tap one contiguous run of channels.
+template <typename T>
+void max_pool_nhwc_impl(const T* in, T* out, int64_t* ind, int64_t C, const Pool2dParams& p) {
+  using acc_t = opmath_t<T>;
+  const int64_t batch = C > 0 ? p.planes / C : 0;
+#pragma omp parallel if (pool_parallel(p, p.kernel_h * p.kernel_w))
+  {
+    std::vector<acc_t> best_value(static_cast<size_t>(C));
+    std::vector<int64_t> best_index(static_cast<size_t>(C));
+#pragma omp for schedule(static)
+    for (int64_t row = 0; row < batch * p.out_h; ++row) {
+      const int64_t n = row / p.out_h, oh = row % p.out_h;
+      const T* src = in + n * p.in_h * p.in_w * C;
+      int64_t ih0 = oh * p.stride_h - p.pad_h;
+      while (ih0 < 0) ih0 += p.dilation_h;
+      for (int64_t ow = 0; ow < p.out_w; ++ow) {
+        acc_t* __restrict mx = best_value.data();
+        int64_t* __restrict ix = best_index.data();
+        std::fill_n(mx, C, -std::numeric_limits<acc_t>::infinity());
+        std::fill_n(ix, C, int64_t{-1});
+        for (int64_t i = 0; i < p.kernel_h; ++i) {
+          const int64_t ih = oh * p.stride_h - p.pad_h + i * p.dilation_h;
+          if (ih < 0 || ih >= p.in_h) continue;
+          for (int64_t j = 0; j < p.kernel_w; ++j) {
+            const int64_t iw = ow * p.stride_w - p.pad_w + j * p.dilation_w;
+            if (iw < 0 || iw >= p.in_w) continue;
+            const T* __restrict px = src + (ih * p.in_w + iw) * C;
+            const int64_t at = ih * p.in_w + iw;
+#pragma omp simd
+            for (int64_t c = 0; c < C; ++c) {
+              const acc_t v = static_cast<acc_t>(px[c]);
+              const bool take = (v > mx[c]) | (v != v);
+              mx[c] = take ? v : mx[c];
+              ix[c] = take ? at : ix[c];
+            }
+          }
+        }
+        int64_t iw0 = ow * p.stride_w - p.pad_w;
+        while (iw0 < 0) iw0 += p.dilation_w;
+        T* __restrict dst = out + (row * p.out_w + ow) * C;
+        int64_t* __restrict idx = ind + (row * p.out_w + ow) * C;
+        const int64_t first = ih0 * p.in_w + iw0;
+#pragma omp simd
+        for (int64_t c = 0; c < C; ++c) {
+          dst[c] = static_cast<T>(mx[c]);
+          idx[c] = ix[c] < 0 ? first : ix[c];
+        }
       }
     }
   }
@@ -477,6 +560,15 @@ void max_pool2d_forward(const Tensor& input, const Tensor& out, const Tensor& in
   if (out.numel() == 0) return;
   EMBER_DISPATCH_FLOATING_TYPES(input.dtype(), "max_pool2d", [&] {
     max_pool_impl<scalar_t>(input.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), indices.data_ptr<int64_t>(), p);
+  });
+}
+
+void max_pool2d_forward_nhwc(const Tensor& input, const Tensor& out, const Tensor& indices, int64_t channels,
+                             const Pool2dParams& p) {
+  if (out.numel() == 0) return;
+  EMBER_DISPATCH_FLOATING_TYPES(input.dtype(), "max_pool2d", [&] {
+    max_pool_nhwc_impl<scalar_t>(input.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), indices.data_ptr<int64_t>(),
+                                 channels, p);
   });
 }
 

@@ -43,6 +43,11 @@ struct Pool2dParams {
 
 /// Max pooling; `indices` (int64) receives the flat H*W index of each maximum (NaN wins).
 void max_pool2d_forward(const Tensor& input, const Tensor& out, const Tensor& indices, const Pool2dParams& p);
+/// The same over NHWC (channels_last) tensors: input [N, C, H, W] dense channels_last,
+/// `out` and `indices` [N, C, out_h, out_w] dense channels_last; p.planes = N * C. Values
+/// and indices are max_pool2d_forward's of the same input.
+void max_pool2d_forward_nhwc(const Tensor& input, const Tensor& out, const Tensor& indices, int64_t channels,
+                             const Pool2dParams& p);
 /// Average pooling with ATen's divisor rules (count_include_pad, divisor_override).
 void avg_pool2d_forward(const Tensor& input, const Tensor& out, const Pool2dParams& p, bool count_include_pad,
                         std::optional<int64_t> divisor_override);

@@ -1,10 +1,12 @@
-// kernels/cpu/conv3d.cpp — see conv3d.h. Each kernel splits its output into independent
+// kernels/cpu/conv3d.cpp — see conv3d.h. float32 goes to oneDNN first (conv3d_dnnl.cpp);
+// what it cannot run, and every other dtype, runs the loops here. Each loop kernel splits its output into independent
 // slices (an image's output channel, an image's input channel, a weight's (OC, C) pair)
 // across OpenMP threads, and accumulates each slice in opmath_t (float32 for the 16-bit
 // floating types) before rounding once.
 #include "kernels/cpu/conv3d.h"
 
 #include <omp.h>
+
 
 #include <type_traits>
 #include <vector>
@@ -135,6 +137,9 @@ const T* optional_ptr(const Tensor& t) {
 void conv3d_forward(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out,
                     const Conv3dParams& p) {
   if (out.numel() == 0) return;
+  if (out.dtype() == kFloat && conv3d_forward_dnnl(input.data_ptr<float>(), weight.data_ptr<float>(), optional_ptr<float>(bias),
+                                                   out.data_ptr<float>(), p))
+    return;
   EMBER_DISPATCH_ALL_TYPES(out.dtype(), "conv3d", [&] {
     if constexpr (std::is_same_v<scalar_t, bool>) {
       EMBER_INTERNAL_ASSERT(false) << "conv3d: bool reached the kernel";
@@ -148,6 +153,18 @@ void conv3d_forward(const Tensor& input, const Tensor& weight, const Tensor& bia
 void conv3d_transpose(const Tensor& grad, const Tensor& weight, const Tensor& bias, const Tensor& out,
                       const Conv3dParams& p) {
   if (out.numel() == 0) return;
+  if (out.dtype() == kFloat &&
+      conv3d_backward_data_dnnl(grad.data_ptr<float>(), weight.data_ptr<float>(), out.data_ptr<float>(), p)) {
+    if (bias.defined()) {
+      const float* b = bias.data_ptr<float>();
+      float* o = out.data_ptr<float>();
+      const int64_t vol = volume(p.in), planes = p.batch * p.in_channels;
+#pragma omp parallel for if (planes * vol > kGrainSize && !omp_in_parallel())
+      for (int64_t plane = 0; plane < planes; ++plane)
+        for (int64_t i = 0; i < vol; ++i) o[plane * vol + i] += b[plane % p.in_channels];
+    }
+    return;
+  }
   EMBER_DISPATCH_ALL_TYPES(out.dtype(), "conv_transpose3d", [&] {
     if constexpr (std::is_same_v<scalar_t, bool>) {
       EMBER_INTERNAL_ASSERT(false) << "conv_transpose3d: bool reached the kernel";
@@ -160,6 +177,9 @@ void conv3d_transpose(const Tensor& grad, const Tensor& weight, const Tensor& bi
 
 void conv3d_weight_grad(const Tensor& grad, const Tensor& input, const Tensor& out, const Conv3dParams& p) {
   if (out.numel() == 0) return;
+  if (out.dtype() == kFloat && conv3d_backward_weights_dnnl(grad.data_ptr<float>(), input.data_ptr<float>(),
+                                                            out.data_ptr<float>(), p))
+    return;
   EMBER_DISPATCH_FLOATING_TYPES(out.dtype(), "convolution_backward", [&] {
     weight_grad_impl<scalar_t>(grad.data_ptr<scalar_t>(), input.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), p);
   });

@@ -326,6 +326,54 @@ TEST_F(AotLayout, ChannelsLastConvolutionsLeaveAGraphWithoutFloatConvolutionsAlo
   EXPECT_EQ(aot::channels_last_convolutions(*g), nullptr) << "float64 convolutions stay NCHW";
 }
 
+TEST_F(AotLayout, InferenceGraphWithoutActivationOutputsRunsChannelsLastAndGivesEagersValuesAndStrides) {
+  // The exported CNN's shape: conv -> batch norm -> relu -> max pool -> conv (stride 2) ->
+  // batch norm -> relu -> mean -> linear. Its output is 2-D, so the rewrite needs no copy
+  // back to NCHW and applies (on by default).
+  ASSERT_TRUE(config().aot.inference_layout_optimization);
+  testing::LogCapture log("aot");
+  Tensor w1 = randn({16, 3, 3, 3}) * 0.2, b1 = randn({16}), w2 = randn({32, 16, 3, 3}) * 0.1, b2 = randn({32});
+  Tensor m1 = randn({16}) * 0.1, v1 = rand({16}) + 0.5, m2 = randn({32}) * 0.1, v2 = rand({32}) + 0.5;
+  Tensor fw = randn({10, 32}), fb = randn({10});
+  auto cnn = [&](const Tensor& x) {
+    Tensor y = batch_norm(conv2d(x, w1, b1, {1, 1}, {1, 1}), std::nullopt, std::nullopt, m1, v1, false, 0.1, 1e-5).relu();
+    y = max_pool2d(y, {2, 2});
+    y = batch_norm(conv2d(y, w2, b2, {2, 2}, {1, 1}), std::nullopt, std::nullopt, m2, v2, false, 0.1, 1e-5).relu();
+    return linear(mean(y, {2, 3}), fw, fb);
+  };
+  NoGradGuard no_grad;
+  Tensor x = randn({4, 3, 16, 16});
+  Tensor want = cnn(x);
+  auto compiled = compile(cnn, {.backend = "inductor", .fullgraph = true});
+  Tensor got = compiled(x);
+  EXPECT_NE(log.text().find("layout optimization of inference graph"), std::string::npos) << log.text();
+  // Only the input is converted: the pooling keeps the NHWC activations (Note [channels_last
+  // max pooling]), so the second convolution reads them as they are.
+  EXPECT_NE(log.text().find("1 convolution inputs made channels_last"), std::string::npos) << log.text();
+  EXPECT_EQ(got.sizes(), want.sizes());
+  EXPECT_EQ(got.strides(), want.strides());
+  EXPECT_EQ(got.dtype(), want.dtype());
+  expect_close(got, want, 1e-4, 1e-4, "output");
+}
+
+TEST_F(AotLayout, InferenceGraphReturningAnActivationKeepsEagersLayout) {
+  // W6's block returns its last activation: channels_last inside would need a copy back to
+  // NCHW for the output, which costs more than the reorders saved, so the graph stays NCHW.
+  testing::LogCapture log("aot");
+  auto block = small_block();
+  block->eval();
+  NoGradGuard no_grad;
+  Tensor x = randn({2, 4, 8, 8});
+  Tensor want = block->forward(x);
+  auto compiled = compile([](nn::Module& m, const Tensor& t) { return static_cast<nn::BasicBlock&>(m).forward(t); },
+                          {.backend = "inductor"});
+  Tensor got = compiled(*block, x);
+  EXPECT_NE(log.text().find("would need its eager layout back"), std::string::npos) << log.text();
+  EXPECT_EQ(log.text().find("convolution inputs made channels_last"), std::string::npos) << log.text();
+  EXPECT_EQ(got.strides(), want.strides());
+  expect_close(got, want, 1e-4, 1e-4, "output");
+}
+
 TEST_F(AotLayout, CompiledTrainingWithLayoutOptimizationGivesEagersValuesStridesGradientsAndRunningStats) {
   config().aot.layout_optimization = true;
   testing::LogCapture log("aot");

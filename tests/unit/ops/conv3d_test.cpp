@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ember/ember.h"
+#include "kernels/cpu/conv3d.h"
 #include "support/error_of.h"
 #include "support/pattern_tensors.h"
 
@@ -172,6 +173,89 @@ TEST(Conv3d, KernelLargerThanPaddedInputIsAnError) {
         convolution(ones({1, 2, 3, 5, 5}), ones({2, 2, 4, 3, 3}), std::nullopt, {1}, {0}, {1}, false, {0}, 1);
       },
       "Kernel size can't be greater than actual input size");
+}
+
+/// float32's forward, transposed forward and both gradients, checked against the float64
+/// loops, for a geometry given as (x, w sizes, stride, padding, dilation, transposed,
+/// output_padding, groups); each of the four float32 kernels must have run on oneDNN.
+void expect_float32_on_onednn(const std::vector<int64_t>& xs, const std::vector<int64_t>& ws,
+                              const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                              const std::vector<int64_t>& dilation, bool transposed,
+                              const std::vector<int64_t>& output_padding, int64_t groups) {
+  SCOPED_TRACE(::testing::Message() << "x " << ::testing::PrintToString(xs) << " w "
+                                    << ::testing::PrintToString(ws) << (transposed ? " transposed" : ""));
+  const Tensor x = pattern(xs, 7, 11, 5, 4.0), w = pattern(ws, 5, 9, 4, 8.0);
+  const int64_t out_channels = transposed ? ws[1] * groups : ws[0];
+  const Tensor b = pattern({out_channels}, 3, 7, 3, 2.0);
+  const Tensor y = convolution(x, w, b, stride, padding, dilation, transposed, output_padding, groups);
+  const Tensor gy = pattern(y.sizes().vec(), 3, 17, 8, 4.0);
+  auto [gi, gw, gb] = convolution_backward(gy, x, w, std::vector<int64_t>{out_channels}, stride, padding, dilation,
+                                           transposed, output_padding, groups, {true, true, true});
+  const int64_t before = kernels::cpu::conv3d_dnnl_calls();
+  const Tensor y32 = convolution(x.to(kFloat), w.to(kFloat), b.to(kFloat), stride, padding, dilation, transposed,
+                                 output_padding, groups);
+  auto [gi32, gw32, gb32] =
+      convolution_backward(gy.to(kFloat), x.to(kFloat), w.to(kFloat), std::vector<int64_t>{out_channels}, stride,
+                           padding, dilation, transposed, output_padding, groups, {true, true, true});
+  EXPECT_EQ(kernels::cpu::conv3d_dnnl_calls() - before, 3);  // the forward, grad_input, grad_weight
+  EXPECT_EQ(y32.dtype(), kFloat);
+  EXPECT_EQ(y32.sizes(), y.sizes());
+  EXPECT_EQ(y32.strides(), y.strides());
+  EXPECT_EQ(gi32.sizes(), x.sizes());
+  EXPECT_EQ(gw32.sizes(), w.sizes());
+  const auto close = [](const Tensor& got, const Tensor& want) {
+    const Tensor diff = (got.to(kDouble) - want).abs();
+    EXPECT_LE(max(diff - (want.abs() * 1e-4 + 1e-4)).item<double>(), 0.0)
+        << "max |diff| " << max(diff).item<double>();
+  };
+  close(y32, y);
+  close(gi32, gi);
+  close(gw32, gw);
+  close(gb32, gb);
+}
+
+TEST(Conv3d, Float32RunsOnOneDnnAndMatchesTheLoops) {
+  // Strided, padded, dilated, grouped (the input's last depth plane unread: right padding -1).
+  expect_float32_on_onednn({2, 4, 4, 5, 5}, {6, 2, 3, 2, 3}, {2, 1, 2}, {1, 0, 1}, {1, 2, 1}, false, {0}, 2);
+  // 16 channels: oneDNN's blocked layout, 3x3x3 with padding 1.
+  expect_float32_on_onednn({2, 16, 6, 7, 8}, {32, 16, 3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, false, {0}, 1);
+  // Transposed, with output padding: its forward is oneDNN's backward data, its input
+  // gradient oneDNN's forward.
+  expect_float32_on_onednn({2, 4, 3, 3, 4}, {4, 3, 2, 3, 2}, {2, 1, 2}, {1, 0, 0}, {1, 1, 2}, true, {1, 0, 1}, 2);
+  // float64 never reaches oneDNN.
+  const int64_t before = kernels::cpu::conv3d_dnnl_calls();
+  convolution(ones({1, 2, 3, 3, 3}, kDouble), ones({2, 2, 2, 2, 2}, kDouble), std::nullopt, {1}, {0}, {1}, false, {0},
+              1);
+  EXPECT_EQ(kernels::cpu::conv3d_dnnl_calls(), before);
+}
+
+TEST(Conv3d, Float32ChannelsLast3dRunsOnOneDnnOverNdhwcAndMatchesTheLoops) {
+  // A channels_last_3d input that PyTorch's rule sends to oneDNN (batch 2): the output and
+  // grad_input are NDHWC, computed by oneDNN over the NDHWC tensors as they are.
+  const Tensor x = pattern({2, 16, 4, 5, 6}, 7, 11, 5, 4.0), w = pattern({8, 16, 3, 3, 3}, 5, 9, 4, 8.0);
+  const Tensor b = pattern({8}, 3, 7, 3, 2.0);
+  const Tensor y = convolution(x, w, b, {1, 2, 1}, {1, 1, 0}, {1, 1, 2}, false, {0}, 1);
+  const Tensor gy = pattern(y.sizes().vec(), 3, 17, 8, 4.0);
+  auto [gi, gw, gb] = convolution_backward(gy, x, w, std::vector<int64_t>{8}, {1, 2, 1}, {1, 1, 0}, {1, 1, 2}, false,
+                                           {0}, 1, {true, true, true});
+  const Tensor x32 = to_channels_last_3d(x.to(kFloat)), gy32 = to_channels_last_3d(gy.to(kFloat));
+  const int64_t before = kernels::cpu::conv3d_dnnl_ndhwc_calls();
+  const Tensor y32 = convolution(x32, w.to(kFloat), b.to(kFloat), {1, 2, 1}, {1, 1, 0}, {1, 1, 2}, false, {0}, 1);
+  auto [gi32, gw32, gb32] = convolution_backward(gy32, x32, w.to(kFloat), std::vector<int64_t>{8}, {1, 2, 1},
+                                                 {1, 1, 0}, {1, 1, 2}, false, {0}, 1, {true, true, true});
+  EXPECT_EQ(kernels::cpu::conv3d_dnnl_ndhwc_calls() - before, 3);
+  EXPECT_EQ(y32.strides().vec(), ndhwc_strides(y32));
+  EXPECT_EQ(gi32.strides().vec(), ndhwc_strides(gi32));
+  EXPECT_EQ(gw32.strides().vec(), ndhwc_strides(gw32));  // PyTorch's rule: grad_weight follows
+  const auto close = [](const Tensor& got, const Tensor& want) {
+    const Tensor diff = (got.to(kDouble) - want).abs();
+    EXPECT_LE(max(diff - (want.abs() * 1e-4 + 1e-4)).item<double>(), 0.0)
+        << "max |diff| " << max(diff).item<double>();
+  };
+  close(y32, y);
+  close(gi32, gi);
+  close(gw32, gw);
+  close(gb32, gb);
 }
 
 }  // namespace

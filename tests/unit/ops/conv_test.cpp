@@ -529,6 +529,93 @@ TEST(MaxPool2d, NanIsTheMaximumAndTheLastNanWins) {
   EXPECT_EQ(idx.select(0, 0).select(0, 0).to_vector<int64_t>(), (std::vector<int64_t>{7, 2, 4, 12, 14, 16}));
 }
 
+/// ATen's max_pool2d scan (aten/src/ATen/native/cpu/MaxPoolKernel.cpp) of one plane
+/// [h, w] of `x` at output (oh, ow): the value and the input index it picked.
+std::pair<double, int64_t> aten_max_pool_at(const std::vector<double>& x, int64_t h, int64_t w, int64_t oh, int64_t ow,
+                                            std::array<int64_t, 2> k, std::array<int64_t, 2> s,
+                                            std::array<int64_t, 2> pad, std::array<int64_t, 2> d) {
+  int64_t ih0 = oh * s[0] - pad[0], iw0 = ow * s[1] - pad[1];
+  const int64_t ih1 = std::min(ih0 + (k[0] - 1) * d[0] + 1, h), iw1 = std::min(iw0 + (k[1] - 1) * d[1] + 1, w);
+  while (ih0 < 0) ih0 += d[0];
+  while (iw0 < 0) iw0 += d[1];
+  int64_t best = ih0 * w + iw0;
+  double m = -INFINITY;
+  for (int64_t ih = ih0; ih < ih1; ih += d[0])
+    for (int64_t iw = iw0; iw < iw1; iw += d[1])
+      if (x[ih * w + iw] > m || std::isnan(x[ih * w + iw])) {
+        m = x[ih * w + iw];
+        best = ih * w + iw;
+      }
+  return {m, best};
+}
+
+TEST(MaxPool2d, TiesMinusInfinityAndNansPickAtensIndexForEveryGeometry) {
+  // Values from a small set (many ties), with -inf and NaN among them, 7 planes of 9x11.
+  const int64_t h = 9, w = 11;
+  std::vector<double> x(static_cast<size_t>(7 * h * w));
+  for (size_t i = 0; i < x.size(); ++i) {
+    const int64_t r = static_cast<int64_t>((i * 37 + i / 5) % 13);
+    x[i] = r == 0 ? -INFINITY : r == 1 ? NAN : static_cast<double>(r % 4);
+  }
+  for (size_t i = 0; i < 20; ++i) x[i] = -INFINITY;  // windows holding only -inf
+  using G = std::array<int64_t, 2>;
+  struct Geometry {
+    G k, s, pad, d;
+    bool ceil;
+  };
+  for (const Geometry& g : {Geometry{{2, 2}, {2, 2}, {0, 0}, {1, 1}, false}, Geometry{{3, 3}, {2, 2}, {1, 1}, {1, 1}, true},
+                            Geometry{{3, 2}, {1, 3}, {1, 1}, {2, 3}, true}, Geometry{{2, 4}, {3, 1}, {0, 2}, {1, 1}, false}}) {
+    for (ScalarType dtype : {kFloat, kDouble}) {
+      auto [v, idx] = max_pool2d_with_indices(tensor(x, {1, 7, h, w}).to(dtype), {g.k[0], g.k[1]}, {g.s[0], g.s[1]},
+                                              {g.pad[0], g.pad[1]}, {g.d[0], g.d[1]}, g.ceil);
+      const int64_t oh_n = v.size(2), ow_n = v.size(3);
+      const std::vector<double> got = v.to(kDouble).to_vector<double>();
+      const std::vector<int64_t> got_idx = idx.to_vector<int64_t>();
+      for (int64_t c = 0; c < 7; ++c) {
+        const std::vector<double> plane(x.begin() + c * h * w, x.begin() + (c + 1) * h * w);
+        for (int64_t oh = 0; oh < oh_n; ++oh)
+          for (int64_t ow = 0; ow < ow_n; ++ow) {
+            const auto [m, at] = aten_max_pool_at(plane, h, w, oh, ow, g.k, g.s, g.pad, g.d);
+            const size_t o = static_cast<size_t>((c * oh_n + oh) * ow_n + ow);
+            EXPECT_EQ(got_idx[o], at) << "plane " << c << " at (" << oh << ", " << ow << ")";
+            if (std::isnan(m)) EXPECT_TRUE(std::isnan(got[o]));
+            else EXPECT_EQ(got[o], m);
+          }
+      }
+    }
+  }
+}
+
+TEST(MaxPool2d, ChannelsLastInputGivesChannelsLastValuesAndIndicesAsTorch) {
+  // torch 2.11: F.max_pool2d_with_indices of a channels_last input on the CPU returns both
+  // outputs channels_last, with the NCHW call's values and indices.
+  Tensor x = pattern({2, 5, 7, 9}, 7, 17, 8, 4.0);
+  std::vector<double> v = x.to_vector<double>();
+  v[3] = NAN;
+  v[40] = -INFINITY;
+  x = tensor(v, {2, 5, 7, 9});
+  const Tensor nhwc = to_channels_last(x);
+  for (ScalarType dtype : {kFloat, kDouble}) {
+    auto [want_v, want_i] = max_pool2d_with_indices(x.to(dtype), {3, 2}, {2, 2}, {1, 1}, {1, 2}, true);
+    auto [got_v, got_i] = max_pool2d_with_indices(nhwc.to(dtype), {3, 2}, {2, 2}, {1, 1}, {1, 2}, true);
+    const std::vector<int64_t> s = sizes_of(got_v);
+    const std::vector<int64_t> nhwc_strides{s[1] * s[2] * s[3], 1, s[1] * s[3], s[1]};
+    EXPECT_EQ(got_v.strides().vec(), nhwc_strides);
+    EXPECT_EQ(got_i.strides().vec(), nhwc_strides);
+    EXPECT_EQ(got_i.to_vector<int64_t>(), want_i.to_vector<int64_t>());
+    const std::vector<double> a = got_v.to(kDouble).to_vector<double>(), b = want_v.to(kDouble).to_vector<double>();
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t k = 0; k < a.size(); ++k)
+      if (std::isnan(b[k])) EXPECT_TRUE(std::isnan(a[k]));
+      else EXPECT_EQ(a[k], b[k]) << "element " << k;
+    // Its meta agrees.
+    auto [meta_v, meta_i] = max_pool2d_with_indices(empty_strided({2, 5, 7, 9}, {315, 1, 45, 5}, TensorOptions(kMeta).dtype(dtype)),
+                                                    {3, 2}, {2, 2}, {1, 1}, {1, 2}, true);
+    EXPECT_EQ(meta_v.strides().vec(), nhwc_strides);
+    EXPECT_EQ(meta_i.strides().vec(), nhwc_strides);
+  }
+}
+
 TEST(MaxPool2d, BFloat16AndUnbatchedAndDefaultStride) {
   Tensor x = pattern({2, 5, 6}, 7, 17, 8, 4.0, kBFloat16);  // the [1,2,5,6] case without its batch dim
   Tensor y = max_pool2d(x, {2, 2});
