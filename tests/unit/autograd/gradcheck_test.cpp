@@ -3,6 +3,7 @@
 // formula without a case here.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <set>
 
 #include "autograd/gradcheck.h"
@@ -398,6 +399,12 @@ std::vector<Case> cases() {
   c.push_back({"aten::var.correction", [](const V& v) { return V{var(v[0])}; }, {m}});
   c.push_back({"aten::var.correction",
                [](const V& v) { return V{var(v[0], std::vector<int64_t>{1}, Scalar(0), true)}; }, {m}});
+  // linalg_vector_norm away from zeros and ties (its gradient there is PyTorch's choice,
+  // checked by the conformance cases): ord 2, 1, 3, 0.5 and inf, over a dim and over all.
+  for (double ord : {2.0, 1.0, 3.0, 0.5, std::numeric_limits<double>::infinity()})
+    c.push_back({"aten::linalg_vector_norm",
+                 [ord](const V& v) { return V{linalg_vector_norm(v[0], ord, std::vector<int64_t>{1}, false)}; }, {m}});
+  c.push_back({"aten::linalg_vector_norm", [](const V& v) { return V{linalg_vector_norm(v[0])}; }, {m}});
   c.push_back({"aten::cumsum", [](const V& v) { return V{cumsum(v[0], -1)}; }, {x}});
   c.push_back({"aten::cumsum", [](const V& v) { return V{cumsum(v[0], 0)}; }, {m}});
   Tensor with_zeros = tensor<double>({0.5, 0, 2, -1.5, 0, 0, 1.2, 0.8, -0.7, 1.1, 0, 0.9}, {3, 4});
