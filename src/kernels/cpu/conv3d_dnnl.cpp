@@ -93,6 +93,19 @@ struct Conv3dPrimitive {
   dnnl::primitive prim;
   memory::desc a, b, out, scratchpad;
   std::unique_ptr<dnnl::reorder> a_in, b_in, out_back;
+
+  /// Takes the primitive's layouts (`a`, `b`, `out`, scratchpad) and makes the reorders
+  /// from the caller's layouts of its inputs and to the caller's layout of its result.
+  void set_layouts(memory::desc a_, memory::desc b_, memory::desc out_, memory::desc scratch,
+                   const memory::desc& user_a, const memory::desc& user_b, const memory::desc& user_out) {
+    a = std::move(a_);
+    b = std::move(b_);
+    out = std::move(out_);
+    scratchpad = std::move(scratch);
+    a_in = onednn::reorder(user_a, a);
+    b_in = onednn::reorder(user_b, b);
+    out_back = onednn::reorder(out, user_out);
+  }
 };
 
 std::shared_ptr<Conv3dPrimitive> make_primitive(const Conv3dParams& p, Kind kind, bool with_bias) {
@@ -109,13 +122,8 @@ std::shared_ptr<Conv3dPrimitive> make_primitive(const Conv3dParams& p, Kind kind
                                                                g.dilates, g.pad_l, g.pad_r);
     const dnnl::convolution_forward::primitive_desc pd(d, attr, engine());
     c->prim = dnnl::convolution_forward(pd);
-    c->a = pd.src_desc();
-    c->b = pd.weights_desc();
-    c->out = pd.dst_desc();
-    c->scratchpad = pd.scratchpad_desc();
-    c->a_in = onednn::reorder(g.user_src, c->a);
-    c->b_in = onednn::reorder(g.user_wei, c->b);
-    c->out_back = onednn::reorder(c->out, g.user_dst);
+    c->set_layouts(pd.src_desc(), pd.weights_desc(), pd.dst_desc(), pd.scratchpad_desc(), g.user_src, g.user_wei,
+                   g.user_dst);
     return c;
   }
   // The backward primitives take a forward training primitive as a hint.
@@ -127,26 +135,16 @@ std::shared_ptr<Conv3dPrimitive> make_primitive(const Conv3dParams& p, Kind kind
                                                   g.pad_r);
     const dnnl::convolution_backward_data::primitive_desc pd(d, attr, engine(), hint);
     c->prim = dnnl::convolution_backward_data(pd);
-    c->a = pd.diff_dst_desc();
-    c->b = pd.weights_desc();
-    c->out = pd.diff_src_desc();
-    c->scratchpad = pd.scratchpad_desc();
-    c->a_in = onednn::reorder(g.user_dst, c->a);
-    c->b_in = onednn::reorder(g.user_wei, c->b);
-    c->out_back = onednn::reorder(c->out, g.user_src);
+    c->set_layouts(pd.diff_dst_desc(), pd.weights_desc(), pd.diff_src_desc(), pd.scratchpad_desc(), g.user_dst,
+                   g.user_wei, g.user_src);
     return c;
   }
   const dnnl::convolution_backward_weights::desc d(alg, g.any_src, g.any_wei, g.any_dst, g.strides, g.dilates, g.pad_l,
                                                    g.pad_r);
   const dnnl::convolution_backward_weights::primitive_desc pd(d, attr, engine(), hint);
   c->prim = dnnl::convolution_backward_weights(pd);
-  c->a = pd.src_desc();
-  c->b = pd.diff_dst_desc();
-  c->out = pd.diff_weights_desc();
-  c->scratchpad = pd.scratchpad_desc();
-  c->a_in = onednn::reorder(g.user_src, c->a);
-  c->b_in = onednn::reorder(g.user_dst, c->b);
-  c->out_back = onednn::reorder(c->out, g.user_wei);
+  c->set_layouts(pd.src_desc(), pd.diff_dst_desc(), pd.diff_weights_desc(), pd.scratchpad_desc(), g.user_src,
+                 g.user_dst, g.user_wei);
   return c;
 }
 

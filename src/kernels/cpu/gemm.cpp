@@ -195,6 +195,25 @@ dnnl_status_t dnnl_sgemm_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
 
 using ShapeKey = std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, int>;
 
+/// The f32 desc of a row-major rows x cols operand with leading dimension ld, or of the
+/// transpose of one stored cols x rows.
+dnnl::memory::desc plain_desc(int64_t rows, int64_t cols, bool transposed, int64_t ld) {
+  using dnnl::memory;
+  return memory::desc({rows, cols}, memory::data_type::f32, transposed ? memory::dims{1, ld} : memory::dims{ld, 1});
+}
+
+/// A matmul's attributes for c = alpha * a @ b + beta * c: an output scale and a sum post-op.
+dnnl::primitive_attr scale_and_sum(float alpha, float beta) {
+  dnnl::primitive_attr attr;
+  if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+  if (beta != 0.0f) {
+    dnnl::post_ops ops;
+    ops.append_sum(beta);
+    attr.set_post_ops(ops);
+  }
+  return attr;
+}
+
 /// oneDNN's matmul primitive for one product shape (strided plain layouts: no reorders);
 /// alpha is its output scale and beta a sum post-op (c read and added, scaled).
 std::shared_ptr<dnnl::matmul> matmul_primitive(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
@@ -206,18 +225,9 @@ std::shared_ptr<dnnl::matmul> matmul_primitive(bool ta, bool tb, int64_t m, int6
   const auto key = std::make_tuple(ta, tb, m, n, k, alpha, lda, ldb, beta, ldc);
   std::lock_guard lock(mu);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
-  using dnnl::memory;
-  const memory::desc a_md({m, k}, memory::data_type::f32, ta ? memory::dims{1, lda} : memory::dims{lda, 1});
-  const memory::desc b_md({k, n}, memory::data_type::f32, tb ? memory::dims{1, ldb} : memory::dims{ldb, 1});
-  const memory::desc c_md({m, n}, memory::data_type::f32, memory::dims{ldc, 1});
-  dnnl::primitive_attr attr;
-  if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-  if (beta != 0.0f) {
-    dnnl::post_ops ops;
-    ops.append_sum(beta);
-    attr.set_post_ops(ops);
-  }
-  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, onednn::engine());
+  const dnnl::matmul::primitive_desc pd(
+      dnnl::matmul::desc(plain_desc(m, k, ta, lda), plain_desc(k, n, tb, ldb), plain_desc(m, n, false, ldc)),
+      scale_and_sum(alpha, beta), onednn::engine());
   if (cache.size() >= 256) cache.clear();  // bound memory when shapes keep changing
   return cache[key] = std::make_shared<dnnl::matmul>(pd);
 }
@@ -227,10 +237,8 @@ void matmul_primitive_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, fl
   const std::shared_ptr<dnnl::matmul> prim = matmul_primitive(ta, tb, m, n, k, alpha, lda, ldb, beta, ldc);
   using dnnl::memory;
   dnnl::engine& eng = onednn::engine();
-  const memory::desc a_md({m, k}, memory::data_type::f32, ta ? memory::dims{1, lda} : memory::dims{lda, 1});
-  const memory::desc b_md({k, n}, memory::data_type::f32, tb ? memory::dims{1, ldb} : memory::dims{ldb, 1});
-  const memory::desc c_md({m, n}, memory::data_type::f32, memory::dims{ldc, 1});
-  memory am(a_md, eng, const_cast<float*>(a)), bm(b_md, eng, const_cast<float*>(b)), cm(c_md, eng, c);
+  memory am(plain_desc(m, k, ta, lda), eng, const_cast<float*>(a));
+  memory bm(plain_desc(k, n, tb, ldb), eng, const_cast<float*>(b)), cm(plain_desc(m, n, false, ldc), eng, c);
   dnnl::stream stream(eng);
   prim->execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
   stream.wait();
@@ -290,17 +298,11 @@ std::shared_ptr<const PackedPrimitive> packed_primitive(bool ta, int64_t m, int6
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   using dnnl::memory;
   auto p = std::make_shared<PackedPrimitive>();
-  p->a_md = memory::desc({m, k}, memory::data_type::f32, ta ? memory::dims{1, lda} : memory::dims{lda, 1});
-  p->c_md = memory::desc({m, n}, memory::data_type::f32, memory::dims{ldc, 1});
+  p->a_md = plain_desc(m, k, ta, lda);
+  p->c_md = plain_desc(m, n, false, ldc);
   const memory::desc any_b({k, n}, memory::data_type::f32, memory::format_tag::any);
-  dnnl::primitive_attr attr;
-  if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-  if (beta != 0.0f) {
-    dnnl::post_ops ops;
-    ops.append_sum(beta);
-    attr.set_post_ops(ops);
-  }
-  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p->a_md, any_b, p->c_md), attr, onednn::engine());
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p->a_md, any_b, p->c_md), scale_and_sum(alpha, beta),
+                                        onednn::engine());
   p->prim = dnnl::matmul(pd);
   p->b_md = pd.weights_desc();
   if (cache.size() >= 256) cache.clear();  // bound memory when shapes keep changing
@@ -312,8 +314,7 @@ dnnl::memory pack_right(const dnnl::memory::desc& layout, bool tb, int64_t k, in
                         int64_t ldb) {
   using dnnl::memory;
   dnnl::engine& eng = onednn::engine();
-  const memory::desc plain({k, n}, memory::data_type::f32, tb ? memory::dims{1, ldb} : memory::dims{ldb, 1});
-  memory user(plain, eng, const_cast<float*>(b)), packed(layout, eng);
+  memory user(plain_desc(k, n, tb, ldb), eng, const_cast<float*>(b)), packed(layout, eng);
   dnnl::stream s(eng);
   dnnl::reorder(user, packed).execute(s, user, packed);
   s.wait();

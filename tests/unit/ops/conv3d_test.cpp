@@ -175,6 +175,12 @@ TEST(Conv3d, KernelLargerThanPaddedInputIsAnError) {
       "Kernel size can't be greater than actual input size");
 }
 
+/// A float32 result within 1e-4 (absolute and relative) of the float64 loops' result.
+void expect_float_close_to_double(const Tensor& got, const Tensor& want) {
+  const Tensor diff = (got.to(kDouble) - want).abs();
+  EXPECT_LE(max(diff - (want.abs() * 1e-4 + 1e-4)).item<double>(), 0.0) << "max |diff| " << max(diff).item<double>();
+}
+
 /// float32's forward, transposed forward and both gradients, checked against the float64
 /// loops, for a geometry given as (x, w sizes, stride, padding, dilation, transposed,
 /// output_padding, groups); each of the four float32 kernels must have run on oneDNN.
@@ -203,15 +209,10 @@ void expect_float32_on_onednn(const std::vector<int64_t>& xs, const std::vector<
   EXPECT_EQ(y32.strides(), y.strides());
   EXPECT_EQ(gi32.sizes(), x.sizes());
   EXPECT_EQ(gw32.sizes(), w.sizes());
-  const auto close = [](const Tensor& got, const Tensor& want) {
-    const Tensor diff = (got.to(kDouble) - want).abs();
-    EXPECT_LE(max(diff - (want.abs() * 1e-4 + 1e-4)).item<double>(), 0.0)
-        << "max |diff| " << max(diff).item<double>();
-  };
-  close(y32, y);
-  close(gi32, gi);
-  close(gw32, gw);
-  close(gb32, gb);
+  expect_float_close_to_double(y32, y);
+  expect_float_close_to_double(gi32, gi);
+  expect_float_close_to_double(gw32, gw);
+  expect_float_close_to_double(gb32, gb);
 }
 
 TEST(Conv3d, Float32RunsOnOneDnnAndMatchesTheLoops) {
@@ -247,15 +248,10 @@ TEST(Conv3d, Float32ChannelsLast3dRunsOnOneDnnOverNdhwcAndMatchesTheLoops) {
   EXPECT_EQ(y32.strides().vec(), ndhwc_strides(y32));
   EXPECT_EQ(gi32.strides().vec(), ndhwc_strides(gi32));
   EXPECT_EQ(gw32.strides().vec(), ndhwc_strides(gw32));  // PyTorch's rule: grad_weight follows
-  const auto close = [](const Tensor& got, const Tensor& want) {
-    const Tensor diff = (got.to(kDouble) - want).abs();
-    EXPECT_LE(max(diff - (want.abs() * 1e-4 + 1e-4)).item<double>(), 0.0)
-        << "max |diff| " << max(diff).item<double>();
-  };
-  close(y32, y);
-  close(gi32, gi);
-  close(gw32, gw);
-  close(gb32, gb);
+  expect_float_close_to_double(y32, y);
+  expect_float_close_to_double(gi32, gi);
+  expect_float_close_to_double(gw32, gw);
+  expect_float_close_to_double(gb32, gb);
 }
 
 }  // namespace
