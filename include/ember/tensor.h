@@ -46,11 +46,21 @@ class Storage {
   uint64_t version() const { return version_.load(std::memory_order_relaxed); }
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
 
+  /// Whether resize_bytes may grow this storage: memory Ember allocated (CPU, CUDA, pinned
+  /// host) or a meta storage; not memory wrapped from elsewhere (from_blob), as PyTorch.
+  bool resizable() const { return resizable_; }
+  /// Grows or shrinks the memory to `nbytes` in place, keeping the first min(old, new)
+  /// bytes (on CUDA the copy is queued on the current stream). Every tensor sharing this
+  /// storage sees the new memory. Raises PyTorch's "Trying to resize storage that is not
+  /// resizable" unless resizable(). See Note [resize_] (docs/notes/registry.md).
+  void resize_bytes(size_t nbytes);
+
  private:
   void* data_ = nullptr;
   size_t nbytes_ = 0;
   Device device_;
   void (*deleter_)(void*) = nullptr;
+  bool resizable_ = false;
   std::atomic<uint64_t> version_{0};
 };
 
@@ -119,6 +129,14 @@ struct TensorImpl {
   /// Recomputes numel and is_contiguous after sizes/strides change.
   void refresh();
 };
+
+/// How a tensor's strides order its dims (PyTorch's torch.memory_format): row-major,
+/// channels last for 4-D (N, H, W, C in memory) and 5-D (N, D, H, W, C), or the input's own
+/// order (ops that copy).
+enum class MemoryFormat { Contiguous, ChannelsLast, ChannelsLast3d, Preserve };
+/// PyTorch's name of a memory format ("contiguous_format", "channels_last", …), as op
+/// arguments carry it.
+const char* memory_format_name(MemoryFormat f);
 
 /// Options for factory functions: `zeros({2, 3}, kDouble)`, `ones({2}, kMeta)`,
 /// `empty({4}, TensorOptions().dtype(kHalf).device("meta"))`.
@@ -296,6 +314,13 @@ class Tensor {
   Tensor& copy_(const Tensor& src, bool non_blocking, Loc loc = Loc::current());
   Tensor& fill_(const Scalar& value, Loc loc = Loc::current());
   Tensor& zero_(Loc loc = Loc::current());
+  /// Gives this tensor `size` with contiguous strides (or `memory_format`'s) at its storage
+  /// offset, growing the shared storage when it is too small (new elements are
+  /// uninitialized); views of it keep their geometry. PyTorch's Tensor.resize_: raises for
+  /// a tensor that requires grad and for memory wrapped from elsewhere; a graph break
+  /// inside a compiled function (Note [resize_]).
+  Tensor& resize_(IntArrayRef size, std::optional<MemoryFormat> memory_format = std::nullopt,
+                  Loc loc = Loc::current());
 
   // --- autograd (defined by the autograd library; see ember/autograd.h) -----
   /// Makes this leaf require (or stop requiring) gradients; floating-point dtypes only.

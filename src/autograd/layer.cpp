@@ -180,6 +180,10 @@ std::vector<Tensor> flatten_outputs(const Stack& out) {
 
 Stack autograd_layer(const ops::OpDef& op, Stack& args) {
   using ops::DispatchLayer;
+  // Note [resize_]: refused for a tensor that requires grad in any grad mode, as PyTorch.
+  if (op.resizes) [[unlikely]] {
+    EMBER_CHECK(!requires_grad(args[0].to_tensor())) << "cannot resize variables that require grad";
+  }
   if (!is_grad_enabled() || op.not_differentiable) return ops::redispatch(DispatchLayer::Autograd, op, args);
   const std::vector<const Tensor*> slots = tensor_slots(op, args);
   bool any = false;

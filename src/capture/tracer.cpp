@@ -358,8 +358,25 @@ std::string complex_gradient_reason(const ops::OpDef& op, const Stack& fake_args
 
 }  // namespace
 
+Stack Tracer::break_for_resize(const ops::OpDef& op, Stack& args, const SourceLoc& loc) {
+  const Tensor& self = args.at(0).to_tensor();
+  for (const auto& handle : argument_handles_) {
+    // The function's handle is not the caller's tensor (capture gives it one of its own),
+    // so the caller's would keep its old size: refused rather than silently different.
+    EMBER_CHECK_KIND(ErrorKind::Unsupported, handle.lock().get() != self.impl())
+        << "resize_ of an argument of the compiled function " << options_.name << " at " << loc.str()
+        << ": the function sees its arguments through handles of its own, so the caller's tensor would keep its "
+        << "old size; resize it before the call, or resize a clone inside";
+  }
+  on_graph_break(BreakKind::Resize, "", loc);
+  SuspendTracing real;
+  return ops::redispatch(ops::DispatchLayer::Capture, op, args);
+}
+
 Stack Tracer::record(const ops::OpDef& op, Stack& args) {
   const SourceLoc loc = current_user_loc();
+  // Note [resize_]: a change of a value's size in place has no node; the graph ends here.
+  if (op.resizes) [[unlikely]] return break_for_resize(op, args, loc);
   // An output size computed from data: an unbacked symbol when the knob allows it
   // (capture/unbacked.h), else a break, after which the op runs for real.
   const bool data_dependent = has_data_dependent_size(op, args);
@@ -694,12 +711,14 @@ void Tracer::materialize(TensorImpl& fake, const Tensor& real) {
 
 std::vector<IValue> Tracer::run(const std::vector<CallArg>& args, const Invoker& invoke) {
   start_segment();
+  argument_handles_.clear();
   std::vector<CallArg> fakes = args;
   std::unordered_map<const TensorImpl*, Tensor> fake_of_arg;
   auto fake_arg = [&](const Tensor& real, const std::string& name, InputSource source) -> Tensor {
     if (auto it = fake_of_arg.find(real.impl()); it != fake_of_arg.end()) return it->second;
     Tensor fake = make_fake(meta_of(real), nullptr, &real);
     if (!options_.dynamic.empty()) make_symbolic(fake, source.arg, source.element);
+    argument_handles_.push_back(fake.impl_ptr());
     add_input(real, fake, name, std::move(source), false);
     fake_of_arg.emplace(real.impl(), fake);
     return fake;

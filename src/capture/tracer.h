@@ -203,6 +203,8 @@ class Tracer {
   /// Runs the current graph with `outputs` and returns their real values.
   std::vector<Tensor> flush(const std::vector<ValueRef>& outputs);
   static void materialize(TensorImpl& fake, const Tensor& real);
+  /// resize_ while tracing: ends the graph and resizes eagerly (Note [resize_]).
+  Stack break_for_resize(const ops::OpDef& op, Stack& args, const SourceLoc& loc);
 
   TraceOptions options_;
   SegmentCompiler compile_;
@@ -218,6 +220,9 @@ class Tracer {
   std::vector<Tensor> input_values_;  // real value of each graph input, in order
   std::vector<Tensor> input_fakes_;   // the fake standing for each
   std::vector<InputSource> input_sources_;
+  /// The handles the user function got for its tensor arguments, kept across segments:
+  /// resize_ of one is refused (Note [resize_]).
+  std::vector<std::weak_ptr<TensorImpl>> argument_handles_;
   std::unordered_map<const TensorImpl*, std::string> module_tensors_;  // real module tensor → qualified name
   std::unordered_map<const nn::Module*, std::string> module_paths_;    // a module argument's modules → "model.ln"
   std::unordered_map<const TensorImpl*, std::string> optimizer_params_;  // an optimizer argument's → "opt.param_0"

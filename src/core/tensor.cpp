@@ -1,6 +1,7 @@
 // core/tensor.cpp — Storage, TensorImpl bookkeeping, Tensor metadata and element access.
 #include "ember/tensor.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -8,6 +9,7 @@
 
 #include "core/allocator.h"
 #include "core/cuda.h"
+#include "core/cuda_runtime.h"
 #include "core/fake.h"
 #include "core/shape.h"
 #include "support/call_context.h"
@@ -65,7 +67,7 @@ void Tensor::require_data(const char* what, Loc loc) const {
                                << "it cannot be read outside of the trace that made it";
 }
 
-Storage::Storage(size_t nbytes, Device device) : nbytes_(nbytes), device_(device) {
+Storage::Storage(size_t nbytes, Device device) : nbytes_(nbytes), device_(device), resizable_(true) {
   if (device.is_cpu()) {
     data_ = core::cpu_alloc(nbytes);
     deleter_ = core::cpu_free;
@@ -79,7 +81,34 @@ Storage::Storage(size_t nbytes, Device device) : nbytes_(nbytes), device_(device
 }
 
 Storage::Storage(void* data, size_t nbytes, Device device, void (*deleter)(void*))
-    : data_(data), nbytes_(nbytes), device_(device), deleter_(deleter) {}
+    : data_(data), nbytes_(nbytes), device_(device), deleter_(deleter), resizable_(deleter == core::cuda::pinned_free) {}
+
+void Storage::resize_bytes(size_t nbytes) {
+  EMBER_CHECK(resizable_) << "Trying to resize storage that is not resizable (its memory was not allocated by Ember, "
+                          << "e.g. from_blob; resize a copy instead)";
+  if (nbytes == nbytes_) return;
+  if (device_.is_meta()) {
+    nbytes_ = nbytes;
+    return;
+  }
+  void* fresh = nullptr;
+  const size_t kept = std::min(nbytes, nbytes_);
+  if (device_.is_cuda()) {
+    fresh = core::cuda::device_alloc(nbytes, device_.index);
+    if (kept > 0) {
+      core::cuda_rt::memcpy_async(fresh, data_, kept, core::cuda_rt::CopyKind::DeviceToDevice,
+                                  core::cuda::current_stream_handle(device_.index));
+    }
+  } else {
+    fresh = deleter_ == core::cuda::pinned_free ? core::cuda::pinned_alloc(nbytes) : core::cpu_alloc(nbytes);
+    if (kept > 0) std::memcpy(fresh, data_, kept);
+  }
+  // The old block goes back after the copy is queued: the CUDA allocator hands it out
+  // again only to work ordered after the copy on this stream.
+  if (deleter_ && data_) deleter_(data_);
+  data_ = fresh;
+  nbytes_ = nbytes;
+}
 
 Storage::~Storage() {
   if (deleter_ && data_) deleter_(data_);

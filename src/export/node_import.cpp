@@ -7,9 +7,12 @@
 #include "capture/graph_recorder.h"
 #include "core/shape.h"
 #include "ember/ops/creation.h"
+#include "ember/ops/nn.h"
+#include "ember/ops/view.h"
 #include "graph/text.h"
 #include "ops/dispatch.h"
 #include "ops/registry.h"
+#include "ops/resize.h"
 
 namespace ember::exporting {
 namespace {
@@ -488,6 +491,67 @@ void expand_composite(ImportScope& s, const ops::OpDef& op, const std::vector<Ar
 }
 
 
+/// resize_ functionalized, as PyTorch's functionalization does it (Note [resize_]): when
+/// the new size fits in the value's own memory, the result is an as_strided view of it
+/// (the elements resize_ keeps, at contiguous or channels_last strides); when it grows,
+/// the value is padded with zeros to the bytes needed (resize_ leaves them uninitialized)
+/// and viewed so. Every name of the old value then names the result, as eager's later
+/// reads of the resized tensor see it. The program's inputs, views and symbolic sizes are
+/// refused: the first would need a write back of geometry, the others storage the graph
+/// does not describe.
+void import_resize(ImportScope& s, const std::vector<Arg>& args, const std::vector<std::string>& outs, SourceLoc loc,
+                   const std::string& where) {
+  EMBER_CHECK_VALUE(args.size() == 3 && args[0].kind == Arg::Kind::Value && args[1].kind == Arg::Kind::Literal)
+      << where << ": resize_ takes a tensor value and a size list";
+  const ValueRef self = args[0].value;
+  const IValue& size_arg = args[1].literal;
+  // A list with a symbolic entry (is_sym_int_list) has sizes the graph cannot allocate
+  // storage for ahead of the call.
+  EMBER_CHECK_VALUE(size_arg.is_int_list() && !size_arg.is_sym_int_list())
+      << where << ": resize_ to the size " << size_arg
+      << " is not supported: only sizes known when the program is imported (export with static shapes)";
+  const std::vector<int64_t> sizes = size_arg.to_int_list();
+  try {
+    ops::check_resize_arguments(sizes, args[2].literal);
+  } catch (const Error& e) {
+    EMBER_FAIL_KIND(ErrorKind::ValueError) << where << ": " << e.what();
+  }
+  const TensorMeta& m = self.node->meta().at(self.index);
+  const ops::OpDef* maker = self.node->op();
+  EMBER_CHECK_VALUE(self.node->kind() == NodeKind::Call && maker && maker->kind != ops::OpKind::View)
+      << where << ": resize_ of %" << self.node->name()
+      << (self.node->kind() == NodeKind::Call ? ", a view," : ", an input of the program,")
+      << " is not supported: only a tensor the program makes (a clone, a new tensor) can be resized on import";
+
+  capture::GraphRecorder rec(*s.graph);
+  rec.set_origin(std::move(loc), true);
+  const Tensor t = rec.fake(self);
+  Tensor result = t;
+  if (sizes != m.sizes || !args[2].literal.is_none()) {
+    // The elements the value's memory holds: its extent from its storage offset.
+    int64_t extent = m.storage_offset + 1;
+    for (size_t d = 0; d < m.sizes.size(); ++d) {
+      if (m.sizes[d] == 0) extent = m.storage_offset;
+      if (extent > m.storage_offset) extent += (m.sizes[d] - 1) * m.strides[d];
+    }
+    const int64_t needed = m.storage_offset + core::numel_of(sizes);
+    const std::vector<int64_t> strides = ops::resize_strides(sizes, args[2].literal);
+    if (core::numel_of(sizes) == 0 || needed <= extent) {
+      result = as_strided(t, sizes, strides, m.storage_offset);
+    } else {
+      EMBER_CHECK_VALUE(m.storage_offset == 0 && core::is_contiguous(m.sizes, m.strides))
+          << where << ": resize_ grows %" << self.node->name() << ", which is not contiguous ("
+          << graph_text::format_meta(m) << "); only a contiguous value can grow on import";
+      const Tensor grown = constant_pad_nd(t.reshape({-1}), {0, needed - core::numel_of(m.sizes)}, 0);
+      result = as_strided(grown, sizes, strides, 0);
+    }
+  }
+  const ValueRef r = rec.value(result);
+  for (auto& [name, v] : s.values)
+    if (v == self) v = r;
+  if (!outs.empty() && !outs[0].empty()) s.values[outs[0]] = r;
+}
+
 /// The first unbacked symbol (`u0`, `u12`: a value read from tensor data) in a size
 /// expression's text, or "".
 std::string unbacked_symbol_in(const std::string& text) {
@@ -660,6 +724,10 @@ void import_call(ImportScope& s, const json& node, const std::string& target, co
     EMBER_CHECK_VALUE(o.empty() || !s.values.contains(o)) << where << ": the value %" << o << " is defined twice";
   if (op->kind == ops::OpKind::Composite) {
     expand_composite(s, *op, args, outs, loc_of(node), where);
+    return;
+  }
+  if (op->resizes) {
+    import_resize(s, args, outs, loc_of(node), where);
     return;
   }
   if (s.symbols != nullptr && op->name == "aten::scalar_tensor" && outs.size() == 1 && !outs[0].empty()) {

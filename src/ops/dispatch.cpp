@@ -124,6 +124,19 @@ Stack run_functional(const OpDef& op, Stack& args) {
   return pack_outputs(op, std::move(outs));
 }
 
+/// resize_ (Note [resize_]): checks, then changes its argument's geometry and storage
+/// through its one kernel, which works on every device (a meta tensor's storage only
+/// records its size), and counts the write as eager's in-place ops do.
+Stack run_resize(const OpDef& op, Stack& args) {
+  check_complex_args(op, args);
+  op.meta(args);
+  std::vector<Tensor> none;
+  op.cpu(args, none);
+  const Tensor& self = args[0].to_tensor();
+  self.storage()->bump_version();
+  return {self};
+}
+
 /// A data-dependent op (nonzero) on a CUDA device. The output's size needs the input's
 /// values on the host, so the device is waited for anyway (as PyTorch's CUDA nonzero
 /// does): the CPU kernel runs on host copies of the CUDA arguments and its outputs are
@@ -148,7 +161,7 @@ Stack run_backend(const OpDef& op, Stack& args) {
     case OpKind::View:
       return run_view(op, args);
     case OpKind::Functional:
-      return run_functional(op, args);
+      return op.resizes ? run_resize(op, args) : run_functional(op, args);
     case OpKind::Dynamic: {
       check_complex_args(op, args);
       const std::optional<Device> device = common_device(op, args);

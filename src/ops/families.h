@@ -6,6 +6,7 @@
 namespace ember::ops {
 class Registry;
 
+void register_resize_ops(Registry& r);      // resize.cpp: resize_
 void register_copy_ops(Registry& r);        // copy.cpp: copy_, _to_copy, clone, fill_, fill, copy
 void register_factory_ops(Registry& r);     // factory.cpp: empty, zeros, full, arange, …
 void register_view_ops(Registry& r);        // view.cpp: view, permute, expand, slice, …

@@ -128,6 +128,7 @@ Registry& registry() {
   static Registry* instance = [] {
     auto* r = new Registry();
     register_copy_ops(*r);
+    register_resize_ops(*r);
     register_factory_ops(*r);
     register_view_ops(*r);
     register_pointwise_ops(*r);

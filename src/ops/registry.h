@@ -117,6 +117,10 @@ struct OpDef {
   /// is never called with one: the backend raises "\"<op>\" not implemented for
   /// 'ComplexFloat'" first (views and composites need no mark: they run no kernel).
   bool complex = false;
+  /// resize_: the op changes its argument's sizes and may grow its storage, on every
+  /// device, meta included. Capture ends the graph before it, autograd refuses an argument
+  /// that requires grad, and the backend runs its `cpu` kernel for any device (Note [resize_]).
+  bool resizes = false;
 
   /// The derivative formula and the name of its grad_fn node ("AddBackward0", as PyTorch).
   DerivativeFn derivative;
@@ -154,6 +158,10 @@ struct OpDef {
   }
   OpDef& set_complex() {
     complex = true;
+    return *this;
+  }
+  OpDef& set_resizes() {
+    resizes = true;
     return *this;
   }
 };

@@ -142,6 +142,13 @@ TEST(ImportErrors, ProgramReadingItemIsRefusedNamingTheNodeAndTheUsersLine) {
   EXPECT_NE(msg.find("reads a value from tensor data (u0"), std::string::npos) << msg;
 }
 
+TEST(ImportErrors, ResizeOfAProgramInputIsRefusedNamingTheNode) {
+  // resizes_input_training_ir.pt2: `x.resize_(2, 2)` of the user input x in make_programs.py.
+  const std::string msg = error_of([&] { load_exported(program_path("resizes_input_training_ir.pt2")); });
+  EXPECT_NE(msg.find("node %resize_"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("resize_ of %x, an input of the program, is not supported"), std::string::npos) << msg;
+}
+
 TEST(ImportErrors, NonAtenTargetIsRefusedNamingIt) {
   const std::string path = edited_archive("models/model.json", [](std::string& s) {
     replace_once(s, "torch.ops.aten.gelu.default", "torch.ops.higher_order.cond");

@@ -45,7 +45,8 @@ TEST_P(ImportedProgram, InterpreterMatchesPyTorchOutputsAndBuffers) { check_prog
 TEST_P(ImportedProgram, InductorMatchesPyTorchOutputsAndBuffers) { check_program(GetParam(), "inductor"); }
 
 INSTANTIATE_TEST_SUITE_P(Programs, ImportedProgram, ::testing::Values("mlp", "cnn", "block", "stateful", "stateful_training_ir", "sdpa_block",
-                                           "sdpa_block_training_ir", "buffers_constants", "several_outputs", "kv_cache"),
+                                           "sdpa_block_training_ir", "buffers_constants", "several_outputs", "kv_cache",
+                                           "resizes_training_ir"),
                          [](const auto& info) { return info.param; });
 
 TEST(CheckClose, AppliesAssertCloseDefaultTolerancesPerDtype) {
@@ -73,6 +74,17 @@ TEST(CheckClose, ComplexValuesUseTheirRealTypesTolerancesOnTheModulus) {
   EXPECT_NE(c.mismatch.find("j)"), std::string::npos) << c.mismatch;
   EXPECT_EQ(default_tolerances(kComplexDouble), default_tolerances(kDouble));
   EXPECT_FALSE(check_close(want.to(kComplexDouble), want).ok);  // dtypes differ
+}
+
+TEST(ImportedProgram, ResizeIsImportedAsViewsOfThePaddedOrKeptElements) {
+  // resizes_training_ir.pt2 shrinks a clone and grows a product (make_programs.py): as
+  // PyTorch's functionalization, the first is an as_strided view, the second a zero-padded
+  // copy viewed so; no node changes a value's size in place.
+  ExportedProgram p = load_exported(program_path("resizes_training_ir.pt2"));
+  const std::string text = to_string(p.graph());
+  EXPECT_EQ(text.find("resize_"), std::string::npos) << text;
+  EXPECT_NE(text.find("aten::as_strided"), std::string::npos) << text;
+  EXPECT_NE(text.find("aten::constant_pad_nd"), std::string::npos) << text;
 }
 
 TEST(ImportedProgram, SignatureNamesInputsOutputsAndState) {

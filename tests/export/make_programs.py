@@ -1,6 +1,6 @@
 """Writes the exported programs Ember's import tests read, with PyTorch's outputs.
 
-Run with PyTorch 2.11 (CPU):  python tests/export/make_programs.py [out_dir]
+Run with PyTorch 2.11 (CPU):  python tests/export/make_programs.py [out_dir [name ...]]
 For each model: <name>.pt2 (torch.export.save of the program after run_decompositions(),
 i.e. Core ATen; <name>_training_ir.pt2 without it), <name>_io.safetensors holding the user inputs under their signature names
 ("input.<name>") and PyTorch's outputs ("output.<k>", and "state.<buffer>" for each buffer
@@ -166,6 +166,19 @@ class KVCache(nn.Module):
         return self.cache.sum(1), self.steps * 2
 
 
+class Resizes(nn.Module):
+    """resize_ of tensors the program makes (the training IR keeps it; Core ATen's
+    run_decompositions makes it as_strided): one shrinks, one grows and only the elements
+    it kept are read (resize_ leaves new ones uninitialized)."""
+
+    def forward(self, x):
+        a = x.clone()
+        a.resize_(2, 2)
+        b = x * 2
+        b.resize_(2, 4)
+        return a + 1, b[0] * 3, b.flatten()[:6] - x.flatten()
+
+
 def models():
     return {
         "mlp": (MLP(), (torch.randn(4, 16),)),
@@ -181,6 +194,7 @@ def models():
         "buffers_constants": (BuffersConstants(), (torch.randn(4, 8),)),
         "several_outputs": (SeveralOutputs(), (torch.randn(3, 6),)),
         "kv_cache": (KVCache(), (torch.randn(1, 2, 8), torch.tensor([3, 5]))),
+        "resizes_training_ir": (Resizes(), (torch.randn(2, 3),)),
     }
 
 
@@ -194,8 +208,18 @@ class ReadsItem(nn.Module):
         return x * n
 
 
+class ResizesInput(nn.Module):
+    """resize_ of a user input: the caller's tensor would change size, which an imported
+    graph cannot give back, so Ember refuses it (PyTorch's signature does not record it)."""
+
+    def forward(self, x):
+        x.resize_(2, 2)
+        return x + 1
+
+
 def refused_models():
-    return {"reads_item": (ReadsItem(), (torch.randn(3),))}
+    return {"reads_item": (ReadsItem(), (torch.randn(3),)),
+            "resizes_input_training_ir": (ResizesInput(), (torch.randn(2, 3),))}
 
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
@@ -217,8 +241,11 @@ def user_input_names(ep):
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__)) + "/programs"
+    only = set(sys.argv[2:])  # names to write (default: every program)
     os.makedirs(out, exist_ok=True)
     for name, (model, args) in models().items():
+        if only and name not in only:
+            continue
         model.eval()
         ep = torch.export.export(model, args)
         ep = relative_paths(ep if name.endswith("_training_ir") else ep.run_decompositions())
@@ -237,7 +264,11 @@ def main():
         save_file(tensors, f"{out}/{name}_io.safetensors")
         print(name, " ".join(sorted({str(n.target) for n in ep.graph.nodes if n.op == "call_function"})))
     for name, (model, args) in refused_models().items():
-        torch.export.save(relative_paths(torch.export.export(model, args).run_decompositions()), f"{out}/{name}.pt2")
+        if only and name not in only:
+            continue
+        ep = torch.export.export(model, args)
+        ep = ep if name.endswith("_training_ir") else ep.run_decompositions()
+        torch.export.save(relative_paths(ep), f"{out}/{name}.pt2")
 
 
 if __name__ == "__main__":

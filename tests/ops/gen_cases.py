@@ -1525,12 +1525,33 @@ def geometry_read_rows():
     ]
 
 
+def resize_rows():
+    """resize_ (Note [resize_]) where its result is defined: shrinking, equal numel, equal
+    sizes (strides kept), a memory format's restride, and the refusals. Growing leaves new
+    elements uninitialized, so tests/unit/ops/resize_test.cpp checks it (kept values, views
+    of the grown storage). After every other row so that no seed moves."""
+    CL, CF = torch.channels_last, torch.contiguous_format
+    return [
+        OpInfo("aten::resize_", "copy", lambda g: [
+            S(g.t((3, 4)), [2, 3], desc="shrink"), S(g.t((3, 4), i64), [12], desc="equal numel, flat i64"),
+            S(g.t((3, 4), lay="transposed"), [3, 4], desc="equal sizes keep the strides"),
+            S(g.t((3, 4), lay="transposed"), [2, 5], desc="transposed, restrided contiguous"),
+            S(g.t((3, 4), f64, "step"), [2, 2], desc="strided view: storage order from its offset"),
+            S(g.t((2, 3, 2, 2)), [2, 3, 2, 2], memory_format=CL, desc="channels_last restride"),
+            S(g.t((2, 3, 2, 2), lay="channels_last"), [1, 3, 2, 2], memory_format=CF, desc="contiguous_format from channels_last"),
+            S(g.t((3, 4), b8), [0], desc="to empty"), S(g.t((3, 4)), [], desc="to 0-dim"),
+            S(g.t((3, 4)), [-1, 2], desc="negative size", expect="error"),
+            S(g.t((3, 4)), [12], memory_format=CL, desc="channels_last of rank 1", expect="error")],
+            strides=True),
+    ]
+
+
 def all_rows():
     return (pointwise_rows() + view_rows() + copy_rows() + factory_rows() + reduction_rows() + linalg_rows() + nn_rows() +
             conv_rows() + shape_rows() + indexing_rows() + random_rows() + nn_backward_rows() + late_rows() +
             loss_rows() + core_pointwise_rows() + core_other_rows() + norm_rows() + slices_rows() + scatter_rows() +
             padding_rows() + upsample_rows() + distance_rows() + fold_rows() + pool3d_rows() + grid_sample_rows() +
-            embedding_bag_rows() + adaptive_pool3d_rows() + channels_last_rows() + geometry_read_rows())
+            embedding_bag_rows() + adaptive_pool3d_rows() + channels_last_rows() + geometry_read_rows() + resize_rows())
 
 
 # Families of ops that PyTorch 1.13 lacks, generated with PyTorch 2.x: a CPU run under 1.13

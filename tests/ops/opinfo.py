@@ -306,6 +306,8 @@ def encode_arg(store, arg, value):
         out.update(type="Tensor[]", value=[{"ref": store.add(v.base), "transform": v.transforms} for v in value])
     elif isinstance(value, torch.dtype):
         out.update(type="ScalarType", value=DTYPE_NAME[value])
+    elif isinstance(value, torch.memory_format):  # Ember's MemoryFormat arguments are its name
+        out.update(type="str", value=str(value).replace("torch.", ""))
     elif isinstance(value, str):
         out.update(type="Device" if base == "Device" else "str", value=value)
     elif isinstance(value, (list, tuple)) and base == "float":

@@ -52,6 +52,7 @@ std::vector<Scenario> scenarios() {
       {"GB0009", "tensor.retain_grad()", [w = leaf()](const Tensor& x) { Tensor y = x * w; y.retain_grad(); return y + 1; }, __LINE__},
       {"GB0009", "tensor.register_hook()", [w = leaf()](const Tensor& x) { Tensor y = x * w; y.register_hook([](const Tensor& g) { return g; }); return y + 1; }, __LINE__},
       {"GB0010", "_fft_r2c(tensor that requires grad)", [w = leaf()](const Tensor& x) { Tensor y = x * w; return _fft_r2c(y, {0}, 0, true); }, __LINE__},
+      {"GB0011", "tensor.resize_()", [](const Tensor& x) { Tensor y = x * 2; y.resize_({2}); return y + 1; }, __LINE__},
   };
 }
 // clang-format on

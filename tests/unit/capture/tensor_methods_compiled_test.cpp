@@ -354,6 +354,15 @@ std::vector<Row> rows() {
          c.fill_(3);
          return Results{c};
        }},
+      {"resize_(IntArrayRef,std::optional<MemoryFormat>)",
+       [](const Tensor& a, const Tensor&) {
+         // A graph break (GB0011); a tensor the function made, shrunk and restrided.
+         Tensor c = a * 2;
+         c.resize_({2, 3});
+         Tensor d = a + 1;
+         d.resize_({1, 2, 2, 3}, MemoryFormat::ChannelsLast);
+         return Results{c + 1, d * 3};
+       }},
       {"zero_()",
        [](const Tensor& a, const Tensor& b) {
          Tensor x = b;
