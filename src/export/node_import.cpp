@@ -534,7 +534,10 @@ void import_resize(ImportScope& s, const std::vector<Arg>& args, const std::vect
       if (m.sizes[d] == 0) extent = m.storage_offset;
       if (extent > m.storage_offset) extent += (m.sizes[d] - 1) * m.strides[d];
     }
-    const int64_t needed = m.storage_offset + core::numel_of(sizes);
+    int64_t needed = 0;
+    EMBER_CHECK_VALUE(!__builtin_add_overflow(m.storage_offset, core::numel_of(sizes), &needed))
+        << where << ": resize_ to " << IntArrayRef(sizes) << " at storage offset " << m.storage_offset
+        << " needs more elements than fit in memory";
     const std::vector<int64_t> strides = ops::resize_strides(sizes, args[2].literal);
     if (core::numel_of(sizes) == 0 || needed <= extent) {
       result = as_strided(t, sizes, strides, m.storage_offset);

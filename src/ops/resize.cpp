@@ -17,6 +17,11 @@ void check_resize_arguments(IntArrayRef sizes, const IValue& memory_format) {
     EMBER_CHECK(sizes[d] >= 0) << "resize_: Trying to create tensor with negative dimension " << sizes[d] << ": "
                                << sizes << " (dim " << d << ")";
   }
+  int64_t numel = 1;
+  for (int64_t s : sizes) {
+    EMBER_CHECK(!__builtin_mul_overflow(numel, s, &numel))
+        << "resize_: the size " << sizes << " has more elements than fit in memory";
+  }
   if (memory_format.is_none()) return;
   const std::string& f = memory_format.to_string_ref();
   const size_t dim = sizes.size();

@@ -8,7 +8,7 @@
 
 namespace ember::ops {
 
-/// Checks resize_'s sizes (none negative) and memory format (None, contiguous_format, or a
+/// Checks resize_'s sizes (none negative, their product within int64) and memory format (None, contiguous_format, or a
 /// channels_last format of its rank; never preserve_format) as PyTorch does.
 void check_resize_arguments(IntArrayRef sizes, const IValue& memory_format);
 /// The strides resize_ gives a tensor of `sizes`: channels_last's for that memory format,

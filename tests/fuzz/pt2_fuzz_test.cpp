@@ -24,8 +24,11 @@ std::string program_path(const std::string& name) { return std::string(EMBER_EXP
 const char* kJsonAlphabet = "{}[]\":, 0123456789.-eEabcdefghijklmnopqrstuvwxyz_AINfinity";
 
 TEST(Pt2Fuzz, MutatedProgramJsonImportsOrRaisesEmberErrorsNamingTheArchive) {
+  // resizes_training_ir: mutated sizes and targets of resize_ reach the importer's
+  // functionalization (Note [resize_]).
   const std::vector<std::string> names = {"mlp",          "stateful",          "block",    "size_arith",
-                                          "causal_block", "buffers_constants", "kv_cache", "reads_item"};
+                                          "causal_block", "buffers_constants", "kv_cache", "reads_item",
+                                          "resizes_training_ir"};
   std::vector<exporting::ZipContents> seeds;
   for (const auto& n : names) seeds.push_back(exporting::read_zip(program_path(n + ".pt2")));
   fuzz::Mutator m(20261127);
