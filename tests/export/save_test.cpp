@@ -69,7 +69,8 @@ TEST_P(SavedProgram, TorchExportLoadRunsItToPyTorchsOutputs) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Programs, SavedProgram, ::testing::Values("mlp", "cnn", "block", "stateful", "stateful_training_ir", "sdpa_block",
-                                           "sdpa_block_training_ir", "buffers_constants", "several_outputs", "kv_cache"),
+                                           "sdpa_block_training_ir", "buffers_constants", "several_outputs", "kv_cache",
+                                           "resizes_training_ir"),
                          [](const auto& info) { return info.param; });
 
 /// A module whose parameters and buffer have qualified names ("fc1.weight", "scale").
