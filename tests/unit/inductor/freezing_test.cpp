@@ -16,6 +16,7 @@
 #include "ember/nn/blocks.h"
 #include "inductor/freezing.h"
 #include "inductor/inductor.h"
+#include "kernels/cpu/packed_conv.h"
 #include "kernels/cpu/packed_linear.h"
 #include "support/compile_helpers.h"
 #include "support/log_capture.h"
@@ -127,6 +128,66 @@ TEST_F(FreezingTest, Gpt2BlockEqualsEager) {
   nn::GPT2Block m(32, 2, 64);
   const inductor::CompileReport r = check_equal_eager(m, randn({2, 8, 32}));
   EXPECT_EQ(r.frozen_linears.size(), 4u) << "c_attn, attention's c_proj, c_fc and the MLP's c_proj";
+}
+
+/// A ResNet basic block in eval mode whose batch norms hold statistics and affine
+/// parameters away from the identity, so that folding them shows.
+std::shared_ptr<nn::BasicBlock> basic_block_with_statistics(int64_t channels) {
+  auto m = std::make_shared<nn::BasicBlock>(channels);
+  NoGradGuard no_grad;
+  for (nn::BatchNorm2d* bn : {m->bn1.get(), m->bn2.get()}) {
+    bn->tensor("running_mean").copy_(randn({channels}) * 0.3);
+    bn->tensor("running_var").copy_(rand({channels}) + 0.5);
+    bn->tensor("weight").copy_(randn({channels}) * 0.5 + 1);
+    bn->tensor("bias").copy_(randn({channels}) * 0.2);
+  }
+  return m;
+}
+
+TEST_F(FreezingTest, ResNetBasicBlockFoldsBatchNormIntoItsConvolutionsAndEqualsEager) {
+  // W6's block: conv -> bn -> relu -> conv -> bn -> + x -> relu. Each batch norm (eval) is
+  // folded into its convolution's weight and bias, the relu and the residual run as the
+  // primitive's post-ops, and no kernel is left; NCHW and channels_last inputs.
+  for (const bool channels_last : {false, true}) {
+    manual_seed(11);
+    std::shared_ptr<nn::BasicBlock> m = basic_block_with_statistics(16);
+    Tensor x = randn({2, 16, 10, 10});
+    if (channels_last) x = x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});  // NHWC memory
+    const int64_t packs = kernels::cpu::PackedConv::packs();
+    const inductor::CompileReport r = check_equal_eager(*m, x);
+    const std::string layout = channels_last ? "channels_last" : "NCHW";
+    ASSERT_EQ(r.frozen_linears.size(), 2u) << layout;
+    EXPECT_NE(r.frozen_linears[0].find("conv 2x16x10x10 -> 16 3x3"), std::string::npos) << r.frozen_linears[0];
+    EXPECT_NE(r.frozen_linears[0].find("+bias +relu"), std::string::npos) << r.frozen_linears[0];
+    EXPECT_NE(r.frozen_linears[1].find("+bias +sum +relu"), std::string::npos) << r.frozen_linears[1];
+    EXPECT_EQ(r.frozen_linears[0].find(" nhwc ") != std::string::npos, channels_last) << r.frozen_linears[0];
+    EXPECT_TRUE(r.kernels.empty()) << layout << ": the batch norms, relus and residual need no kernel";
+    EXPECT_EQ(kernels::cpu::PackedConv::packs() - packs, 3 * 2) << layout << ": two weights per frozen compile";
+  }
+}
+
+TEST_F(FreezingTest, AConvolutionWithBiasAndReluPacksItsWeightOnceNotPerCall) {
+  manual_seed(12);
+  auto conv = std::make_shared<nn::Conv2d>(8, 24, std::vector<int64_t>{3, 3}, std::vector<int64_t>{2, 2},
+                                           std::vector<int64_t>{1, 1});
+  struct ConvRelu : nn::UnaryModule {
+    explicit ConvRelu(std::shared_ptr<nn::Conv2d> c) : conv(register_module("conv", std::move(c))) {}
+    Tensor forward(const Tensor& x) override { return relu(conv->forward(x)); }
+    std::string name() const override { return "ConvRelu"; }
+    std::shared_ptr<nn::Conv2d> conv;
+  } m(conv);
+  const inductor::CompileReport r = check_equal_eager(m, randn({3, 8, 9, 11}));
+  ASSERT_EQ(r.frozen_linears.size(), 1u);
+  EXPECT_NE(r.frozen_linears[0].find("conv 3x8x9x11 -> 24 3x3 +bias +relu"), std::string::npos)
+      << r.frozen_linears[0];
+  config().inductor.freezing = true;
+  NoGradGuard no_grad;
+  auto compiled = compile(run_module, {.backend = "inductor"});
+  const Tensor x = randn({3, 8, 9, 11});
+  const int64_t packs = kernels::cpu::PackedConv::packs();
+  for (int call = 0; call < 5; ++call) expect_close(compiled(m, x), m.forward(x), 1.3e-6, 1e-5);
+  EXPECT_EQ(kernels::cpu::PackedConv::packs() - packs, 1) << "one weight, packed at compile time";
+  config().inductor.freezing = false;
 }
 
 TEST_F(FreezingTest, AFloat64LinearIsFoldedButNotPacked) {
