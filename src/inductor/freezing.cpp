@@ -472,6 +472,33 @@ std::vector<FrozenLinear> plan_frozen_linears(const Graph& g, LoweredGraph& lowe
                                                                  : "");
     out.push_back(std::move(*l));
   }
+  // A frozen convolution whose result only a second frozen convolution reads (after its own
+  // epilogue) runs with it as one step, the intermediate in oneDNN's layout (a ResNet
+  // block's two convolutions); the second one's residual must be computed before the first.
+  for (size_t i = 0; i < out.size(); ++i) {
+    FrozenLinear& a = out[i];
+    if (!a.conv || a.conv_next) continue;
+    const Node* result = a.chain.back();
+    auto u = users.find(result);
+    if (u == users.end() || u->second.size() != 1) continue;
+    for (size_t j = i + 1; j < out.size(); ++j) {
+      FrozenLinear& b = out[j];
+      if (!b.conv || b.conv_next || b.chain[0] != u->second[0] || b.input.node != result || b.input.index != 0 ||
+          !a.conv->feeds(*b.conv))
+        continue;
+      bool before = true;
+      for (const ValueRef& v : b.add_operands) before = before && position.at(v.node) < position.at(a.chain[0]);
+      if (!before) continue;
+      a.chain.insert(a.chain.end(), b.chain.begin(), b.chain.end());
+      a.add_operands = b.add_operands;
+      a.conv_next = b.conv;
+      a.text += "; then " + b.text;
+      EMBER_LOG(inductor, INFO) << "freezing graph " << g.name() << ": %" << a.chain[0]->name() << " and %"
+                                << b.chain[0]->name() << " run as one step, the intermediate in oneDNN's layout";
+      out.erase(out.begin() + static_cast<std::ptrdiff_t>(j));
+      break;
+    }
+  }
   return out;
 }
 
@@ -501,7 +528,9 @@ bool as_recorded(const Tensor& t, const ValueRef& v) {
 /// operands into `dst`.
 void run_packed(const FrozenLinear& l, const Tensor& x, const std::vector<const float*>& operands, float* dst) {
   const float* src = static_cast<const float*>(x.raw_data_ptr());
-  if (l.conv)
+  if (l.conv_next)
+    l.conv->run_then(*l.conv_next, src, operands.empty() ? nullptr : operands[0], dst);
+  else if (l.conv)
     l.conv->run(src, operands.empty() ? nullptr : operands[0], dst);
   else
     l.packed->run(src, operands, dst);
@@ -529,7 +558,7 @@ void run_frozen_linear(const FrozenLinear& l, const std::function<const Tensor&(
   bool packed = packable;
   if (packable) {
     const TensorMeta& am = l.input.node->meta()[l.input.index];
-    const std::string key = l.conv ? l.conv->describe() + " threads " + std::to_string(omp_get_max_threads())
+    const std::string key = l.conv ? l.text + " threads " + std::to_string(omp_get_max_threads())
                                    : l.packed->describe() + " lda " + std::to_string(am.strides[0]) + "," +
                                          std::to_string(am.strides[1]) + " threads " +
                                          std::to_string(omp_get_max_threads());
@@ -548,7 +577,10 @@ void run_frozen_linear(const FrozenLinear& l, const std::function<const Tensor&(
       const size_t best = kernels::cpu::fastest(runs, ms, 4, 100);
       it = g_choice.emplace(key, best == 0).first;
       EMBER_LOG_ARTIFACT(autotuning) << (l.conv ? "frozen convolution " : "frozen linear ")
-                                     << (l.conv ? l.conv->describe() : l.packed->describe()) << " ("
+                                     << (l.conv_next ? l.conv->describe() + "; then " + l.conv_next->describe()
+                                         : l.conv    ? l.conv->describe()
+                                                     : l.packed->describe())
+                                     << " ("
                                      << omp_get_max_threads()
                                      << " threads): packed " << ms[0] << " ms, unpacked " << ms[1] << " ms -> "
                                      << (best == 0 ? "packed" : "unpacked");

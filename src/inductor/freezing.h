@@ -46,7 +46,12 @@ struct FrozenLinear {
   ValueRef input;                      // the GEMM's left operand [M, K]
   std::vector<ValueRef> add_operands;  // per Add post-op, the value it adds
   std::shared_ptr<kernels::cpu::PackedLinear> packed;  // a GEMM's, or
-  std::shared_ptr<kernels::cpu::PackedConv> conv;      // a convolution's (chain[0] aten::convolution)
+  std::shared_ptr<kernels::cpu::PackedConv> conv;      // a convolution's (chain[0] aten::convolution),
+  /// and when the chain goes on into a second frozen convolution that reads the first one's
+  /// result alone (a ResNet block's conv1 -> conv2), that one's: the two run as
+  /// PackedConv::run_then, the intermediate in oneDNN's layout; add_operands are then the
+  /// second one's.
+  std::shared_ptr<kernels::cpu::PackedConv> conv_next;
   /// "%mm: 256x1024x4096 +bias +gelu_erf, weight BA16a64b" for logs and the report.
   std::string text;
 };

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <optional>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <sstream>
 #include <unordered_map>
@@ -143,6 +144,61 @@ void PackedConv::run(const float* src, const float* residual, float* dst) const 
   if (has_bias_) args.emplace(DNNL_ARG_BIAS, memory(e.g.user_bias, eng, const_cast<float*>(bias_.data())));
   e.prim.execute(s, args);
   if (e.dst_out) e.dst_out->execute(s, out.memory(), user_dst);
+  s.wait();
+}
+
+bool PackedConv::feeds(const PackedConv& next) const {
+  const Conv2dParams& q = next.p_;
+  return q.batch == p_.batch && q.in_channels == p_.out_channels && q.in_h == p_.out_h && q.in_w == p_.out_w &&
+         q.channels_last == p_.channels_last;
+}
+
+void PackedConv::run_then(const PackedConv& next, const float* src, const float* residual, float* dst) const {
+  EMBER_INTERNAL_ASSERT(feeds(next)) << "packed convolution: " << next.describe() << " cannot read "
+                                     << describe() << "'s output";
+  EMBER_INTERNAL_ASSERT((residual != nullptr) == next.sum_)
+      << "packed convolution: a residual is " << (next.sum_ ? "required" : "not taken");
+  const Entry& a = entry();
+  const Entry& b = next.entry();
+  dnnl::engine& eng = onednn::engine();
+  dnnl::stream s(eng);
+  // The intermediate, in the layout `next` reads (this one's output layout when they agree).
+  const bool direct = a.dst == b.src;
+  memory user_src(a.g.user_src, eng, const_cast<float*>(src)), user_dst(b.g.user_dst, eng, dst);
+  onednn::CallMemory in = onednn::in_layout(s, user_src, a.src, a.src_in);
+  onednn::CallMemory mid(b.src);
+  std::optional<onednn::CallMemory> staged;  // this one's output, when `next` reads another layout
+  if (!direct) staged.emplace(a.dst);
+  {
+    onednn::CallMemory scratchpad(a.scratchpad);
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, in.memory()},
+                                         {DNNL_ARG_WEIGHTS, a.weights},
+                                         {DNNL_ARG_DST, direct ? mid.memory() : staged->memory()},
+                                         {DNNL_ARG_SCRATCHPAD, scratchpad.memory()}};
+    if (has_bias_) args.emplace(DNNL_ARG_BIAS, memory(a.g.user_bias, eng, const_cast<float*>(bias_.data())));
+    a.prim.execute(s, args);
+  }
+  if (!direct) dnnl::reorder(staged->memory(), mid.memory()).execute(s, staged->memory(), mid.memory());
+  // Where `next` writes: src's reordered copy when it is the residual in next's output
+  // layout (the sum post-op adds what is there), else its own output as run() does.
+  const bool into_input = next.sum_ && residual == src && a.src_in && a.src == b.dst;
+  onednn::CallMemory out = into_input ? onednn::CallMemory(in.memory()) : onednn::out_layout(user_dst, b.dst, b.dst_out);
+  if (next.sum_ && !into_input) {
+    memory user_residual(b.g.user_dst, eng, const_cast<float*>(residual));
+    if (b.residual_in)
+      b.residual_in->execute(s, user_residual, out.memory());
+    else if (residual != dst)
+      std::memcpy(dst, residual, b.g.user_dst.get_size());
+  }
+  onednn::CallMemory scratchpad(b.scratchpad);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mid.memory()},
+                                       {DNNL_ARG_WEIGHTS, b.weights},
+                                       {DNNL_ARG_DST, out.memory()},
+                                       {DNNL_ARG_SCRATCHPAD, scratchpad.memory()}};
+  if (next.has_bias_)
+    args.emplace(DNNL_ARG_BIAS, memory(b.g.user_bias, eng, const_cast<float*>(next.bias_.data())));
+  b.prim.execute(s, args);
+  if (b.dst_out) b.dst_out->execute(s, out.memory(), user_dst);  // (always there when into_input)
   s.wait();
 }
 

@@ -38,9 +38,17 @@ class PackedConv {
 
   /// Computes dst from src (and `residual`, which must be given exactly when `sum`).
   void run(const float* src, const float* residual, float* dst) const;
+  /// Computes dst = next(this(src), residual) (`residual` as next's run() takes it), the
+  /// intermediate kept in the primitives' layout when this one's output layout is the one
+  /// `next` reads (no reorder out and back in); when the residual is `src` itself and
+  /// `next` writes the layout this one read, `next` sums into src's reordered copy (no
+  /// reorder of the residual). `next`'s input is this one's output.
+  void run_then(const PackedConv& next, const float* src, const float* residual, float* dst) const;
 
   /// The packed weight's layout as oneDNN names it ("ABcd16b16a"), for the logs.
   std::string weight_format() const;
+  /// Whether `next` may follow this one in run_then: its input has this one's output sizes.
+  bool feeds(const PackedConv& next) const;
   /// "conv 8x64x56x56 -> 64 3x3 +bias +sum +relu": the convolution and its epilogue.
   std::string describe() const;
 

@@ -147,23 +147,49 @@ std::shared_ptr<nn::BasicBlock> basic_block_with_statistics(int64_t channels) {
 TEST_F(FreezingTest, ResNetBasicBlockFoldsBatchNormIntoItsConvolutionsAndEqualsEager) {
   // W6's block: conv -> bn -> relu -> conv -> bn -> + x -> relu. Each batch norm (eval) is
   // folded into its convolution's weight and bias, the relu and the residual run as the
-  // primitive's post-ops, and no kernel is left; NCHW and channels_last inputs.
-  for (const bool channels_last : {false, true}) {
+  // primitive's post-ops, and no kernel is left; NCHW and channels_last inputs, and 24
+  // channels (not whole blocks of 16 or 8: the layouts are oneDNN's choice, and the
+  // intermediate may be reordered between the two primitives).
+  for (const auto& [channels_last, channels] : {std::pair{false, 16}, std::pair{true, 16}, std::pair{false, 24}}) {
     manual_seed(11);
-    std::shared_ptr<nn::BasicBlock> m = basic_block_with_statistics(16);
-    Tensor x = randn({2, 16, 10, 10});
+    std::shared_ptr<nn::BasicBlock> m = basic_block_with_statistics(channels);
+    Tensor x = randn({2, channels, 10, 10});
     if (channels_last) x = x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});  // NHWC memory
     const int64_t packs = kernels::cpu::PackedConv::packs();
     const inductor::CompileReport r = check_equal_eager(*m, x);
-    const std::string layout = channels_last ? "channels_last" : "NCHW";
-    ASSERT_EQ(r.frozen_linears.size(), 2u) << layout;
-    EXPECT_NE(r.frozen_linears[0].find("conv 2x16x10x10 -> 16 3x3"), std::string::npos) << r.frozen_linears[0];
-    EXPECT_NE(r.frozen_linears[0].find("+bias +relu"), std::string::npos) << r.frozen_linears[0];
-    EXPECT_NE(r.frozen_linears[1].find("+bias +sum +relu"), std::string::npos) << r.frozen_linears[1];
-    EXPECT_EQ(r.frozen_linears[0].find(" nhwc ") != std::string::npos, channels_last) << r.frozen_linears[0];
+    const std::string layout = std::string(channels_last ? "channels_last" : "NCHW") + ", " +
+                               std::to_string(channels) + " channels";
+    // The two convolutions run as one step, conv2 reading conv1's output in oneDNN's layout.
+    ASSERT_EQ(r.frozen_linears.size(), 1u) << layout;
+    const std::string& text = r.frozen_linears[0];
+    const std::string c = std::to_string(channels);
+    EXPECT_NE(text.find("conv 2x" + c + "x10x10 -> " + c + " 3x3"), std::string::npos) << text;
+    EXPECT_NE(text.find("+bias +relu, weight "), std::string::npos) << text;
+    EXPECT_NE(text.find("; then %"), std::string::npos) << text;
+    EXPECT_NE(text.find("+bias +sum +relu, weight "), std::string::npos) << text;
+    EXPECT_EQ(text.find(" nhwc ") != std::string::npos, channels_last) << text;
     EXPECT_TRUE(r.kernels.empty()) << layout << ": the batch norms, relus and residual need no kernel";
     EXPECT_EQ(kernels::cpu::PackedConv::packs() - packs, 3 * 2) << layout << ": two weights per frozen compile";
   }
+}
+
+TEST_F(FreezingTest, AConvolutionWhoseResultIsReadTwiceRunsAsItsOwnStep) {
+  // relu(bn1(conv1(x))) also feeds the output: it must exist as a tensor, so conv1 is not
+  // merged with conv2.
+  manual_seed(13);
+  std::shared_ptr<nn::BasicBlock> block = basic_block_with_statistics(16);
+  struct TwoOutputs : nn::UnaryModule {
+    explicit TwoOutputs(std::shared_ptr<nn::BasicBlock> b) : b(register_module("b", std::move(b))) {}
+    Tensor forward(const Tensor& x) override {
+      const Tensor h = b->relu->forward(b->bn1->forward(b->conv1->forward(x)));
+      return relu(b->bn2->forward(b->conv2->forward(h)) + x) + h;
+    }
+    std::string name() const override { return "TwoOutputs"; }
+    std::shared_ptr<nn::BasicBlock> b;
+  } m(block);
+  const inductor::CompileReport r = check_equal_eager(m, randn({2, 16, 10, 10}));
+  ASSERT_EQ(r.frozen_linears.size(), 2u);
+  EXPECT_EQ(r.frozen_linears[0].find("; then"), std::string::npos) << r.frozen_linears[0];
 }
 
 TEST_F(FreezingTest, AConvolutionWithBiasAndReluPacksItsWeightOnceNotPerCall) {
