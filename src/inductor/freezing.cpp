@@ -12,8 +12,8 @@
 
 #include "aot/aot.h"
 #include "core/shape.h"
-#include "ember/ops/creation.h"
 #include "ember/config.h"
+#include "ember/ops/creation.h"
 #include "graph/interpreter.h"
 #include "graph/rewrite.h"
 #include "inductor/symbolic.h"

@@ -43,8 +43,8 @@ std::unique_ptr<Graph> freeze_parameters(const Graph& g, const std::vector<Tenso
 /// convolution (a residual), then relu.
 struct FrozenLinear {
   std::vector<const Node*> chain;
-  ValueRef input;                      // the GEMM's left operand [M, K]
-  std::vector<ValueRef> add_operands;  // per Add post-op, the value it adds
+  ValueRef input;                                      // the GEMM's or convolution's input
+  std::vector<ValueRef> add_operands;                  // per Add post-op (or sum), the value it adds
   std::shared_ptr<kernels::cpu::PackedLinear> packed;  // a GEMM's, or
   std::shared_ptr<kernels::cpu::PackedConv> conv;      // a convolution's (chain[0] aten::convolution),
   /// and when the chain goes on into a second frozen convolution that reads the first one's
@@ -57,9 +57,10 @@ struct FrozenLinear {
 };
 
 /// Finds the frozen linears and convolutions of `g` (a graph freeze_parameters made, after
-/// the graph passes), packs each weight once (a convolution's with its batch norm folded in), and makes the nodes each absorbs Extern in `lowered` (no longer
-/// pointwise, so no kernel computes them); the wrapper runs each linear at its GEMM's
-/// position. Logs each at INFO on `inductor`.
+/// the graph passes), packs each weight once (a convolution's with its batch norm folded
+/// in), and makes the nodes each absorbs Extern in `lowered` (no longer pointwise, so no
+/// kernel computes them); the wrapper runs each at its first node's position (two
+/// convolutions merged into one step at the first's). Logs each at INFO on `inductor`.
 std::vector<FrozenLinear> plan_frozen_linears(const Graph& g, LoweredGraph& lowered);
 
 /// Runs `l` at its GEMM's position: the packed primitive writing the result, or the chain's

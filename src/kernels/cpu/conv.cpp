@@ -190,8 +190,7 @@ void run_dnnl_conv(const DnnlConv& c, const float* in, const float* w, const flo
   std::optional<memory> kept;
   if (c.wei_reorder && weight_storage && *weight_storage)
     kept = kept_weights().get(*weight_storage, w, user_wei, c.wei, *c.wei_reorder);
-  onednn::CallMemory wei =
-      kept ? onednn::CallMemory(*kept) : onednn::in_layout(stream, user_wei, c.wei, c.wei_reorder);
+  onednn::CallMemory wei = kept ? onednn::CallMemory(*kept) : onednn::in_layout(stream, user_wei, c.wei, c.wei_reorder);
   onednn::CallMemory dst = onednn::out_layout(user_dst, c.dst, c.dst_reorder);
   onednn::CallMemory scratchpad(c.scratchpad);
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src.memory()},

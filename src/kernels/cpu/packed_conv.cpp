@@ -11,8 +11,8 @@
 
 #include <atomic>
 #include <cstring>
-#include <optional>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
@@ -88,16 +88,15 @@ const PackedConv::Entry& PackedConv::entry() const {
   attr.set_post_ops(ops);
   const auto kind = dnnl::prop_kind::forward_inference;
   const auto alg = dnnl::algorithm::convolution_direct;
-  const auto desc = has_bias_ ? dnnl::convolution_forward::desc(kind, alg, src, g.any_wei, g.user_bias, dst,
-                                                                 g.strides, g.dilates, g.pad, g.pad)
-                              : dnnl::convolution_forward::desc(kind, alg, src, g.any_wei, dst, g.strides, g.dilates,
-                                                                 g.pad, g.pad);
+  const auto desc =
+      has_bias_ ? dnnl::convolution_forward::desc(kind, alg, src, g.any_wei, g.user_bias, dst, g.strides, g.dilates,
+                                                  g.pad, g.pad)
+                : dnnl::convolution_forward::desc(kind, alg, src, g.any_wei, dst, g.strides, g.dilates, g.pad, g.pad);
   dnnl::convolution_forward::primitive_desc pd;
   try {
     pd = dnnl::convolution_forward::primitive_desc(desc, attr, eng);
   } catch (const dnnl::error& err) {
-    EMBER_FAIL() << "packed convolution: oneDNN has no convolution primitive for " << describe() << ": "
-                 << err.what();
+    EMBER_FAIL() << "packed convolution: oneDNN has no convolution primitive for " << describe() << ": " << err.what();
   }
   e->prim = dnnl::convolution_forward(pd);
   e->src = pd.src_desc();
@@ -154,8 +153,8 @@ bool PackedConv::feeds(const PackedConv& next) const {
 }
 
 void PackedConv::run_then(const PackedConv& next, const float* src, const float* residual, float* dst) const {
-  EMBER_INTERNAL_ASSERT(feeds(next)) << "packed convolution: " << next.describe() << " cannot read "
-                                     << describe() << "'s output";
+  EMBER_INTERNAL_ASSERT(feeds(next)) << "packed convolution: " << next.describe() << " cannot read " << describe()
+                                     << "'s output";
   EMBER_INTERNAL_ASSERT((residual != nullptr) == next.sum_)
       << "packed convolution: a residual is " << (next.sum_ ? "required" : "not taken");
   const Entry& a = entry();
@@ -182,7 +181,8 @@ void PackedConv::run_then(const PackedConv& next, const float* src, const float*
   // Where `next` writes: src's reordered copy when it is the residual in next's output
   // layout (the sum post-op adds what is there), else its own output as run() does.
   const bool into_input = next.sum_ && residual == src && a.src_in && a.src == b.dst;
-  onednn::CallMemory out = into_input ? onednn::CallMemory(in.memory()) : onednn::out_layout(user_dst, b.dst, b.dst_out);
+  onednn::CallMemory out =
+      into_input ? onednn::CallMemory(in.memory()) : onednn::out_layout(user_dst, b.dst, b.dst_out);
   if (next.sum_ && !into_input) {
     memory user_residual(b.g.user_dst, eng, const_cast<float*>(residual));
     if (b.residual_in)
@@ -195,8 +195,7 @@ void PackedConv::run_then(const PackedConv& next, const float* src, const float*
                                        {DNNL_ARG_WEIGHTS, b.weights},
                                        {DNNL_ARG_DST, out.memory()},
                                        {DNNL_ARG_SCRATCHPAD, scratchpad.memory()}};
-  if (next.has_bias_)
-    args.emplace(DNNL_ARG_BIAS, memory(b.g.user_bias, eng, const_cast<float*>(next.bias_.data())));
+  if (next.has_bias_) args.emplace(DNNL_ARG_BIAS, memory(b.g.user_bias, eng, const_cast<float*>(next.bias_.data())));
   b.prim.execute(s, args);
   if (b.dst_out) b.dst_out->execute(s, out.memory(), user_dst);  // (always there when into_input)
   s.wait();
