@@ -375,10 +375,14 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   };
   void* small_ptrs[32];
   std::vector<void*> large_ptrs;
+  // Constants first: a frozen step runs at its first node's position and its unpacked form
+  // may read a constant that comes later in the graph (a folded batch norm's scale).
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (steps[i] == Step::Constant) env[first_slot[i]] = g.constants().at(g.nodes()[i]->target());
   for (size_t i = 0; i < steps.size(); ++i) {
     switch (steps[i]) {
       case Step::Input: env[first_slot[i]] = inputs.at(next_input++); break;
-      case Step::Constant: env[first_slot[i]] = g.constants().at(g.nodes()[i]->target()); break;
+      case Step::Constant: break;  // filled before the steps
       case Step::Inlined: break;  // computed by a later kernel
       case Step::Output: break;
       case Step::Linear: {
@@ -555,7 +559,7 @@ std::shared_ptr<KernelProfile> make_profile(Program& p, const std::filesystem::p
     if (p.absorbed.count(&n)) continue;  // inside a frozen linear's step
     if (auto l = p.linear_at.find(&n); l != p.linear_at.end()) {
       const FrozenLinear& linear = p.linears[static_cast<size_t>(l->second)];
-      step.what = "frozen linear " + linear.text;
+      step.what = (linear.conv ? "frozen convolution " : "frozen linear ") + linear.text;
       step.bytes = storage_bytes(linear.input.node->meta()[linear.input.index]);
       for (const ValueRef& v : linear.add_operands) step.bytes += storage_bytes(v.node->meta()[v.index]);
       step.bytes = bytes_of(*linear.chain.back(), step.bytes);

@@ -13,6 +13,7 @@
 #include "aot/aot.h"
 #include "core/shape.h"
 #include "ember/config.h"
+#include "ember/ops/creation.h"
 #include "graph/interpreter.h"
 #include "graph/rewrite.h"
 #include "inductor/symbolic.h"
@@ -285,6 +286,141 @@ std::optional<FrozenLinear> match_linear(const Graph& g, const Node& gemm,
   return l;
 }
 
+/// The values of constant `c` when it broadcasts one value per channel over an NCHW
+/// output of `channels` channels (sizes [C, 1, 1] or [1, C, 1, 1]), else empty.
+std::vector<float> per_channel(const Tensor& c, const TensorMeta& m, int64_t channels) {
+  if (!c.defined() || c.dtype() != kFloat || c.numel() != channels || m.sizes.size() < 3 || m.sizes.size() > 4)
+    return {};
+  const size_t at = m.sizes.size() - 3;  // the channel dim, right-aligned with [N, C, H, W]
+  for (size_t d = 0; d < m.sizes.size(); ++d)
+    if (m.sizes[d] != (d == at ? channels : 1)) return {};
+  return c.contiguous().reshape({channels}).to_vector<float>();
+}
+
+/// The convolution starting at `conv` (aten::convolution, 2-D, not transposed, a constant
+/// float32 weight) with its epilogue, or nullopt. The epilogue: per-channel multiplies and
+/// adds of constants (batch norm in eval mode, as AOT decomposes it), folded into `weight`
+/// and `bias`; then an add of a full value computed before the convolution, of the
+/// output's sizes and strides (a residual: `sum`); then relu. Each step the single reader
+/// of the value before it.
+std::optional<FrozenLinear> match_conv(const Graph& g, const Node& conv,
+                                       const std::map<const Node*, std::vector<Node*>>& users,
+                                       const std::map<const Node*, size_t>& position, kernels::cpu::Conv2dParams& p,
+                                       Tensor& weight, Tensor& bias, bool& sum, bool& relu) {
+  if (conv.target() != "aten::convolution") return std::nullopt;
+  const std::vector<Arg>& args = conv.args();
+  if (args.size() != 9 || args[0].kind != Arg::Kind::Value || args[1].kind != Arg::Kind::Value) return std::nullopt;
+  if (args[6].kind != Arg::Kind::Literal || args[6].literal.to_bool()) return std::nullopt;  // transposed
+  const TensorMeta& out = conv.meta()[0];
+  const TensorMeta& xm = args[0].value.node->meta()[args[0].value.index];
+  if (!is_float_cpu(out) || !is_float_cpu(xm) || out.sizes.size() != 4 || xm.sizes.size() != 4) return std::nullopt;
+  const Tensor w = constant_value(g, args[1].value);
+  if (!w.defined() || w.dtype() != kFloat || w.dim() != 4) return std::nullopt;
+  const bool nchw = contiguous(xm) && contiguous(out);
+  const bool nhwc = core::is_channels_last_strides_2d(xm.sizes, xm.strides) &&
+                    core::is_channels_last_strides_2d(out.sizes, out.strides) &&
+                    core::strides_equivalent(xm.sizes, xm.strides, core::channels_last_strides(xm.sizes)) &&
+                    core::strides_equivalent(out.sizes, out.strides, core::channels_last_strides(out.sizes));
+  if ((!nchw && !nhwc) || xm.storage_offset != 0) return std::nullopt;
+  const std::vector<int64_t>&stride = args[3].literal.to_int_list(), &pad = args[4].literal.to_int_list(),
+                                &dil = args[5].literal.to_int_list();
+  if (stride.size() != 2 || pad.size() != 2 || dil.size() != 2) return std::nullopt;
+  p = kernels::cpu::Conv2dParams{};
+  p.batch = xm.sizes[0];
+  p.in_channels = xm.sizes[1];
+  p.in_h = xm.sizes[2];
+  p.in_w = xm.sizes[3];
+  p.out_channels = out.sizes[1];
+  p.kernel_h = w.size(2);
+  p.kernel_w = w.size(3);
+  p.out_h = out.sizes[2];
+  p.out_w = out.sizes[3];
+  p.stride_h = stride[0];
+  p.stride_w = stride[1];
+  p.pad_h = pad[0];
+  p.pad_w = pad[1];
+  p.dilation_h = dil[0];
+  p.dilation_w = dil[1];
+  p.groups = args[8].literal.to_int();
+  p.channels_last = !nchw;
+  const int64_t oc = p.out_channels;
+  if (p.batch == 0 || p.in_channels == 0 || oc == 0 || p.out_h == 0 || p.out_w == 0 || p.kernel_h == 0 ||
+      p.kernel_w == 0 || p.groups < 1 || w.size(0) != oc || w.size(1) * p.groups != p.in_channels)
+    return std::nullopt;
+  std::vector<float> scale(static_cast<size_t>(oc), 1.0f), shift(static_cast<size_t>(oc), 0.0f);
+  bool has_bias = false;
+  if (args[2].kind == Arg::Kind::Value) {
+    const Tensor b = constant_value(g, args[2].value);
+    if (!b.defined() || b.dtype() != kFloat || b.numel() != oc) return std::nullopt;
+    shift = b.contiguous().reshape({oc}).to_vector<float>();
+    has_bias = true;
+  } else if (!(args[2].kind == Arg::Kind::Literal && args[2].literal.is_none())) {
+    return std::nullopt;
+  }
+  FrozenLinear l;
+  l.chain.push_back(&conv);
+  l.input = args[0].value;
+  sum = relu = false;
+  const size_t conv_at = position.at(&conv);
+  const Node* cur = &conv;
+  for (;;) {
+    auto u = users.find(cur);
+    if (u == users.end() || u->second.size() != 1 || relu) break;
+    const Node& next = *u->second[0];
+    if (next.kind() != NodeKind::Call || next.num_outputs() != 1) break;
+    const TensorMeta& nm = next.meta()[0];
+    if (!is_float_cpu(nm) || nm.sizes != out.sizes || !core::strides_equivalent(nm.sizes, nm.strides, out.strides))
+      break;
+    const std::string& t = next.target();
+    const bool reads_cur = next.args()[0].kind == Arg::Kind::Value && next.args()[0].value.node == cur;
+    if (t == "aten::relu") {
+      if (!reads_cur) break;
+      relu = true;
+    } else if (t == "aten::mul.Tensor" || t == "aten::add.Tensor") {
+      const bool add = t == "aten::add.Tensor";
+      if (next.args()[1].kind != Arg::Kind::Value || (add && !literal_is(next.args()[2], 1))) break;
+      const ValueRef x = next.args()[0].value, y = next.args()[1].value;
+      if ((x.node == cur) == (y.node == cur)) break;  // reads the chain once
+      const ValueRef other = x.node == cur ? y : x;
+      const TensorMeta& om = other.node->meta()[other.index];
+      if (!is_float_cpu(om)) break;
+      const std::vector<float> c = per_channel(constant_value(g, other), om, oc);
+      if (!c.empty() && !sum) {
+        // Batch norm's affine map: folded into the weight (scale) and the bias (shift).
+        for (size_t o = 0; o < c.size(); ++o) {
+          if (add) {
+            shift[o] += c[o];
+          } else {
+            scale[o] *= c[o];
+            shift[o] *= c[o];
+          }
+        }
+        has_bias = has_bias || add;
+      } else if (add && !sum && om.sizes == out.sizes && core::strides_equivalent(om.sizes, om.strides, out.strides) &&
+                 om.storage_offset == 0 && position.at(other.node) < conv_at) {
+        // A residual computed before the convolution, which runs at its position.
+        sum = true;
+        l.add_operands.push_back(other);
+      } else {
+        break;
+      }
+    } else {
+      break;
+    }
+    l.chain.push_back(&next);
+    cur = &next;
+  }
+  const TensorMeta& rm = l.chain.back()->meta()[0];
+  if (rm.storage_offset != 0) return std::nullopt;
+  // The folded weight: each output channel's filter times its scale.
+  std::vector<float> wv = w.contiguous().to_vector<float>();
+  const size_t per_filter = wv.size() / static_cast<size_t>(oc);
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] *= scale[i / per_filter];
+  weight = tensor(wv, w.sizes());
+  bias = has_bias ? tensor(shift, {oc}) : Tensor();
+  return l;
+}
+
 }  // namespace
 
 std::vector<FrozenLinear> plan_frozen_linears(const Graph& g, LoweredGraph& lowered) {
@@ -299,18 +435,27 @@ std::vector<FrozenLinear> plan_frozen_linears(const Graph& g, LoweredGraph& lowe
     Tensor bias;
     std::vector<kernels::cpu::LinearPostOp> post_ops;
     std::optional<FrozenLinear> l = match_linear(g, *node, users, position, weight, bias, post_ops);
+    kernels::cpu::Conv2dParams cp;
+    Tensor conv_weight;
+    bool sum = false, relu = false;
+    if (!l) l = match_conv(g, *node, users, position, cp, conv_weight, bias, sum, relu);
     if (!l) continue;
-    const TensorMeta& am = l->input.node->meta()[l->input.index];
-    const int64_t m = node->meta()[0].sizes[0], n = node->meta()[0].sizes[1], k = am.sizes[1];
     try {
-      l->packed = std::make_shared<kernels::cpu::PackedLinear>(m, k, n, am.strides[0], am.strides[1], *weight, bias,
-                                                               post_ops);
+      if (node->target() == "aten::convolution") {
+        l->conv = std::make_shared<kernels::cpu::PackedConv>(cp, conv_weight, bias, sum, relu);
+      } else {
+        const TensorMeta& am = l->input.node->meta()[l->input.index];
+        const int64_t m = node->meta()[0].sizes[0], n = node->meta()[0].sizes[1], k = am.sizes[1];
+        l->packed = std::make_shared<kernels::cpu::PackedLinear>(m, k, n, am.strides[0], am.strides[1], *weight, bias,
+                                                                 post_ops);
+      }
     } catch (const Error& e) {
       EMBER_LOG(inductor, INFO) << "freezing graph " << g.name() << ": %" << node->name() << " stays unpacked: "
                                 << e.what();
       continue;
     }
-    l->text = "%" + node->name() + ": " + l->packed->describe() + ", weight " + l->packed->weight_format();
+    l->text = "%" + node->name() + ": " + (l->conv ? l->conv->describe() : l->packed->describe()) + ", weight " +
+              (l->conv ? l->conv->weight_format() : l->packed->weight_format());
     std::string absorbed;
     for (size_t i = 1; i < l->chain.size(); ++i) {
       const Node* c = l->chain[i];
@@ -320,8 +465,39 @@ std::vector<FrozenLinear> plan_frozen_linears(const Graph& g, LoweredGraph& lowe
       absorbed += (i > 1 ? ", %" : "%") + c->name();
     }
     EMBER_LOG(inductor, INFO) << "freezing graph " << g.name() << ": " << node->target() << " " << l->text
-                              << " packed once" << (absorbed.empty() ? "" : "; its epilogue " + absorbed + " runs inside it");
+                              << " packed once"
+                              << (absorbed.empty() ? "" : "; its epilogue " + absorbed + " runs inside it")
+                              << (l->conv && l->chain.size() > 1 ? " (per-channel scales and shifts folded into the "
+                                                                   "weight and bias)"
+                                                                 : "");
     out.push_back(std::move(*l));
+  }
+  // A frozen convolution whose result only a second frozen convolution reads (after its own
+  // epilogue) runs with it as one step, the intermediate in oneDNN's layout (a ResNet
+  // block's two convolutions); the second one's residual must be computed before the first.
+  for (size_t i = 0; i < out.size(); ++i) {
+    FrozenLinear& a = out[i];
+    if (!a.conv || a.conv_next) continue;
+    const Node* result = a.chain.back();
+    auto u = users.find(result);
+    if (u == users.end() || u->second.size() != 1) continue;
+    for (size_t j = i + 1; j < out.size(); ++j) {
+      FrozenLinear& b = out[j];
+      if (!b.conv || b.conv_next || b.chain[0] != u->second[0] || b.input.node != result || b.input.index != 0 ||
+          !a.conv->feeds(*b.conv))
+        continue;
+      bool before = true;
+      for (const ValueRef& v : b.add_operands) before = before && position.at(v.node) < position.at(a.chain[0]);
+      if (!before) continue;
+      a.chain.insert(a.chain.end(), b.chain.begin(), b.chain.end());
+      a.add_operands = b.add_operands;
+      a.conv_next = b.conv;
+      a.text += "; then " + b.text;
+      EMBER_LOG(inductor, INFO) << "freezing graph " << g.name() << ": %" << a.chain[0]->name() << " and %"
+                                << b.chain[0]->name() << " run as one step, the intermediate in oneDNN's layout";
+      out.erase(out.begin() + static_cast<std::ptrdiff_t>(j));
+      break;
+    }
   }
   return out;
 }
@@ -348,6 +524,18 @@ bool as_recorded(const Tensor& t, const ValueRef& v) {
          core::strides_equivalent(m.sizes, t.strides(), m.strides);
 }
 
+/// Runs `l`'s packed primitive (a product's or a convolution's) from input `x` and the add
+/// operands into `dst`.
+void run_packed(const FrozenLinear& l, const Tensor& x, const std::vector<const float*>& operands, float* dst) {
+  const float* src = static_cast<const float*>(x.raw_data_ptr());
+  if (l.conv_next)
+    l.conv->run_then(*l.conv_next, src, operands.empty() ? nullptr : operands[0], dst);
+  else if (l.conv)
+    l.conv->run(src, operands.empty() ? nullptr : operands[0], dst);
+  else
+    l.packed->run(src, operands, dst);
+}
+
 /// Per product, epilogue, operand layout and thread count: whether the packed primitive was
 /// the faster. Timed once per process.
 std::mutex g_choice_mu;
@@ -370,8 +558,10 @@ void run_frozen_linear(const FrozenLinear& l, const std::function<const Tensor&(
   bool packed = packable;
   if (packable) {
     const TensorMeta& am = l.input.node->meta()[l.input.index];
-    const std::string key = l.packed->describe() + " lda " + std::to_string(am.strides[0]) + "," +
-                            std::to_string(am.strides[1]) + " threads " + std::to_string(omp_get_max_threads());
+    const std::string key = l.conv ? l.text + " threads " + std::to_string(omp_get_max_threads())
+                                   : l.packed->describe() + " lda " + std::to_string(am.strides[0]) + "," +
+                                         std::to_string(am.strides[1]) + " threads " +
+                                         std::to_string(omp_get_max_threads());
     std::lock_guard lock(g_choice_mu);
     auto it = g_choice.find(key);
     if (g_forced) {
@@ -381,12 +571,17 @@ void run_frozen_linear(const FrozenLinear& l, const std::function<const Tensor&(
       // calls one by one (the GEMM on its own autotuned choice, gemm.cpp).
       Tensor scratch = ops::empty_from_meta(result);
       std::vector<std::function<void()>> runs = {
-          [&] { l.packed->run(static_cast<const float*>(x.raw_data_ptr()), operands, static_cast<float*>(scratch.raw_data_ptr())); },
+          [&] { run_packed(l, x, operands, static_cast<float*>(scratch.raw_data_ptr())); },
           [&] { (void)run_unpacked(l, value_of); }};
       std::vector<double> ms;
       const size_t best = kernels::cpu::fastest(runs, ms, 4, 100);
       it = g_choice.emplace(key, best == 0).first;
-      EMBER_LOG_ARTIFACT(autotuning) << "frozen linear " << l.packed->describe() << " (" << omp_get_max_threads()
+      EMBER_LOG_ARTIFACT(autotuning) << (l.conv ? "frozen convolution " : "frozen linear ")
+                                     << (l.conv_next ? l.conv->describe() + "; then " + l.conv_next->describe()
+                                         : l.conv    ? l.conv->describe()
+                                                     : l.packed->describe())
+                                     << " ("
+                                     << omp_get_max_threads()
                                      << " threads): packed " << ms[0] << " ms, unpacked " << ms[1] << " ms -> "
                                      << (best == 0 ? "packed" : "unpacked");
     }
@@ -394,7 +589,7 @@ void run_frozen_linear(const FrozenLinear& l, const std::function<const Tensor&(
   }
   if (packed) {
     Tensor out = ops::empty_from_meta(result);
-    l.packed->run(static_cast<const float*>(x.raw_data_ptr()), operands, static_cast<float*>(out.raw_data_ptr()));
+    run_packed(l, x, operands, static_cast<float*>(out.raw_data_ptr()));
     g_runs_packed.fetch_add(1, std::memory_order_relaxed);
     bind(l.chain.back(), {std::move(out)});
     return;

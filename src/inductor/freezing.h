@@ -14,6 +14,7 @@
 
 #include "ember/graph.h"
 #include "inductor/ir.h"
+#include "kernels/cpu/packed_conv.h"
 #include "kernels/cpu/packed_linear.h"
 
 namespace ember::inductor {
@@ -32,23 +33,34 @@ std::string why_not_freezing(const Graph& g, const std::vector<Tensor>& examples
 /// them). Logs each fold at DEBUG and a summary at INFO on `inductor`.
 std::unique_ptr<Graph> freeze_parameters(const Graph& g, const std::vector<Tensor>& examples);
 
-/// A float32 GEMM with a constant weight and the epilogue absorbed into it: `chain[0]`
-/// (aten::mm or aten::addmm) and the calls after it that read only the previous one's value
-/// (views keeping the last dim, an add of a bias or of a value computed before the GEMM,
-/// relu, gelu), each the single reader of the one before; the last one's value is the result.
+/// A float32 GEMM or 2-D convolution with a constant weight and the epilogue absorbed into
+/// it: `chain[0]` (aten::mm or aten::addmm, run by `packed`; or aten::convolution, run by
+/// `conv`) and the calls after it that read only the previous one's value, each the single
+/// reader of the one before; the last one's value is the result. A GEMM's: views keeping the
+/// last dim, an add of a bias or of a value computed before the GEMM, relu, gelu. A
+/// convolution's: multiplies and adds of per-channel constants (batch norm in eval mode,
+/// folded into the packed weight and bias), then an add of a value computed before the
+/// convolution (a residual), then relu.
 struct FrozenLinear {
   std::vector<const Node*> chain;
-  ValueRef input;                      // the GEMM's left operand [M, K]
-  std::vector<ValueRef> add_operands;  // per Add post-op, the value it adds
-  std::shared_ptr<kernels::cpu::PackedLinear> packed;
+  ValueRef input;                                      // the GEMM's or convolution's input
+  std::vector<ValueRef> add_operands;                  // per Add post-op (or sum), the value it adds
+  std::shared_ptr<kernels::cpu::PackedLinear> packed;  // a GEMM's, or
+  std::shared_ptr<kernels::cpu::PackedConv> conv;      // a convolution's (chain[0] aten::convolution),
+  /// and when the chain goes on into a second frozen convolution that reads the first one's
+  /// result alone (a ResNet block's conv1 -> conv2), that one's: the two run as
+  /// PackedConv::run_then, the intermediate in oneDNN's layout; add_operands are then the
+  /// second one's.
+  std::shared_ptr<kernels::cpu::PackedConv> conv_next;
   /// "%mm: 256x1024x4096 +bias +gelu_erf, weight BA16a64b" for logs and the report.
   std::string text;
 };
 
-/// Finds the frozen linears of `g` (a graph freeze_parameters made, after the graph passes),
-/// packs each weight once, and makes the nodes each absorbs Extern in `lowered` (no longer
-/// pointwise, so no kernel computes them); the wrapper runs each linear at its GEMM's
-/// position. Logs each at INFO on `inductor`.
+/// Finds the frozen linears and convolutions of `g` (a graph freeze_parameters made, after
+/// the graph passes), packs each weight once (a convolution's with its batch norm folded
+/// in), and makes the nodes each absorbs Extern in `lowered` (no longer pointwise, so no
+/// kernel computes them); the wrapper runs each at its first node's position (two
+/// convolutions merged into one step at the first's). Logs each at INFO on `inductor`.
 std::vector<FrozenLinear> plan_frozen_linears(const Graph& g, LoweredGraph& lowered);
 
 /// Runs `l` at its GEMM's position: the packed primitive writing the result, or the chain's

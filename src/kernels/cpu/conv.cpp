@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -70,14 +71,126 @@ std::shared_ptr<DnnlConv> make_dnnl_conv(const Conv2dParams& p, bool has_bias, m
   return c;
 }
 
-void run_dnnl_conv(const DnnlConv& c, const float* in, const float* w, const float* bias, float* out) {
+// Note [kept convolution weights]
+// oneDNN's convolution reads its weights in a blocked layout of its own (OIhw16i16o-like
+// ABcd16b16a for the direct kernel, Acdb64a for brgconv), and a module's weight is a plain
+// OIHW parameter, so every call reordered it into a temporary first: for W6's 3x3 64->64
+// convolution a 147 KB reorder and a temporary per call, 0.015-0.04 ms at one thread on
+// the 2-core development VM (ONEDNN_VERBOSE), two per block. PyTorch keeps such reorders
+// only under freezing (its mkldnn weight prepacking). Here, as for the GEMM's right
+// operands (Note [packed right operands], gemm.cpp), a weight seen a second time at the
+// same storage version is reordered once into the primitive's layout and kept: the entry
+// holds its storage weakly (a storage freed and another allocated at the same address is
+// not taken for it) and the version it saw; every in-place op bumps the version (the
+// dispatcher; a compiled graph's input writes and an optimizer's step too), so a weight
+// that changes is reordered again on its second sight after the change, and a training
+// step (the weight changes between two forwards) runs as before: the reorder per call.
+// Writes that bypass ops (through a raw data pointer) are not seen, as they are not by
+// autograd's version checks. A new version is reordered into new memory, never over a
+// copy another thread may be reading. The copies are at most kMaxKeptWeightBytes in
+// all (past it, weights reorder per call) and are dropped with their storage.
+
+/// The most bytes of reordered convolution weights kept at once.
+constexpr size_t kMaxKeptWeightBytes = size_t{256} << 20;
+
+/// The kept reorders of convolution weights, by where the weight starts and its sizes.
+class KeptWeights {
+ public:
+  /// The weight `user` (whose buffer `storage` holds, at `data`) in layout `want`: a kept
+  /// copy when this storage at its current version was read here before (reordered by
+  /// `r` now if no copy in `want` is kept yet), nothing on a first sight or when the copies
+  /// would pass kMaxKeptWeightBytes.
+  std::optional<memory> get(const std::shared_ptr<Storage>& storage, const void* data, memory& user,
+                            const memory::desc& want, const dnnl::reorder& r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const Key key{data, user.get_desc().dims()};
+    auto it = entries_.find(key);
+    if (it == entries_.end()) {
+      if (entries_.size() >= 256) prune();
+      it = entries_.emplace(key, Entry{}).first;
+    }
+    Entry& e = it->second;
+    const bool same = !e.storage.owner_before(storage) && !storage.owner_before(e.storage) && !e.storage.expired();
+    if (!same || e.version != storage->version()) {
+      drop(e);
+      e.storage = storage;
+      e.version = storage->version();
+      e.sightings = 0;
+    }
+    if (++e.sightings < 2) return std::nullopt;
+    for (const memory& m : e.copies)
+      if (m.get_desc() == want) return m;
+    const size_t bytes = want.get_size();
+    if (bytes_ + bytes > kMaxKeptWeightBytes) prune();
+    if (bytes_ + bytes > kMaxKeptWeightBytes) return std::nullopt;
+    memory kept(want, dnnl_conv::engine());
+    dnnl::stream s(dnnl_conv::engine());
+    r.execute(s, user, kept);
+    s.wait();
+    e.copies.push_back(kept);
+    bytes_ += bytes;
+    reorders_.fetch_add(1, std::memory_order_relaxed);
+    return kept;
+  }
+
+  int64_t reorders() const { return reorders_.load(std::memory_order_relaxed); }
+  int64_t bytes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    prune();
+    return static_cast<int64_t>(bytes_);
+  }
+
+ private:
+  using Key = std::pair<const void*, memory::dims>;
+  struct Entry {
+    std::weak_ptr<Storage> storage;
+    uint64_t version = 0;
+    int sightings = 0;
+    std::vector<memory> copies;  // one per layout a primitive asked for
+  };
+
+  void drop(Entry& e) {
+    for (const memory& m : e.copies) bytes_ -= m.get_desc().get_size();
+    e.copies.clear();
+  }
+  /// Forgets the weights whose storage is gone.
+  void prune() {
+    for (auto it = entries_.begin(); it != entries_.end();) {
+      if (it->second.storage.expired()) {
+        drop(it->second);
+        it = entries_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  std::mutex mu_;
+  std::map<Key, Entry> entries_;
+  size_t bytes_ = 0;
+  std::atomic<int64_t> reorders_{0};
+};
+
+/// The process's kept weights.
+KeptWeights& kept_weights() {
+  static KeptWeights* k = new KeptWeights;  // never destroyed: convolutions may run at exit
+  return *k;
+}
+
+/// One forward call of `c`. `weight_storage`, when given, is the storage `w` lives in: the
+/// weight's reorder may then be kept (Note [kept convolution weights]).
+void run_dnnl_conv(const DnnlConv& c, const float* in, const float* w, const float* bias, float* out,
+                   const std::shared_ptr<Storage>* weight_storage = nullptr) {
   auto& eng = dnnl_conv::engine();
   dnnl::stream stream(eng);
   memory user_src(c.g.user_src, eng, const_cast<float*>(in));
   memory user_wei(c.g.user_wei, eng, const_cast<float*>(w));
   memory user_dst(c.g.user_dst, eng, out);
   onednn::CallMemory src = onednn::in_layout(stream, user_src, c.src, c.src_reorder);
-  onednn::CallMemory wei = onednn::in_layout(stream, user_wei, c.wei, c.wei_reorder);
+  std::optional<memory> kept;
+  if (c.wei_reorder && weight_storage && *weight_storage)
+    kept = kept_weights().get(*weight_storage, w, user_wei, c.wei, *c.wei_reorder);
+  onednn::CallMemory wei = kept ? onednn::CallMemory(*kept) : onednn::in_layout(stream, user_wei, c.wei, c.wei_reorder);
   onednn::CallMemory dst = onednn::out_layout(user_dst, c.dst, c.dst_reorder);
   onednn::CallMemory scratchpad(c.scratchpad);
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src.memory()},
@@ -192,8 +305,10 @@ std::shared_ptr<DnnlConv> cached_dnnl_conv(const Conv2dParams& p, const float* i
   return best;
 }
 
-void conv2d_dnnl(const float* in, const float* w, const float* bias, float* out, const Conv2dParams& p) {
-  run_dnnl_conv(*cached_dnnl_conv(p, in, w, bias), in, w, bias, out);
+/// The float32 convolution on oneDNN; `weight_storage` as run_dnnl_conv's.
+void conv2d_dnnl(const float* in, const float* w, const float* bias, float* out, const Conv2dParams& p,
+                 const std::shared_ptr<Storage>* weight_storage = nullptr) {
+  run_dnnl_conv(*cached_dnnl_conv(p, in, w, bias), in, w, bias, out, weight_storage);
 }
 
 // --- other dtypes: im2col + GEMM -----------------------------------------------------
@@ -490,7 +605,7 @@ void conv2d_typed(const Tensor& input, const Tensor& weight, const Tensor& bias,
   if constexpr (std::is_same_v<scalar_t, float>) {
     if (!empty_reduction) {
       conv2d_dnnl(input.data_ptr<float>(), weight.data_ptr<float>(), bias.defined() ? bias.data_ptr<float>() : nullptr,
-                  out.data_ptr<float>(), p);
+                  out.data_ptr<float>(), p, &weight.storage());
       return;
     }
   }
@@ -518,6 +633,10 @@ void conv2d_typed(const Tensor& input, const Tensor& weight, const Tensor& bias,
   }
 }
 }  // namespace
+
+int64_t conv2d_weight_reorders_kept() { return kept_weights().reorders(); }
+
+int64_t conv2d_kept_weight_bytes() { return kept_weights().bytes(); }
 
 void conv2d_forward(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out,
                     const Conv2dParams& p) {

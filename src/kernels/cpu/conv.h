@@ -28,6 +28,11 @@ struct Conv2dParams {
 void conv2d_forward(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out,
                     const Conv2dParams& p);
 
+/// How many convolution weights have been reordered into oneDNN's layout and kept (Note
+/// [kept convolution weights], conv.cpp), and the bytes kept now.
+int64_t conv2d_weight_reorders_kept();
+int64_t conv2d_kept_weight_bytes();
+
 /// Transposed convolution (the gradient of conv2d with respect to its input). input
 /// [N, C, H, W], weight [C, OC/groups, KH, KW], bias [OC]; p.in_* and p.out_* describe
 /// input and output, p.out_channels is OC.

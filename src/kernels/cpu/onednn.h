@@ -10,8 +10,11 @@
 // 7,800 page faults per training step (Note [allocator]).
 #pragma once
 
+#include <algorithm>
 #include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "core/allocator.h"
@@ -27,6 +30,26 @@ inline dnnl::engine& engine() {
 inline std::unique_ptr<dnnl::reorder> reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
   if (from == to) return nullptr;
   return std::make_unique<dnnl::reorder>(dnnl::reorder::primitive_desc(engine(), from, engine(), to));
+}
+
+/// A memory desc's layout as oneDNN's tags name it: the dims by decreasing stride,
+/// blocked ones in capitals, then the inner blocks ("BA16a64b", "ABcd16b16a"; "ab" for row-major).
+inline std::string format_name(const dnnl::memory::desc& md) {
+  const dnnl_memory_desc_t& d = md.data;
+  if (d.format_kind != dnnl_blocked) return "non-blocked";
+  const dnnl_blocking_desc_t& b = d.format_desc.blocking;
+  std::vector<int> order(static_cast<size_t>(d.ndims));
+  for (int i = 0; i < d.ndims; ++i) order[static_cast<size_t>(i)] = i;
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return b.strides[x] > b.strides[y]; });
+  std::string name;
+  for (int i : order) {
+    bool blocked = false;
+    for (int j = 0; j < b.inner_nblks; ++j) blocked = blocked || b.inner_idxs[j] == i;
+    name += static_cast<char>((blocked ? 'A' : 'a') + i);
+  }
+  for (int j = 0; j < b.inner_nblks; ++j)
+    name += std::to_string(b.inner_blks[j]) + static_cast<char>('a' + b.inner_idxs[j]);
+  return name;
 }
 
 /// Attributes that leave a primitive's scratchpad to the caller (a CallMemory of its

@@ -42,26 +42,6 @@ dnnl::algorithm eltwise_of(LinearPostOp::Kind k) {
   return dnnl::algorithm::undef;
 }
 
-/// A 2-D memory desc's layout as oneDNN's tags name it: the dims by decreasing stride,
-/// blocked ones in capitals, then the inner blocks ("BA16a64b"; "ab" for row-major).
-std::string format_name(const memory::desc& md) {
-  const dnnl_memory_desc_t& d = md.data;
-  if (d.format_kind != dnnl_blocked) return "non-blocked";
-  const dnnl_blocking_desc_t& b = d.format_desc.blocking;
-  std::vector<int> order(static_cast<size_t>(d.ndims));
-  for (int i = 0; i < d.ndims; ++i) order[static_cast<size_t>(i)] = i;
-  std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return b.strides[x] > b.strides[y]; });
-  std::string name;
-  for (int i : order) {
-    bool blocked = false;
-    for (int j = 0; j < b.inner_nblks; ++j) blocked = blocked || b.inner_idxs[j] == i;
-    name += static_cast<char>((blocked ? 'A' : 'a') + i);
-  }
-  for (int j = 0; j < b.inner_nblks; ++j)
-    name += std::to_string(b.inner_blks[j]) + static_cast<char>('a' + b.inner_idxs[j]);
-  return name;
-}
-
 }  // namespace
 
 const char* linear_post_op_name(const LinearPostOp& op) {
@@ -177,7 +157,7 @@ void PackedLinear::run(const float* src, const std::vector<const float*>& add_op
   s.wait();
 }
 
-std::string PackedLinear::weight_format() const { return format_name(entry().weights.get_desc()); }
+std::string PackedLinear::weight_format() const { return onednn::format_name(entry().weights.get_desc()); }
 
 std::string PackedLinear::describe() const {
   std::ostringstream os;

@@ -16,6 +16,7 @@
 #include "ember/nn/blocks.h"
 #include "inductor/freezing.h"
 #include "inductor/inductor.h"
+#include "kernels/cpu/packed_conv.h"
 #include "kernels/cpu/packed_linear.h"
 #include "support/compile_helpers.h"
 #include "support/log_capture.h"
@@ -127,6 +128,92 @@ TEST_F(FreezingTest, Gpt2BlockEqualsEager) {
   nn::GPT2Block m(32, 2, 64);
   const inductor::CompileReport r = check_equal_eager(m, randn({2, 8, 32}));
   EXPECT_EQ(r.frozen_linears.size(), 4u) << "c_attn, attention's c_proj, c_fc and the MLP's c_proj";
+}
+
+/// A ResNet basic block in eval mode whose batch norms hold statistics and affine
+/// parameters away from the identity, so that folding them shows.
+std::shared_ptr<nn::BasicBlock> basic_block_with_statistics(int64_t channels) {
+  auto m = std::make_shared<nn::BasicBlock>(channels);
+  NoGradGuard no_grad;
+  for (nn::BatchNorm2d* bn : {m->bn1.get(), m->bn2.get()}) {
+    bn->tensor("running_mean").copy_(randn({channels}) * 0.3);
+    bn->tensor("running_var").copy_(rand({channels}) + 0.5);
+    bn->tensor("weight").copy_(randn({channels}) * 0.5 + 1);
+    bn->tensor("bias").copy_(randn({channels}) * 0.2);
+  }
+  return m;
+}
+
+TEST_F(FreezingTest, ResNetBasicBlockFoldsBatchNormIntoItsConvolutionsAndEqualsEager) {
+  // W6's block: conv -> bn -> relu -> conv -> bn -> + x -> relu. Each batch norm (eval) is
+  // folded into its convolution's weight and bias, the relu and the residual run as the
+  // primitive's post-ops, and no kernel is left; NCHW and channels_last inputs, and 24
+  // channels (not whole blocks of 16 or 8: the layouts are oneDNN's choice, and the
+  // intermediate may be reordered between the two primitives).
+  for (const auto& [channels_last, channels] : {std::pair{false, 16}, std::pair{true, 16}, std::pair{false, 24}}) {
+    manual_seed(11);
+    std::shared_ptr<nn::BasicBlock> m = basic_block_with_statistics(channels);
+    Tensor x = randn({2, channels, 10, 10});
+    if (channels_last) x = x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});  // NHWC memory
+    const int64_t packs = kernels::cpu::PackedConv::packs();
+    const inductor::CompileReport r = check_equal_eager(*m, x);
+    const std::string layout = std::string(channels_last ? "channels_last" : "NCHW") + ", " +
+                               std::to_string(channels) + " channels";
+    // The two convolutions run as one step, conv2 reading conv1's output in oneDNN's layout.
+    ASSERT_EQ(r.frozen_linears.size(), 1u) << layout;
+    const std::string& text = r.frozen_linears[0];
+    const std::string c = std::to_string(channels);
+    EXPECT_NE(text.find("conv 2x" + c + "x10x10 -> " + c + " 3x3"), std::string::npos) << text;
+    EXPECT_NE(text.find("+bias +relu, weight "), std::string::npos) << text;
+    EXPECT_NE(text.find("; then %"), std::string::npos) << text;
+    EXPECT_NE(text.find("+bias +sum +relu, weight "), std::string::npos) << text;
+    EXPECT_EQ(text.find(" nhwc ") != std::string::npos, channels_last) << text;
+    EXPECT_TRUE(r.kernels.empty()) << layout << ": the batch norms, relus and residual need no kernel";
+    EXPECT_EQ(kernels::cpu::PackedConv::packs() - packs, 3 * 2) << layout << ": two weights per frozen compile";
+  }
+}
+
+TEST_F(FreezingTest, AConvolutionWhoseResultIsReadTwiceRunsAsItsOwnStep) {
+  // relu(bn1(conv1(x))) also feeds the output: it must exist as a tensor, so conv1 is not
+  // merged with conv2.
+  manual_seed(13);
+  std::shared_ptr<nn::BasicBlock> block = basic_block_with_statistics(16);
+  struct TwoOutputs : nn::UnaryModule {
+    explicit TwoOutputs(std::shared_ptr<nn::BasicBlock> b) : b(register_module("b", std::move(b))) {}
+    Tensor forward(const Tensor& x) override {
+      const Tensor h = b->relu->forward(b->bn1->forward(b->conv1->forward(x)));
+      return relu(b->bn2->forward(b->conv2->forward(h)) + x) + h;
+    }
+    std::string name() const override { return "TwoOutputs"; }
+    std::shared_ptr<nn::BasicBlock> b;
+  } m(block);
+  const inductor::CompileReport r = check_equal_eager(m, randn({2, 16, 10, 10}));
+  ASSERT_EQ(r.frozen_linears.size(), 2u);
+  EXPECT_EQ(r.frozen_linears[0].find("; then"), std::string::npos) << r.frozen_linears[0];
+}
+
+TEST_F(FreezingTest, AConvolutionWithBiasAndReluPacksItsWeightOnceNotPerCall) {
+  manual_seed(12);
+  auto conv = std::make_shared<nn::Conv2d>(8, 24, std::vector<int64_t>{3, 3}, std::vector<int64_t>{2, 2},
+                                           std::vector<int64_t>{1, 1});
+  struct ConvRelu : nn::UnaryModule {
+    explicit ConvRelu(std::shared_ptr<nn::Conv2d> c) : conv(register_module("conv", std::move(c))) {}
+    Tensor forward(const Tensor& x) override { return relu(conv->forward(x)); }
+    std::string name() const override { return "ConvRelu"; }
+    std::shared_ptr<nn::Conv2d> conv;
+  } m(conv);
+  const inductor::CompileReport r = check_equal_eager(m, randn({3, 8, 9, 11}));
+  ASSERT_EQ(r.frozen_linears.size(), 1u);
+  EXPECT_NE(r.frozen_linears[0].find("conv 3x8x9x11 -> 24 3x3 +bias +relu"), std::string::npos)
+      << r.frozen_linears[0];
+  config().inductor.freezing = true;
+  NoGradGuard no_grad;
+  auto compiled = compile(run_module, {.backend = "inductor"});
+  const Tensor x = randn({3, 8, 9, 11});
+  const int64_t packs = kernels::cpu::PackedConv::packs();
+  for (int call = 0; call < 5; ++call) expect_close(compiled(m, x), m.forward(x), 1.3e-6, 1e-5);
+  EXPECT_EQ(kernels::cpu::PackedConv::packs() - packs, 1) << "one weight, packed at compile time";
+  config().inductor.freezing = false;
 }
 
 TEST_F(FreezingTest, AFloat64LinearIsFoldedButNotPacked) {

@@ -16,6 +16,7 @@
 #include "core/allocator.h"
 #include "ember/ember.h"
 #include "kernels/cpu/autotune.h"
+#include "kernels/cpu/conv.h"
 #include "support/error_of.h"
 #include "support/pattern_tensors.h"
 #include "support/log_capture.h"
@@ -157,6 +158,43 @@ TEST(Conv2d, OneDnnFloat32AgreesWithFloat64OnResNetShape) {
   // A second call hits the cached primitive and gives the same bits.
   Tensor again = conv2d(x.to(kFloat), w.to(kFloat), std::nullopt, {1, 1}, {1, 1});
   EXPECT_EQ(again.to_vector<float>(), got.to_vector<float>());
+}
+
+TEST(Conv2d, AWeightIsReorderedOnceOnItsSecondSightAndAgainAfterAWrite) {
+  // oneDNN reads the weight in a blocked layout of its own; a weight seen twice at the same
+  // version is reordered once and kept, reordered again after an in-place write, and a new
+  // weight in freed memory is not taken for the old one (Note [kept convolution weights]).
+  const unsigned isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  if ((isa & dnnl_cpu_isa_avx2) != static_cast<unsigned>(dnnl_cpu_isa_avx2))
+    GTEST_SKIP() << "without AVX2 the primitive may read OIHW weights as they are";
+  using kernels::cpu::conv2d_kept_weight_bytes;
+  using kernels::cpu::conv2d_weight_reorders_kept;
+  NoGradGuard no_grad;
+  Tensor x = pattern({2, 64, 12, 12}, 7, 23, 11, 8.0, kFloat), x2 = pattern({2, 64, 12, 12}, 3, 29, 13, 4.0, kFloat);
+  auto want = [](const Tensor& in, const Tensor& w) {
+    return conv2d(in.to(kDouble), w.to(kDouble), std::nullopt, {1, 1}, {1, 1}).to_vector<double>();
+  };
+  const int64_t kept0 = conv2d_weight_reorders_kept();
+  {
+    Tensor w = pattern({64, 64, 3, 3}, 5, 19, 9, 64.0, kFloat);
+    expect_close(conv2d(x, w, std::nullopt, {1, 1}, {1, 1}), want(x, w), 1e-5, 1e-5);
+    EXPECT_EQ(conv2d_weight_reorders_kept(), kept0) << "first sight: reordered for the call alone";
+    expect_close(conv2d(x, w, std::nullopt, {1, 1}, {1, 1}), want(x, w), 1e-5, 1e-5);
+    EXPECT_EQ(conv2d_weight_reorders_kept(), kept0 + 1) << "second sight: reordered and kept";
+    expect_close(conv2d(x2, w, std::nullopt, {1, 1}, {1, 1}), want(x2, w), 1e-5, 1e-5);
+    EXPECT_EQ(conv2d_weight_reorders_kept(), kept0 + 1) << "the kept weight serves another input";
+    EXPECT_GE(conv2d_kept_weight_bytes(), static_cast<int64_t>(w.numel() * sizeof(float)));
+    w.mul_(-0.5);  // an in-place write bumps the storage's version
+    expect_close(conv2d(x, w, std::nullopt, {1, 1}, {1, 1}), want(x, w), 1e-5, 1e-5);
+    EXPECT_EQ(conv2d_weight_reorders_kept(), kept0 + 1) << "the changed weight: first sight again";
+    expect_close(conv2d(x, w, std::nullopt, {1, 1}, {1, 1}), want(x, w), 1e-5, 1e-5);
+    EXPECT_EQ(conv2d_weight_reorders_kept(), kept0 + 2) << "the changed weight, reordered again and kept";
+  }
+  EXPECT_EQ(conv2d_kept_weight_bytes(), 0) << "the copy is dropped with its storage";
+  // Another weight of the same size, likely in the freed block: its own values.
+  Tensor w2 = pattern({64, 64, 3, 3}, 3, 17, 7, 32.0, kFloat);
+  expect_close(conv2d(x, w2, std::nullopt, {1, 1}, {1, 1}), want(x, w2), 1e-5, 1e-5);
+  expect_close(conv2d(x, w2, std::nullopt, {1, 1}, {1, 1}), want(x, w2), 1e-5, 1e-5);
 }
 
 /// Sets OpenMP's thread count for a scope.
