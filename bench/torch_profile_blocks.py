@@ -1,8 +1,10 @@
 """Per-op breakdown of PyTorch's compiled W6 (BasicBlock eval, x[8,64,56,56]) and W9 (its
-training step with SGD momentum), the twin of Ember's kernel profile (EMBER_KERNEL_PROFILE=1):
+training step with SGD momentum), or with --only W5 of the GPT-2 block's inference at
+x[8,128,768] and x[1,512,768], the twin of Ember's kernel profile (EMBER_KERNEL_PROFILE=1):
 torch.profiler over --iters calls after four warm-up calls, ops by self CPU time per call.
 
   OMP_NUM_THREADS=2 python bench/torch_profile_blocks.py [--setting default|freezing|max-autotune] [--iters 10]
+      [--only W5]
 """
 import argparse
 import os
@@ -14,7 +16,7 @@ import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 import torch_settings  # noqa: E402
-from torch_blocks import BasicBlock  # noqa: E402
+from torch_blocks import BasicBlock, Block  # noqa: E402
 
 
 def table(name, run, iters):
@@ -34,9 +36,18 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--setting", default="default")
     p.add_argument("--iters", type=int, default=10)
+    p.add_argument("--only", default="", help="W5: the GPT-2 block's two inference rows instead of W6 and W9")
     args = p.parse_args()
     torch_settings.use(args.setting)
     torch.manual_seed(0)
+    if args.only == "W5":
+        gpt = Block().eval()
+        with torch.no_grad():
+            for b, t in ((8, 128), (1, 512)):
+                x5 = torch.randn(b, t, 768)
+                compiled = torch_settings.compile(gpt)
+                table(f"W5-{b}x{t} torch.compile ({args.setting})", lambda: compiled(x5), args.iters)
+        return
     x = torch.randn(8, 64, 56, 56)
     block = BasicBlock().eval()
     with torch.no_grad():
