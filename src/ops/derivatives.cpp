@@ -417,15 +417,10 @@ void view_rows(Registry& r) {
       const SymInt n = sym_size(g, dim);
       return {constant_pad_nd(g, SymIntArrayRef(pad_dim(ndim, dim, start, size - start - n)))};
     }
-    // Strided slice: scatter the rows back into zeros.
-    IntArrayRef sizes = c.arg_sizes(0);
-    const int64_t size = sizes[dim];
-    int64_t start = start_arg < 0 ? start_arg + size : start_arg;
-    start = std::clamp<int64_t>(start, 0, size);
-    const int64_t n = g.size(dim);
-    std::vector<std::optional<Tensor>> indices(static_cast<size_t>(dim), std::nullopt);
-    indices.push_back(arange(start, start + n * step, step, TensorOptions(kLong).device(g.device())));
-    return {index_put(zeros_as(sizes, g), indices, g)};
+    // Strided slice: grad written over the same slice of zeros of the input's symbolic
+    // sizes (slice_scatter normalizes start and end as slice did, over SymInt).
+    return {slice_scatter(zeros_as(SymIntArrayRef(sym), g), g, dim, c.arg(2).to_optional_sym_int(),
+                          c.arg(3).to_optional_sym_int(), step)};
   });
   row(r, "aten::select.int", "SelectBackward0", [](const Ctx& c) -> Grads {
     const std::vector<SymInt> sizes = c.arg_sym_sizes(0);
@@ -439,15 +434,17 @@ void view_rows(Registry& r) {
   row(r, "aten::diagonal", "DiagonalBackward0", [](const Ctx& c) -> Grads {
     // The gradient put on the diagonal of zeros: the last dim of grad spread over
     // (dim1, dim2) by a mask of the diagonal, then those two moved back into place.
-    IntArrayRef sizes = c.arg_sizes(0);
+    // Over SymInt sizes: the mask and the pads follow the input's symbolic sizes.
+    const std::vector<SymInt> sizes = c.arg_sym_sizes(0);
     const int64_t n = static_cast<int64_t>(sizes.size()), offset = c.arg(1).to_int();
     const int64_t d1 = core::wrap_dim(c.arg(2).to_int(), n), d2 = core::wrap_dim(c.arg(3).to_int(), n);
     const Tensor& g = c.grad();
-    const int64_t rows = sizes[d1], cols = sizes[d2], len = g.size(-1);
+    const SymInt rows = sizes[static_cast<size_t>(d1)], cols = sizes[static_cast<size_t>(d2)];
+    const SymInt len = sym_size(g, -1);
     const TensorOptions idx = TensorOptions(kLong).device(g.device());
     const Tensor on_diagonal = eq(arange(cols, idx).unsqueeze(0) - arange(rows, idx).unsqueeze(1), Scalar(offset));
-    const Tensor spread = offset >= 0 ? constant_pad_nd(g, {0, rows - len}).unsqueeze(-1)
-                                      : constant_pad_nd(g, {0, cols - len}).unsqueeze(-2);
+    const Tensor spread = offset >= 0 ? constant_pad_nd(g, {SymInt(0), rows - len}).unsqueeze(-1)
+                                      : constant_pad_nd(g, {SymInt(0), cols - len}).unsqueeze(-2);
     std::vector<int64_t> perm;
     for (int64_t d = 0, rest = 0; d < n; ++d) perm.push_back(d == d1 ? n - 2 : d == d2 ? n - 1 : rest++);
     return {where(on_diagonal, spread, Scalar(0)).permute(perm)};
@@ -618,15 +615,19 @@ void indexing_rows(Registry& r) {
     // cumulative sum of the mask, so no size depends on the mask's values); past the
     // mask's ones, zeros. Slot 0 collects the unmasked positions and is dropped.
     const Tensor& g = c.grad();
-    const Tensor mask = c.input(1).to(kBool).expand(g.sizes());
-    const int64_t n = c.input(2).numel();
+    // Over SymInt sizes: the mask's expansion, the slots and source's gradient follow the
+    // symbolic sizes of grad and source.
+    const Tensor mask = c.input(1).to(kBool).expand(SymIntArrayRef(sym_sizes(g)));
+    const std::vector<SymInt> source_sizes = c.arg_sym_sizes(2);
+    SymInt n(1);
+    for (const SymInt& s : source_sizes) n = n * s;
     Grads out{where(mask, Scalar(0), g), Tensor(), Tensor()};
     if (c.needs_grad(2)) {
       const Tensor flat_mask = mask.reshape({-1});
       const Tensor slot = where(flat_mask, cumsum(flat_mask, 0, kLong), Scalar(0));
-      const Tensor picked = index_put(zeros_as({n + 1}, g), {slot}, where(flat_mask, g.reshape({-1}), Scalar(0)),
-                                      /*accumulate=*/true);
-      out[2] = slice(picked, 0, 1).reshape(c.arg_sizes(2));
+      const Tensor picked = index_put(zeros_as(SymIntArrayRef({n + 1}), g), {slot},
+                                      where(flat_mask, g.reshape({-1}), Scalar(0)), /*accumulate=*/true);
+      out[2] = slice(picked, 0, 1).reshape(SymIntArrayRef(source_sizes));
     }
     return out;
   });

@@ -226,7 +226,10 @@ std::vector<TensorMeta> masked_scatter_meta(const Stack& a) {
   EMBER_CHECK(source.dtype() == self.dtype()) << "masked_scatter: expected self and source to have same dtypes but got"
                                               << scalar_type_name(self.dtype()) << " and "
                                               << scalar_type_name(source.dtype());
-  return metas(contiguous_meta(core::broadcast_shapes(self.sizes(), mask.sizes()), self.dtype(), self.device()));
+  // Over SymInt sizes: the broadcast of self and mask stays symbolic (source's number of
+  // elements is checked against the mask's ones by the kernel, on values).
+  return metas(core::contiguous_sym_meta(core::sym_broadcast_shapes(core::sym_sizes(self), core::sym_sizes(mask)),
+                                         self.dtype(), self.device()));
 }
 
 void check_masked_scatter_source(int64_t ones, const Tensor& source) {

@@ -1,6 +1,7 @@
 // Tests of derivative formulas and meta functions written over SymInt (Note [aot],
 // "Dynamic shapes"): a small function using var, std, prod, gather, scatter, scatter_add,
-// index, index_select, cat, repeat, a transposed convolution or the 3-D pools, trained
+// index, index_select, cat, repeat, a transposed convolution, the 3-D pools, a strided
+// slice, diagonal or masked_scatter, trained
 // with a dynamic batch (and a dynamic length where the op allows) at three sizes under
 // "aot_eager" and "inductor", traces once, keeps one cache entry, specializes no size,
 // and gives eager's loss and gradients (values, dtype, sizes and strides) at every size;
@@ -246,6 +247,38 @@ TEST_P(SymbolicFormulas, ThreeDimensionalPoolingCompilesOnce) {
     return std::pair<Tensor, Tensor>{randn({batch, 3, length, length + 1, length + 2}), randn({batch})};
   };
   expect_one_symbolic_compile(loss, volumes, {}, kSizes, GetParam());
+}
+
+TEST_P(SymbolicFormulas, StridedSliceCompilesOnce) {
+  // Slices of step 2 and 3 along the symbolic length: their backward is a slice_scatter
+  // into zeros of the input's symbolic sizes, its end start + (n - 1) * step + 1.
+  auto loss = [](const Tensor& x, const Tensor&) {
+    Tensor a = slice(x, 1, 1, std::nullopt, 2);
+    Tensor b = slice(x, 1, std::nullopt, -1, 3);
+    return (a * a).sum() + b.sum() * 0.5;
+  };
+  expect_one_symbolic_compile(loss, matrix, {}, kSizes, GetParam());
+}
+
+TEST_P(SymbolicFormulas, DiagonalCompilesOnce) {
+  // Diagonals of [batch, length] at offsets 0 and -1 and of its transpose at offset 1
+  // (batch < length in every case, so each has one length formula: batch or batch - 1):
+  // their backward masks zeros of the input's symbolic sizes.
+  auto loss = [](const Tensor& x, const Tensor&) {
+    Tensor d0 = diagonal(x, 0, 0, 1), d1 = diagonal(x.t(), 1, 0, 1), dm = diagonal(x, -1, 0, 1);
+    return (d0 * d0).sum() + d1.sum() * 2.0 + (dm * dm * dm).sum();
+  };
+  expect_one_symbolic_compile(loss, matrix, {}, kSizes, GetParam());
+}
+
+TEST_P(SymbolicFormulas, MaskedScatterCompilesOnce) {
+  // x's elements above 0 replaced by the leading elements of 2 * x (as many as the mask's
+  // ones): source's gradient is sized by source's symbolic sizes.
+  auto loss = [](const Tensor& x, const Tensor&) {
+    Tensor y = masked_scatter(x, gt(x, Scalar(0)), x * 2.0);
+    return (y * y).sum();
+  };
+  expect_one_symbolic_compile(loss, matrix, {}, kSizes, GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, SymbolicFormulas, ::testing::Values("aot_eager", "inductor"));

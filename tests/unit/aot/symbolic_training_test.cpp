@@ -168,12 +168,12 @@ TEST_P(SymbolicTraining, BackwardReadsASymbolNoSavedTensorHasFromASavedInput) {
 }
 
 TEST_P(SymbolicTraining, AGuardTheBackwardAddsReachesTheEntry) {
-  // A strided slice's derivative formula reads its input's sizes as integers (it scatters
-  // the rows back into zeros of the input's sizes): the joint trace specializes the batch,
+  // as_strided's derivative formula reads its input's sizes as integers (it scatters the
+  // gradient into zeros of the input's storage): the joint trace specializes the batch,
   // and the entry's guards say so.
   LogCapture logs;
   set_logs("guards,dynamic");
-  auto f = [](const Tensor& x) { return x.slice(0, std::nullopt, std::nullopt, 2).sum(); };
+  auto f = [](const Tensor& x) { return (x.as_strided({2, 3}, {6, 1}) * 2.0).sum(); };
   auto fn = compile(f, {.backend = GetParam(), .name = "strided", .arg_names = {"x"}, .dynamic = true});
   for (int64_t batch : {5, 8, 5}) {
     Tensor x = leaf({batch, 3});
@@ -185,7 +185,7 @@ TEST_P(SymbolicTraining, AGuardTheBackwardAddsReachesTheEntry) {
     expect_close(compiled_grad, x.grad(), 1e-5, 1e-6, "batch " + std::to_string(batch));
   }
   EXPECT_EQ(fn.cache_size(), 2u) << "each batch size its own entry, guarded by the backward's specialization";
-  EXPECT_NE(logs.text().find("the derivative formula of aten::slice.Tensor reads sizes as integers"), std::string::npos)
+  EXPECT_NE(logs.text().find("the derivative formula of aten::as_strided reads sizes as integers"), std::string::npos)
       << logs.text();
   EXPECT_NE(logs.text().find("x.size(0) == 5"), std::string::npos) << logs.text();
   EXPECT_NE(logs.text().find("x.size(0) == 8"), std::string::npos) << logs.text();
@@ -292,14 +292,14 @@ TEST_P(SymbolicTraining, CnnWithADynamicImageSizeCompilesOnceAndMatchesEagerGrad
 TEST_F(SymbolicJoint, ATrainingGraphCompiledAtALaterCallThatSpecializesItsSizeRunsThatCallInTheInterpreter) {
   // The inference graph compiles at the example call (batch 5, no grad); the training
   // graph at the first call needing gradients, batch 8. Its joint graph is traced at the
-  // example sizes, and a strided slice's formula specializes the batch to 5: that call is
+  // example sizes, and as_strided's formula specializes the batch to 5: that call is
   // not one the guards admit now, so the interpreter runs it, with eager's gradient.
   LogCapture logs;
   std::unique_ptr<Graph> g = parse_graph(
       "graph late {\n"
       "  symbol s0 = 5 for x.size(0) [2, inf]\n"
       "  %x : f32[s0, 3] = placeholder[x]\n"
-      "  %rows : f32[2, 3] = aten::slice.Tensor(%x, 0, 0, 4, 2)\n"
+      "  %rows : f32[2, 3] = aten::as_strided(%x, [2, 3], [6, 1], None)\n"
       "  %sum : f32[] = aten::sum(%rows, None)\n"
       "  return (%sum)\n"
       "}\n");
@@ -310,7 +310,7 @@ TEST_F(SymbolicJoint, ATrainingGraphCompiledAtALaterCallThatSpecializesItsSizeRu
   out[0].backward();
   const Tensor compiled_grad = x.grad().clone();
   x.mutable_grad() = Tensor();
-  Tensor expected = x.slice(0, 0, 4, 2).sum();
+  Tensor expected = x.as_strided({2, 3}, {6, 1}).sum();
   expected.backward();
   expect_close(out[0], expected);
   expect_close(compiled_grad, x.grad());
