@@ -94,87 +94,29 @@ std::shared_ptr<DnnlConv> make_dnnl_conv(const Conv2dParams& p, bool has_bias, m
 constexpr size_t kMaxKeptWeightBytes = size_t{256} << 20;
 
 /// The kept reorders of convolution weights, by where the weight starts and its sizes.
-class KeptWeights {
- public:
-  /// The weight `user` (whose buffer `storage` holds, at `data`) in layout `want`: a kept
-  /// copy when this storage at its current version was read here before (reordered by
-  /// `r` now if no copy in `want` is kept yet), nothing on a first sight or when the copies
-  /// would pass kMaxKeptWeightBytes.
-  std::optional<memory> get(const std::shared_ptr<Storage>& storage, const void* data, memory& user,
-                            const memory::desc& want, const dnnl::reorder& r) {
-    std::lock_guard<std::mutex> lock(mu_);
-    const Key key{data, user.get_desc().dims()};
-    auto it = entries_.find(key);
-    if (it == entries_.end()) {
-      if (entries_.size() >= 256) prune();
-      it = entries_.emplace(key, Entry{}).first;
-    }
-    Entry& e = it->second;
-    const bool same = !e.storage.owner_before(storage) && !storage.owner_before(e.storage) && !e.storage.expired();
-    if (!same || e.version != storage->version()) {
-      drop(e);
-      e.storage = storage;
-      e.version = storage->version();
-      e.sightings = 0;
-    }
-    if (++e.sightings < 2) return std::nullopt;
-    for (const memory& m : e.copies)
-      if (m.get_desc() == want) return m;
-    const size_t bytes = want.get_size();
-    if (bytes_ + bytes > kMaxKeptWeightBytes) prune();
-    if (bytes_ + bytes > kMaxKeptWeightBytes) return std::nullopt;
+using KeptWeights = onednn::KeptLayouts<std::pair<const void*, memory::dims>>;
+
+/// The process's kept weights.
+KeptWeights& kept_weights() {
+  static KeptWeights* k = new KeptWeights(kMaxKeptWeightBytes);  // never destroyed: convolutions may run at exit
+  return *k;
+}
+
+/// The weight `user` (whose buffer `storage` holds, at `data`) in layout `want`: a kept
+/// copy when this storage at its current version was read here before (reordered by `r`
+/// now if no copy in `want` is kept yet), nothing on a first sight or when the copies
+/// would pass kMaxKeptWeightBytes.
+std::optional<memory> kept_weight(const std::shared_ptr<Storage>& storage, const void* data, memory& user,
+                                  const memory::desc& want, const dnnl::reorder& r) {
+  const KeptWeights::key_type key{data, user.get_desc().dims()};
+  if (!kept_weights().sighted(key, storage)) return std::nullopt;
+  return kept_weights().get(key, want, [&] {
     memory kept(want, dnnl_conv::engine());
     dnnl::stream s(dnnl_conv::engine());
     r.execute(s, user, kept);
     s.wait();
-    e.copies.push_back(kept);
-    bytes_ += bytes;
-    reorders_.fetch_add(1, std::memory_order_relaxed);
     return kept;
-  }
-
-  int64_t reorders() const { return reorders_.load(std::memory_order_relaxed); }
-  int64_t bytes() {
-    std::lock_guard<std::mutex> lock(mu_);
-    prune();
-    return static_cast<int64_t>(bytes_);
-  }
-
- private:
-  using Key = std::pair<const void*, memory::dims>;
-  struct Entry {
-    std::weak_ptr<Storage> storage;
-    uint64_t version = 0;
-    int sightings = 0;
-    std::vector<memory> copies;  // one per layout a primitive asked for
-  };
-
-  void drop(Entry& e) {
-    for (const memory& m : e.copies) bytes_ -= m.get_desc().get_size();
-    e.copies.clear();
-  }
-  /// Forgets the weights whose storage is gone.
-  void prune() {
-    for (auto it = entries_.begin(); it != entries_.end();) {
-      if (it->second.storage.expired()) {
-        drop(it->second);
-        it = entries_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
-
-  std::mutex mu_;
-  std::map<Key, Entry> entries_;
-  size_t bytes_ = 0;
-  std::atomic<int64_t> reorders_{0};
-};
-
-/// The process's kept weights.
-KeptWeights& kept_weights() {
-  static KeptWeights* k = new KeptWeights;  // never destroyed: convolutions may run at exit
-  return *k;
+  });
 }
 
 /// One forward call of `c`. `weight_storage`, when given, is the storage `w` lives in: the
@@ -189,7 +131,7 @@ void run_dnnl_conv(const DnnlConv& c, const float* in, const float* w, const flo
   onednn::CallMemory src = onednn::in_layout(stream, user_src, c.src, c.src_reorder);
   std::optional<memory> kept;
   if (c.wei_reorder && weight_storage && *weight_storage)
-    kept = kept_weights().get(*weight_storage, w, user_wei, c.wei, *c.wei_reorder);
+    kept = kept_weight(*weight_storage, w, user_wei, c.wei, *c.wei_reorder);
   onednn::CallMemory wei = kept ? onednn::CallMemory(*kept) : onednn::in_layout(stream, user_wei, c.wei, c.wei_reorder);
   onednn::CallMemory dst = onednn::out_layout(user_dst, c.dst, c.dst_reorder);
   onednn::CallMemory scratchpad(c.scratchpad);
@@ -634,7 +576,7 @@ void conv2d_typed(const Tensor& input, const Tensor& weight, const Tensor& bias,
 }
 }  // namespace
 
-int64_t conv2d_weight_reorders_kept() { return kept_weights().reorders(); }
+int64_t conv2d_weight_reorders_kept() { return kept_weights().made(); }
 
 int64_t conv2d_kept_weight_bytes() { return kept_weights().bytes(); }
 

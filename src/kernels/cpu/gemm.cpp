@@ -331,100 +331,32 @@ void packed_primitive_call(const PackedPrimitive& p, const float* a, const dnnl:
   stream.wait();
 }
 
-/// The kept packs of right operands, by where the operand starts and how it is read.
-class PackedOperands {
- public:
-  using Key = std::tuple<const void*, bool, int64_t, int64_t, int64_t>;  // data, tb, k, n, ldb
-
-  /// Records one product reading `key` from `storage`; true when the same storage at the
-  /// same version was read there before (a pack of it is worth keeping).
-  bool sighted(const Key& key, const std::shared_ptr<Storage>& storage) {
-    std::lock_guard lock(mu_);
-    auto it = entries_.find(key);
-    if (it == entries_.end()) {
-      if (entries_.size() >= 256) prune();
-      it = entries_.emplace(key, Entry{}).first;
-    }
-    Entry& e = it->second;
-    const bool same = !e.storage.owner_before(storage) && !storage.owner_before(e.storage) && !e.storage.expired();
-    if (!same || e.version != storage->version()) {
-      drop_packs(e);
-      e.storage = storage;
-      e.version = storage->version();
-      e.sightings = 0;
-    }
-    return ++e.sightings >= 2;
-  }
-
-  /// The pack of `key` in `layout`, made now if there is none and room for it (else null).
-  /// Only after sighted() returned true for the same storage.
-  std::optional<dnnl::memory> pack(const Key& key, const dnnl::memory::desc& layout, const float* b) {
-    std::lock_guard lock(mu_);
-    auto it = entries_.find(key);
-    if (it == entries_.end()) return std::nullopt;
-    Entry& e = it->second;
-    for (const dnnl::memory& m : e.packs)
-      if (m.get_desc() == layout) return m;
-    const size_t bytes = layout.get_size();
-    if (bytes_ + bytes > kMaxPackedBytes) prune();
-    if (bytes_ + bytes > kMaxPackedBytes) return std::nullopt;
-    e.packs.push_back(pack_right(layout, std::get<1>(key), std::get<2>(key), std::get<3>(key), b, std::get<4>(key)));
-    bytes_ += bytes;
-    packs_made_.fetch_add(1, std::memory_order_relaxed);
-    return e.packs.back();
-  }
-
-  int64_t packs_made() const { return packs_made_.load(std::memory_order_relaxed); }
-  int64_t bytes() {
-    std::lock_guard lock(mu_);
-    prune();
-    return static_cast<int64_t>(bytes_);
-  }
-
- private:
-  struct Entry {
-    std::weak_ptr<Storage> storage;
-    uint64_t version = 0;
-    int sightings = 0;
-    std::vector<dnnl::memory> packs;  // one per layout a primitive asked for
-  };
-
-  void drop_packs(Entry& e) {
-    for (const dnnl::memory& m : e.packs) bytes_ -= m.get_desc().get_size();
-    e.packs.clear();
-  }
-  /// Forgets the operands whose storage is gone.
-  void prune() {
-    for (auto it = entries_.begin(); it != entries_.end();) {
-      if (it->second.storage.expired()) {
-        drop_packs(it->second);
-        it = entries_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
-
-  std::mutex mu_;
-  std::map<Key, Entry> entries_;
-  size_t bytes_ = 0;
-  std::atomic<int64_t> packs_made_{0};
-};
+/// The kept packs of right operands, by data, transposition, k, n and ldb.
+using PackedOperands = onednn::KeptLayouts<std::tuple<const void*, bool, int64_t, int64_t, int64_t>>;
 
 /// The process's kept packs.
 PackedOperands& packed_operands() {
-  static PackedOperands* p = new PackedOperands;  // never destroyed: products may run at exit
+  static PackedOperands* p = new PackedOperands(kMaxPackedBytes);  // never destroyed: products may run at exit
   return *p;
+}
+
+/// The kept pack of the right operand `key` (at `b`) in `layout`, made now if there is
+/// none and room for it. Only after packed_operands().sighted() returned true for it.
+std::optional<dnnl::memory> kept_pack(const PackedOperands::key_type& key, const dnnl::memory::desc& layout,
+                                      const float* b) {
+  return packed_operands().get(key, layout, [&] {
+    return pack_right(layout, std::get<1>(key), std::get<2>(key), std::get<3>(key), b, std::get<4>(key));
+  });
 }
 
 /// c = alpha op(a) op(b) + beta c on the packed primitive: with b's kept pack when `key`
 /// names one (made now if need be), else b reordered for this call alone.
 void packed_matmul_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                         const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
-                        const PackedOperands::Key* key) {
+                        const PackedOperands::key_type* key) {
   const std::shared_ptr<const PackedPrimitive> p = packed_primitive(ta, m, n, k, alpha, lda, beta, ldc);
   std::optional<dnnl::memory> packed;
-  if (key) packed = packed_operands().pack(*key, p->b_md, b);
+  if (key) packed = kept_pack(*key, p->b_md, b);
   if (!packed) packed = pack_right(p->b_md, tb, k, n, b, ldb);
   packed_primitive_call(*p, a, *packed, c);
 }
@@ -448,7 +380,7 @@ std::atomic<int64_t> g_sgemm_tunings{0};
 /// when given, names b's kept pack and adds PackedMatmul to the candidates (a shape of its
 /// own: Note [packed right operands]).
 SgemmImpl tuned_choice(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-                       int64_t ldb, int64_t ldc, bool accumulate, const PackedOperands::Key* packed) {
+                       int64_t ldb, int64_t ldc, bool accumulate, const PackedOperands::key_type* packed) {
   static std::mutex mu;
   static std::map<std::pair<ShapeKey, bool>, SgemmImpl> chosen;
   const std::pair<ShapeKey, bool> key{ShapeKey{ta, tb, m, n, k, lda, ldb, ldc, accumulate, omp_get_max_threads()},
@@ -472,7 +404,7 @@ SgemmImpl tuned_choice(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const 
   // costs: made here, they stay out of the candidates' warm-up, which may be their only
   // timed run.
   matmul_primitive(ta, tb, m, n, k, 1.0f, lda, ldb, beta, ldc);
-  if (packed) packed_operands().pack(*packed, packed_primitive(ta, m, n, k, 1.0f, lda, beta, ldc)->b_md, b);
+  if (packed) kept_pack(*packed, packed_primitive(ta, m, n, k, 1.0f, lda, beta, ldc)->b_md, b);
   std::vector<double> ms;
   const SgemmImpl best = candidates[fastest(runs, ms, 4, kTuneBudgetMs)];
   std::string timings;
@@ -497,10 +429,10 @@ dnnl_status_t sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alp
   if (macs < kTuneMacs || omp_in_parallel() || k <= 0)
     return dnnl_sgemm_call(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   const std::optional<SgemmImpl> forced = forced_sgemm();
-  const PackedOperands::Key key{b, tb, k, n, ldb};
+  const PackedOperands::key_type key{b, tb, k, n, ldb};
   const bool packable = right && (!forced || *forced == SgemmImpl::PackedMatmul) &&
                         packed_operands().sighted(key, right->storage);
-  const PackedOperands::Key* packed = packable ? &key : nullptr;
+  const PackedOperands::key_type* packed = packable ? &key : nullptr;
   SgemmImpl impl = forced ? *forced : tuned_choice(ta, tb, m, n, k, a, lda, b, ldb, ldc, beta != 0.0f, packed);
   if (impl == SgemmImpl::OpenBlas && std::max({m, n, k, lda, ldb, ldc}) > INT_MAX) impl = SgemmImpl::Dnnl;
   if (impl == SgemmImpl::Dnnl) return dnnl_sgemm_call(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -707,7 +639,7 @@ void sgemm_on(SgemmImpl impl, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
 }
 
 int64_t sgemm_tunings() { return g_sgemm_tunings.load(); }
-int64_t sgemm_operand_packs() { return packed_operands().packs_made(); }
+int64_t sgemm_operand_packs() { return packed_operands().made(); }
 int64_t sgemm_packed_bytes() { return packed_operands().bytes(); }
 
 void gemm_batched(const Tensor& a, const Tensor& b, Tensor& out, const Scalar& alpha, const Scalar& beta) {

@@ -11,13 +11,19 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "core/allocator.h"
+#include "ember/tensor.h"
 
 namespace ember::kernels::cpu::onednn {
 
@@ -95,5 +101,100 @@ inline CallMemory out_layout(dnnl::memory& user, const dnnl::memory::desc& have,
                              const std::unique_ptr<dnnl::reorder>& r) {
   return r ? CallMemory(have) : CallMemory(user);
 }
+
+/// Copies of operands in the layouts primitives asked for, kept while the operand's
+/// storage lives at the same version: the GEMM's packed right operands (Note [packed right
+/// operands], gemm.cpp) and the convolution's reordered weights (Note [kept convolution
+/// weights], conv.cpp). An entry is keyed by where the operand starts and its geometry
+/// (`Key`), holds its storage weakly (a storage freed and another allocated at the same
+/// address is not taken for it) and the version it saw: a write (every in-place op bumps
+/// the version) or another storage starts it over. A copy is made only on the second
+/// sight at one version, so an operand that changes between reads (a weight in training)
+/// never gets one. The copies are at most `max_bytes` in all and are dropped with their
+/// storage. Thread-safe.
+template <typename Key>
+class KeptLayouts {
+ public:
+  using key_type = Key;
+  explicit KeptLayouts(size_t max_bytes) : max_bytes_(max_bytes) {}
+
+  /// Records one read of `key` from `storage`; true when the same storage at the same
+  /// version was read there before (a copy of it is worth keeping).
+  bool sighted(const Key& key, const std::shared_ptr<Storage>& storage) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(key);
+    if (it == entries_.end()) {
+      if (entries_.size() >= 256) prune();
+      it = entries_.emplace(key, Entry{}).first;
+    }
+    Entry& e = it->second;
+    const bool same = !e.storage.owner_before(storage) && !storage.owner_before(e.storage) && !e.storage.expired();
+    if (!same || e.version != storage->version()) {
+      drop(e);
+      e.storage = storage;
+      e.version = storage->version();
+      e.sightings = 0;
+    }
+    return ++e.sightings >= 2;
+  }
+
+  /// The copy of `key` in `layout`: a kept one, or `make()`'s now when there is room (else
+  /// nothing). Only after sighted() returned true for the same storage.
+  std::optional<dnnl::memory> get(const Key& key, const dnnl::memory::desc& layout,
+                                  const std::function<dnnl::memory()>& make) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return std::nullopt;
+    Entry& e = it->second;
+    for (const dnnl::memory& m : e.copies)
+      if (m.get_desc() == layout) return m;
+    const size_t bytes = layout.get_size();
+    if (bytes_ + bytes > max_bytes_) prune();
+    if (bytes_ + bytes > max_bytes_) return std::nullopt;
+    e.copies.push_back(make());
+    bytes_ += bytes;
+    made_.fetch_add(1, std::memory_order_relaxed);
+    return e.copies.back();
+  }
+
+  /// How many copies were made so far.
+  int64_t made() const { return made_.load(std::memory_order_relaxed); }
+  /// The bytes of the copies kept now (those of freed storages dropped first).
+  int64_t bytes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    prune();
+    return static_cast<int64_t>(bytes_);
+  }
+
+ private:
+  struct Entry {
+    std::weak_ptr<Storage> storage;
+    uint64_t version = 0;
+    int sightings = 0;
+    std::vector<dnnl::memory> copies;  // one per layout a primitive asked for
+  };
+
+  void drop(Entry& e) {
+    for (const dnnl::memory& m : e.copies) bytes_ -= m.get_desc().get_size();
+    e.copies.clear();
+  }
+  /// Forgets the operands whose storage is gone.
+  void prune() {
+    for (auto it = entries_.begin(); it != entries_.end();) {
+      if (it->second.storage.expired()) {
+        drop(it->second);
+        it = entries_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  const size_t max_bytes_;
+  std::mutex mu_;
+  std::map<Key, Entry> entries_;
+  size_t bytes_ = 0;
+  std::atomic<int64_t> made_{0};
+};
 
 }  // namespace ember::kernels::cpu::onednn
