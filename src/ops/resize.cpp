@@ -1,5 +1,7 @@
 // ops/resize.cpp — resize_: the one op that changes its argument's sizes and may grow
 // the storage under it (Note [resize_], docs/notes/registry.md).
+#include "ops/resize.h"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -8,7 +10,6 @@
 #include "ops/api.h"
 #include "ops/dispatch.h"
 #include "ops/families.h"
-#include "ops/resize.h"
 
 namespace ember::ops {
 
@@ -66,7 +67,8 @@ void check_resize(const Stack& a) {
   const bool grows = core::numel_of(sizes) > 0 && needed > self.storage()->nbytes();
   EMBER_CHECK(!grows || self.storage()->resizable())
       << "resize_: Trying to resize storage that is not resizable: the tensor's memory was not allocated by Ember "
-      << "(from_blob), and " << IntArrayRef(sizes) << " needs " << needed << " bytes of its " << self.storage()->nbytes();
+      << "(from_blob), and " << IntArrayRef(sizes) << " needs " << needed << " bytes of its "
+      << self.storage()->nbytes();
 }
 
 /// The geometry change itself, the same on every device (a meta tensor's storage only

@@ -145,18 +145,6 @@ void run_dnnl_conv(const DnnlConv& c, const float* in, const float* w, const flo
   stream.wait();
 }
 
-/// oneDNN's blocked activation layout (a vector of channels per block: nChw16c with
-/// AVX-512, nChw8c with AVX2) when an ungrouped convolution's channels fill whole blocks;
-/// `any` otherwise.
-memory::format_tag blocked_activations(const Conv2dParams& p) {
-  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
-  const auto has = [isa](dnnl_cpu_isa_t level) { return (isa & level) == static_cast<unsigned>(level); };
-  const int64_t block = has(dnnl_cpu_isa_avx512_core) ? 16 : has(dnnl_cpu_isa_avx2) ? 8 : 0;
-  if (block == 0 || p.groups != 1 || p.in_channels % block != 0 || p.out_channels % block != 0)
-    return memory::format_tag::any;
-  return block == 16 ? memory::format_tag::nChw16c : memory::format_tag::nChw8c;
-}
-
 /// EMBER_CONV_LAYOUT, read once: "any" or "blocked" to skip the timing, or nothing.
 std::optional<std::string> forced_conv_layout() {
   static const std::optional<std::string> forced = []() -> std::optional<std::string> {
@@ -215,7 +203,7 @@ std::shared_ptr<DnnlConv> cached_dnnl_conv(const Conv2dParams& p, const float* i
     return nhwc;
   }
   std::shared_ptr<DnnlConv> best = make_dnnl_conv(p, bias != nullptr, memory::format_tag::any);
-  const memory::format_tag blocked = blocked_activations(p);
+  const memory::format_tag blocked = dnnl_conv::blocked_activations(p);
   const std::optional<std::string> forced = forced_conv_layout();
   if (blocked != memory::format_tag::any && forced == "blocked") {
     try {

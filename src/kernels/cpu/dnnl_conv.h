@@ -25,6 +25,19 @@ struct Geometry {
   dnnl::memory::dims strides, dilates, pad;
 };
 
+/// oneDNN's blocked activation layout (a vector of channels per block: nChw16c with
+/// AVX-512, nChw8c with AVX2) when an ungrouped convolution's channels fill whole blocks;
+/// `any` otherwise.
+inline dnnl::memory::format_tag blocked_activations(const Conv2dParams& p) {
+  using dnnl::memory;
+  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  const auto has = [isa](dnnl_cpu_isa_t level) { return (isa & level) == static_cast<unsigned>(level); };
+  const int64_t block = has(dnnl_cpu_isa_avx512_core) ? 16 : has(dnnl_cpu_isa_avx2) ? 8 : 0;
+  if (block == 0 || p.groups != 1 || p.in_channels % block != 0 || p.out_channels % block != 0)
+    return memory::format_tag::any;
+  return block == 16 ? memory::format_tag::nChw16c : memory::format_tag::nChw8c;
+}
+
 inline Geometry geometry(const Conv2dParams& p) {
   using dnnl::memory;
   const auto f32 = memory::data_type::f32;

@@ -16,11 +16,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include "core/allocator.h"
 #include "ember/tensor.h"

@@ -28,17 +28,6 @@ std::atomic<int64_t> g_packs{0};
 
 using dnnl::memory;
 
-/// oneDNN's blocked activation layout for `p` (nChw16c with AVX-512, nChw8c with AVX2)
-/// when an ungrouped convolution's channels fill whole blocks; `any` otherwise.
-memory::format_tag blocked_or_any(const Conv2dParams& p) {
-  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
-  const auto has = [isa](dnnl_cpu_isa_t level) { return (isa & level) == static_cast<unsigned>(level); };
-  const int64_t block = has(dnnl_cpu_isa_avx512_core) ? 16 : has(dnnl_cpu_isa_avx2) ? 8 : 0;
-  if (block == 0 || p.groups != 1 || p.in_channels % block != 0 || p.out_channels % block != 0)
-    return memory::format_tag::any;
-  return block == 16 ? memory::format_tag::nChw16c : memory::format_tag::nChw8c;
-}
-
 }  // namespace
 
 /// The primitive made for one thread count and the weight packed into its layout.
@@ -78,7 +67,8 @@ const PackedConv::Entry& PackedConv::entry() const {
   e->g = dnnl_conv::geometry(p_);
   const dnnl_conv::Geometry& g = e->g;
   dnnl::engine& eng = onednn::engine();
-  const memory::format_tag activations = p_.channels_last ? memory::format_tag::nhwc : blocked_or_any(p_);
+  const memory::format_tag activations =
+      p_.channels_last ? memory::format_tag::nhwc : dnnl_conv::blocked_activations(p_);
   const memory::desc src(g.any_src.dims(), memory::data_type::f32, activations);
   const memory::desc dst(g.any_dst.dims(), memory::data_type::f32, activations);
   dnnl::post_ops ops;
