@@ -42,15 +42,12 @@ std::vector<int64_t> resize_strides(IntArrayRef sizes, const IValue& memory_form
 namespace {
 
 /// The bytes `self` needs from its storage at `sizes` with contiguous strides: (offset +
-/// numel) elements, as PyTorch's computeStorageNbytesContiguous. Raises on overflow.
+/// numel) elements, as PyTorch's computeStorageNbytesContiguous. `sizes` passed
+/// check_resize_arguments (its product fits); raises when the bytes do not.
 size_t resize_nbytes(const Tensor& self, const std::vector<int64_t>& sizes) {
-  uint64_t numel = 1;
-  for (int64_t s : sizes) {
-    EMBER_CHECK(!__builtin_mul_overflow(numel, static_cast<uint64_t>(s), &numel))
-        << "resize_: the size " << IntArrayRef(sizes) << " has more elements than fit in memory";
-  }
   uint64_t bytes = 0;
-  EMBER_CHECK(!__builtin_add_overflow(numel, static_cast<uint64_t>(self.impl()->storage_offset), &bytes) &&
+  EMBER_CHECK(!__builtin_add_overflow(static_cast<uint64_t>(core::numel_of(sizes)),
+                                      static_cast<uint64_t>(self.impl()->storage_offset), &bytes) &&
               !__builtin_mul_overflow(bytes, static_cast<uint64_t>(self.element_size()), &bytes))
       << "resize_: the size " << IntArrayRef(sizes) << " at storage offset " << self.impl()->storage_offset
       << " needs more bytes than fit in memory";
