@@ -23,6 +23,12 @@
 #   --ember-freezing also run Ember with --freezing (inductor.freezing on: parameters as
 #                    constants, GEMM weights packed once) into ember_freezing_t<T>.*, the
 #                    column the table sets beside PyTorch's freezing setting
+#   --rounds N       run every program N times per thread count, in turn (round r starts
+#                    its sequence at the r-th program), into <name>.r<r>.json/.log; the
+#                    table takes each row's median over the rounds and shows the spread of
+#                    the ratios, so that a shared machine's slow minutes fall on every
+#                    program alike instead of on whichever ran then (default 1: one pass,
+#                    files without .r<r>)
 #   --src DIR        Ember's src/ on this machine, for the generated code's includes
 #                    (default: this checkout's src/); see below
 #   --sleef DIR      a directory holding sleef.h, when the machine has no libsleef-dev
@@ -70,6 +76,7 @@ src="$here/../src"
 sleef=""
 libs=""
 ember_freezing=0
+rounds=1
 threads=()
 while (($#)); do
   case "$1" in
@@ -83,6 +90,7 @@ while (($#)); do
     --sleef) sleef=$2; shift 2 ;;
     --libs) libs=$2; shift 2 ;;
     --ember-freezing) ember_freezing=1; shift ;;
+    --rounds) rounds=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
     -*) echo "run_side_by_side.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) threads+=("$1"); shift ;;
@@ -98,6 +106,7 @@ for t in "${threads[@]}"; do
   ((t <= cores)) || { echo "run_side_by_side.sh: $t threads, but this machine has $cores cores" >&2; exit 2; }
 done
 
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "run_side_by_side.sh: --rounds '$rounds' is not a positive integer" >&2; exit 2; }
 for setting in ${settings//,/ }; do
   [[ "$setting" =~ ^(default|max-autotune|freezing)$ ]] ||
     { echo "run_side_by_side.sh: --settings: '$setting' is not default, max-autotune or freezing" >&2; exit 2; }
@@ -121,26 +130,42 @@ only_args=()
   echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $cores cores"
   echo "ember binary: $ember; this checkout: $(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo 'no git') (the binary may come from another build)"
   echo "python: $python, torch $("$python" -c 'import torch; print(torch.__version__)' 2>&1 | tail -1)"
-  echo "threads: ${threads[*]}; iters: $iters; only: ${only:-all}; CPATH=$CPATH"
+  echo "threads: ${threads[*]}; rounds: $rounds; iters: $iters; only: ${only:-all}; CPATH=$CPATH"
 } | tee "$out/machine.txt"
 
+# One program of the sequence: run_one T NAME (ember, ember_freezing, torch_<setting>) ROUND.
+run_one() {
+  local t=$1 prog=$2 round=$3 pin=(taskset -c "0-$(($1 - 1))") name suffix=""
+  ((rounds > 1)) && suffix=".r$round"
+  case "$prog" in
+    ember | ember_freezing)
+      local flags=()
+      name=${prog}_t$t
+      [[ "$prog" == ember_freezing ]] && flags=(--freezing)
+      env "${ember_env[@]}" OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t "${pin[@]}" "$ember" "${flags[@]}" --iters "$iters" \
+        "${only_args[@]}" --json "$out/$name$suffix.json" 2>&1 | tee "$out/$name$suffix.log" | tee -a "$out/summary.log" ;;
+    torch_*)
+      local setting=${prog#torch_}
+      name=torch_t$t
+      [[ "$setting" == default ]] || name=torch_${setting}_t$t
+      OMP_NUM_THREADS=$t "${pin[@]}" "$python" "$here/torch_workloads.py" --compile --setting "$setting" --threads "$t" \
+        --iters "$iters" "${only_args[@]}" --json "$out/$name$suffix.json" 2>&1 | tee "$out/$name$suffix.log" |
+        tee -a "$out/summary.log" ;;
+  esac
+}
+
+programs=(ember)
+((ember_freezing)) && programs+=(ember_freezing)
+for setting in ${settings//,/ }; do programs+=("torch_$setting"); done
 status=0
 for t in "${threads[@]}"; do
-  pin=(taskset -c "0-$((t - 1))")
   echo "== $t threads (cores 0-$((t - 1)))" | tee -a "$out/summary.log"
-  env "${ember_env[@]}" OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t "${pin[@]}" "$ember" --iters "$iters" "${only_args[@]}" \
-    --json "$out/ember_t$t.json" 2>&1 | tee "$out/ember_t$t.log" | tee -a "$out/summary.log" || status=1
-  if ((ember_freezing)); then
-    env "${ember_env[@]}" OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t "${pin[@]}" "$ember" --freezing --iters "$iters" \
-      "${only_args[@]}" --json "$out/ember_freezing_t$t.json" 2>&1 | tee "$out/ember_freezing_t$t.log" |
-      tee -a "$out/summary.log" || status=1
-  fi
-  for setting in ${settings//,/ }; do
-    name=torch_t$t
-    [[ "$setting" == default ]] || name=torch_${setting}_t$t
-    OMP_NUM_THREADS=$t "${pin[@]}" "$python" "$here/torch_workloads.py" --compile --setting "$setting" --threads "$t" \
-      --iters "$iters" "${only_args[@]}" --json "$out/$name.json" 2>&1 | tee "$out/$name.log" |
-      tee -a "$out/summary.log" || status=1
+  for ((round = 1; round <= rounds; ++round)); do
+    ((rounds > 1)) && echo "== round $round of $rounds" | tee -a "$out/summary.log"
+    n=${#programs[@]}
+    for ((i = 0; i < n; ++i)); do
+      run_one "$t" "${programs[$(((i + round - 1) % n))]}" "$round" || status=1
+    done
   done
 done
 "$python" "$here/side_by_side_table.py" "$out" | tee "$out/table.txt" || status=1
