@@ -16,19 +16,11 @@
 #include <cstdio>
 #include <functional>
 #include <vector>
+
+#include "median_ms.h"
 using namespace dnnl;
 /// The median of `it` timed calls of f, after three untimed ones.
-static double med(const std::function<void()>& f, int it) {
-  for (int i = 0; i < 3; ++i) f();
-  std::vector<double> t;
-  for (int i = 0; i < it; ++i) {
-    auto a = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[it / 2];
-}
+static double med(const std::function<void()>& f, int it) { return bench::median_call_ms(f, it, 3); }
 /// A matmul primitive descriptor for a @ b = c, in either API.
 static matmul::primitive_desc mm_pd(engine& e, const memory::desc& a, const memory::desc& b, const memory::desc& c) {
 #if DNNL_VERSION_MAJOR >= 3

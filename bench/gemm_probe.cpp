@@ -16,18 +16,9 @@
 #include <functional>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <vector>
-static double med(const std::function<void()>& f, int it = 11) {
-  f();
-  f();
-  std::vector<double> t;
-  for (int i = 0; i < it; ++i) {
-    auto a = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[it / 2];
-}
+
+#include "median_ms.h"
+static double med(const std::function<void()>& f, int it = 11) { return bench::median_call_ms(f, it); }
 static void dgemm_only(int nt) {
   // double: OpenBLAS's own threads, then one-thread OpenBLAS over OpenMP split in rows
   // and in the 2-D grid that packs least (Ember's split).

@@ -58,6 +58,21 @@ def fmt(v, spec):
     return format(v, spec) if v is not None else "-"
 
 
+def print_pairs(title, pairs):
+    """A table of Ember's ms beside PyTorch's per row ({id: (ember, pytorch)}), the speedup
+    and its geomeans."""
+    print(title)
+    print(f"{'id':10} | {'Ember':>9} | {'PyTorch':>9} | {'speedup':>8}")
+    ratios = {}
+    for wid, (e, p) in pairs.items():
+        if e and p:
+            ratios[wid] = p / e
+        print(f"{wid:10} | {fmt(e, '9.2f')} | {fmt(p, '9.2f')} | {fmt(ratios.get(wid), '7.2f')}x")
+    w17 = [w for w in ratios if re.match(r"W[1-7](\b|-)", w)]
+    print(f"geomean W1-W7: {fmt(geomean([ratios[w] for w in w17]), '.2f')}x; every row: "
+          f"{fmt(geomean(ratios.values()), '.2f')}x\n")
+
+
 def main(d):
     threads = sorted({int(m.group(1)) for p in glob.glob(os.path.join(d, "ember_t*.json"))
                       if (m := re.search(r"ember_t(\d+)(\.r\d+)?\.json$", p))})
@@ -106,30 +121,12 @@ def main(d):
               f"vs best {fmt(geomean(ratios_best.values()), '.2f')}x\n")
         frozen = rounds_of(d, f"ember_freezing_t{t}")
         if frozen and "freezing" in torch:
-            print(f"== {t} threads, freezing on both sides: compiled ms")
-            print(f"{'id':10} | {'Ember':>9} | {'PyTorch':>9} | {'speedup':>8}")
-            ratios = {}
-            for wid in frozen[0]:
-                e, p = compiled_ms(frozen, wid), compiled_ms(torch["freezing"], wid)
-                if e and p:
-                    ratios[wid] = p / e
-                print(f"{wid:10} | {fmt(e, '9.2f')} | {fmt(p, '9.2f')} | {fmt(ratios.get(wid), '7.2f')}x")
-            w17 = [w for w in ratios if re.match(r"W[1-7](\b|-)", w)]
-            print(f"geomean W1-W7: {fmt(geomean([ratios[w] for w in w17]), '.2f')}x; every row: "
-                  f"{fmt(geomean(ratios.values()), '.2f')}x\n")
-            print(f"== {t} threads, the best setting on each side (Ember: without or with freezing): compiled ms")
-            print(f"{'id':10} | {'Ember':>9} | {'PyTorch':>9} | {'speedup':>8}")
-            ratios = {}
-            for wid in ember[0]:
-                e = min((x for x in (compiled_ms(ember, wid), compiled_ms(frozen, wid)) if x), default=None)
-                p = min((x for s in torch if (x := compiled_ms(torch[s], wid))), default=None)
-                if e and p:
-                    ratios[wid] = p / e
-                print(f"{wid:10} | {fmt(e, '9.2f')} | {fmt(p, '9.2f')} | {fmt(ratios.get(wid), '7.2f')}x")
-            w17 = [w for w in ratios if re.match(r"W[1-7](\b|-)", w)]
-            print(f"geomean W1-W7: {fmt(geomean([ratios[w] for w in w17]), '.2f')}x; every row: "
-                  f"{fmt(geomean(ratios.values()), '.2f')}x\n")
-
+            print_pairs(f"== {t} threads, freezing on both sides: compiled ms",
+                        {wid: (compiled_ms(frozen, wid), compiled_ms(torch["freezing"], wid)) for wid in frozen[0]})
+            print_pairs(f"== {t} threads, the best setting on each side (Ember: without or with freezing): compiled ms",
+                        {wid: (min((x for x in (compiled_ms(ember, wid), compiled_ms(frozen, wid)) if x), default=None),
+                               min((x for s in torch if (x := compiled_ms(torch[s], wid))), default=None))
+                         for wid in ember[0]})
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
