@@ -37,6 +37,10 @@ inline TuningTime& tuning_time_this_thread() {
   return t;
 }
 
+/// How many times the fastest candidate's time a candidate's best of two runs may be and
+/// still be timed in later rounds (fastest()).
+inline constexpr double kDropRatio = 2.0;
+
 /// The index of the fastest of `runs`: one warm-up round, then up to `rounds` rounds that
 /// each run every candidate once in turn, so that a slow spell of a shared machine falls on
 /// all of them alike; a candidate's best round is its time (`ms[i]`, autotune_clock_ms).
@@ -49,14 +53,20 @@ inline TuningTime& tuning_time_this_thread() {
 /// every candidate at the fastest time seen, fit in the budget, the next round runs (up
 /// to ten budgets of wall time in all), so that a candidate descheduled in the warm-up on
 /// a shared machine (wall clock at several threads) is timed again rather than judged by
-/// that one run.
+/// that one run. A candidate whose best of two runs (the warm-up and one round) is more
+/// than kDropRatio times the fastest's is left out of later rounds: it cannot win, and on
+/// some CPUs a library's path for a shape is several times slower than the others (OpenBLAS
+/// at M=128 on the GPU machine's Xeon: 11–14 ms against 2.3–2.5), so its runs would be most
+/// of the first call's timing.
 inline size_t fastest(const std::vector<std::function<void()>>& runs, std::vector<double>& ms, int rounds = 4,
                       double budget_ms = std::numeric_limits<double>::infinity()) {
   const double wall0 = autotune_clock_ms(false), cpu0 = autotune_clock_ms(true);
   ms.assign(runs.size(), std::numeric_limits<double>::infinity());
+  std::vector<char> live(runs.size(), 1);
   const bool one_thread = omp_get_max_threads() == 1;
   auto time_round = [&] {
     for (size_t i = 0; i < runs.size(); ++i) {
+      if (!live[i]) continue;
       const double t0 = autotune_clock_ms(one_thread);
       runs[i]();
       const double t = autotune_clock_ms(one_thread) - t0;
@@ -68,9 +78,15 @@ inline size_t fastest(const std::vector<std::function<void()>>& runs, std::vecto
     const double elapsed = autotune_clock_ms(false) - wall0;
     if (elapsed < budget_ms) return true;
     const double quickest = *std::min_element(ms.begin(), ms.end());
-    return elapsed < 10 * budget_ms && quickest * static_cast<double>(runs.size()) * (done + 2) < budget_ms;
+    const auto timed = static_cast<double>(std::count(live.begin(), live.end(), 1));
+    return elapsed < 10 * budget_ms && quickest * timed * (done + 2) < budget_ms;
   };
-  for (int r = 0; r < rounds && another_round(r); ++r) time_round();
+  for (int r = 0; r < rounds && another_round(r); ++r) {
+    time_round();
+    const double quickest = *std::min_element(ms.begin(), ms.end());
+    for (size_t i = 0; i < runs.size(); ++i)
+      if (ms[i] > kDropRatio * quickest) live[i] = 0;
+  }
   size_t best = 0;
   for (size_t i = 1; i < runs.size(); ++i)
     if (ms[i] < ms[best]) best = i;

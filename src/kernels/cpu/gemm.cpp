@@ -166,6 +166,10 @@ void openblas_split(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, 
 // budget's time to other programs (fastest() counts such rounds at the fastest time
 // seen): at two threads on the shared development VM a warm-up run of 91 ms against a
 // product of 1.3 ms used to end the timing there.
+// A candidate over twice the fastest after the warm-up and one round is not timed again
+// (fastest()'s kDropRatio): on the GPU machine's Xeon, OpenBLAS took 11–14 ms for M=128
+// products that the others ran in 2.3–2.5 ms (bench/results/dynamic_2026-11-29), and its
+// runs were most of a new sequence length's timing in W10.
 // Candidates: dnnl_sgemm; oneDNN's matmul primitive (created once per shape, alpha and
 // beta as its output scale and sum post-op); OpenBLAS split over OpenMP; and, for a right
 // operand gemm_batched has seen before at the same version, the matmul primitive on its
