@@ -15,6 +15,7 @@
 
 #include "ember/ember.h"
 #include "ember/ops/fft.h"
+#include "inductor/inductor.h"
 #include "support/compile_helpers.h"
 #include "support/log_capture.h"
 
@@ -319,8 +320,8 @@ TEST_P(SymbolicFormulas, AsStridedOfASymbolicInputWithStaticArgumentsGuardsItsEx
 }
 
 /// Compiles `f` (no gradients) with dynamic=true under `backend` and calls it on x of
-/// each size: one trace, one cache entry, no size specialized, and every output equal to
-/// eager's in values, dtype, sizes and strides.
+/// each size: one trace, one cache entry, no size specialized, no interpreter, at most one
+/// inductor compile, and every output equal to eager's in values, dtype, sizes and strides.
 void expect_one_symbolic_inference_compile(const std::function<std::vector<Tensor>(const Tensor&)>& f,
                                            const std::vector<std::vector<int64_t>>& sizes,
                                            const std::string& backend) {
@@ -332,6 +333,7 @@ void expect_one_symbolic_inference_compile(const std::function<std::vector<Tenso
     return f(x);
   };
   auto fn = compile(counted, {.backend = backend, .name = "f", .arg_names = {"x"}, .dynamic = true});
+  const int64_t compiles_before = inductor::compiler_invocations();
   for (const std::vector<int64_t>& size : sizes) {
     const Tensor x = randn(size);
     const std::vector<Tensor> got = fn(x);
@@ -350,6 +352,8 @@ void expect_one_symbolic_inference_compile(const std::function<std::vector<Tenso
   EXPECT_EQ(fn.cache_size(), 1u) << "one entry for every size\n" << logs.text();
   EXPECT_EQ(traces, 1);
   EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
+  EXPECT_EQ(logs.text().find("runs in the interpreter"), std::string::npos) << logs.text();
+  EXPECT_LE(inductor::compiler_invocations() - compiles_before, 1) << "one compile serves every size";
 }
 
 // Lengths even and odd: the onesided length s1 // 2 + 1 covers both.
