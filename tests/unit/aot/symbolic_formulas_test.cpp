@@ -384,6 +384,33 @@ TEST_P(SymbolicFormulas, ComplexToComplexOverSymbolicSizesCompilesOnce) {
   expect_one_symbolic_inference_compile(f, kSignalSizes, GetParam());
 }
 
+TEST_P(SymbolicFormulas, AnFftOfValuesRequiringGradBreaksTheGraphAndTrainsAtEverySize) {
+  // A complex value that requires grad is graph break GB0010: the transforms run eagerly
+  // (their formulas in eager autograd) and the function runs in segments, one entry for
+  // every size, no size specialized, eager's loss and gradient.
+  LogCapture logs;
+  set_logs("dynamic,recompiles,graph_breaks");
+  auto loss = [](const Tensor& x) {
+    const Tensor spectrum = _fft_r2c(x * 2.0, {1}, /*normalization=*/0, /*onesided=*/true);
+    const Tensor back = _fft_c2r(spectrum, {1}, /*normalization=*/2, sym_size(x, 1));
+    return (back * x).sum() + (x * x).mean();
+  };
+  auto fn = compile(loss, {.backend = GetParam(), .name = "f", .arg_names = {"x"}, .dynamic = true});
+  for (auto [batch, length] : kSizes) {
+    const std::string what = "batch " + std::to_string(batch) + ", length " + std::to_string(length);
+    const Tensor x = randn({batch, length}).requires_grad_();
+    const Tensor compiled = fn(x);
+    const std::vector<Tensor> grads = take_grads(compiled, {x});
+    const Tensor expected = loss(x);
+    const std::vector<Tensor> expected_grads = take_grads(expected, {x});
+    expect_same_tensor(compiled, expected, what + ": loss");
+    expect_same_tensor(grads[0], expected_grads[0], what + ": gradient");
+  }
+  EXPECT_NE(logs.text().find("GB0010"), std::string::npos) << logs.text();
+  EXPECT_EQ(fn.cache_size(), 1u) << logs.text();
+  EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, SymbolicFormulas, ::testing::Values("aot_eager", "inductor"));
 
 }  // namespace
