@@ -249,6 +249,11 @@ class Tensor {
   Tensor unsqueeze(int64_t dim, Loc loc = Loc::current()) const;
   Tensor as_strided(IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset = std::nullopt,
                     Loc loc = Loc::current()) const;
+  // Sizes, strides and offset as SymInts (ember::sym_size): symbolic in a trace.
+  Tensor as_strided(std::initializer_list<SymInt> size, std::initializer_list<SymInt> stride,
+                    std::optional<SymInt> storage_offset = std::nullopt, Loc loc = Loc::current()) const;
+  Tensor as_strided(SymIntArrayRef size, SymIntArrayRef stride, std::optional<SymInt> storage_offset = std::nullopt,
+                    Loc loc = Loc::current()) const;
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1, Loc loc = Loc::current()) const;
   Tensor unflatten(int64_t dim, IntArrayRef sizes, Loc loc = Loc::current()) const;
   Tensor unflatten(int64_t dim, std::initializer_list<SymInt> sizes, Loc loc = Loc::current()) const;

@@ -40,18 +40,24 @@ std::vector<std::optional<ValueRef>> slots_of(const Node& n) {
   return slots;
 }
 
+/// `s` as the public SymInt: plain when the environment knows it as a constant.
+SymInt plain_if_constant(const core::SymInt& s) { return s.is_symbolic() ? SymInt(s) : SymInt(s.hint()); }
+
 /// The sizes of `m` as SymInts, as the environment knows them now (no guard).
 std::vector<SymInt> sym_sizes_of(const TensorMeta& m) {
   std::vector<SymInt> out;
   out.reserve(m.sizes.size());
-  for (size_t d = 0; d < m.sizes.size(); ++d) {
-    if (!m.sym) {
-      out.emplace_back(m.sizes[d]);
-      continue;
-    }
-    const core::SymInt s = core::current(m.sym->sizes[d]);
-    out.push_back(s.is_symbolic() ? SymInt(s) : SymInt(s.hint()));
-  }
+  for (size_t d = 0; d < m.sizes.size(); ++d)
+    out.push_back(m.sym ? plain_if_constant(core::current(m.sym->sizes[d])) : SymInt(m.sizes[d]));
+  return out;
+}
+
+/// The strides of `m` as SymInts, as the environment knows them now (no guard).
+std::vector<SymInt> sym_strides_of(const TensorMeta& m) {
+  std::vector<SymInt> out;
+  out.reserve(m.strides.size());
+  for (size_t d = 0; d < m.strides.size(); ++d)
+    out.push_back(m.sym ? plain_if_constant(core::current(m.sym->strides[d])) : SymInt(m.strides[d]));
   return out;
 }
 
@@ -90,6 +96,12 @@ class TracedContext final : public ops::DerivativeContext {
   ScalarType arg_dtype(size_t i) const override { return arg_meta(i).dtype; }
   IntArrayRef arg_strides(size_t i) const override { return specialized(arg_meta(i)).strides; }
   int64_t arg_storage_offset(size_t i) const override { return specialized(arg_meta(i)).storage_offset; }
+  std::vector<SymInt> arg_sym_strides(size_t i) const override { return sym_strides_of(arg_meta(i)); }
+  SymInt arg_sym_storage_offset(size_t i) const override {
+    const TensorMeta& m = arg_meta(i);
+    if (!m.sym) return SymInt(m.storage_offset);
+    return plain_if_constant(core::current(m.sym->storage_offset));
+  }
   const Tensor& output(size_t i) const override { return outputs_.at(i); }
   IntArrayRef output_sizes(size_t i) const override { return specialized(n_.meta().at(i)).sizes; }
   std::vector<SymInt> output_sym_sizes(size_t i) const override { return sym_sizes_of(n_.meta().at(i)); }

@@ -30,6 +30,13 @@ std::vector<SymInt> DerivativeContext::output_sym_sizes(size_t i) const {
   return std::vector<SymInt>(sizes.begin(), sizes.end());
 }
 
+std::vector<SymInt> DerivativeContext::arg_sym_strides(size_t i) const {
+  const IntArrayRef strides = arg_strides(i);
+  return std::vector<SymInt>(strides.begin(), strides.end());
+}
+
+SymInt DerivativeContext::arg_sym_storage_offset(size_t i) const { return SymInt(arg_storage_offset(i)); }
+
 Tensor DerivativeContext::grad_or_zeros(size_t i) const {
   if (grad(i).defined()) return grad(i);
   return zeros(SymIntArrayRef(output_sym_sizes(i)), TensorOptions(output_dtype(i)).device(output_device(i)));
@@ -91,63 +98,75 @@ Tensor sum_to(const Tensor& grad, IntArrayRef sizes) {
 
 namespace {
 
-/// The storage position of each element of a geometry, as an int64 tensor of its sizes.
-Tensor storage_positions(IntArrayRef sizes, IntArrayRef strides, int64_t offset, Device device) {
-  const int64_t nd = static_cast<int64_t>(sizes.size());
-  const TensorOptions longs = TensorOptions(kLong).device(device);
-  Tensor pos = full({}, offset, longs);
-  for (int64_t d = 0; d < nd; ++d) {
-    std::vector<int64_t> shape(static_cast<size_t>(nd), 1);
-    shape[static_cast<size_t>(d)] = sizes[d];
-    pos = pos + (arange(sizes[d], longs) * strides[d]).reshape(shape);
-  }
-  return pos.expand(sizes);
-}
+/// The larger of two sizes (a comparison the ranges do not decide is a guard).
+SymInt sym_max(const SymInt& a, const SymInt& b) { return a < b ? b : a; }
+SymInt sym_min(const SymInt& a, const SymInt& b) { return b < a ? b : a; }
 
 /// The last storage position a geometry reaches (offset - 1 when it has no elements).
-int64_t last_position(IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
-  int64_t last = offset;
+SymInt last_position(SymIntArrayRef sizes, SymIntArrayRef strides, const SymInt& offset) {
+  SymInt last = offset;
   for (size_t d = 0; d < sizes.size(); ++d) {
     if (sizes[d] == 0) return offset - 1;
-    last += (sizes[d] - 1) * strides[d];
+    last = last + (sizes[d] - 1) * strides[d];
   }
   return last;
 }
 
 /// PyTorch's maybe-overlapping test: with dims sorted by stride, each stride must pass
 /// the extent of the smaller ones, or two elements may share a position.
-bool maybe_overlapping(IntArrayRef sizes, IntArrayRef strides) {
+bool maybe_overlapping(SymIntArrayRef sizes, SymIntArrayRef strides) {
   std::vector<size_t> order;
   for (size_t d = 0; d < sizes.size(); ++d)
     if (sizes[d] > 1) order.push_back(d);
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return strides[a] < strides[b]; });
-  int64_t extent = 0;
+  SymInt extent = 0;
   for (size_t d : order) {
     if (strides[d] <= extent) return true;
-    extent += (sizes[d] - 1) * strides[d];
+    extent = extent + (sizes[d] - 1) * strides[d];
   }
   return false;
 }
 
+/// Whether a geometry of `sizes` has elements.
+bool has_elements(SymIntArrayRef sizes) {
+  for (const SymInt& s : sizes)
+    if (s == 0) return false;
+  return true;
+}
+
 }  // namespace
 
-Tensor as_strided_backward(const Tensor& grad, IntArrayRef in_sizes, IntArrayRef in_strides, int64_t in_offset,
-                           IntArrayRef out_sizes, IntArrayRef out_strides, int64_t out_offset) {
-  const int64_t base = std::min(in_offset, out_offset);
-  const int64_t extent = std::max(last_position(in_sizes, in_strides, in_offset),
-                                  last_position(out_sizes, out_strides, out_offset)) - base + 1;
-  Tensor storage = zeros_as({std::max<int64_t>(extent, 0)}, grad);
-  if (grad.numel() > 0) {
-    Tensor out_pos = storage_positions(out_sizes, out_strides, out_offset - base, grad.device()).reshape({-1});
+Tensor as_strided_backward(const Tensor& grad, SymIntArrayRef in_sizes, SymIntArrayRef in_strides,
+                           const SymInt& in_offset, SymIntArrayRef out_sizes, SymIntArrayRef out_strides,
+                           const SymInt& out_offset) {
+  const SymInt base = sym_min(in_offset, out_offset);
+  const SymInt extent =
+      sym_max(sym_max(last_position(in_sizes, in_strides, in_offset), last_position(out_sizes, out_strides, out_offset)) -
+                  base + 1,
+              0);
+  // Each element's storage position (relative to base): a view of the positions 0 … extent - 1
+  // at the element's geometry, so the positions follow the symbols as the view does.
+  const Tensor positions = arange(extent, TensorOptions(kLong).device(grad.device()));
+  Tensor storage = zeros_as(SymIntArrayRef({extent}), grad);
+  if (has_elements(out_sizes)) {
+    Tensor out_pos = positions.as_strided(out_sizes, out_strides, out_offset - base).reshape({-1});
     storage = index_put(storage, {out_pos}, grad.reshape({-1}), /*accumulate=*/true);
   }
-  Tensor in_pos = storage_positions(in_sizes, in_strides, in_offset - base, grad.device());
-  if (maybe_overlapping(in_sizes, in_strides) && core::numel_of(in_sizes) > 0) {
+  Tensor in_pos = positions.as_strided(in_sizes, in_strides, in_offset - base);
+  if (maybe_overlapping(in_sizes, in_strides) && has_elements(in_sizes)) {
     Tensor flat = in_pos.reshape({-1});
-    Tensor counts = index_put(zeros_as({extent}, grad), {flat}, ones_like(flat, grad.dtype()), /*accumulate=*/true);
+    Tensor counts = index_put(zeros_as(SymIntArrayRef({extent}), grad), {flat}, ones_like(flat, grad.dtype()),
+                              /*accumulate=*/true);
     storage = storage / counts;  // positions the input does not reach (0 / 0) are never read
   }
   return index(storage, {in_pos});
+}
+
+Tensor as_strided_backward(const Tensor& grad, IntArrayRef in_sizes, IntArrayRef in_strides, int64_t in_offset,
+                           IntArrayRef out_sizes, IntArrayRef out_strides, int64_t out_offset) {
+  auto sym = [](IntArrayRef v) { return std::vector<SymInt>(v.begin(), v.end()); };
+  return as_strided_backward(grad, sym(in_sizes), sym(in_strides), SymInt(in_offset), sym(out_sizes),
+                             sym(out_strides), SymInt(out_offset));
 }
 
 namespace {
@@ -449,12 +468,13 @@ void view_rows(Registry& r) {
     for (int64_t d = 0, rest = 0; d < n; ++d) perm.push_back(d == d1 ? n - 2 : d == d2 ? n - 1 : rest++);
     return {where(on_diagonal, spread, Scalar(0)).permute(perm)};
   });
+  // Over SymInt as PyTorch's (the input's geometry and the view's arguments): a view of a
+  // symbolic extent scatters its gradient into zeros of the storage's symbolic extent.
   row(r, "aten::as_strided", "AsStridedBackward0", [](const Ctx& c) -> Grads {
-    const auto& size = c.arg(1).to_int_list();
-    const auto& stride = c.arg(2).to_int_list();
-    const int64_t offset = c.arg(3).to_optional_int().value_or(c.arg_storage_offset(0));
-    return {as_strided_backward(c.grad(), c.arg_sizes(0), c.arg_strides(0), c.arg_storage_offset(0), size, stride,
-                                offset)};
+    const SymInt in_offset = c.arg_sym_storage_offset(0);
+    const std::vector<SymInt> size = c.arg(1).to_sym_int_list(), stride = c.arg(2).to_sym_int_list();
+    const SymInt offset = c.arg(3).is_none() ? in_offset : c.arg(3).to_sym_int();
+    return {as_strided_backward(c.grad(), c.arg_sym_sizes(0), c.arg_sym_strides(0), in_offset, size, stride, offset)};
   });
   row(r, "aten::split_with_sizes", "SplitWithSizesBackward0", [](const Ctx& c) -> Grads {
     std::vector<Tensor> parts;
@@ -667,35 +687,38 @@ void fft_rows(Registry& r) {
     return {_fft_c2c(c.grad(), c.arg(1).to_int_list(), c.arg(2).to_int(), !c.arg(3).to_bool())};
   });
   // fft_r2c_backward: the onesided gradient padded with zeros to the full length along
-  // dim.back(), an inverse c2c, its real part.
+  // dim.back(), an inverse c2c, its real part. Over SymInt as PyTorch's: the padding is
+  // the difference of the input's and the gradient's symbolic lengths.
   row(r, "aten::_fft_r2c", "FftR2CBackward0", [](const Ctx& c) -> Grads {
     const std::vector<int64_t> dims = c.arg(1).to_int_list();
-    const int64_t nd = static_cast<int64_t>(c.arg_sizes(0).size());
+    const std::vector<SymInt> in_sizes = c.arg_sym_sizes(0);
+    const int64_t nd = static_cast<int64_t>(in_sizes.size());
     const int64_t last = core::wrap_dim(dims.back(), nd);
     Tensor full = c.grad();
-    const int64_t missing = c.arg_sizes(0)[static_cast<size_t>(last)] - full.size(last);
+    const SymInt missing = in_sizes[static_cast<size_t>(last)] - sym_size(full, last);
     if (c.arg(3).to_bool() && missing > 0) {
       // Pad the real view (one more dim, of 2, last): pairs run from the last dim back.
-      std::vector<int64_t> pad(static_cast<size_t>(2 * (nd - last + 1)), 0);
+      std::vector<SymInt> pad(static_cast<size_t>(2 * (nd - last + 1)), 0);
       pad.back() = missing;
-      full = view_as_complex(constant_pad_nd(view_as_real(full), pad));
+      full = view_as_complex(constant_pad_nd(view_as_real(full), SymIntArrayRef(pad)));
     }
     return {real(_fft_c2c(full, dims, c.arg(2).to_int(), /*forward=*/false))};
   });
   // fft_c2r_backward: a onesided r2c of the gradient, the entries whose mirror images
-  // the onesided input left out (1 … n - (n/2 + 1) along dim.back()) doubled.
+  // the onesided input left out (1 … n - (n/2 + 1) along dim.back()) doubled. The weight
+  // is 1, then `doubled` twos, then ones, a pad of twos over SymInt lengths.
   row(r, "aten::_fft_c2r", "FftC2RBackward0", [](const Ctx& c) -> Grads {
     const std::vector<int64_t> dims = c.arg(1).to_int_list();
     const Tensor& grad = c.grad();
     const int64_t last = core::wrap_dim(dims.back(), grad.dim());
     const Tensor g = _fft_r2c(grad, dims, c.arg(2).to_int(), /*onesided=*/true);
-    const int64_t m = g.size(last), doubled = grad.size(last) - m;
+    const SymInt m = sym_size(g, last), doubled = sym_size(grad, last) - m;
     if (doubled <= 0) return {g};
-    const Tensor idx = arange(m, TensorOptions(kLong).device(grad.device()));
-    Tensor weight = logical_and(ge(idx, Scalar(1)), le(idx, Scalar(doubled))).to(grad.dtype()) + 1;
-    std::vector<int64_t> shape(static_cast<size_t>(grad.dim() + 1), 1);
+    const Tensor twos = ones(SymIntArrayRef({doubled}), TensorOptions(grad.dtype()).device(grad.device()));
+    const Tensor weight = constant_pad_nd(twos, {SymInt(1), m - 1 - doubled}) + 1;
+    std::vector<SymInt> shape(static_cast<size_t>(grad.dim() + 1), 1);
     shape[static_cast<size_t>(last)] = m;
-    return {view_as_complex((view_as_real(g) * weight.reshape(shape)).contiguous())};
+    return {view_as_complex((view_as_real(g) * weight.reshape(SymIntArrayRef(shape))).contiguous())};
   });
 }
 

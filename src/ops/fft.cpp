@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "core/shape.h"
+#include "core/shape_rules.h"
+#include "core/sym_geometry.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/fft.h"
 #include "ember/ops/view.h"
@@ -47,8 +49,10 @@ FftNorm norm_mode(const IValue& v, const char* op) {
 
 /// PyTorch's layout of an FFT output (that of its CPU backend for a dense input): the
 /// batch dims outermost in order, then the transformed dims in increasing order, with
-/// `innermost` (dim.back() of r2c and c2r, whose length changes) last; dense.
-TensorMeta fft_out_meta(const Tensor& self, std::vector<int64_t> sizes, ScalarType dtype,
+/// `innermost` (dim.back() of r2c and c2r, whose length changes) last; dense. Over the
+/// integer type of the sizes: symbolic sizes give strides over the symbols.
+template <typename Int>
+TensorMeta fft_out_meta(const Tensor& self, std::vector<Int> sizes, ScalarType dtype,
                         const std::vector<int64_t>& dims, std::optional<int64_t> innermost) {
   const int64_t nd = self.dim();
   std::vector<bool> is_signal(static_cast<size_t>(nd), false);
@@ -59,15 +63,20 @@ TensorMeta fft_out_meta(const Tensor& self, std::vector<int64_t> sizes, ScalarTy
   for (int64_t d = 0; d < nd; ++d)
     if (is_signal[static_cast<size_t>(d)] && d != innermost) order.push_back(d);
   if (innermost) order.push_back(*innermost);
-  std::vector<int64_t> strides(static_cast<size_t>(nd), 1);
-  int64_t step = 1;
+  std::vector<Int> strides(static_cast<size_t>(nd), Int(1));
+  Int step = 1;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     strides[static_cast<size_t>(*it)] = step;
-    step *= std::max<int64_t>(sizes[static_cast<size_t>(*it)], 1);
+    step = step * core::rules::at_least_one(sizes[static_cast<size_t>(*it)]);
   }
-  TensorMeta m = contiguous_meta(sizes, dtype, self.device());
-  m.strides = std::move(strides);
-  return m;
+  return core::Geometry<Int>::meta(std::move(sizes), std::move(strides), Int(0), dtype, self.device());
+}
+
+/// `self`'s sizes over the integer type of its geometry.
+template <typename Int>
+std::vector<Int> sizes_over(const Tensor& self) {
+  const auto s = core::Geometry<Int>::sizes(self);
+  return std::vector<Int>(s.begin(), s.end());
 }
 
 /// The transforms take float32/float64 (real) or complex64/complex128 inputs: FFTW has
@@ -75,8 +84,12 @@ TensorMeta fft_out_meta(const Tensor& self, std::vector<int64_t> sizes, ScalarTy
 void check_fft_input(const Tensor& self, bool want_complex, const char* op) {
   const ScalarType t = self.dtype();
   // PyTorch's CPU backend (MKL) raises for empty tensors ("Inconsistent configuration
-  // parameters"); Ember raises too, with a clearer message.
-  EMBER_CHECK(self.numel() > 0) << op << ": expected a non-empty tensor, got sizes " << self.sizes();
+  // parameters"); Ember raises too, with a clearer message. Over symbols the ranges
+  // decide it (a symbolic size is at least 2), so nothing is specialized.
+  const bool empty = core::over_geometry({&self}, [&]<typename Int>() {
+    return core::Geometry<Int>::numel(self) == Int(0);
+  });
+  EMBER_CHECK(!empty) << op << ": expected a non-empty tensor, got sizes " << self.sizes();
   if (want_complex) {
     EMBER_CHECK(is_complex(t)) << op << ": Only supports complex dtypes, but found: " << scalar_type_name(t);
   } else {
@@ -88,18 +101,21 @@ void check_fft_input(const Tensor& self, bool want_complex, const char* op) {
 /// view_as_real and view_as_complex (views whose dtype differs from their base's, with
 /// PyTorch's checks and messages), and the composites real and imag.
 void register_complex_views(Registry& r) {
+  // Both over the integer type of self's geometry (Note [dynamic shapes]): a complex view
+  // of a symbolic FFT output has sizes and strides over its symbols.
   r.def("view_as_real(Tensor(a) self) -> Tensor(a)").set_view([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
     EMBER_CHECK(is_complex(self.dtype())) << "view_as_real is only supported for complex tensors, got "
                                           << self.dtype();
-    std::vector<int64_t> sizes = self.sizes().vec(), strides;
-    for (int64_t s : self.strides()) strides.push_back(2 * s);
-    sizes.push_back(2);
-    strides.push_back(1);
-    TensorMeta m = contiguous_meta(sizes, to_real_value_type(self.dtype()), self.device());
-    m.strides = std::move(strides);
-    m.storage_offset = 2 * self.storage_offset();
-    return metas(std::move(m));
+    return metas(core::over_geometry({&self}, [&]<typename Int>() {
+      using G = core::Geometry<Int>;
+      std::vector<Int> sizes = sizes_over<Int>(self), strides;
+      for (const Int& s : G::strides(self)) strides.push_back(Int(2) * s);
+      sizes.push_back(Int(2));
+      strides.push_back(Int(1));
+      return G::meta(std::move(sizes), std::move(strides), Int(2) * G::offset(self), to_real_value_type(self.dtype()),
+                     self.device());
+    }));
   });
   r.def("view_as_complex(Tensor(a) self) -> Tensor(a)").set_view([](const Stack& a) {
     const Tensor& self = a[0].to_tensor();
@@ -108,19 +124,21 @@ void register_complex_views(Registry& r) {
            "tensor of scalar type: "
         << scalar_type_name(self.dtype());
     EMBER_CHECK(self.dim() != 0) << "Input tensor must have one or more dimensions";
-    EMBER_CHECK(self.size(-1) == 2) << "Tensor must have a last dimension of size 2";
-    EMBER_CHECK(self.stride(-1) == 1) << "Tensor must have a last dimension with stride 1";
-    std::vector<int64_t> sizes = self.sizes().vec(), strides;
-    sizes.pop_back();
-    for (int64_t d = 0; d + 1 < self.dim(); ++d) {
-      EMBER_CHECK(self.stride(d) % 2 == 0) << "Tensor must have a stride divisible by 2 for all but last dimension";
-      strides.push_back(self.stride(d) / 2);
-    }
-    EMBER_CHECK(self.storage_offset() % 2 == 0) << "Tensor must have a storage_offset divisible by 2";
-    TensorMeta m = contiguous_meta(sizes, *to_complex_type(self.dtype()), self.device());
-    m.strides = std::move(strides);
-    m.storage_offset = self.storage_offset() / 2;
-    return metas(std::move(m));
+    return metas(core::over_geometry({&self}, [&]<typename Int>() {
+      using G = core::Geometry<Int>;
+      EMBER_CHECK(G::size(self, self.dim() - 1) == Int(2)) << "Tensor must have a last dimension of size 2";
+      EMBER_CHECK(G::stride(self, self.dim() - 1) == Int(1)) << "Tensor must have a last dimension with stride 1";
+      std::vector<Int> sizes = sizes_over<Int>(self), strides;
+      sizes.pop_back();
+      for (int64_t d = 0; d + 1 < self.dim(); ++d) {
+        EMBER_CHECK(core::rules::remainder(G::stride(self, d), Int(2)) == Int(0))
+            << "Tensor must have a stride divisible by 2 for all but last dimension";
+        strides.push_back(core::rules::divide(G::stride(self, d), Int(2)));
+      }
+      EMBER_CHECK(core::rules::remainder(G::offset(self), Int(2)) == Int(0)) << "Tensor must have a storage_offset divisible by 2";
+      return G::meta(std::move(sizes), std::move(strides), core::rules::divide(G::offset(self), Int(2)),
+                     *to_complex_type(self.dtype()), self.device());
+    }));
   });
   // CompositeImplicit in PyTorch: a select of the real view (a real tensor is its own
   // real part).
@@ -145,10 +163,13 @@ void register_transforms(Registry& r) {
         check_fft_input(self, /*want_complex=*/false, "_fft_r2c");
         const std::vector<int64_t> dims = signal_dims(self, a[1], "_fft_r2c");
         norm_mode(a[2], "_fft_r2c");
-        std::vector<int64_t> sizes = self.sizes().vec();
+        // Over SymInt as PyTorch's meta_fft_r2c: the onesided length n // 2 + 1 over the symbols.
         const int64_t last = dims.back();
-        if (a[3].to_bool()) sizes[static_cast<size_t>(last)] = sizes[static_cast<size_t>(last)] / 2 + 1;
-        return metas(fft_out_meta(self, sizes, *to_complex_type(self.dtype()), dims, last));
+        return metas(core::over_geometry({&self}, [&]<typename Int>() {
+          std::vector<Int> sizes = sizes_over<Int>(self);
+          if (a[3].to_bool()) sizes[static_cast<size_t>(last)] = core::rules::divide(sizes[static_cast<size_t>(last)], Int(2)) + Int(1);
+          return fft_out_meta<Int>(self, std::move(sizes), *to_complex_type(self.dtype()), dims, last);
+        }));
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         const Tensor& self = a[0].to_tensor();
@@ -166,14 +187,30 @@ void register_transforms(Registry& r) {
         check_fft_input(self, /*want_complex=*/true, "_fft_c2r");
         const std::vector<int64_t> dims = signal_dims(self, a[1], "_fft_c2r");
         norm_mode(a[2], "_fft_c2r");
-        const int64_t last = dims.back(), n = a[3].to_int();
-        EMBER_CHECK(n >= 1) << "_fft_c2r: Invalid number of data points (" << n << ") specified";
-        EMBER_CHECK(self.size(last) == n / 2 + 1)
-            << "_fft_c2r: a onesided signal of " << n << " points has " << n / 2 + 1 << " entries along dim " << last
-            << ", got " << self.size(last) << " (input sizes " << self.sizes() << ")";
-        std::vector<int64_t> sizes = self.sizes().vec();
-        sizes[static_cast<size_t>(last)] = n;
-        return metas(fft_out_meta(self, sizes, to_real_value_type(self.dtype()), dims, last));
+        // Over SymInt as PyTorch's meta_fft_c2r: last_dim_size may be symbolic (2 * (m - 1)
+        // of a symbolic onesided length m); the check that the input holds n // 2 + 1
+        // entries compares SymInts (a guard where the ranges do not decide it).
+        const int64_t last = dims.back();
+        auto meta = [&]<typename Int>() {
+          Int n;
+          if constexpr (std::is_same_v<Int, core::SymInt>) {
+            n = core::sym_int_arg(a[3]);
+          } else {
+            n = a[3].to_int();
+          }
+          const Int have = core::Geometry<Int>::size(self, last);
+          const Int half = core::rules::divide(n, Int(2)) + Int(1);
+          EMBER_CHECK(n >= Int(1)) << "_fft_c2r: Invalid number of data points (" << core::rules::size_text(n)
+                                   << ") specified";
+          EMBER_CHECK(have == half) << "_fft_c2r: a onesided signal of " << core::rules::size_text(n) << " points has "
+                                    << core::rules::size_text(half) << " entries along dim " << last << ", got "
+                                    << core::rules::size_text(have) << " (input sizes " << self.sizes() << ")";
+          std::vector<Int> sizes = sizes_over<Int>(self);
+          sizes[static_cast<size_t>(last)] = n;
+          return fft_out_meta<Int>(self, std::move(sizes), to_real_value_type(self.dtype()), dims, last);
+        };
+        return metas(a[3].is_sym_int() ? meta.template operator()<core::SymInt>()
+                                       : core::over_geometry({&self}, meta));
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         const Tensor& self = a[0].to_tensor();
@@ -200,7 +237,9 @@ void register_transforms(Registry& r) {
         check_fft_input(self, /*want_complex=*/true, "_fft_c2c");
         const std::vector<int64_t> dims = signal_dims(self, a[1], "_fft_c2c");
         norm_mode(a[2], "_fft_c2c");
-        return metas(fft_out_meta(self, self.sizes().vec(), self.dtype(), dims, std::nullopt));
+        return metas(core::over_geometry({&self}, [&]<typename Int>() {
+          return fft_out_meta<Int>(self, sizes_over<Int>(self), self.dtype(), dims, std::nullopt);
+        }));
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         const Tensor& self = a[0].to_tensor();
@@ -264,7 +303,7 @@ Tensor imag(const Tensor& self, Loc loc) { return call_tensor(EMBER_OP("aten::im
 Tensor _fft_r2c(const Tensor& self, IntArrayRef dim, int64_t normalization, bool onesided, Loc loc) {
   return call_tensor(EMBER_OP("aten::_fft_r2c"), {self, dim.vec(), normalization, onesided}, loc);
 }
-Tensor _fft_c2r(const Tensor& self, IntArrayRef dim, int64_t normalization, int64_t last_dim_size, Loc loc) {
+Tensor _fft_c2r(const Tensor& self, IntArrayRef dim, int64_t normalization, SymInt last_dim_size, Loc loc) {
   return call_tensor(EMBER_OP("aten::_fft_c2r"), {self, dim.vec(), normalization, last_dim_size}, loc);
 }
 Tensor _fft_c2c(const Tensor& self, IntArrayRef dim, int64_t normalization, bool forward, Loc loc) {

@@ -57,6 +57,10 @@ class DerivativeContext {
   /// gradient places its input within the storage by them).
   virtual IntArrayRef arg_strides(size_t i) const = 0;
   virtual int64_t arg_storage_offset(size_t i) const = 0;
+  /// Strides and storage offset of tensor argument `i` as SymInts (see arg_sym_sizes):
+  /// over the trace's size symbols without a guard, plain otherwise.
+  virtual std::vector<SymInt> arg_sym_strides(size_t i) const;
+  virtual SymInt arg_sym_storage_offset(size_t i) const;
   /// Output `i` of the forward call, and its geometry (readable without the saved value).
   virtual const Tensor& output(size_t i) const = 0;
   virtual IntArrayRef output_sizes(size_t i) const = 0;
@@ -207,7 +211,13 @@ Tensor sum_to(const Tensor& grad, SymIntArrayRef sizes);
 /// The gradient of as_strided: `grad` (of the view with out_* geometry) placed into the
 /// storage positions it was read from, summed where positions repeat, and read back at
 /// the input's geometry (split evenly where the input's own elements share storage, as
-/// PyTorch's as_strided_backward). Written with ops only.
+/// PyTorch's as_strided_backward). Written with ops only, over SymInt as PyTorch's: the
+/// storage's extent, the positions and the overlap test follow the symbols (comparisons
+/// the ranges do not decide become guards; nothing is specialized).
+Tensor as_strided_backward(const Tensor& grad, SymIntArrayRef in_sizes, SymIntArrayRef in_strides,
+                           const SymInt& in_offset, SymIntArrayRef out_sizes, SymIntArrayRef out_strides,
+                           const SymInt& out_offset);
+/// as_strided_backward of plain geometries (eager's view replay).
 Tensor as_strided_backward(const Tensor& grad, IntArrayRef in_sizes, IntArrayRef in_strides, int64_t in_offset,
                            IntArrayRef out_sizes, IntArrayRef out_strides, int64_t out_offset);
 

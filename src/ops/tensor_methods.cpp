@@ -45,6 +45,13 @@ Tensor Tensor::unsqueeze(int64_t dim, Loc loc) const { return ember::unsqueeze(*
 Tensor Tensor::as_strided(IntArrayRef size, IntArrayRef stride, std::optional<int64_t> offset, Loc loc) const {
   return ember::as_strided(*this, size, stride, offset, loc);
 }
+Tensor Tensor::as_strided(std::initializer_list<SymInt> size, std::initializer_list<SymInt> stride,
+                          std::optional<SymInt> offset, Loc loc) const {
+  return ember::as_strided(*this, SymIntArrayRef(size), SymIntArrayRef(stride), offset, loc);
+}
+Tensor Tensor::as_strided(SymIntArrayRef size, SymIntArrayRef stride, std::optional<SymInt> offset, Loc loc) const {
+  return ember::as_strided(*this, size, stride, offset, loc);
+}
 Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim, Loc loc) const {
   return ember::flatten(*this, start_dim, end_dim, loc);
 }

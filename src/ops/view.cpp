@@ -96,6 +96,47 @@ decltype(auto) over_size_args(const Tensor& self, std::initializer_list<const IV
   return core::over_geometry({&self}, std::forward<F>(f));
 }
 
+/// Over symbols, a view that stays within its input's own elements (the common case: a
+/// graph input's storage is its extent) guards that it does, as PyTorch's
+/// checkInBoundsForStorage guards the storage's symbolic size: a compiled view never reads
+/// past an input at a size the guards admit. One reaching past them into a base's storage
+/// is checked at the example values only (check_as_strided_bounds).
+void guard_within_input(const Tensor& self, const Ints<SymInt>& size, const Ints<SymInt>& stride,
+                        const SymInt& offset) {
+  using G = core::Geometry<SymInt>;
+  SymInt last = offset, input_last = G::offset(self);
+  for (size_t i = 0; i < size.size(); ++i) {
+    if (size[i] == SymInt(0)) return;
+    last = last + (size[i] - SymInt(1)) * stride[i];
+  }
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (G::size(self, d) == SymInt(0)) return;
+    input_last = input_last + (G::size(self, d) - SymInt(1)) * G::stride(self, d);
+  }
+  (void)(last <= input_last);  // the comparison records the guard
+}
+
+/// as_strided's checks on the view's geometry `m`: sizes and strides not negative, and
+/// the last element within self's storage. Over symbols they are checked at the example
+/// values (the trace's sizes), guard_within_input guarding the common case; the eager op
+/// checks every call's (Note [aot], "Dynamic shapes").
+void check_as_strided_bounds(const Tensor& self, const TensorMeta& m) {
+  int64_t extent = m.storage_offset;
+  for (size_t i = 0; i < m.sizes.size(); ++i) {
+    EMBER_CHECK(m.sizes[i] >= 0) << "as_strided: Negative sizes are not allowed, got " << m.sizes[i];
+    EMBER_CHECK(m.strides[i] >= 0) << "as_strided: Negative strides are not supported at the moment, got strides: "
+                                   << IntArrayRef(m.strides);
+    if (m.sizes[i] == 0) extent = -1;
+    if (extent >= 0) extent += (m.sizes[i] - 1) * m.strides[i];
+  }
+  const int64_t storage_elems = static_cast<int64_t>(self.storage()->nbytes() / self.element_size());
+  EMBER_CHECK(extent < storage_elems)
+      << "setStorage: sizes " << IntArrayRef(m.sizes) << ", strides " << IntArrayRef(m.strides) << ", storage offset "
+      << m.storage_offset << ", and itemsize " << self.element_size() << " requiring a storage size of "
+      << (extent + 1) * static_cast<int64_t>(self.element_size()) << " are out of bounds for storage of size "
+      << self.storage()->nbytes();
+}
+
 template <typename Int>
 TensorMeta view_meta(const Tensor& self, const Ints<Int>& size) {
   using G = core::Geometry<Int>;
@@ -429,28 +470,24 @@ void register_view_ops(Registry& r) {
     });
   });
 
+  // Sizes, strides and offset are SymInts, as in PyTorch's schema: a view of a symbolic
+  // extent (`x.as_strided({sym_size(x, 0), 2}, {2, 1})`) stays over the symbols.
   r.def("as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)")
       .set_view([](const Stack& a) {
         const Tensor& self = a[0].to_tensor();
-        const auto& size = a[1].to_int_list();
-        const auto& stride = a[2].to_int_list();
-        const int64_t offset = a[3].to_optional_int().value_or(self.storage_offset());
-        EMBER_CHECK(size.size() == stride.size()) << "mismatch in length of strides and shape";
-        int64_t extent = offset;
-        for (size_t i = 0; i < size.size(); ++i) {
-          EMBER_CHECK(size[i] >= 0) << "as_strided: Negative sizes are not allowed, got " << size[i];
-          EMBER_CHECK(stride[i] >= 0) << "as_strided: Negative strides are not supported at the moment, got strides: "
-                                      << IntArrayRef(stride);
-          if (size[i] == 0) extent = -1;
-          if (extent >= 0) extent += (size[i] - 1) * stride[i];
-        }
-        const int64_t storage_elems = static_cast<int64_t>(self.storage()->nbytes() / self.element_size());
-        EMBER_CHECK(extent < storage_elems)
-            << "setStorage: sizes " << IntArrayRef(size) << ", strides " << IntArrayRef(stride)
-            << ", storage offset " << offset << ", and itemsize " << self.element_size()
-            << " requiring a storage size of " << (extent + 1) * static_cast<int64_t>(self.element_size())
-            << " are out of bounds for storage of size " << self.storage()->nbytes();
-        return metas(view_of<int64_t>(self, size, stride, offset));
+        auto meta = [&]<typename Int>() {
+          using G = core::Geometry<Int>;
+          const Ints<Int> size = size_list<Int>(a[1]), stride = size_list<Int>(a[2]);
+          const Int offset = a[3].is_none() ? G::offset(self) : size_arg<Int>(a[3]);
+          EMBER_CHECK(size.size() == stride.size()) << "mismatch in length of strides and shape";
+          if constexpr (std::is_same_v<Int, SymInt>) guard_within_input(self, size, stride, offset);
+          return view_of<Int>(self, size, stride, offset);
+        };
+        const TensorMeta m = a[1].is_sym_int_list() || a[2].is_sym_int_list() || a[3].is_sym_int()
+                                 ? meta.template operator()<SymInt>()
+                                 : core::over_geometry({&self}, meta);
+        check_as_strided_bounds(self, m);
+        return metas(m);
       });
 
   r.def("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)")
@@ -588,6 +625,10 @@ Tensor unsqueeze(const Tensor& self, int64_t dim, Loc loc) {
 Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset,
                   Loc loc) {
   return call_tensor(EMBER_OP("aten::as_strided"), {self, size, stride, storage_offset}, loc);
+}
+Tensor as_strided(const Tensor& self, SymIntArrayRef size, SymIntArrayRef stride, std::optional<SymInt> storage_offset,
+                  Loc loc) {
+  return call_tensor(EMBER_OP("aten::as_strided"), {self, IValue(size), IValue(stride), storage_offset}, loc);
 }
 Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim, Loc loc) {
   return call_tensor(EMBER_OP("aten::flatten.using_ints"), {self, start_dim, end_dim}, loc);

@@ -68,8 +68,11 @@ TEST_P(DynamicProgram, InductorCompilesOnceOverSymbolsAndMatchesPyTorchAtEverySi
   EXPECT_NE(source.find("const int64_t* ks"), std::string::npos) << "kernels read the sizes at run time:\n" << source;
 }
 
+// strided_spectrum: as_strided with symbolic sizes, strides and offset, and _fft_r2c then
+// _fft_c2r with a symbolic last_dim_size (Note [aot], "Dynamic shapes").
 INSTANTIATE_TEST_SUITE_P(Programs, DynamicProgram, ::testing::Values("mlp_batch", "causal_block", "size_arith", "ranged",
-                                                                   "arange_bias", "causal_block_core"),
+                                                                   "arange_bias", "causal_block_core",
+                                                                   "strided_spectrum"),
                          [](const auto& info) { return info.param; });
 
 TEST(DynamicImport, SymbolsTakeTheProgramsRangesAndInputSources) {

@@ -1,6 +1,7 @@
 """Writes the exported programs with dynamic shapes that Ember's import tests read.
 
-Run with PyTorch 2.11 (CPU):  python tests/export/make_dynamic_programs.py [out_dir]
+Run with PyTorch 2.11 (CPU):  python tests/export/make_dynamic_programs.py [out_dir [name ...]]
+(names: only those programs are written).
 Each model is exported with torch.export.export(..., dynamic_shapes=...) and
 run_decompositions() (Core ATen) and saved as <name>.pt2; for each of its test sizes k,
 <name>_io<k>.safetensors holds the user inputs ("input.<name>") and PyTorch's outputs of
@@ -63,6 +64,18 @@ class Ranged(nn.Module):
         return torch.relu(self.lin(x)) * y + 1.0
 
 
+class StridedSpectrum(nn.Module):
+    """as_strided with sizes, strides and an offset over the symbols (its SymInt[] and
+    SymInt? arguments), and rfft then irfft back to the symbolic length (_fft_r2c and
+    _fft_c2r with a symbolic last_dim_size)."""
+
+    def forward(self, x):
+        n, t = x.shape
+        rows = x.as_strided((n - 1, 2), (t, 1), t)
+        smooth = torch.fft.irfft(torch.fft.rfft(x, dim=1), n=t, dim=1)
+        return rows * 2.0, smooth + 1.0
+
+
 def programs():
     """name -> (model, dynamic_shapes, [example args for each test size])."""
     batch = Dim("batch")
@@ -94,6 +107,11 @@ def programs():
             {"x": {0: b, 1: t}},
             [(torch.randn(n, s, 32),) for n, s in ((2, 8), (3, 5), (2, 13))],
         ),
+        "strided_spectrum": (
+            StridedSpectrum(),
+            {"x": {0: Dim("n", min=3), 1: Dim("t", min=3)}},
+            [(torch.randn(n, s),) for n, s in ((4, 6), (3, 9), (7, 16))],
+        ),
     }
 
 
@@ -113,7 +131,10 @@ KEEP = {"causal_block": (torch.ops.aten.tril.default,)}
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__)) + "/programs"
     os.makedirs(out, exist_ok=True)
+    only = set(sys.argv[2:])
     for name, (model, dynamic, sizes) in programs().items():
+        if only and name not in only:
+            continue
         model.eval()
         ep = torch.export.export(model, sizes[0], dynamic_shapes=dynamic)
         ep = relative_paths(core_aten(ep, KEEP.get(name, ())))

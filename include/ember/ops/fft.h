@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "ember/sym_int.h"
 #include "ember/tensor.h"
 
 namespace ember {
@@ -24,8 +25,9 @@ Tensor imag(const Tensor& self, Loc loc = Loc::current());
 Tensor _fft_r2c(const Tensor& self, IntArrayRef dim, int64_t normalization, bool onesided,
                 Loc loc = Loc::current());
 /// Complex-to-real (inverse, onesided) transform over `dim`; the output's size along
-/// dim.back() is `last_dim_size`.
-Tensor _fft_c2r(const Tensor& self, IntArrayRef dim, int64_t normalization, int64_t last_dim_size,
+/// dim.back() is `last_dim_size`, a SymInt as in PyTorch's schema (one read with
+/// ember::sym_size stays symbolic in a trace).
+Tensor _fft_c2r(const Tensor& self, IntArrayRef dim, int64_t normalization, SymInt last_dim_size,
                 Loc loc = Loc::current());
 /// Complex-to-complex transform over `dim`, forward or inverse (unnormalized unless asked).
 Tensor _fft_c2c(const Tensor& self, IntArrayRef dim, int64_t normalization, bool forward, Loc loc = Loc::current());

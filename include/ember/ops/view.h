@@ -38,6 +38,15 @@ Tensor squeeze(const Tensor& self, int64_t dim, Loc loc = Loc::current());
 Tensor unsqueeze(const Tensor& self, int64_t dim, Loc loc = Loc::current());
 Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride,
                   std::optional<int64_t> storage_offset = std::nullopt, Loc loc = Loc::current());
+/// as_strided whose sizes, strides and offset may be SymInts (PyTorch's `SymInt[] size,
+/// SymInt[] stride, SymInt? storage_offset`): one read with ember::sym_size stays symbolic
+/// in a trace (Note [dynamic shapes]).
+Tensor as_strided(const Tensor& self, SymIntArrayRef size, SymIntArrayRef stride,
+                  std::optional<SymInt> storage_offset = std::nullopt, Loc loc = Loc::current());
+inline Tensor as_strided(const Tensor& self, std::initializer_list<SymInt> size, std::initializer_list<SymInt> stride,
+                         std::optional<SymInt> storage_offset = std::nullopt, Loc loc = Loc::current()) {
+  return as_strided(self, SymIntArrayRef(size), SymIntArrayRef(stride), storage_offset, loc);
+}
 Tensor flatten(const Tensor& self, int64_t start_dim = 0, int64_t end_dim = -1, Loc loc = Loc::current());
 Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes, Loc loc = Loc::current());
 Tensor unflatten(const Tensor& self, int64_t dim, SymIntArrayRef sizes, Loc loc = Loc::current());

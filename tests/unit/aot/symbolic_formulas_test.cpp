@@ -1,18 +1,21 @@
 // Tests of derivative formulas and meta functions written over SymInt (Note [aot],
 // "Dynamic shapes"): a small function using var, std, prod, gather, scatter, scatter_add,
 // index, index_select, cat, repeat, a transposed convolution, the 3-D pools, a strided
-// slice, diagonal or masked_scatter, trained
+// slice, diagonal, masked_scatter or as_strided (sizes, strides and offset over the symbols), trained
 // with a dynamic batch (and a dynamic length where the op allows) at three sizes under
 // "aot_eager" and "inductor", traces once, keeps one cache entry, specializes no size,
 // and gives eager's loss and gradients (values, dtype, sizes and strides) at every size;
 // so do convolutions with a dynamic image size under layout optimization (channels_last
 // over the symbols) and batch norm and 3-D convolutions on a 5-D input, contiguous or
-// channels_last_3d.
+// channels_last_3d. The FFTs and the complex views, without gradients (a complex value
+// requiring grad is graph break GB0010), compile once for every size and equal eager.
 #include <gtest/gtest.h>
 
 #include <functional>
 
 #include "ember/ember.h"
+#include "ember/ops/fft.h"
+#include "inductor/inductor.h"
 #include "support/compile_helpers.h"
 #include "support/log_capture.h"
 
@@ -279,6 +282,133 @@ TEST_P(SymbolicFormulas, MaskedScatterCompilesOnce) {
     return (y * y).sum();
   };
   expect_one_symbolic_compile(loss, matrix, {}, kSizes, GetParam());
+}
+
+TEST_P(SymbolicFormulas, AsStridedOverSymbolicSizesStridesAndOffsetCompilesOnce) {
+  // Views of [batch, length] by as_strided with sizes, strides and an offset over the
+  // symbols (PyTorch's SymInt[] size, SymInt[] stride, SymInt? storage_offset): the first
+  // two columns of every row, columns 1 … 3 of every row but the first, and every row's
+  // first element twice (a zero stride): the backward scatters into zeros of the input's
+  // symbolic extent.
+  auto loss = [](const Tensor& x, const Tensor&) {
+    const SymInt rows = sym_size(x, 0), cols = sym_size(x, 1);
+    Tensor a = x.as_strided({rows, 2}, {cols, 1});
+    Tensor b = x.as_strided({rows - 1, 3}, {cols, 1}, cols + 1);
+    Tensor c = x.as_strided({rows, 2}, {cols, 0}, 0);
+    return (a * a).sum() + b.sum() * 0.5 + (c * b.sum(1, true).mean()).sum();
+  };
+  expect_one_symbolic_compile(loss, matrix, {}, kSizes, GetParam());
+}
+
+TEST_P(SymbolicFormulas, AsStridedOfASymbolicInputWithStaticArgumentsGuardsItsExtentOnly) {
+  // A view of fixed geometry of a [batch, 3] input (the first two rows) guards that the
+  // input reaches that far (8 <= 3*s0 - 1), as PyTorch guards the storage's size, and
+  // specializes nothing: batches 5 and 8 share one entry.
+  LogCapture logs;
+  set_logs("dynamic,guards");
+  auto f = [](const Tensor& x) { return (x.as_strided({2, 3}, {6, 1}) * 2.0).sum(); };
+  auto fn = compile(f, {.backend = GetParam(), .name = "strided", .arg_names = {"x"}, .dynamic = true});
+  for (int64_t batch : {5, 8, 5}) {
+    Tensor x = leaf({batch, 3});
+    Tensor loss = fn(x);
+    const std::vector<Tensor> grads = take_grads(loss, {x});
+    const std::vector<Tensor> expected = take_grads(f(x), {x});
+    expect_same_tensor(grads[0], expected[0], "batch " + std::to_string(batch));
+  }
+  EXPECT_EQ(fn.cache_size(), 1u) << logs.text();
+  EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
+}
+
+/// Compiles `f` (no gradients) with dynamic=true under `backend` and calls it on x of
+/// each size: one trace, one cache entry, no size specialized, no interpreter, at most one
+/// inductor compile, and every output equal to eager's in values, dtype, sizes and strides.
+void expect_one_symbolic_inference_compile(const std::function<std::vector<Tensor>(const Tensor&)>& f,
+                                           const std::vector<std::vector<int64_t>>& sizes,
+                                           const std::string& backend) {
+  LogCapture logs;
+  set_logs("dynamic,recompiles");
+  int traces = 0;
+  auto counted = [&](const Tensor& x) {
+    ++traces;
+    return f(x);
+  };
+  auto fn = compile(counted, {.backend = backend, .name = "f", .arg_names = {"x"}, .dynamic = true});
+  const int64_t compiles_before = inductor::compiler_invocations();
+  for (const std::vector<int64_t>& size : sizes) {
+    const Tensor x = randn(size);
+    const std::vector<Tensor> got = fn(x);
+    const std::vector<Tensor> expected = f(x);
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      const std::string what = "sizes " + ::testing::PrintToString(size) + ", output " + std::to_string(i);
+      ASSERT_EQ(got[i].dtype(), expected[i].dtype()) << what;
+      ASSERT_EQ(got[i].sizes().vec(), expected[i].sizes().vec()) << what;
+      ASSERT_EQ(got[i].strides().vec(), expected[i].strides().vec()) << what;
+      const bool complex = is_complex(got[i].dtype());
+      testing::expect_close(complex ? view_as_real(got[i]) : got[i], complex ? view_as_real(expected[i]) : expected[i],
+                            1e-4, 1e-5, what);
+    }
+  }
+  EXPECT_EQ(fn.cache_size(), 1u) << "one entry for every size\n" << logs.text();
+  EXPECT_EQ(traces, 1);
+  EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
+  EXPECT_EQ(logs.text().find("runs in the interpreter"), std::string::npos) << logs.text();
+  EXPECT_LE(inductor::compiler_invocations() - compiles_before, 1) << "one compile serves every size";
+}
+
+// Lengths even and odd: the onesided length s1 // 2 + 1 covers both.
+const std::vector<std::vector<int64_t>> kSignalSizes{{4, 6}, {6, 9}, {5, 16}, {7, 11}};
+
+TEST_P(SymbolicFormulas, RealToComplexAndBackOverSymbolicLengthsCompilesOnce) {
+  // _fft_r2c along the length (onesided: s1 // 2 + 1 entries, as PyTorch's meta_fft_r2c),
+  // its real view, and _fft_c2r back with the length read as a SymInt and with irfft's
+  // default 2 * (m - 1): extern calls that get each call's sizes.
+  auto f = [](const Tensor& x) {
+    const Tensor spectrum = _fft_r2c(x, {1}, /*normalization=*/0, /*onesided=*/true);
+    const Tensor back = _fft_c2r(spectrum, {1}, /*normalization=*/2, sym_size(x, 1));
+    const Tensor even = _fft_c2r(spectrum, {1}, /*normalization=*/2, (sym_size(spectrum, 1) - 1) * 2);
+    return std::vector<Tensor>{spectrum, view_as_real(spectrum) * 2.0, back + 1.0, even};
+  };
+  expect_one_symbolic_inference_compile(f, kSignalSizes, GetParam());
+}
+
+TEST_P(SymbolicFormulas, ComplexToComplexOverSymbolicSizesCompilesOnce) {
+  // A two-sided r2c over both dims, an inverse c2c along the batch, abs, and the complex
+  // view of a real [s0, s1, 2] tensor: every size over the symbols.
+  auto f = [](const Tensor& x) {
+    const Tensor both = _fft_r2c(x, {0, 1}, /*normalization=*/1, /*onesided=*/false);
+    const Tensor rows = _fft_c2c(both, {0}, /*normalization=*/0, /*forward=*/false);
+    const Tensor pairs = cat({x.unsqueeze(-1), (x * 2.0).unsqueeze(-1)}, -1);
+    return std::vector<Tensor>{rows, abs(rows), view_as_complex(pairs)};
+  };
+  expect_one_symbolic_inference_compile(f, kSignalSizes, GetParam());
+}
+
+TEST_P(SymbolicFormulas, AnFftOfValuesRequiringGradBreaksTheGraphAndTrainsAtEverySize) {
+  // A complex value that requires grad is graph break GB0010: the transforms run eagerly
+  // (their formulas in eager autograd) and the function runs in segments, one entry for
+  // every size, no size specialized, eager's loss and gradient.
+  LogCapture logs;
+  set_logs("dynamic,recompiles,graph_breaks");
+  auto loss = [](const Tensor& x) {
+    const Tensor spectrum = _fft_r2c(x * 2.0, {1}, /*normalization=*/0, /*onesided=*/true);
+    const Tensor back = _fft_c2r(spectrum, {1}, /*normalization=*/2, sym_size(x, 1));
+    return (back * x).sum() + (x * x).mean();
+  };
+  auto fn = compile(loss, {.backend = GetParam(), .name = "f", .arg_names = {"x"}, .dynamic = true});
+  for (auto [batch, length] : kSizes) {
+    const std::string what = "batch " + std::to_string(batch) + ", length " + std::to_string(length);
+    const Tensor x = randn({batch, length}).requires_grad_();
+    const Tensor compiled = fn(x);
+    const std::vector<Tensor> grads = take_grads(compiled, {x});
+    const Tensor expected = loss(x);
+    const std::vector<Tensor> expected_grads = take_grads(expected, {x});
+    expect_same_tensor(compiled, expected, what + ": loss");
+    expect_same_tensor(grads[0], expected_grads[0], what + ": gradient");
+  }
+  EXPECT_NE(logs.text().find("GB0010"), std::string::npos) << logs.text();
+  EXPECT_EQ(fn.cache_size(), 1u) << logs.text();
+  EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, SymbolicFormulas, ::testing::Values("aot_eager", "inductor"));

@@ -168,12 +168,14 @@ TEST_P(SymbolicTraining, BackwardReadsASymbolNoSavedTensorHasFromASavedInput) {
 }
 
 TEST_P(SymbolicTraining, AGuardTheBackwardAddsReachesTheEntry) {
-  // as_strided's derivative formula reads its input's sizes as integers (it scatters the
-  // gradient into zeros of the input's storage): the joint trace specializes the batch,
-  // and the entry's guards say so.
+  // embedding's derivative formula reads its weight's row count as an integer (the
+  // num_weights of embedding_dense_backward): with x as the weight, the joint trace
+  // specializes the batch, and the entry's guards say so.
   LogCapture logs;
   set_logs("guards,dynamic");
-  auto f = [](const Tensor& x) { return (x.as_strided({2, 3}, {6, 1}) * 2.0).sum(); };
+  auto f = [](const Tensor& x) {
+    return (embedding(x, arange(2, TensorOptions(kLong))) * 2.0).sum();
+  };
   auto fn = compile(f, {.backend = GetParam(), .name = "strided", .arg_names = {"x"}, .dynamic = true});
   for (int64_t batch : {5, 8, 5}) {
     Tensor x = leaf({batch, 3});
@@ -185,7 +187,7 @@ TEST_P(SymbolicTraining, AGuardTheBackwardAddsReachesTheEntry) {
     expect_close(compiled_grad, x.grad(), 1e-5, 1e-6, "batch " + std::to_string(batch));
   }
   EXPECT_EQ(fn.cache_size(), 2u) << "each batch size its own entry, guarded by the backward's specialization";
-  EXPECT_NE(logs.text().find("the derivative formula of aten::as_strided reads sizes as integers"), std::string::npos)
+  EXPECT_NE(logs.text().find("the derivative formula of aten::embedding reads sizes as integers"), std::string::npos)
       << logs.text();
   EXPECT_NE(logs.text().find("x.size(0) == 5"), std::string::npos) << logs.text();
   EXPECT_NE(logs.text().find("x.size(0) == 8"), std::string::npos) << logs.text();
@@ -292,25 +294,28 @@ TEST_P(SymbolicTraining, CnnWithADynamicImageSizeCompilesOnceAndMatchesEagerGrad
 TEST_F(SymbolicJoint, ATrainingGraphCompiledAtALaterCallThatSpecializesItsSizeRunsThatCallInTheInterpreter) {
   // The inference graph compiles at the example call (batch 5, no grad); the training
   // graph at the first call needing gradients, batch 8. Its joint graph is traced at the
-  // example sizes, and as_strided's formula specializes the batch to 5: that call is
-  // not one the guards admit now, so the interpreter runs it, with eager's gradient.
+  // example sizes, and embedding's formula specializes the batch (its weight's rows) to
+  // 5: that call is not one the guards admit now, so the interpreter runs it, with eager's
+  // gradient.
   LogCapture logs;
   std::unique_ptr<Graph> g = parse_graph(
       "graph late {\n"
       "  symbol s0 = 5 for x.size(0) [2, inf]\n"
       "  %x : f32[s0, 3] = placeholder[x]\n"
-      "  %rows : f32[2, 3] = aten::as_strided(%x, [2, 3], [6, 1], None)\n"
+      "  %idx : i64[2] = placeholder[idx]\n"
+      "  %rows : f32[2, 3] = aten::embedding(%x, %idx, -1, False, False)\n"
       "  %sum : f32[] = aten::sum(%rows, None)\n"
       "  return (%sum)\n"
       "}\n");
   const Backend interpret = [](Graph& graph, const std::vector<Tensor>&) { return eager_backend(graph); };
-  CompiledGraph fn = aot::aot_compile(*g, {randn({5, 3})}, interpret, "eager");
+  const Tensor idx = arange(2, TensorOptions(kLong));
+  CompiledGraph fn = aot::aot_compile(*g, {randn({5, 3}), idx}, interpret, "eager");
   Tensor x = leaf({8, 3});
-  std::vector<Tensor> out = fn({x});
+  std::vector<Tensor> out = fn({x, idx});
   out[0].backward();
   const Tensor compiled_grad = x.grad().clone();
   x.mutable_grad() = Tensor();
-  Tensor expected = x.as_strided({2, 3}, {6, 1}).sum();
+  Tensor expected = embedding(x, idx).sum();
   expected.backward();
   expect_close(out[0], expected);
   expect_close(compiled_grad, x.grad());

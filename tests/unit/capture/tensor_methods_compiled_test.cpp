@@ -219,7 +219,16 @@ std::vector<Row> rows() {
        }},
       {"as_strided(IntArrayRef,IntArrayRef,std::optional<int64_t>)",
        [](const Tensor& a, const Tensor&) {
-         return Results{a.as_strided({2, 2}, {1, 4}, 1) * 1};
+         return Results{a.as_strided(std::vector<int64_t>{2, 2}, std::vector<int64_t>{1, 4}, 1) * 1};
+       }},
+      {"as_strided(std::initializer_list<SymInt>,std::initializer_list<SymInt>,std::optional<SymInt>)",
+       [](const Tensor& a, const Tensor&) {
+         return Results{a.as_strided({2, 2}, {1, 4}, 1) * 1,
+                        a.as_strided({sym_size(a, 0) - 1, 2}, {sym_size(a, 1), 1}, sym_size(a, 1)) * 1};
+       }},
+      {"as_strided(SymIntArrayRef,SymIntArrayRef,std::optional<SymInt>)",
+       [](const Tensor& a, const Tensor&) {
+         return Results{a.as_strided(std::vector<SymInt>{sym_size(a, 0)}, std::vector<SymInt>{sym_size(a, 1)}) * 1};
        }},
       {"flatten(int64_t,int64_t)",
        [](const Tensor& a, const Tensor&) {
