@@ -233,8 +233,8 @@ Stack call_normalized(const OpDef& op, Stack& args) {
   }
 }
 
-void set_layer_handler(DispatchLayer layer, LayerHandler handler) {
-  g_handlers[static_cast<int>(layer)].store(handler, std::memory_order_relaxed);
+LayerHandler set_layer_handler(DispatchLayer layer, LayerHandler handler) {
+  return g_handlers[static_cast<int>(layer)].exchange(handler, std::memory_order_relaxed);
 }
 
 const Storage* inplace_target() { return t_inplace_target; }

@@ -27,9 +27,10 @@ inline constexpr int kNumLayers = 4;
 
 using LayerHandler = Stack (*)(const OpDef& op, Stack& args);
 
-/// Installs the handler of a layer (Capture or Autograd; Autocast is built in). The slot is atomic, so a library may
+/// Installs the handler of a layer (Capture or Autograd; Autocast is built in) and returns the one it
+/// replaces, so that a scope that installs its own can put it back. The slot is atomic, so a library may
 /// install its handler lazily while other threads dispatch.
-void set_layer_handler(DispatchLayer layer, LayerHandler handler);
+LayerHandler set_layer_handler(DispatchLayer layer, LayerHandler handler);
 
 /// Runs `op` from the top of the stack.
 Stack call(const OpDef& op, Stack args);

@@ -20,15 +20,24 @@ Stack recording_layer(const OpDef& op, Stack& args) {
   return redispatch(DispatchLayer::Capture, op, args);
 }
 
-/// Installs the recording layer as the capture layer for one test.
+/// Installs the recording layer as the capture layer for one test, and puts back the handler
+/// it replaced (capture's own, once an earlier test in the process has compiled something).
 class RecordingLayer {
  public:
-  RecordingLayer() {
-    seen().clear();
-    set_layer_handler(DispatchLayer::Capture, recording_layer);
-  }
-  ~RecordingLayer() { set_layer_handler(DispatchLayer::Capture, nullptr); }
+  RecordingLayer() : previous_(set_layer_handler(DispatchLayer::Capture, recording_layer)) { seen().clear(); }
+  ~RecordingLayer() { set_layer_handler(DispatchLayer::Capture, previous_); }
+
+ private:
+  LayerHandler previous_;
 };
+
+TEST(Dispatch, ALayerInstalledForAScopeGivesBackTheHandlerItReplaced) {
+  // Capture installs its layer once per process; a scope that swaps in another must not
+  // leave the slot empty, or every later compile in the process traces nothing.
+  const LayerHandler before = set_layer_handler(DispatchLayer::Capture, recording_layer);
+  { RecordingLayer layer; }
+  EXPECT_EQ(set_layer_handler(DispatchLayer::Capture, before), &recording_layer);
+}
 
 TEST(Dispatch, LayersSeeTheUsersOpsButNotKernelInternals) {
   Tensor a = ones({4}, kInt32), b = ones({4}, kFloat);
