@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/shape.h"
 #include "core/sym_geometry.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/linalg.h"
@@ -56,16 +57,59 @@ void check_flash_args(const Tensor& q, const Tensor& k, const Tensor& v, double 
       << scalar_type_name(q.dtype()) << "), got " << scalar_type_name(mask->dtype());
 }
 
-/// The fused op's outputs as PyTorch 2.11's CPU kernel allocates them: output [B, H, L, Ev]
-/// contiguous and logsumexp [B, H, L] over [B, L, H] memory.
+/// PyTorch's infer_dense_strides order of a tensor's dims, innermost first: by increasing
+/// stride, a larger size first between equal strides, and a dim of stride 0 left where it
+/// is (an insertion sort from the last dim, as c10 sorts).
+std::vector<int64_t> dense_order(IntArrayRef sizes, IntArrayRef strides) {
+  const int64_t n = static_cast<int64_t>(sizes.size());
+  std::vector<int64_t> perm;
+  for (int64_t d = n - 1; d >= 0; --d) perm.push_back(d);
+  auto should_swap = [&](int64_t a, int64_t b) {
+    if (strides[a] == 0 || strides[b] == 0) return 0;
+    if (strides[a] != strides[b]) return strides[a] < strides[b] ? -1 : 1;
+    return sizes[a] > sizes[b] ? 1 : 0;
+  };
+  for (int64_t i = 1; i < n; ++i) {
+    int64_t d1 = i;
+    for (int64_t d0 = i - 1; d0 >= 0; --d0) {
+      const int c = should_swap(perm[d0], perm[d1]);
+      if (c > 0) {
+        std::swap(perm[d0], perm[d1]);
+        d1 = d0;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  return perm;
+}
+
+/// The fused op's outputs as PyTorch 2.11's CPU kernel allocates them (Note [flash
+/// attention layout]): output [B, H, L, Ev] as empty_like(query) — the query's strides
+/// when it is non-overlapping and dense, else dense strides in the query's dim order — and
+/// logsumexp [B, H, L] over [B, L, H] memory. Where Ev != E (PyTorch rejects it; Ember's
+/// kernel takes it) the output is dense in the query's dim order.
 std::vector<TensorMeta> flash_meta(const Stack& a) {
   const Tensor &q = a[0].to_tensor(), &k = a[1].to_tensor(), &v = a[2].to_tensor();
   const std::optional<Tensor> mask = a[5].to_optional_tensor();
   check_flash_args(q, k, v, a[3].to_double(), mask);
+  const bool like_query = !core::is_symbolic(q) && v.size(3) == q.size(3) &&
+                          core::is_non_overlapping_and_dense(q.sizes(), q.strides());
+  const std::vector<int64_t> order = dense_order(q.sizes(), q.strides());
   return core::over_geometry({&q, &k, &v}, [&]<typename Int>() -> std::vector<TensorMeta> {
     using G = core::Geometry<Int>;
     const Int B = G::size(q, 0), H = G::size(q, 1), L = G::size(q, 2), Ev = G::size(v, 3);
-    std::vector<Int> out_sizes{B, H, L, Ev}, out_strides{H * L * Ev, L * Ev, Ev, Int(1)};
+    std::vector<Int> out_sizes{B, H, L, Ev}, out_strides(4, Int(1));
+    if (like_query) {
+      for (int64_t d = 0; d < 4; ++d) out_strides[d] = Int(q.stride(d));
+    } else {
+      Int next(1);
+      for (int64_t d : order) {
+        out_strides[d] = next;
+        const bool empty = (d == 3 ? v.size(3) : q.size(d)) == 0;
+        next = next * (empty ? Int(1) : out_sizes[d]);
+      }
+    }
     std::vector<Int> lse_sizes{B, H, L}, lse_strides{L * H, Int(1), H};
     return {G::meta(std::move(out_sizes), std::move(out_strides), Int(0), q.dtype(), q.device()),
             G::meta(std::move(lse_sizes), std::move(lse_strides), Int(0), q.dtype(), q.device())};
@@ -120,8 +164,13 @@ void flash_kernel(const Stack& a, std::vector<Tensor>& out) {
   const std::optional<Tensor> given = a[5].to_optional_tensor();
   Tensor mask;
   if (given) mask = given->expand({q.size(0), q.size(1), q.size(2), k.size(2)});
+  // The kernel writes rows of unit stride; an output laid out like a query without one
+  // (only a direct call of the op gives such a query) is written through a contiguous one.
+  const bool unit = out[0].stride(3) == 1 || out[0].size(3) <= 1;
+  Tensor o = unit ? out[0] : empty(out[0].sizes(), TensorOptions(out[0].dtype()).device(out[0].device()));
   kernels::cpu::flash_attention(q, k, v, given ? &mask : nullptr, a[4].to_bool(),
-                                attention_scale(q, a[6].to_optional_double()), out[0], out[1]);
+                                attention_scale(q, a[6].to_optional_double()), o, out[1]);
+  if (!unit) out[0].copy_(o);
 }
 
 void flash_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
@@ -140,10 +189,13 @@ void flash_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
 bool may_need_grad(const Tensor& t) { return t.impl()->autograd_meta != nullptr; }
 
 /// Whether scaled_dot_product_attention may run as the fused CPU op: 4-D float or double
-/// CPU (or meta) tensors of one dtype, no dropout, no grouped heads, and a mask (if any) of
-/// bool or the query's dtype that needs no gradient (the fused op has none for it). Query,
-/// key and value may need gradients: the fused op's derivative is its backward op, as in
-/// PyTorch's CPU dispatch.
+/// CPU (or meta) tensors of one dtype, no dropout, no grouped heads, one head size for
+/// query, key and value, unit stride in their last dims, query and key lengths above 0,
+/// and a mask (if any) of 2 or 4 dims, of bool or the query's dtype, that needs no
+/// gradient (the fused op has none for it) — PyTorch 2.11's CPU flash checks
+/// (sdp_utils_cpp.cpp); elsewhere its math form runs, whose output is contiguous (Note
+/// [flash attention layout]). Query, key and value may need gradients: the fused op's
+/// derivative is its backward op, as in PyTorch's CPU dispatch.
 bool flash_applies(const Tensor& q, const Tensor& k, const Tensor& v, const std::optional<Tensor>& mask,
                    double dropout_p) {
   if (dropout_p != 0.0 || q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return false;
@@ -151,8 +203,11 @@ bool flash_applies(const Tensor& q, const Tensor& k, const Tensor& v, const std:
     if ((t->device().type != DeviceType::CPU && t->device().type != DeviceType::Meta) || t->dtype() != q.dtype())
       return false;
   if (q.dtype() != kFloat && q.dtype() != kDouble) return false;
-  if (k.size(1) != q.size(1) || v.size(1) != q.size(1) || k.size(3) != q.size(3)) return false;
-  if (mask && (may_need_grad(*mask) || (mask->dtype() != kBool && mask->dtype() != q.dtype()) || mask->dim() > 4))
+  if (k.size(1) != q.size(1) || v.size(1) != q.size(1) || k.size(3) != q.size(3) || v.size(3) != q.size(3))
+    return false;
+  if (q.stride(3) != 1 || k.stride(3) != 1 || v.stride(3) != 1 || q.size(2) == 0 || k.size(2) == 0) return false;
+  if (mask && (may_need_grad(*mask) || (mask->dtype() != kBool && mask->dtype() != q.dtype()) ||
+               (mask->dim() != 2 && mask->dim() != 4)))
     return false;
   return true;
 }

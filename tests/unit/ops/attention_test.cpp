@@ -85,6 +85,71 @@ TEST_P(FlashAttention, BlocksMaskedWholeAreSkippedWithTheSameResult) {
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, FlashAttention, ::testing::Values(kFloat, kDouble));
 
+// PyTorch 2.11's strides (CPU, torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
+// and F.scaled_dot_product_attention on the queries below, B, H, L, E = 2, 3, 5, 4).
+// Note [flash attention layout].
+
+/// The query layouts of the stride tables: contiguous; [B, L, H, E] memory seen as
+/// [B, H, L, E] (a transformer's q); [H, B, L, E] and [L, B, H, E] memory; a last dim of
+/// stride L; a batch expanded from 1 (plain and transposed); every other element of a wider
+/// last dim (not dense); channels_last.
+Tensor strided_query(int kind) {
+  switch (kind) {
+    case 0: return randn({2, 3, 5, 4});
+    case 1: return randn({2, 5, 3, 4}).transpose(1, 2);
+    case 2: return randn({3, 2, 5, 4}).permute({1, 0, 2, 3});
+    case 3: return randn({5, 2, 3, 4}).permute({1, 2, 0, 3});
+    case 4: return randn({2, 3, 4, 5}).transpose(2, 3);
+    case 5: return randn({1, 3, 5, 4}).expand({2, 3, 5, 4});
+    case 6: return randn({1, 5, 3, 4}).transpose(1, 2).expand({2, 3, 5, 4});
+    case 7: return randn({2, 5, 3, 8}).narrow(-1, 0, 4).transpose(1, 2);
+    default: return randn({2, 5, 4, 3}).permute({0, 3, 1, 2});
+  }
+}
+
+TEST(FlashAttentionLayout, TheFusedOpsOutputIsLaidOutLikeTheQueryAsPyTorchs) {
+  manual_seed(21);
+  const std::vector<std::vector<int64_t>> want{{60, 20, 4, 1}, {60, 4, 12, 1}, {20, 40, 4, 1},
+                                               {12, 4, 24, 1}, {60, 20, 1, 5}, {60, 20, 4, 1},
+                                               {60, 4, 12, 1}, {60, 4, 12, 1}, {60, 1, 12, 3}};
+  for (int kind = 0; kind < 9; ++kind) {
+    const Tensor q = strided_query(kind), k = randn({2, 3, 5, 4}), v = randn({2, 3, 5, 4});
+    auto [out, lse] = _scaled_dot_product_flash_attention_for_cpu(q, k, v);
+    EXPECT_EQ(out.strides(), IntArrayRef(want[kind])) << "query kind " << kind;
+    EXPECT_EQ(lse.strides(), IntArrayRef({15, 1, 3})) << "query kind " << kind;
+    EXPECT_LT(max_abs_diff(out, reference(q, k, v, std::nullopt, false, 0.5)), 2e-6) << "query kind " << kind;
+  }
+}
+
+TEST(FlashAttentionLayout, SdpaTakesPyTorchsPathAndSoItsLayout) {
+  manual_seed(22);
+  const Tensor k = randn({2, 3, 5, 4}), v = randn({2, 3, 5, 4});
+  // The fused op where PyTorch's CPU flash runs: the query's layout.
+  const std::vector<std::vector<int64_t>> want{{60, 20, 4, 1}, {60, 4, 12, 1}, {20, 40, 4, 1},
+                                               {12, 4, 24, 1}, {60, 20, 4, 1}, {60, 20, 4, 1},
+                                               {60, 4, 12, 1}, {60, 4, 12, 1}, {60, 20, 4, 1}};
+  for (int kind = 0; kind < 9; ++kind) {
+    const Tensor q = strided_query(kind);
+    const Tensor out = scaled_dot_product_attention(q, k, v);
+    EXPECT_EQ(out.strides(), IntArrayRef(want[kind])) << "query kind " << kind;
+    EXPECT_LT(max_abs_diff(out, reference(q, k, v, std::nullopt, false, 0.5)), 2e-6) << "query kind " << kind;
+  }
+  const Tensor q = strided_query(1);
+  const std::vector<int64_t> fused{60, 4, 12, 1}, math{60, 20, 4, 1};
+  // Causal, a bool [L, S] mask and a [B, 1, L, S] one: fused.
+  EXPECT_EQ(scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, true).strides(), IntArrayRef(fused));
+  EXPECT_EQ(scaled_dot_product_attention(q, k, v, ones({5, 5}, kBool)).strides(), IntArrayRef(fused));
+  EXPECT_EQ(scaled_dot_product_attention(q, k, v, zeros({2, 1, 5, 5})).strides(), IntArrayRef(fused));
+  // A 3-D mask, a key or value without unit last stride, and dropout: the math form.
+  EXPECT_EQ(scaled_dot_product_attention(q, k, v, zeros({3, 5, 5})).strides(), IntArrayRef(math));
+  EXPECT_EQ(scaled_dot_product_attention(q, strided_query(4), v).strides(), IntArrayRef(math));
+  EXPECT_EQ(scaled_dot_product_attention(q, k, strided_query(4)).strides(), IntArrayRef(math));
+  EXPECT_EQ(scaled_dot_product_attention(q, k, v, std::nullopt, 0.5).strides(), IntArrayRef(math));
+  // A value head size other than the query's: the math form, contiguous [B, H, L, Ev].
+  const Tensor v7 = randn({2, 5, 3, 7}).transpose(1, 2);
+  EXPECT_EQ(scaled_dot_product_attention(q, k, v7).strides(), IntArrayRef({105, 35, 7, 1}));
+}
+
 TEST(ScaledDotProductAttention, BoolMaskKeepsWhereTrue) {
   manual_seed(6);
   const Tensor q = randn({2, 2, 9, 4}), k = randn({2, 2, 11, 4}), v = randn({2, 2, 11, 4});
