@@ -59,6 +59,14 @@ JointGraph make_joint_graph(const Graph& forward, const std::vector<bool>& requi
 /// `changed` (when given) counts the converted convolution inputs.
 std::unique_ptr<Graph> channels_last_convolutions(const Graph& forward, size_t* changed = nullptr);
 
+/// Whether geometries `a` and `b` have the same sizes and offset, and the same strides on
+/// every dim of size above 1 (compared as expressions over the size symbols: no guard).
+bool same_layout(const TensorMeta& a, const TensorMeta& b);
+
+/// The memory format ("contiguous_format", "channels_last") whose clone gives `m`'s
+/// strides, or nullopt when neither does (or the offset is not 0).
+std::optional<std::string> memory_format_of(const TensorMeta& m);
+
 /// Gives each output of `joint` (forward outputs and gradients) the strides of the same
 /// output of `reference`, the joint graph of the graph before channels_last_convolutions —
 /// what eager returns —, by a clone in that memory format (a forward output's in the

@@ -102,6 +102,8 @@ bool nhwc_convolution(const Node& n) {
   return !sizes[1].is_symbolic();
 }
 
+}  // namespace
+
 /// Whether `a` and `b` have the same strides on every dim of size above 1 (the strides
 /// of a size-1 dim do not change where any element is).
 bool same_layout(const TensorMeta& a, const TensorMeta& b) {
@@ -119,8 +121,6 @@ std::optional<std::string> memory_format_of(const TensorMeta& m) {
     return std::string("channels_last");
   return std::nullopt;
 }
-
-}  // namespace
 
 std::unique_ptr<Graph> channels_last_convolutions(const Graph& g, size_t* changed) {
   size_t converted = 0;

@@ -10,10 +10,12 @@
 #include <string>
 
 #include "aot/aot.h"
+#include "aot/joint.h"
 #include "core/shape.h"
 #include "graph/rewrite.h"
 #include "inductor/pipeline.h"
 #include "inductor/symbolic.h"
+#include "ops/registry.h"
 #include "support/logging.h"
 
 namespace ember::inductor {
@@ -352,12 +354,20 @@ std::optional<AttentionMatch> match_attention(const Node& out, const std::map<co
 /// (Note [flash attention]): an extern call of the fused kernel, no [L, S] scores in
 /// memory. A bool mask filling -inf where true becomes the additive mask
 /// `where(mask, -inf, 0)` of the scores' dtype; the kernel skips blocks whose mask is all
-/// -inf (a causal mask). The output is the old view's, contiguous [B, H, L, Ev]; other
-/// nodes are unchanged (dead code elimination drops the replaced ones). Each match is
-/// logged on `inductor` with its pattern and node. With `grad_values` (the nodes whose
-/// value may require grad: a training graph's forward), a match whose mask is one of them
-/// is left unfused.
-std::unique_ptr<Graph> fuse_attention(const Graph& g, size_t* changed, const std::set<const Node*>* grad_values = nullptr) {
+/// -inf (a causal mask). The fused op's output is laid out like q (Note [flash attention
+/// layout]) where the view it replaces was contiguous: every node reading a value whose
+/// strides so change has its output geometry from its meta function again (a transpose
+/// back to [B, L, H, Ev] is then contiguous, and its .contiguous() no copy), and each graph
+/// output whose strides changed gets the old ones back by a clone in their memory format.
+/// Where that cannot be done (a node without a meta function reads a moved value, or an
+/// old output's strides are neither contiguous nor channels_last), the fused op's output
+/// is cloned contiguous instead and nothing after it moves (`keep_layout`). Other nodes are
+/// unchanged (dead code elimination drops the replaced ones). Each match is logged on
+/// `inductor` with its pattern and node. With `grad_values` (the nodes whose value may
+/// require grad: a training graph's forward), a match whose mask is one of them is left
+/// unfused.
+std::unique_ptr<Graph> fuse_attention(const Graph& g, size_t* changed, const std::set<const Node*>* grad_values = nullptr,
+                                      bool keep_layout = false) {
   const auto users = g.users();
   std::map<const Node*, AttentionMatch> matches;  // the final view -> its match
   std::map<const Node*, Arg> q_of, k_of, v_of, mask_of;  // readers -> the value they read (new graph)
@@ -380,12 +390,37 @@ std::unique_ptr<Graph> fuse_attention(const Graph& g, size_t* changed, const std
     matches.emplace(n.get(), std::move(*m));
   }
   std::map<const Node*, std::vector<Arg>> mapped;  // a reader's arguments in the new graph
-  return graph::rewrite(
+  bool stuck = false;  // a node whose input strides moved but whose meta cannot be recomputed
+  std::unique_ptr<Graph> out = graph::rewrite(
       g,
       [&](const Node& n, const std::vector<Arg>& args, GraphBuilder& b) -> std::optional<std::vector<ValueRef>> {
         if (readers.count(&n)) mapped[&n] = args;  // kept; dead code once the match is replaced
         auto it = matches.find(&n);
-        if (it == matches.end()) return std::nullopt;
+        if (it == matches.end()) {
+          // A node reading a value whose strides the fused op changed: its geometry again
+          // from its meta function (a view or a pointwise op follows its input's layout).
+          bool moved = false;
+          for (size_t i = 0; i < args.size(); ++i) {
+            const Arg& was = n.args()[i];
+            if (args[i].kind == Arg::Kind::Value)
+              moved |= !aot::same_layout(was.value.node->meta().at(was.value.index), GraphBuilder::meta(args[i].value));
+            if (args[i].kind == Arg::Kind::ValueList)
+              for (size_t k = 0; k < args[i].values.size(); ++k)
+                if (args[i].values[k])
+                  moved |= !aot::same_layout(was.values[k]->node->meta().at(was.values[k]->index),
+                                             GraphBuilder::meta(*args[i].values[k]));
+          }
+          if (!moved) return std::nullopt;
+          const ops::OpDef* op = n.op();
+          if (!op || op->kind == ops::OpKind::Composite || op->kind == ops::OpKind::Dynamic || !op->meta) {
+            stuck = true;
+            return std::nullopt;
+          }
+          Node* call = b.call_node(n.target(), std::vector<graph::BuildArg>(args.begin(), args.end()));
+          std::vector<ValueRef> values;
+          for (uint32_t i = 0; i < n.num_outputs(); ++i) values.push_back(call->out(i));
+          return values;
+        }
         const AttentionMatch& m = it->second;
         const ValueRef q = mapped.at(m.q_reader)[0].value, k = mapped.at(m.k_reader)[0].value,
                        v = mapped.at(m.v_reader)[0].value;
@@ -402,9 +437,39 @@ std::unique_ptr<Graph> fuse_attention(const Graph& g, size_t* changed, const std
         }
         Node* flash = b.call_node("aten::_scaled_dot_product_flash_attention_for_cpu",
                                   {q, k, v, 0.0, false, mask, m.scale});
-        return std::vector<ValueRef>{ValueRef{flash, 0}};
+        ValueRef y{flash, 0};
+        if (keep_layout && !aot::same_layout(n.meta()[0], GraphBuilder::meta(y)))
+          y = b.call("aten::clone", {y, IValue(std::string("contiguous_format"))});
+        return std::vector<ValueRef>{y};
       },
       changed);
+  if (keep_layout || (changed && *changed == 0)) return out;
+  // The outputs get eager's strides back; where a clone cannot give them, nothing moves.
+  const std::vector<ValueRef> outs = out->outputs(), want = g.outputs();
+  std::vector<std::optional<std::string>> formats(outs.size());
+  bool any = false;
+  for (size_t i = 0; i < outs.size() && !stuck; ++i) {
+    const TensorMeta &got = outs[i].node->meta().at(outs[i].index), &ref = want[i].node->meta().at(want[i].index);
+    if (got.undefined || ref.undefined || aot::same_layout(got, ref)) continue;
+    formats[i] = aot::memory_format_of(ref);
+    stuck = !formats[i];
+    any = true;
+  }
+  if (stuck) {
+    EMBER_LOG(inductor, INFO) << "fuse_attention (graph " << g.name() << "): the fused output keeps the contiguous "
+                              << "layout (a node after it has no meta function, or an output's eager strides are "
+                              << "neither contiguous nor channels_last)";
+    return fuse_attention(g, changed, grad_values, true);
+  }
+  if (!any) return out;
+  out->erase(out->output_node());
+  GraphBuilder b(*out, {}, false);
+  std::vector<ValueRef> restored = outs;
+  for (size_t i = 0; i < outs.size(); ++i)
+    if (formats[i]) restored[i] = b.call("aten::clone", {outs[i], IValue(*formats[i])});
+  out->set_output(std::move(restored));
+  graph::verify(*out);
+  return out;
 }
 
 /// The nodes of `g` whose value may require grad: the inputs `requires_grad` marks and

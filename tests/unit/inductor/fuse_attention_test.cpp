@@ -187,5 +187,34 @@ TEST_F(FuseAttentionTest, NearMissesKeepTheUnfusedGraph) {
   }, causal_bool_mask(), 0, "");
 }
 
+TEST_F(FuseAttentionTest, TheFusedOutputsLayoutKeepsEveryValueEagersStrides) {
+  // GPT-2's block: q, k and v views of one [B, T, 3C] projection, transposed to [B, H, T,
+  // D]. The fused op lays its output out like q ([B, T, H, D] memory, Note [flash attention
+  // layout]) where the matmuls gave a contiguous [B, H, T, D]: the graph's outputs — the
+  // attention itself, its transpose back to [B, T, C] (a copy no more), and a pointwise of
+  // it — keep the strides eager gives them, and their values.
+  testing::LogCapture logs("inductor");
+  manual_seed(12);
+  const int64_t B = 2, T = 24, H = 3, D = 8, C = H * D;
+  const Tensor x = randn({B, T, 3 * C});
+  auto fn = [=](const Tensor& in) -> std::vector<Tensor> {
+    auto heads = [&](int64_t i) { return in.narrow(2, i * C, C).view({B, T, H, D}).transpose(1, 2); };
+    const Tensor q = heads(0), k = heads(1), v = heads(2);
+    Tensor att = matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(D)));
+    const Tensor y = matmul(softmax(masked_fill(att, triu(ones({T, T}, kBool), 1), -kInf), -1), v);
+    return {y, y.transpose(1, 2).contiguous().view({B, T, C}), y * 2.0};
+  };
+  NoGradGuard no_grad;
+  const std::vector<Tensor> want = fn(x);
+  const std::vector<Tensor> got = compile(fn, {.backend = "inductor"})(x);
+  EXPECT_EQ(extern_count(inductor::last_compile_report(), kFlash), 1u) << logs.text();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i].sizes(), want[i].sizes()) << "output " << i;
+    EXPECT_EQ(got[i].strides(), want[i].strides()) << "output " << i;
+    expect_close(got[i], want[i], 1e-5, 1e-5);
+  }
+}
+
 }  // namespace
 }  // namespace ember
