@@ -417,6 +417,18 @@ std::unique_ptr<Graph> fuse_attention(const Graph& g, size_t* changed, const std
             return std::nullopt;
           }
           Node* call = b.call_node(n.target(), std::vector<graph::BuildArg>(args.begin(), args.end()));
+          // The .contiguous() after merging the heads back (a clone of the fused output or a
+          // view of it, each its reader's only input) now copies a value already in its
+          // layout: it reads that value instead, as PyTorch's remove_noop_ops drops a clone
+          // whose input has its output's geometry.
+          if (n.target() == "aten::clone" && args[0].kind == Arg::Kind::Value &&
+              aot::same_layout(GraphBuilder::meta(args[0].value), call->meta()[0])) {
+            const Node* in = n.args()[0].value.node;
+            if (in->kind() == NodeKind::Call && single_user(in, users) && in->num_outputs() == 1 &&
+                !matches.count(in) && !in->args().empty() && in->args()[0].kind == Arg::Kind::Value)
+              in = in->args()[0].value.node;  // one view between the fused op and the clone
+            if (matches.count(in) && single_user(in, users)) return std::vector<ValueRef>{args[0].value};
+          }
           std::vector<ValueRef> values;
           for (uint32_t i = 0; i < n.num_outputs(); ++i) values.push_back(call->out(i));
           return values;

@@ -216,5 +216,30 @@ TEST_F(FuseAttentionTest, TheFusedOutputsLayoutKeepsEveryValueEagersStrides) {
   }
 }
 
+TEST_F(FuseAttentionTest, TheHeadsMergedBackAfterTheFusedOpAreNoCopy) {
+  // y.transpose(1, 2).contiguous() after attention over GPT-2's transposed heads: the
+  // fused output is [B, T, H, D] memory already, so the graph runs no kernel, only the
+  // fused op's extern call.
+  manual_seed(13);
+  const int64_t B = 2, T = 24, H = 3, D = 8, C = H * D;
+  const Tensor x = randn({B, T, 3 * C});
+  auto fn = [=](const Tensor& in) {
+    auto heads = [&](int64_t i) { return in.narrow(2, i * C, C).view({B, T, H, D}).transpose(1, 2); };
+    const Tensor att = matmul(heads(0), heads(1).transpose(-2, -1)) * (1.0 / std::sqrt(double(D)));
+    return matmul(softmax(att, -1), heads(2)).transpose(1, 2).contiguous().view({B, T, C});
+  };
+  NoGradGuard no_grad;
+  const Tensor want = fn(x);
+  const Tensor got = compile(fn, {.backend = "inductor"})(x);
+  const inductor::CompileReport rep = inductor::last_compile_report();
+  EXPECT_EQ(extern_count(rep, kFlash), 1u);
+  std::string names;
+  for (const auto& [kernel, nodes] : rep.kernels)
+    for (const std::string& node : nodes) names += kernel + ": " + node + "\n";
+  EXPECT_TRUE(rep.kernels.empty()) << names;
+  EXPECT_EQ(got.strides(), want.strides());
+  expect_close(got, want, 1e-5, 1e-5);
+}
+
 }  // namespace
 }  // namespace ember
