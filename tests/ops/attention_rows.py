@@ -22,6 +22,12 @@ def qkv(g, b, h, lq, s, e, dtype=f32, k_lay="contiguous"):
     return g.t((b, h, lq, e), dtype), g.t((b, h, s, e), dtype, lay=k_lay), g.t((b, h, s, e), dtype)
 
 
+def heads(g, b, h, n, e, dtype=f32):
+    """A [B, H, N, E] argument over [B, N, H, E] memory: a transformer's heads split from
+    its features, as x.view(B, N, H, E).transpose(1, 2) gives them."""
+    return T(g.values((b, n, h, e), dtype), [["transpose", 1, 2]])
+
+
 def flash(g):
     return [S(*qkv(g, 2, 3, 5, 6, 4), desc="plain"),
             S(*qkv(g, 2, 3, 7, 7, 4), 0.0, True, desc="causal"),
@@ -37,7 +43,12 @@ def flash(g):
             S(g.t((3, 5, 4)), g.t((3, 6, 4)), g.t((3, 6, 4)), desc="3-D", expect="error"),
             S(*qkv(g, 2, 3, 5, 6, 4), 0.5, desc="dropout", expect="error"),
             S(*qkv(g, 2, 3, 5, 6, 4), attn_mask=bool_mask(g, (5, 6)), desc="bool mask", expect="error"),
-            S(g.t((2, 3, 5, 4)), g.t((2, 3, 6, 4), f64), g.t((2, 3, 6, 4)), desc="mixed dtypes", expect="error")]
+            S(g.t((2, 3, 5, 4)), g.t((2, 3, 6, 4), f64), g.t((2, 3, 6, 4)), desc="mixed dtypes", expect="error"),
+            # The output is empty_like(query): laid out like the query (attention.cpp). No
+            # query without unit stride in its last dim either (read as if it had one).
+            S(heads(g, 2, 3, 5, 4), heads(g, 2, 3, 6, 4), heads(g, 2, 3, 6, 4), 0.0, True,
+              desc="heads over [B, L, H, E] memory, causal"),
+            S(g.t((2, 3, 5, 4), lay="expand"), g.t((2, 3, 6, 4)), g.t((2, 3, 6, 4)), desc="query expanded")]
 
 
 def flash_backward(g):
@@ -74,12 +85,19 @@ def sdpa(g):
             S(g.t((2, 3, 5, 4)), g.t((2, 3, 6, 4)), g.t((2, 3, 6, 7)), desc="value head size differs"),
             S(*qkv(g, 2, 3, 5, 6, 4), g.t((5, 6)), 0.0, True, desc="mask and is_causal (fused form)"),
             S(g.t((3, 5, 4)), g.t((3, 6, 4)), g.t((3, 6, 4)), g.t((5, 6)), 0.0, True,
-              desc="mask and is_causal (math form)", expect="error")]
+              desc="mask and is_causal (math form)", expect="error"),
+            # The fused op's output is laid out like the query; the math form's is contiguous.
+            S(heads(g, 2, 3, 5, 4), heads(g, 2, 3, 6, 4), heads(g, 2, 3, 6, 4), None, 0.0, True,
+              desc="heads over [B, L, H, E] memory, causal (fused form)"),
+            S(heads(g, 2, 3, 5, 4), heads(g, 2, 3, 6, 4), heads(g, 2, 3, 6, 4), g.t((3, 5, 6)),
+              desc="heads, 3-D mask (math form)"),
+            S(g.t((2, 3, 5, 4), lay="step"), g.t((2, 3, 6, 4)), g.t((2, 3, 6, 4)),
+              desc="query of stride 2 in its last dim (math form)")]
 
 
 def attention_rows():
     A = "attention"
     return [OpInfo("aten::_scaled_dot_product_flash_attention_for_cpu", A, flash, strides=True,
                    no_grad_args=("attn_mask",)),
-            OpInfo("aten::scaled_dot_product_attention", A, sdpa),
+            OpInfo("aten::scaled_dot_product_attention", A, sdpa, strides=True),
             OpInfo("aten::_scaled_dot_product_flash_attention_for_cpu_backward", A, flash_backward, strides=True)]
