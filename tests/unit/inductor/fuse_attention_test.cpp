@@ -241,5 +241,27 @@ TEST_F(FuseAttentionTest, TheHeadsMergedBackAfterTheFusedOpAreNoCopy) {
   expect_close(got, want, 1e-5, 1e-5);
 }
 
+TEST_F(FuseAttentionTest, AnOutputWhoseEagerStridesNoCloneGivesKeepsTheContiguousFusedOutput) {
+  // The attention returned transposed, a view: eager's strides are the contiguous output's
+  // transposed, which no memory-format clone gives. The pass then clones the fused output
+  // contiguous, so the view after it has eager's strides.
+  testing::LogCapture logs("inductor");
+  manual_seed(14);
+  const int64_t B = 2, T = 24, H = 3, D = 8;
+  const Tensor x = randn({B, T, 3 * H * D});
+  auto fn = [=](const Tensor& in) {
+    auto heads = [&](int64_t i) { return in.narrow(2, i * H * D, H * D).view({B, T, H, D}).transpose(1, 2); };
+    const Tensor att = matmul(heads(0), heads(1).transpose(-2, -1)) * (1.0 / std::sqrt(double(D)));
+    return matmul(softmax(att, -1), heads(2)).transpose(1, 2);
+  };
+  NoGradGuard no_grad;
+  const Tensor want = fn(x);
+  const Tensor got = compile(fn, {.backend = "inductor"})(x);
+  EXPECT_EQ(extern_count(inductor::last_compile_report(), kFlash), 1u) << logs.text();
+  EXPECT_NE(logs.text().find("the fused output keeps the contiguous layout"), std::string::npos) << logs.text();
+  EXPECT_EQ(got.strides(), want.strides());
+  expect_close(got, want, 1e-5, 1e-5);
+}
+
 }  // namespace
 }  // namespace ember
