@@ -67,6 +67,15 @@ bool same_layout(const TensorMeta& a, const TensorMeta& b);
 /// strides, or nullopt when neither does (or the offset is not 0).
 std::optional<std::string> memory_format_of(const TensorMeta& m);
 
+/// For a node being rebuilt by graph::rewrite: whether any of its tensor arguments in the new
+/// graph (`args`) is laid out other than the one it read in the old graph (`n.args()`).
+bool arguments_moved(const Node& n, const std::vector<Arg>& args);
+
+/// Whether a node's output geometry can be computed again from its op's meta function: a
+/// call of a functional, view or in-place op that has one (not a composite, whose parts
+/// were traced, nor a data-dependent op).
+bool geometry_recomputable(const Node& n);
+
 /// Gives each output of `joint` (forward outputs and gradients) the strides of the same
 /// output of `reference`, the joint graph of the graph before channels_last_convolutions —
 /// what eager returns —, by a clone in that memory format (a forward output's in the

@@ -113,6 +113,26 @@ bool same_layout(const TensorMeta& a, const TensorMeta& b) {
 }
 
 /// The memory format whose clone gives `m`'s strides, or nullopt when neither does.
+bool arguments_moved(const Node& n, const std::vector<Arg>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Arg& was = n.args()[i];
+    if (args[i].kind == Arg::Kind::Value &&
+        !same_layout(was.value.node->meta().at(was.value.index), GraphBuilder::meta(args[i].value)))
+      return true;
+    if (args[i].kind == Arg::Kind::ValueList)
+      for (size_t k = 0; k < args[i].values.size(); ++k)
+        if (args[i].values[k] &&
+            !same_layout(was.values[k]->node->meta().at(was.values[k]->index), GraphBuilder::meta(*args[i].values[k])))
+          return true;
+  }
+  return false;
+}
+
+bool geometry_recomputable(const Node& n) {
+  const ops::OpDef* op = n.op();
+  return op && op->kind != ops::OpKind::Composite && op->kind != ops::OpKind::Dynamic && op->meta;
+}
+
 std::optional<std::string> memory_format_of(const TensorMeta& m) {
   const core::SymInts sizes = sizes_of(m), strides = strides_of(m);
   if (!is_constant(offset_of(m), 0)) return std::nullopt;
@@ -143,24 +163,15 @@ std::unique_ptr<Graph> channels_last_convolutions(const Graph& g, size_t* change
         } else {
           // A node reading a value whose strides the pass changed: its own output strides
           // come again from its meta function (a pointwise op follows its input's layout).
-          bool moved = false, reads_nhwc = false;
-          for (size_t i = 0; i < args.size(); ++i) {
-            if (args[i].kind == Arg::Kind::Value) {
-              moved |= !same_layout(meta_of(n.args()[i]), GraphBuilder::meta(args[i].value));
-              reads_nhwc |= dense_nhwc(GraphBuilder::meta(args[i].value));
-            }
-            if (args[i].kind == Arg::Kind::ValueList)
-              for (size_t k = 0; k < args[i].values.size(); ++k)
-                if (args[i].values[k])
-                  moved |= !same_layout(n.args()[i].values[k]->node->meta().at(n.args()[i].values[k]->index),
-                                        GraphBuilder::meta(*args[i].values[k]));
-          }
-          if (!moved) return std::nullopt;
-          const ops::OpDef* op = n.op();
-          if (!op || op->kind == ops::OpKind::Composite || op->kind == ops::OpKind::Dynamic || !op->meta) {
+          if (!arguments_moved(n, args)) return std::nullopt;
+          if (!geometry_recomputable(n)) {
             stuck = true;
             return std::nullopt;
           }
+          const ops::OpDef* op = n.op();
+          bool reads_nhwc = false;
+          for (const Arg& a : args)
+            if (a.kind == Arg::Kind::Value) reads_nhwc |= dense_nhwc(GraphBuilder::meta(a.value));
           // A functional op reading an NHWC value and a value that has an NHWC copy (the
           // block's input read again by the residual add) reads the copy: the same
           // elements, and the op's loop then runs along one layout.

@@ -399,20 +399,8 @@ std::unique_ptr<Graph> fuse_attention(const Graph& g, size_t* changed, const std
         if (it == matches.end()) {
           // A node reading a value whose strides the fused op changed: its geometry again
           // from its meta function (a view or a pointwise op follows its input's layout).
-          bool moved = false;
-          for (size_t i = 0; i < args.size(); ++i) {
-            const Arg& was = n.args()[i];
-            if (args[i].kind == Arg::Kind::Value)
-              moved |= !aot::same_layout(was.value.node->meta().at(was.value.index), GraphBuilder::meta(args[i].value));
-            if (args[i].kind == Arg::Kind::ValueList)
-              for (size_t k = 0; k < args[i].values.size(); ++k)
-                if (args[i].values[k])
-                  moved |= !aot::same_layout(was.values[k]->node->meta().at(was.values[k]->index),
-                                             GraphBuilder::meta(*args[i].values[k]));
-          }
-          if (!moved) return std::nullopt;
-          const ops::OpDef* op = n.op();
-          if (!op || op->kind == ops::OpKind::Composite || op->kind == ops::OpKind::Dynamic || !op->meta) {
+          if (!aot::arguments_moved(n, args)) return std::nullopt;
+          if (!aot::geometry_recomputable(n)) {
             stuck = true;
             return std::nullopt;
           }
