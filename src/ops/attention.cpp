@@ -57,33 +57,6 @@ void check_flash_args(const Tensor& q, const Tensor& k, const Tensor& v, double 
       << scalar_type_name(q.dtype()) << "), got " << scalar_type_name(mask->dtype());
 }
 
-/// PyTorch's infer_dense_strides order of a tensor's dims, innermost first: by increasing
-/// stride, a larger size first between equal strides, and a dim of stride 0 left where it
-/// is (an insertion sort from the last dim, as c10 sorts).
-std::vector<int64_t> dense_order(IntArrayRef sizes, IntArrayRef strides) {
-  const int64_t n = static_cast<int64_t>(sizes.size());
-  std::vector<int64_t> perm;
-  for (int64_t d = n - 1; d >= 0; --d) perm.push_back(d);
-  auto should_swap = [&](int64_t a, int64_t b) {
-    if (strides[a] == 0 || strides[b] == 0) return 0;
-    if (strides[a] != strides[b]) return strides[a] < strides[b] ? -1 : 1;
-    return sizes[a] > sizes[b] ? 1 : 0;
-  };
-  for (int64_t i = 1; i < n; ++i) {
-    int64_t d1 = i;
-    for (int64_t d0 = i - 1; d0 >= 0; --d0) {
-      const int c = should_swap(perm[d0], perm[d1]);
-      if (c > 0) {
-        std::swap(perm[d0], perm[d1]);
-        d1 = d0;
-      } else if (c < 0) {
-        break;
-      }
-    }
-  }
-  return perm;
-}
-
 /// The fused op's outputs as PyTorch 2.11's CPU kernel allocates them (Note [flash
 /// attention layout]): output [B, H, L, Ev] as empty_like(query) — the query's strides
 /// when it is non-overlapping and dense, else dense strides in the query's dim order — and
@@ -95,7 +68,7 @@ std::vector<TensorMeta> flash_meta(const Stack& a) {
   check_flash_args(q, k, v, a[3].to_double(), mask);
   const bool like_query = !core::is_symbolic(q) && v.size(3) == q.size(3) &&
                           core::is_non_overlapping_and_dense(q.sizes(), q.strides());
-  const std::vector<int64_t> order = dense_order(q.sizes(), q.strides());
+  const std::vector<int64_t> order = dense_dim_order(q.sizes(), q.strides());
   return core::over_geometry({&q, &k, &v}, [&]<typename Int>() -> std::vector<TensorMeta> {
     using G = core::Geometry<Int>;
     const Int B = G::size(q, 0), H = G::size(q, 1), L = G::size(q, 2), Ev = G::size(v, 3);

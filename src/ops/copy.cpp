@@ -71,9 +71,10 @@ TensorMeta like(const Tensor& self, std::optional<ScalarType> dtype, std::option
                              device.value_or(self.device()));
   TensorMeta m;
   m.sizes = self.sizes().vec();
-  // Preserve a dense layout (e.g. a transposed tensor copies as transposed), else contiguous.
+  // A dense layout kept (a transposed tensor copies as transposed); else dense strides in
+  // its dims' order, as PyTorch's empty_like.
   m.strides = core::is_non_overlapping_and_dense(self.sizes(), self.strides()) ? self.strides().vec()
-                                                                                : core::contiguous_strides(self.sizes());
+                                                                                : infer_dense_strides(self.sizes(), self.strides());
   m.dtype = dtype.value_or(self.dtype());
   m.device = device.value_or(self.device());
   return m;
@@ -157,6 +158,24 @@ void register_functional_fill_copy(Registry& r) {
 
 }  // namespace
 
+TensorMeta memory_format_like(const Tensor& self, const IValue& memory_format, std::optional<ScalarType> dtype,
+                              std::optional<Device> device) {
+  const ScalarType dt = dtype.value_or(self.dtype());
+  const Device dev = device.value_or(self.device());
+  const std::string format = memory_format.is_string() ? memory_format.to_string_ref() : "preserve_format";
+  // Over the symbols when asked for a contiguous result; otherwise like() keeps a layout
+  // that is dense for every size (Note [dynamic shapes]).
+  if (format == "contiguous_format" && core::is_symbolic(self))
+    return core::contiguous_sym_meta(core::sym_sizes(self), dt, dev);
+  if (format == "contiguous_format") return contiguous_meta(self.sizes(), dt, dev);
+  if (format == "channels_last") {
+    EMBER_CHECK(self.dim() == 4) << "required rank 4 tensor to use channels_last format, got a tensor of "
+                                 << self.dim() << " dims";
+    return layout_meta_of(self, dt, dev, true);
+  }
+  return like(self, dtype, device);
+}
+
 void register_copy_ops(Registry& r) {
   r.def("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)")
       .set_meta([](const Stack& a) {
@@ -201,21 +220,7 @@ void register_copy_ops(Registry& r) {
       .set_complex();
 
   r.def("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor")
-      .set_meta([](const Stack& a) {
-        const Tensor& self = a[0].to_tensor();
-        const bool contiguous_format = a[1].is_string() && a[1].to_string_ref() == "contiguous_format";
-        // Over the symbols when asked for a contiguous copy; otherwise like() keeps a layout
-        // that is dense for every size (Note [dynamic shapes]).
-        if (contiguous_format && core::is_symbolic(self))
-          return metas(core::contiguous_sym_meta(core::sym_sizes(self), self.dtype(), self.device()));
-        if (contiguous_format) return metas(contiguous_meta(self.sizes(), self.dtype(), self.device()));
-        if (a[1].is_string() && a[1].to_string_ref() == "channels_last") {
-          EMBER_CHECK(self.dim() == 4) << "clone: required rank 4 tensor to use channels_last format, got a tensor of "
-                                       << self.dim() << " dims";
-          return metas(layout_meta_of(self, self.dtype(), self.device(), true));
-        }
-        return metas(like(self, std::nullopt, std::nullopt));
-      })
+      .set_meta([](const Stack& a) { return metas(memory_format_like(a[0].to_tensor(), a[1], std::nullopt, std::nullopt)); })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) { kernels::cpu::copy_into(out[0], a[0].to_tensor()); })
       .set_cuda([](const Stack& a, std::vector<Tensor>& out) { kernels::cuda::copy_into(out[0], a[0].to_tensor()); })
       .set_complex();

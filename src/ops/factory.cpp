@@ -144,16 +144,16 @@ void register_factory_ops(Registry& r) {
   r.def("full_like(Tensor self, Scalar fill_value, *, " + like_opts + ") -> Tensor")
       .set_meta([](const Stack& a) {
         const Tensor& self = a[0].to_tensor();
-        const Device d = a[4].is_none() ? self.device() : a[4].to_device();
-        return metas(contiguous_meta(self.sizes(), a[2].to_optional_scalar_type().value_or(self.dtype()), d));
+        return metas(memory_format_like(self, a[6], a[2].to_optional_scalar_type(),
+                                        a[4].is_none() ? std::nullopt : std::optional<Device>(a[4].to_device())));
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) { fill_value(out[0], a[1].to_scalar()); })
       .set_complex();
   r.def("empty_like(Tensor self, *, " + like_opts + ") -> Tensor")
       .set_meta([](const Stack& a) {
         const Tensor& self = a[0].to_tensor();
-        const Device d = a[3].is_none() ? self.device() : a[3].to_device();
-        return metas(contiguous_meta(self.sizes(), a[1].to_optional_scalar_type().value_or(self.dtype()), d));
+        return metas(memory_format_like(self, a[5], a[1].to_optional_scalar_type(),
+                                        a[3].is_none() ? std::nullopt : std::optional<Device>(a[3].to_device())));
       })
       .set_cpu([](const Stack&, std::vector<Tensor>&) {})
       .set_complex();

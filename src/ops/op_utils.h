@@ -21,6 +21,22 @@ ScalarType result_type(std::initializer_list<const IValue*> values);
 TensorMeta pointwise_meta(const std::vector<const Tensor*>& inputs, ScalarType dtype);
 
 TensorMeta contiguous_meta(IntArrayRef sizes, ScalarType dtype, Device device);
+
+/// c10's dim order for infer_dense_strides, innermost first: by increasing stride, the
+/// larger size first between equal strides, a dim of stride 0 left where it is (an
+/// insertion sort from the last dim, as c10 sorts).
+std::vector<int64_t> dense_dim_order(IntArrayRef sizes, IntArrayRef strides);
+/// c10's infer_dense_strides: dense strides for `sizes` in dense_dim_order (a dim of size
+/// 0 or 1 multiplies nothing). What empty_like and clone give a tensor that is not
+/// non-overlapping and dense: its dims' order kept, the gaps closed.
+std::vector<int64_t> infer_dense_strides(IntArrayRef sizes, IntArrayRef strides);
+
+/// The geometry clone and the *_like factories give `self` for a MemoryFormat argument:
+/// contiguous_format, channels_last (4-D), or (None, preserve_format) self's strides when
+/// it is non-overlapping and dense, else infer_dense_strides, as PyTorch's empty_like;
+/// over the symbols where `self` has them and the result is dense for every size.
+TensorMeta memory_format_like(const Tensor& self, const IValue& memory_format, std::optional<ScalarType> dtype,
+                              std::optional<Device> device);
 inline std::vector<TensorMeta> metas(TensorMeta m) { return {std::move(m)}; }
 
 /// PyTorch's suggest_memory_format() == ChannelsLast: a 4-D tensor of channels_last

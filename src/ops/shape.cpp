@@ -166,11 +166,7 @@ void repeat_kernel(const Tensor& self, const std::vector<int64_t>& repeats, cons
   copy(raw_view(out, sizes, out_strides, out.storage_offset()), raw_view(self, sizes, in_strides, self.storage_offset()));
 }
 
-TensorMeta like_meta(const Tensor& self) {
-  TensorMeta m = contiguous_meta(self.sizes(), self.dtype(), self.device());
-  if (core::is_non_overlapping_and_dense(self.sizes(), self.strides())) m.strides = self.strides().vec();
-  return m;
-}
+TensorMeta like_meta(const Tensor& self) { return memory_format_like(self, IValue(), std::nullopt, std::nullopt); }
 
 void check_tri(const Tensor& self) {
   EMBER_CHECK_INDEX(self.dim() > 0) << "Dimension specified as -2 but tensor has no dimensions";

@@ -17,6 +17,24 @@
 namespace ember {
 namespace {
 
+TEST(CoreOps, ALikeOfANonDenseTensorKeepsItsDimsOrderAsPyTorchs) {
+  // PyTorch's empty_like (and so clone, zeros_like, full_like, flip): a tensor that is not
+  // non-overlapping and dense gets dense strides in its own dims' order
+  // (infer_dense_strides), not contiguous ones. PyTorch 1.13 and 2.11 both give (1, 24, 8).
+  const Tensor x = randn({4, 6, 8}).slice(1, 0, 6, 2).permute({2, 0, 1});
+  ASSERT_EQ(x.strides().vec(), (std::vector<int64_t>{1, 48, 16}));
+  const std::vector<int64_t> want{1, 24, 8};
+  EXPECT_EQ(x.clone().strides().vec(), want);
+  EXPECT_EQ(flip(x, {0}).strides().vec(), want);
+  EXPECT_EQ(empty_like(x).strides().vec(), want);
+  EXPECT_EQ(zeros_like(x).strides().vec(), want);
+  // A dense layout is kept as it is (PyTorch: zeros_like of a transpose is transposed).
+  const Tensor t = randn({3, 4}).t();
+  EXPECT_EQ(zeros_like(t).strides().vec(), (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(full_like(t, 2.0).strides().vec(), (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(x.clone().contiguous().to_vector<float>(), x.contiguous().to_vector<float>());
+}
+
 TEST(CoreOps, LocalScalarDenseReadsTheOneElementInItsDtype) {
   const Scalar f = _local_scalar_dense(full({}, 2.5));
   EXPECT_TRUE(f.is_floating_point());
