@@ -82,6 +82,10 @@ bool geometry_recomputable(const Node& n);
 /// forward part). Returns false, leaving `joint` as it was, when an output's strides differ
 /// and the reference's are neither contiguous nor channels_last.
 bool restore_output_strides(JointGraph& joint, const JointGraph& reference);
+/// The same on a plain graph: each output of `g` gets the strides of the same output of
+/// `reference` by a clone in that memory format (`copies`, if given: the clone of each
+/// output, or null); false, leaving `g` as it was, when one cannot.
+bool restore_output_strides(Graph& g, const Graph& reference, std::vector<Node*>* copies = nullptr);
 
 /// Layout optimization of an inference graph (config().aot.inference_layout_optimization,
 /// Note [aot], "Layout optimization"): channels_last_convolutions(g) when every output keeps

@@ -189,9 +189,8 @@ std::unique_ptr<Graph> channels_last_convolutions(const Graph& g, size_t* change
   return out;
 }
 
-bool restore_output_strides(JointGraph& joint, const JointGraph& reference) {
-  Graph& g = *joint.graph;
-  const std::vector<ValueRef> outs = g.outputs(), want = reference.graph->outputs();
+bool restore_output_strides(Graph& g, const Graph& reference, std::vector<Node*>* copies) {
+  const std::vector<ValueRef> outs = g.outputs(), want = reference.outputs();
   EMBER_INTERNAL_ASSERT(outs.size() == want.size())
       << "restore_output_strides: " << outs.size() << " outputs against the reference's " << want.size();
   std::vector<std::optional<std::string>> formats(outs.size());
@@ -203,6 +202,7 @@ bool restore_output_strides(JointGraph& joint, const JointGraph& reference) {
     if (!formats[i] || !same(sizes_of(got), sizes_of(ref))) return false;
     any = true;
   }
+  if (copies) copies->assign(outs.size(), nullptr);
   if (!any) return true;
   g.erase(g.output_node());
   GraphBuilder b(g, {}, false);
@@ -210,10 +210,18 @@ bool restore_output_strides(JointGraph& joint, const JointGraph& reference) {
   for (size_t i = 0; i < outs.size(); ++i) {
     if (!formats[i]) continue;
     restored[i] = b.call("aten::clone", {outs[i], IValue(*formats[i])});
-    // A forward output's copy belongs to the forward, a gradient's to the backward.
-    if (i < joint.num_forward_outputs) joint.forward_nodes.insert(restored[i].node);
+    if (copies) (*copies)[i] = restored[i].node;
   }
   g.set_output(std::move(restored));
+  return true;
+}
+
+bool restore_output_strides(JointGraph& joint, const JointGraph& reference) {
+  std::vector<Node*> copies;
+  if (!restore_output_strides(*joint.graph, *reference.graph, &copies)) return false;
+  // A forward output's copy belongs to the forward, a gradient's to the backward.
+  for (size_t i = 0; i < copies.size() && i < joint.num_forward_outputs; ++i)
+    if (copies[i]) joint.forward_nodes.insert(copies[i]);
   return true;
 }
 

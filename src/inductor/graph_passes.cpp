@@ -445,29 +445,12 @@ std::unique_ptr<Graph> fuse_attention(const Graph& g, size_t* changed, const std
       changed);
   if (keep_layout || (changed && *changed == 0)) return out;
   // The outputs get eager's strides back; where a clone cannot give them, nothing moves.
-  const std::vector<ValueRef> outs = out->outputs(), want = g.outputs();
-  std::vector<std::optional<std::string>> formats(outs.size());
-  bool any = false;
-  for (size_t i = 0; i < outs.size() && !stuck; ++i) {
-    const TensorMeta &got = outs[i].node->meta().at(outs[i].index), &ref = want[i].node->meta().at(want[i].index);
-    if (got.undefined || ref.undefined || aot::same_layout(got, ref)) continue;
-    formats[i] = aot::memory_format_of(ref);
-    stuck = !formats[i];
-    any = true;
-  }
-  if (stuck) {
+  if (stuck || !aot::restore_output_strides(*out, g)) {
     EMBER_LOG(inductor, INFO) << "fuse_attention (graph " << g.name() << "): the fused output keeps the contiguous "
                               << "layout (a node after it has no meta function, or an output's eager strides are "
                               << "neither contiguous nor channels_last)";
     return fuse_attention(g, changed, grad_values, true);
   }
-  if (!any) return out;
-  out->erase(out->output_node());
-  GraphBuilder b(*out, {}, false);
-  std::vector<ValueRef> restored = outs;
-  for (size_t i = 0; i < outs.size(); ++i)
-    if (formats[i]) restored[i] = b.call("aten::clone", {outs[i], IValue(*formats[i])});
-  out->set_output(std::move(restored));
   graph::verify(*out);
   return out;
 }
