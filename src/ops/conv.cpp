@@ -224,6 +224,29 @@ bool conv_channels_last(const Tensor& input, const Tensor& weight) {
   return suggests_channels_last(input) || suggests_channels_last(weight);
 }
 
+// Note [channels_last transposed convolution on CUDA]: on CUDA PyTorch runs a transposed
+// convolution on cuDNN only when every output_padding is below its stride
+// (ConvParams::use_cudnn's is_output_padding_big); a larger one (allowed below the
+// dilation) goes to slow_conv_transpose2d (slow_conv_transpose3d for 3-D), whose memory
+// format is contiguous on CUDA (thnn_conv_use_channels_last holds only on the CPU). So a
+// channels_last input or weight there gives a contiguous output, grad_input and
+// grad_weight. On the CPU oneDNN (or thnn) keeps channels_last for any output_padding.
+
+namespace {
+
+/// The memory format of a 1-D or 2-D convolution's result and gradients: Note [channels_last
+/// convolution], less Note [channels_last transposed convolution on CUDA].
+bool conv2d_channels_last(const Tensor& input, const Tensor& weight, const std::vector<int64_t>& stride,
+                          const std::vector<int64_t>& output_padding, bool transposed) {
+  if (!conv_channels_last(input, weight)) return false;
+  if (!transposed || !input.is_cuda()) return true;
+  for (size_t i = 0; i < stride.size(); ++i)
+    if (output_padding[i] >= stride[i]) return false;
+  return true;
+}
+
+}  // namespace
+
 ConvSetup conv_setup(const Stack& a) {
   const Tensor& input = a[0].to_tensor();
   const Tensor& weight = a[1].to_tensor();
@@ -252,7 +275,11 @@ ConvSetup conv_setup(const Stack& a) {
                                << " at dimension 0, but got weight of size " << ws << " instead";
   EMBER_CHECK(ws[0] % groups == 0) << "Given groups=" << groups << ", expected weight to be divisible by " << groups
                                    << " at dimension 0, but got weight of size [" << ws << "] instead";
-  if (transposed) return conv_transpose_setup(input, weight, bias, stride, padding, dilation, output_padding, groups);
+  if (transposed) {
+    ConvSetup s = conv_transpose_setup(input, weight, bias, stride, padding, dilation, output_padding, groups);
+    if (s.dims != 3) s.channels_last = conv2d_channels_last(input, weight, stride, output_padding, true);
+    return s;
+  }
   EMBER_CHECK(input.size(1) == ws[1] * groups)
       << "Given groups=" << groups << ", weight of size " << ws << ", expected input" << input.sizes() << " to have "
       << ws[1] * groups << " channels, but got " << input.size(1) << " channels instead";
@@ -283,6 +310,7 @@ ConvSetup conv_setup(const Stack& a) {
   s.out_sizes = {p.batch, p.out_channels};
   if (dims == 2) s.out_sizes.push_back(p.out_h);
   s.out_sizes.push_back(p.out_w);
+  s.channels_last = conv2d_channels_last(input, weight, stride, output_padding, false);
   return s;
 }
 
@@ -561,7 +589,7 @@ void register_conv_ops(Registry& r) {
         const Tensor& input = a[0].to_tensor();
         const ConvSetup s = conv_setup(a);
         return metas(layout_meta(s.out_sizes, input.dtype(), input.device(),
-                                 s.dims == 3 ? s.channels_last : conv_channels_last(input, a[1].to_tensor())));
+                                 s.channels_last));
       })
       .set_cpu(convolution_cpu);
 

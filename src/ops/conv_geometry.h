@@ -17,8 +17,10 @@ struct ConvSetup {
   int64_t dims = 2;
   kernels::cpu::Conv2dParams p;
   kernels::cpu::Conv3dParams p3;
-  /// 3-D only: whether the output (and grad_input, grad_weight) is channels_last_3d, by
-  /// PyTorch's rule for 3-D convolutions (Note [3-D convolution]).
+  /// Whether the output (and grad_input, grad_weight) is channels_last (channels_last_3d
+  /// for 3-D), by PyTorch's rule: Note [channels_last convolution] for 1-D and 2-D (with
+  /// Note [channels_last transposed convolution on CUDA] in conv.cpp), Note [3-D
+  /// convolution] for 3-D.
   bool channels_last = false;
   std::vector<int64_t> out_sizes;
   bool transposed = false;

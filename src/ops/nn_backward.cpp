@@ -91,7 +91,7 @@ std::vector<TensorMeta> convolution_backward_meta(const Stack& a) {
   const Tensor& weight = a[2].to_tensor();
   const auto& mask = output_mask(a[10]);
   // Note [channels_last convolution]; Note [3-D convolution] in conv.cpp.
-  const bool channels_last = s.dims == 3 ? s.channels_last : conv_channels_last(input, weight);
+  const bool channels_last = s.channels_last;
   return {maybe_meta(mask[0], input.sizes(), input.dtype(), input.device(), channels_last),
           maybe_meta(mask[1], weight.sizes(), weight.dtype(), input.device(), channels_last),
           maybe_meta(mask[2], {s.p.out_channels}, input.dtype(), input.device())};

@@ -82,16 +82,18 @@ std::optional<TensorMeta> like_input(const Tensor& input, const TensorMeta& at_h
 /// would run it: bfloat16, or float32 with groups > 1, the kernel's last two dims both
 /// above 3, a batch above 1 (a size symbol always is: its range starts at 2) or N·C·D·H
 /// above 20480 (a guard where the ranges do not decide); transposed, no output_padding of
-/// at least its stride. Other ranks: conv_channels_last.
+/// at least its stride. Other ranks: conv_channels_last, but on CUDA not for a transposed
+/// convolution with an output_padding of at least its stride.
 bool sym_conv_channels_last(const Tensor& input, const Tensor& weight, const IValue& stride, bool transposed,
                             const IValue& output_padding, int64_t groups) {
   if (!conv_channels_last(input, weight)) return false;
-  if (input.dim() != 5) return true;
-  if (transposed) {
+  const bool three_d = input.dim() == 5;
+  if (transposed && (three_d || input.is_cuda())) {  // and Note [channels_last transposed convolution on CUDA]
     const auto &s = stride.to_int_list(), &op = output_padding.to_int_list();
-    for (size_t i = 0; i < 3; ++i)
+    for (size_t i = 0; i + 2 < static_cast<size_t>(input.dim()); ++i)
       if (param(op, i) >= param(s, i)) return false;
   }
+  if (!three_d) return true;
   if (input.dtype() == kBFloat16) return true;
   if (input.dtype() != kFloat) return false;
   const SymInts in = core::sym_sizes(input);

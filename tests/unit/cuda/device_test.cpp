@@ -3,6 +3,8 @@
 // on cuda:0, which facets the registry has, and what a machine without a GPU says.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "ember/cuda.h"
 #include "ember/ember.h"
 #include "gpu/cpu_only_op.h"
@@ -97,6 +99,66 @@ TEST(CudaDevice, WithoutAGpuMakingACudaTensorRaisesWithTheRuntimesReason) {
     ADD_FAILURE() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(cuda::unavailable_reason()), std::string::npos) << e.what();
+  }
+}
+
+
+/// A tensor claimed on `device` (its memory never read) of NCHW sizes `sizes` stored NHWC.
+Tensor claimed_nhwc_tensor(std::vector<int64_t> sizes, const char* device) {
+  auto impl = std::make_shared<TensorImpl>();
+  const int64_t c = sizes[1], h = sizes[2], w = sizes[3];
+  impl->strides = {c * h * w, 1, w * c, c};
+  impl->sizes = std::move(sizes);
+  impl->device = Device(device);
+  impl->dtype = kFloat;
+  impl->refresh();
+  impl->storage = std::make_shared<Storage>(nullptr, 0, impl->device, nullptr);
+  return Tensor(std::move(impl));
+}
+
+/// Whether a 4-D meta's strides are channels_last's (NHWC) for its sizes.
+bool nhwc_meta(const TensorMeta& m) {
+  const auto& s = m.sizes;
+  return m.strides == std::vector<int64_t>{s[1] * s[2] * s[3], 1, s[3] * s[1], s[1]};
+}
+
+/// Whether a 4-D meta's strides are contiguous (NCHW) for its sizes.
+bool nchw_meta(const TensorMeta& m) {
+  const auto& s = m.sizes;
+  return m.strides == std::vector<int64_t>{s[1] * s[2] * s[3], s[2] * s[3], s[3], 1};
+}
+
+TEST(CudaDevice, ChannelsLastTransposedConvolutionWithOutputPaddingPastTheStrideIsContiguousOnCuda) {
+  // Note [channels_last transposed convolution on CUDA]: PyTorch's use_cudnn refuses an
+  // output_padding of at least the stride, and slow_conv_transpose2d keeps channels_last
+  // only on the CPU: a channels_last input gives a contiguous output, grad_input and
+  // grad_weight on CUDA, channels_last ones on the CPU (PyTorch 2.11 CPU: output strides
+  // (400, 1, 40, 4) for this call), and channels_last on CUDA when cuDNN runs it.
+  const ops::OpDef& conv = ops::registry().get("aten::convolution");
+  const ops::OpDef& back = ops::registry().get("aten::convolution_backward");
+  const std::vector<int64_t> one{1, 1}, zero{0, 0};
+  struct Case {
+    const char* device;
+    std::vector<int64_t> output_padding, dilation;
+    bool channels_last;
+  };
+  for (const Case& c : {Case{"cuda:0", {1, 0}, {2, 1}, false}, Case{"cuda:0", {0, 1}, {1, 2}, false},
+                        Case{"cuda:0", zero, {2, 2}, true}, Case{"cpu", {1, 1}, {2, 2}, true}}) {
+    const Tensor x = claimed_nhwc_tensor({2, 3, 5, 5}, c.device);
+    Tensor w = claimed_cuda_tensor({3, 4, 3, 3});
+    if (std::string(c.device) == "cpu") w = claimed_nhwc_tensor({3, 4, 3, 3}, "cpu");
+    const std::vector<TensorMeta> y =
+        conv.meta({x, w, IValue(), one, zero, c.dilation, true, c.output_padding, int64_t{1}});
+    ASSERT_EQ(y.size(), 1u);
+    EXPECT_EQ(nhwc_meta(y[0]), c.channels_last) << c.device << ": strides " << IntArrayRef(y[0].strides);
+    EXPECT_EQ(nchw_meta(y[0]), !c.channels_last) << c.device << ": strides " << IntArrayRef(y[0].strides);
+    const Tensor gy = claimed_nhwc_tensor(y[0].sizes, c.device);
+    const std::vector<TensorMeta> g = back.meta({gy, x, w, IValue(), one, zero, c.dilation, true, c.output_padding,
+                                                 int64_t{1}, std::vector<bool>{true, true, false}});
+    ASSERT_EQ(g.size(), 3u);
+    EXPECT_EQ(nhwc_meta(g[0]), c.channels_last) << c.device << " grad_input " << IntArrayRef(g[0].strides);
+    EXPECT_EQ(nchw_meta(g[0]), !c.channels_last) << c.device << " grad_input " << IntArrayRef(g[0].strides);
+    EXPECT_EQ(nhwc_meta(g[1]), c.channels_last) << c.device << " grad_weight " << IntArrayRef(g[1].strides);
   }
 }
 
