@@ -82,7 +82,7 @@ std::optional<TensorMeta> like_input(const Tensor& input, const TensorMeta& at_h
 /// would run it: bfloat16, or float32 with groups > 1, the kernel's last two dims both
 /// above 3, a batch above 1 (a size symbol always is: its range starts at 2) or N·C·D·H
 /// above 20480 (a guard where the ranges do not decide); transposed, no output_padding of
-/// at least its stride. Other ranks: conv_channels_last.
+/// at least its stride. On CUDA cuDNN's rule: no size enters. Other ranks: conv_channels_last.
 bool sym_conv_channels_last(const Tensor& input, const Tensor& weight, const IValue& stride, bool transposed,
                             const IValue& output_padding, int64_t groups) {
   if (!conv_channels_last(input, weight)) return false;
@@ -92,7 +92,7 @@ bool sym_conv_channels_last(const Tensor& input, const Tensor& weight, const IVa
     for (size_t i = 0; i < 3; ++i)
       if (param(op, i) >= param(s, i)) return false;
   }
-  if (input.dtype() == kBFloat16) return true;
+  if (input.is_cuda() || input.dtype() == kBFloat16) return true;
   if (input.dtype() != kFloat) return false;
   const SymInts in = core::sym_sizes(input);
   const IntArrayRef w = weight.sizes();
