@@ -263,6 +263,7 @@ void backward(const Tensor& grad_output, const Tensor& input, const Tensor& weig
 }  // namespace
 
 bool cudnn_fits(const Conv2dParams& p, bool transposed) { return !transposed || fits(geometry(p, true)); }
+bool cudnn_fits(const Conv3dParams& p, bool transposed) { return !transposed || fits(geometry(p, true)); }
 
 PointwiseKernel bias_add_kernel(ScalarType dtype) {
   return {.name = "add_bias", .expr = "a + b", .helpers = {}, .inputs = {dtype, dtype}, .compute = dtype, .out = dtype};

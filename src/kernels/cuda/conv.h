@@ -39,6 +39,8 @@ void conv_backward(const Tensor& grad_output, const Tensor& input, const Tensor&
 /// must be below its stride (the output is then the size whose convolution is the input).
 /// Larger ones (allowed below the dilation) run on the full output of padding 0, cropped.
 bool cudnn_fits(const cpu::Conv2dParams& p, bool transposed);
+/// The same for a 3-D convolution (p as conv3d_setup makes it): in every spatial dim.
+bool cudnn_fits(const cpu::Conv3dParams& p, bool transposed);
 
 /// out += bias over channels: out and bias (broadcast over N and the spatial dims) of one dtype.
 PointwiseKernel bias_add_kernel(ScalarType dtype);
