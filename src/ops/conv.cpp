@@ -91,8 +91,15 @@ void check_conv_dtypes(const Tensor& input, const Tensor& weight, int64_t dims, 
 // 1x1 kernels, and float16 (oneDNN only on CPUs with native fp16), are taken as NCDHW.
 // Since that rule reads sizes, spatial_meta.cpp evaluates it once more over SymInt
 // (sym_conv_channels_last: a symbolic batch is above 1, so a float32 channels_last_3d
-// input keeps NDHWC at every size; N*C*D*H > 20480 of a batch of 1 is a guard). CUDA
-// keeps 3-D convolution unimplemented.
+// input keeps NDHWC at every size; N*C*D*H > 20480 of a batch of 1 is a guard).
+// On CUDA a 3-D convolution runs on cuDNN as the 2-D ones do (kernels/cuda/conv.h, over
+// NCDHW: Nd tensor, filter and convolution descriptors of 5 dims and 3 spatial ones, the
+// same plan cache, algorithm choice and workspace), forward, transposed and backward; its
+// layout is cuDNN's rule as PyTorch's (cudnn_conv_suggest_memory_format): channels_last_3d
+// when the input or the weight suggests it, but never float64, and not for a transposed
+// convolution with an output_padding at least its stride (PyTorch's use_cudnn refuses it:
+// slow_conv_transpose3d, contiguous). The result (and gradients) are computed NCDHW and
+// copied into that layout.
 
 /// The geometry of a 3-D convolution (transposed: the convolution it is the transpose of,
 /// from its output back to its input) and its output sizes; the arguments are checked.
@@ -147,7 +154,9 @@ ConvSetup conv3d_setup(const Tensor& input, const Tensor& weight, const std::vec
                             (groups > 1 || (ws[3] > 3 && ws[4] > 3) || q.batch > 1 ||
                              input.size(0) * input.size(1) * input.size(2) * input.size(3) > 20480);
   const bool onednn = !big_output_padding && (input.dtype() == kBFloat16 || onednn_float);
-  s.channels_last = onednn && conv_channels_last(input, weight);
+  // On CUDA cuDNN's rule (conv_channels_last: never float64), where cuDNN runs: PyTorch's
+  // slow_conv_transpose3d takes an output_padding past the stride, contiguous.
+  s.channels_last = (input.is_cuda() ? !big_output_padding : onednn) && conv_channels_last(input, weight);
   return s;
 }
 
@@ -598,16 +607,20 @@ void register_conv_ops(Registry& r) {
   r.edit("aten::convolution").set_cuda([](const Stack& a, std::vector<Tensor>& out) {
     const ConvSetup s = conv_setup(a);
     const Tensor& input = a[0].to_tensor();
-    EMBER_CHECK_KIND(ErrorKind::NotImplementedError, s.dims <= 2)
-        << "convolution: 3-D convolutions are implemented only on the CPU, got a CUDA input of size "
-        << input.sizes();
-    if (!is_floating_point(input.dtype())) not_implemented("slow_conv2d_cuda", input.dtype());
+    if (!is_floating_point(input.dtype()))
+      not_implemented(s.dims != 3 ? "slow_conv2d_cuda" : s.transposed ? "slow_conv_transpose3d_out_cuda"
+                                                                      : "slow_conv_dilated<>",
+                      input.dtype());
     Tensor bias;
     if (!a[2].is_none()) bias = cast(a[2].to_tensor(), input.dtype());
-    // cuDNN runs over NCHW here: a channels_last output is computed contiguous and copied.
+    // cuDNN runs over NCHW (NCDHW) here: a channels_last output is computed contiguous and copied.
     with_contiguous_outputs(out, [&](std::vector<Tensor>& slots) {
-      kernels::cuda::conv_forward(input, a[1].to_tensor(), bias, slots[0], s.p, s.transposed,
-                                  config().backends.cudnn.allow_tf32);
+      if (s.dims == 3)  // Note [3-D convolution]
+        kernels::cuda::conv_forward(input, a[1].to_tensor(), bias, slots[0], s.p3, s.transposed,
+                                    config().backends.cudnn.allow_tf32);
+      else
+        kernels::cuda::conv_forward(input, a[1].to_tensor(), bias, slots[0], s.p, s.transposed,
+                                    config().backends.cudnn.allow_tf32);
     });
   });
 

@@ -449,12 +449,13 @@ void register_nn_backward_ops(Registry& r) {
       .set_cpu(convolution_backward_kernel)
       .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
         const ConvSetup s = conv_backward_setup(a);
-        EMBER_CHECK_KIND(ErrorKind::NotImplementedError, s.dims <= 2)
-            << "convolution_backward: 3-D convolutions are implemented only on the CPU, got a CUDA input of size "
-            << a[1].to_tensor().sizes();
         with_contiguous_outputs(out, [&](std::vector<Tensor>& slots) {
-          kernels::cuda::conv_backward(a[0].to_tensor(), a[1].to_tensor(), a[2].to_tensor(), slots, s.p,
-                                       s.transposed, config().backends.cudnn.allow_tf32);
+          if (s.dims == 3)  // Note [3-D convolution] in conv.cpp
+            kernels::cuda::conv_backward(a[0].to_tensor(), a[1].to_tensor(), a[2].to_tensor(), slots, s.p3,
+                                         s.transposed, config().backends.cudnn.allow_tf32);
+          else
+            kernels::cuda::conv_backward(a[0].to_tensor(), a[1].to_tensor(), a[2].to_tensor(), slots, s.p,
+                                         s.transposed, config().backends.cudnn.allow_tf32);
         });
       });
 

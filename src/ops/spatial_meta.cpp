@@ -82,8 +82,8 @@ std::optional<TensorMeta> like_input(const Tensor& input, const TensorMeta& at_h
 /// would run it: bfloat16, or float32 with groups > 1, the kernel's last two dims both
 /// above 3, a batch above 1 (a size symbol always is: its range starts at 2) or N·C·D·H
 /// above 20480 (a guard where the ranges do not decide); transposed, no output_padding of
-/// at least its stride. Other ranks: conv_channels_last, but on CUDA not for a transposed
-/// convolution with an output_padding of at least its stride.
+/// at least its stride. On CUDA cuDNN's rule: no size enters. Other ranks: conv_channels_last,
+/// but on CUDA not for a transposed convolution with an output_padding of at least its stride.
 bool sym_conv_channels_last(const Tensor& input, const Tensor& weight, const IValue& stride, bool transposed,
                             const IValue& output_padding, int64_t groups) {
   if (!conv_channels_last(input, weight)) return false;
@@ -93,8 +93,7 @@ bool sym_conv_channels_last(const Tensor& input, const Tensor& weight, const IVa
     for (size_t i = 0; i + 2 < static_cast<size_t>(input.dim()); ++i)
       if (param(op, i) >= param(s, i)) return false;
   }
-  if (!three_d) return true;
-  if (input.dtype() == kBFloat16) return true;
+  if (!three_d || input.is_cuda() || input.dtype() == kBFloat16) return true;
   if (input.dtype() != kFloat) return false;
   const SymInts in = core::sym_sizes(input);
   const IntArrayRef w = weight.sizes();

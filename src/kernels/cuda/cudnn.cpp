@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/cuda.h"
@@ -123,13 +124,37 @@ cudnnDataType_t data_type(ScalarType t) {
   EMBER_INTERNAL_ASSERT(false) << "cuDNN convolution of dtype " << t;
 }
 
-/// cuDNN takes int sizes: every size and element count must fit.
-std::vector<int> ints(const int64_t (&v)[4]) {
+/// The rank of `c`'s tensors: NCHW (or NCDHW) for 2 (or 3) spatial dims.
+int rank_of(const CudnnConv& c) { return c.spatial + 2; }
+
+/// The `n` values `v` as ints (the v7 API's sizes, padding, strides and dilations).
+std::vector<int> narrow(const int64_t* v, int n) {
+  std::vector<int> r;
+  for (int i = 0; i < n; ++i) r.push_back(static_cast<int>(v[i]));
+  return r;
+}
+
+/// cuDNN takes int sizes: every size and element count of the `rank` sizes `v` must fit.
+std::vector<int> ints(const int64_t* v, int rank) {
   int64_t numel = 1;
-  for (int64_t s : v) numel *= s;
+  for (int i = 0; i < rank; ++i) numel *= v[i];
   EMBER_CHECK_KIND(ErrorKind::NotImplementedError, numel <= INT_MAX)
       << "CUDA convolutions take tensors of at most " << INT_MAX << " elements, got one of " << numel;
-  return {static_cast<int>(v[0]), static_cast<int>(v[1]), static_cast<int>(v[2]), static_cast<int>(v[3])};
+  return narrow(v, rank);
+}
+
+/// The strides of a contiguous tensor of the `rank` sizes `sizes`.
+std::vector<int64_t> contiguous_strides(const int64_t* sizes, int rank) {
+  std::vector<int64_t> strides(static_cast<size_t>(rank), 1);
+  for (int i = rank - 2; i >= 0; --i) strides[static_cast<size_t>(i)] = strides[static_cast<size_t>(i) + 1] * sizes[i + 1];
+  return strides;
+}
+
+/// "[a, b, ...]": the `rank` sizes `v`, for messages.
+std::string sizes_str(const int64_t* v, int rank) {
+  std::string s = "[";
+  for (int i = 0; i < rank; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
 }
 
 /// Owns the descriptors of one geometry.
@@ -149,12 +174,14 @@ struct Descriptors {
   }
 };
 
-cudnnTensorDescriptor_t tensor_descriptor(cudnnDataType_t t, const int64_t (&sizes)[4]) {
-  const std::vector<int> dims = ints(sizes);
-  const int strides[4] = {dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1};
+/// A contiguous tensor of the `rank` sizes `sizes` in the v7 API.
+cudnnTensorDescriptor_t tensor_descriptor(cudnnDataType_t t, const int64_t* sizes, int rank) {
+  const std::vector<int> dims = ints(sizes, rank);
+  const std::vector<int64_t> wide = contiguous_strides(sizes, rank);
+  const std::vector<int> strides = narrow(wide.data(), rank);  // below INT_MAX: ints checked the count
   cudnnTensorDescriptor_t d = nullptr;
   check(dnn().tensor_create(&d), "cudnnCreateTensorDescriptor");
-  check(dnn().tensor_set(d, t, 4, dims.data(), strides), "cudnnSetTensorNdDescriptor");
+  check(dnn().tensor_set(d, t, rank, dims.data(), strides.data()), "cudnnSetTensorNdDescriptor");
   return d;
 }
 
@@ -195,9 +222,9 @@ namespace {
 /// One call's geometry without its pointers: what a plan is cached under.
 std::vector<int64_t> plan_key(const CudnnConv& c) {
   std::vector<int64_t> k{static_cast<int64_t>(c.pass), static_cast<int64_t>(c.dtype), c.allow_tf32 ? 1 : 0, c.groups,
-                         c.device};
-  for (int i = 0; i < 4; ++i) k.insert(k.end(), {c.x[i], c.w[i], c.y[i]});
-  for (int i = 0; i < 2; ++i) k.insert(k.end(), {c.pad[i], c.stride[i], c.dilation[i]});
+                         c.device, c.spatial};
+  for (int i = 0; i < rank_of(c); ++i) k.insert(k.end(), {c.x[i], c.w[i], c.y[i]});
+  for (int i = 0; i < c.spatial; ++i) k.insert(k.end(), {c.pad[i], c.stride[i], c.dilation[i]});
   return k;
 }
 
@@ -218,16 +245,17 @@ void set_descriptors(Plan& plan, const CudnnConv& c) {
   const cudnnDataType_t type = data_type(c.dtype);
   const bool is_double = c.dtype == kDouble;
   Descriptors& d = plan.d;
-  d.x = tensor_descriptor(type, c.x);
-  d.y = tensor_descriptor(type, c.y);
-  const std::vector<int> wdims = ints(c.w);
+  const int rank = rank_of(c);
+  d.x = tensor_descriptor(type, c.x, rank);
+  d.y = tensor_descriptor(type, c.y, rank);
+  const std::vector<int> wdims = ints(c.w, rank);
   check(l.filter_create(&d.w), "cudnnCreateFilterDescriptor");
-  check(l.filter_set(d.w, type, CUDNN_TENSOR_NCHW, 4, wdims.data()), "cudnnSetFilterNdDescriptor");
-  const int pad[2] = {static_cast<int>(c.pad[0]), static_cast<int>(c.pad[1])};
-  const int stride[2] = {static_cast<int>(c.stride[0]), static_cast<int>(c.stride[1])};
-  const int dilation[2] = {static_cast<int>(c.dilation[0]), static_cast<int>(c.dilation[1])};
+  // CUDNN_TENSOR_NCHW stands for NCDHW too: the filter's dims in their order, contiguous.
+  check(l.filter_set(d.w, type, CUDNN_TENSOR_NCHW, rank, wdims.data()), "cudnnSetFilterNdDescriptor");
+  const std::vector<int> pad = narrow(c.pad, c.spatial), stride = narrow(c.stride, c.spatial),
+                         dilation = narrow(c.dilation, c.spatial);
   check(l.conv_create(&d.conv), "cudnnCreateConvolutionDescriptor");
-  check(l.conv_set(d.conv, 2, pad, stride, dilation, CUDNN_CROSS_CORRELATION,
+  check(l.conv_set(d.conv, c.spatial, pad.data(), stride.data(), dilation.data(), CUDNN_CROSS_CORRELATION,
                    is_double ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT),
         "cudnnSetConvolutionNdDescriptor");
   check(l.conv_groups(d.conv, static_cast<int>(c.groups)), "cudnnSetConvolutionGroupCount");
@@ -284,13 +312,14 @@ int64_t alignment_of(const void* p) {
   return align;
 }
 
-Backend graph_tensor(int64_t id, const int64_t (&sizes)[4], cudnnDataType_t type, const void* ptr) {
-  const int64_t strides[4] = {sizes[1] * sizes[2] * sizes[3], sizes[2] * sizes[3], sizes[3], 1};
+/// A contiguous tensor of the `rank` sizes `sizes` in the graph API, with `ptr`'s alignment.
+Backend graph_tensor(int64_t id, const int64_t* sizes, int rank, cudnnDataType_t type, const void* ptr) {
+  const std::vector<int64_t> strides = contiguous_strides(sizes, rank);
   const int64_t align = alignment_of(ptr);
   auto t = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
   t->set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type);
-  t->set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, sizes);
-  t->set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides);
+  t->set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, rank, sizes);
+  t->set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, rank, strides.data());
   t->set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &id);
   t->set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align);
   check(t->finalize(), "cudnnBackendFinalize (tensor)");
@@ -377,20 +406,21 @@ Backend graph_operation(const CudnnConv& c, const BackendDescriptor& conv, const
 std::vector<GraphPlan> graph_candidates(const CudnnConv& c, cudnnHandle_t handle) {
   const cudnnDataType_t type = data_type(c.dtype);
   const cudnnDataType_t compute = c.dtype == kDouble ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-  (void)ints(c.x), (void)ints(c.w), (void)ints(c.y);  // sizes cuDNN takes
-  auto x = graph_tensor(kX, c.x, type, c.x_ptr);
-  auto w = graph_tensor(kW, c.w, type, c.w_ptr);
-  auto y = graph_tensor(kY, c.y, type, c.y_ptr);
+  const int rank = rank_of(c);
+  (void)ints(c.x, rank), (void)ints(c.w, rank), (void)ints(c.y, rank);  // sizes cuDNN takes
+  auto x = graph_tensor(kX, c.x, rank, type, c.x_ptr);
+  auto w = graph_tensor(kW, c.w, rank, type, c.w_ptr);
+  auto y = graph_tensor(kY, c.y, rank, type, c.y_ptr);
   auto conv = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
-  const int64_t spatial = 2;
+  const int64_t spatial = c.spatial;
   const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
   conv->set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute);
   conv->set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
   conv->set(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial);
-  conv->set(CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, c.dilation);
-  conv->set(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, c.stride);
-  conv->set(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, c.pad);
-  conv->set(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, c.pad);
+  conv->set(CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, spatial, c.dilation);
+  conv->set(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, spatial, c.stride);
+  conv->set(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, spatial, c.pad);
+  conv->set(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, spatial, c.pad);
   check(conv->finalize(), "cudnnBackendFinalize (convolution)");
   auto op = graph_operation(c, *conv, *x, *w, *y);
   auto graph = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
@@ -526,9 +556,8 @@ void cudnn_convolution(const CudnnConv& c) {
     }
     const auto candidates = heuristics();
     EMBER_CHECK(!candidates.empty()) << "cuDNN has no algorithm for this " << c.dtype << " convolution ("
-                                     << pass_name(c.pass) << ", input [" << c.x[0] << ", " << c.x[1] << ", " << c.x[2]
-                                     << ", " << c.x[3] << "], weight [" << c.w[0] << ", " << c.w[1] << ", " << c.w[2]
-                                     << ", " << c.w[3] << "], groups " << c.groups << ")";
+                                     << pass_name(c.pass) << ", input " << sizes_str(c.x, rank_of(c)) << ", weight "
+                                     << sizes_str(c.w, rank_of(c)) << ", groups " << c.groups << ")";
     cudnnStatus_t last = CUDNN_STATUS_NOT_SUPPORTED;
     for (const auto& perf : candidates) {
       last = run(launch, static_cast<int>(perf.algo), perf.mathType, perf.memory);

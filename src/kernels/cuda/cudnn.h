@@ -27,16 +27,19 @@ int64_t cudnn_version();
 /// writes w (from x and y as dy).
 enum class ConvPass { Forward, BackwardData, BackwardFilter };
 
-/// One pass over contiguous NCHW tensors (a 1-D convolution has H = 1): x [N, C, H, W],
-/// w [K, C / groups, R, S], y [N, K, P, Q], with P and Q the convolution's output sizes
-/// of H and W. float32 computes in float32 (TF32 when `allow_tf32`), half and bfloat16 in
-/// float32, float64 in float64. The written tensor is overwritten.
+/// One pass over contiguous NCHW tensors (a 1-D convolution has H = 1) or, with
+/// `spatial` 3, NCDHW ones: x [N, C, (D,) H, W], w [K, C / groups, (T,) R, S], y [N, K,
+/// (O,) P, Q], with O, P and Q the convolution's output sizes of D, H and W. Only the
+/// first `spatial` + 2 sizes of x, w, y and the first `spatial` of pad, stride and
+/// dilation are read. float32 computes in float32 (TF32 when `allow_tf32`), half and
+/// bfloat16 in float32, float64 in float64. The written tensor is overwritten.
 struct CudnnConv {
   ConvPass pass = ConvPass::Forward;
   ScalarType dtype = kFloat;
   bool allow_tf32 = false;
-  int64_t x[4] = {}, w[4] = {}, y[4] = {};
-  int64_t pad[2] = {}, stride[2] = {1, 1}, dilation[2] = {1, 1};
+  int spatial = 2;
+  int64_t x[5] = {}, w[5] = {}, y[5] = {};
+  int64_t pad[3] = {}, stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1};
   int64_t groups = 1;
   void* x_ptr = nullptr;
   void* w_ptr = nullptr;

@@ -5,6 +5,8 @@
 // convolution bias) compiled by NVRTC for sm_90; and the geometries cuDNN takes.
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include <cstdlib>
 
 #include "ember/error.h"
@@ -111,6 +113,30 @@ TEST(CudaLibraries, ATransposedConvolutionFitsCudnnOnlyWithOutputPaddingBelowThe
     EXPECT_EQ(cudnn_fits(p, true), op < 2) << "output_padding " << op;
     EXPECT_TRUE(cudnn_fits(p, false));
   }
+}
+
+TEST(CudaLibraries, A3dTransposedConvolutionFitsCudnnOnlyWithOutputPaddingBelowTheStrideInEveryDim) {
+  // Conv3dParams of a transposed convolution run from its output (in) back to its input
+  // (out), as conv3d_setup makes them: in = (out - 1) * stride + dilation * (kernel - 1) + 1
+  // + output_padding per dim.
+  cpu::Conv3dParams p;
+  p.batch = 1;
+  p.in_channels = p.out_channels = 2;
+  p.out = {3, 4, 5};
+  p.kernel = {3, 2, 3};
+  p.stride = {2, 1, 3};
+  p.dilation = {1, 3, 2};
+  p.pad = {1, 0, 1};
+  for (size_t d = 0; d < 3; ++d) {
+    for (int64_t op : {0, 1, 2}) {
+      std::array<int64_t, 3> out_padding{};
+      out_padding[d] = op;
+      for (size_t i = 0; i < 3; ++i)
+        p.in[i] = (p.out[i] - 1) * p.stride[i] - 2 * p.pad[i] + p.dilation[i] * (p.kernel[i] - 1) + 1 + out_padding[i];
+      EXPECT_EQ(cudnn_fits(p, true), op < p.stride[d]) << "dim " << d << ", output_padding " << op;
+    }
+  }
+  EXPECT_TRUE(cudnn_fits(p, false));
 }
 
 class CudaLibraryKernels : public Nvrtc {};

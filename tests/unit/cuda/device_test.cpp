@@ -1,6 +1,7 @@
 // The cuda device as seen without running a kernel: devices in the API, the dispatcher's
 // device checks (mixed devices, ops without a CUDA kernel) on tensors that claim to live
-// on cuda:0, which facets the registry has, and what a machine without a GPU says.
+// on cuda:0, which facets the registry has, the layout a 3-D convolution's meta function
+// gives on CUDA, and what a machine without a GPU says.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -8,6 +9,7 @@
 #include "ember/cuda.h"
 #include "ember/ember.h"
 #include "gpu/cpu_only_op.h"
+#include "core/shape.h"
 #include "ops/op_utils.h"
 #include "ops/registry.h"
 #include "support/error_of.h"
@@ -29,6 +31,69 @@ Tensor claimed_cuda_tensor(std::vector<int64_t> sizes) {
   impl->refresh();
   impl->storage = std::make_shared<Storage>(nullptr, 0, impl->device, nullptr);
   return Tensor(std::move(impl));
+}
+
+/// A claimed cuda:0 tensor of `dtype` stored NDHWC (channels_last_3d strides) when `ndhwc`.
+Tensor claimed_cuda_5d(std::vector<int64_t> sizes, ScalarType dtype, bool ndhwc) {
+  Tensor t = claimed_cuda_tensor(sizes);
+  auto impl = std::make_shared<TensorImpl>(*t.impl());
+  impl->dtype = dtype;
+  if (ndhwc) {
+    const int64_t c = sizes[1], d = sizes[2], h = sizes[3], w = sizes[4];
+    impl->strides = {c * d * h * w, 1, h * w * c, w * c, c};
+  }
+  impl->refresh();
+  return Tensor(std::move(impl));
+}
+
+/// Whether a meta's strides are channels_last_3d's for its sizes.
+bool ndhwc_meta(const TensorMeta& m) {
+  const auto& s = m.sizes;
+  return m.strides == std::vector<int64_t>{s[1] * s[2] * s[3] * s[4], 1, s[3] * s[4] * s[1], s[4] * s[1], s[1]};
+}
+
+TEST(CudaDevice, ThreeDimensionalConvolutionOnCudaFollowsCudnnsLayoutRule) {
+  // PyTorch's cudnn_conv_suggest_memory_format: on CUDA a 3-D convolution whose input (or
+  // weight) is channels_last_3d gives channels_last_3d outputs and gradients at any size
+  // and for half too (the CPU's oneDNN rule keeps float32 of batch 1 and float16 NCDHW),
+  // never in float64, and not for a transposed one with output_padding past its stride.
+  const ops::OpDef& conv = ops::registry().get("aten::convolution");
+  const ops::OpDef& back = ops::registry().get("aten::convolution_backward");
+  ASSERT_TRUE(static_cast<bool>(conv.cuda));
+  ASSERT_TRUE(static_cast<bool>(back.cuda));
+  struct Case {
+    ScalarType dtype;
+    bool transposed;
+    std::vector<int64_t> output_padding;
+    bool channels_last;
+  };
+  const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
+  for (const Case& c : {Case{kFloat, false, zero, true}, Case{kHalf, false, zero, true},
+                        Case{kBFloat16, false, zero, true}, Case{kDouble, false, zero, false},
+                        Case{kFloat, true, zero, true}, Case{kFloat, true, {1, 0, 0}, false}}) {
+    // Batch 1, 2 -> 3 channels, 3x3x3: the CPU's rule would keep float32 NCDHW here.
+    const Tensor x = claimed_cuda_5d({1, 2, 4, 5, 6}, c.dtype, true);
+    const Tensor w = claimed_cuda_5d(c.transposed ? std::vector<int64_t>{2, 3, 3, 3, 3}
+                                                  : std::vector<int64_t>{3, 2, 3, 3, 3},
+                                     c.dtype, false);
+    // output_padding 1 past stride 1 is allowed below dilation 2.
+    const std::vector<int64_t> dilation = c.output_padding == zero ? one : std::vector<int64_t>{2, 1, 1};
+    const std::vector<TensorMeta> y =
+        conv.meta({x, w, IValue(), one, one, dilation, c.transposed, c.output_padding, int64_t{1}});
+    ASSERT_EQ(y.size(), 1u);
+    EXPECT_EQ(ndhwc_meta(y[0]), c.channels_last)
+        << c.dtype << (c.transposed ? " transposed" : "") << ": strides " << IntArrayRef(y[0].strides);
+    EXPECT_EQ(y[0].device.str(), "cuda:0");
+    if (!c.channels_last) {
+      EXPECT_EQ(y[0].strides, core::contiguous_strides(y[0].sizes)) << c.dtype;
+    }
+    const Tensor gy = claimed_cuda_5d(y[0].sizes, c.dtype, false);
+    const std::vector<TensorMeta> g = back.meta({gy, x, w, IValue(), one, one, dilation, c.transposed,
+                                                 c.output_padding, int64_t{1}, std::vector<bool>{true, true, false}});
+    ASSERT_EQ(g.size(), 3u);
+    EXPECT_EQ(ndhwc_meta(g[0]), c.channels_last) << c.dtype << " grad_input " << IntArrayRef(g[0].strides);
+    EXPECT_EQ(ndhwc_meta(g[1]), c.channels_last) << c.dtype << " grad_weight " << IntArrayRef(g[1].strides);
+  }
 }
 
 TEST(CudaDevice, DeviceStringsParseAndPrint) {

@@ -1,9 +1,10 @@
 // Convolutions on CUDA (cuDNN) against Ember's CPU results: aten::convolution forward
-// (1-D and 2-D, stride, padding, dilation, groups, depthwise, bias, transposed, empty
-// batches, non-contiguous inputs) and aten::convolution_backward (grad_input, grad_weight
-// and grad_bias for each output_mask) for every floating dtype; a small conv + linear
-// model's gradients through autograd on CUDA; TF32 for float32 only when allowed;
-// integer convolutions raising.
+// (1-D, 2-D and 3-D, stride, padding, dilation, groups, depthwise, bias, transposed,
+// empty batches, non-contiguous inputs) and aten::convolution_backward (grad_input,
+// grad_weight and grad_bias for each output_mask) for every floating dtype; the
+// channels_last (channels_last_3d) layouts of results and gradients; small conv + linear
+// and conv3d models' gradients through autograd on CUDA; TF32 for float32 only when
+// allowed; integer convolutions raising.
 #include "ember/config.h"
 #include "library_helpers.h"
 #include "support/error_of.h"
@@ -40,6 +41,26 @@ const std::vector<Geo> kGeometries = {
      {1, 1}, 1},
     {"transposed 1-d, output_padding past the stride", {2, 2, 5}, {2, 2, 3}, true, {1}, {0}, {2}, true, {1}, 1},
     {"empty batch", {0, 3, 5, 5}, {4, 3, 3, 3}, true, {1, 1}, {0, 0}, {1, 1}, false, {0, 0}, 1},
+};
+
+/// 3-D convolutions (Note [3-D convolution]): the same kinds of geometry over NCDHW.
+const std::vector<Geo> kGeometries3d = {
+    {"3-d 3x3x3 padded, bias", {2, 3, 5, 6, 4}, {4, 3, 3, 3, 3}, true, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, false,
+     {0, 0, 0}, 1},
+    {"3-d strided, dilated", {2, 3, 7, 8, 6}, {4, 3, 3, 2, 3}, false, {2, 1, 2}, {0, 1, 1}, {2, 1, 1}, false,
+     {0, 0, 0}, 1},
+    {"3-d grouped, asymmetric", {1, 4, 5, 6, 7}, {6, 2, 2, 3, 1}, true, {1, 2, 1}, {1, 0, 0}, {1, 1, 1}, false,
+     {0, 0, 0}, 2},
+    {"3-d depthwise", {2, 4, 4, 5, 5}, {4, 1, 3, 3, 3}, true, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, false, {0, 0, 0}, 4},
+    {"3-d 1x1x1", {2, 8, 3, 4, 5}, {6, 8, 1, 1, 1}, true, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, false, {0, 0, 0}, 1},
+    {"3-d transposed, output_padding", {2, 4, 3, 4, 3}, {4, 3, 3, 3, 3}, true, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, true,
+     {1, 0, 1}, 1},
+    {"3-d transposed, grouped, dilated", {1, 4, 3, 4, 5}, {4, 2, 2, 3, 2}, true, {1, 2, 1}, {0, 1, 1}, {2, 1, 1}, true,
+     {0, 1, 0}, 2},
+    // output_padding past the stride (below the dilation): the full output, cropped.
+    {"3-d transposed, output_padding past the stride", {1, 2, 3, 4, 3}, {2, 3, 3, 2, 2}, true, {1, 2, 1}, {1, 0, 0},
+     {2, 1, 2}, true, {1, 1, 1}, 1},
+    {"3-d empty batch", {0, 3, 4, 4, 4}, {4, 3, 3, 3, 3}, true, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, false, {0, 0, 0}, 1},
 };
 
 /// cuDNN may pick Winograd or FFT algorithms, which round along the way even on exact
@@ -79,6 +100,24 @@ TEST_F(CudaConv, ForwardMatchesTheCpuForEveryGeometryAndDtype) {
       const std::string r = compare("aten::convolution", forward_args(g, x, w, b),
                                     forward_args(g, x.cuda(), w.cuda(), dev(b)), conv_tolerance(t));
       EXPECT_TRUE(r.empty()) << r << where(t, g.name);
+    }
+  }
+}
+
+TEST_F(CudaConv, ThreeDimensionalForwardMatchesTheCpuForEveryGeometryAndDtype) {
+  for (ScalarType t : kFloatDtypes) {
+    for (const Geo& g : kGeometries3d) {
+      const Tensor x = quarters(g.input, t, 1), w = quarters(g.weight, t, 2);
+      const Tensor b = g.bias ? quarters({out_channels(g)}, t, 3) : Tensor();
+      auto dev = [](const Tensor& v) { return v.defined() ? v.cuda() : v; };
+      const Tensor expected = call_op("aten::convolution", forward_args(g, x, w, b)).at(0).to_tensor();
+      const Tensor actual =
+          call_op("aten::convolution", forward_args(g, x.cuda(), w.cuda(), dev(b))).at(0).to_tensor();
+      ASSERT_TRUE(actual.is_cuda()) << where(t, g.name);
+      EXPECT_EQ(actual.sizes(), expected.sizes()) << where(t, g.name);
+      EXPECT_TRUE(actual.is_contiguous()) << actual.strides() << where(t, g.name);
+      const std::string m = gpu_test::mismatch(actual, expected, conv_tolerance(t));
+      EXPECT_TRUE(m.empty()) << m << where(t, g.name);
     }
   }
 }
@@ -190,6 +229,68 @@ TEST_F(CudaConv, BackwardMatchesTheCpuForEveryGeometryDtypeAndOutputMask) {
   }
 }
 
+TEST_F(CudaConv, ThreeDimensionalBackwardMatchesTheCpuForEveryGeometryDtypeAndOutputMask) {
+  const std::vector<std::array<bool, 3>> masks = {
+      {true, true, true}, {true, false, false}, {false, true, false}, {false, false, true}};
+  for (ScalarType t : kFloatDtypes) {
+    for (const Geo& g : kGeometries3d) {
+      for (const auto& mask : masks) {
+        if (mask[2] && !g.bias) continue;
+        const std::string r = backward_mismatch(g, t, mask);
+        EXPECT_TRUE(r.empty()) << r << where(t, g.name + ", mask " + std::to_string(mask[0]) +
+                                                   std::to_string(mask[1]) + std::to_string(mask[2]));
+      }
+    }
+  }
+}
+
+/// `t` (5-D) stored channels_last_3d: NDHWC memory, NCDHW sizes.
+Tensor ndhwc(const Tensor& t) { return t.permute({0, 2, 3, 4, 1}).contiguous().permute({0, 4, 1, 2, 3}); }
+/// Whether `t` has the strides channels_last_3d gives its sizes (and is not also contiguous).
+bool is_ndhwc(const Tensor& t) {
+  const auto s = t.sizes();
+  return t.dim() == 5 && !t.is_contiguous() &&
+         t.strides().vec() ==
+             std::vector<int64_t>{s[1] * s[2] * s[3] * s[4], 1, s[3] * s[4] * s[1], s[4] * s[1], s[1]};
+}
+
+TEST_F(CudaConv, ChannelsLast3dResultsAndGradientsFollowCudnnsMemoryFormat) {
+  // A channels_last_3d input gives a channels_last_3d output, grad_input and grad_weight on
+  // CUDA (PyTorch's cudnn_conv_suggest_memory_format), even at batch 1 in float32 and in
+  // float16, where the CPU's oneDNN rule keeps NCDHW; float64 stays contiguous; values as
+  // the CPU's.
+  const Geo g{"3-d batch 1", {1, 3, 5, 6, 4}, {4, 3, 3, 3, 3}, true, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, false,
+              {0, 0, 0}, 1};
+  for (ScalarType t : kFloatDtypes) {
+    const Tensor x = ndhwc(quarters(g.input, t, 7)), w = quarters(g.weight, t, 8), b = quarters({4}, t, 3);
+    const Tensor expected = call_op("aten::convolution", forward_args(g, x, w, b)).at(0).to_tensor();
+    const Tensor actual =
+        call_op("aten::convolution", forward_args(g, x.cuda(), w.cuda(), b.cuda())).at(0).to_tensor();
+    EXPECT_EQ(is_ndhwc(actual), t != kDouble) << "output strides " << actual.strides() << where(t, g.name);
+    if (t == kDouble) {
+      EXPECT_TRUE(actual.is_contiguous()) << actual.strides();
+    }
+    std::string m = gpu_test::mismatch(actual, expected.contiguous(), conv_tolerance(t));
+    EXPECT_TRUE(m.empty()) << m << where(t, g.name);
+    const Tensor gy = ndhwc(quarters(expected.sizes(), t, 9));
+    auto grads = [&](const Tensor& gg, const Tensor& xx, const Tensor& ww) {
+      return call_op("aten::convolution_backward",
+                     {gg, xx, ww, IValue(std::vector<int64_t>{4}), g.stride, g.padding, g.dilation, g.transposed,
+                      g.output_padding, g.groups, std::vector<bool>{true, true, true}});
+    };
+    const Stack cpu = grads(gy, x, w), gpu = grads(gy.cuda(), x.cuda(), w.cuda());
+    for (size_t i = 0; i < 3; ++i) {
+      const Tensor a = gpu.at(i).to_tensor(), e = cpu.at(i).to_tensor();
+      if (i < 2) {
+        EXPECT_EQ(is_ndhwc(a), t != kDouble) << "gradient " << i << " strides " << a.strides() << where(t, g.name);
+      }
+      auto [rtol, atol] = *conv_tolerance(t);
+      m = gpu_test::mismatch(a, e.contiguous(), std::pair{rtol * 2, atol * 4});
+      EXPECT_TRUE(m.empty()) << "gradient " << i << ": " << m << where(t, g.name);
+    }
+  }
+}
+
 TEST_F(CudaConv, AConvAndLinearModelHasTheCpusGradientsThroughAutograd) {
   // The backward's gradients carry more bits than TF32 keeps: compare float32 exactly.
   ScopedFlag no_tf32(config().backends.cudnn.allow_tf32, false);
@@ -229,6 +330,45 @@ TEST_F(CudaConv, AConvAndLinearModelHasTheCpusGradientsThroughAutograd) {
   }
 }
 
+TEST_F(CudaConv, AConv3dModelHasTheCpusGradientsThroughAutograd) {
+  ScopedFlag no_tf32(config().backends.cudnn.allow_tf32, false);
+  for (ScalarType t : {kFloat, kDouble}) {
+    // conv3d (2 -> 4 channels, 3x3x3, padding 1, stride 2, bias) -> transposed conv3d back to
+    // 2 channels (stride 2, output_padding 1) -> sum of squares.
+    struct Leaves {
+      Tensor x, w1, b1, w2;
+    };
+    auto leaves = [&](bool cuda) {
+      auto leaf = [&](Tensor v) {
+        if (cuda) v = v.cuda();
+        v.requires_grad_(true);
+        return v;
+      };
+      return Leaves{leaf(quarters({2, 2, 5, 6, 4}, t, 20)), leaf(quarters({4, 2, 3, 3, 3}, t, 21)),
+                    leaf(quarters({4}, t, 22)), leaf(quarters({4, 2, 2, 2, 2}, t, 23).mul(0.25))};
+    };
+    auto run = [&](const Leaves& p) {
+      const Tensor h = convolution(p.x, p.w1, p.b1, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, false, {0, 0, 0}, 1);
+      const Tensor y = convolution(h, p.w2, std::nullopt, {2, 2, 2}, {0, 0, 0}, {1, 1, 1}, true, {1, 0, 1}, 1);
+      sum(y * y).backward();
+    };
+    const Leaves cpu = leaves(false), gpu = leaves(true);
+    run(cpu);
+    run(gpu);
+    const std::pair<const char*, std::pair<Tensor, Tensor>> grads[] = {{"input", {gpu.x.grad(), cpu.x.grad()}},
+                                                                       {"conv weight", {gpu.w1.grad(), cpu.w1.grad()}},
+                                                                       {"conv bias", {gpu.b1.grad(), cpu.b1.grad()}},
+                                                                       {"transposed weight", {gpu.w2.grad(), cpu.w2.grad()}}};
+    for (const auto& [name, pair] : grads) {
+      ASSERT_TRUE(pair.first.defined()) << name << where(t, "no gradient on CUDA");
+      EXPECT_TRUE(pair.first.is_cuda()) << name;
+      const std::string m =
+          gpu_test::mismatch(pair.first, pair.second, t == kFloat ? std::pair{1e-4, 1e-3} : std::pair{1e-9, 1e-9});
+      EXPECT_TRUE(m.empty()) << name << ": " << m << where(t, "conv3d autograd");
+    }
+  }
+}
+
 TEST_F(CudaConv, Float32ConvolutionsRoundToTF32OnlyWhenAllowed) {
   EXPECT_TRUE(config().backends.cudnn.allow_tf32) << "on by default, as PyTorch's";
   // 1 + 2^-12 is 1 in TF32: with TF32 every product loses 2^-12 of its value.
@@ -251,6 +391,12 @@ TEST_F(CudaConv, IntegerConvolutionsRaiseAsPyTorchsCudaKernelsDo) {
   const std::string m =
       testing::error_of([&] { conv2d(x, w); }, ErrorKind::NotImplementedError);
   EXPECT_NE(m.find("\"slow_conv2d_cuda\" not implemented for 'Long'"), std::string::npos) << m;
+  // 3-D: PyTorch's CUDA runs an integer one on slow_conv_dilated3d, which takes floats only.
+  const Tensor x3 = ones({1, 2, 4, 4, 4}, TensorOptions(kLong)).cuda(), w3 = ones({3, 2, 3, 3, 3}, TensorOptions(kLong)).cuda();
+  const std::string m3 = testing::error_of(
+      [&] { convolution(x3, w3, std::nullopt, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, false, {0, 0, 0}, 1); },
+      ErrorKind::NotImplementedError);
+  EXPECT_NE(m3.find("\"slow_conv_dilated<>\" not implemented for 'Long'"), std::string::npos) << m3;
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The cuda device on a GPU: copies between host and device (pinned and non_blocking
 // too) and between dtypes, factories with a device option, printing, the mixed-device
 // error, streams and events, the caching allocator's statistics and OOM message, and what
-// CUDA refuses (FFTs, complex tensors, 3-D convolution).
+// CUDA refuses (FFTs, complex tensors).
 #include "gpu_helpers.h"
 #include "cpu_only_op.h"
 #include "support/error_of.h"
@@ -119,9 +119,9 @@ TEST_F(CudaDeviceGpu, OpWithoutCudaKernelRaisesNotImplemented) {
                                 "with arguments from the 'CUDA' backend", ErrorKind::NotImplementedError);
 }
 
-// What CUDA does not run yet is refused, never run wrong: the FFTs (no cuFFT path), any
-// other op on a complex tensor, and 3-D convolution.
-TEST_F(CudaDeviceGpu, FftAndComplexOpsAndThreeDimensionalConvolutionAreRefused) {
+// What CUDA does not run yet is refused, never run wrong: the FFTs (no cuFFT path) and any
+// other op on a complex tensor. (3-D convolution runs on cuDNN: conv_test.cpp.)
+TEST_F(CudaDeviceGpu, FftAndComplexOpsAreRefused) {
   const Tensor real = ones({8}, TensorOptions().device("cuda"));
   ember::testing::expect_error([&] { _fft_r2c(real, {0}, 0, true); },
                                 "Could not run 'aten::_fft_r2c' with arguments from the 'CUDA' backend",
@@ -130,11 +130,6 @@ TEST_F(CudaDeviceGpu, FftAndComplexOpsAndThreeDimensionalConvolutionAreRefused) 
   EXPECT_EQ(z.dtype(), kComplexFloat);
   ember::testing::expect_error([&] { add(z, z); }, "not implemented for 'ComplexFloat'",
                                 ErrorKind::NotImplementedError);
-  const Tensor x = ones({1, 2, 4, 4, 4}, TensorOptions().device("cuda"));
-  const Tensor w = ones({3, 2, 3, 3, 3}, TensorOptions().device("cuda"));
-  ember::testing::expect_error(
-      [&] { convolution(x, w, std::nullopt, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, false, {0, 0, 0}, 1); },
-      "3-D convolutions are implemented only on the CPU", ErrorKind::NotImplementedError);
 }
 
 TEST_F(CudaDeviceGpu, AllocatorStatsFollowAllocationsAndFrees) {
