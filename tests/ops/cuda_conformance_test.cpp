@@ -21,6 +21,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "case_runner.h"
 #include "ember/cuda.h"
@@ -83,6 +84,11 @@ const std::vector<CaseFile>& cuda_case_files() {
 class CudaConformance : public ::testing::Test {
  protected:
   void SetUp() override {
+    // The cases were made with TF32 off (gen_cases.py's on_device_settings); PyTorch's default
+    // lets cuDNN round float32 convolutions to TF32, and so does Ember's.
+    Config& c = config();
+    saved_tf32_ = {c.backends.cudnn.allow_tf32, c.backends.cuda.matmul.allow_tf32};
+    c.backends.cudnn.allow_tf32 = c.backends.cuda.matmul.allow_tf32 = false;
     if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device: " << cuda::unavailable_reason();
     const std::string dir = cuda_cases_dir();
     if (!has_case_files(dir)) {
@@ -91,6 +97,11 @@ class CudaConformance : public ::testing::Test {
                       "--device cuda` (writes tests/ops/cases_cuda/), or point EMBER_CUDA_CASES_DIR at a "
                       "directory holding them (docs/testing.md, \"Conformance on CUDA\")";
     }
+  }
+
+  void TearDown() override {
+    config().backends.cudnn.allow_tf32 = saved_tf32_.first;
+    config().backends.cuda.matmul.allow_tf32 = saved_tf32_.second;
   }
 
   /// Calls f(file, case, op) for every case whose op matches EMBER_CONFORMANCE_FILTER.
@@ -104,6 +115,9 @@ class CudaConformance : public ::testing::Test {
       }
     }
   }
+
+ private:
+  std::pair<bool, bool> saved_tf32_;  // cudnn, matmul
 };
 
 /// A CUDA result against Ember's CPU result of the same call: dtype, sizes, strides of

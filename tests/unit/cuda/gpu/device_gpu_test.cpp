@@ -26,11 +26,16 @@ TEST_F(CudaDeviceGpu, CopiesRoundTripForEveryDtype) {
 
 TEST_F(CudaDeviceGpu, NonContiguousTensorsCopyBothWays) {
   const Tensor cpu = arange(24, kFloat).reshape({4, 6});
+  // A copy to another device keeps a non-dense view's dims order with dense strides, as
+  // PyTorch's to() (empty_like's preserve_format): [3, 4] strides (2, 6) arrives as (1, 3).
   const Tensor view = cpu.t().slice(0, 1, 6, 2);
-  EXPECT_TRUE(mismatch(view.cuda().cpu(), view.contiguous()).empty());
+  const Tensor dense = view.clone();
+  ASSERT_EQ(dense.strides().vec(), (std::vector<int64_t>{1, 3}));
+  EXPECT_TRUE(mismatch(view.cuda(), dense.cuda()).empty()) << mismatch(view.cuda(), dense.cuda());
+  EXPECT_TRUE(mismatch(view.cuda().cpu(), dense).empty()) << mismatch(view.cuda().cpu(), dense);
   const Tensor gpu = cpu.cuda();
   const Tensor gview = gpu.t().slice(0, 1, 6, 2);
-  EXPECT_TRUE(mismatch(gview.cpu(), view.contiguous()).empty()) << mismatch(gview.cpu(), view.contiguous());
+  EXPECT_TRUE(mismatch(gview.cpu(), dense).empty()) << mismatch(gview.cpu(), dense);
   // copy_ into a strided CUDA view from a CPU tensor, with a dtype change.
   Tensor target = zeros({4, 6}, TensorOptions(kDouble).device("cuda"));
   Tensor tview = target.slice(1, 0, 6, 3);
