@@ -121,11 +121,11 @@ struct Config {
     /// its .gch. EMBER_PRECOMPILED_PRELUDE_DIR.
     std::string precompiled_prelude_dir;
     /// How many C++ compiler processes one graph's kernels may be compiled by, side by
-    /// side (Note [inductor], "Parallel compile"): 1 (the default) for one translation
-    /// unit per graph, 0 for OpenMP's thread count. Each further unit costs the compiler
-    /// CPU time of its own (W5 at two units: about 40% more), so it pays only where cores
-    /// are idle. TORCHINDUCTOR_COMPILE_THREADS.
-    int64_t compile_threads = 1;
+    /// side (Note [inductor], "Parallel compile"): 0 (the default) for as many as the cores
+    /// this process may run on, as PyTorch's inductor decides (at most 32, and one unit
+    /// below 4 cores, where a further unit's own compiler time is not paid back); n > 0 for
+    /// n. TORCHINDUCTOR_COMPILE_THREADS.
+    int64_t compile_threads = 0;
     /// The trace directory (TORCH_COMPILE_DEBUG=1) and what it holds.
     struct Trace {
       /// Write torch_compile_debug/run_<time>-pid_<pid>/. TORCH_COMPILE_DEBUG.

@@ -9,7 +9,7 @@
 // See Note [inductor] (docs/notes/inductor.md), "The cache", "The precompiled prelude" and
 // "Parallel compile".
 #include <dlfcn.h>
-#include <omp.h>
+#include <sched.h>
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -382,6 +382,18 @@ LoadedCode load_or_build(const std::string& source, const std::vector<std::strin
   return out;
 }
 
+int64_t automatic_compile_units(int64_t cores) {
+  return cores < kMinCoresToSplit ? 1 : std::min<int64_t>(cores, 32);
+}
+
+int64_t compile_units_allowed() {
+  if (config().inductor.compile_threads > 0) return config().inductor.compile_threads;
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  const int64_t cores = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+  return automatic_compile_units(cores);
+}
+
 namespace {
 
 /// One translation unit of load_or_build_units: its source and its kernels' symbols.
@@ -397,8 +409,7 @@ std::vector<Unit> split_units(const CppParts& parts, const std::vector<std::stri
       << "load_or_build_units: " << symbols.size() << " symbols for " << parts.kernels.size() << " kernels";
   size_t bytes = 0;
   for (const std::string& k : parts.kernels) bytes += k.size();
-  const int64_t threads = config().inductor.compile_threads > 0 ? config().inductor.compile_threads
-                                                                : static_cast<int64_t>(omp_get_max_threads());
+  const int64_t threads = compile_units_allowed();
   const size_t n = std::max<size_t>(
       1, std::min({static_cast<size_t>(std::max<int64_t>(threads, 1)), parts.kernels.size(), bytes / kMinUnitBytes}));
   std::vector<Unit> units(n);

@@ -253,8 +253,7 @@ void start_build(const std::string& source);
 /// Builds and loads `parts` (kernel k's function named `symbols[k]`) as load_or_build
 /// does, split into translation units of whole kernels, in order, balanced by the length of
 /// their text, compiled by compiler processes running side by side: as many units as
-/// config inductor.compile_threads allows (1, the default: one unit; 0: OpenMP's thread
-/// count), and no more than leaves each at least kMinUnitBytes of kernel text (below that,
+/// compile_units_allowed() gives, and no more than leaves each at least kMinUnitBytes of kernel text (below that,
 /// a unit's fixed cost, the precompiled prelude's load, outweighs what it takes off the
 /// others). Each unit is a
 /// library (and cache entry) of its own. `so_path` is the first unit's; `cache_hit`: every
@@ -263,6 +262,16 @@ LoadedCode load_or_build_units(const CppParts& parts, const std::vector<std::str
 
 /// Starts building `parts` as load_or_build_units would, each unit as start_build does.
 void start_build_units(const CppParts& parts);
+
+/// The compiler processes one graph's units may take (config inductor.compile_threads): n
+/// when it is n > 0; when 0, automatic_compile_units of the CPUs this thread may run on.
+int64_t compile_units_allowed();
+
+/// Automatic compiler processes for `cores` CPUs: one below kMinCoresToSplit (with two
+/// cores, a second unit's own compiler time, about 0.2 s, was never paid back: the other
+/// core runs the program or the other graph's compile), else the cores, at most 32.
+int64_t automatic_compile_units(int64_t cores);
+inline constexpr int64_t kMinCoresToSplit = 4;
 
 /// The kernel text below which load_or_build_units does not split a unit further.
 inline constexpr size_t kMinUnitBytes = 4096;

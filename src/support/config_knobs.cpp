@@ -190,7 +190,7 @@ const std::vector<Knob>& knob_table() {
        .env = {"TORCHINDUCTOR_COMPILE_THREADS"},
        .field = EMBER_FIELD(inductor.compile_threads),
        .meaning = "C++ compiler processes compiling one graph's kernels side by side, in units of whole "
-                  "kernels (1: one unit per graph; 0: OpenMP's thread count)",
+                  "kernels (0: the cores this process may run on, at most 32, one below 4 cores; n > 0: n)",
        .min = 0},
       {.name = "inductor.trace.enabled",
        .aliases = {},

@@ -4,10 +4,12 @@
 // under the phase it is part of, parts adding up to at most their phase, a cache hit
 // without a C++ compile, a training graph's backward compile, and reset.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <chrono>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "capture/events.h"
@@ -179,6 +181,29 @@ TEST_F(CompileTimesTest, KernelsSplitIntoUnitsCompiledSideBySideEqualEagerAndHit
   EXPECT_EQ(inductor::compiler_invocations(), after_first);
   EXPECT_TRUE(inductor::last_compile_report().cache_hit);
   config().inductor.compile_threads = saved;
+}
+
+TEST_F(CompileTimesTest, TheAutomaticUnitCountIsTheCoresThisThreadMayRunOnFromFourCoresOn) {
+  EXPECT_EQ(config().inductor.compile_threads, 0) << "the default is automatic";
+  for (const auto& [cores, units] : std::vector<std::pair<int64_t, int64_t>>{
+           {1, 1}, {2, 1}, {3, 1}, {4, 4}, {16, 16}, {32, 32}, {128, 32}})
+    EXPECT_EQ(inductor::automatic_compile_units(cores), units) << cores << " cores";
+  // The count follows this thread's CPU affinity: one CPU allowed, one unit.
+  cpu_set_t saved_cpus, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof saved_cpus, &saved_cpus), 0);
+  int first = 0;
+  while (!CPU_ISSET(first, &saved_cpus)) ++first;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  const int64_t with_one_cpu = inductor::compile_units_allowed();
+  const int64_t saved = config().inductor.compile_threads;
+  config().inductor.compile_threads = 3;
+  const int64_t asked_for_three = inductor::compile_units_allowed();
+  config().inductor.compile_threads = saved;
+  ASSERT_EQ(sched_setaffinity(0, sizeof saved_cpus, &saved_cpus), 0);
+  EXPECT_EQ(with_one_cpu, 1);
+  EXPECT_EQ(asked_for_three, 3);
 }
 
 TEST_F(CompileTimesTest, ResetClearsEveryRow) {
