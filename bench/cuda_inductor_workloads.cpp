@@ -29,6 +29,10 @@
 #include "ember/config.h"
 #include "ember/cuda.h"
 #include "inductor/inductor.h"
+#ifdef EMBER_CUDA
+#include "core/cuda.h"
+#include "kernels/cuda/nvrtc.h"
+#endif
 
 namespace {
 
@@ -51,6 +55,27 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
 }
 
 }  // namespace
+
+#ifdef EMBER_CUDA
+/// What L1's compiled host ms stands on, timed as the rows are (host ms, bench/cuda_timing.h):
+/// cuLaunchKernel of an empty NVRTC kernel on the current stream, the caching allocator's
+/// malloc and free of a one-element buffer, and eager `x + 1` (an op's dispatch, its
+/// output's allocation and its launch).
+void print_launch_floor(const Tensor& one, int iters) {
+  const int device = 0;
+  void* empty_kernel = kernels::cuda::get_kernel(
+      "extern \"C\" __global__ void ember_bench_empty_kernel() {}", "ember_bench_empty_kernel", device);
+  void* no_args[1] = {nullptr};
+  const bench::Timing launch = bench::cuda_median_ms(
+      [&] { kernels::cuda::launch_kernel(empty_kernel, 1, 32, no_args, core::cuda::current_stream_handle(device)); },
+      3, iters);
+  const bench::Timing alloc = bench::cuda_median_ms(
+      [&] { core::cuda::device_free(core::cuda::device_alloc(4, device)); }, 3, iters);
+  const bench::Timing eager = bench::cuda_median_ms([&] { (void)(one + 1); }, 3, iters);
+  std::printf("L1 floor, host us: cuLaunchKernel of an empty kernel %.2f, allocator malloc+free %.2f, eager x + 1 %.2f\n",
+              launch.host_ms * 1e3, alloc.host_ms * 1e3, eager.host_ms * 1e3);
+}
+#endif
 
 int main(int argc, char** argv) {
   // --tuning is this program's own option; the rest are bench_util's.
@@ -126,7 +151,7 @@ int main(int argc, char** argv) {
       const bench::Timing r = bench::cuda_median_ms([&] { (void)graphed.call(); }, 3, iters);
       const bool mismatch = !(diff <= 1e-2) || !(ro_diff <= 1e-2);
       failed = failed || mismatch;
-      std::printf("%-6s | %-36s | %9.3f | %9.3f | %8.4f | %9.3f | %10.4f | %7zu | %7zu | %.2e (%.2e)%s\n", w.id.c_str(),
+      std::printf("%-6s | %-36s | %9.4f | %9.4f | %8.4f | %9.4f | %10.4f | %7zu | %7zu | %.2e (%.2e)%s\n", w.id.c_str(),
                   w.what.c_str(), e.device_ms, c.device_ms, c.host_ms, r.device_ms, r.host_ms, report.kernels.size(),
                   report.extern_calls.size(), diff, ro_diff, mismatch ? " MISMATCH" : "");
     } catch (const Error& e) {
@@ -135,5 +160,8 @@ int main(int argc, char** argv) {
     }
     std::fflush(stdout);
   }
+#ifdef EMBER_CUDA
+  if (bench::selected("L1", only)) print_launch_floor(one, iters);
+#endif
   return failed ? 1 : 0;
 }

@@ -10,7 +10,9 @@
 #
 # speedup: torch.compile ms / Ember ms (above 1: Ember faster); ro: reduce-overhead (CUDA
 # graphs) on both sides; % of copy: W1–W3's bytes over Ember's compiled ms, against the
-# device-to-device copy_ bandwidth PyTorch measured in the same call; geomeans over the W rows.
+# device-to-device copy_ bandwidth PyTorch measured in the same call between 1 GiB tensors,
+# and (second figure) against a copy_ moving the row's own bytes, whose launch and ramp are
+# the row's too; geomeans over the W rows.
 #
 #   bench/run_cuda_compiled_side_by_side.sh --ember build-gpu/bench/bench_cuda_inductor_workloads --out /tmp/race
 #
@@ -55,7 +57,7 @@ for line in open(sys.argv[1]):
 t = json.load(open(sys.argv[2]))
 print(f"{t['device']}; PyTorch {t['torch']}; copy_ {t['copy_gbps']:.1f} GB/s")
 print(f"{'id':9} | {'Ember ms':>9} | {'torch ms':>9} | {'speedup':>7} | {'Ember ro':>9} | {'torch ro':>9} | "
-      f"{'ro spd':>6} | {'% copy':>6} | host µs: Ember, torch, Ember ro, torch ro")
+      f"{'ro spd':>6} | {'% copy (same size)':>18} | host µs: Ember, torch, Ember ro, torch ro")
 sp, sp_ro = [], []
 for r in t["rows"]:
     e, d, ro = ember.get(r["id"]), r.get("default", {}), r.get("reduce-overhead", {})
@@ -65,9 +67,13 @@ for r in t["rows"]:
     s, s_ro = d["ms"] / e["ms"], ro["ms"] / e["ro"]
     if r["id"] != "L1":
         sp.append(s); sp_ro.append(s_ro)
-    pct = f"{100 * r['nbytes'] / (e['ms'] * 1e-3) / 1e9 / t['copy_gbps']:5.1f}%" if r.get("nbytes") else "-"
-    print(f"{r['id']:9} | {e['ms']:9.3f} | {d['ms']:9.3f} | {s:7.2f} | {e['ro']:9.3f} | {ro['ms']:9.3f} | {s_ro:6.2f} | "
-          f"{pct:>6} | {1e3 * e['host']:.1f}, {1e3 * d['host_ms']:.1f}, {1e3 * e['ro_host']:.1f}, {1e3 * ro['host_ms']:.1f}")
+    pct = "-"
+    if r.get("nbytes"):
+        gbps = r["nbytes"] / (e["ms"] * 1e-3) / 1e9
+        same = f" ({100 * gbps / r['copy_same_gbps']:5.1f}%)" if r.get("copy_same_gbps") else ""
+        pct = f"{100 * gbps / t['copy_gbps']:5.1f}%{same}"
+    print(f"{r['id']:9} | {e['ms']:9.4f} | {d['ms']:9.4f} | {s:7.2f} | {e['ro']:9.4f} | {ro['ms']:9.4f} | {s_ro:6.2f} | "
+          f"{pct:>18} | {1e3 * e['host']:.1f}, {1e3 * d['host_ms']:.1f}, {1e3 * e['ro_host']:.1f}, {1e3 * ro['host_ms']:.1f}")
 geo = lambda v: math.exp(sum(map(math.log, v)) / len(v)) if v else float("nan")
 print(f"geomean speedup over the W rows: default {geo(sp):.2f}, reduce-overhead {geo(sp_ro):.2f}")
 PY

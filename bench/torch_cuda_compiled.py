@@ -85,6 +85,8 @@ def cuda_compiled_main(args):
                 continue
             eager_ms = tw.cuda_median_ms(w.run, iters=args.iters)
             row = {"id": w.id, "workload": w.what, "eager_ms": eager_ms, "nbytes": w.nbytes}
+            if w.nbytes:
+                row["copy_same_gbps"] = tw.copy_gbps(w.nbytes)
             line = f"{w.id:8} | {eager_ms:9.3f}"
             for m in MODES:
                 try:

@@ -308,10 +308,12 @@ def cuda_median_ms(f, warmup=3, iters=21, host=False):
     return statistics.median(times)
 
 
-def copy_gbps():
+def copy_gbps(nbytes=None):
     """GB/s of dst.copy_(src) between two 1 GiB float32 tensors on the device, bytes read
-    and written (bench_cuda_eager_workloads' copy)."""
-    n = 1 << 28
+    and written (bench_cuda_eager_workloads' copy); with `nbytes`, between two tensors of
+    nbytes / 2 each, so that the copy moves a row's bytes (its launch and ramp included, as
+    the row's kernels have them)."""
+    n = (1 << 28) if nbytes is None else max(1, int(nbytes) // 8)
     src, dst = torch.zeros(n, device="cuda"), torch.empty(n, device="cuda")
     ms = cuda_median_ms(lambda: dst.copy_(src), warmup=2, iters=9)
     return 2.0 * n * 4 / (ms * 1e-3) / 1e9
