@@ -4,6 +4,8 @@
 // `_scaled_dot_product_flash_attention_for_cpu_backward` over kernels/cpu/attention
 // (Note [flash attention], Note [flash attention backward]; the derivative row is in
 // derivatives_nn.cpp).
+#include "kernels/cpu/attention.h"
+
 #include <cmath>
 #include <limits>
 
@@ -17,7 +19,6 @@
 #include "ember/ops/shape.h"
 #include "ember/ops/view.h"
 #include "ember/sym_int.h"
-#include "kernels/cpu/attention.h"
 #include "ops/api.h"
 #include "ops/families.h"
 #include "ops/op_utils.h"
@@ -47,11 +48,15 @@ void check_flash_args(const Tensor& q, const Tensor& k, const Tensor& v, double 
   EMBER_CHECK(dropout_p == 0.0) << "scaled_dot_product_flash_attention_cpu: dropout is not supported, got dropout_p = "
                                 << dropout_p;
   EMBER_CHECK(core::sym_size(q, 0) == core::sym_size(k, 0) && core::sym_size(q, 0) == core::sym_size(v, 0) &&
-              core::sym_size(q, 1) == core::sym_size(k, 1) && core::sym_size(q, 1) == core::sym_size(v, 1) &&
-              core::sym_size(k, 2) == core::sym_size(v, 2) && q.size(3) == k.size(3))
-      << "scaled_dot_product_flash_attention_cpu: expected query [B, H, L, E], key [B, H, S, E] and value "
-         "[B, H, S, Ev], got "
+              core::sym_size(k, 1) == core::sym_size(v, 1) && core::sym_size(k, 2) == core::sym_size(v, 2) &&
+              q.size(3) == k.size(3))
+      << "scaled_dot_product_flash_attention_cpu: expected query [B, H, L, E], key [B, Hkv, S, E] and value "
+         "[B, Hkv, S, Ev], got "
       << q.sizes() << ", " << k.sizes() << " and " << v.sizes();
+  EMBER_CHECK(core::sym_size(q, 1) == core::sym_size(k, 1) || (k.size(1) > 0 && q.size(1) % k.size(1) == 0))
+      << "scaled_dot_product_flash_attention_cpu: expected the key/value head count to divide the query's "
+         "(grouped-query attention), got "
+      << k.size(1) << " key/value heads for " << q.size(1) << " query heads";
   EMBER_CHECK(!mask || mask->dtype() == q.dtype())
       << "scaled_dot_product_flash_attention_cpu: expected attn_mask of the query's dtype ("
       << scalar_type_name(q.dtype()) << "), got " << scalar_type_name(mask->dtype());
@@ -66,8 +71,8 @@ std::vector<TensorMeta> flash_meta(const Stack& a) {
   const Tensor &q = a[0].to_tensor(), &k = a[1].to_tensor(), &v = a[2].to_tensor();
   const std::optional<Tensor> mask = a[5].to_optional_tensor();
   check_flash_args(q, k, v, a[3].to_double(), mask);
-  const bool like_query = !core::is_symbolic(q) && v.size(3) == q.size(3) &&
-                          core::is_non_overlapping_and_dense(q.sizes(), q.strides());
+  const bool like_query =
+      !core::is_symbolic(q) && v.size(3) == q.size(3) && core::is_non_overlapping_and_dense(q.sizes(), q.strides());
   const std::vector<int64_t> order = dense_dim_order(q.sizes(), q.strides());
   return core::over_geometry({&q, &k, &v}, [&]<typename Int>() -> std::vector<TensorMeta> {
     using G = core::Geometry<Int>;
@@ -106,8 +111,7 @@ std::vector<TensorMeta> flash_backward_meta(const Stack& a) {
                &o = a[4].to_tensor(), &lse = a[5].to_tensor();
   check_flash_args(q, k, v, a[6].to_double(), a[8].to_optional_tensor());
   using Size = decltype(core::sym_size(q, 0));
-  const std::vector<Size> want{core::sym_size(q, 0), core::sym_size(q, 1), core::sym_size(q, 2),
-                                 core::sym_size(v, 3)};
+  const std::vector<Size> want{core::sym_size(q, 0), core::sym_size(q, 1), core::sym_size(q, 2), core::sym_size(v, 3)};
   auto sizes_are = [](const Tensor& t, const std::vector<Size>& s) {
     if (t.dim() != static_cast<int64_t>(s.size())) return false;
     for (size_t d = 0; d < s.size(); ++d)
@@ -115,9 +119,9 @@ std::vector<TensorMeta> flash_backward_meta(const Stack& a) {
     return true;
   };
   EMBER_CHECK(sizes_are(g, want) && sizes_are(o, want) && sizes_are(lse, {want[0], want[1], want[2]}))
-      << "_scaled_dot_product_flash_attention_for_cpu_backward: expected grad_out and out [B, H, L, Ev] = "
-      << q.size(0) << ", " << q.size(1) << ", " << q.size(2) << ", " << v.size(3) << "] and logsumexp [B, H, L], got "
-      << g.sizes() << ", " << o.sizes() << " and " << lse.sizes();
+      << "_scaled_dot_product_flash_attention_for_cpu_backward: expected grad_out and out [B, H, L, Ev] = " << q.size(0)
+      << ", " << q.size(1) << ", " << q.size(2) << ", " << v.size(3) << "] and logsumexp [B, H, L], got " << g.sizes()
+      << ", " << o.sizes() << " and " << lse.sizes();
   EMBER_CHECK(g.dtype() == q.dtype() && o.dtype() == q.dtype() && lse.dtype() == q.dtype())
       << "_scaled_dot_product_flash_attention_for_cpu_backward: expected grad_out, out and logsumexp of the query's "
          "dtype ("
@@ -162,7 +166,9 @@ void flash_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
 bool may_need_grad(const Tensor& t) { return t.impl()->autograd_meta != nullptr; }
 
 /// Whether scaled_dot_product_attention may run as the fused CPU op: 4-D float or double
-/// CPU (or meta) tensors of one dtype, no dropout, no grouped heads, one head size for
+/// CPU (or meta) tensors of one dtype and batch, no dropout, one head count for query, key
+/// and value — or, under enable_gqa, key and value of one head count dividing the
+/// query's (Note [grouped-query attention]) — one head size for
 /// query, key and value, unit stride in their last dims, query and key lengths above 0,
 /// and a mask (if any) of 2 or 4 dims, of bool or the query's dtype, that needs no
 /// gradient (the fused op has none for it) — PyTorch 2.11's CPU flash checks
@@ -170,14 +176,16 @@ bool may_need_grad(const Tensor& t) { return t.impl()->autograd_meta != nullptr;
 /// [flash attention layout]). Query, key and value may need gradients: the fused op's
 /// derivative is its backward op, as in PyTorch's CPU dispatch.
 bool flash_applies(const Tensor& q, const Tensor& k, const Tensor& v, const std::optional<Tensor>& mask,
-                   double dropout_p) {
+                   double dropout_p, bool enable_gqa) {
   if (dropout_p != 0.0 || q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return false;
   for (const Tensor* t : {&q, &k, &v})
     if ((t->device().type != DeviceType::CPU && t->device().type != DeviceType::Meta) || t->dtype() != q.dtype())
       return false;
   if (q.dtype() != kFloat && q.dtype() != kDouble) return false;
-  if (k.size(1) != q.size(1) || v.size(1) != q.size(1) || k.size(3) != q.size(3) || v.size(3) != q.size(3))
+  if (k.size(0) != q.size(0) || v.size(0) != q.size(0) || k.size(3) != q.size(3) || v.size(3) != q.size(3))
     return false;
+  const bool grouped = enable_gqa && k.size(1) > 0 && sym_size(q, 1) % sym_size(k, 1) == SymInt(0);
+  if (!(sym_size(k, 1) == sym_size(v, 1)) || !(grouped || sym_size(k, 1) == sym_size(q, 1))) return false;
   if (q.stride(3) != 1 || k.stride(3) != 1 || v.stride(3) != 1 || q.size(2) == 0 || k.size(2) == 0) return false;
   if (mask && (may_need_grad(*mask) || (mask->dtype() != kBool && mask->dtype() != q.dtype()) ||
                (mask->dim() != 2 && mask->dim() != 4)))
@@ -200,20 +208,55 @@ Tensor attention_math(const Tensor& q, const Tensor& k, const Tensor& v, const s
   return matmul(att, v);
 }
 
+/// `t` with each slice of dim -3 repeated `times` times in a row (PyTorch's
+/// repeat_interleave(times, -3)): [..., H, S, E] -> [..., H * times, S, E], a copy.
+Tensor repeat_heads(const Tensor& t, const SymInt& times) {
+  std::vector<SymInt> grown, merged;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    const SymInt n = sym_size(t, d);
+    if (d == t.dim() - 2) grown.push_back(times);
+    grown.push_back(n);
+    merged.push_back(d == t.dim() - 3 ? n * times : n);
+  }
+  return reshape(expand(unsqueeze(t, -3), SymIntArrayRef(grown)), SymIntArrayRef(merged));
+}
+
+/// Key and value with their heads repeated to the query's under enable_gqa, as PyTorch
+/// 2.11's pre_process_group_query_attention_input: unchanged when the head counts (dim
+/// -3) are all equal, else each of key and value repeated by the query's head count over
+/// its own, which must divide it (the math form's grouped-query attention). Fewer than 3
+/// dims is an IndexError, as PyTorch's sym_size(-3) gives.
+std::pair<Tensor, Tensor> grouped_key_value(const Tensor& q, const Tensor& k, const Tensor& v) {
+  EMBER_CHECK_INDEX(q.dim() >= 3 && k.dim() >= 3 && v.dim() >= 3)
+      << "scaled_dot_product_attention: enable_gqa expected query, key and value with a head dim (at least 3 "
+         "dims), got "
+      << q.sizes() << ", " << k.sizes() << " and " << v.sizes();
+  const SymInt hq = sym_size(q, -3), hk = sym_size(k, -3), hv = sym_size(v, -3);
+  if (hq == hk && hk == hv) return {k, v};
+  EMBER_CHECK(k.size(-3) > 0 && v.size(-3) > 0 && hq % hk == SymInt(0) && hq % hv == SymInt(0))
+      << "scaled_dot_product_attention: Number of heads in key and value must divide the number of heads in query "
+         "(enable_gqa), got "
+      << q.size(-3) << " query heads, " << k.size(-3) << " key heads and " << v.size(-3) << " value heads";
+  return {repeat_heads(k, hq / hk), repeat_heads(v, hq / hv)};
+}
+
 }  // namespace
 
 void register_attention_ops(Registry& r) {
-  r.def("_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, "
-        "bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)")
+  r.def(
+       "_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, "
+       "bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)")
       .set_meta(flash_meta)
       .set_cpu(flash_kernel);
-  r.def("_scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, Tensor query, Tensor key, "
-        "Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor? attn_mask=None, "
-        "float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value)")
+  r.def(
+       "_scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, Tensor query, Tensor key, "
+       "Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor? attn_mask=None, "
+       "float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value)")
       .set_meta(flash_backward_meta)
       .set_cpu(flash_backward_kernel);
-  r.def("scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, "
-        "float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor")
+  r.def(
+       "scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, "
+       "float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor")
       .set_decomposition([](const Stack& a) -> Stack {
         const Tensor &q = a[0].to_tensor(), &k = a[1].to_tensor(), &v = a[2].to_tensor();
         const std::optional<Tensor> mask = a[3].to_optional_tensor();
@@ -222,17 +265,16 @@ void register_attention_ops(Registry& r) {
         EMBER_CHECK(q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2)
             << "scaled_dot_product_attention: expected query, key and value of at least 2 dims, got " << q.sizes()
             << ", " << k.sizes() << " and " << v.sizes();
-        EMBER_CHECK(!a[7].to_bool() || q.dim() < 3 || k.size(-3) == q.size(-3))
-            << "scaled_dot_product_attention: enable_gqa with fewer key/value heads (" << k.size(-3)
-            << ") than query heads (" << q.size(-3) << ") is not supported yet";
+        const bool enable_gqa = a[7].to_bool();
         const double scale = attention_scale(q, a[6].to_optional_double());
-        if (flash_applies(q, k, v, mask, dropout_p)) {
+        if (flash_applies(q, k, v, mask, dropout_p, enable_gqa)) {
           // The fused op takes an additive mask: a bool one keeps where true (0), -inf elsewhere.
           IValue additive;
           if (mask)
-            additive = mask->dtype() == kBool ? where(*mask, Scalar(0.0), scalar_tensor(-kInf, q.dtype(), q.device())) : *mask;
-          Stack outs = call_op("aten::_scaled_dot_product_flash_attention_for_cpu",
-                               {q, k, v, 0.0, is_causal, additive, scale});
+            additive =
+                mask->dtype() == kBool ? where(*mask, Scalar(0.0), scalar_tensor(-kInf, q.dtype(), q.device())) : *mask;
+          Stack outs =
+              call_op("aten::_scaled_dot_product_flash_attention_for_cpu", {q, k, v, 0.0, is_causal, additive, scale});
           return {outs[0]};
         }
         // As PyTorch: the fused ops apply a mask and is_causal both, the math form neither. On
@@ -251,7 +293,9 @@ void register_attention_ops(Registry& r) {
         const bool cuda_fused = mask && is_causal && mem_efficient_on_cuda();
         EMBER_CHECK(!(is_causal && mask) || cuda_fused)
             << "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True";
-        return {attention_math(q, k, v, mask, dropout_p, is_causal, scale)};
+        if (!enable_gqa) return {attention_math(q, k, v, mask, dropout_p, is_causal, scale)};
+        const auto [kr, vr] = grouped_key_value(q, k, v);
+        return {attention_math(q, kr, vr, mask, dropout_p, is_causal, scale)};
       });
 }
 

@@ -18,8 +18,10 @@ def bool_mask(g, shape):
     return T(m)
 
 
-def qkv(g, b, h, lq, s, e, dtype=f32, k_lay="contiguous"):
-    return g.t((b, h, lq, e), dtype), g.t((b, h, s, e), dtype, lay=k_lay), g.t((b, h, s, e), dtype)
+def qkv(g, b, h, lq, s, e, dtype=f32, k_lay="contiguous", hkv=None):
+    """Query [b, h, lq, e], key and value [b, hkv, s, e] (hkv = h unless grouped heads)."""
+    hkv = h if hkv is None else hkv
+    return g.t((b, h, lq, e), dtype), g.t((b, hkv, s, e), dtype, lay=k_lay), g.t((b, hkv, s, e), dtype)
 
 
 def heads(g, b, h, n, e, dtype=f32):
@@ -48,14 +50,20 @@ def flash(g):
             # query without unit stride in its last dim either (read as if it had one).
             S(heads(g, 2, 3, 5, 4), heads(g, 2, 3, 6, 4), heads(g, 2, 3, 6, 4), 0.0, True,
               desc="heads over [B, L, H, E] memory, causal"),
-            S(g.t((2, 3, 5, 4), lay="expand"), g.t((2, 3, 6, 4)), g.t((2, 3, 6, 4)), desc="query expanded")]
+            S(g.t((2, 3, 5, 4), lay="expand"), g.t((2, 3, 6, 4)), g.t((2, 3, 6, 4)), desc="query expanded"),
+            # Grouped heads (enable_gqa's fused form): query head h reads key/value head h / 3.
+            S(*qkv(g, 2, 6, 5, 7, 4, hkv=2), desc="grouped heads"),
+            S(*qkv(g, 1, 4, 150, 150, 8, hkv=1), 0.0, True, desc="one key/value head, causal, several blocks"),
+            S(*qkv(g, 2, 6, 5, 7, 4, hkv=3), attn_mask=g.t((2, 6, 5, 7)), desc="grouped heads, mask per head"),
+            S(heads(g, 2, 6, 5, 4), heads(g, 2, 2, 7, 4), heads(g, 2, 2, 7, 4), 0.0, True,
+              desc="grouped heads over [B, L, H, E] memory, causal")]
 
 
 def flash_backward(g):
     """Samples of the backward: grad_out, q, k, v and the (out, logsumexp) PyTorch's forward
     gives for them, as autograd passes them."""
-    def case(b, h, lq, s, e, causal=False, mask=None, scale=None, dtype=f32, desc=""):
-        q, k, v = qkv(g, b, h, lq, s, e, dtype)
+    def case(b, h, lq, s, e, causal=False, mask=None, scale=None, dtype=f32, hkv=None, desc=""):
+        q, k, v = qkv(g, b, h, lq, s, e, dtype, hkv=hkv)
         out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
             q.value(), k.value(), v.value(), 0.0, causal, attn_mask=None if mask is None else mask.value(),
             scale=scale)
@@ -69,7 +77,10 @@ def flash_backward(g):
             case(2, 3, 5, 6, 4, mask=g.t((5, 6)), desc="additive mask, broadcast"),
             case(2, 3, 5, 6, 4, mask=g.t((2, 1, 5, 6)), desc="additive mask per batch"),
             case(2, 3, 5, 6, 4, scale=0.3, desc="scale"),
-            case(2, 3, 5, 6, 4, causal=True, dtype=f64, desc="f64 causal")]
+            case(2, 3, 5, 6, 4, causal=True, dtype=f64, desc="f64 causal"),
+            case(2, 6, 5, 7, 4, hkv=2, desc="grouped heads"),
+            case(1, 4, 150, 150, 8, causal=True, hkv=1, desc="one key/value head, causal, several blocks"),
+            case(2, 6, 5, 7, 4, mask=g.t((2, 6, 5, 7), f64), hkv=3, dtype=f64, desc="grouped heads, mask per head, f64")]
 
 
 def sdpa(g):
@@ -92,7 +103,34 @@ def sdpa(g):
             S(heads(g, 2, 3, 5, 4), heads(g, 2, 3, 6, 4), heads(g, 2, 3, 6, 4), g.t((3, 5, 6)),
               desc="heads, 3-D mask (math form)"),
             S(g.t((2, 3, 5, 4), lay="step"), g.t((2, 3, 6, 4)), g.t((2, 3, 6, 4)),
-              desc="query of stride 2 in its last dim (math form)")]
+              desc="query of stride 2 in its last dim (math form)"),
+            # enable_gqa: the fused form where key and value share a head count dividing the
+            # query's and the batch is one, else the math form over repeated key and value.
+            S(*qkv(g, 2, 6, 5, 7, 4, hkv=2), enable_gqa=True, desc="grouped heads (fused form)"),
+            S(*qkv(g, 2, 6, 5, 7, 4, f64, hkv=3), None, 0.0, True, enable_gqa=True,
+              desc="grouped heads, f64 causal (fused form)"),
+            S(*qkv(g, 2, 6, 5, 7, 4, hkv=2), bool_mask(g, (5, 7)), enable_gqa=True,
+              desc="grouped heads, bool mask (fused form)"),
+            S(*qkv(g, 2, 4, 5, 7, 4, hkv=1), g.t((2, 4, 5, 7)), scale=0.3, enable_gqa=True,
+              desc="one key/value head, mask per head, scale (fused form)"),
+            S(*qkv(g, 2, 6, 5, 7, 4), enable_gqa=True, desc="enable_gqa with equal heads (fused form)"),
+            S(heads(g, 2, 6, 5, 4), heads(g, 2, 2, 7, 4), heads(g, 2, 2, 7, 4), None, 0.0, True, enable_gqa=True,
+              desc="grouped heads over [B, L, H, E] memory, causal (fused form)"),
+            S(g.t((2, 6, 5, 4)), g.t((2, 2, 7, 4)), g.t((2, 3, 7, 4)), enable_gqa=True,
+              desc="grouped heads, key and value head counts differ (math form)"),
+            S(g.t((6, 5, 4)), g.t((2, 7, 4)), g.t((2, 7, 4)), None, 0.0, True, enable_gqa=True,
+              desc="grouped heads, 3-D causal (math form)"),
+            S(g.t((2, 6, 5, 4)), g.t((2, 2, 7, 4)), g.t((2, 2, 7, 3)), enable_gqa=True,
+              desc="grouped heads, value head size differs (math form)"),
+            S(g.t((2, 6, 5, 4)), g.t((1, 2, 7, 4)), g.t((1, 2, 7, 4)), g.t((5, 7)), enable_gqa=True,
+              desc="grouped heads, key and value batch broadcast, mask (math form)"),
+            S(g.t((2, 5, 5, 4)), g.t((2, 2, 7, 4)), g.t((2, 2, 7, 4)), enable_gqa=True,
+              desc="grouped heads not dividing the query's", expect="error"),
+            S(g.t((2, 2, 5, 4)), g.t((2, 6, 7, 4)), g.t((2, 6, 7, 4)), enable_gqa=True,
+              desc="more key/value heads than query heads", expect="error"),
+            S(g.t((2, 6, 5, 4)), g.t((2, 2, 7, 4)), g.t((2, 2, 7, 4)),
+              desc="fewer key/value heads without enable_gqa", expect="error"),
+            S(g.t((5, 4)), g.t((7, 4)), g.t((7, 4)), enable_gqa=True, desc="2-D with enable_gqa", expect="error")]
 
 
 def attention_rows():

@@ -8,9 +8,9 @@
 #include <limits>
 #include <vector>
 
+#include "ember/error.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/vec.h"
-#include "ember/error.h"
 
 namespace ember::kernels::cpu {
 
@@ -19,23 +19,29 @@ namespace ember::kernels::cpu {
 // shares the tasks among its threads. A task walks the key/value blocks of `kv` rows in
 // order. For each it forms the score block S = scale * Qb @ Kb^T (a GEMM on the calling
 // thread into a [q, kv] buffer that stays in L2: 64 KiB for float at 128 x 128), adds
-// the mask's block (a vector at a time when its rows are unit-stride), masks the causal diagonal, and folds S into the running per-row
-// maximum m and sum l of the online softmax: with m' = max(m, max_j S[i, j]),
-// l' = l * exp(m - m') + sum_j exp(S[i, j] - m') and the output accumulator
-// O' = O * exp(m - m') + exp(S - m') @ Vb (a second GEMM). At the end O / l is the row's
-// output and m + log(l) its log-sum-exp. A row whose scores so far are all -inf keeps
-// m = -inf and adds nothing (exp(-inf - -inf) would be nan). Under `causal` a task stops
-// at the first key block starting after its last query row: those blocks are skipped,
-// not masked. A block whose mask entries are all -inf (a causal mask given as a tensor,
-// as a graph whose mask is an input passes it) is skipped too, after one read of the
-// mask's block. Accumulation is in the input dtype, as PyTorch's CPU kernel does for float.
-// The blocks, 128 query by 128 key rows, were the fastest of 32/64/128 x 64/128/256 at
-// W5's head shapes ([8, 12, 128, 64] and [1, 12, 512, 64], causal, 1 and 2 threads,
-// bench_attention_probe); smaller query blocks pay more GEMM calls per score.
+// the mask's block (a vector at a time when its rows are unit-stride), masks the causal diagonal, and folds S into the
+// running per-row maximum m and sum l of the online softmax: with m' = max(m, max_j S[i, j]), l' = l * exp(m - m') +
+// sum_j exp(S[i, j] - m') and the output accumulator O' = O * exp(m - m') + exp(S - m') @ Vb (a second GEMM). At the
+// end O / l is the row's output and m + log(l) its log-sum-exp. A row whose scores so far are all -inf keeps m = -inf
+// and adds nothing (exp(-inf - -inf) would be nan). Under `causal` a task stops at the first key block starting after
+// its last query row: those blocks are skipped, not masked. A block whose mask entries are all -inf (a causal mask
+// given as a tensor, as a graph whose mask is an input passes it) is skipped too, after one read of the mask's block.
+// Accumulation is in the input dtype, as PyTorch's CPU kernel does for float. The blocks, 128 query by 128 key rows,
+// were the fastest of 32/64/128 x 64/128/256 at W5's head shapes ([8, 12, 128, 64] and [1, 12, 512, 64], causal, 1 and
+// 2 threads, bench_attention_probe); smaller query blocks pay more GEMM calls per score.
 
 namespace {
 
 FlashBlocks g_blocks;
+
+// Note [grouped-query attention]
+// Key and value may have fewer heads than the query (Hkv dividing H, PyTorch's enable_gqa):
+// query head h reads key/value head h / (H / Hkv), as PyTorch 2.11's CPU flash kernel maps
+// them (FlashAttentionKernel.cpp's repeat_factor), so the repeated keys and values never
+// exist in memory. The forward's tasks stay (batch, query head, query block). The backward's
+// tasks are (batch, key/value head): a task walks the H / Hkv query heads of its group in
+// order, writes each one's grad_q and adds their contributions into one dk and dv, stored
+// once at the end, so that the heads of a group sum without a race or a reduction pass.
 
 /// Whether every entry of a rows x cols block of the mask is -inf (its keys add nothing).
 template <typename T>
@@ -114,7 +120,7 @@ struct FlashTask {
     const int64_t B = q.size(0), H = q.size(1), L = q.size(2), E = q.size(3), S = k.size(2), Ev = v.size(3);
     const int64_t qb = std::max<int64_t>(1, g_blocks.q), kb = std::max<int64_t>(1, g_blocks.kv);
     const int64_t nq = (L + qb - 1) / qb;
-    const int64_t tasks = B * H * nq;
+    const int64_t tasks = B * H * nq, rep = H / std::max<int64_t>(1, k.size(1));
     const T* qd = q.data_ptr<T>();
     const T* kd = k.data_ptr<T>();
     const T* vd = v.data_ptr<T>();
@@ -130,8 +136,9 @@ struct FlashTask {
         const int64_t b = t / (H * nq), h = (t / nq) % H, i0 = (t % nq) * qb;
         const int64_t rows = std::min(qb, L - i0);
         const T* qp = qd + b * q.stride(0) + h * q.stride(1) + i0 * q.stride(2);
-        const T* kp = kd + b * k.stride(0) + h * k.stride(1);
-        const T* vp = vd + b * v.stride(0) + h * v.stride(1);
+        const int64_t kvh = h / rep;  // the key/value head of query head h (Note [grouped-query attention])
+        const T* kp = kd + b * k.stride(0) + kvh * k.stride(1);
+        const T* vp = vd + b * v.stride(0) + kvh * v.stride(1);
         std::fill(m.begin(), m.end(), ninf);
         std::fill(l.begin(), l.end(), T(0));
         std::fill(obuf.begin(), obuf.begin() + rows * Ev, T(0));
@@ -237,7 +244,8 @@ struct FlashBackwardTask {
     constexpr int64_t W = V::size();
     const int64_t B = q.size(0), H = q.size(1), L = q.size(2), E = q.size(3), S = k.size(2), Ev = v.size(3);
     const int64_t qb = std::max<int64_t>(1, g_blocks.q), kb = std::max<int64_t>(1, g_blocks.kv);
-    const int64_t tasks = B * H;
+    const int64_t Hkv = k.size(1), rep = H / std::max<int64_t>(1, Hkv);  // Note [grouped-query attention]
+    const int64_t tasks = B * Hkv;
     const int64_t qs = q.stride(2), ks = k.stride(2), vs = v.stride(2), gs = go.stride(2), os = out.stride(2);
     const T* md = mask ? mask->data_ptr<T>() : nullptr;
     const int64_t ms2 = mask ? mask->stride(2) : 0, ms3 = mask ? mask->stride(3) : 0, ls = lse.stride(2);
@@ -247,59 +255,13 @@ struct FlashBackwardTask {
       std::vector<T> pbuf(qb * kb), dsbuf(qb * kb), dq(L * E), dk(S * E), dv(S * Ev), drow(qb), lrow(qb);
 #pragma omp for schedule(dynamic, 1)
       for (int64_t t = 0; t < tasks; ++t) {
-        const int64_t b = t / H, h = t % H;
-        const T* qp = q.data_ptr<T>() + b * q.stride(0) + h * q.stride(1);
-        const T* kp = k.data_ptr<T>() + b * k.stride(0) + h * k.stride(1);
-        const T* vp = v.data_ptr<T>() + b * v.stride(0) + h * v.stride(1);
-        const T* gp = go.data_ptr<T>() + b * go.stride(0) + h * go.stride(1);
-        const T* op = out.data_ptr<T>() + b * out.stride(0) + h * out.stride(1);
-        const T* lp = lse.data_ptr<T>() + b * lse.stride(0) + h * lse.stride(1);
-        const T* mp = md ? md + b * mask->stride(0) + h * mask->stride(1) : nullptr;
-        std::fill(dq.begin(), dq.end(), T(0));
+        const int64_t b = t / Hkv, kvh = t % Hkv;
+        const T* kp = k.data_ptr<T>() + b * k.stride(0) + kvh * k.stride(1);
+        const T* vp = v.data_ptr<T>() + b * v.stride(0) + kvh * v.stride(1);
         std::fill(dk.begin(), dk.end(), T(0));
         std::fill(dv.begin(), dv.end(), T(0));
-        for (int64_t i0 = 0; i0 < L; i0 += qb) {
-          const int64_t rows = std::min(qb, L - i0);
-          for (int64_t r = 0; r < rows; ++r) {
-            const T* g = gp + (i0 + r) * gs;
-            const T* o = op + (i0 + r) * os;
-            T d = 0;
-            for (int64_t e = 0; e < Ev; ++e) d += g[e] * o[e];
-            lrow[r] = lp[(i0 + r) * ls];
-            drow[r] = lrow[r] == ninf ? T(0) : d;  // such a row's out is nan and its P all 0
-          }
-          for (int64_t j0 = 0; j0 < S; j0 += kb) {
-            if (causal && j0 > i0 + rows - 1) break;  // the forward skipped these blocks too
-            const int64_t cols = std::min(kb, S - j0);
-            const T* mb = mp ? mp + i0 * ms2 + j0 * ms3 : nullptr;
-            if (mb && masked_whole(mb, rows, cols, ms2, ms3)) continue;
-            block_scores(qp + i0 * qs, qs, kp + j0 * ks, ks, rows, cols, E, scale, mb, ms2, ms3, pbuf.data(), kb);
-            for (int64_t r = 0; r < rows; ++r) {
-              T* s = pbuf.data() + r * kb;
-              int64_t live = live_keys(causal, i0 + r, j0, cols);
-              if (lrow[r] == ninf) live = 0;  // every score of the row is masked: no probabilities
-              const V vl(lrow[r]);
-              int64_t c = 0;
-              for (; c + W <= live; c += W) vec::exp(V::load(s + c) - vl).store(s + c);
-              for (; c < live; ++c) s[c] = std::exp(s[c] - lrow[r]);
-              std::fill(s + live, s + cols, T(0));
-            }
-            gemm(true, false, cols, Ev, rows, T(1), pbuf.data(), kb, gp + i0 * gs, gs, T(1), dv.data() + j0 * Ev, Ev);
-            gemm(false, true, rows, cols, Ev, T(1), gp + i0 * gs, gs, vp + j0 * vs, vs, T(0), dsbuf.data(), kb);
-            for (int64_t r = 0; r < rows; ++r) {
-              const T* p = pbuf.data() + r * kb;
-              T* ds = dsbuf.data() + r * kb;
-              const V vd(drow[r]);
-              int64_t c = 0;
-              for (; c + W <= cols; c += W) (V::load(p + c) * (V::load(ds + c) - vd)).store(ds + c);
-              for (; c < cols; ++c) ds[c] = p[c] * (ds[c] - drow[r]);
-            }
-            gemm(false, false, rows, E, cols, scale, dsbuf.data(), kb, kp + j0 * ks, ks, T(1), dq.data() + i0 * E, E);
-            gemm(true, false, cols, E, rows, scale, dsbuf.data(), kb, qp + i0 * qs, qs, T(1), dk.data() + j0 * E, E);
-          }
-        }
-        auto store = [&](const std::vector<T>& src, Tensor& dst, int64_t n, int64_t width) {
-          T* d = dst.data_ptr<T>() + b * dst.stride(0) + h * dst.stride(1);
+        auto store = [&](const std::vector<T>& src, Tensor& dst, int64_t head, int64_t n, int64_t width) {
+          T* d = dst.data_ptr<T>() + b * dst.stride(0) + head * dst.stride(1);
           const int64_t rs = dst.stride(2), es = dst.stride(3);
           for (int64_t i = 0; i < n; ++i) {
             T* row = d + i * rs;
@@ -311,13 +273,70 @@ struct FlashBackwardTask {
             }
           }
         };
-        store(dq, gq, L, E);
-        store(dk, gk, S, E);
-        store(dv, gv, S, Ev);
+        // The query heads that share key/value head kvh add their gradients into one dk, dv.
+        for (int64_t h = kvh * rep; h < (kvh + 1) * rep; ++h) {
+          const T* qp = q.data_ptr<T>() + b * q.stride(0) + h * q.stride(1);
+          const T* gp = go.data_ptr<T>() + b * go.stride(0) + h * go.stride(1);
+          const T* op = out.data_ptr<T>() + b * out.stride(0) + h * out.stride(1);
+          const T* lp = lse.data_ptr<T>() + b * lse.stride(0) + h * lse.stride(1);
+          const T* mp = md ? md + b * mask->stride(0) + h * mask->stride(1) : nullptr;
+          std::fill(dq.begin(), dq.end(), T(0));
+          for (int64_t i0 = 0; i0 < L; i0 += qb) {
+            const int64_t rows = std::min(qb, L - i0);
+            for (int64_t r = 0; r < rows; ++r) {
+              const T* g = gp + (i0 + r) * gs;
+              const T* o = op + (i0 + r) * os;
+              T d = 0;
+              for (int64_t e = 0; e < Ev; ++e) d += g[e] * o[e];
+              lrow[r] = lp[(i0 + r) * ls];
+              drow[r] = lrow[r] == ninf ? T(0) : d;  // such a row's out is nan and its P all 0
+            }
+            for (int64_t j0 = 0; j0 < S; j0 += kb) {
+              if (causal && j0 > i0 + rows - 1) break;  // the forward skipped these blocks too
+              const int64_t cols = std::min(kb, S - j0);
+              const T* mb = mp ? mp + i0 * ms2 + j0 * ms3 : nullptr;
+              if (mb && masked_whole(mb, rows, cols, ms2, ms3)) continue;
+              block_scores(qp + i0 * qs, qs, kp + j0 * ks, ks, rows, cols, E, scale, mb, ms2, ms3, pbuf.data(), kb);
+              for (int64_t r = 0; r < rows; ++r) {
+                T* s = pbuf.data() + r * kb;
+                int64_t live = live_keys(causal, i0 + r, j0, cols);
+                if (lrow[r] == ninf) live = 0;  // every score of the row is masked: no probabilities
+                const V vl(lrow[r]);
+                int64_t c = 0;
+                for (; c + W <= live; c += W) vec::exp(V::load(s + c) - vl).store(s + c);
+                for (; c < live; ++c) s[c] = std::exp(s[c] - lrow[r]);
+                std::fill(s + live, s + cols, T(0));
+              }
+              gemm(true, false, cols, Ev, rows, T(1), pbuf.data(), kb, gp + i0 * gs, gs, T(1), dv.data() + j0 * Ev, Ev);
+              gemm(false, true, rows, cols, Ev, T(1), gp + i0 * gs, gs, vp + j0 * vs, vs, T(0), dsbuf.data(), kb);
+              for (int64_t r = 0; r < rows; ++r) {
+                const T* p = pbuf.data() + r * kb;
+                T* ds = dsbuf.data() + r * kb;
+                const V vd(drow[r]);
+                int64_t c = 0;
+                for (; c + W <= cols; c += W) (V::load(p + c) * (V::load(ds + c) - vd)).store(ds + c);
+                for (; c < cols; ++c) ds[c] = p[c] * (ds[c] - drow[r]);
+              }
+              gemm(false, false, rows, E, cols, scale, dsbuf.data(), kb, kp + j0 * ks, ks, T(1), dq.data() + i0 * E, E);
+              gemm(true, false, cols, E, rows, scale, dsbuf.data(), kb, qp + i0 * qs, qs, T(1), dk.data() + j0 * E, E);
+            }
+          }
+          store(dq, gq, h, L, E);
+        }
+        store(dk, gk, kvh, S, E);
+        store(dv, gv, kvh, S, Ev);
       }
     }
   }
 };
+
+/// Checks that key and value have one head count Hkv that divides the query's H (Note
+/// [grouped-query attention]); `who` names the caller in the error.
+void check_heads(const char* who, const Tensor& q, const Tensor& k, const Tensor& v) {
+  EMBER_CHECK(k.size(1) == v.size(1) && (k.size(1) == q.size(1) || (k.size(1) > 0 && q.size(1) % k.size(1) == 0)))
+      << who << ": expected key and value of one head count dividing the query's " << q.size(1) << ", got "
+      << k.size(1) << " and " << v.size(1);
+}
 
 }  // namespace
 
@@ -331,6 +350,7 @@ void flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Te
       << v.sizes();
   EMBER_CHECK(q.stride(3) == 1 && k.stride(3) == 1 && v.stride(3) == 1 && out.stride(3) == 1)
       << "flash_attention: expected unit stride in the last dim of query, key, value and output";
+  check_heads("flash_attention", q, k, v);
   if (out.numel() == 0) return;
   switch (q.dtype()) {
     case kFloat:
@@ -351,14 +371,14 @@ void flash_attention_backward(const Tensor& grad_out, const Tensor& q, const Ten
       << "flash_attention_backward: expected 4-D grad_out, query, key, value and out and a 3-D logsumexp, got "
       << grad_out.sizes() << ", " << q.sizes() << ", " << k.sizes() << ", " << v.sizes() << ", " << out.sizes()
       << " and " << lse.sizes();
-  EMBER_CHECK(q.stride(3) == 1 && k.stride(3) == 1 && v.stride(3) == 1 && grad_out.stride(3) == 1 &&
-              out.stride(3) == 1)
+  EMBER_CHECK(q.stride(3) == 1 && k.stride(3) == 1 && v.stride(3) == 1 && grad_out.stride(3) == 1 && out.stride(3) == 1)
       << "flash_attention_backward: expected unit stride in the last dim of grad_out, query, key, value and out";
+  check_heads("flash_attention_backward", q, k, v);
   if (grad_q.numel() + grad_k.numel() + grad_v.numel() == 0) return;
   switch (q.dtype()) {
     case kFloat:
-      FlashBackwardTask<float>{grad_out, q, k, v, out, lse, mask, causal, static_cast<float>(scale),
-                               grad_q, grad_k, grad_v}
+      FlashBackwardTask<float>{grad_out, q,      k,     v, out, lse, mask, causal, static_cast<float>(scale),
+                               grad_q,   grad_k, grad_v}
           .run();
       break;
     case kDouble:
