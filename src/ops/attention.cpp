@@ -71,8 +71,8 @@ std::vector<TensorMeta> flash_meta(const Stack& a) {
   const Tensor &q = a[0].to_tensor(), &k = a[1].to_tensor(), &v = a[2].to_tensor();
   const std::optional<Tensor> mask = a[5].to_optional_tensor();
   check_flash_args(q, k, v, a[3].to_double(), mask);
-  const bool like_query =
-      !core::is_symbolic(q) && v.size(3) == q.size(3) && core::is_non_overlapping_and_dense(q.sizes(), q.strides());
+  const bool like_query = !core::is_symbolic(q) && v.size(3) == q.size(3) &&
+                          core::is_non_overlapping_and_dense(q.sizes(), q.strides());
   const std::vector<int64_t> order = dense_dim_order(q.sizes(), q.strides());
   return core::over_geometry({&q, &k, &v}, [&]<typename Int>() -> std::vector<TensorMeta> {
     using G = core::Geometry<Int>;
@@ -111,7 +111,8 @@ std::vector<TensorMeta> flash_backward_meta(const Stack& a) {
                &o = a[4].to_tensor(), &lse = a[5].to_tensor();
   check_flash_args(q, k, v, a[6].to_double(), a[8].to_optional_tensor());
   using Size = decltype(core::sym_size(q, 0));
-  const std::vector<Size> want{core::sym_size(q, 0), core::sym_size(q, 1), core::sym_size(q, 2), core::sym_size(v, 3)};
+  const std::vector<Size> want{core::sym_size(q, 0), core::sym_size(q, 1), core::sym_size(q, 2),
+                                 core::sym_size(v, 3)};
   auto sizes_are = [](const Tensor& t, const std::vector<Size>& s) {
     if (t.dim() != static_cast<int64_t>(s.size())) return false;
     for (size_t d = 0; d < s.size(); ++d)
@@ -119,9 +120,9 @@ std::vector<TensorMeta> flash_backward_meta(const Stack& a) {
     return true;
   };
   EMBER_CHECK(sizes_are(g, want) && sizes_are(o, want) && sizes_are(lse, {want[0], want[1], want[2]}))
-      << "_scaled_dot_product_flash_attention_for_cpu_backward: expected grad_out and out [B, H, L, Ev] = " << q.size(0)
-      << ", " << q.size(1) << ", " << q.size(2) << ", " << v.size(3) << "] and logsumexp [B, H, L], got " << g.sizes()
-      << ", " << o.sizes() << " and " << lse.sizes();
+      << "_scaled_dot_product_flash_attention_for_cpu_backward: expected grad_out and out [B, H, L, Ev] = "
+      << q.size(0) << ", " << q.size(1) << ", " << q.size(2) << ", " << v.size(3) << "] and logsumexp [B, H, L], got "
+      << g.sizes() << ", " << o.sizes() << " and " << lse.sizes();
   EMBER_CHECK(g.dtype() == q.dtype() && o.dtype() == q.dtype() && lse.dtype() == q.dtype())
       << "_scaled_dot_product_flash_attention_for_cpu_backward: expected grad_out, out and logsumexp of the query's "
          "dtype ("
@@ -243,20 +244,17 @@ std::pair<Tensor, Tensor> grouped_key_value(const Tensor& q, const Tensor& k, co
 }  // namespace
 
 void register_attention_ops(Registry& r) {
-  r.def(
-       "_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, "
-       "bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)")
+  r.def("_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, "
+        "bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)")
       .set_meta(flash_meta)
       .set_cpu(flash_kernel);
-  r.def(
-       "_scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, Tensor query, Tensor key, "
-       "Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor? attn_mask=None, "
-       "float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value)")
+  r.def("_scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, Tensor query, Tensor key, "
+        "Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor? attn_mask=None, "
+        "float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value)")
       .set_meta(flash_backward_meta)
       .set_cpu(flash_backward_kernel);
-  r.def(
-       "scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, "
-       "float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor")
+  r.def("scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, "
+        "float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor")
       .set_decomposition([](const Stack& a) -> Stack {
         const Tensor &q = a[0].to_tensor(), &k = a[1].to_tensor(), &v = a[2].to_tensor();
         const std::optional<Tensor> mask = a[3].to_optional_tensor();
@@ -271,10 +269,9 @@ void register_attention_ops(Registry& r) {
           // The fused op takes an additive mask: a bool one keeps where true (0), -inf elsewhere.
           IValue additive;
           if (mask)
-            additive =
-                mask->dtype() == kBool ? where(*mask, Scalar(0.0), scalar_tensor(-kInf, q.dtype(), q.device())) : *mask;
-          Stack outs =
-              call_op("aten::_scaled_dot_product_flash_attention_for_cpu", {q, k, v, 0.0, is_causal, additive, scale});
+            additive = mask->dtype() == kBool ? where(*mask, Scalar(0.0), scalar_tensor(-kInf, q.dtype(), q.device())) : *mask;
+          Stack outs = call_op("aten::_scaled_dot_product_flash_attention_for_cpu",
+                               {q, k, v, 0.0, is_causal, additive, scale});
           return {outs[0]};
         }
         // As PyTorch: the fused ops apply a mask and is_causal both, the math form neither. On

@@ -8,9 +8,9 @@
 #include <limits>
 #include <vector>
 
-#include "ember/error.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/vec.h"
+#include "ember/error.h"
 
 namespace ember::kernels::cpu {
 
@@ -19,16 +19,19 @@ namespace ember::kernels::cpu {
 // shares the tasks among its threads. A task walks the key/value blocks of `kv` rows in
 // order. For each it forms the score block S = scale * Qb @ Kb^T (a GEMM on the calling
 // thread into a [q, kv] buffer that stays in L2: 64 KiB for float at 128 x 128), adds
-// the mask's block (a vector at a time when its rows are unit-stride), masks the causal diagonal, and folds S into the
-// running per-row maximum m and sum l of the online softmax: with m' = max(m, max_j S[i, j]), l' = l * exp(m - m') +
-// sum_j exp(S[i, j] - m') and the output accumulator O' = O * exp(m - m') + exp(S - m') @ Vb (a second GEMM). At the
-// end O / l is the row's output and m + log(l) its log-sum-exp. A row whose scores so far are all -inf keeps m = -inf
-// and adds nothing (exp(-inf - -inf) would be nan). Under `causal` a task stops at the first key block starting after
-// its last query row: those blocks are skipped, not masked. A block whose mask entries are all -inf (a causal mask
-// given as a tensor, as a graph whose mask is an input passes it) is skipped too, after one read of the mask's block.
-// Accumulation is in the input dtype, as PyTorch's CPU kernel does for float. The blocks, 128 query by 128 key rows,
-// were the fastest of 32/64/128 x 64/128/256 at W5's head shapes ([8, 12, 128, 64] and [1, 12, 512, 64], causal, 1 and
-// 2 threads, bench_attention_probe); smaller query blocks pay more GEMM calls per score.
+// the mask's block (a vector at a time when its rows are unit-stride), masks the causal diagonal, and folds S into the running per-row
+// maximum m and sum l of the online softmax: with m' = max(m, max_j S[i, j]),
+// l' = l * exp(m - m') + sum_j exp(S[i, j] - m') and the output accumulator
+// O' = O * exp(m - m') + exp(S - m') @ Vb (a second GEMM). At the end O / l is the row's
+// output and m + log(l) its log-sum-exp. A row whose scores so far are all -inf keeps
+// m = -inf and adds nothing (exp(-inf - -inf) would be nan). Under `causal` a task stops
+// at the first key block starting after its last query row: those blocks are skipped,
+// not masked. A block whose mask entries are all -inf (a causal mask given as a tensor,
+// as a graph whose mask is an input passes it) is skipped too, after one read of the
+// mask's block. Accumulation is in the input dtype, as PyTorch's CPU kernel does for float.
+// The blocks, 128 query by 128 key rows, were the fastest of 32/64/128 x 64/128/256 at
+// W5's head shapes ([8, 12, 128, 64] and [1, 12, 512, 64], causal, 1 and 2 threads,
+// bench_attention_probe); smaller query blocks pay more GEMM calls per score.
 
 namespace {
 
@@ -371,14 +374,15 @@ void flash_attention_backward(const Tensor& grad_out, const Tensor& q, const Ten
       << "flash_attention_backward: expected 4-D grad_out, query, key, value and out and a 3-D logsumexp, got "
       << grad_out.sizes() << ", " << q.sizes() << ", " << k.sizes() << ", " << v.sizes() << ", " << out.sizes()
       << " and " << lse.sizes();
-  EMBER_CHECK(q.stride(3) == 1 && k.stride(3) == 1 && v.stride(3) == 1 && grad_out.stride(3) == 1 && out.stride(3) == 1)
+  EMBER_CHECK(q.stride(3) == 1 && k.stride(3) == 1 && v.stride(3) == 1 && grad_out.stride(3) == 1 &&
+              out.stride(3) == 1)
       << "flash_attention_backward: expected unit stride in the last dim of grad_out, query, key, value and out";
   check_heads("flash_attention_backward", q, k, v);
   if (grad_q.numel() + grad_k.numel() + grad_v.numel() == 0) return;
   switch (q.dtype()) {
     case kFloat:
-      FlashBackwardTask<float>{grad_out, q,      k,     v, out, lse, mask, causal, static_cast<float>(scale),
-                               grad_q,   grad_k, grad_v}
+      FlashBackwardTask<float>{grad_out, q, k, v, out, lse, mask, causal, static_cast<float>(scale),
+                               grad_q, grad_k, grad_v}
           .run();
       break;
     case kDouble:

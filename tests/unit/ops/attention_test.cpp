@@ -21,8 +21,7 @@ Tensor reference(const Tensor& q, const Tensor& k, const Tensor& v, const std::o
                  double scale) {
   Tensor s = matmul(q.to(kDouble), k.to(kDouble).transpose(-2, -1)) * scale;
   if (additive) s = s + additive->to(kDouble);
-  if (causal)
-    s = masked_fill(s, triu(ones({q.size(2), k.size(2)}, kBool), 1), -std::numeric_limits<double>::infinity());
+  if (causal) s = masked_fill(s, triu(ones({q.size(2), k.size(2)}, kBool), 1), -std::numeric_limits<double>::infinity());
   return matmul(softmax(s, -1), v.to(kDouble));
 }
 
@@ -51,12 +50,12 @@ TEST_P(FlashAttention, EqualsTheMathFormOverSeveralBlocksCausalMaskedAndScaled) 
   const Tensor mask = randn({37, 45}, dt), mask_t = randn({45, 37}, dt).t();
   for (bool causal : {false, true}) {
     for (int masked = 0; masked < 3; ++masked) {
-      const std::optional<Tensor> m = masked == 0 ? std::nullopt : std::optional<Tensor>(masked == 1 ? mask : mask_t);
+      const std::optional<Tensor> m =
+          masked == 0 ? std::nullopt : std::optional<Tensor>(masked == 1 ? mask : mask_t);
       auto [out, lse] = _scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal, m, 0.3);
       EXPECT_EQ(out.sizes(), IntArrayRef({2, 3, 37, 5}));
       EXPECT_EQ(lse.sizes(), IntArrayRef({2, 3, 37}));
-      EXPECT_LT(max_abs_diff(out, reference(q, k, v, m, causal, 0.3)), tol)
-          << "causal " << causal << " mask " << masked;
+      EXPECT_LT(max_abs_diff(out, reference(q, k, v, m, causal, 0.3)), tol) << "causal " << causal << " mask " << masked;
     }
   }
 }
@@ -98,24 +97,15 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, FlashAttention, ::testing::Values(kFloat, kDoub
 /// last dim (not dense); channels_last.
 Tensor strided_query(int kind) {
   switch (kind) {
-    case 0:
-      return randn({2, 3, 5, 4});
-    case 1:
-      return randn({2, 5, 3, 4}).transpose(1, 2);
-    case 2:
-      return randn({3, 2, 5, 4}).permute({1, 0, 2, 3});
-    case 3:
-      return randn({5, 2, 3, 4}).permute({1, 2, 0, 3});
-    case 4:
-      return randn({2, 3, 4, 5}).transpose(2, 3);
-    case 5:
-      return randn({1, 3, 5, 4}).expand({2, 3, 5, 4});
-    case 6:
-      return randn({1, 5, 3, 4}).transpose(1, 2).expand({2, 3, 5, 4});
-    case 7:
-      return randn({2, 5, 3, 8}).narrow(-1, 0, 4).transpose(1, 2);
-    default:
-      return randn({2, 5, 4, 3}).permute({0, 3, 1, 2});
+    case 0: return randn({2, 3, 5, 4});
+    case 1: return randn({2, 5, 3, 4}).transpose(1, 2);
+    case 2: return randn({3, 2, 5, 4}).permute({1, 0, 2, 3});
+    case 3: return randn({5, 2, 3, 4}).permute({1, 2, 0, 3});
+    case 4: return randn({2, 3, 4, 5}).transpose(2, 3);
+    case 5: return randn({1, 3, 5, 4}).expand({2, 3, 5, 4});
+    case 6: return randn({1, 5, 3, 4}).transpose(1, 2).expand({2, 3, 5, 4});
+    case 7: return randn({2, 5, 3, 8}).narrow(-1, 0, 4).transpose(1, 2);
+    default: return randn({2, 5, 4, 3}).permute({0, 3, 1, 2});
   }
 }
 
@@ -226,8 +216,8 @@ TEST_P(FlashAttention, GradientsEqualTheMathFormsOverSeveralBlocksCausalMaskedAn
           },
           q, k, v, g);
       const auto math = grads_of(
-          [&](const Tensor& a, const Tensor& b, const Tensor& c) { return reference(a, b, c, m, causal, 0.3); }, q, k,
-          v, g);
+          [&](const Tensor& a, const Tensor& b, const Tensor& c) { return reference(a, b, c, m, causal, 0.3); }, q,
+          k, v, g);
       for (int i = 0; i < 3; ++i) {
         EXPECT_EQ(fused[i].sizes(), math[i].sizes());
         EXPECT_LT(max_abs_diff(fused[i], math[i]), tol) << "input " << i << " causal " << causal << " mask " << masked;
@@ -255,10 +245,11 @@ TEST_P(FlashAttention, BackwardGivesZeroForARowMaskedWholeAndSkipsMaskedBlocks) 
       q, k, v, g);
   g = masked_fill(g, row3, 0.0);
   const Tensor causal_only = masked_fill(zeros({40, 40}, dt), triu(ones({40, 40}, kBool), 1), ninf);
-  const auto math =
-      grads_of([&](const Tensor& a, const Tensor& b,
-                   const Tensor& c) { return reference(a, b, c, causal_only, false, 1 / std::sqrt(8.0)); },
-               q, k, v, g);
+  const auto math = grads_of(
+      [&](const Tensor& a, const Tensor& b, const Tensor& c) {
+        return reference(a, b, c, causal_only, false, 1 / std::sqrt(8.0));
+      },
+      q, k, v, g);
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(sum(isnan(fused[i])).item().to_double(), 0.0) << "input " << i;
     EXPECT_LT(max_abs_diff(fused[i], math[i]), dt == kFloat ? 2e-5 : 1e-12) << "input " << i;
@@ -272,13 +263,14 @@ TEST(ScaledDotProductAttention, TheFusedOpOnInputsThatRequireGradGivesTheMathFor
   // that requires grad is an error, as in PyTorch.
   manual_seed(5);
   const Tensor q = randn({1, 2, 8, 4}), k = randn({1, 2, 8, 4}), v = randn({1, 2, 8, 4}), g = randn({1, 2, 8, 4});
-  const auto fused =
-      grads_of([](const Tensor& a, const Tensor& b,
-                  const Tensor& c) { return std::get<0>(_scaled_dot_product_flash_attention_for_cpu(a, b, c)); },
-               q, k, v, g);
+  const auto fused = grads_of(
+      [](const Tensor& a, const Tensor& b, const Tensor& c) {
+        return std::get<0>(_scaled_dot_product_flash_attention_for_cpu(a, b, c));
+      },
+      q, k, v, g);
   const auto math = grads_of(
-      [](const Tensor& a, const Tensor& b, const Tensor& c) { return reference(a, b, c, std::nullopt, false, 0.5); }, q,
-      k, v, g);
+      [](const Tensor& a, const Tensor& b, const Tensor& c) { return reference(a, b, c, std::nullopt, false, 0.5); },
+      q, k, v, g);
   for (int i = 0; i < 3; ++i) {
     ASSERT_TRUE(fused[i].defined()) << "input " << i;
     EXPECT_LT(max_abs_diff(fused[i], math[i]), 1e-5) << "input " << i;
@@ -289,7 +281,8 @@ TEST(ScaledDotProductAttention, TheFusedOpOnInputsThatRequireGradGivesTheMathFor
     out.sum().backward();
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("not differentiable with respect to argument 'attn_mask'"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("not differentiable with respect to argument 'attn_mask'"),
+              std::string::npos)
         << e.what();
   }
 }
