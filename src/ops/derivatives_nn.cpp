@@ -327,7 +327,8 @@ void nn_rows(Registry& r) {
   });
   // Dense even with sparse=True: Ember has no sparse tensors (the values are the same).
   row(r, "aten::embedding", "EmbeddingBackward0", [](const Ctx& c) -> Grads {
-    return {embedding_dense_backward(c.grad(), c.input(1), c.arg_sizes(0)[0], c.arg(2).to_int(), c.arg(3).to_bool()),
+    return {embedding_dense_backward(c.grad(), c.input(1), c.arg_sym_sizes(0)[0], c.arg(2).to_int(),
+                                     c.arg(3).to_bool()),
             Tensor()};
   });
 }

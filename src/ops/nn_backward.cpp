@@ -416,10 +416,13 @@ void batch_norm_backward_kernel(const Stack& a, std::vector<Tensor>& out) {
 
 /// ATen's embedding_dense_backward: each row of grad_output added to the weight row its
 /// index names (times 1/count with scale_grad_by_freq); rows at padding_idx get nothing.
+/// num_weights is a SymInt, as in PyTorch's schema: a symbolic vocabulary (a weight whose
+/// rows are symbolic) gives a result of symbolic rows, no guard.
 Stack embedding_dense_backward_decomposition(const Stack& a) {
   const Tensor& grad = a[0].to_tensor();
   const Tensor& indices = a[1].to_tensor();
-  const int64_t num_weights = a[2].to_int(), padding_idx = a[3].to_int();
+  const SymInt num_weights = a[2].to_sym_int();
+  const int64_t padding_idx = a[3].to_int();
   check_defined(grad, "grad_output");
   EMBER_CHECK(indices.dtype() == kLong || indices.dtype() == kInt)
       << "Expected tensor for argument #2 'indices' to have one of the following scalar types: Long, Int; but got "
@@ -556,7 +559,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(
                           std::vector<bool>(output_mask.begin(), output_mask.end())},
                          loc));
 }
-Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices, int64_t num_weights,
+Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices, const SymInt& num_weights,
                                 int64_t padding_idx, bool scale_grad_by_freq, Loc loc) {
   return call_tensor(EMBER_OP("aten::embedding_dense_backward"),
                      {grad_output, indices, num_weights, padding_idx, scale_grad_by_freq}, loc);

@@ -198,7 +198,9 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(
     const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
     const std::optional<Tensor>& save_mean, const std::optional<Tensor>& save_invstd, bool train, double eps,
     std::array<bool, 3> output_mask, Loc loc = Loc::current());
-Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices, int64_t num_weights,
+/// embedding's weight gradient [num_weights, D]; num_weights may be a SymInt (ember::sym_size
+/// of the weight), so that a symbolic vocabulary stays symbolic in a traced backward.
+Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices, const SymInt& num_weights,
                                 int64_t padding_idx, bool scale_grad_by_freq, Loc loc = Loc::current());
 
 /// Pads the last dims: pad = {left, right, top, bottom, …} (negative values crop).

@@ -2,7 +2,9 @@
 // joint graph is traced over the forward graph's size symbols, so an MLP and a small
 // transformer-ish block trained with a dynamic batch (and sequence length) compile once
 // under "aot_eager" and "inductor" and give eager's loss and gradients at every size,
-// without the interpreter; the guards the backward adds reach the entry; batch 1 is its
+// without the interpreter; the guards the backward adds reach the entry (a test op's
+// formula reads sizes as integers); an embedding over a symbolic vocabulary compiles once
+// (embedding_dense_backward's num_weights is a SymInt); batch 1 is its
 // own static entry, as in PyTorch; the backward reads a symbol that no saved tensor has
 // as a size from a saved forward input; the partition is the static one's at the example
 // sizes; a CNN with a dynamic image size (ops/spatial_meta.cpp) and one with a dynamic
@@ -13,8 +15,11 @@
 
 #include "aot/aot.h"
 #include "aot/joint.h"
+#include "core/sym_geometry.h"
 #include "ember/ember.h"
 #include "inductor/inductor.h"
+#include "ops/dispatch.h"
+#include "ops/registry.h"
 #include "support/compile_helpers.h"
 #include "support/log_capture.h"
 
@@ -167,15 +172,38 @@ TEST_P(SymbolicTraining, BackwardReadsASymbolNoSavedTensorHasFromASavedInput) {
   EXPECT_EQ(logs.text().find("runs in the interpreter"), std::string::npos) << logs.text();
 }
 
+/// `ember_test::twice(Tensor self) -> Tensor`, 2 * self, registered once: its meta keeps
+/// symbolic sizes symbolic, its derivative formula reads its argument's sizes as integers
+/// (`arg_sizes`), so a backward specializes what the forward keeps symbolic. Ember's own
+/// formulas read none since embedding's num_weights became a SymInt.
+const ops::OpDef& twice_op() {
+  static const ops::OpDef& op = []() -> const ops::OpDef& {
+    return ops::registry()
+        .def("ember_test::twice(Tensor self) -> Tensor")
+        .set_meta([](const Stack& a) -> std::vector<TensorMeta> {
+          const Tensor& t = a[0].to_tensor();
+          return core::over_geometry({&t}, [&]<typename Int>() -> std::vector<TensorMeta> {
+            using G = core::Geometry<Int>;
+            const auto sizes = G::sizes(t), strides = G::strides(t);
+            return {G::meta(std::vector<Int>(sizes.begin(), sizes.end()), std::vector<Int>(strides.begin(), strides.end()),
+                            G::offset(t), t.dtype(), t.device())};
+          });
+        })
+        .set_cpu([](const Stack& a, std::vector<Tensor>& out) { out[0].copy_(a[0].to_tensor() * 2.0); })
+        .set_derivative("TwiceBackward0", [](const ops::DerivativeContext& c) -> std::vector<Tensor> {
+          return {c.grad().reshape(c.arg_sizes(0)) * 2.0};
+        });
+  }();
+  return op;
+}
+Tensor twice(const Tensor& x) { return ops::call(twice_op(), {x})[0].to_tensor(); }
+
 TEST_P(SymbolicTraining, AGuardTheBackwardAddsReachesTheEntry) {
-  // embedding's derivative formula reads its weight's row count as an integer (the
-  // num_weights of embedding_dense_backward): with x as the weight, the joint trace
+  // twice's derivative formula reads its argument's sizes as integers: the joint trace
   // specializes the batch, and the entry's guards say so.
   LogCapture logs;
   set_logs("guards,dynamic");
-  auto f = [](const Tensor& x) {
-    return (embedding(x, arange(2, TensorOptions(kLong))) * 2.0).sum();
-  };
+  auto f = [](const Tensor& x) { return twice(x).sum(); };
   auto fn = compile(f, {.backend = GetParam(), .name = "strided", .arg_names = {"x"}, .dynamic = true});
   for (int64_t batch : {5, 8, 5}) {
     Tensor x = leaf({batch, 3});
@@ -187,10 +215,29 @@ TEST_P(SymbolicTraining, AGuardTheBackwardAddsReachesTheEntry) {
     expect_close(compiled_grad, x.grad(), 1e-5, 1e-6, "batch " + std::to_string(batch));
   }
   EXPECT_EQ(fn.cache_size(), 2u) << "each batch size its own entry, guarded by the backward's specialization";
-  EXPECT_NE(logs.text().find("the derivative formula of aten::embedding reads sizes as integers"), std::string::npos)
+  EXPECT_NE(logs.text().find("ember_test::twice reads sizes as integers"),
+            std::string::npos)
       << logs.text();
   EXPECT_NE(logs.text().find("x.size(0) == 5"), std::string::npos) << logs.text();
   EXPECT_NE(logs.text().find("x.size(0) == 8"), std::string::npos) << logs.text();
+}
+
+TEST_P(SymbolicTraining, AnEmbeddingOverASymbolicVocabularyCompilesOnceWithEagersGradients) {
+  // embedding_dense_backward's num_weights is a SymInt (PyTorch's schema): the weight's
+  // symbolic rows stay symbolic in the backward, so two vocabulary sizes share one entry.
+  LogCapture logs;
+  set_logs("guards,dynamic");
+  const Tensor tokens = tensor<int64_t>({0, 3, 1, 3, 2}, {5});
+  auto f = [&](const Tensor& wte, const Tensor& y) { return mse_loss(embedding(wte, tokens), y); };
+  auto fn = compile(f, {.backend = GetParam(), .name = "vocab", .arg_names = {"wte", "y"}, .dynamic = true});
+  for (int64_t vocab : {6, 9, 6}) {
+    Tensor wte = leaf({vocab, 4});
+    const Tensor y = randn({5, 4});
+    expect_training_matches_eager(f, fn, {wte}, wte, y, "vocabulary " + std::to_string(vocab));
+  }
+  EXPECT_EQ(fn.cache_size(), 1u) << logs.text();
+  EXPECT_EQ(logs.text().find("reads sizes as integers"), std::string::npos) << logs.text();
+  EXPECT_EQ(logs.text().find("runs in the interpreter"), std::string::npos) << logs.text();
 }
 
 TEST_P(SymbolicTraining, GuardsOfTheMlpAreTheForwardsAndTheBackwardGraphIsOverTheSymbols) {
@@ -294,17 +341,18 @@ TEST_P(SymbolicTraining, CnnWithADynamicImageSizeCompilesOnceAndMatchesEagerGrad
 TEST_F(SymbolicJoint, ATrainingGraphCompiledAtALaterCallThatSpecializesItsSizeRunsThatCallInTheInterpreter) {
   // The inference graph compiles at the example call (batch 5, no grad); the training
   // graph at the first call needing gradients, batch 8. Its joint graph is traced at the
-  // example sizes, and embedding's formula specializes the batch (its weight's rows) to
+  // example sizes, and twice's formula specializes the batch to
   // 5: that call is not one the guards admit now, so the interpreter runs it, with eager's
   // gradient.
+  twice_op();  // registered before the graph names it
   LogCapture logs;
   std::unique_ptr<Graph> g = parse_graph(
       "graph late {\n"
       "  symbol s0 = 5 for x.size(0) [2, inf]\n"
       "  %x : f32[s0, 3] = placeholder[x]\n"
       "  %idx : i64[2] = placeholder[idx]\n"
-      "  %rows : f32[2, 3] = aten::embedding(%x, %idx, -1, False, False)\n"
-      "  %sum : f32[] = aten::sum(%rows, None)\n"
+      "  %y : f32[s0, 3] = ember_test::twice(%x)\n"
+      "  %sum : f32[] = aten::sum(%y, None)\n"
       "  return (%sum)\n"
       "}\n");
   const Backend interpret = [](Graph& graph, const std::vector<Tensor>&) { return eager_backend(graph); };
@@ -315,7 +363,7 @@ TEST_F(SymbolicJoint, ATrainingGraphCompiledAtALaterCallThatSpecializesItsSizeRu
   out[0].backward();
   const Tensor compiled_grad = x.grad().clone();
   x.mutable_grad() = Tensor();
-  Tensor expected = embedding(x, idx).sum();
+  Tensor expected = twice(x).sum();
   expected.backward();
   expect_close(out[0], expected);
   expect_close(compiled_grad, x.grad());
