@@ -185,7 +185,7 @@ bool flash_applies(const Tensor& q, const Tensor& k, const Tensor& v, const std:
   if (q.dtype() != kFloat && q.dtype() != kDouble) return false;
   if (k.size(0) != q.size(0) || v.size(0) != q.size(0) || k.size(3) != q.size(3) || v.size(3) != q.size(3))
     return false;
-  const bool grouped = enable_gqa && k.size(1) > 0 && sym_size(q, 1) % sym_size(k, 1) == SymInt(0);
+  const bool grouped = enable_gqa && sym_size(k, 1) > SymInt(0) && sym_size(q, 1) % sym_size(k, 1) == SymInt(0);
   if (!(sym_size(k, 1) == sym_size(v, 1)) || !(grouped || sym_size(k, 1) == sym_size(q, 1))) return false;
   if (q.stride(3) != 1 || k.stride(3) != 1 || v.stride(3) != 1 || q.size(2) == 0 || k.size(2) == 0) return false;
   if (mask && (may_need_grad(*mask) || (mask->dtype() != kBool && mask->dtype() != q.dtype()) ||
@@ -234,7 +234,7 @@ std::pair<Tensor, Tensor> grouped_key_value(const Tensor& q, const Tensor& k, co
       << q.sizes() << ", " << k.sizes() << " and " << v.sizes();
   const SymInt hq = sym_size(q, -3), hk = sym_size(k, -3), hv = sym_size(v, -3);
   if (hq == hk && hk == hv) return {k, v};
-  EMBER_CHECK(k.size(-3) > 0 && v.size(-3) > 0 && hq % hk == SymInt(0) && hq % hv == SymInt(0))
+  EMBER_CHECK(hk > SymInt(0) && hv > SymInt(0) && hq % hk == SymInt(0) && hq % hv == SymInt(0))
       << "scaled_dot_product_attention: Number of heads in key and value must divide the number of heads in query "
          "(enable_gqa), got "
       << q.size(-3) << " query heads, " << k.size(-3) << " key heads and " << v.size(-3) << " value heads";

@@ -338,6 +338,32 @@ TEST_P(SymbolicTraining, CnnWithADynamicImageSizeCompilesOnceAndMatchesEagerGrad
   EXPECT_EQ(logs.text().find("runs in the interpreter"), std::string::npos) << logs.text();
 }
 
+TEST_P(SymbolicTraining, GroupedQueryAttentionTrainsWithEagersGradients) {
+  // enable_gqa: 6 query heads over 2 key/value heads, the fused op and its backward (the
+  // flash path, its metas over the symbols) and, with a key/value batch to broadcast, the
+  // math form over repeated heads; key and value gradients summed over their query heads.
+  struct Attn {
+    Tensor wk = leaf({4, 8}), wv = leaf({4, 8});
+    bool broadcast = false;
+    std::vector<Tensor> params() const { return {wk, wv}; }
+    Tensor operator()(const Tensor& q, const Tensor& x) const {
+      const int64_t b = broadcast ? 1 : q.size(0);
+      const Tensor kv = broadcast ? x.narrow(0, 0, 1) : x;
+      Tensor k = matmul(kv, wk).view({b, 2, 7, 8}), v = matmul(kv, wv).view({b, 2, 7, 8});
+      return scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, true, std::nullopt, true).pow(2).mean();
+    }
+  };
+  for (bool broadcast : {false, true}) {
+    Attn attn;
+    attn.broadcast = broadcast;
+    auto fn = compile([&](const Tensor& q, const Tensor& x) { return attn(q, x); },
+                      {.backend = GetParam(), .name = "gqa", .arg_names = {"q", "x"}});
+    const Tensor q = randn({3, 6, 5, 8}), x = randn({3, 14, 4});
+    expect_training_matches_eager(attn, fn, attn.params(), q, x,
+                                  broadcast ? "key/value batch broadcast (math form)" : "fused form");
+  }
+}
+
 TEST_F(SymbolicJoint, ATrainingGraphCompiledAtALaterCallThatSpecializesItsSizeRunsThatCallInTheInterpreter) {
   // The inference graph compiles at the example call (batch 5, no grad); the training
   // graph at the first call needing gradients, batch 8. Its joint graph is traced at the
