@@ -45,6 +45,8 @@ FlashBlocks g_blocks;
 // tasks are (batch, key/value head): a task walks the H / Hkv query heads of its group in
 // order, writes each one's grad_q and adds their contributions into one dk and dv, stored
 // once at the end, so that the heads of a group sum without a race or a reduction pass.
+// The price: B * Hkv backward tasks, not B * H (one, on one thread, for a single batch
+// over a single key/value head); not measured against a split with a reduction.
 
 /// Whether every entry of a rows x cols block of the mask is -inf (its keys add nothing).
 template <typename T>
