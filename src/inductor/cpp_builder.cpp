@@ -67,12 +67,15 @@ fs::path cache_root() {
 /// and, where the build made one, in the precompiled prelude's directory.
 constexpr const char* kPreludeHeader = "ember_inductor_prelude.h";
 
-/// Flags after build_info's that code generation depends on: optimized, OpenMP,
-/// position-independent, Sleef's headers. The build precompiles the prelude with exactly
-/// these (GCC uses a precompiled header only under the flags it was made with); they and
-/// the compiler are part of every library's cache key.
+/// Flags after build_info's that code generation depends on: the optimization level
+/// (config inductor.cpp_opt_level; the last -O wins over build_info's), OpenMP,
+/// position-independent, Sleef's headers. The build precompiles the prelude with these at
+/// the default level (GCC takes a precompiled header made at -O2 under -O3 as well, and
+/// parses the header instead where it refuses one, as at -O0); they and the compiler are
+/// part of every library's cache key.
 std::string codegen_flags() {
-  return std::string(build_info::kCxxFlags) + " -O3 -fopenmp -fPIC -isystem " +
+  return std::string(build_info::kCxxFlags) + " -O" + std::to_string(config().inductor.cpp_opt_level) +
+         " -fopenmp -fPIC -isystem " +
          quote(EMBER_INDUCTOR_SLEEF_INCLUDE_DIR);
 }
 

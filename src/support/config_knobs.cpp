@@ -192,6 +192,13 @@ const std::vector<Knob>& knob_table() {
        .meaning = "C++ compiler processes compiling one graph's kernels side by side, in units of whole "
                   "kernels (0: the cores this process may run on, at most 32, one below 4 cores; n > 0: n)",
        .min = 0},
+      {.name = "inductor.cpp_opt_level",
+       .aliases = {},
+       .env = {"EMBER_INDUCTOR_CPP_OPT_LEVEL"},
+       .field = EMBER_FIELD(inductor.cpp_opt_level),
+       .meaning = "the optimization level generated C++ is compiled at (-O<n>)",
+       .min = 0,
+       .max = 3},
       {.name = "inductor.trace.enabled",
        .aliases = {},
        .env = {"TORCH_COMPILE_DEBUG"},

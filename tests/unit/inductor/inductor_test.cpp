@@ -228,6 +228,30 @@ TEST_F(InductorTest, GeneratedUnitsIncludeThePreludeWhichGccReadsPrecompiled) {
   EXPECT_EQ(logs.text().find("-Winvalid-pch", logs.text().rfind("compiling generated code")), std::string::npos);
 }
 
+TEST_F(InductorTest, GeneratedCodeCompilesAtTheConfiguredOptimizationLevel) {
+  testing::LogCapture logs("inductor");
+  Tensor x = randn({8, 16});
+  EXPECT_EQ(config().inductor.cpp_opt_level, 2) << "the default, by measurement (Note [inductor])";
+  auto at_two = compile(w1, {.backend = "inductor"});
+  expect_close(at_two(x), w1(x), 1.3e-6, 1e-5);
+  const std::string first = logs.text();
+  EXPECT_NE(first.find(" -O2 -fopenmp -fPIC"), std::string::npos) << first;
+  // Another level is another library (the flags are part of the cache key), same values.
+  const int64_t before = inductor::compiler_invocations();
+  config().inductor.cpp_opt_level = 3;
+  auto at_three = compile(w1, {.backend = "inductor"});
+  const Tensor y = at_three(x);
+  config().inductor.cpp_opt_level = 2;
+  expect_close(y, w1(x), 1.3e-6, 1e-5);
+  EXPECT_EQ(inductor::compiler_invocations() - before, 1);
+  const std::string second = logs.text().substr(first.size());
+  EXPECT_NE(second.find(" -O3 -fopenmp -fPIC"), std::string::npos) << second;
+#if defined(__GNUC__) && !defined(__clang__)
+  EXPECT_EQ(second.find("[-Winvalid-pch]"), std::string::npos)
+      << "GCC takes the prelude precompiled at -O2 under -O3 too: " << second;
+#endif
+}
+
 TEST_F(InductorTest, AUnitThatFailsWithADamagedPrecompiledPreludeCompilesWithoutItAndSaysSo) {
   const std::optional<fs::path> build_pch = inductor::precompiled_prelude_dir();
   if (!build_pch) GTEST_SKIP() << "this build has no precompiled prelude (GCC only)";

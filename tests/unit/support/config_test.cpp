@@ -161,6 +161,19 @@ TEST_F(ConfigKnobs, OutOfRangeAndTrailingTextAreBadValues) {
   }
 }
 
+TEST_F(ConfigKnobs, TheGeneratedCodesOptimizationLevelIsAnIntegerFromZeroToThree) {
+  EXPECT_EQ(config().inductor.cpp_opt_level, 2);
+  setenv("EMBER_INDUCTOR_CPP_OPT_LEVEL", "4", 1);
+  const std::string w = reload_warnings();
+  EXPECT_NE(w.find("EMBER_INDUCTOR_CPP_OPT_LEVEL: expected an integer from 0 to 3, got \"4\""), std::string::npos) << w;
+  EXPECT_EQ(config().inductor.cpp_opt_level, 2);
+  setenv("EMBER_INDUCTOR_CPP_OPT_LEVEL", "3", 1);
+  EXPECT_EQ(reload_warnings().find("EMBER_INDUCTOR_CPP_OPT_LEVEL"), std::string::npos);
+  EXPECT_EQ(config().inductor.cpp_opt_level, 3);
+  unsetenv("EMBER_INDUCTOR_CPP_OPT_LEVEL");
+  (void)reload_warnings();
+}
+
 TEST_F(ConfigKnobs, EveryBadVariableIsReportedOnceEach) {
   setenv("TORCHDYNAMO_CACHE_SIZE_LIMIT", "-3", 1);
   setenv("TORCH_COMPILE_DEBUG", "yes please", 1);
