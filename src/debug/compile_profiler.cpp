@@ -115,10 +115,15 @@ std::string CompileProfiler::report() const {
       for (const auto& [what, count] : kinds) {
         if (arg == "(other)") continue;
         if (what == "size" || what == "rank") {
+          // The profiler's backend, like every custom backend, takes graphs of fixed sizes
+          // (capture's backend_takes_symbolic_sizes), so its functions recompile per shape.
           advice += "    - argument '" + arg + "' changed shape in " + std::to_string(count) +
-                    " recompilation(s): shapes are static, so each new shape compiles again. Pad or bucket its "
-                    "sizes to a few values, or raise config().dynamo.cache_size_limit (TORCHDYNAMO_CACHE_SIZE_LIMIT) "
-                    "above the number of shapes; marking dimensions dynamic is not supported yet.\n";
+                    " recompilation(s): this profiler's backend, like every custom backend, compiles graphs for "
+                    "fixed sizes, so each new shape compiles again. With a registered backend (eager, aot_eager, "
+                    "inductor), automatic dynamic shapes make the sizes that changed symbolic after one "
+                    "recompilation, and mark_dynamic(" + arg + ", dim) or CompileOptions::dynamic = true from the "
+                    "first compile. Otherwise pad or bucket its sizes to a few values, or raise "
+                    "config().dynamo.cache_size_limit (TORCHDYNAMO_CACHE_SIZE_LIMIT) above the number of shapes.\n";
         } else if (what == "value") {
           advice += "    - argument '" + arg + "' changed value in " + std::to_string(count) +
                     " recompilation(s): numbers are specialized into the graph. Pass it as a 0-dim tensor to "

@@ -127,6 +127,11 @@ TEST_F(DiagnosticsCompileTest, CompileProfilerReportsRecompilationsWithTheirGuar
   EXPECT_NE(r.find("recompilations: 2"), std::string::npos) << r;
   EXPECT_NE(r.find("cache_size_limit (3) reached: 2 calls ran eagerly"), std::string::npos) << r;
   EXPECT_NE(r.find("argument 'x' changed shape in 2 recompilation(s)"), std::string::npos) << r;
+  // The advice names what makes sizes symbolic (Ember has dynamic shapes) and why this
+  // backend's graphs stay static.
+  EXPECT_NE(r.find("like every custom backend, compiles graphs for fixed sizes"), std::string::npos) << r;
+  EXPECT_NE(r.find("mark_dynamic(x, dim) or CompileOptions::dynamic = true"), std::string::npos) << r;
+  EXPECT_EQ(r.find("not supported"), std::string::npos) << r;
 }
 
 TEST_F(DiagnosticsCompileTest, CompileProfilerAdvisesOnANumberThatKeepsChanging) {
