@@ -49,7 +49,9 @@ Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<ScalarType> dt
 /// torch.nn.functional.scaled_dot_product_attention): scale defaults to 1/sqrt(E); a bool
 /// mask keeps where true, a float one is added; is_causal keeps keys j <= i. 4-D float or
 /// double CPU inputs without dropout (and a mask that needs no gradient) run the fused
-/// flash kernel, others the math form. enable_gqa with fewer key/value heads than query heads is not supported yet.
+/// flash kernel, others the math form. enable_gqa lets key and value have fewer heads than
+/// query (a divisor of its count): query head h reads key/value head h / (Hq / Hkv), as
+/// PyTorch's grouped-query attention (Note [grouped-query attention]).
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const std::optional<Tensor>& attn_mask = std::nullopt, double dropout_p = 0.0,
                                     bool is_causal = false, std::optional<double> scale = std::nullopt,
