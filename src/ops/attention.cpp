@@ -4,8 +4,6 @@
 // `_scaled_dot_product_flash_attention_for_cpu_backward` over kernels/cpu/attention
 // (Note [flash attention], Note [flash attention backward]; the derivative row is in
 // derivatives_nn.cpp).
-#include "kernels/cpu/attention.h"
-
 #include <cmath>
 #include <limits>
 
@@ -19,6 +17,7 @@
 #include "ember/ops/shape.h"
 #include "ember/ops/view.h"
 #include "ember/sym_int.h"
+#include "kernels/cpu/attention.h"
 #include "ops/api.h"
 #include "ops/families.h"
 #include "ops/op_utils.h"

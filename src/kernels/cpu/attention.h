@@ -15,8 +15,8 @@ namespace ember::kernels::cpu {
 /// (broadcast dims of stride 0 allowed); causal keeps only keys j <= i (top-left aligned,
 /// as PyTorch's is_causal) and skips the blocks above the diagonal. k and v may have
 /// Hkv heads, Hkv dividing H: query head h then reads key/value head h / (H / Hkv)
-/// (Note [grouped-query attention]). out [B, H, L, Ev] and
-/// lse [B, H, L] may have any strides with unit stride in out's last dim.
+/// (Note [grouped-query attention]). out [B, H, L, Ev] and lse [B, H, L] may have any
+/// strides with unit stride in out's last dim.
 void flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask, bool causal, double scale,
                      Tensor& out, Tensor& lse);
 
@@ -26,8 +26,8 @@ void flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Te
 /// [flash attention backward]). Arguments as flash_attention's (grad_out and out with
 /// unit stride in their last dim, k and v of Hkv heads as there); grad_q [B, H, L, E],
 /// grad_k [B, Hkv, S, E] and grad_v [B, Hkv, S, Ev] may have any strides and are
-/// overwritten, a key/value head's gradients summed over the query heads that read it. A row whose lse is -inf (every
-/// score masked) contributes nothing.
+/// overwritten, a key/value head's gradients summed over the query heads that read it. A
+/// row whose lse is -inf (every score masked) contributes nothing.
 void flash_attention_backward(const Tensor& grad_out, const Tensor& q, const Tensor& k, const Tensor& v,
                               const Tensor& out, const Tensor& lse, const Tensor* mask, bool causal, double scale,
                               Tensor& grad_q, Tensor& grad_k, Tensor& grad_v);
