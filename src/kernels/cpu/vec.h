@@ -372,6 +372,12 @@ inline T truncdiv_(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) return std::trunc(a / b);
   else return static_cast<T>(a / b);
 }
+/// a / b: the CPU form of the CUDA prelude's quick division, which sigmoid and silu call
+/// (Note [quick division]); here it is the division itself, for scalars and vectors.
+template <typename T>
+inline T quick_div_(T a, T b) {
+  return a / b;
+}
 /// Integer power by squaring (negative exponents are rejected before the kernel runs).
 template <typename T>
 inline T pow_(T a, T b) {

@@ -160,6 +160,19 @@ template <typename T> __device__ __forceinline__ T floordiv_(T a, T b) {
     return (a % b != 0 && ((a < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
   }
 }
+/// a / b for the activations whose quotient has a denominator of at least 1 (sigmoid,
+/// silu; scalar_ops.def): a float multiplies by the MUFU reciprocal (rcp.approx.ftz.f32:
+/// within 1 ulp, a reciprocal below 2^-126 flushed to 0), which saves the IEEE division's
+/// refinement and slow-path test; other types divide. Note [quick division].
+template <typename T> __device__ __forceinline__ T quick_div_(T a, T b) {
+  if constexpr (Same<T, float>::value) {
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(b));
+    return a * r;
+  } else {
+    return a / b;
+  }
+}
 template <typename T> __device__ __forceinline__ T truncdiv_(T a, T b) {
   if constexpr (IsFloat<T>::value) return trunc(a / b);
   else return static_cast<T>(a / b);

@@ -57,11 +57,26 @@ TEST(CudaKernelSource, UnaryRowRendersItsExpressionAndAnExternCKernel) {
                      "const ember_dev::Half* in0, double p0, ember_dev::Geometry g)"),
             std::string::npos)
       << src;
-  EXPECT_NE(src.find("return T(1) / (T(1) + exp(-x));"), std::string::npos) << src;
+  EXPECT_NE(src.find("return quick_div_(T(1), T(1) + exp(-x));"), std::string::npos) << src;
   // Half computes in float, as the CPU kernels do.
   EXPECT_NE(src.find("typedef ember_dev::OpMath<C>::type T;"), std::string::npos);
   EXPECT_EQ(count(src, '{'), count(src, '}'));
   EXPECT_EQ(count(src, '('), count(src, ')'));
+}
+
+// Note [quick division]: sigmoid and silu divide through quick_div_, which takes the MUFU
+// reciprocal for float (the type Half and BFloat16 compute in) and divides otherwise.
+TEST(CudaKernelSource, SigmoidAndSiluDivideByTheFloatReciprocalApproximation) {
+  for (const char* name : {"sigmoid", "silu"}) {
+    const std::string src = render_pointwise(kernel_for(row(name), kFloat, kFloat, kFloat));
+    EXPECT_NE(src.find("quick_div_("), std::string::npos) << name;
+    const size_t def = src.find("__device__ __forceinline__ T quick_div_(T a, T b)");
+    ASSERT_NE(def, std::string::npos) << src;
+    const std::string body = src.substr(def, src.find("\n}\n", def) - def);
+    EXPECT_NE(body.find("if constexpr (Same<T, float>::value)"), std::string::npos) << body;
+    EXPECT_NE(body.find("rcp.approx.ftz.f32"), std::string::npos) << body;
+    EXPECT_NE(body.find("return a / b;"), std::string::npos) << body;
+  }
 }
 
 TEST(CudaKernelSource, BinaryRowReadsEachInputInItsOwnDtype) {

@@ -2,6 +2,9 @@
 // each dtype its kind allows, broadcasting, non-contiguous inputs, Scalar overloads,
 // mixed dtypes (promotion), in-place forms, where, clamp, masked_fill, and CPU scalars
 // beside CUDA tensors. The same error where the CPU raises.
+#include <cfloat>
+#include <cstdio>
+
 #include "gpu_helpers.h"
 
 namespace ember::gpu_test {
@@ -197,6 +200,50 @@ TEST_F(CudaPointwise, WhereClampAndMaskedFillMatchTheCpu) {
   EXPECT_TRUE(m.empty()) << m;
   m = compare("aten::clamp", {sample(kFloat), Scalar(2), Scalar(1)});  // lo > hi gives hi
   EXPECT_TRUE(m.empty()) << m;
+}
+
+/// The distance of `got` from `want` in units of the last place of float at `want`.
+double float_ulps(float got, double want) {
+  const float w = static_cast<float>(want);
+  const double ulp = std::nextafter(std::fabs(w), INFINITY) - std::fabs(w);
+  return std::fabs(static_cast<double>(got) - want) / ulp;
+}
+
+// Note [quick division]: float sigmoid and silu multiply by the MUFU reciprocal, within a
+// few ulps of the exact value where the reciprocal is a normal float, and 0 where it is
+// below 2^-126 (x < -87.3); every other value as PyTorch's (inf, NaN, signed zero).
+TEST_F(CudaPointwise, FloatSigmoidAndSiluStayWithinFourUlpsWhereTheReciprocalIsNormal) {
+  const Tensor x = cat({linspace(-100, 100, 400001, kFloat),
+                        tensor(std::vector<float>{0.f, -0.f, INFINITY, -INFINITY, NAN, 1e-38f, -1e-40f, 88.f, -87.f})},
+                       0);
+  const std::vector<float> in = x.to_vector<float>();
+  const std::vector<float> sig = sigmoid(x.cuda()).cpu().to_vector<float>();
+  const std::vector<float> sil = silu(x.cuda()).cpu().to_vector<float>();
+  double worst_sigmoid = 0, worst_silu = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const double v = in[i], r = 1 / (1 + std::exp(-v));
+    const std::string at = " at x = " + std::to_string(in[i]);
+    if (std::isnan(v)) {
+      EXPECT_TRUE(std::isnan(sig[i]) && std::isnan(sil[i])) << at;
+    } else if (r < FLT_MIN) {
+      EXPECT_EQ(sig[i], 0.f) << at;
+      if (std::isinf(v)) {
+        EXPECT_TRUE(std::isnan(sil[i])) << at;  // -inf / inf, as PyTorch's
+      } else {
+        EXPECT_EQ(sil[i], 0.f) << at;
+      }
+    } else {
+      worst_sigmoid = std::max(worst_sigmoid, float_ulps(sig[i], r));
+      if (std::isinf(v)) {
+        EXPECT_EQ(sil[i], v > 0 ? INFINITY : 0.f) << at;
+      } else {
+        worst_silu = std::max(worst_silu, float_ulps(sil[i], v * r));
+      }
+    }
+  }
+  EXPECT_LE(worst_sigmoid, 4.0);
+  EXPECT_LE(worst_silu, 4.0);
+  std::printf("float sigmoid: at most %.2f ulps, silu: at most %.2f ulps\n", worst_sigmoid, worst_silu);
 }
 
 TEST_F(CudaPointwise, IntegerDivisionByZeroRaisesAsOnTheCpu) {
