@@ -51,13 +51,14 @@ for line in open(sys.argv[1]):
     f = [c.strip() for c in line.split("|")]
     if len(f) >= 7 and (f[0].startswith("W") or f[0] == "L1"):
         try:
-            ember[f[0]] = dict(ms=float(f[3]), host=float(f[4]), ro=float(f[5]), ro_host=float(f[6]))
+            ember[f[0]] = dict(ms=float(f[3]), host=float(f[4]), ro=float(f[5]), ro_host=float(f[6]),
+                               cold=float(f[9]) if len(f) >= 11 else float("nan"))
         except ValueError:
             pass
 t = json.load(open(sys.argv[2]))
 print(f"{t['device']}; PyTorch {t['torch']}; copy_ {t['copy_gbps']:.1f} GB/s")
 print(f"{'id':9} | {'Ember ms':>9} | {'torch ms':>9} | {'speedup':>7} | {'Ember ro':>9} | {'torch ro':>9} | "
-      f"{'ro spd':>6} | {'% copy (same size)':>18} | host µs: Ember, torch, Ember ro, torch ro")
+      f"{'ro spd':>6} | {'% copy (same size)':>18} | {'cold s: Ember, torch':>20} | host µs: Ember, torch, Ember ro, torch ro")
 sp, sp_ro = [], []
 for r in t["rows"]:
     e, d, ro = ember.get(r["id"]), r.get("default", {}), r.get("reduce-overhead", {})
@@ -72,8 +73,10 @@ for r in t["rows"]:
         gbps = r["nbytes"] / (e["ms"] * 1e-3) / 1e9
         same = f" ({100 * gbps / r['copy_same_gbps']:5.1f}%)" if r.get("copy_same_gbps") else ""
         pct = f"{100 * gbps / t['copy_gbps']:5.1f}%{same}"
+    cold = f"{e['cold']:.2f}, {d.get('cold_s', float('nan')):.2f}"
     print(f"{r['id']:9} | {e['ms']:9.4f} | {d['ms']:9.4f} | {s:7.2f} | {e['ro']:9.4f} | {ro['ms']:9.4f} | {s_ro:6.2f} | "
-          f"{pct:>18} | {1e3 * e['host']:.1f}, {1e3 * d['host_ms']:.1f}, {1e3 * e['ro_host']:.1f}, {1e3 * ro['host_ms']:.1f}")
+          f"{pct:>18} | {cold:>20} | {1e3 * e['host']:.1f}, {1e3 * d['host_ms']:.1f}, {1e3 * e['ro_host']:.1f}, "
+          f"{1e3 * ro['host_ms']:.1f}")
 geo = lambda v: math.exp(sum(map(math.log, v)) / len(v)) if v else float("nan")
 print(f"geomean speedup over the W rows: default {geo(sp):.2f}, reduce-overhead {geo(sp_ro):.2f}")
 PY
