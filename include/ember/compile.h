@@ -35,6 +35,18 @@ using CompiledGraph = std::function<std::vector<Tensor>(const std::vector<Tensor
 ///   [](Graph& g, const std::vector<Tensor>&) { std::cout << g; return eager_backend(g); }
 using Backend = std::function<CompiledGraph(Graph& graph, const std::vector<Tensor>& example_inputs)>;
 
+/// `backend`, declared to take graphs whose sizes are symbols (s0, s1, … in the graph's
+/// geometry, with the graph header's ranges: what eager_backend runs). compile() makes
+/// sizes dynamic only for such backends (mark_dynamic, CompileOptions::dynamic, automatic
+/// dynamic shapes), as for the registered "eager", "aot_eager" and "inductor"; any other
+/// custom backend gets graphs of fixed sizes, guarded per shape. PyTorch hands every
+/// backend symbolic graphs; Ember asks a custom backend to say that it reads sizes that
+/// are not integers. The CompileProfiler's backend is declared so.
+///   compile(fn, {.custom_backend = with_symbolic_sizes(my_backend)})
+Backend with_symbolic_sizes(Backend backend);
+/// Whether `backend` was declared with with_symbolic_sizes.
+bool takes_symbolic_sizes(const Backend& backend);
+
 /// Makes `backend` available to compile() under `name`; raises if the name is taken.
 void register_backend(const std::string& name, Backend backend);
 /// The backend registered as `name`; raises an Error listing the known names otherwise.

@@ -34,6 +34,8 @@ class CompileProfiler {
   struct FunctionStats {
     std::string where;
     std::vector<size_t> graph_op_counts;            // one per graph compiled
+    /// One per graph compiled: its inputs whose sizes are symbols, as "x [s0, 8]".
+    std::vector<std::vector<std::string>> symbolic_inputs;
     std::vector<std::string> graph_breaks;          // reason and line
     std::vector<std::vector<std::string>> recompiles;  // per recompilation: guard failures
     size_t cache_limit_hits = 0;

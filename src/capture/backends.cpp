@@ -8,6 +8,13 @@
 namespace ember {
 namespace {
 
+/// A backend declared to take symbolic sizes (with_symbolic_sizes): the wrapper's type is
+/// the declaration, found again with std::function::target.
+struct SymbolicSizesBackend {
+  Backend inner;
+  CompiledGraph operator()(Graph& graph, const std::vector<Tensor>& examples) const { return inner(graph, examples); }
+};
+
 struct BackendRegistry {
   std::mutex mu;
   std::map<std::string, Backend> backends;
@@ -16,13 +23,23 @@ struct BackendRegistry {
 BackendRegistry& backend_registry() {
   static BackendRegistry* r = [] {
     auto* reg = new BackendRegistry;
-    reg->backends.emplace("eager", [](Graph& g, const std::vector<Tensor>&) { return eager_backend(g); });
+    reg->backends.emplace("eager", with_symbolic_sizes([](Graph& g, const std::vector<Tensor>&) {
+                            return eager_backend(g);
+                          }));
     return reg;
   }();
   return *r;
 }
 
 }  // namespace
+
+Backend with_symbolic_sizes(Backend backend) {
+  EMBER_CHECK_VALUE(static_cast<bool>(backend)) << "with_symbolic_sizes: expected a backend function, got an empty one";
+  if (takes_symbolic_sizes(backend)) return backend;
+  return SymbolicSizesBackend{std::move(backend)};
+}
+
+bool takes_symbolic_sizes(const Backend& backend) { return backend.target<SymbolicSizesBackend>() != nullptr; }
 
 CompiledGraph eager_backend(Graph& graph) {
   return [&graph](const std::vector<Tensor>& inputs) { return run_graph(graph, inputs); };

@@ -71,8 +71,10 @@ void set_mark(const Tensor& t, int64_t dim, DimMark mark) {
 }  // namespace
 
 bool backend_takes_symbolic_sizes(const CompileOptions& options) {
-  return !options.custom_backend &&
-         (options.backend == "eager" || options.backend == "aot_eager" || options.backend == "inductor");
+  if (options.custom_backend) return takes_symbolic_sizes(options.custom_backend);
+  for (const std::string& name : list_backends())
+    if (name == options.backend) return takes_symbolic_sizes(lookup_backend(name));
+  return false;
 }
 
 const Tensor* tensor_at(const std::vector<CallArg>& args, int arg, int element) {

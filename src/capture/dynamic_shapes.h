@@ -18,9 +18,9 @@ namespace ember::capture {
 using ArgDim = std::tuple<int, int, int64_t>;
 
 /// Whether the backend of `options` runs a graph traced with symbolic sizes for every
-/// size its guards admit: "eager" and "aot_eager" interpret graphs; "inductor" compiles
-/// a graph over its symbols or specializes them while it compiles (inductor/symbolic.h);
-/// custom backends compile code for the example sizes, so their traces stay static.
+/// size its guards admit: one declared with with_symbolic_sizes ("eager", "aot_eager",
+/// "inductor", the CompileProfiler's, a user's). Other backends compile for the example
+/// sizes, so their traces stay static. An unknown backend name: false.
 bool backend_takes_symbolic_sizes(const CompileOptions& options);
 
 /// The sizes of `args` the next trace makes symbolic: every size under dynamic=true, the

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "capture/events.h"
+#include "core/sym_geometry.h"
 #include "ember/config.h"
 #include "ember/debug.h"
 
@@ -39,6 +40,18 @@ GuardFailure parse_failure(const std::string& text) {
   return {arg, "value"};
 }
 
+/// The inputs of `g` whose sizes are symbols (traced with dynamic shapes), as "x [s0, 8]".
+std::vector<std::string> symbolic_inputs(const Graph& g) {
+  std::vector<std::string> out;
+  for (const Node* n : g.inputs()) {
+    if (n->meta().empty() || !n->meta()[0].sym) continue;
+    std::string sizes;
+    for (const core::SymInt& s : n->meta()[0].sym->sizes) sizes += (sizes.empty() ? "" : ", ") + s.str();
+    out.push_back(n->name() + " [" + sizes + "]");
+  }
+  return out;
+}
+
 }  // namespace
 
 struct CompileProfiler::State {
@@ -70,14 +83,18 @@ CompileProfiler::~CompileProfiler() { capture::remove_compile_observer(observer_
 
 Backend CompileProfiler::backend() {
   std::weak_ptr<State> weak = state_;
-  return [weak](Graph& g, const std::vector<Tensor>&) {
+  // The eager backend underneath runs graphs over size symbols, so the profiler's graphs
+  // become dynamic as a registered backend's do, and the report shows it.
+  return with_symbolic_sizes([weak](Graph& g, const std::vector<Tensor>&) {
     if (auto s = weak.lock()) {
       std::lock_guard lock(s->mu);
       s->functions.insert(g.name());
-      s->stats[g.name()].graph_op_counts.push_back(g.op_count());
+      FunctionStats& f = s->stats[g.name()];
+      f.graph_op_counts.push_back(g.op_count());
+      f.symbolic_inputs.push_back(symbolic_inputs(g));
     }
     return eager_backend(g);
-  };
+  });
 }
 
 std::map<std::string, CompileProfiler::FunctionStats> CompileProfiler::stats() const {
@@ -94,6 +111,18 @@ std::string CompileProfiler::report() const {
     size_t ops = 0;
     for (size_t n : f.graph_op_counts) ops += n;
     out += "  graphs compiled: " + std::to_string(f.graph_op_counts.size()) + " (" + std::to_string(ops) + " ops)\n";
+    std::string dynamic;  // the first graph over size symbols
+    for (size_t i = 0; i < f.symbolic_inputs.size() && dynamic.empty(); ++i) {
+      if (f.symbolic_inputs[i].empty()) continue;
+      dynamic = "graph " + std::to_string(i + 1) + ": ";
+      for (size_t j = 0; j < f.symbolic_inputs[i].size(); ++j) dynamic += (j ? ", " : "") + f.symbolic_inputs[i][j];
+    }
+    for (size_t i = 0; i < f.symbolic_inputs.size(); ++i) {
+      if (f.symbolic_inputs[i].empty()) continue;
+      out += "    graph " + std::to_string(i + 1) + " takes symbolic sizes:";
+      for (const std::string& s : f.symbolic_inputs[i]) out += " " + s;
+      out += "\n";
+    }
     out += "  graph breaks: " + std::to_string(f.graph_breaks.size()) + "\n";
     for (size_t i = 0; i < f.graph_breaks.size(); ++i) {
       out += "    " + std::to_string(i + 1) + ". " + f.graph_breaks[i] + "\n";
@@ -115,15 +144,22 @@ std::string CompileProfiler::report() const {
       for (const auto& [what, count] : kinds) {
         if (arg == "(other)") continue;
         if (what == "size" || what == "rank") {
-          // The profiler's backend, like every custom backend, takes graphs of fixed sizes
-          // (capture's backend_takes_symbolic_sizes), so its functions recompile per shape.
-          advice += "    - argument '" + arg + "' changed shape in " + std::to_string(count) +
-                    " recompilation(s): this profiler's backend, like every custom backend, compiles graphs for "
-                    "fixed sizes, so each new shape compiles again. With a registered backend (eager, aot_eager, "
-                    "inductor), automatic dynamic shapes make the sizes that changed symbolic after one "
-                    "recompilation, and mark_dynamic(" + arg + ", dim) or CompileOptions::dynamic = true from the "
-                    "first compile. Otherwise pad or bucket its sizes to a few values, or raise "
-                    "config().dynamo.cache_size_limit (TORCHDYNAMO_CACHE_SIZE_LIMIT) above the number of shapes.\n";
+          // The profiler's backend takes size symbols (with_symbolic_sizes), so automatic
+          // dynamic shapes apply to its functions as to a registered backend's.
+          advice += "    - argument '" + arg + "' changed shape in " + std::to_string(count) + " recompilation(s): ";
+          if (!dynamic.empty()) {
+            advice += "automatic dynamic shapes made the sizes that changed symbolic (" + dynamic +
+                      "), so later shapes reuse that graph. mark_dynamic(" + arg +
+                      ", dim) or CompileOptions::dynamic = true compiles it over symbols from the first call, "
+                      "without the recompilation.\n";
+          } else {
+            advice += "its graphs stay static (CompileOptions::dynamic = false, sizes marked static, a change of "
+                      "rank, or sizes 0 and 1, which are specialized), so each new shape compiles again. "
+                      "mark_dynamic(" + arg + ", dim) or CompileOptions::dynamic = true makes sizes symbolic; "
+                      "otherwise pad or bucket its sizes to a few values, or raise "
+                      "config().dynamo.cache_size_limit (TORCHDYNAMO_CACHE_SIZE_LIMIT) above the number of "
+                      "shapes.\n";
+          }
         } else if (what == "value") {
           advice += "    - argument '" + arg + "' changed value in " + std::to_string(count) +
                     " recompilation(s): numbers are specialized into the graph. Pass it as a 0-dim tensor to "

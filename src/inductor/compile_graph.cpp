@@ -1089,18 +1089,22 @@ void register_inductor_backends() {
   std::call_once(once, [] {
     const std::vector<std::string> known = list_backends();
     if (std::find(known.begin(), known.end(), "inductor") != known.end()) return;
-    register_backend(
-        "inductor", [](Graph& g, const std::vector<Tensor>& examples) { return inductor::compile_graph(g, examples); });
+    // "inductor" compiles a graph over its size symbols or specializes them while it
+    // compiles (inductor/symbolic.h); "aot_eager" interprets.
+    register_backend("inductor", with_symbolic_sizes([](Graph& g, const std::vector<Tensor>& examples) {
+                       return inductor::compile_graph(g, examples);
+                     }));
     // The code generator alone, for graphs already through the AOT stage: what
     // TORCHDYNAMO_REPRO_AFTER=aot launchers and repros run (PyTorch's compile_fx_inner).
     register_backend("inductor_inner", [](Graph& g, const std::vector<Tensor>& examples) {
       return inductor::compile_fx_inner(g, examples);
     });
     // The AOT stage, then the interpreter: isolates the stage when a compiled result is wrong.
-    register_backend("aot_eager", [](Graph& g, const std::vector<Tensor>& examples) {
-      return aot::aot_compile(
-          g, examples, [](Graph& prepared, const std::vector<Tensor>&) { return eager_backend(prepared); }, "eager");
-    });
+    register_backend("aot_eager", with_symbolic_sizes([](Graph& g, const std::vector<Tensor>& examples) {
+                       return aot::aot_compile(
+                           g, examples,
+                           [](Graph& prepared, const std::vector<Tensor>&) { return eager_backend(prepared); }, "eager");
+                     }));
   });
 }
 

@@ -115,7 +115,7 @@ TEST_F(DiagnosticsCompileTest, CompileProfilerReportsRecompilationsWithTheirGuar
   config().dynamo.cache_size_limit = 3;
   CompileProfiler prof;
   auto f = compile([](const Tensor& x) { return x.relu() + 1; },
-                   {.custom_backend = prof.backend(), .name = "changing", .arg_names = {"x"}});
+                   {.custom_backend = prof.backend(), .name = "changing", .arg_names = {"x"}, .dynamic = false});
   for (int64_t n = 1; n <= 5; ++n) f(ones({n}));
   const auto stats = prof.stats().at("changing");
   EXPECT_EQ(stats.graph_op_counts.size(), 3u);
@@ -127,11 +127,32 @@ TEST_F(DiagnosticsCompileTest, CompileProfilerReportsRecompilationsWithTheirGuar
   EXPECT_NE(r.find("recompilations: 2"), std::string::npos) << r;
   EXPECT_NE(r.find("cache_size_limit (3) reached: 2 calls ran eagerly"), std::string::npos) << r;
   EXPECT_NE(r.find("argument 'x' changed shape in 2 recompilation(s)"), std::string::npos) << r;
-  // The advice names what makes sizes symbolic (Ember has dynamic shapes) and why this
-  // backend's graphs stay static.
-  EXPECT_NE(r.find("like every custom backend, compiles graphs for fixed sizes"), std::string::npos) << r;
-  EXPECT_NE(r.find("mark_dynamic(x, dim) or CompileOptions::dynamic = true"), std::string::npos) << r;
+  // The advice says why the graphs stayed static and what makes sizes symbolic.
+  EXPECT_NE(r.find("its graphs stay static (CompileOptions::dynamic = false"), std::string::npos) << r;
+  EXPECT_NE(r.find("mark_dynamic(x, dim) or CompileOptions::dynamic = true makes sizes symbolic"), std::string::npos)
+      << r;
   EXPECT_EQ(r.find("not supported"), std::string::npos) << r;
+  EXPECT_EQ(r.find("takes symbolic sizes"), std::string::npos) << r;
+}
+
+// The profiler's backend takes size symbols, so by default automatic dynamic shapes make
+// the changing size symbolic at the first recompilation, and the report shows the graph
+// over it and says so.
+TEST_F(DiagnosticsCompileTest, CompileProfilerShowsAutomaticDynamicShapesMakingTheChangingSizeSymbolic) {
+  CompileProfiler prof;
+  auto f = compile([](const Tensor& x) { return x.relu() + 1; },
+                   {.custom_backend = prof.backend(), .name = "growing", .arg_names = {"x"}});
+  for (int64_t n = 2; n <= 9; ++n) f(ones({n, 3}));
+  const auto stats = prof.stats().at("growing");
+  ASSERT_EQ(stats.graph_op_counts.size(), 2u);
+  EXPECT_TRUE(stats.symbolic_inputs[0].empty());
+  EXPECT_EQ(stats.symbolic_inputs[1], (std::vector<std::string>{"x [s0, 3]"}));
+  EXPECT_EQ(stats.recompiles.size(), 1u);
+  const std::string r = prof.report();
+  EXPECT_NE(r.find("graph 2 takes symbolic sizes: x [s0, 3]"), std::string::npos) << r;
+  EXPECT_NE(r.find("automatic dynamic shapes made the sizes that changed symbolic (graph 2: x [s0, 3])"),
+            std::string::npos)
+      << r;
 }
 
 TEST_F(DiagnosticsCompileTest, CompileProfilerAdvisesOnANumberThatKeepsChanging) {

@@ -249,6 +249,48 @@ TEST_F(DynamicShapes, RecompilesLogSaysWhichSizesAutomaticDynamicMadeSymbolic) {
   EXPECT_NE(logs.text().find("2 <= x.size(0) (x.size(0) is 1)"), std::string::npos) << logs.text();
 }
 
+/// A custom backend that runs the interpreter and records, per graph, whether its first
+/// input's sizes are symbols.
+Backend recording_backend(std::shared_ptr<std::vector<bool>> symbolic) {
+  return [symbolic](Graph& g, const std::vector<Tensor>&) {
+    symbolic->push_back(g.inputs().at(0)->meta().at(0).sym != nullptr);
+    return eager_backend(g);
+  };
+}
+
+// A custom backend is handed graphs of fixed sizes (one per shape) unless it is declared
+// with with_symbolic_sizes; declared, automatic dynamic shapes give it one symbolic graph
+// for every later size, as for "eager".
+TEST_F(DynamicShapes, CustomBackendsGetSymbolicGraphsOnlyWhenDeclaredToTakeThem) {
+  auto f = [](const Tensor& x) { return (x * 2).relu().sum({0}); };
+  auto fixed_graphs = std::make_shared<std::vector<bool>>();
+  auto symbolic_graphs = std::make_shared<std::vector<bool>>();
+  auto fixed = compile(f, {.custom_backend = recording_backend(fixed_graphs), .name = "fixed"});
+  auto symbolic = compile(f, {.custom_backend = with_symbolic_sizes(recording_backend(symbolic_graphs)),
+                              .name = "symbolic"});
+  for (int64_t n : {3, 4, 5, 6}) {
+    const Tensor x = randn({n, 2});
+    expect_identical(fixed(x), f(x));
+    expect_identical(symbolic(x), f(x));
+  }
+  EXPECT_EQ(*fixed_graphs, (std::vector<bool>{false, false, false, false})) << "a graph per size, each static";
+  EXPECT_EQ(*symbolic_graphs, (std::vector<bool>{false, true})) << "static, then one symbolic graph";
+  EXPECT_EQ(symbolic.cache_size(), 2u);
+}
+
+TEST_F(DynamicShapes, TheRegisteredInterpretingAndCompilingBackendsTakeSymbolicSizes) {
+  register_builtin_backends();
+  for (const char* name : {"eager", "aot_eager", "inductor"}) EXPECT_TRUE(takes_symbolic_sizes(lookup_backend(name))) << name;
+  // The code generator alone (what AOT repros run) is not declared.
+  EXPECT_FALSE(takes_symbolic_sizes(lookup_backend("inductor_inner")));
+  const Backend plain = [](Graph& g, const std::vector<Tensor>&) { return eager_backend(g); };
+  EXPECT_FALSE(takes_symbolic_sizes(plain));
+  const Backend declared = with_symbolic_sizes(plain);
+  EXPECT_TRUE(takes_symbolic_sizes(declared));
+  EXPECT_TRUE(takes_symbolic_sizes(with_symbolic_sizes(declared)));
+  EXPECT_THROW(with_symbolic_sizes(Backend{}), Error);
+}
+
 TEST_F(DynamicShapes, AotEagerTrainingOfASymbolicGraphMatchesEagerGradients) {
   Tensor w = randn({3, 4}).requires_grad_();
   auto f = [&w](const Tensor& x) { return x.matmul(w).tanh().sum(); };
