@@ -48,11 +48,12 @@ void check_flash_args(const Tensor& q, const Tensor& k, const Tensor& v, double 
                                 << dropout_p;
   EMBER_CHECK(core::sym_size(q, 0) == core::sym_size(k, 0) && core::sym_size(q, 0) == core::sym_size(v, 0) &&
               core::sym_size(k, 1) == core::sym_size(v, 1) && core::sym_size(k, 2) == core::sym_size(v, 2) &&
-              q.size(3) == k.size(3))
+              core::sym_size(q, 3) == core::sym_size(k, 3))
       << "scaled_dot_product_flash_attention_cpu: expected query [B, H, L, E], key [B, Hkv, S, E] and value "
          "[B, Hkv, S, Ev], got "
       << q.sizes() << ", " << k.sizes() << " and " << v.sizes();
-  EMBER_CHECK(core::sym_size(q, 1) == core::sym_size(k, 1) || (k.size(1) > 0 && q.size(1) % k.size(1) == 0))
+  EMBER_CHECK(core::sym_size(q, 1) == core::sym_size(k, 1) ||
+              (sym_size(k, 1) > SymInt(0) && sym_size(q, 1) % sym_size(k, 1) == SymInt(0)))
       << "scaled_dot_product_flash_attention_cpu: expected the key/value head count to divide the query's "
          "(grouped-query attention), got "
       << k.size(1) << " key/value heads for " << q.size(1) << " query heads";
@@ -65,14 +66,25 @@ void check_flash_args(const Tensor& q, const Tensor& k, const Tensor& v, double 
 /// attention layout]): output [B, H, L, Ev] as empty_like(query) — the query's strides
 /// when it is non-overlapping and dense, else dense strides in the query's dim order — and
 /// logsumexp [B, H, L] over [B, L, H] memory. Where Ev != E (PyTorch rejects it; Ember's
-/// kernel takes it) the output is dense in the query's dim order.
+/// kernel takes it) the output is dense in the query's dim order. Over size symbols the
+/// output is dense in the dim order of the query's example strides, for every size, and
+/// no size is read as an integer (one compile serves every batch, head count and length).
 std::vector<TensorMeta> flash_meta(const Stack& a) {
   const Tensor &q = a[0].to_tensor(), &k = a[1].to_tensor(), &v = a[2].to_tensor();
   const std::optional<Tensor> mask = a[5].to_optional_tensor();
   check_flash_args(q, k, v, a[3].to_double(), mask);
-  const bool like_query = !core::is_symbolic(q) && v.size(3) == q.size(3) &&
+  const bool symbolic = core::is_symbolic(q) || core::is_symbolic(k) || core::is_symbolic(v);
+  const bool like_query = !symbolic && v.size(3) == q.size(3) &&
                           core::is_non_overlapping_and_dense(q.sizes(), q.strides());
-  const std::vector<int64_t> order = dense_dim_order(q.sizes(), q.strides());
+  std::vector<int64_t> order;
+  if (symbolic) {
+    std::vector<int64_t> sizes, strides;
+    for (const core::SymInt& s : core::sym_sizes(q)) sizes.push_back(s.hint());
+    for (const core::SymInt& s : core::sym_strides(q)) strides.push_back(s.hint());
+    order = dense_dim_order(sizes, strides);
+  } else {
+    order = dense_dim_order(q.sizes(), q.strides());
+  }
   return core::over_geometry({&q, &k, &v}, [&]<typename Int>() -> std::vector<TensorMeta> {
     using G = core::Geometry<Int>;
     const Int B = G::size(q, 0), H = G::size(q, 1), L = G::size(q, 2), Ev = G::size(v, 3);
@@ -83,7 +95,7 @@ std::vector<TensorMeta> flash_meta(const Stack& a) {
       Int next(1);
       for (int64_t d : order) {
         out_strides[d] = next;
-        const bool empty = (d == 3 ? v.size(3) : q.size(d)) == 0;
+        const bool empty = out_sizes[static_cast<size_t>(d)] == Int(0);
         next = next * (empty ? Int(1) : out_sizes[d]);
       }
     }
@@ -182,11 +194,16 @@ bool flash_applies(const Tensor& q, const Tensor& k, const Tensor& v, const std:
     if ((t->device().type != DeviceType::CPU && t->device().type != DeviceType::Meta) || t->dtype() != q.dtype())
       return false;
   if (q.dtype() != kFloat && q.dtype() != kDouble) return false;
-  if (k.size(0) != q.size(0) || v.size(0) != q.size(0) || k.size(3) != q.size(3) || v.size(3) != q.size(3))
+  // Sizes compare as SymInts: over size symbols the choice guards a relation the ranges
+  // leave open (as PyTorch's sdp checks do) and specializes no size.
+  const SymInt B = sym_size(q, 0), E = sym_size(q, 3);
+  if (!(sym_size(k, 0) == B) || !(sym_size(v, 0) == B) || !(sym_size(k, 3) == E) || !(sym_size(v, 3) == E))
     return false;
   const bool grouped = enable_gqa && sym_size(k, 1) > SymInt(0) && sym_size(q, 1) % sym_size(k, 1) == SymInt(0);
   if (!(sym_size(k, 1) == sym_size(v, 1)) || !(grouped || sym_size(k, 1) == sym_size(q, 1))) return false;
-  if (q.stride(3) != 1 || k.stride(3) != 1 || v.stride(3) != 1 || q.size(2) == 0 || k.size(2) == 0) return false;
+  for (const Tensor* t : {&q, &k, &v})
+    if (!(core::sym_stride(*t, 3) == core::SymInt(1))) return false;
+  if (sym_size(q, 2) == SymInt(0) || sym_size(k, 2) == SymInt(0)) return false;
   if (mask && (may_need_grad(*mask) || (mask->dtype() != kBool && mask->dtype() != q.dtype()) ||
                (mask->dim() != 2 && mask->dim() != 4)))
     return false;
@@ -263,14 +280,15 @@ void register_attention_ops(Registry& r) {
             << "scaled_dot_product_attention: expected query, key and value of at least 2 dims, got " << q.sizes()
             << ", " << k.sizes() << " and " << v.sizes();
         const bool enable_gqa = a[7].to_bool();
-        const double scale = attention_scale(q, a[6].to_optional_double());
         if (flash_applies(q, k, v, mask, dropout_p, enable_gqa)) {
           // The fused op takes an additive mask: a bool one keeps where true (0), -inf elsewhere.
           IValue additive;
           if (mask)
             additive = mask->dtype() == kBool ? where(*mask, Scalar(0.0), scalar_tensor(-kInf, q.dtype(), q.device())) : *mask;
+          // The scale as given: without one the kernel takes 1 / sqrt(E) of the query it
+          // runs on, so a symbolic head size is not read here.
           Stack outs = call_op("aten::_scaled_dot_product_flash_attention_for_cpu",
-                               {q, k, v, 0.0, is_causal, additive, scale});
+                               {q, k, v, 0.0, is_causal, additive, a[6]});
           return {outs[0]};
         }
         // As PyTorch: the fused ops apply a mask and is_causal both, the math form neither. On
@@ -289,6 +307,9 @@ void register_attention_ops(Registry& r) {
         const bool cuda_fused = mask && is_causal && mem_efficient_on_cuda();
         EMBER_CHECK(!(is_causal && mask) || cuda_fused)
             << "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True";
+        // The math form scales by a number: without a given scale, 1 / sqrt(E) reads the
+        // head size (a symbolic one is specialized, as the math form's shape ops do not).
+        const double scale = attention_scale(q, a[6].to_optional_double());
         if (!enable_gqa) return {attention_math(q, k, v, mask, dropout_p, is_causal, scale)};
         const auto [kr, vr] = grouped_key_value(q, k, v);
         return {attention_math(q, kr, vr, mask, dropout_p, is_causal, scale)};

@@ -309,6 +309,26 @@ TEST_F(DynamicShapes, AotEagerTrainingOfASymbolicGraphMatchesEagerGradients) {
   EXPECT_EQ(fn.cache_size(), 1u);
 }
 
+// scaled_dot_product_attention chooses between its fused op and the math form by the
+// inputs' geometry; over symbolic batch, heads and lengths that choice compares symbols
+// and reads no size as an integer, so one compile serves every size.
+TEST_F(DynamicShapes, ScaledDotProductAttentionOverSymbolicSizesCompilesOnce) {
+  LogCapture logs;
+  set_logs("dynamic");
+  for (const char* backend : {"eager", "inductor"}) {
+    auto f = [](const Tensor& q, const Tensor& k, const Tensor& v) {
+      return scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, true);
+    };
+    auto fn = compile(f, {.backend = backend, .name = "attention", .dynamic = true});
+    for (auto [b, h, t] : {std::tuple<int64_t, int64_t, int64_t>{2, 3, 5}, {3, 2, 9}, {4, 3, 17}}) {
+      const Tensor q = randn({b, h, t, 8}), k = randn({b, h, t + 2, 8}), v = randn({b, h, t + 2, 8});
+      expect_close(fn(q, k, v), f(q, k, v));
+    }
+    EXPECT_EQ(fn.cache_size(), 1u) << backend << "\n" << logs.text();
+  }
+  EXPECT_EQ(logs.text().find("specializ"), std::string::npos) << logs.text();
+}
+
 TEST_F(DynamicShapes, GraphCodeLogPrintsTheSymbolsAndTheTextParsesBack) {
   LogCapture logs;
   set_logs("graph_code,graph_sizes");
