@@ -154,11 +154,14 @@ std::vector<TensorMeta> mv_meta(const Stack& a) {
   const Tensor& vec = a[1].to_tensor();
   EMBER_CHECK(mat.dim() == 2 && vec.dim() == 1)
       << "vector + matrix @ vector expected, got 1, " << mat.dim() << ", " << vec.dim();
-  EMBER_CHECK(mat.size(1) == vec.size(0)) << "size mismatch, got " << mat.size(0) << ", " << mat.size(0) << "x"
-                                          << mat.size(1) << "," << vec.size(0);
   check_same_scalar_type(mat.dtype(), vec.dtype());
   check_gemm_dtype(mat.dtype());
-  return metas(contiguous_meta({mat.size(0)}, mat.dtype(), mat.device()));
+  return metas(core::over_geometry({&mat, &vec}, [&]<typename Int>() {
+    using G = core::Geometry<Int>;
+    EMBER_CHECK(G::size(mat, 1) == G::size(vec, 0)) << "size mismatch, got " << mat.size(0) << ", " << mat.size(0)
+                                                    << "x" << mat.size(1) << "," << vec.size(0);
+    return core::contiguous_meta_over(std::vector<Int>{G::size(mat, 0)}, mat.dtype(), mat.device());
+  }));
 }
 
 std::vector<TensorMeta> dot_meta(const Stack& a) {
@@ -169,10 +172,14 @@ std::vector<TensorMeta> dot_meta(const Stack& a) {
   EMBER_CHECK(self.dtype() == other.dtype()) << "dot : expected both vectors to have same dtype, but found "
                                              << scalar_type_name(self.dtype()) << " and "
                                              << scalar_type_name(other.dtype());
-  EMBER_CHECK(self.numel() == other.numel())
-      << "inconsistent tensor size, expected tensor [" << self.numel() << "] and src [" << other.numel()
-      << "] to have the same number of elements, but got " << self.numel() << " and " << other.numel()
-      << " elements respectively";
+  core::over_geometry({&self, &other}, [&]<typename Int>() {
+    using G = core::Geometry<Int>;
+    EMBER_CHECK(G::size(self, 0) == G::size(other, 0))
+        << "inconsistent tensor size, expected tensor [" << self.numel() << "] and src [" << other.numel()
+        << "] to have the same number of elements, but got " << self.numel() << " and " << other.numel()
+        << " elements respectively";
+    return 0;
+  });
   check_gemm_dtype(self.dtype());
   return metas(contiguous_meta({}, self.dtype(), self.device()));
 }

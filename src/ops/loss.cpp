@@ -11,6 +11,7 @@
 #include <string>
 #include <type_traits>
 
+#include "core/sym_geometry.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/indexing.h"
 #include "ember/ops/nn.h"
@@ -145,12 +146,12 @@ void check_nll_args(const Tensor& self, const Tensor& target, const std::optiona
   EMBER_CHECK(self.dim() > 0 && self.dim() <= 2) << "input tensor should be 1D or 2D";
   EMBER_CHECK(target.dim() <= 1) << "0D or 1D target tensor expected, multi-target not supported";
   const bool no_batch_dim = self.dim() == 1 && target.dim() == 0;
-  EMBER_CHECK(no_batch_dim || self.size(0) == target.size(0))
+  // Sizes compare as SymInts: over size symbols, a guard where the ranges do not decide.
+  EMBER_CHECK(no_batch_dim || core::sym_size(self, 0) == core::sym_size(target, 0))
       << "size mismatch (got input: " << self.sizes() << ", target: " << target.sizes() << ")";
   EMBER_CHECK(target.dtype() == kLong) << "expected scalar type Long but found " << scalar_type_name(target.dtype());
-  const int64_t n_classes = self.size(-1);
-  EMBER_CHECK(!weight || (weight->dim() == 1 && weight->numel() == n_classes))
-      << "weight tensor should be defined either for all " << n_classes
+  EMBER_CHECK(!weight || (weight->dim() == 1 && core::sym_size(*weight, 0) == core::sym_size(self, -1)))
+      << "weight tensor should be defined either for all " << self.size(-1)
       << " classes or no classes but got weight tensor of shape: " << weight->sizes();
   if (!is_floating_point(self.dtype())) not_implemented("nll_loss_out_frame", self.dtype());
   EMBER_CHECK(!weight || weight->dtype() == self.dtype()) << "expected scalar type " << scalar_type_name(self.dtype())
@@ -210,9 +211,12 @@ std::vector<TensorMeta> nll_loss_forward_meta(const Stack& a) {
   const Tensor& self = a[0].to_tensor();
   check_nll_args(self, a[1].to_tensor(), a[2].to_optional_tensor());
   const int64_t reduction = checked_reduction(a[3]);
-  std::vector<int64_t> out_sizes;
-  if (reduction == kNone && self.dim() == 2) out_sizes.push_back(self.size(0));
-  return {contiguous_meta(out_sizes, self.dtype(), self.device()), contiguous_meta({}, self.dtype(), self.device())};
+  return core::over_geometry({&self}, [&]<typename Int>() -> std::vector<TensorMeta> {
+    std::vector<Int> out_sizes;
+    if (reduction == kNone && self.dim() == 2) out_sizes.push_back(core::Geometry<Int>::size(self, 0));
+    return {core::contiguous_meta_over(std::move(out_sizes), self.dtype(), self.device()),
+            contiguous_meta({}, self.dtype(), self.device())};
+  });
 }
 
 void nll_loss_forward_kernel(const Stack& a, std::vector<Tensor>& out) {
@@ -236,12 +240,11 @@ void check_nll_backward_args(const Stack& a) {
   EMBER_CHECK(total_weight.numel() == 1) << "expected total_weight to be a  single element tensor, got: "
                                          << total_weight.sizes() << " (" << total_weight.numel() << " elements)";
   if (reduction == kNone && self.dim() == 2) {
-    const int64_t n = self.size(0);
-    EMBER_CHECK(grad.dim() == 1 && grad.size(0) == n)
-        << "Expected a tensor of dimension 1 and tensor.size[0] == " << n << " but got: dimension " << grad.dim()
-        << " and tensor.size[0] = " << (grad.dim() > 0 ? grad.size(0) : 1);
+    EMBER_CHECK(grad.dim() == 1 && core::sym_size(grad, 0) == core::sym_size(self, 0))
+        << "Expected a tensor of dimension 1 and tensor.size[0] == " << self.size(0) << " but got: dimension "
+        << grad.dim() << " and tensor.size[0] = " << (grad.dim() > 0 ? grad.size(0) : 1);
   } else {
-    EMBER_CHECK(grad.dim() <= 1 && grad.numel() == 1)
+    EMBER_CHECK(grad.dim() == 0 || (grad.dim() == 1 && core::sym_size(grad, 0) == core::SymInt(1)))
         << "Expected a single element grad_output tensor, but got: " << grad.sizes();
   }
   EMBER_CHECK(grad.dtype() == self.dtype())
@@ -481,7 +484,10 @@ void register_loss_ops(Registry& r) {
       .set_meta([](const Stack& a) {
         check_nll_backward_args(a);
         const Tensor& self = a[1].to_tensor();
-        return metas(contiguous_meta(self.sizes(), self.dtype(), self.device()));
+        return metas(core::over_geometry({&self}, [&]<typename Int>() {
+          const auto sizes = core::Geometry<Int>::sizes(self);
+          return core::contiguous_meta_over(std::vector<Int>(sizes.begin(), sizes.end()), self.dtype(), self.device());
+        }));
       })
       .set_cpu(nll_loss_backward_kernel)
       .set_cuda(nll_loss_backward_cuda);

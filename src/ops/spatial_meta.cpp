@@ -227,20 +227,31 @@ std::optional<std::vector<TensorMeta>> like_self_rule(const Stack& a, std::vecto
 
 /// native_batch_norm (input at 0) and native_batch_norm_backward (input at 1): the
 /// normalized output or grad_input has the input's geometry; the per-channel outputs are
-/// [C], so the channels must be static.
+/// [C] over the input's channels (symbolic or not).
 std::optional<std::vector<TensorMeta>> batch_norm_rule(const Stack& a, std::vector<TensorMeta> out, size_t input_at) {
   const Tensor& input = a[input_at].to_tensor();
   const SymInts sizes = core::sym_sizes(input);
   if (sizes.size() < 2) return std::nullopt;
   if (sizes[1].is_symbolic()) {
-    // Symbolic channels meet a per-channel tensor's (weight, bias, running or saved
-    // stats after the input), as the op's meta checked at the example sizes: a guard.
-    std::optional<int64_t> channels;
-    for (size_t i = input_at + 1; i < a.size() && !channels; ++i)
-      if (a[i].is_tensor() && a[i].to_tensor().dim() == 1 && !core::is_symbolic(a[i].to_tensor()))
-        channels = a[i].to_tensor().size(0);
-    if (!channels) return std::nullopt;
-    EMBER_CHECK(sizes[1] == *channels) << "expected input with " << *channels << " channels, got " << sizes[1].str();
+    // Symbolic channels meet every per-channel tensor's (weight, bias, running or saved
+    // stats after the input), as the op's meta checked at the example sizes: the same
+    // symbol (dynamic=true gives equal sizes one), or a guard.
+    bool met = false;
+    for (size_t i = input_at + 1; i < a.size(); ++i) {
+      if (!a[i].is_tensor() || a[i].to_tensor().dim() != 1) continue;
+      const SymInt channels = core::sym_size(a[i].to_tensor(), 0);
+      EMBER_CHECK(sizes[1] == channels) << "expected input with " << channels.str() << " channels, got "
+                                        << sizes[1].str();
+      met = true;
+    }
+    if (!met) return std::nullopt;
+    // The per-channel outputs ([C] at the example sizes; [0] where evaluation saves none)
+    // over the channels' symbol.
+    for (size_t o = 1; o < out.size(); ++o) {
+      if (out[o].undefined || out[o].sizes.size() != 1 || out[o].sizes[0] == 0 || out[o].sizes[0] != sizes[1].hint())
+        continue;
+      out[o] = core::contiguous_sym_meta({sizes[1]}, out[o].dtype, out[o].device);
+    }
   }
   if (out[0].undefined) return out;
   std::optional<TensorMeta> m = like_input(input, out[0]);

@@ -329,6 +329,44 @@ TEST_F(DynamicShapes, ScaledDotProductAttentionOverSymbolicSizesCompilesOnce) {
   EXPECT_EQ(logs.text().find("specializ"), std::string::npos) << logs.text();
 }
 
+// Under dynamic=true every size is a symbol, the channels and classes too, and equal
+// sizes share one (a weight's [C] is the input's channel symbol). Batch norm in training
+// with running stats, cross entropy with class weights (nll_loss_forward and its
+// backward) and a matrix-vector product compare those sizes as SymInts and build their
+// outputs over them, so each compiles once for every size.
+TEST_F(DynamicShapes, BatchNormWeightedCrossEntropyAndMatrixVectorProductsCompileOnceUnderDynamicTrue) {
+  LogCapture logs;
+  set_logs("dynamic");
+  auto bn = [](const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& rm, const Tensor& rv) {
+    return std::get<0>(native_batch_norm(x, w, b, rm, rv, true, 0.1, 1e-5));
+  };
+  auto ce = [](const Tensor& x, const Tensor& t, const Tensor& w) { return cross_entropy(x, t, w); };
+  auto mv = [](const Tensor& m, const Tensor& v) { return matmul(m, v); };
+  for (const char* backend : {"eager", "aot_eager", "inductor"}) {
+    auto bn_c = compile(bn, {.backend = backend, .name = "bn", .dynamic = true});
+    auto ce_c = compile(ce, {.backend = backend, .name = "ce", .dynamic = true});
+    auto mv_c = compile(mv, {.backend = backend, .name = "mv", .dynamic = true});
+    for (int64_t n : {2, 3, 5}) {
+      const int64_t c = n + 1;
+      const Tensor x = randn({n, c, 4, 5}), w = randn({c}), b = randn({c});
+      Tensor rm1 = zeros({c}), rv1 = ones({c}), rm2 = zeros({c}), rv2 = ones({c});
+      expect_close(bn_c(x, w, b, rm1, rv1), bn(x, w, b, rm2, rv2));
+      expect_close(rm1, rm2);
+      expect_close(rv1, rv2);
+      const Tensor logits = randn({n + 2, c});
+      const Tensor target = remainder(arange(n + 2, TensorOptions(kInt64)), Scalar(c));
+      const Tensor loss = ce_c(logits, target, w.abs());
+      expect_close(loss, ce(logits, target, w.abs()));
+      const Tensor m = randn({c, n}), v = randn({n});
+      expect_close(mv_c(m, v), mv(m, v));
+    }
+    EXPECT_EQ(bn_c.cache_size(), 1u) << backend << "\n" << logs.text();
+    EXPECT_EQ(ce_c.cache_size(), 1u) << backend << "\n" << logs.text();
+    EXPECT_EQ(mv_c.cache_size(), 1u) << backend << "\n" << logs.text();
+  }
+  EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
+}
+
 TEST_F(DynamicShapes, GraphCodeLogPrintsTheSymbolsAndTheTextParsesBack) {
   LogCapture logs;
   set_logs("graph_code,graph_sizes");
