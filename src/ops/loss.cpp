@@ -85,12 +85,13 @@ Stack smooth_l1_loss_decomposition(const Stack& a) {
 
 // --- binary cross entropy ------------------------------------------------------------------
 
+
 Stack binary_cross_entropy_decomposition(const Stack& a) {
   const Tensor& self = a[0].to_tensor();
   const Tensor& target = a[1].to_tensor();
   const std::optional<Tensor> weight = a[2].to_optional_tensor();
   const int64_t reduction = checked_reduction(a[3]);
-  EMBER_CHECK_KIND(ErrorKind::ValueError, self.sizes() == target.sizes())
+  EMBER_CHECK_KIND(ErrorKind::ValueError, same_sizes(self, target))
       << "Using a target size (" << torch_size(target.sizes()) << ") that is different to the input size ("
       << torch_size(self.sizes()) << ") is deprecated. Please ensure they have the same size.";
   if (!is_floating_point(self.dtype())) not_implemented("binary_cross_entropy", self.dtype());
@@ -118,7 +119,7 @@ Stack binary_cross_entropy_with_logits_decomposition(const Stack& a) {
   const Tensor& target = a[1].to_tensor();
   const std::optional<Tensor> weight = a[2].to_optional_tensor(), pos_weight = a[3].to_optional_tensor();
   const int64_t reduction = checked_reduction(a[4]);
-  EMBER_CHECK_KIND(ErrorKind::ValueError, self.sizes() == target.sizes())
+  EMBER_CHECK_KIND(ErrorKind::ValueError, same_sizes(self, target))
       << "Target size (" << torch_size(target.sizes()) << ") must be the same as input size ("
       << torch_size(self.sizes()) << ")";
   EMBER_CHECK(is_floating_point(self.dtype()) && is_floating_point(target.dtype()))

@@ -321,7 +321,7 @@ BatchNormBackwardSetup batch_norm_backward_setup(const Stack& a) {
                                 << input.sizes();
   if (!is_floating_point(input.dtype())) not_implemented("batch_norm_backward_cpu", input.dtype());
   check_same_dtype(grad, input);
-  EMBER_CHECK(grad.sizes() == input.sizes()) << "native_batch_norm_backward: expected grad_out of size "
+  EMBER_CHECK(same_sizes(grad, input)) << "native_batch_norm_backward: expected grad_out of size "
                                              << input.sizes() << " (the input's), but got " << grad.sizes();
   BatchNormBackwardSetup s;
   s.N = input.size(0);

@@ -63,7 +63,7 @@ Stack layer_norm_backward(const Stack& a) {
     EMBER_FAIL() << "Given normalized_shape=" << IntArrayRef(shape) << ", expected input with shape [*"
                  << expected.str() << "], but got input of size" << input.sizes();
   }
-  EMBER_CHECK(grad_out.sizes() == input.sizes())
+  EMBER_CHECK(same_sizes(grad_out, input))
       << "native_layer_norm_backward: expected grad_out of the input's size " << input.sizes() << ", got "
       << grad_out.sizes();
   // ATen's kernel cannot make a gradient for a parameter that is not there.
@@ -156,7 +156,7 @@ Stack group_norm_backward(const Stack& a) {
   EMBER_CHECK(mask.size() == 3) << "output_mask must have 3 values, got " << mask.size();
   check_group_norm(input, weight, std::nullopt, C, group);
   EMBER_CHECK(input.numel() == N * C * HxW) << "Expected X.numel() == N * C * HxW to be true, but got false.";
-  EMBER_CHECK(grad_out.sizes() == input.sizes())
+  EMBER_CHECK(same_sizes(grad_out, input))
       << "native_group_norm_backward: expected grad_out of the input's size " << input.sizes() << ", got "
       << grad_out.sizes();
   // ATen's kernel makes the parameter gradients like the weight, which must be there.

@@ -39,6 +39,11 @@ TensorMeta memory_format_like(const Tensor& self, const IValue& memory_format, s
                               std::optional<Device> device);
 inline std::vector<TensorMeta> metas(TensorMeta m) { return {std::move(m)}; }
 
+/// Whether `a` and `b` have the same sizes, compared as SymInts: over size symbols the
+/// ranges decide or a guard is added, and no size is read as an integer (a check written
+/// `a.sizes() == b.sizes()` would specialize every symbolic size it reads).
+bool same_sizes(const Tensor& a, const Tensor& b);
+
 /// PyTorch's suggest_memory_format() == ChannelsLast: a 4-D tensor of channels_last
 /// strides (core::is_channels_last_strides_2d). Convolution, batch norm and cat on the CPU
 /// follow it (Note [channels_last convolution]). For a fake over size symbols the rule runs

@@ -66,7 +66,7 @@ Stack pow_scalar_decomposition(const Stack& a) {
 Stack atan2_out_decomposition(const Stack& a) {
   Tensor out = a[2].to_tensor();
   Tensor value = atan2(a[0].to_tensor(), a[1].to_tensor());
-  EMBER_CHECK(out.sizes() == value.sizes())
+  EMBER_CHECK(same_sizes(out, value))
       << "atan2.out: expected out to have the result's shape " << value.sizes() << ", got " << out.sizes()
       << " (Ember does not resize out= tensors)";
   EMBER_CHECK(can_cast(value.dtype(), out.dtype()))

@@ -339,7 +339,7 @@ void register_shape_ops(Registry& r) {
     std::vector<Tensor> parts;
     for (size_t i = 0; i < ts.size(); ++i) {
       check_defined(ts[i], "stack input");
-      EMBER_CHECK(ts[i].sizes() == ts[0].sizes())
+      EMBER_CHECK(same_sizes(ts[i], ts[0]))
           << "stack expects each tensor to be equal size, but got " << ts[0].sizes() << " at entry 0 and "
           << ts[i].sizes() << " at entry " << i;
       parts.push_back(call_op_tensor("aten::unsqueeze", {ts[i], dim}));

@@ -367,6 +367,33 @@ TEST_F(DynamicShapes, BatchNormWeightedCrossEntropyAndMatrixVectorProductsCompil
   EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
 }
 
+// stack and the binary cross entropies check that their tensors have one size by
+// comparing SymInts (same_sizes): a size made symbolic by automatic dynamic shapes stays
+// symbolic, where `a.sizes() == b.sizes()` specialized it and every new size recompiled.
+TEST_F(DynamicShapes, StackAndBinaryCrossEntropyKeepAnAutomaticDynamicSizeSymbolic) {
+  LogCapture logs;
+  set_logs("dynamic");
+  auto bce = [](const Tensor& p, const Tensor& t) { return binary_cross_entropy(sigmoid(p), t); };
+  auto logits = [](const Tensor& p, const Tensor& t) { return binary_cross_entropy_with_logits(p, t); };
+  auto bce_c = compile(bce, {.backend = "inductor", .name = "bce"});
+  auto logits_c = compile(logits, {.backend = "inductor", .name = "bce_logits"});
+  for (int64_t n : {3, 4, 6, 9}) {
+    const Tensor p = randn({n, 5}), t = rand({n, 5});
+    expect_close(bce_c(p, t), bce(p, t));
+    expect_close(logits_c(p, t), logits(p, t));
+  }
+  EXPECT_EQ(bce_c.cache_size(), 2u) << "static, then one symbolic entry\n" << logs.text();
+  EXPECT_EQ(logits_c.cache_size(), 2u) << logs.text();
+  auto st = [](const Tensor& x, const Tensor& y) { return stack({x, y}, 1); };
+  auto st_c = compile(st, {.backend = "inductor", .name = "stacked"});
+  for (int64_t n : {3, 4, 6, 9}) {
+    const Tensor x = randn({n, 3}), y = randn({n, 3});
+    expect_identical(st_c(x, y), st(x, y));
+  }
+  EXPECT_EQ(st_c.cache_size(), 2u) << logs.text();
+  EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
+}
+
 TEST_F(DynamicShapes, GraphCodeLogPrintsTheSymbolsAndTheTextParsesBack) {
   LogCapture logs;
   set_logs("graph_code,graph_sizes");
