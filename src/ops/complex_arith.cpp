@@ -135,9 +135,16 @@ void check_sub(const Stack& a) {
          "use the `~` or `logical_not()` operator instead.";
 }
 
-/// `name` (add.Tensor, mul.Scalar, …) takes complex operands: a call whose result type
-/// (c10's result_type of self and other) is complex computes in it; any other runs the
-/// real op's meta function and kernel unchanged.
+/// Whether self or other is a complex tensor: the result type of a binary op is complex
+/// exactly then (a Scalar holds no complex value). Cheaper than result_type, so real
+/// calls pay one dtype test each in the meta function and the kernel.
+bool complex_operands(const Stack& a) {
+  return is_complex(a[0].to_tensor().dtype()) || (a[1].is_tensor() && is_complex(a[1].to_tensor().dtype()));
+}
+
+/// `name` (add.Tensor, mul.Scalar, …) takes complex operands: a call with a complex
+/// operand computes in the result type (c10's result_type of self and other); any other
+/// runs the real op's meta function and kernel unchanged.
 void extend_binary(Registry& r, const char* name, Binary kind) {
   OpDef& op = r.edit(name);
   const MetaFn real_meta = op.meta;
@@ -145,8 +152,8 @@ void extend_binary(Registry& r, const char* name, Binary kind) {
   const bool has_alpha = op.schema.index_of("alpha") >= 0;
   const bool compare = kind == Binary::Eq || kind == Binary::Ne;
   op.set_meta([real_meta, kind, compare](const Stack& a) {
+      if (!complex_operands(a)) return real_meta(a);
       const ScalarType common = result_type({&a[0], &a[1]});
-      if (!is_complex(common)) return real_meta(a);
       if (kind == Binary::Sub) check_sub(a);
       const Tensor& self = a[0].to_tensor();
       const ScalarType out = compare ? kBool : common;
@@ -154,8 +161,8 @@ void extend_binary(Registry& r, const char* name, Binary kind) {
       return metas(pointwise_meta({&self}, out));
     })
       .set_cpu([real_cpu, kind, has_alpha](const Stack& a, std::vector<Tensor>& out) {
+        if (!complex_operands(a)) return real_cpu(a, out);
         const ScalarType common = result_type({&a[0], &a[1]});
-        if (!is_complex(common)) return real_cpu(a, out);
         const Tensor& self = a[0].to_tensor();
         const Tensor other = complex_operand(a[1], common, self.device());
         // add/sub: self + alpha * other with alpha a complex of zero imaginary part, as

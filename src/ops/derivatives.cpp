@@ -184,6 +184,10 @@ std::vector<SymInt> pad_dim(int64_t ndim, int64_t dim, const SymInt& before, con
   return pad;
 }
 
+/// conj where derivatives.yaml has it (PyTorch's conjugate Wirtinger convention, Note
+/// [complex dtypes]); a real tensor as it is, without a dispatch.
+Tensor cj(const Tensor& t) { return is_complex(t.dtype()) ? conj(t) : t; }
+
 void unary_rows(Registry& r) {
   row(r, "aten::abs", "AbsBackward0", [](const Ctx& c) -> Grads {
     const Tensor& self = c.input(0);
@@ -195,22 +199,22 @@ void unary_rows(Registry& r) {
     return {view_as_complex((view_as_real(self) * scale.unsqueeze(-1)).contiguous())};
   });
   row(r, "aten::neg", "NegBackward0", [](const Ctx& c) -> Grads { return {neg(c.grad())}; });
-  // conj() where derivatives.yaml has it: PyTorch's conjugate Wirtinger convention for
+  // conj (cj) where derivatives.yaml has it: PyTorch's conjugate Wirtinger convention for
   // complex inputs (Note [complex dtypes]); the identity on real tensors.
-  row(r, "aten::exp", "ExpBackward0", [](const Ctx& c) -> Grads { return {c.grad() * conj(c.output(0))}; });
+  row(r, "aten::exp", "ExpBackward0", [](const Ctx& c) -> Grads { return {c.grad() * cj(c.output(0))}; });
   row(r, "aten::expm1", "Expm1Backward0", [](const Ctx& c) -> Grads { return {c.grad() * (c.output(0) + 1)}; });
-  row(r, "aten::log", "LogBackward0", [](const Ctx& c) -> Grads { return {c.grad() / conj(c.input(0))}; });
+  row(r, "aten::log", "LogBackward0", [](const Ctx& c) -> Grads { return {c.grad() / cj(c.input(0))}; });
   row(r, "aten::log1p", "Log1PBackward0", [](const Ctx& c) -> Grads { return {c.grad() / (c.input(0) + 1)}; });
   row(r, "aten::log2", "Log2Backward0", [](const Ctx& c) -> Grads { return {c.grad() / (c.input(0) * M_LN2)}; });
   row(r, "aten::sqrt", "SqrtBackward0",
-      [](const Ctx& c) -> Grads { return {c.grad() / (conj(c.output(0)) * 2)}; });
+      [](const Ctx& c) -> Grads { return {c.grad() / (cj(c.output(0)) * 2)}; });
   row(r, "aten::rsqrt", "RsqrtBackward0",
       [](const Ctx& c) -> Grads { return {c.grad() * pow(c.output(0), 3) * -0.5}; });
   row(r, "aten::reciprocal", "ReciprocalBackward0",
       [](const Ctx& c) -> Grads {
         // Complex: derivatives.yaml's -grad * (result * result).conj(), in its order (the
         // NaNs and infinities of PyTorch's gradient depend on it).
-        if (is_complex(c.grad().dtype())) return {neg(c.grad()) * conj(c.output(0) * c.output(0))};
+        if (is_complex(c.grad().dtype())) return {neg(c.grad()) * cj(c.output(0) * c.output(0))};
         return {neg(c.grad()) * c.output(0) * c.output(0)};
       });
   row(r, "aten::sin", "SinBackward0", [](const Ctx& c) -> Grads { return {c.grad() * cos(c.input(0))}; });
@@ -287,8 +291,8 @@ void binary_rows(Registry& r) {
       [](const Ctx& c) -> Grads { return {c.grad(), neg(scaled(c.grad(), c.arg(2).to_scalar()))}; });
   row(r, "aten::sub.Scalar", "SubBackward1", [](const Ctx& c) -> Grads { return {c.grad()}; });
   row(r, "aten::mul.Tensor", "MulBackward0", [](const Ctx& c) -> Grads {
-    return {c.needs_grad(0) ? c.grad() * conj(c.input(1)) : Tensor(),
-            c.needs_grad(1) ? c.grad() * conj(c.input(0)) : Tensor()};
+    return {c.needs_grad(0) ? c.grad() * cj(c.input(1)) : Tensor(),
+            c.needs_grad(1) ? c.grad() * cj(c.input(0)) : Tensor()};
   });
   row(r, "aten::mul.Scalar", "MulBackward1", [](const Ctx& c) -> Grads { return {c.grad() * c.arg(1).to_scalar()}; });
   row(r, "aten::div.Tensor", "DivBackward0", [](const Ctx& c) -> Grads {
@@ -297,10 +301,10 @@ void binary_rows(Registry& r) {
     if (c.needs_grad(1)) {
       // Complex: derivatives.yaml's -grad * ((self / other) / other).conj(), in its order
       // (the NaNs and infinities of PyTorch's gradient depend on it).
-      other = is_complex(c.grad().dtype()) ? neg(c.grad()) * conj(c.input(0) / b / b)
+      other = is_complex(c.grad().dtype()) ? neg(c.grad()) * cj(c.input(0) / b / b)
                                            : neg(c.grad()) * c.input(0) / (b * b);
     }
-    return {c.needs_grad(0) ? c.grad() / conj(b) : Tensor(), other};
+    return {c.needs_grad(0) ? c.grad() / cj(b) : Tensor(), other};
   });
   row(r, "aten::div.Scalar", "DivBackward1", [](const Ctx& c) -> Grads { return {c.grad() / c.arg(1).to_scalar()}; });
   row(r, "aten::pow.Tensor_Scalar", "PowBackward0", [](const Ctx& c) -> Grads {
