@@ -54,6 +54,7 @@ std::complex<T> c10_div(std::complex<T> x, std::complex<T> y) {
 
 // --- loops ------------------------------------------------------------------------------------
 
+/// The T at p (any alignment).
 template <typename T>
 T load(const char* p) {
   T v;
@@ -61,6 +62,7 @@ T load(const char* p) {
   return v;
 }
 
+/// Writes v at p (any alignment).
 template <typename T>
 void store(char* p, const T& v) {
   std::memcpy(p, &v, sizeof v);
