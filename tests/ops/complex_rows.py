@@ -4,7 +4,8 @@ Scalar overloads, alpha, in-place forms), neg, reciprocal, exp, log, sqrt, the c
 eq/ne, where, sum and mean, each with complex operands, complex with real tensors (type
 promotion), with Python int/float/bool scalars, broadcast, non-contiguous, 0-dim and empty
 tensors, infinite, NaN and zero parts and divisors, huge and tiny magnitudes, and the errors
-PyTorch raises. Python complex scalars are left out: Ember's Scalar has no complex form.
+PyTorch raises; and one complex sample each of ops PyTorch's CPU refuses for complex (lt,
+maximum, clamp, remainder, floor_divide, sign, floor, amax, …), which Ember refuses too. Python complex scalars are left out: Ember's Scalar has no complex form.
 
 Special values stay in tensors of at most 7 elements: PyTorch's CPU kernels run the
 scalar c10::complex code on those (its SIMD loop takes 2 vectors of 8 complex64 or 4
@@ -202,6 +203,26 @@ def reduce_all(g):
             S(g.t((), c64), desc="0-dim"), S(g.t((3, 4), c64), dtype=c128, desc="dtype complex128")]
 
 
+def refused(*extra):
+    """One complex64 sample of an op PyTorch's CPU refuses for complex: Ember refuses it too."""
+    def samples(g):
+        return [S(g.t((3,), c64), *[e(g) if callable(e) else e for e in extra], desc="complex64", expect="error")]
+    return samples
+
+
+def refused_rows(F):
+    other = lambda g: g.t((3,), c64)  # noqa: E731
+    rows = [OpInfo("aten::" + n, F, refused(other))
+            for n in ("lt.Tensor", "maximum", "minimum", "remainder.Tensor", "fmod.Tensor", "floor_divide", "atan2",
+                      "bitwise_and.Tensor")]
+    rows += [OpInfo("aten::" + n, F, refused()) for n in ("sign", "floor", "ceil", "round", "relu", "erf", "argmax")]
+    rows += [OpInfo("aten::ge.Scalar", F, refused(1)), OpInfo("aten::clamp", F, refused(0, 1)),
+             OpInfo("aten::div.Scalar_mode", F, lambda g: [S(g.t((3,), c64), 2, rounding_mode="trunc", desc="complex64",
+                                                              expect="error")]),
+             OpInfo("aten::amax", F, refused([0]))]
+    return rows
+
+
 def conj_ref(x):
     return torch.conj(x).resolve_conj()
 
@@ -236,4 +257,4 @@ def complex_rows():
     rows.append(OpInfo("aten::mean.dim", F, reduce(True)))
     rows.append(OpInfo("aten::sum", F, reduce_all))
     rows.append(OpInfo("aten::mean", F, reduce_all))
-    return rows
+    return rows + refused_rows(F)
