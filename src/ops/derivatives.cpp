@@ -184,6 +184,10 @@ std::vector<SymInt> pad_dim(int64_t ndim, int64_t dim, const SymInt& before, con
   return pad;
 }
 
+/// conj where derivatives.yaml has it (PyTorch's conjugate Wirtinger convention, Note
+/// [complex dtypes]); a real tensor as it is, without a dispatch.
+Tensor cj(const Tensor& t) { return is_complex(t.dtype()) ? conj(t) : t; }
+
 void unary_rows(Registry& r) {
   row(r, "aten::abs", "AbsBackward0", [](const Ctx& c) -> Grads {
     const Tensor& self = c.input(0);
@@ -195,16 +199,24 @@ void unary_rows(Registry& r) {
     return {view_as_complex((view_as_real(self) * scale.unsqueeze(-1)).contiguous())};
   });
   row(r, "aten::neg", "NegBackward0", [](const Ctx& c) -> Grads { return {neg(c.grad())}; });
-  row(r, "aten::exp", "ExpBackward0", [](const Ctx& c) -> Grads { return {c.grad() * c.output(0)}; });
+  // conj (cj) where derivatives.yaml has it: PyTorch's conjugate Wirtinger convention for
+  // complex inputs (Note [complex dtypes]); the identity on real tensors.
+  row(r, "aten::exp", "ExpBackward0", [](const Ctx& c) -> Grads { return {c.grad() * cj(c.output(0))}; });
   row(r, "aten::expm1", "Expm1Backward0", [](const Ctx& c) -> Grads { return {c.grad() * (c.output(0) + 1)}; });
-  row(r, "aten::log", "LogBackward0", [](const Ctx& c) -> Grads { return {c.grad() / c.input(0)}; });
+  row(r, "aten::log", "LogBackward0", [](const Ctx& c) -> Grads { return {c.grad() / cj(c.input(0))}; });
   row(r, "aten::log1p", "Log1PBackward0", [](const Ctx& c) -> Grads { return {c.grad() / (c.input(0) + 1)}; });
   row(r, "aten::log2", "Log2Backward0", [](const Ctx& c) -> Grads { return {c.grad() / (c.input(0) * M_LN2)}; });
-  row(r, "aten::sqrt", "SqrtBackward0", [](const Ctx& c) -> Grads { return {c.grad() / (c.output(0) * 2)}; });
+  row(r, "aten::sqrt", "SqrtBackward0",
+      [](const Ctx& c) -> Grads { return {c.grad() / (cj(c.output(0)) * 2)}; });
   row(r, "aten::rsqrt", "RsqrtBackward0",
       [](const Ctx& c) -> Grads { return {c.grad() * pow(c.output(0), 3) * -0.5}; });
   row(r, "aten::reciprocal", "ReciprocalBackward0",
-      [](const Ctx& c) -> Grads { return {neg(c.grad()) * c.output(0) * c.output(0)}; });
+      [](const Ctx& c) -> Grads {
+        // Complex: derivatives.yaml's -grad * (result * result).conj(), in its order (the
+        // NaNs and infinities of PyTorch's gradient depend on it).
+        if (is_complex(c.grad().dtype())) return {neg(c.grad()) * cj(c.output(0) * c.output(0))};
+        return {neg(c.grad()) * c.output(0) * c.output(0)};
+      });
   row(r, "aten::sin", "SinBackward0", [](const Ctx& c) -> Grads { return {c.grad() * cos(c.input(0))}; });
   row(r, "aten::cos", "CosBackward0", [](const Ctx& c) -> Grads { return {c.grad() * neg(sin(c.input(0)))}; });
   row(r, "aten::tanh", "TanhBackward0",
@@ -279,13 +291,20 @@ void binary_rows(Registry& r) {
       [](const Ctx& c) -> Grads { return {c.grad(), neg(scaled(c.grad(), c.arg(2).to_scalar()))}; });
   row(r, "aten::sub.Scalar", "SubBackward1", [](const Ctx& c) -> Grads { return {c.grad()}; });
   row(r, "aten::mul.Tensor", "MulBackward0", [](const Ctx& c) -> Grads {
-    return {c.needs_grad(0) ? c.grad() * c.input(1) : Tensor(), c.needs_grad(1) ? c.grad() * c.input(0) : Tensor()};
+    return {c.needs_grad(0) ? c.grad() * cj(c.input(1)) : Tensor(),
+            c.needs_grad(1) ? c.grad() * cj(c.input(0)) : Tensor()};
   });
   row(r, "aten::mul.Scalar", "MulBackward1", [](const Ctx& c) -> Grads { return {c.grad() * c.arg(1).to_scalar()}; });
   row(r, "aten::div.Tensor", "DivBackward0", [](const Ctx& c) -> Grads {
     const Tensor& b = c.input(1);
-    return {c.needs_grad(0) ? c.grad() / b : Tensor(),
-            c.needs_grad(1) ? neg(c.grad()) * c.input(0) / (b * b) : Tensor()};
+    Tensor other;
+    if (c.needs_grad(1)) {
+      // Complex: derivatives.yaml's -grad * ((self / other) / other).conj(), in its order
+      // (the NaNs and infinities of PyTorch's gradient depend on it).
+      other = is_complex(c.grad().dtype()) ? neg(c.grad()) * cj(c.input(0) / b / b)
+                                           : neg(c.grad()) * c.input(0) / (b * b);
+    }
+    return {c.needs_grad(0) ? c.grad() / cj(b) : Tensor(), other};
   });
   row(r, "aten::div.Scalar", "DivBackward1", [](const Ctx& c) -> Grads { return {c.grad() / c.arg(1).to_scalar()}; });
   row(r, "aten::pow.Tensor_Scalar", "PowBackward0", [](const Ctx& c) -> Grads {
@@ -674,11 +693,13 @@ void indexing_rows(Registry& r) {
 
 }  // namespace
 
-/// The complex views and the transforms (PyTorch's derivatives.yaml and its
+/// The complex views, the conjugate and the transforms (PyTorch's derivatives.yaml and its
 /// fft_r2c_backward / fft_c2r_backward). Each transform is linear: its gradient is the
 /// adjoint transform, written with the transforms and real ops only (no complex
 /// arithmetic, Note [complex dtypes]).
 void fft_rows(Registry& r) {
+  row(r, "aten::_conj_physical", "ConjPhysicalBackward0",
+      [](const Ctx& c) -> Grads { return {conj_physical(c.grad())}; });
   row(r, "aten::view_as_real", "ViewAsRealBackward0",
       [](const Ctx& c) -> Grads { return {view_as_complex(c.grad().contiguous())}; });
   row(r, "aten::view_as_complex", "ViewAsComplexBackward0",

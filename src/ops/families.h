@@ -31,6 +31,8 @@ void register_grid_sample_ops(Registry& r); // grid_sample.cpp: grid_sampler_2d
 void register_embedding_bag_ops(Registry& r); // embedding_bag.cpp: _embedding_bag
 void register_attention_ops(Registry& r);   // attention.cpp: scaled_dot_product_attention, the fused CPU flash op
 void register_fft_ops(Registry& r);         // fft.cpp: view_as_real/complex, real, imag, _fft_r2c/c2r/c2c
+// Complex arithmetic: the ops above wrapped to take complex tensors, and the conjugates.
+void register_complex_arith_ops(Registry& r);  // complex_arith.cpp: add, mul, div, exp, sum, where, conj, …
 // Meta functions of the ops above wrapped to keep a symbolic batch dim (a table of ops).
 void register_symbolic_batch(Registry& r);  // batch_meta.cpp
 // Convolution and 2-D pooling (and their backward) wrapped once more to keep every dim

@@ -180,7 +180,8 @@ TensorMeta contiguous_meta(IntArrayRef sizes, ScalarType dtype, Device device) {
 Tensor scalar_tensor(const Scalar& value, ScalarType dtype, Device device) {
   Tensor t = empty_from_meta(contiguous_meta({}, dtype, device));
   if (device.is_cpu()) {
-    EMBER_DISPATCH_ALL_TYPES(dtype, "scalar_tensor", [&] { *t.data_ptr<scalar_t>() = value.to<scalar_t>(); });
+    // A complex dtype gets the value as its real part (Scalar holds no complex number).
+    EMBER_DISPATCH_ALL_TYPES_AND_COMPLEX(dtype, "scalar_tensor", [&] { *t.data_ptr<scalar_t>() = value.to<scalar_t>(); });
   } else if (device.is_cuda()) {
     kernels::cuda::copy_into(t, scalar_tensor(value, dtype, kCPU));
   }

@@ -292,7 +292,7 @@ Tensor where_impl(const Tensor& cond, const Tensor& self, const Tensor& other, T
   Tensor a = cast(self, out.dtype());
   Tensor b = cast(other, out.dtype());
   PointwiseLoop loop(out, {c, a, b});
-  EMBER_DISPATCH_ALL_TYPES(out.dtype(), "where", [&] {
+  EMBER_DISPATCH_ALL_TYPES_AND_COMPLEX(out.dtype(), "where", [&] {
     loop.for_each_row([&](char** p, const int64_t* s, int64_t n) {
       // Both values are read and one kept, without a branch: a condition like relu's
       // backward mask (`where(out <= 0, 0, grad)`) is random, and a branch on it
@@ -501,6 +501,9 @@ void register_div(Registry& r) {
       if (!mode) return call_op(tensor ? "aten::div.Tensor" : "aten::div.Scalar", {a[0], a[1]});
       EMBER_CHECK_VALUE(*mode == "trunc" || *mode == "floor")
           << "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '" << *mode << "'";
+      // PyTorch's kernels of the rounding modes have no complex dispatch (Note [complex dtypes]).
+      const ScalarType common = result_type({&a[0], &a[1]});
+      if (is_complex(common)) not_implemented(*mode == "trunc" ? "div_trunc_cpu" : "div_floor_cpu", common);
       // _div_trunc/_div_floor take tensors; a 0-dim tensor of the promoted dtype
       // promotes exactly as the Scalar would.
       IValue other = tensor ? a[1] : IValue(operand(a[1], result_type({&a[0], &a[1]}), a[0].to_tensor().device()));

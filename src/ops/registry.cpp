@@ -152,6 +152,7 @@ Registry& registry() {
     register_embedding_bag_ops(*r);
     register_attention_ops(*r);
     register_fft_ops(*r);
+    register_complex_arith_ops(*r);
     register_symbolic_batch(*r);
     register_symbolic_geometry(*r);
     register_derivatives(*r);

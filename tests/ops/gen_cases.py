@@ -41,6 +41,7 @@ from attention_rows import attention_rows  # noqa: E402
 from fft_rows import fft_rows  # noqa: E402
 from conv3d_rows import conv3d_rows  # noqa: E402
 from pool1d_rows import pool1d_rows  # noqa: E402
+from complex_rows import complex_rows  # noqa: E402
 
 f32, f64, f16, bf16 = torch.float32, torch.float64, torch.float16, torch.bfloat16
 i64, i32, i16, i8, u8, b8 = torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool
@@ -1561,7 +1562,7 @@ TORCH2_SEED = 100000
 
 
 def torch2_rows():
-    return norm_legit_rows() + attention_rows() + fft_rows() + conv3d_rows() + pool1d_rows()
+    return norm_legit_rows() + attention_rows() + fft_rows() + conv3d_rows() + pool1d_rows() + complex_rows()
 
 
 def rows_to_run(args):

@@ -793,7 +793,8 @@ class Family:
             if idx is not None:
                 e["index"] = idx
             e["ref"] = None if g is None else self.store.add(g)
-            if g is not None and g.dtype == torch.float64 and any(o.dtype == torch.float32 for o in outs):
+            if g is not None and g.dtype == torch.float64 and any(o.dtype in (torch.float32, torch.complex64)
+                                                                  for o in outs):
                 e["tol_dtype"] = "float32"
             inputs.append(e)
         out = {"upstream": upstream, "inputs": inputs}
@@ -801,8 +802,9 @@ class Family:
         if cloned:
             out["clone_written"] = cloned
         if any("tol_dtype" in e for e in inputs):
-            out["tol_reason"] = ("a float64 input of a float32 output: its gradient is computed in float32 and "
-                                 "cast, so float32 tolerances apply (PyTorch sums broadcast gradients in float32)")
+            out["tol_reason"] = ("a float64 input of a float32 (or complex64) output: its gradient is computed in "
+                                 "float32 and cast, so float32 tolerances apply (PyTorch sums broadcast gradients in "
+                                 "float32)")
         return out
 
     def write(self, outdir):

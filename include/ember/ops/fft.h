@@ -1,4 +1,4 @@
-// ember/ops/fft.h — complex views and ATen's discrete Fourier transforms (the _fft_*
+// ember/ops/fft.h — complex views, conjugates and ATen's discrete Fourier transforms (the _fft_*
 // ops torch.fft lowers onto). See Note [complex dtypes] (docs/notes/registry.md).
 #pragma once
 
@@ -19,6 +19,16 @@ Tensor view_as_complex(const Tensor& self, Loc loc = Loc::current());
 Tensor real(const Tensor& self, Loc loc = Loc::current());
 /// The imaginary parts of a complex tensor (a view); an error for a real tensor.
 Tensor imag(const Tensor& self, Loc loc = Loc::current());
+
+/// The complex conjugate (torch.conj). Ember has no lazy conjugate bit: a complex
+/// tensor's conjugate is a new tensor (Note [conj materializes]); a real tensor itself.
+Tensor conj(const Tensor& self, Loc loc = Loc::current());
+/// The complex conjugate as a new tensor (torch.conj_physical); a real tensor itself.
+Tensor conj_physical(const Tensor& self, Loc loc = Loc::current());
+/// Conjugates self in place (a real tensor keeps its values).
+Tensor& conj_physical_(Tensor& self, Loc loc = Loc::current());
+/// self: Ember never marks a tensor lazily conjugated, so there is nothing to resolve.
+Tensor resolve_conj(const Tensor& self, Loc loc = Loc::current());
 
 /// Real-to-complex transform over `dim` (normalization 0 none, 1 1/sqrt(n), 2 1/n);
 /// `onesided` keeps n/2 + 1 entries of dim.back().

@@ -122,8 +122,34 @@ void fft_cases(std::vector<Case>& c) {
   c.push_back({"aten::_fft_c2r", [](const V& v) { return V{_fft_c2r(view_as_complex(v[0]), {1}, 0, 4)}; }, {half}});
 }
 
+/// Complex arithmetic, as real functions of (real, imaginary) pairs like fft_cases: the
+/// finite differences check the conjugate Wirtinger convention of the formulas (Note
+/// [complex dtypes]), a real operand of a complex product included (its gradient is the
+/// real part).
+void complex_arith_cases(std::vector<Case>& c) {
+  const Tensor a = rnd({3, 4, 2}, 91), b = rnd({4, 2}, 92, 0.5, 1.5, true), r = rnd({3, 4}, 93);
+  auto vc = [](const Tensor& t) { return view_as_complex(t); };
+  c.push_back({"aten::_conj_physical", [vc](const V& v) { return V{view_as_real(conj_physical(vc(v[0])))}; }, {a}});
+  c.push_back({"aten::mul.Tensor", [vc](const V& v) { return V{view_as_real(mul(vc(v[0]), vc(v[1])))}; }, {a, b}});
+  c.push_back({"aten::mul.Tensor", [vc](const V& v) { return V{view_as_real(mul(vc(v[0]), v[1]))}; }, {a, r}});
+  c.push_back({"aten::div.Tensor", [vc](const V& v) { return V{view_as_real(div(vc(v[0]), vc(v[1])))}; }, {a, b}});
+  c.push_back({"aten::div.Tensor", [vc](const V& v) { return V{view_as_real(div(v[0], vc(v[1])))}; }, {r, b}});
+  c.push_back({"aten::add.Tensor", [vc](const V& v) { return V{view_as_real(add(vc(v[0]), vc(v[1]), 2.5))}; }, {a, b}});
+  c.push_back({"aten::sub.Tensor", [vc](const V& v) { return V{view_as_real(sub(vc(v[0]), v[1], -1.5))}; }, {a, r}});
+  c.push_back({"aten::neg", [vc](const V& v) { return V{view_as_real(neg(vc(v[0])))}; }, {a}});
+  c.push_back({"aten::exp", [vc](const V& v) { return V{view_as_real(exp(vc(v[0])))}; }, {a}});
+  c.push_back({"aten::log", [vc](const V& v) { return V{view_as_real(log(vc(v[0])))}; }, {b}});
+  c.push_back({"aten::sqrt", [vc](const V& v) { return V{view_as_real(sqrt(vc(v[0])))}; }, {b}});
+  c.push_back({"aten::reciprocal", [vc](const V& v) { return V{view_as_real(reciprocal(vc(v[0])))}; }, {b}});
+  c.push_back({"aten::mean.dim", [vc](const V& v) { return V{view_as_real(vc(v[0]).mean(std::vector<int64_t>{0}))}; },
+               {a}});
+  c.push_back({"aten::sum",
+               [vc](const V& v) { return V{view_as_real((vc(v[0]) * vc(v[0])).sum())}; }, {a}});  // z used twice
+}
+
 void more_cases(std::vector<Case>& c) {
   fft_cases(c);
+  complex_arith_cases(c);
   Tensor m = rnd({3, 4}, 60);
   c.push_back({"aten::sort", [](const V& v) { return V{std::get<0>(sort(v[0], 0, true))}; }, {m}});
   c.push_back({"aten::sort.stable",
