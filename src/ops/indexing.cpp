@@ -504,10 +504,16 @@ void check_index_select(const Tensor& self, int64_t dim, const std::vector<int64
 
 // --- sorting -------------------------------------------------------------------------
 
+/// Values and indices contiguous over self's sizes (over SymInt for a symbolic self, so a
+/// sorted symbolic dim stays symbolic).
 std::vector<TensorMeta> sort_meta(const Tensor& self, int64_t dim) {
   core::wrap_dim(dim, self.dim());
-  return {contiguous_meta(self.sizes(), self.dtype(), self.device()),
-          contiguous_meta(self.sizes(), kInt64, self.device())};
+  return core::over_geometry({&self}, [&]<typename Int>() {
+    const auto s = core::Geometry<Int>::sizes(self);
+    const std::vector<Int> sizes(s.begin(), s.end());
+    return std::vector<TensorMeta>{core::contiguous_meta_over(sizes, self.dtype(), self.device()),
+                                   core::contiguous_meta_over(sizes, kInt64, self.device())};
+  });
 }
 
 void sort_cpu(const Tensor& self, int64_t dim, bool descending, bool stable, std::vector<Tensor>& out) {
@@ -726,12 +732,17 @@ void register_indexing_ops(Registry& r) {
         const Tensor& self = a[0].to_tensor();
         const int64_t kk = a[1].to_int();
         const int64_t dim = core::wrap_dim(a[2].to_int(), self.dim());
-        EMBER_CHECK(kk >= 0 && kk <= nonempty_size(self, dim)) << "selected index k out of range";
+        // k against the line's length as SymInts: a symbolic length is compared (a guard
+        // where its range does not decide), not read.
+        EMBER_CHECK(kk >= 0 && core::SymInt(kk) <= nonempty_sym_size(self, dim)) << "selected index k out of range";
         EMBER_CHECK(self.dtype() != kBool) << "\"topk_cpu\" not implemented for 'Bool'";
-        std::vector<int64_t> sizes = self.sizes().vec();
-        if (self.dim() > 0) sizes[dim] = kk;
-        return std::vector<TensorMeta>{contiguous_meta(sizes, self.dtype(), self.device()),
-                                       contiguous_meta(sizes, kInt64, self.device())};
+        return core::over_geometry({&self}, [&]<typename Int>() {
+          const auto s = core::Geometry<Int>::sizes(self);
+          std::vector<Int> sizes(s.begin(), s.end());
+          if (self.dim() > 0) sizes[static_cast<size_t>(dim)] = Int(kk);
+          return std::vector<TensorMeta>{core::contiguous_meta_over(sizes, self.dtype(), self.device()),
+                                         core::contiguous_meta_over(sizes, kInt64, self.device())};
+        });
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         const Tensor& self = a[0].to_tensor();

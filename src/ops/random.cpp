@@ -10,6 +10,7 @@
 
 #include "core/generator.h"
 #include "core/shape.h"
+#include "core/sym_geometry.h"
 #include "ember/ops/random.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/philox.h"
@@ -287,14 +288,21 @@ void register_random_ops(Registry& r) {
   r.def("native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)")
       .set_meta([](const Stack& a) {
         const Tensor& input = a[0].to_tensor();
-        if (input.numel() > 0 && dropout_trains(a)) {
+        // Over size symbols: the emptiness test compares SymInts (the ranges decide it) and
+        // the outputs are contiguous over the input's sizes, so a dynamic batch stays one.
+        const bool empty = core::sym_numel(input) == core::SymInt(0);
+        if (!empty && dropout_trains(a)) {
           EMBER_CHECK(is_floating_point(input.dtype()))
               << "result type Float can't be cast to the desired output type " << scalar_type_name(input.dtype());
           check_p(1 - a[1].to_double());
         }
-        TensorMeta out = contiguous_meta(input.sizes(), input.dtype(), input.device());
-        TensorMeta mask = contiguous_meta(input.sizes(), input.numel() == 0 ? input.dtype() : kBool, input.device());
-        return std::vector<TensorMeta>{out, mask};
+        return core::over_geometry({&input}, [&]<typename Int>() {
+          const auto s = core::Geometry<Int>::sizes(input);
+          const std::vector<Int> sizes(s.begin(), s.end());
+          return std::vector<TensorMeta>{
+              core::contiguous_meta_over(sizes, input.dtype(), input.device()),
+              core::contiguous_meta_over(sizes, empty ? input.dtype() : kBool, input.device())};
+        });
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         const Tensor input = a[0].to_tensor().contiguous();
@@ -333,7 +341,7 @@ void register_random_ops(Registry& r) {
         const double p = a[1].to_double();
         EMBER_CHECK(p >= 0 && p <= 1) << "dropout probability has to be between 0 and 1, but got " << p;
         const Tensor& input = a[0].to_tensor();
-        if (p == 0 || !a[2].to_bool() || input.numel() == 0) return {input};
+        if (p == 0 || !a[2].to_bool() || core::sym_numel(input) == core::SymInt(0)) return {input};
         Stack out = call_op("aten::native_dropout", {input, p, true});
         return {out[0]};
       })

@@ -396,7 +396,7 @@ void register_logsumexp(Registry& r) {
     const std::vector<int64_t>& dims = a[1].to_int_list();
     const bool keepdim = a[2].to_bool();
     if (is_integral(self.dtype(), true)) self = cast(self, kDefaultFloat);
-    if (self.numel() == 0) {
+    if (core::sym_numel(self) == core::SymInt(0)) {  // as SymInts: a symbolic size stays one
       Tensor s = call_op_tensor("aten::sum.dim_IntList", {call_op_tensor("aten::exp", {self}), dims, keepdim});
       return call_op("aten::log", {s});
     }

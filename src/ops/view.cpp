@@ -530,14 +530,19 @@ void register_view_ops(Registry& r) {
     const Tensor& self = a[0].to_tensor();
     EMBER_CHECK(self.dim() > 0) << "Dimension specified as 0 but tensor has no dimensions";
     const int64_t dim = core::wrap_dim(a[1].to_int(), self.dim());
-    std::vector<TensorMeta> out;
-    for (int64_t i = 0; i < self.size(dim); ++i) {
-      std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
+    // The number of outputs is the unbound dim's size, read as an integer (a symbolic one
+    // is specialized, as PyTorch's unbind does); the other dims stay symbolic.
+    const int64_t n = self.size(dim);
+    return core::over_geometry({&self}, [&]<typename Int>() {
+      Ints<Int> sizes = sizes_of<Int>(self), strides = strides_of<Int>(self);
+      const Int step = strides[static_cast<size_t>(dim)];
       sizes.erase(sizes.begin() + dim);
       strides.erase(strides.begin() + dim);
-      out.push_back(view_of<int64_t>(self, sizes, strides, self.storage_offset() + i * self.stride(dim)));
-    }
-    return out;
+      std::vector<TensorMeta> out;
+      for (int64_t i = 0; i < n; ++i)
+        out.push_back(view_of<Int>(self, sizes, strides, core::Geometry<Int>::offset(self) + Int(i) * step));
+      return out;
+    });
   });
 
   r.def("split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]")

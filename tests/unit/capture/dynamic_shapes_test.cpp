@@ -149,14 +149,15 @@ TEST_F(DynamicShapes, ReadingASizeAsAnIntegerSpecializesItAndTheLogSaysWhere) {
 TEST_F(DynamicShapes, AnOpWithoutASymbolicMetaFunctionSpecializesItsInputAndIsNamed) {
   LogCapture logs;
   set_logs("dynamic");
-  auto fn = compile([](const Tensor& x) { return std::get<0>(sort(x.relu(), 0)); },
-                    {.backend = "eager", .name = "sort_fn", .dynamic = true});
+  // group_norm's decomposition computes N, C and HxW as integers.
+  auto fn = compile([](const Tensor& x) { return group_norm(x.relu(), 2); },
+                    {.backend = "eager", .name = "group_norm_fn", .dynamic = true});
   for (int64_t n : {4, 5}) {
-    Tensor x = randn({n, 3});
-    expect_identical(fn(x), std::get<0>(sort(x.relu(), 0)));
+    Tensor x = randn({n, 4, 3});
+    expect_identical(fn(x), group_norm(x.relu(), 2));
   }
   EXPECT_EQ(fn.cache_size(), 2u);
-  EXPECT_NE(logs.text().find("aten::sort reads sizes as integers"), std::string::npos) << logs.text();
+  EXPECT_NE(logs.text().find("aten::group_norm reads sizes as integers"), std::string::npos) << logs.text();
 }
 
 TEST_F(DynamicShapes, CopiesRepeatAndCrossEntropyKeepTheBatchSymbolic) {
@@ -391,6 +392,39 @@ TEST_F(DynamicShapes, StackAndBinaryCrossEntropyKeepAnAutomaticDynamicSizeSymbol
     expect_identical(st_c(x, y), st(x, y));
   }
   EXPECT_EQ(st_c.cache_size(), 2u) << logs.text();
+  EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
+}
+
+// topk and sort over a symbolic dim, logsumexp's emptiness test, unbind's other dims and
+// dropout's meta compare or build sizes as SymInts: under automatic dynamic shapes each
+// compiles a static and then one symbolic entry for four batch sizes (each recompiled
+// for every size before).
+TEST_F(DynamicShapes, TopkSortLogsumexpUnbindAndDropoutKeepAnAutomaticDynamicSizeSymbolic) {
+  LogCapture logs;
+  set_logs("dynamic");
+  const std::vector<std::pair<std::string, std::function<Tensor(const Tensor&)>>> fns = {
+      {"topk_rows", [](const Tensor& x) { return std::get<0>(topk(x, 2, 1)); }},
+      {"topk_batch", [](const Tensor& x) { return std::get<1>(topk(x, 2, 0)); }},
+      {"sort_batch", [](const Tensor& x) { return std::get<0>(sort(x, 0)); }},
+      {"logsumexp_batch", [](const Tensor& x) { return logsumexp(x, {0}); }},
+      {"unbind_columns", [](const Tensor& x) { return unbind(x.t(), 0)[1] * 2; }},
+  };
+  for (const auto& [name, f] : fns) {
+    auto fn = compile(f, {.backend = "inductor", .name = name});
+    for (int64_t n : {5, 6, 7, 9}) {
+      const Tensor x = randn({n, 4});
+      expect_close(fn(x), f(x));
+    }
+    EXPECT_EQ(fn.cache_size(), 2u) << name << "\n" << logs.text();
+  }
+  auto drop = compile([](const Tensor& x) { return dropout(x, 0.5, true); }, {.backend = "inductor", .name = "drop"});
+  for (int64_t n : {5, 6, 7, 9}) {
+    const Tensor y = drop(ones({n, 4}));
+    EXPECT_EQ(y.sizes(), IntArrayRef({n, 4}));
+    // Kept values are scaled by 1 / (1 - p), dropped ones are 0.
+    EXPECT_TRUE(all(logical_or(eq(y, 0.0), eq(y, 2.0))).item<bool>());
+  }
+  EXPECT_EQ(drop.cache_size(), 2u) << logs.text();
   EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
 }
 
