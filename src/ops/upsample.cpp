@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/sym_geometry.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/indexing.h"
 #include "ember/ops/nn.h"
@@ -46,7 +47,9 @@ std::vector<int64_t> output_size_of(const Tensor& input, const IValue& output_si
   EMBER_CHECK(ih > 0 && iw > 0 && out[0] > 0 && out[1] > 0)
       << "Input and output sizes should be greater than 0, but got input (H: " << ih << ", W: " << iw
       << ") output (H: " << out[0] << ", W: " << out[1] << ")";
-  EMBER_CHECK(input.numel() != 0 || input.size(1) != 0)
+  // The element count as a SymInt: a symbolic batch is compared, not read (the spatial
+  // sizes above are read: the source indices are computed from them).
+  EMBER_CHECK(!(core::sym_numel(input) == core::SymInt(0)) || input.size(1) != 0)
       << "Non-empty 4D data tensor expected but got a tensor with sizes " << input.sizes();
   return out;
 }

@@ -428,6 +428,25 @@ TEST_F(DynamicShapes, TopkSortLogsumexpUnbindAndDropoutKeepAnAutomaticDynamicSiz
   EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
 }
 
+// The upsamples read the spatial sizes (their source indices are computed from them) but
+// compare the element count as a SymInt, so a batch made symbolic by automatic dynamic
+// shapes stays symbolic (before: a recompile for every batch).
+TEST_F(DynamicShapes, UpsamplingKeepsAnAutomaticDynamicBatchSymbolic) {
+  auto nearest = [](const Tensor& x) { return upsample_nearest2d(x, std::vector<int64_t>{6, 8}, std::nullopt); };
+  auto bilinear = [](const Tensor& x) {
+    return upsample_bilinear2d(x, std::vector<int64_t>{6, 8}, false, std::nullopt);
+  };
+  auto nearest_c = compile(nearest, {.backend = "inductor", .name = "nearest"});
+  auto bilinear_c = compile(bilinear, {.backend = "inductor", .name = "bilinear"});
+  for (int64_t n : {2, 3, 5, 7}) {
+    const Tensor x = randn({n, 3, 4, 5});
+    expect_close(nearest_c(x), nearest(x));
+    expect_close(bilinear_c(x), bilinear(x));
+  }
+  EXPECT_EQ(nearest_c.cache_size(), 2u);
+  EXPECT_EQ(bilinear_c.cache_size(), 2u);
+}
+
 TEST_F(DynamicShapes, GraphCodeLogPrintsTheSymbolsAndTheTextParsesBack) {
   LogCapture logs;
   set_logs("graph_code,graph_sizes");
