@@ -400,8 +400,11 @@ Tensor cross_entropy_prob_target(const Tensor& self, const Tensor& target_, cons
   switch (reduction) {
     case kMean:
       // An empty batch has no mean: NaN, still differentiable (ATen fills the sum in place).
-      if (input.numel() == 0) return sum(prod) * NAN;
-      return -sum(prod) / static_cast<double>(input.numel() / n_classes);
+      // Both read the element count as a SymInt: a symbolic batch stays symbolic (the mean
+      // over the rows of the per-row sums is ATen's sum over numel / n_classes).
+      if (core::sym_numel(input) == core::SymInt(0)) return sum(prod) * NAN;
+      if (!core::is_symbolic(input)) return -sum(prod) / static_cast<double>(input.numel() / n_classes);
+      return -mean(sum(prod, {class_dim}));
     case kSum:
       return -sum(prod);
     default:

@@ -369,8 +369,9 @@ TEST_F(DynamicShapes, BatchNormWeightedCrossEntropyAndMatrixVectorProductsCompil
 }
 
 // stack and the binary cross entropies check that their tensors have one size by
-// comparing SymInts (same_sizes): a size made symbolic by automatic dynamic shapes stays
-// symbolic, where `a.sizes() == b.sizes()` specialized it and every new size recompiled.
+// comparing SymInts (same_sizes), and cross entropy against probabilities counts its batch
+// as a SymInt: a size made symbolic by automatic dynamic shapes stays symbolic, where
+// reading it as an integer specialized it and every new size recompiled.
 TEST_F(DynamicShapes, StackAndBinaryCrossEntropyKeepAnAutomaticDynamicSizeSymbolic) {
   LogCapture logs;
   set_logs("dynamic");
@@ -392,6 +393,14 @@ TEST_F(DynamicShapes, StackAndBinaryCrossEntropyKeepAnAutomaticDynamicSizeSymbol
     expect_identical(st_c(x, y), st(x, y));
   }
   EXPECT_EQ(st_c.cache_size(), 2u) << logs.text();
+  // Cross entropy against class probabilities: its mean divides by the batch it counts.
+  auto soft = [](const Tensor& x, const Tensor& p) { return cross_entropy(x, p); };
+  auto soft_c = compile(soft, {.backend = "inductor", .name = "soft_targets"});
+  for (int64_t n : {3, 4, 6, 9}) {
+    const Tensor x = randn({n, 5}), p = softmax(randn({n, 5}), 1);
+    expect_close(soft_c(x, p), soft(x, p));
+  }
+  EXPECT_EQ(soft_c.cache_size(), 2u) << logs.text();
   EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
 }
 
