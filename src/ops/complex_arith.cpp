@@ -3,7 +3,8 @@
 // where, sum and mean, and the conjugates (_conj_physical, conj_physical(_), conj,
 // resolve_conj). Each real op's meta function and CPU kernel are wrapped: a call whose
 // result type is real runs the real op unchanged, a complex one runs a plain scalar loop
-// over std::complex with c10::complex's formulas. CUDA kernels keep refusing complex.
+// over std::complex with c10::complex's formulas. They are marked set_complex_on_cpu(): a
+// call on CUDA with a complex argument is refused by the backend before any kernel.
 // See Note [complex dtypes] (docs/notes/registry.md).
 #include <complex>
 #include <cstring>
@@ -102,28 +103,6 @@ Tensor complex_operand(const IValue& v, ScalarType dtype, Device device) {
   return scalar_tensor(v.to_scalar(), dtype, device);
 }
 
-/// Wraps `op`'s CUDA kernel, if it has one, to refuse complex tensors with the words the
-/// backend uses for an op without complex support: no CUDA kernel takes complex yet.
-void refuse_complex_on_cuda(OpDef& op) {
-  if (!op.cuda) return;
-  KernelFn cuda = op.cuda;
-  const FacetSite site = op.cuda_site;  // the kernel is still the family's
-  op.set_cuda([cuda, name = op.name](const Stack& a, std::vector<Tensor>& out) {
-    for (const IValue& v : a) {
-      std::optional<ScalarType> t;
-      if (v.is_tensor() && v.to_tensor().defined()) t = v.to_tensor().dtype();
-      if (v.is_scalar_type()) t = v.to_scalar_type();
-      if (t && is_complex(*t)) {
-        EMBER_FAIL_KIND(ErrorKind::NotImplementedError)
-            << "\"" << name << "\" not implemented for '" << scalar_type_name(*t)
-            << "' on CUDA: Ember's CUDA kernels do not take complex tensors yet (Note [complex dtypes])";
-      }
-    }
-    cuda(a, out);
-  });
-  op.cuda_site = site;
-}
-
 // --- binary ops ---------------------------------------------------------------------------
 
 enum class Binary { Add, Sub, Mul, Div, Eq, Ne };
@@ -189,8 +168,7 @@ void extend_binary(Registry& r, const char* name, Binary kind) {
             return complex_loop<2>(out[0], {self, other}, common, [](auto x, auto y) { return x != y; });
         }
       })
-      .set_complex();
-  refuse_complex_on_cuda(op);
+      .set_complex_on_cpu();
 }
 
 // --- unary ops ----------------------------------------------------------------------------
@@ -212,8 +190,7 @@ void extend_unary(Registry& r, const char* name, F f) {
         if (!is_complex(self.dtype())) return real_cpu(a, out);
         complex_loop<1>(out[0], {self}, self.dtype(), f);
       })
-      .set_complex();
-  refuse_complex_on_cuda(op);
+      .set_complex_on_cpu();
 }
 
 void extend_unary_ops(Registry& r) {
@@ -266,8 +243,7 @@ void register_conj_ops(Registry& r) {
 void extend_where(Registry& r) {
   for (const char* name : {"aten::where.self", "aten::where.ScalarSelf", "aten::where.ScalarOther", "aten::where.Scalar"}) {
     OpDef& op = r.edit(name);
-    op.set_complex();
-    refuse_complex_on_cuda(op);
+    op.set_complex_on_cpu();
   }
 }
 
@@ -310,8 +286,7 @@ void extend_sum_mean(Registry& r, const char* name, bool mean) {
         }
         kernels::cpu::sum_kernel(view_as_real(cast(self, out_t)), mask, view_as_real(out[0]), mean);
       })
-      .set_complex();
-  refuse_complex_on_cuda(op);
+      .set_complex_on_cpu();
 }
 
 }  // namespace

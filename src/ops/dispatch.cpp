@@ -67,13 +67,15 @@ Stack run_view(const OpDef& op, Stack& args) {
 /// Note [complex dtypes]: an op whose kernel does not take complex tensors raises a
 /// NotImplementedError naming the op and the dtype (PyTorch's words) for a complex tensor
 /// argument or a complex dtype argument (the only ways to a complex output), before its
-/// meta function runs, on every device, meta tensors included.
-void check_complex_args(const OpDef& op, const Stack& args) {
-  if (op.complex) return;
+/// meta function runs, on every device, meta tensors included. `on_cuda`: the call runs
+/// on CUDA, where an op marked set_complex_on_cpu() refuses complex the same way.
+void check_complex_args(const OpDef& op, const Stack& args, bool on_cuda = false) {
+  if (on_cuda ? !op.complex_cpu_only : op.complex) return;
   auto reject = [&](ScalarType t) {
     EMBER_FAIL_KIND(ErrorKind::NotImplementedError)
-        << "\"" << op.name << "\" not implemented for '" << scalar_type_name(t)
-        << "': Ember's complex dtypes reach only the ops of Note [complex dtypes] (docs/notes/registry.md)";
+        << "\"" << op.name << "\" not implemented for '" << scalar_type_name(t) << "'"
+        << (on_cuda ? " on CUDA" : "")
+        << ": Ember's complex dtypes reach only the ops of Note [complex dtypes] (docs/notes/registry.md)";
   };
   for (const IValue& v : args) {
     if (v.is_tensor()) {
@@ -100,6 +102,7 @@ Stack run_functional(const OpDef& op, Stack& args) {
   const bool cuda = (device && device->is_cuda()) || (!metas.empty() && metas[0].device.is_cuda()) ||
                     (op.cross_device && any_cuda_tensor(args));
   if (cuda && !op.cuda) no_kernel(op, "CUDA");
+  if (cuda && op.complex_cpu_only) check_complex_args(op, args, /*on_cuda=*/true);
   std::vector<Tensor> outs;
   outs.reserve(metas.size());
   for (const auto& m : metas) outs.push_back(m.undefined ? Tensor() : empty_from_meta(m));

@@ -445,7 +445,7 @@ Stack cross_entropy_loss_decomposition(const Stack& a) {
   const int64_t reduction = checked_reduction(a[3]);
   const int64_t ignore_index = a[4].to_int();
   const double label_smoothing = a[5].to_double();
-  if (self.dim() == target.dim() && sym_sizes(self) == sym_sizes(target)) {
+  if (same_sizes(self, target)) {
     // Same shapes: the target holds class probabilities.
     EMBER_CHECK(is_floating_point(target.dtype()))
         << "Expected floating point type for target with class probabilities, got " << scalar_type_name(target.dtype());

@@ -270,11 +270,6 @@ bool is_channels_last_dense(const Tensor& t) {
   return t.permute(to_last).is_contiguous();
 }
 
-bool same_sizes(const Tensor& a, const Tensor& b) {
-  if (a.dim() != b.dim()) return false;
-  for (int64_t d = 0; d < a.dim(); ++d)
-    if (!(core::sym_size(a, d) == core::sym_size(b, d))) return false;
-  return true;
-}
+bool same_sizes(const Tensor& a, const Tensor& b) { return core::sym_sizes(a) == core::sym_sizes(b); }
 
 }  // namespace ember::ops

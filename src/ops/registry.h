@@ -121,6 +121,9 @@ struct OpDef {
   /// is never called with one: the backend raises "\"<op>\" not implemented for
   /// 'ComplexFloat'" first (views and composites need no mark: they run no kernel).
   bool complex = false;
+  /// Only the CPU kernel takes complex tensors (set_complex_on_cpu): a call that runs on
+  /// CUDA with a complex argument raises the same error, naming CUDA, before any kernel.
+  bool complex_cpu_only = false;
   /// resize_: the op changes its argument's sizes and may grow its storage, on every
   /// device, meta included. Capture ends the graph before it, autograd refuses an argument
   /// that requires grad, and the backend runs its `cpu` kernel for any device (Note [resize_]).
@@ -162,6 +165,10 @@ struct OpDef {
   }
   OpDef& set_complex() {
     complex = true;
+    return *this;
+  }
+  OpDef& set_complex_on_cpu() {
+    complex = complex_cpu_only = true;
     return *this;
   }
   OpDef& set_resizes() {

@@ -11,6 +11,7 @@
 
 #include "ember/ember.h"
 #include "ops/op_utils.h"
+#include "ops/registry.h"
 #include "support/error_of.h"
 
 namespace ember {
@@ -65,6 +66,21 @@ TEST(Complex, OpsWithoutAComplexKernelRaiseNotImplementedNamingTheOpAndDtype) {
   testing::expect_error([&] { prod(a, 0); }, "not implemented for 'ComplexDouble'", ErrorKind::NotImplementedError);
   testing::expect_error([&] { arange(3, TensorOptions(kComplexFloat)); }, "not implemented for 'ComplexFloat'",
                         ErrorKind::NotImplementedError);
+}
+
+// The arithmetic's complex loops are CPU code: those ops are marked complex on the CPU
+// only, so the backend refuses a complex argument of a call that runs on CUDA before any
+// kernel (OpDef::complex_cpu_only). Copies, fills and abs keep the mark on every device.
+TEST(Complex, ArithmeticTakesComplexOnTheCpuOnlyAndCopiesEverywhere) {
+  for (const char* name : {"aten::add.Tensor", "aten::mul.Scalar", "aten::div.Tensor", "aten::exp", "aten::sum.dim_IntList",
+                           "aten::mean", "aten::where.self", "aten::eq.Tensor"}) {
+    const ops::OpDef& op = ops::registry().get(name);
+    EXPECT_TRUE(op.complex && op.complex_cpu_only) << name;
+  }
+  for (const char* name : {"aten::copy_", "aten::_to_copy", "aten::fill.Scalar", "aten::abs"}) {
+    const ops::OpDef& op = ops::registry().get(name);
+    EXPECT_TRUE(op.complex && !op.complex_cpu_only) << name;
+  }
 }
 
 TEST(Complex, ACompiledOpWithoutAComplexKernelRaisesTheEagerError) {
