@@ -6,11 +6,14 @@
 // row-major order, their indices computed from an arange in closed form. The gradients
 // come from the ops (sign(|d|) counts nonzeros with a zero gradient, as _cdist_backward
 // gives for p = 0). float16/bfloat16 are computed in float and rounded. ATen's checks and
-// messages. See Note [nn].
+// messages. cdist compares and broadcasts its sizes as SymInts, so a trace with dynamic
+// shapes keeps every dim symbolic; pdist reads its row count (its pair indices are
+// computed from it in closed form). See Note [nn].
 #include <cmath>
 #include <utility>
 #include <vector>
 
+#include "core/sym_geometry.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/indexing.h"
 #include "ember/ops/linalg.h"
@@ -18,7 +21,6 @@
 #include "ember/ops/pointwise.h"
 #include "ember/ops/reduction.h"
 #include "ember/ops/shape.h"
-#include "core/shape.h"
 #include "ops/api.h"
 #include "ops/families.h"
 #include "ops/op_utils.h"
@@ -49,8 +51,10 @@ Stack cdist_forward(const Stack& a) {
   const std::optional<int64_t> compute_mode = a[3].to_optional_int();
   EMBER_CHECK(x1.dim() >= 2) << "cdist only supports at least 2D tensors, X1 got: " << x1.dim() << "D";
   EMBER_CHECK(x2.dim() >= 2) << "cdist only supports at least 2D tensors, X2 got: " << x2.dim() << "D";
-  EMBER_CHECK(x1.size(-1) == x2.size(-1)) << "X1 and X2 must have the same number of columns. X1: " << x1.size(-1)
-                                          << " X2: " << x2.size(-1);
+  // Sizes are compared as SymInts throughout: a symbolic one is compared (a guard where
+  // its range does not decide), never read as an integer.
+  EMBER_CHECK(sym_size(x1, -1) == sym_size(x2, -1))
+      << "X1 and X2 must have the same number of columns. X1: " << x1.size(-1) << " X2: " << x2.size(-1);
   EMBER_CHECK(is_floating_point(x1.dtype())) << "cdist only supports floating-point dtypes, X1 got: "
                                              << scalar_type_name(x1.dtype());
   EMBER_CHECK(is_floating_point(x2.dtype())) << "cdist only supports floating-point dtypes, X2 got: "
@@ -61,14 +65,21 @@ Stack cdist_forward(const Stack& a) {
   EMBER_CHECK(x1.dtype() == x2.dtype()) << "expected scalar type " << scalar_type_name(x1.dtype())
                                         << " but found " << scalar_type_name(x2.dtype());
   // broadcast the batch dims (ATen's expand_batch_portion)
-  const std::vector<int64_t> s1 = x1.sizes().vec(), s2 = x2.sizes().vec();
-  const std::vector<int64_t> batch = core::broadcast_shapes(IntArrayRef(s1.data(), s1.size() - 2), IntArrayRef(s2.data(), s2.size() - 2));
-  std::vector<int64_t> e1 = batch, e2 = batch;
-  e1.insert(e1.end(), s1.end() - 2, s1.end());
-  e2.insert(e2.end(), s2.end() - 2, s2.end());
+  const core::SymInts s1 = core::sym_sizes(x1), s2 = core::sym_sizes(x2);
+  const core::SymInts batch =
+      core::sym_broadcast_shapes(core::SymInts(s1.begin(), s1.end() - 2), core::SymInts(s2.begin(), s2.end() - 2));
+  std::vector<SymInt> e1, e2;
+  for (const core::SymInt& b : batch) {
+    e1.emplace_back(b);
+    e2.emplace_back(b);
+  }
+  for (size_t d = s1.size() - 2; d < s1.size(); ++d) e1.emplace_back(s1[d]);
+  for (size_t d = s2.size() - 2; d < s2.size(); ++d) e2.emplace_back(s2[d]);
   const ScalarType dt = x1.dtype(), acc = is_reduced_float(dt) ? kFloat : dt;  // float16/bfloat16 in float
-  const Tensor a1 = cast(x1.expand(e1), acc), a2 = cast(x2.expand(e2), acc);
-  const int64_t r1 = x1.size(-2), r2 = x2.size(-2);
+  const Tensor a1 = cast(x1.expand(SymIntArrayRef(e1)), acc), a2 = cast(x2.expand(SymIntArrayRef(e2)), acc);
+  // ATen's choice of the matmul form: a symbolic row count is compared with 25 (a guard
+  // that narrows its range to one side).
+  const SymInt r1 = sym_size(x1, -2), r2 = sym_size(x2, -2);
   if (p == 2 && (mode == 1 || (mode == 0 && (r1 > 25 || r2 > 25)))) return {cast(euclidean_dist(a1, a2), dt)};
   return {cast(pnorm_last(a1.unsqueeze(-2) - a2.unsqueeze(-3), p), dt)};
 }
@@ -92,6 +103,8 @@ Stack pdist_forward(const Stack& a) {
   const ScalarType dt = self.dtype();
   if (!is_floating_point(dt)) not_implemented("pdist", dt);
   const Tensor x = cast(self, is_reduced_float(dt) ? kFloat : dt);  // float16/bfloat16 in float
+  // The row count is read as an integer (a symbolic one is specialized): the pairs' row
+  // indices are computed from it in closed form.
   const auto [i, j] = pair_rows(self.size(0), self.device());
   return {cast(pnorm_last(index_select(x, 0, i) - index_select(x, 0, j), p), dt)};
 }

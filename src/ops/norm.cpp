@@ -106,9 +106,14 @@ Stack layer_norm_backward(const Stack& a) {
 
 // --- group norm -----------------------------------------------------------------------------
 
+// N, C and HxW are SymInts, as in native_group_norm's schema: a symbolic size is compared
+// (a guard where its range does not decide: `Mod(C, group) == 0` for symbolic channels, as
+// PyTorch's check) and computed with, never read as an integer, so the batch and the
+// spatial sizes stay symbolic.
+
 /// native_group_norm's checks (ATen's group_norm checks and the kernel's).
 void check_group_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
-                      int64_t C, int64_t group) {
+                      const SymInt& C, int64_t group) {
   EMBER_CHECK(group > 0) << "Expected num groups to be greater than 0, got " << group;
   EMBER_CHECK(C % group == 0) << "Expected number of channels in input to be divisible by num_groups, but got input "
                                  "of shape "
@@ -116,7 +121,7 @@ void check_group_norm(const Tensor& input, const std::optional<Tensor>& weight, 
   const char* names[] = {"weight", "bias"};
   int i = 0;
   for (const auto& p : {weight, bias}) {
-    EMBER_CHECK(!p || (p->dim() == 1 && p->numel() == C))
+    EMBER_CHECK(!p || (p->dim() == 1 && sym_numel(*p) == C))
         << "Expected " << names[i] << " to be a vector of size equal to the number of channels in input, but got "
         << names[i] << " of shape " << p->sizes() << " and input of shape " << input.sizes();
     EMBER_CHECK(!p || p->dtype() == input.dtype()) << "expected scalar type " << scalar_type_name(input.dtype())
@@ -126,15 +131,23 @@ void check_group_norm(const Tensor& input, const std::optional<Tensor>& weight, 
 }
 
 /// A per-channel parameter shaped to broadcast against (N, C, HxW).
-Tensor per_channel(const Tensor& p, int64_t C) { return p.reshape({1, C, 1}); }
+Tensor per_channel(const Tensor& p, const SymInt& C) { return p.reshape({1, C, 1}); }
+
+/// `t * (1 / count)`: by a Scalar when the count is plain; a symbolic count is a 0-dim
+/// tensor (size_tensor; a Scalar holds no symbol), divided in `t`'s dtype.
+Tensor times_reciprocal(const Tensor& t, const SymInt& count) {
+  if (!count.is_symbolic()) return t * (1.0 / static_cast<double>(count.hint()));
+  return t * (1.0 / cast(size_tensor(count, t.device()), t.dtype()));
+}
 
 Stack group_norm_forward(const Stack& a) {
   const Tensor& input = a[0].to_tensor();
   const std::optional<Tensor> weight = optional_tensor(a[1]), bias = optional_tensor(a[2]);
-  const int64_t N = a[3].to_int(), C = a[4].to_int(), HxW = a[5].to_int(), group = a[6].to_int();
+  const SymInt N = a[3].to_sym_int(), C = a[4].to_sym_int(), HxW = a[5].to_sym_int();
+  const int64_t group = a[6].to_int();
   const double eps = a[7].to_double();
   check_group_norm(input, weight, bias, C, group);
-  EMBER_CHECK(input.numel() == N * C * HxW) << "Expected X.numel() == N * C * HxW to be true, but got false.";
+  EMBER_CHECK(sym_numel(input) == N * C * HxW) << "Expected X.numel() == N * C * HxW to be true, but got false.";
   if (!is_floating_point(input.dtype())) not_implemented("GroupNormKernelImpl", input.dtype());
   const ScalarType dt = input.dtype(), ct = compute_type(dt);
   const Tensor x = cast(input, ct).reshape({N, group, (C / group) * HxW});
@@ -143,7 +156,8 @@ Stack group_norm_forward(const Stack& a) {
   Tensor y = ((x - mean) * rstd).reshape({N, C, HxW});
   if (weight) y = y * per_channel(cast(*weight, ct), C);
   if (bias) y = y + per_channel(cast(*bias, ct), C);
-  return {cast(y.reshape(input.sizes()), dt), cast(mean.reshape({N, group}), dt), cast(rstd.reshape({N, group}), dt)};
+  return {cast(y.reshape(sym_sizes(input)), dt), cast(mean.reshape({N, group}), dt),
+          cast(rstd.reshape({N, group}), dt)};
 }
 
 /// PyTorch's decomposition (torch/_decomp), in opmath.
@@ -151,11 +165,12 @@ Stack group_norm_backward(const Stack& a) {
   const Tensor& grad_out = a[0].to_tensor();
   const Tensor& input = a[1].to_tensor();
   const std::optional<Tensor> weight = optional_tensor(a[4]);
-  const int64_t N = a[5].to_int(), C = a[6].to_int(), HxW = a[7].to_int(), group = a[8].to_int();
+  const SymInt N = a[5].to_sym_int(), C = a[6].to_sym_int(), HxW = a[7].to_sym_int();
+  const int64_t group = a[8].to_int();
   const auto& mask = a[9].to_bool_list();
   EMBER_CHECK(mask.size() == 3) << "output_mask must have 3 values, got " << mask.size();
   check_group_norm(input, weight, std::nullopt, C, group);
-  EMBER_CHECK(input.numel() == N * C * HxW) << "Expected X.numel() == N * C * HxW to be true, but got false.";
+  EMBER_CHECK(sym_numel(input) == N * C * HxW) << "Expected X.numel() == N * C * HxW to be true, but got false.";
   EMBER_CHECK(same_sizes(grad_out, input))
       << "native_group_norm_backward: expected grad_out of the input's size " << input.sizes() << ", got "
       << grad_out.sizes();
@@ -164,26 +179,25 @@ Stack group_norm_backward(const Stack& a) {
       << "native_group_norm_backward: output_mask asks for the weight's or the bias's gradient, but weight is None";
   if (!is_floating_point(input.dtype())) not_implemented("GroupNormBackwardKernelImpl", input.dtype());
   const ScalarType dt = input.dtype(), ct = compute_type(dt);
-  const int64_t cpg = C / group;
+  const SymInt cpg = C / group;
   const Tensor g = cast(grad_out, ct).reshape({N, C, HxW}), x = cast(input, ct).reshape({N, C, HxW});
   const Tensor mean = cast(a[2].to_tensor(), ct).reshape({N, group, 1});
   const Tensor rstd = cast(a[3].to_tensor(), ct).reshape({N, group, 1});
   const Tensor ds = sum(g * x, {2}), db = sum(g, {2});  // (N, C)
   Stack out(3);
   if (mask[0]) {
-    const double s = 1.0 / static_cast<double>(HxW * cpg);
     const Tensor w = weight ? cast(*weight, ct).reshape({1, group, cpg}) : Tensor();
     const auto per_group = [&](const Tensor& t) {  // (N, C) -> (N, G, 1), weighted by gamma
       const Tensor v = t.reshape({N, group, cpg});
       return sum(weight ? v * w : v, {2}, /*keepdim=*/true);
     };
     const Tensor ds_val = per_group(ds), db_val = per_group(db);
-    const Tensor c1 = weight ? rstd * w : rstd.expand({N, group, cpg});             // (N, G, cpg)
-    const Tensor c2 = (db_val * mean - ds_val) * rstd * rstd * rstd * s;           // (N, G, 1)
-    const Tensor c3 = -c2 * mean - db_val * rstd * s;                              // (N, G, 1)
+    const Tensor c1 = weight ? rstd * w : rstd.expand({N, group, cpg});                            // (N, G, cpg)
+    const Tensor c2 = times_reciprocal((db_val * mean - ds_val) * rstd * rstd * rstd, HxW * cpg);  // (N, G, 1)
+    const Tensor c3 = -c2 * mean - times_reciprocal(db_val * rstd, HxW * cpg);                     // (N, G, 1)
     const Tensor gi = g.reshape({N, group, cpg, HxW}) * c1.unsqueeze(3) +
                       x.reshape({N, group, cpg, HxW}) * c2.unsqueeze(3) + c3.unsqueeze(3);
-    out[0] = cast(gi.reshape(input.sizes()), dt);
+    out[0] = cast(gi.reshape(sym_sizes(input)), dt);
   }
   if (mask[1]) {
     const Tensor d = (ds.reshape({N, group, cpg}) - db.reshape({N, group, cpg}) * mean) * rstd;
@@ -193,14 +207,16 @@ Stack group_norm_backward(const Stack& a) {
   return out;
 }
 
-/// torch.nn.functional.group_norm's entry point: N, C and HxW from the input's shape.
+/// torch.nn.functional.group_norm's entry point: N, C and HxW from the input's shape
+/// (HxW the product of the sizes after C, as ATen's multiply_integers).
 Stack group_norm(const Stack& a) {
   const Tensor& input = a[0].to_tensor();
   const int64_t group = a[1].to_int();
   core::wrap_dim(1, input.dim());  // the channel dim must exist (PyTorch's IndexError)
-  const int64_t N = input.size(0), C = input.size(1);
+  const SymInt N = sym_size(input, 0), C = sym_size(input, 1);
   check_group_norm(input, optional_tensor(a[2]), optional_tensor(a[3]), C, group);
-  const int64_t HxW = N * C == 0 ? 1 : input.numel() / (N * C);
+  SymInt HxW = 1;
+  for (int64_t d = 2; d < input.dim(); ++d) HxW = HxW * sym_size(input, d);
   Stack outs = call_op("aten::native_group_norm", {input, a[2], a[3], N, C, HxW, group, a[4]});
   return {outs[0]};
 }

@@ -7,6 +7,7 @@
 #include "core/shape.h"
 #include "core/shape_rules.h"
 #include "core/sym_geometry.h"
+#include "ember/ops/creation.h"
 #include "kernels/cuda/loops.h"
 #include "ops/dispatch.h"
 
@@ -271,5 +272,9 @@ bool is_channels_last_dense(const Tensor& t) {
 }
 
 bool same_sizes(const Tensor& a, const Tensor& b) { return core::sym_sizes(a) == core::sym_sizes(b); }
+
+Tensor size_tensor(const SymInt& n, Device device) {
+  return arange(n, n + 1, SymInt(1), TensorOptions(kLong).device(device)).select(0, 0);
+}
 
 }  // namespace ember::ops

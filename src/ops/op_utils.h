@@ -73,6 +73,13 @@ void with_contiguous_outputs(std::vector<Tensor>& out, const std::function<void(
 /// A 0-dim tensor holding `value` (what PyTorch calls a wrapped number).
 Tensor scalar_tensor(const Scalar& value, ScalarType dtype, Device device);
 
+/// A size as a 0-dim int64 tensor, for a composite whose tensor arithmetic takes a size
+/// that may be symbolic (a Scalar holds no symbol): `arange(n, n + 1)` selected at 0. Its
+/// length is 1 for every n, so its geometry is static, while its value is the size on each
+/// call an entry over size symbols serves. (Composites use it only for symbolic sizes; a
+/// plain size stays a Scalar.)
+Tensor size_tensor(const SymInt& n, Device device);
+
 /// `t` converted to `dtype` (no copy when it already is).
 Tensor cast(const Tensor& t, ScalarType dtype);
 

@@ -149,15 +149,18 @@ TEST_F(DynamicShapes, ReadingASizeAsAnIntegerSpecializesItAndTheLogSaysWhere) {
 TEST_F(DynamicShapes, AnOpWithoutASymbolicMetaFunctionSpecializesItsInputAndIsNamed) {
   LogCapture logs;
   set_logs("dynamic");
-  // group_norm's decomposition computes N, C and HxW as integers.
-  auto fn = compile([](const Tensor& x) { return group_norm(x.relu(), 2); },
-                    {.backend = "eager", .name = "group_norm_fn", .dynamic = true});
+  // _pdist_forward computes its pairs' row indices in closed form from the row count, read
+  // as an integer.
+  auto fn = compile([](const Tensor& x) { return _pdist_forward(x.relu()); },
+                    {.backend = "eager", .name = "pdist_fn", .arg_names = {"x"}, .dynamic = true});
   for (int64_t n : {4, 5}) {
-    Tensor x = randn({n, 4, 3});
-    expect_identical(fn(x), group_norm(x.relu(), 2));
+    Tensor x = randn({n, 3});
+    expect_identical(fn(x), _pdist_forward(x.relu()));
   }
   EXPECT_EQ(fn.cache_size(), 2u);
-  EXPECT_NE(logs.text().find("aten::group_norm reads sizes as integers"), std::string::npos) << logs.text();
+  EXPECT_NE(logs.text().find("specialized s0 (x.size(0)) = 4: aten::_pdist_forward reads sizes as integers"),
+            std::string::npos)
+      << logs.text();
 }
 
 TEST_F(DynamicShapes, CopiesRepeatAndCrossEntropyKeepTheBatchSymbolic) {
@@ -454,6 +457,210 @@ TEST_F(DynamicShapes, UpsamplingKeepsAnAutomaticDynamicBatchSymbolic) {
   }
   EXPECT_EQ(nearest_c.cache_size(), 2u);
   EXPECT_EQ(bilinear_c.cache_size(), 2u);
+}
+
+/// Calls `compiled` and the eager `f` with `xs` and asserts eager's sizes, strides and values.
+template <typename C, typename F, typename... Ts>
+void expect_eager_result(C& compiled, const F& f, const std::string& what, const Ts&... xs) {
+  const Tensor got = compiled(xs...), want = f(xs...);
+  ASSERT_EQ(got.sizes().vec(), want.sizes().vec()) << what;
+  ASSERT_EQ(got.strides().vec(), want.strides().vec()) << what;
+  expect_close(got, want, 1e-5, 1e-5, what);
+}
+
+// group_norm computes N, C and HxW as SymInts (native_group_norm's schema takes them so) and
+// its backward's 1 / (HxW * C/group) from a size tensor: under automatic dynamic shapes a
+// changing batch is one symbolic entry after the static one, and under dynamic=true every
+// size, the channels too (their divisibility by the groups a guard), is one entry.
+TEST_F(DynamicShapes, GroupNormKeepsEverySizeSymbolic) {
+  LogCapture logs;
+  set_logs("dynamic");
+  auto f = [](const Tensor& x, const Tensor& w, const Tensor& b) { return group_norm(x, 2, w, b); };
+  auto backward = [](const Tensor& g, const Tensor& x, const Tensor& w) {
+    const auto [y, mean, rstd] =
+        native_group_norm(x, w, std::nullopt, x.size(0), x.size(1), x.size(2) * x.size(3), 2, 1e-5);
+    return std::get<0>(native_group_norm_backward(g, x, mean, rstd, w, x.size(0), x.size(1), x.size(2) * x.size(3), 2,
+                                                  {true, false, false}));
+  };
+  // The backward with its sizes as SymInts, as a compiled training graph calls it.
+  auto backward_sym = [](const Tensor& g, const Tensor& x, const Tensor& w) {
+    const SymInt n = sym_size(x, 0), c = sym_size(x, 1), hw = sym_size(x, 2) * sym_size(x, 3);
+    const Stack fw = call_op("aten::native_group_norm", {x, w, IValue(), n, c, hw, int64_t{2}, 1e-5});
+    return call_op("aten::native_group_norm_backward",
+                   {g, x, fw[1], fw[2], w, n, c, hw, int64_t{2}, std::vector<bool>{true, false, false}})[0]
+        .to_tensor();
+  };
+  for (const char* backend : {"eager", "inductor"}) {
+    const std::string b = backend;
+    auto batch = compile(f, {.backend = backend, .name = "group_norm_batch"});
+    auto grads = compile(backward_sym, {.backend = backend, .name = "group_norm_backward_batch"});
+    const Tensor w = randn({6}), bias = randn({6});
+    for (int64_t n : {2, 3, 5, 7}) {
+      const Tensor x = randn({n, 6, 4, 5}), g = randn({n, 6, 4, 5});
+      expect_eager_result(batch, f, b + " batch " + std::to_string(n), x, w, bias);
+      expect_eager_result(grads, backward, b + " backward batch " + std::to_string(n), g, x, w);
+    }
+    EXPECT_EQ(batch.cache_size(), 2u) << b << ": a static entry, then a symbolic one\n" << logs.text();
+    EXPECT_EQ(grads.cache_size(), 2u) << b << "\n" << logs.text();
+    auto every = compile(f, {.backend = backend, .name = "group_norm_sizes", .dynamic = true});
+    auto every_grads =
+        compile(backward_sym, {.backend = backend, .name = "group_norm_backward_sizes", .dynamic = true});
+    for (int64_t k : {2, 3, 5, 7}) {
+      const Tensor x = randn({k, 2 * k, k + 1, k + 3}), g = randn({k, 2 * k, k + 1, k + 3});
+      const Tensor wk = randn({2 * k}), bk = randn({2 * k});
+      expect_eager_result(every, f, b + " sizes " + std::to_string(k), x, wk, bk);
+      expect_eager_result(every_grads, backward, b + " backward sizes " + std::to_string(k), g, x, wk);
+    }
+    EXPECT_EQ(every.cache_size(), 1u) << b << "\n" << logs.text();
+    EXPECT_EQ(every_grads.cache_size(), 1u) << b << "\n" << logs.text();
+  }
+  EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
+}
+
+// grid_sampler_2d compares its sizes as SymInts, reshapes and gathers over them, and takes
+// the input's height and width in its pixel arithmetic as size tensors when they are
+// symbolic: every interpolation and padding mode keeps every size symbolic.
+TEST_F(DynamicShapes, GridSamplerKeepsEverySizeSymbolic) {
+  LogCapture logs;
+  set_logs("dynamic");
+  // (interpolation, padding, align_corners): bilinear/zeros, nearest/border, bicubic/reflection
+  // both ways, bilinear/reflection.
+  const std::vector<std::tuple<int64_t, int64_t, bool>> modes = {
+      {0, 0, false}, {1, 1, true}, {2, 2, false}, {2, 2, true}, {0, 2, false}};
+  for (const char* backend : {"eager", "inductor"}) {
+    for (const auto& [mode, padding, align] : modes) {
+      const std::string b = std::string(backend) + " mode " + std::to_string(mode) + " padding " +
+                            std::to_string(padding) + (align ? " align" : "");
+      auto f = [mode, padding, align](const Tensor& x, const Tensor& grid) {
+        return grid_sampler_2d(x, grid, mode, padding, align);
+      };
+      auto batch = compile(f, {.backend = backend, .name = "grid_sample_batch"});
+      for (int64_t n : {2, 3, 5, 7}) {
+        const Tensor x = randn({n, 3, 5, 6}), grid = rand({n, 4, 7, 2}) * 2.4 - 1.2;
+        expect_eager_result(batch, f, b + " batch " + std::to_string(n), x, grid);
+      }
+      EXPECT_EQ(batch.cache_size(), 2u) << b << "\n" << logs.text();
+      auto every = compile(f, {.backend = backend, .name = "grid_sample_sizes", .dynamic = true});
+      for (int64_t k : {3, 4, 6, 9}) {
+        const Tensor x = randn({k, k + 1, k + 3, k + 4}), grid = rand({k, k + 5, k + 6, 2}) * 2.4 - 1.2;
+        expect_eager_result(every, f, b + " sizes " + std::to_string(k), x, grid);
+      }
+      EXPECT_EQ(every.cache_size(), 1u) << b << "\n" << logs.text();
+    }
+  }
+  EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
+}
+
+// _cdist_forward compares its column counts as SymInts, broadcasts its batch dims over
+// them, and compares a symbolic row count with 25 (ATen's choice of the matmul form: a
+// guard on that symbol's range): every size stays symbolic for every p and mode.
+TEST_F(DynamicShapes, CdistKeepsEverySizeSymbolic) {
+  LogCapture logs;
+  set_logs("dynamic");
+  const std::vector<std::pair<double, std::optional<int64_t>>> ps = {
+      {2.0, std::nullopt}, {2.0, 1}, {1.0, std::nullopt}, {0.5, 2}, {INFINITY, std::nullopt}};
+  for (const char* backend : {"eager", "inductor"}) {
+    for (const auto& [p, mode] : ps) {
+      const std::string b =
+          std::string(backend) + " p " + std::to_string(p) + " mode " + std::to_string(mode.value_or(0));
+      auto f = [p, mode](const Tensor& x1, const Tensor& x2) { return _cdist_forward(x1, x2, p, mode); };
+      auto batch = compile(f, {.backend = backend, .name = "cdist_batch"});
+      for (int64_t n : {2, 3, 5, 7}) {
+        const Tensor x1 = randn({n, 5, 3}), x2 = randn({n, 6, 3});
+        expect_eager_result(batch, f, b + " batch " + std::to_string(n), x1, x2);
+      }
+      EXPECT_EQ(batch.cache_size(), 2u) << b << "\n" << logs.text();
+      auto every = compile(f, {.backend = backend, .name = "cdist_sizes", .dynamic = true});
+      for (int64_t k : {3, 4, 6, 9}) {
+        const Tensor x1 = randn({k, k + 1, k + 2}), x2 = randn({k, k + 3, k + 2});
+        expect_eager_result(every, f, b + " sizes " + std::to_string(k), x1, x2);
+      }
+      EXPECT_EQ(every.cache_size(), 1u) << b << "\n" << logs.text();
+    }
+  }
+  EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
+}
+
+// The reflection and replication pads compare sizes and pads as SymInts and compute their
+// source positions from an arange over the padded size and the last position as a size
+// tensor: every dim stays symbolic, the padded ones too.
+TEST_F(DynamicShapes, ReflectionAndReplicationPadsKeepEverySizeSymbolic) {
+  LogCapture logs;
+  set_logs("dynamic");
+  const std::vector<std::pair<std::string, std::function<Tensor(const Tensor&)>>> pads = {
+      {"reflection_pad1d",
+       [](const Tensor& x) {
+         return reflection_pad1d(x.select(3, 0).select(3, 0), {2, 3});
+       }},
+      {"reflection_pad2d",
+       [](const Tensor& x) {
+         return reflection_pad2d(x.select(4, 0), {1, 3, 2, -1});
+       }},
+      {"replication_pad2d",
+       [](const Tensor& x) {
+         return replication_pad2d(x.select(4, 0), {3, 1, -1, 2});
+       }},
+      {"reflection_pad3d",
+       [](const Tensor& x) {
+         return reflection_pad3d(x, {1, 2, 3, 0, 2, 1});
+       }},
+      {"replication_pad3d",
+       [](const Tensor& x) {
+         return replication_pad3d(x, {2, 1, 0, 3, 1, 2});
+       }},
+  };
+  for (const char* backend : {"eager", "inductor"}) {
+    for (const auto& [name, f] : pads) {
+      const std::string b = std::string(backend) + " " + name;
+      auto batch = compile(f, {.backend = backend, .name = name + "_batch"});
+      for (int64_t n : {2, 3, 5, 7}) {
+        const Tensor x = randn({n, 3, 4, 5, 6});
+        expect_eager_result(batch, f, b + " batch " + std::to_string(n), x);
+      }
+      EXPECT_EQ(batch.cache_size(), 2u) << b << "\n" << logs.text();
+      auto every = compile(f, {.backend = backend, .name = name + "_sizes", .dynamic = true});
+      for (int64_t k : {4, 5, 7, 9}) {
+        const Tensor x = randn({k, k + 1, k + 2, k + 3, k + 4});
+        expect_eager_result(every, f, b + " sizes " + std::to_string(k), x);
+      }
+      EXPECT_EQ(every.cache_size(), 1u) << b << "\n" << logs.text();
+    }
+  }
+  EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
+}
+
+// Training through the four composites: AOT autograd traces the joint graph over the same
+// symbols, so the gradients of group_norm (its weight's too), grid_sampler_2d (input and
+// grid), _cdist_forward and a reflection pad keep an automatic dynamic batch symbolic.
+TEST_F(DynamicShapes, TrainingThroughGroupNormGridSamplerCdistAndPadsKeepsAnAutomaticDynamicBatchSymbolic) {
+  LogCapture logs;
+  set_logs("dynamic");
+  for (const char* backend : {"aot_eager", "inductor"}) {
+    const Tensor w = randn({6}).requires_grad_();
+    auto f = [&w](const Tensor& x, const Tensor& grid, const Tensor& y) {
+      return (group_norm(x, 2, w) * 2).sum() + grid_sampler_2d(x, grid, 0, 2, false).sum() +
+             reflection_pad2d(x, {1, 2, 2, 1}).pow(2).sum() + _cdist_forward(x.flatten(2), y, 2.0).sum();
+    };
+    auto fn = compile(f, {.backend = backend, .name = "composites_training"});
+    for (int64_t n : {2, 3, 5, 7}) {
+      const Tensor x = randn({n, 6, 4, 5}).requires_grad_(), grid = (rand({n, 3, 4, 2}) * 2.4 - 1.2).requires_grad_();
+      const Tensor y = randn({n, 3, 20}).requires_grad_();
+      std::vector<Tensor> compiled_grads;
+      fn(x, grid, y).backward();
+      for (const Tensor& t : {w, x, grid, y}) {
+        compiled_grads.push_back(t.grad().clone());
+        t.mutable_grad() = Tensor();
+      }
+      f(x, grid, y).backward();
+      size_t i = 0;
+      for (const Tensor& t : {w, x, grid, y}) {
+        expect_close(compiled_grads[i++], t.grad(), 1e-4, 1e-4, std::string(backend) + " batch " + std::to_string(n));
+        t.mutable_grad() = Tensor();
+      }
+    }
+    EXPECT_EQ(fn.cache_size(), 2u) << backend << "\n" << logs.text();
+  }
+  EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
 }
 
 TEST_F(DynamicShapes, GraphCodeLogPrintsTheSymbolsAndTheTextParsesBack) {
