@@ -9,7 +9,8 @@ wraps the block in a function of its own code object, so that Dynamo keeps their
 entries apart; Dynamo's recompile limit is raised to 64 (they all pass through one
 wrapper frame of torch.compile's, whose entries count against it) and reset between the
 workloads. Compiles: graphs Dynamo compiled (counters["stats"]["unique_graphs"]) for
-that function, the dynamic one's counted up to and including the size. ms: medians of
+that function, the dynamic one's counted up to and including the size (--no-static: no
+static function, its columns '-'). ms: medians of
 --iters calls each, eager, dynamic and static alternating after 3 warm-up rounds, under
 torch.no_grad() in eval mode. max |diff|: both compiled results against eager, tolerance
 1e-4 + 1e-4 * |eager| (MISMATCH and exit status 1 outside it). Then `x + 1` over x[8, 16]
@@ -99,15 +100,21 @@ def dynamic_main(args):
                 before = unique_graphs()
                 got_dynamic = dyn(x)
                 dynamic_compiles += unique_graphs() - before
+                d1, ok1 = diff(got_dynamic, expected)
+                size_text = f"{size_name}={size}"
+                if args.no_static:
+                    all_close = all_close and ok1
+                    ms = interleaved_medians([lambda: block(x), lambda: dyn(x)], args.iters)
+                    print(f"{wid:4} | {size_text:7} | {ms[0]:9.3f} | {ms[1]:10.3f} | {'-':>9} | {'-':>14} | "
+                          f"{dynamic_compiles:16} | {'-':>15} | {d1:10.2e}{'' if ok1 else ' MISMATCH'}", flush=True)
+                    continue
                 fixed = torch.compile(wrapped(block), dynamic=False)
                 before = unique_graphs()
                 got_static = fixed(x)
                 static_compiles = unique_graphs() - before
-                d1, ok1 = diff(got_dynamic, expected)
                 d2, ok2 = diff(got_static, expected)
                 all_close = all_close and ok1 and ok2
                 ms = interleaved_medians([lambda: block(x), lambda: dyn(x), lambda: fixed(x)], args.iters)
-                size_text = f"{size_name}={size}"
                 print(f"{wid:4} | {size_text:7} | {ms[0]:9.3f} | {ms[1]:10.3f} | {ms[2]:9.3f} | {ms[1] / ms[2]:14.2f} | "
                       f"{dynamic_compiles:16} | {static_compiles:15} | {max(d1, d2):10.2e}"
                       f"{'' if ok1 and ok2 else ' MISMATCH'}", flush=True)

@@ -66,6 +66,9 @@ def parse_args():
                    help="with --compile: default, max-autotune or freezing (torch_settings.py)")
     p.add_argument("--dynamic", action="store_true",
                    help="W10/W11: torch.compile(dynamic=True) against a static compile per size (torch_dynamic.py)")
+    p.add_argument("--no-static", action="store_true",
+                   help="with --dynamic: no static compile per size (its column reads '-'), for rounds that "
+                        "compare the dynamic functions alone")
     args = p.parse_args()
     if args.iters < 1:
         p.error(f"--iters: expected a positive number, got {args.iters}")

@@ -67,6 +67,12 @@ int multiprocessor_count(int device) {
   return n;
 }
 
+int64_t l2_cache_bytes(int device) {
+  int n = 0;
+  check(cudaDeviceGetAttribute(&n, cudaDevAttrL2CacheSize, device), "cudaDeviceGetAttribute");
+  return n;
+}
+
 void device_synchronize(int device) {
   int previous = current_device();
   if (previous != device) set_device(device);
@@ -151,6 +157,10 @@ void memcpy_async(void* dst, const void* src, size_t bytes, CopyKind kind, void*
                            : kind == CopyKind::DeviceToHost ? cudaMemcpyDeviceToHost
                                                             : cudaMemcpyDeviceToDevice;
   check(cudaMemcpyAsync(dst, src, bytes, k, as_stream(stream)), "cudaMemcpyAsync");
+}
+
+void memset_async(void* dst, int value, size_t bytes, void* stream) {
+  check(cudaMemsetAsync(dst, value, bytes, as_stream(stream)), "cudaMemsetAsync");
 }
 
 void stream_begin_capture(void* stream) {

@@ -18,6 +18,8 @@ void set_device(int device);
 std::string device_name(int device);
 void device_capability(int device, int* major, int* minor);
 int multiprocessor_count(int device);
+/// The device's L2 cache size in bytes (cudaDevAttrL2CacheSize).
+int64_t l2_cache_bytes(int device);
 void device_synchronize(int device);
 void mem_info(int device, size_t* free_bytes, size_t* total_bytes);
 
@@ -44,6 +46,8 @@ void stream_wait_event(void* stream, void* event);
 enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
 /// Raises for a copy to or from host memory on a stream that is capturing a CUDA graph.
 void memcpy_async(void* dst, const void* src, size_t bytes, CopyKind kind, void* stream);
+/// cudaMemsetAsync: `bytes` bytes of device memory at `dst` set to `value` on `stream`.
+void memset_async(void* dst, int value, size_t bytes, void* stream);
 
 /// CUDA graphs (cudaStreamBeginCapture … cudaGraphLaunch). Capture is in relaxed mode:
 /// calls such as cudaMalloc stay legal on the capturing thread, and work queued on the

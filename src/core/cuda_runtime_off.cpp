@@ -20,6 +20,7 @@ void set_device(int) { not_built(); }
 std::string device_name(int) { not_built(); }
 void device_capability(int, int*, int*) { not_built(); }
 int multiprocessor_count(int) { not_built(); }
+int64_t l2_cache_bytes(int) { not_built(); }
 void device_synchronize(int) { not_built(); }
 void mem_info(int, size_t*, size_t*) { not_built(); }
 void* malloc(size_t) { not_built(); }
@@ -37,6 +38,7 @@ void event_synchronize(void*) { not_built(); }
 float event_elapsed_ms(void*, void*) { not_built(); }
 void stream_wait_event(void*, void*) { not_built(); }
 void memcpy_async(void*, const void*, size_t, CopyKind, void*) { not_built(); }
+void memset_async(void*, int, size_t, void*) { not_built(); }
 void stream_begin_capture(void*) { not_built(); }
 void* stream_end_capture(void*, std::string* error) {
   if (error) *error = "Ember was built without CUDA (EMBER_CUDA=OFF)";

@@ -373,7 +373,10 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
     case RowKind::Softmax:
       pass("mx", RowKind::Max, R, "x");
       pass("sum", RowKind::Sum, R, "ember_dev::exp(x - mx)", registers);  // registers keep exp(x - mx)
-      value = registers ? "x / sum" : "ember_dev::exp(x - mx) / sum";
+      // Each element times the row's reciprocal, one division per row (within an ulp of
+      // dividing each; Note [inductor], "CUDA").
+      os << "  const " << A << " rsum = " << A << "(1) / sum;\n";
+      value = registers ? "x * rsum" : "ember_dev::exp(x - mx) * rsum";
       break;
     case RowKind::LogSoftmax:
       pass("mx", RowKind::Max, R, "x");

@@ -25,7 +25,10 @@ namespace {
 std::atomic<int64_t> g_timed{0};
 std::atomic<int64_t> g_from_cache{0};
 
-constexpr const char* kFileHeader = "ember launch tuning 1";
+// Version 2: candidates timed from a cold L2 (version 1 timed them back to back, over
+// inputs the previous launch had left in the L2). The header is part of the file's key,
+// so a version-1 choice is never read.
+constexpr const char* kFileHeader = "ember launch tuning 2";
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up_warp(int64_t n) { return std::max<int64_t>(32, ceil_div(n, 32) * 32); }
@@ -35,8 +38,8 @@ int64_t round_up_warp(int64_t n) { return std::max<int64_t>(32, ceil_div(n, 32) 
 /// | kind      | setting          | Default          | Max                        |
 /// |-----------|------------------|------------------|----------------------------|
 /// | Pointwise | block x items    | —                | {128..1024} x {1, 2, 4}    |
-/// | WarpRows  | rows per block   | 2, 8             | 1, 2, 8, 16, 32            |
-/// | WarpRegs  | rows per block   | 2, 8             | 1, 2, 8                    |
+/// | WarpRows  | rows per block   | 1, 2, 8          | 1, 2, 8, 16, 32            |
+/// | WarpRegs  | rows per block   | 1, 2, 8          | 1, 2, 8                    |
 /// | Columns   | threads per block| 128, 512         | 64, 128, 512, 1024         |
 /// | BlockRows | threads per row  | h / 2, 2 h       | 128, 256, 512, 1024        |
 struct Setting {
@@ -55,10 +58,10 @@ std::vector<Setting> settings(TuneKind kind, int h, TuningLevel level) {
         for (int64_t u : {1, 2, 4}) s.push_back({b, u});
       break;
     case TuneKind::WarpRows:
-      for (int r : max ? std::vector<int>{1, 2, 8, 16, 32} : std::vector<int>{2, 8}) s.push_back({32 * r, 1});
+      for (int r : max ? std::vector<int>{1, 2, 8, 16, 32} : std::vector<int>{1, 2, 8}) s.push_back({32 * r, 1});
       break;
     case TuneKind::WarpRegs:
-      for (int r : max ? std::vector<int>{1, 2, 8} : std::vector<int>{2, 8}) s.push_back({32 * r, 1});
+      for (int r : {1, 2, 8}) s.push_back({32 * r, 1});
       break;
     case TuneKind::Columns:
       for (int b : max ? std::vector<int>{64, 128, 512, 1024} : std::vector<int>{128, 512}) s.push_back({b, 1});
@@ -82,7 +85,8 @@ std::string what_of(TuneKind kind, const Setting& s) {
       return std::to_string(s.block) + " threads, " + std::to_string(s.items) + " work item" + (s.items > 1 ? "s" : "") +
              " a thread";
     case TuneKind::WarpRows:
-    case TuneKind::WarpRegs: return std::to_string(s.block / 32) + " rows (warps) per block";
+    case TuneKind::WarpRegs:
+      return s.block == 32 ? "1 row (warp) per block" : std::to_string(s.block / 32) + " rows (warps) per block";
     case TuneKind::Columns: return std::to_string(s.block) + " threads (rows) per block";
     case TuneKind::BlockRows: return std::to_string(s.block) + " threads per row";
     case TuneKind::Fixed: break;
@@ -232,7 +236,7 @@ std::filesystem::path tuning_cache_path(const std::string& kernel_source, const 
   } catch (const std::exception&) {
     version = "none";
   }
-  std::string key = kernel_source + "\n" + expected.kernel + "\n" + expected.device + "\n" + version + "\n";
+  std::string key = std::string(kFileHeader) + "\n" + kernel_source + "\n" + expected.kernel + "\n" + expected.device + "\n" + version + "\n";
   for (const LaunchConfig& c : expected.candidates) key += std::to_string(c.block) + "x" + std::to_string(c.grid) + ";";
   return std::filesystem::path(kernels::cuda::cubin_cache_dir()) / "tuning" / (support::hash_text(key) + ".txt");
 }
@@ -275,7 +279,10 @@ std::string tuning_log_text(const TuningResult& r, bool from_cache) {
   return os.str();
 }
 
-void time_candidates(TuningResult& r, void* stream, const std::function<void(const LaunchConfig&)>& launch, int reps) {
+int64_t l2_flush_bytes(int64_t l2_bytes) { return 2 * std::max<int64_t>(l2_bytes, 1 << 20); }
+
+void time_candidates(TuningResult& r, void* stream, const std::function<void(const LaunchConfig&)>& launch,
+                     const std::function<void()>& flush, int reps) {
   namespace rt = core::cuda_rt;
   EMBER_INTERNAL_ASSERT(!r.candidates.empty() && reps > 0) << "inductor: nothing to time for " << r.kernel;
   struct Events {
@@ -284,19 +291,21 @@ void time_candidates(TuningResult& r, void* stream, const std::function<void(con
       for (void* x : e) rt::event_destroy(x);
     }
   } events;
-  for (int i = 0; i <= reps; ++i) events.e.push_back(rt::event_create(true));
+  // A start and a stop event per timed launch: the flush between two launches is not timed.
+  for (int i = 0; i < 2 * reps; ++i) events.e.push_back(rt::event_create(true));
   r.ms.assign(r.candidates.size(), 0.0);
   for (size_t c = 0; c < r.candidates.size(); ++c) {
     launch(r.candidates[c]);  // warm-up
-    rt::event_record(events.e[0], stream);
-    for (int i = 1; i <= reps; ++i) {
+    for (int i = 0; i < reps; ++i) {
+      flush();
+      rt::event_record(events.e[static_cast<size_t>(2 * i)], stream);
       launch(r.candidates[c]);
-      rt::event_record(events.e[static_cast<size_t>(i)], stream);
+      rt::event_record(events.e[static_cast<size_t>(2 * i + 1)], stream);
     }
-    rt::event_synchronize(events.e[static_cast<size_t>(reps)]);
+    rt::event_synchronize(events.e.back());
     std::vector<double> t;
-    for (int i = 1; i <= reps; ++i)
-      t.push_back(rt::event_elapsed_ms(events.e[static_cast<size_t>(i - 1)], events.e[static_cast<size_t>(i)]));
+    for (int i = 0; i < reps; ++i)
+      t.push_back(rt::event_elapsed_ms(events.e[static_cast<size_t>(2 * i)], events.e[static_cast<size_t>(2 * i + 1)]));
     std::sort(t.begin(), t.end());
     r.ms[c] = t[t.size() / 2];
   }
@@ -335,14 +344,22 @@ int choose_launch(const CudaLaunch& l, void* fn, std::vector<void*> ptrs, const 
       scratch.blocks.push_back(core::cuda::device_alloc(std::max<size_t>(out_bytes[o], 16), device));
       ptrs[first_out + o] = scratch.blocks.back();
     }
+
     std::vector<void*> args;
     for (void*& p : ptrs) args.push_back(&p);
     if (l.aligned_check) args.push_back(&aligned);
     try {
-      time_candidates(r, stream, [&](const LaunchConfig& c) {
-        kernels::cuda::launch_kernel(fn, static_cast<unsigned>(c.grid), static_cast<unsigned>(c.block), args.data(),
-                                     stream);
-      });
+      // Inside the try: a device too full for the flush buffer keeps the heuristic's launch.
+      const auto flush_bytes = static_cast<size_t>(l2_flush_bytes(core::cuda_rt::l2_cache_bytes(device)));
+      scratch.blocks.push_back(core::cuda::device_alloc(flush_bytes, device));
+      void* flush_buffer = scratch.blocks.back();
+      time_candidates(
+          r, stream,
+          [&](const LaunchConfig& c) {
+            kernels::cuda::launch_kernel(fn, static_cast<unsigned>(c.grid), static_cast<unsigned>(c.block),
+                                         args.data(), stream);
+          },
+          [&] { core::cuda_rt::memset_async(flush_buffer, 0, flush_bytes, stream); });
     } catch (const std::exception& e) {
       EMBER_LOG(inductor, WARNING) << "inductor: the launch tuning of " << l.symbol << " failed (" << e.what()
                                    << "); it keeps the heuristic's launch";

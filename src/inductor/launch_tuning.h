@@ -21,7 +21,7 @@ namespace ember::inductor {
 /// | level   | when                                              | candidates                          |
 /// |---------|---------------------------------------------------|-------------------------------------|
 /// | Off     | inductor.autotune_launches is off                 | the heuristic's configuration only  |
-/// | Default | compile mode "default" / "reduce-overhead"        | row kernels: 3; pointwise: 1        |
+/// | Default | compile mode "default" / "reduce-overhead"        | row kernels: 3 or 4; pointwise: 1   |
 /// | Max     | "max-autotune*", or inductor.max_autotune         | pointwise: 12; row kernels: 5 or 6  |
 enum class TuningLevel { Off, Default, Max };
 
@@ -92,11 +92,17 @@ void write_tuning_cache(const std::filesystem::path& file, const TuningResult& r
 /// kernel, each candidate with its time, and the choice (`from_cache`: read, not timed).
 std::string tuning_log_text(const TuningResult& r, bool from_cache);
 
+/// The bytes zeroed before each timed launch so that it reads its inputs from memory, not
+/// from the L2 (twice the L2, as Triton's do_bench zeroes a buffer larger than any L2).
+int64_t l2_flush_bytes(int64_t l2_bytes);
+
 /// Times each candidate of `r` by running `launch(candidate)` on `stream`: a warm-up
-/// launch, then `reps` launches each between two CUDA events; the median is its time. Fills
-/// r.ms and r.choice (the fastest; the first of equals). Counts one timing run.
+/// launch, then `reps` times `flush()` (which queues the L2 flush on `stream`) and a launch
+/// between two CUDA events of its own, so the flush is not timed; the median is the
+/// candidate's time. Fills r.ms and r.choice (the fastest; the first of equals). Counts one
+/// timing run.
 void time_candidates(TuningResult& r, void* stream, const std::function<void(const LaunchConfig&)>& launch,
-                     int reps = 5);
+                     const std::function<void()>& flush, int reps = 5);
 
 struct CudaLaunch;  // pipeline.h
 

@@ -555,7 +555,8 @@ namespace {
 // convolutions stay NHWC through a pooling (the exported CNN's conv -> bn -> relu ->
 // max_pool2d -> conv under the inference layout optimization, Note [aot]); the NHWC kernel
 // reads each window tap as one run of channels. Meta tensors follow the same rule (as
-// PyTorch's meta function); CUDA keeps NCHW outputs.
+// PyTorch's meta function), on every device: PyTorch's CUDA kernel writes channels_last
+// outputs for such an input too. Ember's CUDA kernel computes NCHW and copies into them.
 void max_pool_kernel(const Stack& a, std::vector<Tensor>& out) {
   const Pool2dParams p = max_pool_setup(a);
   const Tensor& x = a[0].to_tensor();
@@ -638,7 +639,7 @@ void register_conv_ops(Registry& r) {
         const Pool2dParams p = max_pool_setup(a);
         const auto sizes = pooled_sizes(self, p.out_h, p.out_w);
         // Note [channels_last max pooling]
-        const bool nhwc = self.device().type != DeviceType::CUDA && suggests_channels_last(self);
+        const bool nhwc = suggests_channels_last(self);
         return std::vector<TensorMeta>{layout_meta(sizes, self.dtype(), self.device(), nhwc),
                                        layout_meta(sizes, kLong, self.device(), nhwc)};
       })

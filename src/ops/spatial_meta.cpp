@@ -201,8 +201,8 @@ std::optional<std::vector<TensorMeta>> pool_rule(const Stack& a, std::vector<Ten
   sizes[sizes.size() - 1] = out_w;
   for (const TensorMeta& m : out)
     if (!agrees(sizes, m)) return std::nullopt;
-  // Note [channels_last max pooling] (ops/conv.cpp): max pooling follows its input but on CUDA.
-  const bool nhwc = max && sizes.size() == 4 && self.device().type != DeviceType::CUDA && suggests_channels_last(self);
+  // Note [channels_last max pooling] (ops/conv.cpp): max pooling follows its input's memory format.
+  const bool nhwc = max && sizes.size() == 4 && suggests_channels_last(self);
   for (TensorMeta& m : out) m = nhwc ? sym_layout_meta(sizes, m.dtype, m.device, true)
                                      : core::contiguous_sym_meta(sizes, m.dtype, m.device);
   return out;

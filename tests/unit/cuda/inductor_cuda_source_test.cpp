@@ -154,6 +154,29 @@ TEST_F(InductorCudaSource, SoftmaxRowWithEpilogueAndLayerNormCompile) {
   expect_compiles(r);
 }
 
+TEST_F(InductorCudaSource, SoftmaxRowsMultiplyByTheRowsReciprocal) {
+  // One division per row, not per element: in registers (rows of 1024) and re-reading the
+  // row (rows of 10000).
+  const Generated r = generate(R"(graph softmaxes {
+  %x : f32[64, 1024] device=cuda:0 = placeholder[x]
+  %y : f32[4, 10000] device=cuda:0 = placeholder[y]
+  %s : f32[64, 1024] device=cuda:0 = aten::_softmax(%x, -1, False)
+  %t : f32[4, 10000] device=cuda:0 = aten::_softmax(%y, -1, False)
+  return (%s, %t)
+})");
+  ASSERT_EQ(r.code.launches.size(), 2u);
+  const std::string& src = r.code.source;
+  size_t reciprocals = 0;
+  for (size_t at = src.find("const float rsum = float(1) / sum;"); at != std::string::npos;
+       at = src.find("const float rsum = float(1) / sum;", at + 1))
+    ++reciprocals;
+  EXPECT_EQ(reciprocals, 2u) << src;
+  EXPECT_NE(src.find("x * rsum"), std::string::npos) << src;
+  EXPECT_NE(src.find("ember_dev::exp(x - mx) * rsum"), std::string::npos) << src;
+  EXPECT_EQ(src.find("/ sum"), src.find("/ sum;")) << "no element divided by the sum";
+  expect_compiles(r);
+}
+
 TEST_F(InductorCudaSource, SoftmaxAndLayerNormRowsThatFitHoldTheRowInRegisters) {
   const Generated r = generate(R"(graph registers {
   %x : f32[64, 1024] device=cuda:0 = placeholder[x]

@@ -4,13 +4,16 @@
 // compile reads the cached choice and times nothing; kernels whose outputs go over their
 // inputs, and functions that mutate their inputs, give eager's results after tuning; under
 // "max-autotune" (CUDA graphs) tuning runs at the warm-up call, before the capture, and
-// the replays equal eager; the trace directory records the choices.
+// the replays equal eager; the trace directory records the choices; each timed launch
+// follows an L2 flush, the warm-up launch none.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "core/cuda.h"
+#include "core/cuda_runtime.h"
 #include "ember/compile.h"
 #include "ember/config.h"
 #include "ember/ember.h"
@@ -247,6 +250,31 @@ TEST_P(LaunchTuning, TheTraceDirectoryRecordsTheChoices) {
       if (fs::exists(g.path() / "launch_tuning.txt")) text += testing::read_text(g.path() / "launch_tuning.txt");
   EXPECT_NE(text.find("launch tuning of cuda_"), std::string::npos) << text;
   EXPECT_NE(text.find("chosen: <<<"), std::string::npos) << text;
+}
+
+/// time_candidates' order of work on the stream: per candidate one untimed warm-up launch,
+/// then each timed launch right after a flush of the L2 (a flush that is not timed).
+TEST(LaunchTuningTiming, EveryTimedLaunchFollowsAFlushAndTheWarmUpDoesNot) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device: " << cuda::unavailable_reason();
+  const int device = core::cuda_rt::current_device();
+  void* stream = core::cuda::current_stream_handle(device);
+  const auto bytes = static_cast<size_t>(inductor::l2_flush_bytes(core::cuda_rt::l2_cache_bytes(device)));
+  void* buffer = core::cuda::device_alloc(bytes, device);
+  inductor::TuningResult r;
+  r.kernel = "order";
+  r.candidates = {{128, 4, "a"}, {256, 2, "b"}};
+  std::string order;
+  inductor::time_candidates(
+      r, stream, [&](const inductor::LaunchConfig& c) { order += c.what; },
+      [&] {
+        order += "F";
+        core::cuda_rt::memset_async(buffer, 0, bytes, stream);
+      },
+      3);
+  core::cuda::device_free(buffer);
+  EXPECT_EQ(order, "aFaFaFabFbFbFb") << "candidate a: warm-up, three flushed launches; then b";
+  ASSERT_EQ(r.ms.size(), 2u);
+  for (double ms : r.ms) EXPECT_GE(ms, 0.0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, LaunchTuning, ::testing::Values(kFloat, kHalf, kBFloat16),
