@@ -236,7 +236,8 @@ std::filesystem::path tuning_cache_path(const std::string& kernel_source, const 
   } catch (const std::exception&) {
     version = "none";
   }
-  std::string key = std::string(kFileHeader) + "\n" + kernel_source + "\n" + expected.kernel + "\n" + expected.device + "\n" + version + "\n";
+  std::string key = std::string(kFileHeader) + "\n" + kernel_source + "\n" + expected.kernel + "\n" + expected.device +
+                    "\n" + version + "\n";
   for (const LaunchConfig& c : expected.candidates) key += std::to_string(c.block) + "x" + std::to_string(c.grid) + ";";
   return std::filesystem::path(kernels::cuda::cubin_cache_dir()) / "tuning" / (support::hash_text(key) + ".txt");
 }
@@ -356,8 +357,8 @@ int choose_launch(const CudaLaunch& l, void* fn, std::vector<void*> ptrs, const 
       time_candidates(
           r, stream,
           [&](const LaunchConfig& c) {
-            kernels::cuda::launch_kernel(fn, static_cast<unsigned>(c.grid), static_cast<unsigned>(c.block),
-                                         args.data(), stream);
+            kernels::cuda::launch_kernel(fn, static_cast<unsigned>(c.grid), static_cast<unsigned>(c.block), args.data(),
+                                         stream);
           },
           [&] { core::cuda_rt::memset_async(flush_buffer, 0, flush_bytes, stream); });
     } catch (const std::exception& e) {
