@@ -3,6 +3,8 @@
 #include "core/shape_env.h"
 
 #include <algorithm>
+#include <limits>
+#include <numeric>
 
 #include "ember/error.h"
 #include "support/logging.h"
@@ -187,15 +189,43 @@ int64_t ShapeEnv::placeholder_hint(const sym::Expr& e) const {
 }
 
 sym::Range ShapeEnv::range(const sym::Expr& e) const {
-  return sym::bounds(e, [this](int32_t id) { return symbol(id).range; });
+  if (divisible_.empty()) return sym::bounds(e, [this](int32_t id) { return symbol(id).range; });
+  // A symbol that a fact says k divides takes only multiples of k: its range's ends round
+  // inward (3 | s1 with s1 in [2, inf] is s1 in [3, inf], so s1//3 >= 1).
+  return sym::bounds(e, [this](int32_t id) {
+    sym::Range r = symbol(id).range;
+    for (const Divisible& f : divisible_) {
+      if (f.e.kind() != sym::Kind::Symbol || f.e.symbol_id() != id) continue;
+      if (r.lo != sym::Range::kMinusInfinity && r.lo <= std::numeric_limits<int64_t>::max() - f.k) {
+        r.lo = -sym::floordiv(-r.lo, f.k) * f.k;
+      }
+      if (r.hi != sym::Range::kInfinity && r.hi >= std::numeric_limits<int64_t>::min() + f.k) {
+        r.hi = sym::floordiv(r.hi, f.k) * f.k;
+      }
+    }
+    return r;
+  });
 }
 
 sym::Expr ShapeEnv::simplify(const sym::Expr& e) const {
-  return sym::rewrite_atoms(e, [this](const sym::Expr& atom) -> std::optional<sym::Expr> {
+  const bool facts = !divisible_.empty();
+  const sym::Expr out = sym::rewrite_atoms(e, [this, facts](const sym::Expr& atom) -> std::optional<sym::Expr> {
     const sym::Node& n = atom.node();
     if (n.kind == sym::Kind::Symbol) {
       if (sym::is_unbacked(atom.symbol_id())) return std::nullopt;  // never replaced: no guard names one
       return replacements_[static_cast<size_t>(atom.symbol_id())];
+    }
+    if (facts) {
+      // The operands are rebuilt sums: an exact division they multiply back cancels first
+      // (`Mod(4*(s0//4) + 1, 8)` is `Mod(s0 + 1, 8)`), and the atom is simplified again.
+      const sym::Expr x = cancel_exact_divisions(n.args[0]);
+      const sym::Expr y = cancel_exact_divisions(n.args[1]);
+      if (!x.is_same(n.args[0]) || !y.is_same(n.args[1])) {
+        return simplify(n.kind == sym::Kind::FloorDiv ? sym::floordiv(x, y)
+                        : n.kind == sym::Kind::Mod    ? sym::mod(x, y)
+                        : n.kind == sym::Kind::Min    ? sym::min(x, y)
+                                                      : sym::max(x, y));
+      }
     }
     const sym::Range a = range(n.args[0]);
     const sym::Range b = range(n.args[1]);
@@ -210,14 +240,167 @@ sym::Expr ShapeEnv::simplify(const sym::Expr& e) const {
         return std::nullopt;
       case sym::Kind::Mod:
         if (b.lo > 0 && a.lo >= 0 && a.hi < b.lo) return n.args[0];
+        // A known multiple of k: Mod(s0*s1, 4) is 0 once Mod(s0, 4) == 0 is.
+        if (facts && n.args[1].is_const() && known_divisor(n.args[0]) % n.args[1].value() == 0) {
+          return sym::Expr(int64_t{0});
+        }
         return std::nullopt;
       case sym::Kind::FloorDiv:
         if (b.lo > 0 && a.lo >= 0 && a.hi < b.lo) return sym::Expr(int64_t{0});
+        if (facts && is_exact_floordiv(atom)) {
+          std::optional<sym::Expr> q = exact_division(n.args[0], n.args[1].value());
+          if (q && *q != atom) return q;
+        }
         return std::nullopt;
       default:
         return std::nullopt;
     }
   });
+  return facts ? cancel_exact_divisions(out) : out;
+}
+
+// --- divisibility facts -----------------------------------------------------------------
+// See Note [dynamic shapes], "Divisibility facts". Every rule below rewrites only what a
+// recorded fact (itself a guard checked on each call) or the coefficients prove.
+
+namespace {
+
+/// |v|, with 1 (a divisor of anything) where |v| does not fit.
+int64_t magnitude(int64_t v) { return v == std::numeric_limits<int64_t>::min() ? 1 : (v < 0 ? -v : v); }
+
+/// lcm(a, b) of two divisors of one value (a divisor too), or a where it overflows.
+int64_t lcm_or_keep(int64_t a, int64_t b) {
+  if (a == 0) return 0;
+  int64_t out = 0;
+  if (__builtin_mul_overflow(a / std::gcd(a, b), b, &out)) return a;
+  return out;
+}
+
+struct Factors {
+  std::vector<sym::Expr> atoms;
+  std::vector<int64_t> exponents;
+};
+
+Factors factors_of(const sym::Expr& monomial) {
+  const sym::Node& n = monomial.node();
+  if (n.kind == sym::Kind::Product) return Factors{n.args, n.coeffs};
+  return Factors{{monomial}, {1}};
+}
+
+/// Calls on_term(monomial, coefficient) for each term of `e` and returns its constant.
+template <typename OnTerm>
+int64_t for_each_term(const sym::Expr& e, OnTerm on_term) {
+  const sym::Node& n = e.node();
+  if (n.kind == sym::Kind::Const) return n.value;
+  if (n.kind != sym::Kind::Sum) {
+    on_term(e, int64_t{1});
+    return 0;
+  }
+  for (size_t i = 0; i < n.args.size(); ++i) on_term(n.args[i], n.coeffs[i]);
+  return n.value;
+}
+
+}  // namespace
+
+int64_t ShapeEnv::known_divisor(const sym::Expr& e) const {
+  if (e.is_const()) return e.value() == 0 ? 0 : magnitude(e.value());
+  // A facts' divisor of the whole expression (a sum can be one: Mod(s0 + s1, 4) == 0).
+  const auto facts_on = [this](const sym::Expr& x) {
+    int64_t d = 1;
+    for (const Divisible& f : divisible_)
+      if (f.e == x) d = lcm_or_keep(d, f.k);
+    return d;
+  };
+  // Structurally: the gcd over the terms of |coefficient| times its factors' divisors.
+  int64_t g = 0;
+  const int64_t constant = for_each_term(e, [&](const sym::Expr& monomial, int64_t coeff) {
+    int64_t d = magnitude(coeff);
+    const Factors f = factors_of(monomial);
+    for (size_t i = 0; i < f.atoms.size(); ++i) {
+      const int64_t k = facts_on(f.atoms[i]);
+      for (int64_t j = 0; j < f.exponents[i] && k > 1; ++j) {
+        if (__builtin_mul_overflow(d, k, &d)) d = magnitude(coeff);  // still a divisor
+      }
+    }
+    g = std::gcd(g, d);
+  });
+  g = std::gcd(g, magnitude(constant));
+  return lcm_or_keep(g, facts_on(e));
+}
+
+bool ShapeEnv::is_exact_floordiv(const sym::Expr& atom) const {
+  const sym::Node& n = atom.node();
+  return n.kind == sym::Kind::FloorDiv && n.args[1].is_const() && n.args[1].value() > 1 &&
+         known_divisor(n.args[0]) % n.args[1].value() == 0;
+}
+
+std::optional<sym::Expr> ShapeEnv::exact_division(const sym::Expr& e, int64_t k) const {
+  bool exact = true;
+  sym::Expr q(int64_t{0});
+  const int64_t constant = for_each_term(e, [&](const sym::Expr& monomial, int64_t coeff) {
+    if (!exact) return;
+    // c*m / k == (c/g) * (m / (k/g)) with g = gcd(c, k); m / (k/g) takes one power of a
+    // factor that k/g is known to divide.
+    const int64_t g = std::gcd(magnitude(coeff), k);
+    const int64_t rest_k = k / g;
+    if (rest_k == 1) {
+      q = q + sym::Expr(coeff / g) * monomial;
+      return;
+    }
+    const Factors f = factors_of(monomial);
+    for (size_t i = 0; i < f.atoms.size(); ++i) {
+      if (known_divisor(f.atoms[i]) % rest_k != 0) continue;
+      sym::Expr term = sym::Expr(coeff / g) * sym::floordiv(f.atoms[i], sym::Expr(rest_k));
+      for (size_t j = 0; j < f.atoms.size(); ++j)
+        for (int64_t p = (i == j ? 1 : 0); p < f.exponents[j]; ++p) term = term * f.atoms[j];
+      q = q + term;
+      return;
+    }
+    exact = false;
+  });
+  if (!exact || constant % k != 0) return std::nullopt;
+  return q + sym::Expr(constant / k);
+}
+
+sym::Expr ShapeEnv::cancel_exact_divisions(const sym::Expr& e) const {
+  if (e.is_const() || divisible_.empty()) return e;
+  bool changed = false;
+  sym::Expr out(int64_t{0});
+  const int64_t constant = for_each_term(e, [&](const sym::Expr& monomial, int64_t coeff) {
+    sym::Expr product(int64_t{1});
+    const Factors f = factors_of(monomial);
+    for (size_t i = 0; i < f.atoms.size(); ++i) {
+      int64_t p = f.exponents[i];
+      if (is_exact_floordiv(f.atoms[i])) {
+        const sym::Node& d = f.atoms[i].node();
+        const int64_t k = d.args[1].value();
+        for (; p > 0 && coeff % k == 0; --p) {
+          coeff /= k;
+          product = product * d.args[0];
+          changed = true;
+        }
+      }
+      for (int64_t j = 0; j < p; ++j) product = product * f.atoms[i];
+    }
+    out = out + sym::Expr(coeff) * product;
+  });
+  if (!changed) return e;
+  // The numerators multiplied in may hold exact divisions with new coefficients.
+  return cancel_exact_divisions(out + sym::Expr(constant));
+}
+
+void ShapeEnv::add_divisible(const sym::Expr& e, int64_t k) {
+  // sym::mod normalizes: Mod(2*s0 + 2, 4) is 2*Mod(s0 + 1, 2), so the fact is 2 | s0 + 1.
+  const sym::Expr m = sym::mod(simplify(e), sym::Expr(k));
+  if (m.is_const()) return;  // already decided (a constant remainder)
+  const sym::Node& n = m.node();
+  const sym::Expr atom = n.kind == sym::Kind::Sum ? n.args[0] : m;
+  const sym::Node& a = atom.node();
+  if (a.kind != sym::Kind::Mod || !a.args[1].is_const()) return;
+  const Divisible fact{a.args[0], a.args[1].value()};
+  for (const Divisible& f : divisible_)
+    if (f.e == fact.e && f.k % fact.k == 0) return;
+  divisible_.push_back(fact);
 }
 
 bool ShapeEnv::evaluate(Relation rel, const sym::Expr& lhs, const sym::Expr& rhs) {
@@ -299,6 +482,13 @@ void ShapeEnv::add_guard(Relation rel, const sym::Expr& lhs, const sym::Expr& rh
   if (narrow_range(rel, difference)) return;
   guards_.push_back(ShapeGuard{rel, lhs, rhs, loc});
   if (rel != Relation::Eq) return;
+  // c*Mod(x, k) == 0 with a constant k > 0 (group_norm's `C % group == 0`): k divides x.
+  if (const sym::Node& d = difference.node();
+      d.kind == sym::Kind::Mod ||
+      (d.kind == sym::Kind::Sum && d.value == 0 && d.args.size() == 1 && d.args[0].kind() == sym::Kind::Mod)) {
+    const sym::Node& m = d.kind == sym::Kind::Mod ? d : d.args[0].node();
+    if (m.args[1].is_const() && m.args[1].value() > 0) return add_divisible(m.args[0], m.args[1].value());
+  }
     // An equality that isolates a symbol (nowhere else in it, its coefficient dividing the
   // rest) replaces that symbol everywhere after: the newest such symbol goes, so older
   // names stay.
@@ -358,6 +548,10 @@ void ShapeEnv::set_replacement(int32_t id, const sym::Expr& value) {
       return s == id ? std::optional<sym::Expr>(value) : std::nullopt;
     });
   }
+  // The facts are kept over symbols without a replacement, as the replacements are.
+  std::vector<Divisible> facts = std::move(divisible_);
+  divisible_.clear();
+  for (const Divisible& f : facts) add_divisible(f.e, f.k);
 }
 
 bool ShapeEnv::check(std::span<const int64_t> values) const {

@@ -1,7 +1,8 @@
 // core/shape_env.h — the shape environment of one compile: the size symbols (each with
 // the source it was read from, its example value and its range), the guards the trace
-// relied on, and the replacements that equalities imply. Checking the guards on a call
-// allocates nothing. See Note [dynamic shapes].
+// relied on, the replacements that equalities imply and the divisibility facts that
+// `Mod(e, k) == 0` guards give. Checking the guards on a call allocates nothing. See
+// Note [dynamic shapes].
 #pragma once
 
 #include <optional>
@@ -24,6 +25,13 @@ struct ShapeGuard {
   sym::Expr lhs;
   sym::Expr rhs;
   support::UserLoc loc;
+};
+
+/// A divisibility fact: `Mod(e, k) == 0` with a constant k > 1, `e` in terms of symbols
+/// without a replacement (a guard or check recorded it). See Note [dynamic shapes].
+struct Divisible {
+  sym::Expr e;
+  int64_t k = 1;
 };
 
 struct SymbolInfo {
@@ -93,9 +101,15 @@ class ShapeEnv {
   /// The example value of `e` with unbacked symbols at kUnbackedPlaceholder (what a
   /// fake's plain fields hold; never a reason for a decision).
   int64_t placeholder_hint(const sym::Expr& e) const;
-  /// `e` with the replacements applied and what the ranges decide folded
-  /// (`Min(s0, 1)` → 1 for s0 ≥ 2).
+  /// `e` with the replacements applied, what the ranges decide folded (`Min(s0, 1)` → 1
+  /// for s0 ≥ 2) and the divisibility facts used: with `Mod(s0, 4) == 0` known,
+  /// `4*(s0//4)` → `s0`, `Mod(s0*s1, 4)` → 0, `(s0*s1)//4` → `s1*(s0//4)`.
   sym::Expr simplify(const sym::Expr& e) const;
+  /// The largest divisor of `e` that the facts and the coefficients show (≥ 1; 0 for the
+  /// constant 0, which every k divides). `k` divides `e` for sure when it divides this.
+  int64_t known_divisor(const sym::Expr& e) const;
+  /// The divisibility facts recorded so far.
+  const std::vector<Divisible>& divisible() const { return divisible_; }
   /// Interval bounds of `e` over the symbols' ranges.
   sym::Range range(const sym::Expr& e) const;
 
@@ -127,6 +141,16 @@ class ShapeEnv {
   void add_guard(Relation rel, const sym::Expr& lhs, const sym::Expr& rhs, const support::UserLoc& loc);
   bool narrow_range(Relation rel, const sym::Expr& difference);
   void set_replacement(int32_t id, const sym::Expr& value);
+  /// Records that k divides e (normalized by sym::mod: `Mod(2*s0, 4) == 0` is `2 | s0`).
+  void add_divisible(const sym::Expr& e, int64_t k);
+  /// Whether `atom` is `x // k` with a constant k that the facts show divides x.
+  bool is_exact_floordiv(const sym::Expr& atom) const;
+  /// q with e == k*q exactly, written without a new division where the coefficients
+  /// and the facts allow it (`s0*s1` by 4 with 4 | s0: `s1*(s0//4)`); nullopt otherwise.
+  std::optional<sym::Expr> exact_division(const sym::Expr& e, int64_t k) const;
+  /// `e` with each term's `c*(x//k)**p` whose division is exact and k | c turned into
+  /// `(c/k)*x*(x//k)**(p-1)`: `4*(s0//4)*s1` → `s0*s1`.
+  sym::Expr cancel_exact_divisions(const sym::Expr& e) const;
   std::string format_range_guard(const SymbolInfo& s) const;
   /// The error of a relation over unbacked symbols that needs a value to answer.
   /// `u0 is the size aten::nonzero computes from data at model.cpp:12` for each unbacked
@@ -141,6 +165,7 @@ class ShapeEnv {
   /// replacements_[i]: what symbol i equals, in terms of symbols without a replacement.
   std::vector<std::optional<sym::Expr>> replacements_;
   std::vector<ShapeGuard> guards_;
+  std::vector<Divisible> divisible_;
 };
 
 }  // namespace ember::core

@@ -224,11 +224,19 @@ void plan_sizes(DynCase& k) {
         if (root.kind() != sym::Kind::Symbol || root.symbol_id() != static_cast<int32_t>(i)) continue;
         values[i] = pinned.count(static_cast<int32_t>(i)) ? s.hint
                                                           : std::clamp(other_size(s.hint, which), s.range.lo, s.range.hi);
+        // A symbol a divisibility fact names (group_norm's C, a multiple of the groups)
+        // takes the next multiple; one past its range is pinned below.
+        if (!pinned.count(static_cast<int32_t>(i)))
+          for (const core::Divisible& f : env->divisible())
+            if (f.e == sym::Expr::symbol(static_cast<int32_t>(i))) values[i] = (values[i] + f.k - 1) / f.k * f.k;
       }
       for (size_t i = 0; i < values.size(); ++i)
         values[i] = sym::evaluate(env->simplify(sym::Expr::symbol(static_cast<int32_t>(i))), values);
+      // Each symbol the expression names, through its replacement (not simplify(e): a
+      // divisibility fact folds its own guard `Mod(s1, 3) == 0` to `0 == 0`).
       auto pin = [&](const sym::Expr& e) {
-        for (int32_t id : sym::free_symbols(env->simplify(e))) pinned.insert(id);
+        for (int32_t named : sym::free_symbols(e))
+          for (int32_t id : sym::free_symbols(env->simplify(sym::Expr::symbol(named)))) pinned.insert(id);
       };
       for (const core::ShapeGuard& g : env ? env->guards() : std::vector<core::ShapeGuard>{}) {
         const int64_t l = sym::evaluate(g.lhs, values), r = sym::evaluate(g.rhs, values);

@@ -517,6 +517,34 @@ TEST_F(DynamicShapes, GroupNormKeepsEverySizeSymbolic) {
   EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
 }
 
+// native_group_norm checks `C % group == 0` (the guard `Mod(s1, 3) == 0`) and reshapes x to
+// [N, group, (C // group) * HxW]; the reshape's `3*(s1//3)*s2*s3 == s1*s2*s3` is decided by
+// that fact (Note [dynamic shapes], "Divisibility facts"), so it is the only guard besides the
+// ranges and every (N, C, H, W) with C a multiple of 3 runs from one entry. Before, the
+// reshape's check was a second guard, and one that does not isolate a symbol.
+TEST_F(DynamicShapes, GroupNormWithChannelsAMultipleOfTheGroupsGuardsOnlyTheDivisibility) {
+  LogCapture logs;
+  set_logs("dynamic");
+  auto f = [](const Tensor& x, const Tensor& w, const Tensor& b) { return group_norm(x, 3, w, b); };
+  const std::vector<std::array<int64_t, 4>> sizes = {{2, 6, 4, 5}, {3, 9, 5, 7}, {5, 12, 3, 4}, {4, 15, 6, 2}};
+  for (const char* backend : {"eager", "inductor"}) {
+    const std::string b = backend;
+    logs.lines.clear();
+    auto every = compile(f, {.backend = backend, .name = "group_norm_divisible", .dynamic = true});
+    for (const auto& [n, c, h, w] : sizes) {
+      const Tensor x = randn({n, c, h, w}), weight = randn({c}), bias = randn({c});
+      expect_eager_result(every, f, b + " " + std::to_string(n) + "x" + std::to_string(c), x, weight, bias);
+    }
+    EXPECT_EQ(every.cache_size(), 1u) << b << "\n" << logs.text();
+    std::vector<std::string> guards;
+    for (const std::string& line : logs.lines) {
+      const size_t eval = line.find("eval "), added = line.find(" [guard added]");
+      if (eval != std::string::npos && added != std::string::npos) guards.push_back(line.substr(eval, added - eval));
+    }
+    EXPECT_EQ(guards, std::vector<std::string>{"eval Mod(s1, 3) == 0"}) << b << "\n" << logs.text();
+  }
+}
+
 // grid_sampler_2d compares its sizes as SymInts, reshapes and gathers over them, and takes
 // the input's height and width in its pixel arithmetic as size tensors when they are
 // symbolic: every interpolation and padding mode keeps every size symbolic.

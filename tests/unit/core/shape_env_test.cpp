@@ -122,6 +122,148 @@ TEST(ShapeEnv, DivisibilityBecomesAGuard) {
   EXPECT_FALSE(env.check(bad));
 }
 
+// Divisibility facts (Note [dynamic shapes], "Divisibility facts"): a guard `Mod(e, k) == 0`
+// lets later expressions and comparisons use that k divides e, as PyTorch's ShapeEnv does
+// with its `divisible` set.
+
+sym::Expr expr_of(const SymInt& s) { return s.is_symbolic() ? s.expr() : sym::Expr(s.hint()); }
+
+TEST(ShapeEnv, ADivisibilityFactCancelsAMultipliedExactDivision) {
+  ShapeEnv env;
+  const SymInt s = env.create_size(16, "x.size(1)");
+  const SymInt t = env.create_size(5, "x.size(2)");
+  EXPECT_TRUE(mod(s, 4) == 0);
+  EXPECT_EQ(expr_of(SymInt(4) * floordiv(s, 4)), s.expr());
+  EXPECT_EQ(expr_of(floordiv(s, 4) * 4 * t), (s * t).expr());
+  EXPECT_EQ(expr_of(SymInt(8) * floordiv(s, 4) - s), s.expr());
+  EXPECT_EQ(expr_of(SymInt(2) * floordiv(s, 4)), env.simplify(sym::parse("2*(s0//4)")));  // 4 does not divide 2
+  EXPECT_EQ(env.simplify(sym::parse("Mod(4*(s0//4) + 1, 8)")), sym::parse("Mod(s0 + 1, 8)"));
+}
+
+TEST(ShapeEnv, ADivisibilityFactDecidesARelationWithoutAGuard) {
+  ShapeEnv env;
+  const SymInt s = env.create_size(12, "x.size(1)");
+  const SymInt t = env.create_size(7, "x.size(2)");
+  EXPECT_TRUE(mod(s, 3) == 0);
+  const size_t before = env.guards().size();
+  EXPECT_TRUE(floordiv(s, 3) * 3 * t == s * t);
+  EXPECT_FALSE(floordiv(s, 3) * 3 != s);
+  EXPECT_TRUE(mod(s, 3) == 0);  // asked again: decided
+  EXPECT_EQ(env.guards().size(), before);
+}
+
+TEST(ShapeEnv, ADivisibilityFactDecidesTheModuloOfAMultiple) {
+  ShapeEnv env;
+  const SymInt s = env.create_size(16, "x.size(1)");
+  const SymInt t = env.create_size(5, "x.size(2)");
+  EXPECT_TRUE(mod(s, 4) == 0);
+  EXPECT_EQ(mod(s * t, 4).maybe_int(), std::optional<int64_t>(0));
+  EXPECT_EQ(mod(s, 2).maybe_int(), std::optional<int64_t>(0));
+  EXPECT_EQ(mod(s + 8, 4).maybe_int(), std::optional<int64_t>(0));
+  EXPECT_EQ(mod(3 * s * t, 12).maybe_int(), std::optional<int64_t>(0));
+  // What the fact does not show stays: 4 | s says nothing of s modulo 8, or of s + 1.
+  EXPECT_EQ(expr_of(mod(s, 8)), sym::parse("Mod(s0, 8)"));
+  EXPECT_EQ(expr_of(mod(s + 1, 4)), sym::parse("Mod(s0 + 1, 4)"));
+  EXPECT_EQ(expr_of(mod(t, 4)), sym::parse("Mod(s1, 4)"));
+}
+
+TEST(ShapeEnv, ADivisibilityFactDividesAProductExactly) {
+  ShapeEnv env;
+  const SymInt s = env.create_size(16, "x.size(1)");
+  const SymInt t = env.create_size(5, "x.size(2)");
+  EXPECT_TRUE(mod(s, 4) == 0);
+  EXPECT_EQ(expr_of(floordiv(s * t, 4)), sym::parse("s1*(s0//4)"));
+  EXPECT_EQ(expr_of(floordiv(2 * s * t, 8)), sym::parse("s1*(s0//4)"));
+  EXPECT_EQ(expr_of(floordiv(s * t + 4 * t, 4)), sym::parse("s1*(s0//4) + s1"));
+  EXPECT_EQ(expr_of(4 * (floordiv(s * t, 4))), (s * t).expr());
+  EXPECT_EQ((floordiv(s * t, 4)).hint(), 20);
+  // Not exact: s*t + 1, and t alone.
+  EXPECT_EQ(expr_of(floordiv(s * t + 1, 4)), sym::parse("(s0*s1 + 1)//4"));
+  EXPECT_EQ(expr_of(4 * floordiv(t, 4)), sym::parse("4*(s1//4)"));
+}
+
+TEST(ShapeEnv, ADivisibilityFactRoundsTheSymbolsRangeToMultiples) {
+  ShapeEnv env;
+  const SymInt s = env.create_size(6, "x.size(1)");
+  const SymInt t = env.create_size(5, "x.size(2)");
+  EXPECT_TRUE(mod(s, 3) == 0);
+  const size_t before = env.guards().size();
+  // s in [2, inf] and 3 | s: s >= 3, so s//3 >= 1 and t*(s//3) is never 1.
+  EXPECT_EQ(env.range(s.expr()), (sym::Range{3, sym::Range::kInfinity}));
+  EXPECT_TRUE(floordiv(s, 3) >= 1);
+  EXPECT_TRUE(t * floordiv(s, 3) != 1);
+  EXPECT_EQ(env.guards().size(), before);
+  // The symbol's own range, which check() tests, is unchanged: the fact's guard rejects 2.
+  EXPECT_EQ(env.symbol(s.expr().symbol_id()).range, (sym::Range{2, sym::Range::kInfinity}));
+  // Without the fact, s//3 may be 0.
+  ShapeEnv plain;
+  const SymInt p = plain.create_size(6, "x.size(1)");
+  EXPECT_TRUE(floordiv(p, 3) >= 1);
+  EXPECT_EQ(plain.guards().size(), 1u);
+}
+
+TEST(ShapeEnv, NothingSimplifiesWithoutADivisibilityFact) {
+  ShapeEnv env;
+  const SymInt s = env.create_size(16, "x.size(1)");
+  const SymInt t = env.create_size(5, "x.size(2)");
+  EXPECT_EQ(expr_of(SymInt(4) * floordiv(s, 4)), sym::parse("4*(s0//4)"));
+  EXPECT_EQ(expr_of(mod(s * t, 4)), sym::parse("Mod(s0*s1, 4)"));
+  EXPECT_EQ(expr_of(floordiv(s * t, 4)), sym::parse("(s0*s1)//4"));
+  EXPECT_TRUE(env.divisible().empty());
+  // The comparison answers with the hints and is a guard of its own.
+  EXPECT_TRUE(floordiv(s, 4) * 4 * t == s * t);
+  EXPECT_EQ(env.format_guards().back(), "4*x.size(2)*(x.size(1)//4) == x.size(1)*x.size(2)");
+  // A remainder guarded non-zero is no fact either.
+  EXPECT_TRUE(mod(t, 4) != 0);
+  EXPECT_TRUE(env.divisible().empty());
+  EXPECT_EQ(expr_of(SymInt(4) * floordiv(t, 4)), sym::parse("4*(s1//4)"));
+}
+
+TEST(ShapeEnv, DivisibilityFactsComeFromEveryFormOfTheGuard) {
+  ShapeEnv env(ShapeEnv::Options{.duck_shape = false});
+  const SymInt a = env.create_size(12, "a.size(0)");
+  const SymInt b = env.create_size(12, "b.size(0)");
+  const SymInt c = env.create_size(10, "c.size(0)");
+  EXPECT_FALSE(mod(a, 6) != 0);             // a false != records the equality
+  EXPECT_TRUE(SymInt(0) == mod(2 * b, 8));  // 8 | 2*b is 4 | b
+  EXPECT_TRUE(mod(c + 2, 4) == 0);          // a sum
+  ASSERT_EQ(env.divisible().size(), 3u);
+  EXPECT_EQ(env.known_divisor(a.expr()), 6);
+  EXPECT_EQ(env.known_divisor(b.expr()), 4);
+  EXPECT_EQ(env.known_divisor(c.expr() + 2), 4);
+  EXPECT_EQ(env.known_divisor(c.expr()), 1);
+  EXPECT_EQ(env.known_divisor(a.expr() * b.expr() + 12), 12);
+  EXPECT_EQ(expr_of(4 * (floordiv(c + 2, 4))), (c + 2).expr());
+  // A guard read back from a graph's text is a fact as well.
+  ShapeEnv restored;
+  const SymInt r = restored.restore_symbol("x.size(1)", 12, sym::Range{2, sym::Range::kInfinity});
+  restored.restore_guard(Relation::Eq, sym::parse("Mod(s0, 3)"), sym::Expr(int64_t{0}));
+  EXPECT_EQ(expr_of(3 * floordiv(r, 3)), r.expr());
+}
+
+TEST(ShapeEnv, DivisibilityFactsFollowReplacements) {
+  ShapeEnv env(ShapeEnv::Options{.duck_shape = false});
+  const SymInt a = env.create_size(8, "a.size(0)");
+  const SymInt b = env.create_size(8, "b.size(0)");
+  EXPECT_TRUE(mod(b, 4) == 0);
+  EXPECT_TRUE(a == b);  // b is replaced by a from now on, and the fact is about a
+  EXPECT_EQ(expr_of(4 * floordiv(a, 4)), a.expr());
+  EXPECT_EQ(mod(a * 3, 4).maybe_int(), std::optional<int64_t>(0));
+}
+
+TEST(ShapeEnv, TheDivisibilityGuardStillChecksEachCall) {
+  ShapeEnv env;
+  const SymInt s = env.create_size(16, "x.size(1)");
+  const SymInt t = env.create_size(5, "x.size(2)");
+  EXPECT_TRUE(mod(s, 4) == 0);
+  EXPECT_TRUE(floordiv(s, 4) * 4 * t == s * t);
+  const int64_t multiple[] = {20, 3};
+  const int64_t not_multiple[] = {18, 3};
+  EXPECT_TRUE(env.check(multiple));
+  EXPECT_FALSE(env.check(not_multiple));
+  EXPECT_EQ(env.first_failure(not_multiple), "Mod(x.size(1), 4) == 0 (2 vs 0)");
+}
+
 TEST(ShapeEnv, GuardIntSpecializesToTheExampleValue) {
   ShapeEnv env;
   const SymInt s = env.create_size(8, "x.size(0)");
