@@ -358,23 +358,33 @@ Stack nll_loss_nd_decomposition(const Stack& a) {
       << (target.dim() >= 1 ? target.size(0) : 0) << ").";
   if (self.dim() <= 2) return call_op("aten::nll_loss", {a[0], a[1], a[2], a[3], a[4]});
   const int64_t reduction = checked_reduction(a[3]);
-  std::vector<int64_t> out_sizes{self.size(0)};
-  out_sizes.insert(out_sizes.end(), self.sizes().begin() + 2, self.sizes().end());
-  if (target.sizes() != IntArrayRef(out_sizes)) {
+  // The sizes as SymInts: the comparison with the target's guards a symbolic size, the
+  // reshapes keep it (reading them as integers specialized every size).
+  std::vector<SymInt> out_sizes{sym_size(self, 0)};
+  SymInt rows_count = sym_size(self, 0);
+  for (int64_t d = 2; d < self.dim(); ++d) {
+    out_sizes.push_back(sym_size(self, d));
+    rows_count = rows_count * sym_size(self, d);
+  }
+  bool target_fits = target.dim() == static_cast<int64_t>(out_sizes.size());
+  for (int64_t d = 0; target_fits && d < target.dim(); ++d)
+    target_fits = sym_size(target, d) == out_sizes[static_cast<size_t>(d)];
+  if (!target_fits) {
+    std::vector<int64_t> expected{self.size(0)};
+    expected.insert(expected.end(), self.sizes().begin() + 2, self.sizes().end());
     if (self.dim() == 4) {
       EMBER_FAIL() << "size mismatch (got input: " << self.sizes() << " , target: " << target.sizes();
     }
-    EMBER_FAIL() << "Expected target size " << IntArrayRef(out_sizes) << ", got " << target.sizes();
+    EMBER_FAIL() << "Expected target size " << IntArrayRef(expected) << ", got " << target.sizes();
   }
-  const int64_t C = self.size(1);
   std::vector<int64_t> perm{0};
   for (int64_t d = 2; d < self.dim(); ++d) perm.push_back(d);
   perm.push_back(1);
-  const Tensor rows = reshape(permute(self, perm), {-1, C});
-  const Tensor flat_target = reshape(target, {-1});
+  const Tensor rows = reshape(permute(self, perm), {rows_count, sym_size(self, 1)});
+  const Tensor flat_target = reshape(target, {rows_count});
   const Tensor loss =
       std::get<0>(nll_loss_forward(rows, flat_target, a[2].to_optional_tensor(), reduction, a[4].to_int()));
-  return {reduction == kNone ? reshape(loss, out_sizes) : loss};
+  return {reduction == kNone ? reshape(loss, SymIntArrayRef(out_sizes)) : loss};
 }
 
 // --- cross entropy ---------------------------------------------------------------------------

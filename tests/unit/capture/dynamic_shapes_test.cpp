@@ -545,6 +545,42 @@ TEST_F(DynamicShapes, GroupNormWithChannelsAMultipleOfTheGroupsGuardsOnlyTheDivi
   }
 }
 
+// nll_loss_nd over (N, C, d1, ...) inputs (cross entropy over images, a per-pixel loss)
+// compares the target's sizes and lays the input out as rows over SymInts: a changing
+// batch compiles a static and then one symbolic entry, and under dynamic=true the batch
+// and the image sizes stay symbolic (each recompiled for every size before). The classes
+// are read by nll_loss_forward without a weight (ops/batch_meta.cpp), so they stay fixed
+// here.
+TEST_F(DynamicShapes, SpatialCrossEntropyKeepsTheBatchAndImageSizesSymbolic) {
+  LogCapture logs;
+  set_logs("dynamic");
+  // A pixel's class: its flat position modulo c (every class occurs).
+  auto targets = [](int64_t n, int64_t c, int64_t h, int64_t w) {
+    return remainder(arange(n * h * w, TensorOptions(kInt64)), Scalar(c)).reshape({n, h, w});
+  };
+  for (const char* how : {"none", "mean", "sum"}) {
+    const std::string r = std::string("reduction ") + how;
+    auto ce = [how](const Tensor& x, const Tensor& t) { return cross_entropy(x, t, std::nullopt, -100, how); };
+    auto batch = compile(ce, {.backend = "inductor", .name = "pixel_ce_batch"});
+    for (int64_t n : {2, 3, 5, 7}) {
+      const Tensor x = randn({n, 4, 3, 5}), t = targets(n, 4, 3, 5);
+      expect_eager_result(batch, ce, r + " batch " + std::to_string(n), x, t);
+    }
+    EXPECT_EQ(batch.cache_size(), 2u) << r << "\n" << logs.text();
+    auto every = compile(ce, {.backend = "inductor", .name = "pixel_ce_sizes", .dynamic = true});
+    for (int64_t k : {2, 3, 5, 7}) {
+      const Tensor x = randn({k, 4, k + 1, k + 3}), t = targets(k, 4, k + 1, k + 3);
+      expect_eager_result(every, ce, r + " sizes " + std::to_string(k), x, t);
+    }
+    EXPECT_EQ(every.cache_size(), 1u) << r << "\n" << logs.text();
+  }
+  // The only size read as an integer: the classes, by nll_loss_forward.
+  for (const std::string& line : logs.lines) {
+    if (line.find("specialized") == std::string::npos) continue;
+    EXPECT_NE(line.find("(arg0.size(1)) = 4: aten::nll_loss_forward"), std::string::npos) << line;
+  }
+}
+
 // grid_sampler_2d compares its sizes as SymInts, reshapes and gathers over them, and takes
 // the input's height and width in its pixel arithmetic as size tensors when they are
 // symbolic: every interpolation and padding mode keeps every size symbolic.
