@@ -360,21 +360,16 @@ Stack nll_loss_nd_decomposition(const Stack& a) {
   const int64_t reduction = checked_reduction(a[3]);
   // The sizes as SymInts: the comparison with the target's guards a symbolic size, the
   // reshapes keep it (reading them as integers specialized every size).
-  std::vector<SymInt> out_sizes{sym_size(self, 0)};
-  SymInt rows_count = sym_size(self, 0);
-  for (int64_t d = 2; d < self.dim(); ++d) {
-    out_sizes.push_back(sym_size(self, d));
-    rows_count = rows_count * sym_size(self, d);
-  }
-  bool target_fits = target.dim() == static_cast<int64_t>(out_sizes.size());
-  for (int64_t d = 0; target_fits && d < target.dim(); ++d)
-    target_fits = sym_size(target, d) == out_sizes[static_cast<size_t>(d)];
-  if (!target_fits) {
-    std::vector<int64_t> expected{self.size(0)};
-    expected.insert(expected.end(), self.sizes().begin() + 2, self.sizes().end());
+  std::vector<SymInt> out_sizes = sym_sizes(self);
+  out_sizes.erase(out_sizes.begin() + 1);  // (N, d1, ...)
+  SymInt rows_count = 1;
+  for (const SymInt& s : out_sizes) rows_count = rows_count * s;
+  if (sym_sizes(target) != out_sizes) {
     if (self.dim() == 4) {
       EMBER_FAIL() << "size mismatch (got input: " << self.sizes() << " , target: " << target.sizes();
     }
+    std::vector<int64_t> expected = self.sizes().vec();
+    expected.erase(expected.begin() + 1);
     EMBER_FAIL() << "Expected target size " << IntArrayRef(expected) << ", got " << target.sizes();
   }
   std::vector<int64_t> perm{0};

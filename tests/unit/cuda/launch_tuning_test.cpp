@@ -159,7 +159,7 @@ TEST(LaunchTuningCache, AChoiceTimedOverAWarmL2IsNotRead) {
   EXPECT_NE(why.find("ember launch tuning 2"), std::string::npos) << why;
 }
 
-TEST(LaunchTuningFlush, EachTimedLaunchFollowsAZeroingOfTwiceTheL2) {
+TEST(LaunchTuningFlush, TheFlushZeroesTwiceTheL2) {
   constexpr int64_t MiB = 1 << 20;
   EXPECT_EQ(l2_flush_bytes(50 * MiB), 100 * MiB);  // an H100's L2
   EXPECT_EQ(l2_flush_bytes(60 * MiB), 120 * MiB);
