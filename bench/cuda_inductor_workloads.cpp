@@ -1,4 +1,4 @@
-// bench/cuda_inductor_workloads.cpp — W1–W7 of docs/workloads.md on cuda:0, eager against
+// bench/cuda_inductor_workloads.cpp — W1–W9 of docs/workloads.md on cuda:0, eager against
 // compiled with the "inductor" backend (graphs on CUDA: generated NVRTC kernels, GEMMs and
 // convolutions as the eager CUDA ops). Each row: eager ms and compiled ms (device time,
 // CUDA events, the median of --iters calls after warm-up, as bench_cuda_eager_workloads
@@ -19,6 +19,14 @@
 // generated kernels (Note [inductor], "Launch tuning"): off (the heuristic's launches),
 // default (row kernels lightly, as compile mode "default"), max (every kernel's candidates,
 // as "max-autotune"); the first call of each compiled function tunes, before any timing.
+// The training rows W8 and W9 (whole steps: forward and loss compiled, backward through the
+// compiled backward graph, the optimizer's step compiled as a function of its own, as on
+// the CPU: bench/training_workloads.h) compare the compiled copy's loss, gradients,
+// parameters and buffers after its first step with the eager copy's after its first, at
+// bench_inductor_workloads' tolerances (bench/compare.h), before any timing; their "ro"
+// columns compile the step's two functions with CUDA graphs, and their diff is the loss
+// of a replayed step against the eager copy's step of the same index (both copies step
+// equally often in between).
 // Built with EMBER_CUDA=OFF it says that CUDA is not compiled in.
 #include <unistd.h>
 
@@ -31,11 +39,13 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "compare.h"
 #include "cuda_timing.h"
 #include "ember/compile.h"
 #include "ember/config.h"
 #include "ember/cuda.h"
 #include "inductor/inductor.h"
+#include "training_workloads.h"
 #ifdef EMBER_CUDA
 #include "core/cuda.h"
 #include "kernels/cuda/nvrtc.h"
@@ -70,17 +80,18 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
 /// output's allocation and its launch).
 void print_launch_floor(const Tensor& one, int iters) {
   const int device = 0;
-  void* empty_kernel = kernels::cuda::get_kernel(
-      "extern \"C\" __global__ void ember_bench_empty_kernel() {}", "ember_bench_empty_kernel", device);
+  void* empty_kernel = kernels::cuda::get_kernel("extern \"C\" __global__ void ember_bench_empty_kernel() {}",
+                                                 "ember_bench_empty_kernel", device);
   void* no_args[1] = {nullptr};
   const bench::Timing launch = bench::cuda_median_ms(
-      [&] { kernels::cuda::launch_kernel(empty_kernel, 1, 32, no_args, core::cuda::current_stream_handle(device)); },
-      3, iters);
-  const bench::Timing alloc = bench::cuda_median_ms(
-      [&] { core::cuda::device_free(core::cuda::device_alloc(4, device)); }, 3, iters);
+      [&] { kernels::cuda::launch_kernel(empty_kernel, 1, 32, no_args, core::cuda::current_stream_handle(device)); }, 3,
+      iters);
+  const bench::Timing alloc =
+      bench::cuda_median_ms([&] { core::cuda::device_free(core::cuda::device_alloc(4, device)); }, 3, iters);
   const bench::Timing eager = bench::cuda_median_ms([&] { (void)(one + 1); }, 3, iters);
-  std::printf("L1 floor, host us: cuLaunchKernel of an empty kernel %.2f, allocator malloc+free %.2f, eager x + 1 %.2f\n",
-              launch.host_ms * 1e3, alloc.host_ms * 1e3, eager.host_ms * 1e3);
+  std::printf(
+      "L1 floor, host us: cuLaunchKernel of an empty kernel %.2f, allocator malloc+free %.2f, eager x + 1 %.2f\n",
+      launch.host_ms * 1e3, alloc.host_ms * 1e3, eager.host_ms * 1e3);
 }
 #endif
 
@@ -116,15 +127,17 @@ int main(int argc, char** argv) {
     return 1;
   }
   register_builtin_backends();
-  std::printf("Ember on cuda:0, %s: eager against inductor-compiled; ms: median of %d calls (CUDA events); launch "
-              "tuning: %s\n",
-              cuda::get_device_name(0).c_str(), iters, tuning.c_str());
+  std::printf(
+      "Ember on cuda:0, %s: eager against inductor-compiled; ms: median of %d calls (CUDA events); launch "
+      "tuning: %s\n",
+      cuda::get_device_name(0).c_str(), iters, tuning.c_str());
   std::printf("%-6s | %-36s | %9s | %9s | %8s | %9s | %10s | %7s | %7s | %6s | %s\n", "id", "workload", "eager ms",
               "comp ms", "host ms", "ro ms", "ro host ms", "kernels", "externs", "cold s", "max rel diff (ro)");
   namespace fs = std::filesystem;
   const fs::path cache_root = fs::temp_directory_path() / ("ember_bench_cuda_inductor_" + std::to_string(getpid()));
   auto workloads = bench::memory_bound_workloads({}, kCUDA);
   for (auto& w : bench::block_workloads({}, kCUDA)) workloads.push_back(std::move(w));
+  for (auto& w : bench::training_workloads({}, kCUDA)) workloads.push_back(std::move(w));
   const Tensor one = zeros({1}, TensorOptions(kFloat).device(kCUDA));
   auto l1 = [](const Tensor& x) { return x + 1; };
   workloads.push_back({"L1", "x + 1, x[1] (one tiny op)", [one, l1] { return l1(one); }, 0,
@@ -139,13 +152,34 @@ int main(int argc, char** argv) {
     try {
       fs::create_directories(cache_root / w.id);
       config().inductor.cache_dir = (cache_root / w.id).string();
+      // A training row's first eager step, before its compiled copy's first: both start
+      // from the same parameters, and their states after it are compared.
+      const std::vector<bench::CheckedTensors> expected_step =
+          w.state ? bench::results_of(w, w.run(), w.state) : std::vector<bench::CheckedTensors>{};
       const bench::CompiledCall compiled = w.compile("inductor");
       const auto t0 = std::chrono::steady_clock::now();
       const Tensor got = compiled.call();
       cuda::synchronize();
       const double cold_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      const Tensor want = w.run();
-      const double diff = max_abs_diff(got, want);
+      // diff: max |compiled - eager| / (1 + |eager|) of the output; a training row's: the
+      // largest absolute difference over its state, each group held to its own tolerance.
+      std::string failed_groups;
+      double diff = 0;
+      bool close = true;
+      if (w.state) {
+        const bench::Diff d =
+            bench::compare_groups(bench::results_of(w, got, compiled.state), expected_step, &failed_groups);
+        diff = d.max_abs;
+        close = d.close;
+      }
+      // A training row steps its eager copy only as often as its compiled copy (each timing
+      // below runs both the same number of times), so that its replayed step is compared
+      // with the eager step of the same index.
+      const Tensor want = w.state ? Tensor() : w.run();
+      if (!w.state) {
+        diff = max_abs_diff(got, want);
+        close = diff <= 1e-2;
+      }
       const inductor::CompileReport report = inductor::last_compile_report();
       const bench::Timing e = bench::cuda_median_ms([&] { (void)w.run(); }, 3, iters);
       const bench::Timing c = bench::cuda_median_ms([&] { (void)compiled.call(); }, 3, iters);
@@ -162,13 +196,19 @@ int main(int argc, char** argv) {
       }
       config().inductor.cudagraphs = false;
       (void)graphed.call();
-      const double ro_diff = max_abs_diff(graphed.call(), want);
+      // A training row: the eager copy takes the two steps the compiled copy took in the
+      // graphed function's warm-up and capture, then the replayed step's loss is compared
+      // with the eager step of the same index.
+      if (w.state) (void)w.run(), (void)w.run();
+      const Tensor ro_got = graphed.call();
+      const double ro_diff = max_abs_diff(ro_got, w.state ? w.run() : want);
       const bench::Timing r = bench::cuda_median_ms([&] { (void)graphed.call(); }, 3, iters);
-      const bool mismatch = !(diff <= 1e-2) || !(ro_diff <= 1e-2);
+      const bool mismatch = !close || !(ro_diff <= 1e-2);
       failed = failed || mismatch;
-      std::printf("%-6s | %-36s | %9.4f | %9.4f | %8.4f | %9.4f | %10.4f | %7zu | %7zu | %6.2f | %.2e (%.2e)%s\n",
+      std::printf("%-6s | %-36s | %9.4f | %9.4f | %8.4f | %9.4f | %10.4f | %7zu | %7zu | %6.2f | %.2e (%.2e)%s%s\n",
                   w.id.c_str(), w.what.c_str(), e.device_ms, c.device_ms, c.host_ms, r.device_ms, r.host_ms,
-                  report.kernels.size(), report.extern_calls.size(), cold_s, diff, ro_diff, mismatch ? " MISMATCH" : "");
+                  report.kernels.size(), report.extern_calls.size(), cold_s, diff, ro_diff, mismatch ? " MISMATCH" : "",
+                  failed_groups.empty() ? "" : (" (" + failed_groups + ")").c_str());
     } catch (const Error& e) {
       failed = true;
       std::printf("%-6s | %-36s | error: %s\n", w.id.c_str(), w.what.c_str(), e.what());

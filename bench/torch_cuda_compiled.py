@@ -1,4 +1,4 @@
-"""W1-W7 and L1 on cuda:0 with torch.compile, in both of the modes a GPU user picks from:
+"""W1-W9 and L1 on cuda:0 with torch.compile, in both of the modes a GPU user picks from:
 the default (Triton kernels launched by inductor's wrapper) and mode="reduce-overhead"
 (the same kernels replayed as CUDA graphs by cudagraph trees). Run by
 `torch_workloads.py --device cuda --compile`; the Ember side is bench_cuda_inductor_workloads,
@@ -41,9 +41,16 @@ def max_rel_diff(actual, expected):
 
 
 def compiled_row(w, mode, iters, median_ms):
-    """(ms, host ms, cold compile s, max diff) of w.run compiled in `mode`."""
+    """(ms, host ms, cold compile s, max diff) of w.run compiled in `mode`. A training row
+    (W8, W9) compiles its step's forward and optimizer step (its compile_mode), as Ember's
+    program does; its copies have stepped apart by then, so its diff is None (the state
+    after the first step is compared by training_check)."""
     torch._dynamo.reset()
-    fn = torch.compile(w.run, mode=None if mode == "default" else mode)
+    compile_mode = getattr(w, "compile_mode", None)
+    if compile_mode is not None:
+        fn = compile_mode(None if mode == "default" else mode)
+    else:
+        fn = torch.compile(w.run, mode=None if mode == "default" else mode)
     torch.cuda.synchronize()
     t0 = time.perf_counter()
     out = fn()
@@ -54,9 +61,21 @@ def compiled_row(w, mode, iters, median_ms):
     out = fn()
     out = [t.clone() if isinstance(t, torch.Tensor) else t for t in (out if isinstance(out, (list, tuple)) else [out])]
     torch.cuda.synchronize()
-    diff = max_rel_diff(out, expected)
+    diff = None if compile_mode is not None else max_rel_diff(out, expected)
     ms, host_ms = median_ms(fn, warmup=5, iters=iters, host=True)
     return ms, host_ms, cold_s, diff
+
+
+def training_check(w):
+    """A training row's first eager step and its compiled copy's first (default mode): the
+    loss, gradients, parameters and buffers compared group by group at the CPU rows'
+    tolerances (torch_workloads.compare_groups). (max |diff|, close, failed groups)."""
+    import torch_workloads as tw
+
+    torch._dynamo.reset()
+    expected = w.results(w.run(), False)
+    out = w.compile_mode(None)()
+    return tw.compare_groups(w.results(out, True), expected)
 
 
 def cuda_compiled_main(args):
@@ -83,6 +102,12 @@ def cuda_compiled_main(args):
         for w in tw.memory_bound_rows("cuda") + tw.block_workloads("cuda") + [tw.launch_row()]:
             if only and not any(w.id.startswith(o) for o in only):
                 continue
+            state_note = ""
+            if getattr(w, "compile_mode", None) is not None:
+                state_diff, state_close, state_failed = training_check(w)
+                state_note = f" | state after step 1: {state_diff:.2e}" + ("" if state_close else
+                                                                            f" MISMATCH ({', '.join(state_failed)})")
+                failed |= not state_close
             eager_ms = tw.cuda_median_ms(w.run, iters=args.iters)
             row = {"id": w.id, "workload": w.what, "eager_ms": eager_ms, "nbytes": w.nbytes}
             if w.nbytes:
@@ -96,13 +121,14 @@ def cuda_compiled_main(args):
                     row[m] = {"error": f"{type(e).__name__}: {e}"}
                     failed = True
                     continue
-                mark = " MISMATCH" if diff > TOL else ""
-                failed |= diff > TOL
-                line += f" | {ms:20.3f} | {host_ms:8.4f} | {cold_s:7.2f} | {diff:9.2e}{mark}"
+                mark = " MISMATCH" if diff is not None and diff > TOL else ""
+                failed |= bool(mark)
+                diff_text = "-" if diff is None else f"{diff:9.2e}"
+                line += f" | {ms:20.3f} | {host_ms:8.4f} | {cold_s:7.2f} | {diff_text:>9}{mark}"
                 row[m] = {"ms": ms, "host_ms": host_ms, "cold_s": cold_s, "max_diff": diff}
                 if w.nbytes:
                     row[m]["gbps"] = w.nbytes / (ms * 1e-3) / 1e9
-            print(line, flush=True)
+            print(line + state_note, flush=True)
             rows.append(row)
     for m in MODES:
         ratios = [r["eager_ms"] / r[m]["ms"] for r in rows if "ms" in r.get(m, {}) and r["id"] != "L1"]

@@ -60,7 +60,7 @@ class TrainingRow:
     def __init__(self, wid, what, make_block, make_opt, x, param_atol, seed):
         self.id, self.what, self.x, self.param_atol = wid, what, x, param_atol
         torch.manual_seed(seed)
-        self.block = make_block().train()
+        self.block = make_block().train().to(x.device)
         self.cblock = copy.deepcopy(self.block)
         self.opt, self.copt = make_opt(self.block.parameters()), make_opt(self.cblock.parameters())
         self.parts = TrainingParts(
@@ -88,9 +88,22 @@ class TrainingRow:
     def eager_step(self):
         return self._step(self.opt, self.parts.forward, self.opt.step, self.parts.eager_phases)
 
-    def make_compiled_step(self):
-        forward = self.parts.compile_forward()
-        opt_step = torch_settings.compile(self.copt.step)
+    def make_compiled_step(self, mode=None):
+        """The compiled step: the forward and loss, and the optimizer's step, each compiled
+        (with torch.compile's `mode` when given, e.g. "reduce-overhead" on a GPU)."""
+        if mode is None:
+            forward = self.parts.compile_forward()
+        else:
+            cf = torch_settings.compile(lambda t: self.cblock(t).sum(), mode=mode)
+            forward = lambda: cf(self.x)  # noqa: E731
+        opt_step = torch_settings.compile(self.copt.step, **({} if mode is None else {"mode": mode}))
+        if mode == "reduce-overhead":
+            # cudagraph trees: each step is a new iteration, whose replays may overwrite the
+            # outputs of the last one (its loss, its saved tensors) once backward is done.
+            def step():
+                torch.compiler.cudagraph_mark_step_begin()
+                return self._step(self.copt, forward, opt_step, self.parts.compiled_phases)
+            return step
         return lambda: self._step(self.copt, forward, opt_step, self.parts.compiled_phases)
 
     def results(self, loss, compiled):
@@ -103,11 +116,12 @@ class TrainingRow:
                 ("buffers (running stats)", [b.detach().double() for b in block.buffers()], ATOL, OF_MAX)]
 
 
-def training_workloads():
-    """W8 and W9 at docs/workloads.md's sizes."""
+def training_workloads(device="cpu"):
+    """W8 and W9 at docs/workloads.md's sizes, inputs and blocks made on the CPU and moved
+    to `device`."""
     torch.manual_seed(0)
-    x8 = torch.randn(8, 128, 768)
-    x9 = torch.randn(8, 64, 56, 56)
+    x8 = torch.randn(8, 128, 768).to(device)
+    x9 = torch.randn(8, 64, 56, 56).to(device)
     return [
         TrainingRow("W8", "W5 train step + AdamW, x[8,128,768]", Block,
                     lambda p: torch.optim.AdamW(p, lr=W8_LR, weight_decay=0.01), x8, 2 * W8_LR + ATOL, 8),

@@ -208,8 +208,7 @@ def memory_bound_rows(device="cpu"):
 
 
 def block_workloads(device="cpu"):
-    """The rows W4-W9 (on a device: W4-W7), parameters and inputs made on the CPU and
-    moved to `device`."""
+    """The rows W4-W9, parameters and inputs made on the CPU and moved to `device`."""
     torch.manual_seed(0)
     mlp, gpt, basic, mlp_train = MLPBlock(), Block(), BasicBlock(), MLPBlock()
     for m in (mlp, gpt, basic):
@@ -229,11 +228,11 @@ def block_workloads(device="cpu"):
         infer("W6", "BasicBlock eval, x[8,64,56,56]", basic, x6),
         w7_row(mlp_train, x7, g7),
     ]
-    if device != "cpu":
-        return rows
-    for t in training_workloads():
-        rows.append(Row(t.id, t.what, t.eager_step, make_compiled=t.make_compiled_step, results=t.results,
-                        training=t.parts))
+    for t in training_workloads(device):
+        row = Row(t.id, t.what, t.eager_step, make_compiled=t.make_compiled_step, results=t.results,
+                  training=t.parts)
+        row.compile_mode = t.make_compiled_step  # torch_cuda_compiled: the step compiled in a mode
+        rows.append(row)
     return rows
 
 

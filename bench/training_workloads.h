@@ -60,14 +60,16 @@ inline std::vector<CheckedTensors> state_of(const TrainCopy& copy, double param_
   return {grads, params, buffers};
 }
 
-/// A training row: `make_block` and `make_opt` build each copy from `seed`; the step is
-/// zero_grad (set to none), loss = sum_loss(block, x), loss.backward(), opt.step().
+/// A training row: `make_block` and `make_opt` build each copy from `seed` (the block made
+/// on the CPU, then moved to x's device); the step is zero_grad (set to none),
+/// loss = sum_loss(block, x), loss.backward(), opt.step().
 template <typename MakeBlock, typename MakeOpt>
 Workload training_row(const std::string& id, const std::string& what, MakeBlock make_block, MakeOpt make_opt,
                       const Tensor& x, double param_atol, uint64_t seed) {
   auto make_copy = [&] {
     manual_seed(seed);
     std::shared_ptr<nn::UnaryModule> block = make_block();
+    block->to(x.device());
     block->train();
     return TrainCopy{block, make_opt(block->parameters())};
   };
@@ -120,11 +122,12 @@ Workload training_row(const std::string& id, const std::string& what, MakeBlock 
 
 }  // namespace detail
 
-/// W8 and W9 at `shapes`, parameters from the default init (seeded).
-inline std::vector<Workload> training_workloads(const TrainingShapes& shapes = {}) {
+/// W8 and W9 at `shapes`, parameters from the default init (seeded); inputs and blocks are
+/// made on the CPU and moved to `device` (the same values on every device).
+inline std::vector<Workload> training_workloads(const TrainingShapes& shapes = {}, Device device = kCPU) {
   manual_seed(0);
-  Tensor x8 = randn({shapes.gpt_batch, shapes.gpt_seq, 768});
-  Tensor x9 = randn({shapes.conv_batch, 64, shapes.conv_hw, shapes.conv_hw});
+  Tensor x8 = randn({shapes.gpt_batch, shapes.gpt_seq, 768}).to(device);
+  Tensor x9 = randn({shapes.conv_batch, 64, shapes.conv_hw, shapes.conv_hw}).to(device);
   // AdamW's first update is lr * g / (|g| + eps): about ±lr for every gradient element
   // well above eps, whatever its size, so an element whose eager value is within rounding
   // of zero may step the other way when compiled: its parameter then differs by up to

@@ -46,16 +46,18 @@ bool lowerable_row(const std::string& name, int arity) {
   if (it == scalar_rows().end() || it->second.arity != arity) return false;
   const std::string kind = it->second.kind;
   if (name == "div_trunc" || name == "div_floor") return false;
-  return kind == "FloatPromote" || kind == "FloatOnly" || kind == "Same" || kind == "SameNoBool" ||
-         kind == "Arith" || kind == "ArithNoBool";
+  return kind == "FloatPromote" || kind == "FloatOnly" || kind == "Same" || kind == "SameNoBool" || kind == "Arith" ||
+         kind == "ArithNoBool";
 }
 
 /// Functions of the lowering table that are not rows of scalar_ops.def; the same
 /// formulas as the eager kernels in ops/pointwise.cpp (ClampOp, GeluErf, GeluTanh).
 const std::map<std::string, std::string>& extra_functions() {
   static const std::map<std::string, std::string> fns = {
-      {"op_clamp_min", "template <typename T> inline T op_clamp_min(T x, T lo) { return where(x != x, x, where(x > lo, x, lo)); }"},
-      {"op_clamp_max", "template <typename T> inline T op_clamp_max(T x, T hi) { return where(x != x, x, where(x < hi, x, hi)); }"},
+      {"op_clamp_min",
+       "template <typename T> inline T op_clamp_min(T x, T lo) { return where(x != x, x, where(x > lo, x, lo)); }"},
+      {"op_clamp_max",
+       "template <typename T> inline T op_clamp_max(T x, T hi) { return where(x != x, x, where(x < hi, x, hi)); }"},
       {"op_gelu_erf",
        "template <typename T> inline T op_gelu_erf(T x) { return T(0.5) * x * (T(1) + erf(x * T(M_SQRT1_2))); }"},
       {"op_gelu_tanh",
@@ -97,7 +99,8 @@ class BodyBuilder {
     if (a.kind != Arg::Kind::Value) return fail("argument " + std::to_string(i) + " is not a tensor");
     const TensorMeta& m = a.value.node->meta().at(a.value.index);
     if (m.undefined || !(core::cuda::normalize_device(m.device) == device_))
-      return fail(device_.type == DeviceType::CPU ? "an input is not a CPU tensor" : "an input is not on " + device_.str());
+      return fail(device_.type == DeviceType::CPU ? "an input is not a CPU tensor"
+                                                  : "an input is not on " + device_.str());
     if (mask ? m.dtype != kBool : !lowered_dtype(m.dtype, device_)) {
       return fail(std::string("an input has dtype ") + std::string(scalar_type_name(m.dtype)));
     }
@@ -240,7 +243,9 @@ PointwiseLowering binary_row(const std::string& row, std::vector<std::string> re
 /// inputs' own (one floating dtype), so the body compares exactly what eager compares.
 PointwiseLowering compare_row(const std::string& row) {
   return {{"self", "other"},
-          [row](const Node&, BodyBuilder& b) { return b.call("op_" + row, {b.load(0), b.operand(1)}); },
+          [row](const Node&, BodyBuilder& b) {
+            return b.call("op_" + row, {b.load(0), b.operand(1)});
+          },
           /*mask=*/true};
 }
 
@@ -534,15 +539,24 @@ std::vector<std::pair<std::string, std::vector<std::string>>> lowering_table() {
 
 const char* row_kind_name(RowKind k) {
   switch (k) {
-    case RowKind::Sum: return "sum";
-    case RowKind::Mean: return "mean";
-    case RowKind::Max: return "max";
-    case RowKind::Min: return "min";
-    case RowKind::Var: return "var";
-    case RowKind::Prod: return "prod";
-    case RowKind::Softmax: return "softmax";
-    case RowKind::LogSoftmax: return "log_softmax";
-    case RowKind::LayerNorm: return "layer_norm";
+    case RowKind::Sum:
+      return "sum";
+    case RowKind::Mean:
+      return "mean";
+    case RowKind::Max:
+      return "max";
+    case RowKind::Min:
+      return "min";
+    case RowKind::Var:
+      return "var";
+    case RowKind::Prod:
+      return "prod";
+    case RowKind::Softmax:
+      return "softmax";
+    case RowKind::LogSoftmax:
+      return "log_softmax";
+    case RowKind::LayerNorm:
+      return "layer_norm";
   }
   return "";
 }
@@ -594,11 +608,24 @@ LoweredGraph lower(const Graph& g) {
     log_extern_fallback(n, bisect_disabled_reason(BisectSubsystem::Lowerings));
     return false;
   };
+  // A graph for a CUDA device may compute CPU scalars (0-dim CPU tensors, as PyTorch allows
+  // beside CUDA ones: an optimizer's step count and the bias corrections made from it). The
+  // generated kernels run on the device and cannot write host memory, so those calls run
+  // their eager CPU kernels; the device kernels and extern calls that read them take them
+  // as they take any CPU scalar.
+  bool cuda_graph = false;
+  for (const auto& np : g.nodes())
+    for (const TensorMeta& m : np->meta()) cuda_graph = cuda_graph || (!m.undefined && m.device.is_cuda());
   for (const auto& np : g.nodes()) {
     const Node& n = *np;
     if (n.kind() != NodeKind::Call) continue;
     if (n.op()->kind == ops::OpKind::View) {
       out.roles[&n] = NodeRole::View;
+      continue;
+    }
+    if (cuda_graph && !n.meta().empty() && !n.meta()[0].undefined && n.meta()[0].device.is_cpu()) {
+      out.roles[&n] = NodeRole::Extern;
+      log_extern_fallback(n, "a CPU scalar in a graph for a CUDA device is computed on the host");
       continue;
     }
     {
@@ -644,10 +671,13 @@ std::string to_string(const PointwiseNode& p) {
     os << "  v" << i << " = ";
     switch (op.kind) {
       case PwOp::Kind::Load:
-        os << "load %" << op.value.node->name() << (op.value.node->num_outputs() > 1 ? "." + std::to_string(op.value.index) : "")
+        os << "load %" << op.value.node->name()
+           << (op.value.node->num_outputs() > 1 ? "." + std::to_string(op.value.index) : "")
            << " strides=" << IntArrayRef(op.strides);
         break;
-      case PwOp::Kind::Constant: os << "constant " << literal_text(op.constant); break;
+      case PwOp::Kind::Constant:
+        os << "constant " << literal_text(op.constant);
+        break;
       case PwOp::Kind::Call:
         os << op.fn << "(";
         for (size_t k = 0; k < op.args.size(); ++k) os << (k ? ", v" : "v") << op.args[k];
@@ -695,10 +725,10 @@ std::string to_string(const RowNode& r) {
   };
   os << "row %" << r.node->name() << " " << row_kind_name(r.kind) << " " << scalar_type_name(r.dtype)
      << IntArrayRef(r.in_sizes) << " -> " << IntArrayRef(r.out_sizes) << " " << row_dims_text(r)
-     << device_text(r.node->meta()[0].device) << "\n  input = "
-     << load(r.input) << "\n";
+     << device_text(r.node->meta()[0].device) << "\n  input = " << load(r.input) << "\n";
   if (r.kind == RowKind::LayerNorm)
-    os << "  weight = " << load(r.weight) << "\n  bias = " << load(r.bias) << "\n  eps = " << literal_text(r.eps) << "\n";
+    os << "  weight = " << load(r.weight) << "\n  bias = " << load(r.bias) << "\n  eps = " << literal_text(r.eps)
+       << "\n";
   if (r.kind == RowKind::Var) os << "  correction = " << literal_text(r.correction) << "\n";
   return os.str();
 }

@@ -111,7 +111,8 @@ TEST_F(InductorCudaSource, ColumnReductionsGoAThreadPerColumn) {
     EXPECT_NE(r.code.launches[i].how.find("a thread per row (columns)"), std::string::npos) << r.code.launches[i].how;
     EXPECT_EQ(r.code.launches[i].grid, 4096 / 256);
   }
-  EXPECT_NE(r.code.launches[2].how.find("a block per row"), std::string::npos) << "16 columns: too few for a thread each";
+  EXPECT_NE(r.code.launches[2].how.find("a block per row"), std::string::npos)
+      << "16 columns: too few for a thread each";
   expect_compiles(r);
 }
 
@@ -194,8 +195,7 @@ TEST_F(InductorCudaSource, SoftmaxAndLayerNormRowsThatFitHoldTheRowInRegisters) 
   return (%add, %logsm, %ln.0, %ln.1, %ln.2, %ln2.0)
 })");
   ASSERT_EQ(r.code.launches.size(), 4u) << "softmax with its prologue and epilogue, log_softmax, two layer norms";
-  for (const CudaLaunch& l : r.code.launches)
-    EXPECT_NE(l.how.find("the row in registers"), std::string::npos) << l.how;
+  for (const CudaLaunch& l : r.code.launches) EXPECT_NE(l.how.find("the row in registers"), std::string::npos) << l.how;
   const CudaLaunch& softmax = r.code.launches[0];
   EXPECT_NE(softmax.how.find("a warp per row, the row in registers (8 x 4 slots per lane, 4 elements per access"),
             std::string::npos)
@@ -241,7 +241,8 @@ TEST_F(InductorCudaSource, LongOrMisalignedRowsLeaveTheRegisterVectorForm) {
   EXPECT_FALSE(odd.aligned_check) << "rows 769 floats apart: element by element";
   EXPECT_NE(r.code.launches[2].how.find("the row in registers (1 x 1 slots per lane)"), std::string::npos)
       << r.code.launches[2].how;
-  EXPECT_NE(r.code.launches[3].how.find("(1 x 2 slots per lane, 2 elements per access when aligned)"), std::string::npos)
+  EXPECT_NE(r.code.launches[3].how.find("(1 x 2 slots per lane, 2 elements per access when aligned)"),
+            std::string::npos)
       << "doubles: 2 per 16-byte access; " << r.code.launches[3].how;
   expect_compiles(r);
 }
@@ -327,6 +328,35 @@ TEST(InductorCudaLowering, RandomHostValuesAreNotHostConstants) {
   return (%moved)
 })");
   EXPECT_TRUE(find_host_constants(*g).copies.empty()) << "a random value is drawn at every call";
+}
+
+// An optimizer's step on CUDA parameters keeps its step count on the host (a 0-dim CPU
+// tensor, as PyTorch's AdamW does) and computes its bias corrections from it there: those
+// CPU scalars are eager calls on the host, never device kernels (a kernel writing a host
+// buffer is an illegal address on the GPU), and the device kernel reads only cuda:0 tensors.
+TEST_F(InductorCudaSource, CpuScalarsInAGraphForCudaAreComputedOnTheHost) {
+  const Generated r = generate(R"(graph step {
+  %p : f32[64] device=cuda:0 = placeholder[p]
+  %g : f32[64] device=cuda:0 = placeholder[g]
+  %step : f32[] = placeholder[step]
+  %add : f32[] = aten::add.Scalar(%step, 1, 1)
+  %pow : f32[] = aten::pow.Scalar(0.9, %add)
+  %rsub : f32[] = aten::sub.Tensor(%step, %pow, 1)
+  %mul : f32[64] device=cuda:0 = aten::mul.Scalar(%g, 0.1)
+  %div : f32[64] device=cuda:0 = aten::div.Tensor(%mul, %rsub)
+  %sub : f32[64] device=cuda:0 = aten::sub.Tensor(%p, %div, 1)
+  return (%sub, %add)
+})");
+  for (const char* host : {"add", "pow", "rsub"}) {
+    const Node* n = r.graph->find(host);
+    ASSERT_NE(n, nullptr) << host;
+    EXPECT_EQ(r.lowered.roles.at(n), NodeRole::Extern)
+        << "%" << host << " is a CPU scalar: its eager kernel on the host";
+  }
+  for (const auto& [node, p] : r.lowered.pointwise)
+    EXPECT_TRUE(node->meta()[0].device.is_cuda()) << "%" << node->name() << " lowered into a device kernel";
+  EXPECT_EQ(r.lowered.roles.at(r.graph->find("mul")), NodeRole::Pointwise) << "the device's own work still fuses";
+  expect_compiles(r);
 }
 
 }  // namespace
