@@ -80,18 +80,17 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
 /// output's allocation and its launch).
 void print_launch_floor(const Tensor& one, int iters) {
   const int device = 0;
-  void* empty_kernel = kernels::cuda::get_kernel("extern \"C\" __global__ void ember_bench_empty_kernel() {}",
-                                                 "ember_bench_empty_kernel", device);
+  void* empty_kernel = kernels::cuda::get_kernel(
+      "extern \"C\" __global__ void ember_bench_empty_kernel() {}", "ember_bench_empty_kernel", device);
   void* no_args[1] = {nullptr};
   const bench::Timing launch = bench::cuda_median_ms(
-      [&] { kernels::cuda::launch_kernel(empty_kernel, 1, 32, no_args, core::cuda::current_stream_handle(device)); }, 3,
-      iters);
-  const bench::Timing alloc =
-      bench::cuda_median_ms([&] { core::cuda::device_free(core::cuda::device_alloc(4, device)); }, 3, iters);
+      [&] { kernels::cuda::launch_kernel(empty_kernel, 1, 32, no_args, core::cuda::current_stream_handle(device)); },
+      3, iters);
+  const bench::Timing alloc = bench::cuda_median_ms(
+      [&] { core::cuda::device_free(core::cuda::device_alloc(4, device)); }, 3, iters);
   const bench::Timing eager = bench::cuda_median_ms([&] { (void)(one + 1); }, 3, iters);
-  std::printf(
-      "L1 floor, host us: cuLaunchKernel of an empty kernel %.2f, allocator malloc+free %.2f, eager x + 1 %.2f\n",
-      launch.host_ms * 1e3, alloc.host_ms * 1e3, eager.host_ms * 1e3);
+  std::printf("L1 floor, host us: cuLaunchKernel of an empty kernel %.2f, allocator malloc+free %.2f, eager x + 1 %.2f\n",
+              launch.host_ms * 1e3, alloc.host_ms * 1e3, eager.host_ms * 1e3);
 }
 #endif
 
@@ -127,10 +126,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   register_builtin_backends();
-  std::printf(
-      "Ember on cuda:0, %s: eager against inductor-compiled; ms: median of %d calls (CUDA events); launch "
-      "tuning: %s\n",
-      cuda::get_device_name(0).c_str(), iters, tuning.c_str());
+  std::printf("Ember on cuda:0, %s: eager against inductor-compiled; ms: median of %d calls (CUDA events); launch "
+              "tuning: %s\n",
+              cuda::get_device_name(0).c_str(), iters, tuning.c_str());
   std::printf("%-6s | %-36s | %9s | %9s | %8s | %9s | %10s | %7s | %7s | %6s | %s\n", "id", "workload", "eager ms",
               "comp ms", "host ms", "ro ms", "ro host ms", "kernels", "externs", "cold s", "max rel diff (ro)");
   namespace fs = std::filesystem;

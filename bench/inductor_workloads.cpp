@@ -33,8 +33,8 @@
 // with inductor.freezing on (Note [freezing]: parameters as constants, GEMM weights packed once with
 // their epilogue inside). With W4 or W5 selected, two last tables give their GEMMs' GFLOP/s: inside
 // the compiled workload (the kernel profile of a new compile: each extern mm/addmm, or frozen linear
-// with its epilogue, mean ms over the calls), and alone at the workload's shapes, unpacked (the eager mm the compiled
-// graph calls, epilogue not counted) and packed with its epilogue (what freezing calls), beside the machine's FMA peak
+// with its epilogue, mean ms over the calls), and alone at the workload's shapes, unpacked (the eager mm the compiled graph calls, epilogue not
+// counted) and packed with its epilogue (what freezing calls), beside the machine's FMA peak
 // measured by a loop of independent vector FMAs on 1 and on OMP_NUM_THREADS threads. Threads: OMP_NUM_THREADS (run
 // bench/torch_workloads.py --compile with the same number; bench/run_side_by_side.sh
 // runs both).
@@ -43,11 +43,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <cctype>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -354,19 +354,17 @@ void print_gemm_table(const std::vector<WorkloadGemm>& gemms, int iters, double 
                       const std::string& profiled) {
   const int threads = omp_get_max_threads();
   if (!profiled.empty()) {
-    std::printf(
-        "\nGEMMs of W4/W5 inside the compiled workload (kernel profile of a new compile, %d calls: each extern "
-        "mm/addmm, or frozen linear with its epilogue, mean ms), %d threads; FMA peak %.1f GFLOP/s\n",
-        std::max(iters, 3) + 1, threads, peak);
+    std::printf("\nGEMMs of W4/W5 inside the compiled workload (kernel profile of a new compile, %d calls: each extern "
+                "mm/addmm, or frozen linear with its epilogue, mean ms), %d threads; FMA peak %.1f GFLOP/s\n",
+                std::max(iters, 3) + 1, threads, peak);
     std::printf("%-8s | %-62s | %9s | %8s | %s\n", "id", "step", "mean ms", "GFLOP/s", "% of peak");
     std::printf("%s", profiled.c_str());
   }
-  std::printf(
-      "\nGEMMs of W4/W5 alone at the workload's shapes, %d threads. FMA peak (vector FMA loop): %.1f GFLOP/s on 1 "
-      "thread, %.1f on %d.\nunpacked: the eager mm an unfrozen compiled graph calls (autotuned, Note [sgemm "
-      "autotuning]; its epilogue is a generated kernel, not counted); packed: freezing's oneDNN matmul on the "
-      "weight packed once, bias and epilogue inside. GFLOP/s = 2mkn / median time.\n",
-      threads, peak1, peak, threads);
+  std::printf("\nGEMMs of W4/W5 alone at the workload's shapes, %d threads. FMA peak (vector FMA loop): %.1f GFLOP/s on 1 "
+              "thread, %.1f on %d.\nunpacked: the eager mm an unfrozen compiled graph calls (autotuned, Note [sgemm "
+              "autotuning]; its epilogue is a generated kernel, not counted); packed: freezing's oneDNN matmul on the "
+              "weight packed once, bias and epilogue inside. GFLOP/s = 2mkn / median time.\n",
+              threads, peak1, peak, threads);
   std::printf("%-8s | %-28s | %16s | %10s | %8s | %9s | %8s | %9s | %s\n", "id", "GEMM", "m x k x n", "unpacked ms",
               "GFLOP/s", "% of peak", "packed ms", "GFLOP/s", "% of peak");
   manual_seed(0);
@@ -378,15 +376,15 @@ void print_gemm_table(const std::vector<WorkloadGemm>& gemms, int iters, double 
     Tensor out = empty({g.m, g.n});
     std::vector<const float*> operands;
     for (const auto& op : g.post_ops)
-      if (op.kind == kernels::cpu::LinearPostOp::Kind::Add)
-        operands.push_back(static_cast<const float*>(res.raw_data_ptr()));
-    const auto [unpacked_ms, packed_ms] = interleaved_median_ms(
-        [&] { return mm(x, wt); },
-        [&] {
-          packed.run(static_cast<const float*>(x.raw_data_ptr()), operands, static_cast<float*>(out.raw_data_ptr()));
-          return out;
-        },
-        iters);
+      if (op.kind == kernels::cpu::LinearPostOp::Kind::Add) operands.push_back(static_cast<const float*>(res.raw_data_ptr()));
+    const auto [unpacked_ms, packed_ms] = interleaved_median_ms([&] { return mm(x, wt); },
+                                                                [&] {
+                                                                  packed.run(static_cast<const float*>(x.raw_data_ptr()),
+                                                                             operands,
+                                                                             static_cast<float*>(out.raw_data_ptr()));
+                                                                  return out;
+                                                                },
+                                                                iters);
     const double flops = 2.0 * static_cast<double>(g.m) * static_cast<double>(g.k) * static_cast<double>(g.n);
     const double gu = flops / (unpacked_ms * 1e-3) / 1e9, gp = flops / (packed_ms * 1e-3) / 1e9;
     char shape[48];
@@ -417,17 +415,15 @@ int main(int argc, char** argv) {
       "ms: median of %d calls each, eager and compiled alternating, after 3 warm-up calls.\n"
       "cold/warm compile s: first call of a new compiled function with an empty cache dir / first call\n"
       "after reset() with the cache filled by two calls; both include one execution. GB/s: the compiled\n"
-      "run over the minimum bytes of docs/workloads.md. max |diff|: compiled against eager; tolerance %.0e + %.0e * "
-      "|eager|;\n"
+      "run over the minimum bytes of docs/workloads.md. max |diff|: compiled against eager; tolerance %.0e + %.0e * |eager|;\n"
       "W8, W9 (loss, gradients, parameters after the step, buffers of a compiled and an eager copy of the model,\n"
       "after the first step): each tensor's tolerance also adds %.0e * its largest |eager|, and W8's parameters\n"
       "get atol 2 * lr + 1e-4 (AdamW's first update is about +-lr whatever the gradient's size).\n",
       iters, kAtol, kRtol, bench::detail::kOfMax);
   std::printf("%-8s | %10s | %11s | %7s | %14s | %14s | %6s | %10s | %9s | %s\n", "id", "eager ms", "compiled ms",
               "speedup", "cold compile s", "warm compile s", "GB/s", "% of triad", "max |diff|", "notes");
-  std::string json = "{\"threads\": " + std::to_string(threads) + ", \"freezing\": " + (freezing ? "true" : "false") +
-                     ", \"triad_gbps\": " + json_number(triad) + ", \"iters\": " + std::to_string(iters) +
-                     ", \"rows\": [";
+  std::string json = "{\"threads\": " + std::to_string(threads) + ", \"freezing\": " + (freezing ? "true" : "false") + ", \"triad_gbps\": " + json_number(triad) +
+                     ", \"iters\": " + std::to_string(iters) + ", \"rows\": [";
   bool first = true, all_close = true;
   // W4/W5: their GEMMs against the FMA peak (print_gemm_table), measured first, on a quiet pool.
   const std::vector<WorkloadGemm> gemms = workload_gemms(only);

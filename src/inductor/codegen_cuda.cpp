@@ -80,7 +80,12 @@ CudaKernelWriter::CudaKernelWriter(Kernel& k, std::set<std::string>& functions, 
 
 std::string CudaKernelWriter::write(CudaLaunch& launch) {
   launch.symbol = k_.name;
-  return k_.row ? write_row(launch) : write_pointwise(launch);
+  std::string source = k_.row ? write_row(launch) : write_pointwise(launch);
+  // Known once the writer has registered every buffer the kernel reads.
+  launch.by_value.assign(k_.inputs.size(), false);
+  for (size_t b = 0; b < k_.inputs.size(); ++b)
+    launch.by_value[b] = is_host_scalar(k_.inputs[b].node->meta()[k_.inputs[b].index]);
+  return source;
 }
 
 int CudaKernelWriter::slot_of(const PwOp& op, const std::vector<int64_t>& strides) {
@@ -151,8 +156,12 @@ std::string CudaKernelWriter::parameters(const std::vector<Operand>& outs) const
   std::string s;
   for (size_t b = 0; b < k_.inputs.size(); ++b) {
     const TensorMeta& m = k_.inputs[b].node->meta()[k_.inputs[b].index];
-    s += std::string(b ? ", " : "") + "const " + cuda_type_name(m.dtype) + "*" + (restrict ? " __restrict__" : "") +
-         " in" + std::to_string(b);
+    if (is_host_scalar(m))
+      s += std::string(b ? ", " : "") + "const ember_dev::HostScalar<" + cuda_type_name(m.dtype) + "> in" +
+           std::to_string(b);
+    else
+      s += std::string(b ? ", " : "") + "const " + cuda_type_name(m.dtype) + "*" + (restrict ? " __restrict__" : "") +
+           " in" + std::to_string(b);
   }
   for (size_t i = 0; i < outs.size(); ++i)
     s += std::string(s.empty() ? "" : ", ") + cuda_type_name(outs[i].dtype) + "*" + (restrict ? " __restrict__" : "") +

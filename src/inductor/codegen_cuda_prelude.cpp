@@ -2,7 +2,8 @@
 // kernels/cuda's device prelude (kernel_source.cpp: Half/BFloat16, cvt, the math of
 // scalar_ops.def's rows, Vec): the math constants of the lowering's formulas, the
 // combining functors of reductions (min/max propagate NaN, as eager's), warp and block
-// reductions whose result every lane reads the same, and a typed store. See Note
+// reductions whose result every lane reads the same, a typed store, and CPU scalars
+// passed by value. See Note
 // [inductor] (docs/notes/inductor.md), "CUDA".
 #include "inductor/codegen_cuda.h"
 
@@ -25,6 +26,12 @@ const char* cuda_codegen_prelude() {
 namespace ember_dev {
 template <typename T> __device__ __forceinline__ T inf() { return static_cast<T>(__longlong_as_double(0x7ff0000000000000LL)); }
 template <typename T> __device__ __forceinline__ void assign(T& dst, T v) { dst = v; }
+/// A CPU scalar of the graph passed by value: the launch copies its bytes from host
+/// memory; read as in<b>[o] like a buffer broadcast over every element.
+template <typename T> struct HostScalar {
+  T v;
+  template <typename I> __device__ __forceinline__ T operator[](I) const { return v; }
+};
 struct SumOp { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; } };
 struct ProdOp { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a * b; } };
 struct MaxOp {

@@ -13,11 +13,11 @@
 #include "aot/aot.h"
 #include "capture/compile_mode.h"
 #include "capture/events.h"
-#include "core/cuda.h"
 #include "core/shape.h"
 #include "core/shape_env.h"
 #include "core/sym_geometry.h"
 #include "ember/autograd.h"
+#include "core/cuda.h"
 #include "ember/config.h"
 #include "ember/cuda.h"
 #include "ember/ops/creation.h"
@@ -78,8 +78,8 @@ struct Program {
   std::vector<KernelPlan> plans;
   std::vector<size_t> result_slots;
   size_t num_inputs = 0;
-  std::set<int> raise_after;   // inject_relu_bug_TESTING_ONLY=runtime_error
-  std::vector<void*> handles;  // the kernels' libraries, one per translation unit
+  std::set<int> raise_after;             // inject_relu_bug_TESTING_ONLY=runtime_error
+  std::vector<void*> handles;            // the kernels' libraries, one per translation unit
   /// A graph whose tensors live on cuda:N (cuda_device = N): per kernel its function in
   /// the loaded module and its launch (grid, block, arguments); -1 on the CPU.
   int cuda_device = -1;
@@ -138,13 +138,8 @@ void Program::plan_steps() {
     first_slot[i + 1] = first_slot[i] + node.num_outputs();
     switch (node.kind()) {
       case NodeKind::Placeholder:
-      case NodeKind::Attribute:
-        steps[i] = Step::Input;
-        ++num_inputs;
-        break;
-      case NodeKind::Constant:
-        steps[i] = Step::Constant;
-        break;
+      case NodeKind::Attribute: steps[i] = Step::Input; ++num_inputs; break;
+      case NodeKind::Constant: steps[i] = Step::Constant; break;
       case NodeKind::Output:
         steps[i] = Step::Output;
         result_slots.assign(node.args().size(), 0);  // filled below
@@ -170,8 +165,7 @@ void Program::plan_steps() {
   }
   auto slot = [&](const Node* node, uint32_t out) { return first_slot[index.at(node)] + out; };
   if (const Node* out = g.output_node())
-    for (size_t r = 0; r < out->args().size(); ++r)
-      result_slots[r] = slot(out->args()[r].value.node, out->args()[r].value.index);
+    for (size_t r = 0; r < out->args().size(); ++r) result_slots[r] = slot(out->args()[r].value.node, out->args()[r].value.index);
   for (size_t k = 0; k < kernels.size(); ++k) {
     const Kernel& kernel = kernels[k];
     KernelPlan p;
@@ -204,8 +198,8 @@ void Program::launch(size_t k, void** ptrs, size_t count) const {
   size_t n = 0;
   int aligned = 1;
   for (size_t b = 0; b < count; ++b) {
-    args[n++] = &ptrs[b];
-    aligned = aligned && reinterpret_cast<uintptr_t>(ptrs[b]) % 16 == 0;
+    args[n++] = kernel_arg(l, b, ptrs[b]);
+    if (!(b < l.by_value.size() && l.by_value[b])) aligned = aligned && reinterpret_cast<uintptr_t>(ptrs[b]) % 16 == 0;
   }
   if (l.aligned_check) args[n++] = &aligned;
   void* stream = core::cuda::current_stream_handle(cuda_device);
@@ -228,10 +222,9 @@ void Program::launch(size_t k, void** ptrs, size_t count) const {
   void* ws = core::cuda::device_alloc(l.workspace_bytes, cuda_device);
   args[n++] = &ws;
   try {
-    kernels::cuda::launch_kernel(split_fns[k], static_cast<unsigned>(l.split_grid),
-                                 static_cast<unsigned>(l.split_block), args, stream);
-    kernels::cuda::launch_kernel(cuda_fns[k], static_cast<unsigned>(l.grid), static_cast<unsigned>(l.block), args,
-                                 stream);
+    kernels::cuda::launch_kernel(split_fns[k], static_cast<unsigned>(l.split_grid), static_cast<unsigned>(l.split_block),
+                                 args, stream);
+    kernels::cuda::launch_kernel(cuda_fns[k], static_cast<unsigned>(l.grid), static_cast<unsigned>(l.block), args, stream);
   } catch (...) {
     core::cuda::device_free(ws);
     throw;
@@ -259,12 +252,13 @@ std::string geometry_text(ScalarType dtype, IntArrayRef sizes) {
 }
 
 /// Kernel input `v` (holding `t`) as the kernel reads it, through the strides the graph
-/// recorded for it (`m`, evaluated at this call's sizes in a graph over size symbols): `t` itself when its sizes and
-/// dtype are the recorded ones and its strides address the same elements (strides of size-1 dims and of empty tensors
-/// never do: a graph recorded elsewhere, by PyTorch's rules, may give them other values); otherwise, when only the
-/// strides of larger dims differ (a graph whose recorded layout is not the one Ember's op gives), a copy of `t` in the
-/// recorded layout, kept in `hold`. A size or dtype that differs, or a recorded layout that overlaps itself, is an
-/// error naming the value. See Note [inductor] ("The wrapper").
+/// recorded for it (`m`, evaluated at this call's sizes in a graph over size symbols): `t` itself when its sizes and dtype are the recorded ones and its
+/// strides address the same elements (strides of size-1 dims and of empty tensors never
+/// do: a graph recorded elsewhere, by PyTorch's rules, may give them other values);
+/// otherwise, when only the strides of larger dims differ (a graph whose recorded layout is
+/// not the one Ember's op gives), a copy of `t` in the recorded layout, kept in `hold`. A
+/// size or dtype that differs, or a recorded layout that overlaps itself, is an error
+/// naming the value. See Note [inductor] ("The wrapper").
 const Tensor& as_recorded(const Tensor& t, const ValueRef& v, const TensorMeta& m, const Graph& g,
                           std::atomic<bool>& logged, std::vector<Tensor>& hold) {
   auto where = [&] {
@@ -275,8 +269,8 @@ const Tensor& as_recorded(const Tensor& t, const ValueRef& v, const TensorMeta& 
       << where() << " is " << (t.defined() ? geometry_text(t.dtype(), t.sizes()) : "undefined")
       << ", but the graph records " << geometry_text(m.dtype, m.sizes) << " for it, and its kernels were generated "
       << "for that";
-  EMBER_CHECK(t.device() == core::cuda::normalize_device(m.device))
-      << where() << " is on " << t.device() << ", but the graph was compiled for " << m.device;
+  EMBER_CHECK(t.device() == core::cuda::normalize_device(m.device)) << where() << " is on " << t.device() << ", but the graph was compiled for "
+                                      << m.device;
   if (core::strides_equivalent(m.sizes, t.strides(), m.strides)) return t;
   EMBER_CHECK(core::is_non_overlapping_and_dense(m.sizes, m.strides))
       << where() << " has strides " << t.strides() << ", but the graph records strides " << IntArrayRef(m.strides)
@@ -361,7 +355,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   auto value_of = [&](const ValueRef& v) -> const Tensor& { return env[first_slot[index.at(v.node)] + v.index]; };
   size_t next_input = 0;
   std::vector<Tensor> restrided_inputs;  // kernel inputs copied to their recorded layout
-  std::vector<int64_t> step_ns;          // this call's time per profiled step
+  std::vector<int64_t> step_ns;  // this call's time per profiled step
   // Over size symbols: their values on this call, and each value's geometry at them.
   std::vector<int64_t> ks;
   if (symbolic) read_symbols(symbols, inputs, ks);
@@ -387,15 +381,10 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
     if (steps[i] == Step::Constant) env[first_slot[i]] = g.constants().at(g.nodes()[i]->target());
   for (size_t i = 0; i < steps.size(); ++i) {
     switch (steps[i]) {
-      case Step::Input:
-        env[first_slot[i]] = inputs.at(next_input++);
-        break;
-      case Step::Constant:
-        break;  // filled before the steps
-      case Step::Inlined:
-        break;  // computed by a later kernel
-      case Step::Output:
-        break;
+      case Step::Input: env[first_slot[i]] = inputs.at(next_input++); break;
+      case Step::Constant: break;  // filled before the steps
+      case Step::Inlined: break;  // computed by a later kernel
+      case Step::Output: break;
       case Step::Linear: {
         const StepTimer timer = time_step(i);
         run_frozen_linear(linears[static_cast<size_t>(kernel_of[i])], value_of,
@@ -409,8 +398,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
         // Views and extern calls run their eager kernels, as the interpreter does.
         const StepTimer timer = time_step(i);
         const CudaStepTimer cuda_timer = time_cuda_step(i);
-        std::vector<Tensor> outs =
-            graph::run_call_node(*g.nodes()[i], value_of, ks);  // size lists over symbols at this call's values
+        std::vector<Tensor> outs = graph::run_call_node(*g.nodes()[i], value_of, ks);  // size lists over symbols at this call's values
         for (size_t o = 0; o < outs.size(); ++o) env[first_slot[i] + o] = std::move(outs[o]);
         break;
       }
@@ -466,8 +454,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           ptrs[b] = as_recorded(env[plan.in_slots[b]], v, symbolic ? at_call : recorded, g, restrided, restrided_inputs)
                         .raw_data_ptr();
         }
-        for (size_t o = 0; o < plan.out_slots.size(); ++o)
-          ptrs[plan.in_slots.size() + o] = env[plan.out_slots[o]].raw_data_ptr();
+        for (size_t o = 0; o < plan.out_slots.size(); ++o) ptrs[plan.in_slots.size() + o] = env[plan.out_slots[o]].raw_data_ptr();
         {
           const StepTimer timer = time_step(i);
           const CudaStepTimer cuda_timer = time_cuda_step(i);
@@ -662,8 +649,8 @@ std::optional<Device> graph_device(const Graph& g, std::string& why) {
         device = d;
         first = n.get();
       } else if (!(*device == d)) {
-        why = "it mixes tensors on " + device->str() + " (%" + first->name() + ") and " + d.str() + " (%" + n->name() +
-              ")";
+        why = "it mixes tensors on " + device->str() + " (%" + first->name() + ") and " + d.str() + " (%" +
+              n->name() + ")";
         return std::nullopt;
       }
     }
@@ -950,8 +937,7 @@ void mark_input_writes(const Graph& g, std::vector<Kernel>& kernels) {
     for (Kernel& k : kernels) {
       if (k.row) continue;
       const std::vector<const PointwiseNode*> stored = stored_nodes(k);
-      const auto o =
-          std::find_if(stored.begin(), stored.end(), [&](const PointwiseNode* s) { return s->node == v.node; });
+      const auto o = std::find_if(stored.begin(), stored.end(), [&](const PointwiseNode* s) { return s->node == v.node; });
       if (o == stored.end()) continue;
       bool readers_inside = true;
       if (auto u = users.find(in); u != users.end())
@@ -980,7 +966,7 @@ void plan_input_writes(Program& p) {
       bool aliasable = b == k.inputs.end();  // not read by the kernel at all
       if (!aliasable) {
         const int bi = static_cast<int>(b - k.inputs.begin());
-        const std::vector<int>& allowed = k.outputs.size() <= 1                  ? k.may_alias_output
+        const std::vector<int>& allowed = k.outputs.size() <= 1         ? k.may_alias_output
                                           : w.output < k.may_alias_stored.size() ? k.may_alias_stored[w.output]
                                                                                  : std::vector<int>{};
         aliasable = std::find(allowed.begin(), allowed.end(), bi) != allowed.end();
@@ -1146,8 +1132,7 @@ void register_inductor_backends() {
     register_backend("aot_eager", with_symbolic_sizes([](Graph& g, const std::vector<Tensor>& examples) {
                        return aot::aot_compile(
                            g, examples,
-                           [](Graph& prepared, const std::vector<Tensor>&) { return eager_backend(prepared); },
-                           "eager");
+                           [](Graph& prepared, const std::vector<Tensor>&) { return eager_backend(prepared); }, "eager");
                      }));
   });
 }

@@ -347,7 +347,7 @@ int choose_launch(const CudaLaunch& l, void* fn, std::vector<void*> ptrs, const 
     }
 
     std::vector<void*> args;
-    for (void*& p : ptrs) args.push_back(&p);
+    for (size_t b = 0; b < ptrs.size(); ++b) args.push_back(kernel_arg(l, b, ptrs[b]));
     if (l.aligned_check) args.push_back(&aligned);
     try {
       // Inside the try: a device too full for the flush buffer keeps the heuristic's launch.

@@ -46,18 +46,16 @@ bool lowerable_row(const std::string& name, int arity) {
   if (it == scalar_rows().end() || it->second.arity != arity) return false;
   const std::string kind = it->second.kind;
   if (name == "div_trunc" || name == "div_floor") return false;
-  return kind == "FloatPromote" || kind == "FloatOnly" || kind == "Same" || kind == "SameNoBool" || kind == "Arith" ||
-         kind == "ArithNoBool";
+  return kind == "FloatPromote" || kind == "FloatOnly" || kind == "Same" || kind == "SameNoBool" ||
+         kind == "Arith" || kind == "ArithNoBool";
 }
 
 /// Functions of the lowering table that are not rows of scalar_ops.def; the same
 /// formulas as the eager kernels in ops/pointwise.cpp (ClampOp, GeluErf, GeluTanh).
 const std::map<std::string, std::string>& extra_functions() {
   static const std::map<std::string, std::string> fns = {
-      {"op_clamp_min",
-       "template <typename T> inline T op_clamp_min(T x, T lo) { return where(x != x, x, where(x > lo, x, lo)); }"},
-      {"op_clamp_max",
-       "template <typename T> inline T op_clamp_max(T x, T hi) { return where(x != x, x, where(x < hi, x, hi)); }"},
+      {"op_clamp_min", "template <typename T> inline T op_clamp_min(T x, T lo) { return where(x != x, x, where(x > lo, x, lo)); }"},
+      {"op_clamp_max", "template <typename T> inline T op_clamp_max(T x, T hi) { return where(x != x, x, where(x < hi, x, hi)); }"},
       {"op_gelu_erf",
        "template <typename T> inline T op_gelu_erf(T x) { return T(0.5) * x * (T(1) + erf(x * T(M_SQRT1_2))); }"},
       {"op_gelu_tanh",
@@ -98,9 +96,10 @@ class BodyBuilder {
     const Arg& a = n_.args().at(i);
     if (a.kind != Arg::Kind::Value) return fail("argument " + std::to_string(i) + " is not a tensor");
     const TensorMeta& m = a.value.node->meta().at(a.value.index);
-    if (m.undefined || !(core::cuda::normalize_device(m.device) == device_))
-      return fail(device_.type == DeviceType::CPU ? "an input is not a CPU tensor"
-                                                  : "an input is not on " + device_.str());
+    // A CPU scalar beside CUDA tensors is read by value (is_host_scalar).
+    const bool host_scalar = device_.type == DeviceType::CUDA && is_host_scalar(m);
+    if (m.undefined || !(core::cuda::normalize_device(m.device) == device_ || host_scalar))
+      return fail(device_.type == DeviceType::CPU ? "an input is not a CPU tensor" : "an input is not on " + device_.str());
     if (mask ? m.dtype != kBool : !lowered_dtype(m.dtype, device_)) {
       return fail(std::string("an input has dtype ") + std::string(scalar_type_name(m.dtype)));
     }
@@ -243,9 +242,7 @@ PointwiseLowering binary_row(const std::string& row, std::vector<std::string> re
 /// inputs' own (one floating dtype), so the body compares exactly what eager compares.
 PointwiseLowering compare_row(const std::string& row) {
   return {{"self", "other"},
-          [row](const Node&, BodyBuilder& b) {
-            return b.call("op_" + row, {b.load(0), b.operand(1)});
-          },
+          [row](const Node&, BodyBuilder& b) { return b.call("op_" + row, {b.load(0), b.operand(1)}); },
           /*mask=*/true};
 }
 
@@ -539,24 +536,15 @@ std::vector<std::pair<std::string, std::vector<std::string>>> lowering_table() {
 
 const char* row_kind_name(RowKind k) {
   switch (k) {
-    case RowKind::Sum:
-      return "sum";
-    case RowKind::Mean:
-      return "mean";
-    case RowKind::Max:
-      return "max";
-    case RowKind::Min:
-      return "min";
-    case RowKind::Var:
-      return "var";
-    case RowKind::Prod:
-      return "prod";
-    case RowKind::Softmax:
-      return "softmax";
-    case RowKind::LogSoftmax:
-      return "log_softmax";
-    case RowKind::LayerNorm:
-      return "layer_norm";
+    case RowKind::Sum: return "sum";
+    case RowKind::Mean: return "mean";
+    case RowKind::Max: return "max";
+    case RowKind::Min: return "min";
+    case RowKind::Var: return "var";
+    case RowKind::Prod: return "prod";
+    case RowKind::Softmax: return "softmax";
+    case RowKind::LogSoftmax: return "log_softmax";
+    case RowKind::LayerNorm: return "layer_norm";
   }
   return "";
 }
@@ -671,13 +659,10 @@ std::string to_string(const PointwiseNode& p) {
     os << "  v" << i << " = ";
     switch (op.kind) {
       case PwOp::Kind::Load:
-        os << "load %" << op.value.node->name()
-           << (op.value.node->num_outputs() > 1 ? "." + std::to_string(op.value.index) : "")
+        os << "load %" << op.value.node->name() << (op.value.node->num_outputs() > 1 ? "." + std::to_string(op.value.index) : "")
            << " strides=" << IntArrayRef(op.strides);
         break;
-      case PwOp::Kind::Constant:
-        os << "constant " << literal_text(op.constant);
-        break;
+      case PwOp::Kind::Constant: os << "constant " << literal_text(op.constant); break;
       case PwOp::Kind::Call:
         os << op.fn << "(";
         for (size_t k = 0; k < op.args.size(); ++k) os << (k ? ", v" : "v") << op.args[k];
@@ -725,10 +710,10 @@ std::string to_string(const RowNode& r) {
   };
   os << "row %" << r.node->name() << " " << row_kind_name(r.kind) << " " << scalar_type_name(r.dtype)
      << IntArrayRef(r.in_sizes) << " -> " << IntArrayRef(r.out_sizes) << " " << row_dims_text(r)
-     << device_text(r.node->meta()[0].device) << "\n  input = " << load(r.input) << "\n";
+     << device_text(r.node->meta()[0].device) << "\n  input = "
+     << load(r.input) << "\n";
   if (r.kind == RowKind::LayerNorm)
-    os << "  weight = " << load(r.weight) << "\n  bias = " << load(r.bias) << "\n  eps = " << literal_text(r.eps)
-       << "\n";
+    os << "  weight = " << load(r.weight) << "\n  bias = " << load(r.bias) << "\n  eps = " << literal_text(r.eps) << "\n";
   if (r.kind == RowKind::Var) os << "  correction = " << literal_text(r.correction) << "\n";
   return os.str();
 }

@@ -202,7 +202,22 @@ struct CudaLaunch {
   TuneKind tune = TuneKind::Fixed;
   std::vector<LaunchConfig> candidates;
   std::string kernel_hash;
+  /// Per input buffer: a CPU scalar of the graph, passed by value (its bytes copied from
+  /// host memory at the launch) instead of as a device pointer (is_host_scalar).
+  std::vector<bool> by_value;
 };
+
+/// A CPU scalar (a 0-dim CPU tensor) read by a kernel of a graph for a CUDA device: PyTorch
+/// allows them beside CUDA tensors, and the kernel takes its value as an argument.
+inline bool is_host_scalar(const TensorMeta& m) {
+  return !m.undefined && m.device.type == DeviceType::CPU && m.sizes.empty();
+}
+
+/// The launch argument of buffer `b` of `l`, whose data pointer is `ptr`: the address of
+/// the pointer, or for a CPU scalar passed by value the address of its value.
+inline void* kernel_arg(const CudaLaunch& l, size_t b, void*& ptr) {
+  return b < l.by_value.size() && l.by_value[b] ? ptr : static_cast<void*>(&ptr);
+}
 
 /// The CUDA code of a graph: one translation unit for all its kernels (NVRTC-compiled for
 /// the device's architecture), and one launch per kernel, in `kernels`' order.

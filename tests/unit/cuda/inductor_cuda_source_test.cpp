@@ -111,8 +111,7 @@ TEST_F(InductorCudaSource, ColumnReductionsGoAThreadPerColumn) {
     EXPECT_NE(r.code.launches[i].how.find("a thread per row (columns)"), std::string::npos) << r.code.launches[i].how;
     EXPECT_EQ(r.code.launches[i].grid, 4096 / 256);
   }
-  EXPECT_NE(r.code.launches[2].how.find("a block per row"), std::string::npos)
-      << "16 columns: too few for a thread each";
+  EXPECT_NE(r.code.launches[2].how.find("a block per row"), std::string::npos) << "16 columns: too few for a thread each";
   expect_compiles(r);
 }
 
@@ -195,7 +194,8 @@ TEST_F(InductorCudaSource, SoftmaxAndLayerNormRowsThatFitHoldTheRowInRegisters) 
   return (%add, %logsm, %ln.0, %ln.1, %ln.2, %ln2.0)
 })");
   ASSERT_EQ(r.code.launches.size(), 4u) << "softmax with its prologue and epilogue, log_softmax, two layer norms";
-  for (const CudaLaunch& l : r.code.launches) EXPECT_NE(l.how.find("the row in registers"), std::string::npos) << l.how;
+  for (const CudaLaunch& l : r.code.launches)
+    EXPECT_NE(l.how.find("the row in registers"), std::string::npos) << l.how;
   const CudaLaunch& softmax = r.code.launches[0];
   EXPECT_NE(softmax.how.find("a warp per row, the row in registers (8 x 4 slots per lane, 4 elements per access"),
             std::string::npos)
@@ -241,8 +241,7 @@ TEST_F(InductorCudaSource, LongOrMisalignedRowsLeaveTheRegisterVectorForm) {
   EXPECT_FALSE(odd.aligned_check) << "rows 769 floats apart: element by element";
   EXPECT_NE(r.code.launches[2].how.find("the row in registers (1 x 1 slots per lane)"), std::string::npos)
       << r.code.launches[2].how;
-  EXPECT_NE(r.code.launches[3].how.find("(1 x 2 slots per lane, 2 elements per access when aligned)"),
-            std::string::npos)
+  EXPECT_NE(r.code.launches[3].how.find("(1 x 2 slots per lane, 2 elements per access when aligned)"), std::string::npos)
       << "doubles: 2 per 16-byte access; " << r.code.launches[3].how;
   expect_compiles(r);
 }
@@ -333,8 +332,9 @@ TEST(InductorCudaLowering, RandomHostValuesAreNotHostConstants) {
 // An optimizer's step on CUDA parameters keeps its step count on the host (a 0-dim CPU
 // tensor, as PyTorch's AdamW does) and computes its bias corrections from it there: those
 // CPU scalars are eager calls on the host, never device kernels (a kernel writing a host
-// buffer is an illegal address on the GPU), and the device kernel reads only cuda:0 tensors.
-TEST_F(InductorCudaSource, CpuScalarsInAGraphForCudaAreComputedOnTheHost) {
+// buffer is an illegal address on the GPU). The device kernel takes the CPU scalar it
+// reads by value, so the update still fuses into one kernel.
+TEST_F(InductorCudaSource, CpuScalarsInAGraphForCudaAreComputedOnTheHostAndPassedByValue) {
   const Generated r = generate(R"(graph step {
   %p : f32[64] device=cuda:0 = placeholder[p]
   %g : f32[64] device=cuda:0 = placeholder[g]
@@ -355,7 +355,17 @@ TEST_F(InductorCudaSource, CpuScalarsInAGraphForCudaAreComputedOnTheHost) {
   }
   for (const auto& [node, p] : r.lowered.pointwise)
     EXPECT_TRUE(node->meta()[0].device.is_cuda()) << "%" << node->name() << " lowered into a device kernel";
-  EXPECT_EQ(r.lowered.roles.at(r.graph->find("mul")), NodeRole::Pointwise) << "the device's own work still fuses";
+  for (const char* fused : {"mul", "div", "sub"})
+    EXPECT_EQ(r.lowered.roles.at(r.graph->find(fused)), NodeRole::Pointwise) << "%" << fused << " fuses";
+  ASSERT_EQ(r.code.launches.size(), 1u) << "one device kernel: the update";
+  const CudaLaunch& l = r.code.launches[0];
+  ASSERT_EQ(r.kernels[0].inputs.size(), 3u) << "g, the host scalar, p";
+  ASSERT_EQ(l.by_value.size(), 3u);
+  for (size_t b = 0; b < 3; ++b) {
+    const Node* in = r.kernels[0].inputs[b].node;
+    EXPECT_EQ(l.by_value[b], in->name() == "rsub") << "%" << in->name() << " passed by value only if on the host";
+  }
+  EXPECT_NE(r.code.source.find("const ember_dev::HostScalar<float> in"), std::string::npos) << r.code.source;
   expect_compiles(r);
 }
 
