@@ -388,8 +388,13 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
       pass("total", RowKind::Sum, R, "x");
       os << "  const " << A << " mean = total / " << A << "(" << RED << ");\n";
       pass("sq", RowKind::Sum, R, "(x - mean) * (x - mean)");
-      os << "  const " << A << " rstd = " << A << "(1) / ember_dev::sqrt(sq / " << A << "(" << RED << ") + " << A << "("
-         << double_text(R.eps) << "));\n";
+      // Float rows take rsqrtf, as PyTorch's CUDA layer norm does (c10::cuda::compat::rsqrt;
+      // Triton's kernels call libdevice's rsqrt): at most 2 ulp from 1 / sqrt, and 0.5 us of
+      // W3's 21.5 on an H200 (bench/results/cuda_rows_2026-11-29b). Double keeps 1 / sqrt.
+      const std::string var = "sq / " + std::string(A) + "(" + RED + ") + " + A + "(" + double_text(R.eps) + ")";
+      os << "  const " << A << " rstd = "
+         << (std::string(A) == "float" ? "rsqrtf(" + var + ")" : std::string(A) + "(1) / ember_dev::sqrt(" + var + ")")
+         << ";\n";
       value = "(x - mean) * rstd";
       for (const PwOp* p : {&R.weight, &R.bias}) {
         if (p->kind != PwOp::Kind::Load) continue;

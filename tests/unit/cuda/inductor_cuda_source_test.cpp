@@ -177,6 +177,27 @@ TEST_F(InductorCudaSource, SoftmaxRowsMultiplyByTheRowsReciprocal) {
   expect_compiles(r);
 }
 
+TEST_F(InductorCudaSource, FloatLayerNormRowsTakeRsqrtfAsPyTorchsCudaKernelAndDoubleRowsOneOverSqrt) {
+  const Generated r = generate(R"(graph norms {
+  %x : f32[64, 1024] device=cuda:0 = placeholder[x]
+  %h : f16[64, 1024] device=cuda:0 = placeholder[h]
+  %d : f64[64, 1024] device=cuda:0 = placeholder[d]
+  %a : (f32[64, 1024] device=cuda:0, f32[64, 1] device=cuda:0, f32[64, 1] device=cuda:0) = aten::native_layer_norm(%x, [1024], None, None, 1e-05)
+  %b : (f16[64, 1024] device=cuda:0, f32[64, 1] device=cuda:0, f32[64, 1] device=cuda:0) = aten::native_layer_norm(%h, [1024], None, None, 1e-05)
+  %c : (f64[64, 1024] device=cuda:0, f64[64, 1] device=cuda:0, f64[64, 1] device=cuda:0) = aten::native_layer_norm(%d, [1024], None, None, 1e-05)
+  return (%a.0, %b.0, %c.0)
+})");
+  ASSERT_EQ(r.code.launches.size(), 3u);
+  const std::string& src = r.code.source;
+  size_t approx = 0;
+  for (size_t at = src.find("const float rstd = rsqrtf("); at != std::string::npos;
+       at = src.find("const float rstd = rsqrtf(", at + 1))
+    ++approx;
+  EXPECT_EQ(approx, 2u) << "float and half rows (their math in float)\n" << src;
+  EXPECT_NE(src.find("const double rstd = double(1) / ember_dev::sqrt("), std::string::npos) << src;
+  expect_compiles(r);
+}
+
 TEST_F(InductorCudaSource, SoftmaxAndLayerNormRowsThatFitHoldTheRowInRegisters) {
   const Generated r = generate(R"(graph registers {
   %x : f32[64, 1024] device=cuda:0 = placeholder[x]
