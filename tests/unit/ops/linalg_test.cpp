@@ -207,6 +207,19 @@ TEST(Mm, LargeFloatProductsAreTimedOncePerShapeAndLogged) {
   EXPECT_NE(text.find("b seen before): "), std::string::npos) << text;
   EXPECT_NE(text.find("packed "), std::string::npos) << text;
   EXPECT_NE(text.find(" -> "), std::string::npos) << text;
+  // The packed shape's timing: the unpacked shape's winner beside the packed primitive
+  // alone (the others lost already), in that order.
+  const size_t first = text.find("sgemm 256x128x160 B^T (");
+  const size_t arrow = text.find(" -> ", first), end_first = text.find('\n', arrow);
+  ASSERT_NE(end_first, std::string::npos) << text;
+  const std::string winner = text.substr(arrow + 4, end_first - arrow - 4);
+  const size_t seen = text.find("b seen before): ");
+  const std::string timed = text.substr(seen + 16, text.find(" -> ", seen) - seen - 16);
+  EXPECT_EQ(timed.rfind(winner + " ", 0), 0u) << "starts with the unpacked winner: " << timed;
+  EXPECT_NE(timed.find(", packed "), std::string::npos) << timed;
+  size_t candidates = 0;
+  for (size_t at = timed.find(" ms"); at != std::string::npos; at = timed.find(" ms", at + 1)) ++candidates;
+  EXPECT_EQ(candidates, 2u) << timed;
 }
 
 // With EMBER_SGEMM=packed every tuned-size product runs on the packed primitive, so this
