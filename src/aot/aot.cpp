@@ -81,29 +81,37 @@ class AotFunction {
         ahead_(std::move(ahead)),
         before_joint_(std::move(before_joint)),
         shape_env_(graph_text::shape_env_of(g)),
+        initial_(ranges_and_guards()),
         id_(g_aot_ids++) {}
 
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) {
-    if (auto why = graph::why_autograd_records(*captured_, inputs)) {
-      bool compiled_now = false;
-      CompiledGraph fn = training(inputs, *why, &compiled_now);
-      if (compiled_now && !guards_admit(shape_env_, *captured_, inputs)) {
-        // The joint graph, traced at the example sizes when this call first needed it,
-        // specialized a size this call does not have: the interpreter runs this call (the
-        // entry's guards, which now hold the new ones, send later calls elsewhere).
-        capture::warn_interpreted(captured_->name(),
-                                  "its training graph, compiled at this call, specialized sizes this call does not "
-                                  "have");
-        return run_graph(*captured_, inputs);
-      }
-      return fn(inputs);
+    const std::optional<std::string> why = graph::why_autograd_records(*captured_, inputs);
+    const Compiled compiled = why ? training(inputs, *why) : inference(inputs);
+    if (compiled.specialized && !guards_admit(shape_env_, *captured_, inputs)) {
+      // The graph was compiled after a joint graph, traced at the example sizes of the
+      // call that first needed it, specialized a size this call does not have: the
+      // interpreter runs this call. The guards of the entry traced with this graph hold
+      // the new ones; another entry sharing the compiled graph (the capture cache shares
+      // it between entries that differ in grad mode, requires_grad or the sizes their
+      // guards admit) may not, so such a graph checks them at every call.
+      capture::warn_interpreted(captured_->name(),
+                                "its compiled graph specialized sizes this call does not have (a derivative formula "
+                                "read them as integers)");
+      return run_graph(*captured_, inputs);
     }
-    return inference(inputs)(inputs);
+    return compiled.fn(inputs);
   }
 
-  CompiledGraph inference(const std::vector<Tensor>& examples) {
+  /// A compiled graph and whether the shape environment had gained guards (a
+  /// specialization) by the time it was compiled.
+  struct Compiled {
+    CompiledGraph fn;
+    bool specialized = false;
+  };
+
+  Compiled inference(const std::vector<Tensor>& examples) {
     std::lock_guard lock(mu_);
-    if (!inference_) {
+    if (!inference_.fn) {
       capture::PhaseTimer timer("AOT autograd", capture::Nesting::OwnTime);
       // Inner compilers may keep a reference to the graph (eager_backend does): it lives
       // as long as this function.
@@ -116,8 +124,9 @@ class AotFunction {
       // graph must not write then.
       GraphRoleScope role({GraphRole::Kind::Inference, id_,
                            config().dynamo.repro_after == "aot" ? std::vector<InputWrite>{} : writes});
-      inference_ = capture::compile_with_repro(*prepared_, examples, inner_, inner_name_, "aot");
-      if (!writes.empty()) inference_ = write_back(inference_, std::move(writes));
+      inference_.fn = capture::compile_with_repro(*prepared_, examples, inner_, inner_name_, "aot");
+      if (!writes.empty()) inference_.fn = write_back(inference_.fn, std::move(writes));
+      inference_.specialized = ranges_and_guards() != initial_;
     }
     return inference_;
   }
@@ -168,21 +177,19 @@ class AotFunction {
   /// no call needed it before (`compiled_now` then set). A graph traced over size symbols
   /// gets a joint graph over the same symbols (Note [aot], "Dynamic shapes"): the guards
   /// its formulas add go into the trace's shape environment, so the entry checks them.
-  CompiledGraph training(const std::vector<Tensor>& examples, const std::string& why, bool* compiled_now = nullptr) {
+  Compiled training(const std::vector<Tensor>& examples, const std::string& why) {
     std::vector<bool> mask;
     for (const Tensor& t : examples) mask.push_back(t.defined() && t.requires_grad());
     std::lock_guard lock(mu_);
     auto it = training_.find(mask);
     if (it != training_.end()) return it->second;
-    if (compiled_now) *compiled_now = true;
     capture::PhaseTimer timer("AOT autograd", capture::Nesting::OwnTime);
     CompiledGraph fn;
     if (has_data_dependent_sizes(*captured_)) {
       // A data-dependent size has no value before the forward runs, and the backward graph
       // would need it from the forward's op: the interpreter runs these calls.
       fn = interpreted(why + "; it has a data-dependent size, which AOT autograd does not trace through yet");
-      training_.emplace(mask, fn);
-      return fn;
+      return training_.emplace(mask, Compiled{fn, false}).first->second;
     }
     try {
       std::unique_ptr<Graph> prepared = prepare_inference_graph(*captured_, /*for_joint=*/true);
@@ -198,8 +205,7 @@ class AotFunction {
       EMBER_LOG(aot, INFO) << "aot: graph " << captured_->name() << " is not compiled for training: " << e.what();
       fn = interpreted(why + "; AOT autograd cannot compile it for training: " + e.message());
     }
-    training_.emplace(mask, fn);
-    return fn;
+    return training_.emplace(mask, Compiled{fn, ranges_and_guards() != initial_}).first->second;
   }
 
  private:
@@ -218,12 +224,25 @@ class AotFunction {
   ForwardPass before_joint_;
   std::mutex mu_;
   std::shared_ptr<Graph> prepared_;
-  CompiledGraph inference_;
-  std::map<std::vector<bool>, CompiledGraph> training_;
+  Compiled inference_;
+  std::map<std::vector<bool>, Compiled> training_;
   /// The environment the graph was traced over (null when static), kept from the start: a
   /// graph whose symbols were all specialized since has none (graph_text::shape_env_of).
   const core::ShapeEnv* shape_env_;
+  /// shape_env_'s ranges and guard count when this function was made (ranges_and_guards).
+  std::vector<core::sym::Range> initial_;
   int id_;
+
+  /// Each symbol's range, then the number of guards as a range of its own: what a
+  /// specialization changes.
+  std::vector<core::sym::Range> ranges_and_guards() const {
+    std::vector<core::sym::Range> out;
+    if (!shape_env_) return out;
+    for (size_t i = 0; i < shape_env_->num_symbols(); ++i) out.push_back(shape_env_->symbol(static_cast<int32_t>(i)).range);
+    const auto n = static_cast<int64_t>(shape_env_->guards().size());
+    out.push_back({n, n});
+    return out;
+  }
 };
 
 }  // namespace

@@ -12,7 +12,8 @@
 // `(in - 1)s - 2p + d(k - 1) + output_padding + 1`), in the layout the op's meta chose at
 // the example sizes: a 3-D convolution's channels_last_3d rule (Note [3-D convolution])
 // is evaluated over SymInt, batch norm's symbolic channels meet its per-channel tensors'
-// (a guard). What the rules do not cover (a symbolic weight, a symbolic size list, a
+// (a guard); a symbolic weight (every input size symbolic under dynamic=true) enters the
+// same formulas. What the rules do not cover (a symbolic size list, a
 // layout the op's meta did not choose) runs the wrapped meta, which keeps a symbolic
 // batch (batch_meta.cpp) and specializes the rest. See Note [dynamic shapes],
 // "Convolution and pooling over SymInt".
@@ -40,6 +41,13 @@ using GeometryRule =
 std::pair<int64_t, int64_t> pair_of(const std::vector<int64_t>& v, std::pair<int64_t, int64_t> fallback) {
   if (v.empty()) return fallback;
   return {v[0], v.size() == 1 ? v[0] : v[1]};
+}
+
+/// `[a, b, ...]` of sizes over the symbols, for messages.
+std::string sizes_text(const SymInts& sizes) {
+  std::string t = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) t += (i ? ", " : "") + sizes[i].str();
+  return t + "]";
 }
 
 /// One value per spatial dim (ATen's expand_param_if_needed).
@@ -95,8 +103,7 @@ bool sym_conv_channels_last(const Tensor& input, const Tensor& weight, const IVa
   }
   if (!three_d || input.is_cuda() || input.dtype() == kBFloat16) return true;
   if (input.dtype() != kFloat) return false;
-  const SymInts in = core::sym_sizes(input);
-  const IntArrayRef w = weight.sizes();
+  const SymInts in = core::sym_sizes(input), w = core::sym_sizes(weight);
   return groups > 1 || (w[3] > 3 && w[4] > 3) || in[0] > 1 || in[0] * in[1] * in[2] * in[3] > 20480;
 }
 
@@ -112,14 +119,13 @@ std::optional<TensorMeta> if_same_layout(TensorMeta m, const TensorMeta& at_hint
 std::optional<std::vector<TensorMeta>> transposed_convolution_rule(const Stack& a, std::vector<TensorMeta> out,
                                                                    bool channels_last) {
   const Tensor& input = a[0].to_tensor();
-  const SymInts in = core::sym_sizes(input);
-  const IntArrayRef w = a[1].to_tensor().sizes();
+  const SymInts in = core::sym_sizes(input), w = core::sym_sizes(a[1].to_tensor());
   const int64_t groups = a[8].to_int();
   const auto &stride = a[3].to_int_list(), &padding = a[4].to_int_list(), &dilation = a[5].to_int_list();
   const auto& output_padding = a[7].to_int_list();
   // What conv_transpose_setup checked at the example sizes and depends on a symbolic size.
-  EMBER_CHECK(in[1] == w[0]) << "Given transposed=1, weight of size " << w << ", expected input to have " << w[0]
-                             << " channels, but got " << in[1].str() << " channels instead";
+  EMBER_CHECK(in[1] == w[0]) << "Given transposed=1, weight of size " << sizes_text(w) << ", expected input to have "
+                             << w[0].str() << " channels, but got " << in[1].str() << " channels instead";
   SymInts sizes{in[0], w[1] * groups};
   for (size_t i = 0; i + 2 < w.size(); ++i) {
     const int64_t s = param(stride, i), p = param(padding, i), d = param(dilation, i);
@@ -138,23 +144,21 @@ std::optional<std::vector<TensorMeta>> transposed_convolution_rule(const Stack& 
 std::optional<std::vector<TensorMeta>> convolution_rule(const Stack& a, std::vector<TensorMeta> out) {
   const Tensor& input = a[0].to_tensor();
   const Tensor& weight = a[1].to_tensor();
-  if (core::is_symbolic(weight)) return std::nullopt;
   const int64_t groups = a[8].to_int();
   const bool channels_last = sym_conv_channels_last(input, weight, a[3], a[6].to_bool(), a[7], groups);
   if (a[6].to_bool()) return transposed_convolution_rule(a, std::move(out), channels_last);
-  const SymInts in = core::sym_sizes(input);
-  const IntArrayRef w = weight.sizes();
+  const SymInts in = core::sym_sizes(input), w = core::sym_sizes(weight);
   const auto &stride = a[3].to_int_list(), &padding = a[4].to_int_list(), &dilation = a[5].to_int_list();
   // What conv_setup checked at the example sizes and depends on a symbolic size.
-  EMBER_CHECK(in[1] == w[1] * groups) << "Given groups=" << groups << ", weight of size " << w
-                                      << ", expected input to have " << w[1] * groups << " channels, but got "
-                                      << in[1].str() << " channels instead";
+  EMBER_CHECK(in[1] == w[1] * groups) << "Given groups=" << groups << ", weight of size " << sizes_text(w)
+                                      << ", expected input to have " << (w[1] * groups).str()
+                                      << " channels, but got " << in[1].str() << " channels instead";
   SymInts sizes{in[0], w[0]};
   for (size_t i = 0; i + 2 < w.size(); ++i) {
     const int64_t s = param(stride, i), p = param(padding, i), d = param(dilation, i);
-    const int64_t extent = d * (w[i + 2] - 1) + 1;
+    const SymInt extent = (w[i + 2] - 1) * d + 1;
     EMBER_CHECK(in[i + 2] + 2 * p >= extent) << "Calculated padded input size per channel: ("
-                                             << (in[i + 2] + 2 * p).str() << "). Kernel size: (" << extent
+                                             << (in[i + 2] + 2 * p).str() << "). Kernel size: (" << extent.str()
                                              << "). Kernel size can't be greater than actual input size";
     sizes.push_back(core::floordiv(in[i + 2] + 2 * p - extent, s) + 1);
   }
@@ -168,15 +172,26 @@ std::optional<std::vector<TensorMeta>> convolution_rule(const Stack& a, std::vec
 std::optional<std::vector<TensorMeta>> convolution_backward_rule(const Stack& a, std::vector<TensorMeta> out) {
   const Tensor& input = a[1].to_tensor();
   const Tensor& weight = a[2].to_tensor();
-  if (core::is_symbolic(weight)) return std::nullopt;
-  // grad_input has the input's sizes in the forward's layout; grad_weight and grad_bias
-  // the static weight's geometry.
-  if (out[0].undefined) return out;
+  // grad_input has the input's sizes in the forward's layout, grad_weight the weight's
+  // geometry (its own layout, as the op's meta chose it), grad_bias [C_out].
   const bool channels_last = sym_conv_channels_last(input, weight, a[4], a[7].to_bool(), a[8], a[9].to_int());
-  std::optional<TensorMeta> m =
-      if_same_layout(sym_layout_meta(core::sym_sizes(input), out[0].dtype, out[0].device, channels_last), out[0]);
-  if (!m) return std::nullopt;
-  out[0] = *m;
+  if (!out[0].undefined) {
+    std::optional<TensorMeta> m =
+        if_same_layout(sym_layout_meta(core::sym_sizes(input), out[0].dtype, out[0].device, channels_last), out[0]);
+    if (!m) return std::nullopt;
+    out[0] = *m;
+  }
+  if (!core::is_symbolic(weight)) return out;
+  if (out.size() > 1 && !out[1].undefined) {
+    std::optional<TensorMeta> m = like_input(weight, out[1]);
+    if (!m) return std::nullopt;
+    out[1] = *m;
+  }
+  if (out.size() > 2 && !out[2].undefined) {
+    const SymInt out_channels = core::sym_size(weight, a[7].to_bool() ? 1 : 0) * (a[7].to_bool() ? a[9].to_int() : 1);
+    if (out[2].sizes.size() != 1 || out[2].sizes[0] != out_channels.hint()) return std::nullopt;
+    out[2] = core::contiguous_sym_meta({out_channels}, out[2].dtype, out[2].device);
+  }
   return out;
 }
 

@@ -7,6 +7,8 @@
 // size, as before. Row kernels: symbolic_rows_test.cpp.
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include "ember/ember.h"
 #include "inductor/inductor.h"
 #include "support/compile_helpers.h"
@@ -102,6 +104,76 @@ TEST_F(InductorSymbolic, ConvolutionBlockKeepsItsBatchAndImageSizeSymbolic) {
   Tensor other = randn({4, 3, 14, 9});
   expect_close(fn(other), f(other));
   EXPECT_EQ(fn.cache_size(), 1u);
+}
+
+/// x [n, c, h, w], filters [o, c, kh, kw] (transposed: [c, o, kh, kw]), bias [o].
+struct ConvGeometry {
+  int64_t n, c, h, w, o, kh, kw;
+};
+
+// The sizes keep clear of each other's values where duck sizing would tie them (every
+// size is a symbol under dynamic=true, and two inputs' dims that are equal at the trace
+// share one: a later call must keep them equal).
+const std::vector<ConvGeometry> kConvGeometries = {{2, 3, 9, 10, 4, 5, 6}, {3, 2, 7, 12, 5, 4, 3}, {4, 5, 11, 8, 2, 6, 5}};
+
+auto conv_relu(const Tensor& x, const Tensor& w, const Tensor& b) { return conv2d(x, w, b, {2, 1}, {1, 2}).relu() * 2.0; }
+
+TEST_F(InductorSymbolic, ConvolutionsWhoseWeightIsAnInputKeepEverySizeSymbolic) {
+  // Under dynamic=true every size of every input is a symbol, the weight's too (its output
+  // and input channels, its kernel): the convolution's meta computes over them
+  // (ops/spatial_meta.cpp), forward and transposed, so one entry serves every geometry,
+  // with eager's values and sizes.
+  LogCapture logs;
+  set_logs("dynamic");
+  auto transposed = [](const Tensor& x, const Tensor& w, const Tensor& b) {
+    return convolution(x, w, b, {2, 2}, {1, 0}, {1, 1}, true, {1, 0}, 1) - 1.0;
+  };
+  auto fn = compile(conv_relu, {.backend = "inductor", .name = "conv_weight", .dynamic = true});
+  auto fn_t = compile(transposed, {.backend = "inductor", .name = "conv_t_weight", .dynamic = true});
+  for (const auto& [n, c, h, wd, o, kh, kw] : kConvGeometries) {
+    SCOPED_TRACE(::testing::Message() << "x [" << n << ", " << c << ", " << h << ", " << wd << "], " << o
+                                      << " filters of " << kh << " x " << kw);
+    const Tensor x = randn({n, c, h, wd}), w = randn({o, c, kh, kw}), b = randn({o});
+    const Tensor got = fn(x, w, b), want = conv_relu(x, w, b);
+    EXPECT_EQ(got.sizes(), want.sizes());
+    expect_close(got, want);
+    const Tensor wt = randn({c, o, kh, kw});
+    const Tensor got_t = fn_t(x, wt, b), want_t = transposed(x, wt, b);
+    EXPECT_EQ(got_t.sizes(), want_t.sizes());
+    expect_close(got_t, want_t);
+  }
+  EXPECT_EQ(fn.cache_size(), 1u) << logs.text();
+  EXPECT_EQ(fn_t.cache_size(), 1u) << logs.text();
+  // No size became a constant: a replacement only ever names another symbol (the input's
+  // channels are the weight's).
+  EXPECT_FALSE(std::regex_search(logs.text(), std::regex("set_replacement s[0-9]+ = [0-9]")))
+      << "a size was specialized:\n" << logs.text();
+}
+
+TEST_F(InductorSymbolic, ATrainingGraphThatSpecializedASizeIsNotRunForOtherSizesThroughAnotherEntry) {
+  // The convolution's derivative formula reads its bias's size as an integer, so the
+  // training graph of a dynamic=true convolution specializes the output channels (a guard).
+  // The capture cache shares one compiled function between the inference entry and the
+  // training entry (their graphs have one text); the training entry was guarded before
+  // its training graph specialized. A training call at other channels through that entry
+  // used to reach the specialized graph and fail ("the graph records ... for it"); it runs
+  // in the interpreter now, with eager's values and gradients, at every size.
+  auto fn = compile(conv_relu, {.backend = "inductor", .name = "conv_train", .dynamic = true});
+  for (const auto& [n, c, h, wd, o, kh, kw] : kConvGeometries) {
+    SCOPED_TRACE(::testing::Message() << "x [" << n << ", " << c << ", " << h << ", " << wd << "], " << o
+                                      << " filters of " << kh << " x " << kw);
+    const Tensor x = randn({n, c, h, wd}), w = randn({o, c, kh, kw}), b = randn({o});
+    expect_close(fn(x, w, b), conv_relu(x, w, b));
+    const Tensor xg = x.clone().requires_grad_(), wg = w.clone().requires_grad_();
+    const Tensor y = fn(xg, wg, b);
+    const Tensor xe = x.clone().requires_grad_(), we = w.clone().requires_grad_();
+    const Tensor ye = conv_relu(xe, we, b);
+    expect_close(y, ye);
+    y.sum().backward();
+    ye.sum().backward();
+    expect_close(xg.grad(), xe.grad());
+    expect_close(wg.grad(), we.grad());
+  }
 }
 
 TEST_F(InductorSymbolic, Conv3dCompiledDynamicMatchesEagerAtEverySize) {
