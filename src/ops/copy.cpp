@@ -63,12 +63,52 @@ std::optional<core::SymInts> dense_sym_strides(const Tensor& self) {
   return dense;
 }
 
+/// infer_dense_strides over the symbols: c10's dim order, its comparisons of strides and
+/// sizes decided by the ranges or recorded as guards, then dense strides in that order.
+core::SymInts sym_infer_dense_strides(const core::SymInts& sizes, const core::SymInts& strides) {
+  const int64_t n = static_cast<int64_t>(sizes.size());
+  std::vector<int64_t> perm;
+  for (int64_t d = n - 1; d >= 0; --d) perm.push_back(d);
+  auto should_swap = [&](int64_t a, int64_t b) {
+    if (strides[a] == 0 || strides[b] == 0) return 0;
+    if (strides[a] != strides[b]) return strides[a] < strides[b] ? -1 : 1;
+    return sizes[a] > sizes[b] ? 1 : 0;
+  };
+  for (int64_t i = 1; i < n; ++i) {
+    int64_t d1 = i;
+    for (int64_t d0 = i - 1; d0 >= 0; --d0) {
+      const int c = should_swap(perm[static_cast<size_t>(d0)], perm[static_cast<size_t>(d1)]);
+      if (c > 0) {
+        std::swap(perm[static_cast<size_t>(d0)], perm[static_cast<size_t>(d1)]);
+        d1 = d0;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  core::SymInts out(sizes.size(), core::SymInt(1));
+  core::SymInt next(1);
+  for (int64_t d : perm) {
+    out[static_cast<size_t>(d)] = next;
+    if (sizes[d] > 1) next = next * sizes[d];
+  }
+  return out;
+}
+
 TensorMeta like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device) {
   // Over the symbols when self is dense for every size (Note [dynamic shapes]).
-  if (core::is_symbolic(self))
+  if (core::is_symbolic(self)) {
     if (auto strides = dense_sym_strides(self))
       return core::make_meta(core::sym_sizes(self), *strides, core::SymInt(0), dtype.value_or(self.dtype()),
                              device.value_or(self.device()));
+    // Not dense at the example sizes (a slice with a step, an expanded dim): empty_like's
+    // infer_dense_strides over the symbols. Where such a tensor is dense at other sizes,
+    // those strides are its own, as empty_like keeps them.
+    const core::SymInts sizes = core::sym_sizes(self), strides = core::sym_strides(self);
+    if (!core::is_non_overlapping_and_dense(core::hints(sizes), core::hints(strides)))
+      return core::make_meta(sizes, sym_infer_dense_strides(sizes, strides), core::SymInt(0),
+                             dtype.value_or(self.dtype()), device.value_or(self.device()));
+  }
   TensorMeta m;
   m.sizes = self.sizes().vec();
   // A dense layout kept (a transposed tensor copies as transposed); else dense strides in

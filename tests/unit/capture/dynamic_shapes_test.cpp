@@ -466,6 +466,39 @@ void expect_eager_result(C& compiled, const F& f, const std::string& what, const
   expect_close(got, want, 1e-5, 1e-5, what);
 }
 
+// Copies of a tensor that is not dense (a slice with a step, an expanded dim) get
+// empty_like's strides: its dims' order, the gaps closed (infer_dense_strides). Over the
+// symbols (the order's comparisons decided by the ranges or guarded), clone, ones_like and
+// the functional fill keep every size symbolic under dynamic=true; they read them as
+// integers before, and every new size recompiled.
+TEST_F(DynamicShapes, CopiesOfStridedAndExpandedTensorsKeepEverySizeSymbolic) {
+  auto stepped = [](const Tensor& x) { return x.slice(1, std::nullopt, std::nullopt, 2).clone() * 2; };
+  auto transposed = [](const Tensor& x) { return x.t().slice(0, std::nullopt, std::nullopt, 2).clone() + 1; };
+  auto ones = [](const Tensor& x) { return ones_like(x.slice(1, std::nullopt, std::nullopt, 2)) + x.sum(); };
+  auto expanded = [](const Tensor& x) {
+    return x.unsqueeze(1).expand({sym_size(x, 0), SymInt(3), sym_size(x, 1)}).clone() - 1;
+  };
+  for (const char* backend : {"eager", "inductor"}) {
+    const std::string b = backend;
+    auto c1 = compile(stepped, {.backend = backend, .name = "stepped", .dynamic = true});
+    auto c2 = compile(transposed, {.backend = backend, .name = "transposed", .dynamic = true});
+    auto c3 = compile(ones, {.backend = backend, .name = "ones", .dynamic = true});
+    auto c4 = compile(expanded, {.backend = backend, .name = "expanded", .dynamic = true});
+    for (const auto& [n, m] : std::vector<std::pair<int64_t, int64_t>>{{4, 6}, {5, 9}, {7, 10}}) {
+      const Tensor x = randn({n, m});
+      const std::string at = b + " [" + std::to_string(n) + ", " + std::to_string(m) + "]";
+      expect_eager_result(c1, stepped, "stepped " + at, x);
+      expect_eager_result(c2, transposed, "transposed " + at, x);
+      expect_eager_result(c3, ones, "ones_like " + at, x);
+      expect_eager_result(c4, expanded, "expanded " + at, x);
+    }
+    EXPECT_EQ(c1.cache_size(), 1u) << b;
+    EXPECT_EQ(c2.cache_size(), 1u) << b;
+    EXPECT_EQ(c3.cache_size(), 1u) << b;
+    EXPECT_EQ(c4.cache_size(), 1u) << b;
+  }
+}
+
 // group_norm computes N, C and HxW as SymInts (native_group_norm's schema takes them so) and
 // its backward's 1 / (HxW * C/group) from a size tensor: under automatic dynamic shapes a
 // changing batch is one symbolic entry after the static one, and under dynamic=true every
