@@ -6,6 +6,7 @@
 // padding. Each is the other's gradient, which the ops give. ATen's checks and messages.
 // See Note [nn].
 #include <optional>
+#include <sstream>
 #include <vector>
 
 #include "ember/ops/creation.h"
@@ -45,13 +46,18 @@ Blocks blocks_of(const IValue& kernel, const IValue& dilation, const IValue& pad
   return b;
 }
 
-/// The number of block positions along dim d of a `size`-long (unpadded) dim.
-int64_t block_count(const Blocks& b, size_t d, int64_t size) {
-  return (size + 2 * b.padding[d] - (b.dilation[d] * (b.kernel[d] - 1) + 1)) / b.stride[d] + 1;
+/// The number of block positions along dim d of a `size`-long (unpadded) dim (over the
+/// symbols when the size is one), as ATen computes it.
+SymInt block_count(const Blocks& b, size_t d, const SymInt& size) {
+  const SymInt num = size + 2 * b.padding[d] - (b.dilation[d] * (b.kernel[d] - 1) + 1);
+  // ATen divides with C++'s truncation; SymInt's floor division agrees where the
+  // numerator is not negative (over the symbols a guard, unless the ranges decide).
+  if (num >= 0) return num / b.stride[d] + 1;
+  return num.guard_int() / b.stride[d] + 1;
 }
 
 /// Padded-input positions along dim d, [kernel, count] flattened: k·dilation + i·stride.
-Tensor block_positions(const Blocks& b, size_t d, int64_t count, Device device) {
+Tensor block_positions(const Blocks& b, size_t d, const SymInt& count, Device device) {
   const TensorOptions o = TensorOptions(kLong).device(device);
   const Tensor k = arange(b.kernel[d], o) * Scalar(b.dilation[d]), i = arange(count, o) * Scalar(b.stride[d]);
   return (k.unsqueeze(1) + i).reshape({-1});
@@ -59,7 +65,7 @@ Tensor block_positions(const Blocks& b, size_t d, int64_t count, Device device) 
 
 /// The (rows, columns) index pair that picks every block element: rows [kH·bH, 1],
 /// columns [kW·bW], broadcasting to [kH·bH, kW·bW].
-std::vector<std::optional<Tensor>> block_index(const Blocks& b, int64_t bh, int64_t bw, Device device) {
+std::vector<std::optional<Tensor>> block_index(const Blocks& b, const SymInt& bh, const SymInt& bw, Device device) {
   return {std::nullopt, std::nullopt, block_positions(b, 0, bh, device).unsqueeze(1),
           block_positions(b, 1, bw, device)};
 }
@@ -72,65 +78,67 @@ Stack im2col(const Stack& a) {
   const Tensor& self = a[0].to_tensor();
   const Blocks b = blocks_of(a[1], a[2], a[3], a[4]);
   const int64_t nd = self.dim();
-  const bool ok = (nd == 3 && self.size(0) != 0 && self.size(1) != 0 && self.size(2) != 0) ||
-                  (nd == 4 && self.size(1) != 0 && self.size(2) != 0 && self.size(3) != 0);
+  auto nonzero = [&](int64_t d) { return sym_size(self, d) != 0; };
+  const bool ok =
+      (nd == 3 && nonzero(0) && nonzero(1) && nonzero(2)) || (nd == 4 && nonzero(1) && nonzero(2) && nonzero(3));
   EMBER_CHECK(ok) << "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions "
                      "for input, but got: "
                   << self.sizes();
   check_dtype("im2col_out_cpu", self.dtype());
   const Tensor x = nd == 3 ? self.unsqueeze(0) : self;
-  const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
-  const int64_t bh = block_count(b, 0, h), bw = block_count(b, 1, w);
-  EMBER_CHECK(bh >= 1 && bw >= 1) << "Given input with spatial size (" << h << ", " << w << "), kernel_size=("
-                                  << b.kernel[0] << ", " << b.kernel[1] << "), dilation=(" << b.dilation[0] << ", "
-                                  << b.dilation[1] << "), padding=(" << b.padding[0] << ", " << b.padding[1]
-                                  << "), calculated shape of the array of sliding blocks as (" << bh << ", " << bw
-                                  << "), but its components must be at least one.";
+  const SymInt n = sym_size(x, 0), c = sym_size(x, 1), h = sym_size(x, 2), w = sym_size(x, 3);
+  const SymInt bh = block_count(b, 0, h), bw = block_count(b, 1, w);
+  EMBER_CHECK(bh >= 1 && bw >= 1) << "Given input with spatial size (" << h.str() << ", " << w.str()
+                                  << "), kernel_size=(" << b.kernel[0] << ", " << b.kernel[1] << "), dilation=("
+                                  << b.dilation[0] << ", " << b.dilation[1] << "), padding=(" << b.padding[0] << ", "
+                                  << b.padding[1] << "), calculated shape of the array of sliding blocks as ("
+                                  << bh.str() << ", " << bw.str() << "), but its components must be at least one.";
   const Tensor padded = constant_pad_nd(x, {b.padding[1], b.padding[1], b.padding[0], b.padding[0]});
   const Tensor picked = index(padded, block_index(b, bh, bw, x.device()));  // [N, C, kH·bH, kW·bW]
-  const Tensor cols = picked.reshape({n, c, b.kernel[0], bh, b.kernel[1], bw})
+  const Tensor cols = picked.reshape({n, c, SymInt(b.kernel[0]), bh, SymInt(b.kernel[1]), bw})
                           .permute({0, 1, 2, 4, 3, 5})
-                          .reshape({n, c * b.kernel[0] * b.kernel[1], bh * bw});
+                          .reshape({n, c * (b.kernel[0] * b.kernel[1]), bh * bw});
   return {nd == 3 ? cols.squeeze(0) : cols};
 }
 
 Stack col2im(const Stack& a) {
   const Tensor& self = a[0].to_tensor();
-  const std::vector<int64_t>& out = a[1].to_int_list();
+  const std::vector<SymInt> out = a[1].to_sym_int_list();
   EMBER_CHECK(out.size() == 2) << "It is expected output_size equals to 2, but got size " << out.size();
   const Blocks b = blocks_of(a[2], a[3], a[4], a[5]);
   const int64_t nd = self.dim();
-  const bool ok = (nd == 2 && self.size(0) != 0 && self.size(1) != 0) ||
-                  (nd == 3 && self.size(1) != 0 && self.size(2) != 0);
+  auto nonzero = [&](int64_t d) { return sym_size(self, d) != 0; };
+  const bool ok = (nd == 2 && nonzero(0) && nonzero(1)) || (nd == 3 && nonzero(1) && nonzero(2));
   EMBER_CHECK(ok) << "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
                      "dimensions for input, but got: "
                   << self.sizes();
   const Tensor x = nd == 2 ? self.unsqueeze(0) : self;
   const int64_t kk = b.kernel[0] * b.kernel[1];
-  EMBER_CHECK(x.size(1) % kk == 0) << "Expected size of input's dimension 1 to be divisible by the product of "
-                                      "kernel_size, but got input.size(1)="
-                                   << x.size(1) << " and kernel_size=(" << b.kernel[0] << ", " << b.kernel[1] << ").";
-  const int64_t bh = block_count(b, 0, out[0]), bw = block_count(b, 1, out[1]);
-  EMBER_CHECK(bh >= 1 && bw >= 1) << "Given output_size=(" << out[0] << ", " << out[1] << "), kernel_size=("
-                                  << b.kernel[0] << ", " << b.kernel[1] << "), dilation=(" << b.dilation[0] << ", "
-                                  << b.dilation[1] << "), padding=(" << b.padding[0] << ", " << b.padding[1]
-                                  << "), stride=(" << b.stride[0] << ", " << b.stride[1]
-                                  << "), calculated shape of the array of sliding blocks as (" << bh << ", " << bw
-                                  << "), which is too small (non-positive)";
-  EMBER_CHECK(x.size(2) == bh * bw) << "Given output_size=(" << out[0] << ", " << out[1] << "), kernel_size=("
-                                    << b.kernel[0] << ", " << b.kernel[1] << "), dilation=(" << b.dilation[0] << ", "
-                                    << b.dilation[1] << "), padding=(" << b.padding[0] << ", " << b.padding[1]
-                                    << "), stride=(" << b.stride[0] << ", " << b.stride[1]
-                                    << "), expected size of input's dimension 2 to match the calculated number of "
+  const SymInt cols = sym_size(x, 1), positions = sym_size(x, 2);
+  EMBER_CHECK(cols % kk == 0) << "Expected size of input's dimension 1 to be divisible by the product of "
+                                 "kernel_size, but got input.size(1)="
+                              << cols.str() << " and kernel_size=(" << b.kernel[0] << ", " << b.kernel[1] << ").";
+  const SymInt bh = block_count(b, 0, out[0]), bw = block_count(b, 1, out[1]);
+  auto geometry = [&] {
+    std::ostringstream os;
+    os << "Given output_size=(" << out[0].str() << ", " << out[1].str() << "), kernel_size=(" << b.kernel[0] << ", "
+       << b.kernel[1] << "), dilation=(" << b.dilation[0] << ", " << b.dilation[1] << "), padding=(" << b.padding[0]
+       << ", " << b.padding[1] << "), stride=(" << b.stride[0] << ", " << b.stride[1] << "), ";
+    return os.str();
+  };
+  EMBER_CHECK(bh >= 1 && bw >= 1) << geometry() << "calculated shape of the array of sliding blocks as (" << bh.str()
+                                  << ", " << bw.str() << "), which is too small (non-positive)";
+  EMBER_CHECK(positions == bh * bw) << geometry()
+                                    << "expected size of input's dimension 2 to match the calculated number of "
                                        "sliding blocks "
-                                    << bh << " * " << bw << " = " << bh * bw << ", but got input.size(2)="
-                                    << x.size(2) << ".";
+                                    << bh.str() << " * " << bw.str() << " = " << (bh * bw).str()
+                                    << ", but got input.size(2)=" << positions.str() << ".";
   check_dtype("col2im_out_cpu", self.dtype());
-  const int64_t n = x.size(0), c = x.size(1) / kk;
-  const Tensor blocks = x.reshape({n, c, b.kernel[0], b.kernel[1], bh, bw})
+  const SymInt n = sym_size(x, 0), c = cols / kk;
+  const Tensor blocks = x.reshape({n, c, SymInt(b.kernel[0]), SymInt(b.kernel[1]), bh, bw})
                             .permute({0, 1, 2, 4, 3, 5})
-                            .reshape({n, c, b.kernel[0] * bh, b.kernel[1] * bw});
-  const int64_t ph = out[0] + 2 * b.padding[0], pw = out[1] + 2 * b.padding[1];
+                            .reshape({n, c, bh * b.kernel[0], bw * b.kernel[1]});
+  const SymInt ph = out[0] + 2 * b.padding[0], pw = out[1] + 2 * b.padding[1];
   // PyTorch's CUDA kernel sums a pixel's block elements in float for half and bfloat16 and
   // rounds once; its CPU kernel adds them in the tensor's own dtype.
   const ScalarType acc = x.is_cuda() && is_reduced_float(x.dtype()) ? kFloat : x.dtype();

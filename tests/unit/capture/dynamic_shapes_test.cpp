@@ -499,6 +499,38 @@ TEST_F(DynamicShapes, CopiesOfStridedAndExpandedTensorsKeepEverySizeSymbolic) {
   }
 }
 
+// im2col and col2im (unfold and fold) compute their block counts, reshapes and output over
+// SymInt (ops/fold.cpp): under dynamic=true one entry serves every size, the fold's output
+// size given as SymInts as a compiled graph passes it. They read their sizes as integers
+// before, and every new size recompiled.
+TEST_F(DynamicShapes, UnfoldAndFoldKeepEverySizeSymbolic) {
+  auto unfold = [](const Tensor& x) { return im2col(x, {3, 2}, {1, 2}, {1, 0}, {2, 1}) * 2; };
+  auto fold_sym = [](const Tensor& x) {
+    const Tensor cols = im2col(x, {3, 2}, {1, 2}, {1, 0}, {2, 1});
+    return call_op("aten::col2im",
+                   {cols, std::vector<SymInt>{sym_size(x, 2), sym_size(x, 3)}, std::vector<int64_t>{3, 2},
+                    std::vector<int64_t>{1, 2}, std::vector<int64_t>{1, 0}, std::vector<int64_t>{2, 1}})[0]
+        .to_tensor();
+  };
+  auto fold = [](const Tensor& x) {
+    return col2im(im2col(x, {3, 2}, {1, 2}, {1, 0}, {2, 1}), {x.size(2), x.size(3)}, {3, 2}, {1, 2}, {1, 0}, {2, 1});
+  };
+  for (const char* backend : {"eager", "inductor"}) {
+    const std::string b = backend;
+    auto c1 = compile(unfold, {.backend = backend, .name = "unfold", .dynamic = true});
+    auto c2 = compile(fold_sym, {.backend = backend, .name = "fold", .dynamic = true});
+    for (const auto& [n, c, h, w] : std::vector<std::array<int64_t, 4>>{{2, 3, 7, 9}, {3, 4, 8, 11}, {5, 2, 9, 6}}) {
+      const Tensor x = randn({n, c, h, w});
+      const std::string at = b + " [" + std::to_string(n) + ", " + std::to_string(c) + ", " + std::to_string(h) + ", " +
+                             std::to_string(w) + "]";
+      expect_eager_result(c1, unfold, "unfold " + at, x);
+      expect_eager_result(c2, fold, "fold " + at, x);
+    }
+    EXPECT_EQ(c1.cache_size(), 1u) << b;
+    EXPECT_EQ(c2.cache_size(), 1u) << b;
+  }
+}
+
 // group_norm computes N, C and HxW as SymInts (native_group_norm's schema takes them so) and
 // its backward's 1 / (HxW * C/group) from a size tensor: under automatic dynamic shapes a
 // changing batch is one symbolic entry after the static one, and under dynamic=true every
