@@ -414,7 +414,8 @@ int main(int argc, char** argv) {
   std::printf(
       "ms: median of %d calls each, eager and compiled alternating, after 3 warm-up calls.\n"
       "cold/warm compile s: first call of a new compiled function with an empty cache dir / first call\n"
-      "after reset() with the cache filled by two calls; both include one execution. GB/s: the compiled\n"
+      "after reset() with the cache filled by two calls; both include one execution (notes: the warm one's\n"
+      "excess over the median compiled call). GB/s: the compiled\n"
       "run over the minimum bytes of docs/workloads.md. max |diff|: compiled against eager; tolerance %.0e + %.0e * |eager|;\n"
       "W8, W9 (loss, gradients, parameters after the step, buffers of a compiled and an eager copy of the model,\n"
       "after the first step): each tensor's tolerance also adds %.0e * its largest |eager|, and W8's parameters\n"
@@ -464,8 +465,13 @@ int main(int argc, char** argv) {
 
     const auto [eager_ms, compiled_ms] = interleaved_median_ms(w.run, compiled.call, iters);
 
+    // The warm compile's own cost: the warm call less one compiled call's median (both run
+    // the function once), what a cache hit adds to a first call.
+    const double warm_overhead_ms = warm_s * 1e3 - compiled_ms;
+    char overhead[64];
+    std::snprintf(overhead, sizeof overhead, "; warm compile %.1f ms above a call", warm_overhead_ms);
     std::string notes = std::to_string(cold_log.graphs) + (cold_log.graphs == 1 ? " graph, " : " graphs, ") +
-                        std::to_string(cold_log.kernels) + " kernels";
+                        std::to_string(cold_log.kernels) + " kernels" + overhead;
     if (cold_log.interpreted > 0)
       notes += "; INTERPRETED: an input requires grad and AOT autograd could not compile the graph; it ran eagerly";
     if (warm_compiles > 0) notes += "; warm call ran the C++ compiler " + std::to_string(warm_compiles) + "x";
@@ -487,7 +493,7 @@ int main(int argc, char** argv) {
     json += std::string(first ? "" : ", ") + "{\"id\": \"" + w.id + "\", \"workload\": \"" + w.what +
             "\", \"eager_ms\": " + json_number(eager_ms) + ", \"compiled_ms\": " + json_number(compiled_ms) +
             ", \"speedup\": " + json_number(eager_ms / compiled_ms) + ", \"cold_compile_s\": " + json_number(cold_s) +
-            ", \"warm_compile_s\": " + json_number(warm_s) +
+            ", \"warm_compile_s\": " + json_number(warm_s) + ", \"warm_overhead_ms\": " + json_number(warm_overhead_ms) +
             ", \"warm_compiler_runs\": " + std::to_string(warm_compiles) + ", \"gbps\": " + json_number(gbps) +
             ", \"pct_of_triad\": " + json_number(w.min_bytes > 0 ? 100 * gbps / triad : NAN) +
             ", \"max_abs_diff\": " + json_number(diff.max_abs) +
