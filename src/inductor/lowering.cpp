@@ -431,7 +431,7 @@ std::string lower_row(const Node& n, RowNode& r) {
       break;
     }
     case RowKind::LayerNorm:
-      if (n.args().at(1).literal.to_int_list().size() != 1) return "it normalizes more than the last dim";
+      if (n.args().at(1).literal.to_sym_int_list().size() != 1) return "it normalizes more than the last dim";
       r.eps = n.args().at(4).literal.to_double();
       break;
   }

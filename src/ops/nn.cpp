@@ -83,31 +83,38 @@ void def_softmax(Registry& r, bool log) {
 
 std::vector<TensorMeta> layer_norm_meta(const Stack& a) {
   const Tensor& input = a[0].to_tensor();
-  const std::vector<int64_t>& shape = a[1].to_int_list();
+  // The schema's SymInt[]: a symbolic normalized size is compared, not read as an integer.
+  const std::vector<SymInt> shape = a[1].to_sym_int_list();
   const std::optional<Tensor> weight = a[2].to_optional_tensor(), bias = a[3].to_optional_tensor();
   const int64_t nd = static_cast<int64_t>(shape.size());
+  const auto shape_text = [&] {
+    std::ostringstream os;
+    os << "[";
+    for (size_t i = 0; i < shape.size(); ++i) os << (i ? ", " : "") << shape[i];
+    return os.str() + "]";
+  };
   EMBER_CHECK(nd >= 1) << "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
                           "element, but got normalized_shape = "
-                       << IntArrayRef(shape);
-  // The normalized dims must equal `shape` (over SymInt: a symbolic one is specialized
-  // by the comparison); the leading dims stay symbolic.
+                       << shape_text();
+  // The normalized dims must equal `shape` (over SymInt: a guard, or the same symbol); the
+  // leading dims stay symbolic.
   const auto matches_shape = [&](const Tensor& t, int64_t from) {
     for (int64_t i = 0; i < nd; ++i)
-      if (core::sym_size(t, from + i) != shape[i]) return false;
+      if (sym_size(t, from + i) != shape[static_cast<size_t>(i)]) return false;
     return true;
   };
   EMBER_CHECK(!weight || (weight->dim() == nd && matches_shape(*weight, 0)))
       << "Expected weight to be of same shape as normalized_shape, but got weight of shape " << weight->sizes()
-      << " and normalized_shape = " << IntArrayRef(shape);
+      << " and normalized_shape = " << shape_text();
   EMBER_CHECK(!bias || (bias->dim() == nd && matches_shape(*bias, 0)))
       << "Expected bias to be of same shape as normalized_shape, but got bias of shape " << bias->sizes()
-      << " and normalized_shape = " << IntArrayRef(shape);
+      << " and normalized_shape = " << shape_text();
   const int64_t axis = input.dim() - nd;
   if (axis < 0 || !matches_shape(input, axis)) {
     std::ostringstream expected;
-    for (int64_t s : shape) expected << ", " << s;
-    EMBER_FAIL() << "Given normalized_shape=" << IntArrayRef(shape) << ", expected input with shape [*"
-                 << expected.str() << "], but got input of size" << input.sizes();
+    for (const SymInt& s : shape) expected << ", " << s;
+    EMBER_FAIL() << "Given normalized_shape=" << shape_text() << ", expected input with shape [*" << expected.str()
+                 << "], but got input of size" << input.sizes();
   }
   if (!is_floating_point(input.dtype())) not_implemented("LayerNormKernelImpl", input.dtype());
   for (const auto& p : {weight, bias}) {
@@ -129,7 +136,7 @@ std::vector<TensorMeta> layer_norm_meta(const Stack& a) {
 
 void layer_norm_kernel(const Stack& a, std::vector<Tensor>& out) {
   const Tensor input = contiguous(a[0].to_tensor());
-  const int64_t nd = static_cast<int64_t>(a[1].to_int_list().size());
+  const int64_t nd = static_cast<int64_t>(a[1].to_sym_int_list().size());  // the count only: no size is read
   const int64_t axis = input.dim() - nd;
   int64_t M = 1, N = 1;
   for (int64_t i = 0; i < input.dim(); ++i) (i < axis ? M : N) *= input.size(i);

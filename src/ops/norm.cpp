@@ -52,16 +52,22 @@ Stack batch_norm_legit_no_training(const Stack& a) {
 Stack layer_norm_backward(const Stack& a) {
   const Tensor& grad_out = a[0].to_tensor();
   const Tensor& input = a[1].to_tensor();
-  const std::vector<int64_t>& shape = a[2].to_int_list();
+  // Over SymInt (the schema's SymInt[]): sizes of the input and of the normalized shape are
+  // compared and multiplied, never read as integers, so a symbolic batch, sequence or hidden
+  // size stays symbolic (Note [dynamic shapes]).
+  const std::vector<SymInt> shape = a[2].to_sym_int_list();
   const std::optional<Tensor> weight = optional_tensor(a[5]), bias = optional_tensor(a[6]);
   const auto& mask = a[7].to_bool_list();
   EMBER_CHECK(mask.size() == 3) << "output_mask must have 3 values, got " << mask.size();
   const int64_t nd = static_cast<int64_t>(shape.size()), axis = input.dim() - nd;
-  if (nd < 1 || axis < 0 || std::vector<int64_t>(input.sizes().begin() + axis, input.sizes().end()) != shape) {
-    std::ostringstream expected;
-    for (int64_t s : shape) expected << ", " << s;
-    EMBER_FAIL() << "Given normalized_shape=" << IntArrayRef(shape) << ", expected input with shape [*"
-                 << expected.str() << "], but got input of size" << input.sizes();
+  const std::vector<SymInt> sizes = sym_sizes(input);
+  if (nd < 1 || axis < 0 || std::vector<SymInt>(sizes.begin() + axis, sizes.end()) != shape) {
+    std::ostringstream expected, given, got;
+    for (const SymInt& s : shape) expected << ", " << s;
+    for (size_t i = 0; i < shape.size(); ++i) given << (i ? ", " : "") << shape[i];
+    for (size_t i = 0; i < sizes.size(); ++i) got << (i ? ", " : "") << sizes[i];
+    EMBER_FAIL() << "Given normalized_shape=[" << given.str() << "], expected input with shape [*" << expected.str()
+                 << "], but got input of size[" << got.str() << "]";
   }
   EMBER_CHECK(same_sizes(grad_out, input))
       << "native_layer_norm_backward: expected grad_out of the input's size " << input.sizes() << ", got "
@@ -73,20 +79,19 @@ Stack layer_norm_backward(const Stack& a) {
                                    "is None";
   if (!is_floating_point(input.dtype())) not_implemented("LayerNormBackwardKernelImpl", input.dtype());
   std::vector<int64_t> inner, outer;
-  int64_t M = 1, N = 1;
+  SymInt M = 1, N = 1;
   for (int64_t d = 0; d < input.dim(); ++d) {
     (d < axis ? outer : inner).push_back(d);
-    (d < axis ? M : N) *= input.size(d);
+    (d < axis ? M : N) = (d < axis ? M : N) * sizes[static_cast<size_t>(d)];
   }
   const ScalarType dt = input.dtype();
   if (M <= 0 || N <= 0) {
     const TensorOptions o = TensorOptions(dt).device(input.device());
-    return {masked(mask[0], zeros(input.sizes(), o)), masked(mask[1], zeros(shape, o)),
-            masked(mask[2], zeros(shape, o))};
+    return {masked(mask[0], zeros(sizes, o)), masked(mask[1], zeros(shape, o)), masked(mask[2], zeros(shape, o))};
   }
   const ScalarType ct = compute_type(dt);
-  std::vector<int64_t> stat_shape(input.sizes().begin(), input.sizes().begin() + axis);
-  stat_shape.resize(static_cast<size_t>(input.dim()), 1);
+  std::vector<SymInt> stat_shape(sizes.begin(), sizes.begin() + axis);
+  stat_shape.resize(static_cast<size_t>(input.dim()), SymInt(1));
   const Tensor g = cast(grad_out, ct), x = cast(input, ct);
   const Tensor mean = cast(a[3].to_tensor(), ct).reshape(stat_shape);
   const Tensor rstd = cast(a[4].to_tensor(), ct).reshape(stat_shape);
@@ -96,7 +101,15 @@ Stack layer_norm_backward(const Stack& a) {
   if (mask[0]) {
     const Tensor inner_sum = sum(g_hat, inner, /*keepdim=*/true);
     const Tensor proj = x_hat * sum(g_hat * x_hat, inner, /*keepdim=*/true);
-    out[0] = cast(rstd / static_cast<double>(N) * (g_hat * static_cast<double>(N) - inner_sum - proj), dt);
+    // N as a Scalar, or for a symbolic N as a size tensor (int64, 0-dim: it converts to the
+    // compute dtype as the Scalar would).
+    if (N.is_symbolic()) {
+      const Tensor n = size_tensor(N, input.device());
+      out[0] = cast(rstd / n * (g_hat * n - inner_sum - proj), dt);
+    } else {
+      const auto n = static_cast<double>(N.hint());
+      out[0] = cast(rstd / n * (g_hat * n - inner_sum - proj), dt);
+    }
   }
   const auto over_outer = [&](const Tensor& t) { return outer.empty() ? clone(t) : sum(t, outer); };
   if (mask[1]) out[1] = cast(over_outer(g * x_hat), dt);

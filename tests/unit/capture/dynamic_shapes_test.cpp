@@ -531,6 +531,39 @@ TEST_F(DynamicShapes, UnfoldAndFoldKeepEverySizeSymbolic) {
   }
 }
 
+// native_layer_norm_backward computes over the SymInts of its input and normalized shape
+// (ops/norm.cpp): called as a compiled training graph calls it, with the normalized shape
+// as SymInts, one entry under dynamic=true serves every batch and hidden size. It read
+// every size as an integer before, and each new size recompiled.
+TEST_F(DynamicShapes, LayerNormBackwardKeepsEverySizeSymbolic) {
+  LogCapture logs;
+  set_logs("dynamic,recompiles");
+  auto backward_sym = [](const Tensor& g, const Tensor& x, const Tensor& w) {
+    const std::vector<SymInt> shape{sym_size(x, 2)};
+    const Stack fw = call_op("aten::native_layer_norm", {x, shape, w, IValue(), 1e-5});
+    const Stack bw = call_op("aten::native_layer_norm_backward",
+                             {g, x, shape, fw[1], fw[2], w, IValue(), std::vector<bool>{true, true, false}});
+    return bw[0].to_tensor() * 2 + bw[1].to_tensor().sum();
+  };
+  auto backward = [](const Tensor& g, const Tensor& x, const Tensor& w) {
+    const auto [y, mean, rstd] = native_layer_norm(x, {x.size(2)}, w, std::nullopt, 1e-5);
+    const auto [gi, gw, gb] =
+        native_layer_norm_backward(g, x, {x.size(2)}, mean, rstd, w, std::nullopt, {true, true, false});
+    return gi * 2 + gw.sum();
+  };
+  for (const char* backend : {"eager", "inductor"}) {
+    const std::string b = backend;
+    auto every = compile(backward_sym, {.backend = backend, .name = "layer_norm_backward", .dynamic = true});
+    for (const auto& [n, t, h] : std::vector<std::array<int64_t, 3>>{{2, 5, 8}, {3, 7, 12}, {4, 6, 16}}) {
+      const Tensor x = randn({n, t, h}), g = randn({n, t, h}), w = randn({h});
+      expect_eager_result(every, backward,
+                          b + " [" + std::to_string(n) + ", " + std::to_string(t) + ", " + std::to_string(h) + "]", g,
+                          x, w);
+    }
+    EXPECT_EQ(every.cache_size(), 1u) << b << "\n" << logs.text();
+  }
+}
+
 // group_norm computes N, C and HxW as SymInts (native_group_norm's schema takes them so) and
 // its backward's 1 / (HxW * C/group) from a size tensor: under automatic dynamic shapes a
 // changing batch is one symbolic entry after the static one, and under dynamic=true every
