@@ -66,26 +66,7 @@ std::optional<core::SymInts> dense_sym_strides(const Tensor& self) {
 /// infer_dense_strides over the symbols: c10's dim order, its comparisons of strides and
 /// sizes decided by the ranges or recorded as guards, then dense strides in that order.
 core::SymInts sym_infer_dense_strides(const core::SymInts& sizes, const core::SymInts& strides) {
-  const int64_t n = static_cast<int64_t>(sizes.size());
-  std::vector<int64_t> perm;
-  for (int64_t d = n - 1; d >= 0; --d) perm.push_back(d);
-  auto should_swap = [&](int64_t a, int64_t b) {
-    if (strides[a] == 0 || strides[b] == 0) return 0;
-    if (strides[a] != strides[b]) return strides[a] < strides[b] ? -1 : 1;
-    return sizes[a] > sizes[b] ? 1 : 0;
-  };
-  for (int64_t i = 1; i < n; ++i) {
-    int64_t d1 = i;
-    for (int64_t d0 = i - 1; d0 >= 0; --d0) {
-      const int c = should_swap(perm[static_cast<size_t>(d0)], perm[static_cast<size_t>(d1)]);
-      if (c > 0) {
-        std::swap(perm[static_cast<size_t>(d0)], perm[static_cast<size_t>(d1)]);
-        d1 = d0;
-      } else if (c < 0) {
-        break;
-      }
-    }
-  }
+  const std::vector<int64_t> perm = dense_dim_order_over(sizes, strides);
   core::SymInts out(sizes.size(), core::SymInt(1));
   core::SymInt next(1);
   for (int64_t d : perm) {

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <initializer_list>
+#include <utility>
 #include <vector>
 
 #include "ember/ivalue.h"
@@ -26,6 +27,32 @@ TensorMeta contiguous_meta(IntArrayRef sizes, ScalarType dtype, Device device);
 /// larger size first between equal strides, a dim of stride 0 left where it is (an
 /// insertion sort from the last dim, as c10 sorts).
 std::vector<int64_t> dense_dim_order(IntArrayRef sizes, IntArrayRef strides);
+/// The same over sizes and strides of type Int (int64_t, or core::SymInt: each comparison
+/// then decided by the ranges or recorded as a guard).
+template <typename Int>
+std::vector<int64_t> dense_dim_order_over(const std::vector<Int>& sizes, const std::vector<Int>& strides) {
+  const int64_t n = static_cast<int64_t>(sizes.size());
+  std::vector<int64_t> perm;
+  for (int64_t d = n - 1; d >= 0; --d) perm.push_back(d);
+  auto should_swap = [&](int64_t a, int64_t b) {
+    if (strides[a] == 0 || strides[b] == 0) return 0;
+    if (strides[a] != strides[b]) return strides[a] < strides[b] ? -1 : 1;
+    return sizes[a] > sizes[b] ? 1 : 0;
+  };
+  for (int64_t i = 1; i < n; ++i) {
+    int64_t d1 = i;
+    for (int64_t d0 = i - 1; d0 >= 0; --d0) {
+      const int c = should_swap(perm[static_cast<size_t>(d0)], perm[static_cast<size_t>(d1)]);
+      if (c > 0) {
+        std::swap(perm[static_cast<size_t>(d0)], perm[static_cast<size_t>(d1)]);
+        d1 = d0;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  return perm;
+}
 /// c10's infer_dense_strides: dense strides for `sizes` in dense_dim_order (a dim of size
 /// 0 or 1 multiplies nothing). What empty_like and clone give a tensor that is not
 /// non-overlapping and dense: its dims' order kept, the gaps closed.
