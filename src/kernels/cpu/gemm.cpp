@@ -178,8 +178,8 @@ void openblas_split(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, 
 // that shape was timed, which it is at a weight's first sight; against all three when not.
 // Two candidates instead of four halve the timing a compiled graph's first run pays for
 // the weights eager had already multiplied: W7's cold compile on the development VM spent
-// 0.58 of its 0.99 s there, four packed shapes at 130-500 ms each). Smaller products and products inside a parallel region (one
-// per thread) take dnnl_sgemm. The choice follows timings, so two processes may pick
+// 0.58 of its 0.99 s there, four packed shapes at 130-500 ms each). Smaller products and
+// products inside a parallel region (one per thread) take dnnl_sgemm. The choice follows timings, so two processes may pick
 // differently and round differently (as PyTorch's oneDNN and MKL dispatch do);
 // EMBER_SGEMM=dnnl|matmul|openblas|packed fixes it.
 
