@@ -1,5 +1,5 @@
 // ops/batch_meta.cpp — a symbolic batch dim through ops whose meta functions read plain
-// sizes: convolutions, 2-D pooling, batch norm, cumsum, flip (the table below).
+// sizes: convolutions, 2-D pooling, batch norm, flip (the table below).
 //
 // Those meta functions are written over int64 sizes, so a dynamic trace that reaches one
 // specializes every symbol of its inputs (capture's symbolic-read hook). For the ops in the
@@ -41,7 +41,6 @@ const std::vector<BatchRow>& batch_rows() {
       {"aten::_adaptive_avg_pool2d_backward",         {0, 1},       {0}},
       {"aten::native_batch_norm",                     {0},          {0}},
       {"aten::native_batch_norm_backward",            {0, 1},       {0}},
-      {"aten::cumsum",                                {0},          {0}},
       {"aten::flip",                                  {0},          {0}},
   };
   return rows;

@@ -378,7 +378,11 @@ void register_cumsum(Registry& r) {
       .set_meta([](const Stack& a) {
         const Tensor& self = a[0].to_tensor();
         core::wrap_dim(a[1].to_int(), self.dim());
-        return metas(contiguous_meta(self.sizes(), sum_dtype(self, a[2].to_optional_scalar_type()), self.device()));
+        const ScalarType dtype = sum_dtype(self, a[2].to_optional_scalar_type());
+        // Over the symbols when self has them: the result has its sizes, contiguous.
+        if (core::is_symbolic(self))
+          return metas(core::contiguous_sym_meta(core::sym_sizes(self), dtype, self.device()));
+        return metas(contiguous_meta(self.sizes(), dtype, self.device()));
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         const Tensor& self = a[0].to_tensor();

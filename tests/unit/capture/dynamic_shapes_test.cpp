@@ -564,6 +564,24 @@ TEST_F(DynamicShapes, LayerNormBackwardKeepsEverySizeSymbolic) {
   }
 }
 
+// cumsum's meta builds its result over the input's SymInts: under dynamic=true one entry
+// serves every size (its symbolic-batch row kept only the batch symbolic, and every other
+// size recompiled).
+TEST_F(DynamicShapes, CumsumKeepsEverySizeSymbolic) {
+  LogCapture logs;
+  set_logs("dynamic");
+  auto f = [](const Tensor& x) { return cumsum(x * 2, 1) + cumsum(x, 2, kDouble).to(kFloat); };
+  for (const char* backend : {"eager", "inductor"}) {
+    auto c = compile(f, {.backend = backend, .name = "cumsum", .dynamic = true});
+    for (const auto& [n, m, k] : std::vector<std::array<int64_t, 3>>{{2, 5, 7}, {3, 8, 4}, {6, 3, 9}})
+      expect_eager_result(
+          c, f,
+          std::string(backend) + " [" + std::to_string(n) + ", " + std::to_string(m) + ", " + std::to_string(k) + "]",
+          randn({n, m, k}));
+    EXPECT_EQ(c.cache_size(), 1u) << backend << "\n" << logs.text();
+  }
+}
+
 // group_norm computes N, C and HxW as SymInts (native_group_norm's schema takes them so) and
 // its backward's 1 / (HxW * C/group) from a size tensor: under automatic dynamic shapes a
 // changing batch is one symbolic entry after the static one, and under dynamic=true every

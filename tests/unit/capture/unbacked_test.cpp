@@ -229,9 +229,10 @@ TEST_F(UnbackedSizes, AotEagerTrainingThroughAMaskIndexMatchesEagerGradients) {
 }
 
 TEST_F(UnbackedSizes, AnOpThatReadsSizesAsIntegersBreaksTheGraphAtItsCall) {
-  // cumsum's meta function is not written over SymInt: it reads the sizes, which a
-  // data-dependent size cannot give, so the graph breaks there and cumsum runs for real.
-  auto f = [](const Tensor& x) { return cumsum(index(x, {x > 0}) * 2.0, 0); };
+  // _pdist_forward reads its row count as an integer (its pair indices are computed from it
+  // in closed form), which a data-dependent size cannot give, so the graph breaks there and
+  // it runs for real.
+  auto f = [](const Tensor& x) { return _pdist_forward(index(x, {x > 0}).unsqueeze(1) * 2.0); };
   Tensor x = with_positives(7);
   const ExplainOutput out = explain(f)(x);
   ASSERT_EQ(out.break_reasons.size(), 1u) << out.str();
