@@ -386,20 +386,34 @@ Stack nll_loss_nd_decomposition(const Stack& a) {
 
 /// weight viewed as (1, C, 1, …) against an input of `ndim` dims with classes at `class_dim`.
 Tensor class_weight_view(const Tensor& weight, int64_t ndim, int64_t class_dim) {
-  std::vector<int64_t> shape(static_cast<size_t>(ndim), 1);
-  shape[static_cast<size_t>(class_dim)] = weight.size(0);
-  return view(weight, shape);
+  std::vector<SymInt> shape(static_cast<size_t>(ndim), SymInt(1));
+  shape[static_cast<size_t>(class_dim)] = sym_size(weight, 0);
+  return view(weight, SymIntArrayRef(shape));
+}
+
+/// t * factor + label_smoothing / n_classes (add) or t * (label_smoothing / n_classes)
+/// (scale): the quotient a double, or for a symbolic class count a 0-dim tensor of t's
+/// dtype holding the double quotient rounded once, as the double Scalar converts.
+Tensor smoothed(const Tensor& t, double label_smoothing, const SymInt& n_classes, bool add, double factor = 1) {
+  if (n_classes.is_symbolic()) {
+    const Tensor q = cast(label_smoothing / cast(size_tensor(n_classes, t.device()), kDouble), t.dtype());
+    return add ? t * factor + q : t * q;
+  }
+  const double q = label_smoothing / static_cast<double>(n_classes.hint());
+  return add ? t * factor + q : t * q;
 }
 
 Tensor cross_entropy_prob_target(const Tensor& self, const Tensor& target_, const std::optional<Tensor>& weight,
                                  int64_t reduction, double label_smoothing) {
   const int64_t class_dim = self.dim() == 1 ? 0 : 1;
-  const int64_t n_classes = self.size(class_dim);
-  EMBER_CHECK(!weight || (weight->dim() == 1 && weight->numel() == n_classes))
+  // The class count as a SymInt: compared and divided by, never read as an integer.
+  const SymInt n_classes = sym_size(self, class_dim);
+  EMBER_CHECK(!weight || (weight->dim() == 1 && sym_size(*weight, 0) == n_classes))
       << "cross_entropy: weight tensor should be defined either for all " << n_classes
       << " classes or no classes but got weight tensor of shape: " << weight->sizes();
   const Tensor input = log_softmax(self, class_dim, self.dtype());
-  const Tensor target = label_smoothing > 0 ? target_ * (1 - label_smoothing) + label_smoothing / n_classes : target_;
+  const Tensor target =
+      label_smoothing > 0 ? smoothed(target_, label_smoothing, n_classes, /*add=*/true, 1 - label_smoothing) : target_;
   Tensor prod = input * target;
   if (weight) prod = prod * (input.dim() > 1 ? class_weight_view(*weight, input.dim(), 1) : *weight);
   switch (reduction) {
@@ -408,7 +422,7 @@ Tensor cross_entropy_prob_target(const Tensor& self, const Tensor& target_, cons
       // Both read the element count as a SymInt: a symbolic batch stays symbolic (the mean
       // over the rows of the per-row sums is ATen's sum over numel / n_classes).
       if (core::sym_numel(input) == core::SymInt(0)) return sum(prod) * NAN;
-      if (!core::is_symbolic(input)) return -sum(prod) / static_cast<double>(input.numel() / n_classes);
+      if (!core::is_symbolic(input)) return -sum(prod) / static_cast<double>(input.numel() / n_classes.hint());
       return -mean(sum(prod, {class_dim}));
     case kSum:
       return -sum(prod);
@@ -422,7 +436,7 @@ Tensor cross_entropy_label_smoothing(const Tensor& self, const Tensor& target, c
   const int64_t class_dim = self.dim() == 1 ? 0 : 1;
   const Tensor input = log_softmax(self, class_dim, self.dtype());
   const Tensor nll = call_op_tensor("aten::nll_loss_nd", {input, target, weight, reduction, ignore_index});
-  const int64_t n_classes = input.size(class_dim);
+  const SymInt n_classes = sym_size(input, class_dim);
   const Tensor ignored = target == ignore_index;
   Tensor smooth =
       weight ? -sum(input * class_weight_view(*weight, input.dim(), class_dim), {class_dim}) : -sum(input, {class_dim});
@@ -440,7 +454,7 @@ Tensor cross_entropy_label_smoothing(const Tensor& self, const Tensor& target, c
   } else if (reduction == kSum) {
     ret = sum(smooth);
   }
-  return (1 - label_smoothing) * nll + ret * (label_smoothing / static_cast<double>(n_classes));
+  return (1 - label_smoothing) * nll + smoothed(ret, label_smoothing, n_classes, /*add=*/false);
 }
 
 Stack cross_entropy_loss_decomposition(const Stack& a) {

@@ -582,6 +582,30 @@ TEST_F(DynamicShapes, CumsumKeepsEverySizeSymbolic) {
   }
 }
 
+// Cross entropy with label smoothing, and against class probabilities, divides by the class
+// count: as a SymInt (a 0-dim tensor of the loss's dtype when symbolic), so under
+// dynamic=true one entry serves every batch and class count. It read the count as an
+// integer before, and every new class count recompiled.
+TEST_F(DynamicShapes, CrossEntropyWithLabelSmoothingKeepsTheClassCountSymbolic) {
+  auto smooth = [](const Tensor& x, const Tensor& t) { return cross_entropy(x, t, std::nullopt, -100, "mean", 0.1); };
+  auto probs = [](const Tensor& x, const Tensor& p) { return cross_entropy(x, p, std::nullopt, -100, "none", 0.2); };
+  for (const char* backend : {"eager", "inductor"}) {
+    const std::string b = backend;
+    auto c1 = compile(smooth, {.backend = backend, .name = "smooth", .dynamic = true});
+    auto c2 = compile(probs, {.backend = backend, .name = "probs", .dynamic = true});
+    for (const auto& [n, c] : std::vector<std::pair<int64_t, int64_t>>{{4, 5}, {6, 3}, {3, 7}}) {
+      std::vector<int64_t> classes(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) classes[static_cast<size_t>(i)] = (i * 2) % c;
+      const Tensor x = randn({n, c}), t = tensor(classes), p = softmax(randn({n, c}), 1);
+      const std::string at = b + " [" + std::to_string(n) + ", " + std::to_string(c) + "]";
+      expect_eager_result(c1, smooth, "label smoothing " + at, x, t);
+      expect_eager_result(c2, probs, "class probabilities " + at, x, p);
+    }
+    EXPECT_EQ(c1.cache_size(), 1u) << b;
+    EXPECT_EQ(c2.cache_size(), 1u) << b;
+  }
+}
+
 // group_norm computes N, C and HxW as SymInts (native_group_norm's schema takes them so) and
 // its backward's 1 / (HxW * C/group) from a size tensor: under automatic dynamic shapes a
 // changing batch is one symbolic entry after the static one, and under dynamic=true every
