@@ -250,16 +250,14 @@ std::optional<std::vector<TensorMeta>> batch_norm_rule(const Stack& a, std::vect
   if (sizes[1].is_symbolic()) {
     // Symbolic channels meet every per-channel tensor's (weight, bias, running or saved
     // stats after the input), as the op's meta checked at the example sizes: the same
-    // symbol (dynamic=true gives equal sizes one), or a guard.
-    bool met = false;
+    // symbol (dynamic=true gives equal sizes one), or a guard. Without any (no affine
+    // parameters, no running stats: _native_batch_norm_legit.no_stats) there is nothing to meet.
     for (size_t i = input_at + 1; i < a.size(); ++i) {
       if (!a[i].is_tensor() || a[i].to_tensor().dim() != 1) continue;
       const SymInt channels = core::sym_size(a[i].to_tensor(), 0);
       EMBER_CHECK(sizes[1] == channels) << "expected input with " << channels.str() << " channels, got "
                                         << sizes[1].str();
-      met = true;
     }
-    if (!met) return std::nullopt;
     // The per-channel outputs ([C] at the example sizes; [0] where evaluation saves none)
     // over the channels' symbol.
     for (size_t o = 1; o < out.size(); ++o) {

@@ -606,6 +606,25 @@ TEST_F(DynamicShapes, CrossEntropyWithLabelSmoothingKeepsTheClassCountSymbolic) 
   }
 }
 
+// Batch norm in training without affine parameters or running stats
+// (_native_batch_norm_legit.no_stats) has no per-channel tensor for symbolic channels to
+// meet; its statistics are [C] over the channel symbol, so under dynamic=true one entry
+// serves every size. Its geometry rule gave up without such a tensor before, and every new
+// size recompiled.
+TEST_F(DynamicShapes, BatchNormWithoutParametersOrRunningStatsKeepsEverySizeSymbolic) {
+  auto f = [](const Tensor& x) {
+    const auto [y, mean, invstd] = _native_batch_norm_legit(x, std::nullopt, std::nullopt, true, 0.1, 1e-5);
+    return y * 2 + mean.sum() + invstd.sum();
+  };
+  for (const char* backend : {"eager", "inductor"}) {
+    auto c = compile(f, {.backend = backend, .name = "batch_norm_no_stats", .dynamic = true});
+    for (const auto& [n, ch, h, w] : std::vector<std::array<int64_t, 4>>{{2, 3, 4, 5}, {3, 5, 6, 2}, {4, 2, 3, 7}})
+      expect_eager_result(c, f, std::string(backend) + " [" + std::to_string(n) + ", " + std::to_string(ch) + "]",
+                          randn({n, ch, h, w}));
+    EXPECT_EQ(c.cache_size(), 1u) << backend;
+  }
+}
+
 // group_norm computes N, C and HxW as SymInts (native_group_norm's schema takes them so) and
 // its backward's 1 / (HxW * C/group) from a size tensor: under automatic dynamic shapes a
 // changing batch is one symbolic entry after the static one, and under dynamic=true every
