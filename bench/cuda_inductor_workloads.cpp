@@ -197,7 +197,10 @@ int main(int argc, char** argv) {
       // A training row: the eager copy takes the two steps the compiled copy took in the
       // graphed function's warm-up and capture, then the replayed step's loss is compared
       // with the eager step of the same index.
-      if (w.state) (void)w.run(), (void)w.run();
+      if (w.state) {
+        (void)w.run();
+        (void)w.run();
+      }
       const Tensor ro_got = graphed.call();
       const double ro_diff = max_abs_diff(ro_got, w.state ? w.run() : want);
       const bench::Timing r = bench::cuda_median_ms([&] { (void)graphed.call(); }, 3, iters);

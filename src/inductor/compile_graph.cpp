@@ -199,7 +199,7 @@ void Program::launch(size_t k, void** ptrs, size_t count) const {
   int aligned = 1;
   for (size_t b = 0; b < count; ++b) {
     args[n++] = kernel_arg(l, b, ptrs[b]);
-    if (!(b < l.by_value.size() && l.by_value[b])) aligned = aligned && reinterpret_cast<uintptr_t>(ptrs[b]) % 16 == 0;
+    if (!passed_by_value(l, b)) aligned = aligned && reinterpret_cast<uintptr_t>(ptrs[b]) % 16 == 0;
   }
   if (l.aligned_check) args[n++] = &aligned;
   void* stream = core::cuda::current_stream_handle(cuda_device);

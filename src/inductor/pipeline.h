@@ -213,10 +213,13 @@ inline bool is_host_scalar(const TensorMeta& m) {
   return !m.undefined && m.device.type == DeviceType::CPU && m.sizes.empty();
 }
 
+/// Whether buffer `b` of `l` is a CPU scalar passed by value.
+inline bool passed_by_value(const CudaLaunch& l, size_t b) { return b < l.by_value.size() && l.by_value[b]; }
+
 /// The launch argument of buffer `b` of `l`, whose data pointer is `ptr`: the address of
 /// the pointer, or for a CPU scalar passed by value the address of its value.
 inline void* kernel_arg(const CudaLaunch& l, size_t b, void*& ptr) {
-  return b < l.by_value.size() && l.by_value[b] ? ptr : static_cast<void*>(&ptr);
+  return passed_by_value(l, b) ? ptr : static_cast<void*>(&ptr);
 }
 
 /// The CUDA code of a graph: one translation unit for all its kernels (NVRTC-compiled for

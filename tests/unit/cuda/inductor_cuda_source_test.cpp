@@ -19,6 +19,13 @@ namespace {
 
 using InductorCudaSource = kernels::cuda::Nvrtc;
 
+/// How many times `needle` occurs in `text`.
+size_t occurrences(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
 /// NVRTC compiles the source for sm_90 (the H100's architecture); the failure names the log.
 void expect_compiles(const Generated& r) {
   EXPECT_NO_THROW(kernels::cuda::compile_cubin(r.code.source, "sm_90")) << r.code.source;
@@ -166,11 +173,7 @@ TEST_F(InductorCudaSource, SoftmaxRowsMultiplyByTheRowsReciprocal) {
 })");
   ASSERT_EQ(r.code.launches.size(), 2u);
   const std::string& src = r.code.source;
-  size_t reciprocals = 0;
-  for (size_t at = src.find("const float rsum = float(1) / sum;"); at != std::string::npos;
-       at = src.find("const float rsum = float(1) / sum;", at + 1))
-    ++reciprocals;
-  EXPECT_EQ(reciprocals, 2u) << src;
+  EXPECT_EQ(occurrences(src, "const float rsum = float(1) / sum;"), 2u) << src;
   EXPECT_NE(src.find("x * rsum"), std::string::npos) << src;
   EXPECT_NE(src.find("ember_dev::exp(x - mx) * rsum"), std::string::npos) << src;
   EXPECT_EQ(src.find("/ sum"), src.find("/ sum;")) << "no element divided by the sum";
@@ -189,11 +192,7 @@ TEST_F(InductorCudaSource, FloatLayerNormRowsTakeRsqrtfAsPyTorchsCudaKernelAndDo
 })");
   ASSERT_EQ(r.code.launches.size(), 3u);
   const std::string& src = r.code.source;
-  size_t approx = 0;
-  for (size_t at = src.find("const float rstd = rsqrtf("); at != std::string::npos;
-       at = src.find("const float rstd = rsqrtf(", at + 1))
-    ++approx;
-  EXPECT_EQ(approx, 2u) << "float and half rows (their math in float)\n" << src;
+  EXPECT_EQ(occurrences(src, "const float rstd = rsqrtf("), 2u) << "float and half rows (their math in float)\n" << src;
   EXPECT_NE(src.find("const double rstd = double(1) / ember_dev::sqrt("), std::string::npos) << src;
   expect_compiles(r);
 }
