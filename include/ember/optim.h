@@ -63,12 +63,18 @@ struct AdamWOptions {
   double weight_decay = 1e-2;
   bool amsgrad = false;
   bool maximize = false;
+  /// PyTorch's `capturable`: the step count lives on the parameters' device (CUDA only) and
+  /// the bias corrections are computed there in float32, so a step reads no host value and
+  /// can be captured into a CUDA graph. `ember::compile` sets it, as torch.compile does,
+  /// when it traces the first step of parameters that are all on CUDA (Note [capturable]).
+  bool capturable = false;
 };
 
 /// State of one AdamW parameter; every tensor is created at its first step (undefined
 /// before). `step` counts the steps as a 0-dim float32 tensor, as torch.optim's
-/// state['step']: the bias corrections are computed from it by ops, so a compiled step
-/// reads and advances it as graph state and one graph serves every step.
+/// state['step'] (on the CPU, or on the parameter's device when capturable): the bias
+/// corrections are computed from it by ops, so a compiled step reads and advances it as
+/// graph state and one graph serves every step.
 struct AdamWParamState {
   Tensor step;
   Tensor exp_avg;

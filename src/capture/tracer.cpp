@@ -151,6 +151,7 @@ void install_capture_hooks() {
     core::set_symbolic_read_hook(&symbolic_read_hook);
     core::set_outside_state_hook(&outside_state_hook);
     core::set_grad_read_hook(&grad_read_hook);
+    core::set_compiling_hook([] { return Tracer::current() != nullptr; });
     nn::set_attribute_read_hook(&attribute_read_hook);
     return true;
   }();

@@ -56,4 +56,13 @@ using GradReadHook = void (*)(const Tensor& owner, const Tensor& grad);
 void set_grad_read_hook(GradReadHook hook);
 void note_grad_read(const Tensor& owner, const Tensor& grad);
 
+/// Answers whether the calling thread is tracing a compiled function (ember::is_compiling),
+/// for code below capture that behaves as PyTorch's does under torch.compile (an optimizer
+/// made capturable: Note [capturable] in docs/notes/optim.md).
+using CompilingHook = bool (*)();
+
+void set_compiling_hook(CompilingHook hook);
+/// Whether the calling thread is tracing a compiled function (false unless capture installed a hook).
+bool compiling();
+
 }  // namespace ember::core

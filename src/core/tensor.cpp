@@ -23,6 +23,7 @@ std::atomic<FakeOffsetHook> g_fake_offset_hook{nullptr};
 std::atomic<SymbolicReadHook> g_symbolic_read_hook{nullptr};
 std::atomic<OutsideStateHook> g_outside_state_hook{nullptr};
 std::atomic<GradReadHook> g_grad_read_hook{nullptr};
+std::atomic<CompilingHook> g_compiling_hook{nullptr};
 }  // namespace
 void set_fake_data_hook(FakeDataHook hook) { g_fake_data_hook.store(hook); }
 void set_fake_offset_hook(FakeOffsetHook hook) { g_fake_offset_hook.store(hook); }
@@ -34,6 +35,11 @@ void note_outside_state(const char* what) {
 void set_grad_read_hook(GradReadHook hook) { g_grad_read_hook.store(hook); }
 void note_grad_read(const Tensor& owner, const Tensor& grad) {
   if (GradReadHook hook = g_grad_read_hook.load(std::memory_order_relaxed)) hook(owner, grad);
+}
+void set_compiling_hook(CompilingHook hook) { g_compiling_hook.store(hook); }
+bool compiling() {
+  const CompilingHook hook = g_compiling_hook.load(std::memory_order_relaxed);
+  return hook != nullptr && hook();
 }
 }  // namespace core
 

@@ -59,6 +59,18 @@ template <typename T, typename Op> __device__ __forceinline__ T block_reduce(T v
   __syncthreads();
   return v;
 }
+/// A column kernel's combination: thread t holds column t % 32's partial result over rows
+/// t / 32, t / 32 + groups, …; every thread gets its column's combination of the groups'
+/// results, in group order (`smem`: one element per thread of the block).
+template <typename T, typename Op> __device__ __forceinline__ T column_reduce(T v, Op op, T* smem) {
+  const int column = threadIdx.x & 31, groups = blockDim.x >> 5;
+  __syncthreads();  // an earlier pass's reads of smem are done
+  smem[threadIdx.x] = v;
+  __syncthreads();
+  v = smem[column];
+  for (int g = 1; g < groups; ++g) v = op(v, smem[g * 32 + column]);
+  return v;
+}
 }  // namespace ember_dev
 )CUDA";
 }

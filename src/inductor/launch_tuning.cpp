@@ -40,7 +40,7 @@ int64_t round_up_warp(int64_t n) { return std::max<int64_t>(32, ceil_div(n, 32) 
 /// | Pointwise | block x items    | —                | {128..1024} x {1, 2, 4}    |
 /// | WarpRows  | rows per block   | 1, 2, 8          | 1, 2, 8, 16, 32            |
 /// | WarpRegs  | rows per block   | 1, 2, 8          | 1, 2, 8                    |
-/// | Columns   | threads per block| 128, 512         | 64, 128, 512, 1024         |
+/// | Columns   | warps per 32 rows| 4, 16 (128, 512) | 2, 4, 16, 32 (64 … 1024)   |
 /// | BlockRows | threads per row  | h / 2, 2 h       | 128, 256, 512, 1024        |
 struct Setting {
   int block;
@@ -87,7 +87,7 @@ std::string what_of(TuneKind kind, const Setting& s) {
     case TuneKind::WarpRows:
     case TuneKind::WarpRegs:
       return s.block == 32 ? "1 row (warp) per block" : std::to_string(s.block / 32) + " rows (warps) per block";
-    case TuneKind::Columns: return std::to_string(s.block) + " threads (rows) per block";
+    case TuneKind::Columns: return std::to_string(s.block / 32) + " warps per 32 rows";
     case TuneKind::BlockRows: return std::to_string(s.block) + " threads per row";
     case TuneKind::Fixed: break;
   }
@@ -119,7 +119,7 @@ const char* tune_kind_name(TuneKind kind) {
     case TuneKind::Pointwise: return "pointwise";
     case TuneKind::WarpRows: return "a warp per row";
     case TuneKind::WarpRegs: return "a warp per row in registers";
-    case TuneKind::Columns: return "a thread per row (columns)";
+    case TuneKind::Columns: return "32 rows a block (columns)";
     case TuneKind::BlockRows: return "a block per row";
   }
   return "?";
@@ -137,7 +137,7 @@ std::vector<LaunchConfig> launch_candidates(TuneKind kind, int64_t work, int heu
       case TuneKind::Pointwise: c.grid = ceil_div(work, s.block * s.items); break;
       case TuneKind::WarpRows:
       case TuneKind::WarpRegs: c.grid = ceil_div(work, s.block / 32); break;
-      case TuneKind::Columns: c.grid = ceil_div(work, s.block); break;
+      case TuneKind::Columns: c.grid = ceil_div(work, 32); break;  // 32 rows a block, whatever its warps
       case TuneKind::BlockRows:
       case TuneKind::Fixed: c.grid = work; break;
     }

@@ -273,6 +273,10 @@ const std::map<std::string, PointwiseLowering>& pointwise_lowerings() {
       for (const char* ov : {".Tensor", ".Scalar"}) t.emplace(std::string("aten::") + row + ov, compare_row(row));
     t.emplace("aten::pow.Tensor_Tensor", binary_row("pow", {"self", "exponent"}));
     t.emplace("aten::pow.Tensor_Scalar", binary_row("pow", {"self", "exponent"}));
+    // A number raised to a tensor (AdamW's capturable bias corrections, beta ** step).
+    t.emplace("aten::pow.Scalar", PointwiseLowering{{"self", "exponent"}, [](const Node&, BodyBuilder& b) {
+                                                      return b.call("op_pow", {b.operand(0), b.load(1)});
+                                                    }});
     for (const char* row : {"maximum", "minimum", "atan2"})
       t.emplace(std::string("aten::") + row, binary_row(row, self_other));
     auto rounding = [](const Node& n, BodyBuilder& b) {

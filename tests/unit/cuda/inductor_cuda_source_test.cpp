@@ -104,7 +104,7 @@ TEST_F(InductorCudaSource, ShortRowsGoAWarpPerRowAndLongRowsABlockPerRow) {
   expect_compiles(r);
 }
 
-TEST_F(InductorCudaSource, ColumnReductionsGoAThreadPerColumn) {
+TEST_F(InductorCudaSource, ColumnReductionsGo32RowsABlockWithItsWarpsSplittingEachRow) {
   const Generated r = generate(R"(graph columns {
   %g : f32[256, 4096] device=cuda:0 = placeholder[g]
   %h : f16[8192, 16] device=cuda:0 = placeholder[h]
@@ -115,9 +115,14 @@ TEST_F(InductorCudaSource, ColumnReductionsGoAThreadPerColumn) {
 })");
   ASSERT_EQ(r.code.launches.size(), 3u);
   for (size_t i = 0; i < 2; ++i) {
-    EXPECT_NE(r.code.launches[i].how.find("a thread per row (columns)"), std::string::npos) << r.code.launches[i].how;
-    EXPECT_EQ(r.code.launches[i].grid, 4096 / 256);
+    EXPECT_NE(r.code.launches[i].how.find("32 rows a block, its warps splitting each row (columns)"), std::string::npos)
+        << r.code.launches[i].how;
+    EXPECT_EQ(r.code.launches[i].grid, 4096 / 32);
+    EXPECT_EQ(r.code.launches[i].block, 256) << "8 warps, each walking every 8th reduced element";
   }
+  // Each warp's partial results are combined through shared memory, the variance's mean
+  // before its second pass.
+  EXPECT_EQ(occurrences(r.code.source, "ember_dev::column_reduce("), 3u) << r.code.source;
   EXPECT_NE(r.code.launches[2].how.find("a block per row"), std::string::npos) << "16 columns: too few for a thread each";
   expect_compiles(r);
 }

@@ -74,9 +74,9 @@ TEST(LaunchCandidates, DefaultTunesRowKernelsLightlyAndMaxAutotuneTunesPointwise
   for (const LaunchConfig& c : launch_candidates(TuneKind::BlockRows, 77, 512, TuningLevel::Max)) EXPECT_EQ(c.grid, 77);
   EXPECT_EQ(configs(launch_candidates(TuneKind::BlockRows, 77, 512, TuningLevel::Default)),
             (std::set<std::pair<int, int64_t>>{{512, 77}, {256, 77}, {1024, 77}}));
-  // Columns: threads (rows) per block.
+  // Columns: 32 rows a block whatever its warps (which split each row).
   EXPECT_EQ(configs(launch_candidates(TuneKind::Columns, 4096, 256, TuningLevel::Default)),
-            (std::set<std::pair<int, int64_t>>{{256, 16}, {128, 32}, {512, 8}}));
+            (std::set<std::pair<int, int64_t>>{{256, 128}, {128, 128}, {512, 128}}));
   // Off and Fixed: the heuristic's only.
   EXPECT_EQ(launch_candidates(TuneKind::WarpRows, 1000, 128, TuningLevel::Off).size(), 1u);
   EXPECT_EQ(launch_candidates(TuneKind::Fixed, 1000, 256, TuningLevel::Max).size(), 1u);

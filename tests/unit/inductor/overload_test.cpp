@@ -60,6 +60,28 @@ TEST_F(OverloadTest, DivRoundingModesNamedInGraphTextComputeWhatTheyMean) {
       << logs.text();
 }
 
+TEST_F(OverloadTest, ANumberRaisedToATensorIsGeneratedCode) {
+  // pow.Scalar (a number's power by a tensor): a capturable AdamW's bias correction
+  // 1 - beta ** step, fused into the update that divides by it instead of an eager call.
+  std::unique_ptr<Graph> g = parse_graph(R"(graph bias_correction {
+  %m : f32[64] = placeholder[m]
+  %step : f32[] = placeholder[step]
+  %pow : f32[] = aten::pow.Scalar(0.9, %step)
+  %neg : f32[] = aten::neg(%pow)
+  %bc : f32[] = aten::add.Scalar(%neg, 1, 1)
+  %update : f32[64] = aten::div.Tensor(%m, %bc)
+  return (%update, %pow)
+})");
+  testing::LogCapture logs("inductor");
+  const Tensor m = randn({64}), step = scalar_tensor(Scalar(7.0), kFloat);
+  const std::vector<Tensor> got = run_inductor(*g, {m, step});
+  ASSERT_EQ(got.size(), 2u);
+  const Tensor pow_want = pow(Scalar(0.9), step);
+  expect_close(got[1], pow_want, 1e-6, 0, "pow.Scalar");
+  expect_close(got[0], m / (1.0 - pow_want), 1e-6, 1e-7, "the update");
+  EXPECT_TRUE(inductor::last_compile_report().extern_calls.empty()) << logs.text();
+}
+
 TEST_F(OverloadTest, AnArgumentALoweringDoesNotReadSendsTheCallToItsEagerKernel) {
   // Hand-built: reductions with dtype=, alpha and correction/keepdim that lowerings read.
   Graph g("args");

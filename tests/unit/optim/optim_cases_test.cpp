@@ -237,6 +237,18 @@ TEST(OptimErrors, InvalidHyperparameters) {
   has(error_of([&] { optim::AdamW({p}, {.weight_decay = -100.0}); }), "Invalid weight_decay value: -100.0");
 }
 
+TEST(OptimErrors, CapturableNeedsCudaParameters) {
+  // As PyTorch's AdamW: capturable keeps the step count on the parameters' device for CUDA
+  // graphs, and a CPU parameter has no such device.
+  Tensor p = tensor({1.0, 2.0}).to(kFloat);
+  p.requires_grad_();
+  p.mutable_grad() = tensor({0.5, -0.5}).to(kFloat);
+  optim::AdamW opt({p}, {.capturable = true});
+  EXPECT_NE(error_of([&] { opt.step(); }).find("If capturable=True, params and state_steps must be CUDA tensors."),
+            std::string::npos);
+  expect_close(p, {1.0, 2.0}, kFloat);
+}
+
 TEST(OptimErrors, BadParameterLists) {
   EXPECT_NE(error_of([] { optim::SGD({}, {.lr = 0.1}); }).find("optimizer got an empty parameter list"),
             std::string::npos);

@@ -10,6 +10,7 @@
 #include "ember/config.h"
 #include "ember/ember.h"
 #include "ember/nn/blocks.h"
+#include "ember/optim.h"
 #include "gpu_helpers.h"
 #include "support/log_capture.h"
 
@@ -155,6 +156,89 @@ TEST_F(CudaGraphOutputs, ParametersAreReadInPlaceAndAReplacedOneReRecordsTheGrap
   block->fc2->weight() = block->fc2->weight().clone() * 2;
   EXPECT_EQ(mismatch(compiled(*block, x), block->forward(x).cpu(), compiled_tolerance(kFloat)), "");
   EXPECT_EQ(testing::count_of(logs.text(), "recorded a CUDA graph"), 2u) << logs.text();
+}
+
+using CapturableAdamW = Gpu;
+
+/// Three CUDA parameters of float32 and their gradients for step `k` (the same values for
+/// every copy made from `seed`).
+std::vector<Tensor> adamw_params(uint64_t seed) {
+  std::vector<Tensor> ps;
+  for (const std::vector<int64_t>& sizes : {std::vector<int64_t>{64, 32}, {32}, {5, 7}})
+    ps.push_back(on_gpu(sizes, kFloat, seed++).requires_grad_(true));
+  return ps;
+}
+void set_grads(const std::vector<Tensor>& ps, uint64_t k) {
+  for (size_t i = 0; i < ps.size(); ++i) ps[i].mutable_grad() = on_gpu(ps[i].sizes(), kFloat, 1000 + 10 * k + i);
+}
+
+TEST_F(CapturableAdamW, TheDeviceStepEqualsTheHostStepWithinFloatRounding) {
+  // PyTorch's capturable branch: the step count on the device and the bias corrections in
+  // float32 there, against the host path's float64 corrections.
+  for (const bool amsgrad : {false, true}) {
+    SCOPED_TRACE(amsgrad ? "amsgrad" : "adamw");
+    const optim::AdamWOptions o{.lr = 0.01, .betas = {0.8, 0.9}, .weight_decay = 0.1, .amsgrad = amsgrad};
+    std::vector<Tensor> dev = adamw_params(1), host;
+    for (const Tensor& p : dev) host.push_back(p.detach().cpu().requires_grad_(true));
+    optim::AdamW on_device(dev, {.lr = o.lr, .betas = o.betas, .weight_decay = o.weight_decay, .amsgrad = amsgrad,
+                                 .capturable = true}),
+        on_host(host, o);
+    for (uint64_t k = 0; k < 6; ++k) {
+      set_grads(dev, k);
+      for (size_t i = 0; i < dev.size(); ++i) host[i].mutable_grad() = dev[i].grad().cpu();
+      on_device.step();
+      on_host.step();
+    }
+    EXPECT_TRUE(on_device.state(0).step.is_cuda());
+    EXPECT_EQ(on_device.state(0).step.cpu().item<double>(), 6.0);
+    for (size_t i = 0; i < dev.size(); ++i) {
+      EXPECT_EQ(mismatch(dev[i].detach(), host[i].detach(), Tolerance{{1e-6, 1e-6}}), "") << "param " << i;
+      EXPECT_EQ(mismatch(on_device.state(i).exp_avg_sq, on_host.state(i).exp_avg_sq, Tolerance{{1e-6, 1e-6}}), "");
+    }
+  }
+}
+
+TEST_F(CapturableAdamW, ACompiledStepOnCudaIsMadeCapturableAndReplayedFromACudaGraph) {
+  // As torch.compile does, tracing the first step of CUDA parameters makes AdamW capturable:
+  // the step counts are created on the device, the step's graph has no host input and is
+  // captured. Its updates equal an eager capturable AdamW's.
+  std::vector<Tensor> compiled_params = adamw_params(1), eager_params = adamw_params(1);
+  optim::AdamW compiled_opt(compiled_params, {.lr = 0.01, .weight_decay = 0.1});
+  optim::AdamW eager_opt(eager_params, {.lr = 0.01, .weight_decay = 0.1, .capturable = true});
+  auto step = compile([&compiled_opt] { compiled_opt.step(); }, kReduceOverhead);
+  testing::LogCapture logs("cudagraphs");
+  for (uint64_t k = 0; k < 8; ++k) {
+    set_grads(compiled_params, k);
+    set_grads(eager_params, k);
+    step();
+    eager_opt.step();
+    for (size_t i = 0; i < compiled_params.size(); ++i)
+      EXPECT_EQ(mismatch(compiled_params[i].detach(), eager_params[i].detach().cpu(), compiled_tolerance(kFloat)), "")
+          << "step " << k << ", param " << i;
+  }
+  EXPECT_TRUE(compiled_opt.options().capturable);
+  EXPECT_TRUE(compiled_opt.state(0).step.is_cuda());
+  EXPECT_EQ(compiled_opt.state(2).step.cpu().item<double>(), 8.0);
+  EXPECT_EQ(testing::count_of(logs.text(), "recorded a CUDA graph"), 1u) << logs.text();
+  EXPECT_EQ(logs.text().find("skipping cudagraphs"), std::string::npos) << logs.text();
+}
+
+TEST_F(CapturableAdamW, StateMadeOnTheHostBeforeCompilingStaysThere) {
+  // As torch.compile: an optimizer that stepped eagerly first keeps its host step counts,
+  // and its compiled step runs without a CUDA graph, saying why.
+  std::vector<Tensor> ps = adamw_params(1);
+  optim::AdamW opt(ps, {.lr = 0.01});
+  set_grads(ps, 0);
+  opt.step();
+  auto step = compile([&opt] { opt.step(); }, kReduceOverhead);
+  testing::LogCapture logs("cudagraphs");
+  for (uint64_t k = 1; k < 4; ++k) {
+    set_grads(ps, k);
+    step();
+  }
+  EXPECT_FALSE(opt.options().capturable);
+  EXPECT_FALSE(opt.state(0).step.is_cuda());
+  EXPECT_NE(logs.text().find("skipping cudagraphs due to cpu device"), std::string::npos) << logs.text();
 }
 
 using CudaGraphSkips = Gpu;
