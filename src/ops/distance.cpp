@@ -86,12 +86,21 @@ Stack cdist_forward(const Stack& a) {
 
 /// Row indices (i, j) of the pairs i < j of n rows, in row-major order: pair k has
 /// i = n - 2 - ⌊√(4n(n-1) - 8k - 7) / 2 - 1/2⌋ and j = k + i + 1 - n(n-1)/2 + (n-i)(n-i-1)/2.
-std::pair<Tensor, Tensor> pair_rows(int64_t n, Device device) {
-  const int64_t pairs = n * (n - 1) / 2;
-  const Tensor k = arange(pairs, TensorOptions(kDouble).device(device));
-  const double nn = static_cast<double>(n);
-  const Tensor i = (nn - 2.0) - floor(sqrt(k * -8.0 + (4.0 * nn * (nn - 1.0) - 7.0)) * 0.5 - 0.5);
-  const Tensor j = k + i + (1.0 - static_cast<double>(pairs)) + (nn - i) * (nn - i - 1.0) * 0.5;
+/// A symbolic n enters as a 0-dim float64 tensor, the same float64 operations in the same
+/// order as the numbers of a static n, so both give the same indices.
+std::pair<Tensor, Tensor> pair_rows(const SymInt& n, Device device) {
+  const SymInt pairs = n * (n - SymInt(1)) / SymInt(2);
+  if (!n.is_symbolic()) {
+    const Tensor k = arange(pairs.hint(), TensorOptions(kDouble).device(device));
+    const double nn = static_cast<double>(n.hint());
+    const Tensor i = (nn - 2.0) - floor(sqrt(k * -8.0 + (4.0 * nn * (nn - 1.0) - 7.0)) * 0.5 - 0.5);
+    const Tensor j = k + i + (1.0 - static_cast<double>(pairs.hint())) + (nn - i) * (nn - i - 1.0) * 0.5;
+    return {i.to(kLong), j.to(kLong)};
+  }
+  const Tensor k = arange(SymInt(0), pairs, SymInt(1), TensorOptions(kDouble).device(device));
+  const Tensor nn = cast(size_tensor(n, device), kDouble);
+  const Tensor i = (nn - 2.0) - floor(sqrt(k * -8.0 + (nn * 4.0 * (nn - 1.0) - 7.0)) * 0.5 - 0.5);
+  const Tensor j = k + i + (1.0 - cast(size_tensor(pairs, device), kDouble)) + (nn - i) * (nn - i - 1.0) * 0.5;
   return {i.to(kLong), j.to(kLong)};
 }
 
@@ -103,9 +112,8 @@ Stack pdist_forward(const Stack& a) {
   const ScalarType dt = self.dtype();
   if (!is_floating_point(dt)) not_implemented("pdist", dt);
   const Tensor x = cast(self, is_reduced_float(dt) ? kFloat : dt);  // float16/bfloat16 in float
-  // The row count is read as an integer (a symbolic one is specialized): the pairs' row
-  // indices are computed from it in closed form.
-  const auto [i, j] = pair_rows(self.size(0), self.device());
+  // The pairs' row indices in closed form over the row count, a SymInt (never read as an integer).
+  const auto [i, j] = pair_rows(sym_size(self, 0), self.device());
   return {cast(pnorm_last(index_select(x, 0, i) - index_select(x, 0, j), p), dt)};
 }
 

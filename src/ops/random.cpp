@@ -187,11 +187,20 @@ void fill_randperm(Tensor& out) {
   });
 }
 
+/// A contiguous output of `self`'s sizes, over its size symbols where it has them (the
+/// random kernels fill the output's numel, read at run time).
+TensorMeta contiguous_over(const Tensor& self, ScalarType dtype, Device device) {
+  return core::over_geometry({&self}, [&]<typename Int>() {
+    const auto s = core::Geometry<Int>::sizes(self);
+    return core::contiguous_meta_over(std::vector<Int>(s.begin(), s.end()), dtype, device);
+  });
+}
+
 TensorMeta like_meta(const Stack& a, bool normal) {
   const Tensor& self = a[0].to_tensor();
   const ScalarType dt = a[1].to_optional_scalar_type().value_or(self.dtype());
   normal ? check_normal_dtype(dt) : check_uniform_dtype(dt);
-  return contiguous_meta(self.sizes(), dt, a[3].is_none() ? self.device() : a[3].to_device());
+  return contiguous_over(self, dt, a[3].is_none() ? self.device() : a[3].to_device());
 }
 
 void check_p(double p) { EMBER_CHECK(p >= 0 && p <= 1) << "bernoulli_ expects p to be in [0, 1], but got p=" << p; }
@@ -242,7 +251,7 @@ void register_random_ops(Registry& r) {
         const Tensor& self = a[0].to_tensor();
         EMBER_CHECK(is_floating_point(self.dtype()))
             << "\"bernoulli_tensor_cpu_p_\" not implemented for '" << scalar_type_name(self.dtype()) << "'";
-        return metas(contiguous_meta(self.sizes(), self.dtype(), self.device()));
+        return metas(contiguous_over(self, self.dtype(), self.device()));
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         const Tensor p = a[0].to_tensor().contiguous();
@@ -273,7 +282,7 @@ void register_random_ops(Registry& r) {
       .set_meta([](const Stack& a) {
         const Tensor& self = a[0].to_tensor();
         check_p(a[1].to_double());
-        return metas(contiguous_meta(self.sizes(), self.dtype(), self.device()));
+        return metas(contiguous_over(self, self.dtype(), self.device()));
       })
       .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
         const double p = a[1].to_double();

@@ -149,18 +149,38 @@ TEST_F(DynamicShapes, ReadingASizeAsAnIntegerSpecializesItAndTheLogSaysWhere) {
 TEST_F(DynamicShapes, AnOpWithoutASymbolicMetaFunctionSpecializesItsInputAndIsNamed) {
   LogCapture logs;
   set_logs("dynamic");
-  // _pdist_forward computes its pairs' row indices in closed form from the row count, read
-  // as an integer.
-  auto fn = compile([](const Tensor& x) { return _pdist_forward(x.relu()); },
-                    {.backend = "eager", .name = "pdist_fn", .arg_names = {"x"}, .dynamic = true});
-  for (int64_t n : {4, 5}) {
-    Tensor x = randn({n, 3});
-    expect_identical(fn(x), _pdist_forward(x.relu()));
+  // upsample_nearest2d computes its source rows with float arithmetic on the spatial sizes,
+  // read as integers.
+  auto up = [](const Tensor& x) { return upsample_nearest2d(x.relu(), std::nullopt, std::vector<double>{2.0, 2.0}); };
+  auto fn = compile(up, {.backend = "eager", .name = "upsample_fn", .arg_names = {"x"}, .dynamic = true});
+  for (int64_t h : {4, 5}) {
+    Tensor x = randn({2, 3, h, 6});
+    expect_identical(fn(x), up(x));
   }
   EXPECT_EQ(fn.cache_size(), 2u);
-  EXPECT_NE(logs.text().find("specialized s0 (x.size(0)) = 4: aten::_pdist_forward reads sizes as integers"),
+  EXPECT_NE(logs.text().find("specialized s2 (x.size(2)) = 4: aten::upsample_nearest2d.vec reads sizes as integers"),
             std::string::npos)
       << logs.text();
+}
+
+// _pdist_forward's pair indices are computed in closed form over the row count as a
+// SymInt (a 0-dim float64 tensor in the formula, the same float64 operations as a static
+// count's): under dynamic=true one entry serves every row count, with eager's bits. It read
+// the count as an integer before, and each new count recompiled.
+TEST_F(DynamicShapes, PdistKeepsTheRowCountSymbolic) {
+  LogCapture logs;
+  set_logs("dynamic,recompiles");
+  auto f = [](const Tensor& x) { return _pdist_forward(x.relu(), 2.0) + _pdist_forward(x, 1.5); };
+  for (const char* backend : {"eager", "inductor"}) {
+    auto fn = compile(f, {.backend = backend, .name = "pdist_fn", .arg_names = {"x"}, .dynamic = true});
+    for (const auto& [n, m] : std::vector<std::pair<int64_t, int64_t>>{{4, 3}, {7, 5}, {12, 4}}) {
+      const Tensor x = randn({n, m});
+      const Tensor got = fn(x), want = f(x);
+      ASSERT_EQ(got.sizes().vec(), want.sizes().vec()) << backend << " " << n;
+      expect_close(got, want, 1e-6, 1e-6, std::string(backend) + " n=" + std::to_string(n));
+    }
+    EXPECT_EQ(fn.cache_size(), 1u) << backend << "\n" << logs.text();
+  }
 }
 
 TEST_F(DynamicShapes, CopiesRepeatAndCrossEntropyKeepTheBatchSymbolic) {
@@ -578,6 +598,30 @@ TEST_F(DynamicShapes, CumsumKeepsEverySizeSymbolic) {
           c, f,
           std::string(backend) + " [" + std::to_string(n) + ", " + std::to_string(m) + ", " + std::to_string(k) + "]",
           randn({n, m, k}));
+    EXPECT_EQ(c.cache_size(), 1u) << backend << "\n" << logs.text();
+  }
+}
+
+// rand_like, randn_like and both bernoullis make a contiguous result over the input's
+// SymInts (ops/random.cpp): under dynamic=true one entry serves every size, and from one seed
+// the compiled function draws eager's numbers. They read every size as an integer before,
+// and each new size recompiled.
+TEST_F(DynamicShapes, RandomLikeOpsKeepEverySizeSymbolic) {
+  LogCapture logs;
+  set_logs("dynamic,recompiles");
+  auto f = [](const Tensor& x) {
+    return rand_like(x) + randn_like(x) * x + bernoulli(sigmoid(x)) - bernoulli(x.abs() / (1 + x.abs()), 0.3);
+  };
+  for (const char* backend : {"eager", "inductor"}) {
+    auto c = compile(f, {.backend = backend, .name = "random_like", .dynamic = true});
+    for (const auto& [n, m] : std::vector<std::pair<int64_t, int64_t>>{{3, 5}, {4, 9}, {7, 6}}) {
+      const Tensor x = randn({n, m});
+      manual_seed(11);
+      const Tensor got = c(x);
+      manual_seed(11);
+      const Tensor want = f(x);
+      expect_close(got, want, 1e-6, 1e-6, std::string(backend) + " [" + std::to_string(n) + ", " + std::to_string(m) + "]");
+    }
     EXPECT_EQ(c.cache_size(), 1u) << backend << "\n" << logs.text();
   }
 }

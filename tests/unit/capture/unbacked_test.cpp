@@ -229,9 +229,9 @@ TEST_F(UnbackedSizes, AotEagerTrainingThroughAMaskIndexMatchesEagerGradients) {
 }
 
 TEST_F(UnbackedSizes, AnOpThatReadsSizesAsIntegersBreaksTheGraphAtItsCall) {
-  // _pdist_forward reads its row count as an integer (its pair indices are computed from it
-  // in closed form), which a data-dependent size cannot give, so the graph breaks there and
-  // it runs for real.
+  // _pdist_forward computes its pair indices from the row count through arange's size list
+  // (ember::sym_size), where a data-dependent size cannot go (no input holds it): the read
+  // is an integer read, so the graph breaks there and it runs for real.
   auto f = [](const Tensor& x) { return _pdist_forward(index(x, {x > 0}).unsqueeze(1) * 2.0); };
   Tensor x = with_positives(7);
   const ExplainOutput out = explain(f)(x);
