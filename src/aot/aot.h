@@ -83,6 +83,15 @@ struct GraphRole {
   /// then finds the value there and copies nothing). Empty where the caller's inputs must
   /// stay untouched (a repro cut at "aot" runs the graph on the example inputs).
   std::vector<InputWrite> input_writes;
+  /// A training forward: its outputs from this index on are the values saved for its
+  /// backward, held by autograd until the backward runs (a CUDA graph replay must not
+  /// overwrite them while held). A backward: 0, its gradients are held by the grad slots
+  /// they go to.
+  size_t first_held_output = 0;
+  /// A backward: how many of its leading inputs are its forward's saved outputs (read where
+  /// the forward left them), and where its tangents start (after the saved forward inputs).
+  size_t saved_forward_outputs = 0;
+  size_t first_tangent = 0;
 };
 const GraphRole& current_graph_role();
 

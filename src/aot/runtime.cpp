@@ -22,6 +22,16 @@
 namespace ember::aot {
 namespace {
 
+/// The role of `p`'s backward graph: every output held (gradients), its inputs the
+/// forward's saved outputs, then saved inputs, then the tangents.
+GraphRole backward_role(const Partition& p, int aot_id) {
+  GraphRole role{GraphRole::Kind::Backward, aot_id};
+  role.first_held_output = 0;
+  role.saved_forward_outputs = p.saved_outputs;
+  role.first_tangent = p.saved_outputs + p.saved_inputs.size();
+  return role;
+}
+
 struct TrainingState {
   std::shared_ptr<Partition> partition;
   std::vector<int> tangent_of_output;
@@ -80,7 +90,7 @@ class CompiledFunctionBackward final : public autograd::Node {
       if (!state_->backward) {
         EMBER_LOG(aot, INFO) << "aot: compiling the backward graph " << state_->partition->backward->name();
         capture::PhaseTimer timer(state_->function, "backward compile (first backward call)");
-        GraphRoleScope role({GraphRole::Kind::Backward, state_->aot_id});
+        GraphRoleScope role(backward_role(*state_->partition, state_->aot_id));
         state_->backward =
             capture::compile_with_repro(*state_->partition->backward, inputs, state_->inner, state_->inner_name, "aot");
         compiled_now = true;
@@ -134,12 +144,14 @@ CompiledGraph make_training_function(std::shared_ptr<Partition> p, const JointGr
   state->function = capture::current_compile_function();
   if (state->function.empty()) state->function = capture::kNoFunction;
   if (ahead) {
-    GraphRoleScope role({GraphRole::Kind::Backward, aot_id});
+    GraphRoleScope role(backward_role(*p, aot_id));
     ahead(*p->backward);
   }
   {
     NoGradGuard no_grad;
-    GraphRoleScope role({GraphRole::Kind::Forward, aot_id});
+    GraphRole forward_role{GraphRole::Kind::Forward, aot_id};
+    forward_role.first_held_output = joint.num_forward_outputs;
+    GraphRoleScope role(forward_role);
     state->forward = capture::compile_with_repro(*p->forward, example_inputs, inner, inner_name, "aot");
   }
   return [state](const std::vector<Tensor>& inputs) -> std::vector<Tensor> {

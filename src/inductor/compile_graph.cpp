@@ -868,13 +868,8 @@ namespace {
 std::shared_ptr<CudaGraphRunner> cudagraph_runner(const std::shared_ptr<Program>& p) {
   const Graph& g = *p->graph;
   std::string why = why_not_cudagraphs(g);
-  // The simple case of PyTorch's cudagraph trees: inference graphs. A training forward's
-  // saved values and a backward's gradients would be static outputs the next call
-  // overwrites while autograd still holds them.
-  const aot::GraphRole::Kind role = aot::current_graph_role().kind;
-  if (why.empty() && role != aot::GraphRole::Kind::Inference)
-    why = std::string("a training graph's ") + (role == aot::GraphRole::Kind::Forward ? "forward" : "backward") +
-          " (CUDA graphs replay inference graphs)";
+  const aot::GraphRole& role = aot::current_graph_role();
+  const bool training = role.kind != aot::GraphRole::Kind::Inference;
   if (why.empty() && p->profile) why = "kernel profiling (trace.kernel_profile times each step with events)";
   if (why.empty() && !p->raise_after.empty()) why = "an injected runtime error (inject_relu_bug_TESTING_ONLY)";
   if (!why.empty()) {
@@ -882,15 +877,32 @@ std::shared_ptr<CudaGraphRunner> cudagraph_runner(const std::shared_ptr<Program>
     return nullptr;
   }
   EMBER_INTERNAL_ASSERT(p->cuda_device >= 0) << "inductor: graph " << g.name() << " has no CPU tensor but no device";
+  // A training graph (PyTorch's cudagraph trees capture these too): its inputs are read in place
+  // where they stay put (the parameters, which the optimizer updates in place), a
+  // backward's saved values where its forward's replays leave them, its tangents (new at
+  // each backward) copied; its saved values and gradients are protected while autograd
+  // holds them (CudaGraphRunner).
+  // An inference graph's inputs it writes (an optimizer's parameters and state) are read
+  // and written in place too: copied, each replay would write a static copy and the runtime
+  // copy it back.
+  std::set<size_t> written;
+  for (const aot::InputWrite& w : role.input_writes) written.insert(w.input);
   std::vector<TensorMeta> inputs;
-  std::vector<bool> attributes;
+  std::vector<InputUse> uses;
   for (const auto& n : g.nodes())
     if (n->kind() == NodeKind::Placeholder || n->kind() == NodeKind::Attribute) {
       inputs.push_back(n->meta().at(0));
-      attributes.push_back(n->kind() == NodeKind::Attribute);
+      const bool backward = role.kind == aot::GraphRole::Kind::Backward;
+      const size_t i = uses.size();
+      uses.push_back(backward && i < role.saved_forward_outputs ? InputUse::InPlaceFromCapture
+                     : backward && i >= role.first_tangent      ? InputUse::Copied
+                     : training || n->kind() == NodeKind::Attribute || written.count(i) ? InputUse::InPlaceIfUnmoved
+                                                                                        : InputUse::Copied);
     }
-  return std::make_shared<CudaGraphRunner>(g.name(), p->cuda_device, std::move(inputs), std::move(attributes),
-                                           [p = p.get()](const std::vector<Tensor>& in) { return p->run(in); });
+  return std::make_shared<CudaGraphRunner>(
+      g.name(), p->cuda_device, std::move(inputs), std::move(uses),
+      [p = p.get()](const std::vector<Tensor>& in) { return p->run(in); },
+      training ? std::optional<size_t>(role.first_held_output) : std::nullopt);
 }
 
 /// The value `w` writes and the input it writes it into, when both exist and the value has

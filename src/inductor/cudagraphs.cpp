@@ -19,6 +19,15 @@
 namespace ember::inductor {
 namespace {
 
+/// A new handle of `t`'s memory and geometry, without autograd history.
+Tensor alias_of(const Tensor& t) {
+  auto impl = std::make_shared<TensorImpl>(*t.impl());
+  impl->autograd_meta.reset();
+  impl->view_base.reset();
+  impl->is_view = false;
+  return Tensor(std::move(impl));
+}
+
 bool is_input(const Node& n) { return n.kind() == NodeKind::Placeholder || n.kind() == NodeKind::Attribute; }
 
 /// The node whose buffer `n`'s value lives in: `n` itself, or for a view the base it views.
@@ -102,13 +111,15 @@ void log_cudagraphs_skip(const std::string& graph, const std::string& reason) {
 }
 
 CudaGraphRunner::CudaGraphRunner(std::string graph_name, int device, std::vector<TensorMeta> inputs,
-                                 std::vector<bool> attributes, Run run)
+                                 std::vector<InputUse> uses, Run run, std::optional<size_t> held_outputs_from)
     : graph_name_(std::move(graph_name)),
       device_(device),
       input_metas_(std::move(inputs)),
       run_(std::move(run)),
-      in_place_(std::move(attributes)) {
-  EMBER_INTERNAL_ASSERT(in_place_.size() == input_metas_.size());
+      uses_(std::move(uses)),
+      held_outputs_from_(held_outputs_from) {
+  EMBER_INTERNAL_ASSERT(uses_.size() == input_metas_.size());
+  for (InputUse u : uses_) in_place_.push_back(u != InputUse::Copied);
 }
 
 CudaGraphRunner::~CudaGraphRunner() {
@@ -129,13 +140,16 @@ bool CudaGraphRunner::copy_inputs(const std::vector<Tensor>& inputs, size_t* mov
     const Tensor& t = inputs[i];
     Tensor& s = static_inputs_[i];
     const TensorMeta& m = input_metas_[i];
-    EMBER_CHECK(t.defined() && t.sizes() == IntArrayRef(m.sizes) && t.dtype() == m.dtype &&
-                t.device() == s.device())
+    const Device device(DeviceType::CUDA, static_cast<int8_t>(device_));
+    EMBER_CHECK(t.defined() && t.sizes() == IntArrayRef(m.sizes) && t.dtype() == m.dtype && t.device() == device)
         << "inductor: input " << i << " of graph " << graph_name_ << " is "
         << (t.defined() ? geometry(t.dtype(), t.sizes(), t.device()) : "undefined")
-        << ", but its CUDA graph was captured for " << geometry(m.dtype, m.sizes, s.device());
-    const bool same = t.storage() == s.storage() && t.storage_offset() == s.storage_offset() &&
-                      core::strides_equivalent(m.sizes, t.strides(), s.strides());
+        << ", but its CUDA graph was captured for " << geometry(m.dtype, m.sizes, device);
+    // An input read in place from the capture on is compared with what the capture read
+    // (the runner does not hold it); any other with its static tensor.
+    const bool same = s.defined() ? t.storage() == s.storage() && t.storage_offset() == s.storage_offset() &&
+                                        core::strides_equivalent(m.sizes, t.strides(), s.strides())
+                                  : captured_unheld_[i].is(t) && core::strides_equivalent(m.sizes, t.strides(), m.strides);
     if (same) continue;
     if (in_place_[i]) {
       if (moved) *moved = i;
@@ -159,9 +173,9 @@ bool CudaGraphRunner::capture(const std::vector<Tensor>& inputs) {
   for (size_t i = 0; i < input_metas_.size(); ++i) {
     const TensorMeta& m = input_metas_[i];
     const Tensor& t = inputs[i];
-    // A parameter or buffer is read in place when the warm-up saw it at this address, with
-    // the recorded geometry.
-    in_place_[i] = in_place_[i] && t.defined() && t.raw_data_ptr() == first_addresses_[i] &&
+    // An input read in place has the recorded geometry and, unless its use reads it in
+    // place from the capture on, was at this address in the warm-up.
+    in_place_[i] = in_place_[i] && t.defined() && (uses_[i] == InputUse::InPlaceFromCapture || first_seen_[i].is(t)) &&
                    t.sizes() == IntArrayRef(m.sizes) && t.dtype() == m.dtype &&
                    core::strides_equivalent(m.sizes, t.strides(), m.strides);
     in_place += in_place_[i];
@@ -189,6 +203,23 @@ bool CudaGraphRunner::capture(const std::vector<Tensor>& inputs) {
         if (void* g = core::cuda_rt::stream_end_capture(stream, &ignored)) core::cuda_rt::graph_destroy(g);
     }
   }
+  // The saved values a backward reads in place are not kept alive by it: the forward's
+  // runner holds their memory, and whether autograd still holds them is what its
+  // outputs_held() asks.
+  captured_unheld_.assign(static_inputs_.size(), Seen{});
+  for (size_t i = 0; graph && i < static_inputs_.size(); ++i)
+    if (in_place_[i] && uses_[i] == InputUse::InPlaceFromCapture) {
+      captured_unheld_[i] = Seen{static_inputs_[i].storage(), static_inputs_[i].storage_offset()};
+      static_inputs_[i] = Tensor();
+    }
+  if (graph && held_outputs_from_) {
+    // What holds each protected output's storage now is the runner's own: its static outputs
+    // over it, and the bases of those that are views (a weight's gradient as the transpose
+    // of a product).
+    own_storage_refs_.clear();
+    for (size_t i = *held_outputs_from_; i < static_outputs_.size(); ++i)
+      own_storage_refs_.push_back(static_outputs_[i].defined() ? static_outputs_[i].storage().use_count() : 0);
+  }
   if (graph) {
     try {
       const size_t nodes = core::cuda_rt::graph_node_count(graph);
@@ -213,16 +244,33 @@ bool CudaGraphRunner::capture(const std::vector<Tensor>& inputs) {
   return false;
 }
 
+bool CudaGraphRunner::outputs_held() const {
+  for (size_t i = *held_outputs_from_, k = 0; i < static_outputs_.size(); ++i, ++k)
+    if (static_outputs_[i].defined() && static_outputs_[i].storage().use_count() > own_storage_refs_[k]) return true;
+  return false;
+}
+
 std::vector<Tensor> CudaGraphRunner::operator()(const std::vector<Tensor>& inputs) {
   std::lock_guard lock(mu_);
   if (failed_) return run_(inputs);
   if (!warmed_up_) {
     std::vector<Tensor> out = run_(inputs);  // a warm-up that raised is tried again
-    for (const Tensor& t : inputs) first_addresses_.push_back(t.defined() ? t.raw_data_ptr() : nullptr);
+    for (const Tensor& t : inputs)
+      first_seen_.push_back(t.defined() ? Seen{t.storage(), t.storage_offset()} : Seen{});
     warmed_up_ = true;
     return out;
   }
   ember::cuda::DeviceGuard on_device(device_);
+  if (exec_ && held_outputs_from_ && outputs_held()) {
+    if (!logged_held_) {
+      EMBER_LOG_ARTIFACT(cudagraphs) << "graph " << graph_name_
+                                     << ": values of its last replay are still in use (saved for a backward that "
+                                        "has not run, or a gradient still in a grad slot); calls run without the "
+                                        "CUDA graph while they are";
+      logged_held_ = true;
+    }
+    return run_(inputs);
+  }
   size_t moved = 0;
   if (exec_ && !copy_inputs(inputs, &moved)) {
     EMBER_LOG_ARTIFACT(cudagraphs) << "re-recording the CUDA graph of graph " << graph_name_ << ": input " << moved
@@ -232,7 +280,12 @@ std::vector<Tensor> CudaGraphRunner::operator()(const std::vector<Tensor>& input
   }
   if (!exec_ && !capture(inputs)) return run_(inputs);
   core::cuda_rt::graph_launch(exec_, core::cuda::current_stream_handle(device_));
-  return static_outputs_;
+  if (!held_outputs_from_) return static_outputs_;
+  // A training graph's outputs go to autograd: aliases, whose release the runner can see.
+  std::vector<Tensor> out;
+  out.reserve(static_outputs_.size());
+  for (const Tensor& o : static_outputs_) out.push_back(o.defined() ? alias_of(o) : o);
+  return out;
 }
 
 }  // namespace ember::inductor
