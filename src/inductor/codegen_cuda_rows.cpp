@@ -156,10 +156,9 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
   const std::string M = A;
   // A block per row re-reading the row strides over it by the launch's block.
   // A column kernel's warps split the reduced elements, as many as its launch has.
-  const std::string RED = std::to_string(red),
-                    LANES = tune == TuneKind::BlockRows ? "static_cast<IDX>(blockDim.x)"
-                            : column                    ? "static_cast<IDX>(blockDim.x >> 5)"
-                                                        : std::to_string(lanes);
+  const std::string RED = std::to_string(red), LANES = tune == TuneKind::BlockRows ? "static_cast<IDX>(blockDim.x)"
+                                                       : column                    ? "static_cast<IDX>(blockDim.x >> 5)"
+                                                                                   : std::to_string(lanes);
   // The register form: slot g * V + e of a lane (thread) holds element g * lanes * V +
   // lane * V + e of its row. An operand read along the row with unit stride, whose rows all
   // start 16-byte aligned (kept strides), is read V elements per access when the call's
@@ -198,8 +197,7 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
          : column ? "32 rows a block, its warps splitting each row (columns)"
          : warp   ? "a warp per row"
                   : "a block per row")
-     << (registers ? ", the row in registers" : "")
-     << (k_.nodes.empty() ? "" : ", computes");
+     << (registers ? ", the row in registers" : "") << (k_.nodes.empty() ? "" : ", computes");
   for (const PointwiseNode* p : k_.nodes) os << " %" << p->node->name();
   os << "\n";
   const std::string idx_type = index_type(sizes, call);

@@ -894,8 +894,8 @@ std::shared_ptr<CudaGraphRunner> cudagraph_runner(const std::shared_ptr<Program>
       inputs.push_back(n->meta().at(0));
       const bool backward = role.kind == aot::GraphRole::Kind::Backward;
       const size_t i = uses.size();
-      uses.push_back(backward && i < role.saved_forward_outputs ? InputUse::InPlaceFromCapture
-                     : backward && i >= role.first_tangent      ? InputUse::Copied
+      uses.push_back(backward && i < role.saved_forward_outputs                         ? InputUse::InPlaceFromCapture
+                     : backward && i >= role.first_tangent                              ? InputUse::Copied
                      : training || n->kind() == NodeKind::Attribute || written.count(i) ? InputUse::InPlaceIfUnmoved
                                                                                         : InputUse::Copied);
     }

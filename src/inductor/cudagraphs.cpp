@@ -147,9 +147,10 @@ bool CudaGraphRunner::copy_inputs(const std::vector<Tensor>& inputs, size_t* mov
         << ", but its CUDA graph was captured for " << geometry(m.dtype, m.sizes, device);
     // An input read in place from the capture on is compared with what the capture read
     // (the runner does not hold it); any other with its static tensor.
-    const bool same = s.defined() ? t.storage() == s.storage() && t.storage_offset() == s.storage_offset() &&
-                                        core::strides_equivalent(m.sizes, t.strides(), s.strides())
-                                  : captured_unheld_[i].is(t) && core::strides_equivalent(m.sizes, t.strides(), m.strides);
+    const bool same = s.defined()
+                          ? t.storage() == s.storage() && t.storage_offset() == s.storage_offset() &&
+                                core::strides_equivalent(m.sizes, t.strides(), s.strides())
+                          : captured_unheld_[i].is(t) && core::strides_equivalent(m.sizes, t.strides(), m.strides);
     if (same) continue;
     if (in_place_[i]) {
       if (moved) *moved = i;
@@ -255,8 +256,7 @@ std::vector<Tensor> CudaGraphRunner::operator()(const std::vector<Tensor>& input
   if (failed_) return run_(inputs);
   if (!warmed_up_) {
     std::vector<Tensor> out = run_(inputs);  // a warm-up that raised is tried again
-    for (const Tensor& t : inputs)
-      first_seen_.push_back(t.defined() ? Seen{t.storage(), t.storage_offset()} : Seen{});
+    for (const Tensor& t : inputs) first_seen_.push_back(t.defined() ? Seen{t.storage(), t.storage_offset()} : Seen{});
     warmed_up_ = true;
     return out;
   }

@@ -137,7 +137,7 @@ std::vector<LaunchConfig> launch_candidates(TuneKind kind, int64_t work, int heu
       case TuneKind::Pointwise: c.grid = ceil_div(work, s.block * s.items); break;
       case TuneKind::WarpRows:
       case TuneKind::WarpRegs: c.grid = ceil_div(work, s.block / 32); break;
-      case TuneKind::Columns: c.grid = ceil_div(work, 32); break;  // 32 rows a block, whatever its warps
+      case TuneKind::Columns: c.grid = ceil_div(work, 32); break;  // 32 rows a block
       case TuneKind::BlockRows:
       case TuneKind::Fixed: c.grid = work; break;
     }

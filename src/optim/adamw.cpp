@@ -45,8 +45,7 @@ void capturable_update(Tensor& param, const Tensor& decayed, AdamWParamState& st
   const Tensor bias_correction2_sqrt = sqrt(bias_correction2);
   if (o.amsgrad) st.max_exp_avg_sq.copy_(maximum(st.max_exp_avg_sq, st.exp_avg_sq));
   const Tensor& second_moment = o.amsgrad ? st.max_exp_avg_sq : st.exp_avg_sq;
-  const Tensor denom =
-      add(div(second_moment.sqrt(), mul(bias_correction2_sqrt, step_size_neg)), o.eps / step_size_neg);
+  const Tensor denom = add(div(second_moment.sqrt(), mul(bias_correction2_sqrt, step_size_neg)), o.eps / step_size_neg);
   param.copy_(add(decayed, div(st.exp_avg, denom)));
 }
 

@@ -620,7 +620,8 @@ TEST_F(DynamicShapes, RandomLikeOpsKeepEverySizeSymbolic) {
       const Tensor got = c(x);
       manual_seed(11);
       const Tensor want = f(x);
-      expect_close(got, want, 1e-6, 1e-6, std::string(backend) + " [" + std::to_string(n) + ", " + std::to_string(m) + "]");
+      expect_close(got, want, 1e-6, 1e-6,
+                   std::string(backend) + " [" + std::to_string(n) + ", " + std::to_string(m) + "]");
     }
     EXPECT_EQ(c.cache_size(), 1u) << backend << "\n" << logs.text();
   }

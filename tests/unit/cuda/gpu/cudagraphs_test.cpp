@@ -181,8 +181,8 @@ TEST_F(CapturableAdamW, TheDeviceStepEqualsTheHostStepWithinFloatRounding) {
     const optim::AdamWOptions o{.lr = 0.01, .betas = {0.8, 0.9}, .weight_decay = 0.1, .amsgrad = amsgrad};
     std::vector<Tensor> dev = adamw_params(1), host;
     for (const Tensor& p : dev) host.push_back(p.detach().cpu().requires_grad_(true));
-    optim::AdamW on_device(dev, {.lr = o.lr, .betas = o.betas, .weight_decay = o.weight_decay, .amsgrad = amsgrad,
-                                 .capturable = true}),
+    optim::AdamW on_device(
+        dev, {.lr = o.lr, .betas = o.betas, .weight_decay = o.weight_decay, .amsgrad = amsgrad, .capturable = true}),
         on_host(host, o);
     for (uint64_t k = 0; k < 6; ++k) {
       set_grads(dev, k);
