@@ -5,6 +5,7 @@
 // gradients come from index_select's (an index_add into zeros), which is what ATen's
 // upsample_*_backward kernels compute, and the inductor fuses the index arithmetic. ATen's
 // output-size rules and checks. See Note [nn].
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,36 +22,53 @@
 namespace ember::ops {
 namespace {
 
+/// floor(n × scale) over a symbolic n, when the scale is p / 2^k (2, 3, 0.5, 0.75, 1.5): then
+/// the float64 product of any size below 2^32 is exact, so (n · p) // 2^k is the same
+/// integer. Other scales (1.7) give none, and the caller reads n as an integer.
+std::optional<SymInt> scaled_size(const SymInt& n, double scale) {
+  if (!(scale > 0)) return std::nullopt;
+  for (int64_t k = 0, den = 1; k <= 16; ++k, den *= 2) {
+    const double p = scale * static_cast<double>(den);
+    if (p == std::floor(p) && p < 65536) return n * SymInt(static_cast<int64_t>(p)) / SymInt(den);
+  }
+  return std::nullopt;
+}
+
 /// ATen's compute_output_size for 2 spatial dims: exactly one of `output_size` and
 /// `scale_factors`, each with one entry per spatial dim; a scale gives
-/// floor(input size × scale). Then upsample_2d_common_check's rank and size checks.
-std::vector<int64_t> output_size_of(const Tensor& input, const IValue& output_size, const IValue& scale_factors) {
+/// floor(input size × scale). Then upsample_2d_common_check's rank and size checks. Over
+/// size symbols the sizes stay SymInts where the scale allows (scaled_size).
+std::vector<SymInt> output_size_of(const Tensor& input, const IValue& output_size, const IValue& scale_factors) {
   const int64_t spatial = input.dim() - 2;
   EMBER_CHECK(output_size.is_none() != scale_factors.is_none())
       << "Must specify exactly one of output_size and scale_factors";
-  std::vector<int64_t> out;
+  std::vector<SymInt> out;
   if (!output_size.is_none()) {
-    out = output_size.to_int_list();
+    for (const core::SymInt& s : core::sym_int_list(output_size)) out.emplace_back(s);
     EMBER_CHECK(static_cast<int64_t>(out.size()) == spatial)
         << "Expected output_size to have " << spatial << " entries (one per spatial dim of an input of sizes "
-        << input.sizes() << "), but got " << out.size();
+        << IntArrayRef(input.impl()->sizes) << "), but got " << out.size();
   } else {
     const auto& scales = scale_factors.to_double_list();
     EMBER_CHECK(static_cast<int64_t>(scales.size()) == spatial)
         << "Expected scale_factors to have " << spatial << " entries (one per spatial dim of an input of sizes "
-        << input.sizes() << "), but got " << scales.size();
-    for (int64_t i = 0; i < spatial; ++i)
-      out.push_back(static_cast<int64_t>(static_cast<double>(input.size(i + 2)) * scales[static_cast<size_t>(i)]));
+        << IntArrayRef(input.impl()->sizes) << "), but got " << scales.size();
+    for (int64_t i = 0; i < spatial; ++i) {
+      const double scale = scales[static_cast<size_t>(i)];
+      const SymInt in = sym_size(input, i + 2);
+      const std::optional<SymInt> exact = in.is_symbolic() ? scaled_size(in, scale) : std::nullopt;
+      // Otherwise the size is read as an integer (a symbolic one is specialized, naming this op).
+      out.push_back(exact ? *exact : SymInt(static_cast<int64_t>(static_cast<double>(input.size(i + 2)) * scale)));
+    }
   }
   EMBER_CHECK(input.dim() == 4) << "It is expected input_size equals to 4, but got size " << input.dim();
-  const int64_t ih = input.size(2), iw = input.size(3);
-  EMBER_CHECK(ih > 0 && iw > 0 && out[0] > 0 && out[1] > 0)
+  const SymInt ih = sym_size(input, 2), iw = sym_size(input, 3);
+  EMBER_CHECK(ih > SymInt(0) && iw > SymInt(0) && out[0] > SymInt(0) && out[1] > SymInt(0))
       << "Input and output sizes should be greater than 0, but got input (H: " << ih << ", W: " << iw
       << ") output (H: " << out[0] << ", W: " << out[1] << ")";
-  // The element count as a SymInt: a symbolic batch is compared, not read (the spatial
-  // sizes above are read: the source indices are computed from them).
-  EMBER_CHECK(!(core::sym_numel(input) == core::SymInt(0)) || input.size(1) != 0)
-      << "Non-empty 4D data tensor expected but got a tensor with sizes " << input.sizes();
+  // The element count as a SymInt: a symbolic batch is compared, not read.
+  EMBER_CHECK(!(core::sym_numel(input) == core::SymInt(0)) || sym_size(input, 1) != SymInt(0))
+      << "Non-empty 4D data tensor expected but got a tensor with sizes " << IntArrayRef(input.impl()->sizes);
   return out;
 }
 
@@ -60,19 +78,54 @@ std::optional<double> scale_of(const IValue& scale_factors, size_t i) {
   return scale_factors.to_double_list().at(i);
 }
 
-/// ATen's compute_scales_value: 1 / scale where a positive scale is given, else
-/// in / out, in float (the kernels' accumulate type for every dtype but double).
-template <typename T>
-T scales_value(std::optional<double> scale, int64_t in, int64_t out) {
-  return scale && *scale > 0 ? static_cast<T>(1.0 / *scale) : static_cast<T>(in) / static_cast<T>(out);
+/// A factor computed from sizes in `acc` (float, or double for double inputs): a number
+/// when the sizes are plain, a 0-dim tensor of `acc` over size symbols — the same
+/// arithmetic in the same type, so both give the same bits.
+struct SizeFactor {
+  double value = 0;
+  Tensor tensor;
+  Tensor times(const Tensor& x) const { return tensor.defined() ? x * tensor : x * Scalar(value); }
+};
+
+/// `n` as a 0-dim tensor of `acc`.
+Tensor size_in(const SymInt& n, ScalarType acc, Device device) { return cast(size_tensor(n, device), acc); }
+
+/// a / b in `acc`, as the kernels divide two sizes.
+SizeFactor size_ratio(const SymInt& a, const SymInt& b, ScalarType acc, Device device) {
+  if (!a.is_symbolic() && !b.is_symbolic()) {
+    const double v = acc == kDouble ? static_cast<double>(a.hint()) / static_cast<double>(b.hint())
+                                    : static_cast<double>(static_cast<float>(a.hint()) / static_cast<float>(b.hint()));
+    return {v, Tensor()};
+  }
+  return {0, size_in(a, acc, device) / size_in(b, acc, device)};
+}
+
+/// ATen's compute_scales_value: 1 / scale where a positive scale is given, else in / out,
+/// in `acc` (the kernels' accumulate type: float for every dtype but double).
+SizeFactor scales_value(std::optional<double> scale, const SymInt& in, const SymInt& out, ScalarType acc,
+                        Device device) {
+  if (scale && *scale > 0)
+    return {acc == kDouble ? 1.0 / *scale : static_cast<double>(static_cast<float>(1.0 / *scale)), Tensor()};
+  return size_ratio(in, out, acc, device);
+}
+
+/// min(x, bound) for an integer tensor: clamp_max by a number, or by a 0-dim tensor over
+/// size symbols.
+Tensor at_most(const Tensor& x, const SymInt& bound) {
+  return bound.is_symbolic() ? minimum(x, size_tensor(bound, x.device())) : clamp_max(x, Scalar(bound.hint()));
+}
+
+/// 0, 1, …, n - 1 as `options` (over a symbolic n, arange's symbolic length).
+Tensor positions(const SymInt& n, TensorOptions options) {
+  return n.is_symbolic() ? arange(SymInt(0), n, SymInt(1), options) : arange(n.hint(), options);
 }
 
 /// The CPU kernel's nearest_neighbor_compute_source_index for every output position along
 /// a dim of `in` → `out` elements: min(⌊i · scale⌋, in - 1) in float.
-Tensor nearest_source(int64_t in, int64_t out, std::optional<double> scale, Device device) {
-  const Tensor i = arange(out, TensorOptions(kLong).device(device));
-  const float s = scales_value<float>(scale, in, out);
-  return clamp_max(floor(i.to(kFloat) * Scalar(static_cast<double>(s))).to(kLong), Scalar(in - 1));
+Tensor nearest_source(const SymInt& in, const SymInt& out, std::optional<double> scale, Device device) {
+  const Tensor i = positions(out, TensorOptions(kLong).device(device));
+  const SizeFactor s = scales_value(scale, in, out, kFloat, device);
+  return at_most(floor(s.times(i.to(kFloat))).to(kLong), in - SymInt(1));
 }
 
 /// Rows i0, i1 and weights w0, w1 (in `acc`) of linear interpolation along a dim of `in`
@@ -82,45 +135,43 @@ struct LinearAxis {
   Tensor i0, i1, w0, w1;
 };
 
-LinearAxis linear_source(int64_t in, int64_t out, bool align_corners, std::optional<double> scale, ScalarType acc,
-                         Device device) {
-  double s = 0;  // the kernel's value, rounded to `acc` below
+LinearAxis linear_source(const SymInt& in, const SymInt& out, bool align_corners, std::optional<double> scale,
+                         ScalarType acc, Device device) {
+  SizeFactor s;  // the kernel's value, in `acc`
   if (align_corners) {
-    s = out > 1 ? (acc == kDouble ? static_cast<double>(in - 1) / static_cast<double>(out - 1)
-                                  : static_cast<double>(static_cast<float>(in - 1) / static_cast<float>(out - 1)))
-                : 0.0;
+    if (out > SymInt(1)) s = size_ratio(in - SymInt(1), out - SymInt(1), acc, device);
   } else {
-    s = acc == kDouble ? scales_value<double>(scale, in, out) : static_cast<double>(scales_value<float>(scale, in, out));
+    s = scales_value(scale, in, out, acc, device);
   }
-  const Tensor dst = arange(out, TensorOptions(acc).device(device));
-  const Tensor src = align_corners ? dst * Scalar(s) : clamp_min((dst + Scalar(0.5)) * Scalar(s) - Scalar(0.5), 0.0);
+  const Tensor dst = positions(out, TensorOptions(acc).device(device));
+  const Tensor src = align_corners ? s.times(dst) : clamp_min(s.times(dst + Scalar(0.5)) - Scalar(0.5), 0.0);
   LinearAxis a;
-  a.i0 = clamp_max(floor(src).to(kLong), Scalar(in - 1));
+  a.i0 = at_most(floor(src).to(kLong), in - SymInt(1));
   a.w1 = clamp(src - a.i0.to(acc), Scalar(0.0), Scalar(1.0));
   a.w0 = 1.0 - a.w1;
-  a.i1 = clamp_max(a.i0 + Scalar(int64_t{1}), Scalar(in - 1));
+  a.i1 = at_most(a.i0 + Scalar(int64_t{1}), in - SymInt(1));
   return a;
 }
 
 Stack upsample_nearest2d_vec(const Stack& a) {
   const Tensor& input = a[0].to_tensor();
-  const std::vector<int64_t> out = output_size_of(input, a[1], a[2]);
+  const std::vector<SymInt> out = output_size_of(input, a[1], a[2]);
   const ScalarType dt = input.dtype();
   if (!(is_floating_point(dt) || dt == kUInt8)) not_implemented("compute_indices_weights_nearest", dt);
-  const Tensor rows = nearest_source(input.size(2), out[0], scale_of(a[2], 0), input.device());
-  const Tensor cols = nearest_source(input.size(3), out[1], scale_of(a[2], 1), input.device());
+  const Tensor rows = nearest_source(sym_size(input, 2), out[0], scale_of(a[2], 0), input.device());
+  const Tensor cols = nearest_source(sym_size(input, 3), out[1], scale_of(a[2], 1), input.device());
   return {index_select(index_select(input, 2, rows), 3, cols)};
 }
 
 Stack upsample_bilinear2d_vec(const Stack& a) {
   const Tensor& input = a[0].to_tensor();
-  const std::vector<int64_t> out = output_size_of(input, a[1], a[3]);
+  const std::vector<SymInt> out = output_size_of(input, a[1], a[3]);
   const bool align_corners = a[2].to_bool();
   const ScalarType dt = input.dtype();
   if (!is_floating_point(dt)) not_implemented("compute_indices_weights_linear", dt);
   const ScalarType acc = dt == kDouble ? kDouble : kFloat;
-  const LinearAxis h = linear_source(input.size(2), out[0], align_corners, scale_of(a[3], 0), acc, input.device());
-  const LinearAxis w = linear_source(input.size(3), out[1], align_corners, scale_of(a[3], 1), acc, input.device());
+  const LinearAxis h = linear_source(sym_size(input, 2), out[0], align_corners, scale_of(a[3], 0), acc, input.device());
+  const LinearAxis w = linear_source(sym_size(input, 3), out[1], align_corners, scale_of(a[3], 1), acc, input.device());
   const Tensor rows =
       index_select(input, 2, h.i0) * h.w0.unsqueeze(1) + index_select(input, 2, h.i1) * h.w1.unsqueeze(1);
   const Tensor both = index_select(rows, 3, w.i0) * w.w0 + index_select(rows, 3, w.i1) * w.w1;

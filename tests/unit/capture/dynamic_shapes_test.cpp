@@ -149,9 +149,9 @@ TEST_F(DynamicShapes, ReadingASizeAsAnIntegerSpecializesItAndTheLogSaysWhere) {
 TEST_F(DynamicShapes, AnOpWithoutASymbolicMetaFunctionSpecializesItsInputAndIsNamed) {
   LogCapture logs;
   set_logs("dynamic");
-  // upsample_nearest2d computes its source rows with float arithmetic on the spatial sizes,
-  // read as integers.
-  auto up = [](const Tensor& x) { return upsample_nearest2d(x.relu(), std::nullopt, std::vector<double>{2.0, 2.0}); };
+  // upsample_nearest2d's output size under a scale of 1.7 is floor(size * 1.7) in float64,
+  // which no size expression writes exactly: the size is read as an integer.
+  auto up = [](const Tensor& x) { return upsample_nearest2d(x.relu(), std::nullopt, std::vector<double>{1.7, 1.7}); };
   auto fn = compile(up, {.backend = "eager", .name = "upsample_fn", .arg_names = {"x"}, .dynamic = true});
   for (int64_t h : {4, 5}) {
     Tensor x = randn({2, 3, h, 6});
@@ -484,6 +484,39 @@ void expect_eager_result(C& compiled, const F& f, const std::string& what, const
   ASSERT_EQ(got.sizes().vec(), want.sizes().vec()) << what;
   ASSERT_EQ(got.strides().vec(), want.strides().vec()) << what;
   expect_close(got, want, 1e-5, 1e-5, what);
+}
+
+// Under dynamic=true the upsamples keep the spatial sizes symbolic where the output size is
+// exact over them: a given output size, or scales p / 2^k (2, 0.5, 1.5), whose output size
+// floor(n * scale) is (n * p) // 2^k. Their source indices and weights take the sizes as
+// 0-dim tensors of the kernels' float type (the same arithmetic as a static size's numbers).
+// They read every spatial size as an integer before, and each new size recompiled.
+TEST_F(DynamicShapes, UpsamplingByExactScalesOrToAGivenSizeKeepsTheSpatialSizesSymbolic) {
+  LogCapture logs;
+  set_logs("dynamic,recompiles");
+  auto nearest = [](const Tensor& x) {
+    return upsample_nearest2d(x, std::nullopt, std::vector<double>{2.0, 0.5}) * 2 +
+           upsample_nearest2d(x, std::vector<int64_t>{9, 4}, std::nullopt).sum();
+  };
+  auto bilinear = [](const Tensor& x) {
+    return upsample_bilinear2d(x, std::nullopt, false, std::vector<double>{1.5, 2.0}) +
+           upsample_bilinear2d(x, std::vector<int64_t>{7, 5}, true, std::nullopt).sum() +
+           upsample_bilinear2d(x.to(kDouble), std::vector<int64_t>{6, 3}, false, std::nullopt).sum().to(kFloat);
+  };
+  for (const char* backend : {"eager", "inductor"}) {
+    const std::string b = backend;
+    auto c1 = compile(nearest, {.backend = backend, .name = "nearest", .dynamic = true});
+    auto c2 = compile(bilinear, {.backend = backend, .name = "bilinear", .dynamic = true});
+    for (const auto& [n, h, w] : std::vector<std::array<int64_t, 3>>{{2, 4, 6}, {3, 7, 5}, {2, 10, 9}}) {
+      const Tensor x = randn({n, 3, h, w});
+      const std::string at =
+          b + " [" + std::to_string(n) + ", 3, " + std::to_string(h) + ", " + std::to_string(w) + "]";
+      expect_eager_result(c1, nearest, "nearest " + at, x);
+      expect_eager_result(c2, bilinear, "bilinear " + at, x);
+    }
+    EXPECT_EQ(c1.cache_size(), 1u) << b << "\n" << logs.text();
+    EXPECT_EQ(c2.cache_size(), 1u) << b << "\n" << logs.text();
+  }
 }
 
 // Copies of a tensor that is not dense (a slice with a step, an expanded dim) get
