@@ -90,14 +90,13 @@ Stack cdist_forward(const Stack& a) {
 /// order as the numbers of a static n, so both give the same indices.
 std::pair<Tensor, Tensor> pair_rows(const SymInt& n, Device device) {
   const SymInt pairs = n * (n - SymInt(1)) / SymInt(2);
+  const Tensor k = arange(pairs, TensorOptions(kDouble).device(device));
   if (!n.is_symbolic()) {
-    const Tensor k = arange(pairs.hint(), TensorOptions(kDouble).device(device));
     const double nn = static_cast<double>(n.hint());
     const Tensor i = (nn - 2.0) - floor(sqrt(k * -8.0 + (4.0 * nn * (nn - 1.0) - 7.0)) * 0.5 - 0.5);
     const Tensor j = k + i + (1.0 - static_cast<double>(pairs.hint())) + (nn - i) * (nn - i - 1.0) * 0.5;
     return {i.to(kLong), j.to(kLong)};
   }
-  const Tensor k = arange(SymInt(0), pairs, SymInt(1), TensorOptions(kDouble).device(device));
   const Tensor nn = cast(size_tensor(n, device), kDouble);
   const Tensor i = (nn - 2.0) - floor(sqrt(k * -8.0 + (nn * 4.0 * (nn - 1.0) - 7.0)) * 0.5 - 0.5);
   const Tensor j = k + i + (1.0 - cast(size_tensor(pairs, device), kDouble)) + (nn - i) * (nn - i - 1.0) * 0.5;

@@ -115,15 +115,10 @@ Tensor at_most(const Tensor& x, const SymInt& bound) {
   return bound.is_symbolic() ? minimum(x, size_tensor(bound, x.device())) : clamp_max(x, Scalar(bound.hint()));
 }
 
-/// 0, 1, …, n - 1 as `options` (over a symbolic n, arange's symbolic length).
-Tensor positions(const SymInt& n, TensorOptions options) {
-  return n.is_symbolic() ? arange(SymInt(0), n, SymInt(1), options) : arange(n.hint(), options);
-}
-
 /// The CPU kernel's nearest_neighbor_compute_source_index for every output position along
 /// a dim of `in` → `out` elements: min(⌊i · scale⌋, in - 1) in float.
 Tensor nearest_source(const SymInt& in, const SymInt& out, std::optional<double> scale, Device device) {
-  const Tensor i = positions(out, TensorOptions(kLong).device(device));
+  const Tensor i = arange(out, TensorOptions(kLong).device(device));
   const SizeFactor s = scales_value(scale, in, out, kFloat, device);
   return at_most(floor(s.times(i.to(kFloat))).to(kLong), in - SymInt(1));
 }
@@ -143,7 +138,7 @@ LinearAxis linear_source(const SymInt& in, const SymInt& out, bool align_corners
   } else {
     s = scales_value(scale, in, out, acc, device);
   }
-  const Tensor dst = positions(out, TensorOptions(acc).device(device));
+  const Tensor dst = arange(out, TensorOptions(acc).device(device));
   const Tensor src = align_corners ? s.times(dst) : clamp_min(s.times(dst + Scalar(0.5)) - Scalar(0.5), 0.0);
   LinearAxis a;
   a.i0 = at_most(floor(src).to(kLong), in - SymInt(1));
