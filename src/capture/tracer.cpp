@@ -1,6 +1,5 @@
 // capture/tracer.cpp — see tracer.h and Note [fake tensors].
 #include "capture/tracer.h"
-#include "capture/unbacked.h"
 
 #include <algorithm>
 #include <atomic>
@@ -9,8 +8,10 @@
 #include "autograd/autograd_meta.h"
 #include "capture/events.h"
 #include "capture/graph_recorder.h"
+#include "capture/unbacked.h"
 #include "core/fake.h"
 #include "ember/autograd.h"
+#include "ember/compile.h"
 #include "ember/config.h"
 #include "ember/optim.h"
 #include "nn/attribute_hook.h"
@@ -151,7 +152,7 @@ void install_capture_hooks() {
     core::set_symbolic_read_hook(&symbolic_read_hook);
     core::set_outside_state_hook(&outside_state_hook);
     core::set_grad_read_hook(&grad_read_hook);
-    core::set_compiling_hook([] { return Tracer::current() != nullptr; });
+    core::set_compiling_hook(&ember::is_compiling);
     nn::set_attribute_read_hook(&attribute_read_hook);
     return true;
   }();

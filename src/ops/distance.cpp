@@ -85,22 +85,21 @@ Stack cdist_forward(const Stack& a) {
 }
 
 /// Row indices (i, j) of the pairs i < j of n rows, in row-major order: pair k has
-/// i = n - 2 - ⌊√(4n(n-1) - 8k - 7) / 2 - 1/2⌋ and j = k + i + 1 - n(n-1)/2 + (n-i)(n-i-1)/2.
-/// A symbolic n enters as a 0-dim float64 tensor, the same float64 operations in the same
-/// order as the numbers of a static n, so both give the same indices.
+/// i = n - 2 - ⌊√(4n(n-1) - 8k - 7) / 2 - 1/2⌋ and j = k + i + 1 - n(n-1)/2 + (n-i)(n-i-1)/2,
+/// with n and the pair count P as numbers (N = double) or, over size symbols, as 0-dim
+/// float64 tensors (N = Tensor): the same float64 operations in the same order either way.
+template <typename N>
+std::pair<Tensor, Tensor> pair_rows_over(const Tensor& k, const N& nn, const N& pairs) {
+  const Tensor i = (nn - 2.0) - floor(sqrt(k * -8.0 + (4.0 * nn * (nn - 1.0) - 7.0)) * 0.5 - 0.5);
+  const Tensor j = k + i + (1.0 - pairs) + (nn - i) * (nn - i - 1.0) * 0.5;
+  return {i.to(kLong), j.to(kLong)};
+}
+
 std::pair<Tensor, Tensor> pair_rows(const SymInt& n, Device device) {
   const SymInt pairs = n * (n - SymInt(1)) / SymInt(2);
   const Tensor k = arange(pairs, TensorOptions(kDouble).device(device));
-  if (!n.is_symbolic()) {
-    const double nn = static_cast<double>(n.hint());
-    const Tensor i = (nn - 2.0) - floor(sqrt(k * -8.0 + (4.0 * nn * (nn - 1.0) - 7.0)) * 0.5 - 0.5);
-    const Tensor j = k + i + (1.0 - static_cast<double>(pairs.hint())) + (nn - i) * (nn - i - 1.0) * 0.5;
-    return {i.to(kLong), j.to(kLong)};
-  }
-  const Tensor nn = cast(size_tensor(n, device), kDouble);
-  const Tensor i = (nn - 2.0) - floor(sqrt(k * -8.0 + (nn * 4.0 * (nn - 1.0) - 7.0)) * 0.5 - 0.5);
-  const Tensor j = k + i + (1.0 - cast(size_tensor(pairs, device), kDouble)) + (nn - i) * (nn - i - 1.0) * 0.5;
-  return {i.to(kLong), j.to(kLong)};
+  if (!n.is_symbolic()) return pair_rows_over(k, static_cast<double>(n.hint()), static_cast<double>(pairs.hint()));
+  return pair_rows_over(k, size_tensor(n, device, kDouble), size_tensor(pairs, device, kDouble));
 }
 
 Stack pdist_forward(const Stack& a) {

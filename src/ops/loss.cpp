@@ -396,7 +396,7 @@ Tensor class_weight_view(const Tensor& weight, int64_t ndim, int64_t class_dim) 
 /// dtype holding the double quotient rounded once, as the double Scalar converts.
 Tensor smoothed(const Tensor& t, double label_smoothing, const SymInt& n_classes, bool add, double factor = 1) {
   if (n_classes.is_symbolic()) {
-    const Tensor q = cast(label_smoothing / cast(size_tensor(n_classes, t.device()), kDouble), t.dtype());
+    const Tensor q = cast(label_smoothing / size_tensor(n_classes, t.device(), kDouble), t.dtype());
     return add ? t * factor + q : t * q;
   }
   const double q = label_smoothing / static_cast<double>(n_classes.hint());

@@ -150,7 +150,7 @@ Tensor per_channel(const Tensor& p, const SymInt& C) { return p.reshape({1, C, 1
 /// tensor (size_tensor; a Scalar holds no symbol), divided in `t`'s dtype.
 Tensor times_reciprocal(const Tensor& t, const SymInt& count) {
   if (!count.is_symbolic()) return t * (1.0 / static_cast<double>(count.hint()));
-  return t * (1.0 / cast(size_tensor(count, t.device()), t.dtype()));
+  return t * (1.0 / size_tensor(count, t.device(), t.dtype()));
 }
 
 Stack group_norm_forward(const Stack& a) {

@@ -257,4 +257,6 @@ Tensor size_tensor(const SymInt& n, Device device) {
   return arange(n, n + 1, SymInt(1), TensorOptions(kLong).device(device)).select(0, 0);
 }
 
+Tensor size_tensor(const SymInt& n, Device device, ScalarType dtype) { return cast(size_tensor(n, device), dtype); }
+
 }  // namespace ember::ops

@@ -106,6 +106,8 @@ Tensor scalar_tensor(const Scalar& value, ScalarType dtype, Device device);
 /// call an entry over size symbols serves. (Composites use it only for symbolic sizes; a
 /// plain size stays a Scalar.)
 Tensor size_tensor(const SymInt& n, Device device);
+/// The same, as a 0-dim tensor of `dtype` (a size divided in float arithmetic).
+Tensor size_tensor(const SymInt& n, Device device, ScalarType dtype);
 
 /// `t` converted to `dtype` (no copy when it already is).
 Tensor cast(const Tensor& t, ScalarType dtype);

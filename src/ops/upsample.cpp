@@ -87,9 +87,6 @@ struct SizeFactor {
   Tensor times(const Tensor& x) const { return tensor.defined() ? x * tensor : x * Scalar(value); }
 };
 
-/// `n` as a 0-dim tensor of `acc`.
-Tensor size_in(const SymInt& n, ScalarType acc, Device device) { return cast(size_tensor(n, device), acc); }
-
 /// a / b in `acc`, as the kernels divide two sizes.
 SizeFactor size_ratio(const SymInt& a, const SymInt& b, ScalarType acc, Device device) {
   if (!a.is_symbolic() && !b.is_symbolic()) {
@@ -97,7 +94,7 @@ SizeFactor size_ratio(const SymInt& a, const SymInt& b, ScalarType acc, Device d
                                     : static_cast<double>(static_cast<float>(a.hint()) / static_cast<float>(b.hint()));
     return {v, Tensor()};
   }
-  return {0, size_in(a, acc, device) / size_in(b, acc, device)};
+  return {0, size_tensor(a, device, acc) / size_tensor(b, device, acc)};
 }
 
 /// ATen's compute_scales_value: 1 / scale where a positive scale is given, else in / out,
