@@ -97,10 +97,12 @@ json literal_arg(const IValue& v, const ops::Argument& a, const std::string& whe
 }
 
 json node_json(const Node& n, const ValueNames& names) {
-  const ops::OpDef& op = *n.op();
-  const std::string where = "save_exported: node %" + n.name() + " (" + op.name + ")";
+  // One of Ember's own ops is written as the ATen op that stands for it, on its first argument.
+  const ops::OpDef& op = n.op()->exported_as ? ops::registry().get(n.op()->exported_as) : *n.op();
+  const size_t num_args = n.op()->exported_as ? 1 : n.args().size();
+  const std::string where = "save_exported: node %" + n.name() + " (" + n.op()->name + ")";
   json inputs = json::array();
-  for (size_t i = 0; i < n.args().size(); ++i) {
+  for (size_t i = 0; i < num_args; ++i) {
     const ops::Argument& a = op.schema.arguments.at(i);
     const Arg& arg = n.args()[i];
     json value;

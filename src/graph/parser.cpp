@@ -54,7 +54,7 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 /// Registry names close to an unknown one: its other overloads, else names a typo away.
 std::string close_op_names(std::string_view name) {
   std::string base(name);
-  if (base.starts_with("aten::")) base = base.substr(6);
+  if (const size_t colons = base.find("::"); colons != std::string::npos) base = base.substr(colons + 2);
   base = base.substr(0, base.find('.'));
   // Long names are cut so that the distance matrix stays small.
   if (base.size() > 64) base.resize(64);

@@ -42,7 +42,8 @@ const Node& buffer_owner(const Node& n) {
 /// Ops whose result the host reads back (a scalar out of a tensor, a size computed from
 /// values): the wrapper synchronizes with the device there.
 bool reads_on_host(const ops::OpDef& op) {
-  return op.kind == ops::OpKind::Dynamic || op.name == "aten::_local_scalar_dense" || op.name == "aten::item";
+  return op.kind == ops::OpKind::Dynamic || op.reads_on_host || op.name == "aten::_local_scalar_dense" ||
+         op.name == "aten::item";
 }
 
 std::string call_text(const Node& n) { return "%" + n.name() + ", " + n.target(); }

@@ -186,9 +186,7 @@ TensorMeta memory_format_like(const Tensor& self, const IValue& memory_format, s
   const std::string format = memory_format.is_string() ? memory_format.to_string_ref() : "preserve_format";
   // Over the symbols when asked for a contiguous result; otherwise like() keeps a layout
   // that is dense for every size (Note [dynamic shapes]).
-  if (format == "contiguous_format" && core::is_symbolic(self))
-    return core::contiguous_sym_meta(core::sym_sizes(self), dt, dev);
-  if (format == "contiguous_format") return contiguous_meta(self.sizes(), dt, dev);
+  if (format == "contiguous_format") return contiguous_over(self, dt, dev);
   if (format == "channels_last") {
     EMBER_CHECK(self.dim() == 4) << "required rank 4 tensor to use channels_last format, got a tensor of "
                                  << self.dim() << " dims";

@@ -21,12 +21,15 @@
 #include <optional>
 #include <vector>
 
+#include "core/cuda.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/indexing.h"
 #include "ember/ops/nn.h"
 #include "ember/ops/pointwise.h"
 #include "ember/ops/reduction.h"
 #include "ember/ops/shape.h"
+#include "kernels/cpu/copy.h"
+#include "kernels/cuda/loops.h"
 #include "ops/api.h"
 #include "ops/families.h"
 #include "ops/op_utils.h"
@@ -105,6 +108,46 @@ Tensor freq_scale(const Tensor& indices) {
   return reciprocal(index_select(count_at, 0, g).to(kDouble));
 }
 
+/// ATen's check_arguments on the offsets' values: the first is 0 and the last at most the
+/// number of indices. `host` is on the CPU, int32 or int64, and not empty.
+void check_offset_values(const Tensor& host, int64_t num_indices) {
+  const auto at = [&](int64_t i) {
+    const int64_t k = i * host.stride(0);
+    return host.dtype() == kLong ? host.data_ptr<int64_t>()[k] : int64_t{host.data_ptr<int32_t>()[k]};
+  };
+  const int64_t first = at(0), last = at(host.size(0) - 1);
+  EMBER_CHECK(first == 0) << "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                             "position 0. However, got "
+                          << first;
+  EMBER_CHECK(last <= num_indices) << "offsets[-1] can not be greater than input's length " << num_indices
+                                   << " but got offsets[-1] of " << last;
+}
+
+/// ember::_embedding_bag_checked_offsets: a copy of the offsets, made after checking their
+/// values. The composite computes each position's bag from the copy, so the check is on the
+/// data path of every graph the composite is traced into: nothing removes it, and a
+/// compiled function raises where eager does (an extern call that reads the values).
+void register_checked_offsets(Registry& r) {
+  r.def("ember::_embedding_bag_checked_offsets(Tensor offsets, Tensor indices) -> Tensor")
+      .set_meta([](const Stack& a) {
+        const Tensor& offsets = a[0].to_tensor();
+        return metas(contiguous_over(offsets, offsets.dtype(), offsets.device()));
+      })
+      .set_cpu([](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor& offsets = a[0].to_tensor();
+        if (offsets.size(0) > 0) check_offset_values(offsets, a[1].to_tensor().size(0));
+        kernels::cpu::copy_into(out[0], offsets);
+      })
+      .set_cuda([](const Stack& a, std::vector<Tensor>& out) {
+        const Tensor& offsets = a[0].to_tensor();
+        if (offsets.size(0) > 0) check_offset_values(core::cuda::host_copy(offsets), a[1].to_tensor().size(0));
+        kernels::cuda::copy_into(out[0], offsets);
+      })
+      .set_not_differentiable()
+      .set_reads_on_host()
+      .set_exported_as("aten::clone");
+}
+
 Stack embedding_bag(const Stack& a) {
   const Tensor &weight = a[0].to_tensor(), &indices = a[1].to_tensor(), &offsets = a[2].to_tensor();
   const bool scale_grad_by_freq = a[3].to_bool(), sparse = a[5].to_bool(), include_last_offset = a[7].to_bool();
@@ -113,23 +156,14 @@ Stack embedding_bag(const Stack& a) {
   check_args(weight, indices, offsets, mode, psw, sparse);
   const int64_t n = indices.size(0), bags = offsets.size(0) - (include_last_offset ? 1 : 0);
   EMBER_CHECK(bags >= 0) << "embedding_bag: include_last_offset needs at least one offset, but offsets is empty";
-  // ATen's check_arguments reads the first and last offsets; so does eager Ember. A traced
-  // input has no values yet, and a compiled graph does not check (as PyTorch's decomposition).
-  if (!offsets.is_fake() && !offsets.is_meta() && offsets.size(0) > 0) {
-    const Tensor host = offsets.to(kLong).cpu().contiguous();
-    const int64_t first = host.data_ptr<int64_t>()[0], last = host.data_ptr<int64_t>()[host.numel() - 1];
-    EMBER_CHECK(first == 0) << "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
-                               "position 0. However, got "
-                            << first;
-    EMBER_CHECK(last <= n) << "offsets[-1] can not be greater than input's length " << n << " but got offsets[-1] of "
-                           << last;
-  }
+  // Every bag's position reads the checked offsets, so a compiled graph checks them too.
+  const Tensor checked = call_op_tensor("ember::_embedding_bag_checked_offsets", {offsets, indices});
   // indices and offsets of different dtypes both become Long (ATen's promoteIndicesAndOffsets)
   const ScalarType dt = weight.dtype(), it = indices.dtype() == offsets.dtype() ? indices.dtype() : kLong;
   const TensorOptions long_opts = TensorOptions(kLong).device(weight.device());
   // bag of each position: how many of offsets[1:] are ≤ it
   const Tensor pos = arange(n, long_opts);
-  const Tensor bag = sum(le(offsets.slice(0, 1).to(kLong).unsqueeze(0), pos.unsqueeze(1)), {1});  // [n]
+  const Tensor bag = sum(le(checked.slice(0, 1).to(kLong).unsqueeze(0), pos.unsqueeze(1)), {1});  // [n]
   Tensor rows = embedding(weight, indices);  // [n, D]
   if (scale_grad_by_freq && mode != kMax) rows = scale_grad(rows, freq_scale(indices).to(dt).unsqueeze(1));
   Tensor keep = padding_idx >= 0 ? ne(indices, Scalar(padding_idx)) : ones({n}, TensorOptions(kBool).device(weight.device()));
@@ -173,6 +207,7 @@ Stack embedding_bag(const Stack& a) {
 }  // namespace
 
 void register_embedding_bag_ops(Registry& r) {
+  register_checked_offsets(r);
   r.def("_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, "
         "bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) "
         "-> (Tensor, Tensor, Tensor, Tensor)")

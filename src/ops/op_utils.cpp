@@ -158,6 +158,13 @@ TensorMeta contiguous_meta(IntArrayRef sizes, ScalarType dtype, Device device) {
   return m;
 }
 
+TensorMeta contiguous_over(const Tensor& self, ScalarType dtype, Device device) {
+  return core::over_geometry({&self}, [&]<typename Int>() {
+    const auto s = core::Geometry<Int>::sizes(self);
+    return core::contiguous_meta_over(std::vector<Int>(s.begin(), s.end()), dtype, device);
+  });
+}
+
 Tensor scalar_tensor(const Scalar& value, ScalarType dtype, Device device) {
   Tensor t = empty_from_meta(contiguous_meta({}, dtype, device));
   if (device.is_cpu()) {

@@ -22,6 +22,8 @@ ScalarType result_type(std::initializer_list<const IValue*> values);
 TensorMeta pointwise_meta(const std::vector<const Tensor*>& inputs, ScalarType dtype);
 
 TensorMeta contiguous_meta(IntArrayRef sizes, ScalarType dtype, Device device);
+/// A contiguous tensor of `self`'s sizes, over its size symbols where it has them.
+TensorMeta contiguous_over(const Tensor& self, ScalarType dtype, Device device);
 
 /// c10's dim order for infer_dense_strides, innermost first: by increasing stride, the
 /// larger size first between equal strides, a dim of stride 0 left where it is (an

@@ -187,15 +187,6 @@ void fill_randperm(Tensor& out) {
   });
 }
 
-/// A contiguous output of `self`'s sizes, over its size symbols where it has them (the
-/// random kernels fill the output's numel, read at run time).
-TensorMeta contiguous_over(const Tensor& self, ScalarType dtype, Device device) {
-  return core::over_geometry({&self}, [&]<typename Int>() {
-    const auto s = core::Geometry<Int>::sizes(self);
-    return core::contiguous_meta_over(std::vector<Int>(s.begin(), s.end()), dtype, device);
-  });
-}
-
 TensorMeta like_meta(const Stack& a, bool normal) {
   const Tensor& self = a[0].to_tensor();
   const ScalarType dt = a[1].to_optional_scalar_type().value_or(self.dtype());

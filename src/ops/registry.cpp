@@ -75,7 +75,7 @@ OpDef& Registry::def(std::string_view schema_text, std::source_location loc) {
 
 const OpDef* Registry::find(std::string_view name) const {
   std::string key(name);
-  if (!key.starts_with("aten::")) key = "aten::" + key;
+  if (key.find("::") == std::string::npos) key = "aten::" + key;
   auto it = ops_.find(key);
   if (it == ops_.end() && key.find('.') == std::string::npos) it = ops_.find(key + ".default");
   return it == ops_.end() ? nullptr : it->second.get();
@@ -85,7 +85,7 @@ const OpDef& Registry::get(std::string_view name) const {
   const OpDef* op = find(name);
   if (!op) {
     std::string base(name);
-    if (base.starts_with("aten::")) base = base.substr(6);
+    if (const size_t colons = base.find("::"); colons != std::string::npos) base = base.substr(colons + 2);
     base = base.substr(0, base.find('.'));
     std::string similar;
     for (const auto& [n, o] : ops_)

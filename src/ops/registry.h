@@ -128,6 +128,13 @@ struct OpDef {
   /// device, meta included. Capture ends the graph before it, autograd refuses an argument
   /// that requires grad, and the backend runs its `cpu` kernel for any device (Note [resize_]).
   bool resizes = false;
+  /// The kernel reads its tensors' values on the host (a check of argument values on a
+  /// CUDA device synchronizes with it), so a graph holding the op is not captured into a
+  /// CUDA graph.
+  bool reads_on_host = false;
+  /// Ember's own ops (namespace "ember"): the ATen op a program exported for PyTorch holds
+  /// in its place, called with the op's first argument alone (Note [registry]).
+  const char* exported_as = nullptr;
 
   /// The derivative formula and the name of its grad_fn node ("AddBackward0", as PyTorch).
   DerivativeFn derivative;
@@ -173,6 +180,14 @@ struct OpDef {
   }
   OpDef& set_resizes() {
     resizes = true;
+    return *this;
+  }
+  OpDef& set_reads_on_host() {
+    reads_on_host = true;
+    return *this;
+  }
+  OpDef& set_exported_as(const char* aten_op) {
+    exported_as = aten_op;
     return *this;
   }
 };

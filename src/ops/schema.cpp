@@ -29,7 +29,10 @@ class Parser {
   Schema parse() {
     Schema schema;
     std::string full = ident();
-    if (full.starts_with("aten::")) full = full.substr(6);
+    if (const size_t colons = full.find("::"); colons != std::string::npos) {
+      schema.ns = full.substr(0, colons);
+      full = full.substr(colons + 2);
+    }
     if (peek() == '.') {
       ++pos_;
       schema.overload = ident();
@@ -317,10 +320,10 @@ std::string ArgType::str() const {
   return format_arg(a);
 }
 
-std::string Schema::qualified_name() const { return "aten::" + name + (overload.empty() ? "" : "." + overload); }
+std::string Schema::qualified_name() const { return ns + "::" + name + (overload.empty() ? "" : "." + overload); }
 
 std::string Schema::str() const {
-  std::string s = name + (overload.empty() ? "" : "." + overload) + "(";
+  std::string s = (ns == "aten" ? "" : ns + "::") + name + (overload.empty() ? "" : "." + overload) + "(";
   bool kw = false;
   for (size_t i = 0; i < arguments.size(); ++i) {
     if (i) s += ", ";

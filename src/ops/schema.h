@@ -39,12 +39,14 @@ struct Argument {
 };
 
 struct Schema {
+  /// "aten" for PyTorch's ops; "ember" for the few of Ember's own (Note [registry]).
+  std::string ns = "aten";
   std::string name;      // "add"
   std::string overload;  // "Tensor" ("" for the default overload)
   std::vector<Argument> arguments;
   std::vector<Argument> returns;
 
-  /// "aten::add.Tensor".
+  /// "aten::add.Tensor", "ember::_embedding_bag_checked_offsets".
   std::string qualified_name() const;
   /// The schema text in ATen's syntax (round-trips through parse_schema).
   std::string str() const;

@@ -55,6 +55,42 @@ TEST_F(CompileErrors, WrongShapesWithTheInductorBackendAreTheEagerError) {
   EXPECT_EQ(logs.text().find("WON'T CONVERT"), std::string::npos) << logs.text();
 }
 
+// ATen's embedding_bag checks the offsets' values; a compiled graph holds the check on its
+// data path, so bad offsets raise eager's error at the user's line from every backend, for
+// inference and training graphs and over symbolic sizes, and good ones give eager's values.
+TEST_F(CompileErrors, EmbeddingBagWithBadOffsetsRaisesTheEagerErrorInEveryCompiledGraph) {
+  testing::LogCapture logs;
+  const Tensor idx = tensor<int64_t>({1, 2, 3, 4, 5, 6}), good = tensor<int64_t>({0, 2, 4});
+  const int line = __LINE__ + 2;
+  auto bag_sum = [](const Tensor& w, const Tensor& i, const Tensor& o) {
+    return std::get<0>(_embedding_bag(w, i, o, false, 0, false, std::nullopt, false, -1)) * 2;
+  };
+  for (const char* backend : {"aot_eager", "inductor"}) {
+    for (bool training : {false, true}) {
+      for (bool dynamic : {false, true}) {
+        SCOPED_TRACE(std::string(backend) + (training ? ", training" : ", inference") +
+                     (dynamic ? ", dynamic" : ", static"));
+        const Tensor w = randn({10, 3}).requires_grad_(training);
+        auto f = compile(bag_sum, {.backend = backend, .dynamic = dynamic});
+        const Tensor expected = bag_sum(w, idx, good);
+        testing::expect_close(f(w, idx, good), expected);
+        const std::string first = error_of([&] { f(w, idx, tensor<int64_t>({4, 2, 5})); });
+        EXPECT_NE(first.find("offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                             "position 0. However, got 4"),
+                  std::string::npos)
+            << first;
+        EXPECT_NE(first.find(here(line)), std::string::npos) << first;
+        const std::string last = error_of([&] { f(w, idx, tensor<int64_t>({0, 2, 9})); });
+        EXPECT_NE(last.find("offsets[-1] can not be greater than input's length 6 but got offsets[-1] of 9"),
+                  std::string::npos)
+            << last;
+        testing::expect_close(f(w, idx, good), expected);
+      }
+    }
+  }
+  EXPECT_EQ(logs.text().find("WON'T CONVERT"), std::string::npos) << logs.text();
+}
+
 TEST_F(CompileErrors, ACaptureOnlyFailureIsStillReportedAsWontConvert) {
   testing::LogCapture logs;
   auto f = compile(

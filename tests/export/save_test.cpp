@@ -189,6 +189,29 @@ TEST(SaveExported, TorchExportLoadRunsACompiledFunction) {
   std::filesystem::remove(io);
 }
 
+// _embedding_bag's offsets check is Ember's own op: a program for PyTorch holds the ATen
+// op that stands for it (a clone of the offsets), and reads back to the same outputs.
+TEST(SaveExported, EmbeddingBagsOffsetsCheckIsWrittenAsAnAtenClone) {
+  auto f = compile(
+      [](const Tensor& w, const Tensor& idx, const Tensor& off) {
+        return std::get<0>(_embedding_bag(w, idx, off, false, 1, false, std::nullopt, false, -1));
+      },
+      options("eager"));
+  const Tensor w = randn({10, 3}), idx = tensor<int64_t>({1, 2, 4, 5, 4, 3}), off = tensor<int64_t>({0, 2, 2, 5});
+  const Tensor want = f(w, idx, off);
+  const std::string path = temp_path("embedding_bag.pt2");
+  save_exported(f, path);
+  std::string model;
+  for (const auto& [entry, data] : exporting::read_zip(path).entries)
+    if (data.find("\"graph_module\"") != std::string::npos) model = data;
+  ASSERT_FALSE(model.empty());
+  EXPECT_NE(model.find("torch.ops.aten.clone.default"), std::string::npos);
+  EXPECT_EQ(model.find("ember"), std::string::npos);
+  ExportedProgram q = load_exported(path);
+  EXPECT_TRUE(check_close(q({w, idx, off}).at(0), want).ok);
+  std::filesystem::remove(path);
+}
+
 TEST(SaveExported, CompiledFunctionNotCalledYetIsRefused) {
   auto f = compile([](const Tensor& t) { return t.relu(); }, options("eager"));
   const std::string e = save_error([&] { save_exported(f, temp_path("uncalled.pt2")); });

@@ -58,5 +58,13 @@ def unwritten(s):
     return (2,) if opinfo.DEVICE != "cpu" and include_last_offset else ()
 
 
+CHECKED_OFFSETS_REASON = (
+    "Ember's own op (not ATen): _embedding_bag's offsets, copied after ATen's check_arguments checks their "
+    "values (the first is 0, the last at most the number of indices); every _embedding_bag case runs it, "
+    "and CompileErrors.EmbeddingBagWithBadOffsetsRaisesTheEagerErrorInEveryCompiledGraph and "
+    "NnErrors.EmbeddingBagOffsetsMustStartAtZeroAndEndWithinIndices check its errors")
+
+
 def embedding_bag_rows():
-    return [OpInfo("aten::_embedding_bag", "embedding_bag", embedding_bag, grads=True, unwritten=unwritten)]
+    return [OpInfo("aten::_embedding_bag", "embedding_bag", embedding_bag, grads=True, unwritten=unwritten),
+            OpInfo("ember::_embedding_bag_checked_offsets", "embedding_bag", reason=CHECKED_OFFSETS_REASON)]

@@ -59,6 +59,18 @@ TEST(CudaGraphDecision, ACpuConstantReadByAGpuOpIsCaptured) {
             "");
 }
 
+TEST(CudaGraphDecision, AnOpCheckingValuesOnTheHostIsAHostSync) {
+  // _embedding_bag's offsets check reads them on the host: the graph is not captured.
+  EXPECT_EQ(why(R"(graph bag {
+  %off : i64[3] device=cuda:0 = placeholder[off]
+  %idx : i64[6] device=cuda:0 = placeholder[idx]
+  %checked : i64[3] device=cuda:0 = ember::_embedding_bag_checked_offsets(%off, %idx)
+  %add : i64[3] device=cuda:0 = aten::add.Scalar(%checked, 1, 1)
+  return (%add)
+})"),
+            "host sync (%checked, ember::_embedding_bag_checked_offsets)");
+}
+
 TEST(CudaGraphDecision, AWriteIntoAnInputIsMutatedInputs) {
   EXPECT_EQ(why(R"(graph mutates {
   %x : f32[8] device=cuda:0 = placeholder[x]

@@ -16,6 +16,19 @@ TEST(Schema, ParsesAndPrintsAtenSyntax) {
   EXPECT_EQ(s.str(), text);
 }
 
+TEST(Schema, EmbersOwnOpsKeepTheirNamespace) {
+  const char* text = "ember::_embedding_bag_checked_offsets(Tensor offsets, Tensor indices) -> Tensor";
+  Schema s = parse_schema(text);
+  EXPECT_EQ(s.ns, "ember");
+  EXPECT_EQ(s.qualified_name(), "ember::_embedding_bag_checked_offsets");
+  EXPECT_EQ(s.str(), text);
+  EXPECT_EQ(parse_schema("aten::relu(Tensor self) -> Tensor").str(), "relu(Tensor self) -> Tensor");
+  // A name without a namespace is ATen's; Ember's own are found by their full name only.
+  EXPECT_EQ(registry().find("relu"), registry().find("aten::relu"));
+  ASSERT_NE(registry().find("ember::_embedding_bag_checked_offsets"), nullptr);
+  EXPECT_EQ(registry().find("_embedding_bag_checked_offsets"), nullptr);
+}
+
 TEST(Schema, RoundTripsEveryRegisteredSchema) {
   for (const OpDef* op : registry().all()) {
     Schema again = parse_schema(op->schema.str());
