@@ -956,6 +956,13 @@ void mark_input_writes(const Graph& g, std::vector<Kernel>& kernels) {
         for (const Node* user : u->second)
           readers_inside = readers_inside && std::any_of(k.nodes.begin(), k.nodes.end(),
                                                          [&](const PointwiseNode* m) { return m->node == user; });
+      // A kernel that recomputes a reader of the input (Note [recomputed scalars]) loads it
+      // without being among its graph users: it must not find the input written already.
+      for (const Kernel& other : kernels)
+        if (&other != &k)
+          for (const PointwiseNode* m : other.nodes)
+            for (const PwOp& op : m->body)
+              readers_inside = readers_inside && !(op.kind == PwOp::Kind::Load && op.value.node == in);
       if (readers_inside) k.written_inputs.push_back({in, w.input, static_cast<size_t>(o - stored.begin())});
       break;
     }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -176,6 +177,9 @@ struct LoweredGraph {
   std::map<const Node*, NodeRole> roles;
   std::map<const Node*, PointwiseNode> pointwise;
   std::map<const Node*, RowNode> rows;
+  /// Pointwise nodes every reader computes again in its own body (0-dim values on CUDA,
+  /// lowering.cpp's recompute_scalars): no kernel computes or stores them.
+  std::set<const Node*> recomputed;
 };
 
 /// A Call operation as code: `<prefix><fn>(<args>[, <literal>])`, its arguments the

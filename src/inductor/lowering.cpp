@@ -586,6 +586,90 @@ void log_extern_fallback(const Node& n, const std::string& why) {
   }
 }
 
+/// Whether every read of `v` is computed again by its readers: it is read by pointwise
+/// nodes only, and none of their bodies loads it.
+bool recomputed_by_every_reader(const Node& v, const std::vector<Node*>& readers, const LoweredGraph& out) {
+  for (const Node* r : readers) {
+    auto p = out.pointwise.find(r);
+    if (p == out.pointwise.end()) return false;
+    for (const PwOp& op : p->second.body)
+      if (op.kind == PwOp::Kind::Load && op.value.node == &v) return false;
+  }
+  return !readers.empty();
+}
+
+/// Note [recomputed scalars]. On CUDA a kernel launch costs more than computing a 0-dim
+/// value again in every thread, so a pointwise node reading a 0-dim pointwise node of its
+/// own dtype takes that node's body into its own (the loads broadcast to its index space),
+/// as PyTorch's inductor inlines pointwise bodies into their readers: an optimizer step's
+/// bias corrections (1 - beta^step, the step size, the denominator's factors) are computed
+/// by the update's kernel instead of a kernel each. The 0-dim body must read only graph
+/// inputs, constants and extern results (live until their last reader, kernels included,
+/// and never computed by a kernel the scheduler moves), with no impure call between it and
+/// the reader. A node every reader recomputes is computed by no kernel (`recomputed`); one
+/// also read otherwise (a graph output, an extern's argument) keeps its own kernel.
+void recompute_scalars(const Graph& g, LoweredGraph& out) {
+  std::map<const Node*, size_t> impure_before;
+  size_t impure = 0;
+  for (const auto& n : g.nodes()) {
+    impure_before[n.get()] = impure;
+    if (n->kind() == NodeKind::Call && n->is_impure()) ++impure;
+  }
+  // 0-dim pointwise nodes whose bodies may be taken into a reader's.
+  auto movable = [&](const PointwiseNode& p) {
+    if (!p.sizes.empty() || p.mask || p.dtype != p.node->meta()[0].dtype || p.body.size() > 32) return false;
+    for (const PwOp& op : p.body) {
+      if (op.kind != PwOp::Kind::Load) continue;
+      const Node& src = *op.value.node;
+      auto role = out.roles.find(&src);
+      if (src.kind() == NodeKind::Call && (role == out.roles.end() || role->second != NodeRole::Extern)) return false;
+    }
+    return true;
+  };
+  std::set<const Node*> taken;
+  for (const auto& np : g.nodes()) {
+    auto c = out.pointwise.find(np.get());
+    if (c == out.pointwise.end()) continue;
+    PointwiseNode& reader = c->second;
+    std::vector<PwOp> body;
+    std::vector<int> at(reader.body.size());
+    for (size_t i = 0; i < reader.body.size(); ++i) {
+      PwOp op = reader.body[i];
+      auto p = op.kind == PwOp::Kind::Load ? out.pointwise.find(op.value.node) : out.pointwise.end();
+      if (p != out.pointwise.end() && op.value.index == 0 && p->second.dtype == reader.dtype && movable(p->second) &&
+          impure_before[p->first] == impure_before[np.get()] &&
+          bisect_allows(BisectSubsystem::Lowerings, "recompute 0-dim %" + p->first->name() + " in %" + np->name())) {
+        const int base = static_cast<int>(body.size());
+        for (PwOp q : p->second.body) {
+          if (q.kind == PwOp::Kind::Load) {
+            q.strides.assign(reader.sizes.size(), 0);
+            q.sym_strides.assign(reader.sym_sizes.empty() ? 0 : reader.sizes.size(), core::sym::Expr(0));
+          }
+          for (int& a : q.args) a += base;
+          body.push_back(std::move(q));
+        }
+        at[i] = static_cast<int>(body.size()) - 1;
+        taken.insert(p->first);
+        continue;
+      }
+      for (int& a : op.args) a = at[static_cast<size_t>(a)];
+      body.push_back(std::move(op));
+      at[i] = static_cast<int>(body.size()) - 1;
+    }
+    reader.body = std::move(body);
+  }
+  if (taken.empty()) return;
+  const auto users = g.users();
+  for (const Node* n : taken) {
+    auto u = users.find(n);
+    if (u != users.end() && recomputed_by_every_reader(*n, u->second, out)) {
+      out.recomputed.insert(n);
+      EMBER_LOG(inductor, DEBUG) << "0-dim %" << n->name()
+                                 << " is computed again by every reader; no kernel computes it";
+    }
+  }
+}
+
 }  // namespace
 
 LoweredGraph lower(const Graph& g) {
@@ -646,6 +730,7 @@ LoweredGraph lower(const Graph& g) {
     out.roles[&n] = NodeRole::Extern;
     log_extern_fallback(n, why);
   }
+  if (cuda_graph) recompute_scalars(g, out);
   return out;
 }
 

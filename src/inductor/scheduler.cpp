@@ -52,7 +52,11 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
     impure_before.push_back(impure);
     if (n->kind() == NodeKind::Call && n->is_impure()) ++impure;
   }
-  const auto users = g.users();
+  // A recomputed node reads only graph inputs and extern results: it is no node's reader
+  // at run time (its readers compute its body themselves).
+  auto users = g.users();
+  for (auto& [node, readers] : users)
+    std::erase_if(readers, [&](const Node* r) { return lowered.recomputed.count(r) > 0; });
   std::map<const Node*, int> kernel_of;
   struct Building {
     const PointwiseNode* root = nullptr;
@@ -114,6 +118,10 @@ std::vector<Kernel> schedule(const Graph& g, const LoweredGraph& lowered) {
     auto pw = lowered.pointwise.find(n);
     auto rw = lowered.rows.find(n);
     if (pw == lowered.pointwise.end() && rw == lowered.rows.end()) continue;
+    if (lowered.recomputed.count(n)) {
+      fusion << "recomputed %" << n->name() << " by every reader: no kernel computes it (Note [recomputed scalars])\n";
+      continue;
+    }
     std::string why;
     int target = -1;
     bool prologue = false;

@@ -5,6 +5,7 @@
 // the generator promises.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
 #include "ember/graph.h"
@@ -281,6 +282,62 @@ TEST(InductorCudaRowForm, TheRowFormFollowsTheKindAndTheRowLength) {
   EXPECT_EQ(row_form(RowKind::Sum, 100), cuda_codegen::RowForm::Passes) << "reductions read their row once anyway";
   EXPECT_EQ(cuda_codegen::register_row_block(4096), 256) << "16 elements per thread";
   EXPECT_EQ(cuda_codegen::register_row_block(4097), 512);
+}
+
+TEST_F(InductorCudaSource, ZeroDimValuesAreRecomputedByTheirReadersInsteadOfAKernelEach) {
+  // A capturable AdamW step of one parameter (the step count on the device): the bias
+  // corrections and the step size are 0-dim chains read by the update. They are computed
+  // again in the update's kernel; the new step count, a graph output, keeps its own kernel.
+  const Generated r = generate(R"(graph adamw {
+  %param : f32[1000] device=cuda:0 = placeholder[param]
+  %grad : f32[1000] device=cuda:0 = placeholder[grad]
+  %m : f32[1000] device=cuda:0 = placeholder[m]
+  %v : f32[1000] device=cuda:0 = placeholder[v]
+  %step : f32[] device=cuda:0 = placeholder[step]
+  %add : f32[] device=cuda:0 = aten::add.Scalar(%step, 1, 1)
+  %mul : f32[1000] device=cuda:0 = aten::mul.Scalar(%param, 0.99999)
+  %mul_1 : f32[1000] device=cuda:0 = aten::mul.Scalar(%m, 0.9)
+  %add_1 : f32[1000] device=cuda:0 = aten::add.Tensor(%mul_1, %grad, 0.1)
+  %mul_2 : f32[1000] device=cuda:0 = aten::mul.Scalar(%grad, 0.001)
+  %mul_3 : f32[1000] device=cuda:0 = aten::mul.Tensor(%mul_2, %grad)
+  %mul_4 : f32[1000] device=cuda:0 = aten::mul.Scalar(%v, 0.999)
+  %add_2 : f32[1000] device=cuda:0 = aten::add.Tensor(%mul_4, %mul_3, 1)
+  %pow : f32[] device=cuda:0 = aten::pow.Scalar(0.9, %add)
+  %neg : f32[] device=cuda:0 = aten::neg(%pow)
+  %add_3 : f32[] device=cuda:0 = aten::add.Scalar(%neg, 1.0, 1)
+  %pow_1 : f32[] device=cuda:0 = aten::pow.Scalar(0.999, %add)
+  %neg_1 : f32[] device=cuda:0 = aten::neg(%pow_1)
+  %add_4 : f32[] device=cuda:0 = aten::add.Scalar(%neg_1, 1.0, 1)
+  %reciprocal : f32[] device=cuda:0 = aten::reciprocal(%add_3)
+  %mul_5 : f32[] device=cuda:0 = aten::mul.Scalar(%reciprocal, 0.001)
+  %neg_2 : f32[] device=cuda:0 = aten::neg(%mul_5)
+  %sqrt : f32[] device=cuda:0 = aten::sqrt(%add_4)
+  %reciprocal_1 : f32[] device=cuda:0 = aten::reciprocal(%neg_2)
+  %mul_6 : f32[] device=cuda:0 = aten::mul.Scalar(%reciprocal_1, 1e-08)
+  %mul_7 : f32[] device=cuda:0 = aten::mul.Tensor(%sqrt, %neg_2)
+  %sqrt_1 : f32[1000] device=cuda:0 = aten::sqrt(%add_2)
+  %div : f32[1000] device=cuda:0 = aten::div.Tensor(%sqrt_1, %mul_7)
+  %add_5 : f32[1000] device=cuda:0 = aten::add.Tensor(%div, %mul_6, 1)
+  %div_1 : f32[1000] device=cuda:0 = aten::div.Tensor(%add_1, %add_5)
+  %add_6 : f32[1000] device=cuda:0 = aten::add.Tensor(%mul, %div_1, 1)
+  return (%add_6, %add_1, %add_2, %add)
+})");
+  ASSERT_EQ(r.kernels.size(), 2u) << r.code.source;
+  EXPECT_EQ(r.kernels[0].root->node->name(), "add");
+  EXPECT_TRUE(r.kernels[0].root->sizes.empty());
+  const Kernel& update = r.kernels[1];
+  EXPECT_EQ(update.root->sizes, std::vector<int64_t>{1000});
+  for (const char* recomputed : {"pow", "neg_2", "mul_6", "mul_7"})
+    EXPECT_TRUE(r.lowered.recomputed.count(r.graph->find(recomputed))) << recomputed;
+  EXPECT_FALSE(r.lowered.recomputed.count(r.graph->find("add"))) << "a graph output keeps its kernel";
+  // The update reads the step count itself, not a buffer of a 0-dim kernel.
+  std::set<std::string> loaded, computed;
+  for (const PointwiseNode* n : update.nodes) computed.insert(n->node->name());
+  for (const PointwiseNode* n : update.nodes)
+    for (const PwOp& op : n->body)
+      if (op.kind == PwOp::Kind::Load && !computed.count(op.value.node->name())) loaded.insert(op.value.node->name());
+  EXPECT_EQ(loaded, (std::set<std::string>{"param", "grad", "m", "v", "step"}));
+  expect_compiles(r);
 }
 
 TEST_F(InductorCudaSource, GemmIsAnExternCallAndItsEpilogueAKernel) {

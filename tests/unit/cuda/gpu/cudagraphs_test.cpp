@@ -224,6 +224,28 @@ TEST_F(CapturableAdamW, ACompiledStepOnCudaIsMadeCapturableAndReplayedFromACudaG
   EXPECT_EQ(logs.text().find("skipping cudagraphs"), std::string::npos) << logs.text();
 }
 
+TEST_F(CapturableAdamW, ACompiledStepWithoutCudaGraphsCountsEachStepOnceAndEqualsEager) {
+  // Without CUDA graphs the new step count is written straight into its state tensor, while
+  // the update's kernel computes the bias corrections from the count it read (Note
+  // [recomputed scalars]): the count must be read before it is written, once per step.
+  std::vector<Tensor> compiled_params = adamw_params(1), eager_params = adamw_params(1);
+  optim::AdamW compiled_opt(compiled_params, {.lr = 0.01, .weight_decay = 0.1});
+  optim::AdamW eager_opt(eager_params, {.lr = 0.01, .weight_decay = 0.1, .capturable = true});
+  auto step = compile([&compiled_opt] { compiled_opt.step(); }, {.backend = "inductor"});
+  for (uint64_t k = 0; k < 5; ++k) {
+    set_grads(compiled_params, k);
+    set_grads(eager_params, k);
+    step();
+    eager_opt.step();
+    for (size_t i = 0; i < compiled_params.size(); ++i) {
+      EXPECT_EQ(compiled_opt.state(i).step.cpu().item<double>(), static_cast<double>(k + 1)) << "param " << i;
+      EXPECT_EQ(mismatch(compiled_params[i].detach(), eager_params[i].detach().cpu(), compiled_tolerance(kFloat)), "")
+          << "step " << k << ", param " << i;
+    }
+  }
+  EXPECT_TRUE(compiled_opt.options().capturable);
+}
+
 TEST_F(CapturableAdamW, StateMadeOnTheHostBeforeCompilingStaysThere) {
   // As torch.compile: an optimizer that stepped eagerly first keeps its host step counts,
   // and its compiled step runs without a CUDA graph, saying why.
