@@ -39,11 +39,19 @@ const Node& buffer_owner(const Node& n) {
   return *at;
 }
 
-/// Ops whose result the host reads back (a scalar out of a tensor, a size computed from
-/// values): the wrapper synchronizes with the device there.
-bool reads_on_host(const ops::OpDef& op) {
-  return op.kind == ops::OpKind::Dynamic || op.reads_on_host || op.name == "aten::_local_scalar_dense" ||
-         op.name == "aten::item";
+/// Calls whose values the host reads (a scalar out of a tensor, a size computed from values,
+/// a bool mask's coordinates for index_put): the wrapper synchronizes with the device there.
+bool reads_on_host(const Node& n) {
+  const ops::OpDef& op = *n.op();
+  if (op.kind == ops::OpKind::Dynamic || op.reads_on_host || op.name == "aten::_local_scalar_dense" ||
+      op.name == "aten::item")
+    return true;
+  if (!op.host_indices) return false;
+  for (const Arg& a : n.args())
+    if (a.kind == Arg::Kind::ValueList)
+      for (const auto& v : a.values)
+        if (v && (v->node->meta()[v->index].dtype == kBool || v->node->meta()[v->index].dtype == kUInt8)) return true;
+  return false;
 }
 
 std::string call_text(const Node& n) { return "%" + n.name() + ", " + n.target(); }
@@ -90,7 +98,7 @@ std::string why_not_cudagraphs(const Graph& g) {
   for (const auto& n : g.nodes()) {
     if (n->kind() != NodeKind::Call || !n->op()) continue;
     const ops::OpDef& op = *n->op();
-    if (reads_on_host(op)) return "host sync (" + call_text(*n) + ")";
+    if (reads_on_host(*n)) return "host sync (" + call_text(*n) + ")";
     if (op.nondeterministic_seeded) return "random op (" + call_text(*n) + ")";
     if (op.kind == ops::OpKind::InPlace && !n->args().empty() && n->args()[0].kind == Arg::Kind::Value &&
         is_input(buffer_owner(*n->args()[0].value.node)))

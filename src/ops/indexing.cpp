@@ -263,7 +263,8 @@ void masked_scatter_cuda(const Stack& a, std::vector<Tensor>& out) {
 struct Expanded {
   std::vector<int64_t> dims;
   std::vector<Tensor> tensors;
-  bool meta_mask = false;  // a mask on the meta device: its coordinates are unknown
+  /// A mask without values (on the meta device, or traced): its coordinates are unknown.
+  bool meta_mask = false;
 };
 
 bool is_mask(const Tensor& t) { return t.dtype() == kBool || t.dtype() == kUInt8; }
@@ -313,7 +314,7 @@ Expanded expand_indices(const Tensor& self, const OptTensors& indices) {
           << "The shape of the mask " << t->sizes() << " at index " << j
           << " does not match the shape of the indexed tensor " << self.sizes() << " at index " << d + j;
     }
-    if (t->is_meta()) {
+    if (t->is_meta() || t->is_fake()) {
       e.meta_mask = true;
     } else {
       // The mask's coordinates, one int64 column per mask dim (read on the host, as
@@ -678,6 +679,9 @@ void register_indexing_ops(Registry& r) {
               << "shape mismatch: value tensor of shape " << IntArrayRef(values.impl()->sizes)
               << " cannot be broadcast to the indexing result";
         } else if (!e.meta_mask) {
+          // A traced mask's count is data: its result is self's geometry whatever the mask
+          // holds, and the check is made when the op runs (eagerly, or as a compiled graph's
+          // extern call), so the graph need not break (Note [dynamic shapes]).
           const Plan p = make_plan(self, e);
           EMBER_CHECK(expandable_to(values.sizes(), p.result_shape))
               << "shape mismatch: value tensor of shape " << values.sizes()

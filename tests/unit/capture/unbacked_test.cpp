@@ -100,6 +100,32 @@ TEST_F(UnbackedSizes, OffTheKnobNonzeroAndAMaskIndexBreakTheGraphWithPyTorchsRea
             std::string::npos);
 }
 
+// x[mask] = v: the result is x's geometry whatever the mask holds, so index_put with a bool
+// mask is traced without the knob and without a graph break; the values' fit to the mask's
+// count is checked when the op runs, with eager's error at the user's line.
+TEST_P(UnbackedSizesPerBackend, IndexPutWithABoolMaskStaysInTheGraphForEveryCountWithoutTheKnob) {
+  config().dynamo.capture_dynamic_output_shape_ops = false;
+  const int line = __LINE__ + 3;
+  const auto put = [](const Tensor& x, const Tensor& v) {
+    Tensor y = x * 2;
+    index_put_(y, {x > 0}, v);                                 // in place, as x[mask] = v
+    return index_put(y, {y.sum({1}) < 0}, v.sum() * 0.5) + 1;  // functional, a row mask
+  };
+  auto fn = compile(put, {.backend = GetParam(), .fullgraph = true, .name = "masked_put"});
+  for (int64_t positives : {5, 0, 12, 7}) {
+    const Tensor x = with_positives(positives);
+    for (const Tensor& v : {scalar_tensor(-3.0), tensor({positives * 1.0f}).expand({positives})}) {
+      const std::string what = std::to_string(positives) + " positives, values " + std::to_string(v.dim()) + "-dim";
+      expect_identical(fn(x, v), put(x, v), what);
+    }
+  }
+  const std::string msg = error_of([&] { fn(with_positives(5), ones({4})); });
+  EXPECT_NE(msg.find("shape mismatch: value tensor of shape [4] cannot be broadcast to indexing result of shape [5]"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("unbacked_test.cpp:" + std::to_string(line)), std::string::npos) << msg;
+}
+
 TEST_F(UnbackedSizes, TheKnobIsSetByItsPyTorchNameAndEnvironmentName) {
   config().dynamo.capture_dynamic_output_shape_ops = false;
   config_set("TORCHDYNAMO_CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS", "1");

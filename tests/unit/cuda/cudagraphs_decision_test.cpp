@@ -71,6 +71,26 @@ TEST(CudaGraphDecision, AnOpCheckingValuesOnTheHostIsAHostSync) {
             "host sync (%checked, ember::_embedding_bag_checked_offsets)");
 }
 
+TEST(CudaGraphDecision, IndexPutWithABoolMaskIsAHostSync) {
+  // The mask's coordinates are read on the host when the op runs; integer indices are not.
+  EXPECT_EQ(why(R"(graph masked {
+  %x : f32[4, 3] device=cuda:0 = placeholder[x]
+  %mask : b8[4] device=cuda:0 = placeholder[mask]
+  %v : f32[] device=cuda:0 = placeholder[v]
+  %index_put : f32[4, 3] device=cuda:0 = aten::index_put(%x, [%mask], %v, False)
+  return (%index_put)
+})"),
+            "host sync (%index_put, aten::index_put)");
+  EXPECT_EQ(why(R"(graph rows {
+  %x : f32[4, 3] device=cuda:0 = placeholder[x]
+  %i : i64[2] device=cuda:0 = placeholder[i]
+  %v : f32[] device=cuda:0 = placeholder[v]
+  %index_put : f32[4, 3] device=cuda:0 = aten::index_put(%x, [%i], %v, False)
+  return (%index_put)
+})"),
+            "");
+}
+
 TEST(CudaGraphDecision, AWriteIntoAnInputIsMutatedInputs) {
   EXPECT_EQ(why(R"(graph mutates {
   %x : f32[8] device=cuda:0 = placeholder[x]
