@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/cuda.h"
+#include "core/sym_geometry.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/indexing.h"
 #include "ember/ops/nn.h"
@@ -72,7 +73,7 @@ void check_args(const Tensor& weight, const Tensor& indices, const Tensor& offse
                               << mode_name(mode) << "'). Please open a feature request on GitHub.";
     EMBER_CHECK(psw->dtype() == dt) << "expected scalar type " << scalar_type_name(dt) << " but found "
                                     << scalar_type_name(psw->dtype()) << " (per_sample_weights)";
-    EMBER_CHECK(psw->dim() == 1 && psw->size(0) == indices.size(0))
+    EMBER_CHECK(psw->dim() == 1 && sym_size(*psw, 0) == sym_size(indices, 0))
         << "embedding_bag: per_sample_weights must have the shape of indices " << indices.sizes() << ", but got "
         << psw->sizes();
   }
@@ -97,11 +98,11 @@ Tensor freq_scale(const Tensor& indices) {
   const Tensor idx = indices.to(kLong);
   if (idx.is_cuda()) return reciprocal(sum(eq(idx.unsqueeze(0), idx.unsqueeze(1)), {1}).to(kDouble));
   const Tensor sorted = std::get<0>(sort(idx));
-  const int64_t n = idx.size(0);
-  // first[k]: sorted position k starts a run of equal indices
-  const Tensor first = n > 0 ? cat({ones({1}, TensorOptions(kBool).device(idx.device())),
-                                    ne(sorted.slice(0, 1), sorted.slice(0, 0, n - 1))})
-                             : zeros({0}, TensorOptions(kBool).device(idx.device()));
+  // first[k]: sorted position k starts a run of equal indices (sorted[:-1] ends at n - 1)
+  const Tensor first =
+      sym_size(idx, 0) > SymInt(0)
+          ? cat({ones({1}, TensorOptions(kBool).device(idx.device())), ne(sorted.slice(0, 1), sorted.slice(0, 0, -1))})
+          : zeros({0}, TensorOptions(kBool).device(idx.device()));
   // g(p): how many distinct indices are smaller than indices[p]
   const Tensor g = sum(logical_and(first.unsqueeze(0), lt(sorted.unsqueeze(0), idx.unsqueeze(1))), {1});
   const Tensor count_at = sum(eq(idx.unsqueeze(0), sorted.unsqueeze(1)), {1});  // count(sorted[k]) per k
@@ -154,8 +155,11 @@ Stack embedding_bag(const Stack& a) {
   const int64_t mode = a[4].to_int(), padding_idx = a[8].to_int();
   const std::optional<Tensor> psw = a[6].to_optional_tensor();
   check_args(weight, indices, offsets, mode, psw, sparse);
-  const int64_t n = indices.size(0), bags = offsets.size(0) - (include_last_offset ? 1 : 0);
-  EMBER_CHECK(bags >= 0) << "embedding_bag: include_last_offset needs at least one offset, but offsets is empty";
+  // Sizes as SymInts: a trace with dynamic shapes keeps them symbolic (Note [dynamic shapes]).
+  const SymInt n = sym_size(indices, 0), bags = sym_size(offsets, 0) - SymInt(include_last_offset ? 1 : 0);
+  const SymInt dim = sym_size(weight, 1);
+  EMBER_CHECK(bags >= SymInt(0)) << "embedding_bag: include_last_offset needs at least one offset, but offsets is "
+                                    "empty";
   // Every bag's position reads the checked offsets, so a compiled graph checks them too.
   const Tensor checked = call_op_tensor("ember::_embedding_bag_checked_offsets", {offsets, indices});
   // indices and offsets of different dtypes both become Long (ATen's promoteIndicesAndOffsets)
@@ -175,20 +179,18 @@ Stack embedding_bag(const Stack& a) {
     const Tensor member = logical_and(eq(bag.unsqueeze(0), arange(bags, long_opts).unsqueeze(1)), keep.unsqueeze(0));
     const double inf = std::numeric_limits<double>::infinity();
     const Tensor vals = cat({where(member.unsqueeze(2), rows.unsqueeze(0), Scalar(-inf)),
-                             full({bags, 1, weight.size(1)}, Scalar(-inf), TensorOptions(dt).device(weight.device()))},
+                             full({bags, SymInt(1), dim}, Scalar(-inf), TensorOptions(dt).device(weight.device()))},
                             1);
     auto [m, arg] = max(vals, 1);
     const Tensor nonempty = gt(counts, Scalar(int64_t{0})).unsqueeze(1);
     out = where(nonempty, m, Scalar(0.0));
     const Tensor row_of = cat({indices.to(kLong), zeros({1}, long_opts)});  // position n reads row 0
-    max_indices = where(nonempty, index_select(row_of, 0, arg.reshape({-1})).reshape(arg.sizes()),
-                        Scalar(int64_t{weight.is_cuda() ? -1 : 0}))
-                      .to(it);
+    max_indices = where(nonempty, index(row_of, {arg}), Scalar(int64_t{weight.is_cuda() ? -1 : 0})).to(it);
   } else {
     Tensor w = keep.to(dt);
     if (psw) w = w * *psw;
-    out = index_put(zeros({bags, weight.size(1)}, TensorOptions(dt).device(weight.device())), {bag},
-                    rows * w.unsqueeze(1), /*accumulate=*/true);
+    out = index_put(zeros({bags, dim}, TensorOptions(dt).device(weight.device())), {bag}, rows * w.unsqueeze(1),
+                    /*accumulate=*/true);
     if (mode == kMean) out = out / clamp_min(counts, Scalar(int64_t{1})).to(dt).unsqueeze(1);
   }
   const TensorOptions index_opts = TensorOptions(it).device(weight.device());
@@ -197,7 +199,8 @@ Stack embedding_bag(const Stack& a) {
     if (mode != kMax) max_indices = zeros({0}, index_opts);
     return {out, bag.to(it), bag_size, max_indices};
   }
-  const bool fast_sum = mode == kSum && (dt == kFloat || dt == kHalf) && padding_idx < 0 && weight.stride(1) == 1;
+  const bool fast_sum = mode == kSum && (dt == kFloat || dt == kHalf) && padding_idx < 0 &&
+                        core::sym_stride(weight, 1) == core::SymInt(1);
   const Tensor offset2bag = fast_sum ? zeros({0}, index_opts) : bag.to(it);
   const Tensor bag_size = mode == kSum ? zeros({bags}, index_opts) : counts.to(it);
   if (mode != kMax) max_indices = mode == kMean ? bag_size.clone() : zeros({bags}, index_opts);

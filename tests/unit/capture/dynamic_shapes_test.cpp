@@ -7,10 +7,11 @@
 // specializes a graph it cannot compile over its symbols.
 #include <gtest/gtest.h>
 
-#include "ember/ember.h"
 #include "core/shape_env.h"
+#include "ember/ember.h"
 #include "graph/text.h"
 #include "support/compile_helpers.h"
+#include "support/error_of.h"
 
 namespace ember {
 namespace {
@@ -517,6 +518,41 @@ TEST_F(DynamicShapes, UpsamplingByExactScalesOrToAGivenSizeKeepsTheSpatialSizesS
     EXPECT_EQ(c1.cache_size(), 1u) << b << "\n" << logs.text();
     EXPECT_EQ(c2.cache_size(), 1u) << b << "\n" << logs.text();
   }
+}
+
+// _embedding_bag over a varying number of indices and bags (a recommendation model's batch):
+// its positions' bags, counts and sums are computed over the SymInts, and its offsets are
+// checked on the data path, so one entry serves every batch and bad offsets still raise.
+// It read both counts as integers before, and each batch recompiled.
+TEST_F(DynamicShapes, EmbeddingBagKeepsTheNumbersOfIndicesAndBagsSymbolic) {
+  LogCapture logs;
+  set_logs("dynamic,recompiles");
+  const Tensor weight = randn({20, 4});
+  const auto bags = [&](int64_t mode) {
+    return [&weight, mode](const Tensor& idx, const Tensor& off) {
+      const auto [out, offset2bag, bag_size, max_indices] =
+          _embedding_bag(weight, idx, off, mode != 2, mode, false, std::nullopt, false, -1);
+      return out * 2 + bag_size.unsqueeze(1).to(kFloat) + max_indices.to(kFloat).sum();
+    };
+  };
+  for (const char* backend : {"eager", "aot_eager", "inductor"}) {
+    for (int64_t mode : {0, 1, 2}) {
+      const std::string what = std::string(backend) + ", mode " + std::to_string(mode);
+      auto f = bags(mode);
+      auto c = compile(f, {.backend = backend, .name = "bags", .dynamic = true});
+      for (const auto& [n, b] : std::vector<std::pair<int64_t, int64_t>>{{8, 3}, {13, 5}, {21, 4}}) {
+        std::vector<int64_t> offsets;
+        for (int64_t k = 0; k < b; ++k) offsets.push_back(k * n / b);  // bags of about n / b indices
+        const Tensor idx = remainder(arange(n, TensorOptions(kLong)) * 7, 20), off = tensor(offsets);
+        expect_eager_result(c, f, what + ", " + std::to_string(n) + " indices in " + std::to_string(b) + " bags", idx,
+                            off);
+      }
+      EXPECT_EQ(c.cache_size(), 1u) << what << "\n" << logs.text();
+      const std::string msg = testing::error_of([&] { c(arange(5, TensorOptions(kLong)), tensor<int64_t>({2, 4})); });
+      EXPECT_NE(msg.find("offsets[0] has to be 0"), std::string::npos) << what << ": " << msg;
+    }
+  }
+  EXPECT_EQ(logs.text().find("specialized"), std::string::npos) << logs.text();
 }
 
 // Copies of a tensor that is not dense (a slice with a step, an expanded dim) get
