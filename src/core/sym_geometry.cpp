@@ -62,6 +62,19 @@ SymInt current(const SymInt& s) {
   return s.is_symbolic() ? SymInt(s.env()->simplify(s.expr()), s.hint(), s.env()) : s;
 }
 
+sym::Expr value_slots_expr(const SymInt& s) {
+  const SymInt now = current(s);
+  if (!now.is_symbolic()) return sym::Expr(now.hint());
+  if (!ShapeEnv::has_unbacked(now.expr())) return now.expr();
+  const auto backed = static_cast<int32_t>(now.env()->num_symbols());
+  return sym::substitute(now.expr(), [&](int32_t id) -> std::optional<sym::Expr> {
+    if (!sym::is_unbacked(id)) return std::nullopt;
+    return sym::Expr::symbol(backed + (id - sym::kUnbackedBase));
+  });
+}
+
+size_t value_slot_count(const ShapeEnv& env) { return env.num_symbols() + env.num_unbacked(); }
+
 namespace {
 SymInts current(const SymInts& v) {
   SymInts out;

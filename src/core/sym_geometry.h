@@ -72,6 +72,14 @@ decltype(auto) over_geometry(std::initializer_list<const Tensor*> tensors, F&& f
 /// so the SymInt becomes plain).
 SymInt current(const SymInt& s);
 
+/// `s`'s expression as it is evaluated against one array of values per compiled call
+/// (graph::run_call_node's, the inductor's `ks`): current(s), with each unbacked symbol u<k>
+/// renamed to the slot after the environment's input symbols, num_symbols() + k, where the
+/// call puts the size the op that computes it returned.
+sym::Expr value_slots_expr(const SymInt& s);
+/// How many slots such an array has for `env`: its input symbols, then its unbacked ones.
+size_t value_slot_count(const ShapeEnv& env);
+
 /// The geometry of `t` as SymInts, as the environment knows it now; reading it
 /// specializes nothing.
 SymInts sym_sizes(const Tensor& t);

@@ -26,7 +26,7 @@ Values unpack(const ops::OpDef& op, Stack result) {
 /// A size holding symbols, at this call's symbol values.
 int64_t evaluate_size(const Node& n, const SymInt& s, std::span<const int64_t> values) {
   if (!s.is_symbolic()) return s.hint();
-  const core::sym::Expr e = core::current(*s.sym()).expr();
+  const core::sym::Expr e = core::value_slots_expr(*s.sym());
   for (int32_t id : core::sym::free_symbols(e))
     EMBER_INTERNAL_ASSERT(id >= 0 && static_cast<size_t>(id) < values.size() && values[id] != graph::kUnbound)
         << "%" << n.name() << ": the size " << e << " in its arguments names a symbol whose value this call does not "

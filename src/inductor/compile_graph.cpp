@@ -59,6 +59,9 @@ struct Program {
   /// entry point when it takes the symbols' values (null: a static kernel, in fns).
   bool symbolic = false;
   SymbolTable symbols;
+  /// Per node position: whether the call there computes a data-dependent size the later
+  /// steps read (symbols.from_outputs).
+  std::vector<bool> reads_sizes;
   std::vector<SymbolicKernelFn> sym_fns;
   std::map<const Node*, int> kernel_at;  // kernel roots, by root node
   std::map<const Node*, size_t> index;   // node -> position
@@ -128,6 +131,8 @@ struct Program {
 };
 
 void Program::plan_steps() {
+  reads_sizes.assign(graph->nodes().size(), false);
+  for (const OutputBinding& b : symbols.from_outputs) reads_sizes[b.node] = true;
   const Graph& g = *graph;
   const size_t n = g.nodes().size();
   steps.assign(n, Step::Eager);
@@ -399,6 +404,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
         const StepTimer timer = time_step(i);
         const CudaStepTimer cuda_timer = time_cuda_step(i);
         std::vector<Tensor> outs = graph::run_call_node(*g.nodes()[i], value_of, ks);  // size lists over symbols at this call's values
+        if (symbolic && reads_sizes[i]) read_output_symbols(symbols, i, outs, ks);     // data-dependent sizes
         for (size_t o = 0; o < outs.size(); ++o) env[first_slot[i] + o] = std::move(outs[o]);
         break;
       }
@@ -671,13 +677,20 @@ CompiledGraph interpreted(std::shared_ptr<Graph> graph, const std::string& reaso
 }  // namespace
 
 CompiledGraph compile_graph(Graph& captured, const std::vector<Tensor>& example_inputs) {
-  // A graph with a data-dependent size runs in the interpreter, whose eager kernels
-  // allocate from the size each call computes: generated kernels would need that size from
-  // the op that computes it in the middle of the wrapper (Note [dynamic shapes]).
+  // A graph with a data-dependent size compiles over it on the CPU: the wrapper reads the
+  // size from the output of the op that computes it (an extern call) and sizes the later
+  // kernels from it (Note [dynamic shapes]). Otherwise it runs in the interpreter, whose
+  // eager kernels allocate from the size each call computes (a data-dependent size cannot
+  // be specialized).
   if (std::string u = first_unbacked_symbol(captured); !u.empty()) {
-    return interpreted(std::shared_ptr<Graph>(captured.clone()),
-                       "it has the data-dependent size " + u +
-                           ", and the inductor compiles graphs whose sizes are known before they run");
+    std::string mixed;
+    const std::optional<Device> device = graph_device(captured, mixed);
+    const std::string why = !device             ? mixed
+                            : device->is_cuda() ? "the CUDA code generator compiles static sizes"
+                                                : why_not_symbolic(captured, example_inputs);
+    if (!why.empty())
+      return interpreted(std::shared_ptr<Graph>(captured.clone()),
+                         "it has the data-dependent size " + u + ", and " + why);
   }
   // A graph traced over size symbols compiles once for every size when symbolic.cpp's rule
   // admits it; otherwise its symbols are specialized now, while the entry is traced (its

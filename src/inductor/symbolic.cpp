@@ -19,7 +19,8 @@ namespace sym = core::sym;
 
 namespace {
 
-sym::Expr expr_of(const core::SymInt& s) { return core::current(s).expr(); }
+/// A size's expression over the call's value slots (unbacked symbols after the input ones).
+sym::Expr expr_of(const core::SymInt& s) { return core::value_slots_expr(s); }
 
 /// The environment `m`'s symbols belong to (null when none is left symbolic).
 core::ShapeEnv* env_of(const TensorMeta& m) {
@@ -62,6 +63,8 @@ bool has_symbols(const Graph& g) { return env_of(g) != nullptr; }
 /// | rule | why |
 /// | --- | --- |
 /// | every symbol is a size of an input, read directly | the wrapper reads each symbol from an input |
+/// | every data-dependent size (unbacked symbol) is a whole size of its op's output | the wrapper reads it after that
+/// op runs |
 ///
 /// Sizes, strides and offsets may be any expression (`s0//2`, `Mod(s0, 8)`): kernels
 /// evaluate them with c_expr, the wrapper with sym::evaluate. Any call may be in the graph:
@@ -73,6 +76,8 @@ bool has_symbols(const Graph& g) { return env_of(g) != nullptr; }
 /// A graph that needs gradients qualifies too: the AOT stage traces its joint graph over
 /// the same symbols, and its forward and backward graphs compile over them (Note [aot]).
 std::string why_not_symbolic(const Graph& g, const std::vector<Tensor>&) {
+  const core::ShapeEnv* env = env_of(g);
+  const auto backed = static_cast<int32_t>(env ? env->num_symbols() : 0);
   std::set<int32_t> used, bound;
   for (const auto& n : g.nodes()) {
     // Size lists and single sizes over symbols are evaluated per call by the wrapper: their
@@ -90,13 +95,21 @@ std::string why_not_symbolic(const Graph& g, const std::vector<Tensor>&) {
       all.push_back(expr_of(m.sym->storage_offset));
       for (const sym::Expr& e : all)
         for (int32_t id : sym::free_symbols(e)) used.insert(id);
-      if (n->kind() == NodeKind::Placeholder || n->kind() == NodeKind::Attribute)
-        for (const sym::Expr& e : sym_sizes_of(m))
-          if (e.kind() == sym::Kind::Symbol) bound.insert(e.symbol_id());
+      // An input's size is read from it; a data-dependent size (an unbacked symbol's slot)
+      // from the output of the op that computes it, once that op has run.
+      const bool input = n->kind() == NodeKind::Placeholder || n->kind() == NodeKind::Attribute;
+      for (const sym::Expr& e : sym_sizes_of(m))
+        if (e.kind() == sym::Kind::Symbol && (input || (n->kind() == NodeKind::Call && e.symbol_id() >= backed)))
+          bound.insert(e.symbol_id());
     }
   }
-  for (int32_t id : used)
-    if (!bound.count(id)) return "s" + std::to_string(id) + " is not the size of an input";
+  for (int32_t id : used) {
+    if (bound.count(id)) continue;
+    if (id >= backed)
+      return core::sym::default_symbol_name(core::sym::kUnbackedBase + (id - backed)) +
+             " is not a whole size of the output of the op that computes it";
+    return "s" + std::to_string(id) + " is not the size of an input";
+  }
   return "";
 }
 
@@ -118,20 +131,34 @@ void specialize_symbols(const Graph& g, const std::string& why) {
 
 SymbolTable bind_symbols(const Graph& g) {
   SymbolTable table;
-  if (core::ShapeEnv* env = env_of(g)) table.num_symbols = env->num_symbols();
+  const core::ShapeEnv* env = env_of(g);
+  if (env) table.num_symbols = core::value_slot_count(*env);
+  const auto backed = static_cast<int32_t>(env ? env->num_symbols() : 0);
   std::set<int32_t> bound;
   size_t input = 0;
-  for (const auto& n : g.nodes()) {
-    if (n->kind() != NodeKind::Placeholder && n->kind() != NodeKind::Attribute) continue;
-    if (!n->meta().empty() && n->meta()[0].sym) {
-      const std::vector<sym::Expr> sizes = sym_sizes_of(n->meta()[0]);
-      for (size_t d = 0; d < sizes.size(); ++d)
-        if (sizes[d].kind() == sym::Kind::Symbol && bound.insert(sizes[d].symbol_id()).second)
-          table.bindings.push_back({sizes[d].symbol_id(), input, d});
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const Node& n = *g.nodes()[i];
+    const bool is_input = n.kind() == NodeKind::Placeholder || n.kind() == NodeKind::Attribute;
+    if (!is_input && n.kind() != NodeKind::Call) continue;
+    for (size_t o = 0; o < n.meta().size(); ++o) {
+      if (!n.meta()[o].sym || (is_input && o > 0)) continue;
+      const std::vector<sym::Expr> sizes = sym_sizes_of(n.meta()[o]);
+      for (size_t d = 0; d < sizes.size(); ++d) {
+        if (sizes[d].kind() != sym::Kind::Symbol) continue;
+        const int32_t id = sizes[d].symbol_id();
+        if (is_input && bound.insert(id).second) table.bindings.push_back({id, input, d});
+        if (!is_input && id >= backed && bound.insert(id).second) table.from_outputs.push_back({id, i, o, d});
+      }
     }
-    ++input;
+    if (is_input) ++input;
   }
   return table;
+}
+
+void read_output_symbols(const SymbolTable& table, size_t node, const std::vector<Tensor>& outputs,
+                         std::vector<int64_t>& values) {
+  for (const OutputBinding& b : table.from_outputs)
+    if (b.node == node) values[static_cast<size_t>(b.symbol)] = outputs.at(b.output).size(static_cast<int64_t>(b.dim));
 }
 
 void read_symbols(const SymbolTable& table, const std::vector<Tensor>& inputs, std::vector<int64_t>& values) {

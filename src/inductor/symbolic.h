@@ -38,15 +38,30 @@ struct SymbolBinding {
   size_t input = 0;
   size_t dim = 0;
 };
+/// A data-dependent size: symbol slot `symbol` (core::value_slots_expr) is output
+/// `output`'s size(dim) of the call at node index `node`, read when that call has run.
+struct OutputBinding {
+  int32_t symbol = 0;
+  size_t node = 0;
+  size_t output = 0;
+  size_t dim = 0;
+};
 struct SymbolTable {
-  /// One slot per symbol of the environment (ids index it; unbound slots stay 0).
+  /// One slot per symbol of the environment, the unbacked ones after the input ones
+  /// (core::value_slot_count; slots index it; unbound slots stay 0).
   size_t num_symbols = 0;
   std::vector<SymbolBinding> bindings;
+  std::vector<OutputBinding> from_outputs;
 };
-/// The binding table of graph `g`, whose every symbol must be a bare input size (why_not_symbolic).
+/// The binding table of graph `g`, whose every symbol must be a bare input size or a bare
+/// size of the output of the call that computes it (why_not_symbolic).
 SymbolTable bind_symbols(const Graph& g);
 /// Reads the symbols' values from `inputs` into `values` (num_symbols of them).
 void read_symbols(const SymbolTable& table, const std::vector<Tensor>& inputs, std::vector<int64_t>& values);
+/// Reads the data-dependent sizes that the call at node index `node` computed (its
+/// `outputs`) into `values`.
+void read_output_symbols(const SymbolTable& table, size_t node, const std::vector<Tensor>& outputs,
+                         std::vector<int64_t>& values);
 
 /// `m` with its sizes, strides and offset evaluated at `values` (symbol id → value).
 TensorMeta evaluate_meta(const TensorMeta& m, std::span<const int64_t> values);

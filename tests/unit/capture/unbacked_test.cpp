@@ -226,16 +226,29 @@ TEST_F(UnbackedSizes, SymbolicInputSizesAndUnbackedSizesShareOneCompile) {
   EXPECT_EQ(traces, 1);
 }
 
-TEST_F(UnbackedSizes, InductorRunsAGraphWithADataDependentSizeInTheInterpreterAndSaysWhy) {
+// On the CPU the inductor compiles a graph with data-dependent sizes once: the wrapper reads
+// each size from the output of the extern call that computes it, and the kernels after it
+// (a pointwise kernel and reductions over the rows a mask kept) take it as a size symbol.
+TEST_F(UnbackedSizes, InductorCompilesAGraphWithDataDependentSizesOnceForEveryCount) {
   LogCapture logs;
-  set_logs("perf_hints");
-  auto f = [](const Tensor& x) { return nonzero(x > 0).sum({0}); };
-  auto fn = compile(f, {.backend = "inductor", .name = "counts"});
-  for (int64_t positives : {3, 0}) {
-    Tensor x = with_positives(positives);
-    expect_identical(fn(x), f(x));
+  set_logs("perf_hints,schedule");
+  auto f = [](const Tensor& x) {
+    const Tensor rows = index(x, {x.sum({1}) > 0});  // [u0, 3]
+    return std::make_tuple(nonzero(x > 0).sum({0}), (rows.exp() * 2).sum({0}), rows.relu() + 1);
+  };
+  auto fn = compile(f, {.backend = "inductor", .fullgraph = true, .name = "counts"});
+  for (int64_t positives : {3, 0, 12, 7}) {
+    const Tensor x = with_positives(positives);
+    const auto got = fn(x), want = f(x);
+    const std::string what = std::to_string(positives) + " positives";
+    expect_identical(std::get<0>(got), std::get<0>(want), what);
+    testing::expect_close(std::get<1>(got), std::get<1>(want), 1e-6, 1e-6, what);
+    expect_identical(std::get<2>(got), std::get<2>(want), what);
   }
-  EXPECT_NE(logs.text().find("it has the data-dependent size u0 (aten::nonzero"), std::string::npos) << logs.text();
+  EXPECT_EQ(fn.cache_size(), 1u);
+  EXPECT_EQ(logs.text().find("runs in the interpreter"), std::string::npos) << logs.text();
+  EXPECT_EQ(logs.text().find("data-dependent size"), std::string::npos) << logs.text();
+  EXPECT_NE(logs.text().find("kernel cpp_fused"), std::string::npos) << "generated kernels: " << logs.text();
 }
 
 TEST_F(UnbackedSizes, AotEagerTrainingThroughAMaskIndexMatchesEagerGradients) {

@@ -16,6 +16,7 @@
 #include "ember/nn/blocks.h"
 #include "gpu_helpers.h"
 #include "inductor/inductor.h"
+#include "support/log_capture.h"
 
 namespace ember::gpu_test {
 namespace {
@@ -233,6 +234,22 @@ TEST_F(InductorCudaDevices, AGraphMixingCpuAndCudaTensorsRunsEagerly) {
   auto compiled = compile(f, {.backend = "inductor"});
   const Tensor x = random_values({8, 9}, kFloat), y = random_values({8, 9}, kFloat, -1, 2, 3);
   EXPECT_EQ(mismatch(compiled(x.cuda(), y), f(x.cuda(), y).cpu()), "");
+}
+
+TEST_F(InductorCudaDevices, AGraphWithADataDependentSizeRunsInTheInterpreterSayingWhy) {
+  // The CPU code generator compiles over a data-dependent size; the CUDA one compiles
+  // static sizes only, so on the GPU such a graph runs its eager kernels.
+  const bool was = config().dynamo.capture_dynamic_output_shape_ops;
+  config().dynamo.capture_dynamic_output_shape_ops = true;
+  testing::LogCapture logs("perf_hints");
+  auto f = [](const Tensor& x) { return exp(index(x, {x.sum({1}) > 0})).sum({0}); };
+  auto compiled = compile(f, {.backend = "inductor", .name = "rows"});
+  for (uint64_t seed : {4, 5, 6}) {
+    const Tensor x = random_values({16, 8}, kFloat, -1, 1, seed).cuda();
+    EXPECT_EQ(mismatch(compiled(x), f(x).cpu(), Tolerance{{1e-5, 1e-5}}), "") << "seed " << seed;
+  }
+  config().dynamo.capture_dynamic_output_shape_ops = was;
+  EXPECT_NE(logs.text().find("the CUDA code generator compiles static sizes"), std::string::npos) << logs.text();
 }
 
 std::string read_file(const std::filesystem::path& p) {
