@@ -5,6 +5,7 @@
 // Note [dynamic shapes].
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -45,7 +46,7 @@ struct SymbolInfo {
   support::UserLoc loc;
 };
 
-class ShapeEnv {
+class ShapeEnv : public std::enable_shared_from_this<ShapeEnv> {
  public:
   struct Options {
     /// Sizes 0 and 1 stay static (PyTorch's specialize_zero_one): broadcasting and
