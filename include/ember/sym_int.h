@@ -86,7 +86,8 @@ std::vector<int64_t> guard_ints(SymIntArrayRef sizes);
 class Tensor;
 /// Size `dim` of `t` (negative counts from the end) without specializing it: a plain int64
 /// in eager code and for static sizes; while tracing with dynamic shapes, the size's
-/// expression, usable in view/reshape/expand/factory size lists and arithmetic.
+/// expression, usable in view/reshape/expand/factory size lists and arithmetic; for a size
+/// an op computed from data (nonzero's count), its unbacked symbol u<k>.
 SymInt sym_size(const Tensor& t, int64_t dim);
 /// All sizes of `t`, as sym_size reads each.
 std::vector<SymInt> sym_sizes(const Tensor& t);

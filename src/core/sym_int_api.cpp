@@ -5,6 +5,7 @@
 #include "core/sym_geometry.h"
 #include "ember/sym_int.h"
 #include "ember/tensor.h"
+#include "support/call_context.h"
 
 namespace ember {
 namespace {
@@ -81,9 +82,14 @@ std::vector<int64_t> guard_ints(SymIntArrayRef sizes) {
 SymInt sym_size(const Tensor& t, int64_t dim) {
   if (!core::is_symbolic(t)) return t.size(dim);
   const core::SymInt s = core::sym_size(t, dim);
-  // A data-dependent size cannot be a symbol of the graph's lists (no input holds it):
-  // reading it is an integer read, which breaks the graph (Note [dynamic shapes]).
-  if (s.is_symbolic() && core::ShapeEnv::has_unbacked(s.expr())) return t.size(dim);
+  // In user code a data-dependent size is its unbacked symbol (PyTorch's `nz.size(0)` is
+  // u0): size lists holding it take the value the op that computes it returns on each call,
+  // read by the interpreter and the inductor's wrapper once that op has run, and a
+  // comparison its range does not decide raises at the user's line. Inside an op (a
+  // decomposition) it stays an integer read, which breaks the graph at that op: the op's
+  // own comparisons would raise where it runs fine eagerly (Note [dynamic shapes]).
+  if (s.is_symbolic() && core::ShapeEnv::has_unbacked(s.expr()) && !support::call_context().op_stack.empty())
+    return t.size(dim);
   return SymInt(s);
 }
 

@@ -57,7 +57,7 @@ bool has_symbolic_lists(const Graph& g) {
 
 std::vector<int64_t> symbol_values(const Graph& g, const std::vector<Tensor>& inputs) {
   const core::ShapeEnv* env = graph_text::shape_env_of(g);
-  std::vector<int64_t> values(env ? env->num_symbols() : 0, kUnbound);
+  std::vector<int64_t> values(env ? core::value_slot_count(*env) : 0, kUnbound);
   size_t i = 0;
   for (const Node* input : g.inputs()) {
     const Tensor& t = inputs.at(i++);
@@ -120,9 +120,23 @@ std::vector<Tensor> run_graph(const Graph& g, const std::vector<Tensor>& inputs)
       << "graph " << g.name() << " takes " << graph_inputs.size() << " inputs, got " << inputs.size();
   size_t next_input = 0;
   std::vector<Tensor> results;
-  // Size lists over symbols take this call's values, read from the inputs.
-  const std::vector<int64_t> values = graph::has_symbolic_lists(g) ? graph::symbol_values(g, inputs)
-                                                                      : std::vector<int64_t>();
+  // Size lists over symbols take this call's values, read from the inputs, and a
+  // data-dependent size from the output of the call that computes it, once it has run.
+  std::vector<int64_t> values = graph::has_symbolic_lists(g) ? graph::symbol_values(g, inputs) : std::vector<int64_t>();
+  const core::ShapeEnv* shape_env = values.empty() ? nullptr : graph_text::shape_env_of(g);
+  const auto backed = static_cast<int32_t>(shape_env ? shape_env->num_symbols() : 0);
+  auto read_data_dependent_sizes = [&](const Node& n, const Values& outs) {
+    for (size_t o = 0; o < n.meta().size() && o < outs.size(); ++o) {
+      if (!n.meta()[o].sym || !outs[o].defined()) continue;
+      const core::SymInts& sizes = n.meta()[o].sym->sizes;
+      for (size_t d = 0; d < sizes.size(); ++d) {
+        const core::sym::Expr e = core::value_slots_expr(sizes[d]);
+        if (e.kind() == core::sym::Kind::Symbol && e.symbol_id() >= backed &&
+            static_cast<size_t>(e.symbol_id()) < values.size())
+          values[static_cast<size_t>(e.symbol_id())] = outs[o].size(static_cast<int64_t>(d));
+      }
+    }
+  };
   for (const auto& np : g.nodes()) {
     const Node& n = *np;
     switch (n.kind()) {
@@ -135,6 +149,7 @@ std::vector<Tensor> run_graph(const Graph& g, const std::vector<Tensor>& inputs)
         break;
       case NodeKind::Call:
         env[&n] = graph::run_call_node(n, value_of, values);
+        if (shape_env) read_data_dependent_sizes(n, env[&n]);
         break;
       case NodeKind::Output:
         for (const Arg& a : n.args()) results.push_back(value_of(a.value));

@@ -100,6 +100,36 @@ TEST_F(UnbackedSizes, OffTheKnobNonzeroAndAMaskIndexBreakTheGraphWithPyTorchsRea
             std::string::npos);
 }
 
+// ember::sym_size of a data-dependent size is its unbacked symbol in user code, as PyTorch's
+// `nz.size(0)` is u0: view, zeros and expand take it in their size lists without a break,
+// and each call's lists hold the count that call's nonzero computed.
+TEST_P(UnbackedSizesPerBackend, UserCodeSizesListsWithADataDependentSizeWithoutABreak) {
+  const auto f = [](const Tensor& x) {
+    const Tensor nz = nonzero(x > 0);  // [u0, 2]
+    const SymInt count = sym_size(nz, 0);
+    const Tensor flat = nz.view({count * SymInt(2)}) + 1;
+    const Tensor rows = zeros({count}, TensorOptions(kLong)) + nz.select(1, 0);
+    const Tensor wide = nz.select(1, 1).unsqueeze(1).expand({count, SymInt(3)}) * 2;
+    return std::make_tuple(flat, rows, wide);
+  };
+  int traces = 0;
+  auto fn = compile(
+      [&](const Tensor& x) {
+        ++traces;
+        return f(x);
+      },
+      {.backend = GetParam(), .fullgraph = true, .name = "sized_by_data"});
+  for (int64_t positives : {5, 0, 12, 1}) {
+    const Tensor x = with_positives(positives);
+    const auto got = fn(x), want = f(x);
+    const std::string what = std::to_string(positives) + " positives";
+    expect_identical(std::get<0>(got), std::get<0>(want), what);
+    expect_identical(std::get<1>(got), std::get<1>(want), what);
+    testing::expect_close(std::get<2>(got), std::get<2>(want), 0, 0, what);
+  }
+  EXPECT_EQ(traces, 1);
+}
+
 // x[mask] = v: the result is x's geometry whatever the mask holds, so index_put with a bool
 // mask is traced without the knob and without a graph break; the values' fit to the mask's
 // count is checked when the op runs, with eager's error at the user's line.
