@@ -59,8 +59,6 @@ struct Program {
   /// entry point when it takes the symbols' values (null: a static kernel, in fns).
   bool symbolic = false;
   SymbolTable symbols;
-  /// The environment the graph's size expressions live in, held while the program lives.
-  std::shared_ptr<const core::ShapeEnv> shape_env;
   /// Per node position: whether the call there computes a data-dependent size the later
   /// steps read (symbols.from_outputs).
   std::vector<bool> reads_sizes;
@@ -811,7 +809,6 @@ CompiledGraph compile_fx_inner(Graph& given_graph, const std::vector<Tensor>& ex
       };
     }
     program->symbols = bind_symbols(g);
-    program->shape_env = shape_env_owner(g);
   }
   if (why_not_frozen.empty()) {
     program->linears = plan_frozen_linears(g, program->lowered);

@@ -58,11 +58,6 @@ std::vector<sym::Expr> sym_strides_of(const TensorMeta& m) {
 bool has_symbols(const TensorMeta& m) { return env_of(m) != nullptr; }
 bool has_symbols(const Graph& g) { return env_of(g) != nullptr; }
 
-std::shared_ptr<const core::ShapeEnv> shape_env_owner(const Graph& g) {
-  const core::ShapeEnv* env = env_of(g);
-  return env ? env->weak_from_this().lock() : nullptr;
-}
-
 /// A graph compiles over its symbols when (rule by rule, the first that fails is the why):
 ///
 /// | rule | why |

@@ -6,12 +6,10 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "core/shape_env.h"
 #include "core/sym_expr.h"
 #include "ember/graph.h"
 
@@ -25,10 +23,6 @@ std::vector<core::sym::Expr> sym_strides_of(const TensorMeta& m);
 bool has_symbols(const TensorMeta& m);
 /// Whether any value of `g` is still symbolic.
 bool has_symbols(const Graph& g);
-/// The shape environment `g`'s symbols belong to, shared (null when none, or when it is not
-/// owned by a shared_ptr): a compiled graph evaluates its geometry through it at every call,
-/// so it holds it (a trace whose only symbols are data-dependent sizes keeps it nowhere else).
-std::shared_ptr<const core::ShapeEnv> shape_env_owner(const Graph& g);
 
 /// Why graph `g` (given to "inductor" with size symbols, before the AOT stage) cannot be
 /// compiled over its symbols; empty when it can. See symbolic.cpp for the rule.
