@@ -123,7 +123,10 @@ std::vector<Tensor> run_graph(const Graph& g, const std::vector<Tensor>& inputs)
   // Size lists over symbols take this call's values, read from the inputs, and a
   // data-dependent size from the output of the call that computes it, once it has run.
   std::vector<int64_t> values = graph::has_symbolic_lists(g) ? graph::symbol_values(g, inputs) : std::vector<int64_t>();
-  const core::ShapeEnv* shape_env = values.empty() ? nullptr : graph_text::shape_env_of(g);
+  // Only a graph with data-dependent sizes reads any from outputs (the walk costs a
+  // simplification per symbolic size).
+  const core::ShapeEnv* env_of_g = values.empty() ? nullptr : graph_text::shape_env_of(g);
+  const core::ShapeEnv* shape_env = env_of_g && env_of_g->num_unbacked() > 0 ? env_of_g : nullptr;
   const auto backed = static_cast<int32_t>(shape_env ? shape_env->num_symbols() : 0);
   auto read_data_dependent_sizes = [&](const Node& n, const Values& outs) {
     for (size_t o = 0; o < n.meta().size() && o < outs.size(); ++o) {
