@@ -9,9 +9,7 @@
 #include <mutex>
 #include <typeinfo>
 
-#include "core/shape_env.h"
 #include "ember/config.h"
-#include "graph/text.h"
 
 namespace ember::capture {
 namespace {
@@ -76,26 +74,15 @@ void set_repro_wrapper(ReproWrapper wrapper) {
 CompiledGraph compile_with_repro(Graph& g, const std::vector<Tensor>& example_inputs, const Backend& compiler,
                                  const std::string& compiler_name, const std::string& cut) {
   const Backend checked = raising_ember_errors(compiler);
-  CompiledGraph compiled;
   if (config().dynamo.repro_after == cut) {
     std::shared_ptr<const ReproWrapper> w;
     {
       std::lock_guard lock(g_mu);
       w = g_wrapper;
     }
-    if (w && *w) compiled = (*w)(g, example_inputs, checked, compiler_name, cut);
+    if (w && *w) return (*w)(g, example_inputs, checked, compiler_name, cut);
   }
-  if (!compiled) compiled = checked(g, example_inputs);
-  // A graph over size symbols is evaluated through its shape environment at every call
-  // (size lists, the inductor's geometry): the compiled function holds it, as the trace
-  // that made it (and, for data-dependent sizes alone, nothing else) is gone by then.
-  const core::ShapeEnv* env = graph_text::shape_env_of(g);
-  if (std::shared_ptr<const core::ShapeEnv> held = env ? env->weak_from_this().lock() : nullptr) {
-    return [compiled = std::move(compiled), held = std::move(held)](const std::vector<Tensor>& inputs) {
-      return compiled(inputs);
-    };
-  }
-  return compiled;
+  return checked(g, example_inputs);
 }
 
 }  // namespace ember::capture

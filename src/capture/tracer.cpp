@@ -557,7 +557,7 @@ void Tracer::make_symbolic(Tensor& fake, int arg, int element) {
     g.strides[d] = impl.strides[d] == expected.hint() ? expected : core::SymInt(impl.strides[d]);
     expected = g.strides[d] * g.sizes[d];
   }
-  auto geometry = std::make_shared<const core::SymGeometry>(std::move(g));
+  std::shared_ptr<const core::SymGeometry> geometry = core::share_geometry(std::move(g));
   impl.sym = geometry;
   dynamic_inputs_.push_back({arg, element, std::move(geometry)});
 }

@@ -126,9 +126,22 @@ TensorMeta make_meta(const SymInts& sizes, const SymInts& strides, const SymInt&
   m.dtype = dtype;
   m.device = device;
   if (any_symbolic(sizes) || any_symbolic(strides) || storage_offset.is_symbolic()) {
-    m.sym = std::make_shared<const SymGeometry>(SymGeometry{sizes, strides, storage_offset});
+    m.sym = share_geometry(SymGeometry{sizes, strides, storage_offset});
   }
   return m;
+}
+
+std::shared_ptr<const SymGeometry> share_geometry(SymGeometry g) {
+  const ShapeEnv* env = nullptr;
+  auto find = [&](const SymInt& s) {
+    if (!env && s.is_symbolic()) env = s.env();
+  };
+  for (const SymInt& s : g.sizes) find(s);
+  for (const SymInt& s : g.strides) find(s);
+  find(g.storage_offset);
+  std::shared_ptr<const ShapeEnv> owner = env ? env->weak_from_this().lock() : nullptr;
+  if (!owner) return std::make_shared<const SymGeometry>(std::move(g));
+  return {new SymGeometry(std::move(g)), [owner = std::move(owner)](const SymGeometry* p) { delete p; }};
 }
 
 TensorMeta contiguous_sym_meta(const SymInts& sizes, ScalarType dtype, Device device) {

@@ -90,8 +90,13 @@ SymInt sym_stride(const Tensor& t, int64_t dim);
 SymInt sym_numel(const Tensor& t);
 SymInt sym_storage_offset(const Tensor& t);
 
+/// `g` shared, keeping the shape environment its symbols belong to alive as long as any
+/// tensor or graph value holds it (when that environment is itself owned by a
+/// shared_ptr): a graph kept past its trace (a compiled entry, a parsed or imported
+/// graph) prints and evaluates its geometry through it. The one way geometry is made.
+std::shared_ptr<const SymGeometry> share_geometry(SymGeometry g);
 /// A meta function's output: the example values in sizes/strides/offset, and `sym` set
-/// when any of them is symbolic.
+/// when any of them is symbolic (made by share_geometry).
 TensorMeta make_meta(const SymInts& sizes, const SymInts& strides, const SymInt& storage_offset, ScalarType dtype,
                      Device device);
 /// A contiguous output of `sizes`.

@@ -758,7 +758,7 @@ void import_call(ImportScope& s, const json& node, const std::string& target, co
       // Ember's strides are what its kernels write; sizes and dtype must agree.
       check_output(s, where, *name, outs[k], k, ember[k]);
       ember[k].device = metas[k].device;
-      metas[k] = s.symbols ? owning_env(*s.symbols, ember[k]) : ember[k];
+      metas[k] = ember[k];
     }
   }
   for (size_t k = 0; k < outs.size(); ++k)

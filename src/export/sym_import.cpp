@@ -268,13 +268,6 @@ std::shared_ptr<const ImportSymbols> declare_symbols(const json& program, const 
   return syms;
 }
 
-TensorMeta owning_env(const ImportSymbols& syms, TensorMeta m) {
-  if (m.sym)
-    m.sym = std::shared_ptr<const core::SymGeometry>(new core::SymGeometry(*m.sym),
-                                                     [env = syms.env](const core::SymGeometry* p) { delete p; });
-  return m;
-}
-
 TensorMeta json_to_sym_meta(const ImportSymbols& syms, const json& j, const std::string& where) {
   json plain = j;
   core::SymInts sizes, strides;
@@ -292,7 +285,7 @@ TensorMeta json_to_sym_meta(const ImportSymbols& syms, const json& j, const std:
   const core::SymInt offset = sym_int_of(&syms, j.at("storage_offset"), where + ": the storage offset");
   plain["storage_offset"] = json{{"as_int", offset.hint()}};
   const TensorMeta m = json_to_meta(plain, where);  // the checks of static geometry, on the example values
-  return owning_env(syms, core::make_meta(sizes, strides, offset, m.dtype, m.device));
+  return core::make_meta(sizes, strides, offset, m.dtype, m.device);
 }
 
 bool same_sizes(const ImportSymbols* syms, const TensorMeta& a, const TensorMeta& b) {

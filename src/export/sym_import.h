@@ -49,9 +49,6 @@ core::SymInt sym_int_of(const ImportSymbols* syms, const json& j, const std::str
 /// the expressions in `sym`, which keeps the shape environment alive.
 TensorMeta json_to_sym_meta(const ImportSymbols& syms, const json& j, const std::string& where);
 
-/// `m` with its symbolic geometry holding the shape environment alive (for graph values).
-TensorMeta owning_env(const ImportSymbols& syms, TensorMeta m);
-
 /// Whether two geometries have the same sizes (over the symbols when either is symbolic).
 bool same_sizes(const ImportSymbols* syms, const TensorMeta& a, const TensorMeta& b);
 

@@ -407,12 +407,9 @@ class Parser {
         fail_at("sizes whose product fits in 64 bits", line_.substr(start, pos_ - start));
     }
     if (!has_strides) strides = core::sym_contiguous_strides(sizes);
+    // The graph's values keep the shape environment their expressions refer to alive
+    // (core::share_geometry).
     TensorMeta m = core::make_meta(sizes, strides, offset, *dtype, device);
-    if (m.sym) {
-      // The graph's values keep the shape environment their expressions refer to alive.
-      m.sym = std::shared_ptr<const core::SymGeometry>(
-          new core::SymGeometry(*m.sym), [env = env_](const core::SymGeometry* p) { delete p; });
-    }
     // Every reader of a graph (the interpreter, runnable programs, repros' inputs) sizes
     // the storage as offset + sum((size - 1) * stride) + 1 elements: its bytes must fit
     // in 64 bits too, or they would silently wrap.

@@ -197,6 +197,35 @@ TEST_F(UnbackedSizes, GraphTextPrintsUnbackedSymbolsAndParsesBack) {
   }
 }
 
+TEST_F(UnbackedSizes, AGraphKeptPastItsFunctionKeepsItsShapeEnvironment) {
+  // A custom backend that keeps the graphs it is given (as PyTorch users keep `gm`): a
+  // graph whose only symbols are data-dependent sizes must keep the environment its
+  // expressions refer to, after the trace, the cache entry and the function are gone.
+  std::vector<std::shared_ptr<Graph>> kept;
+  Backend keeping = [&](Graph& g, const std::vector<Tensor>&) -> CompiledGraph {
+    kept.push_back(std::shared_ptr<Graph>(g.clone()));
+    return [graph = kept.back()](const std::vector<Tensor>& inputs) { return run_graph(*graph, inputs); };
+  };
+  auto f = [](const Tensor& x) { return masked_select(x, x > 0) * 2.0; };
+  {
+    auto fn = compile(f, {.custom_backend = keeping, .name = "kept"});
+    Tensor x = with_positives(6);
+    expect_identical(fn(x), f(x));
+    fn.reset();
+  }
+  ASSERT_EQ(kept.size(), 1u);
+  const core::ShapeEnv* env = graph_text::shape_env_of(*kept[0]);
+  ASSERT_TRUE(env);
+  std::weak_ptr<const core::ShapeEnv> alive = env->weak_from_this();
+  EXPECT_FALSE(alive.expired()) << "the kept graph's values do not hold their shape environment";
+  const std::string text = to_string(*kept[0]);
+  EXPECT_NE(text.find("  symbol u0 for aten::index.Tensor (a bool mask) [0, inf]\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(": f32[u0] = aten::mul.Scalar("), std::string::npos) << text;
+  // Nothing else holds it: it goes with the last graph (no cycle).
+  kept.clear();
+  EXPECT_TRUE(alive.expired());
+}
+
 TEST_F(UnbackedSizes, AComparisonThatNeedsTheSizeRaisesNamingTheSymbolAndTheLines) {
   Tensor bias = randn({5});
   const int made = __LINE__ + 2;
