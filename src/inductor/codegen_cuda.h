@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "inductor/pipeline.h"
+#include "inductor/symbolic.h"
 
 namespace ember::inductor::cuda_codegen {
 
@@ -34,28 +35,50 @@ int register_row_block(int64_t row_elements);
 
 /// One way a kernel reads or writes a buffer: its index into the kernel's buffers (inputs
 /// then outputs), its storage dtype, and its element stride along each dim of the kernel's
-/// index space (0 where broadcast).
+/// index space (0 where broadcast): `sym` as expressions over the size symbols (constants
+/// in a static kernel), which the kernel's text and the layout decisions use; `strides`
+/// their values at the example sizes, for the heuristics' choices.
 struct Operand {
   int buffer = 0;
   ScalarType dtype = kFloat;
   std::vector<int64_t> strides;
+  std::vector<core::sym::Expr> sym;
 };
 
-/// Writes one kernel's CUDA C++ and its launch. Sizes and strides are compiled in (static
-/// shapes); offsets are computed from them per element.
+/// `v` as constant expressions.
+std::vector<core::sym::Expr> constants(const std::vector<int64_t>& v);
+/// A size expression as CUDA C++ text: a constant's digits, or an expression over the
+/// kernel's `ks` argument.
+inline std::string ex(const core::sym::Expr& e) { return c_expr(e, CDialect::Cuda); }
+
+/// Writes one kernel's CUDA C++ and its launch. Sizes and strides are compiled in for a
+/// static kernel; a kernel over size symbols reads them from its `ks` argument (the
+/// expressions' text), and its layout decisions hold for every size: they are made on the
+/// expressions (a merge of dims, a unit stride, registers for a row of constant length),
+/// the heuristics' choices (a warp or a block per row, columns) on the example sizes.
+/// Offsets are computed per element.
 class CudaKernelWriter {
  public:
   /// `level`: how many launch candidates the kernel is written for (its launch bounds).
-  CudaKernelWriter(Kernel& k, std::set<std::string>& functions, TuningLevel level = TuningLevel::Off);
+  /// `num_slots`: the graph's value slots when it is compiled over size symbols (else 0).
+  CudaKernelWriter(Kernel& k, std::set<std::string>& functions, TuningLevel level = TuningLevel::Off,
+                   size_t num_slots = 0);
   std::string write(CudaLaunch& launch);
 
  private:
   std::string write_pointwise(CudaLaunch& launch);
   std::string write_row(CudaLaunch& launch);  // codegen_cuda_rows.cpp
 
-  /// The slot (index into slots_) of a load of `op` through `strides`, registering its
-  /// buffer in Kernel::inputs on first use.
-  int slot_of(const PwOp& op, const std::vector<int64_t>& strides);
+  /// The slot (index into slots_) of a load of `op` through `strides` (`sym` as
+  /// expressions), registering its buffer in Kernel::inputs on first use.
+  int slot_of(const PwOp& op, const std::vector<int64_t>& strides, const std::vector<core::sym::Expr>& sym);
+  /// A load's strides as expressions: its symbolic strides in a symbolic kernel, else its
+  /// strides as constants.
+  std::vector<core::sym::Expr> load_strides(const PwOp& op) const;
+  /// Output `m`'s element strides as expressions (0 along size-1 dims).
+  std::vector<core::sym::Expr> output_strides(const TensorMeta& m) const;
+  /// The kernel's size-symbol parameter (", const ember_dev::Sizes<N> ks"), or "".
+  std::string sizes_parameter() const;
   /// Emits node `p`'s operations (members it reads first) at `indent`; returns the
   /// variable holding its value. Loads read slot j at offset `o<j>` (recorded in used_).
   std::string emit(const PointwiseNode& p, std::ostringstream& os, std::map<const Node*, std::string>& done,
@@ -71,6 +94,8 @@ class CudaKernelWriter {
   Kernel& k_;
   std::set<std::string>& functions_;
   TuningLevel level_;
+  size_t num_slots_ = 0;
+  bool symbolic_ = false;  // the kernel is generated over size symbols
   std::set<const Node*> members_;
   std::vector<Operand> slots_;
   std::map<const PwOp*, int> slot_for_;
@@ -86,11 +111,14 @@ const char* math_type(ScalarType t);
 /// A number as CUDA C++ text of type double (non-finite values through their bits).
 std::string double_text(double v);
 /// Drops size-1 dims and merges dim d into the one before it when every operand's
-/// strides allow (st[d-1] == st[d] * size[d]); updates `sizes` and every operand.
-void collapse(std::vector<int64_t>& sizes, std::vector<Operand*> operands);
+/// strides allow (st[d-1] == st[d] * size[d]), as the expressions prove it; updates
+/// `sizes`, `sym_sizes` (the same sizes as expressions) and every operand.
+void collapse(std::vector<int64_t>& sizes, std::vector<core::sym::Expr>& sym_sizes, std::vector<Operand*> operands);
+/// "[s0, 768]": sizes as a kernel's comment shows them (IntArrayRef's form for constants).
+std::string sizes_text(const std::vector<core::sym::Expr>& sizes);
 /// Declarations `<prefix><d>` of the multi-index of linear index `lin` over `sizes`.
 std::string decompose_text(const std::string& indent, const std::string& lin, const std::string& prefix,
-                           const std::vector<int64_t>& sizes, std::vector<std::string>& names);
+                           const std::vector<core::sym::Expr>& sizes, std::vector<std::string>& names);
 /// "int" when every index and offset of the operands over `sizes` fits in 31 bits, else
 /// "long long".
 const char* index_type(const std::vector<int64_t>& sizes, const std::vector<const Operand*>& operands);

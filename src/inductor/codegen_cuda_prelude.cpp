@@ -2,8 +2,8 @@
 // kernels/cuda's device prelude (kernel_source.cpp: Half/BFloat16, cvt, the math of
 // scalar_ops.def's rows, Vec): the math constants of the lowering's formulas, the
 // combining functors of reductions (min/max propagate NaN, as eager's), warp and block
-// reductions whose result every lane reads the same, a typed store, and CPU scalars
-// passed by value. See Note
+// reductions whose result every lane reads the same, a typed store, CPU scalars and size
+// symbols passed by value. See Note
 // [inductor] (docs/notes/inductor.md), "CUDA".
 #include "inductor/codegen_cuda.h"
 
@@ -32,6 +32,15 @@ template <typename T> struct HostScalar {
   T v;
   template <typename I> __device__ __forceinline__ T operator[](I) const { return v; }
 };
+/// The values of a graph's size symbols on this call (the wrapper's value slots: the input
+/// symbols, then the data-dependent sizes), passed by value to a kernel compiled over them;
+/// its size expressions read ks[i] (inductor/symbolic.cpp's c_expr).
+template <int N> struct Sizes {
+  long long v[N];
+  __device__ __forceinline__ long long operator[](int i) const { return v[i]; }
+};
+__device__ __forceinline__ long long imin(long long a, long long b) { return a < b ? a : b; }
+__device__ __forceinline__ long long imax(long long a, long long b) { return a > b ? a : b; }
 struct SumOp { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; } };
 struct ProdOp { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a * b; } };
 struct MaxOp {

@@ -17,6 +17,7 @@
 namespace ember::inductor::cuda_codegen {
 
 using kernels::cuda::cuda_type_name;
+namespace sym = core::sym;
 
 namespace {
 
@@ -67,12 +68,16 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
       << "inductor CUDA codegen: kernel " << k_.name << " has several reductions but no row-shaped epilogue";
   for (const PointwiseNode* p : k_.nodes)
     for (const PwOp& op : p->body)
-      if (op.kind == PwOp::Kind::Load && !members_.count(op.value.node))
-        slot_for_[&op] = slot_of(op, inductor::to_input_space(R, op.strides, p->sizes == R.in_sizes));
+      if (op.kind == PwOp::Kind::Load && !members_.count(op.value.node)) {
+        const bool over_input = p->sizes == R.in_sizes;
+        slot_for_[&op] = slot_of(op, inductor::to_input_space(R, op.strides, over_input),
+                                 inductor::to_input_space(R, load_strides(op), over_input));
+      }
   std::vector<const PwOp*> row_loads = {&R.input, &R.weight, &R.bias};
   for (const RowNode* m : k_.more_rows) row_loads.push_back(&m->input);
   for (const PwOp* op : row_loads)
-    if (op->kind == PwOp::Kind::Load && !members_.count(op->value.node)) slot_for_[op] = slot_of(*op, op->strides);
+    if (op->kind == PwOp::Kind::Load && !members_.count(op->value.node))
+      slot_for_[op] = slot_of(*op, op->strides, load_strides(*op));
   std::vector<Operand> outs;
   const Node* root = k_.root ? k_.root->node : R.node;
   for (size_t i = 0; i < (k_.root ? 1 : root->meta().size()); ++i) {
@@ -81,6 +86,7 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
     o.buffer = static_cast<int>(k_.inputs.size() + i);
     o.dtype = m.dtype;
     o.strides = inductor::row_output_strides(R, m);
+    o.sym = inductor::to_input_space(R, output_strides(m), m.sizes.size() == R.in_sizes.size());
     outs.push_back(std::move(o));
   }
   k_.may_alias_output.clear();  // a row kernel reads its input in several passes: never in place
@@ -88,33 +94,49 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
   // Geometry: the kept dims (one row per index), then the reduced dims, each group with
   // size-1 dims dropped and neighbours merged where every operand allows.
   std::vector<int64_t> kept_sizes, red_sizes;
+  std::vector<sym::Expr> kept_sym, red_sym;
   std::vector<Operand> kept_ops, red_ops;
   std::vector<Operand*> all;
   for (Operand& s : slots_) all.push_back(&s);
   for (Operand& o : outs) all.push_back(&o);
   for (const Operand* o : all) {
-    Operand kk{o->buffer, o->dtype, {}}, rr{o->buffer, o->dtype, {}};
-    for (size_t d = 0; d < R.in_sizes.size(); ++d) (R.reduced[d] ? rr : kk).strides.push_back(o->strides[d]);
+    Operand kk{o->buffer, o->dtype, {}, {}}, rr{o->buffer, o->dtype, {}, {}};
+    for (size_t d = 0; d < R.in_sizes.size(); ++d) {
+      (R.reduced[d] ? rr : kk).strides.push_back(o->strides[d]);
+      (R.reduced[d] ? rr : kk).sym.push_back(o->sym[d]);
+    }
     kept_ops.push_back(std::move(kk));
     red_ops.push_back(std::move(rr));
   }
-  for (size_t d = 0; d < R.in_sizes.size(); ++d) (R.reduced[d] ? red_sizes : kept_sizes).push_back(R.in_sizes[d]);
+  const std::vector<sym::Expr> in_sym = symbolic_ ? R.sym_in_sizes : constants(R.in_sizes);
+  for (size_t d = 0; d < R.in_sizes.size(); ++d) {
+    (R.reduced[d] ? red_sizes : kept_sizes).push_back(R.in_sizes[d]);
+    (R.reduced[d] ? red_sym : kept_sym).push_back(in_sym[d]);
+  }
   {
     std::vector<Operand*> kp, rp;
     for (Operand& o : kept_ops) kp.push_back(&o);
     for (Operand& o : red_ops) rp.push_back(&o);
-    collapse(kept_sizes, kp);
-    collapse(red_sizes, rp);
+    collapse(kept_sizes, kept_sym, kp);
+    collapse(red_sizes, red_sym, rp);
   }
   // Each operand's strides: kept dims, then reduced dims (offsets() indexes them so).
   const size_t nk = kept_sizes.size();
   for (size_t j = 0; j < all.size(); ++j) {
     all[j]->strides = kept_ops[j].strides;
     all[j]->strides.insert(all[j]->strides.end(), red_ops[j].strides.begin(), red_ops[j].strides.end());
+    all[j]->sym = kept_ops[j].sym;
+    all[j]->sym.insert(all[j]->sym.end(), red_ops[j].sym.begin(), red_ops[j].sym.end());
   }
+  // The numbers of rows and of elements a row: their values at the example sizes decide
+  // the heuristics' choices; the expressions are the kernel's bounds.
   int64_t rows = 1, red = 1;
+  sym::Expr sym_rows(1), sym_red(1);
   for (int64_t s : kept_sizes) rows *= s;
   for (int64_t s : red_sizes) red *= s;
+  for (const sym::Expr& s : kept_sym) sym_rows = sym_rows * s;
+  for (const sym::Expr& s : red_sym) sym_red = sym_red * s;
+  const std::string ROWS = ex(sym_rows);
   std::vector<int64_t> sizes = kept_sizes;
   sizes.insert(sizes.end(), red_sizes.begin(), red_sizes.end());
   std::vector<const Operand*> call(all.begin(), all.end());
@@ -122,8 +144,10 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
   // A reduction of few long rows splits each row in `parts` chunks, a block each, whose
   // partial results go to a workspace; a second kernel combines each row's parts in order
   // (a warp per row) and runs the epilogue (kind Var, two passes, does not split).
+  // (Over size symbols: only rows whose numbers are constants split, the parts being sized
+  // for them.)
   const bool split = R.is_reduction() && !row_shaped && k_.more_rows.empty() && R.kind != RowKind::Var &&
-                     rows < kSplitRowsBelow && red >= kSplitMinElements;
+                     rows < kSplitRowsBelow && red >= kSplitMinElements && sym_rows.is_const() && sym_red.is_const();
   const int64_t parts = split ? std::clamp<int64_t>((kSplitBlocks + rows - 1) / rows, 2, red / 4096) : 1;
   const int64_t chunk = (red + parts - 1) / parts;
   // A column reduction (the innermost kept dim is the input's contiguous one, as in a bias
@@ -137,13 +161,15 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
   if (column) {
     const Operand* primary = nullptr;
     for (const Operand& sl : slots_)
-      if (!primary && sl.strides.back() != 0) primary = &sl;  // the first slot reading along the row
-    column = primary && std::llabs(primary->strides[nk - 1]) == 1 && std::llabs(primary->strides.back()) > 1;
+      if (!primary && sl.sym.back() != sym::Expr(0)) primary = &sl;  // the first slot reading along the row
+    column = primary && (primary->sym[nk - 1] == sym::Expr(1) || primary->sym[nk - 1] == sym::Expr(-1)) &&
+             std::llabs(primary->strides.back()) > 1;
   }
   const bool warp = !split && !column && red <= kWarpRowMax;
-  // Softmax, log_softmax and layer norm rows that fit hold the row in registers.
+  // Softmax, log_softmax and layer norm rows that fit hold the row in registers (rows of a
+  // constant length: the slots are sized for it).
   const RowForm form = row_form(R.kind, red);
-  const bool registers = form != RowForm::Passes && red_sizes.size() <= 1;
+  const bool registers = form != RowForm::Passes && red_sizes.size() <= 1 && sym_red.is_const();
   const int block = split || column ? 256 : warp ? 128 : registers ? register_row_block(red) : (red >= 16384 ? 512 : 256);
   const int lanes = column ? block / kColumnsPerBlock : warp ? 32 : block;
   // Launch tuning: what the main kernel's block and grid may be (it reads them at run time).
@@ -156,17 +182,18 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
   const std::string M = A;
   // A block per row re-reading the row strides over it by the launch's block.
   // A column kernel's warps split the reduced elements, as many as its launch has.
-  const std::string RED = std::to_string(red), LANES = tune == TuneKind::BlockRows ? "static_cast<IDX>(blockDim.x)"
-                                                       : column                    ? "static_cast<IDX>(blockDim.x >> 5)"
-                                                                                   : std::to_string(lanes);
+  const std::string RED = ex(sym_red), LANES = tune == TuneKind::BlockRows ? "static_cast<IDX>(blockDim.x)"
+                                               : column                    ? "static_cast<IDX>(blockDim.x >> 5)"
+                                                                           : std::to_string(lanes);
   // The register form: slot g * V + e of a lane (thread) holds element g * lanes * V +
   // lane * V + e of its row. An operand read along the row with unit stride, whose rows all
   // start 16-byte aligned (kept strides), is read V elements per access when the call's
   // buffers are aligned (the `aligned` argument): V = 16 / the widest such element.
   auto vector_operand = [&](const Operand& o) {
-    if (red_sizes.size() != 1 || o.strides[nk] != 1) return false;
+    if (red_sizes.size() != 1 || o.sym[nk] != sym::Expr(1)) return false;
     for (size_t d = 0; d < nk; ++d)
-      if (o.strides[d] * static_cast<int64_t>(element_size(o.dtype)) % 16 != 0) return false;
+      if (!o.sym[d].is_const() || o.sym[d].value() * static_cast<int64_t>(element_size(o.dtype)) % 16 != 0)
+        return false;
     return true;
   };
   std::set<int> vector_slots;
@@ -191,8 +218,8 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
 
   std::ostringstream os;
   os << "// " << k_.name << ": " << row_kind_name(R.kind) << " rows of " << scalar_type_name(R.dtype)
-     << IntArrayRef(R.in_sizes) << (R.reduces_last_dim_only() ? "" : " " + row_dims_text(R)) << " (row %"
-     << R.node->name() << "), " << rows << " rows of " << red << ", "
+     << sizes_text(in_sym) << (R.reduces_last_dim_only() ? "" : " " + row_dims_text(R)) << " (row %" << R.node->name()
+     << "), " << sym_rows << " rows of " << sym_red << ", "
      << (split    ? std::to_string(parts) + " blocks per row, then a warp per row"
          : column ? "32 rows a block, its warps splitting each row (columns)"
          : warp   ? "a warp per row"
@@ -200,7 +227,8 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
      << (registers ? ", the row in registers" : "") << (k_.nodes.empty() ? "" : ", computes");
   for (const PointwiseNode* p : k_.nodes) os << " %" << p->node->name();
   os << "\n";
-  const std::string idx_type = index_type(sizes, call);
+  // Over size symbols no size is known to fit in 31 bits: 64-bit offsets.
+  const std::string idx_type = symbolic_ ? "long long" : index_type(sizes, call);
   // Opens kernel `name` (a warp per row, or a block per row or per part of a row) and
   // declares each operand's offset at the row: b<j> (slots), c<i> (outputs).
   std::vector<std::string> kidx;
@@ -209,26 +237,27 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
     const int bound = tuned ? max_candidate_block(tune, threads, level_) : threads;
     const std::string per_block = tuned ? "blockDim.x" : std::to_string(threads);
     os << "extern \"C\" __global__ void __launch_bounds__(" << bound << ") " << name << "(" << parameters(outs)
-       << (split ? ", " + A + "* __restrict__ ws" : std::string()) << (vector ? ", int aligned" : "") << ") {\n";
+       << (split ? ", " + A + "* __restrict__ ws" : std::string()) << (vector ? ", int aligned" : "")
+       << sizes_parameter() << ") {\n";
     os << "  typedef " << idx_type << " IDX;\n";
     if (column) {
       // `lane`: the thread's warp, where its walk over the row starts; a thread past the
       // last row walks nothing but joins every combination (its block synchronizes).
       os << "  __shared__ " << A << " smem[" << bound << "];\n"
          << "  const IDX row = static_cast<IDX>(blockIdx.x) * " << kColumnsPerBlock << " + (threadIdx.x & 31);\n"
-         << "  const int lane = threadIdx.x >> 5;\n  const IDX rstop = row < " << rows << " ? " << red << " : 0;\n";
+         << "  const int lane = threadIdx.x >> 5;\n  const IDX rstop = row < " << ROWS << " ? " << RED << " : 0;\n";
     } else if (warp_rows) {
-      os << "  const IDX row = static_cast<IDX>(blockIdx.x) * " << (tuned ? "(blockDim.x >> 5)" : std::to_string(threads / 32))
-         << " + (threadIdx.x >> 5);\n"
-         << "  const int lane = threadIdx.x & 31;\n  if (row >= " << rows << ") return;\n";
+      os << "  const IDX row = static_cast<IDX>(blockIdx.x) * "
+         << (tuned ? "(blockDim.x >> 5)" : std::to_string(threads / 32)) << " + (threadIdx.x >> 5);\n"
+         << "  const int lane = threadIdx.x & 31;\n  if (row >= " << ROWS << ") return;\n";
     } else {
       os << "  __shared__ " << A << " smem[32];\n  const IDX row = " << row_expr << ";\n  const int lane = threadIdx.x;\n";
     }
-    if (nk > 0) os << decompose_text("  ", "row", "k", kept_sizes, kidx);
+    if (nk > 0) os << decompose_text("  ", "row", "k", kept_sym, kidx);
     auto base = [&](const Operand& o) {
       std::string b = "0";
       for (size_t d = 0; d < nk; ++d)
-        if (o.strides[d] != 0) b += " + " + kidx[d] + " * " + std::to_string(o.strides[d]);
+        if (o.sym[d] != sym::Expr(0)) b += " + " + kidx[d] + " * " + ex(o.sym[d]);
       return b;
     };
     for (size_t j = 0; j < slots_.size(); ++j) os << "  const IDX b" << j << " = " << base(slots_[j]) << ";\n";
@@ -244,7 +273,7 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
   // Reduced element r's multi-index and the offsets of the slots the code after it reads.
   auto at_element = [&](const std::string& indent, std::string code) {
     std::vector<std::string> ridx;
-    std::string pre = red_sizes.size() == 1 ? "" : decompose_text(indent, "r", "r", red_sizes, ridx);
+    std::string pre = red_sizes.size() == 1 ? "" : decompose_text(indent, "r", "r", red_sym, ridx);
     if (red_sizes.size() == 1) ridx = {"r"};
     return pre + offsets(indent, "b", ridx, nk) + code;
   };
@@ -256,7 +285,7 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
     else
       for (size_t d = 0; d < red_sizes.size(); ++d) ridx.push_back("r" + std::to_string(d));
     for (size_t d = 0; d < ridx.size(); ++d)
-      if (outs[i].strides[nk + d] != 0) s += " + " + ridx[d] + " * " + std::to_string(outs[i].strides[nk + d]);
+      if (outs[i].sym[nk + d] != sym::Expr(0)) s += " + " + ridx[d] + " * " + ex(outs[i].sym[nk + d]);
     return s;
   };
   // Row `r`'s input at element r (its prologue, or a load), as code ending in `var`,
@@ -380,7 +409,10 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
       pass("total", RowKind::Sum, R, "x");
       os << "  const " << A << " mean = total / " << A << "(" << RED << ");\n";
       pass("sq", RowKind::Sum, R, "(x - mean) * (x - mean)");
-      value = "sq / " + A + "(" + double_text(std::max(0.0, static_cast<double>(red) - R.correction)) + ")";
+      value = "sq / " + A + "(" +
+              (sym_red.is_const() ? double_text(std::max(0.0, static_cast<double>(red) - R.correction))
+                                  : "fmax(0.0, static_cast<double>(" + RED + ") - " + double_text(R.correction) + ")") +
+              ")";
       break;
     case RowKind::Softmax:
       pass("mx", RowKind::Max, R, "x");
@@ -473,14 +505,17 @@ std::string CudaKernelWriter::write_row(CudaLaunch& launch) {
        << "  }\n";
   } else {
     std::vector<std::string> none;
-    os << (column ? "  if (lane == 0 && row < " + std::to_string(rows) + ") {\n" : "  if (lane == 0) {\n");
+    os << (column ? "  if (lane == 0 && row < " + ROWS + ") {\n" : "  if (lane == 0) {\n");
     const std::string code = last("    ");
     os << offsets("    ", "b", none, nk) << code << "  }\n";
   }
   os << "}\n";
   launch.block = split ? 128 : block;
   launch.grid = column ? (rows + kColumnsPerBlock - 1) / kColumnsPerBlock : split || warp ? (rows + 3) / 4 : rows;
-  launch.how = std::to_string(rows) + " rows of " + std::to_string(red) + ", " +
+  launch.work = sym_rows;
+  std::ostringstream rows_of;
+  rows_of << sym_rows << " rows of " << sym_red;
+  launch.how = rows_of.str() + ", " +
                (column ? "32 rows a block, its warps splitting each row (columns)"
                 : warp ? "a warp per row"
                        : "a block per row");

@@ -123,8 +123,9 @@ struct Program {
 
   void plan_steps();
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
-  /// Launches kernel k on the current stream of cuda_device with its `count` buffers `ptrs`.
-  void launch(size_t k, void** ptrs, size_t count) const;
+  /// Launches kernel k on the current stream of cuda_device with its `count` buffers `ptrs`
+  /// (and, for a kernel over size symbols, their values `ks`, which also give its grid).
+  void launch(size_t k, void** ptrs, size_t count, const std::vector<int64_t>& ks) const;
   /// Settles kernel k's launch configuration before its first launch (a kernel with
   /// several candidates; choose_launch), once, under tune_mu.
   void settle_launch(size_t k, void* const* ptrs, size_t count, int aligned, void* stream) const;
@@ -194,9 +195,10 @@ void Program::plan_steps() {
   }
 }
 
-void Program::launch(size_t k, void** ptrs, size_t count) const {
+void Program::launch(size_t k, void** ptrs, size_t count, const std::vector<int64_t>& ks) const {
   const CudaLaunch& l = launches[k];
-  if (l.grid == 0) return;  // an empty kernel
+  const int64_t sized_grid = l.takes_sizes ? heuristic_grid(l.tune, core::sym::evaluate(l.work, ks), l.block) : l.grid;
+  if (sized_grid <= 0) return;  // an empty kernel
   void* args[64];
   EMBER_INTERNAL_ASSERT(count < 64) << "inductor: kernel " << kernels[k].name << " takes " << count
                                     << " buffers, more than a launch holds";
@@ -207,9 +209,11 @@ void Program::launch(size_t k, void** ptrs, size_t count) const {
     if (!passed_by_value(l, b)) aligned = aligned && reinterpret_cast<uintptr_t>(ptrs[b]) % 16 == 0;
   }
   if (l.aligned_check) args[n++] = &aligned;
+  // The symbols' values by value (ember_dev::Sizes: as many 64-bit integers as ks holds).
+  if (l.takes_sizes) args[n++] = const_cast<int64_t*>(ks.data());
   void* stream = core::cuda::current_stream_handle(cuda_device);
   if (l.workspace_bytes == 0) {
-    int64_t grid = l.grid;
+    int64_t grid = sized_grid;
     int block = l.block;
     if (l.candidates.size() > 1) {
       if (chosen[k].load(std::memory_order_acquire) < 0) settle_launch(k, ptrs, count, aligned, stream);
@@ -465,7 +469,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           const StepTimer timer = time_step(i);
           const CudaStepTimer cuda_timer = time_cuda_step(i);
           if (cuda_device >= 0) {
-            launch(k, ptrs, count);
+            launch(k, ptrs, count, ks);
           } else if (SymbolicKernelFn fn = symbolic ? sym_fns[k] : nullptr) {
             fn(ptrs, ks.data());
           } else {
@@ -685,9 +689,7 @@ CompiledGraph compile_graph(Graph& captured, const std::vector<Tensor>& example_
   if (std::string u = first_unbacked_symbol(captured); !u.empty()) {
     std::string mixed;
     const std::optional<Device> device = graph_device(captured, mixed);
-    const std::string why = !device             ? mixed
-                            : device->is_cuda() ? "the CUDA code generator compiles static sizes"
-                                                : why_not_symbolic(captured, example_inputs);
+    const std::string why = !device ? mixed : why_not_symbolic(captured, example_inputs);
     if (!why.empty())
       return interpreted(std::shared_ptr<Graph>(captured.clone()),
                          "it has the data-dependent size " + u + ", and " + why);
@@ -751,7 +753,7 @@ CompiledGraph finish_cuda(const std::shared_ptr<Program>& program, GraphTrace& t
 CompiledGraph compile_fx_inner(Graph& given_graph, const std::vector<Tensor>& example_inputs) {
   // One device per graph: a graph mixing CPU and CUDA tensors (other than 0-dim CPU
   // scalars) runs eagerly, unless its CPU values are host constants copied to the device
-  // (fold_host_constants); a CUDA graph gets CUDA kernels (static sizes only).
+  // (fold_host_constants); a CUDA graph gets CUDA kernels (over size symbols too).
   std::string mixed;
   std::optional<Device> device = graph_device(given_graph, mixed);
   std::vector<std::string> host_constants;
@@ -764,10 +766,6 @@ CompiledGraph compile_fx_inner(Graph& given_graph, const std::vector<Tensor>& ex
   }
   Graph& input_graph = folded ? *folded : given_graph;
   const bool on_cuda = device->type == DeviceType::CUDA;
-  if (on_cuda && has_symbols(input_graph)) {
-    return interpreted(std::shared_ptr<Graph>(input_graph.clone()),
-                       "it has size symbols, and the CUDA code generator compiles static sizes");
-  }
   auto program = std::make_shared<Program>();
   program->cudagraphs = cudagraphs_wanted();
   program->host_constants = std::move(host_constants);
@@ -1100,7 +1098,8 @@ CompiledGraph finish(const std::shared_ptr<Program>& program, GraphTrace& trace,
 /// cache) for the device's architecture, the module loaded, the launch plan kept.
 CompiledGraph finish_cuda(const std::shared_ptr<Program>& program, GraphTrace& trace) {
   const Graph& g = *program->graph;
-  const CudaCode code = generate_cuda(program->lowered, program->kernels);
+  const CudaCode code =
+      generate_cuda(program->lowered, program->kernels, program->symbolic ? program->symbols.num_symbols : 0);
   const std::string text = code.source + "\n/*\n" + launch_plan_text(program->kernels, code) + "*/\n";
   trace.stage_done("code generation");
   trace.generated_cuda(text);

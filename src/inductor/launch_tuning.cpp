@@ -94,7 +94,27 @@ std::string what_of(TuneKind kind, const Setting& s) {
   return std::to_string(s.block) + " threads";
 }
 
+int64_t grid_of(TuneKind kind, int64_t work, const Setting& s) {
+  switch (kind) {
+    case TuneKind::Pointwise:
+      return ceil_div(work, s.block * s.items);
+    case TuneKind::WarpRows:
+    case TuneKind::WarpRegs:
+      return ceil_div(work, s.block / 32);
+    case TuneKind::Columns:
+      return ceil_div(work, 32);  // 32 rows a block
+    case TuneKind::BlockRows:
+    case TuneKind::Fixed:
+      return work;
+  }
+  return work;
+}
+
 }  // namespace
+
+int64_t heuristic_grid(TuneKind kind, int64_t work, int heuristic_block) {
+  return grid_of(kind, work, Setting{heuristic_block, 1});
+}
 
 TuningLevel tuning_level() {
   if (!config().inductor.autotune_launches) return TuningLevel::Off;
@@ -133,14 +153,7 @@ std::vector<LaunchConfig> launch_candidates(TuneKind kind, int64_t work, int heu
     LaunchConfig c;
     c.block = s.block;
     c.what = what_of(kind, s);
-    switch (kind) {
-      case TuneKind::Pointwise: c.grid = ceil_div(work, s.block * s.items); break;
-      case TuneKind::WarpRows:
-      case TuneKind::WarpRegs: c.grid = ceil_div(work, s.block / 32); break;
-      case TuneKind::Columns: c.grid = ceil_div(work, 32); break;  // 32 rows a block
-      case TuneKind::BlockRows:
-      case TuneKind::Fixed: c.grid = work; break;
-    }
+    c.grid = grid_of(kind, work, s);
     // Beyond the heuristic's: no candidate whose threads (warps, for rows) mostly idle.
     const bool warps = kind == TuneKind::WarpRows || kind == TuneKind::WarpRegs;
     const int64_t used = warps ? work * 32 : work;

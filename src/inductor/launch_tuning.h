@@ -58,6 +58,10 @@ struct LaunchConfig {
 /// first, no two alike. Fixed kernels and level Off give the heuristic's only.
 std::vector<LaunchConfig> launch_candidates(TuneKind kind, int64_t work, int heuristic_block, TuningLevel level);
 
+/// The grid of the heuristic's configuration (the first candidate) of a kernel of `kind`
+/// over `work` items: what a kernel over size symbols is launched with at each call.
+int64_t heuristic_grid(TuneKind kind, int64_t work, int heuristic_block);
+
 /// The largest block any candidate of `kind` may have at `level` (the kernel's
 /// __launch_bounds__): the heuristic's block when nothing is tuned.
 int max_candidate_block(TuneKind kind, int heuristic_block, TuningLevel level);

@@ -205,6 +205,13 @@ struct CudaLaunch {
   /// Per input buffer: a CPU scalar of the graph, passed by value (its bytes copied from
   /// host memory at the launch) instead of as a device pointer (is_host_scalar).
   std::vector<bool> by_value;
+  /// A kernel compiled over size symbols: it takes the call's symbol values (the wrapper's
+  /// ks, as ember_dev::Sizes) after its other arguments, and its grid is the heuristic's
+  /// for `work` (the launch's work items: pointwise threads, or rows) evaluated at each
+  /// call; `grid` and `block` above are those of the example sizes. Its launch is not
+  /// tuned (the candidates' times hold for one size).
+  bool takes_sizes = false;
+  core::sym::Expr work;
 };
 
 /// A CPU scalar (a 0-dim CPU tensor) read by a kernel of a graph for a CUDA device: PyTorch
@@ -237,8 +244,11 @@ void name_cuda_kernels(std::vector<Kernel>& kernels);
 /// the same kernels `schedule` made, as CUDA C++ (pointwise kernels with 16-byte vector
 /// accesses where contiguous and aligned; row kernels a warp per row for short rows, a
 /// block per row otherwise). Fills Kernel::inputs and may_alias_output as generate_cpp does.
-/// Static sizes only (the caller runs graphs over size symbols in the interpreter).
-CudaCode generate_cuda(const LoweredGraph& lowered, std::vector<Kernel>& kernels);
+/// In a graph compiled over size symbols (`num_slots` > 0: the wrapper's value slots,
+/// SymbolTable::num_symbols) a kernel whose sizes are symbolic takes their values as a
+/// last argument by value, computes its bounds and offsets from them, and its launch's
+/// grid is computed per call (CudaLaunch::work).
+CudaCode generate_cuda(const LoweredGraph& lowered, std::vector<Kernel>& kernels, size_t num_slots = 0);
 
 /// The launch plan as readable text (output_code.cu's closing comment and the trace).
 std::string launch_plan_text(const std::vector<Kernel>& kernels, const CudaCode& code);

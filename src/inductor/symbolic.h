@@ -66,9 +66,13 @@ void read_output_symbols(const SymbolTable& table, size_t node, const std::vecto
 /// `m` with its sizes, strides and offset evaluated at `values` (symbol id → value).
 TensorMeta evaluate_meta(const TensorMeta& m, std::span<const int64_t> values);
 
-/// The C++ text of a size expression in a kernel whose symbol values are the array `ks`
-/// (`ks[0] * 16`); a constant prints as its digits; `//` and `Mod` print as Python's floor
-/// division and modulo (C's `/` and `%` truncate), Min/Max as std::min/std::max.
-std::string c_expr(const core::sym::Expr& e);
+/// Which code generator a size expression's text is for: C++ (Min/Max as std::min and
+/// std::max) or CUDA (ember_dev::imin/imax of the generated code's prelude).
+enum class CDialect { Cpp, Cuda };
+/// The C++ text of a size expression in a kernel whose symbol values are `ks` (an array,
+/// or the CUDA kernel's by-value ember_dev::Sizes): `ks[0] * 16`; a constant prints as its
+/// digits; `//` and `Mod` print as Python's floor division and modulo (C's `/` and `%`
+/// truncate).
+std::string c_expr(const core::sym::Expr& e, CDialect dialect = CDialect::Cpp);
 
 }  // namespace ember::inductor

@@ -33,8 +33,15 @@ CausalSelfAttention::CausalSelfAttention(int64_t n_embd_, int64_t n_head_)
 }
 
 Tensor CausalSelfAttention::causal_mask(const SymInt& T, Device device) {
-  // A symbolic length (a trace with dynamic shapes) builds the mask in the graph, over T.
-  if (T.is_symbolic()) return triu(ones({T, T}, kBool), 1).to(device);
+  // A symbolic length (a trace with dynamic shapes) builds the mask in the graph, over T, on
+  // the attention's device as triu(ones, 1)'s comparison of positions (j > i): a compiled
+  // graph for a GPU then holds no host value it would copy at every call (a host value of
+  // a symbolic size cannot be folded into a constant), and the comparison fuses into its
+  // reader.
+  if (T.is_symbolic()) {
+    const Tensor position = arange(T, TensorOptions(kInt64).device(device));
+    return position.unsqueeze(0) > position.unsqueeze(1);
+  }
   // Made on the host and copied: the mask is built once per length and device.
   const int64_t t = T.hint();
   if (!mask_.defined() || mask_.size(0) != t || mask_.device() != device) mask_ = triu(ones({t, t}, kBool), 1).to(device);

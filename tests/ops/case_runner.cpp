@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -349,6 +350,17 @@ std::vector<CasesOfOp> cases_by_op(const std::vector<CaseFile>& files) {
       if (fresh) out.push_back({name, {}});
       out[it->second].second.emplace_back(&f, &c);
     }
+  // EMBER_CONFORMANCE_SHARD="i/n": the ops at positions i, i + n, … only, so that n
+  // processes share a run (a GPU machine's cores compiling kernels side by side).
+  if (const char* shard = std::getenv("EMBER_CONFORMANCE_SHARD")) {
+    int i = 0, n = 1;
+    if (std::sscanf(shard, "%d/%d", &i, &n) != 2 || n < 1 || i < 0 || i >= n)
+      throw std::runtime_error(std::string("EMBER_CONFORMANCE_SHARD is '") + shard + "', expected i/n with 0 <= i < n");
+    std::vector<CasesOfOp> kept;
+    for (size_t k = static_cast<size_t>(i); k < out.size(); k += static_cast<size_t>(n))
+      kept.push_back(std::move(out[k]));
+    out = std::move(kept);
+  }
   return out;
 }
 

@@ -8,7 +8,10 @@
 // hold). Inputs are regenerated at those sizes with the case's dtypes, layouts and values
 // (each element drawn from the case's own tensor, so integer indices stay in range). Per
 // op, the cases sit side by side in one compiled function, as in the compiled replay; a
-// function that fails as a whole is rerun per case. See docs/testing.md.
+// function that fails as a whole is rerun per case. With EMBER_DYNAMIC_CONFORMANCE_DEVICE=cuda
+// the same replay runs on cuda:0 over tests/ops/cases_cuda against eager CUDA (the CUDA code
+// generator over size symbols; summary `cuda dynamic: …`): cases without a tensor input (a
+// CPU graph) and cases eager CUDA does not run are left out. See docs/testing.md.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -37,6 +40,12 @@ namespace {
 namespace sym = core::sym;
 
 constexpr uint64_t kSeed = 7;
+
+/// Where the cases run: cuda:0 when EMBER_DYNAMIC_CONFORMANCE_DEVICE is "cuda", else the CPU.
+Device case_device() {
+  const char* env = std::getenv("EMBER_DYNAMIC_CONFORMANCE_DEVICE");
+  return env && std::string(env) == "cuda" ? Device("cuda:0") : Device(kCPU);
+}
 /// The sizes each symbol takes after the case's own: strictly increasing functions of its
 /// example value, so `<` and `==` between symbols keep holding and every index that was in
 /// range stays in range.
@@ -145,11 +154,12 @@ Tensor regenerate(const Tensor& t, const std::vector<int64_t>& sizes, std::mt199
   // tensor (Note [complex dtypes]).
   const bool complex = is_complex(t.dtype());
   const Tensor flat = complex ? view_as_real(t.contiguous()).reshape({-1, 2}) : t.contiguous().view({-1});
-  if (flat.numel() == 0) return as_strided(zeros({extent}, TensorOptions(t.dtype())), sizes, strides, t.storage_offset());
+  if (flat.numel() == 0)
+    return as_strided(zeros({extent}, TensorOptions(t.dtype()).device(t.device())), sizes, strides, t.storage_offset());
   std::vector<int64_t> picks(static_cast<size_t>(extent));
   std::uniform_int_distribution<int64_t> pick(0, flat.size(0) - 1);
   for (int64_t& p : picks) p = pick(rng);
-  Tensor storage = index_select(flat, 0, tensor(picks, {extent}, TensorOptions(kInt64)));
+  Tensor storage = index_select(flat, 0, tensor(picks, {extent}, TensorOptions(kInt64)).to(t.device()));
   if (complex) storage = view_as_complex(storage);
   return as_strided(storage, sizes, strides, t.storage_offset());
 }
@@ -277,6 +287,18 @@ void plan_sizes(DynCase& k) {
     k.at.push_back(std::move(inputs));
   }
   if (!k.varied && k.kept.empty()) k.kept = "every symbol is specialized, or kept by a guard or the layout";
+}
+
+/// Whether eager CUDA runs case `k` at its sizes (as test_cuda_compiled_conformance asks: a
+/// case it does not run says why in test_cuda_conformance).
+bool runs_eagerly_on_cuda(const DynCase& k) {
+  try {
+    ops::call(*k.op, TensorSlots::with(k.stack, clones(k.at.at(0))));
+    cuda::synchronize();
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
 }
 
 /// What each call of one size gave, per case: the outputs and the inputs afterwards, or the
@@ -439,13 +461,17 @@ std::vector<CaseOutcome> replay(const std::vector<DynCase>& cases) {
 
 TEST(Conformance, EveryOpCompiledDynamicEqualsEagerAtOtherSizes) {
   register_builtin_backends();
-  Tally tally("dynamic");
+  const Device device = case_device();
+  if (device.is_cuda() && !cuda::is_available()) GTEST_SKIP() << "no CUDA device: " << cuda::unavailable_reason();
+  Tally tally(device.is_cuda() ? "cuda dynamic" : "dynamic");
   const bool stderr_was = logging::set_stderr_enabled(false);
   const auto start = std::chrono::steady_clock::now();
   const int64_t compiles_before = inductor::compiler_invocations();
-  const std::vector<CaseFile> files = load_case_files();  // the cases point into it
-  ASSERT_FALSE(files.empty()) << "no case files in " << EMBER_CASES_DIR;
-  int64_t varied = 0, one_compile = 0, specialized = 0;
+  // On CUDA the cases made for it (tests/ops/cases_cuda: the ops and dtypes PyTorch's CUDA runs).
+  const char* dir = device.is_cuda() ? EMBER_CUDA_CASES_DIR : EMBER_CASES_DIR;
+  const std::vector<CaseFile> files = load_case_files(dir);  // the cases point into it
+  ASSERT_FALSE(files.empty()) << "no case files in " << dir;
+  int64_t varied = 0, one_compile = 0, specialized = 0, left_out = 0;
   std::map<std::string, int64_t> kept;
   // Two lists: the cases the inductor compiles over their symbols, and the others.
   std::vector<DynCase> groups[2];
@@ -454,9 +480,13 @@ TEST(Conformance, EveryOpCompiledDynamicEqualsEagerAtOtherSizes) {
     if (!op) continue;  // the eager test reports it
     for (const auto& [f, c] : entries) {
       if (!runs_eagerly(*f, *op, *c)) continue;
-      DynCase k{op, f, c, build_stack(*f, *op, *c, /*meta=*/false)};
+      DynCase k{op, f, c, build_stack(*f, *op, *c, device)};
       k.at.push_back(TensorSlots(k.stack).tensors);
       k.num_inputs = k.at[0].size();
+      if (device.is_cuda() && (k.num_inputs == 0 || !runs_eagerly_on_cuda(k))) {
+        ++left_out;  // a CPU graph, or an op or dtype without a CUDA kernel
+        continue;
+      }
       try {
         plan_sizes(k);
       } catch (const std::exception& e) {
@@ -498,11 +528,13 @@ TEST(Conformance, EveryOpCompiledDynamicEqualsEagerAtOtherSizes) {
   }
   logging::set_stderr_enabled(stderr_was);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::cout << "dynamic conformance: " << inductor::compiler_invocations() - compiles_before << " C++ compiles, "
+  std::cout << (device.is_cuda() ? "cuda " : "")
+            << "dynamic conformance: " << inductor::compiler_invocations() - compiles_before << " C++ compiles, "
             << seconds << " s; " << varied << " cases ran at other sizes, " << one_compile
             << " of them all three in one compile (" << specialized
             << " compiled for fixed sizes: the inductor specializes their graphs)";
   for (const auto& [why, n] : kept) std::cout << "; " << n << " kept their sizes (" << why << ")";
+  if (left_out) std::cout << "; " << left_out << " left out (no tensor input, or eager CUDA does not run them)";
   std::cout << std::endl;
   tally.report();
 }

@@ -1,6 +1,7 @@
 // A graph given as text through the inductor's shared steps (graph passes, lowering,
 // fusion) and the CUDA code generator, for the host tests of generated CUDA source; the
 // compile mode in force on the thread (capture::CompileModeScope) sets its launch tuning.
+// A graph over size symbols is generated over them, as the inductor compiles it.
 #pragma once
 
 #include <memory>
@@ -9,6 +10,7 @@
 
 #include "ember/graph.h"
 #include "inductor/pipeline.h"
+#include "inductor/symbolic.h"
 
 namespace ember::inductor {
 
@@ -25,7 +27,7 @@ inline Generated generate(const std::string& text) {
   r.graph = run_graph_passes(*parsed);
   r.lowered = lower(*r.graph);
   r.kernels = schedule(*r.graph, r.lowered);
-  r.code = generate_cuda(r.lowered, r.kernels);
+  r.code = generate_cuda(r.lowered, r.kernels, has_symbols(*r.graph) ? bind_symbols(*r.graph).num_symbols : 0);
   return r;
 }
 

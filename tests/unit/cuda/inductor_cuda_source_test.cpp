@@ -5,6 +5,7 @@
 // the generator promises.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -337,6 +338,84 @@ TEST_F(InductorCudaSource, ZeroDimValuesAreRecomputedByTheirReadersInsteadOfAKer
     for (const PwOp& op : n->body)
       if (op.kind == PwOp::Kind::Load && !computed.count(op.value.node->name())) loaded.insert(op.value.node->name());
   EXPECT_EQ(loaded, (std::set<std::string>{"param", "grad", "m", "v", "step"}));
+  expect_compiles(r);
+}
+
+TEST_F(InductorCudaSource, KernelsOverSizeSymbolsTakeTheirValuesAndCompileForSm90) {
+  // x's rows (s0) and the attention-like rows' length (s1) are symbols: every kernel takes
+  // their values (ember_dev::Sizes), its bounds and offsets are expressions over them, and
+  // its grid is computed per call from its work items (CudaLaunch::work). Layout decisions
+  // hold for every size: the layer norm's rows of 768 stay in registers, the softmax rows
+  // of s1 elements do not (the slots are sized for a constant length), the column sum's
+  // 4096 rows go 32 a block whatever s0 is.
+  const Generated r = generate(R"(graph dynamic {
+  symbol s0 = 8 for x.size(0) [2, inf]
+  symbol s1 = 77 for m.size(1) [2, inf]
+  %x : f32[s0, 768] device=cuda:0 = placeholder[x]
+  %w : f32[768] device=cuda:0 = placeholder[w]
+  %b : f32[768] device=cuda:0 = placeholder[b]
+  %m : f32[s0, s1] device=cuda:0 = placeholder[m]
+  %g : f32[s0, 4096] device=cuda:0 = placeholder[g]
+  %mul : f32[s0, 768] device=cuda:0 = aten::mul.Scalar(%x, 2)
+  %ln : (f32[s0, 768] device=cuda:0, f32[s0, 1] device=cuda:0, f32[s0, 1] device=cuda:0) = aten::native_layer_norm(%mul, [768], %w, %b, 1e-05)
+  %softmax : f32[s0, s1] device=cuda:0 = aten::_softmax(%m, -1, False)
+  %var : f32[s0] device=cuda:0 = aten::var.correction(%m, [1], 1, False)
+  %sum : f32[1, 4096] device=cuda:0 = aten::sum.dim_IntList(%g, [0], True, None)
+  %t : f32[s1, s0] strides=[1, s1] device=cuda:0 = aten::t(%m)
+  %add : f32[s1, s0] strides=[1, s1] device=cuda:0 = aten::add.Scalar(%t, 1, 1)
+  return (%ln.0, %softmax, %var, %sum, %add)
+})");
+  ASSERT_EQ(r.code.launches.size(), 5u) << r.code.source;
+  const std::string& src = r.code.source;
+  EXPECT_EQ(occurrences(src, ", const ember_dev::Sizes<2> ks) {"), 5u) << src;
+  const std::vector<int64_t> ks = {5, 1030};  // a call's s0 and s1
+  std::map<std::string, const CudaLaunch*> by_node;
+  for (size_t k = 0; k < r.kernels.size(); ++k) {
+    const Kernel& kernel = r.kernels[k];
+    by_node[(kernel.root ? kernel.root->node : kernel.row->node)->name()] = &r.code.launches[k];
+    EXPECT_TRUE(r.code.launches[k].takes_sizes) << kernel.name;
+    EXPECT_EQ(r.code.launches[k].candidates.size(), 1u) << "not tuned: one size's times hold for no other";
+  }
+  ASSERT_TRUE(by_node.count("ln") && by_node.count("softmax") && by_node.count("var") && by_node.count("sum") &&
+              by_node.count("add"))
+      << src;
+  const CudaLaunch& ln = *by_node["ln"];
+  EXPECT_NE(ln.how.find("the row in registers"), std::string::npos) << ln.how;
+  EXPECT_EQ(core::sym::evaluate(ln.work, ks), 5) << "a row per x row";
+  const CudaLaunch& softmax = *by_node["softmax"];
+  EXPECT_EQ(softmax.how.find("registers"), std::string::npos) << softmax.how;
+  EXPECT_NE(softmax.how.find("a warp per row"), std::string::npos) << "77 at the example sizes: " << softmax.how;
+  EXPECT_EQ(heuristic_grid(softmax.tune, core::sym::evaluate(softmax.work, ks), softmax.block), 2) << "4 rows a block";
+  EXPECT_NE(src.find("fmax(0.0, static_cast<double>(ks[1]) - 1.0)"), std::string::npos) << "var's divisor per call";
+  const CudaLaunch& sum = *by_node["sum"];
+  EXPECT_NE(sum.how.find("32 rows a block"), std::string::npos) << sum.how;
+  EXPECT_EQ(heuristic_grid(sum.tune, core::sym::evaluate(sum.work, ks), sum.block), 4096 / 32);
+  const CudaLaunch& add = *by_node["add"];
+  EXPECT_FALSE(add.aligned_check) << "a transposed read: an element per thread";
+  EXPECT_EQ(core::sym::evaluate(add.work, ks), 5 * 1030);
+  EXPECT_NE(src.find("typedef long long IDX;"), std::string::npos) << "no size symbol is known to fit 31 bits";
+  expect_compiles(r);
+}
+
+TEST_F(InductorCudaSource, AContiguousPointwiseKernelOverASymbolKeepsItsVectorPathAndTail) {
+  const Generated r = generate(R"(graph w1 {
+  symbol s0 = 300 for x.size(0) [2, inf]
+  %x : f32[s0, 257] device=cuda:0 = placeholder[x]
+  %mul : f32[s0, 257] device=cuda:0 = aten::mul.Scalar(%x, 2)
+  %sigmoid : f32[s0, 257] device=cuda:0 = aten::sigmoid(%mul)
+  return (%sigmoid)
+})");
+  ASSERT_EQ(r.code.launches.size(), 1u);
+  const CudaLaunch& l = r.code.launches[0];
+  EXPECT_TRUE(l.takes_sizes);
+  EXPECT_TRUE(l.aligned_check) << "the two dims merge into one contiguous dim of 257 * s0";
+  // Work items of 4 elements: ⌈257 s0 / 4⌉ at each call.
+  EXPECT_EQ(core::sym::evaluate(l.work, std::vector<int64_t>{3}), (257 * 3 + 3) / 4);
+  EXPECT_EQ(heuristic_grid(l.tune, core::sym::evaluate(l.work, std::vector<int64_t>{1000}), l.block),
+            ((257 * 1000 + 3) / 4 + 255) / 256);
+  EXPECT_NE(r.code.source.find("ember_dev::Vec<float, 4>"), std::string::npos) << r.code.source;
+  EXPECT_NE(r.code.source.find("&& i < (257 * ks[0]); ++i)"), std::string::npos) << "the scalar tail:\n"
+                                                                                 << r.code.source;
   expect_compiles(r);
 }
 

@@ -131,17 +131,23 @@ TEST_P(InductorCuda, W5MaskedAttentionEqualsEager) {
 
 Tensor gpt2_forward(nn::UnaryModule& m, const Tensor& x) { return m.forward(x); }
 
+/// W5's block in eval mode on cuda:0 in dtype `t`, its parameters from seed 0.
+std::shared_ptr<nn::GPT2Block> gpt2_block_on_gpu(ScalarType t) {
+  manual_seed(0);
+  auto block = std::make_shared<nn::GPT2Block>();
+  block->to(Device("cuda:0"));
+  block->to(t);
+  block->eval();
+  return block;
+}
+
 TEST_P(InductorCuda, W5Gpt2BlockBuildingItsMaskOnTheHostCompilesToCudaKernels) {
   // The block makes its causal mask on the CPU and copies it (triu has no CUDA kernel):
   // traced before any eager call, the copy is in the graph, computed once at compile time
   // and kept on the GPU as a graph constant, so the graph compiles instead of running in
   // the interpreter.
   const ScalarType t = GetParam();
-  manual_seed(0);
-  auto block = std::make_shared<nn::GPT2Block>();
-  block->to(Device("cuda:0"));
-  block->to(t);
-  block->eval();
+  const std::shared_ptr<nn::GPT2Block> block = gpt2_block_on_gpu(t);
   NoGradGuard no_grad;
   const Tensor x = on_gpu({2, 16, 768}, t, 21);
   auto compiled = compile(gpt2_forward, {.backend = "inductor"});
@@ -156,6 +162,25 @@ TEST_P(InductorCuda, W5Gpt2BlockBuildingItsMaskOnTheHostCompilesToCudaKernels) {
   // Later calls reuse the compiled graph and its constant.
   EXPECT_EQ(mismatch(compiled(*block, x), want.cpu(), compiled_tolerance(t)), "");
   EXPECT_EQ(compiled.cache_size(), 1u);
+}
+
+TEST_P(InductorCuda, W5Gpt2BlockOverADynamicLengthCompilesOnceToCudaKernels) {
+  // W10 on the GPU: one compile serves every sequence length; the causal mask over the
+  // symbolic length is built on the device, so the graph compiles (a host mask of a
+  // symbolic size would make it mix devices and run in the interpreter).
+  const ScalarType t = GetParam();
+  const std::shared_ptr<nn::GPT2Block> block = gpt2_block_on_gpu(t);
+  NoGradGuard no_grad;
+  testing::LogCapture logs("perf_hints");
+  auto compiled = compile(gpt2_forward, {.backend = "inductor", .name = "w10", .dynamic = true});
+  for (int64_t T : {32, 77, 200}) {
+    const Tensor x = on_gpu({1, T, 768}, t, 21);
+    const Tensor got = compiled(*block, x);
+    EXPECT_EQ(mismatch(got, block->forward(x).cpu(), compiled_tolerance(t)), "") << "T = " << T;
+  }
+  EXPECT_EQ(compiled.cache_size(), 1u);
+  EXPECT_NE(inductor::last_compile_report().source.find("const ember_dev::Sizes<"), std::string::npos);
+  EXPECT_EQ(logs.text().find("runs in the interpreter"), std::string::npos) << logs.text();
 }
 
 TEST_P(InductorCuda, W6ConvolutionBlockEqualsEager) {
@@ -205,6 +230,28 @@ TEST_P(InductorCuda, W7TrainingStepGradientsEqualEager) {
   EXPECT_EQ(mismatch(wc.grad(), we.grad().cpu(), compiled_tolerance(t)), "");
 }
 
+TEST_P(InductorCuda, ATrainingGraphOverASymbolicBatchCompilesOnceAndItsGradientsEqualEager) {
+  // The AOT stage traces the joint graph over the batch symbol; the forward and backward
+  // graphs both compile for CUDA over it (the layer norm's backward rows, the column sums
+  // of the weight's gradient over s0 rows).
+  const ScalarType t = GetParam();
+  auto f = [](const Tensor& x, const Tensor& w) { return sum(gelu(matmul(layer_norm(x, {64}), w)) * 2); };
+  const Tensor w = on_gpu({64, 32}, t, 9) * 0.1;
+  auto compiled = compile(f, {.backend = "inductor", .name = "train_dynamic", .dynamic = true});
+  for (int64_t batch : {16, 37, 300}) {
+    const Tensor x = on_gpu({batch, 64}, t, 5);
+    Tensor xc = x.detach().requires_grad_(true), wc = w.detach().requires_grad_(true);
+    Tensor xe = x.detach().requires_grad_(true), we = w.detach().requires_grad_(true);
+    compiled(xc, wc).backward();
+    f(xe, we).backward();
+    EXPECT_EQ(mismatch(xc.grad(), xe.grad().cpu(), compiled_tolerance(t)), "") << "batch " << batch;
+    EXPECT_EQ(mismatch(wc.grad(), we.grad().cpu(), compiled_tolerance(t)), "") << "batch " << batch;
+  }
+  EXPECT_EQ(compiled.cache_size(), 1u);
+  EXPECT_NE(inductor::last_compile_report().source.find("const ember_dev::Sizes<"), std::string::npos)
+      << "the backward's kernels over the batch";
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, InductorCuda, ::testing::Values(kFloat, kHalf, kBFloat16),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
@@ -236,20 +283,56 @@ TEST_F(InductorCudaDevices, AGraphMixingCpuAndCudaTensorsRunsEagerly) {
   EXPECT_EQ(mismatch(compiled(x.cuda(), y), f(x.cuda(), y).cpu()), "");
 }
 
-TEST_F(InductorCudaDevices, AGraphWithADataDependentSizeRunsInTheInterpreterSayingWhy) {
-  // The CPU code generator compiles over a data-dependent size; the CUDA one compiles
-  // static sizes only, so on the GPU such a graph runs its eager kernels.
+TEST_F(InductorCudaDevices, AGraphWithADataDependentSizeCompilesOnceIntoKernelsForEveryCount) {
+  // The mask's count is an unbacked symbol the wrapper reads from the index's output; the
+  // kernels after it (exp, the column sum over the kept rows) take it as a size value.
   const bool was = config().dynamo.capture_dynamic_output_shape_ops;
   config().dynamo.capture_dynamic_output_shape_ops = true;
   testing::LogCapture logs("perf_hints");
   auto f = [](const Tensor& x) { return exp(index(x, {x.sum({1}) > 0})).sum({0}); };
-  auto compiled = compile(f, {.backend = "inductor", .name = "rows"});
-  for (uint64_t seed : {4, 5, 6}) {
+  auto compiled = compile(f, {.backend = "inductor", .fullgraph = true, .name = "rows"});
+  for (uint64_t seed : {4, 5, 6, 7}) {
     const Tensor x = random_values({16, 8}, kFloat, -1, 1, seed).cuda();
     EXPECT_EQ(mismatch(compiled(x), f(x).cpu(), Tolerance{{1e-5, 1e-5}}), "") << "seed " << seed;
   }
+  const Tensor none = full({16, 8}, -1.0, TensorOptions().device(Device("cuda:0")));
+  EXPECT_EQ(mismatch(compiled(none), f(none).cpu(), Tolerance{{1e-5, 1e-5}}), "") << "no kept row";
   config().dynamo.capture_dynamic_output_shape_ops = was;
-  EXPECT_NE(logs.text().find("the CUDA code generator compiles static sizes"), std::string::npos) << logs.text();
+  EXPECT_EQ(compiled.cache_size(), 1u);
+  const inductor::CompileReport r = inductor::last_compile_report();
+  EXPECT_NE(r.source.find("const ember_dev::Sizes<"), std::string::npos) << "kernels over the count:\n" << r.source;
+  EXPECT_EQ(logs.text().find("runs in the interpreter"), std::string::npos) << logs.text();
+}
+
+TEST_P(InductorCuda, ASymbolicGraphCompilesOnceIntoKernelsForEverySize) {
+  // Rows of x (s0) and the length of s's rows (s1) vary: one compile serves every call,
+  // its kernels taking the sizes as values (a layer norm's rows of 768 in registers, a
+  // softmax and a variance over rows of s1, column sums over s0 rows, a transposed
+  // pointwise read, a GEMM extern over s0 rows), against eager at each size.
+  const ScalarType t = GetParam();
+  const Tensor w = on_gpu({768}, t, 3), b = on_gpu({768}, t, 5), wm = on_gpu({768, 64}, t, 9) * 0.05;
+  auto f = [](const Tensor& x, const Tensor& s, const Tensor& w, const Tensor& b, const Tensor& wm) {
+    const Tensor h = layer_norm(x * 2 + 1, {768}, w, b);
+    return std::make_tuple(gelu(h), softmax(s, -1) * 3, var(s, std::vector<int64_t>{1}), h.sum({0}), s.t() + 1,
+                           matmul(h, wm));
+  };
+  auto compiled = compile(f, {.backend = "inductor", .fullgraph = true, .name = "dynamic", .dynamic = true});
+  const std::vector<std::pair<int64_t, int64_t>> sizes = {{8, 77}, {13, 128}, {100, 5}, {3, 1030}, {2051, 33}};
+  for (const auto& [rows, cols] : sizes) {
+    const Tensor x = on_gpu({rows, 768}, t, 11), s = on_gpu({rows, cols}, t, 13);
+    const auto got = compiled(x, s, w, b, wm);
+    const auto want = f(x, s, w, b, wm);
+    const std::string at = std::to_string(rows) + " x " + std::to_string(cols);
+    EXPECT_EQ(mismatch(std::get<0>(got), std::get<0>(want).cpu(), compiled_tolerance(t)), "") << at;
+    EXPECT_EQ(mismatch(std::get<1>(got), std::get<1>(want).cpu(), compiled_tolerance(t)), "") << at;
+    EXPECT_EQ(mismatch(std::get<2>(got), std::get<2>(want).cpu(), compiled_tolerance(t)), "") << at;
+    EXPECT_EQ(mismatch(std::get<3>(got), std::get<3>(want).cpu(), compiled_tolerance(t)), "") << at;
+    EXPECT_EQ(mismatch(std::get<4>(got), std::get<4>(want).cpu(), compiled_tolerance(t)), "") << at;
+    EXPECT_EQ(mismatch(std::get<5>(got), std::get<5>(want).cpu(), compiled_tolerance(t)), "") << at;
+  }
+  EXPECT_EQ(compiled.cache_size(), 1u) << "one compile for every size";
+  const inductor::CompileReport r = inductor::last_compile_report();
+  EXPECT_NE(r.source.find("const ember_dev::Sizes<"), std::string::npos) << "kernels over the sizes:\n" << r.source;
 }
 
 std::string read_file(const std::filesystem::path& p) {
