@@ -27,12 +27,6 @@ namespace {
 
 thread_local GraphRole t_role;
 
-/// Whether `g` holds a data-dependent size (an unbacked symbol; Note [dynamic shapes]).
-bool has_data_dependent_sizes(const Graph& g) {
-  const core::ShapeEnv* env = graph_text::shape_env_of(g);
-  return env && env->num_unbacked() > 0;
-}
-
 /// Whether the guards of `env` (the shape environment `g` was traced over; null for a
 /// static graph) admit the sizes of `inputs`. A training graph compiled at a later call
 /// than the trace (the first call with its pattern of inputs requiring grad) may have
@@ -185,12 +179,10 @@ class AotFunction {
     if (it != training_.end()) return it->second;
     capture::PhaseTimer timer("AOT autograd", capture::Nesting::OwnTime);
     CompiledGraph fn;
-    if (has_data_dependent_sizes(*captured_)) {
-      // A data-dependent size has no value before the forward runs, and the backward graph
-      // would need it from the forward's op: the interpreter runs these calls.
-      fn = interpreted(why + "; it has a data-dependent size, which AOT autograd does not trace through yet");
-      return training_.emplace(mask, Compiled{fn, false}).first->second;
-    }
+    // A graph with data-dependent sizes (unbacked symbols) traces its joint graph over them
+    // as over input symbols: the forward reads each from the output of the op computing
+    // it, the backward from the size of a saved value or tangent that has it (Note
+    // [dynamic shapes], "Data-dependent sizes").
     try {
       std::unique_ptr<Graph> prepared = prepare_inference_graph(*captured_, /*for_joint=*/true);
       if (before_joint_)

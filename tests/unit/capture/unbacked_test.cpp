@@ -310,20 +310,37 @@ TEST_F(UnbackedSizes, InductorCompilesAGraphWithDataDependentSizesOnceForEveryCo
   EXPECT_NE(logs.text().find("kernel cpp_fused"), std::string::npos) << "generated kernels: " << logs.text();
 }
 
-TEST_F(UnbackedSizes, AotEagerTrainingThroughAMaskIndexMatchesEagerGradients) {
-  auto f = [](const Tensor& x) { return (index(x, {x > 0}) * 3.0).pow(2).sum(); };
-  auto fn = compile(f, {.backend = "aot_eager"});
-  for (int64_t positives : {4, 0, 12}) {
-    Tensor x = with_positives(positives).requires_grad_();
-    Tensor loss = fn(x);
+TEST_P(UnbackedSizesPerBackend, TrainingThroughDataDependentSizesCompilesOnceAndMatchesEagerGradients) {
+  // A mask index, masked_select and an index by nonzero's coordinates, with a GEMM, a view
+  // over 3 * u0 and reductions after them: AOT autograd traces the joint graph over the
+  // data-dependent sizes, the forward and backward graphs compile (the backward reads each
+  // size from a saved value's), and the gradients are eager's for every count.
+  testing::LogCapture logs("perf_hints");
+  auto f = [](const Tensor& x, const Tensor& w) {
+    const Tensor rows = index(x, {x.sum({1}) > 0});                          // [u0, 3]
+    const Tensor picked = masked_select(x, x > 1.0);                         // [u1]
+    const Tensor coords = nonzero(x < -1.0);                                 // [u2, 2], no gradient
+    const Tensor at = index(x, {coords.select(1, 0), coords.select(1, 1)});  // [u2]
+    return relu(matmul(rows, w)).sum() + (exp(picked) * 0.5).sum() + rows.view({-1}).pow(2).sum() +
+           (at * at * 3.0).sum();
+  };
+  auto fn = compile(f, {.backend = GetParam(), .fullgraph = true, .name = "train_data_dependent"});
+  const Tensor w0 = tensor(std::vector<float>{0.5f, -1.f, 2.f, 0.25f, 1.5f, -0.75f}).view({3, 2});
+  for (int64_t positives : {4, 0, 12, 7}) {
+    Tensor x = with_positives(positives).requires_grad_(), w = w0.clone().requires_grad_();
+    const Tensor loss = fn(x, w);
     loss.backward();
-    const Tensor compiled_grad = x.grad().clone();
-    x.mutable_grad() = Tensor();
-    Tensor expected = f(x);
+    const Tensor gx = x.grad().clone(), gw = w.grad().clone();
+    Tensor xe = with_positives(positives).requires_grad_(), we = w0.clone().requires_grad_();
+    const Tensor expected = f(xe, we);
     expected.backward();
-    expect_identical(loss, expected);
-    expect_identical(compiled_grad, x.grad(), std::to_string(positives) + " positives");
+    const std::string what = std::to_string(positives) + " positives";
+    testing::expect_close(loss, expected, 1e-5, 1e-5, what);
+    testing::expect_close(gx, xe.grad(), 1e-5, 1e-5, what);
+    testing::expect_close(gw, we.grad(), 1e-5, 1e-5, what);
   }
+  EXPECT_EQ(fn.cache_size(), 1u);
+  EXPECT_EQ(logs.text().find("runs in the interpreter"), std::string::npos) << logs.text();
 }
 
 TEST_F(UnbackedSizes, AnOpThatReadsSizesAsIntegersBreaksTheGraphAtItsCall) {
