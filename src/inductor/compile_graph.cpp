@@ -39,6 +39,10 @@
 namespace ember::inductor {
 namespace {
 
+/// The most size symbols a graph for CUDA compiles over (each kernel takes all of their
+/// values as one by-value argument; a launch's parameters hold 4 KiB, its buffers included).
+constexpr size_t kMaxCudaSizeSlots = 384;
+
 std::atomic<int64_t> g_buffers_reused{0};
 std::atomic<int64_t> g_outputs_in_place{0};
 std::atomic<int64_t> g_outputs_into_inputs{0};
@@ -73,6 +77,9 @@ struct Program {
   struct KernelPlan {
     std::vector<size_t> in_slots, out_slots;
     std::vector<const TensorMeta*> out_metas;
+    /// Over size symbols: per output and per input, its geometry over the value slots
+    /// (empty for a static one), evaluated at each call.
+    std::vector<std::optional<SlotGeometry>> out_geometry, in_geometry;
     bool raises = false;  // inject_relu_bug_TESTING_ONLY=runtime_error
   };
   std::vector<Step> steps;
@@ -189,6 +196,11 @@ void Program::plan_steps() {
         p.out_metas.push_back(&root->meta()[o]);
         p.out_slots.push_back(slot(root, o));
       }
+    }
+    if (symbolic) {
+      auto geometry = [](const TensorMeta& m) { return m.sym ? std::optional(slot_geometry(m)) : std::nullopt; };
+      for (const TensorMeta* m : p.out_metas) p.out_geometry.push_back(geometry(*m));
+      for (const ValueRef& v : kernel.inputs) p.in_geometry.push_back(geometry(v.node->meta()[v.index]));
     }
     p.raises = raise_after.count(static_cast<int>(k)) > 0;
     plans.push_back(std::move(p));
@@ -368,7 +380,9 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   // Over size symbols: their values on this call, and each value's geometry at them.
   std::vector<int64_t> ks;
   if (symbolic) read_symbols(symbols, inputs, ks);
-  std::vector<TensorMeta> evaluated;  // a symbolic kernel's output geometry on this call
+  // A symbolic value's geometry on this call, evaluated into scratch reused by every kernel
+  // (its vectors keep their storage: no allocation per operand).
+  TensorMeta out_at_call, in_at_call;
   if (profile) step_ns.assign(profile->steps().size(), 0);
   std::optional<ember::cuda::DeviceGuard> device_guard;
   if (cuda_device >= 0) device_guard.emplace(cuda_device);
@@ -424,9 +438,9 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
         }
         for (size_t o = 0; o < plan.out_metas.size(); ++o) {
           const TensorMeta* mp = plan.out_metas[o];
-          if (symbolic) {
-            evaluated.assign(1, evaluate_meta(*mp, ks));
-            mp = &evaluated.back();
+          if (symbolic && plan.out_geometry[o]) {
+            evaluate_meta_into(*mp, *plan.out_geometry[o], ks, out_at_call);
+            mp = &out_at_call;
           }
           const TensorMeta& m = *mp;
           Tensor& out = env[plan.out_slots[o]];
@@ -458,11 +472,12 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
         // usually make the real ones equal).
         for (size_t b = 0; b < plan.in_slots.size(); ++b) {
           const ValueRef& v = kernel.inputs[b];
-          const TensorMeta& recorded = v.node->meta()[v.index];
-          TensorMeta at_call;
-          if (symbolic) at_call = evaluate_meta(recorded, ks);
-          ptrs[b] = as_recorded(env[plan.in_slots[b]], v, symbolic ? at_call : recorded, g, restrided, restrided_inputs)
-                        .raw_data_ptr();
+          const TensorMeta* recorded = &v.node->meta()[v.index];
+          if (symbolic && plan.in_geometry[b]) {
+            evaluate_meta_into(*recorded, *plan.in_geometry[b], ks, in_at_call);
+            recorded = &in_at_call;
+          }
+          ptrs[b] = as_recorded(env[plan.in_slots[b]], v, *recorded, g, restrided, restrided_inputs).raw_data_ptr();
         }
         for (size_t o = 0; o < plan.out_slots.size(); ++o) ptrs[plan.in_slots.size() + o] = env[plan.out_slots[o]].raw_data_ptr();
         {
@@ -807,6 +822,14 @@ CompiledGraph compile_fx_inner(Graph& given_graph, const std::vector<Tensor>& ex
       };
     }
     program->symbols = bind_symbols(g);
+    // A CUDA kernel takes the symbols' values by value (ember_dev::Sizes, 8 bytes each),
+    // and a launch's parameters hold 4 KiB: past kMaxCudaSizeSlots the graph runs in the
+    // interpreter, saying why.
+    if (on_cuda && program->symbols.num_symbols > kMaxCudaSizeSlots) {
+      return interpreted(std::shared_ptr<Graph>(std::move(program->graph)),
+                         "it has " + std::to_string(program->symbols.num_symbols) + " size symbols, more than the " +
+                             std::to_string(kMaxCudaSizeSlots) + " a CUDA kernel's parameters hold");
+    }
   }
   if (why_not_frozen.empty()) {
     program->linears = plan_frozen_linears(g, program->lowered);

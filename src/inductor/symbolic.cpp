@@ -166,14 +166,20 @@ void read_symbols(const SymbolTable& table, const std::vector<Tensor>& inputs, s
   for (const SymbolBinding& b : table.bindings) values[static_cast<size_t>(b.symbol)] = inputs.at(b.input).size(b.dim);
 }
 
-TensorMeta evaluate_meta(const TensorMeta& m, std::span<const int64_t> values) {
-  if (!m.sym) return m;
-  TensorMeta out = m;
+SlotGeometry slot_geometry(const TensorMeta& m) {
+  return {sym_sizes_of(m), sym_strides_of(m), m.sym ? expr_of(m.sym->storage_offset) : sym::Expr(m.storage_offset)};
+}
+
+void evaluate_meta_into(const TensorMeta& m, const SlotGeometry& g, std::span<const int64_t> values, TensorMeta& out) {
+  out.dtype = m.dtype;
+  out.device = m.device;
+  out.undefined = m.undefined;
   out.sym = nullptr;
-  for (size_t d = 0; d < m.sizes.size(); ++d) out.sizes[d] = sym::evaluate(expr_of(m.sym->sizes[d]), values);
-  for (size_t d = 0; d < m.strides.size(); ++d) out.strides[d] = sym::evaluate(expr_of(m.sym->strides[d]), values);
-  out.storage_offset = sym::evaluate(expr_of(m.sym->storage_offset), values);
-  return out;
+  out.sizes.resize(g.sizes.size());
+  out.strides.resize(g.strides.size());
+  for (size_t d = 0; d < g.sizes.size(); ++d) out.sizes[d] = sym::evaluate(g.sizes[d], values);
+  for (size_t d = 0; d < g.strides.size(); ++d) out.strides[d] = sym::evaluate(g.strides[d], values);
+  out.storage_offset = sym::evaluate(g.offset, values);
 }
 
 std::string c_expr(const sym::Expr& e, CDialect dialect) {

@@ -63,8 +63,18 @@ void read_symbols(const SymbolTable& table, const std::vector<Tensor>& inputs, s
 void read_output_symbols(const SymbolTable& table, size_t node, const std::vector<Tensor>& outputs,
                          std::vector<int64_t>& values);
 
-/// `m` with its sizes, strides and offset evaluated at `values` (symbol id → value).
-TensorMeta evaluate_meta(const TensorMeta& m, std::span<const int64_t> values);
+/// A symbolic value's sizes, strides and offset as expressions over the call's value slots,
+/// resolved once (core::value_slots_expr simplifies through the environment's replacements,
+/// too slow for a wrapper to do at every call: most of a dynamic `x + 1`'s time).
+struct SlotGeometry {
+  std::vector<core::sym::Expr> sizes, strides;
+  core::sym::Expr offset;
+};
+SlotGeometry slot_geometry(const TensorMeta& m);
+/// `m`, whose geometry over the value slots is `g`, evaluated at `values` into `out`,
+/// reusing its vectors' storage (the wrapper's per-call scratch: no allocation once they
+/// are as long as the graph's longest geometry).
+void evaluate_meta_into(const TensorMeta& m, const SlotGeometry& g, std::span<const int64_t> values, TensorMeta& out);
 
 /// Which code generator a size expression's text is for: C++ (Min/Max as std::min and
 /// std::max) or CUDA (ember_dev::imin/imax of the generated code's prelude).

@@ -12,9 +12,11 @@
 #include "ember/graph.h"
 #include "generated_cuda.h"
 #include "inductor/codegen_cuda.h"
+#include "inductor/inductor.h"
 #include "inductor/pipeline.h"
 #include "kernels/cuda/nvrtc.h"
 #include "nvrtc_fixture.h"
+#include "support/log_capture.h"
 
 namespace ember::inductor {
 namespace {
@@ -417,6 +419,25 @@ TEST_F(InductorCudaSource, AContiguousPointwiseKernelOverASymbolKeepsItsVectorPa
   EXPECT_NE(r.code.source.find("&& i < (257 * ks[0]); ++i)"), std::string::npos) << "the scalar tail:\n"
                                                                                  << r.code.source;
   expect_compiles(r);
+}
+
+TEST(InductorCudaLowering, AGraphWithMoreSizeSymbolsThanAKernelsParametersHoldRunsInTheInterpreterSayingWhy) {
+  // Every kernel takes all the symbols' values as one by-value argument; 400 of them
+  // (3.2 KB) beside the buffers would pass a launch's 4 KiB of parameters.
+  std::string text = "graph many {\n";
+  for (int i = 0; i < 400; ++i)
+    text += "  symbol s" + std::to_string(i) + " = " + std::to_string(i + 2) + " for x" + std::to_string(i) +
+            ".size(0) [2, inf]\n";
+  for (int i = 0; i < 400; ++i)
+    text += "  %x" + std::to_string(i) + " : f32[s" + std::to_string(i) + "] device=cuda:0 = placeholder[x" +
+            std::to_string(i) + "]\n";
+  text += "  %add : f32[s0] device=cuda:0 = aten::add.Scalar(%x0, 1, 1)\n  return (%add)\n}\n";
+  std::unique_ptr<Graph> g = parse_graph(text);
+  testing::LogCapture logs("inductor");
+  (void)compile_fx_inner(*g, {});
+  EXPECT_NE(logs.text().find("it has 400 size symbols, more than the 384 a CUDA kernel's parameters hold"),
+            std::string::npos)
+      << logs.text();
 }
 
 TEST_F(InductorCudaSource, GemmIsAnExternCallAndItsEpilogueAKernel) {
