@@ -1,11 +1,14 @@
 // graph/interpreter.cpp — runs a graph node by node with the eager kernels: the "eager"
 // backend, and the reference every other backend is checked against.
+#include "graph/interpreter.h"
+
+#include <algorithm>
 #include <map>
+#include <sstream>
 
 #include "core/shape_env.h"
 #include "core/sym_geometry.h"
 #include "ember/autograd.h"
-#include "graph/interpreter.h"
 #include "graph/text.h"
 #include "ops/dispatch.h"
 #include "support/call_context.h"
@@ -23,26 +26,41 @@ Values unpack(const ops::OpDef& op, Stack result) {
   return out;
 }
 
-/// A size holding symbols, at this call's symbol values.
-int64_t evaluate_size(const Node& n, const SymInt& s, std::span<const int64_t> values) {
-  if (!s.is_symbolic()) return s.hint();
-  const core::sym::Expr e = core::value_slots_expr(*s.sym());
-  for (int32_t id : core::sym::free_symbols(e))
-    EMBER_INTERNAL_ASSERT(id >= 0 && static_cast<size_t>(id) < values.size() && values[id] != graph::kUnbound)
-        << "%" << n.name() << ": the size " << e << " in its arguments names a symbol whose value this call does not "
-        << "know";
-  return core::sym::evaluate(e, values);
-}
+bool holds_symbols(const IValue& v) { return v.is_sym_int_list() || v.is_sym_int(); }
 
-/// A size list or a single size holding symbols, at this call's symbol values.
-IValue evaluate_sizes(const Node& n, const IValue& v, std::span<const int64_t> values) {
-  if (v.is_sym_int()) return IValue(evaluate_size(n, v.to_sym_int(), values));
+/// A size argument resolved over the value slots (resolve_sizes), at this call's values.
+IValue evaluate_sizes(const Node& n, const graph::ResolvedSizes::Arg& a, std::span<const int64_t> values) {
+  for (int32_t id : a.slots) {
+    if (id >= 0 && static_cast<size_t>(id) < values.size() && values[id] != graph::kUnbound) continue;
+    std::ostringstream sizes;
+    for (size_t i = 0; i < a.sizes.size(); ++i) sizes << (i ? ", " : "") << a.sizes[i];
+    EMBER_INTERNAL_ASSERT(false) << "%" << n.name() << ": the sizes " << sizes.str() << " in its arguments name value "
+                                 << "slot " << id << ", whose value this call does not know";
+  }
+  if (a.single) return IValue(core::sym::evaluate(a.sizes[0], values));
   std::vector<int64_t> out;
-  for (const SymInt& s : v.to_sym_int_list()) out.push_back(evaluate_size(n, s, values));
+  out.reserve(a.sizes.size());
+  for (const core::sym::Expr& e : a.sizes) out.push_back(core::sym::evaluate(e, values));
   return IValue(std::move(out));
 }
 
-bool holds_symbols(const IValue& v) { return v.is_sym_int_list() || v.is_sym_int(); }
+/// The same for one argument, resolved now.
+graph::ResolvedSizes::Arg resolve(const IValue& v) {
+  graph::ResolvedSizes::Arg a;
+  a.holds = true;
+  a.single = v.is_sym_int();
+  auto add = [&](const SymInt& s) {
+    a.sizes.push_back(s.is_symbolic() ? core::value_slots_expr(*s.sym()) : core::sym::Expr(s.hint()));
+    for (int32_t id : core::sym::free_symbols(a.sizes.back()))
+      if (std::find(a.slots.begin(), a.slots.end(), id) == a.slots.end()) a.slots.push_back(id);
+  };
+  if (a.single) {
+    add(v.to_sym_int());
+  } else {
+    for (const SymInt& s : v.to_sym_int_list()) add(s);
+  }
+  return a;
+}
 
 }  // namespace
 
@@ -72,14 +90,27 @@ std::vector<int64_t> symbol_values(const Graph& g, const std::vector<Tensor>& in
   return values;
 }
 
+ResolvedSizes resolve_sizes(const Node& n) {
+  ResolvedSizes r;
+  for (const Arg& a : n.args())
+    r.args.push_back(a.kind == Arg::Kind::Literal && holds_symbols(a.literal) ? resolve(a.literal)
+                                                                              : ResolvedSizes::Arg{});
+  return r;
+}
+
 std::vector<Tensor> run_call_node(const Node& n, const std::function<const Tensor&(const ValueRef&)>& value_of,
-                                  std::span<const int64_t> symbol_values) {
+                                  std::span<const int64_t> symbol_values, const ResolvedSizes* resolved) {
   Stack args;
   args.reserve(n.args().size());
-  for (const Arg& a : n.args()) {
+  for (size_t j = 0; j < n.args().size(); ++j) {
+    const Arg& a = n.args()[j];
     switch (a.kind) {
       case Arg::Kind::Literal:
-        args.push_back(holds_symbols(a.literal) ? evaluate_sizes(n, a.literal, symbol_values) : a.literal);
+        if (!holds_symbols(a.literal)) {
+          args.push_back(a.literal);
+        } else {
+          args.push_back(evaluate_sizes(n, resolved ? resolved->args.at(j) : resolve(a.literal), symbol_values));
+        }
         break;
       case Arg::Kind::Value: args.emplace_back(value_of(a.value)); break;
       case Arg::Kind::ValueList: {

@@ -9,17 +9,35 @@
 #include <string>
 #include <vector>
 
+#include "core/sym_expr.h"
 #include "ember/graph.h"
 
 namespace ember::graph {
+
+/// Node `n`'s size arguments (size lists, single sizes) holding symbols, resolved over the
+/// value slots once: core::value_slots_expr goes through the shape environment's
+/// replacements, too slow for a compiled wrapper to do at every call. Per argument of `n`:
+/// whether it holds symbols, then its sizes' expressions and the slots they name.
+struct ResolvedSizes {
+  struct Arg {
+    bool holds = false;
+    bool single = false;  // a SymInt, not a list
+    std::vector<core::sym::Expr> sizes;
+    std::vector<int32_t> slots;
+  };
+  std::vector<Arg> args;
+};
+ResolvedSizes resolve_sizes(const Node& n);
 
 /// Runs Call node `n` through the normal dispatch path: its arguments built from the
 /// literals and `value_of`, its user line set (errors name it), its grad mode replayed.
 /// Returns one tensor per output (undefined where the op returned None). A size list or a
 /// SymInt argument holding symbols is evaluated at `symbol_values` (symbol id -> this
-/// call's value; see symbol_values()), so the op receives this call's sizes.
+/// call's value; see symbol_values()), so the op receives this call's sizes; `resolved`
+/// (resolve_sizes(n), made once by a caller that runs `n` at every call) saves resolving
+/// the expressions again.
 std::vector<Tensor> run_call_node(const Node& n, const std::function<const Tensor&(const ValueRef&)>& value_of,
-                                  std::span<const int64_t> symbol_values = {});
+                                  std::span<const int64_t> symbol_values = {}, const ResolvedSizes* resolved = nullptr);
 
 /// Whether a literal argument of `g` is a size list or a single size holding symbols.
 bool has_symbolic_lists(const Graph& g);

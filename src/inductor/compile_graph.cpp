@@ -66,6 +66,9 @@ struct Program {
   /// Per node position: whether the call there computes a data-dependent size the later
   /// steps read (symbols.from_outputs).
   std::vector<bool> reads_sizes;
+  /// Per node position: an extern call's size arguments over the value slots, resolved
+  /// once (graph::resolve_sizes); empty for a static graph.
+  std::vector<graph::ResolvedSizes> resolved_sizes;
   std::vector<SymbolicKernelFn> sym_fns;
   std::map<const Node*, int> kernel_at;  // kernel roots, by root node
   std::map<const Node*, size_t> index;   // node -> position
@@ -146,9 +149,11 @@ void Program::plan_steps() {
   steps.assign(n, Step::Eager);
   kernel_of.assign(n, -1);
   first_slot.assign(n + 1, 0);
+  if (symbolic) resolved_sizes.resize(n);
   for (size_t i = 0; i < n; ++i) {
     const Node& node = *g.nodes()[i];
     first_slot[i + 1] = first_slot[i] + node.num_outputs();
+    if (symbolic && node.kind() == NodeKind::Call) resolved_sizes[i] = graph::resolve_sizes(node);
     switch (node.kind()) {
       case NodeKind::Placeholder:
       case NodeKind::Attribute: steps[i] = Step::Input; ++num_inputs; break;
@@ -421,7 +426,9 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
         // Views and extern calls run their eager kernels, as the interpreter does.
         const StepTimer timer = time_step(i);
         const CudaStepTimer cuda_timer = time_cuda_step(i);
-        std::vector<Tensor> outs = graph::run_call_node(*g.nodes()[i], value_of, ks);  // size lists over symbols at this call's values
+        // Size lists over symbols at this call's values.
+        std::vector<Tensor> outs =
+            graph::run_call_node(*g.nodes()[i], value_of, ks, symbolic ? &resolved_sizes[i] : nullptr);
         if (symbolic && reads_sizes[i]) read_output_symbols(symbols, i, outs, ks);     // data-dependent sizes
         for (size_t o = 0; o < outs.size(); ++o) env[first_slot[i] + o] = std::move(outs[o]);
         break;
