@@ -665,6 +665,50 @@ std::string to_string(const Expr& e, const SymbolNamer& name) {
   return out;
 }
 
+std::string c_expr(const Expr& e, CDialect dialect) {
+  const Node& n = e.node();
+  switch (e.kind()) {
+    case Kind::Const:
+      return std::to_string(e.value());
+    case Kind::Symbol:
+      return "ks[" + std::to_string(e.symbol_id()) + "]";
+    case Kind::Sum: {
+      std::string s = "(" + (n.value ? std::to_string(n.value) : std::string());
+      for (size_t i = 0; i < n.args.size(); ++i) {
+        if (s.size() > 1) s += " + ";
+        s += (n.coeffs[i] == 1 ? "" : std::to_string(n.coeffs[i]) + " * ") + c_expr(n.args[i], dialect);
+      }
+      return s + ")";
+    }
+    case Kind::Product: {
+      std::string s;
+      for (size_t i = 0; i < n.args.size(); ++i)
+        for (int64_t k = 0; k < n.coeffs[i]; ++k) s += (s.empty() ? "" : " * ") + c_expr(n.args[i], dialect);
+      return "(" + s + ")";
+    }
+    case Kind::FloorDiv: {
+      // Python's // (toward -inf): C's truncating quotient, one less when the signs differ
+      // and the division is inexact. Operands are pure expressions of ks, read twice.
+      const std::string a = c_expr(n.args[0], dialect), b = c_expr(n.args[1], dialect);
+      return "(" + a + " / " + b + " - (" + a + " % " + b + " != 0 && (" + a + " < 0) != (" + b + " < 0)))";
+    }
+    case Kind::Mod: {
+      // Python's % (the divisor's sign).
+      const std::string a = c_expr(n.args[0], dialect), b = c_expr(n.args[1], dialect);
+      return "((" + a + " % " + b + " + " + b + ") % " + b + ")";
+    }
+    case Kind::Min:
+    case Kind::Max: {
+      const bool min = e.kind() == Kind::Min;
+      const char* fn = dialect == CDialect::Cuda ? (min ? "ember_dev::imin(" : "ember_dev::imax(")
+                                                 : (min ? "std::min<int64_t>(" : "std::max<int64_t>(");
+      return fn + c_expr(n.args[0], dialect) + ", " + c_expr(n.args[1], dialect) + ")";
+    }
+  }
+  EMBER_INTERNAL_ASSERT(false) << "c_expr: size expression " << e << " of an unknown kind";
+  return "";
+}
+
 std::ostream& operator<<(std::ostream& os, const Expr& e) { return os << (e.is_null() ? "<null>" : to_string(e)); }
 
 // --- parsing ----------------------------------------------------------------------------

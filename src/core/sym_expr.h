@@ -130,6 +130,15 @@ using SymbolNamer = std::function<std::string(int32_t)>;
 std::string default_symbol_name(int32_t id);
 /// sympy-like text: `2*s0*s1 + s1//8 - 1`, `Mod(s0, 8)`, `Min(s0, 4)`, `s0**2`.
 std::string to_string(const Expr& e, const SymbolNamer& name = default_symbol_name);
+/// Which code a size expression's C++ text is for: host C++ (Min/Max as std::min and
+/// std::max over int64_t) or CUDA (ember_dev::imin/imax of the inductor's generated code).
+enum class CDialect { Cpp, Cuda };
+/// The C++ text of a size expression whose symbol values are `ks` (an array indexed by
+/// symbol id, or the CUDA kernels' by-value ember_dev::Sizes): `ks[0] * 16`; a constant
+/// prints as its digits; `//` and `Mod` print as Python's floor division and modulo (C's
+/// `/` and `%` truncate). Used by the inductor's kernels and by runnable programs.
+std::string c_expr(const Expr& e, CDialect dialect = CDialect::Cpp);
+
 std::ostream& operator<<(std::ostream& os, const Expr& e);
 
 /// Parses what to_string prints (also `%`, `min`, `max`, and parentheses anywhere);

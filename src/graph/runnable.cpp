@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "core/shape.h"
+#include "core/shape_env.h"
+#include "core/sym_geometry.h"
 #include "ember/ops/pointwise.h"
 #include "ember/ops/random.h"
 #include "graph/text.h"
@@ -218,6 +220,12 @@ std::string string_expr(const std::string& s) {
   return out + "\")";
 }
 
+/// A size as C++ over the program's `ks` (a symbol's value slot) when it holds symbols,
+/// else its digits.
+std::string sym_int_expr(const SymInt& s) {
+  return s.is_symbolic() ? core::sym::c_expr(core::value_slots_expr(*s.sym())) : int_expr(s.hint());
+}
+
 std::string literal_expr(const IValue& v) {
   return std::visit(
       [&](const auto& x) -> std::string {
@@ -241,10 +249,11 @@ std::string literal_expr(const IValue& v) {
           for (size_t i = 0; i < x.size(); ++i) s += std::string(i ? ", " : "") + float_expr(x[i]);
           return s + "}";
         } else if constexpr (std::is_same_v<T, SymInt>) {
-          return "int64_t{" + int_expr(x.hint()) + "}";  // at the symbols' example values, as lists
+          return "int64_t{" + sym_int_expr(x) + "}";  // at this run's symbol values
         } else if constexpr (std::is_same_v<T, SymIntList>) {
-          // The program runs at the symbols' example values (its inputs are made with them).
-          return "std::vector<int64_t>" + int_list_expr(x.hints);
+          std::string s = "std::vector<int64_t>{";
+          for (size_t i = 0; i < x.values.size(); ++i) s += (i ? ", " : "") + sym_int_expr(x.values[i]);
+          return s + "}";
         } else if constexpr (std::is_same_v<T, std::vector<bool>>) {
           std::string s = "std::vector<bool>{";
           for (size_t i = 0; i < x.size(); ++i) s += std::string(i ? ", " : "") + (x[i] ? "true" : "false");
@@ -296,7 +305,19 @@ bool is_contiguous_meta(const TensorMeta& m) {
   return m.storage_offset == 0 && m.strides == core::contiguous_strides(m.sizes);
 }
 
+/// A symbolic geometry's entries as C++ over the program's `ks`.
+std::string sym_list_expr(const std::vector<core::SymInt>& v) {
+  std::string s = "{";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + core::sym::c_expr(core::value_slots_expr(v[i]));
+  return s + "}";
+}
+
+/// make_input of `m`'s geometry: its digits, or over `ks` when it holds symbols (the
+/// program's inputs are then made at the symbol values of the run).
 std::string make_input_expr(const TensorMeta& m) {
+  if (m.sym)
+    return "make_input(" + sym_list_expr(m.sym->sizes) + ", " + sym_list_expr(m.sym->strides) + ", " +
+           core::sym::c_expr(core::value_slots_expr(m.sym->storage_offset)) + ", " + dtype_expr(m.dtype) + ")";
   return "make_input(" + int_list_expr(m.sizes) + ", " + int_list_expr(m.strides) + ", " + int_expr(m.storage_offset) +
          ", " + dtype_expr(m.dtype) + ")";
 }
@@ -305,12 +326,14 @@ class Writer {
  public:
   Writer(const Graph& g, const RunnableOptions& options) : g_(g), options_(options) {
     for (const auto& n : g.nodes()) var_[n.get()] = fresh_var(n->name());
+    bind_symbols();
   }
 
   std::string program() {
     std::ostringstream os;
     header(os);
     os << kHelpers;
+    symbols(os);
     forward(os);
     if (!options_.main_source.empty()) forward_list(os);
     os << "}  // namespace\n\n";
@@ -323,6 +346,62 @@ class Writer {
   }
 
  private:
+  /// A graph over size symbols: the program keeps their values in `ks` (one per value slot:
+  /// the input symbols, then the data-dependent sizes). forward() sets each from the first
+  /// input dim whose size it is, a data-dependent one from the output of the op computing
+  /// it, so that the program runs at the sizes of the inputs it is given.
+  void bind_symbols() {
+    env_ = graph_text::shape_env_of(g_);
+    if (!env_) return;
+    slots_ = core::value_slot_count(*env_);
+    std::set<int32_t> bound;
+    auto bind = [&](const TensorMeta& m, const std::string& tensor, std::vector<std::string>& into, bool unbacked) {
+      if (!m.sym) return;
+      for (size_t d = 0; d < m.sym->sizes.size(); ++d) {
+        const core::sym::Expr e = core::value_slots_expr(m.sym->sizes[d]);
+        if (e.kind() != core::sym::Kind::Symbol) continue;
+        const int32_t id = e.symbol_id();
+        if (unbacked != (static_cast<size_t>(id) >= env_->num_symbols()) || !bound.insert(id).second) continue;
+        into.push_back("  ks[" + std::to_string(id) + "] = " + tensor + ".size(" + std::to_string(d) + ");");
+      }
+    };
+    for (const Node* in : g_.inputs())
+      if (!in->meta().empty()) bind(in->meta()[0], var_.at(in), from_inputs_, false);
+    for (const auto& n : g_.nodes())
+      if (n->kind() == NodeKind::Call)
+        for (uint32_t o = 0; o < n->num_outputs(); ++o) bind(n->meta()[o], ref_expr(n->out(o)), after_[n.get()], true);
+  }
+
+  /// The symbols' values (`ks`) and the command line that sets the input symbols.
+  void symbols(std::ostream& os) const {
+    if (!env_) return;
+    const size_t inputs = env_->num_symbols();
+    os << "/// The graph's size symbols by value slot: s0 ... s" << inputs - 1
+       << (env_->num_unbacked() ? ", then the data-dependent u0 ..." : "")
+       << ". forward() reads each from the size of an input\n"
+       << "/// (or of the output of the op computing it); main() makes the inputs at the values its\n"
+       << "/// arguments give (`s0=12`), else at the example values below.\n"
+       << "int64_t ks[" << std::max<size_t>(slots_, 1) << "] = {";
+    for (size_t i = 0; i < slots_; ++i)
+      os << (i ? ", " : "") << (i < inputs ? env_->symbol(static_cast<int32_t>(i)).hint : 0);
+    os << "};\n\n"
+       << "/// Sets an input symbol from a command-line argument `s<k>=<size>`.\n"
+       << "[[maybe_unused]] void set_symbol(const std::string& arg) {\n"
+       << "  const size_t eq = arg.find('=');\n"
+       << "  char* end = nullptr;\n"
+       << "  long long k = -1, value = -1;\n"
+       << "  if (eq != std::string::npos && arg.size() > 1 && arg[0] == 's') k = std::strtoll(arg.c_str() + 1, &end, "
+          "10);\n"
+       << "  if (k >= 0 && end == arg.c_str() + eq) value = std::strtoll(arg.c_str() + eq + 1, &end, 10);\n"
+       << "  if (k < 0 || k >= " << inputs << " || value < 0 || *end != '\\0') {\n"
+       << "    std::fprintf(stderr, \"expected s<k>=<size> with k < " << inputs
+       << " (the graph's input symbols), got '%s'\\n\", arg.c_str());\n"
+       << "    std::exit(2);\n"
+       << "  }\n"
+       << "  ks[k] = value;\n"
+       << "}\n\n";
+  }
+
   std::string fresh_var(const std::string& name) {
     std::string v;
     for (char c : name) v += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
@@ -384,7 +463,8 @@ class Writer {
     std::istringstream text(to_string(g_));
     for (std::string line; std::getline(text, line);) os << "//   " << line << "\n";
     os << "\n"
-       << "#include <cstdint>\n#include <cstdio>\n#include <limits>\n#include <optional>\n#include <string>\n"
+       << "#include <cstdint>\n#include <cstdio>\n#include <cstdlib>\n#include <limits>\n#include <optional>\n"
+       << "#include <string>\n"
        << "#include <vector>\n\n#include <ember/ember.h>\n\nnamespace {\n\n";
   }
 
@@ -497,10 +577,13 @@ void print_summary(size_t k, const ember::Tensor& t) {
       first = false;
     }
     os << ") {\n";
+    for (const std::string& line : from_inputs_) os << line << "\n";
     for (const auto& np : g_.nodes()) {
       const Node& n = *np;
       if (n.kind() == NodeKind::Constant) constant(os, n);
       if (n.kind() == NodeKind::Call) call(os, n);
+      if (auto it = after_.find(&n); it != after_.end())
+        for (const std::string& line : it->second) os << line << "\n";
     }
     os << "  return {";
     const std::vector<ValueRef> outs = g_.outputs();
@@ -518,7 +601,11 @@ void print_summary(size_t k, const ember::Tensor& t) {
   }
 
   void main_fn(std::ostream& os) const {
-    os << "int main() {\n  ember::manual_seed(0);\n";
+    if (env_)
+      os << "int main(int argc, char** argv) {\n  for (int a = 1; a < argc; ++a) set_symbol(argv[a]);\n"
+         << "  ember::manual_seed(0);\n";
+    else
+      os << "int main() {\n  ember::manual_seed(0);\n";
     std::string args;
     for (const Node* in : g_.inputs()) {
       const TensorMeta& m = in->meta().at(0);
@@ -537,6 +624,12 @@ void print_summary(size_t k, const ember::Tensor& t) {
   const RunnableOptions& options_;
   std::map<const Node*, std::string> var_;
   std::set<std::string> used_;
+  // Over size symbols (bind_symbols): the environment, its value slots, and the lines that
+  // set `ks` at forward()'s start and after the op computing a data-dependent size.
+  const core::ShapeEnv* env_ = nullptr;
+  size_t slots_ = 0;
+  std::vector<std::string> from_inputs_;
+  std::map<const Node*, std::vector<std::string>> after_;
 };
 
 }  // namespace

@@ -76,13 +76,8 @@ SlotGeometry slot_geometry(const TensorMeta& m);
 /// are as long as the graph's longest geometry).
 void evaluate_meta_into(const TensorMeta& m, const SlotGeometry& g, std::span<const int64_t> values, TensorMeta& out);
 
-/// Which code generator a size expression's text is for: C++ (Min/Max as std::min and
-/// std::max) or CUDA (ember_dev::imin/imax of the generated code's prelude).
-enum class CDialect { Cpp, Cuda };
-/// The C++ text of a size expression in a kernel whose symbol values are `ks` (an array,
-/// or the CUDA kernel's by-value ember_dev::Sizes): `ks[0] * 16`; a constant prints as its
-/// digits; `//` and `Mod` print as Python's floor division and modulo (C's `/` and `%`
-/// truncate).
-std::string c_expr(const core::sym::Expr& e, CDialect dialect = CDialect::Cpp);
+/// The C++ text of a size expression in a kernel (core::sym::c_expr).
+using core::sym::c_expr;
+using core::sym::CDialect;
 
 }  // namespace ember::inductor

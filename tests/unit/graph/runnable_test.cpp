@@ -54,6 +54,26 @@ CommandResult run_command(const std::string& cmd) {
   return r;
 }
 
+/// Writes `source` into a fresh directory, builds it as build_info.h says and runs it with
+/// each of `runs`' argument strings ("" for none); the results in that order.
+std::vector<CommandResult> compile_and_run_each(const std::string& source, const std::vector<std::string>& runs) {
+  std::string dir_template = (std::filesystem::temp_directory_path() / "ember_runnable_XXXXXX").string();
+  const char* dir = mkdtemp(dir_template.data());
+  if (!dir) return {{-1, "mkdtemp failed"}};
+  const std::filesystem::path cpp = std::filesystem::path(dir) / "fx_graph_runnable.cpp";
+  const std::filesystem::path exe = std::filesystem::path(dir) / "fx_graph_runnable";
+  std::ofstream(cpp) << source;
+  CommandResult built = run_command(build_info::compile_command(cpp.string(), exe.string()));
+  if (built.status != 0) {
+    built.output = "compiling failed (" + cpp.string() + "):\n" + built.output;
+    return {built};
+  }
+  std::vector<CommandResult> out;
+  for (const std::string& args : runs) out.push_back(run_command(exe.string() + (args.empty() ? "" : " " + args)));
+  std::filesystem::remove_all(dir);
+  return out;
+}
+
 /// Writes `source` into a fresh directory, builds it as build_info.h says and runs it.
 CommandResult compile_and_run(const std::string& source) {
   std::string dir_template = (std::filesystem::temp_directory_path() / "ember_runnable_XXXXXX").string();
@@ -135,6 +155,49 @@ TEST(RunnableProgram, PrintsTheChecksumsRunGraphGivesOnTheSameInputs) {
   CommandResult run = compile_and_run(source);
   ASSERT_EQ(run.status, 0) << run.output << "\n" << source;
   EXPECT_EQ(lines_of(run.output), expected) << source;
+}
+
+TEST(RunnableProgram, AGraphOverSizeSymbolsRunsAtTheSizesItsArgumentsGive) {
+  // Size lists and the inputs' geometry are written over the symbols' values (`ks`):
+  // forward() reads s0 from x and the mask's count u0 from the index's output, and main()
+  // makes the inputs at the example values or at those of `s0=<size>`.
+  auto g = parse_graph(R"(graph dyn {
+  symbol s0 = 6 for x.size(0) [2, inf]
+  symbol u0 for aten::index.Tensor (a bool mask) [0, inf]
+  %x : f32[s0, 4] = placeholder[x]
+  %w : f32[4, 3] = placeholder[w]
+  %mm : f32[s0, 3] = aten::mm(%x, %w)
+  %view : f32[3, s0] = aten::view(%mm, [3, s0])
+  %gt : b8[s0, 4] = aten::gt.Scalar(%x, 0)
+  %index : f32[u0] = aten::index.Tensor(%x, [%gt])
+  %view_1 : f32[1, u0] = aten::view(%index, [1, u0])
+  return (%view, %view_1)
+})");
+  const std::string source = to_runnable_cpp(*g);
+  EXPECT_NE(source.find("int64_t ks[2] = {6, 0};"), std::string::npos) << source;
+  EXPECT_NE(source.find("ks[0] = x.size(0);"), std::string::npos) << source;
+  EXPECT_NE(source.find("ks[1] = index.size(0);"), std::string::npos) << source;
+  EXPECT_NE(source.find("std::vector<int64_t>{3, ks[0]}"), std::string::npos) << source;
+  EXPECT_NE(source.find("make_input({ks[0], 4}, {4, 1}, 0, ember::ScalarType::Float)"), std::string::npos) << source;
+
+  // In-process: the inputs main() makes at s0 = 6 and at s0 = 9 (same seed, same order).
+  auto expected_at = [&](int64_t rows) {
+    manual_seed(0);
+    const Tensor x = runnable_input(meta_of({rows, 4})), w = runnable_input(meta_of({4, 3}));
+    const Tensor mm = matmul(x, w), picked = index(x, {x > 0});
+    return summaries({mm.view({3, rows}), picked.view({1, picked.size(0)})});
+  };
+  const std::vector<CommandResult> runs = compile_and_run_each(source, {"", "s0=9", "s3=5", "s0=x"});
+  ASSERT_EQ(runs.size(), 4u) << runs[0].output << "\n" << source;
+  ASSERT_EQ(runs[0].status, 0) << runs[0].output;
+  EXPECT_EQ(lines_of(runs[0].output), expected_at(6));
+  ASSERT_EQ(runs[1].status, 0) << runs[1].output;
+  EXPECT_EQ(lines_of(runs[1].output), expected_at(9));
+  for (size_t k : {2, 3}) {
+    EXPECT_NE(runs[k].status, 0) << runs[k].output;
+    EXPECT_NE(runs[k].output.find("expected s<k>=<size> with k < 1 (the graph's input symbols)"), std::string::npos)
+        << runs[k].output;
+  }
 }
 
 TEST(RunnableProgram, SpellsOutTheGraphAndEachCall) {
