@@ -55,7 +55,8 @@ CommandResult run_command(const std::string& cmd) {
 }
 
 /// Writes `source` into a fresh directory, builds it as build_info.h says and runs it with
-/// each of `runs`' argument strings ("" for none); the results in that order.
+/// each of `runs`' argument strings ("" for none); the results in that order (the build's
+/// failure alone, its directory kept, when it does not build).
 std::vector<CommandResult> compile_and_run_each(const std::string& source, const std::vector<std::string>& runs) {
   std::string dir_template = (std::filesystem::temp_directory_path() / "ember_runnable_XXXXXX").string();
   const char* dir = mkdtemp(dir_template.data());
@@ -70,27 +71,12 @@ std::vector<CommandResult> compile_and_run_each(const std::string& source, const
   }
   std::vector<CommandResult> out;
   for (const std::string& args : runs) out.push_back(run_command(exe.string() + (args.empty() ? "" : " " + args)));
-  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(dir);  // the tests print the source with a failure
   return out;
 }
 
 /// Writes `source` into a fresh directory, builds it as build_info.h says and runs it.
-CommandResult compile_and_run(const std::string& source) {
-  std::string dir_template = (std::filesystem::temp_directory_path() / "ember_runnable_XXXXXX").string();
-  const char* dir = mkdtemp(dir_template.data());
-  if (!dir) return {-1, "mkdtemp failed"};
-  const std::filesystem::path cpp = std::filesystem::path(dir) / "fx_graph_runnable.cpp";
-  const std::filesystem::path exe = std::filesystem::path(dir) / "fx_graph_runnable";
-  std::ofstream(cpp) << source;
-  CommandResult built = run_command(build_info::compile_command(cpp.string(), exe.string()));
-  if (built.status != 0) {
-    built.output = "compiling failed (" + cpp.string() + "):\n" + built.output;
-    return built;
-  }
-  CommandResult ran = run_command(exe.string());
-  if (ran.status == 0) std::filesystem::remove_all(dir);
-  return ran;
-}
+CommandResult compile_and_run(const std::string& source) { return compile_and_run_each(source, {""}).at(0); }
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
