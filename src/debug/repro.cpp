@@ -21,6 +21,7 @@
 #include "ember/config.h"
 #include "ember/debug.h"
 #include "ember/ember.h"
+#include "graph/runnable.h"
 #include "support/logging.h"
 
 namespace ember::debug {
@@ -304,22 +305,37 @@ std::string repro_cpp(const Repro& r, const std::string& inputs_path) {
     for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
     return s + "}";
   };
+  // A graph over size symbols also takes `s<k>=<size>` arguments: its inputs are then made
+  // at those sizes (random values, seed 0) instead of read from the file.
+  const bool symbolic = graph::runnable_has_symbols(g);
   std::ostringstream main;
   main << "int main(int argc, char** argv) {\n"
-       << "  const std::string inputs_path = argc > 1 ? argv[1] : " << quoted(inputs_path) << ";\n";
+       << "  std::string inputs_path = " << quoted(inputs_path) << ";\n";
+  if (symbolic) {
+    main << "  bool resized = false;  // s<k>=<size> arguments: inputs made at those sizes\n"
+         << "  for (int a = 1; a < argc; ++a) {\n"
+         << "    const std::string arg = argv[a];\n"
+         << "    if (arg.find('=') == std::string::npos) {\n      inputs_path = arg;\n      continue;\n    }\n"
+         << "    set_symbol(arg);\n    resized = true;\n  }\n";
+  } else {
+    main << "  const bool resized = false;\n  if (argc > 1) inputs_path = argv[1];\n";
+  }
   if (!r.config.empty()) main << "  // The knobs in force when the failure was seen.\n";
   for (const auto& [name, value] : r.config)
     main << "  ember::config_set(" << quoted(name) << ", " << quoted(value) << ");\n";
   main << "  ember::register_builtin_backends();\n"
        << "  // A custom backend: register it here (ember::register_backend) under the name used below.\n"
-       << "  const std::map<std::string, ember::Tensor> file = ember::load_safetensors(inputs_path);\n"
+       << "  const std::map<std::string, ember::Tensor> file =\n"
+       << "      resized ? std::map<std::string, ember::Tensor>() : ember::load_safetensors(inputs_path);\n"
        << "  auto inputs = [&] {\n"
-       << "    std::vector<ember::Tensor> in;\n";
+       << "    std::vector<ember::Tensor> in;\n"
+       << "    if (resized) ember::manual_seed(0);  // the same made inputs at every call\n";
   const std::vector<Node*> ins = g.inputs();
   for (size_t i = 0; i < ins.size(); ++i) {
     const TensorMeta& m = ins[i]->meta().at(0);
-    main << "    in.push_back(restrided(file.at(\"input." << i << "\"), " << ints(m.strides) << ", " << m.storage_offset
-         << "));  // " << ins[i]->target() << "\n"
+    main << "    in.push_back(resized ? " << graph::make_input_cpp(m)
+         << "\n                          : restrided(file.at(\"input." << i << "\"), " << ints(m.strides) << ", "
+         << m.storage_offset << "));  // " << ins[i]->target() << "\n"
          << dynamic_marks(m, "in.back()");
   }
   main << "    return in;\n  };\n"

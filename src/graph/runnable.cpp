@@ -3,6 +3,8 @@
 // name through ember::call_op, makes inputs from a fixed seed and prints a checksum per
 // output, so a graph can be re-run, bisected or shared without the code that captured it.
 // See Note [graph] (docs/notes/graph.md), "Runnable programs".
+#include "graph/runnable.h"
+
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -635,6 +637,11 @@ void print_summary(size_t k, const ember::Tensor& t) {
 }  // namespace
 
 std::string to_runnable_cpp(const Graph& g, const RunnableOptions& options) { return Writer(g, options).program(); }
+
+namespace graph {
+std::string make_input_cpp(const TensorMeta& m) { return make_input_expr(m); }
+bool runnable_has_symbols(const Graph& g) { return graph_text::shape_env_of(g) != nullptr; }
+}  // namespace graph
 
 Tensor runnable_input(const TensorMeta& m) {
   // make_input of the generated program (Writer::kHelpers), step for step.

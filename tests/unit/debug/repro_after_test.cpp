@@ -349,6 +349,16 @@ TEST_F(ReproTest, AReproOfADynamicGraphKeepsItsSymbolsAndRunsAtTheExampleSizes) 
   CommandResult ran = run_command("env OMP_NUM_THREADS=2 '" + exe.string() + "'");
   EXPECT_EQ(ran.status, 0) << ran.output;
   EXPECT_NE(ran.output.find("not reproduced: backend eager compiles and runs"), std::string::npos) << ran.output;
+  // Told other sizes, it makes its inputs at them (random values) instead of reading the file.
+  EXPECT_NE(cpp.find("in.push_back(resized ? make_input({ks[0], ks[1]}, {ks[1], 1}, 0, ember::ScalarType::Float)"),
+            std::string::npos)
+      << cpp;
+  ran = run_command("env OMP_NUM_THREADS=2 '" + exe.string() + "' s0=9 s1=5");
+  EXPECT_EQ(ran.status, 0) << ran.output;
+  EXPECT_NE(ran.output.find("not reproduced: backend eager compiles and runs"), std::string::npos) << ran.output;
+  ran = run_command("env OMP_NUM_THREADS=2 '" + exe.string() + "' s7=9");
+  EXPECT_NE(ran.status, 0) << ran.output;
+  EXPECT_NE(ran.output.find("expected s<k>=<size> with k < 4"), std::string::npos) << ran.output;
 }
 
 }  // namespace
