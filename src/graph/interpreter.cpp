@@ -6,10 +6,8 @@
 #include <map>
 #include <sstream>
 
-#include "core/shape_env.h"
 #include "core/sym_geometry.h"
 #include "ember/autograd.h"
-#include "graph/text.h"
 #include "ops/dispatch.h"
 #include "support/call_context.h"
 
@@ -47,7 +45,6 @@ IValue evaluate_sizes(const Node& n, const graph::ResolvedSizes::Arg& a, std::sp
 /// The same for one argument, resolved now.
 graph::ResolvedSizes::Arg resolve(const IValue& v) {
   graph::ResolvedSizes::Arg a;
-  a.holds = true;
   a.single = v.is_sym_int();
   auto add = [&](const SymInt& s) {
     a.sizes.push_back(s.is_symbolic() ? core::value_slots_expr(*s.sym()) : core::sym::Expr(s.hint()));
@@ -74,19 +71,8 @@ bool has_symbolic_lists(const Graph& g) {
 }
 
 std::vector<int64_t> symbol_values(const Graph& g, const std::vector<Tensor>& inputs) {
-  const core::ShapeEnv* env = graph_text::shape_env_of(g);
-  std::vector<int64_t> values(env ? core::value_slot_count(*env) : 0, kUnbound);
-  size_t i = 0;
-  for (const Node* input : g.inputs()) {
-    const Tensor& t = inputs.at(i++);
-    if (input->meta().empty() || !input->meta()[0].sym) continue;
-    const core::SymInts& sizes = input->meta()[0].sym->sizes;
-    for (size_t d = 0; d < sizes.size() && d < static_cast<size_t>(t.dim()); ++d) {
-      const core::sym::Expr e = core::current(sizes[d]).expr();
-      if (e.kind() == core::sym::Kind::Symbol && static_cast<size_t>(e.symbol_id()) < values.size())
-        values[static_cast<size_t>(e.symbol_id())] = t.size(static_cast<int64_t>(d));
-    }
-  }
+  std::vector<int64_t> values;
+  read_symbols(bind_symbols(g), inputs, values);
   return values;
 }
 
@@ -153,26 +139,14 @@ std::vector<Tensor> run_graph(const Graph& g, const std::vector<Tensor>& inputs)
   std::vector<Tensor> results;
   // Size lists over symbols take this call's values, read from the inputs, and a
   // data-dependent size from the output of the call that computes it, once it has run.
-  std::vector<int64_t> values = graph::has_symbolic_lists(g) ? graph::symbol_values(g, inputs) : std::vector<int64_t>();
-  // Only a graph with data-dependent sizes reads any from outputs (the walk costs a
-  // simplification per symbolic size).
-  const core::ShapeEnv* env_of_g = values.empty() ? nullptr : graph_text::shape_env_of(g);
-  const core::ShapeEnv* shape_env = env_of_g && env_of_g->num_unbacked() > 0 ? env_of_g : nullptr;
-  const auto backed = static_cast<int32_t>(shape_env ? shape_env->num_symbols() : 0);
-  auto read_data_dependent_sizes = [&](const Node& n, const Values& outs) {
-    for (size_t o = 0; o < n.meta().size() && o < outs.size(); ++o) {
-      if (!n.meta()[o].sym || !outs[o].defined()) continue;
-      const core::SymInts& sizes = n.meta()[o].sym->sizes;
-      for (size_t d = 0; d < sizes.size(); ++d) {
-        const core::sym::Expr e = core::value_slots_expr(sizes[d]);
-        if (e.kind() == core::sym::Kind::Symbol && e.symbol_id() >= backed &&
-            static_cast<size_t>(e.symbol_id()) < values.size())
-          values[static_cast<size_t>(e.symbol_id())] = outs[o].size(static_cast<int64_t>(d));
-      }
-    }
-  };
-  for (const auto& np : g.nodes()) {
-    const Node& n = *np;
+  graph::SymbolTable symbols;
+  std::vector<int64_t> values;
+  if (graph::has_symbolic_lists(g)) {
+    symbols = graph::bind_symbols(g);
+    graph::read_symbols(symbols, inputs, values);
+  }
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const Node& n = *g.nodes()[i];
     switch (n.kind()) {
       case NodeKind::Placeholder:
       case NodeKind::Attribute:
@@ -183,7 +157,7 @@ std::vector<Tensor> run_graph(const Graph& g, const std::vector<Tensor>& inputs)
         break;
       case NodeKind::Call:
         env[&n] = graph::run_call_node(n, value_of, values);
-        if (shape_env) read_data_dependent_sizes(n, env[&n]);
+        if (!symbols.from_outputs.empty()) graph::read_output_symbols(symbols, i, env[&n], values);
         break;
       case NodeKind::Output:
         for (const Arg& a : n.args()) results.push_back(value_of(a.value));

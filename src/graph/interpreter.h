@@ -11,16 +11,16 @@
 
 #include "core/sym_expr.h"
 #include "ember/graph.h"
+#include "graph/symbols.h"
 
 namespace ember::graph {
 
 /// Node `n`'s size arguments (size lists, single sizes) holding symbols, resolved over the
 /// value slots once: core::value_slots_expr goes through the shape environment's
 /// replacements, too slow for a compiled wrapper to do at every call. Per argument of `n`:
-/// whether it holds symbols, then its sizes' expressions and the slots they name.
+/// its sizes' expressions (none for an argument without symbols) and the slots they name.
 struct ResolvedSizes {
   struct Arg {
-    bool holds = false;
     bool single = false;  // a SymInt, not a list
     std::vector<core::sym::Expr> sizes;
     std::vector<int32_t> slots;
@@ -42,8 +42,8 @@ std::vector<Tensor> run_call_node(const Node& n, const std::function<const Tenso
 /// Whether a literal argument of `g` is a size list or a single size holding symbols.
 bool has_symbolic_lists(const Graph& g);
 /// The values of `g`'s size symbols on a call with `inputs` (one per Graph::inputs()): each
-/// symbol that is a size of an input, read from it; kUnbound for the others.
-inline constexpr int64_t kUnbound = INT64_MIN;
+/// symbol that is a size of an input, read from it (bind_symbols, read_symbols); kUnbound
+/// for the others.
 std::vector<int64_t> symbol_values(const Graph& g, const std::vector<Tensor>& inputs);
 
 /// Why running `g` on `inputs` through the dispatcher (run_graph) would record autograd

@@ -17,6 +17,7 @@
 #include "core/sym_geometry.h"
 #include "ember/ops/pointwise.h"
 #include "ember/ops/random.h"
+#include "graph/symbols.h"
 #include "graph/text.h"
 #include "ops/registry.h"
 
@@ -349,29 +350,25 @@ class Writer {
 
  private:
   /// A graph over size symbols: the program keeps their values in `ks` (one per value slot:
-  /// the input symbols, then the data-dependent sizes). forward() sets each from the first
-  /// input dim whose size it is, a data-dependent one from the output of the op computing
-  /// it, so that the program runs at the sizes of the inputs it is given.
+  /// the input symbols, then the data-dependent sizes). forward() sets each where the graph's
+  /// symbol table reads it (graph/symbols.h): from an input's size, a data-dependent one
+  /// from the output of the op computing it, so that the program runs at the sizes of the
+  /// inputs it is given.
   void bind_symbols() {
     env_ = graph_text::shape_env_of(g_);
     if (!env_) return;
-    slots_ = core::value_slot_count(*env_);
-    std::set<int32_t> bound;
-    auto bind = [&](const TensorMeta& m, const std::string& tensor, std::vector<std::string>& into, bool unbacked) {
-      if (!m.sym) return;
-      for (size_t d = 0; d < m.sym->sizes.size(); ++d) {
-        const core::sym::Expr e = core::value_slots_expr(m.sym->sizes[d]);
-        if (e.kind() != core::sym::Kind::Symbol) continue;
-        const int32_t id = e.symbol_id();
-        if (unbacked != (static_cast<size_t>(id) >= env_->num_symbols()) || !bound.insert(id).second) continue;
-        into.push_back("  ks[" + std::to_string(id) + "] = " + tensor + ".size(" + std::to_string(d) + ");");
-      }
+    const graph::SymbolTable table = graph::bind_symbols(g_);
+    slots_ = table.num_symbols;
+    auto line = [](int32_t slot, const std::string& tensor, size_t dim) {
+      return "  ks[" + std::to_string(slot) + "] = " + tensor + ".size(" + std::to_string(dim) + ");";
     };
-    for (const Node* in : g_.inputs())
-      if (!in->meta().empty()) bind(in->meta()[0], var_.at(in), from_inputs_, false);
-    for (const auto& n : g_.nodes())
-      if (n->kind() == NodeKind::Call)
-        for (uint32_t o = 0; o < n->num_outputs(); ++o) bind(n->meta()[o], ref_expr(n->out(o)), after_[n.get()], true);
+    const std::vector<Node*> inputs = g_.inputs();
+    for (const graph::SymbolBinding& b : table.bindings)
+      from_inputs_.push_back(line(b.symbol, var_.at(inputs[b.input]), b.dim));
+    for (const graph::OutputBinding& b : table.from_outputs) {
+      Node* n = g_.nodes()[b.node].get();
+      after_[n].push_back(line(b.symbol, ref_expr(n->out(static_cast<uint32_t>(b.output))), b.dim));
+    }
   }
 
   /// The symbols' values (`ks`) and the command line that sets the input symbols.

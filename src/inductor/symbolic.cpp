@@ -129,43 +129,6 @@ void specialize_symbols(const Graph& g, const std::string& why) {
                              << " for fixed sizes, because " << why;
 }
 
-SymbolTable bind_symbols(const Graph& g) {
-  SymbolTable table;
-  const core::ShapeEnv* env = env_of(g);
-  if (env) table.num_symbols = core::value_slot_count(*env);
-  const auto backed = static_cast<int32_t>(env ? env->num_symbols() : 0);
-  std::set<int32_t> bound;
-  size_t input = 0;
-  for (size_t i = 0; i < g.nodes().size(); ++i) {
-    const Node& n = *g.nodes()[i];
-    const bool is_input = n.kind() == NodeKind::Placeholder || n.kind() == NodeKind::Attribute;
-    if (!is_input && n.kind() != NodeKind::Call) continue;
-    for (size_t o = 0; o < n.meta().size(); ++o) {
-      if (!n.meta()[o].sym || (is_input && o > 0)) continue;
-      const std::vector<sym::Expr> sizes = sym_sizes_of(n.meta()[o]);
-      for (size_t d = 0; d < sizes.size(); ++d) {
-        if (sizes[d].kind() != sym::Kind::Symbol) continue;
-        const int32_t id = sizes[d].symbol_id();
-        if (is_input && bound.insert(id).second) table.bindings.push_back({id, input, d});
-        if (!is_input && id >= backed && bound.insert(id).second) table.from_outputs.push_back({id, i, o, d});
-      }
-    }
-    if (is_input) ++input;
-  }
-  return table;
-}
-
-void read_output_symbols(const SymbolTable& table, size_t node, const std::vector<Tensor>& outputs,
-                         std::vector<int64_t>& values) {
-  for (const OutputBinding& b : table.from_outputs)
-    if (b.node == node) values[static_cast<size_t>(b.symbol)] = outputs.at(b.output).size(static_cast<int64_t>(b.dim));
-}
-
-void read_symbols(const SymbolTable& table, const std::vector<Tensor>& inputs, std::vector<int64_t>& values) {
-  values.assign(table.num_symbols, 0);
-  for (const SymbolBinding& b : table.bindings) values[static_cast<size_t>(b.symbol)] = inputs.at(b.input).size(b.dim);
-}
-
 SlotGeometry slot_geometry(const TensorMeta& m) {
   return {sym_sizes_of(m), sym_strides_of(m), m.sym ? expr_of(m.sym->storage_offset) : sym::Expr(m.storage_offset)};
 }

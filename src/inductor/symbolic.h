@@ -12,6 +12,7 @@
 
 #include "core/sym_expr.h"
 #include "ember/graph.h"
+#include "graph/symbols.h"
 
 namespace ember::inductor {
 
@@ -31,37 +32,13 @@ std::string why_not_symbolic(const Graph& g, const std::vector<Tensor>& examples
 /// entry being traced), logging why on `dynamic`; afterwards `g` is a static graph.
 void specialize_symbols(const Graph& g, const std::string& why);
 
-/// Where a compiled symbolic graph reads its symbols: symbol `symbol`'s value is input
-/// `input`'s size(dim).
-struct SymbolBinding {
-  int32_t symbol = 0;
-  size_t input = 0;
-  size_t dim = 0;
-};
-/// A data-dependent size: symbol slot `symbol` (core::value_slots_expr) is output
-/// `output`'s size(dim) of the call at node index `node`, read when that call has run.
-struct OutputBinding {
-  int32_t symbol = 0;
-  size_t node = 0;
-  size_t output = 0;
-  size_t dim = 0;
-};
-struct SymbolTable {
-  /// One slot per symbol of the environment, the unbacked ones after the input ones
-  /// (core::value_slot_count; slots index it; unbound slots stay 0).
-  size_t num_symbols = 0;
-  std::vector<SymbolBinding> bindings;
-  std::vector<OutputBinding> from_outputs;
-};
-/// The binding table of graph `g`, whose every symbol must be a bare input size or a bare
-/// size of the output of the call that computes it (why_not_symbolic).
-SymbolTable bind_symbols(const Graph& g);
-/// Reads the symbols' values from `inputs` into `values` (num_symbols of them).
-void read_symbols(const SymbolTable& table, const std::vector<Tensor>& inputs, std::vector<int64_t>& values);
-/// Reads the data-dependent sizes that the call at node index `node` computed (its
-/// `outputs`) into `values`.
-void read_output_symbols(const SymbolTable& table, size_t node, const std::vector<Tensor>& outputs,
-                         std::vector<int64_t>& values);
+/// Where the wrapper reads each symbol's value on a call (graph/symbols.h).
+using graph::bind_symbols;
+using graph::OutputBinding;
+using graph::read_output_symbols;
+using graph::read_symbols;
+using graph::SymbolBinding;
+using graph::SymbolTable;
 
 /// A symbolic value's sizes, strides and offset as expressions over the call's value slots,
 /// resolved once (core::value_slots_expr simplifies through the environment's replacements,
